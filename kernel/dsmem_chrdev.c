@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * dsmem: /dev/dsmem and its ioctl dispatch.
+ *
+ * Each ioctl is one table entry: handler, first published argument size,
+ * privilege.  The dispatcher alone copies arguments in and out, so the
+ * size-versioning rules (see include/uapi/linux/dsmem.h) hold for every
+ * command without each handler repeating them.
+ */
+#include <linux/capability.h>
+#include <linux/compat.h>
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/uaccess.h>
+
+#include "dsmem_priv.h"
+
+/* dsmem_ioctl_desc.flags */
+#define DSMEM_IOCF_ADMIN	BIT(0)	/* needs CAP_NET_ADMIN */
+
+struct dsmem_ioctl_desc {
+	unsigned int cmd;	/* the command as this module defines it */
+	int (*handler)(struct file *filp, void *arg);
+	u16 min_size;		/* first published size of the argument */
+	u16 flags;
+};
+
+/* DSMEM_IOCTL(VERSION, ...) binds DSMEM_IOC_VERSION and its _SIZE_VER0 */
+#define DSMEM_IOCTL(_name, _handler, _flags)				\
+	[_IOC_NR(DSMEM_IOC_##_name)] = {				\
+		.cmd = DSMEM_IOC_##_name,				\
+		.handler = _handler,					\
+		.min_size = DSMEM_IOC_##_name##_SIZE_VER0,		\
+		.flags = _flags,					\
+	}
+
+static int dsmem_ioc_version(struct file *filp, void *arg)
+{
+	struct dsmem_ioc_version *v = arg;
+
+	if (v->flags & ~DSMEM_VERSION_FLAGS_ALL || v->__pad)
+		return -EINVAL;
+
+	v->abi_version = DSMEM_ABI_VERSION;
+	v->features = dsmem_features();
+	v->max_ioctl_nr = _IOC_NR(DSMEM_IOC_VERSION);
+	strscpy(v->module_version, DSMEM_MODULE_VERSION,
+		sizeof(v->module_version));
+	return 0;
+}
+
+static const struct dsmem_ioctl_desc dsmem_ioctls[] = {
+	DSMEM_IOCTL(VERSION, dsmem_ioc_version, 0),
+};
+
+static long dsmem_ioctl(struct file *filp, unsigned int cmd, unsigned long uarg)
+{
+	void __user *argp = (void __user *)uarg;
+	const struct dsmem_ioctl_desc *desc;
+	unsigned int nr = _IOC_NR(cmd);
+	size_t usize = _IOC_SIZE(cmd);
+	u8 karg[DSMEM_IOCTL_ARG_MAX] __aligned(8);
+	size_t ksize;
+	int ret;
+
+	BUILD_BUG_ON(sizeof(struct dsmem_ioc_version) != DSMEM_IOC_VERSION_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct dsmem_ioc_version) > DSMEM_IOCTL_ARG_MAX);
+
+	dsmem_stat_inc(DSMEM_STAT_IOCTL_CALLS);
+
+	if (_IOC_TYPE(cmd) != DSMEM_IOCTL_MAGIC || nr >= ARRAY_SIZE(dsmem_ioctls))
+		goto err_unknown;
+	desc = &dsmem_ioctls[nr];
+	if (!desc->handler || _IOC_DIR(cmd) != _IOC_DIR(desc->cmd))
+		goto err_unknown;
+
+	if (usize < desc->min_size) {
+		dsmem_stat_inc(DSMEM_STAT_IOCTL_SHORT);
+		return -EINVAL;
+	}
+	if ((desc->flags & DSMEM_IOCF_ADMIN) && !capable(CAP_NET_ADMIN)) {
+		dsmem_stat_inc(DSMEM_STAT_IOCTL_DENIED);
+		return -EPERM;
+	}
+
+	ksize = _IOC_SIZE(desc->cmd);
+	ret = copy_struct_from_user(karg, ksize, argp, usize);
+	if (ret) {
+		dsmem_stat_inc(ret == -E2BIG ? DSMEM_STAT_IOCTL_NONZERO_TAIL :
+					       DSMEM_STAT_IOCTL_FAULT);
+		return ret;
+	}
+
+	ret = desc->handler(filp, karg);
+	if (ret)
+		return ret;
+
+	if ((_IOC_DIR(cmd) & _IOC_READ) &&
+	    copy_to_user(argp, karg, min(usize, ksize))) {
+		dsmem_stat_inc(DSMEM_STAT_IOCTL_FAULT);
+		return -EFAULT;
+	}
+	return 0;
+
+err_unknown:
+	dsmem_stat_inc(DSMEM_STAT_IOCTL_UNKNOWN);
+	return -ENOTTY;
+}
+
+static const struct file_operations dsmem_fops = {
+	.owner		= THIS_MODULE,
+	.unlocked_ioctl	= dsmem_ioctl,
+	/* every argument has the same layout for 32- and 64-bit callers */
+	.compat_ioctl	= compat_ptr_ioctl,
+	.llseek		= noop_llseek,
+};
+
+static struct miscdevice dsmem_misc = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= DSMEM_DEVICE_NAME,
+	.fops	= &dsmem_fops,
+	/* privileged commands check CAP_NET_ADMIN themselves */
+	.mode	= 0666,
+};
+
+int dsmem_chrdev_init(void)
+{
+	return misc_register(&dsmem_misc);
+}
+
+void dsmem_chrdev_exit(void)
+{
+	misc_deregister(&dsmem_misc);
+}

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * dsmem: the ib_client -- one dsmem_device per RDMA device, including
+ * devices that come and go at runtime (rdma link add/del of rxe).
+ */
+#include <linux/slab.h>
+#include <linux/xarray.h>
+#include <linux/mutex.h>
+
+#include "dsmem_priv.h"
+
+/* protects dsmem_devs and device names; lock order in dsmem_priv.h */
+DEFINE_MUTEX(dsmem_devs_lock);
+/* ibdev->index -> struct dsmem_device; ordered, so it doubles as dump cursor */
+DEFINE_XARRAY(dsmem_devs);
+
+static int dsmem_ib_add(struct ib_device *ibdev)
+{
+	struct dsmem_device *sdev;
+	int ret;
+
+	sdev = kzalloc(sizeof(*sdev), GFP_KERNEL);
+	if (!sdev) {
+		ret = -ENOMEM;
+		goto err_count;
+	}
+	sdev->ibdev = ibdev;
+	sdev->index = ibdev->index;
+
+	mutex_lock(&dsmem_devs_lock);
+	strscpy(sdev->name, dev_name(&ibdev->dev), sizeof(sdev->name));
+	ret = xa_insert(&dsmem_devs, sdev->index, sdev, GFP_KERNEL);
+	if (ret) {
+		mutex_unlock(&dsmem_devs_lock);
+		goto err_free_sdev;
+	}
+	/* under the lock, so that a racing remove cannot announce first */
+	ib_set_client_data(ibdev, &dsmem_ib_client, sdev);
+	dsmem_nl_notify_dev(sdev, DSMEM_CMD_DEV_NEW);
+	mutex_unlock(&dsmem_devs_lock);
+
+	dsmem_stat_inc(DSMEM_STAT_DEV_ADDED);
+	return 0;
+
+err_free_sdev:
+	kfree(sdev);
+err_count:
+	dsmem_stat_inc(DSMEM_STAT_DEV_ADD_FAILED);
+	dev_warn(&ibdev->dev, "dsmem: not attaching: %d\n", ret);
+	return ret;
+}
+
+static void dsmem_ib_remove(struct ib_device *ibdev, void *client_data)
+{
+	struct dsmem_device *sdev = client_data;
+
+	mutex_lock(&dsmem_devs_lock);
+	xa_erase(&dsmem_devs, sdev->index);
+	dsmem_nl_notify_dev(sdev, DSMEM_CMD_DEV_DEL);
+	mutex_unlock(&dsmem_devs_lock);
+
+	kfree(sdev);
+	dsmem_stat_inc(DSMEM_STAT_DEV_REMOVED);
+}
+
+static void dsmem_ib_rename(struct ib_device *ibdev, void *client_data)
+{
+	struct dsmem_device *sdev = client_data;
+
+	mutex_lock(&dsmem_devs_lock);
+	strscpy(sdev->name, dev_name(&ibdev->dev), sizeof(sdev->name));
+	dsmem_nl_notify_dev(sdev, DSMEM_CMD_DEV_RENAME);
+	mutex_unlock(&dsmem_devs_lock);
+}
+
+struct ib_client dsmem_ib_client = {
+	.name	= "dsmem",
+	.add	= dsmem_ib_add,
+	.remove	= dsmem_ib_remove,
+	.rename	= dsmem_ib_rename,
+};
+
+/* After ib_unregister_client every device must have been removed. */
+void dsmem_devs_check_empty(void)
+{
+	WARN_ON(!xa_empty(&dsmem_devs));
+	xa_destroy(&dsmem_devs);
+}

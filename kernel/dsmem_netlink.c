@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * dsmem: the generic netlink family "dsmem".
+ *
+ * Documentation/netlink/specs/dsmem.yaml describes every command and
+ * attribute.  Each operation carries its own strict policy; operations
+ * without one accept no attributes at all (resv_start_op covers them all).
+ */
+#include <linux/module.h>
+#include <net/genetlink.h>
+#include <rdma/ib_cache.h>
+
+#include "dsmem_priv.h"
+
+static struct genl_family dsmem_nl_family;
+
+enum dsmem_nl_mcgrp {
+	DSMEM_NL_MCGRP_EVENTS,
+};
+
+static const struct genl_multicast_group dsmem_nl_mcgrps[] = {
+	[DSMEM_NL_MCGRP_EVENTS] = { .name = DSMEM_GENL_MCGRP_EVENTS },
+};
+
+static const struct nla_policy dsmem_dev_get_policy[DSMEM_ATTR_DEV_NAME + 1] = {
+	[DSMEM_ATTR_DEV_INDEX]	= { .type = NLA_U32 },
+	[DSMEM_ATTR_DEV_NAME]	= { .type = NLA_NUL_STRING,
+				    .len = IB_DEVICE_NAME_MAX - 1 },
+};
+
+static int dsmem_nl_fill_port(struct sk_buff *skb, struct ib_device *ibdev,
+			      u32 port)
+{
+	const struct ib_gid_attr *gid_attr;
+	struct ib_port_attr attr;
+	struct nlattr *nest;
+	int ret;
+
+	ret = ib_query_port(ibdev, port, &attr);
+	if (ret)
+		return ret;
+
+	nest = nla_nest_start(skb, DSMEM_ATTR_PORT);
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, DSMEM_PORT_ATTR_INDEX, port) ||
+	    nla_put_u8(skb, DSMEM_PORT_ATTR_STATE, attr.state) ||
+	    nla_put_u32(skb, DSMEM_PORT_ATTR_ACTIVE_MTU,
+			ib_mtu_enum_to_int(attr.active_mtu)) ||
+	    nla_put_u8(skb, DSMEM_PORT_ATTR_LINK_LAYER,
+		       rdma_port_get_link_layer(ibdev, port)))
+		goto err_cancel_nest;
+
+	/* RoCE and iWARP ports name their netdev through GID 0 */
+	gid_attr = rdma_get_gid_attr(ibdev, port, 0);
+	if (!IS_ERR(gid_attr)) {
+		struct net_device *ndev;
+		int put = 0;
+
+		rcu_read_lock();
+		ndev = rdma_read_gid_attr_ndev_rcu(gid_attr);
+		if (!IS_ERR(ndev))
+			put = nla_put_string(skb, DSMEM_PORT_ATTR_NETDEV,
+					     ndev->name);
+		rcu_read_unlock();
+		rdma_put_gid_attr(gid_attr);
+		if (put)
+			goto err_cancel_nest;
+	}
+
+	nla_nest_end(skb, nest);
+	return 0;
+
+err_cancel_nest:
+	nla_nest_cancel(skb, nest);
+	return -EMSGSIZE;
+}
+
+/* Caller holds dsmem_devs_lock. */
+int dsmem_nl_fill_dev(struct sk_buff *skb, struct dsmem_device *sdev,
+		      u32 portid, u32 seq, int flags, u8 cmd)
+{
+	struct ib_device *ibdev = sdev->ibdev;
+	const struct ib_device_attr *da = &ibdev->attrs;
+	char fw[IB_FW_VERSION_NAME_MAX];
+	struct nlattr *ports;
+	void *hdr;
+	u32 port;
+	int ret = -EMSGSIZE;
+
+	lockdep_assert_held(&dsmem_devs_lock);
+
+	hdr = genlmsg_put(skb, portid, seq, &dsmem_nl_family, flags, cmd);
+	if (!hdr)
+		return -EMSGSIZE;
+
+	if (nla_put_u32(skb, DSMEM_ATTR_DEV_INDEX, sdev->index) ||
+	    nla_put_string(skb, DSMEM_ATTR_DEV_NAME, sdev->name))
+		goto err_cancel_msg;
+	/* a departing device is named, not described */
+	if (cmd == DSMEM_CMD_DEV_DEL)
+		goto out;
+
+	ib_get_device_fw_str(ibdev, fw);
+	if (nla_put_u64_64bit(skb, DSMEM_ATTR_DEV_NODE_GUID,
+			      be64_to_cpu(ibdev->node_guid), DSMEM_ATTR_PAD) ||
+	    nla_put_u8(skb, DSMEM_ATTR_DEV_NODE_TYPE, ibdev->node_type) ||
+	    nla_put_string(skb, DSMEM_ATTR_DEV_FW_VERSION, fw) ||
+	    nla_put_u32(skb, DSMEM_ATTR_DEV_PORT_COUNT, rdma_end_port(ibdev)) ||
+	    nla_put_u32(skb, DSMEM_ATTR_DEV_MAX_QP, da->max_qp) ||
+	    nla_put_u32(skb, DSMEM_ATTR_DEV_MAX_CQE, da->max_cqe) ||
+	    nla_put_u32(skb, DSMEM_ATTR_DEV_MAX_MR, da->max_mr) ||
+	    nla_put_u32(skb, DSMEM_ATTR_DEV_MAX_QP_WR, da->max_qp_wr) ||
+	    nla_put_u8(skb, DSMEM_ATTR_DEV_ATOMIC_CAP, da->atomic_cap))
+		goto err_cancel_msg;
+
+	ports = nla_nest_start(skb, DSMEM_ATTR_DEV_PORTS);
+	if (!ports)
+		goto err_cancel_msg;
+	rdma_for_each_port(ibdev, port) {
+		if (port > DSMEM_DEV_PORTS_MAX)
+			break;
+		ret = dsmem_nl_fill_port(skb, ibdev, port);
+		if (ret)
+			goto err_cancel_msg;
+	}
+	nla_nest_end(skb, ports);
+out:
+	genlmsg_end(skb, hdr);
+	return 0;
+
+err_cancel_msg:
+	genlmsg_cancel(skb, hdr);
+	return ret;
+}
+
+/* Announce a device event; called with dsmem_devs_lock held. */
+void dsmem_nl_notify_dev(struct dsmem_device *sdev, u8 cmd)
+{
+	struct sk_buff *skb;
+
+	if (!genl_has_listeners(&dsmem_nl_family, &init_net,
+				DSMEM_NL_MCGRP_EVENTS))
+		return;
+
+	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!skb)
+		goto err_count;
+	if (dsmem_nl_fill_dev(skb, sdev, 0, 0, 0, cmd)) {
+		nlmsg_free(skb);
+		goto err_count;
+	}
+	/* -ESRCH only says that the last listener just left */
+	genlmsg_multicast(&dsmem_nl_family, skb, 0, DSMEM_NL_MCGRP_EVENTS,
+			  GFP_KERNEL);
+	dsmem_stat_inc(DSMEM_STAT_NL_EVENTS);
+	return;
+
+err_count:
+	dsmem_stat_inc(DSMEM_STAT_NL_EVENTS_DROPPED);
+}
+
+static int dsmem_nl_version_get(struct sk_buff *skb, struct genl_info *info)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+
+	hdr = genlmsg_put_reply(msg, info, &dsmem_nl_family, 0,
+				DSMEM_CMD_VERSION_GET);
+	if (!hdr)
+		goto err_free_msg;
+	if (nla_put_string(msg, DSMEM_ATTR_MODULE_VERSION, DSMEM_MODULE_VERSION) ||
+	    nla_put_u32(msg, DSMEM_ATTR_ABI_VERSION, DSMEM_ABI_VERSION) ||
+	    nla_put_u32(msg, DSMEM_ATTR_FAMILY_VERSION, DSMEM_GENL_VERSION) ||
+	    nla_put_u64_64bit(msg, DSMEM_ATTR_FEATURES, dsmem_features(),
+			      DSMEM_ATTR_PAD))
+		goto err_free_msg;
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+
+err_free_msg:
+	nlmsg_free(msg);
+	return -EMSGSIZE;
+}
+
+/* Look up by index or by name; exactly one of the two. */
+static struct dsmem_device *dsmem_nl_find_dev(struct genl_info *info)
+{
+	struct nlattr *idx = info->attrs[DSMEM_ATTR_DEV_INDEX];
+	struct nlattr *name = info->attrs[DSMEM_ATTR_DEV_NAME];
+	struct dsmem_device *sdev;
+	unsigned long i;
+
+	lockdep_assert_held(&dsmem_devs_lock);
+
+	if (!idx == !name) {
+		NL_SET_ERR_MSG(info->extack,
+			       "give exactly one of device index and device name");
+		return ERR_PTR(-EINVAL);
+	}
+	if (idx) {
+		sdev = xa_load(&dsmem_devs, nla_get_u32(idx));
+		if (sdev)
+			return sdev;
+		NL_SET_ERR_MSG_ATTR(info->extack, idx, "no such RDMA device");
+		return ERR_PTR(-ENODEV);
+	}
+	xa_for_each(&dsmem_devs, i, sdev)
+		if (!nla_strcmp(name, sdev->name))
+			return sdev;
+	NL_SET_ERR_MSG_ATTR(info->extack, name, "no such RDMA device");
+	return ERR_PTR(-ENODEV);
+}
+
+static int dsmem_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct dsmem_device *sdev;
+	struct sk_buff *msg;
+	int ret;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+
+	mutex_lock(&dsmem_devs_lock);
+	sdev = dsmem_nl_find_dev(info);
+	if (IS_ERR(sdev)) {
+		ret = PTR_ERR(sdev);
+		goto err_unlock;
+	}
+	ret = dsmem_nl_fill_dev(msg, sdev, info->snd_portid, info->snd_seq, 0,
+				DSMEM_CMD_DEV_GET);
+	if (ret)
+		goto err_unlock;
+	mutex_unlock(&dsmem_devs_lock);
+
+	return genlmsg_reply(msg, info);
+
+err_unlock:
+	mutex_unlock(&dsmem_devs_lock);
+	nlmsg_free(msg);
+	return ret;
+}
+
+/* cb->args[0]: the device index to resume from, so a dump survives churn */
+static int dsmem_nl_dev_get_dumpit(struct sk_buff *skb,
+				   struct netlink_callback *cb)
+{
+	unsigned long index = cb->args[0];
+	struct dsmem_device *sdev;
+	int ret = 0;
+
+	mutex_lock(&dsmem_devs_lock);
+	xa_for_each_start(&dsmem_devs, index, sdev, index) {
+		ret = dsmem_nl_fill_dev(skb, sdev, NETLINK_CB(cb->skb).portid,
+					cb->nlh->nlmsg_seq, NLM_F_MULTI,
+					DSMEM_CMD_DEV_GET);
+		if (ret)
+			break;
+	}
+	mutex_unlock(&dsmem_devs_lock);
+	cb->args[0] = index;
+
+	/* a device too large for an empty skb would loop forever */
+	if (ret && !skb->len)
+		return ret;
+	return skb->len;
+}
+
+static int dsmem_nl_stats_get(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *stats, *stat;
+	struct sk_buff *msg;
+	void *hdr;
+	int s;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+
+	hdr = genlmsg_put_reply(msg, info, &dsmem_nl_family, 0,
+				DSMEM_CMD_STATS_GET);
+	if (!hdr)
+		goto err_free_msg;
+	stats = nla_nest_start(msg, DSMEM_ATTR_STATS);
+	if (!stats)
+		goto err_free_msg;
+	for (s = 0; s < DSMEM_STAT_NR; s++) {
+		stat = nla_nest_start(msg, DSMEM_ATTR_STAT);
+		if (!stat ||
+		    nla_put_string(msg, DSMEM_STAT_ATTR_NAME, dsmem_stat_name(s)) ||
+		    nla_put_u64_64bit(msg, DSMEM_STAT_ATTR_VALUE,
+				      dsmem_stat_read(s), DSMEM_STAT_ATTR_PAD))
+			goto err_free_msg;
+		nla_nest_end(msg, stat);
+	}
+	nla_nest_end(msg, stats);
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+
+err_free_msg:
+	nlmsg_free(msg);
+	return -EMSGSIZE;
+}
+
+static int dsmem_nl_stats_reset(struct sk_buff *skb, struct genl_info *info)
+{
+	dsmem_stats_reset();
+	return 0;
+}
+
+static const struct genl_ops dsmem_nl_ops[] = {
+	{
+		.cmd	= DSMEM_CMD_VERSION_GET,
+		.doit	= dsmem_nl_version_get,
+	},
+	{
+		.cmd	= DSMEM_CMD_DEV_GET,
+		.doit	= dsmem_nl_dev_get_doit,
+		.dumpit	= dsmem_nl_dev_get_dumpit,
+		.policy	= dsmem_dev_get_policy,
+		.maxattr = ARRAY_SIZE(dsmem_dev_get_policy) - 1,
+	},
+	{
+		.cmd	= DSMEM_CMD_STATS_GET,
+		.doit	= dsmem_nl_stats_get,
+	},
+	{
+		.cmd	= DSMEM_CMD_STATS_RESET,
+		.doit	= dsmem_nl_stats_reset,
+		.flags	= GENL_ADMIN_PERM,
+	},
+};
+
+static struct genl_family dsmem_nl_family __ro_after_init = {
+	.name		= DSMEM_GENL_NAME,
+	.version	= DSMEM_GENL_VERSION,
+	.maxattr	= DSMEM_ATTR_MAX,
+	.netnsok	= false,
+	.parallel_ops	= true,
+	.module		= THIS_MODULE,
+	.ops		= dsmem_nl_ops,
+	.n_ops		= ARRAY_SIZE(dsmem_nl_ops),
+	.resv_start_op	= DSMEM_CMD_VERSION_GET,
+	.mcgrps		= dsmem_nl_mcgrps,
+	.n_mcgrps	= ARRAY_SIZE(dsmem_nl_mcgrps),
+};
+
+int dsmem_nl_init(void)
+{
+	return genl_register_family(&dsmem_nl_family);
+}
+
+void dsmem_nl_exit(void)
+{
+	genl_unregister_family(&dsmem_nl_family);
+}

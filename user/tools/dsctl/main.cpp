@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// dsctl -- administer dsmem, in the manner of iproute2's rdma(8):
+//   dsctl [ OPTIONS ] OBJECT [ COMMAND [ ARGS ] ]
+#include <cstdio>
+#include <cstring>
+
+#include "dsctl.hpp"
+
+namespace dsctl {
+
+namespace {
+
+const object *const objects[] = {
+	&dev_object, &stat_object, &monitor_object, &version_object,
+};
+
+void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: dsctl [ OPTIONS ] OBJECT { COMMAND | help }\n"
+		"       dsctl [ -j [ -p ] ] { dev | statistic | monitor | version }\n"
+		"where  OBJECT := { dev | statistic | monitor | version | help }\n"
+		"       OPTIONS := { -V[ersion] | -j[son] | -p[retty] | -h[elp] }\n");
+}
+
+int run(int argc, char **argv)
+{
+	global_opts opts;
+	std::string err;
+	int idx = parse_global(argc, argv, opts, err);
+
+	if (idx < 0) {
+		fprintf(stderr, "Error: %s\n", err.c_str());
+		usage(stderr);
+		return 1;
+	}
+	if (opts.show_version) {
+		printf("dsctl utility, dsmem %s\n", DSCTL_VERSION);
+		return 0;
+	}
+	if (opts.help || idx == argc) {
+		usage(stdout);
+		return 0;
+	}
+
+	std::string objname = argv[idx];
+	if (matches(objname, "help")) {
+		usage(stdout);
+		return 0;
+	}
+	const object *obj = nullptr;
+	for (const object *o : objects)
+		if (matches(objname, o->name)) {
+			obj = o;
+			break;
+		}
+	if (!obj)
+		fail("object \"" + objname + "\" is unknown, try \"dsctl help\"");
+
+	args words(std::vector<std::string>(argv + idx + 1, argv + argc));
+	command_fn fn = obj->cmds[0].fn;
+	if (!words.empty()) {
+		if (matches(words.peek(), "help")) {
+			fputs(obj->usage, stdout);
+			return 0;
+		}
+		bool found = false;
+		for (size_t i = 0; i < obj->ncmds; i++)
+			if (matches(words.peek(), obj->cmds[i].name)) {
+				fn = obj->cmds[i].fn;
+				found = true;
+				words.next();
+				break;
+			}
+		if (!found && !obj->default_takes_words)
+			fail("unknown command \"" + words.peek() + "\" for object \"" +
+			     obj->name + "\", try \"dsctl " + obj->name + " help\"");
+	}
+
+	output out(opts.json ? (opts.pretty ? output::mode::pretty_json : output::mode::json)
+			     : output::mode::text,
+		   stdout);
+	env e{opts, out, words};
+	return fn(e);
+}
+
+}  // namespace
+
+void fail(const std::string &what)
+{
+	throw failure{what};
+}
+
+void fail(const dsmem::error &e, const std::string &doing)
+{
+	throw failure{doing + ": " + e.what()};
+}
+
+dsmem::context open_context()
+{
+	auto ctx = dsmem::context::open();
+	if (!ctx)
+		fail(ctx.err().what());
+	return std::move(ctx).value();
+}
+
+}  // namespace dsctl
+
+int main(int argc, char **argv)
+{
+	try {
+		return dsctl::run(argc, argv);
+	} catch (const dsctl::failure &f) {
+		fflush(stdout);
+		fprintf(stderr, "Error: %s\n", f.what.c_str());
+		return 1;
+	}
+}

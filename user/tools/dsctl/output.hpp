@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// dsctl's single output path: every command hands records to an output,
+// which prints them as JSON or as iproute2-style text.
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace dsctl {
+
+using record = nlohmann::ordered_json;
+
+class output {
+public:
+	enum class mode { text, json, pretty_json };
+
+	output(mode m, FILE *out) : mode_(m), out_(out) {}
+	~output() { finish(); }
+
+	// A list of records: printed as one JSON array, or one text block each.
+	void add(const record &r);
+	// One record on its own, printed and flushed at once (monitor).
+	void stream(const record &r);
+	void finish();
+
+	// Text rendering of one record, exposed for tests.
+	static std::string text(const record &r);
+
+private:
+	mode mode_;
+	FILE *out_;
+	record list_ = record::array();
+	bool listed_ = false;
+};
+
+}  // namespace dsctl
