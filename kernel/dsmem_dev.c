@@ -34,8 +34,8 @@ static int dsmem_ib_add(struct ib_device *ibdev)
 		mutex_unlock(&dsmem_devs_lock);
 		goto err_free_sdev;
 	}
-	/* under the lock, so that a racing remove cannot announce first */
 	ib_set_client_data(ibdev, &dsmem_ib_client, sdev);
+	/* announced under the lock: events and dumps see one order */
 	dsmem_nl_notify_dev(sdev, DSMEM_CMD_DEV_NEW);
 	mutex_unlock(&dsmem_devs_lock);
 

@@ -246,24 +246,29 @@ err_unlock:
 	return ret;
 }
 
-/* cb->args[0]: the device index to resume from, so a dump survives churn */
+/*
+ * cb->args[0] is the first device index not yet dumped, so a dump that
+ * spans several messages survives devices coming and going in between.
+ */
 static int dsmem_nl_dev_get_dumpit(struct sk_buff *skb,
 				   struct netlink_callback *cb)
 {
-	unsigned long index = cb->args[0];
+	unsigned long next = cb->args[0];
 	struct dsmem_device *sdev;
+	unsigned long index;
 	int ret = 0;
 
 	mutex_lock(&dsmem_devs_lock);
-	xa_for_each_start(&dsmem_devs, index, sdev, index) {
+	xa_for_each_start(&dsmem_devs, index, sdev, next) {
 		ret = dsmem_nl_fill_dev(skb, sdev, NETLINK_CB(cb->skb).portid,
 					cb->nlh->nlmsg_seq, NLM_F_MULTI,
 					DSMEM_CMD_DEV_GET);
 		if (ret)
 			break;
+		next = index + 1;
 	}
 	mutex_unlock(&dsmem_devs_lock);
-	cb->args[0] = index;
+	cb->args[0] = next;
 
 	/* a device too large for an empty skb would loop forever */
 	if (ret && !skb->len)

@@ -95,6 +95,14 @@ int parse_top(struct nl_msg *msg, struct nlattr **tb)
 		return -EBADMSG;
 	if (genlmsg_parse(nlh, 0, tb, DSMEM_ATTR_MAX, top_policy) < 0)
 		return -EBADMSG;
+	// libnl ignores a truncated trailing attribute; a reply must not have one
+	struct nlattr *a;
+	int rem;
+	nla_for_each_attr(a, genlmsg_attrdata(static_cast<struct genlmsghdr *>(nlmsg_data(nlh)), 0),
+			  genlmsg_attrlen(static_cast<struct genlmsghdr *>(nlmsg_data(nlh)), 0), rem) {
+	}
+	if (rem != 0)
+		return -EBADMSG;
 	return check_widths(tb, DSMEM_ATTR_MAX, top_policy);
 }
 

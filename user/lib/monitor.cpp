@@ -2,6 +2,7 @@
 // libdsuser event monitor: the family's "events" group plus nlctrl's
 // "notify" group, so the monitor sees the module leave and come back.
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <new>
@@ -155,9 +156,21 @@ DS_EXPORT int ds_monitor_fd(const struct ds_monitor *mon)
 DS_EXPORT int ds_monitor_next(struct ds_monitor *mon, struct ds_event *ev,
 			      int timeout_ms)
 {
+	using clock = std::chrono::steady_clock;
+	const auto deadline = clock::now() + std::chrono::milliseconds(timeout_ms);
+
 	while (mon->queue.empty()) {
 		struct pollfd pfd = { ds_monitor_fd(mon), POLLIN, 0 };
-		int n = poll(&pfd, 1, timeout_ms);
+		int wait_ms = -1;
+
+		// messages that make no event (other families) must not
+		// extend the caller's timeout
+		if (timeout_ms >= 0) {
+			auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+				deadline - clock::now());
+			wait_ms = left.count() > 0 ? static_cast<int>(left.count()) : 0;
+		}
+		int n = poll(&pfd, 1, wait_ms);
 
 		if (n < 0)
 			return -errno;

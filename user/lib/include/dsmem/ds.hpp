@@ -82,7 +82,7 @@ public:
 	{
 		ds_version v{};
 		if (int r = ds_version_get(get(), &v))
-			return fail(r);
+			return last_error(r);
 		return v;
 	}
 
@@ -90,7 +90,7 @@ public:
 	{
 		ds_version v{};
 		if (int r = ds_ctx_chrdev_version(get(), &v))
-			return fail(r);
+			return last_error(r);
 		return v;
 	}
 
@@ -99,7 +99,7 @@ public:
 		ds_dev_info *arr = nullptr;
 		size_t n = 0;
 		if (int r = ds_dev_list(get(), &arr, &n))
-			return fail(r);
+			return last_error(r);
 		std::vector<ds_dev_info> out(arr, arr + n);
 		ds_dev_list_free(arr);
 		return out;
@@ -109,7 +109,7 @@ public:
 	{
 		ds_dev_info d{};
 		if (int r = ds_dev_get(get(), name.c_str(), &d))
-			return fail(r);
+			return last_error(r);
 		return d;
 	}
 
@@ -117,7 +117,7 @@ public:
 	{
 		ds_dev_info d{};
 		if (int r = ds_dev_get_by_index(get(), index, &d))
-			return fail(r);
+			return last_error(r);
 		return d;
 	}
 
@@ -126,7 +126,7 @@ public:
 		ds_stat *arr = nullptr;
 		size_t n = 0;
 		if (int r = ds_stats_get(get(), &arr, &n))
-			return fail(r);
+			return last_error(r);
 		std::vector<ds_stat> out(arr, arr + n);
 		ds_stats_free(arr);
 		return out;
@@ -135,7 +135,7 @@ public:
 	result<void> reset_stats()
 	{
 		if (int r = ds_stats_reset(get()))
-			return fail(r);
+			return last_error(r);
 		return {};
 	}
 
@@ -145,7 +145,7 @@ private:
 	};
 
 	explicit context(ds_ctx *c) : ctx_(c) {}
-	error fail(int code) const { return error{code, ds_ctx_errmsg(get())}; }
+	error last_error(int code) const { return error{code, ds_ctx_errmsg(get())}; }
 
 	std::unique_ptr<ds_ctx, closer> ctx_;
 };

@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# dsmem: one entry point.  The kernel module is built by Kbuild against
+# the installed headers, userspace by CMake; tests and the demo run the
+# module inside QEMU guests (scripts/guest).
+#
+#   make deps     install the Debian packages (scripts/setup.sh)
+#   make          build dsmem.ko, libdsuser, dsctl and the tests
+#   make check    lint the kernel code, run the unit tests and the guest tests
+#   make demo     boot a guest and show what dsmem sees
+#   make bench    benchmarks (B=subset)
+#   make lint     W=1 + sparse + checkpatch --strict on kernel code
+
+KVER ?= $(shell ls -d /lib/modules/*/build 2>/dev/null | sed 's|/lib/modules/||;s|/build||' | sort -V | tail -n 1)
+KDIR ?= /lib/modules/$(KVER)/build
+BUILD := $(CURDIR)/build
+USER_BUILD := $(BUILD)/user
+KSRC := $(BUILD)/ksrc
+CHECKPATCH := $(KSRC)/scripts/checkpatch.pl
+KERNEL_SOURCES := $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/*/*.c kernel/*/*.h)) \
+		  $(wildcard include/uapi/linux/*.h)
+
+# Warnings are errors: the module must build clean at W=1.
+KBUILD_FLAGS := -C $(KDIR) M=$(CURDIR)/kernel W=1 KCFLAGS=-Werror
+
+all: kernel user
+
+deps:
+	scripts/setup.sh
+
+ksrc:
+	scripts/ksrc.sh
+
+kernel:
+	@test -d "$(KDIR)" || { echo "no kernel headers at '$(KDIR)': run 'make deps'" >&2; exit 1; }
+	$(MAKE) $(KBUILD_FLAGS) modules
+
+user: ksrc
+	cmake -S . -B $(USER_BUILD) -DKSRC_DIR=$(KSRC) >/dev/null
+	cmake --build $(USER_BUILD) -j$(shell nproc)
+
+# sparse over every file (C=2 checks even up-to-date objects), checkpatch.
+lint: ksrc
+	$(MAKE) $(KBUILD_FLAGS) C=2 CF="-D__CHECK_ENDIAN__" modules 2>&1 | tee $(BUILD)/sparse.log
+	@! grep -E "warning:|error:" $(BUILD)/sparse.log || { echo "lint: sparse or W=1 findings above" >&2; exit 1; }
+	$(CHECKPATCH) --strict --no-tree --quiet --ignore FILE_PATH_CHANGES -f $(KERNEL_SOURCES)
+	@echo "lint: W=1, sparse and checkpatch --strict are clean"
+
+check: deps
+	$(MAKE) all
+	$(MAKE) lint
+	tests/run
+
+demo: deps
+	$(MAKE) all
+	scripts/demo.sh
+
+bench: deps
+	$(MAKE) all
+	scripts/bench.sh $(B)
+
+install: all
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel modules_install
+	cmake --install $(USER_BUILD)
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel clean
+	rm -rf $(BUILD)
+
+.PHONY: all deps ksrc kernel user lint check demo bench install clean

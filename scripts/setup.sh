@@ -1,0 +1,43 @@
+#!/bin/bash
+# Install every Debian package dsmem needs to build, test and demo.
+# Idempotent: asks apt only for what is missing, and does nothing (not even
+# 'apt-get update') when everything is there.  Needs root (or sudo).
+set -euo pipefail
+
+packages=(
+	# toolchain and userspace build
+	gcc g++ make cmake pkg-config
+	libnl-3-dev libnl-genl-3-dev libcmocka-dev nlohmann-json3-dev
+	# the kernel the module is built for and booted in the test guests
+	linux-image-amd64 linux-headers-amd64
+	# checkpatch.pl and kselftest_harness.h come from here (scripts/ksrc.sh)
+	linux-source-6.1 xz-utils
+	sparse perl python3 python3-yaml
+	# test guests
+	qemu-system-x86 busybox-static kmod cpio iproute2 iputils-ping procps
+	# RDMA userspace: rdma(8) for rxe, verbs, perftest for benchmarks
+	rdma-core ibverbs-utils rdmacm-utils perftest libibverbs-dev librdmacm-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing+=("$p")
+	fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "setup: all ${#packages[@]} packages present"
+	exit 0
+fi
+
+sudo=
+if [ "$(id -u)" -ne 0 ]; then
+	command -v sudo >/dev/null || { echo "setup: need root to install: ${missing[*]}" >&2; exit 1; }
+	sudo=sudo
+fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done"

@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Module lifecycle: repeated load/unload without leaks, unload under a
+ * listening monitor, unload refused while /dev/dsmem is open.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <linux/dsmem.h>
+#include <dsmem/ds.h>
+
+#include "kselftest_harness.h"
+#include "util.h"
+
+#define TRACEFS "/sys/kernel/tracing"
+
+static int tracefs_write(const char *file, const char *val)
+{
+	char path[256];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), TRACEFS "/%s", file);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* dsmem.ko's core [start, end) from /proc/modules, while it is loaded */
+static int module_range(unsigned long *start, unsigned long *end)
+{
+	char line[512], name[64];
+	unsigned long size, base;
+	FILE *f = fopen("/proc/modules", "re");
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %lu %*s %*s %*s %lx", name, &size, &base) == 3 &&
+		    !strcmp(name, "dsmem")) {
+			*start = base;
+			*end = base + size;
+			ret = base ? 0 : -EPERM;
+		}
+	fclose(f);
+	return ret;
+}
+
+struct live {
+	char ptr[40];
+	char site[80];
+};
+
+/*
+ * Replay the trace: an allocation whose call site lies in the module is
+ * live until a free of the same pointer.  Returns the number of such
+ * allocations seen; leaks are left in *leaks.
+ */
+static int replay_trace(unsigned long start, unsigned long end,
+			struct live *tab, int cap, int *leaks)
+{
+	FILE *f = fopen(TRACEFS "/trace", "re");
+	char line[1024];
+	int n = 0, seen = 0;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *ev, *site, *ptr;
+		char pbuf[40];
+
+		if (line[0] == '#')
+			continue;
+		ptr = strstr(line, " ptr=");
+		if (!ptr || sscanf(ptr + 5, "%39s", pbuf) != 1)
+			continue;
+		if ((ev = strstr(line, " kfree:")) || (ev = strstr(line, " kmem_cache_free:"))) {
+			for (int i = 0; i < n; i++)
+				if (!strcmp(tab[i].ptr, pbuf)) {
+					tab[i] = tab[--n];
+					break;
+				}
+			continue;
+		}
+		if (!strstr(line, " kmalloc") && !strstr(line, " kmem_cache_alloc"))
+			continue;
+		/* sym-addr: "call_site=name+off/len [mod] <addr>" or a bare address */
+		site = strstr(line, "call_site=");
+		if (!site)
+			continue;
+		unsigned long addr = 0;
+		char *lt = strchr(site, '<');
+		if (lt && lt < ptr)
+			addr = strtoul(lt + 1, NULL, 16);
+		else
+			addr = strtoul(site + 10, NULL, 16);
+		if (addr < start || addr >= end)
+			continue;
+		seen++;
+		if (n < cap) {
+			snprintf(tab[n].ptr, sizeof(tab[n].ptr), "%s", pbuf);
+			snprintf(tab[n].site, sizeof(tab[n].site), "%.*s",
+				 (int)strcspn(site, " "), site);
+			n++;
+		}
+	}
+	fclose(f);
+	*leaks = n;
+	return seen;
+}
+
+static const char *const alloc_events[] = {
+	"kmem/kmalloc", "kmem/kmalloc_node", "kmem/kmem_cache_alloc",
+	"kmem/kmem_cache_alloc_node", "kmem/kfree", "kmem/kmem_cache_free",
+};
+
+static void trace_events(bool on)
+{
+	char path[128];
+
+	for (size_t i = 0; i < sizeof(alloc_events) / sizeof(alloc_events[0]); i++) {
+		snprintf(path, sizeof(path), "events/%s/enable", alloc_events[i]);
+		tracefs_write(path, on ? "1" : "0");	/* absent events are fine */
+	}
+}
+
+/* Exercise what the module allocates: devices, requests, ioctls, events. */
+static int exercise(void)
+{
+	struct dsmem_ioc_version v = {};
+	struct ds_dev_info *devs;
+	struct ds_monitor *mon;
+	struct ds_ctx *ctx;
+	size_t n;
+	int fd;
+
+	fd = open("/dev/dsmem", O_RDWR | O_CLOEXEC);
+	if (fd < 0 || ioctl(fd, DSMEM_IOC_VERSION, &v))
+		return 1;
+	close(fd);
+	if (ds_ctx_open(&ctx) || ds_dev_list(ctx, &devs, &n) || n < 1)
+		return 2;
+	ds_dev_list_free(devs);
+	ds_ctx_close(ctx);
+	if (ds_monitor_open(&mon))
+		return 3;
+	if (run("rdma link add rxe1 type rxe netdev %s && rdma link delete rxe1",
+		env_or_die("DSMEM_SPARE_NETDEV")))
+		return 4;
+	ds_monitor_close(mon);
+	return 0;
+}
+
+TEST(load_unload_20_times_without_leaks)
+{
+	static struct live tab[4096];
+	unsigned long taint = kernel_taint();
+	int total_seen = 0;
+
+	if (access(TRACEFS "/trace", F_OK))
+		run("mount -t tracefs nodev " TRACEFS);
+	ASSERT_EQ(0, access(TRACEFS "/trace", F_OK)) TH_LOG("no tracefs");
+	ASSERT_EQ(0, tracefs_write("buffer_size_kb", "8192"));
+	ASSERT_EQ(0, tracefs_write("trace_options", "sym-addr"));
+
+	if (module_loaded())
+		ASSERT_EQ(0, module_unload());
+
+	for (int cycle = 0; cycle < 20; cycle++) {
+		unsigned long start, end;
+		int leaks, seen;
+
+		ASSERT_EQ(0, tracefs_write("trace", ""));
+		trace_events(true);
+		ASSERT_EQ(0, module_load()) TH_LOG("cycle %d: insmod", cycle);
+		ASSERT_EQ(0, module_range(&start, &end));
+		ASSERT_EQ(0, access("/dev/dsmem", F_OK));
+		ASSERT_EQ(0, exercise()) TH_LOG("cycle %d", cycle);
+		ASSERT_EQ(0, module_unload()) TH_LOG("cycle %d: rmmod", cycle);
+		trace_events(false);
+
+		ASSERT_FALSE(module_loaded());
+		ASSERT_NE(0, access("/dev/dsmem", F_OK)) TH_LOG("/dev/dsmem left behind");
+		struct ds_ctx *ctx;
+		ASSERT_EQ(-ENOENT, ds_ctx_open(&ctx)) TH_LOG("netlink family left behind");
+
+		seen = replay_trace(start, end, tab, 4096, &leaks);
+		ASSERT_GE(seen, 0);
+		for (int k = 0; k < leaks; k++) {
+			TH_LOG("cycle %d: leaked %s from %s", cycle, tab[k].ptr, tab[k].site);
+		}
+		ASSERT_EQ(0, leaks);
+		total_seen += seen;
+	}
+	tracefs_write("trace_options", "nosym-addr");
+	tracefs_write("trace", "");
+	/* the detector must have seen the module allocate, or it proves nothing */
+	EXPECT_GE(total_seen, 20 * 2) TH_LOG("saw only %d module allocations", total_seen);
+	EXPECT_EQ(taint, kernel_taint()) TH_LOG("the kernel was tainted");
+	EXPECT_EQ(0, module_load());
+}
+
+TEST(unload_refused_while_open)
+{
+	int fd;
+
+	if (!module_loaded())
+		ASSERT_EQ(0, module_load());
+	fd = open("/dev/dsmem", O_RDWR | O_CLOEXEC);
+	ASSERT_GE(fd, 0);
+	EXPECT_NE(0, run("rmmod dsmem 2>/dev/null"));
+	EXPECT_TRUE(module_loaded());
+	close(fd);
+	EXPECT_EQ(0, module_unload());
+	EXPECT_EQ(0, module_load());
+}
+
+/* Read lines from the monitor until one contains want (bounded). */
+static bool wait_line(FILE *f, int fd, const char *want, char *last, size_t len)
+{
+	for (int i = 0; i < 50; i++) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (poll(&p, 1, 200) <= 0)
+			continue;
+		if (!fgets(last, len, f))
+			return false;
+		if (strstr(last, want))
+			return true;
+		i--;	/* a line that came is not a timeout */
+	}
+	return false;
+}
+
+TEST(unload_while_monitor_attached)
+{
+	const char *spare = env_or_die("DSMEM_SPARE_NETDEV");
+	char line[4096];
+	int pipefd[2], status;
+	bool ready = false;
+	pid_t pid;
+	FILE *f;
+
+	if (!module_loaded())
+		ASSERT_EQ(0, module_load());
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		dup2(pipefd[1], 1);
+		close(pipefd[0]);
+		execl(dsctl_path(), "dsctl", "-j", "monitor", (char *)NULL);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	f = fdopen(pipefd[0], "r");
+	ASSERT_NE(NULL, f);
+
+	/* the monitor is listening once it reports a device we add */
+	for (int i = 0; i < 10 && !ready; i++) {
+		run("rdma link add rxe1 type rxe netdev %s", spare);
+		ready = wait_line(f, pipefd[0], "\"dev_new\"", line, sizeof(line));
+		run("rdma link delete rxe1 2>/dev/null");
+	}
+	ASSERT_TRUE(ready) TH_LOG("dsctl monitor never reported a device");
+
+	ASSERT_EQ(0, module_unload()) TH_LOG("a monitor must not pin the module");
+	EXPECT_TRUE(wait_line(f, pipefd[0], "\"module_unloaded\"", line, sizeof(line)));
+	ASSERT_EQ(0, module_load());
+	EXPECT_TRUE(wait_line(f, pipefd[0], "\"module_loaded\"", line, sizeof(line)));
+
+	/* and it follows the new instance of the family */
+	ASSERT_EQ(0, run("rdma link add rxe1 type rxe netdev %s", spare));
+	EXPECT_TRUE(wait_line(f, pipefd[0], "\"rxe1\"", line, sizeof(line)));
+	EXPECT_NE(NULL, strstr(line, "\"dev_new\""));
+	run("rdma link delete rxe1");
+
+	kill(pid, SIGTERM);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	fclose(f);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The "dsmem" generic netlink family: devices, strict policies, extended
+ * ACKs, privilege checks, device events and the dump cursor.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/dsmem_netlink.h>
+#include <netlink/genl/ctrl.h>
+#include <netlink/genl/genl.h>
+#include <netlink/msg.h>
+
+#include <dsmem/ds.h>
+
+#include "kselftest_harness.h"
+#include "util.h"
+
+/*
+ * Raw requests: built with libnl, sent as exact bytes on a plain socket so
+ * that tests can break them on purpose.  Returns the kernel's error (0 on
+ * success) and copies the extended-ack text.
+ */
+struct raw_nl {
+	int fd;
+	int family;
+};
+
+static int raw_open(struct raw_nl *r)
+{
+	struct nl_sock *sk = nl_socket_alloc();
+	int one = 1;
+
+	if (!sk || genl_connect(sk))
+		return -1;
+	r->family = genl_ctrl_resolve(sk, DSMEM_GENL_NAME);
+	nl_socket_free(sk);
+	r->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	if (r->fd < 0 || r->family < 0)
+		return -1;
+	setsockopt(r->fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	setsockopt(r->fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	return 0;
+}
+
+static struct nl_msg *raw_msg(struct raw_nl *r, uint8_t cmd)
+{
+	struct nl_msg *m = nlmsg_alloc();
+
+	genlmsg_put(m, 0, 1, r->family, 0, NLM_F_REQUEST | NLM_F_ACK, cmd,
+		    DSMEM_GENL_VERSION);
+	return m;
+}
+
+static int raw_send(struct raw_nl *r, struct nl_msg *m, char *text, size_t tlen)
+{
+	struct nlmsghdr *h = nlmsg_hdr(m);
+	static char buf[65536];
+	ssize_t n;
+
+	if (text)
+		text[0] = '\0';
+	n = send(r->fd, h, h->nlmsg_len, 0);
+	nlmsg_free(m);
+	if (n < 0)
+		return -errno;
+	for (;;) {
+		n = recv(r->fd, buf, sizeof(buf), 0);
+		if (n < 0)
+			return -errno;
+		for (struct nlmsghdr *nh = (void *)buf; NLMSG_OK(nh, n); nh = NLMSG_NEXT(nh, n)) {
+			struct nlmsgerr *e = NLMSG_DATA(nh);
+			struct nlattr *a;
+			int rem;
+
+			if (nh->nlmsg_type == NLMSG_DONE)
+				return 0;
+			if (nh->nlmsg_type != NLMSG_ERROR)
+				continue;
+			if (text && (nh->nlmsg_flags & NLM_F_ACK_TLVS)) {
+				char *tlv = (char *)e + sizeof(*e);
+
+				rem = (char *)nh + nh->nlmsg_len - tlv;
+				nla_for_each_attr(a, (struct nlattr *)tlv, rem, rem)
+					if (nla_type(a) == NLMSGERR_ATTR_MSG)
+						snprintf(text, tlen, "%s", (char *)nla_data(a));
+			}
+			return e->error;
+		}
+	}
+}
+
+FIXTURE(nl) {
+	struct raw_nl raw;
+	struct ds_ctx *ctx;
+	char text[256];
+};
+
+FIXTURE_SETUP(nl)
+{
+	ASSERT_EQ(0, raw_open(&self->raw));
+	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
+}
+
+FIXTURE_TEARDOWN(nl)
+{
+	ds_ctx_close(self->ctx);
+	close(self->raw.fd);
+}
+
+TEST_F(nl, version_matches_ioctl)
+{
+	struct ds_version nv, iv;
+
+	ASSERT_EQ(0, ds_version_get(self->ctx, &nv));
+	ASSERT_EQ(0, ds_ctx_chrdev_version(self->ctx, &iv));
+	EXPECT_EQ(iv.abi_version, nv.abi_version);
+	EXPECT_EQ(iv.features, nv.features);
+	EXPECT_STREQ(iv.module_version, nv.module_version);
+	EXPECT_EQ(DSMEM_GENL_VERSION, nv.family_version);
+}
+
+TEST_F(nl, rxe0_is_listed)
+{
+	const char *netdev = env_or_die("DSMEM_NETDEV");
+	struct ds_dev_info *devs, one;
+	bool found = false;
+	size_t n;
+
+	ASSERT_EQ(0, ds_dev_list(self->ctx, &devs, &n));
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(devs[i].name, "rxe0"))
+			continue;
+		found = true;
+		EXPECT_EQ(1, devs[i].port_count);
+		ASSERT_EQ(1, devs[i].nports);
+		EXPECT_STREQ(netdev, devs[i].ports[0].netdev);
+		EXPECT_EQ(4, devs[i].ports[0].state) TH_LOG("port not ACTIVE");
+		EXPECT_EQ(2, devs[i].ports[0].link_layer);
+		EXPECT_NE(0, devs[i].node_guid);
+		ASSERT_EQ(0, ds_dev_get_by_index(self->ctx, devs[i].index, &one));
+		EXPECT_STREQ("rxe0", one.name);
+	}
+	ds_dev_list_free(devs);
+	EXPECT_TRUE(found);
+	ASSERT_EQ(0, ds_dev_get(self->ctx, "rxe0", &one));
+	EXPECT_STREQ(netdev, one.ports[0].netdev);
+}
+
+TEST_F(nl, unknown_device_has_extack)
+{
+	struct ds_dev_info d;
+
+	EXPECT_EQ(-ENODEV, ds_dev_get(self->ctx, "nosuchdev", &d));
+	EXPECT_STREQ("no such RDMA device", ds_ctx_errmsg(self->ctx));
+	EXPECT_EQ(-ENODEV, ds_dev_get_by_index(self->ctx, 4000000, &d));
+}
+
+TEST_F(nl, dev_get_needs_exactly_one_selector)
+{
+	struct nl_msg *m = raw_msg(&self->raw, DSMEM_CMD_DEV_GET);
+
+	EXPECT_EQ(-EINVAL, raw_send(&self->raw, m, self->text, sizeof(self->text)));
+	EXPECT_STREQ("give exactly one of device index and device name", self->text);
+
+	m = raw_msg(&self->raw, DSMEM_CMD_DEV_GET);
+	nla_put_u32(m, DSMEM_ATTR_DEV_INDEX, 0);
+	nla_put_string(m, DSMEM_ATTR_DEV_NAME, "rxe0");
+	EXPECT_EQ(-EINVAL, raw_send(&self->raw, m, self->text, sizeof(self->text)));
+	EXPECT_STREQ("give exactly one of device index and device name", self->text);
+}
+
+TEST_F(nl, malformed_attributes_are_refused)
+{
+	uint16_t half = 0;
+	struct nl_msg *m;
+
+	/* wrong length for a u32 */
+	m = raw_msg(&self->raw, DSMEM_CMD_DEV_GET);
+	nla_put(m, DSMEM_ATTR_DEV_INDEX, sizeof(half), &half);
+	EXPECT_EQ(-EINVAL, raw_send(&self->raw, m, self->text, sizeof(self->text)));
+	EXPECT_NE(0, strlen(self->text)) TH_LOG("no extack text");
+
+	/* a name without its NUL */
+	m = raw_msg(&self->raw, DSMEM_CMD_DEV_GET);
+	nla_put(m, DSMEM_ATTR_DEV_NAME, 4, "rxe0");
+	EXPECT_EQ(-EINVAL, raw_send(&self->raw, m, NULL, 0));
+
+	/* a name longer than any device name */
+	char longname[128];
+	memset(longname, 'x', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	m = raw_msg(&self->raw, DSMEM_CMD_DEV_GET);
+	nla_put_string(m, DSMEM_ATTR_DEV_NAME, longname);
+	EXPECT_EQ(-EINVAL, raw_send(&self->raw, m, NULL, 0));
+
+	/* an attribute of the family that this operation does not take */
+	m = raw_msg(&self->raw, DSMEM_CMD_DEV_GET);
+	nla_put_u64(m, DSMEM_ATTR_FEATURES, 1);
+	EXPECT_EQ(-EINVAL, raw_send(&self->raw, m, self->text, sizeof(self->text)));
+
+	/* an attribute type nobody defined */
+	m = raw_msg(&self->raw, DSMEM_CMD_DEV_GET);
+	nla_put_u32(m, 200, 1);
+	EXPECT_EQ(-EINVAL, raw_send(&self->raw, m, NULL, 0));
+
+	/* any attribute at all on an operation without a policy */
+	m = raw_msg(&self->raw, DSMEM_CMD_VERSION_GET);
+	nla_put_u32(m, DSMEM_ATTR_DEV_INDEX, 1);
+	EXPECT_EQ(-EINVAL, raw_send(&self->raw, m, NULL, 0));
+}
+
+TEST_F(nl, reserved_header_and_unknown_commands)
+{
+	struct nl_msg *m = raw_msg(&self->raw, DSMEM_CMD_VERSION_GET);
+	struct genlmsghdr *g = nlmsg_data(nlmsg_hdr(m));
+
+	g->reserved = 1;
+	EXPECT_EQ(-EINVAL, raw_send(&self->raw, m, self->text, sizeof(self->text)));
+	EXPECT_STREQ("genlmsghdr.reserved field is not 0", self->text);
+
+	/* events are not requests */
+	m = raw_msg(&self->raw, DSMEM_CMD_DEV_NEW);
+	EXPECT_EQ(-EOPNOTSUPP, raw_send(&self->raw, m, NULL, 0));
+	m = raw_msg(&self->raw, 250);
+	EXPECT_EQ(-EOPNOTSUPP, raw_send(&self->raw, m, NULL, 0));
+}
+
+TEST_F(nl, stats_reset_as_root)
+{
+	struct ds_stat *st;
+	size_t n;
+
+	ASSERT_EQ(0, ds_stats_reset(self->ctx));
+	ASSERT_EQ(0, ds_stats_get(self->ctx, &st, &n));
+	ASSERT_GT(n, 5);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(st[i].name, "ioctl_calls"))
+			EXPECT_EQ(0, st[i].value);
+	ds_stats_free(st);
+}
+
+/* A mutating op from an unprivileged uid is refused; reads still work. */
+TEST(mutating_op_needs_cap_net_admin)
+{
+	pid_t pid = fork();
+	int status;
+
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct ds_dev_info *devs;
+		struct ds_version v;
+		struct ds_ctx *ctx;
+		size_t n;
+
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(10);
+		if (ds_ctx_open(&ctx))
+			_exit(11);
+		if (ds_stats_reset(ctx) != -EPERM)
+			_exit(12);
+		if (ds_version_get(ctx, &v) || ds_dev_list(ctx, &devs, &n))
+			_exit(13);
+		ds_dev_list_free(devs);
+		/* the command-line tool says so too, with exit status 1 */
+		if (run("%s stat reset 2>&1 | grep -q 'Error: .*Operation not permitted'",
+			dsctl_path()))
+			_exit(14);
+		if (run("%s stat reset 2>/dev/null", dsctl_path()) != 1)
+			_exit(15);
+		ds_ctx_close(ctx);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("child step %d failed", WEXITSTATUS(status));
+}
+
+static int next_event(struct ds_monitor *mon, int type, const char *name)
+{
+	struct ds_event ev;
+
+	/* bounded: a lost event fails the test instead of hanging it */
+	for (int i = 0; i < 50; i++) {
+		int ret = ds_monitor_next(mon, &ev, 200);
+
+		if (ret == -EAGAIN)
+			continue;
+		if (ret)
+			return ret;
+		if ((int)ev.type == type && !strcmp(ev.dev.name, name))
+			return 0;
+	}
+	return -ETIMEDOUT;
+}
+
+TEST(runtime_device_add_and_remove_events)
+{
+	const char *spare = env_or_die("DSMEM_SPARE_NETDEV");
+	struct ds_monitor *mon;
+	struct ds_dev_info d;
+	struct ds_ctx *ctx;
+
+	ASSERT_EQ(0, ds_monitor_open(&mon));
+	ASSERT_EQ(0, ds_ctx_open(&ctx));
+
+	ASSERT_EQ(0, run("rdma link add rxe1 type rxe netdev %s", spare));
+	EXPECT_EQ(0, next_event(mon, DS_EVENT_DEV_NEW, "rxe1"));
+	EXPECT_EQ(0, ds_dev_get(ctx, "rxe1", &d));
+	EXPECT_STREQ(spare, d.ports[0].netdev);
+
+	ASSERT_EQ(0, run("rdma link delete rxe1"));
+	EXPECT_EQ(0, next_event(mon, DS_EVENT_DEV_DEL, "rxe1"));
+	EXPECT_EQ(-ENODEV, ds_dev_get(ctx, "rxe1", &d));
+
+	ds_ctx_close(ctx);
+	ds_monitor_close(mon);
+}
+
+/*
+ * More devices than fit one dump message: the cursor must resume where the
+ * last message stopped, listing every device exactly once.
+ */
+#define MANY 32
+TEST(dump_cursor_spans_messages)
+{
+	struct nl_msg *m;
+	struct raw_nl raw;
+	static char buf[4096];	/* small reads keep each dump skb small */
+	int seen[MANY] = {}, messages = 0, batches = 0, rxe0 = 0;
+	bool done = false;
+
+	for (int i = 0; i < MANY; i++)
+		ASSERT_EQ(0, run("ip link add dsv%da type veth peer name dsv%db && "
+				 "ip link set dsv%da up && "
+				 "rdma link add dsx%d type rxe netdev dsv%da", i, i, i, i, i));
+
+	ASSERT_EQ(0, raw_open(&raw));
+	m = nlmsg_alloc();
+	genlmsg_put(m, 0, 1, raw.family, 0, NLM_F_REQUEST | NLM_F_DUMP,
+		    DSMEM_CMD_DEV_GET, DSMEM_GENL_VERSION);
+	ASSERT_GT(send(raw.fd, nlmsg_hdr(m), nlmsg_hdr(m)->nlmsg_len, 0), 0);
+	nlmsg_free(m);
+	while (!done) {
+		ssize_t n = recv(raw.fd, buf, sizeof(buf), 0);
+
+		ASSERT_GT(n, 0);
+		batches++;
+		for (struct nlmsghdr *nh = (void *)buf; NLMSG_OK(nh, n); nh = NLMSG_NEXT(nh, n)) {
+			struct nlattr *tb[DSMEM_ATTR_MAX + 1];
+			int idx;
+
+			if (nh->nlmsg_type == NLMSG_DONE) {
+				done = true;
+				break;
+			}
+			ASSERT_NE(NLMSG_ERROR, nh->nlmsg_type);
+			ASSERT_EQ(0, genlmsg_parse(nh, 0, tb, DSMEM_ATTR_MAX, NULL));
+			messages++;
+			const char *name = nla_get_string(tb[DSMEM_ATTR_DEV_NAME]);
+			if (!strcmp(name, "rxe0"))
+				rxe0++;
+			if (sscanf(name, "dsx%d", &idx) == 1 && idx >= 0 && idx < MANY)
+				seen[idx]++;
+		}
+	}
+	close(raw.fd);
+
+	EXPECT_GE(batches, 2) TH_LOG("the dump never needed the cursor");
+	EXPECT_EQ(1, rxe0);
+	for (int k = 0; k < MANY; k++) {
+		EXPECT_EQ(1, seen[k]) TH_LOG("dsx%d listed %d times", k, seen[k]);
+	}
+
+	for (int i = 0; i < MANY; i++)
+		run("rdma link delete dsx%d; ip link delete dsv%da", i, i);
+}
+
+TEST_HARNESS_MAIN
