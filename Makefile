@@ -36,7 +36,8 @@ kernel:
 
 user: ksrc
 	cmake -S . -B $(USER_BUILD) -DKSRC_DIR=$(KSRC) >/dev/null
-	cmake --build $(USER_BUILD) -j$(shell nproc)
+	@# its own make, not a sub-make of this one (no directory chatter)
+	env -u MAKEFLAGS -u MAKELEVEL cmake --build $(USER_BUILD) -j$(shell nproc)
 
 # sparse over every file (C=2 checks even up-to-date objects), checkpatch.
 lint: ksrc

@@ -34,7 +34,7 @@ static int dsmem_nl_fill_port(struct sk_buff *skb, struct ib_device *ibdev,
 	const struct ib_gid_attr *gid_attr;
 	struct ib_port_attr attr;
 	struct nlattr *nest;
-	int ret;
+	int mtu, ret;
 
 	ret = ib_query_port(ibdev, port, &attr);
 	if (ret)
@@ -45,10 +45,12 @@ static int dsmem_nl_fill_port(struct sk_buff *skb, struct ib_device *ibdev,
 		return -EMSGSIZE;
 	if (nla_put_u32(skb, DSMEM_PORT_ATTR_INDEX, port) ||
 	    nla_put_u8(skb, DSMEM_PORT_ATTR_STATE, attr.state) ||
-	    nla_put_u32(skb, DSMEM_PORT_ATTR_ACTIVE_MTU,
-			ib_mtu_enum_to_int(attr.active_mtu)) ||
 	    nla_put_u8(skb, DSMEM_PORT_ATTR_LINK_LAYER,
 		       rdma_port_get_link_layer(ibdev, port)))
+		goto err_cancel_nest;
+	/* a port that is not up may have no valid MTU: then say nothing */
+	mtu = ib_mtu_enum_to_int(attr.active_mtu);
+	if (mtu > 0 && nla_put_u32(skb, DSMEM_PORT_ATTR_ACTIVE_MTU, mtu))
 		goto err_cancel_nest;
 
 	/* RoCE and iWARP ports name their netdev through GID 0 */
@@ -138,6 +140,7 @@ err_cancel_msg:
 void dsmem_nl_notify_dev(struct dsmem_device *sdev, u8 cmd)
 {
 	struct sk_buff *skb;
+	int ret;
 
 	if (!genl_has_listeners(&dsmem_nl_family, &init_net,
 				DSMEM_NL_MCGRP_EVENTS))
@@ -150,9 +153,11 @@ void dsmem_nl_notify_dev(struct dsmem_device *sdev, u8 cmd)
 		nlmsg_free(skb);
 		goto err_count;
 	}
+	ret = genlmsg_multicast(&dsmem_nl_family, skb, 0,
+				DSMEM_NL_MCGRP_EVENTS, GFP_KERNEL);
 	/* -ESRCH only says that the last listener just left */
-	genlmsg_multicast(&dsmem_nl_family, skb, 0, DSMEM_NL_MCGRP_EVENTS,
-			  GFP_KERNEL);
+	if (ret && ret != -ESRCH)
+		goto err_count;
 	dsmem_stat_inc(DSMEM_STAT_NL_EVENTS);
 	return;
 
@@ -247,8 +252,30 @@ err_unlock:
 }
 
 /*
+ * A dump lists every device; selectors belong to the do request.  Checked
+ * in the first dumpit call rather than in .start: in 6.1 only dumpit has
+ * cb->extack, and the error then reaches userspace in NLMSG_DONE with
+ * its message.
+ */
+static int dsmem_nl_dev_get_dump_check(struct netlink_callback *cb)
+{
+	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
+	struct nlattr *sel = info->attrs[DSMEM_ATTR_DEV_INDEX];
+
+	if (!sel)
+		sel = info->attrs[DSMEM_ATTR_DEV_NAME];
+	if (sel) {
+		NL_SET_ERR_MSG_ATTR(cb->extack, sel,
+				    "a device dump takes no device selector");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
  * cb->args[0] is the first device index not yet dumped, so a dump that
- * spans several messages survives devices coming and going in between.
+ * spans several messages survives devices coming and going in between;
+ * cb->args[1] says the request was checked.
  */
 static int dsmem_nl_dev_get_dumpit(struct sk_buff *skb,
 				   struct netlink_callback *cb)
@@ -257,6 +284,13 @@ static int dsmem_nl_dev_get_dumpit(struct sk_buff *skb,
 	struct dsmem_device *sdev;
 	unsigned long index;
 	int ret = 0;
+
+	if (!cb->args[1]) {	/* first call of this dump */
+		ret = dsmem_nl_dev_get_dump_check(cb);
+		if (ret)
+			return ret;
+		cb->args[1] = 1;
+	}
 
 	mutex_lock(&dsmem_devs_lock);
 	xa_for_each_start(&dsmem_devs, index, sdev, next) {

@@ -19,10 +19,11 @@ step "the same, as text" "$dsctl" dev
 
 printf '\n=== events: a device added and removed while "dsctl monitor" listens\n'
 out=$(mktemp)
-"$dsctl" monitor count 2 > "$out" &
+timeout 120 "$dsctl" monitor count 2 > "$out" &
 mon=$!
 # the monitor subscribes within milliseconds; give it a moment on TCG
-sleep 1
+# (and a bound, so the demo cannot hang if an event were lost)
+sleep 2
 echo "$ rdma link add rxe1 type rxe netdev $DSMEM_SPARE_NETDEV"
 rdma link add rxe1 type rxe netdev "$DSMEM_SPARE_NETDEV"
 echo "$ rdma link delete rxe1"

@@ -79,19 +79,22 @@ static int raw_send(struct raw_nl *r, struct nl_msg *m, char *text, size_t tlen)
 			struct nlattr *a;
 			int rem;
 
-			if (nh->nlmsg_type == NLMSG_DONE)
-				return 0;
-			if (nh->nlmsg_type != NLMSG_ERROR)
+			/* a dump's error comes in NLMSG_DONE: an int, then TLVs */
+			bool done = nh->nlmsg_type == NLMSG_DONE;
+			int error = done ? *(int *)NLMSG_DATA(nh) : e->error;
+			size_t head = done ? sizeof(int) : sizeof(*e);
+
+			if (!done && nh->nlmsg_type != NLMSG_ERROR)
 				continue;
 			if (text && (nh->nlmsg_flags & NLM_F_ACK_TLVS)) {
-				char *tlv = (char *)e + sizeof(*e);
+				char *tlv = (char *)NLMSG_DATA(nh) + head;
 
 				rem = (char *)nh + nh->nlmsg_len - tlv;
 				nla_for_each_attr(a, (struct nlattr *)tlv, rem, rem)
 					if (nla_type(a) == NLMSGERR_ATTR_MSG)
 						snprintf(text, tlen, "%s", (char *)nla_data(a));
 			}
-			return e->error;
+			return error;
 		}
 	}
 }
@@ -216,6 +219,35 @@ TEST_F(nl, malformed_attributes_are_refused)
 	EXPECT_EQ(-EINVAL, raw_send(&self->raw, m, NULL, 0));
 }
 
+/* dsctl's contract: nothing on stdout, "Error: <kernel text>" on stderr, 1 */
+TEST_F(nl, dsctl_error_contract)
+{
+	char out[4096], err[4096];
+
+	EXPECT_EQ(1, run("%s -j dev show nosuch >/tmp/dsctl.out 2>/tmp/dsctl.err",
+			 dsctl_path()));
+	ASSERT_EQ(0, read_file("/tmp/dsctl.out", out, sizeof(out)));
+	ASSERT_EQ(0, read_file("/tmp/dsctl.err", err, sizeof(err)));
+	EXPECT_STREQ("", out);
+	EXPECT_STREQ("Error: cannot show device \"nosuch\": no such RDMA device\n", err);
+
+	EXPECT_EQ(0, run("%s -j dev show rxe0 >/tmp/dsctl.out 2>/tmp/dsctl.err",
+			 dsctl_path()));
+	ASSERT_EQ(0, read_file("/tmp/dsctl.out", out, sizeof(out)));
+	EXPECT_EQ(0, strncmp(out, "[{\"ifindex\":", strlen("[{\"ifindex\":"))) TH_LOG("%s", out);
+}
+
+TEST_F(nl, dump_refuses_selectors)
+{
+	struct nl_msg *m = nlmsg_alloc();
+
+	genlmsg_put(m, 0, 1, self->raw.family, 0, NLM_F_REQUEST | NLM_F_DUMP,
+		    DSMEM_CMD_DEV_GET, DSMEM_GENL_VERSION);
+	nla_put_string(m, DSMEM_ATTR_DEV_NAME, "rxe0");
+	EXPECT_EQ(-EINVAL, raw_send(&self->raw, m, self->text, sizeof(self->text)));
+	EXPECT_STREQ("a device dump takes no device selector", self->text);
+}
+
 TEST_F(nl, reserved_header_and_unknown_commands)
 {
 	struct nl_msg *m = raw_msg(&self->raw, DSMEM_CMD_VERSION_GET);
@@ -247,7 +279,7 @@ TEST_F(nl, stats_reset_as_root)
 }
 
 /* A mutating op from an unprivileged uid is refused; reads still work. */
-TEST(mutating_op_needs_cap_net_admin)
+TEST_F_TIMEOUT(nl, mutating_op_needs_cap_net_admin, 120)
 {
 	pid_t pid = fork();
 	int status;
@@ -300,7 +332,7 @@ static int next_event(struct ds_monitor *mon, int type, const char *name)
 	return -ETIMEDOUT;
 }
 
-TEST(runtime_device_add_and_remove_events)
+TEST_F_TIMEOUT(nl, runtime_device_add_and_remove_events, 120)
 {
 	const char *spare = env_or_die("DSMEM_SPARE_NETDEV");
 	struct ds_monitor *mon;
@@ -328,7 +360,7 @@ TEST(runtime_device_add_and_remove_events)
  * last message stopped, listing every device exactly once.
  */
 #define MANY 32
-TEST(dump_cursor_spans_messages)
+TEST_F_TIMEOUT(nl, dump_cursor_spans_messages, 300)
 {
 	struct nl_msg *m;
 	struct raw_nl raw;
@@ -341,7 +373,7 @@ TEST(dump_cursor_spans_messages)
 				 "ip link set dsv%da up && "
 				 "rdma link add dsx%d type rxe netdev dsv%da", i, i, i, i, i));
 
-	ASSERT_EQ(0, raw_open(&raw));
+	raw = self->raw;
 	m = nlmsg_alloc();
 	genlmsg_put(m, 0, 1, raw.family, 0, NLM_F_REQUEST | NLM_F_DUMP,
 		    DSMEM_CMD_DEV_GET, DSMEM_GENL_VERSION);
@@ -370,8 +402,6 @@ TEST(dump_cursor_spans_messages)
 				seen[idx]++;
 		}
 	}
-	close(raw.fd);
-
 	EXPECT_GE(batches, 2) TH_LOG("the dump never needed the cursor");
 	EXPECT_EQ(1, rxe0);
 	for (int k = 0; k < MANY; k++) {

@@ -60,12 +60,22 @@ void test_global_stops_at_object(void **)
 	assert_false(o.json);
 }
 
-void test_global_pretty_needs_json(void **)
+void test_global_pretty_alone_is_accepted(void **)
 {
 	global_opts o;
 	std::string err;
-	assert_int_equal(parse({ "dsctl", "-p", "dev" }, o, err), -1);
-	assert_string_equal(err.c_str(), "-p (pretty) needs -j (json)");
+	// iproute2 accepts it; it only matters together with -j
+	assert_int_equal(parse({ "dsctl", "-p", "dev" }, o, err), 2);
+	assert_true(o.pretty);
+	assert_false(o.json);
+}
+
+void test_global_iproute2_single_dash_words(void **)
+{
+	global_opts o;
+	std::string err;
+	assert_int_equal(parse({ "dsctl", "-json", "-pretty", "dev" }, o, err), 3);
+	assert_true(o.json && o.pretty);
 }
 
 void test_global_unknown_option(void **)
@@ -73,7 +83,11 @@ void test_global_unknown_option(void **)
 	global_opts o;
 	std::string err;
 	assert_int_equal(parse({ "dsctl", "-z", "dev" }, o, err), -1);
-	assert_true(err.find("-z") != std::string::npos);
+	assert_string_equal(err.c_str(), "unknown option \"-z\"");
+	assert_int_equal(parse({ "dsctl", "-jz", "dev" }, o, err), -1);
+	assert_string_equal(err.c_str(), "unknown option \"-z\"");
+	assert_int_equal(parse({ "dsctl", "--bogus", "dev" }, o, err), -1);
+	assert_string_equal(err.c_str(), "unknown option \"--bogus\"");
 }
 
 void test_global_long_options(void **)
@@ -96,6 +110,11 @@ void test_parse_u32(void **)
 	assert_false(parse_u32("-1", v));
 	assert_false(parse_u32("12abc", v));
 	assert_false(parse_u32("", v));
+	assert_true(parse_u32("010", v));	// never octal
+	assert_int_equal(v, 10);
+	assert_false(parse_u32("0x", v));
+	assert_false(parse_u32("0xg", v));
+	assert_false(parse_u32(" 1", v));
 }
 
 void test_args_consume(void **)
@@ -116,7 +135,8 @@ int main(void)
 		cmocka_unit_test(test_matches_prefixes),
 		cmocka_unit_test(test_global_json_pretty),
 		cmocka_unit_test(test_global_stops_at_object),
-		cmocka_unit_test(test_global_pretty_needs_json),
+		cmocka_unit_test(test_global_pretty_alone_is_accepted),
+		cmocka_unit_test(test_global_iproute2_single_dash_words),
 		cmocka_unit_test(test_global_unknown_option),
 		cmocka_unit_test(test_global_long_options),
 		cmocka_unit_test(test_parse_u32),

@@ -56,6 +56,7 @@ std::string capture(output::mode m, const record &r, bool stream)
 			out.stream(r);
 		else
 			out.add(r);
+		out.finish();
 	}
 	fclose(f);
 	std::string s(buf, len);
@@ -124,6 +125,50 @@ void test_event_text_and_json(void **)
 	assert_string_equal(output::text(event_record(ev)).c_str(), "[MODULE UNLOADED]");
 }
 
+void test_dev_omits_what_it_does_not_know(void **)
+{
+	ds_dev_info d = sample_dev();
+	d.fw_version[0] = '\0';
+	d.ports[0].active_mtu = 0;
+	d.ports[0].link_layer = 0;
+	std::string t = output::text(dev_record(d));
+	assert_true(t.find(" fw ") == std::string::npos);
+	assert_true(t.find(" mtu ") == std::string::npos);
+	assert_true(t.find("link_layer unspecified") != std::string::npos);
+	assert_true(t.find("  ") == std::string::npos || t.find("\n    ") != std::string::npos);
+}
+
+void test_empty_json_list_is_brackets(void **)
+{
+	char *buf = nullptr;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	{
+		output out(output::mode::json, f);
+		out.begin_list();
+		out.finish();
+	}
+	fclose(f);
+	assert_string_equal(buf, "[]\n");
+	free(buf);
+}
+
+void test_unfinished_output_prints_nothing(void **)
+{
+	char *buf = nullptr;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	{
+		// a command that fails after collecting records
+		output out(output::mode::json, f);
+		out.begin_list();
+		out.add(dev_record(sample_dev()));
+	}
+	fclose(f);
+	assert_int_equal(len, 0);
+	free(buf);
+}
+
 void test_features(void **)
 {
 	record f = features_record(DSMEM_FEAT_DEV_EVENTS | DSMEM_FEAT_STATS | (1ULL << 40));
@@ -163,6 +208,9 @@ int main(void)
 		cmocka_unit_test(test_pretty_json_is_same_data),
 		cmocka_unit_test(test_empty_list_prints_nothing_in_text),
 		cmocka_unit_test(test_event_text_and_json),
+		cmocka_unit_test(test_dev_omits_what_it_does_not_know),
+		cmocka_unit_test(test_empty_json_list_is_brackets),
+		cmocka_unit_test(test_unfinished_output_prints_nothing),
 		cmocka_unit_test(test_features),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_text_scalars_and_lists),

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "cli.hpp"
 
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -27,22 +28,23 @@ int parse_global(int argc, char **argv, global_opts &opts, std::string &err)
 
 	opterr = 0;
 	optind = 1;
-	// '+': stop at OBJECT, so that command words are never options.
-	while ((c = getopt_long(argc, argv, "+jpVh", longopts, nullptr)) != -1) {
+	// '+': stop at OBJECT, so that command words are never options;
+	// _only: "-json" and "-pretty" work as in iproute2.
+	while ((c = getopt_long_only(argc, argv, "+jpVh", longopts, nullptr)) != -1) {
 		switch (c) {
 		case 'j': opts.json = true; break;
 		case 'p': opts.pretty = true; break;
 		case 'V': opts.show_version = true; break;
 		case 'h': opts.help = true; break;
 		default:
-			err = std::string("unknown option \"") + argv[optind - 1] + "\"";
+			if (optopt)
+				err = std::string("unknown option \"-") + static_cast<char>(optopt) + "\"";
+			else
+				err = std::string("unknown option \"") + argv[optind - 1] + "\"";
 			return -1;
 		}
 	}
-	if (opts.pretty && !opts.json) {
-		err = "-p (pretty) needs -j (json)";
-		return -1;
-	}
+	// as in iproute2, -p without -j is accepted and changes nothing
 	return optind;
 }
 
@@ -50,10 +52,14 @@ bool parse_u32(std::string_view s, unsigned int &out)
 {
 	if (s.empty() || s.size() > 32 || s[0] == '-' || s[0] == '+')
 		return false;
-	std::string buf(s);
+	// decimal, or hex with 0x; never octal, so "010" is ten
+	bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+	std::string buf(hex ? s.substr(2) : s);
 	char *end = nullptr;
 	errno = 0;
-	unsigned long v = strtoul(buf.c_str(), &end, 0);
+	if (buf.empty() || !isxdigit(static_cast<unsigned char>(buf[0])))
+		return false;
+	unsigned long v = strtoul(buf.c_str(), &end, hex ? 16 : 10);
 	if (errno || *end || v > UINT_MAX)
 		return false;
 	out = static_cast<unsigned int>(v);

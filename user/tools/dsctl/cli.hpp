@@ -37,7 +37,8 @@ private:
 	size_t i_ = 0;
 };
 
-// Parse an unsigned decimal or 0x-hex number; false on garbage or overflow.
+// Parse an unsigned decimal or 0x-hex number (never octal); false on
+// garbage or overflow.
 bool parse_u32(std::string_view s, unsigned int &out);
 
 }  // namespace dsctl

@@ -10,6 +10,7 @@ int dev_show(env &e)
 {
 	dsmem::context ctx = open_context();
 
+	e.out.begin_list();
 	if (e.words.empty()) {
 		auto devs = ctx.devices();
 		if (!devs)

@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // dsctl monitor [count N]: print events until a signal (or N events).
+#include <cerrno>
 #include <csignal>
+#include <cstring>
+
+#include <poll.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
 
 #include "dsctl.hpp"
 
@@ -8,14 +14,25 @@ namespace dsctl {
 
 namespace {
 
-void on_signal(int)
+// Print every event the library has queued; false when count is reached.
+bool drain(env &e, dsmem::monitor &mon, unsigned int count, unsigned int &seen)
 {
-	// ds_monitor_next returns -EINTR; nothing else to do here.
+	for (;;) {
+		auto ev = mon.next(0);
+		if (!ev) {
+			if (ev.err().code == -EAGAIN)
+				return true;
+			fail(ev.err(), "monitoring failed");
+		}
+		e.out.stream(event_record(*ev));
+		if (count && ++seen == count)
+			return false;
+	}
 }
 
 int monitor_run(env &e)
 {
-	unsigned int count = 0;
+	unsigned int count = 0, seen = 0;
 
 	while (!e.words.empty()) {
 		std::string w = e.words.next();
@@ -27,23 +44,36 @@ int monitor_run(env &e)
 		}
 	}
 
-	struct sigaction sa = {};
-	sa.sa_handler = on_signal;	// no SA_RESTART: poll() must return
-	sigaction(SIGINT, &sa, nullptr);
-	sigaction(SIGTERM, &sa, nullptr);
+	// SIGINT/SIGTERM arrive as readable data, so none is lost between
+	// two polls and the exit is always clean.
+	sigset_t stop;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stop, nullptr);
+	int sfd = signalfd(-1, &stop, SFD_CLOEXEC);
+	if (sfd < 0)
+		fail(std::string("signalfd: ") + strerror(errno));
 
 	auto mon = dsmem::monitor::open();
 	if (!mon)
 		fail(mon.err(), "cannot start monitoring");
-	for (unsigned int seen = 0; !count || seen < count; seen++) {
-		auto ev = mon->next();
-		if (!ev) {
-			if (ev.err().code == -EINTR)
-				return 0;
-			fail(ev.err(), "monitoring failed");
+	for (;;) {
+		struct pollfd fds[2] = {
+			{ mon->fd(), POLLIN, 0 },
+			{ sfd, POLLIN, 0 },
+		};
+		if (poll(fds, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			fail(std::string("poll: ") + strerror(errno));
 		}
-		e.out.stream(event_record(*ev));
+		if (fds[1].revents)
+			break;
+		if (!drain(e, *mon, count, seen))
+			break;
 	}
+	close(sfd);
 	return 0;
 }
 

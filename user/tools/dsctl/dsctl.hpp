@@ -49,6 +49,7 @@ record dev_record(const ds_dev_info &d);
 record event_record(const ds_event &ev);
 std::string port_state_name(uint8_t state);
 std::string node_type_name(uint8_t type);
+std::string link_layer_name(uint8_t ll);
 std::string guid_string(uint64_t guid);
 record features_record(uint64_t features);
 

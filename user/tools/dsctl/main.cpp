@@ -81,7 +81,9 @@ int run(int argc, char **argv)
 			     : output::mode::text,
 		   stdout);
 	env e{opts, out, words};
-	return fn(e);
+	int ret = fn(e);
+	out.finish();
+	return ret;
 }
 
 }  // namespace

@@ -17,12 +17,15 @@ public:
 	enum class mode { text, json, pretty_json };
 
 	output(mode m, FILE *out) : mode_(m), out_(out) {}
-	~output() { finish(); }
 
+	// Declare a listing, so JSON prints [] even when nothing is added.
+	void begin_list() { listed_ = true; }
 	// A list of records: printed as one JSON array, or one text block each.
 	void add(const record &r);
 	// One record on its own, printed and flushed at once (monitor).
 	void stream(const record &r);
+	// Print what a listing collected; only on success, so that a failed
+	// command prints nothing on stdout (not even "[]").
 	void finish();
 
 	// Text rendering of one record, exposed for tests.

@@ -65,6 +65,15 @@ record features_record(uint64_t features)
 	return names;
 }
 
+std::string link_layer_name(uint8_t ll)
+{
+	switch (ll) {
+	case 1: return "InfiniBand";
+	case 2: return "Ethernet";
+	default: return "unspecified";
+	}
+}
+
 record dev_record(const ds_dev_info &d)
 {
 	static const char *const atomic[] = { "none", "hca", "glob" };
@@ -72,10 +81,9 @@ record dev_record(const ds_dev_info &d)
 
 	r["ifindex"] = d.index;
 	r["ifname"] = d.name;
-	if (d.port_count == 0)	// a departing device carries only its name
-		return r;
 	r["node_type"] = node_type_name(d.node_type);
-	r["fw"] = d.fw_version;
+	if (d.fw_version[0])
+		r["fw"] = d.fw_version;
 	r["node_guid"] = guid_string(d.node_guid);
 	r["ports"] = d.port_count;
 	r["max_qp"] = d.max_qp;
@@ -89,8 +97,9 @@ record dev_record(const ds_dev_info &d)
 		record pr;
 		pr["port"] = p.index;
 		pr["state"] = port_state_name(p.state);
-		pr["mtu"] = p.active_mtu;
-		pr["link_layer"] = p.link_layer == 2 ? "Ethernet" : "InfiniBand";
+		if (p.active_mtu)
+			pr["mtu"] = p.active_mtu;
+		pr["link_layer"] = link_layer_name(p.link_layer);
 		if (p.netdev[0])
 			pr["netdev"] = p.netdev;
 		ports.push_back(pr);
@@ -105,7 +114,11 @@ record event_record(const ds_event &ev)
 
 	switch (ev.type) {
 	case DS_EVENT_DEV_NEW: r["event"] = "dev_new"; break;
-	case DS_EVENT_DEV_DEL: r["event"] = "dev_del"; break;
+	case DS_EVENT_DEV_DEL:	// a departing device is named, not described
+		r["event"] = "dev_del";
+		r["ifindex"] = ev.dev.index;
+		r["ifname"] = ev.dev.name;
+		return r;
 	case DS_EVENT_DEV_RENAME: r["event"] = "dev_rename"; break;
 	case DS_EVENT_MODULE_LOADED: r["event"] = "module_loaded"; return r;
 	case DS_EVENT_MODULE_UNLOADED: r["event"] = "module_unloaded"; return r;

@@ -1,0 +1,513 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Check that the netlink spec of the "dsmem" family agrees with the code.
+
+    tests/spec_check.py [SPEC]
+
+SPEC defaults to Documentation/netlink/specs/dsmem.yaml.  The spec is
+compared with include/uapi/linux/dsmem_netlink.h (commands, attributes,
+family name, version and multicast group), include/uapi/linux/dsmem.h
+(feature bits) and kernel/dsmem_netlink.c (which operations exist, which
+need GENL_ADMIN_PERM, which attributes their policies accept).
+
+Output is TAP: "1..N", then "ok K - what" or "not ok K - what" with "# "
+lines saying why; the exit status is 1 if any check failed.
+"""
+
+import os
+import re
+import sys
+import traceback
+
+import yaml
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NL_HEADER = os.path.join(TOP, "include/uapi/linux/dsmem_netlink.h")
+ABI_HEADER = os.path.join(TOP, "include/uapi/linux/dsmem.h")
+KERNEL_NL = os.path.join(TOP, "kernel/dsmem_netlink.c")
+DEFAULT_SPEC = os.path.join(TOP, "Documentation/netlink/specs/dsmem.yaml")
+
+# uapi enums and how the spec names them
+ENUMS = ("dsmem_cmd", "dsmem_attr", "dsmem_port_attr", "dsmem_stat_attr")
+
+# spec attribute type -> kernel policy types that implement it
+POLICY_TYPES = {
+    "u8": {"NLA_U8"}, "u16": {"NLA_U16"}, "u32": {"NLA_U32"},
+    "u64": {"NLA_U64"}, "s8": {"NLA_S8"}, "s16": {"NLA_S16"},
+    "s32": {"NLA_S32"}, "s64": {"NLA_S64"}, "flag": {"NLA_FLAG"},
+    "string": {"NLA_NUL_STRING", "NLA_STRING"},
+    "binary": {"NLA_BINARY", "NLA_UNSPEC"},
+    "nest": {"NLA_NESTED", "NLA_NESTED_ARRAY"},
+    "bitfield32": {"NLA_BITFIELD32"},
+}
+
+
+class Tap:
+    def __init__(self):
+        self.results = []
+
+    def check(self, ok, what, why=()):
+        self.results.append((bool(ok), what, list(why)))
+        return ok
+
+    def finish(self):
+        print("1..%d" % len(self.results))
+        failed = 0
+        for k, (ok, what, why) in enumerate(self.results, 1):
+            print("%s %d - %s" % ("ok" if ok else "not ok", k, what))
+            if not ok:
+                failed += 1
+                for line in why:
+                    for part in str(line).splitlines() or [""]:
+                        print("#   " + part)
+        if failed:
+            print("# %d of %d checks failed" % (failed, len(self.results)))
+        return 1 if failed else 0
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def strip_c_comments(text):
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    return re.sub(r"//[^\n]*", " ", text)
+
+
+def c_int(expr, known):
+    """Value of a simple C constant expression, or None."""
+    expr = expr.strip()
+    m = re.fullmatch(r"(0[xX][0-9a-fA-F]+|\d+)[uUlL]*", expr)
+    if m:
+        return int(m.group(1), 0)
+    if expr in known:
+        return known[expr]
+    m = re.fullmatch(r"(\w+)\s*([-+])\s*(\d+)", expr)
+    if m and m.group(1) in known:
+        a, b = known[m.group(1)], int(m.group(3))
+        return a - b if m.group(2) == "-" else a + b
+    return None
+
+
+def parse_enums(text):
+    """{enum name: [(ENTRY, value), ...]} for every named enum."""
+    enums = {}
+    for m in re.finditer(r"\benum\s+(\w+)\s*\{(.*?)\}\s*;", text, flags=re.S):
+        entries, known, val = [], {}, 0
+        for item in m.group(2).split(","):
+            item = item.strip()
+            if not item:
+                continue
+            name, _, expr = item.partition("=")
+            name = name.strip()
+            if expr:
+                v = c_int(expr, known)
+                val = v if v is not None else val
+            known[name] = val
+            entries.append((name, val))
+            val += 1
+        enums[m.group(1)] = entries
+    return enums
+
+
+def parse_defines(text):
+    defs = {}
+    for m in re.finditer(r"^#define\s+(\w+)[ \t]+([^\n]+)$", text, flags=re.M):
+        defs[m.group(1)] = m.group(2).strip()
+    return defs
+
+
+def is_max(name):
+    return name.startswith("__") or name.endswith("_MAX")
+
+
+def c_name(prefix, name):
+    return (prefix + name).upper().replace("-", "_")
+
+
+def spec_values(entries):
+    """[(name, value)] with the spec's implicit numbering: from 0 when the
+    first entry is unspec, else from 1; an explicit value restarts it."""
+    out = []
+    val = 0 if entries and entries[0].get("name") == "unspec" else 1
+    for e in entries:
+        if "value" in e:
+            val = e["value"]
+        out.append((e["name"], val))
+        val += 1
+    return out
+
+
+def balanced(text, start):
+    """The text of the {...} block opening at text[start]."""
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return text[start:i + 1]
+    raise ValueError("unbalanced braces")
+
+
+def top_level_blocks(body):
+    """The {...} blocks directly inside body (which includes its braces)."""
+    blocks, depth, start = [], 0, None
+    for i, ch in enumerate(body):
+        if ch == "{":
+            depth += 1
+            if depth == 2:
+                start = i
+        elif ch == "}":
+            if depth == 2:
+                blocks.append(body[start:i + 1])
+            depth -= 1
+    return blocks
+
+
+def parse_kernel(text):
+    """ops: {CMD: {"doit", "dumpit", "admin", "policy"}}, policies:
+    {name: {ATTR: NLA_TYPE}}, mcgrps: [define], family fields."""
+    text = strip_c_comments(text)
+    policies = {}
+    for m in re.finditer(r"struct\s+nla_policy\s+(\w+)\s*\[[^\]]*\]\s*=\s*\{",
+                         text):
+        body = balanced(text, m.end() - 1)
+        entries = {}
+        for e in re.finditer(r"\[\s*(\w+)\s*\]\s*=\s*"
+                             r"(?:\{[^}]*?\.type\s*=\s*(NLA_\w+)"
+                             r"|NLA_POLICY_\w+\(\s*(NLA_\w+)"
+                             r"|(NLA_POLICY_NESTED\w*))", body):
+            entries[e.group(1)] = (e.group(2) or e.group(3) or
+                                   ("NLA_NESTED" if e.group(4) else None))
+        policies[m.group(1)] = entries
+
+    ops = {}
+    m = re.search(r"struct\s+genl_(?:small_)?ops\s+\w+\s*\[\]\s*=\s*\{", text)
+    if m:
+        for block in top_level_blocks(balanced(text, m.end() - 1)):
+            cmd = re.search(r"\.cmd\s*=\s*(\w+)", block)
+            if not cmd:
+                continue
+            flags = re.search(r"\.flags\s*=\s*([^,}]+)", block)
+            policy = re.search(r"\.policy\s*=\s*(\w+)", block)
+            ops[cmd.group(1)] = {
+                "doit": bool(re.search(r"\.doit\s*=", block)),
+                "dumpit": bool(re.search(r"\.dumpit\s*=", block)),
+                "admin": bool(flags and re.search(r"\bGENL_ADMIN_PERM\b",
+                                                  flags.group(1))),
+                "policy": policy.group(1) if policy else None,
+            }
+
+    mcgrps = []
+    m = re.search(r"struct\s+genl_multicast_group\s+\w+\s*\[\]\s*=\s*\{", text)
+    if m:
+        mcgrps = re.findall(r"\.name\s*=\s*(\w+)", balanced(text, m.end() - 1))
+
+    family = {}
+    m = re.search(r"struct\s+genl_family\s+\w+[^;=]*=\s*\{", text)
+    if m:
+        for f in re.finditer(r"\.(\w+)\s*=\s*([^,}]+)", balanced(text, m.end() - 1)):
+            family[f.group(1)] = f.group(2).strip()
+    return ops, policies, mcgrps, family
+
+
+def main():
+    spec_path = sys.argv[1] if len(sys.argv) > 1 else DEFAULT_SPEC
+    tap = Tap()
+    try:
+        return run(spec_path, tap)
+    except Exception:  # a malformed spec must fail as TAP, not as a crash
+        tap.check(False, "the checks ran to completion",
+                  traceback.format_exc().splitlines())
+        return tap.finish()
+
+
+def run(spec_path, tap):
+
+    try:
+        spec = yaml.safe_load(read(spec_path))
+        nl_text = strip_c_comments(read(NL_HEADER))
+        abi_text = strip_c_comments(read(ABI_HEADER))
+        kernel_text = read(KERNEL_NL)
+    except (OSError, yaml.YAMLError) as e:
+        tap.check(False, "spec and sources can be read", [str(e)])
+        return tap.finish()
+
+    why = []
+    if not isinstance(spec, dict):
+        why.append("the spec is not a mapping")
+    else:
+        for key in ("name", "doc", "attribute-sets", "operations"):
+            if key not in spec:
+                why.append("no %r" % key)
+        if spec.get("protocol") != "genetlink-legacy":
+            why.append("protocol is %r, not genetlink-legacy"
+                       % spec.get("protocol"))
+    if not tap.check(not why, "spec is a genetlink-legacy spec", why):
+        return tap.finish()
+
+    enums = parse_enums(nl_text)
+    defines = parse_defines(nl_text)
+    abi_defines = parse_defines(abi_text)
+    sets = {s["name"]: s for s in spec.get("attribute-sets", [])}
+    ops_spec = spec["operations"]
+    op_list = ops_spec.get("list", [])
+    groups = [g["name"] for g in spec.get("mcast-groups", {}).get("list", [])]
+
+    # --- family identity --------------------------------------------------
+    def define_string(name):
+        v = defines.get(name, "")
+        m = re.fullmatch(r'"([^"]*)"', v)
+        return m.group(1) if m else None
+
+    hname = define_string("DSMEM_GENL_NAME")
+    tap.check(hname is not None and spec.get("name") == hname,
+              "family name matches DSMEM_GENL_NAME",
+              ["spec %r, header %r" % (spec.get("name"), hname)])
+
+    hver = c_int(defines.get("DSMEM_GENL_VERSION", ""), {})
+    sver = spec.get("version", 1)
+    tap.check(hver is not None and sver == hver,
+              "family version matches DSMEM_GENL_VERSION",
+              ["spec %r, header %r" % (sver, hver)])
+
+    why = []
+    for key, want in (("c-family-name", "DSMEM_GENL_NAME"),
+                      ("c-version-name", "DSMEM_GENL_VERSION")):
+        if key in spec and c_name("", spec[key]) != want:
+            why.append("%s %r does not name %s" % (key, spec[key], want))
+    tap.check(not why, "c-family-name and c-version-name name the header's defines",
+              why)
+
+    hgrp = define_string("DSMEM_GENL_MCGRP_EVENTS")
+    why = []
+    if groups != [hgrp]:
+        why.append("spec groups %r, header DSMEM_GENL_MCGRP_EVENTS %r"
+                   % (groups, hgrp))
+    for g in spec.get("mcast-groups", {}).get("list", []):
+        if "c-define-name" in g and \
+           c_name("", g["c-define-name"]) not in defines:
+            why.append("c-define-name %r is not defined in the header"
+                       % g["c-define-name"])
+    tap.check(not why, "multicast groups match DSMEM_GENL_MCGRP_EVENTS", why)
+
+    # --- enums ------------------------------------------------------------
+    def compare(enum, prefix, entries, what):
+        why = []
+        if enum not in enums:
+            why.append("enum %s not found in the header" % enum)
+        elif prefix is None:
+            why.append("no spec element is rendered as enum %s" % enum)
+        else:
+            want = [(n, v) for n, v in enums[enum] if not is_max(n)]
+            got = [(c_name(prefix, n), v) for n, v in spec_values(entries)]
+            for i in range(max(len(want), len(got))):
+                w = want[i] if i < len(want) else None
+                g = got[i] if i < len(got) else None
+                if w != g:
+                    why.append("position %d: header %s, spec %s" % (
+                        i, "%s = %d" % w if w else "(nothing)",
+                        "%s = %d" % g if g else "(nothing)"))
+        tap.check(not why, "%s: %s in the same order with the same values"
+                  % (enum, what), why)
+
+    def enum_of(element, default_prefix):
+        """(prefix, C enum name) of an ops list or attribute set."""
+        prefix = element.get("name-prefix", default_prefix)
+        name = element.get("enum-name")
+        if name is None and prefix:
+            name = prefix.rstrip("-")
+        return prefix, (name or "").replace("-", "_")
+
+    prefix, ename = enum_of(ops_spec, "%s-cmd-" % spec["name"])
+    compare("dsmem_cmd", prefix if ename == "dsmem_cmd" else None, op_list,
+            "operations")
+    cmd_name = {n: c_name(prefix, n) for n, _ in spec_values(op_list)}
+
+    for enum in ENUMS[1:]:
+        match = None
+        for s in sets.values():
+            if "subset-of" in s:
+                continue
+            p, e = enum_of(s, "%s-%s-a-" % (spec["name"], s["name"]))
+            if e == enum:
+                match = (p, s)
+        compare(enum, match[0] if match else None,
+                match[1]["attributes"] if match else [],
+                "attribute set %r" % (match[1]["name"] if match else "?"))
+
+    # --- internal consistency of the spec -----------------------------------
+    why = []
+
+    def set_attrs(name):
+        s = sets.get(name)
+        if s is None:
+            return None
+        if "subset-of" in s:
+            parent = sets.get(s["subset-of"])
+            if parent is None:
+                return None
+            full = {a["name"]: a for a in parent["attributes"]}
+            return {a["name"]: full.get(a["name"]) for a in s["attributes"]}
+        return {a["name"]: a for a in s["attributes"]}
+
+    for s in sets.values():
+        attrs = set_attrs(s["name"])
+        if attrs is None:
+            why.append("set %r: subset-of %r does not exist"
+                       % (s["name"], s.get("subset-of")))
+            continue
+        for a, d in attrs.items():
+            if d is None:
+                why.append("set %r: %r is not in %r"
+                           % (s["name"], a, s["subset-of"]))
+            elif d.get("type") == "nest" and \
+                    d.get("nested-attributes") not in sets:
+                why.append("set %r: %r nests unknown set %r"
+                           % (s["name"], a, d.get("nested-attributes")))
+    by_op = {op["name"]: op for op in op_list}
+    for op in op_list:
+        aset = set_attrs(op.get("attribute-set", "")) or {}
+        lists = []
+        for kind in ("do", "dump"):
+            for part in ("request", "reply"):
+                lists.append(("%s %s" % (kind, part),
+                              ((op.get(kind) or {}).get(part) or {})
+                              .get("attributes", [])))
+        lists.append(("event", (op.get("event") or {}).get("attributes", [])))
+        for where, names in lists:
+            for a in names:
+                if a not in aset:
+                    why.append("op %r %s: %r is not in set %r"
+                               % (op["name"], where, a, op.get("attribute-set")))
+        if "notify" in op and \
+           "reply" not in (by_op.get(op["notify"], {}).get("do") or {}):
+            why.append("op %r notifies like %r, which has no do reply"
+                       % (op["name"], op["notify"]))
+        if ("notify" in op or "event" in op) and op.get("mcgrp") not in groups:
+            why.append("op %r: notification on unknown group %r"
+                       % (op["name"], op.get("mcgrp")))
+    tap.check(not why, "spec references resolve (sets, nests, ops, groups)",
+              why)
+
+    # --- feature bits ---------------------------------------------------------
+    why = []
+    feats = [d for d in spec.get("definitions", []) if d.get("type") == "flags"
+             and d.get("header") == "linux/dsmem.h"]
+    hbits = {}
+    for n, v in parse_defines(abi_text).items():
+        m = re.fullmatch(r"_BITULL\((\d+)\)", v)
+        if n.startswith("DSMEM_FEAT_") and m:
+            hbits[n] = int(m.group(1))
+    sbits = {}
+    for d in feats:
+        bit = d.get("value-start", 0)
+        for e in d.get("entries", []):
+            e = e if isinstance(e, dict) else {"name": e}
+            bit = e.get("value", bit)
+            sbits[c_name(d.get("name-prefix", ""), e["name"])] = bit
+            bit += 1
+    if not feats:
+        why.append("no flags definition with header linux/dsmem.h")
+    if sbits != hbits:
+        why.append("spec %r, header %r" % (sorted(sbits.items()),
+                                          sorted(hbits.items())))
+    tap.check(not why, "feature flags match DSMEM_FEAT_* in dsmem.h", why)
+
+    # --- the kernel -------------------------------------------------------------
+    kops, policies, kgroups, family = parse_kernel(kernel_text)
+    tap.check(kops, "kernel/dsmem_netlink.c has a genl_ops array",
+              ["no ops found"])
+
+    spec_admin = {cmd_name[o["name"]] for o in op_list
+                  if "admin-perm" in o.get("flags", [])}
+    kern_admin = {c for c, o in kops.items() if o["admin"]}
+    tap.check(spec_admin == kern_admin,
+              "admin-perm in the spec is GENL_ADMIN_PERM in the kernel",
+              ["only in the spec: %s" % sorted(spec_admin - kern_admin),
+               "only in the kernel: %s" % sorted(kern_admin - spec_admin)])
+
+    why = []
+    for op in op_list:
+        c = cmd_name[op["name"]]
+        k = kops.get(c, {"doit": False, "dumpit": False})
+        if ("do" in op) != k["doit"]:
+            why.append("%s: spec %s do, kernel %s doit" % (
+                c, "has" if "do" in op else "has no",
+                "has" if k["doit"] else "has no"))
+        if ("dump" in op) != k["dumpit"]:
+            why.append("%s: spec %s dump, kernel %s dumpit" % (
+                c, "has" if "dump" in op else "has no",
+                "has" if k["dumpit"] else "has no"))
+    for c in kops:
+        if c not in cmd_name.values():
+            why.append("%s: a kernel op the spec does not list" % c)
+    tap.check(not why, "do/dump in the spec are the kernel's doit/dumpit", why)
+
+    why = []
+    for op in op_list:
+        c = cmd_name[op["name"]]
+        if c not in kops:
+            continue
+        s = sets.get(op.get("attribute-set"), {})
+        sattrs = set_attrs(op.get("attribute-set", "")) or {}
+        want = {}
+        for kind in ("do", "dump"):
+            for a in ((op.get(kind) or {}).get("request") or {}) \
+                    .get("attributes", []):
+                want[c_name(s.get("name-prefix", ""), a)] = \
+                    (sattrs.get(a) or {}).get("type")
+        pol = kops[c]["policy"]
+        got = policies.get(pol, {}) if pol else {}
+        if pol and pol not in policies:
+            why.append("%s: policy %s not found" % (c, pol))
+        for a in sorted(set(want) | set(got)):
+            if a not in got:
+                why.append("%s: spec request takes %s, the policy does not"
+                           % (c, a))
+            elif a not in want:
+                why.append("%s: the policy takes %s, the spec request does not"
+                           % (c, a))
+            elif got[a] not in POLICY_TYPES.get(want[a], set()):
+                why.append("%s: %s is %s in the spec, %s in the policy"
+                           % (c, a, want[a], got[a]))
+    tap.check(not why, "request attributes in the spec are the kernel policies",
+              why)
+
+    why = []
+    resv = family.get("resv_start_op")
+    cmd_values = dict(enums.get("dsmem_cmd", []))
+    resv_val = c_int(resv or "", cmd_values)
+    dont = [o["name"] for o in op_list if o.get("dont-validate")]
+    if resv_val is None:
+        why.append("no resv_start_op in the family (%r)" % resv)
+    elif dont:
+        why.append("the spec relaxes validation of %s" % dont)
+    else:
+        lax = [c for c in kops if cmd_values.get(c, -1) < resv_val]
+        if lax:
+            why.append("below resv_start_op %s, not strictly validated: %s"
+                       % (resv, lax))
+    tap.check(not why, "every operation is strictly validated, as the spec says",
+              why)
+
+    why = []
+    kgroup_names = sorted(define_string(g) or g for g in kgroups)
+    if kgroup_names != sorted(groups):
+        why.append("kernel %r, spec %r" % (kgroup_names, groups))
+    for field, want in (("name", "DSMEM_GENL_NAME"),
+                        ("version", "DSMEM_GENL_VERSION")):
+        if family.get(field) != want:
+            why.append("genl_family .%s is %r, not %s"
+                       % (field, family.get(field), want))
+    tap.check(not why, "the kernel registers the spec's name, version and groups",
+              why)
+
+    return tap.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
