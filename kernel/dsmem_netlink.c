@@ -165,19 +165,30 @@ err_count:
 	dsmem_stat_inc(DSMEM_STAT_NL_EVENTS_DROPPED);
 }
 
+/* A reply to a do request, with its header; NULL when out of memory. */
+static struct sk_buff *dsmem_nl_reply_new(struct genl_info *info, u8 cmd,
+					  void **hdr)
+{
+	struct sk_buff *msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+
+	if (!msg)
+		return NULL;
+	*hdr = genlmsg_put_reply(msg, info, &dsmem_nl_family, 0, cmd);
+	if (!*hdr) {
+		nlmsg_free(msg);
+		return NULL;
+	}
+	return msg;
+}
+
 static int dsmem_nl_version_get(struct sk_buff *skb, struct genl_info *info)
 {
 	struct sk_buff *msg;
 	void *hdr;
 
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	msg = dsmem_nl_reply_new(info, DSMEM_CMD_VERSION_GET, &hdr);
 	if (!msg)
 		return -ENOMEM;
-
-	hdr = genlmsg_put_reply(msg, info, &dsmem_nl_family, 0,
-				DSMEM_CMD_VERSION_GET);
-	if (!hdr)
-		goto err_free_msg;
 	if (nla_put_string(msg, DSMEM_ATTR_MODULE_VERSION, DSMEM_MODULE_VERSION) ||
 	    nla_put_u32(msg, DSMEM_ATTR_ABI_VERSION, DSMEM_ABI_VERSION) ||
 	    nla_put_u32(msg, DSMEM_ATTR_FAMILY_VERSION, DSMEM_GENL_VERSION) ||
@@ -317,14 +328,9 @@ static int dsmem_nl_stats_get(struct sk_buff *skb, struct genl_info *info)
 	void *hdr;
 	int s;
 
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	msg = dsmem_nl_reply_new(info, DSMEM_CMD_STATS_GET, &hdr);
 	if (!msg)
 		return -ENOMEM;
-
-	hdr = genlmsg_put_reply(msg, info, &dsmem_nl_family, 0,
-				DSMEM_CMD_STATS_GET);
-	if (!hdr)
-		goto err_free_msg;
 	stats = nla_nest_start(msg, DSMEM_ATTR_STATS);
 	if (!stats)
 		goto err_free_msg;

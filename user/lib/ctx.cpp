@@ -35,6 +35,20 @@ int run(ds_ctx *ctx, struct nl_msg *msg,
 	return ctx->nl.transact(msg, on_msg, ctx->errmsg);
 }
 
+// Hand a result to C callers as one malloc'd array (freed with free()).
+template <typename T>
+int to_c_array(ds_ctx *ctx, const std::vector<T> &v, T **arr, size_t *count)
+{
+	auto *a = static_cast<T *>(calloc(v.size() + 1, sizeof(T)));
+	if (!a)
+		return fail(ctx, -ENOMEM, "out of memory");
+	if (!v.empty())
+		memcpy(a, v.data(), v.size() * sizeof(T));
+	*arr = a;
+	*count = v.size();
+	return 0;
+}
+
 int dev_get(ds_ctx *ctx, const char *name, uint32_t index, ds_dev_info *dev)
 {
 	struct nl_msg *msg = build_request(ctx->family, DSMEM_CMD_DEV_GET, false);
@@ -149,17 +163,7 @@ DS_EXPORT int ds_dev_list(struct ds_ctx *ctx, struct ds_dev_info **devs,
 				      out.push_back(d);
 			      return r;
 		      });
-	if (ret)
-		return ret;
-
-	auto *arr = static_cast<ds_dev_info *>(calloc(out.size() + 1, sizeof(ds_dev_info)));
-	if (!arr)
-		return fail(ctx, -ENOMEM, "out of memory");
-	if (!out.empty())
-		memcpy(arr, out.data(), out.size() * sizeof(ds_dev_info));
-	*devs = arr;
-	*count = out.size();
-	return 0;
+	return ret ? ret : to_c_array(ctx, out, devs, count);
 }
 
 DS_EXPORT void ds_dev_list_free(struct ds_dev_info *devs)
@@ -173,17 +177,7 @@ DS_EXPORT int ds_stats_get(struct ds_ctx *ctx, struct ds_stat **stats,
 	std::vector<ds_stat> out;
 	int ret = run(ctx, build_request(ctx->family, DSMEM_CMD_STATS_GET, false),
 		      [&out](struct nl_msg *m) { return parse_stats(m, out); });
-	if (ret)
-		return ret;
-
-	auto *arr = static_cast<ds_stat *>(calloc(out.size() + 1, sizeof(ds_stat)));
-	if (!arr)
-		return fail(ctx, -ENOMEM, "out of memory");
-	if (!out.empty())
-		memcpy(arr, out.data(), out.size() * sizeof(ds_stat));
-	*stats = arr;
-	*count = out.size();
-	return 0;
+	return ret ? ret : to_c_array(ctx, out, stats, count);
 }
 
 DS_EXPORT void ds_stats_free(struct ds_stat *stats)
