@@ -32,6 +32,12 @@ bench_ctl() {
 	echo "bench: ctl.dev_show_ms $ours ms"
 	echo "bench: ctl.rdma_dev_show_ms $ref ms"
 	echo "bench: ctl.dev_show.ratio_vs_rdma_dev_show $(awk -v a="$ours" -v b="$ref" 'BEGIN { printf "%.2f", a / b }') x"
+	# the same tools doing no netlink at all: what process start costs
+	ours=$(mean_ms 40 "$dsctl" -V)
+	ref=$(mean_ms 40 rdma -V)
+	echo "bench: ctl.startup_ms $ours ms"
+	echo "bench: ctl.rdma_startup_ms $ref ms"
+	echo "bench: ctl.startup.ratio_vs_rdma $(awk -v a="$ours" -v b="$ref" 'BEGIN { printf "%.2f", a / b }') x"
 }
 
 if [ "${1:-}" = --in-guest ]; then
