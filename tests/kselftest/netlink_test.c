@@ -332,7 +332,7 @@ static int next_event(struct ds_monitor *mon, int type, const char *name)
 	return -ETIMEDOUT;
 }
 
-TEST_F_TIMEOUT(nl, runtime_device_add_and_remove_events, 120)
+TEST_F_TIMEOUT(nl, runtime_device_add_rename_and_remove_events, 120)
 {
 	const char *spare = env_or_die("DSMEM_SPARE_NETDEV");
 	struct ds_monitor *mon;
@@ -347,9 +347,15 @@ TEST_F_TIMEOUT(nl, runtime_device_add_and_remove_events, 120)
 	EXPECT_EQ(0, ds_dev_get(ctx, "rxe1", &d));
 	EXPECT_STREQ(spare, d.ports[0].netdev);
 
-	ASSERT_EQ(0, run("rdma link delete rxe1"));
-	EXPECT_EQ(0, next_event(mon, DS_EVENT_DEV_DEL, "rxe1"));
+	/* a rename reaches the ib_client, the table and the listeners */
+	ASSERT_EQ(0, run("rdma dev set rxe1 name dsren0"));
+	EXPECT_EQ(0, next_event(mon, DS_EVENT_DEV_RENAME, "dsren0"));
+	EXPECT_EQ(0, ds_dev_get(ctx, "dsren0", &d));
 	EXPECT_EQ(-ENODEV, ds_dev_get(ctx, "rxe1", &d));
+
+	ASSERT_EQ(0, run("rdma link delete dsren0"));
+	EXPECT_EQ(0, next_event(mon, DS_EVENT_DEV_DEL, "dsren0"));
+	EXPECT_EQ(-ENODEV, ds_dev_get(ctx, "dsren0", &d));
 
 	ds_ctx_close(ctx);
 	ds_monitor_close(mon);
