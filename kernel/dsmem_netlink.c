@@ -79,8 +79,8 @@ err_cancel_nest:
 }
 
 /* Caller holds dsmem_devs_lock. */
-int dsmem_nl_fill_dev(struct sk_buff *skb, struct dsmem_device *sdev,
-		      u32 portid, u32 seq, int flags, u8 cmd)
+static int dsmem_nl_fill_dev(struct sk_buff *skb, struct dsmem_device *sdev,
+			     u32 portid, u32 seq, int flags, u8 cmd)
 {
 	struct ib_device *ibdev = sdev->ibdev;
 	const struct ib_device_attr *da = &ibdev->attrs;

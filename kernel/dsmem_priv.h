@@ -79,8 +79,6 @@ void dsmem_devs_check_empty(void);
 int dsmem_nl_init(void);
 void dsmem_nl_exit(void);
 void dsmem_nl_notify_dev(struct dsmem_device *sdev, u8 cmd);
-int dsmem_nl_fill_dev(struct sk_buff *skb, struct dsmem_device *sdev,
-		      u32 portid, u32 seq, int flags, u8 cmd);
 
 /* dsmem_chrdev.c */
 int dsmem_chrdev_init(void);
