@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause) */
+/*
+ * dsmem: the remote-memory wire format (after seed 002), carried in RDMA
+ * SEND/RECV messages between dsmem modules.
+ *
+ * A message is a whole number of 64-byte units.  The first unit is a
+ * struct dsmem_wire_hdr; data units follow for the operations that carry
+ * data (REPLY_READ, WRITE), zero-padded to the unit.  Every multi-byte
+ * field is little-endian.  The transport (RDMA) frames messages, so the
+ * length of a received message is known; it must equal units * 64.
+ *
+ *   ALLOC(len = size, aux = segment or 0)  -> REPLY_ALLOC(addr = va, aux = pa)
+ *   FREE(addr = va)                        -> REPLY_FREE(status)
+ *   READ(addr, len)                        -> REPLY_READ(addr, len, data)
+ *                                          |  REPLY_READ_ERROR(status)
+ *   WRITE(addr, len, data)                 -> REPLY_WRITE(status), only with
+ *                                             DSMEM_WIRE_F_ACK
+ *
+ * A reply echoes the request's tag.  status is a positive errno, zero on
+ * success, and is set only in replies.
+ */
+#ifndef _UAPI_LINUX_DSMEM_WIRE_H
+#define _UAPI_LINUX_DSMEM_WIRE_H
+
+#include <linux/types.h>
+
+#define DSMEM_WIRE_UNIT		64
+#define DSMEM_WIRE_MAGIC	0xd5
+#define DSMEM_WIRE_VERSION	1
+/* inline data per message; larger transfers use one-sided RDMA */
+#define DSMEM_WIRE_MAX_DATA	4096
+#define DSMEM_WIRE_MAX_UNITS	(1 + DSMEM_WIRE_MAX_DATA / DSMEM_WIRE_UNIT)
+
+enum dsmem_wire_op {
+	DSMEM_WIRE_ALLOC = 1,
+	DSMEM_WIRE_REPLY_ALLOC,
+	DSMEM_WIRE_FREE,
+	DSMEM_WIRE_REPLY_FREE,
+	DSMEM_WIRE_READ,
+	DSMEM_WIRE_REPLY_READ,
+	DSMEM_WIRE_REPLY_READ_ERROR,
+	DSMEM_WIRE_WRITE,
+	DSMEM_WIRE_REPLY_WRITE,
+
+	__DSMEM_WIRE_OP_MAX,
+	DSMEM_WIRE_OP_MAX = __DSMEM_WIRE_OP_MAX - 1
+};
+
+/* struct dsmem_wire_hdr.flags */
+#define DSMEM_WIRE_F_ACK	0x01	/* WRITE: answer with REPLY_WRITE */
+#define DSMEM_WIRE_F_ALL	DSMEM_WIRE_F_ACK
+
+/**
+ * struct dsmem_wire_hdr - the first 64-byte unit of every message
+ * @magic:	DSMEM_WIRE_MAGIC
+ * @version:	DSMEM_WIRE_VERSION
+ * @opcode:	enum dsmem_wire_op
+ * @flags:	DSMEM_WIRE_F_*
+ * @status:	replies: positive errno or 0; requests: 0
+ * @units:	64-byte units in the message, this header included
+ * @tag:	chosen by the requester, echoed by the reply
+ * @seq:	per-connection sequence number of the sender
+ * @addr:	remote virtual address (va)
+ * @len:	bytes: of data (READ, REPLY_READ, WRITE) or to allocate (ALLOC)
+ * @aux:	ALLOC: segment to allocate in (0: any); REPLY_ALLOC: pa
+ * @reserved:	must be 0
+ */
+struct dsmem_wire_hdr {
+	__u8 magic;
+	__u8 version;
+	__u8 opcode;
+	__u8 flags;
+	__le16 status;
+	__le16 units;
+	__le32 tag;
+	__le32 seq;
+	__le64 addr;
+	__le64 len;
+	__le64 aux;
+	__u8 reserved[24];
+};
+
+#endif /* _UAPI_LINUX_DSMEM_WIRE_H */

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * dsmem: the remote-memory wire codec.
+ *
+ * One rule table says what each opcode may carry, and one check applies
+ * it, to what we send and to what we receive: a peer's message is trusted
+ * no more than our own.
+ */
+#include "dsmem_wire.h"
+
+struct dsmem_wire_rule {
+	u8 flags;		/* flags the opcode may carry */
+	bool reply;		/* a reply: status is meaningful */
+	bool data;		/* len bytes of data follow the header */
+	bool addr;		/* addr names remote memory (checked with len) */
+	bool len;		/* len must be non-zero */
+	bool failure;		/* status must be non-zero (an error reply) */
+	bool success;		/* status must be zero */
+};
+
+static const struct dsmem_wire_rule dsmem_wire_rules[] = {
+	[DSMEM_WIRE_ALLOC]		= { .len = true },
+	[DSMEM_WIRE_REPLY_ALLOC]	= { .reply = true },
+	[DSMEM_WIRE_FREE]		= { .addr = true },
+	[DSMEM_WIRE_REPLY_FREE]		= { .reply = true },
+	[DSMEM_WIRE_READ]		= { .addr = true, .len = true },
+	[DSMEM_WIRE_REPLY_READ]		= { .reply = true, .data = true,
+					    .addr = true, .len = true,
+					    .success = true },
+	[DSMEM_WIRE_REPLY_READ_ERROR]	= { .reply = true, .failure = true },
+	[DSMEM_WIRE_WRITE]		= { .flags = DSMEM_WIRE_F_ACK,
+					    .data = true, .addr = true,
+					    .len = true },
+	[DSMEM_WIRE_REPLY_WRITE]	= { .reply = true },
+};
+
+static const struct dsmem_wire_rule *dsmem_wire_rule(u8 opcode)
+{
+	if (!opcode || opcode > DSMEM_WIRE_OP_MAX)
+		return NULL;
+	return &dsmem_wire_rules[opcode];
+}
+
+static size_t dsmem_wire_units(const struct dsmem_wire_rule *r, u64 len)
+{
+	if (!r->data)
+		return 1;
+	return 1 + (len + DSMEM_WIRE_UNIT - 1) / DSMEM_WIRE_UNIT;
+}
+
+/* The rules, for a message about to be sent or just received. */
+static int dsmem_wire_check(const struct dsmem_wire_msg *m)
+{
+	const struct dsmem_wire_rule *r = dsmem_wire_rule(m->opcode);
+
+	if (!r)
+		return -EOPNOTSUPP;
+	if (m->flags & ~r->flags)
+		return -EINVAL;
+	if (!r->reply && m->status)
+		return -EINVAL;
+	if ((r->failure && !m->status) || (r->success && m->status))
+		return -EINVAL;
+	if (r->len && !m->len)
+		return -EINVAL;
+	if ((r->data || m->opcode == DSMEM_WIRE_READ) &&
+	    m->len > DSMEM_WIRE_MAX_DATA)
+		return -EMSGSIZE;
+	if (r->addr && m->addr + m->len < m->addr)
+		return -EOVERFLOW;
+	return 0;
+}
+
+size_t dsmem_wire_size(u8 opcode, u64 len)
+{
+	const struct dsmem_wire_rule *r = dsmem_wire_rule(opcode);
+
+	if (!r || (r->data && len > DSMEM_WIRE_MAX_DATA))
+		return 0;
+	return dsmem_wire_units(r, len) * DSMEM_WIRE_UNIT;
+}
+
+int dsmem_wire_encode(void *buf, size_t size, const struct dsmem_wire_msg *m)
+{
+	const struct dsmem_wire_rule *r = dsmem_wire_rule(m->opcode);
+	struct dsmem_wire_hdr *h = buf;
+	size_t units;
+	int ret;
+
+	ret = dsmem_wire_check(m);
+	if (ret)
+		return ret;
+	units = dsmem_wire_units(r, m->len);
+	if (size < units * DSMEM_WIRE_UNIT)
+		return -ENOSPC;
+	if (r->data && !m->data)
+		return -EINVAL;
+
+	memset(buf, 0, units * DSMEM_WIRE_UNIT);
+	h->magic = DSMEM_WIRE_MAGIC;
+	h->version = DSMEM_WIRE_VERSION;
+	h->opcode = m->opcode;
+	h->flags = m->flags;
+	h->status = cpu_to_le16(m->status);
+	h->units = cpu_to_le16((u16)units);
+	h->tag = cpu_to_le32(m->tag);
+	h->seq = cpu_to_le32(m->seq);
+	h->addr = cpu_to_le64(m->addr);
+	h->len = cpu_to_le64(m->len);
+	h->aux = cpu_to_le64(m->aux);
+	if (r->data)
+		memcpy(h + 1, m->data, m->len);
+	return (int)(units * DSMEM_WIRE_UNIT);
+}
+
+static bool dsmem_wire_zero(const u8 *p, size_t n)
+{
+	while (n--)
+		if (*p++)
+			return false;
+	return true;
+}
+
+int dsmem_wire_decode(const void *buf, size_t size, struct dsmem_wire_msg *m)
+{
+	const struct dsmem_wire_hdr *h = buf;
+	const struct dsmem_wire_rule *r;
+	size_t units;
+	int ret;
+
+	/* a garbage or truncated message says nothing reliable */
+	if (size < DSMEM_WIRE_UNIT || size % DSMEM_WIRE_UNIT ||
+	    size > DSMEM_WIRE_MAX_UNITS * DSMEM_WIRE_UNIT)
+		return -EBADMSG;
+	if (h->magic != DSMEM_WIRE_MAGIC)
+		return -EBADMSG;
+	if (h->version != DSMEM_WIRE_VERSION)
+		return -EPROTONOSUPPORT;
+	if (le16_to_cpu(h->units) != size / DSMEM_WIRE_UNIT)
+		return -EBADMSG;
+	if (!dsmem_wire_zero(h->reserved, sizeof(h->reserved)))
+		return -EINVAL;
+
+	m->opcode = h->opcode;
+	m->flags = h->flags;
+	m->status = le16_to_cpu(h->status);
+	m->tag = le32_to_cpu(h->tag);
+	m->seq = le32_to_cpu(h->seq);
+	m->addr = le64_to_cpu(h->addr);
+	m->len = le64_to_cpu(h->len);
+	m->aux = le64_to_cpu(h->aux);
+	m->data = NULL;
+
+	ret = dsmem_wire_check(m);
+	if (ret)
+		return ret;
+	r = dsmem_wire_rule(m->opcode);
+	units = dsmem_wire_units(r, m->len);
+	if (units != size / DSMEM_WIRE_UNIT)
+		return -EBADMSG;
+	if (r->data) {
+		const u8 *data = (const u8 *)(h + 1);
+
+		/* the padding of the last unit is zero, as encode leaves it */
+		if (!dsmem_wire_zero(data + m->len,
+				     (units - 1) * DSMEM_WIRE_UNIT - m->len))
+			return -EBADMSG;
+		m->data = data;
+	}
+	return 0;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * dsmem: encoder and decoder of the wire format in uapi/linux/dsmem_wire.h.
+ * Portable C: the module and the userspace tests compile the same file.
+ */
+#ifndef _DSMEM_WIRE_H
+#define _DSMEM_WIRE_H
+
+#include "dsmem_portable.h"
+
+#ifdef __KERNEL__
+#include <uapi/linux/dsmem_wire.h>
+#else
+#include <linux/dsmem_wire.h>
+#endif
+
+/* A message in host byte order. */
+struct dsmem_wire_msg {
+	u8 opcode;
+	u8 flags;
+	u16 status;
+	u32 tag;
+	u32 seq;
+	u64 addr;
+	u64 len;
+	u64 aux;
+	/* data of REPLY_READ and WRITE: encode reads it, decode points it
+	 * into the received buffer
+	 */
+	const void *data;
+};
+
+/* Bytes a message of this opcode and length occupies; 0 if invalid. */
+size_t dsmem_wire_size(u8 opcode, u64 len);
+/* Encode into buf; the number of bytes written, or a negative errno. */
+int dsmem_wire_encode(void *buf, size_t size, const struct dsmem_wire_msg *m);
+/* Decode a received message of exactly size bytes; 0 or a negative errno. */
+int dsmem_wire_decode(const void *buf, size_t size, struct dsmem_wire_msg *m);
+
+#endif /* _DSMEM_WIRE_H */
