@@ -8,6 +8,7 @@
  */
 #include <linux/module.h>
 #include <net/genetlink.h>
+#include <net/net_namespace.h>
 #include <rdma/ib_cache.h>
 
 #include "dsmem_priv.h"
@@ -136,15 +137,11 @@ err_cancel_msg:
 	return ret;
 }
 
-/* Announce a device event; called with dsmem_devs_lock held. */
-void dsmem_nl_notify_dev(struct dsmem_device *sdev, u8 cmd)
+static void dsmem_nl_notify_net(struct dsmem_device *sdev, u8 cmd,
+				struct net *net)
 {
 	struct sk_buff *skb;
 	int ret;
-
-	if (!genl_has_listeners(&dsmem_nl_family, &init_net,
-				DSMEM_NL_MCGRP_EVENTS))
-		return;
 
 	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!skb)
@@ -153,8 +150,8 @@ void dsmem_nl_notify_dev(struct dsmem_device *sdev, u8 cmd)
 		nlmsg_free(skb);
 		goto err_count;
 	}
-	ret = genlmsg_multicast(&dsmem_nl_family, skb, 0,
-				DSMEM_NL_MCGRP_EVENTS, GFP_KERNEL);
+	ret = genlmsg_multicast_netns(&dsmem_nl_family, net, skb, 0,
+				      DSMEM_NL_MCGRP_EVENTS, GFP_KERNEL);
 	/* -ESRCH only says that the last listener just left */
 	if (ret && ret != -ESRCH)
 		goto err_count;
@@ -163,6 +160,25 @@ void dsmem_nl_notify_dev(struct dsmem_device *sdev, u8 cmd)
 
 err_count:
 	dsmem_stat_inc(DSMEM_STAT_NL_EVENTS_DROPPED);
+}
+
+/*
+ * Announce a device event to every network namespace that may use the
+ * device (all of them in the RDMA core's shared mode, its own in exclusive
+ * mode) and has listeners.  Called with dsmem_devs_lock held; net_rwsem
+ * rather than RCU, because the messages are built with GFP_KERNEL.
+ */
+void dsmem_nl_notify_dev(struct dsmem_device *sdev, u8 cmd)
+{
+	struct net *net;
+
+	down_read(&net_rwsem);
+	for_each_net(net)
+		if (rdma_dev_access_netns(sdev->ibdev, net) &&
+		    genl_has_listeners(&dsmem_nl_family, net,
+				       DSMEM_NL_MCGRP_EVENTS))
+			dsmem_nl_notify_net(sdev, cmd, net);
+	up_read(&net_rwsem);
 }
 
 /* A reply to a do request, with its header; NULL when out of memory. */
@@ -208,6 +224,7 @@ static struct dsmem_device *dsmem_nl_find_dev(struct genl_info *info)
 {
 	struct nlattr *idx = info->attrs[DSMEM_ATTR_DEV_INDEX];
 	struct nlattr *name = info->attrs[DSMEM_ATTR_DEV_NAME];
+	struct net *net = genl_info_net(info);
 	struct dsmem_device *sdev;
 	unsigned long i;
 
@@ -220,13 +237,14 @@ static struct dsmem_device *dsmem_nl_find_dev(struct genl_info *info)
 	}
 	if (idx) {
 		sdev = xa_load(&dsmem_devs, nla_get_u32(idx));
-		if (sdev)
+		if (sdev && rdma_dev_access_netns(sdev->ibdev, net))
 			return sdev;
 		NL_SET_ERR_MSG_ATTR(info->extack, idx, "no such RDMA device");
 		return ERR_PTR(-ENODEV);
 	}
 	xa_for_each(&dsmem_devs, i, sdev)
-		if (!nla_strcmp(name, sdev->name))
+		if (!nla_strcmp(name, sdev->name) &&
+		    rdma_dev_access_netns(sdev->ibdev, net))
 			return sdev;
 	NL_SET_ERR_MSG_ATTR(info->extack, name, "no such RDMA device");
 	return ERR_PTR(-ENODEV);
@@ -291,6 +309,7 @@ static int dsmem_nl_dev_get_dump_check(struct netlink_callback *cb)
 static int dsmem_nl_dev_get_dumpit(struct sk_buff *skb,
 				   struct netlink_callback *cb)
 {
+	struct net *net = sock_net(cb->skb->sk);
 	unsigned long next = cb->args[0];
 	struct dsmem_device *sdev;
 	unsigned long index;
@@ -305,6 +324,11 @@ static int dsmem_nl_dev_get_dumpit(struct sk_buff *skb,
 
 	mutex_lock(&dsmem_devs_lock);
 	xa_for_each_start(&dsmem_devs, index, sdev, next) {
+		/* a device this namespace may not use does not exist for it */
+		if (!rdma_dev_access_netns(sdev->ibdev, net)) {
+			next = index + 1;
+			continue;
+		}
 		ret = dsmem_nl_fill_dev(skb, sdev, NETLINK_CB(cb->skb).portid,
 					cb->nlh->nlmsg_seq, NLM_F_MULTI,
 					DSMEM_CMD_DEV_GET);
@@ -385,7 +409,8 @@ static struct genl_family dsmem_nl_family __ro_after_init = {
 	.name		= DSMEM_GENL_NAME,
 	.version	= DSMEM_GENL_VERSION,
 	.maxattr	= DSMEM_ATTR_MAX,
-	.netnsok	= false,
+	/* each namespace sees the devices it may use (rdma_dev_access_netns) */
+	.netnsok	= true,
 	.parallel_ops	= true,
 	.module		= THIS_MODULE,
 	.ops		= dsmem_nl_ops,

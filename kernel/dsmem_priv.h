@@ -67,7 +67,8 @@ void dsmem_stats_reset(void);
 extern struct ib_client dsmem_ib_client;
 /*
  * Lock order: ib_core's device and client locks (held around .add/.remove)
- *   -> dsmem_devs_lock -> the device's GID table lock (rdma_get_gid_attr).
+ *   -> dsmem_devs_lock -> net_rwsem (read, to announce events per netns)
+ *   and -> the device's GID table lock (rdma_get_gid_attr).
  * dsmem_devs_lock protects dsmem_devs and every dsmem_device's name; a
  * device found in dsmem_devs under the lock has a live ibdev.
  */

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Network namespaces: a container sees the RDMA devices it may use
+ * (all of them in the RDMA core's shared mode, those moved into it in
+ * exclusive mode), over dsctl, lookups and events.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <dsmem/ds.h>
+
+#include "kselftest_harness.h"
+#include "util.h"
+
+/* dsctl's JSON device list as seen from namespace ns ("" = ours) */
+static int devs_in(const char *ns, char *out, size_t size)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "%s%s %s -j dev > /tmp/ns.out 2>&1",
+		 *ns ? "ip netns exec " : "", ns, dsctl_path());
+	if (run("%s", cmd))
+		return -1;
+	return read_file("/tmp/ns.out", out, size);
+}
+
+/* The RDMA core changes netns mode only once extra namespaces are gone,
+ * which happens asynchronously after 'ip netns del'. */
+static int set_mode(const char *mode)
+{
+	for (int i = 0; i < 100; i++) {
+		if (!run("rdma system set netns %s 2>/dev/null", mode))
+			return 0;
+		usleep(100000);
+	}
+	return -1;
+}
+
+FIXTURE(ns) {
+	int unused;
+};
+
+FIXTURE_SETUP(ns)
+{
+	run("ip netns del dsns 2>/dev/null");
+	ASSERT_EQ(0, set_mode("shared"));
+	ASSERT_EQ(0, run("ip netns add dsns"));
+}
+
+FIXTURE_TEARDOWN(ns)
+{
+	run("rdma link delete rxe1 2>/dev/null; "
+	    "ip netns exec dsns rdma link delete rxe1 2>/dev/null; ip netns del dsns");
+	set_mode("shared");
+}
+
+TEST_F_TIMEOUT(ns, shared_mode_container_sees_devices_and_events, 120)
+{
+	const char *spare = env_or_die("DSMEM_SPARE_NETDEV");
+	char out[8192];
+	int sync[2], status;
+	pid_t pid;
+
+	ASSERT_EQ(0, devs_in("dsns", out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "\"ifname\":\"rxe0\"")) TH_LOG("%s", out);
+
+	ASSERT_EQ(0, pipe(sync));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		int fd = open("/var/run/netns/dsns", O_RDONLY | O_CLOEXEC);
+		struct ds_monitor *mon;
+		struct ds_event ev;
+
+		if (fd < 0 || setns(fd, CLONE_NEWNET) || ds_monitor_open(&mon))
+			_exit(2);
+		if (write(sync[1], "r", 1) != 1)
+			_exit(3);
+		for (int i = 0; i < 50; i++) {	/* bounded, ~10 s */
+			int ret = ds_monitor_next(mon, &ev, 200);
+
+			if (!ret && ev.type == DS_EVENT_DEV_NEW && !strcmp(ev.dev.name, "rxe1"))
+				_exit(0);
+			if (ret && ret != -EAGAIN)
+				_exit(4);
+		}
+		_exit(5);
+	}
+	char c;
+	ASSERT_EQ(1, read(sync[0], &c, 1));
+	ASSERT_EQ(0, run("rdma link add rxe1 type rxe netdev %s", spare));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("monitor in the namespace: status %d", WEXITSTATUS(status));
+	ASSERT_EQ(0, run("rdma link delete rxe1"));
+}
+
+/*
+ * rxe devices cannot change namespace (and new devices start in the
+ * initial one), so in exclusive mode the container must see none: not in
+ * a dump, not by name, not as an event.
+ */
+TEST_F_TIMEOUT(ns, exclusive_mode_container_sees_no_foreign_device, 120)
+{
+	const char *spare = env_or_die("DSMEM_SPARE_NETDEV");
+	int ready[2], go[2], status;
+	char out[8192], c;
+	pid_t pid;
+
+	/* exclusive mode can only be entered with no extra namespace */
+	run("ip netns del dsns");
+	ASSERT_EQ(0, set_mode("exclusive")) TH_LOG("rdma system set netns exclusive");
+	ASSERT_EQ(0, run("ip netns add dsns"));
+
+	ASSERT_EQ(0, devs_in("dsns", out, sizeof(out)));
+	EXPECT_STREQ("[]\n", out);
+	EXPECT_EQ(1, run("ip netns exec dsns %s dev show rxe0 2>/dev/null", dsctl_path()));
+	ASSERT_EQ(0, devs_in("", out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "\"ifname\":\"rxe0\"")) TH_LOG("%s", out);
+
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		int fd = open("/var/run/netns/dsns", O_RDONLY | O_CLOEXEC);
+		struct ds_monitor *mon;
+		struct ds_event ev;
+
+		if (fd < 0 || setns(fd, CLONE_NEWNET) || ds_monitor_open(&mon))
+			_exit(2);
+		if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(3);
+		/* events are queued before 'rdma link add' returns */
+		_exit(ds_monitor_next(mon, &ev, 0) == -EAGAIN ? 0 : 4);
+	}
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	ASSERT_EQ(0, run("rdma link add rxe1 type rxe netdev %s", spare));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("monitor in the namespace: status %d", WEXITSTATUS(status));
+	ASSERT_EQ(0, devs_in("dsns", out, sizeof(out)));
+	EXPECT_STREQ("[]\n", out);
+}
+
+TEST_HARNESS_MAIN
