@@ -35,6 +35,12 @@ struct dsmem_ioctl_desc {
 		.flags = _flags,					\
 	}
 
+static int dsmem_ioc_version(struct file *filp, void *arg);
+
+static const struct dsmem_ioctl_desc dsmem_ioctls[] = {
+	DSMEM_IOCTL(VERSION, dsmem_ioc_version, 0),
+};
+
 static int dsmem_ioc_version(struct file *filp, void *arg)
 {
 	struct dsmem_ioc_version *v = arg;
@@ -44,15 +50,11 @@ static int dsmem_ioc_version(struct file *filp, void *arg)
 
 	v->abi_version = DSMEM_ABI_VERSION;
 	v->features = dsmem_features();
-	v->max_ioctl_nr = _IOC_NR(DSMEM_IOC_VERSION);
+	v->max_ioctl_nr = ARRAY_SIZE(dsmem_ioctls) - 1;
 	strscpy(v->module_version, DSMEM_MODULE_VERSION,
 		sizeof(v->module_version));
 	return 0;
 }
-
-static const struct dsmem_ioctl_desc dsmem_ioctls[] = {
-	DSMEM_IOCTL(VERSION, dsmem_ioc_version, 0),
-};
 
 static long dsmem_ioctl(struct file *filp, unsigned int cmd, unsigned long uarg)
 {

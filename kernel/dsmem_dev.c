@@ -25,11 +25,10 @@ static int dsmem_ib_add(struct ib_device *ibdev)
 		goto err_count;
 	}
 	sdev->ibdev = ibdev;
-	sdev->index = ibdev->index;
 
 	mutex_lock(&dsmem_devs_lock);
 	strscpy(sdev->name, dev_name(&ibdev->dev), sizeof(sdev->name));
-	ret = xa_insert(&dsmem_devs, sdev->index, sdev, GFP_KERNEL);
+	ret = xa_insert(&dsmem_devs, ibdev->index, sdev, GFP_KERNEL);
 	if (ret) {
 		mutex_unlock(&dsmem_devs_lock);
 		goto err_free_sdev;
@@ -55,7 +54,7 @@ static void dsmem_ib_remove(struct ib_device *ibdev, void *client_data)
 	struct dsmem_device *sdev = client_data;
 
 	mutex_lock(&dsmem_devs_lock);
-	xa_erase(&dsmem_devs, sdev->index);
+	xa_erase(&dsmem_devs, ibdev->index);
 	dsmem_nl_notify_dev(sdev, DSMEM_CMD_DEV_DEL);
 	mutex_unlock(&dsmem_devs_lock);
 

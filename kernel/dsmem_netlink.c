@@ -97,7 +97,7 @@ static int dsmem_nl_fill_dev(struct sk_buff *skb, struct dsmem_device *sdev,
 	if (!hdr)
 		return -EMSGSIZE;
 
-	if (nla_put_u32(skb, DSMEM_ATTR_DEV_INDEX, sdev->index) ||
+	if (nla_put_u32(skb, DSMEM_ATTR_DEV_INDEX, ibdev->index) ||
 	    nla_put_string(skb, DSMEM_ATTR_DEV_NAME, sdev->name))
 		goto err_cancel_msg;
 	/* a departing device is named, not described */

@@ -24,8 +24,7 @@
 
 /* One RDMA device as dsmem sees it; created by ib_client .add. */
 struct dsmem_device {
-	struct ib_device *ibdev;
-	u32 index;			/* ibdev->index, the dump cursor */
+	struct ib_device *ibdev;	/* ibdev->index keys dsmem_devs */
 	char name[IB_DEVICE_NAME_MAX];	/* under dsmem_devs_lock */
 };
 

@@ -21,7 +21,6 @@ using namespace dsmem::detail;
 struct ds_monitor {
 	genl_socket events;	// subscriptions only; never sends requests
 	int family = -1;	// -1 while the module is not loaded
-	int ctrl_group = -1;
 	std::deque<ds_event> queue;
 	int error = 0;		// a parse failure found inside a batch
 };
@@ -117,18 +116,18 @@ DS_EXPORT int ds_monitor_open(struct ds_monitor **monp)
 {
 	auto *mon = new (std::nothrow) ds_monitor;
 	std::string err;
-	int ret;
+	int ctrl_group, ret;
 
 	if (!mon)
 		return -ENOMEM;
 	ret = mon->events.open(err);
 	if (ret)
 		goto err_free_mon;
-	ret = resolve("nlctrl", "notify", nullptr, &mon->ctrl_group);
+	ret = resolve("nlctrl", "notify", nullptr, &ctrl_group);
 	if (ret)
 		goto err_free_mon;
 	nl_socket_disable_seq_check(mon->events.sk());
-	ret = nl_socket_add_membership(mon->events.sk(), mon->ctrl_group);
+	ret = nl_socket_add_membership(mon->events.sk(), ctrl_group);
 	if (ret < 0) {
 		ret = nlerr_to_errno(ret);
 		goto err_free_mon;
