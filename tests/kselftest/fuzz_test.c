@@ -42,30 +42,21 @@ static void fill_random(void *buf, size_t len)
 }
 
 FIXTURE(fuzz) {
-	int fd;
-	int family;
+	struct raw_nl raw;
 	unsigned long taint;
 };
 
 FIXTURE_SETUP(fuzz)
 {
-	struct nl_sock *sk = nl_socket_alloc();
-
 	srandom(SEED);
 	TH_LOG("seed 0x%x", SEED);
 	self->taint = kernel_taint();
-	ASSERT_NE(NULL, sk);
-	ASSERT_EQ(0, genl_connect(sk));
-	self->family = genl_ctrl_resolve(sk, DSMEM_GENL_NAME);
-	nl_socket_free(sk);
-	ASSERT_GT(self->family, 0);
-	self->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
-	ASSERT_GE(self->fd, 0);
+	ASSERT_EQ(0, raw_open(&self->raw));
 }
 
 FIXTURE_TEARDOWN(fuzz)
 {
-	close(self->fd);
+	close(self->raw.fd);
 }
 
 /* Build one random request: known and unknown commands, attributes of
@@ -103,40 +94,17 @@ static size_t random_request(int family, char *buf, size_t size)
 	return len;
 }
 
-/* Read replies until the ACK, the error or the end of a dump. */
-static int read_answer(int fd, int *error)
-{
-	static char buf[65536];
-
-	for (;;) {
-		ssize_t n = recv(fd, buf, sizeof(buf), 0);
-
-		if (n < 0)
-			return -errno;
-		for (struct nlmsghdr *nh = (void *)buf; NLMSG_OK(nh, n); nh = NLMSG_NEXT(nh, n)) {
-			if (nh->nlmsg_type == NLMSG_ERROR) {
-				*error = ((struct nlmsgerr *)NLMSG_DATA(nh))->error;
-				return 0;
-			}
-			if (nh->nlmsg_type == NLMSG_DONE) {
-				*error = *(int *)NLMSG_DATA(nh);
-				return 0;
-			}
-		}
-	}
-}
-
 TEST_F_TIMEOUT(fuzz, netlink_random_requests, 600)
 {
 	static char buf[4096];
 	int counts[5] = {};	/* ok, EINVAL, EOPNOTSUPP, ENODEV, other */
 
 	for (int i = 0; i < NL_ROUNDS; i++) {
-		size_t len = random_request(self->family, buf, sizeof(buf));
-		int error = 1;
+		size_t len = random_request(self->raw.family, buf, sizeof(buf));
+		int error;
 
-		ASSERT_EQ((ssize_t)len, send(self->fd, buf, len, 0));
-		ASSERT_EQ(0, read_answer(self->fd, &error)) TH_LOG("round %d", i);
+		ASSERT_EQ((ssize_t)len, send(self->raw.fd, buf, len, 0));
+		error = raw_answer(self->raw.fd, NULL, 0);
 		switch (error) {
 		case 0: counts[0]++; break;
 		case -EINVAL: case -ERANGE: case -EMSGSIZE: counts[1]++; break;

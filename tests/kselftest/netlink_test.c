@@ -22,33 +22,7 @@
 #include "kselftest_harness.h"
 #include "util.h"
 
-/*
- * Raw requests: built with libnl, sent as exact bytes on a plain socket so
- * that tests can break them on purpose.  Returns the kernel's error (0 on
- * success) and copies the extended-ack text.
- */
-struct raw_nl {
-	int fd;
-	int family;
-};
-
-static int raw_open(struct raw_nl *r)
-{
-	struct nl_sock *sk = nl_socket_alloc();
-	int one = 1;
-
-	if (!sk || genl_connect(sk))
-		return -1;
-	r->family = genl_ctrl_resolve(sk, DSMEM_GENL_NAME);
-	nl_socket_free(sk);
-	r->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
-	if (r->fd < 0 || r->family < 0)
-		return -1;
-	setsockopt(r->fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
-	setsockopt(r->fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
-	return 0;
-}
-
+/* A request as the tests break it: libnl-built, sent raw (util.c). */
 static struct nl_msg *raw_msg(struct raw_nl *r, uint8_t cmd)
 {
 	struct nl_msg *m = nlmsg_alloc();
@@ -56,47 +30,6 @@ static struct nl_msg *raw_msg(struct raw_nl *r, uint8_t cmd)
 	genlmsg_put(m, 0, 1, r->family, 0, NLM_F_REQUEST | NLM_F_ACK, cmd,
 		    DSMEM_GENL_VERSION);
 	return m;
-}
-
-static int raw_send(struct raw_nl *r, struct nl_msg *m, char *text, size_t tlen)
-{
-	struct nlmsghdr *h = nlmsg_hdr(m);
-	static char buf[65536];
-	ssize_t n;
-
-	if (text)
-		text[0] = '\0';
-	n = send(r->fd, h, h->nlmsg_len, 0);
-	nlmsg_free(m);
-	if (n < 0)
-		return -errno;
-	for (;;) {
-		n = recv(r->fd, buf, sizeof(buf), 0);
-		if (n < 0)
-			return -errno;
-		for (struct nlmsghdr *nh = (void *)buf; NLMSG_OK(nh, n); nh = NLMSG_NEXT(nh, n)) {
-			struct nlmsgerr *e = NLMSG_DATA(nh);
-			struct nlattr *a;
-			int rem;
-
-			/* a dump's error comes in NLMSG_DONE: an int, then TLVs */
-			bool done = nh->nlmsg_type == NLMSG_DONE;
-			int error = done ? *(int *)NLMSG_DATA(nh) : e->error;
-			size_t head = done ? sizeof(int) : sizeof(*e);
-
-			if (!done && nh->nlmsg_type != NLMSG_ERROR)
-				continue;
-			if (text && (nh->nlmsg_flags & NLM_F_ACK_TLVS)) {
-				char *tlv = (char *)NLMSG_DATA(nh) + head;
-
-				rem = (char *)nh + nh->nlmsg_len - tlv;
-				nla_for_each_attr(a, (struct nlattr *)tlv, rem, rem)
-					if (nla_type(a) == NLMSGERR_ATTR_MSG)
-						snprintf(text, tlen, "%s", (char *)nla_data(a));
-			}
-			return error;
-		}
-	}
 }
 
 FIXTURE(nl) {
@@ -314,24 +247,6 @@ TEST_F_TIMEOUT(nl, mutating_op_needs_cap_net_admin, 120)
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("child step %d failed", WEXITSTATUS(status));
 }
 
-static int next_event(struct ds_monitor *mon, int type, const char *name)
-{
-	struct ds_event ev;
-
-	/* bounded: a lost event fails the test instead of hanging it */
-	for (int i = 0; i < 50; i++) {
-		int ret = ds_monitor_next(mon, &ev, 200);
-
-		if (ret == -EAGAIN)
-			continue;
-		if (ret)
-			return ret;
-		if ((int)ev.type == type && !strcmp(ev.dev.name, name))
-			return 0;
-	}
-	return -ETIMEDOUT;
-}
-
 TEST_F_TIMEOUT(nl, runtime_device_add_rename_and_remove_events, 120)
 {
 	const char *spare = env_or_die("DSMEM_SPARE_NETDEV");
@@ -343,18 +258,18 @@ TEST_F_TIMEOUT(nl, runtime_device_add_rename_and_remove_events, 120)
 	ASSERT_EQ(0, ds_ctx_open(&ctx));
 
 	ASSERT_EQ(0, run("rdma link add rxe1 type rxe netdev %s", spare));
-	EXPECT_EQ(0, next_event(mon, DS_EVENT_DEV_NEW, "rxe1"));
+	EXPECT_EQ(0, wait_event(mon, DS_EVENT_DEV_NEW, "rxe1"));
 	EXPECT_EQ(0, ds_dev_get(ctx, "rxe1", &d));
 	EXPECT_STREQ(spare, d.ports[0].netdev);
 
 	/* a rename reaches the ib_client, the table and the listeners */
 	ASSERT_EQ(0, run("rdma dev set rxe1 name dsren0"));
-	EXPECT_EQ(0, next_event(mon, DS_EVENT_DEV_RENAME, "dsren0"));
+	EXPECT_EQ(0, wait_event(mon, DS_EVENT_DEV_RENAME, "dsren0"));
 	EXPECT_EQ(0, ds_dev_get(ctx, "dsren0", &d));
 	EXPECT_EQ(-ENODEV, ds_dev_get(ctx, "rxe1", &d));
 
 	ASSERT_EQ(0, run("rdma link delete dsren0"));
-	EXPECT_EQ(0, next_event(mon, DS_EVENT_DEV_DEL, "dsren0"));
+	EXPECT_EQ(0, wait_event(mon, DS_EVENT_DEV_DEL, "dsren0"));
 	EXPECT_EQ(-ENODEV, ds_dev_get(ctx, "dsren0", &d));
 
 	ds_ctx_close(ctx);

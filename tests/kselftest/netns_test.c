@@ -41,6 +41,67 @@ static int set_mode(const char *mode)
 	return -1;
 }
 
+/*
+ * A monitor inside the namespace dsns, in a child process: it opens, says
+ * ready, waits for go, then exits with check(mon).  Device events are
+ * queued before 'rdma link add' returns, so the check runs on what the
+ * namespace was told, with no waiting for things that should not come.
+ */
+struct ns_monitor {
+	pid_t pid;
+	int go;
+};
+
+static int ns_monitor_start(struct ns_monitor *m, int (*check)(struct ds_monitor *))
+{
+	int ready[2], go[2];
+	char c;
+
+	if (pipe(ready) || pipe(go))
+		return -1;
+	m->pid = fork();
+	if (m->pid < 0)
+		return -1;
+	if (m->pid == 0) {
+		int fd = open("/var/run/netns/dsns", O_RDONLY | O_CLOEXEC);
+		struct ds_monitor *mon;
+
+		if (fd < 0 || setns(fd, CLONE_NEWNET) || ds_monitor_open(&mon))
+			_exit(2);
+		if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(3);
+		_exit(check(mon));
+	}
+	close(ready[1]);
+	close(go[0]);
+	m->go = go[1];
+	return read(ready[0], &c, 1) == 1 ? 0 : -1;
+}
+
+/* The child's verdict: 0 when its check held. */
+static int ns_monitor_finish(struct ns_monitor *m)
+{
+	int status;
+
+	if (write(m->go, "g", 1) != 1 || waitpid(m->pid, &status, 0) != m->pid ||
+	    !WIFEXITED(status))
+		return -1;
+	close(m->go);
+	return WEXITSTATUS(status);
+}
+
+static int saw_rxe1_added(struct ds_monitor *mon)
+{
+	return wait_event(mon, DS_EVENT_DEV_NEW, "rxe1") ? 4 : 0;
+}
+
+static int saw_nothing(struct ds_monitor *mon)
+{
+	struct ds_event ev;
+
+	return ds_monitor_next(mon, &ev, 0) == -EAGAIN ? 0 : 4;
+}
+
 FIXTURE(ns) {
 	int unused;
 };
@@ -62,41 +123,15 @@ FIXTURE_TEARDOWN(ns)
 TEST_F_TIMEOUT(ns, shared_mode_container_sees_devices_and_events, 120)
 {
 	const char *spare = env_or_die("DSMEM_SPARE_NETDEV");
+	struct ns_monitor mon;
 	char out[8192];
-	int sync[2], status;
-	pid_t pid;
 
 	ASSERT_EQ(0, devs_in("dsns", out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "\"ifname\":\"rxe0\"")) TH_LOG("%s", out);
 
-	ASSERT_EQ(0, pipe(sync));
-	pid = fork();
-	ASSERT_GE(pid, 0);
-	if (pid == 0) {
-		int fd = open("/var/run/netns/dsns", O_RDONLY | O_CLOEXEC);
-		struct ds_monitor *mon;
-		struct ds_event ev;
-
-		if (fd < 0 || setns(fd, CLONE_NEWNET) || ds_monitor_open(&mon))
-			_exit(2);
-		if (write(sync[1], "r", 1) != 1)
-			_exit(3);
-		for (int i = 0; i < 50; i++) {	/* bounded, ~10 s */
-			int ret = ds_monitor_next(mon, &ev, 200);
-
-			if (!ret && ev.type == DS_EVENT_DEV_NEW && !strcmp(ev.dev.name, "rxe1"))
-				_exit(0);
-			if (ret && ret != -EAGAIN)
-				_exit(4);
-		}
-		_exit(5);
-	}
-	char c;
-	ASSERT_EQ(1, read(sync[0], &c, 1));
+	ASSERT_EQ(0, ns_monitor_start(&mon, saw_rxe1_added));
 	ASSERT_EQ(0, run("rdma link add rxe1 type rxe netdev %s", spare));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		TH_LOG("monitor in the namespace: status %d", WEXITSTATUS(status));
+	EXPECT_EQ(0, ns_monitor_finish(&mon)) TH_LOG("no dev_new rxe1 in the namespace");
 	ASSERT_EQ(0, run("rdma link delete rxe1"));
 }
 
@@ -108,9 +143,8 @@ TEST_F_TIMEOUT(ns, shared_mode_container_sees_devices_and_events, 120)
 TEST_F_TIMEOUT(ns, exclusive_mode_container_sees_no_foreign_device, 120)
 {
 	const char *spare = env_or_die("DSMEM_SPARE_NETDEV");
-	int ready[2], go[2], status;
-	char out[8192], c;
-	pid_t pid;
+	struct ns_monitor mon;
+	char out[8192];
 
 	/* exclusive mode can only be entered with no extra namespace */
 	run("ip netns del dsns");
@@ -123,28 +157,9 @@ TEST_F_TIMEOUT(ns, exclusive_mode_container_sees_no_foreign_device, 120)
 	ASSERT_EQ(0, devs_in("", out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "\"ifname\":\"rxe0\"")) TH_LOG("%s", out);
 
-	ASSERT_EQ(0, pipe(ready));
-	ASSERT_EQ(0, pipe(go));
-	pid = fork();
-	ASSERT_GE(pid, 0);
-	if (pid == 0) {
-		int fd = open("/var/run/netns/dsns", O_RDONLY | O_CLOEXEC);
-		struct ds_monitor *mon;
-		struct ds_event ev;
-
-		if (fd < 0 || setns(fd, CLONE_NEWNET) || ds_monitor_open(&mon))
-			_exit(2);
-		if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
-			_exit(3);
-		/* events are queued before 'rdma link add' returns */
-		_exit(ds_monitor_next(mon, &ev, 0) == -EAGAIN ? 0 : 4);
-	}
-	ASSERT_EQ(1, read(ready[0], &c, 1));
+	ASSERT_EQ(0, ns_monitor_start(&mon, saw_nothing));
 	ASSERT_EQ(0, run("rdma link add rxe1 type rxe netdev %s", spare));
-	ASSERT_EQ(1, write(go[1], "g", 1));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		TH_LOG("monitor in the namespace: status %d", WEXITSTATUS(status));
+	EXPECT_EQ(0, ns_monitor_finish(&mon)) TH_LOG("the namespace heard of rxe1");
 	ASSERT_EQ(0, devs_in("dsns", out, sizeof(out)));
 	EXPECT_STREQ("[]\n", out);
 }

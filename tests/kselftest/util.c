@@ -8,6 +8,14 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <sys/socket.h>
+
+#include <linux/dsmem_netlink.h>
+#include <netlink/genl/ctrl.h>
+#include <netlink/genl/genl.h>
+#include <netlink/msg.h>
+
+#include <dsmem/ds.h>
 
 #include "util.h"
 
@@ -93,4 +101,85 @@ unsigned long kernel_taint(void)
 	if (read_file("/proc/sys/kernel/tainted", buf, sizeof(buf)))
 		return ~0UL;
 	return strtoul(buf, NULL, 10);
+}
+
+int raw_open(struct raw_nl *r)
+{
+	struct nl_sock *sk = nl_socket_alloc();
+	int one = 1;
+
+	if (!sk || genl_connect(sk))
+		return -1;
+	r->family = genl_ctrl_resolve(sk, DSMEM_GENL_NAME);
+	nl_socket_free(sk);
+	r->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	if (r->fd < 0 || r->family < 0)
+		return -1;
+	setsockopt(r->fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	setsockopt(r->fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	return 0;
+}
+
+int raw_answer(int fd, char *text, size_t tlen)
+{
+	static char buf[65536];
+
+	if (text)
+		text[0] = '\0';
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+
+		if (n < 0)
+			return -errno;
+		for (struct nlmsghdr *nh = (void *)buf; NLMSG_OK(nh, n); nh = NLMSG_NEXT(nh, n)) {
+			/* a dump's error comes in NLMSG_DONE: an int, then TLVs */
+			bool done = nh->nlmsg_type == NLMSG_DONE;
+			struct nlmsgerr *e = NLMSG_DATA(nh);
+			int error = done ? *(int *)NLMSG_DATA(nh) : e->error;
+			size_t head = done ? sizeof(int) : sizeof(*e);
+			struct nlattr *a;
+			int rem;
+
+			if (!done && nh->nlmsg_type != NLMSG_ERROR)
+				continue;
+			if (text && (nh->nlmsg_flags & NLM_F_ACK_TLVS)) {
+				char *tlv = (char *)NLMSG_DATA(nh) + head;
+
+				rem = (char *)nh + nh->nlmsg_len - tlv;
+				nla_for_each_attr(a, (struct nlattr *)tlv, rem, rem)
+					if (nla_type(a) == NLMSGERR_ATTR_MSG)
+						snprintf(text, tlen, "%s", (char *)nla_data(a));
+			}
+			return error;
+		}
+	}
+}
+
+int raw_send(struct raw_nl *r, struct nl_msg *m, char *text, size_t tlen)
+{
+	struct nlmsghdr *h = nlmsg_hdr(m);
+	ssize_t n = send(r->fd, h, h->nlmsg_len, 0);
+
+	nlmsg_free(m);
+	if (n < 0)
+		return -errno;
+	return raw_answer(r->fd, text, tlen);
+}
+
+int wait_event(struct ds_monitor *mon, int type, const char *name)
+{
+	struct ds_event ev;
+
+	/* bounded: a lost event fails the test instead of hanging it */
+	for (int i = 0; i < 50; i++) {
+		int ret = ds_monitor_next(mon, &ev, 200);
+
+		if (ret == -EAGAIN)
+			continue;
+		if (ret)
+			return ret;
+		if ((int)ev.type == type && !strcmp(ev.dev.name, name))
+			return 0;
+	}
+	return -ETIMEDOUT;
 }

@@ -23,4 +23,28 @@ const char *dsctl_path(void);
 int read_file(const char *path, char *buf, size_t size);
 unsigned long kernel_taint(void);
 
+/*
+ * Raw requests to the dsmem family: built with libnl, sent as exact bytes
+ * on a plain socket (extended ACKs on) so that tests can break them.
+ */
+struct nl_msg;
+struct raw_nl {
+	int fd;
+	int family;
+};
+int raw_open(struct raw_nl *r);
+/* send m (and free it); the kernel's answer as raw_answer() gives it */
+int raw_send(struct raw_nl *r, struct nl_msg *m, char *text, size_t tlen);
+/*
+ * Read until the ACK, the error or the end of a dump: the kernel's error
+ * (0 on success, including from NLMSG_DONE), or -errno of recv; text, if
+ * given, receives the extended-ack message.
+ */
+int raw_answer(int fd, char *text, size_t tlen);
+
+/* Next event of this type for this device name, bounded (~10 s):
+ * 0, -ETIMEDOUT, or the monitor's error. */
+struct ds_monitor;
+int wait_event(struct ds_monitor *mon, int type, const char *name);
+
 #endif
