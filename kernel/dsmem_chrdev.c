@@ -37,8 +37,40 @@ struct dsmem_ioctl_desc {
 
 static int dsmem_ioc_version(struct file *filp, void *arg);
 
+/* the data path's handlers take the descriptor's state */
+static int dsmem_ioc_attach(struct file *filp, void *arg)
+{
+	return dsmem_xfer_attach(filp->private_data, arg);
+}
+
+static int dsmem_ioc_mr_reg(struct file *filp, void *arg)
+{
+	return dsmem_xfer_mr_reg(filp->private_data, arg);
+}
+
+static int dsmem_ioc_mr_dereg(struct file *filp, void *arg)
+{
+	return dsmem_xfer_mr_dereg(filp->private_data, arg);
+}
+
+static int dsmem_ioc_submit(struct file *filp, void *arg)
+{
+	return dsmem_xfer_submit(filp->private_data, arg);
+}
+
+static int dsmem_ioc_task(struct file *filp, void *arg)
+{
+	return dsmem_xfer_task(filp->private_data, arg);
+}
+
 static const struct dsmem_ioctl_desc dsmem_ioctls[] = {
 	DSMEM_IOCTL(VERSION, dsmem_ioc_version, 0),
+	/* attaching is what grants the use of a node's connections */
+	DSMEM_IOCTL(ATTACH, dsmem_ioc_attach, DSMEM_IOCF_ADMIN),
+	DSMEM_IOCTL(MR_REG, dsmem_ioc_mr_reg, 0),
+	DSMEM_IOCTL(MR_DEREG, dsmem_ioc_mr_dereg, 0),
+	DSMEM_IOCTL(SUBMIT, dsmem_ioc_submit, 0),
+	DSMEM_IOCTL(TASK, dsmem_ioc_task, 0),
 };
 
 static int dsmem_ioc_version(struct file *filp, void *arg)
@@ -67,6 +99,13 @@ static long dsmem_ioctl(struct file *filp, unsigned int cmd, unsigned long uarg)
 	int ret;
 
 	BUILD_BUG_ON(sizeof(struct dsmem_ioc_version) != DSMEM_IOC_VERSION_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct dsmem_ioc_attach) != DSMEM_IOC_ATTACH_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct dsmem_ioc_mr_reg) != DSMEM_IOC_MR_REG_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct dsmem_ioc_mr_dereg) != DSMEM_IOC_MR_DEREG_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct dsmem_ioc_submit) != DSMEM_IOC_SUBMIT_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct dsmem_ioc_task) != DSMEM_IOC_TASK_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct dsmem_xfer_req) != 48);
+	BUILD_BUG_ON(sizeof(struct dsmem_xfer_status) != 16);
 	BUILD_BUG_ON(sizeof(struct dsmem_ioc_version) > DSMEM_IOCTL_ARG_MAX);
 
 	dsmem_stat_inc(DSMEM_STAT_IOCTL_CALLS);
@@ -110,8 +149,34 @@ err_unknown:
 	return -ENOTTY;
 }
 
+static int dsmem_open(struct inode *inode, struct file *filp)
+{
+	struct dsmem_file *file;
+	int ret;
+
+	ret = dsmem_xfer_open(&file);
+	if (ret)
+		return ret;
+	filp->private_data = file;
+	return 0;
+}
+
+static int dsmem_release(struct inode *inode, struct file *filp)
+{
+	dsmem_xfer_release(filp->private_data);
+	return 0;
+}
+
+static __poll_t dsmem_poll(struct file *filp, poll_table *wait)
+{
+	return dsmem_xfer_poll(filp->private_data, filp, wait);
+}
+
 static const struct file_operations dsmem_fops = {
 	.owner		= THIS_MODULE,
+	.open		= dsmem_open,
+	.release	= dsmem_release,
+	.poll		= dsmem_poll,
 	.unlocked_ioctl	= dsmem_ioctl,
 	/* every argument has the same layout for 32- and 64-bit callers */
 	.compat_ioctl	= compat_ptr_ioctl,

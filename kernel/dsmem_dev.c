@@ -57,6 +57,8 @@ static void dsmem_ib_remove(struct ib_device *ibdev, void *client_data)
 	xa_erase(&dsmem_devs, ibdev->index);
 	dsmem_nl_notify_dev(sdev, DSMEM_CMD_DEV_DEL);
 	mutex_unlock(&dsmem_devs_lock);
+	/* out of the table, no node can be made on it; now end its nodes */
+	dsmem_rdm_dev_remove(sdev);
 
 	kfree(sdev);
 	dsmem_stat_inc(DSMEM_STAT_DEV_REMOVED);

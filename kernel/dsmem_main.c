@@ -14,16 +14,20 @@
 
 u64 dsmem_features(void)
 {
-	return DSMEM_FEAT_DEV_EVENTS | DSMEM_FEAT_STATS;
+	return DSMEM_FEAT_DEV_EVENTS | DSMEM_FEAT_STATS | DSMEM_FEAT_RDM;
 }
 
 static int __init dsmem_init(void)
 {
 	int ret;
 
-	ret = dsmem_nl_init();
+	ret = dsmem_rdm_init();
 	if (ret)
 		return ret;
+
+	ret = dsmem_nl_init();
+	if (ret)
+		goto err_rdm;
 
 	ret = dsmem_chrdev_init();
 	if (ret)
@@ -39,15 +43,20 @@ err_chrdev:
 	dsmem_chrdev_exit();
 err_nl:
 	dsmem_nl_exit();
+err_rdm:
+	dsmem_rdm_fini();
 	return ret;
 }
 
 static void __exit dsmem_exit(void)
 {
+	/* nodes first: their connections use the devices */
+	dsmem_rdm_exit();
 	ib_unregister_client(&dsmem_ib_client);
 	dsmem_devs_check_empty();
 	dsmem_chrdev_exit();
 	dsmem_nl_exit();
+	dsmem_rdm_fini();
 }
 
 module_init(dsmem_init);

@@ -29,6 +29,95 @@ static const struct nla_policy dsmem_dev_get_policy[DSMEM_ATTR_DEV_NAME + 1] = {
 				    .len = IB_DEVICE_NAME_MAX - 1 },
 };
 
+/* NLA_POLICY_RANGE bounds are s16: node ids need the full form */
+static struct netlink_range_validation dsmem_node_id_range = {
+	.min = 1,
+	.max = DSMEM_NODE_ID_MAX,
+};
+
+#define DSMEM_POL_NODE_ID \
+	[DSMEM_ATTR_NODE_ID] = NLA_POLICY_FULL_RANGE(NLA_U32, &dsmem_node_id_range)
+#define DSMEM_POL_PEER_ID \
+	[DSMEM_ATTR_PEER_ID] = NLA_POLICY_RANGE(NLA_U32, 1, DSMEM_NODE_PEERS_MAX)
+#define DSMEM_POL_SEG_ID \
+	[DSMEM_ATTR_SEG_ID] = NLA_POLICY_RANGE(NLA_U32, 1, DSMEM_SEG_ID_MAX)
+#define DSMEM_POL_REMOTE_NODE \
+	[DSMEM_ATTR_PEER_REMOTE_NODE] = \
+		NLA_POLICY_FULL_RANGE(NLA_U32, &dsmem_node_id_range)
+
+static const struct nla_policy dsmem_node_new_policy[DSMEM_ATTR_NODE_PORT + 1] = {
+	[DSMEM_ATTR_DEV_INDEX]	= { .type = NLA_U32 },
+	[DSMEM_ATTR_DEV_NAME]	= { .type = NLA_NUL_STRING,
+				    .len = IB_DEVICE_NAME_MAX - 1 },
+	DSMEM_POL_NODE_ID,
+	[DSMEM_ATTR_NODE_PORT]	= NLA_POLICY_MIN(NLA_U16, 1),
+};
+
+static const struct nla_policy dsmem_node_policy[DSMEM_ATTR_NODE_ID + 1] = {
+	DSMEM_POL_NODE_ID,
+};
+
+static const struct nla_policy dsmem_peer_new_policy[DSMEM_ATTR_PEER_PORT + 1] = {
+	DSMEM_POL_NODE_ID,
+	[DSMEM_ATTR_PEER_ADDR]	= NLA_POLICY_MIN_LEN(4),
+	[DSMEM_ATTR_PEER_PORT]	= NLA_POLICY_MIN(NLA_U16, 1),
+};
+
+static const struct nla_policy dsmem_peer_policy[DSMEM_ATTR_PEER_ID + 1] = {
+	DSMEM_POL_NODE_ID,
+	DSMEM_POL_PEER_ID,
+};
+
+static const struct nla_policy dsmem_seg_new_policy[DSMEM_ATTR_SEG_TRANSLATE + 1] = {
+	DSMEM_POL_NODE_ID,
+	[DSMEM_ATTR_SEG_SIZE]	= NLA_POLICY_MIN(NLA_U64, 1),
+	[DSMEM_ATTR_SEG_NUMA]	= NLA_POLICY_RANGE(NLA_S32, -1, MAX_NUMNODES - 1),
+	[DSMEM_ATTR_SEG_TRANSLATE] = NLA_POLICY_MAX(NLA_U8, DSMEM_TRANSLATE_PAGES),
+};
+
+static const struct nla_policy dsmem_seg_policy[DSMEM_ATTR_SEG_ID + 1] = {
+	DSMEM_POL_NODE_ID,
+	DSMEM_POL_SEG_ID,
+};
+
+static const struct nla_policy dsmem_seg_grant_policy[DSMEM_ATTR_SEG_PERM + 1] = {
+	DSMEM_POL_NODE_ID,
+	DSMEM_POL_REMOTE_NODE,
+	DSMEM_POL_SEG_ID,
+	[DSMEM_ATTR_SEG_PERM]	= NLA_POLICY_RANGE(NLA_U8, 1, DSMEM_PERM_ALL),
+};
+
+static const struct nla_policy dsmem_seg_revoke_policy[DSMEM_ATTR_SEG_ID + 1] = {
+	DSMEM_POL_NODE_ID,
+	DSMEM_POL_REMOTE_NODE,
+	DSMEM_POL_SEG_ID,
+};
+
+static const struct nla_policy dsmem_rdm_alloc_policy[DSMEM_ATTR_RDM_LEN + 1] = {
+	DSMEM_POL_NODE_ID,
+	DSMEM_POL_REMOTE_NODE,
+	DSMEM_POL_SEG_ID,
+	[DSMEM_ATTR_RDM_LEN]	= NLA_POLICY_MIN(NLA_U64, 1),
+};
+
+static const struct nla_policy dsmem_rdm_free_policy[DSMEM_ATTR_RDM_ADDR + 1] = {
+	DSMEM_POL_NODE_ID,
+	[DSMEM_ATTR_RDM_ADDR]	= { .type = NLA_U64 },
+};
+
+static const struct nla_policy dsmem_rdm_read_policy[DSMEM_ATTR_RDM_LEN + 1] = {
+	DSMEM_POL_NODE_ID,
+	[DSMEM_ATTR_RDM_ADDR]	= { .type = NLA_U64 },
+	[DSMEM_ATTR_RDM_LEN]	= NLA_POLICY_MIN(NLA_U64, 1),
+};
+
+static const struct nla_policy dsmem_rdm_write_policy[DSMEM_ATTR_RDM_DATA + 1] = {
+	DSMEM_POL_NODE_ID,
+	[DSMEM_ATTR_RDM_ADDR]	= { .type = NLA_U64 },
+	[DSMEM_ATTR_RDM_DATA]	= { .type = NLA_BINARY,
+				    .len = DSMEM_WIRE_MAX_DATA },
+};
+
 static int dsmem_nl_fill_port(struct sk_buff *skb, struct ib_device *ibdev,
 			      u32 port)
 {
@@ -181,9 +270,25 @@ void dsmem_nl_notify_dev(struct dsmem_device *sdev, u8 cmd)
 	up_read(&net_rwsem);
 }
 
+struct genl_family *dsmem_nl_family_get(void)
+{
+	return &dsmem_nl_family;
+}
+
+/* An event for one namespace; consumes skb. */
+void dsmem_nl_multicast(struct net *net, struct sk_buff *skb)
+{
+	int ret = genlmsg_multicast_netns(&dsmem_nl_family, net, skb, 0,
+					  DSMEM_NL_MCGRP_EVENTS, GFP_KERNEL);
+
+	/* -ESRCH only says that the last listener just left */
+	dsmem_stat_inc(ret && ret != -ESRCH ? DSMEM_STAT_NL_EVENTS_DROPPED :
+					      DSMEM_STAT_NL_EVENTS);
+}
+
 /* A reply to a do request, with its header; NULL when out of memory. */
-static struct sk_buff *dsmem_nl_reply_new(struct genl_info *info, u8 cmd,
-					  void **hdr)
+struct sk_buff *dsmem_nl_reply_new(struct genl_info *info, u8 cmd,
+				   void **hdr)
 {
 	struct sk_buff *msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 
@@ -220,7 +325,7 @@ err_free_msg:
 }
 
 /* Look up by index or by name; exactly one of the two. */
-static struct dsmem_device *dsmem_nl_find_dev(struct genl_info *info)
+struct dsmem_device *dsmem_nl_find_dev(struct genl_info *info)
 {
 	struct nlattr *idx = info->attrs[DSMEM_ATTR_DEV_INDEX];
 	struct nlattr *name = info->attrs[DSMEM_ATTR_DEV_NAME];
@@ -401,6 +506,111 @@ static const struct genl_ops dsmem_nl_ops[] = {
 	{
 		.cmd	= DSMEM_CMD_STATS_RESET,
 		.doit	= dsmem_nl_stats_reset,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= DSMEM_CMD_NODE_NEW,
+		.doit	= dsmem_nl_node_new,
+		.policy	= dsmem_node_new_policy,
+		.maxattr = ARRAY_SIZE(dsmem_node_new_policy) - 1,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= DSMEM_CMD_NODE_DEL,
+		.doit	= dsmem_nl_node_del,
+		.policy	= dsmem_node_policy,
+		.maxattr = ARRAY_SIZE(dsmem_node_policy) - 1,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= DSMEM_CMD_NODE_GET,
+		.doit	= dsmem_nl_node_get_doit,
+		.dumpit	= dsmem_nl_node_get_dumpit,
+		.policy	= dsmem_node_policy,
+		.maxattr = ARRAY_SIZE(dsmem_node_policy) - 1,
+	},
+	{
+		.cmd	= DSMEM_CMD_PEER_NEW,
+		.doit	= dsmem_nl_peer_new,
+		.policy	= dsmem_peer_new_policy,
+		.maxattr = ARRAY_SIZE(dsmem_peer_new_policy) - 1,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= DSMEM_CMD_PEER_DEL,
+		.doit	= dsmem_nl_peer_del,
+		.policy	= dsmem_peer_policy,
+		.maxattr = ARRAY_SIZE(dsmem_peer_policy) - 1,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= DSMEM_CMD_PEER_GET,
+		.doit	= dsmem_nl_peer_get_doit,
+		.dumpit	= dsmem_nl_peer_get_dumpit,
+		.policy	= dsmem_peer_policy,
+		.maxattr = ARRAY_SIZE(dsmem_peer_policy) - 1,
+	},
+	{
+		.cmd	= DSMEM_CMD_SEG_NEW,
+		.doit	= dsmem_nl_seg_new,
+		.policy	= dsmem_seg_new_policy,
+		.maxattr = ARRAY_SIZE(dsmem_seg_new_policy) - 1,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= DSMEM_CMD_SEG_DEL,
+		.doit	= dsmem_nl_seg_del,
+		.policy	= dsmem_seg_policy,
+		.maxattr = ARRAY_SIZE(dsmem_seg_policy) - 1,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= DSMEM_CMD_SEG_GET,
+		.doit	= dsmem_nl_seg_get_doit,
+		.dumpit	= dsmem_nl_seg_get_dumpit,
+		.policy	= dsmem_seg_policy,
+		.maxattr = ARRAY_SIZE(dsmem_seg_policy) - 1,
+	},
+	{
+		.cmd	= DSMEM_CMD_SEG_GRANT,
+		.doit	= dsmem_nl_seg_grant,
+		.policy	= dsmem_seg_grant_policy,
+		.maxattr = ARRAY_SIZE(dsmem_seg_grant_policy) - 1,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= DSMEM_CMD_SEG_REVOKE,
+		.doit	= dsmem_nl_seg_revoke,
+		.policy	= dsmem_seg_revoke_policy,
+		.maxattr = ARRAY_SIZE(dsmem_seg_revoke_policy) - 1,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= DSMEM_CMD_RDM_ALLOC,
+		.doit	= dsmem_nl_rdm_alloc,
+		.policy	= dsmem_rdm_alloc_policy,
+		.maxattr = ARRAY_SIZE(dsmem_rdm_alloc_policy) - 1,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= DSMEM_CMD_RDM_FREE,
+		.doit	= dsmem_nl_rdm_free,
+		.policy	= dsmem_rdm_free_policy,
+		.maxattr = ARRAY_SIZE(dsmem_rdm_free_policy) - 1,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= DSMEM_CMD_RDM_READ,
+		.doit	= dsmem_nl_rdm_read,
+		.policy	= dsmem_rdm_read_policy,
+		.maxattr = ARRAY_SIZE(dsmem_rdm_read_policy) - 1,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= DSMEM_CMD_RDM_WRITE,
+		.doit	= dsmem_nl_rdm_write,
+		.policy	= dsmem_rdm_write_policy,
+		.maxattr = ARRAY_SIZE(dsmem_rdm_write_policy) - 1,
 		.flags	= GENL_ADMIN_PERM,
 	},
 };

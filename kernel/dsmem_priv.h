@@ -7,10 +7,20 @@
 
 #include <linux/types.h>
 #include <linux/percpu.h>
+#include <linux/kref.h>
+#include <linux/mutex.h>
+#include <linux/rwsem.h>
+#include <linux/socket.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
 
 #include <uapi/linux/dsmem.h>
 #include <uapi/linux/dsmem_netlink.h>
+
+#include "rdm/dsmem_wire.h"
 
 #define DSMEM_MODULE_VERSION	"0.1.0"
 
@@ -21,6 +31,28 @@
 #define DSMEM_IOCTL_ARG_MAX	256
 /* ports reported per device; more are summarised by the port count */
 #define DSMEM_DEV_PORTS_MAX	64
+/* peers per node, segments per node (the global address has 12 bits) */
+#define DSMEM_NODE_PEERS_MAX	256
+#define DSMEM_NODE_SEGS_MAX	DSMEM_SEG_ID_MAX
+/* one-sided work requests in flight per connection */
+#define DSMEM_SQ_DEPTH		256
+/* receive buffers per connection, each one whole wire message */
+#define DSMEM_RQ_DEPTH		64
+/* control messages (sends) in flight per connection */
+#define DSMEM_MSG_DEPTH		32
+/* bytes per one-sided work request: large transfers are cut and pipelined */
+#define DSMEM_SLICE_BYTES	(256 * 1024)
+/* a request message waits this long for its reply */
+#define DSMEM_MSG_TIMEOUT_MS	3000
+/* rdma_cm address and route resolution */
+#define DSMEM_RESOLVE_TIMEOUT_MS	2000
+/* keepalive: an idle connection is probed this often */
+#define DSMEM_KEEPALIVE_MS	1000
+/* reconnect backoff, doubling from min to max */
+#define DSMEM_BACKOFF_MIN_MS	100
+#define DSMEM_BACKOFF_MAX_MS	5000
+/* largest memory chunk of a segment: order 9 is 2 MiB with 4 KiB pages */
+#define DSMEM_SEG_CHUNK_ORDER_MAX	9
 
 /* One RDMA device as dsmem sees it; created by ib_client .add. */
 struct dsmem_device {
@@ -44,6 +76,33 @@ enum dsmem_stat {
 	DSMEM_STAT_IOCTL_FAULT,
 	DSMEM_STAT_NL_EVENTS,
 	DSMEM_STAT_NL_EVENTS_DROPPED,
+	DSMEM_STAT_NODE_ADDED,
+	DSMEM_STAT_NODE_REMOVED,
+	DSMEM_STAT_CONN_ESTABLISHED,
+	DSMEM_STAT_CONN_FAILED,
+	DSMEM_STAT_CONN_LOST,
+	DSMEM_STAT_CONN_REJECTED,
+	DSMEM_STAT_RECONNECTS,
+	DSMEM_STAT_SEG_ADDED,
+	DSMEM_STAT_SEG_REMOVED,
+	DSMEM_STAT_SEG_NOMEM,
+	DSMEM_STAT_GRANTS_SENT,
+	DSMEM_STAT_REVOKES_SENT,
+	DSMEM_STAT_MSG_SENT,
+	DSMEM_STAT_MSG_RECV,
+	DSMEM_STAT_MSG_BAD,
+	DSMEM_STAT_MSG_TIMEOUT,
+	DSMEM_STAT_MSG_DENIED,
+	DSMEM_STAT_MSG_RANGE,
+	DSMEM_STAT_XFER_REQS,
+	DSMEM_STAT_XFER_SLICES,
+	DSMEM_STAT_XFER_BYTES,
+	DSMEM_STAT_XFER_ERRORS,
+	DSMEM_STAT_XFER_DENIED,
+	DSMEM_STAT_XFER_RANGE,
+	DSMEM_STAT_XFER_NOCONN,
+	DSMEM_STAT_XFER_BAD,
+	DSMEM_STAT_TASKS,
 	DSMEM_STAT_NR
 };
 
@@ -56,6 +115,11 @@ DECLARE_PER_CPU(struct dsmem_stats, dsmem_stats);
 static inline void dsmem_stat_inc(enum dsmem_stat s)
 {
 	this_cpu_inc(dsmem_stats.v[s]);
+}
+
+static inline void dsmem_stat_add(enum dsmem_stat s, u64 n)
+{
+	this_cpu_add(dsmem_stats.v[s], n);
 }
 
 const char *dsmem_stat_name(enum dsmem_stat s);
@@ -75,10 +139,275 @@ extern struct mutex dsmem_devs_lock;
 extern struct xarray dsmem_devs;
 void dsmem_devs_check_empty(void);
 
+/*
+ * kernel/rdm: nodes, their connections to peers, segments and the data
+ * path.
+ *
+ * Lock order:
+ *   dsmem_rdm_lock -> dsmem_devs_lock -> net_rwsem
+ *   dsmem_rdm_lock -> seg->lock, peer->lock, conn->lock (spinlocks, leaves)
+ *   file->lock -> dsmem_rdm_lock
+ * dsmem_rdm_lock (a mutex) protects the node table, every node's peer and
+ * segment tables, grants and the grant MRs.  It is never held while
+ * waiting for rdma_cm (rdma_destroy_id waits for the id's handler, and the
+ * handlers take it) nor while a connection drains.
+ */
+extern struct mutex dsmem_rdm_lock;
+extern struct workqueue_struct *dsmem_wq;
+
+struct dsmem_conn;
+
+/* The first member of every rdma_cm_id context. */
+enum dsmem_cm_ctx {
+	DSMEM_CM_LISTENER,
+	DSMEM_CM_CONN,
+};
+
+struct dsmem_node {
+	enum dsmem_cm_ctx cm_ctx;	/* DSMEM_CM_LISTENER */
+	u32 id;
+	u16 port;
+	bool dead;			/* unlinked; under dsmem_rdm_lock */
+	struct kref ref;
+	struct dsmem_device *sdev;	/* its ibdev outlives the node */
+	struct net *net;
+	struct rdma_cm_id *listen_id;
+	struct xarray peers;		/* peer id -> dsmem_peer */
+	struct xarray segs;		/* segment id -> dsmem_seg */
+	u32 next_peer;
+	struct list_head files;		/* attached dsmem_file, file_lock */
+	spinlock_t file_lock;
+};
+
+struct dsmem_peer {
+	struct rcu_head rcu;		/* the data path looks peers up in RCU */
+	struct dsmem_node *node;	/* counted */
+	u32 id;
+	bool passive;
+	struct kref ref;
+	struct sockaddr_storage addr;
+	u16 port;
+	spinlock_t lock;		/* the fields below */
+	u8 state;			/* enum dsmem_peer_state */
+	bool deleted;
+	u32 remote_node;
+	u32 connects;
+	int last_err;			/* negative errno */
+	unsigned int backoff_ms;
+	struct dsmem_conn *conn;	/* counted; NULL when none */
+	struct delayed_work connect_work;
+};
+
+/* A segment some peer granted us: what the data path checks and uses. */
+struct dsmem_rseg {
+	struct rcu_head rcu;
+	u64 base;
+	u64 size;
+	u64 span;
+	u32 perm;			/* DSMEM_PERM_* */
+	u32 nkeys;
+	u32 rkeys[];
+};
+
+/* A control message we sent and whose reply we wait for. */
+struct dsmem_msg_wait {
+	struct completion done;
+	int status;			/* negative errno */
+	struct dsmem_wire_msg *reply;	/* filled on success */
+	void *data;			/* reply data copied here */
+	size_t data_max;
+};
+
+enum dsmem_conn_state {
+	DSMEM_CONN_CONNECTING,
+	DSMEM_CONN_UP,
+	DSMEM_CONN_CLOSING,
+};
+
+struct dsmem_conn {
+	enum dsmem_cm_ctx cm_ctx;	/* DSMEM_CM_CONN */
+	struct kref ref;
+	struct dsmem_peer *peer;	/* counted */
+	struct dsmem_node *node;	/* the peer's */
+	struct rdma_cm_id *cm_id;
+	struct ib_device *ibdev;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	u32 max_sge;
+	u32 remote_node;		/* known once connected */
+	bool established;		/* the QP reached RTS: drain it */
+	bool was_up;
+	spinlock_t lock;		/* state, rx_list; taken in softirq */
+	enum dsmem_conn_state state;
+	int close_err;
+	/* posting happens under read; the close path takes write once */
+	struct rw_semaphore post_sem;
+	atomic_t sq_free;		/* one-sided credits */
+	atomic_t msg_free;		/* message credits */
+	wait_queue_head_t sq_wait;
+	struct dsmem_recv **recvs;
+	struct list_head rx_list;	/* received requests, under lock */
+	struct work_struct rx_work;
+	struct work_struct up_work;
+	struct work_struct release_work;
+	struct delayed_work keepalive_work;
+	struct xarray pending;		/* tag -> dsmem_msg_wait */
+	u32 next_tag;
+	atomic_t seq;
+	struct xarray rsegs;		/* segment base >> 36 -> dsmem_rseg */
+	struct list_head gmrs;		/* our segments' MRs in this PD */
+};
+
+struct dsmem_seg_pte;
+
+struct dsmem_seg {
+	struct dsmem_node *node;
+	u32 id;
+	u8 translate;			/* enum dsmem_translate */
+	int numa;
+	u64 size;
+	u64 base;			/* global address of byte 0 */
+	unsigned int chunk_order;
+	unsigned long nchunks;
+	struct page **chunks;
+	struct sg_table sgt;		/* chunks, mapped for the node's device */
+	struct xarray grants;		/* remote node -> xa_mk_value(perm) */
+	struct list_head gmrs;		/* dsmem_gmr, under dsmem_rdm_lock */
+	struct kref ref;		/* message handlers hold it */
+	struct rcu_head rcu;
+	struct mutex lock;		/* allocator and page table */
+	unsigned long npages;
+	unsigned long *va_map;		/* allocated pages of the va space */
+	struct xarray allocs;		/* first va page -> xa_mk_value(npages) */
+	u64 used;
+	/* DSMEM_TRANSLATE_PAGES only */
+	struct hlist_head *ptab;
+	unsigned int ptab_bits;
+	unsigned long *free_stack;	/* backing pages not mapped */
+	unsigned long nfree;
+};
+
+/* Our segment registered in one connection's PD, for one remote node. */
+struct dsmem_gmr {
+	struct dsmem_seg *seg;
+	struct dsmem_conn *conn;
+	struct list_head seg_link;
+	struct list_head conn_link;
+	u64 span;
+	u32 perm;
+	unsigned int nmrs;
+	struct ib_mr *mrs[];
+};
+
+/* rdm/dsmem_node.c */
+int dsmem_rdm_init(void);
+void dsmem_rdm_exit(void);
+void dsmem_rdm_fini(void);
+void dsmem_rdm_dev_remove(struct dsmem_device *sdev);
+struct dsmem_node *dsmem_node_find(u32 id, struct net *net);
+struct dsmem_node *dsmem_node_get(u32 id, struct net *net);
+void dsmem_node_put(struct dsmem_node *node);
+int dsmem_node_create(u32 id, struct dsmem_device *sdev, u16 port,
+		      struct net *net, struct netlink_ext_ack *extack);
+int dsmem_node_destroy(u32 id, struct net *net,
+		       struct netlink_ext_ack *extack);
+int dsmem_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
+
+/* rdm/dsmem_conn.c */
+struct dsmem_peer *dsmem_peer_create(struct dsmem_node *node,
+				     const struct sockaddr_storage *addr,
+				     u16 port, bool passive);
+void dsmem_peer_put(struct dsmem_peer *peer);
+void dsmem_peer_delete(struct dsmem_peer *peer);
+void dsmem_peer_start(struct dsmem_peer *peer);
+int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
+			      struct rdma_cm_event *ev);
+int dsmem_conn_cm_event(struct dsmem_conn *conn, struct rdma_cm_event *ev);
+struct dsmem_conn *dsmem_conn_lookup(struct dsmem_node *node, u32 remote);
+void dsmem_conn_put(struct dsmem_conn *conn);
+void dsmem_conn_close(struct dsmem_conn *conn, int err);
+bool dsmem_conn_post_begin(struct dsmem_conn *conn);
+void dsmem_conn_post_end(struct dsmem_conn *conn);
+int dsmem_conn_wait_credit(struct dsmem_conn *conn, atomic_t *credits);
+void dsmem_conn_put_credit(struct dsmem_conn *conn, atomic_t *credits);
+
+/* rdm/dsmem_msg.c */
+int dsmem_msg_recv_init(struct dsmem_conn *conn);
+void dsmem_msg_recv_free(struct dsmem_conn *conn);
+void dsmem_msg_rx_work(struct work_struct *work);
+void dsmem_msg_fail_pending(struct dsmem_conn *conn, int err);
+int dsmem_msg_call(struct dsmem_conn *conn, struct dsmem_wire_msg *req,
+		   struct dsmem_wire_msg *reply, void *data, size_t data_max);
+int dsmem_msg_send(struct dsmem_conn *conn, const struct dsmem_wire_msg *m);
+void dsmem_rsegs_free(struct dsmem_conn *conn);
+struct dsmem_rseg *dsmem_rseg_lookup(struct dsmem_conn *conn, u64 gaddr);
+
+/* rdm/dsmem_seg.c */
+void dsmem_seg_put(struct dsmem_seg *seg);
+int dsmem_seg_create(struct dsmem_node *node, u64 size, int numa,
+		     u8 translate, struct dsmem_seg **segp,
+		     struct netlink_ext_ack *extack);
+void dsmem_seg_destroy(struct dsmem_seg *seg);
+int dsmem_seg_grant(struct dsmem_seg *seg, u32 remote, u32 perm);
+int dsmem_seg_revoke(struct dsmem_seg *seg, u32 remote);
+void dsmem_seg_conn_up(struct dsmem_conn *conn);
+void dsmem_seg_conn_down(struct dsmem_conn *conn);
+u32 dsmem_seg_perm(struct dsmem_seg *seg, u32 remote);
+struct dsmem_seg *dsmem_seg_by_addr(struct dsmem_node *node, u64 gaddr);
+int dsmem_seg_alloc(struct dsmem_seg *seg, u64 len, u64 *va,
+		    u64 *pa);
+int dsmem_seg_free(struct dsmem_seg *seg, u64 va);
+int dsmem_seg_access(struct dsmem_seg *seg, u64 va, void *buf, u64 len,
+		     bool write);
+
+/* rdm/dsmem_xfer.c: the data path behind /dev/dsmem */
+struct dsmem_file;
+int dsmem_xfer_open(struct dsmem_file **filep);
+void dsmem_xfer_release(struct dsmem_file *file);
+__poll_t dsmem_xfer_poll(struct dsmem_file *file, struct file *filp,
+			 poll_table *wait);
+int dsmem_xfer_attach(struct dsmem_file *file, void *arg);
+int dsmem_xfer_mr_reg(struct dsmem_file *file, void *arg);
+int dsmem_xfer_mr_dereg(struct dsmem_file *file, void *arg);
+int dsmem_xfer_submit(struct dsmem_file *file, void *arg);
+int dsmem_xfer_task(struct dsmem_file *file, void *arg);
+void dsmem_xfer_node_dead(struct dsmem_node *node);
+
+/* rdm/dsmem_rdm_nl.c: netlink handlers of nodes, peers, segments */
+struct genl_info;
+struct netlink_callback;
+int dsmem_nl_node_new(struct sk_buff *skb, struct genl_info *info);
+int dsmem_nl_node_del(struct sk_buff *skb, struct genl_info *info);
+int dsmem_nl_node_get_doit(struct sk_buff *skb, struct genl_info *info);
+int dsmem_nl_node_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
+int dsmem_nl_peer_new(struct sk_buff *skb, struct genl_info *info);
+int dsmem_nl_peer_del(struct sk_buff *skb, struct genl_info *info);
+int dsmem_nl_peer_get_doit(struct sk_buff *skb, struct genl_info *info);
+int dsmem_nl_peer_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
+int dsmem_nl_seg_new(struct sk_buff *skb, struct genl_info *info);
+int dsmem_nl_seg_del(struct sk_buff *skb, struct genl_info *info);
+int dsmem_nl_seg_get_doit(struct sk_buff *skb, struct genl_info *info);
+int dsmem_nl_seg_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
+int dsmem_nl_seg_grant(struct sk_buff *skb, struct genl_info *info);
+int dsmem_nl_seg_revoke(struct sk_buff *skb, struct genl_info *info);
+int dsmem_nl_rdm_alloc(struct sk_buff *skb, struct genl_info *info);
+int dsmem_nl_rdm_free(struct sk_buff *skb, struct genl_info *info);
+int dsmem_nl_rdm_read(struct sk_buff *skb, struct genl_info *info);
+int dsmem_nl_rdm_write(struct sk_buff *skb, struct genl_info *info);
+void dsmem_nl_notify_node(struct dsmem_node *node, u8 cmd);
+void dsmem_nl_notify_peer(struct dsmem_peer *peer, u8 cmd);
+void dsmem_nl_notify_seg(struct dsmem_seg *seg, u8 cmd);
+
 /* dsmem_netlink.c */
 int dsmem_nl_init(void);
 void dsmem_nl_exit(void);
 void dsmem_nl_notify_dev(struct dsmem_device *sdev, u8 cmd);
+struct genl_family *dsmem_nl_family_get(void);
+struct sk_buff *dsmem_nl_reply_new(struct genl_info *info, u8 cmd,
+				   void **hdr);
+struct dsmem_device *dsmem_nl_find_dev(struct genl_info *info);
+void dsmem_nl_multicast(struct net *net, struct sk_buff *skb);
 
 /* dsmem_chrdev.c */
 int dsmem_chrdev_init(void);

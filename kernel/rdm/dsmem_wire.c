@@ -32,6 +32,12 @@ static const struct dsmem_wire_rule dsmem_wire_rules[] = {
 					    .data = true, .addr = true,
 					    .len = true },
 	[DSMEM_WIRE_REPLY_WRITE]	= { .reply = true },
+	[DSMEM_WIRE_GRANT]		= { .data = true, .len = true },
+	[DSMEM_WIRE_REPLY_GRANT]	= { .reply = true },
+	[DSMEM_WIRE_REVOKE]		= { },
+	[DSMEM_WIRE_REPLY_REVOKE]	= { .reply = true },
+	[DSMEM_WIRE_PING]		= { },
+	[DSMEM_WIRE_REPLY_ERROR]	= { .reply = true, .failure = true },
 };
 
 static const struct dsmem_wire_rule *dsmem_wire_rule(u8 opcode)
@@ -167,5 +173,106 @@ int dsmem_wire_decode(const void *buf, size_t size, struct dsmem_wire_msg *m)
 			return -EBADMSG;
 		m->data = data;
 	}
+	return 0;
+}
+
+size_t dsmem_wire_grant_size(u32 nkeys)
+{
+	if (nkeys > DSMEM_WIRE_GRANT_MAX_KEYS)
+		return 0;
+	return sizeof(struct dsmem_wire_grant) + nkeys * sizeof(__le32);
+}
+
+int dsmem_wire_grant_encode(void *buf, size_t size,
+			    const struct dsmem_wire_grant_info *g,
+			    const u32 *rkeys)
+{
+	struct dsmem_wire_grant *w = buf;
+	size_t need = dsmem_wire_grant_size(g->nkeys);
+	u32 i;
+
+	if (!need)
+		return -EMSGSIZE;
+	if (size < need)
+		return -ENOSPC;
+	w->base = cpu_to_le64(g->base);
+	w->size = cpu_to_le64(g->size);
+	w->span = cpu_to_le64(g->span);
+	w->perm = cpu_to_le32(g->perm);
+	w->nkeys = cpu_to_le32(g->nkeys);
+	for (i = 0; i < g->nkeys; i++)
+		w->rkeys[i] = cpu_to_le32(rkeys[i]);
+	return (int)need;
+}
+
+/*
+ * The structure is checked here; whether the grantor may grant this
+ * range (its own node's memory) is the receiver's business.
+ */
+int dsmem_wire_grant_decode(const void *buf, size_t size,
+			    struct dsmem_wire_grant_info *g)
+{
+	const struct dsmem_wire_grant *w = buf;
+
+	if (size < sizeof(*w))
+		return -EBADMSG;
+	g->base = le64_to_cpu(w->base);
+	g->size = le64_to_cpu(w->size);
+	g->span = le64_to_cpu(w->span);
+	g->perm = le32_to_cpu(w->perm);
+	g->nkeys = le32_to_cpu(w->nkeys);
+	g->rkeys = w->rkeys;
+	if (size != dsmem_wire_grant_size(g->nkeys))
+		return -EBADMSG;
+	if (!g->perm || g->perm & ~DSMEM_WIRE_PERM_ALL)
+		return -EINVAL;
+	if (!g->size || g->base + g->size < g->base)
+		return -EOVERFLOW;
+	/* keys, if any, cover the range exactly: span * (nkeys - 1) < size */
+	if (g->nkeys) {
+		if (!g->span || g->span > g->size)
+			return -EINVAL;
+		if ((g->size - 1) / g->span + 1 != g->nkeys)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+u32 dsmem_wire_grant_rkey(const struct dsmem_wire_grant_info *g, u32 i)
+{
+	const __le32 *k = g->rkeys;
+
+	return le32_to_cpu(k[i]);
+}
+
+void dsmem_wire_cm_encode(struct dsmem_wire_cm *cm,
+			  const struct dsmem_wire_cm_info *info)
+{
+	memset(cm, 0, sizeof(*cm));
+	cm->magic = DSMEM_WIRE_MAGIC;
+	cm->version = DSMEM_WIRE_VERSION;
+	cm->src_node = cpu_to_le32(info->src_node);
+	cm->dst_node = cpu_to_le32(info->dst_node);
+}
+
+/* rdma_cm may hand us more bytes than were sent (padded to its size). */
+int dsmem_wire_cm_decode(const void *buf, size_t size,
+			 struct dsmem_wire_cm_info *info)
+{
+	const struct dsmem_wire_cm *cm = buf;
+
+	if (!buf || size < sizeof(*cm))
+		return -EBADMSG;
+	if (cm->magic != DSMEM_WIRE_MAGIC)
+		return -EBADMSG;
+	if (cm->version != DSMEM_WIRE_VERSION)
+		return -EPROTONOSUPPORT;
+	if (cm->reserved0 || cm->reserved1)
+		return -EINVAL;
+	info->src_node = le32_to_cpu(cm->src_node);
+	info->dst_node = le32_to_cpu(cm->dst_node);
+	if (!info->src_node || info->src_node > DSMEM_NODE_ID_MAX ||
+	    info->dst_node > DSMEM_NODE_ID_MAX)
+		return -EINVAL;
 	return 0;
 }

@@ -9,8 +9,10 @@
 #include "dsmem_portable.h"
 
 #ifdef __KERNEL__
+#include <uapi/linux/dsmem.h>
 #include <uapi/linux/dsmem_wire.h>
 #else
+#include <linux/dsmem.h>
 #include <linux/dsmem_wire.h>
 #endif
 
@@ -36,5 +38,35 @@ size_t dsmem_wire_size(u8 opcode, u64 len);
 int dsmem_wire_encode(void *buf, size_t size, const struct dsmem_wire_msg *m);
 /* Decode a received message of exactly size bytes; 0 or a negative errno. */
 int dsmem_wire_decode(const void *buf, size_t size, struct dsmem_wire_msg *m);
+
+/* A GRANT's data, in host byte order; rkeys points into the buffer. */
+struct dsmem_wire_grant_info {
+	u64 base;
+	u64 size;
+	u64 span;
+	u32 perm;
+	u32 nkeys;
+	const void *rkeys;	/* nkeys little-endian u32 */
+};
+
+/* Bytes of a GRANT's data with nkeys keys; 0 if too many. */
+size_t dsmem_wire_grant_size(u32 nkeys);
+int dsmem_wire_grant_encode(void *buf, size_t size,
+			    const struct dsmem_wire_grant_info *g,
+			    const u32 *rkeys);
+int dsmem_wire_grant_decode(const void *buf, size_t size,
+			    struct dsmem_wire_grant_info *g);
+u32 dsmem_wire_grant_rkey(const struct dsmem_wire_grant_info *g, u32 i);
+
+/* rdma_cm private data: node ids of both ends. */
+struct dsmem_wire_cm_info {
+	u32 src_node;
+	u32 dst_node;
+};
+
+void dsmem_wire_cm_encode(struct dsmem_wire_cm *cm,
+			  const struct dsmem_wire_cm_info *info);
+int dsmem_wire_cm_decode(const void *buf, size_t size,
+			 struct dsmem_wire_cm_info *info);
 
 #endif /* _DSMEM_WIRE_H */

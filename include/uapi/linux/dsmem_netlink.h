@@ -24,6 +24,22 @@ enum dsmem_cmd {
 	DSMEM_CMD_DEV_RENAME,	/* notification: a device changed its name */
 	DSMEM_CMD_STATS_GET,	/* do: module counters */
 	DSMEM_CMD_STATS_RESET,	/* do (admin): zero the module counters */
+	DSMEM_CMD_NODE_NEW,	/* do (admin): create a node; also an event */
+	DSMEM_CMD_NODE_DEL,	/* do (admin): delete a node; also an event */
+	DSMEM_CMD_NODE_GET,	/* do: one node by id; dump: all */
+	DSMEM_CMD_PEER_NEW,	/* do (admin): connect to a peer; also an event */
+	DSMEM_CMD_PEER_DEL,	/* do (admin): drop a peer; also an event */
+	DSMEM_CMD_PEER_GET,	/* do: one peer; dump: all, or one node's */
+	DSMEM_CMD_PEER_STATE,	/* event: a peer changed state */
+	DSMEM_CMD_SEG_NEW,	/* do (admin): reserve a segment; also an event */
+	DSMEM_CMD_SEG_DEL,	/* do (admin): remove a segment; also an event */
+	DSMEM_CMD_SEG_GET,	/* do: one segment; dump: all, or one node's */
+	DSMEM_CMD_SEG_GRANT,	/* do (admin): let a remote node reach a segment */
+	DSMEM_CMD_SEG_REVOKE,	/* do (admin): withdraw a grant */
+	DSMEM_CMD_RDM_ALLOC,	/* do (admin): ALLOC on a remote node */
+	DSMEM_CMD_RDM_FREE,	/* do (admin): FREE on a remote node */
+	DSMEM_CMD_RDM_READ,	/* do (admin): READ message to a remote node */
+	DSMEM_CMD_RDM_WRITE,	/* do (admin): WRITE message to a remote node */
 
 	__DSMEM_CMD_MAX,
 	DSMEM_CMD_MAX = __DSMEM_CMD_MAX - 1
@@ -51,6 +67,34 @@ enum dsmem_attr {
 	DSMEM_ATTR_PORT,		/* nest, enum dsmem_port_attr */
 	DSMEM_ATTR_STATS,		/* nest of DSMEM_ATTR_STAT entries */
 	DSMEM_ATTR_STAT,		/* nest, enum dsmem_stat_attr */
+	DSMEM_ATTR_NODE_ID,		/* u32, 1 .. DSMEM_NODE_ID_MAX */
+	DSMEM_ATTR_NODE_PORT,		/* u16, the rdma_cm port it listens on */
+	DSMEM_ATTR_NODE_PEER_COUNT,	/* u32 */
+	DSMEM_ATTR_NODE_SEG_COUNT,	/* u32 */
+	DSMEM_ATTR_PEER_ID,		/* u32, unique within its node */
+	DSMEM_ATTR_PEER_ADDR,		/* binary, 4 (IPv4) or 16 (IPv6) bytes */
+	DSMEM_ATTR_PEER_PORT,		/* u16 */
+	DSMEM_ATTR_PEER_STATE,		/* u8, enum dsmem_peer_state */
+	DSMEM_ATTR_PEER_REMOTE_NODE,	/* u32, the node id at the other end */
+	DSMEM_ATTR_PEER_PASSIVE,	/* u8: 1 if the other end connected */
+	DSMEM_ATTR_PEER_CONNECTS,	/* u32, connections established */
+	DSMEM_ATTR_PEER_ERRNO,		/* u32, last error as a positive errno */
+	DSMEM_ATTR_PEER_REMOTE_SEGS,	/* nest of DSMEM_ATTR_REMOTE_SEG */
+	DSMEM_ATTR_REMOTE_SEG,		/* nest, enum dsmem_rseg_attr */
+	DSMEM_ATTR_SEG_ID,		/* u32, 1 .. DSMEM_SEG_ID_MAX */
+	DSMEM_ATTR_SEG_SIZE,		/* u64, bytes */
+	DSMEM_ATTR_SEG_NUMA,		/* s32, NUMA node of its memory; -1 any */
+	DSMEM_ATTR_SEG_TRANSLATE,	/* u8, enum dsmem_translate */
+	DSMEM_ATTR_SEG_ADDR,		/* u64, global address of byte 0 */
+	DSMEM_ATTR_SEG_USED,		/* u64, bytes handed out by ALLOC */
+	DSMEM_ATTR_SEG_PAGE_SIZE,	/* u32, size of its memory's chunks */
+	DSMEM_ATTR_SEG_PERM,		/* u8, DSMEM_PERM_* */
+	DSMEM_ATTR_SEG_GRANTS,		/* nest of DSMEM_ATTR_GRANT */
+	DSMEM_ATTR_GRANT,		/* nest, enum dsmem_grant_attr */
+	DSMEM_ATTR_RDM_ADDR,		/* u64, global address (va) */
+	DSMEM_ATTR_RDM_LEN,		/* u64, bytes */
+	DSMEM_ATTR_RDM_PA,		/* u64, backing offset of an allocation */
+	DSMEM_ATTR_RDM_DATA,		/* binary, at most DSMEM_WIRE_MAX_DATA */
 
 	__DSMEM_ATTR_MAX,
 	DSMEM_ATTR_MAX = __DSMEM_ATTR_MAX - 1
@@ -76,6 +120,44 @@ enum dsmem_stat_attr {
 
 	__DSMEM_STAT_ATTR_MAX,
 	DSMEM_STAT_ATTR_MAX = __DSMEM_STAT_ATTR_MAX - 1
+};
+
+enum dsmem_peer_state {
+	DSMEM_PEER_CONNECTING = 1,	/* resolving, connecting */
+	DSMEM_PEER_UP,			/* connected; transfers flow */
+	DSMEM_PEER_DOWN,		/* disconnected; reconnecting later */
+	DSMEM_PEER_ERROR,		/* the last attempt failed; see errno */
+};
+
+enum dsmem_translate {
+	DSMEM_TRANSLATE_SEGMENT,	/* base/limit: pa = va - va_base + pa_base */
+	DSMEM_TRANSLATE_PAGES,		/* hashed page table with permissions */
+};
+
+/* grant permissions */
+#define DSMEM_PERM_READ		0x01
+#define DSMEM_PERM_WRITE	0x02	/* also allows atomics */
+#define DSMEM_PERM_ALL		(DSMEM_PERM_READ | DSMEM_PERM_WRITE)
+
+enum dsmem_rseg_attr {
+	DSMEM_RSEG_ATTR_UNSPEC,
+	DSMEM_RSEG_ATTR_PAD,
+	DSMEM_RSEG_ATTR_ADDR,		/* u64, global address of byte 0 */
+	DSMEM_RSEG_ATTR_SIZE,		/* u64 */
+	DSMEM_RSEG_ATTR_PERM,		/* u8, DSMEM_PERM_* */
+	DSMEM_RSEG_ATTR_KEYS,		/* u32, memory regions covering it */
+
+	__DSMEM_RSEG_ATTR_MAX,
+	DSMEM_RSEG_ATTR_MAX = __DSMEM_RSEG_ATTR_MAX - 1
+};
+
+enum dsmem_grant_attr {
+	DSMEM_GRANT_ATTR_UNSPEC,
+	DSMEM_GRANT_ATTR_REMOTE_NODE,	/* u32 */
+	DSMEM_GRANT_ATTR_PERM,		/* u8, DSMEM_PERM_* */
+
+	__DSMEM_GRANT_ATTR_MAX,
+	DSMEM_GRANT_ATTR_MAX = __DSMEM_GRANT_ATTR_MAX - 1
 };
 
 #endif /* _UAPI_LINUX_DSMEM_NETLINK_H */

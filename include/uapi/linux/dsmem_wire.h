@@ -16,6 +16,13 @@
  *   WRITE(addr, len, data)                 -> REPLY_WRITE(status), only with
  *                                             DSMEM_WIRE_F_ACK
  *
+ * Control messages between modules, beyond the seed:
+ *   GRANT(addr = segment base, data = struct dsmem_wire_grant)
+ *                                          -> REPLY_GRANT(status)
+ *   REVOKE(addr = segment base)            -> REPLY_REVOKE(status)
+ *   PING                                      no reply: the RC transport's
+ *                                             own ACK proves the peer alive
+ *
  * A reply echoes the request's tag.  status is a positive errno, zero on
  * success, and is set only in replies.
  */
@@ -41,6 +48,12 @@ enum dsmem_wire_op {
 	DSMEM_WIRE_REPLY_READ_ERROR,
 	DSMEM_WIRE_WRITE,
 	DSMEM_WIRE_REPLY_WRITE,
+	DSMEM_WIRE_GRANT,
+	DSMEM_WIRE_REPLY_GRANT,
+	DSMEM_WIRE_REVOKE,
+	DSMEM_WIRE_REPLY_REVOKE,
+	DSMEM_WIRE_PING,
+	DSMEM_WIRE_REPLY_ERROR,	/* to a request the receiver cannot parse */
 
 	__DSMEM_WIRE_OP_MAX,
 	DSMEM_WIRE_OP_MAX = __DSMEM_WIRE_OP_MAX - 1
@@ -78,6 +91,49 @@ struct dsmem_wire_hdr {
 	__le64 len;
 	__le64 aux;
 	__u8 reserved[24];
+};
+
+/* struct dsmem_wire_grant.perm */
+#define DSMEM_WIRE_PERM_READ	0x01
+#define DSMEM_WIRE_PERM_WRITE	0x02	/* also allows atomics */
+#define DSMEM_WIRE_PERM_ALL	(DSMEM_WIRE_PERM_READ | DSMEM_WIRE_PERM_WRITE)
+
+/*
+ * The data of a GRANT: a segment made reachable to the receiving peer.
+ * The segment [base, base + size) is covered by nkeys memory regions of
+ * span bytes each (the last one may be shorter); region i starts at
+ * base + i * span and is reached with rkeys[i].  nkeys is 0 for a segment
+ * that is reachable by messages only (page-table translation).
+ */
+struct dsmem_wire_grant {
+	__le64 base;
+	__le64 size;
+	__le64 span;
+	__le32 perm;
+	__le32 nkeys;
+	__le32 rkeys[];
+};
+
+#define DSMEM_WIRE_GRANT_MAX_KEYS					\
+	((DSMEM_WIRE_MAX_DATA - sizeof(struct dsmem_wire_grant)) / sizeof(__le32))
+
+/**
+ * struct dsmem_wire_cm - rdma_cm private data of CONNECT and ACCEPT
+ * @magic:	DSMEM_WIRE_MAGIC
+ * @version:	DSMEM_WIRE_VERSION
+ * @reserved0:	must be 0
+ * @src_node:	the sender's node id
+ * @dst_node:	CONNECT: the node expected at the other end (0: any);
+ *		ACCEPT: the connecting node's id, echoed
+ * @reserved1:	must be 0
+ */
+struct dsmem_wire_cm {
+	__u8 magic;
+	__u8 version;
+	__le16 reserved0;
+	__le32 src_node;
+	__le32 dst_node;
+	__le32 reserved1;
 };
 
 #endif /* _UAPI_LINUX_DSMEM_WIRE_H */

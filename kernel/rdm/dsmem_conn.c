@@ -1,0 +1,661 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * dsmem: peers and their connections.
+ *
+ * A peer is the configuration (an address to connect to, or the node that
+ * connected to us) and outlives its connections.  A connection is one
+ * rdma_cm id with its PD, CQ and RC QP.  One PD per connection scopes
+ * remote access per peer: an rkey registered for one peer is useless on
+ * any other peer's QP.  A lost connection is released whole and, for the
+ * side that connected, replaced after a backoff.
+ */
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/slab.h>
+#include <linux/sched/signal.h>
+
+#include "../dsmem_priv.h"
+
+#define DSMEM_SGE_MAX		32
+#define DSMEM_SEND_WR	(DSMEM_SQ_DEPTH + DSMEM_MSG_DEPTH + 1)
+#define DSMEM_RECV_WR	(DSMEM_RQ_DEPTH + 1)
+
+static void dsmem_peer_release(struct kref *ref)
+{
+	struct dsmem_peer *peer = container_of(ref, struct dsmem_peer, ref);
+
+	dsmem_node_put(peer->node);
+	kfree_rcu(peer, rcu);
+}
+
+void dsmem_peer_put(struct dsmem_peer *peer)
+{
+	kref_put(&peer->ref, dsmem_peer_release);
+}
+
+static void dsmem_conn_release(struct kref *ref)
+{
+	struct dsmem_conn *conn = container_of(ref, struct dsmem_conn, ref);
+
+	WARN_ON(!list_empty(&conn->gmrs));
+	xa_destroy(&conn->pending);
+	xa_destroy(&conn->rsegs);
+	dsmem_peer_put(conn->peer);
+	kfree(conn);
+}
+
+void dsmem_conn_put(struct dsmem_conn *conn)
+{
+	kref_put(&conn->ref, dsmem_conn_release);
+}
+
+static void dsmem_conn_up_work(struct work_struct *work);
+static void dsmem_conn_release_work(struct work_struct *work);
+static void dsmem_conn_keepalive_work(struct work_struct *work);
+static void dsmem_peer_connect_work(struct work_struct *work);
+
+static struct dsmem_conn *dsmem_conn_alloc(struct dsmem_peer *peer)
+{
+	struct dsmem_conn *conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+
+	if (!conn)
+		return NULL;
+	conn->cm_ctx = DSMEM_CM_CONN;
+	kref_init(&conn->ref);
+	kref_get(&peer->ref);
+	conn->peer = peer;
+	conn->node = peer->node;
+	spin_lock_init(&conn->lock);
+	conn->state = DSMEM_CONN_CONNECTING;
+	init_rwsem(&conn->post_sem);
+	atomic_set(&conn->sq_free, DSMEM_SQ_DEPTH);
+	atomic_set(&conn->msg_free, DSMEM_MSG_DEPTH);
+	init_waitqueue_head(&conn->sq_wait);
+	INIT_LIST_HEAD(&conn->rx_list);
+	INIT_LIST_HEAD(&conn->gmrs);
+	INIT_WORK(&conn->rx_work, dsmem_msg_rx_work);
+	INIT_WORK(&conn->up_work, dsmem_conn_up_work);
+	INIT_WORK(&conn->release_work, dsmem_conn_release_work);
+	INIT_DELAYED_WORK(&conn->keepalive_work, dsmem_conn_keepalive_work);
+	xa_init_flags(&conn->pending, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
+	xa_init(&conn->rsegs);
+	atomic_set(&conn->seq, 0);
+	return conn;
+}
+
+static int dsmem_conn_create_qp(struct dsmem_conn *conn)
+{
+	struct ib_device *ibdev = conn->cm_id->device;
+	struct ib_qp_init_attr attr = {};
+	int ret;
+
+	conn->ibdev = ibdev;
+	conn->pd = ib_alloc_pd(ibdev, 0);
+	if (IS_ERR(conn->pd)) {
+		ret = PTR_ERR(conn->pd);
+		goto err_clear_pd;
+	}
+	conn->cq = ib_alloc_cq(ibdev, conn, DSMEM_SEND_WR + DSMEM_RECV_WR, 0,
+			       IB_POLL_SOFTIRQ);
+	if (IS_ERR(conn->cq)) {
+		ret = PTR_ERR(conn->cq);
+		goto err_dealloc_pd;
+	}
+
+	conn->max_sge = min_t(u32, ibdev->attrs.max_send_sge, DSMEM_SGE_MAX);
+	attr.send_cq = conn->cq;
+	attr.recv_cq = conn->cq;
+	attr.qp_type = IB_QPT_RC;
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	attr.cap.max_send_wr = DSMEM_SEND_WR;
+	attr.cap.max_recv_wr = DSMEM_RECV_WR;
+	attr.cap.max_send_sge = conn->max_sge;
+	attr.cap.max_recv_sge = 1;
+	ret = rdma_create_qp(conn->cm_id, conn->pd, &attr);
+	if (ret)
+		goto err_free_cq;
+	conn->qp = conn->cm_id->qp;
+
+	ret = dsmem_msg_recv_init(conn);
+	if (ret)
+		goto err_destroy_qp;
+	return 0;
+
+err_destroy_qp:
+	rdma_destroy_qp(conn->cm_id);
+	conn->qp = NULL;
+err_free_cq:
+	ib_free_cq(conn->cq);
+err_dealloc_pd:
+	ib_dealloc_pd(conn->pd);
+err_clear_pd:
+	conn->pd = NULL;
+	return ret;
+}
+
+/* The QP is drained (or never carried a send): nothing completes later. */
+static void dsmem_conn_destroy_qp(struct dsmem_conn *conn)
+{
+	rdma_destroy_qp(conn->cm_id);
+	conn->qp = NULL;
+	dsmem_msg_recv_free(conn);
+	ib_free_cq(conn->cq);
+	ib_dealloc_pd(conn->pd);
+	conn->pd = NULL;
+}
+
+static void dsmem_conn_param(struct dsmem_conn *conn,
+			     struct rdma_conn_param *p, struct dsmem_wire_cm *cm,
+			     u32 dst_node)
+{
+	const struct ib_device_attr *a = &conn->ibdev->attrs;
+	struct dsmem_wire_cm_info info = {
+		.src_node = conn->node->id,
+		.dst_node = dst_node,
+	};
+
+	dsmem_wire_cm_encode(cm, &info);
+	memset(p, 0, sizeof(*p));
+	p->private_data = cm;
+	p->private_data_len = sizeof(*cm);
+	/* READ and atomics need outstanding-read resources at both ends */
+	p->responder_resources = min_t(u32, a->max_qp_rd_atom, 16);
+	p->initiator_depth = min_t(u32, a->max_qp_init_rd_atom, 16);
+	p->retry_count = 7;
+	p->rnr_retry_count = 7;
+}
+
+/*
+ * Begin closing: no new posts, waiters woken, the release queued.  Any
+ * context, any number of times; the first error is the one reported.
+ */
+void dsmem_conn_close(struct dsmem_conn *conn, int err)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&conn->lock, flags);
+	if (conn->state == DSMEM_CONN_CLOSING) {
+		spin_unlock_irqrestore(&conn->lock, flags);
+		return;
+	}
+	conn->state = DSMEM_CONN_CLOSING;
+	conn->close_err = err;
+	spin_unlock_irqrestore(&conn->lock, flags);
+
+	wake_up_all(&conn->sq_wait);
+	kref_get(&conn->ref);
+	if (!queue_work(dsmem_wq, &conn->release_work))
+		dsmem_conn_put(conn);
+}
+
+bool dsmem_conn_post_begin(struct dsmem_conn *conn)
+{
+	down_read(&conn->post_sem);
+	if (READ_ONCE(conn->state) == DSMEM_CONN_UP)
+		return true;
+	up_read(&conn->post_sem);
+	return false;
+}
+
+void dsmem_conn_post_end(struct dsmem_conn *conn)
+{
+	up_read(&conn->post_sem);
+}
+
+/* Take one credit, sleeping while there is none; fails once closing. */
+int dsmem_conn_wait_credit(struct dsmem_conn *conn, atomic_t *credits)
+{
+	for (;;) {
+		if (READ_ONCE(conn->state) != DSMEM_CONN_UP)
+			return -ECONNRESET;
+		if (atomic_add_unless(credits, -1, 0))
+			return 0;
+		if (wait_event_killable(conn->sq_wait,
+					atomic_read(credits) > 0 ||
+					READ_ONCE(conn->state) != DSMEM_CONN_UP))
+			return -EINTR;
+	}
+}
+
+void dsmem_conn_put_credit(struct dsmem_conn *conn, atomic_t *credits)
+{
+	atomic_inc(credits);
+	if (wq_has_sleeper(&conn->sq_wait))
+		wake_up(&conn->sq_wait);
+}
+
+static void dsmem_peer_set_state(struct dsmem_peer *peer, u8 state, int err)
+{
+	spin_lock_bh(&peer->lock);
+	peer->state = state;
+	if (err)
+		peer->last_err = err;
+	spin_unlock_bh(&peer->lock);
+	dsmem_nl_notify_peer(peer, DSMEM_CMD_PEER_STATE);
+}
+
+static void dsmem_conn_up_work(struct work_struct *work)
+{
+	struct dsmem_conn *conn = container_of(work, struct dsmem_conn,
+					       up_work);
+	struct dsmem_peer *peer = conn->peer;
+
+	spin_lock_bh(&conn->lock);
+	if (conn->state != DSMEM_CONN_CONNECTING) {
+		spin_unlock_bh(&conn->lock);
+		return;
+	}
+	conn->state = DSMEM_CONN_UP;
+	conn->was_up = true;
+	spin_unlock_bh(&conn->lock);
+
+	spin_lock_bh(&peer->lock);
+	peer->remote_node = conn->remote_node;
+	peer->connects++;
+	peer->backoff_ms = DSMEM_BACKOFF_MIN_MS;
+	peer->last_err = 0;
+	spin_unlock_bh(&peer->lock);
+	dsmem_stat_inc(DSMEM_STAT_CONN_ESTABLISHED);
+	dsmem_peer_set_state(peer, DSMEM_PEER_UP, 0);
+
+	/* requests that arrived before we were up */
+	queue_work(dsmem_wq, &conn->rx_work);
+	queue_delayed_work(dsmem_wq, &conn->keepalive_work,
+			   msecs_to_jiffies(DSMEM_KEEPALIVE_MS));
+	dsmem_seg_conn_up(conn);
+}
+
+/* The RC transport acknowledges the ping; a dead peer fails the send. */
+static void dsmem_conn_keepalive_work(struct work_struct *work)
+{
+	struct dsmem_conn *conn = container_of(to_delayed_work(work),
+					       struct dsmem_conn,
+					       keepalive_work);
+	struct dsmem_wire_msg ping = { .opcode = DSMEM_WIRE_PING };
+
+	if (READ_ONCE(conn->state) != DSMEM_CONN_UP)
+		return;
+	/* a busy connection proves itself; skip rather than queue behind */
+	if (atomic_read(&conn->msg_free) > 0)
+		dsmem_msg_send(conn, &ping);
+	queue_delayed_work(dsmem_wq, &conn->keepalive_work,
+			   msecs_to_jiffies(DSMEM_KEEPALIVE_MS));
+}
+
+static void dsmem_peer_unlink(struct dsmem_peer *peer)
+{
+	struct dsmem_node *node = peer->node;
+	bool owned = false;
+
+	mutex_lock(&dsmem_rdm_lock);
+	if (xa_load(&node->peers, peer->id) == peer) {
+		xa_erase(&node->peers, peer->id);
+		owned = true;
+	}
+	mutex_unlock(&dsmem_rdm_lock);
+	if (!owned)
+		return;
+	dsmem_nl_notify_peer(peer, DSMEM_CMD_PEER_DEL);
+	dsmem_peer_put(peer);
+}
+
+static void dsmem_conn_release_work(struct work_struct *work)
+{
+	struct dsmem_conn *conn = container_of(work, struct dsmem_conn,
+					       release_work);
+	struct dsmem_peer *peer = conn->peer;
+	bool reconnect = false, drop_peer_ref = false;
+	unsigned int delay = 0;
+	u8 state;
+
+	/* posters hold post_sem for read: after this, nobody posts */
+	down_write(&conn->post_sem);
+	up_write(&conn->post_sem);
+
+	dsmem_msg_fail_pending(conn, -ECONNRESET);
+	cancel_work_sync(&conn->up_work);
+	cancel_delayed_work_sync(&conn->keepalive_work);
+	if (conn->qp) {
+		rdma_disconnect(conn->cm_id);
+		/* every posted request completes, with a flush error */
+		if (conn->established)
+			ib_drain_qp(conn->qp);
+	}
+	cancel_work_sync(&conn->rx_work);
+	dsmem_msg_fail_pending(conn, -ECONNRESET);
+	dsmem_seg_conn_down(conn);
+	dsmem_rsegs_free(conn);
+	if (conn->qp)
+		dsmem_conn_destroy_qp(conn);
+	rdma_destroy_id(conn->cm_id);
+	conn->cm_id = NULL;
+
+	dsmem_stat_inc(conn->was_up ? DSMEM_STAT_CONN_LOST :
+				      DSMEM_STAT_CONN_FAILED);
+	state = conn->was_up ? DSMEM_PEER_DOWN : DSMEM_PEER_ERROR;
+
+	spin_lock_bh(&peer->lock);
+	if (peer->conn == conn) {
+		peer->conn = NULL;
+		drop_peer_ref = true;
+	}
+	if (!peer->passive && !peer->deleted) {
+		reconnect = true;
+		delay = peer->backoff_ms;
+		peer->backoff_ms = min(peer->backoff_ms * 2,
+				       (unsigned int)DSMEM_BACKOFF_MAX_MS);
+	}
+	spin_unlock_bh(&peer->lock);
+
+	if (!peer->deleted)
+		dsmem_peer_set_state(peer, state, conn->close_err);
+	if (reconnect) {
+		dsmem_stat_inc(DSMEM_STAT_RECONNECTS);
+		queue_delayed_work(dsmem_wq, &peer->connect_work,
+				   msecs_to_jiffies(delay));
+	}
+	/* a peer that connected to us is gone with its connection */
+	if (peer->passive)
+		dsmem_peer_unlink(peer);
+
+	if (drop_peer_ref)
+		dsmem_conn_put(conn);
+	dsmem_conn_put(conn);	/* dsmem_conn_close's */
+}
+
+int dsmem_conn_cm_event(struct dsmem_conn *conn, struct rdma_cm_event *ev)
+{
+	struct rdma_cm_id *id = conn->cm_id;
+	struct dsmem_wire_cm_info info;
+	struct rdma_conn_param param;
+	struct dsmem_wire_cm cm;
+	int ret = 0;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		/* a node speaks through its own device only */
+		if (id->device != conn->node->sdev->ibdev) {
+			ret = -ENXIO;
+			break;
+		}
+		ret = rdma_resolve_route(id, DSMEM_RESOLVE_TIMEOUT_MS);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		ret = dsmem_conn_create_qp(conn);
+		if (ret)
+			break;
+		dsmem_conn_param(conn, &param, &cm, 0);
+		ret = rdma_connect_locked(id, &param);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		if (!conn->peer->passive) {
+			ret = dsmem_wire_cm_decode(ev->param.conn.private_data,
+						   ev->param.conn.private_data_len,
+						   &info);
+			if (!ret && info.dst_node != conn->node->id)
+				ret = -EPROTO;
+			if (ret)
+				break;
+			conn->remote_node = info.src_node;
+		}
+		conn->established = true;
+		queue_work(dsmem_wq, &conn->up_work);
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		dsmem_stat_inc(DSMEM_STAT_CONN_REJECTED);
+		ret = -ECONNREFUSED;
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+		ret = ev->status < 0 ? ev->status : -EHOSTUNREACH;
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		ret = -ECONNRESET;
+		break;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		ret = -ENODEV;
+		break;
+	default:
+		break;
+	}
+	if (ret)
+		dsmem_conn_close(conn, ret);
+	/* the release work destroys the id; rdma_cm must not */
+	return 0;
+}
+
+struct dsmem_peer *dsmem_peer_create(struct dsmem_node *node,
+				     const struct sockaddr_storage *addr,
+				     u16 port, bool passive)
+{
+	struct dsmem_peer *peer;
+	int ret;
+
+	lockdep_assert_held(&dsmem_rdm_lock);
+
+	peer = kzalloc(sizeof(*peer), GFP_KERNEL);
+	if (!peer)
+		return ERR_PTR(-ENOMEM);
+	kref_init(&peer->ref);	/* the node's table holds it */
+	kref_get(&node->ref);
+	peer->node = node;
+	peer->passive = passive;
+	peer->addr = *addr;
+	peer->port = port;
+	spin_lock_init(&peer->lock);
+	peer->state = DSMEM_PEER_CONNECTING;
+	peer->backoff_ms = DSMEM_BACKOFF_MIN_MS;
+	INIT_DELAYED_WORK(&peer->connect_work, dsmem_peer_connect_work);
+
+	ret = xa_alloc_cyclic(&node->peers, &peer->id, peer,
+			      XA_LIMIT(1, DSMEM_NODE_PEERS_MAX),
+			      &node->next_peer, GFP_KERNEL);
+	if (ret < 0) {
+		dsmem_peer_put(peer);
+		return ERR_PTR(ret == -EBUSY ? -ENOSPC : ret);
+	}
+	return peer;
+}
+
+void dsmem_peer_start(struct dsmem_peer *peer)
+{
+	queue_delayed_work(dsmem_wq, &peer->connect_work, 0);
+}
+
+static void dsmem_peer_connect_work(struct work_struct *work)
+{
+	struct dsmem_peer *peer = container_of(to_delayed_work(work),
+					       struct dsmem_peer, connect_work);
+	struct dsmem_node *node = peer->node;
+	struct rdma_cm_id *id;
+	struct dsmem_conn *conn;
+	int ret;
+
+	conn = dsmem_conn_alloc(peer);
+	if (!conn) {
+		ret = -ENOMEM;
+		goto err_retry;
+	}
+	id = rdma_create_id(node->net, dsmem_cm_handler, &conn->cm_ctx,
+			    RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id)) {
+		ret = PTR_ERR(id);
+		goto err_put_conn;
+	}
+	conn->cm_id = id;
+
+	spin_lock_bh(&peer->lock);
+	if (peer->deleted || peer->conn) {
+		spin_unlock_bh(&peer->lock);
+		rdma_destroy_id(id);
+		dsmem_conn_put(conn);
+		return;
+	}
+	kref_get(&conn->ref);
+	peer->conn = conn;
+	spin_unlock_bh(&peer->lock);
+	dsmem_peer_set_state(peer, DSMEM_PEER_CONNECTING, 0);
+
+	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)&peer->addr,
+				DSMEM_RESOLVE_TIMEOUT_MS);
+	if (ret)
+		dsmem_conn_close(conn, ret);
+	dsmem_conn_put(conn);
+	return;
+
+err_put_conn:
+	dsmem_conn_put(conn);
+err_retry:
+	spin_lock_bh(&peer->lock);
+	if (!peer->deleted)
+		queue_delayed_work(dsmem_wq, &peer->connect_work,
+				   msecs_to_jiffies(peer->backoff_ms));
+	spin_unlock_bh(&peer->lock);
+	dsmem_peer_set_state(peer, DSMEM_PEER_ERROR, ret);
+}
+
+/* Delete a peer: unlink it, stop reconnecting, release its connection. */
+void dsmem_peer_delete(struct dsmem_peer *peer)
+{
+	struct dsmem_node *node = peer->node;
+	struct dsmem_conn *conn;
+	bool owned = false;
+
+	mutex_lock(&dsmem_rdm_lock);
+	if (xa_load(&node->peers, peer->id) == peer) {
+		xa_erase(&node->peers, peer->id);
+		owned = true;
+	}
+	mutex_unlock(&dsmem_rdm_lock);
+	if (!owned)
+		return;
+
+	spin_lock_bh(&peer->lock);
+	peer->deleted = true;
+	spin_unlock_bh(&peer->lock);
+	cancel_delayed_work_sync(&peer->connect_work);
+
+	spin_lock_bh(&peer->lock);
+	conn = peer->conn;
+	if (conn)
+		kref_get(&conn->ref);
+	spin_unlock_bh(&peer->lock);
+	if (conn) {
+		dsmem_conn_close(conn, -ECONNABORTED);
+		flush_work(&conn->release_work);
+		dsmem_conn_put(conn);
+	}
+	dsmem_nl_notify_peer(peer, DSMEM_CMD_PEER_DEL);
+	dsmem_peer_put(peer);
+}
+
+static u16 dsmem_sockaddr_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+	if (ss->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+	return 0;
+}
+
+/*
+ * A CONNECT_REQUEST on a node's listener.  Runs under the new id's handler
+ * lock; a non-zero return makes rdma_cm reject and destroy the id, so
+ * everything made here is unwound first.
+ */
+int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
+			      struct rdma_cm_event *ev)
+{
+	struct sockaddr_storage addr = {};
+	struct dsmem_wire_cm_info info;
+	struct rdma_conn_param param;
+	struct dsmem_wire_cm cm;
+	struct dsmem_peer *peer;
+	struct dsmem_conn *conn;
+	int ret;
+
+	ret = dsmem_wire_cm_decode(ev->param.conn.private_data,
+				   ev->param.conn.private_data_len, &info);
+	if (!ret && info.dst_node && info.dst_node != node->id)
+		ret = -EHOSTUNREACH;
+	if (!ret && id->device != node->sdev->ibdev)
+		ret = -ENXIO;
+	if (ret)
+		goto err_count;
+
+	memcpy(&addr, &id->route.addr.dst_addr,
+	       min(sizeof(addr), sizeof(id->route.addr.dst_addr)));
+
+	mutex_lock(&dsmem_rdm_lock);
+	if (node->dead) {
+		ret = -ENODEV;
+		goto err_unlock;
+	}
+	peer = dsmem_peer_create(node, &addr, dsmem_sockaddr_port(&addr), true);
+	if (IS_ERR(peer)) {
+		ret = PTR_ERR(peer);
+		goto err_unlock;
+	}
+	conn = dsmem_conn_alloc(peer);
+	if (!conn) {
+		ret = -ENOMEM;
+		goto err_unlink_peer;
+	}
+	conn->cm_id = id;
+	conn->remote_node = info.src_node;
+	peer->remote_node = info.src_node;
+	id->context = &conn->cm_ctx;
+
+	ret = dsmem_conn_create_qp(conn);
+	if (ret)
+		goto err_put_conn;
+	dsmem_conn_param(conn, &param, &cm, info.src_node);
+	ret = rdma_accept(id, &param);
+	if (ret)
+		goto err_destroy_qp;
+
+	peer->conn = conn;	/* the allocation's reference */
+	mutex_unlock(&dsmem_rdm_lock);
+	dsmem_nl_notify_peer(peer, DSMEM_CMD_PEER_NEW);
+	return 0;
+
+err_destroy_qp:
+	dsmem_conn_destroy_qp(conn);
+err_put_conn:
+	id->context = &node->cm_ctx;
+	conn->cm_id = NULL;
+	dsmem_conn_put(conn);
+err_unlink_peer:
+	xa_erase(&node->peers, peer->id);
+	dsmem_peer_put(peer);
+err_unlock:
+	mutex_unlock(&dsmem_rdm_lock);
+err_count:
+	dsmem_stat_inc(DSMEM_STAT_CONN_REJECTED);
+	return ret;
+}
+
+/* An up connection from node to the remote node, counted; or NULL. */
+struct dsmem_conn *dsmem_conn_lookup(struct dsmem_node *node, u32 remote)
+{
+	struct dsmem_conn *conn, *found = NULL;
+	struct dsmem_peer *peer;
+	unsigned long i;
+
+	rcu_read_lock();
+	xa_for_each(&node->peers, i, peer) {
+		spin_lock_bh(&peer->lock);
+		conn = peer->conn;
+		if (conn && peer->remote_node == remote &&
+		    READ_ONCE(conn->state) == DSMEM_CONN_UP &&
+		    kref_get_unless_zero(&conn->ref))
+			found = conn;
+		spin_unlock_bh(&peer->lock);
+		if (found)
+			break;
+	}
+	rcu_read_unlock();
+	return found;
+}

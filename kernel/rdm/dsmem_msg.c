@@ -1,0 +1,590 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * dsmem: the control protocol over RDMA SEND/RECV -- the seed-002
+ * remote-memory service (ALLOC, FREE, READ, WRITE) and the grants that
+ * make segments reachable by one-sided verbs.
+ *
+ * Replies are matched to their requests in the receive completion
+ * (softirq), so a caller wakes without a context switch in between.
+ * Requests are served from a work item, one connection at a time, in
+ * arrival order.
+ */
+#include <linux/slab.h>
+
+#include "../dsmem_priv.h"
+
+#define DSMEM_MSG_MAX	(DSMEM_WIRE_MAX_UNITS * DSMEM_WIRE_UNIT)
+
+struct dsmem_recv {
+	struct ib_cqe cqe;
+	struct dsmem_conn *conn;
+	struct list_head link;
+	u64 dma;
+	u32 len;
+	u8 buf[DSMEM_MSG_MAX] __aligned(8);
+};
+
+struct dsmem_send {
+	struct ib_cqe cqe;
+	struct dsmem_conn *conn;
+	u64 dma;
+	u32 len;
+	u8 buf[] __aligned(8);
+};
+
+static void dsmem_msg_recv_done(struct ib_cq *cq, struct ib_wc *wc);
+
+static int dsmem_msg_post_recv(struct dsmem_conn *conn, struct dsmem_recv *r)
+{
+	struct ib_sge sge = {
+		.addr = r->dma,
+		.length = DSMEM_MSG_MAX,
+		.lkey = conn->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = {
+		.wr_cqe = &r->cqe,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+
+	ib_dma_sync_single_for_device(conn->ibdev, r->dma, DSMEM_MSG_MAX,
+				      DMA_FROM_DEVICE);
+	return ib_post_recv(conn->qp, &wr, NULL);
+}
+
+/* Put a consumed buffer back, unless the connection is going away. */
+static void dsmem_msg_repost(struct dsmem_conn *conn, struct dsmem_recv *r)
+{
+	int ret;
+
+	down_read(&conn->post_sem);
+	if (READ_ONCE(conn->state) == DSMEM_CONN_CLOSING) {
+		up_read(&conn->post_sem);
+		return;
+	}
+	ret = dsmem_msg_post_recv(conn, r);
+	up_read(&conn->post_sem);
+	if (ret)
+		dsmem_conn_close(conn, ret);
+}
+
+int dsmem_msg_recv_init(struct dsmem_conn *conn)
+{
+	struct dsmem_recv *r;
+	int i, ret;
+
+	conn->recvs = kcalloc(DSMEM_RQ_DEPTH, sizeof(*conn->recvs), GFP_KERNEL);
+	if (!conn->recvs)
+		return -ENOMEM;
+	for (i = 0; i < DSMEM_RQ_DEPTH; i++) {
+		r = kzalloc(sizeof(*r), GFP_KERNEL);
+		if (!r) {
+			ret = -ENOMEM;
+			goto err_free;
+		}
+		conn->recvs[i] = r;
+		r->conn = conn;
+		r->cqe.done = dsmem_msg_recv_done;
+		r->dma = ib_dma_map_single(conn->ibdev, r->buf, DSMEM_MSG_MAX,
+					   DMA_FROM_DEVICE);
+		if (ib_dma_mapping_error(conn->ibdev, r->dma)) {
+			r->dma = 0;
+			ret = -EIO;
+			goto err_free;
+		}
+	}
+	for (i = 0; i < DSMEM_RQ_DEPTH; i++) {
+		ret = dsmem_msg_post_recv(conn, conn->recvs[i]);
+		if (ret)
+			goto err_free;
+	}
+	return 0;
+
+err_free:
+	/* posted buffers go with the QP, which the caller destroys */
+	dsmem_msg_recv_free(conn);
+	return ret;
+}
+
+void dsmem_msg_recv_free(struct dsmem_conn *conn)
+{
+	struct dsmem_recv *r;
+	int i;
+
+	if (!conn->recvs)
+		return;
+	for (i = 0; i < DSMEM_RQ_DEPTH; i++) {
+		r = conn->recvs[i];
+		if (!r)
+			continue;
+		if (r->dma)
+			ib_dma_unmap_single(conn->ibdev, r->dma, DSMEM_MSG_MAX,
+					    DMA_FROM_DEVICE);
+		kfree(r);
+	}
+	kfree(conn->recvs);
+	conn->recvs = NULL;
+}
+
+static bool dsmem_msg_is_reply(u8 opcode)
+{
+	switch (opcode) {
+	case DSMEM_WIRE_REPLY_ALLOC:
+	case DSMEM_WIRE_REPLY_FREE:
+	case DSMEM_WIRE_REPLY_READ:
+	case DSMEM_WIRE_REPLY_READ_ERROR:
+	case DSMEM_WIRE_REPLY_WRITE:
+	case DSMEM_WIRE_REPLY_GRANT:
+	case DSMEM_WIRE_REPLY_REVOKE:
+	case DSMEM_WIRE_REPLY_ERROR:
+		return true;
+	}
+	return false;
+}
+
+/* Softirq: hand a reply to the caller waiting for it. */
+static void dsmem_msg_complete(struct dsmem_conn *conn,
+			       const struct dsmem_wire_msg *m)
+{
+	struct dsmem_msg_wait *w = xa_erase(&conn->pending, m->tag);
+
+	if (!w) {
+		/* late (its caller timed out) or forged */
+		dsmem_stat_inc(DSMEM_STAT_MSG_BAD);
+		return;
+	}
+	if (m->status) {
+		w->status = m->status <= MAX_ERRNO ? -(int)m->status : -EIO;
+	} else {
+		*w->reply = *m;
+		w->reply->data = NULL;
+		if (m->data && w->data)
+			memcpy(w->data, m->data, min_t(u64, m->len, w->data_max));
+	}
+	complete(&w->done);
+}
+
+static void dsmem_msg_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct dsmem_recv *r = container_of(wc->wr_cqe, struct dsmem_recv, cqe);
+	struct dsmem_conn *conn = r->conn;
+	struct dsmem_wire_msg m;
+	int ret;
+
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			dsmem_conn_close(conn, -EIO);
+		return;
+	}
+	ib_dma_sync_single_for_cpu(conn->ibdev, r->dma, DSMEM_MSG_MAX,
+				   DMA_FROM_DEVICE);
+	r->len = wc->byte_len;
+	dsmem_stat_inc(DSMEM_STAT_MSG_RECV);
+
+	ret = dsmem_wire_decode(r->buf, r->len, &m);
+	if (!ret && dsmem_msg_is_reply(m.opcode)) {
+		dsmem_msg_complete(conn, &m);
+		dsmem_msg_repost(conn, r);
+		return;
+	}
+	if (!ret && m.opcode == DSMEM_WIRE_PING) {
+		dsmem_msg_repost(conn, r);
+		return;
+	}
+	/* requests, and garbage to be answered with an error */
+	spin_lock(&conn->lock);
+	list_add_tail(&r->link, &conn->rx_list);
+	spin_unlock(&conn->lock);
+	queue_work(dsmem_wq, &conn->rx_work);
+}
+
+static void dsmem_msg_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct dsmem_send *s = container_of(wc->wr_cqe, struct dsmem_send, cqe);
+	struct dsmem_conn *conn = s->conn;
+
+	if (unlikely(wc->status != IB_WC_SUCCESS &&
+		     wc->status != IB_WC_WR_FLUSH_ERR))
+		dsmem_conn_close(conn, -EIO);
+	ib_dma_unmap_single(conn->ibdev, s->dma, s->len, DMA_TO_DEVICE);
+	dsmem_conn_put_credit(conn, &conn->msg_free);
+	kfree(s);
+}
+
+int dsmem_msg_send(struct dsmem_conn *conn, const struct dsmem_wire_msg *m)
+{
+	size_t size = dsmem_wire_size(m->opcode, m->len);
+	struct ib_send_wr wr = {};
+	struct dsmem_send *s;
+	struct ib_sge sge;
+	int ret;
+
+	if (!size)
+		return -EINVAL;
+	s = kmalloc(sizeof(*s) + size, GFP_KERNEL);
+	if (!s)
+		return -ENOMEM;
+	ret = dsmem_wire_encode(s->buf, size, m);
+	if (ret < 0)
+		goto err_free;
+	s->conn = conn;
+	s->len = size;
+	s->cqe.done = dsmem_msg_send_done;
+	s->dma = ib_dma_map_single(conn->ibdev, s->buf, size, DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(conn->ibdev, s->dma)) {
+		ret = -EIO;
+		goto err_free;
+	}
+
+	ret = dsmem_conn_wait_credit(conn, &conn->msg_free);
+	if (ret)
+		goto err_unmap;
+	if (!dsmem_conn_post_begin(conn)) {
+		ret = -ECONNRESET;
+		goto err_put_credit;
+	}
+	sge.addr = s->dma;
+	sge.length = size;
+	sge.lkey = conn->pd->local_dma_lkey;
+	wr.wr_cqe = &s->cqe;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IB_WR_SEND;
+	wr.send_flags = IB_SEND_SIGNALED;
+	ret = ib_post_send(conn->qp, &wr, NULL);
+	dsmem_conn_post_end(conn);
+	if (ret) {
+		dsmem_conn_close(conn, ret);
+		goto err_put_credit;
+	}
+	dsmem_stat_inc(DSMEM_STAT_MSG_SENT);
+	return 0;
+
+err_put_credit:
+	dsmem_conn_put_credit(conn, &conn->msg_free);
+err_unmap:
+	ib_dma_unmap_single(conn->ibdev, s->dma, size, DMA_TO_DEVICE);
+err_free:
+	kfree(s);
+	return ret;
+}
+
+/*
+ * Send a request and wait for its reply.  Every way out leaves nothing
+ * behind: the reply is matched by tag, and a caller that stops waiting
+ * (timeout) removes its tag first, or else waits for whoever took it.
+ */
+int dsmem_msg_call(struct dsmem_conn *conn, struct dsmem_wire_msg *req,
+		   struct dsmem_wire_msg *reply, void *data, size_t data_max)
+{
+	struct dsmem_msg_wait w = {
+		.reply = reply,
+		.data = data,
+		.data_max = data_max,
+	};
+	bool closing;
+	u32 tag;
+	int ret;
+
+	init_completion(&w.done);
+	ret = xa_alloc_cyclic_bh(&conn->pending, &tag, &w, xa_limit_32b,
+				 &conn->next_tag, GFP_KERNEL);
+	if (ret < 0)
+		return ret;
+
+	/* dsmem_msg_fail_pending runs after the state changes */
+	spin_lock_bh(&conn->lock);
+	closing = conn->state != DSMEM_CONN_UP;
+	spin_unlock_bh(&conn->lock);
+	if (closing) {
+		ret = -ENOTCONN;
+		goto err_unpend;
+	}
+
+	req->tag = tag;
+	req->seq = atomic_inc_return(&conn->seq);
+	ret = dsmem_msg_send(conn, req);
+	if (ret)
+		goto err_unpend;
+
+	if (!wait_for_completion_timeout(&w.done,
+					 msecs_to_jiffies(DSMEM_MSG_TIMEOUT_MS))) {
+		if (xa_erase_bh(&conn->pending, tag) == &w) {
+			dsmem_stat_inc(DSMEM_STAT_MSG_TIMEOUT);
+			return -ETIMEDOUT;
+		}
+		wait_for_completion(&w.done);
+	}
+	return w.status;
+
+err_unpend:
+	if (xa_erase_bh(&conn->pending, tag) != &w)
+		wait_for_completion(&w.done);
+	return ret;
+}
+
+void dsmem_msg_fail_pending(struct dsmem_conn *conn, int err)
+{
+	struct dsmem_msg_wait *w;
+	unsigned long tag;
+
+	xa_for_each(&conn->pending, tag, w) {
+		if (xa_erase_bh(&conn->pending, tag) != w)
+			continue;
+		w->status = err;
+		complete(&w->done);
+	}
+}
+
+/* Remote segments: what peers granted to this connection. */
+
+struct dsmem_rseg *dsmem_rseg_lookup(struct dsmem_conn *conn, u64 gaddr)
+{
+	return xa_load(&conn->rsegs, gaddr >> DSMEM_GADDR_SEG_SHIFT);
+}
+
+static int dsmem_rseg_install(struct dsmem_conn *conn,
+			      const struct dsmem_wire_msg *m)
+{
+	struct dsmem_wire_grant_info g;
+	struct dsmem_rseg *rs, *old;
+	u32 i;
+	int ret;
+
+	ret = dsmem_wire_grant_decode(m->data, m->len, &g);
+	if (ret)
+		return ret;
+	/* a peer grants its own memory, whole segments, and nothing else */
+	if (g.base != m->addr || DSMEM_GADDR_OFF(g.base) ||
+	    !DSMEM_GADDR_SEG(g.base) || g.size > DSMEM_SEG_SIZE_MAX)
+		return -EINVAL;
+	if (DSMEM_GADDR_NODE(g.base) != conn->remote_node)
+		return -EACCES;
+
+	rs = kzalloc(struct_size(rs, rkeys, g.nkeys), GFP_KERNEL);
+	if (!rs)
+		return -ENOMEM;
+	rs->base = g.base;
+	rs->size = g.size;
+	rs->span = g.span;
+	rs->perm = g.perm;
+	rs->nkeys = g.nkeys;
+	for (i = 0; i < g.nkeys; i++)
+		rs->rkeys[i] = dsmem_wire_grant_rkey(&g, i);
+
+	old = xa_store(&conn->rsegs, g.base >> DSMEM_GADDR_SEG_SHIFT, rs,
+		       GFP_KERNEL);
+	if (xa_is_err(old)) {
+		kfree(rs);
+		return xa_err(old);
+	}
+	if (old)
+		kfree_rcu(old, rcu);
+	return 0;
+}
+
+static int dsmem_rseg_remove(struct dsmem_conn *conn, u64 base)
+{
+	struct dsmem_rseg *old;
+
+	old = xa_erase(&conn->rsegs, base >> DSMEM_GADDR_SEG_SHIFT);
+	if (!old)
+		return -ENOENT;
+	kfree_rcu(old, rcu);
+	return 0;
+}
+
+void dsmem_rsegs_free(struct dsmem_conn *conn)
+{
+	struct dsmem_rseg *rs;
+	unsigned long i;
+
+	xa_for_each(&conn->rsegs, i, rs) {
+		xa_erase(&conn->rsegs, i);
+		kfree_rcu(rs, rcu);
+	}
+}
+
+/* The seed-002 service: a peer's requests on our node's memory. */
+
+static struct dsmem_seg *dsmem_msg_seg(struct dsmem_conn *conn, u64 addr,
+				       u32 need, int *err)
+{
+	struct dsmem_seg *seg;
+
+	if (DSMEM_GADDR_NODE(addr) != conn->node->id) {
+		*err = -EFAULT;
+		dsmem_stat_inc(DSMEM_STAT_MSG_RANGE);
+		return NULL;
+	}
+	seg = dsmem_seg_by_addr(conn->node, addr);
+	if (!seg) {
+		*err = -EFAULT;
+		dsmem_stat_inc(DSMEM_STAT_MSG_RANGE);
+		return NULL;
+	}
+	if ((dsmem_seg_perm(seg, conn->remote_node) & need) != need) {
+		dsmem_seg_put(seg);
+		*err = -EACCES;
+		dsmem_stat_inc(DSMEM_STAT_MSG_DENIED);
+		return NULL;
+	}
+	return seg;
+}
+
+static int dsmem_msg_alloc(struct dsmem_conn *conn,
+			   const struct dsmem_wire_msg *m,
+			   struct dsmem_wire_msg *reply)
+{
+	struct dsmem_node *node = conn->node;
+	struct dsmem_seg *seg;
+	unsigned long i;
+	int ret = -ENOMEM;
+
+	reply->opcode = DSMEM_WIRE_REPLY_ALLOC;
+	reply->len = m->len;
+	if (m->aux) {
+		if (m->aux > DSMEM_SEG_ID_MAX)
+			return -EINVAL;
+		seg = dsmem_msg_seg(conn, DSMEM_GADDR(node->id, m->aux, 0),
+				    DSMEM_PERM_WRITE, &ret);
+		if (!seg)
+			return ret;
+		ret = dsmem_seg_alloc(seg, m->len, &reply->addr, &reply->aux);
+		dsmem_seg_put(seg);
+		return ret;
+	}
+	/* any segment we may allocate in, first fit */
+	for (i = 1; i <= DSMEM_SEG_ID_MAX; i++) {
+		rcu_read_lock();
+		seg = xa_find(&node->segs, &i, DSMEM_SEG_ID_MAX, XA_PRESENT);
+		if (seg && !kref_get_unless_zero(&seg->ref))
+			seg = NULL;
+		rcu_read_unlock();
+		if (!seg)
+			break;
+		if (dsmem_seg_perm(seg, conn->remote_node) & DSMEM_PERM_WRITE)
+			ret = dsmem_seg_alloc(seg, m->len, &reply->addr,
+					      &reply->aux);
+		dsmem_seg_put(seg);
+		if (!ret)
+			return 0;
+	}
+	if (ret == -EACCES)
+		dsmem_stat_inc(DSMEM_STAT_MSG_DENIED);
+	return ret;
+}
+
+static void dsmem_msg_handle(struct dsmem_conn *conn, struct dsmem_recv *r)
+{
+	const struct dsmem_wire_hdr *h = (const void *)r->buf;
+	struct dsmem_wire_msg m, reply = {};
+	struct dsmem_seg *seg;
+	void *buf = NULL;
+	int ret;
+
+	ret = dsmem_wire_decode(r->buf, r->len, &m);
+	if (ret) {
+		dsmem_stat_inc(DSMEM_STAT_MSG_BAD);
+		/* answer what names its sender's tag; drop the rest */
+		if (r->len < sizeof(*h) || h->magic != DSMEM_WIRE_MAGIC)
+			return;
+		reply.opcode = DSMEM_WIRE_REPLY_ERROR;
+		reply.tag = le32_to_cpu(h->tag);
+		reply.status = -ret;
+		dsmem_msg_send(conn, &reply);
+		return;
+	}
+	reply.tag = m.tag;
+
+	switch (m.opcode) {
+	case DSMEM_WIRE_ALLOC:
+		ret = dsmem_msg_alloc(conn, &m, &reply);
+		break;
+	case DSMEM_WIRE_FREE:
+		reply.opcode = DSMEM_WIRE_REPLY_FREE;
+		seg = dsmem_msg_seg(conn, m.addr, DSMEM_PERM_WRITE, &ret);
+		if (!seg)
+			break;
+		ret = dsmem_seg_free(seg, m.addr);
+		dsmem_seg_put(seg);
+		break;
+	case DSMEM_WIRE_READ:
+		reply.opcode = DSMEM_WIRE_REPLY_READ;
+		seg = dsmem_msg_seg(conn, m.addr, DSMEM_PERM_READ, &ret);
+		if (!seg)
+			break;
+		buf = kmalloc(m.len, GFP_KERNEL);
+		ret = buf ? dsmem_seg_access(seg, m.addr, buf, m.len, false) :
+			    -ENOMEM;
+		dsmem_seg_put(seg);
+		reply.addr = m.addr;
+		reply.len = m.len;
+		reply.data = buf;
+		break;
+	case DSMEM_WIRE_WRITE:
+		reply.opcode = DSMEM_WIRE_REPLY_WRITE;
+		seg = dsmem_msg_seg(conn, m.addr, DSMEM_PERM_WRITE, &ret);
+		if (seg) {
+			ret = dsmem_seg_access(seg, m.addr, (void *)m.data,
+					       m.len, true);
+			dsmem_seg_put(seg);
+		}
+		/* a write is answered only when asked to be */
+		if (!(m.flags & DSMEM_WIRE_F_ACK))
+			return;
+		break;
+	case DSMEM_WIRE_GRANT:
+		reply.opcode = DSMEM_WIRE_REPLY_GRANT;
+		ret = dsmem_rseg_install(conn, &m);
+		if (ret)
+			dsmem_stat_inc(DSMEM_STAT_MSG_BAD);
+		break;
+	case DSMEM_WIRE_REVOKE:
+		reply.opcode = DSMEM_WIRE_REPLY_REVOKE;
+		ret = dsmem_rseg_remove(conn, m.addr);
+		break;
+	default:
+		/* a reply nobody asked for, or a request we do not serve */
+		dsmem_stat_inc(DSMEM_STAT_MSG_BAD);
+		reply.opcode = DSMEM_WIRE_REPLY_ERROR;
+		ret = -EOPNOTSUPP;
+		break;
+	}
+	if (ret) {
+		if (reply.opcode == DSMEM_WIRE_REPLY_READ)
+			reply.opcode = DSMEM_WIRE_REPLY_READ_ERROR;
+		reply.status = -ret;
+		reply.addr = 0;
+		reply.len = 0;
+		reply.aux = 0;
+		reply.data = NULL;
+	}
+	dsmem_msg_send(conn, &reply);
+	kfree(buf);
+}
+
+void dsmem_msg_rx_work(struct work_struct *work)
+{
+	struct dsmem_conn *conn = container_of(work, struct dsmem_conn,
+					       rx_work);
+	struct dsmem_recv *r;
+
+	for (;;) {
+		spin_lock_bh(&conn->lock);
+		/* before up: the up work kicks us; closing: dropped */
+		if (conn->state != DSMEM_CONN_UP) {
+			spin_unlock_bh(&conn->lock);
+			return;
+		}
+		r = list_first_entry_or_null(&conn->rx_list, struct dsmem_recv,
+					     link);
+		if (r)
+			list_del(&r->link);
+		spin_unlock_bh(&conn->lock);
+		if (!r)
+			return;
+		dsmem_msg_handle(conn, r);
+		dsmem_msg_repost(conn, r);
+	}
+}

@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * dsmem: nodes.  A node is a dsmem endpoint: an id, an RDMA device and
+ * an rdma_cm port it listens on.  Several nodes may share a device, so a
+ * multi-node cluster fits in one host.
+ */
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/slab.h>
+#include <net/net_namespace.h>
+
+#include "../dsmem_priv.h"
+
+/* see the lock order in dsmem_priv.h */
+DEFINE_MUTEX(dsmem_rdm_lock);
+/* node id -> dsmem_node, under dsmem_rdm_lock */
+static DEFINE_XARRAY(dsmem_nodes);
+struct workqueue_struct *dsmem_wq;
+/* set by module unload, under dsmem_rdm_lock: no new nodes */
+static bool dsmem_rdm_closing;
+
+static void dsmem_node_release(struct kref *ref)
+{
+	struct dsmem_node *node = container_of(ref, struct dsmem_node, ref);
+
+	WARN_ON(!xa_empty(&node->peers) || !xa_empty(&node->segs));
+	xa_destroy(&node->peers);
+	xa_destroy(&node->segs);
+	put_net(node->net);
+	kfree(node);
+}
+
+void dsmem_node_put(struct dsmem_node *node)
+{
+	kref_put(&node->ref, dsmem_node_release);
+}
+
+/* Under dsmem_rdm_lock: the live node of this id in this namespace. */
+struct dsmem_node *dsmem_node_find(u32 id, struct net *net)
+{
+	struct dsmem_node *node;
+
+	lockdep_assert_held(&dsmem_rdm_lock);
+	node = xa_load(&dsmem_nodes, id);
+	if (!node || !net_eq(node->net, net))
+		return NULL;
+	return node;
+}
+
+/* A counted reference to a live node, or NULL. */
+struct dsmem_node *dsmem_node_get(u32 id, struct net *net)
+{
+	struct dsmem_node *node;
+
+	mutex_lock(&dsmem_rdm_lock);
+	node = dsmem_node_find(id, net);
+	if (node)
+		kref_get(&node->ref);
+	mutex_unlock(&dsmem_rdm_lock);
+	return node;
+}
+
+/* Listen on the port for IPv4 and IPv6 alike. */
+static int dsmem_node_listen(struct dsmem_node *node)
+{
+	struct sockaddr_in6 sin6 = {
+		.sin6_family = AF_INET6,
+		.sin6_addr = IN6ADDR_ANY_INIT,
+		.sin6_port = htons(node->port),
+	};
+	struct rdma_cm_id *id;
+	int ret;
+
+	id = rdma_create_id(node->net, dsmem_cm_handler, &node->cm_ctx,
+			    RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	ret = rdma_set_afonly(id, 0);
+	if (ret)
+		goto err_destroy_id;
+	ret = rdma_bind_addr(id, (struct sockaddr *)&sin6);
+	if (ret)
+		goto err_destroy_id;
+	ret = rdma_listen(id, DSMEM_NODE_PEERS_MAX);
+	if (ret)
+		goto err_destroy_id;
+	node->listen_id = id;
+	return 0;
+
+err_destroy_id:
+	/* never listened, so no handler can be running */
+	rdma_destroy_id(id);
+	return ret;
+}
+
+int dsmem_node_create(u32 id, struct dsmem_device *sdev, u16 port,
+		      struct net *net, struct netlink_ext_ack *extack)
+{
+	struct dsmem_node *node;
+	unsigned long i;
+	int ret;
+
+	lockdep_assert_held(&dsmem_rdm_lock);
+
+	if (dsmem_rdm_closing)
+		return -ESHUTDOWN;
+	if (xa_load(&dsmem_nodes, id)) {
+		NL_SET_ERR_MSG(extack, "a node with this id exists");
+		return -EEXIST;
+	}
+	xa_for_each(&dsmem_nodes, i, node)
+		if (node->port == port && net_eq(node->net, net)) {
+			NL_SET_ERR_MSG(extack, "another node listens on this port");
+			return -EADDRINUSE;
+		}
+
+	node = kzalloc(sizeof(*node), GFP_KERNEL);
+	if (!node)
+		return -ENOMEM;
+	node->cm_ctx = DSMEM_CM_LISTENER;
+	node->id = id;
+	node->port = port;
+	node->sdev = sdev;
+	node->net = get_net(net);
+	kref_init(&node->ref);
+	xa_init_flags(&node->peers, XA_FLAGS_ALLOC1);
+	xa_init_flags(&node->segs, XA_FLAGS_ALLOC1);
+	INIT_LIST_HEAD(&node->files);
+	spin_lock_init(&node->file_lock);
+
+	ret = xa_insert(&dsmem_nodes, id, node, GFP_KERNEL);
+	if (ret)
+		goto err_put_node;
+	/* after the insert, so nothing can fail once we listen */
+	ret = dsmem_node_listen(node);
+	if (ret) {
+		NL_SET_ERR_MSG(extack, "cannot listen on this port");
+		goto err_erase_node;
+	}
+	dsmem_stat_inc(DSMEM_STAT_NODE_ADDED);
+	dsmem_nl_notify_node(node, DSMEM_CMD_NODE_NEW);
+	return 0;
+
+err_erase_node:
+	xa_erase(&dsmem_nodes, id);
+err_put_node:
+	dsmem_node_put(node);
+	return ret;
+}
+
+/*
+ * Tear down a node that was unlinked under dsmem_rdm_lock: called without
+ * the lock, because destroying the listener waits for its handler, and
+ * closing a connection waits for its release.
+ */
+static void dsmem_node_teardown(struct dsmem_node *node)
+{
+	struct dsmem_peer *peer;
+	struct dsmem_seg *seg;
+	unsigned long i;
+
+	rdma_destroy_id(node->listen_id);
+
+	/* the peer table only shrinks now: the node is unlinked */
+	xa_for_each(&node->peers, i, peer)
+		dsmem_peer_delete(peer);
+
+	mutex_lock(&dsmem_rdm_lock);
+	xa_for_each(&node->segs, i, seg) {
+		xa_erase(&node->segs, i);
+		dsmem_seg_destroy(seg);
+	}
+	mutex_unlock(&dsmem_rdm_lock);
+
+	dsmem_xfer_node_dead(node);
+	dsmem_stat_inc(DSMEM_STAT_NODE_REMOVED);
+	dsmem_nl_notify_node(node, DSMEM_CMD_NODE_DEL);
+	dsmem_node_put(node);
+}
+
+int dsmem_node_destroy(u32 id, struct net *net, struct netlink_ext_ack *extack)
+{
+	struct dsmem_node *node;
+
+	mutex_lock(&dsmem_rdm_lock);
+	node = dsmem_node_find(id, net);
+	if (!node) {
+		mutex_unlock(&dsmem_rdm_lock);
+		NL_SET_ERR_MSG(extack, "no such node");
+		return -ENOENT;
+	}
+	xa_erase(&dsmem_nodes, id);
+	node->dead = true;
+	mutex_unlock(&dsmem_rdm_lock);
+
+	dsmem_node_teardown(node);
+	return 0;
+}
+
+/* Every node on a departing device; called before the device goes. */
+void dsmem_rdm_dev_remove(struct dsmem_device *sdev)
+{
+	struct dsmem_node *node, *found;
+	unsigned long i;
+
+	do {
+		found = NULL;
+		mutex_lock(&dsmem_rdm_lock);
+		xa_for_each(&dsmem_nodes, i, node) {
+			if (node->sdev != sdev)
+				continue;
+			xa_erase(&dsmem_nodes, i);
+			node->dead = true;
+			found = node;
+			break;
+		}
+		mutex_unlock(&dsmem_rdm_lock);
+		if (found)
+			dsmem_node_teardown(found);
+	} while (found);
+}
+
+int dsmem_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	enum dsmem_cm_ctx *ctx = id->context;
+
+	if (*ctx == DSMEM_CM_LISTENER) {
+		struct dsmem_node *node =
+			container_of(ctx, struct dsmem_node, cm_ctx);
+
+		if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+			return dsmem_conn_listen_request(node, id, ev);
+		/* a wildcard listener has no device to lose */
+		return 0;
+	}
+	return dsmem_conn_cm_event(container_of(ctx, struct dsmem_conn,
+						cm_ctx), ev);
+}
+
+int dsmem_rdm_init(void)
+{
+	/* ordered per item is all we need; unbound keeps latency low */
+	dsmem_wq = alloc_workqueue("dsmem", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	if (!dsmem_wq)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Module unload: every node goes, connections first. */
+void dsmem_rdm_exit(void)
+{
+	struct dsmem_node *node;
+	unsigned long i;
+
+	for (;;) {
+		i = 0;
+		mutex_lock(&dsmem_rdm_lock);
+		dsmem_rdm_closing = true;
+		node = xa_find(&dsmem_nodes, &i, ULONG_MAX, XA_PRESENT);
+		if (node) {
+			xa_erase(&dsmem_nodes, i);
+			node->dead = true;
+		}
+		mutex_unlock(&dsmem_rdm_lock);
+		if (!node)
+			break;
+		dsmem_node_teardown(node);
+	}
+	/* peers' reconnect works were cancelled by their deletion */
+	flush_workqueue(dsmem_wq);
+}
+
+void dsmem_rdm_fini(void)
+{
+	destroy_workqueue(dsmem_wq);
+	xa_destroy(&dsmem_nodes);
+}

@@ -1,0 +1,912 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * dsmem: netlink commands of nodes, peers, segments and the remote-memory
+ * service.  The policies and the ops table are in dsmem_netlink.c; the
+ * policies have checked types and ranges before a handler runs, so the
+ * handlers check presence and relations between attributes.
+ */
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/slab.h>
+#include <net/genetlink.h>
+#include <net/ipv6.h>
+
+#include "../dsmem_priv.h"
+
+static int dsmem_nl_put_addr(struct sk_buff *skb, int type,
+			     const struct sockaddr_storage *ss)
+{
+	const struct sockaddr_in6 *s6 = (const void *)ss;
+	const struct sockaddr_in *s4 = (const void *)ss;
+
+	if (ss->ss_family == AF_INET)
+		return nla_put_in_addr(skb, type, s4->sin_addr.s_addr);
+	if (ipv6_addr_v4mapped(&s6->sin6_addr))
+		return nla_put_in_addr(skb, type, s6->sin6_addr.s6_addr32[3]);
+	return nla_put_in6_addr(skb, type, &s6->sin6_addr);
+}
+
+static int dsmem_nl_fill_node(struct sk_buff *skb, struct dsmem_node *node,
+			      u32 portid, u32 seq, int flags, u8 cmd)
+{
+	struct dsmem_peer *peer;
+	struct dsmem_seg *seg;
+	u32 npeers = 0, nsegs = 0;
+	unsigned long i;
+	void *hdr;
+
+	hdr = genlmsg_put(skb, portid, seq, dsmem_nl_family_get(), flags, cmd);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, DSMEM_ATTR_NODE_ID, node->id))
+		goto err_cancel;
+	if (cmd != DSMEM_CMD_NODE_DEL) {
+		xa_for_each(&node->peers, i, peer)
+			npeers++;
+		xa_for_each(&node->segs, i, seg)
+			nsegs++;
+		if (nla_put_u32(skb, DSMEM_ATTR_DEV_INDEX,
+				node->sdev->ibdev->index) ||
+		    nla_put_string(skb, DSMEM_ATTR_DEV_NAME,
+				   dev_name(&node->sdev->ibdev->dev)) ||
+		    nla_put_u16(skb, DSMEM_ATTR_NODE_PORT, node->port) ||
+		    nla_put_u32(skb, DSMEM_ATTR_NODE_PEER_COUNT, npeers) ||
+		    nla_put_u32(skb, DSMEM_ATTR_NODE_SEG_COUNT, nsegs))
+			goto err_cancel;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+
+err_cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+static int dsmem_nl_fill_rsegs(struct sk_buff *skb, struct dsmem_conn *conn)
+{
+	struct nlattr *nest, *one;
+	struct dsmem_rseg *rs;
+	unsigned long i;
+	int ret = 0;
+
+	nest = nla_nest_start(skb, DSMEM_ATTR_PEER_REMOTE_SEGS);
+	if (!nest)
+		return -EMSGSIZE;
+	rcu_read_lock();
+	xa_for_each(&conn->rsegs, i, rs) {
+		one = nla_nest_start(skb, DSMEM_ATTR_REMOTE_SEG);
+		if (!one ||
+		    nla_put_u64_64bit(skb, DSMEM_RSEG_ATTR_ADDR, rs->base,
+				      DSMEM_RSEG_ATTR_PAD) ||
+		    nla_put_u64_64bit(skb, DSMEM_RSEG_ATTR_SIZE, rs->size,
+				      DSMEM_RSEG_ATTR_PAD) ||
+		    nla_put_u8(skb, DSMEM_RSEG_ATTR_PERM, rs->perm) ||
+		    nla_put_u32(skb, DSMEM_RSEG_ATTR_KEYS, rs->nkeys)) {
+			ret = -EMSGSIZE;
+			break;
+		}
+		nla_nest_end(skb, one);
+	}
+	rcu_read_unlock();
+	if (ret) {
+		nla_nest_cancel(skb, nest);
+		return ret;
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+static int dsmem_nl_fill_peer(struct sk_buff *skb, struct dsmem_peer *peer,
+			      u32 portid, u32 seq, int flags, u8 cmd)
+{
+	struct dsmem_conn *conn = NULL;
+	u32 remote, connects, err;
+	void *hdr;
+	u8 state;
+
+	hdr = genlmsg_put(skb, portid, seq, dsmem_nl_family_get(), flags, cmd);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, DSMEM_ATTR_NODE_ID, peer->node->id) ||
+	    nla_put_u32(skb, DSMEM_ATTR_PEER_ID, peer->id))
+		goto err_cancel;
+	if (cmd == DSMEM_CMD_PEER_DEL)
+		goto out;
+
+	spin_lock_bh(&peer->lock);
+	state = peer->state;
+	remote = peer->remote_node;
+	connects = peer->connects;
+	err = -peer->last_err;
+	if (peer->conn && READ_ONCE(peer->conn->state) == DSMEM_CONN_UP) {
+		conn = peer->conn;
+		kref_get(&conn->ref);
+	}
+	spin_unlock_bh(&peer->lock);
+
+	if (dsmem_nl_put_addr(skb, DSMEM_ATTR_PEER_ADDR, &peer->addr) ||
+	    nla_put_u16(skb, DSMEM_ATTR_PEER_PORT, peer->port) ||
+	    nla_put_u8(skb, DSMEM_ATTR_PEER_STATE, state) ||
+	    nla_put_u8(skb, DSMEM_ATTR_PEER_PASSIVE, peer->passive) ||
+	    nla_put_u32(skb, DSMEM_ATTR_PEER_CONNECTS, connects) ||
+	    nla_put_u32(skb, DSMEM_ATTR_PEER_ERRNO, err) ||
+	    (remote && nla_put_u32(skb, DSMEM_ATTR_PEER_REMOTE_NODE, remote)) ||
+	    (conn && dsmem_nl_fill_rsegs(skb, conn)))
+		goto err_put_conn;
+	if (conn)
+		dsmem_conn_put(conn);
+out:
+	genlmsg_end(skb, hdr);
+	return 0;
+
+err_put_conn:
+	if (conn)
+		dsmem_conn_put(conn);
+err_cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+static int dsmem_nl_fill_seg(struct sk_buff *skb, struct dsmem_seg *seg,
+			     u32 portid, u32 seq, int flags, u8 cmd)
+{
+	struct nlattr *grants, *g;
+	unsigned long remote;
+	void *hdr, *e;
+	u64 used;
+
+	hdr = genlmsg_put(skb, portid, seq, dsmem_nl_family_get(), flags, cmd);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, DSMEM_ATTR_NODE_ID, seg->node->id) ||
+	    nla_put_u32(skb, DSMEM_ATTR_SEG_ID, seg->id))
+		goto err_cancel;
+	if (cmd == DSMEM_CMD_SEG_DEL)
+		goto out;
+
+	mutex_lock(&seg->lock);
+	used = seg->used;
+	mutex_unlock(&seg->lock);
+	if (nla_put_u64_64bit(skb, DSMEM_ATTR_SEG_SIZE, seg->size,
+			      DSMEM_ATTR_PAD) ||
+	    nla_put_s32(skb, DSMEM_ATTR_SEG_NUMA, seg->numa) ||
+	    nla_put_u8(skb, DSMEM_ATTR_SEG_TRANSLATE, seg->translate) ||
+	    nla_put_u64_64bit(skb, DSMEM_ATTR_SEG_ADDR, seg->base,
+			      DSMEM_ATTR_PAD) ||
+	    nla_put_u64_64bit(skb, DSMEM_ATTR_SEG_USED, used, DSMEM_ATTR_PAD) ||
+	    nla_put_u32(skb, DSMEM_ATTR_SEG_PAGE_SIZE,
+			PAGE_SIZE << seg->chunk_order))
+		goto err_cancel;
+	grants = nla_nest_start(skb, DSMEM_ATTR_SEG_GRANTS);
+	if (!grants)
+		goto err_cancel;
+	xa_for_each(&seg->grants, remote, e) {
+		g = nla_nest_start(skb, DSMEM_ATTR_GRANT);
+		if (!g ||
+		    nla_put_u32(skb, DSMEM_GRANT_ATTR_REMOTE_NODE, remote) ||
+		    nla_put_u8(skb, DSMEM_GRANT_ATTR_PERM, xa_to_value(e)))
+			goto err_cancel;
+		nla_nest_end(skb, g);
+	}
+	nla_nest_end(skb, grants);
+out:
+	genlmsg_end(skb, hdr);
+	return 0;
+
+err_cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+/* Events go to the node's namespace, where its users are. */
+static void dsmem_nl_notify(struct net *net, struct sk_buff *skb, int ret)
+{
+	if (ret) {
+		nlmsg_free(skb);
+		dsmem_stat_inc(DSMEM_STAT_NL_EVENTS_DROPPED);
+		return;
+	}
+	dsmem_nl_multicast(net, skb);
+}
+
+void dsmem_nl_notify_node(struct dsmem_node *node, u8 cmd)
+{
+	struct sk_buff *skb;
+
+	if (!genl_has_listeners(dsmem_nl_family_get(), node->net, 0))
+		return;
+	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!skb) {
+		dsmem_stat_inc(DSMEM_STAT_NL_EVENTS_DROPPED);
+		return;
+	}
+	dsmem_nl_notify(node->net, skb,
+			dsmem_nl_fill_node(skb, node, 0, 0, 0, cmd));
+}
+
+void dsmem_nl_notify_peer(struct dsmem_peer *peer, u8 cmd)
+{
+	struct net *net = peer->node->net;
+	struct sk_buff *skb;
+
+	if (!genl_has_listeners(dsmem_nl_family_get(), net, 0))
+		return;
+	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!skb) {
+		dsmem_stat_inc(DSMEM_STAT_NL_EVENTS_DROPPED);
+		return;
+	}
+	dsmem_nl_notify(net, skb, dsmem_nl_fill_peer(skb, peer, 0, 0, 0, cmd));
+}
+
+void dsmem_nl_notify_seg(struct dsmem_seg *seg, u8 cmd)
+{
+	struct net *net = seg->node->net;
+	struct sk_buff *skb;
+
+	if (!genl_has_listeners(dsmem_nl_family_get(), net, 0))
+		return;
+	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!skb) {
+		dsmem_stat_inc(DSMEM_STAT_NL_EVENTS_DROPPED);
+		return;
+	}
+	dsmem_nl_notify(net, skb, dsmem_nl_fill_seg(skb, seg, 0, 0, 0, cmd));
+}
+
+/* Under dsmem_rdm_lock: the node the request names. */
+static struct dsmem_node *dsmem_nl_node(struct genl_info *info)
+{
+	struct nlattr *a = info->attrs[DSMEM_ATTR_NODE_ID];
+	struct dsmem_node *node;
+
+	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_NODE_ID))
+		return ERR_PTR(-EINVAL);
+	node = dsmem_node_find(nla_get_u32(a), genl_info_net(info));
+	if (!node) {
+		NL_SET_ERR_MSG_ATTR(info->extack, a, "no such node");
+		return ERR_PTR(-ENOENT);
+	}
+	return node;
+}
+
+int dsmem_nl_node_new(struct sk_buff *skb, struct genl_info *info)
+{
+	struct dsmem_device *sdev;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_NODE_ID) ||
+	    GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_NODE_PORT))
+		return -EINVAL;
+
+	mutex_lock(&dsmem_rdm_lock);
+	mutex_lock(&dsmem_devs_lock);
+	sdev = dsmem_nl_find_dev(info);
+	mutex_unlock(&dsmem_devs_lock);
+	/* a device leaves dsmem_devs before its nodes are torn down, and
+	 * the teardown takes dsmem_rdm_lock: sdev stays valid while held
+	 */
+	if (IS_ERR(sdev)) {
+		ret = PTR_ERR(sdev);
+		goto out;
+	}
+	ret = dsmem_node_create(nla_get_u32(info->attrs[DSMEM_ATTR_NODE_ID]),
+				sdev,
+				nla_get_u16(info->attrs[DSMEM_ATTR_NODE_PORT]),
+				genl_info_net(info), info->extack);
+out:
+	mutex_unlock(&dsmem_rdm_lock);
+	return ret;
+}
+
+int dsmem_nl_node_del(struct sk_buff *skb, struct genl_info *info)
+{
+	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_NODE_ID))
+		return -EINVAL;
+	return dsmem_node_destroy(nla_get_u32(info->attrs[DSMEM_ATTR_NODE_ID]),
+				  genl_info_net(info), info->extack);
+}
+
+int dsmem_nl_node_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct dsmem_node *node;
+	struct sk_buff *msg;
+	int ret;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	mutex_lock(&dsmem_rdm_lock);
+	node = dsmem_nl_node(info);
+	ret = IS_ERR(node) ? PTR_ERR(node) :
+	      dsmem_nl_fill_node(msg, node, info->snd_portid, info->snd_seq,
+				 0, DSMEM_CMD_NODE_GET);
+	mutex_unlock(&dsmem_rdm_lock);
+	if (ret) {
+		nlmsg_free(msg);
+		return ret;
+	}
+	return genlmsg_reply(msg, info);
+}
+
+/* cb->args[0]: next node id; [1]: next peer or segment id; [2]: checked */
+int dsmem_nl_node_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
+	struct net *net = sock_net(cb->skb->sk);
+	unsigned long id = cb->args[0];
+	struct dsmem_node *node;
+	int ret = 0;
+
+	if (!cb->args[2]) {
+		if (info->attrs[DSMEM_ATTR_NODE_ID]) {
+			NL_SET_ERR_MSG_ATTR(cb->extack,
+					    info->attrs[DSMEM_ATTR_NODE_ID],
+					    "a node dump takes no node selector");
+			return -EINVAL;
+		}
+		cb->args[2] = 1;
+	}
+	mutex_lock(&dsmem_rdm_lock);
+	for (; id <= DSMEM_NODE_ID_MAX; id++) {
+		node = dsmem_node_find(id, net);
+		if (!node)
+			continue;
+		ret = dsmem_nl_fill_node(skb, node, NETLINK_CB(cb->skb).portid,
+					 cb->nlh->nlmsg_seq, NLM_F_MULTI,
+					 DSMEM_CMD_NODE_GET);
+		if (ret)
+			break;
+	}
+	mutex_unlock(&dsmem_rdm_lock);
+	cb->args[0] = id;
+	if (ret && !skb->len)
+		return ret;
+	return skb->len;
+}
+
+static int dsmem_nl_sockaddr(struct genl_info *info,
+			     struct sockaddr_storage *ss, u16 port)
+{
+	struct nlattr *a = info->attrs[DSMEM_ATTR_PEER_ADDR];
+	struct sockaddr_in6 *s6 = (void *)ss;
+	struct sockaddr_in *s4 = (void *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (nla_len(a) == sizeof(struct in_addr)) {
+		s4->sin_family = AF_INET;
+		s4->sin_addr.s_addr = nla_get_in_addr(a);
+		s4->sin_port = htons(port);
+		return 0;
+	}
+	if (nla_len(a) == sizeof(struct in6_addr)) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_addr = nla_get_in6_addr(a);
+		s6->sin6_port = htons(port);
+		return 0;
+	}
+	NL_SET_ERR_MSG_ATTR(info->extack, a,
+			    "an address is 4 (IPv4) or 16 (IPv6) bytes");
+	return -EINVAL;
+}
+
+int dsmem_nl_peer_new(struct sk_buff *skb, struct genl_info *info)
+{
+	struct sockaddr_storage ss;
+	struct dsmem_node *node;
+	struct dsmem_peer *peer;
+	struct sk_buff *msg;
+	u16 port;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_PEER_ADDR) ||
+	    GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_PEER_PORT))
+		return -EINVAL;
+	port = nla_get_u16(info->attrs[DSMEM_ATTR_PEER_PORT]);
+	ret = dsmem_nl_sockaddr(info, &ss, port);
+	if (ret)
+		return ret;
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+
+	mutex_lock(&dsmem_rdm_lock);
+	node = dsmem_nl_node(info);
+	if (IS_ERR(node)) {
+		ret = PTR_ERR(node);
+		goto err_unlock;
+	}
+	peer = dsmem_peer_create(node, &ss, port, false);
+	if (IS_ERR(peer)) {
+		ret = PTR_ERR(peer);
+		NL_SET_ERR_MSG(info->extack, "the node has all the peers it may have");
+		goto err_unlock;
+	}
+	kref_get(&peer->ref);
+	mutex_unlock(&dsmem_rdm_lock);
+
+	dsmem_nl_notify_peer(peer, DSMEM_CMD_PEER_NEW);
+	dsmem_peer_start(peer);
+	ret = dsmem_nl_fill_peer(msg, peer, info->snd_portid, info->snd_seq, 0,
+				 DSMEM_CMD_PEER_NEW);
+	dsmem_peer_put(peer);
+	if (ret) {
+		nlmsg_free(msg);
+		return ret;
+	}
+	return genlmsg_reply(msg, info);
+
+err_unlock:
+	mutex_unlock(&dsmem_rdm_lock);
+	nlmsg_free(msg);
+	return ret;
+}
+
+/* Under dsmem_rdm_lock: the peer the request names. */
+static struct dsmem_peer *dsmem_nl_peer(struct genl_info *info)
+{
+	struct dsmem_node *node = dsmem_nl_node(info);
+	struct dsmem_peer *peer;
+	struct nlattr *a;
+
+	if (IS_ERR(node))
+		return ERR_CAST(node);
+	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_PEER_ID))
+		return ERR_PTR(-EINVAL);
+	a = info->attrs[DSMEM_ATTR_PEER_ID];
+	peer = xa_load(&node->peers, nla_get_u32(a));
+	if (!peer) {
+		NL_SET_ERR_MSG_ATTR(info->extack, a, "no such peer");
+		return ERR_PTR(-ENOENT);
+	}
+	return peer;
+}
+
+int dsmem_nl_peer_del(struct sk_buff *skb, struct genl_info *info)
+{
+	struct dsmem_peer *peer;
+
+	mutex_lock(&dsmem_rdm_lock);
+	peer = dsmem_nl_peer(info);
+	if (!IS_ERR(peer))
+		kref_get(&peer->ref);
+	mutex_unlock(&dsmem_rdm_lock);
+	if (IS_ERR(peer))
+		return PTR_ERR(peer);
+	/* waits for the connection's release, which takes the lock */
+	dsmem_peer_delete(peer);
+	dsmem_peer_put(peer);
+	return 0;
+}
+
+int dsmem_nl_peer_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct dsmem_peer *peer;
+	struct sk_buff *msg;
+	int ret;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	mutex_lock(&dsmem_rdm_lock);
+	peer = dsmem_nl_peer(info);
+	ret = IS_ERR(peer) ? PTR_ERR(peer) :
+	      dsmem_nl_fill_peer(msg, peer, info->snd_portid, info->snd_seq,
+				 0, DSMEM_CMD_PEER_GET);
+	mutex_unlock(&dsmem_rdm_lock);
+	if (ret) {
+		nlmsg_free(msg);
+		return ret;
+	}
+	return genlmsg_reply(msg, info);
+}
+
+/*
+ * Peer and segment dumps: every node's, or one node's (NODE_ID is a
+ * filter here); a PEER_ID or SEG_ID selector belongs to "do".
+ */
+static int dsmem_nl_dump_check(struct netlink_callback *cb, int selector)
+{
+	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
+
+	if (cb->args[2])
+		return 0;
+	if (info->attrs[selector]) {
+		NL_SET_ERR_MSG_ATTR(cb->extack, info->attrs[selector],
+				    "a dump takes a node filter, not an id");
+		return -EINVAL;
+	}
+	if (info->attrs[DSMEM_ATTR_NODE_ID])
+		cb->args[3] = nla_get_u32(info->attrs[DSMEM_ATTR_NODE_ID]);
+	cb->args[2] = 1;
+	return 0;
+}
+
+static int dsmem_nl_dump_objs(struct sk_buff *skb, struct netlink_callback *cb,
+			      bool peers)
+{
+	struct net *net = sock_net(cb->skb->sk);
+	unsigned long nid = cb->args[0], oid = cb->args[1];
+	unsigned long filter = cb->args[3];
+	struct dsmem_node *node;
+	void *obj;
+	int ret;
+
+	ret = dsmem_nl_dump_check(cb, peers ? DSMEM_ATTR_PEER_ID :
+					      DSMEM_ATTR_SEG_ID);
+	if (ret)
+		return ret;
+	filter = cb->args[3];
+	if (filter && nid < filter)
+		nid = filter;
+
+	mutex_lock(&dsmem_rdm_lock);
+	for (; nid <= DSMEM_NODE_ID_MAX; nid++, oid = 0) {
+		if (filter && nid != filter)
+			break;
+		node = dsmem_node_find(nid, net);
+		if (!node)
+			continue;
+		xa_for_each_start(peers ? &node->peers : &node->segs, oid, obj,
+				  oid) {
+			ret = peers ?
+			      dsmem_nl_fill_peer(skb, obj,
+						 NETLINK_CB(cb->skb).portid,
+						 cb->nlh->nlmsg_seq,
+						 NLM_F_MULTI, DSMEM_CMD_PEER_GET) :
+			      dsmem_nl_fill_seg(skb, obj,
+						NETLINK_CB(cb->skb).portid,
+						cb->nlh->nlmsg_seq, NLM_F_MULTI,
+						DSMEM_CMD_SEG_GET);
+			if (ret)
+				goto out;
+		}
+	}
+out:
+	mutex_unlock(&dsmem_rdm_lock);
+	cb->args[0] = nid;
+	cb->args[1] = oid;
+	if (ret && !skb->len)
+		return ret;
+	return skb->len;
+}
+
+int dsmem_nl_peer_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	return dsmem_nl_dump_objs(skb, cb, true);
+}
+
+int dsmem_nl_seg_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	return dsmem_nl_dump_objs(skb, cb, false);
+}
+
+int dsmem_nl_seg_new(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *numa = info->attrs[DSMEM_ATTR_SEG_NUMA];
+	struct nlattr *tr = info->attrs[DSMEM_ATTR_SEG_TRANSLATE];
+	struct dsmem_node *node;
+	struct dsmem_seg *seg;
+	struct sk_buff *msg;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_SEG_SIZE))
+		return -EINVAL;
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	mutex_lock(&dsmem_rdm_lock);
+	node = dsmem_nl_node(info);
+	if (IS_ERR(node)) {
+		ret = PTR_ERR(node);
+		goto err_unlock;
+	}
+	ret = dsmem_seg_create(node,
+			       nla_get_u64(info->attrs[DSMEM_ATTR_SEG_SIZE]),
+			       numa ? nla_get_s32(numa) : NUMA_NO_NODE,
+			       tr ? nla_get_u8(tr) : DSMEM_TRANSLATE_SEGMENT,
+			       &seg, info->extack);
+	if (ret)
+		goto err_unlock;
+	dsmem_nl_notify_seg(seg, DSMEM_CMD_SEG_NEW);
+	ret = dsmem_nl_fill_seg(msg, seg, info->snd_portid, info->snd_seq, 0,
+				DSMEM_CMD_SEG_NEW);
+	mutex_unlock(&dsmem_rdm_lock);
+	if (ret) {
+		nlmsg_free(msg);
+		return ret;
+	}
+	return genlmsg_reply(msg, info);
+
+err_unlock:
+	mutex_unlock(&dsmem_rdm_lock);
+	nlmsg_free(msg);
+	return ret;
+}
+
+/* Under dsmem_rdm_lock: the segment the request names. */
+static struct dsmem_seg *dsmem_nl_seg(struct genl_info *info)
+{
+	struct dsmem_node *node = dsmem_nl_node(info);
+	struct dsmem_seg *seg;
+	struct nlattr *a;
+
+	if (IS_ERR(node))
+		return ERR_CAST(node);
+	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_SEG_ID))
+		return ERR_PTR(-EINVAL);
+	a = info->attrs[DSMEM_ATTR_SEG_ID];
+	seg = xa_load(&node->segs, nla_get_u32(a));
+	if (!seg) {
+		NL_SET_ERR_MSG_ATTR(info->extack, a, "no such segment");
+		return ERR_PTR(-ENOENT);
+	}
+	return seg;
+}
+
+int dsmem_nl_seg_del(struct sk_buff *skb, struct genl_info *info)
+{
+	struct dsmem_seg *seg;
+
+	mutex_lock(&dsmem_rdm_lock);
+	seg = dsmem_nl_seg(info);
+	if (!IS_ERR(seg)) {
+		xa_erase(&seg->node->segs, seg->id);
+		dsmem_seg_destroy(seg);
+	}
+	mutex_unlock(&dsmem_rdm_lock);
+	return PTR_ERR_OR_ZERO(seg);
+}
+
+int dsmem_nl_seg_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct dsmem_seg *seg;
+	struct sk_buff *msg;
+	int ret;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	mutex_lock(&dsmem_rdm_lock);
+	seg = dsmem_nl_seg(info);
+	ret = IS_ERR(seg) ? PTR_ERR(seg) :
+	      dsmem_nl_fill_seg(msg, seg, info->snd_portid, info->snd_seq, 0,
+				DSMEM_CMD_SEG_GET);
+	mutex_unlock(&dsmem_rdm_lock);
+	if (ret) {
+		nlmsg_free(msg);
+		return ret;
+	}
+	return genlmsg_reply(msg, info);
+}
+
+int dsmem_nl_seg_grant(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *perm = info->attrs[DSMEM_ATTR_SEG_PERM];
+	struct dsmem_seg *seg;
+	u32 remote;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_PEER_REMOTE_NODE))
+		return -EINVAL;
+	mutex_lock(&dsmem_rdm_lock);
+	seg = dsmem_nl_seg(info);
+	if (IS_ERR(seg)) {
+		ret = PTR_ERR(seg);
+		goto out;
+	}
+	remote = nla_get_u32(info->attrs[DSMEM_ATTR_PEER_REMOTE_NODE]);
+	ret = dsmem_seg_grant(seg, remote,
+			      perm ? nla_get_u8(perm) : DSMEM_PERM_ALL);
+	if (ret)
+		NL_SET_ERR_MSG(info->extack,
+			       "granted, but a connected peer did not take the grant");
+out:
+	mutex_unlock(&dsmem_rdm_lock);
+	return ret;
+}
+
+int dsmem_nl_seg_revoke(struct sk_buff *skb, struct genl_info *info)
+{
+	struct dsmem_seg *seg;
+	u32 remote;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_PEER_REMOTE_NODE))
+		return -EINVAL;
+	mutex_lock(&dsmem_rdm_lock);
+	seg = dsmem_nl_seg(info);
+	if (IS_ERR(seg)) {
+		ret = PTR_ERR(seg);
+		goto out;
+	}
+	remote = nla_get_u32(info->attrs[DSMEM_ATTR_PEER_REMOTE_NODE]);
+	ret = dsmem_seg_revoke(seg, remote);
+	if (ret)
+		NL_SET_ERR_MSG(info->extack, "the node has no grant on this segment");
+out:
+	mutex_unlock(&dsmem_rdm_lock);
+	return ret;
+}
+
+/* The remote-memory service, by message: the sender's connection. */
+static struct dsmem_conn *dsmem_nl_conn(struct genl_info *info, u32 remote)
+{
+	struct dsmem_node *node;
+	struct dsmem_conn *conn;
+
+	mutex_lock(&dsmem_rdm_lock);
+	node = dsmem_nl_node(info);
+	if (IS_ERR(node)) {
+		mutex_unlock(&dsmem_rdm_lock);
+		return ERR_CAST(node);
+	}
+	conn = dsmem_conn_lookup(node, remote);
+	mutex_unlock(&dsmem_rdm_lock);
+	if (!conn) {
+		NL_SET_ERR_MSG(info->extack, "no peer is up to that node");
+		return ERR_PTR(-ENOTCONN);
+	}
+	return conn;
+}
+
+static int dsmem_nl_rdm_reply(struct genl_info *info, u8 cmd,
+			      const struct dsmem_wire_msg *r, const void *data)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	msg = dsmem_nl_reply_new(info, cmd, &hdr);
+	if (!msg)
+		return -ENOMEM;
+	if (nla_put_u64_64bit(msg, DSMEM_ATTR_RDM_ADDR, r->addr,
+			      DSMEM_ATTR_PAD) ||
+	    nla_put_u64_64bit(msg, DSMEM_ATTR_RDM_LEN, r->len, DSMEM_ATTR_PAD) ||
+	    (cmd == DSMEM_CMD_RDM_ALLOC &&
+	     nla_put_u64_64bit(msg, DSMEM_ATTR_RDM_PA, r->aux,
+			       DSMEM_ATTR_PAD)) ||
+	    (data && nla_put(msg, DSMEM_ATTR_RDM_DATA, r->len, data))) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+static void dsmem_nl_rdm_err(struct genl_info *info, int ret)
+{
+	switch (ret) {
+	case -EACCES:
+		NL_SET_ERR_MSG(info->extack, "the remote node did not grant that");
+		break;
+	case -ERANGE:
+	case -EFAULT:
+		NL_SET_ERR_MSG(info->extack,
+			       "the address is outside the remote segment or not mapped");
+		break;
+	case -ETIMEDOUT:
+		NL_SET_ERR_MSG(info->extack, "the remote node did not answer");
+		break;
+	case -ENOMEM:
+		NL_SET_ERR_MSG(info->extack, "the remote node has no room");
+		break;
+	default:
+		break;
+	}
+}
+
+int dsmem_nl_rdm_alloc(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *segid = info->attrs[DSMEM_ATTR_SEG_ID];
+	struct dsmem_wire_msg req = { .opcode = DSMEM_WIRE_ALLOC }, reply;
+	struct dsmem_conn *conn;
+	u32 remote;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_PEER_REMOTE_NODE) ||
+	    GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_RDM_LEN))
+		return -EINVAL;
+	req.len = nla_get_u64(info->attrs[DSMEM_ATTR_RDM_LEN]);
+	req.aux = segid ? nla_get_u32(segid) : 0;
+	remote = nla_get_u32(info->attrs[DSMEM_ATTR_PEER_REMOTE_NODE]);
+	conn = dsmem_nl_conn(info, remote);
+	if (IS_ERR(conn))
+		return PTR_ERR(conn);
+	ret = dsmem_msg_call(conn, &req, &reply, NULL, 0);
+	dsmem_conn_put(conn);
+	if (ret) {
+		dsmem_nl_rdm_err(info, ret);
+		return ret;
+	}
+	return dsmem_nl_rdm_reply(info, DSMEM_CMD_RDM_ALLOC, &reply, NULL);
+}
+
+int dsmem_nl_rdm_free(struct sk_buff *skb, struct genl_info *info)
+{
+	struct dsmem_wire_msg req = { .opcode = DSMEM_WIRE_FREE }, reply;
+	struct dsmem_conn *conn;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_RDM_ADDR))
+		return -EINVAL;
+	req.addr = nla_get_u64(info->attrs[DSMEM_ATTR_RDM_ADDR]);
+	conn = dsmem_nl_conn(info, DSMEM_GADDR_NODE(req.addr));
+	if (IS_ERR(conn))
+		return PTR_ERR(conn);
+	ret = dsmem_msg_call(conn, &req, &reply, NULL, 0);
+	dsmem_conn_put(conn);
+	if (ret == -EINVAL)
+		NL_SET_ERR_MSG(info->extack, "no allocation starts at that address");
+	else
+		dsmem_nl_rdm_err(info, ret);
+	return ret;
+}
+
+int dsmem_nl_rdm_read(struct sk_buff *skb, struct genl_info *info)
+{
+	struct dsmem_wire_msg req = { .opcode = DSMEM_WIRE_READ }, reply;
+	struct dsmem_conn *conn;
+	void *buf;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_RDM_ADDR) ||
+	    GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_RDM_LEN))
+		return -EINVAL;
+	req.addr = nla_get_u64(info->attrs[DSMEM_ATTR_RDM_ADDR]);
+	req.len = nla_get_u64(info->attrs[DSMEM_ATTR_RDM_LEN]);
+	if (req.len > DSMEM_WIRE_MAX_DATA) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[DSMEM_ATTR_RDM_LEN],
+				    "a message moves at most 4096 bytes");
+		return -EMSGSIZE;
+	}
+	buf = kmalloc(req.len, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	conn = dsmem_nl_conn(info, DSMEM_GADDR_NODE(req.addr));
+	if (IS_ERR(conn)) {
+		ret = PTR_ERR(conn);
+		goto out;
+	}
+	ret = dsmem_msg_call(conn, &req, &reply, buf, req.len);
+	dsmem_conn_put(conn);
+	if (!ret && (reply.addr != req.addr || reply.len != req.len))
+		ret = -EPROTO;	/* a reply that does not answer us */
+	if (ret) {
+		dsmem_nl_rdm_err(info, ret);
+		goto out;
+	}
+	ret = dsmem_nl_rdm_reply(info, DSMEM_CMD_RDM_READ, &reply, buf);
+out:
+	kfree(buf);
+	return ret;
+}
+
+int dsmem_nl_rdm_write(struct sk_buff *skb, struct genl_info *info)
+{
+	struct dsmem_wire_msg req = {
+		.opcode = DSMEM_WIRE_WRITE,
+		.flags = DSMEM_WIRE_F_ACK,	/* the caller wants to know */
+	}, reply;
+	struct dsmem_conn *conn;
+	struct nlattr *data;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_RDM_ADDR) ||
+	    GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_RDM_DATA))
+		return -EINVAL;
+	data = info->attrs[DSMEM_ATTR_RDM_DATA];
+	if (!nla_len(data)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, data, "no data to write");
+		return -EINVAL;
+	}
+	req.addr = nla_get_u64(info->attrs[DSMEM_ATTR_RDM_ADDR]);
+	req.len = nla_len(data);
+	req.data = nla_data(data);
+	conn = dsmem_nl_conn(info, DSMEM_GADDR_NODE(req.addr));
+	if (IS_ERR(conn))
+		return PTR_ERR(conn);
+	ret = dsmem_msg_call(conn, &req, &reply, NULL, 0);
+	dsmem_conn_put(conn);
+	dsmem_nl_rdm_err(info, ret);
+	return ret;
+}

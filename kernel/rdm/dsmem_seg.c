@@ -1,0 +1,760 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * dsmem: remote-memory segments (seed 002).
+ *
+ * A segment is memory the module owns, in chunks of up to 2 MiB, mapped
+ * once for the node's device.  Peers reach it in two ways:
+ *  - one-sided verbs, through memory regions registered per connection
+ *    (so per peer: each connection has its own PD) whose iova is the
+ *    segment's global address, and which are deregistered -- their rkeys
+ *    dead -- when the grant ends or the segment goes;
+ *  - the seed's messages (ALLOC/FREE/READ/WRITE), translated here either
+ *    by the segment table (base/limit) or by a hashed page table with
+ *    per-page permissions.
+ */
+#include <linux/hash.h>
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "../dsmem_priv.h"
+
+struct dsmem_seg_pte {
+	struct hlist_node link;
+	unsigned long va_page;
+	unsigned long pa_page;
+	u32 perm;
+};
+
+static struct page *dsmem_seg_page(struct dsmem_seg *seg, unsigned long pg)
+{
+	return nth_page(seg->chunks[pg >> seg->chunk_order],
+			pg & ((1UL << seg->chunk_order) - 1));
+}
+
+static void dsmem_seg_free_chunks(struct dsmem_seg *seg)
+{
+	unsigned long i;
+
+	for (i = 0; i < seg->nchunks; i++)
+		if (seg->chunks[i])
+			__free_pages(seg->chunks[i], seg->chunk_order);
+	kvfree(seg->chunks);
+	seg->chunks = NULL;
+}
+
+/* All chunks of one order: the largest that divides the size and fits. */
+static int dsmem_seg_alloc_chunks(struct dsmem_seg *seg)
+{
+	unsigned long npages = seg->size >> PAGE_SHIFT;
+	unsigned int order = min_t(unsigned int, DSMEM_SEG_CHUNK_ORDER_MAX,
+				   __ffs(npages));
+	gfp_t gfp = GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN;
+	unsigned long i;
+	gfp_t try;
+
+	for (;;) {
+		seg->chunk_order = order;
+		seg->nchunks = npages >> order;
+		seg->chunks = kvcalloc(seg->nchunks, sizeof(*seg->chunks),
+				       GFP_KERNEL);
+		if (!seg->chunks)
+			return -ENOMEM;
+		/* a large order may fail fast: single pages remain */
+		try = gfp | (order ? __GFP_NORETRY : 0);
+		for (i = 0; i < seg->nchunks; i++) {
+			seg->chunks[i] = alloc_pages_node(seg->numa, try, order);
+			if (!seg->chunks[i])
+				break;
+		}
+		if (i == seg->nchunks)
+			return 0;
+		dsmem_seg_free_chunks(seg);
+		if (!order)
+			return -ENOMEM;
+		order = 0;	/* fragmented: fall back to single pages */
+	}
+}
+
+/* One scatterlist entry per chunk, mapped once for the node's device. */
+static int dsmem_seg_map(struct dsmem_seg *seg)
+{
+	struct ib_device *ibdev = seg->node->sdev->ibdev;
+	struct scatterlist *sg;
+	unsigned long i;
+	int ret;
+
+	ret = sg_alloc_table(&seg->sgt, seg->nchunks, GFP_KERNEL);
+	if (ret)
+		return ret;
+	for_each_sg(seg->sgt.sgl, sg, seg->nchunks, i)
+		sg_set_page(sg, seg->chunks[i], PAGE_SIZE << seg->chunk_order, 0);
+	ret = ib_dma_map_sgtable_attrs(ibdev, &seg->sgt, DMA_BIDIRECTIONAL, 0);
+	if (ret)
+		goto err_free_table;
+	/* memory regions are cut at chunk boundaries: keep them 1:1 */
+	if (seg->sgt.nents != seg->nchunks) {
+		ret = -EIO;
+		goto err_unmap;
+	}
+	return 0;
+
+err_unmap:
+	ib_dma_unmap_sgtable_attrs(ibdev, &seg->sgt, DMA_BIDIRECTIONAL, 0);
+err_free_table:
+	sg_free_table(&seg->sgt);
+	return ret;
+}
+
+static void dsmem_seg_unmap(struct dsmem_seg *seg)
+{
+	ib_dma_unmap_sgtable_attrs(seg->node->sdev->ibdev, &seg->sgt,
+				   DMA_BIDIRECTIONAL, 0);
+	sg_free_table(&seg->sgt);
+}
+
+static int dsmem_seg_init_ptab(struct dsmem_seg *seg)
+{
+	unsigned long i;
+
+	seg->ptab_bits = max_t(unsigned int, 4,
+			       ilog2(roundup_pow_of_two(seg->npages)));
+	seg->ptab = kvcalloc(1UL << seg->ptab_bits, sizeof(*seg->ptab),
+			     GFP_KERNEL);
+	seg->free_stack = kvmalloc_array(seg->npages, sizeof(long), GFP_KERNEL);
+	if (!seg->ptab || !seg->free_stack)
+		return -ENOMEM;
+	/* popped from the top: virtual page 0 lands on the last frame */
+	for (i = 0; i < seg->npages; i++)
+		seg->free_stack[i] = i;
+	seg->nfree = seg->npages;
+	return 0;
+}
+
+static void dsmem_seg_release(struct kref *ref)
+{
+	struct dsmem_seg *seg = container_of(ref, struct dsmem_seg, ref);
+	struct dsmem_seg_pte *pte;
+	struct hlist_node *tmp;
+	unsigned long b;
+
+	if (seg->ptab)
+		for (b = 0; b < (1UL << seg->ptab_bits); b++)
+			hlist_for_each_entry_safe(pte, tmp, &seg->ptab[b], link)
+				kfree(pte);
+	kvfree(seg->ptab);
+	kvfree(seg->free_stack);
+	kvfree(seg->va_map);
+	xa_destroy(&seg->allocs);
+	xa_destroy(&seg->grants);
+	dsmem_seg_free_chunks(seg);
+	dsmem_node_put(seg->node);
+	kfree_rcu(seg, rcu);
+}
+
+void dsmem_seg_put(struct dsmem_seg *seg)
+{
+	kref_put(&seg->ref, dsmem_seg_release);
+}
+
+int dsmem_seg_create(struct dsmem_node *node, u64 size, int numa,
+		     u8 translate, struct dsmem_seg **segp,
+		     struct netlink_ext_ack *extack)
+{
+	struct dsmem_seg *seg;
+	u32 id;
+	int ret;
+
+	lockdep_assert_held(&dsmem_rdm_lock);
+
+	if (!size || size > DSMEM_SEG_SIZE_MAX || !PAGE_ALIGNED(size)) {
+		NL_SET_ERR_MSG(extack,
+			       "size must be a non-zero multiple of the page size, at most 64 GiB");
+		return -EINVAL;
+	}
+	if (numa != NUMA_NO_NODE &&
+	    (numa < 0 || numa >= MAX_NUMNODES || !node_online(numa))) {
+		NL_SET_ERR_MSG(extack, "no such NUMA node");
+		return -EINVAL;
+	}
+	ret = xa_alloc(&node->segs, &id, NULL, XA_LIMIT(1, DSMEM_SEG_ID_MAX),
+		       GFP_KERNEL);
+	if (ret) {
+		NL_SET_ERR_MSG(extack, "the node has all the segments it may have");
+		return ret == -EBUSY ? -ENOSPC : ret;
+	}
+
+	seg = kzalloc(sizeof(*seg), GFP_KERNEL);
+	if (!seg) {
+		ret = -ENOMEM;
+		goto err_release_id;
+	}
+	kref_init(&seg->ref);
+	kref_get(&node->ref);
+	seg->node = node;
+	seg->id = id;
+	seg->size = size;
+	seg->numa = numa;
+	seg->translate = translate;
+	seg->base = DSMEM_GADDR(node->id, id, 0);
+	seg->npages = size >> PAGE_SHIFT;
+	mutex_init(&seg->lock);
+	xa_init(&seg->grants);
+	xa_init(&seg->allocs);
+	INIT_LIST_HEAD(&seg->gmrs);
+
+	ret = dsmem_seg_alloc_chunks(seg);
+	if (ret) {
+		dsmem_stat_inc(DSMEM_STAT_SEG_NOMEM);
+		NL_SET_ERR_MSG(extack, "not enough memory for the segment");
+		goto err_put_seg;
+	}
+	seg->va_map = kvcalloc(BITS_TO_LONGS(seg->npages), sizeof(long),
+			       GFP_KERNEL);
+	if (!seg->va_map) {
+		ret = -ENOMEM;
+		goto err_put_seg;
+	}
+	if (translate == DSMEM_TRANSLATE_PAGES) {
+		ret = dsmem_seg_init_ptab(seg);
+		if (ret)
+			goto err_put_seg;
+	}
+	ret = dsmem_seg_map(seg);
+	if (ret) {
+		NL_SET_ERR_MSG(extack, "cannot map the segment for the device");
+		goto err_put_seg;
+	}
+
+	xa_store(&node->segs, id, seg, GFP_KERNEL);	/* replaces the NULL */
+	dsmem_stat_inc(DSMEM_STAT_SEG_ADDED);
+	*segp = seg;
+	return 0;
+
+err_put_seg:
+	dsmem_seg_put(seg);
+err_release_id:
+	xa_erase(&node->segs, id);
+	return ret;
+}
+
+/* Segments by global address, counted; NULL if there is none. */
+struct dsmem_seg *dsmem_seg_by_addr(struct dsmem_node *node, u64 gaddr)
+{
+	struct dsmem_seg *seg;
+
+	rcu_read_lock();
+	seg = xa_load(&node->segs, DSMEM_GADDR_SEG(gaddr));
+	if (seg && !kref_get_unless_zero(&seg->ref))
+		seg = NULL;
+	rcu_read_unlock();
+	return seg;
+}
+
+u32 dsmem_seg_perm(struct dsmem_seg *seg, u32 remote)
+{
+	void *e = xa_load(&seg->grants, remote);
+
+	return e ? xa_to_value(e) : 0;
+}
+
+/* The allocator: page-granular first fit over the virtual range. */
+
+static struct dsmem_seg_pte *dsmem_seg_pte(struct dsmem_seg *seg,
+					   unsigned long va_page)
+{
+	struct dsmem_seg_pte *pte;
+
+	hlist_for_each_entry(pte, &seg->ptab[hash_long(va_page, seg->ptab_bits)],
+			     link)
+		if (pte->va_page == va_page)
+			return pte;
+	return NULL;
+}
+
+static void dsmem_seg_zero_page(struct dsmem_seg *seg, unsigned long pg)
+{
+	clear_highpage(dsmem_seg_page(seg, pg));
+}
+
+int dsmem_seg_alloc(struct dsmem_seg *seg, u64 len, u64 *va, u64 *pa)
+{
+	bool paged = seg->translate == DSMEM_TRANSLATE_PAGES;
+	struct dsmem_seg_pte **ptes = NULL;
+	unsigned long npg, start, i;
+	int ret;
+
+	if (!len || len > seg->size)
+		return len ? -ENOMEM : -EINVAL;
+	npg = DIV_ROUND_UP(len, PAGE_SIZE);
+	if (paged) {
+		ptes = kvcalloc(npg, sizeof(*ptes), GFP_KERNEL);
+		if (!ptes)
+			return -ENOMEM;
+		for (i = 0; i < npg; i++) {
+			ptes[i] = kmalloc(sizeof(**ptes), GFP_KERNEL);
+			if (!ptes[i]) {
+				ret = -ENOMEM;
+				goto out_free;
+			}
+		}
+	}
+
+	mutex_lock(&seg->lock);
+	start = bitmap_find_next_zero_area(seg->va_map, seg->npages, 0, npg, 0);
+	if (start >= seg->npages || (paged && seg->nfree < npg)) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	ret = xa_err(xa_store(&seg->allocs, start, xa_mk_value(npg),
+			      GFP_KERNEL));
+	if (ret)
+		goto out_unlock;
+	bitmap_set(seg->va_map, start, npg);
+	seg->used += (u64)npg << PAGE_SHIFT;
+
+	/* memory a previous owner freed is not readable by the next one */
+	for (i = 0; i < npg; i++) {
+		unsigned long pg = start + i;
+
+		if (paged) {
+			ptes[i]->va_page = start + i;
+			ptes[i]->pa_page = seg->free_stack[--seg->nfree];
+			ptes[i]->perm = DSMEM_PERM_ALL;
+			hlist_add_head(&ptes[i]->link,
+				       &seg->ptab[hash_long(start + i,
+							    seg->ptab_bits)]);
+			pg = ptes[i]->pa_page;
+			ptes[i] = NULL;
+		}
+		dsmem_seg_zero_page(seg, pg);
+	}
+	*va = seg->base + ((u64)start << PAGE_SHIFT);
+	/* pa = va - va_base + pa_base, or the first frame's, when paged */
+	if (paged)
+		*pa = (u64)dsmem_seg_pte(seg, start)->pa_page << PAGE_SHIFT;
+	else
+		*pa = (u64)start << PAGE_SHIFT;
+	ret = 0;
+
+out_unlock:
+	mutex_unlock(&seg->lock);
+out_free:
+	if (ptes) {
+		for (i = 0; i < npg; i++)
+			kfree(ptes[i]);
+		kvfree(ptes);
+	}
+	return ret;
+}
+
+int dsmem_seg_free(struct dsmem_seg *seg, u64 va)
+{
+	u64 off = va - seg->base;
+	unsigned long start, npg, i;
+	struct dsmem_seg_pte *pte;
+	void *e;
+
+	if (off >= seg->size || !PAGE_ALIGNED(off))
+		return -EINVAL;
+	start = off >> PAGE_SHIFT;
+
+	mutex_lock(&seg->lock);
+	e = xa_erase(&seg->allocs, start);
+	if (!e) {
+		mutex_unlock(&seg->lock);
+		return -EINVAL;		/* not the start of an allocation */
+	}
+	npg = xa_to_value(e);
+	bitmap_clear(seg->va_map, start, npg);
+	seg->used -= (u64)npg << PAGE_SHIFT;
+	if (seg->translate == DSMEM_TRANSLATE_PAGES) {
+		for (i = start; i < start + npg; i++) {
+			pte = dsmem_seg_pte(seg, i);
+			if (WARN_ON_ONCE(!pte))
+				continue;
+			hlist_del(&pte->link);
+			seg->free_stack[seg->nfree++] = pte->pa_page;
+			kfree(pte);
+		}
+	}
+	mutex_unlock(&seg->lock);
+	return 0;
+}
+
+/*
+ * Copy between buf and [va, va + len).  Segment table: anywhere within
+ * the segment.  Page table: mapped pages only, writes to writable ones.
+ */
+int dsmem_seg_access(struct dsmem_seg *seg, u64 va, void *buf, u64 len,
+		     bool write)
+{
+	bool paged = seg->translate == DSMEM_TRANSLATE_PAGES;
+	u64 off = va - seg->base;
+	struct dsmem_seg_pte *pte;
+	u8 *p = buf;
+	int ret = 0;
+
+	if (va < seg->base || off >= seg->size || len > seg->size - off) {
+		dsmem_stat_inc(DSMEM_STAT_MSG_RANGE);
+		return -ERANGE;
+	}
+	if (paged)
+		mutex_lock(&seg->lock);	/* no FREE under our feet */
+	while (len) {
+		unsigned long pg = off >> PAGE_SHIFT;
+		size_t in = offset_in_page(off);
+		size_t n = min_t(u64, len, PAGE_SIZE - in);
+		void *kaddr;
+
+		if (paged) {
+			pte = dsmem_seg_pte(seg, pg);
+			if (!pte) {
+				ret = -EFAULT;
+				break;
+			}
+			if (write && !(pte->perm & DSMEM_PERM_WRITE)) {
+				ret = -EACCES;
+				break;
+			}
+			pg = pte->pa_page;
+		}
+		kaddr = kmap_local_page(dsmem_seg_page(seg, pg));
+		if (write)
+			memcpy(kaddr + in, p, n);
+		else
+			memcpy(p, kaddr + in, n);
+		kunmap_local(kaddr);
+		p += n;
+		off += n;
+		len -= n;
+	}
+	if (paged)
+		mutex_unlock(&seg->lock);
+	if (ret)
+		dsmem_stat_inc(ret == -EACCES ? DSMEM_STAT_MSG_DENIED :
+						DSMEM_STAT_MSG_RANGE);
+	return ret;
+}
+
+/* Grants: memory regions per connection, announced with GRANT. */
+
+struct dsmem_reg_wait {
+	struct ib_cqe cqe;
+	struct completion done;
+	struct dsmem_conn *conn;
+	int status;
+};
+
+static void dsmem_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct dsmem_reg_wait *w = container_of(wc->wr_cqe,
+						struct dsmem_reg_wait, cqe);
+
+	w->status = wc->status == IB_WC_SUCCESS ? 0 : -EIO;
+	dsmem_conn_put_credit(w->conn, &w->conn->sq_free);
+	complete(&w->done);
+}
+
+static int dsmem_reg_post(struct dsmem_conn *conn, struct ib_mr *mr,
+			  int access)
+{
+	struct dsmem_reg_wait w = { .conn = conn };
+	struct ib_reg_wr wr = {
+		.wr = {
+			.opcode = IB_WR_REG_MR,
+			.send_flags = IB_SEND_SIGNALED,
+			.wr_cqe = &w.cqe,
+		},
+		.mr = mr,
+		.key = mr->rkey,
+		.access = access,
+	};
+	int ret;
+
+	w.cqe.done = dsmem_reg_done;
+	init_completion(&w.done);
+	ret = dsmem_conn_wait_credit(conn, &conn->sq_free);
+	if (ret)
+		return ret;
+	if (!dsmem_conn_post_begin(conn)) {
+		dsmem_conn_put_credit(conn, &conn->sq_free);
+		return -ECONNRESET;
+	}
+	ret = ib_post_send(conn->qp, &wr.wr, NULL);
+	dsmem_conn_post_end(conn);
+	if (ret) {
+		dsmem_conn_put_credit(conn, &conn->sq_free);
+		return ret;
+	}
+	/* a closing connection flushes it: this wait ends */
+	wait_for_completion(&w.done);
+	return w.status;
+}
+
+static void dsmem_gmr_free(struct dsmem_gmr *gmr)
+{
+	unsigned int i;
+
+	/* deregistration kills the rkeys: late accesses fail at the NIC */
+	for (i = 0; i < gmr->nmrs; i++)
+		ib_dereg_mr(gmr->mrs[i]);
+	kfree(gmr);
+}
+
+static struct dsmem_gmr *dsmem_gmr_register(struct dsmem_seg *seg,
+					    struct dsmem_conn *conn, u32 perm)
+{
+	unsigned long chunk = PAGE_SIZE << seg->chunk_order;
+	u32 maxpl = conn->ibdev->attrs.max_fast_reg_page_list_len;
+	unsigned int per_mr, nmrs, i, k;
+	struct scatterlist *sg;
+	struct dsmem_gmr *gmr;
+	int access, ret;
+
+	if (seg->translate == DSMEM_TRANSLATE_PAGES) {
+		/* page permissions are the module's to enforce: no rkeys */
+		nmrs = 0;
+		per_mr = 0;
+	} else {
+		per_mr = min_t(unsigned long, maxpl ? maxpl : 1, seg->nchunks);
+		nmrs = DIV_ROUND_UP(seg->nchunks, per_mr);
+		if (nmrs > DSMEM_WIRE_GRANT_MAX_KEYS)
+			return ERR_PTR(-E2BIG);
+	}
+	gmr = kzalloc(struct_size(gmr, mrs, nmrs), GFP_KERNEL);
+	if (!gmr)
+		return ERR_PTR(-ENOMEM);
+	gmr->seg = seg;
+	gmr->conn = conn;
+	gmr->perm = perm;
+	gmr->span = (u64)per_mr * chunk;
+
+	access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ;
+	if (perm & DSMEM_PERM_WRITE)
+		access |= IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC;
+
+	sg = seg->sgt.sgl;
+	for (i = 0; i < nmrs; i++) {
+		unsigned int n = min_t(unsigned long, per_mr,
+				       seg->nchunks - (unsigned long)i * per_mr);
+		struct ib_mr *mr;
+
+		mr = ib_alloc_mr(conn->pd, IB_MR_TYPE_MEM_REG, n);
+		if (IS_ERR(mr)) {
+			ret = PTR_ERR(mr);
+			goto err_free_gmr;
+		}
+		gmr->mrs[gmr->nmrs++] = mr;
+		ret = ib_map_mr_sg(mr, sg, n, NULL, chunk);
+		if (ret != n) {
+			ret = ret < 0 ? ret : -EINVAL;
+			goto err_free_gmr;
+		}
+		/* remote addresses are global addresses */
+		mr->iova = seg->base + (u64)i * gmr->span;
+		ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+		ret = dsmem_reg_post(conn, mr, access);
+		if (ret)
+			goto err_free_gmr;
+		for (k = 0; k < n; k++)
+			sg = sg_next(sg);
+	}
+	return gmr;
+
+err_free_gmr:
+	dsmem_gmr_free(gmr);
+	return ERR_PTR(ret);
+}
+
+static int dsmem_gmr_announce(struct dsmem_gmr *gmr)
+{
+	struct dsmem_seg *seg = gmr->seg;
+	struct dsmem_wire_grant_info g = {
+		.base = seg->base,
+		.size = seg->size,
+		.span = gmr->span,
+		.perm = gmr->perm,
+		.nkeys = gmr->nmrs,
+	};
+	struct dsmem_wire_msg req = {}, reply;
+	size_t len = dsmem_wire_grant_size(gmr->nmrs);
+	u32 *rkeys;
+	void *data;
+	unsigned int i;
+	int ret;
+
+	data = kmalloc(len, GFP_KERNEL);
+	rkeys = kcalloc(max(gmr->nmrs, 1U), sizeof(*rkeys), GFP_KERNEL);
+	if (!data || !rkeys) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < gmr->nmrs; i++)
+		rkeys[i] = gmr->mrs[i]->rkey;
+	ret = dsmem_wire_grant_encode(data, len, &g, rkeys);
+	if (ret < 0)
+		goto out;
+	req.opcode = DSMEM_WIRE_GRANT;
+	req.addr = seg->base;
+	req.len = len;
+	req.data = data;
+	ret = dsmem_msg_call(gmr->conn, &req, &reply, NULL, 0);
+	if (!ret)
+		dsmem_stat_inc(DSMEM_STAT_GRANTS_SENT);
+out:
+	kfree(rkeys);
+	kfree(data);
+	return ret;
+}
+
+static void dsmem_gmr_unlink(struct dsmem_gmr *gmr)
+{
+	list_del(&gmr->seg_link);
+	list_del(&gmr->conn_link);
+}
+
+/* Tell the peer first, so it stops using the keys cleanly. */
+static void dsmem_gmr_revoke(struct dsmem_gmr *gmr)
+{
+	struct dsmem_wire_msg req = {
+		.opcode = DSMEM_WIRE_REVOKE,
+		.addr = gmr->seg->base,
+	}, reply;
+
+	if (!dsmem_msg_call(gmr->conn, &req, &reply, NULL, 0))
+		dsmem_stat_inc(DSMEM_STAT_REVOKES_SENT);
+	dsmem_gmr_unlink(gmr);
+	dsmem_gmr_free(gmr);
+}
+
+static struct dsmem_gmr *dsmem_gmr_find(struct dsmem_seg *seg,
+					struct dsmem_conn *conn)
+{
+	struct dsmem_gmr *gmr;
+
+	list_for_each_entry(gmr, &seg->gmrs, seg_link)
+		if (gmr->conn == conn)
+			return gmr;
+	return NULL;
+}
+
+/* Register and announce seg on conn; a previous grant there is replaced. */
+static int dsmem_seg_push(struct dsmem_seg *seg, struct dsmem_conn *conn,
+			  u32 perm)
+{
+	struct dsmem_gmr *gmr, *old;
+	int ret;
+
+	lockdep_assert_held(&dsmem_rdm_lock);
+
+	gmr = dsmem_gmr_register(seg, conn, perm);
+	if (IS_ERR(gmr))
+		return PTR_ERR(gmr);
+	ret = dsmem_gmr_announce(gmr);
+	if (ret) {
+		dsmem_gmr_free(gmr);
+		return ret;
+	}
+	old = dsmem_gmr_find(seg, conn);
+	if (old) {
+		dsmem_gmr_unlink(old);
+		dsmem_gmr_free(old);
+	}
+	list_add_tail(&gmr->seg_link, &seg->gmrs);
+	list_add_tail(&gmr->conn_link, &conn->gmrs);
+	return 0;
+}
+
+int dsmem_seg_grant(struct dsmem_seg *seg, u32 remote, u32 perm)
+{
+	struct dsmem_node *node = seg->node;
+	struct dsmem_peer *peer;
+	struct dsmem_conn *conn;
+	unsigned long i;
+	int ret, first = 0;
+
+	lockdep_assert_held(&dsmem_rdm_lock);
+
+	ret = xa_err(xa_store(&seg->grants, remote, xa_mk_value(perm),
+			      GFP_KERNEL));
+	if (ret)
+		return ret;
+	/* connections up now; later ones get it when they come up */
+	xa_for_each(&node->peers, i, peer) {
+		conn = NULL;
+		spin_lock_bh(&peer->lock);
+		if (peer->conn && peer->remote_node == remote &&
+		    READ_ONCE(peer->conn->state) == DSMEM_CONN_UP) {
+			conn = peer->conn;
+			kref_get(&conn->ref);
+		}
+		spin_unlock_bh(&peer->lock);
+		if (!conn)
+			continue;
+		ret = dsmem_seg_push(seg, conn, perm);
+		if (ret && !first)
+			first = ret;
+		dsmem_conn_put(conn);
+	}
+	return first;
+}
+
+int dsmem_seg_revoke(struct dsmem_seg *seg, u32 remote)
+{
+	struct dsmem_gmr *gmr, *tmp;
+
+	lockdep_assert_held(&dsmem_rdm_lock);
+
+	if (!xa_erase(&seg->grants, remote))
+		return -ENOENT;
+	list_for_each_entry_safe(gmr, tmp, &seg->gmrs, seg_link)
+		if (gmr->conn->remote_node == remote)
+			dsmem_gmr_revoke(gmr);
+	return 0;
+}
+
+/* Unlinked from the node's table already; the memory goes with the last
+ * reference, which a message handler may still hold for a moment.
+ */
+void dsmem_seg_destroy(struct dsmem_seg *seg)
+{
+	struct dsmem_gmr *gmr, *tmp;
+
+	lockdep_assert_held(&dsmem_rdm_lock);
+
+	list_for_each_entry_safe(gmr, tmp, &seg->gmrs, seg_link)
+		dsmem_gmr_revoke(gmr);
+	dsmem_seg_unmap(seg);
+	dsmem_stat_inc(DSMEM_STAT_SEG_REMOVED);
+	dsmem_nl_notify_seg(seg, DSMEM_CMD_SEG_DEL);
+	dsmem_seg_put(seg);
+}
+
+void dsmem_seg_conn_up(struct dsmem_conn *conn)
+{
+	struct dsmem_seg *seg;
+	unsigned long i;
+	u32 perm;
+
+	mutex_lock(&dsmem_rdm_lock);
+	xa_for_each(&conn->node->segs, i, seg) {
+		perm = dsmem_seg_perm(seg, conn->remote_node);
+		if (perm && dsmem_seg_push(seg, conn, perm))
+			break;	/* the connection failed; it will be back */
+	}
+	mutex_unlock(&dsmem_rdm_lock);
+}
+
+void dsmem_seg_conn_down(struct dsmem_conn *conn)
+{
+	struct dsmem_gmr *gmr, *tmp;
+
+	mutex_lock(&dsmem_rdm_lock);
+	list_for_each_entry_safe(gmr, tmp, &conn->gmrs, conn_link) {
+		dsmem_gmr_unlink(gmr);
+		dsmem_gmr_free(gmr);
+	}
+	mutex_unlock(&dsmem_rdm_lock);
+}

@@ -1,0 +1,865 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * dsmem: the data path behind /dev/dsmem -- one-sided READ, WRITE, CAS
+ * and FAA in batches (AsyncBatchTransfer), zero-copy from pinned user
+ * memory.
+ *
+ * A batch is one ioctl.  Each transfer is cut into slices that fit one
+ * work request (the SGE limit, DSMEM_SLICE_BYTES, the remote region's
+ * span) and the slices are posted back to back, as far as the send queue
+ * has room: large transfers pipeline.  Completions (softirq) count the
+ * slices down; the last one finishes the task and wakes poll().
+ */
+#include <linux/file.h>
+#include <linux/mm.h>
+#include <linux/poll.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+
+#include "../dsmem_priv.h"
+
+/* Pinned user memory, mapped for the node's device. */
+struct dsmem_umr {
+	u64 addr;		/* first byte the caller named */
+	u64 len;
+	unsigned long npages;
+	struct page **pages;
+	u64 *dma;		/* per page */
+	struct sg_table sgt;
+	struct ib_device *ibdev;
+	bool writable;
+	bool mapped;
+	bool longterm;		/* charged to pinned_vm */
+	unsigned long npinned;
+	struct mm_struct *mm;
+	atomic_t users;		/* tasks using it */
+};
+
+struct dsmem_file {
+	struct mutex lock;	/* node, mrs, tasks; see dsmem_priv.h */
+	struct dsmem_node *node;	/* counted; NULL until attached */
+	bool dead;		/* the node went away */
+	struct list_head node_link;	/* node->files, node->file_lock */
+	struct xarray mrs;	/* handle -> dsmem_umr */
+	struct xarray tasks;	/* id -> dsmem_task */
+	u32 next_task;
+	atomic_t ntasks;
+	atomic_t ndone;		/* done, not yet released */
+	wait_queue_head_t poll_wq;
+	struct dsmem_conn *conn;	/* last used, counted */
+};
+
+struct dsmem_task_req {
+	struct dsmem_xfer_req req;
+	struct dsmem_umr *umr;	/* registered, or pinned for this task */
+	bool own_umr;
+	atomic_t slices;	/* in flight, plus one while posting */
+	int status;
+	u64 bytes;
+};
+
+struct dsmem_task {
+	struct kref ref;
+	struct dsmem_file *file;
+	u32 id;
+	u32 nr;
+	atomic_t pending;	/* requests not done, plus one while posting */
+	atomic_t done_reqs;
+	atomic64_t bytes;
+	struct completion done;
+	bool is_done;
+	struct dsmem_task_req reqs[];
+};
+
+struct dsmem_slice {
+	struct ib_cqe cqe;
+	struct dsmem_task *task;
+	struct dsmem_conn *conn;
+	u32 req;
+	u32 len;
+};
+
+static void dsmem_umr_unmap(struct dsmem_umr *umr)
+{
+	if (!umr->mapped)
+		return;
+	ib_dma_unmap_sgtable_attrs(umr->ibdev, &umr->sgt, DMA_BIDIRECTIONAL, 0);
+	umr->mapped = false;
+}
+
+static void dsmem_umr_free(struct dsmem_umr *umr)
+{
+	dsmem_umr_unmap(umr);
+	if (umr->sgt.sgl)
+		sg_free_table(&umr->sgt);
+	if (umr->npinned)
+		unpin_user_pages_dirty_lock(umr->pages, umr->npinned,
+					    umr->writable);
+	if (umr->longterm) {
+		atomic64_sub(umr->npages, &umr->mm->pinned_vm);
+		mmdrop(umr->mm);
+	}
+	kvfree(umr->pages);
+	kvfree(umr->dma);
+	kfree(umr);
+}
+
+/*
+ * Pin [addr, addr + len) and map it.  Long-term pins (registrations) are
+ * charged to RLIMIT_MEMLOCK as ib_umem does; a task's short pins are not.
+ */
+static struct dsmem_umr *dsmem_umr_get(struct ib_device *ibdev, u64 addr,
+				       u64 len, bool writable, bool longterm)
+{
+	unsigned int gup = (writable ? FOLL_WRITE : 0) |
+			   (longterm ? FOLL_LONGTERM : 0);
+	unsigned long first = addr >> PAGE_SHIFT, i;
+	struct scatterlist *sg;
+	struct dsmem_umr *umr;
+	u64 dma;
+	int ret, n;
+
+	if (!len || addr + len < addr)
+		return ERR_PTR(-EINVAL);
+	umr = kzalloc(sizeof(*umr), GFP_KERNEL);
+	if (!umr)
+		return ERR_PTR(-ENOMEM);
+	umr->addr = addr;
+	umr->len = len;
+	umr->writable = writable;
+	umr->ibdev = ibdev;
+	umr->npages = ((addr + len - 1) >> PAGE_SHIFT) - first + 1;
+	atomic_set(&umr->users, 0);
+
+	if (longterm) {
+		unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+
+		umr->mm = current->mm;
+		mmgrab(umr->mm);
+		umr->longterm = true;
+		if (atomic64_add_return(umr->npages, &umr->mm->pinned_vm) >
+		    limit && !capable(CAP_IPC_LOCK)) {
+			ret = -ENOMEM;
+			goto err_free;
+		}
+	}
+
+	umr->pages = kvcalloc(umr->npages, sizeof(*umr->pages), GFP_KERNEL);
+	umr->dma = kvcalloc(umr->npages, sizeof(*umr->dma), GFP_KERNEL);
+	if (!umr->pages || !umr->dma) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	while (umr->npinned < umr->npages) {
+		n = pin_user_pages_fast((first + umr->npinned) << PAGE_SHIFT,
+					min_t(unsigned long,
+					      umr->npages - umr->npinned,
+					      INT_MAX >> PAGE_SHIFT),
+					gup, umr->pages + umr->npinned);
+		if (n <= 0) {
+			ret = n ? n : -EFAULT;
+			goto err_free;
+		}
+		umr->npinned += n;
+	}
+
+	ret = sg_alloc_table_from_pages(&umr->sgt, umr->pages, umr->npages, 0,
+					umr->npages << PAGE_SHIFT, GFP_KERNEL);
+	if (ret)
+		goto err_free;
+	ret = ib_dma_map_sgtable_attrs(ibdev, &umr->sgt, DMA_BIDIRECTIONAL, 0);
+	if (ret)
+		goto err_free;
+	umr->mapped = true;
+	/* per-page addresses make slicing at any offset a lookup */
+	i = 0;
+	for_each_sgtable_dma_sg(&umr->sgt, sg, n) {
+		for (dma = sg_dma_address(sg);
+		     dma < sg_dma_address(sg) + sg_dma_len(sg) &&
+		     i < umr->npages; dma += PAGE_SIZE)
+			umr->dma[i++] = dma;
+	}
+	if (i != umr->npages) {
+		ret = -EIO;
+		goto err_free;
+	}
+	return umr;
+
+err_free:
+	dsmem_umr_free(umr);
+	return ERR_PTR(ret);
+}
+
+static void dsmem_task_release(struct kref *ref)
+{
+	struct dsmem_task *task = container_of(ref, struct dsmem_task, ref);
+	u32 i;
+
+	for (i = 0; i < task->nr; i++) {
+		struct dsmem_task_req *tr = &task->reqs[i];
+
+		if (!tr->umr)
+			continue;
+		if (tr->own_umr)
+			dsmem_umr_free(tr->umr);
+		else
+			atomic_dec(&tr->umr->users);
+	}
+	kvfree(task);
+}
+
+static void dsmem_task_put(struct dsmem_task *task)
+{
+	kref_put(&task->ref, dsmem_task_release);
+}
+
+static void dsmem_task_finish(struct dsmem_task *task)
+{
+	struct dsmem_file *file = task->file;
+
+	WRITE_ONCE(task->is_done, true);
+	atomic_inc(&file->ndone);
+	complete_all(&task->done);
+	wake_up_interruptible(&file->poll_wq);
+}
+
+static void dsmem_task_req_done(struct dsmem_task *task, u32 req)
+{
+	atomic_inc(&task->done_reqs);
+	if (atomic_dec_and_test(&task->pending))
+		dsmem_task_finish(task);
+}
+
+static int dsmem_wc_errno(enum ib_wc_status s)
+{
+	switch (s) {
+	case IB_WC_REM_ACCESS_ERR:
+	case IB_WC_LOC_PROT_ERR:
+		return -EACCES;
+	case IB_WC_WR_FLUSH_ERR:
+		return -ECONNRESET;
+	case IB_WC_RETRY_EXC_ERR:
+	case IB_WC_RNR_RETRY_EXC_ERR:
+		return -ETIMEDOUT;
+	case IB_WC_REM_INV_REQ_ERR:
+		return -EINVAL;
+	default:
+		return -EIO;
+	}
+}
+
+static void dsmem_slice_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct dsmem_slice *s = container_of(wc->wr_cqe, struct dsmem_slice,
+					     cqe);
+	struct dsmem_task *task = s->task;
+	struct dsmem_task_req *tr = &task->reqs[s->req];
+	struct dsmem_conn *conn = s->conn;
+	u32 req = s->req;
+
+	if (likely(wc->status == IB_WC_SUCCESS)) {
+		/* one request's slices complete on one CQ, in order */
+		tr->bytes += s->len;
+		atomic64_add(s->len, &task->bytes);
+		dsmem_stat_add(DSMEM_STAT_XFER_BYTES, s->len);
+	} else {
+		if (!tr->status)
+			tr->status = dsmem_wc_errno(wc->status);
+		dsmem_stat_inc(DSMEM_STAT_XFER_ERRORS);
+		/* an RC error leaves the QP unusable: start over */
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			dsmem_conn_close(conn, tr->status);
+	}
+	dsmem_conn_put_credit(conn, &conn->sq_free);
+	kfree(s);
+	if (atomic_dec_and_test(&tr->slices))
+		dsmem_task_req_done(task, req);
+}
+
+/* The up connection to the addressed node, cached per descriptor. */
+static struct dsmem_conn *dsmem_file_conn(struct dsmem_file *file, u32 remote)
+{
+	struct dsmem_conn *conn = file->conn;
+
+	if (conn && conn->remote_node == remote &&
+	    READ_ONCE(conn->state) == DSMEM_CONN_UP) {
+		kref_get(&conn->ref);
+		return conn;
+	}
+	if (conn) {
+		file->conn = NULL;
+		dsmem_conn_put(conn);
+	}
+	conn = dsmem_conn_lookup(file->node, remote);
+	if (conn) {
+		kref_get(&conn->ref);
+		file->conn = conn;
+	}
+	return conn;
+}
+
+/* SGEs for [off, off + len) of the buffer; returns the bytes covered. */
+static u32 dsmem_umr_sges(struct dsmem_umr *umr, u64 off, u32 len,
+			  struct ib_sge *sge, u32 max_sge, u32 lkey,
+			  u32 *nsge)
+{
+	u64 pos = (umr->addr & ~PAGE_MASK) + off;
+	u32 done = 0, n = 0;
+
+	while (done < len) {
+		unsigned long pg = pos >> PAGE_SHIFT;
+		u32 in = offset_in_page(pos);
+		u32 chunk = min_t(u32, len - done, PAGE_SIZE - in);
+		u64 dma = umr->dma[pg] + in;
+
+		if (n && sge[n - 1].addr + sge[n - 1].length == dma) {
+			sge[n - 1].length += chunk;
+		} else {
+			if (n == max_sge)
+				break;
+			sge[n].addr = dma;
+			sge[n].length = chunk;
+			sge[n].lkey = lkey;
+			n++;
+		}
+		done += chunk;
+		pos += chunk;
+	}
+	*nsge = n;
+	return done;
+}
+
+static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
+				 struct dsmem_conn *conn, u64 off, u32 *lenp)
+{
+	struct dsmem_task_req *tr = &task->reqs[req];
+	struct dsmem_xfer_req *r = &tr->req;
+	u64 remote = r->remote + off;
+	struct ib_sge sge[32];
+	struct dsmem_rseg *rs;
+	struct dsmem_slice *s;
+	union {
+		struct ib_rdma_wr rdma;
+		struct ib_atomic_wr atomic;
+	} wr = {};
+	u32 need, rkey, len, nsge;
+	u64 roff, span_end;
+	int ret;
+
+	need = r->opcode == DSMEM_XFER_READ ? DSMEM_PERM_READ : DSMEM_PERM_WRITE;
+
+	rcu_read_lock();
+	rs = dsmem_rseg_lookup(conn, r->remote);
+	if (!rs) {
+		rcu_read_unlock();
+		dsmem_stat_inc(DSMEM_STAT_XFER_DENIED);
+		return -EACCES;
+	}
+	roff = r->remote - rs->base;
+	if (roff >= rs->size || r->len > rs->size - roff) {
+		rcu_read_unlock();
+		dsmem_stat_inc(DSMEM_STAT_XFER_RANGE);
+		return -ERANGE;
+	}
+	if ((rs->perm & need) != need) {
+		rcu_read_unlock();
+		dsmem_stat_inc(DSMEM_STAT_XFER_DENIED);
+		return -EACCES;
+	}
+	if (!rs->nkeys) {
+		/* page-table segments are reached by messages only */
+		rcu_read_unlock();
+		return -EOPNOTSUPP;
+	}
+	roff += off;
+	rkey = rs->rkeys[roff / rs->span];
+	span_end = (roff / rs->span + 1) * rs->span;
+	rcu_read_unlock();
+
+	len = min_t(u64, r->len - off, DSMEM_SLICE_BYTES);
+	len = min_t(u64, len, span_end - roff);
+	len = dsmem_umr_sges(tr->umr, r->local - (tr->own_umr ? tr->umr->addr : 0) + off,
+			     len, sge, min_t(u32, conn->max_sge, ARRAY_SIZE(sge)),
+			     conn->pd->local_dma_lkey, &nsge);
+
+	s = kmalloc(sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return -ENOMEM;
+	s->cqe.done = dsmem_slice_done;
+	s->task = task;
+	s->conn = conn;
+	s->req = req;
+	s->len = len;
+
+	switch (r->opcode) {
+	case DSMEM_XFER_READ:
+	case DSMEM_XFER_WRITE:
+		wr.rdma.wr.opcode = r->opcode == DSMEM_XFER_READ ?
+				    IB_WR_RDMA_READ : IB_WR_RDMA_WRITE;
+		wr.rdma.remote_addr = remote;
+		wr.rdma.rkey = rkey;
+		break;
+	case DSMEM_XFER_CAS:
+		wr.atomic.wr.opcode = IB_WR_ATOMIC_CMP_AND_SWP;
+		wr.atomic.remote_addr = remote;
+		wr.atomic.rkey = rkey;
+		wr.atomic.compare_add = r->compare_add;
+		wr.atomic.swap = r->swap;
+		break;
+	default:
+		wr.atomic.wr.opcode = IB_WR_ATOMIC_FETCH_AND_ADD;
+		wr.atomic.remote_addr = remote;
+		wr.atomic.rkey = rkey;
+		wr.atomic.compare_add = r->compare_add;
+		break;
+	}
+	wr.rdma.wr.wr_cqe = &s->cqe;
+	wr.rdma.wr.sg_list = sge;
+	wr.rdma.wr.num_sge = nsge;
+	wr.rdma.wr.send_flags = IB_SEND_SIGNALED;
+
+	ret = dsmem_conn_wait_credit(conn, &conn->sq_free);
+	if (ret)
+		goto err_free_slice;
+	if (!dsmem_conn_post_begin(conn)) {
+		ret = -ECONNRESET;
+		goto err_put_credit;
+	}
+	atomic_inc(&tr->slices);
+	ret = ib_post_send(conn->qp, &wr.rdma.wr, NULL);
+	dsmem_conn_post_end(conn);
+	if (ret) {
+		atomic_dec(&tr->slices);
+		dsmem_conn_close(conn, ret);
+		goto err_put_credit;
+	}
+	dsmem_stat_inc(DSMEM_STAT_XFER_SLICES);
+	*lenp = len;
+	return 0;
+
+err_put_credit:
+	dsmem_conn_put_credit(conn, &conn->sq_free);
+err_free_slice:
+	kfree(s);
+	return ret;
+}
+
+static int dsmem_xfer_check(struct dsmem_file *file, struct dsmem_task_req *tr)
+{
+	struct dsmem_xfer_req *r = &tr->req;
+	bool atomic = r->opcode == DSMEM_XFER_CAS || r->opcode == DSMEM_XFER_FAA;
+	bool into_local = r->opcode != DSMEM_XFER_WRITE;
+	struct dsmem_umr *umr;
+
+	if (r->opcode > DSMEM_XFER_OP_MAX || r->flags || r->__pad)
+		return -EINVAL;
+	if (!r->len || r->len > DSMEM_MR_LEN_MAX ||
+	    r->remote + r->len < r->remote)
+		return -EINVAL;
+	if (atomic && (r->len != 8 || r->remote % 8 || r->local % 8))
+		return -EINVAL;
+	if (!r->mr) {
+		umr = dsmem_umr_get(file->node->sdev->ibdev, r->local, r->len,
+				    into_local, false);
+		if (IS_ERR(umr))
+			return PTR_ERR(umr);
+		tr->umr = umr;
+		tr->own_umr = true;
+		return 0;
+	}
+	umr = xa_load(&file->mrs, r->mr);
+	if (!umr)
+		return -ENOENT;
+	if (r->local >= umr->len || r->len > umr->len - r->local)
+		return -ERANGE;
+	if (into_local && !umr->writable)
+		return -EACCES;
+	atomic_inc(&umr->users);
+	tr->umr = umr;
+	return 0;
+}
+
+/* Start one transfer; its status says why it could not. */
+static void dsmem_xfer_start(struct dsmem_file *file, struct dsmem_task *task,
+			     u32 i)
+{
+	struct dsmem_task_req *tr = &task->reqs[i];
+	struct dsmem_conn *conn = NULL;
+	u64 off = 0;
+	u32 len;
+	int ret;
+
+	dsmem_stat_inc(DSMEM_STAT_XFER_REQS);
+	atomic_set(&tr->slices, 1);
+	ret = dsmem_xfer_check(file, tr);
+	if (ret) {
+		dsmem_stat_inc(DSMEM_STAT_XFER_BAD);
+		goto out;
+	}
+	conn = dsmem_file_conn(file, DSMEM_GADDR_NODE(tr->req.remote));
+	if (!conn) {
+		dsmem_stat_inc(DSMEM_STAT_XFER_NOCONN);
+		ret = -ENOTCONN;
+		goto out;
+	}
+	while (off < tr->req.len) {
+		ret = dsmem_xfer_post_slice(task, i, conn, off, &len);
+		if (ret)
+			break;
+		off += len;
+	}
+	dsmem_conn_put(conn);
+out:
+	if (ret && !tr->status)
+		tr->status = ret;
+	if (atomic_dec_and_test(&tr->slices))
+		dsmem_task_req_done(task, i);
+}
+
+int dsmem_xfer_open(struct dsmem_file **filep)
+{
+	struct dsmem_file *file = kzalloc(sizeof(*file), GFP_KERNEL);
+
+	if (!file)
+		return -ENOMEM;
+	mutex_init(&file->lock);
+	INIT_LIST_HEAD(&file->node_link);
+	xa_init_flags(&file->mrs, XA_FLAGS_ALLOC1);
+	xa_init_flags(&file->tasks, XA_FLAGS_ALLOC1);
+	init_waitqueue_head(&file->poll_wq);
+	*filep = file;
+	return 0;
+}
+
+static void dsmem_file_detach(struct dsmem_file *file)
+{
+	struct dsmem_node *node = file->node;
+
+	spin_lock(&node->file_lock);
+	list_del_init(&file->node_link);
+	spin_unlock(&node->file_lock);
+	if (file->conn) {
+		dsmem_conn_put(file->conn);
+		file->conn = NULL;
+	}
+}
+
+void dsmem_xfer_release(struct dsmem_file *file)
+{
+	struct dsmem_task *task;
+	struct dsmem_umr *umr;
+	unsigned long i;
+
+	/* in-flight transfers end: completed, or flushed by a close */
+	xa_for_each(&file->tasks, i, task) {
+		wait_for_completion(&task->done);
+		xa_erase(&file->tasks, i);
+		dsmem_task_put(task);
+	}
+	xa_for_each(&file->mrs, i, umr) {
+		xa_erase(&file->mrs, i);
+		dsmem_umr_free(umr);
+	}
+	if (file->node) {
+		dsmem_file_detach(file);
+		dsmem_node_put(file->node);
+	}
+	xa_destroy(&file->tasks);
+	xa_destroy(&file->mrs);
+	kfree(file);
+}
+
+/* The node is going: its device may go next, so unmap our pins now. */
+void dsmem_xfer_node_dead(struct dsmem_node *node)
+{
+	struct dsmem_file *file;
+	struct dsmem_umr *umr;
+	unsigned long i;
+
+	for (;;) {
+		spin_lock(&node->file_lock);
+		file = list_first_entry_or_null(&node->files, struct dsmem_file,
+						node_link);
+		if (file)
+			list_del_init(&file->node_link);
+		spin_unlock(&node->file_lock);
+		if (!file)
+			return;
+		mutex_lock(&file->lock);
+		file->dead = true;
+		xa_for_each(&file->mrs, i, umr)
+			dsmem_umr_unmap(umr);
+		if (file->conn) {
+			dsmem_conn_put(file->conn);
+			file->conn = NULL;
+		}
+		mutex_unlock(&file->lock);
+	}
+}
+
+__poll_t dsmem_xfer_poll(struct dsmem_file *file, struct file *filp,
+			 poll_table *wait)
+{
+	poll_wait(filp, &file->poll_wq, wait);
+	return atomic_read(&file->ndone) ? EPOLLIN | EPOLLRDNORM : 0;
+}
+
+/* Under file->lock: attached to a node that is still there. */
+static int dsmem_file_usable(struct dsmem_file *file)
+{
+	if (!file->node)
+		return -ENOTCONN;
+	if (file->dead)
+		return -ENODEV;
+	return 0;
+}
+
+int dsmem_xfer_attach(struct dsmem_file *file, void *arg)
+{
+	struct dsmem_ioc_attach *a = arg;
+	struct dsmem_node *node;
+	int ret = 0;
+
+	if (a->flags)
+		return -EINVAL;
+	mutex_lock(&file->lock);
+	if (file->node) {
+		ret = -EBUSY;
+		goto out;
+	}
+	node = dsmem_node_get(a->node_id, current->nsproxy->net_ns);
+	if (!node) {
+		ret = -ENOENT;
+		goto out;
+	}
+	spin_lock(&node->file_lock);
+	if (node->dead) {
+		spin_unlock(&node->file_lock);
+		dsmem_node_put(node);
+		ret = -ENOENT;
+		goto out;
+	}
+	list_add_tail(&file->node_link, &node->files);
+	spin_unlock(&node->file_lock);
+	file->node = node;
+out:
+	mutex_unlock(&file->lock);
+	return ret;
+}
+
+int dsmem_xfer_mr_reg(struct dsmem_file *file, void *arg)
+{
+	struct dsmem_ioc_mr_reg *a = arg;
+	struct dsmem_umr *umr;
+	u32 handle;
+	int ret;
+
+	if (a->flags & ~DSMEM_MR_FLAGS_ALL || a->handle)
+		return -EINVAL;
+	if (!a->len || a->len > DSMEM_MR_LEN_MAX)
+		return -EINVAL;
+	mutex_lock(&file->lock);
+	ret = dsmem_file_usable(file);
+	if (ret)
+		goto out;
+	umr = dsmem_umr_get(file->node->sdev->ibdev, a->addr, a->len,
+			    a->flags & DSMEM_MR_WRITABLE, true);
+	if (IS_ERR(umr)) {
+		ret = PTR_ERR(umr);
+		goto out;
+	}
+	ret = xa_alloc(&file->mrs, &handle, umr, xa_limit_31b, GFP_KERNEL);
+	if (ret) {
+		dsmem_umr_free(umr);
+		goto out;
+	}
+	a->handle = handle;
+out:
+	mutex_unlock(&file->lock);
+	return ret;
+}
+
+int dsmem_xfer_mr_dereg(struct dsmem_file *file, void *arg)
+{
+	struct dsmem_ioc_mr_dereg *a = arg;
+	struct dsmem_umr *umr;
+	int ret = 0;
+
+	if (a->__pad)
+		return -EINVAL;
+	mutex_lock(&file->lock);
+	umr = xa_load(&file->mrs, a->handle);
+	if (!umr)
+		ret = -ENOENT;
+	else if (atomic_read(&umr->users))
+		ret = -EBUSY;
+	else
+		dsmem_umr_free(xa_erase(&file->mrs, a->handle));
+	mutex_unlock(&file->lock);
+	return ret;
+}
+
+static int dsmem_task_first_error(struct dsmem_task *task)
+{
+	u32 i;
+
+	for (i = 0; i < task->nr; i++)
+		if (task->reqs[i].status)
+			return task->reqs[i].status;
+	return 0;
+}
+
+/* Forget a done task; under file->lock. */
+static void dsmem_task_forget(struct dsmem_file *file, struct dsmem_task *task)
+{
+	if (xa_erase(&file->tasks, task->id) != task)
+		return;
+	atomic_dec(&file->ntasks);
+	atomic_dec(&file->ndone);
+	dsmem_task_put(task);
+}
+
+int dsmem_xfer_submit(struct dsmem_file *file, void *arg)
+{
+	struct dsmem_ioc_submit *a = arg;
+	u64 __user *ureqs = u64_to_user_ptr(a->reqs);
+	struct dsmem_task *task;
+	u32 i, id;
+	int ret;
+
+	if (a->flags & ~DSMEM_SUBMIT_FLAGS_ALL || a->result || a->task)
+		return -EINVAL;
+	if ((a->flags & DSMEM_SUBMIT_RELEASE) && !(a->flags & DSMEM_SUBMIT_WAIT))
+		return -EINVAL;
+	if (!a->nr || a->nr > DSMEM_SUBMIT_REQS_MAX)
+		return -EINVAL;
+	if (a->req_size < sizeof(struct dsmem_xfer_req) ||
+	    a->req_size > PAGE_SIZE)
+		return -EINVAL;
+
+	task = kvzalloc(struct_size(task, reqs, a->nr), GFP_KERNEL);
+	if (!task)
+		return -ENOMEM;
+	kref_init(&task->ref);
+	task->file = file;
+	task->nr = a->nr;
+	init_completion(&task->done);
+	atomic_set(&task->pending, a->nr + 1);
+	for (i = 0; i < a->nr; i++) {
+		ret = copy_struct_from_user(&task->reqs[i].req,
+					    sizeof(task->reqs[i].req),
+					    (u8 __user *)ureqs +
+					    (size_t)i * a->req_size,
+					    a->req_size);
+		if (ret)
+			goto err_free_task;
+	}
+
+	mutex_lock(&file->lock);
+	ret = dsmem_file_usable(file);
+	if (ret)
+		goto err_unlock;
+	if (atomic_inc_return(&file->ntasks) > DSMEM_TASKS_MAX) {
+		atomic_dec(&file->ntasks);
+		ret = -EAGAIN;
+		goto err_unlock;
+	}
+	ret = xa_alloc_cyclic(&file->tasks, &id, task, xa_limit_31b,
+			      &file->next_task, GFP_KERNEL);
+	if (ret < 0) {
+		atomic_dec(&file->ntasks);
+		goto err_unlock;
+	}
+	task->id = id;
+	dsmem_stat_inc(DSMEM_STAT_TASKS);
+	for (i = 0; i < task->nr; i++)
+		dsmem_xfer_start(file, task, i);
+	if (atomic_dec_and_test(&task->pending))
+		dsmem_task_finish(task);
+	a->task = id;
+
+	if (a->flags & DSMEM_SUBMIT_WAIT) {
+		/* transfers always end: by completion or by a flush */
+		mutex_unlock(&file->lock);
+		wait_for_completion(&task->done);
+		a->result = dsmem_task_first_error(task);
+		if (a->flags & DSMEM_SUBMIT_RELEASE) {
+			mutex_lock(&file->lock);
+			dsmem_task_forget(file, task);
+			mutex_unlock(&file->lock);
+			a->task = 0;
+		}
+		return 0;
+	}
+	mutex_unlock(&file->lock);
+	return 0;
+
+err_unlock:
+	mutex_unlock(&file->lock);
+err_free_task:
+	kvfree(task);
+	return ret;
+}
+
+int dsmem_xfer_task(struct dsmem_file *file, void *arg)
+{
+	struct dsmem_ioc_task *a = arg;
+	struct dsmem_xfer_status __user *ust = u64_to_user_ptr(a->status);
+	struct dsmem_task *task;
+	u32 i, n;
+	int ret = 0;
+
+	if (a->flags & ~DSMEM_TASK_FLAGS_ALL || a->state || a->done || a->bytes)
+		return -EINVAL;
+	if (a->task > U32_MAX)
+		return -ENOENT;
+
+	mutex_lock(&file->lock);
+	task = xa_load(&file->tasks, a->task);
+	if (task)
+		kref_get(&task->ref);
+	mutex_unlock(&file->lock);
+	if (!task)
+		return -ENOENT;
+	if (a->nr > task->nr) {
+		ret = -EINVAL;
+		goto out;
+	}
+
+	if ((a->flags & DSMEM_TASK_WAIT) &&
+	    wait_for_completion_interruptible(&task->done)) {
+		ret = -EINTR;
+		goto out;
+	}
+	a->done = atomic_read(&task->done_reqs);
+	a->bytes = atomic64_read(&task->bytes);
+	if (!READ_ONCE(task->is_done)) {
+		a->state = DSMEM_TASK_PENDING;
+		goto out;
+	}
+	a->state = dsmem_task_first_error(task) ? DSMEM_TASK_FAILED :
+						  DSMEM_TASK_COMPLETE;
+	n = ust ? a->nr : 0;
+	for (i = 0; i < n; i++) {
+		struct dsmem_xfer_status st = {
+			.status = task->reqs[i].status,
+			.bytes = task->reqs[i].bytes,
+		};
+
+		if (copy_to_user(&ust[i], &st, sizeof(st))) {
+			ret = -EFAULT;
+			goto out;
+		}
+	}
+	if (a->flags & DSMEM_TASK_RELEASE) {
+		mutex_lock(&file->lock);
+		dsmem_task_forget(file, task);
+		mutex_unlock(&file->lock);
+	}
+out:
+	dsmem_task_put(task);
+	return ret;
+}
