@@ -61,8 +61,8 @@ static int dsmem_seg_alloc_chunks(struct dsmem_seg *seg)
 				       GFP_KERNEL);
 		if (!seg->chunks)
 			return -ENOMEM;
-		/* a large order may fail fast: single pages remain */
-		try = gfp | (order ? __GFP_NORETRY : 0);
+		/* a large order may fail fast; no order calls the OOM killer */
+		try = gfp | (order ? __GFP_NORETRY : __GFP_RETRY_MAYFAIL);
 		for (i = 0; i < seg->nchunks; i++) {
 			seg->chunks[i] = alloc_pages_node(seg->numa, try, order);
 			if (!seg->chunks[i])
@@ -177,6 +177,11 @@ int dsmem_seg_create(struct dsmem_node *node, u64 size, int numa,
 	    (numa < 0 || numa >= MAX_NUMNODES || !node_online(numa))) {
 		NL_SET_ERR_MSG(extack, "no such NUMA node");
 		return -EINVAL;
+	}
+	/* module memory is unswappable: leave the host half of it */
+	if (size >> PAGE_SHIFT > totalram_pages() / 2) {
+		NL_SET_ERR_MSG(extack, "a segment may take at most half the memory");
+		return -ENOMEM;
 	}
 	ret = xa_alloc(&node->segs, &id, NULL, XA_LIMIT(1, DSMEM_SEG_ID_MAX),
 		       GFP_KERNEL);

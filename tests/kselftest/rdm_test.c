@@ -1,0 +1,521 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Nodes, peers, segments and the data path, with two nodes on the one rxe
+ * device of a single guest: node 1 connects to node 2, node 2 grants node 1
+ * its segments, and node 1 moves data by one-sided verbs and by messages.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include <linux/dsmem.h>
+#include <linux/dsmem_netlink.h>
+#include <dsmem/ds.h>
+
+#include "kselftest_harness.h"
+#include "util.h"
+
+#define SEG_SIZE	(16u << 20)
+#define PORT_A		7471
+#define PORT_B		7472
+
+/* Until the peer of node 1 is up and sees n segments of node 2 (~20 s). */
+static int wait_rsegs(struct ds_ctx *ctx, uint32_t peer, uint32_t n)
+{
+	struct ds_peer_info p;
+
+	for (int i = 0; i < 400; i++) {
+		if (!ds_peer_get(ctx, 1, peer, &p) && p.state == DS_PEER_UP &&
+		    p.rseg_total == n)
+			return 0;
+		usleep(50000);
+	}
+	return -ETIMEDOUT;
+}
+
+static void fill(uint8_t *p, size_t n, unsigned int seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		p[i] = seed >> 16;
+	}
+}
+
+FIXTURE(rdm) {
+	struct ds_ctx *ctx;
+	struct ds_xfer *x;
+	uint32_t peer;
+	uint64_t seg;		/* node 2's first segment, granted rw */
+	uint64_t seg_ro;	/* its second, granted read-only */
+	uint64_t seg_none;	/* its third, not granted */
+};
+
+FIXTURE_SETUP(rdm)
+{
+	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
+	struct ds_seg_info s;
+
+	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
+	ASSERT_EQ(0, ds_node_add(self->ctx, 1, "rxe0", PORT_A))
+		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+	ASSERT_EQ(0, ds_node_add(self->ctx, 2, "rxe0", PORT_B));
+	ASSERT_EQ(0, ds_seg_add(self->ctx, 2, SEG_SIZE, -1, DS_TRANSLATE_SEGMENT, &s));
+	self->seg = s.addr;
+	ASSERT_EQ(0, ds_seg_add(self->ctx, 2, 1 << 20, -1, DS_TRANSLATE_SEGMENT, &s));
+	self->seg_ro = s.addr;
+	ASSERT_EQ(0, ds_seg_add(self->ctx, 2, 1 << 20, -1, DS_TRANSLATE_SEGMENT, &s));
+	self->seg_none = s.addr;
+	ASSERT_EQ(0, ds_seg_grant(self->ctx, 2, 1, 1, DSMEM_PERM_ALL));
+	ASSERT_EQ(0, ds_seg_grant(self->ctx, 2, 2, 1, DSMEM_PERM_READ));
+	ASSERT_EQ(0, ds_peer_add(self->ctx, 1, addr, PORT_B, &self->peer))
+		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+	ASSERT_EQ(0, wait_rsegs(self->ctx, self->peer, 2));
+	ASSERT_EQ(0, ds_xfer_open(1, &self->x));
+}
+
+FIXTURE_TEARDOWN(rdm)
+{
+	if (self->x)
+		ds_xfer_close(self->x);
+	ds_node_del(self->ctx, 1);
+	ds_node_del(self->ctx, 2);
+	ds_ctx_close(self->ctx);
+	EXPECT_EQ(0, kernel_taint() & ~(1UL << 12 | 1UL << 13));
+}
+
+/* Random patterns, 1 B to 4 MiB, at unaligned offsets, both ways. */
+TEST_F_TIMEOUT(rdm, roundtrip_sizes, 300)
+{
+	static const size_t sizes[] = { 1, 7, 64, 4095, 4097, 65539,
+					(1 << 20) + 5, 4 << 20 };
+	uint8_t *out = malloc((4 << 20) + 64), *in = malloc((4 << 20) + 64);
+
+	ASSERT_NE(NULL, out);
+	ASSERT_NE(NULL, in);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t n = sizes[i], off = (i * 4099) % 4096 + 1;
+		uint64_t ra = self->seg + (i * 1234567) % (SEG_SIZE - n);
+
+		fill(out + off, n, i + 1);
+		memset(in + 3, 0, n);
+		ASSERT_EQ(0, ds_write(self->x, ra, out + off, n)) TH_LOG("size %zu", n);
+		ASSERT_EQ(0, ds_read(self->x, ra, in + 3, n)) TH_LOG("size %zu", n);
+		ASSERT_EQ(0, memcmp(out + off, in + 3, n)) TH_LOG("size %zu", n);
+	}
+	free(out);
+	free(in);
+}
+
+/* Registered buffers, one batch each way, statuses and poll(). */
+TEST_F(rdm, registered_batch)
+{
+	enum { N = 256, SZ = 4096 };
+	static uint8_t src[N * SZ], dst[N * SZ];
+	struct ds_transfer_request r[N];
+	struct ds_transfer_status st[N];
+	uint32_t msrc, mdst;
+	uint64_t task;
+	int state;
+	struct pollfd pfd = { .fd = ds_xfer_fd(self->x), .events = POLLIN };
+
+	fill(src, sizeof(src), 77);
+	ASSERT_EQ(0, ds_mr_reg(self->x, src, sizeof(src), &msrc));
+	ASSERT_EQ(0, ds_mr_reg(self->x, dst, sizeof(dst), &mdst));
+	for (int i = 0; i < N; i++)
+		r[i] = (struct ds_transfer_request){
+			.source_offset = (uint64_t)i * SZ, .target_id = self->seg,
+			.target_offset = (uint64_t)(N - 1 - i) * SZ, .length = SZ,
+			.opcode = DS_OP_WRITE, .mr = msrc };
+	ASSERT_EQ(0, ds_batch_submit(self->x, r, N, &task));
+	ASSERT_EQ(1, poll(&pfd, 1, 20000));
+	ASSERT_EQ(0, ds_task_query(self->x, task, 1, 1, &state, st, N));
+	EXPECT_EQ(DS_TASK_COMPLETE, state);
+	for (int i = 0; i < N; i++) {
+		EXPECT_EQ(0, st[i].status);
+		EXPECT_EQ(SZ, st[i].bytes);
+		r[i].opcode = DS_OP_READ;
+		r[i].mr = mdst;
+	}
+	EXPECT_EQ(0, poll(&pfd, 1, 0)) TH_LOG("a released task still polls ready");
+	ASSERT_EQ(0, ds_batch_submit(self->x, r, N, &task));
+	ASSERT_EQ(0, ds_task_query(self->x, task, 1, 1, &state, st, N));
+	EXPECT_EQ(DS_TASK_COMPLETE, state);
+	EXPECT_EQ(0, memcmp(src, dst, sizeof(src)));
+	/* a busy buffer stays registered; a released task frees it */
+	EXPECT_EQ(0, ds_mr_dereg(self->x, mdst));
+	EXPECT_EQ(-ENOENT, ds_mr_dereg(self->x, mdst));
+	EXPECT_EQ(-ENOENT, ds_task_query(self->x, task, 0, 0, &state, NULL, 0));
+}
+
+struct worker {
+	uint64_t base;
+	int id;
+	int err;
+	uint64_t counter;	/* shared word for atomics */
+	int iters;
+};
+
+/* 4 threads, each 16 batches of 64 x 4 KiB writes then reads. */
+static void *batch_worker(void *arg)
+{
+	enum { N = 64, SZ = 4096 };
+	struct worker *w = arg;
+	uint8_t *src = malloc(N * SZ), *dst = malloc(N * SZ);
+	struct ds_transfer_request r[N];
+	struct ds_transfer_status st[N];
+	struct ds_xfer *x;
+	uint64_t task;
+	int state;
+
+	w->err = -ENOMEM;
+	if (!src || !dst || ds_xfer_open(1, &x))
+		goto out;
+	for (int b = 0; b < 16 && !(w->err = 0); b++) {
+		fill(src, N * SZ, w->id * 100 + b);
+		for (int op = 0; op < 2; op++) {
+			for (int i = 0; i < N; i++)
+				r[i] = (struct ds_transfer_request){
+					.source_offset = (uintptr_t)((op ? dst : src) + i * SZ),
+					.target_id = w->base,
+					.target_offset = (uint64_t)i * SZ,
+					.length = SZ,
+					.opcode = op ? DS_OP_READ : DS_OP_WRITE };
+			if (ds_batch_submit(x, r, N, &task) ||
+			    ds_task_query(x, task, 1, 1, &state, st, N) ||
+			    state != DS_TASK_COMPLETE) {
+				w->err = -EIO;
+				goto close;
+			}
+		}
+		if (memcmp(src, dst, N * SZ)) {
+			w->err = -EILSEQ;
+			break;
+		}
+	}
+close:
+	ds_xfer_close(x);
+out:
+	free(src);
+	free(dst);
+	return NULL;
+}
+
+TEST_F_TIMEOUT(rdm, threads_deep_batches, 300)
+{
+	pthread_t t[4];
+	struct worker w[4];
+
+	for (int i = 0; i < 4; i++) {
+		w[i] = (struct worker){ .base = self->seg + (uint64_t)i * (1 << 20), .id = i };
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, batch_worker, &w[i]));
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		EXPECT_EQ(0, w[i].err) TH_LOG("worker %d", i);
+	}
+}
+
+static void *faa_worker(void *arg)
+{
+	struct worker *w = arg;
+	struct ds_xfer *x;
+	uint64_t old;
+
+	w->err = ds_xfer_open(1, &x);
+	if (w->err)
+		return NULL;
+	for (int i = 0; i < w->iters && !w->err; i++)
+		w->err = ds_faa(x, w->base, 1, &old);
+	ds_xfer_close(x);
+	return NULL;
+}
+
+static void *cas_worker(void *arg)
+{
+	struct worker *w = arg;
+	uint64_t seen = 0, old;
+	struct ds_xfer *x;
+
+	w->err = ds_xfer_open(1, &x);
+	if (w->err)
+		return NULL;
+	for (int i = 0; i < w->iters && !w->err;) {
+		w->err = ds_cas(x, w->base, seen, seen + 1, &old);
+		if (old == seen)
+			i++;
+		seen = old == seen ? seen + 1 : old;
+	}
+	ds_xfer_close(x);
+	return NULL;
+}
+
+/* 4 threads x 10,000 FAA, then 4 x 1,000 CAS increments: exact totals. */
+TEST_F_TIMEOUT(rdm, atomics_contention, 600)
+{
+	uint64_t word = self->seg + 8 * 1000, zero = 0, v;
+	pthread_t t[4];
+	struct worker w[4];
+
+	ASSERT_EQ(0, ds_write(self->x, word, &zero, 8));
+	for (int i = 0; i < 4; i++) {
+		w[i] = (struct worker){ .base = word, .iters = 10000 };
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, faa_worker, &w[i]));
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		EXPECT_EQ(0, w[i].err);
+	}
+	ASSERT_EQ(0, ds_read(self->x, word, &v, 8));
+	EXPECT_EQ(40000, v);
+
+	ASSERT_EQ(0, ds_write(self->x, word, &zero, 8));
+	for (int i = 0; i < 4; i++) {
+		w[i] = (struct worker){ .base = word, .iters = 1000 };
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, cas_worker, &w[i]));
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		EXPECT_EQ(0, w[i].err);
+	}
+	ASSERT_EQ(0, ds_read(self->x, word, &v, 8));
+	EXPECT_EQ(4000, v);
+}
+
+/* Each bad request gets its own errno; the connection survives them. */
+TEST_F(rdm, bad_requests)
+{
+	uint8_t buf[64] = { 0 };
+	uint64_t old;
+
+	EXPECT_EQ(-ERANGE, ds_read(self->x, self->seg + SEG_SIZE, buf, 1));
+	EXPECT_EQ(-ERANGE, ds_read(self->x, self->seg + SEG_SIZE - 4, buf, 8));
+	EXPECT_EQ(-EINVAL, ds_read(self->x, self->seg, buf, 0));
+	EXPECT_EQ(-EINVAL, ds_cas(self->x, self->seg + 4, 0, 1, &old));
+	EXPECT_EQ(-EACCES, ds_read(self->x, self->seg_none, buf, 8));
+	EXPECT_EQ(-EACCES, ds_write(self->x, self->seg_ro, buf, 8));
+	EXPECT_EQ(-EACCES, ds_faa(self->x, self->seg_ro, 1, &old));
+	EXPECT_EQ(0, ds_read(self->x, self->seg_ro, buf, 8));
+	/* a segment id nobody has, a node nobody is connected to */
+	EXPECT_EQ(-EACCES, ds_read(self->x, DSMEM_GADDR(2, 99, 0), buf, 8));
+	EXPECT_EQ(-ENOTCONN, ds_read(self->x, DSMEM_GADDR(9, 1, 0), buf, 8));
+	EXPECT_EQ(-EFAULT, ds_read(self->x, self->seg, (void *)8, 8));
+	/* still usable */
+	EXPECT_EQ(0, ds_write(self->x, self->seg, buf, sizeof(buf)));
+}
+
+/* The raw ABI refuses malformed batches as a whole. */
+TEST_F(rdm, bad_batches)
+{
+	int fd = ds_xfer_fd(self->x);
+	struct dsmem_xfer_req req = { .opcode = DSMEM_XFER_READ, .len = 8 };
+	struct dsmem_xfer_status st;
+	struct dsmem_ioc_submit sub = {
+		.reqs = (uintptr_t)&req, .nr = 1, .req_size = sizeof(req),
+		.flags = DSMEM_SUBMIT_WAIT | DSMEM_SUBMIT_RELEASE };
+	struct dsmem_ioc_task tq = { .task = 12345 };
+	uint64_t local;
+
+	req.local = (uintptr_t)&local;
+	req.remote = self->seg;
+	ASSERT_EQ(0, ioctl(fd, DSMEM_IOC_SUBMIT, &sub));
+	EXPECT_EQ(0, sub.result);
+
+	sub.nr = 0;
+	EXPECT_EQ(-1, ioctl(fd, DSMEM_IOC_SUBMIT, &sub));
+	EXPECT_EQ(EINVAL, errno);
+	sub.nr = DSMEM_SUBMIT_REQS_MAX + 1;
+	EXPECT_EQ(-1, ioctl(fd, DSMEM_IOC_SUBMIT, &sub));
+	EXPECT_EQ(EINVAL, errno);
+	sub.nr = 1;
+	sub.req_size = sizeof(req) - 8;
+	EXPECT_EQ(-1, ioctl(fd, DSMEM_IOC_SUBMIT, &sub));
+	EXPECT_EQ(EINVAL, errno);
+	sub.req_size = sizeof(req);
+	sub.flags = 0x80;
+	EXPECT_EQ(-1, ioctl(fd, DSMEM_IOC_SUBMIT, &sub));
+	EXPECT_EQ(EINVAL, errno);
+	sub.flags = DSMEM_SUBMIT_RELEASE;	/* release needs wait */
+	EXPECT_EQ(-1, ioctl(fd, DSMEM_IOC_SUBMIT, &sub));
+	EXPECT_EQ(EINVAL, errno);
+	sub.flags = DSMEM_SUBMIT_WAIT | DSMEM_SUBMIT_RELEASE;
+	sub.reqs = 8;
+	EXPECT_EQ(-1, ioctl(fd, DSMEM_IOC_SUBMIT, &sub));
+	EXPECT_EQ(EFAULT, errno);
+	sub.reqs = (uintptr_t)&req;
+
+	/* a bad request inside a good batch fails alone */
+	req.opcode = 9;
+	ASSERT_EQ(0, ioctl(fd, DSMEM_IOC_SUBMIT, &sub));
+	EXPECT_EQ(-EINVAL, sub.result);
+	req.opcode = DSMEM_XFER_READ;
+	req.__pad = 1;
+	sub.result = 0;
+	ASSERT_EQ(0, ioctl(fd, DSMEM_IOC_SUBMIT, &sub));
+	EXPECT_EQ(-EINVAL, sub.result);
+
+	EXPECT_EQ(-1, ioctl(fd, DSMEM_IOC_TASK, &tq));
+	EXPECT_EQ(ENOENT, errno);
+	tq.status = (uintptr_t)&st;
+	tq.flags = 0x40;
+	EXPECT_EQ(-1, ioctl(fd, DSMEM_IOC_TASK, &tq));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+/* The seed-002 service by message, on both translations. */
+TEST_F(rdm, message_service)
+{
+	struct ds_seg_info s;
+	uint64_t va, pa, va2, pa2;
+	char out[100], in[100];
+	uint8_t big[5000];
+
+	ASSERT_EQ(0, ds_seg_add(self->ctx, 2, 1 << 20, -1, DS_TRANSLATE_PAGES, &s));
+	ASSERT_EQ(0, ds_seg_grant(self->ctx, 2, s.id, 1, DSMEM_PERM_ALL));
+	ASSERT_EQ(0, wait_rsegs(self->ctx, self->peer, 3));
+
+	ASSERT_EQ(0, ds_rdm_alloc(self->ctx, 1, 2, s.id, 10000, &va, &pa))
+		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+	EXPECT_EQ(s.addr, va);
+	EXPECT_NE(0, pa) TH_LOG("a page table maps page 0 elsewhere");
+	ASSERT_EQ(0, ds_rdm_alloc(self->ctx, 1, 2, s.id, 4096, &va2, &pa2));
+	EXPECT_EQ(va + 3 * 4096, va2);
+	snprintf(out, sizeof(out), "dsmem message path");
+	ASSERT_EQ(0, ds_rdm_write(self->ctx, 1, va + 4090, out, sizeof(out)));
+	ASSERT_EQ(0, ds_rdm_read(self->ctx, 1, va + 4090, in, sizeof(in)));
+	EXPECT_EQ(0, memcmp(out, in, sizeof(in)));
+
+	/* unmapped, freed, too long, not granted, not one-sided */
+	EXPECT_EQ(-EFAULT, ds_rdm_read(self->ctx, 1, va + 5 * 4096, in, 8));
+	EXPECT_EQ(0, ds_rdm_free(self->ctx, 1, va2));
+	EXPECT_EQ(-EFAULT, ds_rdm_read(self->ctx, 1, va2, in, 8));
+	EXPECT_EQ(-EINVAL, ds_rdm_free(self->ctx, 1, va2));
+	EXPECT_EQ(-EMSGSIZE, ds_rdm_read(self->ctx, 1, va, big, sizeof(big)));
+	EXPECT_EQ(-EACCES, ds_rdm_read(self->ctx, 1, self->seg_none, in, 8));
+	EXPECT_EQ(-EACCES, ds_rdm_write(self->ctx, 1, self->seg_ro, in, 8));
+	EXPECT_EQ(-ERANGE, ds_rdm_read(self->ctx, 1, self->seg + SEG_SIZE - 4, in, 8));
+	EXPECT_EQ(-EOPNOTSUPP, ds_read(self->x, va, in, 8));
+
+	/* the segment table: pa = va - base */
+	ASSERT_EQ(0, ds_rdm_alloc(self->ctx, 1, 2, 1, 8192, &va, &pa));
+	EXPECT_EQ(va - self->seg, pa);
+	EXPECT_EQ(-ENOMEM, ds_rdm_alloc(self->ctx, 1, 2, 1, 1ull << 30, &va, &pa));
+	EXPECT_EQ(-EACCES, ds_rdm_alloc(self->ctx, 1, 2, 3, 4096, &va, &pa));
+}
+
+/* A segment removed under a reader: errors, no hang, and life goes on. */
+TEST_F_TIMEOUT(rdm, segment_removed_while_read, 120)
+{
+	uint8_t buf[4096];
+	int ret = 0, i;
+
+	ASSERT_EQ(0, ds_read(self->x, self->seg, buf, sizeof(buf)));
+	ASSERT_EQ(0, ds_seg_del(self->ctx, 2, 1));
+	for (i = 0; i < 100 && !ret; i++)
+		ret = ds_read(self->x, self->seg, buf, sizeof(buf));
+	EXPECT_TRUE(ret == -EACCES || ret == -ECONNRESET || ret == -ENOTCONN)
+		TH_LOG("read after removal: %d", ret);
+	/* the peer reconnects if the removal cost the connection */
+	ASSERT_EQ(0, wait_rsegs(self->ctx, self->peer, 1));
+	EXPECT_EQ(0, ds_read(self->x, self->seg_ro, buf, sizeof(buf)));
+}
+
+/* A peer deleted with a deep batch in flight: every request ends. */
+TEST_F_TIMEOUT(rdm, peer_lost_mid_batch, 120)
+{
+	enum { N = 2048, SZ = 4096 };
+	struct ds_transfer_request *r = calloc(N, sizeof(*r));
+	struct ds_transfer_status *st = calloc(N, sizeof(*st));
+	uint8_t *buf = malloc(N * SZ);
+	int state, failed = 0;
+	uint64_t task;
+
+	ASSERT_NE(NULL, buf);
+	for (int i = 0; i < N; i++)
+		r[i] = (struct ds_transfer_request){
+			.source_offset = (uintptr_t)buf + (uint64_t)i * SZ,
+			.target_id = self->seg, .target_offset = (uint64_t)(i % 1024) * SZ,
+			.length = SZ, .opcode = DS_OP_READ };
+	ASSERT_EQ(0, ds_batch_submit(self->x, r, N, &task));
+	ASSERT_EQ(0, ds_peer_del(self->ctx, 1, self->peer));
+	ASSERT_EQ(0, ds_task_query(self->x, task, 1, 1, &state, st, N));
+	for (int i = 0; i < N; i++) {
+		if (st[i].status)
+			failed++;
+		EXPECT_TRUE(st[i].status == 0 || st[i].status == -ECONNRESET ||
+			    st[i].status == -ENOTCONN) TH_LOG("status %d", st[i].status);
+	}
+	TH_LOG("%d of %d failed", failed, N);
+	EXPECT_EQ(-ENOTCONN, ds_read(self->x, self->seg, buf, 8));
+	free(r);
+	free(st);
+	free(buf);
+}
+
+/* The side that connected reconnects, with backoff, after a loss. */
+TEST_F_TIMEOUT(rdm, reconnects_after_loss, 120)
+{
+	struct ds_peer_info *peers, p;
+	size_t n;
+	uint8_t buf[8];
+
+	/* drop node 2's end: node 1 sees the disconnect */
+	ASSERT_EQ(0, ds_peer_list(self->ctx, 2, &peers, &n));
+	ASSERT_EQ(1, n);
+	EXPECT_EQ(1, peers[0].passive);
+	ASSERT_EQ(0, ds_peer_del(self->ctx, 2, peers[0].id));
+	free(peers);
+	for (int i = 0; i < 400; i++) {
+		if (!ds_peer_get(self->ctx, 1, self->peer, &p) && p.connects >= 2 &&
+		    p.state == DS_PEER_UP && p.rseg_total == 2)
+			break;
+		usleep(50000);
+	}
+	EXPECT_EQ(2, p.connects);
+	EXPECT_EQ(DS_PEER_UP, p.state);
+	EXPECT_EQ(0, ds_read(self->x, self->seg, buf, sizeof(buf)));
+}
+
+/* Node, peer and segment commands refuse what they cannot do. */
+TEST_F(rdm, control_errors)
+{
+	struct ds_seg_info s;
+	uint32_t id;
+
+	EXPECT_EQ(-EEXIST, ds_node_add(self->ctx, 1, "rxe0", 9999));
+	EXPECT_EQ(-EADDRINUSE, ds_node_add(self->ctx, 3, "rxe0", PORT_A));
+	EXPECT_EQ(-ENODEV, ds_node_add(self->ctx, 3, "nosuchdev", 9999));
+	EXPECT_EQ(-EINVAL, ds_node_add(self->ctx, 0, "rxe0", 9999));
+	EXPECT_EQ(-EINVAL, ds_node_add(self->ctx, 70000, "rxe0", 9999));
+	EXPECT_EQ(-ENOENT, ds_node_del(self->ctx, 3));
+	EXPECT_EQ(-ENOENT, ds_peer_add(self->ctx, 3, "10.99.0.1", PORT_B, &id));
+	EXPECT_EQ(-ENOENT, ds_peer_del(self->ctx, 1, 200));
+	EXPECT_EQ(-EINVAL, ds_seg_add(self->ctx, 1, 1000, -1, 0, &s));
+	EXPECT_EQ(-EINVAL, ds_seg_add(self->ctx, 1, 1 << 20, 7, 0, &s));
+	EXPECT_EQ(-EINVAL, ds_seg_add(self->ctx, 1, 1 << 20, -1, 5, &s));
+	EXPECT_EQ(-ENOMEM, ds_seg_add(self->ctx, 1, 64ull << 30, -1, 0, &s));
+	EXPECT_EQ(-ENOENT, ds_seg_del(self->ctx, 1, 5));
+	EXPECT_EQ(-ENOENT, ds_seg_revoke(self->ctx, 2, 1, 7));
+	EXPECT_EQ(-EINVAL, ds_seg_grant(self->ctx, 2, 1, 1, 0));
+	/* a revoked grant is gone at the peer too */
+	ASSERT_EQ(0, ds_seg_revoke(self->ctx, 2, 2, 1));
+	ASSERT_EQ(0, wait_rsegs(self->ctx, self->peer, 1));
+}
+
+TEST_F_TIMEOUT(rdm, unload_with_live_peers, 120)
+{
+	ds_xfer_close(self->x);
+	self->x = NULL;
+	ds_ctx_close(self->ctx);
+	ASSERT_EQ(0, module_unload());
+	ASSERT_EQ(0, module_load());
+	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
+}
+
+TEST_HARNESS_MAIN
