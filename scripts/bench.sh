@@ -4,15 +4,17 @@
 #   bench: NAME VALUE UNIT
 # Timings under TCG emulation mean something only as ratios.
 #
-# Subsets: ctl (control path: dsctl vs iproute2's rdma over netlink).
-# The data-plane subsets (rdm, sim, btree, obj, slope, cache) arrive with
-# their capabilities.
+# Subsets: ctl (control path: dsctl vs iproute2's rdma over netlink);
+# rdm (the data path vs perftest's ib_{read,write}_{lat,bw} on the same
+# rxe, loopback in one guest).  sim, btree, obj, slope and cache arrive
+# with their capabilities.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 dsctl=$top/build/user/user/tools/dsctl
-implemented=(ctl)
-planned=(rdm sim btree obj slope cache)
+rdm_bench=$top/build/user/bench/rdm_bench
+implemented=(ctl rdm)
+planned=(sim btree obj slope cache)
 
 # Mean wall time of one invocation, in ms, over N runs.
 mean_ms() {
@@ -38,6 +40,50 @@ bench_ctl() {
 	echo "bench: ctl.startup_ms $ours ms"
 	echo "bench: ctl.rdma_startup_ms $ref ms"
 	echo "bench: ctl.startup.ratio_vs_rdma $(awk -v a="$ours" -v b="$ref" 'BEGIN { printf "%.2f", a / b }') x"
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+# perftest over loopback on rxe0: the server in the background, the client
+# prints a table whose last numeric line carries the figures.
+perftest() {
+	local tool=$1 size=$2 col=$3; shift 3
+	"$tool" -d rxe0 -s "$size" "$@" >/dev/null 2>&1 &
+	local srv=$!
+	sleep 1
+	"$tool" -d rxe0 -s "$size" "$@" "$DSMEM_LOCAL_ADDR" 2>/dev/null |
+		awk -v c="$col" '$1 ~ /^[0-9]+$/ && NF >= c { v = $c } END { print v }'
+	wait "$srv" 2>/dev/null || true
+}
+
+bench_rdm() {
+	local ctl=$dsctl seg ours ref op
+	"$ctl" node add id 1 dev rxe0 port 7471
+	"$ctl" node add id 2 dev rxe0 port 7472
+	seg=$("$ctl" -j segment add node 2 size 64M |
+	      python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["addr"])')
+	"$ctl" segment grant node 2 seg 1 to 1 perm rw
+	"$ctl" peer add node 1 addr "$DSMEM_LOCAL_ADDR" port 7472 >/dev/null
+	for ((i = 0; i < 100; i++)); do
+		"$ctl" peer show node 1 | grep -q remote_seg && break
+		sleep 0.1
+	done
+	for op in read write; do
+		# latency: t_typical (column 5) of ib_*_lat, the median here
+		ref=$(perftest ib_${op}_lat 8 5 -n 1000)
+		ours=$("$rdm_bench" lat $op 1 "$seg" 8 1000)
+		echo "bench: rdm.${op}_lat_8B $ours us"
+		echo "bench: rdm.ib_${op}_lat_8B $ref us"
+		echo "bench: rdm.${op}_lat_8B.ratio_vs_ib_${op}_lat $(ratio "$ours" "$ref") x"
+		# bandwidth: BW average (column 4, MB/s) of ib_*_bw, 64 KiB
+		ref=$(perftest ib_${op}_bw 65536 4 -n 2000)
+		ours=$("$rdm_bench" bw $op 1 "$seg" 65536 2000 128)
+		echo "bench: rdm.${op}_bw_64K $ours MB/s"
+		echo "bench: rdm.ib_${op}_bw_64K $ref MB/s"
+		echo "bench: rdm.${op}_bw_64K.ratio_vs_ib_${op}_bw $(ratio "$ours" "$ref") x"
+	done
+	"$ctl" node del id 1
+	"$ctl" node del id 2
 }
 
 if [ "${1:-}" = --in-guest ]; then

@@ -60,5 +60,5 @@ check "exports are exactly the version script's" bash -c "
 	     <(sed -n 's/^[[:space:]]*\(ds_[a-z_]*\);/\1/p' '$top/user/lib/libdsuser.map' | sort)"
 check "every function of ds.h is exported" bash -c "
 	diff <(grep -o '\bds_[a-z_]*(' '$top/user/lib/include/dsmem/ds.h' | tr -d '(' | sort -u) \
-	     <(sed -n 's/^[[:space:]]*\(ds_[a-z_]*\);/\1/p' '$top/user/lib/libdsuser.map' | sort)"
+	     <(sed -n 's/^[[:space:]]*\(ds_[a-z_]*\);/\1/p' '$top/user/lib/libdsuser.map' | sort -u)"
 exit $((failed > 0))

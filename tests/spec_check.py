@@ -5,10 +5,13 @@
     tests/spec_check.py [SPEC]
 
 SPEC defaults to Documentation/netlink/specs/dsmem.yaml.  The spec is
-compared with include/uapi/linux/dsmem_netlink.h (commands, attributes,
-family name, version and multicast group), include/uapi/linux/dsmem.h
-(feature bits) and kernel/dsmem_netlink.c (which operations exist, which
-need GENL_ADMIN_PERM, which attributes their policies accept).
+compared with include/uapi/linux/dsmem_netlink.h (commands, attributes and
+the nested attribute sets, their types as the header's comments give them,
+enums, permission flags, family name, version and multicast group),
+include/uapi/linux/dsmem.h (feature bits) and kernel/dsmem_netlink.c (which
+operations exist, which need GENL_ADMIN_PERM, which attributes their
+policies accept; the file's own macros are expanded first, so ops and
+policy entries may be written with them).
 
 Output is TAP: "1..N", then "ok K - what" or "not ok K - what" with "# "
 lines saying why; the exit status is 1 if any check failed.
@@ -27,8 +30,18 @@ ABI_HEADER = os.path.join(TOP, "include/uapi/linux/dsmem.h")
 KERNEL_NL = os.path.join(TOP, "kernel/dsmem_netlink.c")
 DEFAULT_SPEC = os.path.join(TOP, "Documentation/netlink/specs/dsmem.yaml")
 
-# uapi enums and how the spec names them
-ENUMS = ("dsmem_cmd", "dsmem_attr", "dsmem_port_attr", "dsmem_stat_attr")
+# uapi enums and how the spec names them: the commands, then one
+# attribute set each
+ENUMS = ("dsmem_cmd", "dsmem_attr", "dsmem_port_attr", "dsmem_stat_attr",
+         "dsmem_rseg_attr", "dsmem_grant_attr")
+
+# policy macros of <net/netlink.h> that take no type: all binary
+BINARY_POLICY_MACROS = ("NLA_POLICY_MIN_LEN", "NLA_POLICY_MAX_LEN",
+                        "NLA_POLICY_EXACT_LEN", "NLA_POLICY_EXACT_LEN_WARN")
+
+# type words that open an attribute's comment in the uapi header
+HEADER_TYPES = ("u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64",
+                "string", "binary", "nest", "flag")
 
 # spec attribute type -> kernel policy types that implement it
 POLICY_TYPES = {
@@ -76,11 +89,26 @@ def strip_c_comments(text):
 
 
 def c_int(expr, known):
-    """Value of a simple C constant expression, or None."""
+    """Value of a simple C constant expression, or None: a number, a known
+    name, NAME +/- N, _BITULL(N), and such terms ORed in parentheses."""
     expr = expr.strip()
+    while expr.startswith("(") and expr.endswith(")") and \
+            expr.count("(") == 1:
+        expr = expr[1:-1].strip()
+    if "|" in expr:
+        vals = [c_int(t, known) for t in expr.split("|")]
+        if None in vals:
+            return None
+        out = 0
+        for v in vals:
+            out |= v
+        return out
     m = re.fullmatch(r"(0[xX][0-9a-fA-F]+|\d+)[uUlL]*", expr)
     if m:
         return int(m.group(1), 0)
+    m = re.fullmatch(r"_BITU?L*\(\s*(\d+)\s*\)", expr)
+    if m:
+        return 1 << int(m.group(1))
     if expr in known:
         return known[expr]
     m = re.fullmatch(r"(\w+)\s*([-+])\s*(\d+)", expr)
@@ -116,6 +144,102 @@ def parse_defines(text):
     for m in re.finditer(r"^#define\s+(\w+)[ \t]+([^\n]+)$", text, flags=re.M):
         defs[m.group(1)] = m.group(2).strip()
     return defs
+
+
+def define_values(text):
+    """{NAME: int} for every #define whose value c_int can compute."""
+    known = {}
+    for name, expr in parse_defines(text).items():
+        v = c_int(expr, known)
+        if v is not None:
+            known[name] = v
+    return known
+
+
+def header_types(raw):
+    """{ENTRY: type} from the comments of enum entries in the raw header,
+    e.g. "DSMEM_ATTR_NODE_ID,	/* u32, 1 .. DSMEM_NODE_ID_MAX */"."""
+    types = {}
+    for m in re.finditer(r"^\s*(DSMEM_\w+)\s*(?:=[^,]*)?,\s*/\*\s*(\w+)",
+                         raw, flags=re.M):
+        if m.group(2) in HEADER_TYPES:
+            types[m.group(1)] = m.group(2)
+    return types
+
+
+def split_args(text):
+    """Top-level comma-separated arguments of a macro call's inside."""
+    args, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            args.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    args.append(cur.strip())
+    return args
+
+
+def expand_local_macros(text):
+    """text (comments stripped) with the macros it #defines itself
+    expanded, object-like and function-like (with ## pasting), and the
+    #define lines removed.  Macros of included headers stay as they are."""
+    text = re.sub(r"\\\n", " ", text)
+    macros = {}
+    for m in re.finditer(r"^[ \t]*#[ \t]*define[ \t]+(\w+)(\(([^)]*)\))?"
+                         r"[ \t]*([^\n]*)$", text, flags=re.M):
+        params = None
+        if m.group(2) is not None:
+            params = [p.strip() for p in m.group(3).split(",") if p.strip()]
+        macros[m.group(1)] = (params, m.group(4).strip())
+    text = re.sub(r"^[ \t]*#[ \t]*(define|undef)\b[^\n]*$", "", text,
+                  flags=re.M)
+    if not macros:
+        return text
+    word = re.compile(r"\b(%s)\b" % "|".join(map(re.escape, macros)))
+    for _ in range(16):   # nesting depth; recursion is not expected
+        out, pos, changed = [], 0, False
+        for m in word.finditer(text):
+            if m.start() < pos:
+                continue
+            params, body = macros[m.group(1)]
+            if params is None:
+                out.append(text[pos:m.start()])
+                out.append(body)
+                pos = m.end()
+                changed = True
+                continue
+            rest = text[m.end():]
+            lead = len(rest) - len(rest.lstrip())
+            if not rest[lead:].startswith("("):
+                continue
+            start = m.end() + lead
+            depth = 0
+            for i in range(start, len(text)):
+                if text[i] == "(":
+                    depth += 1
+                elif text[i] == ")":
+                    depth -= 1
+                    if depth == 0:
+                        break
+            args = split_args(text[start + 1:i])
+            exp = body
+            for p, a in zip(params, args):
+                exp = re.sub(r"\b%s\b" % re.escape(p), lambda _m, a=a: a, exp)
+            exp = re.sub(r"\s*##\s*", "", exp)
+            out.append(text[pos:m.start()])
+            out.append(exp)
+            pos = i + 1
+            changed = True
+        out.append(text[pos:])
+        text = "".join(out)
+        if not changed:
+            break
+    return text
 
 
 def is_max(name):
@@ -170,18 +294,21 @@ def top_level_blocks(body):
 def parse_kernel(text):
     """ops: {CMD: {"doit", "dumpit", "admin", "policy"}}, policies:
     {name: {ATTR: NLA_TYPE}}, mcgrps: [define], family fields."""
-    text = strip_c_comments(text)
+    text = expand_local_macros(strip_c_comments(text))
     policies = {}
+    binary = "|".join(BINARY_POLICY_MACROS)
     for m in re.finditer(r"struct\s+nla_policy\s+(\w+)\s*\[[^\]]*\]\s*=\s*\{",
                          text):
         body = balanced(text, m.end() - 1)
         entries = {}
         for e in re.finditer(r"\[\s*(\w+)\s*\]\s*=\s*"
                              r"(?:\{[^}]*?\.type\s*=\s*(NLA_\w+)"
-                             r"|NLA_POLICY_\w+\(\s*(NLA_\w+)"
-                             r"|(NLA_POLICY_NESTED\w*))", body):
-            entries[e.group(1)] = (e.group(2) or e.group(3) or
-                                   ("NLA_NESTED" if e.group(4) else None))
+                             r"|(NLA_POLICY_NESTED\w*)"
+                             r"|(%s)\s*\("
+                             r"|NLA_POLICY_\w+\(\s*(NLA_\w+))" % binary, body):
+            entries[e.group(1)] = (
+                e.group(2) or ("NLA_NESTED" if e.group(3) else None) or
+                ("NLA_BINARY" if e.group(4) else None) or e.group(5))
         policies[m.group(1)] = entries
 
     ops = {}
@@ -295,15 +422,19 @@ def run(spec_path, tap):
     tap.check(not why, "multicast groups match DSMEM_GENL_MCGRP_EVENTS", why)
 
     # --- enums ------------------------------------------------------------
-    def compare(enum, prefix, entries, what):
+    def compare(enum, prefix, entries, what, got=None, henums=None):
+        """got: [(C name, value)] when the spec's numbering is not that of
+        an attribute set or ops list; henums: the header's enums."""
+        henums = enums if henums is None else henums
         why = []
-        if enum not in enums:
+        if enum not in henums:
             why.append("enum %s not found in the header" % enum)
         elif prefix is None:
             why.append("no spec element is rendered as enum %s" % enum)
         else:
-            want = [(n, v) for n, v in enums[enum] if not is_max(n)]
-            got = [(c_name(prefix, n), v) for n, v in spec_values(entries)]
+            want = [(n, v) for n, v in henums[enum] if not is_max(n)]
+            if got is None:
+                got = [(c_name(prefix, n), v) for n, v in spec_values(entries)]
             for i in range(max(len(want), len(got))):
                 w = want[i] if i < len(want) else None
                 g = got[i] if i < len(got) else None
@@ -339,6 +470,68 @@ def run(spec_path, tap):
                 match[1]["attributes"] if match else [],
                 "attribute set %r" % (match[1]["name"] if match else "?"))
 
+    # --- definitions: enums and flags -----------------------------------------
+    def header_of(d):
+        """The header text (comments stripped) a definition lives in."""
+        h = d.get("header", spec.get("uapi-header", "linux/dsmem_netlink.h"))
+        return strip_c_comments(read(os.path.join(TOP, "include/uapi", h))), h
+
+    defs = {d["name"]: d for d in spec.get("definitions", [])}
+    for d in spec.get("definitions", []):
+        if d.get("type") not in ("enum", "flags"):
+            continue
+        text, hname_ = header_of(d)
+        prefix = d.get("name-prefix", "%s-%s-" % (spec["name"], d["name"]))
+        got, val = [], d.get("value-start", 0)
+        for e in d.get("entries", []):
+            e = e if isinstance(e, dict) else {"name": e}
+            val = e.get("value", val)
+            got.append((c_name(prefix, e["name"]),
+                        1 << val if d["type"] == "flags" else val))
+            val += 1
+        if d["type"] == "enum":
+            enum = (d.get("enum-name") or
+                    "%s-%s" % (spec["name"], d["name"])).replace("-", "_")
+            compare(enum, prefix, None, "enum %r" % d["name"], got=got,
+                    henums=parse_enums(text))
+            continue
+        if d.get("header") == "linux/dsmem.h":
+            continue    # the feature bits, checked below
+        # flags: one define per bit; a define of several bits is the mask
+        # of them all (DSMEM_PERM_ALL)
+        why = []
+        pfx = c_name(prefix, "")
+        hvals = {n: v for n, v in define_values(text).items()
+                 if n.startswith(pfx)}
+        hbits = {n: v for n, v in hvals.items() if v and not v & (v - 1)}
+        full = 0
+        for _, v in got:
+            full |= v
+        if sorted(hbits.items()) != sorted(got):
+            why.append("spec %r, header %r" % (sorted(got),
+                                              sorted(hbits.items())))
+        for n, v in sorted(hvals.items()):
+            if n not in hbits and v != full:
+                why.append("%s is %#x, not the mask of every flag (%#x)"
+                           % (n, v, full))
+        tap.check(not why, "flags %r match %s* in %s" % (d["name"], pfx,
+                                                        hname_), why)
+
+    # --- attribute types as the header's comments give them -------------------
+    why = []
+    htypes = header_types(read(NL_HEADER))
+    for s_ in sets.values():
+        if "subset-of" in s_:
+            continue
+        p, _ = enum_of(s_, "%s-%s-a-" % (spec["name"], s_["name"]))
+        for a in s_["attributes"]:
+            h = htypes.get(c_name(p, a["name"]))
+            if h is not None and h != a.get("type"):
+                why.append("%s: %s in the header, %s in the spec"
+                           % (c_name(p, a["name"]), h, a.get("type")))
+    tap.check(not why, "attribute types are those the header's comments give",
+              why)
+
     # --- internal consistency of the spec -----------------------------------
     why = []
 
@@ -368,6 +561,13 @@ def run(spec_path, tap):
                     d.get("nested-attributes") not in sets:
                 why.append("set %r: %r nests unknown set %r"
                            % (s["name"], a, d.get("nested-attributes")))
+            elif "enum" in d and d["enum"] not in defs:
+                why.append("set %r: %r takes unknown enum %r"
+                           % (s["name"], a, d["enum"]))
+            elif d.get("enum-as-flags") and \
+                    defs.get(d.get("enum"), {}).get("type") != "flags":
+                why.append("set %r: %r is enum-as-flags of %r, not flags"
+                           % (s["name"], a, d.get("enum")))
     by_op = {op["name"]: op for op in op_list}
     for op in op_list:
         aset = set_attrs(op.get("attribute-set", "")) or {}

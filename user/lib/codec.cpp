@@ -5,7 +5,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include <arpa/inet.h>
 #include <linux/dsmem_netlink.h>
+#include <linux/dsmem_wire.h>
 
 #include "ds_internal.hpp"
 
@@ -16,6 +18,8 @@ namespace {
 struct nla_policy top_policy[DSMEM_ATTR_MAX + 1];
 struct nla_policy port_policy[DSMEM_PORT_ATTR_MAX + 1];
 struct nla_policy stat_policy[DSMEM_STAT_ATTR_MAX + 1];
+struct nla_policy rseg_policy[DSMEM_RSEG_ATTR_MAX + 1];
+struct nla_policy grant_policy[DSMEM_GRANT_ATTR_MAX + 1];
 
 // libnl checks minimum lengths; exact widths are checked here.
 const bool policies_ready = [] {
@@ -41,6 +45,33 @@ const bool policies_ready = [] {
 	top_policy[DSMEM_ATTR_DEV_FW_VERSION].type = NLA_STRING;
 	top_policy[DSMEM_ATTR_DEV_PORTS].type = NLA_NESTED;
 	top_policy[DSMEM_ATTR_STATS].type = NLA_NESTED;
+	fixed(top_policy[DSMEM_ATTR_NODE_ID], NLA_U32, 4);
+	fixed(top_policy[DSMEM_ATTR_NODE_PORT], NLA_U16, 2);
+	fixed(top_policy[DSMEM_ATTR_NODE_PEER_COUNT], NLA_U32, 4);
+	fixed(top_policy[DSMEM_ATTR_NODE_SEG_COUNT], NLA_U32, 4);
+	fixed(top_policy[DSMEM_ATTR_PEER_ID], NLA_U32, 4);
+	fixed(top_policy[DSMEM_ATTR_PEER_PORT], NLA_U16, 2);
+	fixed(top_policy[DSMEM_ATTR_PEER_STATE], NLA_U8, 1);
+	fixed(top_policy[DSMEM_ATTR_PEER_REMOTE_NODE], NLA_U32, 4);
+	fixed(top_policy[DSMEM_ATTR_PEER_PASSIVE], NLA_U8, 1);
+	fixed(top_policy[DSMEM_ATTR_PEER_CONNECTS], NLA_U32, 4);
+	fixed(top_policy[DSMEM_ATTR_PEER_ERRNO], NLA_U32, 4);
+	fixed(top_policy[DSMEM_ATTR_SEG_ID], NLA_U32, 4);
+	fixed(top_policy[DSMEM_ATTR_SEG_SIZE], NLA_U64, 8);
+	fixed(top_policy[DSMEM_ATTR_SEG_NUMA], NLA_S32, 4);
+	fixed(top_policy[DSMEM_ATTR_SEG_TRANSLATE], NLA_U8, 1);
+	fixed(top_policy[DSMEM_ATTR_SEG_ADDR], NLA_U64, 8);
+	fixed(top_policy[DSMEM_ATTR_SEG_USED], NLA_U64, 8);
+	fixed(top_policy[DSMEM_ATTR_SEG_PAGE_SIZE], NLA_U32, 4);
+	fixed(top_policy[DSMEM_ATTR_SEG_PERM], NLA_U8, 1);
+	fixed(top_policy[DSMEM_ATTR_RDM_ADDR], NLA_U64, 8);
+	fixed(top_policy[DSMEM_ATTR_RDM_LEN], NLA_U64, 8);
+	fixed(top_policy[DSMEM_ATTR_RDM_PA], NLA_U64, 8);
+	// PEER_ADDR (4 or 16 bytes) and RDM_DATA are checked where used
+	top_policy[DSMEM_ATTR_PEER_REMOTE_SEGS].type = NLA_NESTED;
+	top_policy[DSMEM_ATTR_REMOTE_SEG].type = NLA_NESTED;
+	top_policy[DSMEM_ATTR_SEG_GRANTS].type = NLA_NESTED;
+	top_policy[DSMEM_ATTR_GRANT].type = NLA_NESTED;
 
 	fixed(port_policy[DSMEM_PORT_ATTR_INDEX], NLA_U32, 4);
 	fixed(port_policy[DSMEM_PORT_ATTR_STATE], NLA_U8, 1);
@@ -50,6 +81,14 @@ const bool policies_ready = [] {
 
 	stat_policy[DSMEM_STAT_ATTR_NAME].type = NLA_STRING;
 	fixed(stat_policy[DSMEM_STAT_ATTR_VALUE], NLA_U64, 8);
+
+	fixed(rseg_policy[DSMEM_RSEG_ATTR_ADDR], NLA_U64, 8);
+	fixed(rseg_policy[DSMEM_RSEG_ATTR_SIZE], NLA_U64, 8);
+	fixed(rseg_policy[DSMEM_RSEG_ATTR_PERM], NLA_U8, 1);
+	fixed(rseg_policy[DSMEM_RSEG_ATTR_KEYS], NLA_U32, 4);
+
+	fixed(grant_policy[DSMEM_GRANT_ATTR_REMOTE_NODE], NLA_U32, 4);
+	fixed(grant_policy[DSMEM_GRANT_ATTR_PERM], NLA_U8, 1);
 	return true;
 }();
 
@@ -128,12 +167,79 @@ int parse_port(struct nlattr *nest, ds_port_info *p)
 
 uint32_t get_u32(struct nlattr *a) { return a ? nla_get_u32(a) : 0; }
 uint8_t get_u8(struct nlattr *a) { return a ? nla_get_u8(a) : 0; }
+uint16_t get_u16(struct nlattr *a) { return a ? nla_get_u16(a) : 0; }
+uint64_t get_u64(struct nlattr *a) { return a ? nla_get_u64(a) : 0; }
+
+// A list nest: every entry must be an `entry` nest that parse() accepts,
+// with nothing left over.  parse() sees every entry, also those past
+// what the caller keeps, so a bad one anywhere is refused.
+template <typename F>
+int for_each_entry(struct nlattr *list, int entry, F &&parse)
+{
+	struct nlattr *a;
+	int rem;
+
+	nla_for_each_nested(a, list, rem) {
+		if (nla_type(a) != entry)
+			return -EBADMSG;
+		int ret = parse(a);
+		if (ret)
+			return ret;
+	}
+	return rem > 0 ? -EBADMSG : 0;	// trailing garbage in the nest
+}
+
+int parse_rseg(struct nlattr *nest, ds_remote_seg *r)
+{
+	struct nlattr *tb[DSMEM_RSEG_ATTR_MAX + 1];
+
+	if (nla_parse_nested(tb, DSMEM_RSEG_ATTR_MAX, nest, rseg_policy) < 0 ||
+	    check_widths(tb, DSMEM_RSEG_ATTR_MAX, rseg_policy) ||
+	    !tb[DSMEM_RSEG_ATTR_ADDR] || !tb[DSMEM_RSEG_ATTR_SIZE])
+		return -EBADMSG;
+	memset(r, 0, sizeof(*r));
+	r->addr = nla_get_u64(tb[DSMEM_RSEG_ATTR_ADDR]);
+	r->size = nla_get_u64(tb[DSMEM_RSEG_ATTR_SIZE]);
+	r->perm = get_u8(tb[DSMEM_RSEG_ATTR_PERM]);
+	r->keys = get_u32(tb[DSMEM_RSEG_ATTR_KEYS]);
+	return 0;
+}
+
+int parse_grant(struct nlattr *nest, ds_grant_info *g)
+{
+	struct nlattr *tb[DSMEM_GRANT_ATTR_MAX + 1];
+
+	if (nla_parse_nested(tb, DSMEM_GRANT_ATTR_MAX, nest, grant_policy) < 0 ||
+	    check_widths(tb, DSMEM_GRANT_ATTR_MAX, grant_policy) ||
+	    !tb[DSMEM_GRANT_ATTR_REMOTE_NODE] || !tb[DSMEM_GRANT_ATTR_PERM])
+		return -EBADMSG;
+	memset(g, 0, sizeof(*g));
+	g->remote_node = nla_get_u32(tb[DSMEM_GRANT_ATTR_REMOTE_NODE]);
+	g->perm = nla_get_u8(tb[DSMEM_GRANT_ATTR_PERM]);
+	return 0;
+}
+
+// A binary IPv4 or IPv6 address, in network byte order, as text.
+int addr_to_string(struct nlattr *a, char *dst, size_t size)
+{
+	int af;
+
+	switch (nla_len(a)) {
+	case 4: af = AF_INET; break;
+	case 16: af = AF_INET6; break;
+	default: return -EBADMSG;
+	}
+	return inet_ntop(af, nla_data(a), dst, size) ? 0 : -EBADMSG;
+}
 
 }  // namespace
 
-struct nl_msg *build_request(int family, uint8_t cmd, bool dump)
+struct nl_msg *build_request(int family, uint8_t cmd, bool dump,
+			     size_t attr_space)
 {
-	struct nl_msg *msg = nlmsg_alloc();
+	struct nl_msg *msg = attr_space ?
+		nlmsg_alloc_size(NLMSG_HDRLEN + GENL_HDRLEN + attr_space) :
+		nlmsg_alloc();
 	if (!msg)
 		return nullptr;
 	int flags = dump ? NLM_F_DUMP : NLM_F_ACK;
@@ -244,6 +350,139 @@ int parse_stats(struct nl_msg *msg, std::vector<ds_stat> &out)
 	}
 	if (rem > 0)
 		return -EBADMSG;
+	return 0;
+}
+
+int parse_node(struct nl_msg *msg, ds_node_info *node, bool full)
+{
+	struct nlattr *tb[DSMEM_ATTR_MAX + 1];
+	int ret = parse_top(msg, tb);
+
+	if (ret)
+		return ret;
+	if (!tb[DSMEM_ATTR_NODE_ID])
+		return -EBADMSG;
+	if (full && (!tb[DSMEM_ATTR_DEV_INDEX] || !tb[DSMEM_ATTR_DEV_NAME] ||
+		     !tb[DSMEM_ATTR_NODE_PORT]))
+		return -EBADMSG;
+	memset(node, 0, sizeof(*node));
+	node->id = nla_get_u32(tb[DSMEM_ATTR_NODE_ID]);
+	node->dev_index = get_u32(tb[DSMEM_ATTR_DEV_INDEX]);
+	node->port = get_u16(tb[DSMEM_ATTR_NODE_PORT]);
+	node->peer_count = get_u32(tb[DSMEM_ATTR_NODE_PEER_COUNT]);
+	node->seg_count = get_u32(tb[DSMEM_ATTR_NODE_SEG_COUNT]);
+	return copy_string(node->dev_name, sizeof(node->dev_name),
+			   tb[DSMEM_ATTR_DEV_NAME]);
+}
+
+int parse_peer(struct nl_msg *msg, ds_peer_info *peer, bool full)
+{
+	struct nlattr *tb[DSMEM_ATTR_MAX + 1];
+	int ret = parse_top(msg, tb);
+
+	if (ret)
+		return ret;
+	if (!tb[DSMEM_ATTR_NODE_ID] || !tb[DSMEM_ATTR_PEER_ID])
+		return -EBADMSG;
+	if (full && (!tb[DSMEM_ATTR_PEER_ADDR] || !tb[DSMEM_ATTR_PEER_PORT] ||
+		     !tb[DSMEM_ATTR_PEER_STATE]))
+		return -EBADMSG;
+	memset(peer, 0, sizeof(*peer));
+	peer->node_id = nla_get_u32(tb[DSMEM_ATTR_NODE_ID]);
+	peer->id = nla_get_u32(tb[DSMEM_ATTR_PEER_ID]);
+	peer->remote_node = get_u32(tb[DSMEM_ATTR_PEER_REMOTE_NODE]);
+	peer->state = get_u8(tb[DSMEM_ATTR_PEER_STATE]);
+	peer->passive = get_u8(tb[DSMEM_ATTR_PEER_PASSIVE]);
+	peer->port = get_u16(tb[DSMEM_ATTR_PEER_PORT]);
+	peer->connects = get_u32(tb[DSMEM_ATTR_PEER_CONNECTS]);
+	peer->last_errno = get_u32(tb[DSMEM_ATTR_PEER_ERRNO]);
+	if (tb[DSMEM_ATTR_PEER_ADDR]) {
+		ret = addr_to_string(tb[DSMEM_ATTR_PEER_ADDR], peer->addr,
+				     sizeof(peer->addr));
+		if (ret)
+			return ret;
+	}
+	if (!tb[DSMEM_ATTR_PEER_REMOTE_SEGS])
+		return 0;
+	return for_each_entry(tb[DSMEM_ATTR_PEER_REMOTE_SEGS], DSMEM_ATTR_REMOTE_SEG,
+			      [peer](struct nlattr *a) {
+		ds_remote_seg r;
+		int err = parse_rseg(a, &r);
+
+		if (err)
+			return err;
+		if (peer->nrsegs < DS_PEER_RSEGS_MAX)
+			peer->rsegs[peer->nrsegs++] = r;
+		peer->rseg_total++;	// all of them, also those not kept
+		return 0;
+	});
+}
+
+int parse_seg(struct nl_msg *msg, ds_seg_info *seg, bool full)
+{
+	struct nlattr *tb[DSMEM_ATTR_MAX + 1];
+	int ret = parse_top(msg, tb);
+
+	if (ret)
+		return ret;
+	if (!tb[DSMEM_ATTR_NODE_ID] || !tb[DSMEM_ATTR_SEG_ID])
+		return -EBADMSG;
+	if (full && (!tb[DSMEM_ATTR_SEG_SIZE] || !tb[DSMEM_ATTR_SEG_ADDR]))
+		return -EBADMSG;
+	memset(seg, 0, sizeof(*seg));
+	seg->node_id = nla_get_u32(tb[DSMEM_ATTR_NODE_ID]);
+	seg->id = nla_get_u32(tb[DSMEM_ATTR_SEG_ID]);
+	seg->size = get_u64(tb[DSMEM_ATTR_SEG_SIZE]);
+	seg->addr = get_u64(tb[DSMEM_ATTR_SEG_ADDR]);
+	seg->used = get_u64(tb[DSMEM_ATTR_SEG_USED]);
+	seg->numa = tb[DSMEM_ATTR_SEG_NUMA] ? nla_get_s32(tb[DSMEM_ATTR_SEG_NUMA]) : -1;
+	seg->page_size = get_u32(tb[DSMEM_ATTR_SEG_PAGE_SIZE]);
+	seg->translate = get_u8(tb[DSMEM_ATTR_SEG_TRANSLATE]);
+	if (!tb[DSMEM_ATTR_SEG_GRANTS])
+		return 0;
+	return for_each_entry(tb[DSMEM_ATTR_SEG_GRANTS], DSMEM_ATTR_GRANT,
+			      [seg](struct nlattr *a) {
+		ds_grant_info g;
+		int err = parse_grant(a, &g);
+
+		if (err)
+			return err;
+		if (seg->ngrants < DS_SEG_GRANTS_MAX)
+			seg->grants[seg->ngrants++] = g;
+		seg->grant_total++;
+		return 0;
+	});
+}
+
+int parse_rdm_alloc(struct nl_msg *msg, uint64_t *va, uint64_t *pa)
+{
+	struct nlattr *tb[DSMEM_ATTR_MAX + 1];
+	int ret = parse_top(msg, tb);
+
+	if (ret)
+		return ret;
+	if (!tb[DSMEM_ATTR_RDM_ADDR] || !tb[DSMEM_ATTR_RDM_PA])
+		return -EBADMSG;
+	*va = nla_get_u64(tb[DSMEM_ATTR_RDM_ADDR]);
+	*pa = nla_get_u64(tb[DSMEM_ATTR_RDM_PA]);
+	return 0;
+}
+
+int parse_rdm_read(struct nl_msg *msg, uint64_t va, void *buf, size_t len)
+{
+	struct nlattr *tb[DSMEM_ATTR_MAX + 1];
+	int ret = parse_top(msg, tb);
+
+	if (ret)
+		return ret;
+	struct nlattr *data = tb[DSMEM_ATTR_RDM_DATA];
+	if (!data || static_cast<size_t>(nla_len(data)) != len ||
+	    len > DSMEM_WIRE_MAX_DATA)
+		return -EBADMSG;
+	if (tb[DSMEM_ATTR_RDM_ADDR] && nla_get_u64(tb[DSMEM_ATTR_RDM_ADDR]) != va)
+		return -EBADMSG;	// the answer to another question
+	if (len)
+		memcpy(buf, nla_data(data), len);
 	return 0;
 }
 

@@ -20,35 +20,6 @@ using namespace dsmem::detail;
 
 namespace {
 
-int fail(ds_ctx *ctx, int err, const char *msg)
-{
-	ctx->errmsg = msg;
-	return err;
-}
-
-// Run one request; build failures are reported like any other.
-int run(ds_ctx *ctx, struct nl_msg *msg,
-	const std::function<int(struct nl_msg *)> &on_msg)
-{
-	if (!msg)
-		return fail(ctx, -ENOMEM, "cannot build a netlink request");
-	return ctx->nl.transact(msg, on_msg, ctx->errmsg);
-}
-
-// Hand a result to C callers as one malloc'd array (freed with free()).
-template <typename T>
-int to_c_array(ds_ctx *ctx, const std::vector<T> &v, T **arr, size_t *count)
-{
-	auto *a = static_cast<T *>(calloc(v.size() + 1, sizeof(T)));
-	if (!a)
-		return fail(ctx, -ENOMEM, "out of memory");
-	if (!v.empty())
-		memcpy(a, v.data(), v.size() * sizeof(T));
-	*arr = a;
-	*count = v.size();
-	return 0;
-}
-
 int dev_get(ds_ctx *ctx, const char *name, uint32_t index, ds_dev_info *dev)
 {
 	struct nl_msg *msg = build_request(ctx->family, DSMEM_CMD_DEV_GET, false);

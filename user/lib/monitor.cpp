@@ -3,6 +3,8 @@
 // "notify" group, so the monitor sees the module leave and come back.
 #include <cerrno>
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <new>
@@ -18,12 +20,67 @@ using namespace dsmem::detail;
 
 #define DS_EXPORT extern "C" __attribute__((visibility("default")))
 
+// struct ds_event as DSUSER_1.0 published it, before nodes, peers and
+// segments: programs built then pass a buffer of this size.
+struct ds_event_v1_0 {
+	uint32_t type;
+	uint32_t reserved0;
+	struct ds_dev_info dev;
+};
+static_assert(offsetof(ds_event, dev) == offsetof(ds_event_v1_0, dev));
+
 struct ds_monitor {
 	genl_socket events;	// subscriptions only; never sends requests
 	int family = -1;	// -1 while the module is not loaded
 	std::deque<ds_event> queue;
 	int error = 0;		// a parse failure found inside a batch
 };
+
+namespace dsmem::detail {
+
+int parse_event(struct nl_msg *msg, ds_event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	if (!genlmsg_valid_hdr(nlmsg_hdr(msg), 0))
+		return -EBADMSG;
+	switch (static_cast<struct genlmsghdr *>(nlmsg_data(nlmsg_hdr(msg)))->cmd) {
+	case DSMEM_CMD_DEV_NEW:
+		ev->type = DS_EVENT_DEV_NEW;
+		return parse_dev(msg, &ev->dev);
+	case DSMEM_CMD_DEV_DEL:
+		ev->type = DS_EVENT_DEV_DEL;
+		return parse_dev(msg, &ev->dev);
+	case DSMEM_CMD_DEV_RENAME:
+		ev->type = DS_EVENT_DEV_RENAME;
+		return parse_dev(msg, &ev->dev);
+	case DSMEM_CMD_NODE_NEW:
+		ev->type = DS_EVENT_NODE_NEW;
+		return parse_node(msg, &ev->node, true);
+	case DSMEM_CMD_NODE_DEL:	// may name the node only
+		ev->type = DS_EVENT_NODE_DEL;
+		return parse_node(msg, &ev->node, false);
+	case DSMEM_CMD_PEER_NEW:
+		ev->type = DS_EVENT_PEER_NEW;
+		return parse_peer(msg, &ev->peer, true);
+	case DSMEM_CMD_PEER_DEL:
+		ev->type = DS_EVENT_PEER_DEL;
+		return parse_peer(msg, &ev->peer, false);
+	case DSMEM_CMD_PEER_STATE:
+		ev->type = DS_EVENT_PEER_STATE;
+		return parse_peer(msg, &ev->peer, true);
+	case DSMEM_CMD_SEG_NEW:
+		ev->type = DS_EVENT_SEG_NEW;
+		return parse_seg(msg, &ev->seg, true);
+	case DSMEM_CMD_SEG_DEL:
+		ev->type = DS_EVENT_SEG_DEL;
+		return parse_seg(msg, &ev->seg, false);
+	default:
+		ev->type = 0;
+		return -ENOMSG;
+	}
+}
+
+}  // namespace dsmem::detail
 
 namespace {
 
@@ -95,19 +152,57 @@ int on_event(struct nl_msg *msg, void *arg)
 		return NL_SKIP;
 
 	ds_event ev{};
-	switch (static_cast<struct genlmsghdr *>(nlmsg_data(nlh))->cmd) {
-	case DSMEM_CMD_DEV_NEW: ev.type = DS_EVENT_DEV_NEW; break;
-	case DSMEM_CMD_DEV_DEL: ev.type = DS_EVENT_DEV_DEL; break;
-	case DSMEM_CMD_DEV_RENAME: ev.type = DS_EVENT_DEV_RENAME; break;
-	default: return NL_SKIP;	// a newer module's event
-	}
-	int ret = parse_dev(msg, &ev.dev);
+	int ret = parse_event(msg, &ev);
+	if (ret == -ENOMSG)
+		return NL_SKIP;	// a newer module's event
 	if (ret) {
 		mon->error = ret;
 		return NL_SKIP;
 	}
 	mon->queue.push_back(ev);
 	return NL_OK;
+}
+
+// The next event of a type up to max_type; newer ones are dropped.
+int next_event(struct ds_monitor *mon, struct ds_event *ev, int timeout_ms,
+	       uint32_t max_type)
+{
+	using clock = std::chrono::steady_clock;
+	const auto deadline = clock::now() + std::chrono::milliseconds(timeout_ms);
+
+	for (;;) {
+		while (!mon->queue.empty()) {
+			*ev = mon->queue.front();
+			mon->queue.pop_front();
+			if (ev->type <= max_type)
+				return 0;
+		}
+
+		struct pollfd pfd = { ds_monitor_fd(mon), POLLIN, 0 };
+		int wait_ms = -1;
+
+		// messages that make no event (other families) must not
+		// extend the caller's timeout
+		if (timeout_ms >= 0) {
+			auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+				deadline - clock::now());
+			wait_ms = left.count() > 0 ? static_cast<int>(left.count()) : 0;
+		}
+		int n = poll(&pfd, 1, wait_ms);
+
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EAGAIN;
+		int ret = nl_recvmsgs_default(mon->events.sk());
+		if (ret < 0 && ret != -NLE_AGAIN)
+			return nlerr_to_errno(ret);
+		if (mon->error && mon->queue.empty()) {
+			ret = mon->error;
+			mon->error = 0;
+			return ret;
+		}
+	}
 }
 
 }  // namespace
@@ -152,39 +247,27 @@ DS_EXPORT int ds_monitor_fd(const struct ds_monitor *mon)
 	return nl_socket_get_fd(mon->events.sk());
 }
 
-DS_EXPORT int ds_monitor_next(struct ds_monitor *mon, struct ds_event *ev,
-			      int timeout_ms)
+// ds_monitor_next@DSUSER_1.0 and @@DSUSER_1.1: same SONAME, a larger
+// struct ds_event; binaries built against 1.0 get the events they know.
+DS_EXPORT int ds_monitor_next_v1_0(struct ds_monitor *mon, struct ds_event_v1_0 *ev,
+				   int timeout_ms)
+	__attribute__((symver("ds_monitor_next@DSUSER_1.0")));
+DS_EXPORT int ds_monitor_next_v1_0(struct ds_monitor *mon, struct ds_event_v1_0 *ev,
+				   int timeout_ms)
 {
-	using clock = std::chrono::steady_clock;
-	const auto deadline = clock::now() + std::chrono::milliseconds(timeout_ms);
+	ds_event full;
+	int ret = next_event(mon, &full, timeout_ms, DS_EVENT_MODULE_UNLOADED);
 
-	while (mon->queue.empty()) {
-		struct pollfd pfd = { ds_monitor_fd(mon), POLLIN, 0 };
-		int wait_ms = -1;
+	if (!ret)
+		memcpy(ev, &full, sizeof(*ev));
+	return ret;
+}
 
-		// messages that make no event (other families) must not
-		// extend the caller's timeout
-		if (timeout_ms >= 0) {
-			auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-				deadline - clock::now());
-			wait_ms = left.count() > 0 ? static_cast<int>(left.count()) : 0;
-		}
-		int n = poll(&pfd, 1, wait_ms);
-
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EAGAIN;
-		int ret = nl_recvmsgs_default(mon->events.sk());
-		if (ret < 0 && ret != -NLE_AGAIN)
-			return nlerr_to_errno(ret);
-		if (mon->error && mon->queue.empty()) {
-			ret = mon->error;
-			mon->error = 0;
-			return ret;
-		}
-	}
-	*ev = mon->queue.front();
-	mon->queue.pop_front();
-	return 0;
+DS_EXPORT int ds_monitor_next_v1_1(struct ds_monitor *mon, struct ds_event *ev,
+				   int timeout_ms)
+	__attribute__((symver("ds_monitor_next@@DSUSER_1.1")));
+DS_EXPORT int ds_monitor_next_v1_1(struct ds_monitor *mon, struct ds_event *ev,
+				   int timeout_ms)
+{
+	return next_event(mon, ev, timeout_ms, UINT32_MAX);
 }

@@ -124,6 +124,8 @@ int genl_socket::open(std::string &err)
 	// Acks are requested per message: do requests want one, dumps end
 	// with NLMSG_DONE.
 	nl_socket_disable_auto_ack(sk_);
+	// Replies may exceed a page (RDM_READ data): size each read to fit.
+	nl_socket_enable_msg_peek(sk_);
 	int fd = nl_socket_get_fd(sk_);
 	// Best effort: without them errors still arrive, only without text.
 	setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <getopt.h>
 
+#include <linux/dsmem_netlink.h>
+
 namespace dsctl {
 
 bool matches(std::string_view arg, std::string_view word)
@@ -64,6 +66,133 @@ bool parse_u32(std::string_view s, unsigned int &out)
 		return false;
 	out = static_cast<unsigned int>(v);
 	return true;
+}
+
+bool parse_u64(std::string_view s, uint64_t &out)
+{
+	if (s.empty() || s.size() > 32 || s[0] == '-' || s[0] == '+')
+		return false;
+	bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+	std::string buf(hex ? s.substr(2) : s);
+	char *end = nullptr;
+	errno = 0;
+	if (buf.empty() || !isxdigit(static_cast<unsigned char>(buf[0])))
+		return false;
+	unsigned long long v = strtoull(buf.c_str(), &end, hex ? 16 : 10);
+	if (errno || *end)
+		return false;
+	out = v;
+	return true;
+}
+
+bool parse_size(std::string_view s, uint64_t &out)
+{
+	unsigned int shift = 0;
+
+	if (!s.empty()) {
+		switch (s.back()) {
+		case 'k': case 'K': shift = 10; break;
+		case 'm': case 'M': shift = 20; break;
+		case 'g': case 'G': shift = 30; break;
+		case 't': case 'T': shift = 40; break;
+		default: break;
+		}
+	}
+	if (shift)
+		s.remove_suffix(1);
+	uint64_t v;
+	if (!parse_u64(s, v) || v > (UINT64_MAX >> shift))
+		return false;
+	out = v << shift;
+	return true;
+}
+
+bool parse_addr(std::string_view s, uint64_t &out)
+{
+	if (s.size() < 3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+		return false;
+	return parse_u64(s, out);
+}
+
+bool parse_perm(std::string_view s, uint8_t &out)
+{
+	if (s == "r")
+		out = DSMEM_PERM_READ;
+	else if (s == "rw")
+		out = DSMEM_PERM_READ | DSMEM_PERM_WRITE;
+	else
+		return false;
+	return true;
+}
+
+bool parse_translate(std::string_view s, int &out)
+{
+	if (matches(s, "segment"))
+		out = DSMEM_TRANSLATE_SEGMENT;
+	else if (matches(s, "pages"))
+		out = DSMEM_TRANSLATE_PAGES;
+	else
+		return false;
+	return true;
+}
+
+bool parse_hex_data(std::string_view s, std::vector<uint8_t> &out)
+{
+	std::vector<uint8_t> bytes;
+
+	if (s.size() >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s.remove_prefix(2);
+	for (size_t i = 0; i < s.size();) {
+		if (isspace(static_cast<unsigned char>(s[i]))) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= s.size() || !isxdigit(static_cast<unsigned char>(s[i])) ||
+		    !isxdigit(static_cast<unsigned char>(s[i + 1])))
+			return false;
+		char pair[3] = { s[i], s[i + 1], '\0' };
+		bytes.push_back(static_cast<uint8_t>(strtoul(pair, nullptr, 16)));
+		i += 2;
+	}
+	if (bytes.empty())
+		return false;
+	out = std::move(bytes);
+	return true;
+}
+
+bool keywords::parse(args &a, const std::vector<std::string_view> &words, std::string &err)
+{
+	while (!a.empty()) {
+		std::string w = a.next();
+		std::string_view word;
+		for (std::string_view k : words)
+			if (matches(w, k)) {
+				word = k;
+				break;
+			}
+		if (word.empty()) {
+			err = "unexpected \"" + w + "\"";
+			return false;
+		}
+		if (has(word)) {
+			err = std::string(word) + " is given twice";
+			return false;
+		}
+		if (a.empty()) {
+			err = std::string(word) + " needs a value";
+			return false;
+		}
+		kv_.emplace_back(word, a.next());
+	}
+	return true;
+}
+
+const std::string *keywords::get(std::string_view word) const
+{
+	for (const auto &[k, v] : kv_)
+		if (k == word)
+			return &v;
+	return nullptr;
 }
 
 }  // namespace dsctl

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace dsctl {
@@ -37,8 +39,47 @@ private:
 	size_t i_ = 0;
 };
 
+// iproute2's "KEYWORD VALUE" pairs, in any order: every word left in the
+// args is one of the command's keywords (abbreviated as matches() allows;
+// where a prefix fits several, the first in the order given wins)
+// followed by its value, and each keyword comes at most once.
+class keywords {
+public:
+	// Consumes every word of a; false with err set on an unknown word, a
+	// keyword without a value or a keyword given twice.
+	bool parse(args &a, const std::vector<std::string_view> &words, std::string &err);
+	// The value of a keyword (its full name), or nullptr when not given.
+	const std::string *get(std::string_view word) const;
+	bool has(std::string_view word) const { return get(word) != nullptr; }
+
+private:
+	std::vector<std::pair<std::string, std::string>> kv_;
+};
+
 // Parse an unsigned decimal or 0x-hex number (never octal); false on
 // garbage or overflow.
 bool parse_u32(std::string_view s, unsigned int &out);
+bool parse_u64(std::string_view s, uint64_t &out);
+
+// A number of bytes: a number as parse_u64 takes it, optionally followed
+// by one binary suffix K, M, G or T (either case: 1K is 1024).  False on
+// garbage, a suffix on its own and overflow.
+bool parse_size(std::string_view s, uint64_t &out);
+
+// An address: hexadecimal after 0x (or 0X), at most 64 bits.  Decimal is
+// refused, so that an address copied without its 0x is not misread.
+bool parse_addr(std::string_view s, uint64_t &out);
+
+// A grant permission: "r" (DSMEM_PERM_READ) or "rw" (read and write).
+bool parse_perm(std::string_view s, uint8_t &out);
+
+// A translation scheme: "segment" (0) or "pages" (1), abbreviated as
+// matches() allows.
+bool parse_translate(std::string_view s, int &out);
+
+// Bytes as hexadecimal digits, two per byte, after an optional 0x;
+// whitespace between bytes is ignored.  False on an odd digit count,
+// anything that is not a hex digit, or no bytes at all.
+bool parse_hex_data(std::string_view s, std::vector<uint8_t> &out);
 
 }  // namespace dsctl

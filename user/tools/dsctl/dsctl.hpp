@@ -2,7 +2,10 @@
 // dsctl: objects, their commands, and the records they print.
 #pragma once
 
+#include <cstdlib>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <dsmem/ds.hpp>
 
@@ -43,6 +46,32 @@ struct object {
 [[noreturn]] void fail(const dsmem::error &e, const std::string &doing);
 [[noreturn]] void fail(const std::string &what);
 dsmem::context open_context();
+// Fail on a negative return of the C ABI, with the context's message.
+void check(int ret, const dsmem::context &ctx, const std::string &doing);
+
+// A command's "KEYWORD VALUE" words (see class keywords), or a failure.
+keywords take_keywords(env &e, const std::vector<std::string_view> &words);
+// The value of a keyword the command cannot do without; fails with
+// "missing WORD, try \"dsctl OBJECT help\"" when it is not given.
+const std::string &need(const keywords &kw, std::string_view word, const char *object);
+// An id from 1 to max: false when the keyword is absent, a failure
+// ("WORD needs a WHAT from 1 to MAX") when its value is not one.
+bool id_arg(const keywords &kw, std::string_view word, uint32_t max,
+	    const char *what, uint32_t &out);
+
+// An array the C ABI allocated, released with free().
+template <typename T>
+struct c_array {
+	T *data = nullptr;
+	size_t count = 0;
+
+	c_array() = default;
+	c_array(const c_array &) = delete;
+	c_array &operator=(const c_array &) = delete;
+	~c_array() { free(data); }
+	const T *begin() const { return data; }
+	const T *end() const { return data + count; }
+};
 
 // Records: the one place library structs become output.
 record dev_record(const ds_dev_info &d);
@@ -52,10 +81,26 @@ std::string node_type_name(uint8_t type);
 std::string link_layer_name(uint8_t ll);
 std::string guid_string(uint64_t guid);
 record features_record(uint64_t features);
+record node_record(const ds_node_info &n);
+record peer_record(const ds_peer_info &p);
+record seg_record(const ds_seg_info &s);
+record rdm_alloc_record(uint32_t node, uint32_t remote_node, uint64_t size,
+			uint64_t va, uint64_t pa);
+// A read's bytes: "data" is their hex string (text: a hexdump).
+record rdm_data_record(uint64_t addr, const uint8_t *data, size_t len);
+// Global addresses are "0x..." strings, in text and in JSON.
+std::string addr_string(uint64_t addr);
+std::string peer_state_name(uint8_t state);
+std::string perm_string(uint8_t perm);
+std::string translate_name(uint8_t translate);
 
 extern const object dev_object;
 extern const object version_object;
 extern const object monitor_object;
 extern const object stat_object;
+extern const object node_object;
+extern const object peer_object;
+extern const object segment_object;
+extern const object rdm_object;
 
 }  // namespace dsctl

@@ -10,16 +10,20 @@ namespace dsctl {
 
 namespace {
 
+// Abbreviations go to the first object that fits: statistic stays "s".
 const object *const objects[] = {
 	&dev_object, &stat_object, &monitor_object, &version_object,
+	&node_object, &peer_object, &segment_object, &rdm_object,
 };
 
 void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: dsctl [ OPTIONS ] OBJECT { COMMAND | help }\n"
-		"       dsctl [ -j [ -p ] ] { dev | statistic | monitor | version }\n"
-		"where  OBJECT := { dev | statistic | monitor | version | help }\n"
+		"       dsctl [ -j [ -p ] ] { dev | node | peer | segment | statistic |\n"
+		"                             monitor | version }\n"
+		"where  OBJECT := { dev | node | peer | segment | rdm | statistic | monitor |\n"
+		"                   version | help }\n"
 		"       OPTIONS := { -V[ersion] | -j[son] | -p[retty] | -h[elp] }\n");
 }
 
@@ -104,6 +108,43 @@ dsmem::context open_context()
 	if (!ctx)
 		fail(ctx.err().what());
 	return std::move(ctx).value();
+}
+
+void check(int ret, const dsmem::context &ctx, const std::string &doing)
+{
+	if (ret < 0)
+		fail(dsmem::error{ret, ds_ctx_errmsg(ctx.get())}, doing);
+}
+
+keywords take_keywords(env &e, const std::vector<std::string_view> &words)
+{
+	keywords kw;
+	std::string err;
+	if (!kw.parse(e.words, words, err))
+		fail(err);
+	return kw;
+}
+
+const std::string &need(const keywords &kw, std::string_view word, const char *object)
+{
+	const std::string *v = kw.get(word);
+	if (!v)
+		fail("missing " + std::string(word) + ", try \"dsctl " + object + " help\"");
+	return *v;
+}
+
+bool id_arg(const keywords &kw, std::string_view word, uint32_t max,
+	    const char *what, uint32_t &out)
+{
+	const std::string *v = kw.get(word);
+	unsigned int id;
+
+	if (!v)
+		return false;
+	if (!parse_u32(*v, id) || !id || id > max)
+		fail(std::string(word) + " needs a " + what + " from 1 to " + std::to_string(max));
+	out = id;
+	return true;
 }
 
 }  // namespace dsctl

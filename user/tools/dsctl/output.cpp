@@ -2,10 +2,78 @@
 #include "output.hpp"
 
 #include <cctype>
+#include <cstdlib>
+#include <vector>
 
 namespace dsctl {
 
+std::string size_string(uint64_t bytes)
+{
+	static const char units[] = "KMGT";
+
+	if (!bytes)
+		return "0";
+	int u = -1;
+	while (u < 3 && !(bytes & 1023)) {
+		bytes >>= 10;
+		u++;
+	}
+	return std::to_string(bytes) + (u < 0 ? "" : std::string(1, units[u]));
+}
+
+std::string hexdump(const uint8_t *data, size_t len)
+{
+	std::string out;
+	char buf[32];
+
+	for (size_t off = 0; off < len; off += 16) {
+		std::string ascii;
+		if (off)
+			out += '\n';
+		snprintf(buf, sizeof(buf), "%08zx  ", off);
+		out += buf;
+		for (size_t i = 0; i < 16; i++) {
+			if (off + i < len) {
+				uint8_t c = data[off + i];
+				snprintf(buf, sizeof(buf), "%02x ", c);
+				out += buf;
+				ascii += c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '.';
+			} else {
+				out += "   ";
+			}
+			if (i == 7)
+				out += ' ';
+		}
+		out += " |" + ascii + "|";
+	}
+	return out;
+}
+
 namespace {
+
+// Fields that are numbers of bytes: text prints them with a binary suffix.
+bool is_size_field(const std::string &k)
+{
+	return k == "size" || k == "used" || k == "page_size";
+}
+
+// Lists of sub-records whose lines open with a word of their own.
+const char *list_tag(const std::string &k)
+{
+	if (k == "grants")
+		return "grant";
+	if (k == "remote_segs")
+		return "remote_seg";
+	return nullptr;
+}
+
+std::vector<uint8_t> unhex(const std::string &s)
+{
+	std::vector<uint8_t> bytes;
+	for (size_t i = 0; i + 1 < s.size(); i += 2)
+		bytes.push_back(static_cast<uint8_t>(strtoul(s.substr(i, 2).c_str(), nullptr, 16)));
+	return bytes;
+}
 
 std::string scalar(const record &v)
 {
@@ -19,7 +87,9 @@ std::string scalar(const record &v)
 }
 
 // Text conventions, from rdma(8): "ifindex" and "ifname" open the line as
-// "N: name:", "event" as "[EVENT]", nested lists go on indented lines.
+// "N: name:", "event" as "[EVENT]", nested lists go on indented lines;
+// sizes take a binary suffix, "numa" -1 is "any", and "data" (bytes in
+// hex) follows the line as a hexdump.
 void render(const record &r, std::string &line, int indent)
 {
 	std::string nested;
@@ -35,6 +105,22 @@ void render(const record &r, std::string &line, int indent)
 			line += "[" + tag + "] ";
 		} else if (k == "ifindex" || k == "ifname") {
 			line += scalar(v) + ": ";
+		} else if (k == "data" && v.is_string()) {
+			std::vector<uint8_t> bytes = unhex(v.get<std::string>());
+			if (!bytes.empty())
+				nested += "\n" + hexdump(bytes.data(), bytes.size());
+		} else if (is_size_field(k) && v.is_number_unsigned()) {
+			line += k + " " + size_string(v.get<uint64_t>()) + " ";
+		} else if (k == "numa" && v.is_number_integer() && v.get<int64_t>() == -1) {
+			line += k + " any ";
+		} else if (list_tag(k) && v.is_array()) {
+			// an empty one says nothing: most segments have no grant
+			for (const auto &e : v) {
+				std::string sub(indent + 4, ' ');
+				sub += std::string(list_tag(k)) + " ";
+				render(e, sub, indent + 4);
+				nested += "\n" + sub;
+			}
 		} else if (v.is_array() && !v.empty() && v.front().is_object()) {
 			for (const auto &e : v) {
 				std::string sub(indent + 4, ' ');

@@ -3,6 +3,8 @@
 // which prints them as JSON or as iproute2-style text.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -37,5 +39,15 @@ private:
 	record list_ = record::array();
 	bool listed_ = false;
 };
+
+// A number of bytes as text: with the largest binary suffix (K, M, G, T)
+// that divides it exactly, else plain ("256M", "4097", "0").
+std::string size_string(uint64_t bytes);
+
+// Bytes as hexdump -C prints them: per 16 bytes, the offset in eight hex
+// digits, the bytes in hex (an extra space after the eighth) and the
+// printable ones between bars; lines joined by newlines, no final offset
+// line and no "*" for repeated lines.  "" for no bytes.
+std::string hexdump(const uint8_t *data, size_t len);
 
 }  // namespace dsctl

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
+#include <cinttypes>
 #include <cstdio>
 
 #include <linux/dsmem.h>
+#include <linux/dsmem_netlink.h>
 
 #include "dsctl.hpp"
 
@@ -51,6 +53,7 @@ record features_record(uint64_t features)
 	} known[] = {
 		{ DSMEM_FEAT_DEV_EVENTS, "dev_events" },
 		{ DSMEM_FEAT_STATS, "stats" },
+		{ DSMEM_FEAT_RDM, "rdm" },
 	};
 	record names = record::array();
 
@@ -108,6 +111,154 @@ record dev_record(const ds_dev_info &d)
 	return r;
 }
 
+std::string addr_string(uint64_t addr)
+{
+	char buf[24];
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
+	return buf;
+}
+
+std::string peer_state_name(uint8_t state)
+{
+	switch (state) {
+	case DSMEM_PEER_CONNECTING: return "connecting";
+	case DSMEM_PEER_UP: return "up";
+	case DSMEM_PEER_DOWN: return "down";
+	case DSMEM_PEER_ERROR: return "error";
+	default: return "unknown(" + std::to_string(state) + ")";
+	}
+}
+
+std::string perm_string(uint8_t perm)
+{
+	std::string s;
+
+	if (perm & DSMEM_PERM_READ)
+		s += 'r';
+	if (perm & DSMEM_PERM_WRITE)
+		s += 'w';
+	if (perm & ~DSMEM_PERM_ALL) {
+		char buf[8];
+		snprintf(buf, sizeof(buf), "0x%x", perm);
+		return buf;
+	}
+	return s.empty() ? "none" : s;
+}
+
+std::string translate_name(uint8_t translate)
+{
+	switch (translate) {
+	case DSMEM_TRANSLATE_SEGMENT: return "segment";
+	case DSMEM_TRANSLATE_PAGES: return "pages";
+	default: return "unknown(" + std::to_string(translate) + ")";
+	}
+}
+
+record node_record(const ds_node_info &n)
+{
+	record r;
+
+	r["node"] = n.id;
+	r["dev"] = n.dev_name;
+	r["port"] = n.port;
+	r["peers"] = n.peer_count;
+	r["segments"] = n.seg_count;
+	return r;
+}
+
+record peer_record(const ds_peer_info &p)
+{
+	record r;
+
+	r["node"] = p.node_id;
+	r["peer"] = p.id;
+	r["addr"] = p.addr;
+	r["port"] = p.port;
+	if (p.remote_node)
+		r["remote_node"] = p.remote_node;
+	else
+		r["remote_node"] = nullptr;
+	r["state"] = peer_state_name(p.state);
+	if (p.passive)
+		r["passive"] = true;
+	r["connects"] = p.connects;
+	if (p.last_errno)
+		r["errno"] = p.last_errno;
+	record rsegs = record::array();
+	unsigned n = p.nrsegs < DS_PEER_RSEGS_MAX ? p.nrsegs : DS_PEER_RSEGS_MAX;
+	for (unsigned i = 0; i < n; i++) {
+		const ds_remote_seg &s = p.rsegs[i];
+		record sr;
+		sr["node"] = DSMEM_GADDR_NODE(s.addr);
+		sr["seg"] = DSMEM_GADDR_SEG(s.addr);
+		sr["addr"] = addr_string(s.addr);
+		sr["size"] = s.size;
+		sr["perm"] = perm_string(s.perm);
+		sr["keys"] = s.keys;
+		rsegs.push_back(sr);
+	}
+	if (p.rseg_total > n)
+		r["remote_segs_total"] = p.rseg_total;
+	r["remote_segs"] = rsegs;
+	return r;
+}
+
+record seg_record(const ds_seg_info &s)
+{
+	record r;
+
+	r["node"] = s.node_id;
+	r["seg"] = s.id;
+	r["size"] = s.size;
+	r["addr"] = addr_string(s.addr);
+	r["used"] = s.used;
+	r["page_size"] = s.page_size;
+	r["numa"] = s.numa < 0 ? -1 : s.numa;
+	r["translate"] = translate_name(s.translate);
+	record grants = record::array();
+	unsigned n = s.ngrants < DS_SEG_GRANTS_MAX ? s.ngrants : DS_SEG_GRANTS_MAX;
+	for (unsigned i = 0; i < n; i++) {
+		record g;
+		g["node"] = s.grants[i].remote_node;
+		g["perm"] = perm_string(s.grants[i].perm);
+		grants.push_back(g);
+	}
+	if (s.grant_total > n)
+		r["grants_total"] = s.grant_total;
+	r["grants"] = grants;
+	return r;
+}
+
+record rdm_alloc_record(uint32_t node, uint32_t remote_node, uint64_t size,
+			uint64_t va, uint64_t pa)
+{
+	record r;
+
+	r["node"] = node;
+	r["remote_node"] = remote_node;
+	r["va"] = addr_string(va);
+	r["pa"] = addr_string(pa);
+	r["size"] = size;
+	return r;
+}
+
+record rdm_data_record(uint64_t addr, const uint8_t *data, size_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+	record r;
+	std::string hex;
+
+	hex.reserve(2 * len);
+	for (size_t i = 0; i < len; i++) {
+		hex += digits[data[i] >> 4];
+		hex += digits[data[i] & 15];
+	}
+	r["addr"] = addr_string(addr);
+	r["len"] = static_cast<uint64_t>(len);
+	r["data"] = hex;
+	return r;
+}
+
 record event_record(const ds_event &ev)
 {
 	record r;
@@ -122,6 +273,33 @@ record event_record(const ds_event &ev)
 	case DS_EVENT_DEV_RENAME: r["event"] = "dev_rename"; break;
 	case DS_EVENT_MODULE_LOADED: r["event"] = "module_loaded"; return r;
 	case DS_EVENT_MODULE_UNLOADED: r["event"] = "module_unloaded"; return r;
+	case DS_EVENT_NODE_NEW:
+		r["event"] = "node_new";
+		r.update(node_record(ev.node));
+		return r;
+	case DS_EVENT_NODE_DEL:	// departing objects are named, not described
+		r["event"] = "node_del";
+		r["node"] = ev.node.id;
+		return r;
+	case DS_EVENT_PEER_NEW:
+	case DS_EVENT_PEER_STATE:
+		r["event"] = ev.type == DS_EVENT_PEER_NEW ? "peer_new" : "peer_state";
+		r.update(peer_record(ev.peer));
+		return r;
+	case DS_EVENT_PEER_DEL:
+		r["event"] = "peer_del";
+		r["node"] = ev.peer.node_id;
+		r["peer"] = ev.peer.id;
+		return r;
+	case DS_EVENT_SEG_NEW:
+		r["event"] = "seg_new";
+		r.update(seg_record(ev.seg));
+		return r;
+	case DS_EVENT_SEG_DEL:
+		r["event"] = "seg_del";
+		r["node"] = ev.seg.node_id;
+		r["seg"] = ev.seg.id;
+		return r;
 	default: r["event"] = "unknown"; return r;
 	}
 	r.update(dev_record(ev.dev));

@@ -25,6 +25,7 @@ extern "C" {
 
 struct ds_ctx;
 struct ds_monitor;
+struct ds_xfer;
 
 struct ds_version {
 	char module_version[32];
@@ -66,18 +67,110 @@ struct ds_stat {
 	uint64_t value;
 };
 
+/* A dsmem endpoint: node id, RDMA device, rdma_cm port. */
+struct ds_node_info {
+	uint32_t id;
+	uint32_t dev_index;
+	char dev_name[DS_NAME_MAX];
+	uint16_t port;
+	uint16_t reserved0;
+	uint32_t peer_count;
+	uint32_t seg_count;
+	uint32_t reserved1;
+	uint64_t reserved[4];
+};
+
+#define DS_PEER_RSEGS_MAX	16
+
+/* Grant permissions (the module's DSMEM_PERM_*). */
+#define DS_PERM_READ		0x01
+#define DS_PERM_WRITE		0x02	/* also allows atomics */
+#define DS_PERM_ALL		(DS_PERM_READ | DS_PERM_WRITE)
+
+/* A segment another node granted to this peer's local node. */
+struct ds_remote_seg {
+	uint64_t addr;			/* global address of byte 0 */
+	uint64_t size;
+	uint8_t perm;			/* DS_PERM_* */
+	uint8_t reserved0[3];
+	uint32_t keys;			/* memory regions; 0: messages only */
+};
+
+enum ds_peer_state {
+	DS_PEER_CONNECTING = 1,
+	DS_PEER_UP,
+	DS_PEER_DOWN,
+	DS_PEER_ERROR,
+};
+
+struct ds_peer_info {
+	uint32_t node_id;		/* the local node */
+	uint32_t id;			/* unique within the node */
+	uint32_t remote_node;		/* 0 until known */
+	uint8_t state;			/* enum ds_peer_state */
+	uint8_t passive;		/* 1: the other end connected to us */
+	uint16_t port;
+	char addr[48];			/* numeric IPv4 or IPv6 address */
+	uint32_t connects;		/* connections established */
+	uint32_t last_errno;		/* positive errno, 0 none */
+	uint32_t rseg_total;		/* remote segments granted to us */
+	uint32_t nrsegs;		/* entries filled in rsegs[] */
+	struct ds_remote_seg rsegs[DS_PEER_RSEGS_MAX];
+	uint64_t reserved[4];
+};
+
+enum ds_translate {
+	DS_TRANSLATE_SEGMENT = 0,	/* base/limit */
+	DS_TRANSLATE_PAGES = 1,		/* page table with permissions */
+};
+
+#define DS_SEG_GRANTS_MAX	16
+
+struct ds_grant_info {
+	uint32_t remote_node;
+	uint8_t perm;			/* DS_PERM_* */
+	uint8_t reserved[3];
+};
+
+struct ds_seg_info {
+	uint32_t node_id;
+	uint32_t id;
+	uint64_t size;
+	uint64_t addr;			/* global address of byte 0 */
+	uint64_t used;			/* bytes handed out by ALLOC */
+	int32_t numa;			/* -1: any */
+	uint32_t page_size;
+	uint8_t translate;		/* enum ds_translate */
+	uint8_t reserved0[3];
+	uint32_t ngrants;		/* entries filled in grants[] */
+	uint32_t grant_total;
+	uint32_t reserved1;
+	struct ds_grant_info grants[DS_SEG_GRANTS_MAX];
+	uint64_t reserved[4];
+};
+
 enum ds_event_type {
 	DS_EVENT_DEV_NEW = 1,		/* an RDMA device appeared */
 	DS_EVENT_DEV_DEL,		/* an RDMA device went away (index, name) */
 	DS_EVENT_DEV_RENAME,		/* an RDMA device changed its name */
 	DS_EVENT_MODULE_LOADED,		/* dsmem.ko registered its family */
 	DS_EVENT_MODULE_UNLOADED,	/* dsmem.ko went away */
+	DS_EVENT_NODE_NEW,		/* node */
+	DS_EVENT_NODE_DEL,		/* node (id only) */
+	DS_EVENT_PEER_NEW,		/* peer */
+	DS_EVENT_PEER_DEL,		/* peer (node_id, id) */
+	DS_EVENT_PEER_STATE,		/* peer, in its new state */
+	DS_EVENT_SEG_NEW,		/* seg */
+	DS_EVENT_SEG_DEL,		/* seg (node_id, id) */
 };
 
 struct ds_event {
 	uint32_t type;			/* enum ds_event_type */
 	uint32_t reserved0;
 	struct ds_dev_info dev;		/* DEV_* events */
+	struct ds_node_info node;	/* NODE_* events */
+	struct ds_peer_info peer;	/* PEER_* events */
+	struct ds_seg_info seg;		/* SEG_* events */
 };
 
 /* Library identity; no context needed. */
@@ -115,8 +208,138 @@ void ds_stats_free(struct ds_stat *stats);
 int ds_stats_reset(struct ds_ctx *ctx);
 
 /*
- * Event monitor: device events from the "events" group, and the module's
- * own arrival and departure (it keeps listening across a reload).
+ * Nodes, peers and segments.  Adding and deleting needs CAP_NET_ADMIN.
+ * Lists are freed with free().
+ */
+int ds_node_add(struct ds_ctx *ctx, uint32_t id, const char *dev,
+		uint16_t port);
+int ds_node_del(struct ds_ctx *ctx, uint32_t id);
+int ds_node_get(struct ds_ctx *ctx, uint32_t id, struct ds_node_info *node);
+int ds_node_list(struct ds_ctx *ctx, struct ds_node_info **nodes,
+		 size_t *count);
+
+/* addr is a numeric IPv4 or IPv6 address; *peer_id may be NULL. */
+int ds_peer_add(struct ds_ctx *ctx, uint32_t node_id, const char *addr,
+		uint16_t port, uint32_t *peer_id);
+int ds_peer_del(struct ds_ctx *ctx, uint32_t node_id, uint32_t peer_id);
+int ds_peer_get(struct ds_ctx *ctx, uint32_t node_id, uint32_t peer_id,
+		struct ds_peer_info *peer);
+/* node_id 0: the peers of every node */
+int ds_peer_list(struct ds_ctx *ctx, uint32_t node_id,
+		 struct ds_peer_info **peers, size_t *count);
+
+/* numa -1: any; translate: enum ds_translate; *seg may be NULL */
+int ds_seg_add(struct ds_ctx *ctx, uint32_t node_id, uint64_t size,
+	       int32_t numa, int translate, struct ds_seg_info *seg);
+int ds_seg_del(struct ds_ctx *ctx, uint32_t node_id, uint32_t seg_id);
+int ds_seg_get(struct ds_ctx *ctx, uint32_t node_id, uint32_t seg_id,
+	       struct ds_seg_info *seg);
+/* node_id 0: the segments of every node */
+int ds_seg_list(struct ds_ctx *ctx, uint32_t node_id,
+		struct ds_seg_info **segs, size_t *count);
+/* perm: DS_PERM_*; a second grant to the same node changes perm */
+int ds_seg_grant(struct ds_ctx *ctx, uint32_t node_id, uint32_t seg_id,
+		 uint32_t remote_node, uint8_t perm);
+int ds_seg_revoke(struct ds_ctx *ctx, uint32_t node_id, uint32_t seg_id,
+		  uint32_t remote_node);
+
+/*
+ * The remote-memory service of seed 002, by message (not one-sided):
+ * node_id is the local node that sends; the remote node is the one the
+ * address names (for alloc: remote_node, and seg_id 0 for any segment
+ * granted to us with write permission).  Reads and writes move at most
+ * DS_RDM_DATA_MAX bytes (DSMEM_WIRE_MAX_DATA).  All need CAP_NET_ADMIN.
+ */
+#define DS_RDM_DATA_MAX		4096
+
+int ds_rdm_alloc(struct ds_ctx *ctx, uint32_t node_id, uint32_t remote_node,
+		 uint32_t seg_id, uint64_t size, uint64_t *va, uint64_t *pa);
+int ds_rdm_free(struct ds_ctx *ctx, uint32_t node_id, uint64_t va);
+int ds_rdm_read(struct ds_ctx *ctx, uint32_t node_id, uint64_t va,
+		void *buf, size_t len);
+int ds_rdm_write(struct ds_ctx *ctx, uint32_t node_id, uint64_t va,
+		 const void *buf, size_t len);
+
+/*
+ * The data path: one-sided READ, WRITE, CAS and FAA on /dev/dsmem.
+ * A transfer handle is bound to one local node (CAP_NET_ADMIN) and
+ * reaches the segments other nodes granted to it, by global address.
+ * Synchronous calls are a batch of one; batches cost one ioctl each.
+ * A handle is not thread-safe: use one per thread.
+ */
+enum ds_opcode {
+	DS_OP_READ = 0,
+	DS_OP_WRITE = 1,
+	DS_OP_CAS = 2,
+	DS_OP_FAA = 3,
+};
+
+/*
+ * AsyncBatchTransfer's TransferRequest, plus the atomics' operands.
+ * target_id + target_offset must stay in the segment target_id names
+ * (-EINVAL otherwise).
+ */
+struct ds_transfer_request {
+	uint64_t source_offset;		/* into the registered buffer `mr` */
+	uint64_t target_id;		/* a segment's global address */
+	uint64_t target_offset;		/* bytes into that segment */
+	uint64_t length;
+	uint32_t opcode;		/* enum ds_opcode */
+	uint32_t mr;			/* from ds_mr_reg; 0: source_offset is
+					 * a plain pointer */
+	uint64_t compare_add;		/* CAS: expected; FAA: addend */
+	uint64_t swap;			/* CAS: new value */
+};
+
+enum ds_task_state {
+	DS_TASK_PENDING = 0,
+	DS_TASK_COMPLETE = 1,
+	DS_TASK_FAILED = 2,
+};
+
+struct ds_transfer_status {
+	int32_t status;			/* 0 or -errno */
+	uint32_t reserved0;
+	uint64_t bytes;
+};
+
+int ds_xfer_open(uint32_t node_id, struct ds_xfer **xp);
+void ds_xfer_close(struct ds_xfer *x);
+/* poll() it for POLLIN: some task is done */
+int ds_xfer_fd(const struct ds_xfer *x);
+/* Pin a buffer for zero-copy transfers; *mr names it in requests. */
+int ds_mr_reg(struct ds_xfer *x, void *addr, size_t len, uint32_t *mr);
+int ds_mr_dereg(struct ds_xfer *x, uint32_t mr);
+
+/*
+ * Synchronous transfers return the transfer's status: 0 or -errno.
+ * -EINTR: a signal came while waiting; the transfer goes on and may still
+ * land in buf, so buf must stay valid (the library releases the task).
+ */
+int ds_read(struct ds_xfer *x, uint64_t gaddr, void *buf, size_t len);
+int ds_write(struct ds_xfer *x, uint64_t gaddr, const void *buf, size_t len);
+/* *old receives the value found; the swap happened iff *old == expect */
+int ds_cas(struct ds_xfer *x, uint64_t gaddr, uint64_t expect,
+	   uint64_t desired, uint64_t *old);
+int ds_faa(struct ds_xfer *x, uint64_t gaddr, uint64_t add, uint64_t *old);
+
+/* Submit a batch (1 .. DS_BATCH_REQS_MAX requests); *task names it. */
+#define DS_BATCH_REQS_MAX	4096	/* DSMEM_SUBMIT_REQS_MAX */
+int ds_batch_submit(struct ds_xfer *x, const struct ds_transfer_request *reqs,
+		    size_t n, uint64_t *task);
+/*
+ * QueryTask: *state (enum ds_task_state); with wait, sleeps until done.
+ * st (n entries, may be NULL) is filled once the task is done.  A done
+ * task is forgotten after it is queried with release set.
+ */
+int ds_task_query(struct ds_xfer *x, uint64_t task, int wait, int release,
+		  int *state, struct ds_transfer_status *st, size_t n);
+
+/*
+ * Event monitor: device, node, peer and segment events from the "events"
+ * group, and the module's own arrival and departure (it keeps listening
+ * across a reload).  Programs built against DSUSER_1.0, whose struct
+ * ds_event is smaller, get only the event types that version knew.
  * It does not hold the module: rmmod works while a monitor is open.
  */
 int ds_monitor_open(struct ds_monitor **monp);

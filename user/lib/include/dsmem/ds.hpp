@@ -5,8 +5,11 @@
 #pragma once
 
 #include <cerrno>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -139,6 +142,138 @@ public:
 		return {};
 	}
 
+	// Nodes, peers, segments: adding and deleting need CAP_NET_ADMIN.
+	result<void> node_add(uint32_t id, const std::string &dev, uint16_t port)
+	{
+		return check(ds_node_add(get(), id, dev.c_str(), port));
+	}
+
+	result<void> node_del(uint32_t id) { return check(ds_node_del(get(), id)); }
+
+	result<ds_node_info> node(uint32_t id)
+	{
+		ds_node_info n{};
+		if (int r = ds_node_get(get(), id, &n))
+			return last_error(r);
+		return n;
+	}
+
+	result<std::vector<ds_node_info>> nodes()
+	{
+		ds_node_info *arr = nullptr;
+		size_t n = 0;
+		return list(ds_node_list(get(), &arr, &n), arr, n);
+	}
+
+	// The new peer's id.
+	result<uint32_t> peer_add(uint32_t node, const std::string &addr, uint16_t port)
+	{
+		uint32_t id = 0;
+		if (int r = ds_peer_add(get(), node, addr.c_str(), port, &id))
+			return last_error(r);
+		return id;
+	}
+
+	result<void> peer_del(uint32_t node, uint32_t peer_id)
+	{
+		return check(ds_peer_del(get(), node, peer_id));
+	}
+
+	result<ds_peer_info> peer(uint32_t node, uint32_t peer_id)
+	{
+		ds_peer_info p{};
+		if (int r = ds_peer_get(get(), node, peer_id, &p))
+			return last_error(r);
+		return p;
+	}
+
+	// node 0: the peers of every node
+	result<std::vector<ds_peer_info>> peers(uint32_t node = 0)
+	{
+		ds_peer_info *arr = nullptr;
+		size_t n = 0;
+		return list(ds_peer_list(get(), node, &arr, &n), arr, n);
+	}
+
+	result<ds_seg_info> seg_add(uint32_t node, uint64_t size, int32_t numa = -1,
+				    int translate = DS_TRANSLATE_SEGMENT)
+	{
+		ds_seg_info s{};
+		if (int r = ds_seg_add(get(), node, size, numa, translate, &s))
+			return last_error(r);
+		return s;
+	}
+
+	result<void> seg_del(uint32_t node, uint32_t seg_id)
+	{
+		return check(ds_seg_del(get(), node, seg_id));
+	}
+
+	result<ds_seg_info> seg(uint32_t node, uint32_t seg_id)
+	{
+		ds_seg_info s{};
+		if (int r = ds_seg_get(get(), node, seg_id, &s))
+			return last_error(r);
+		return s;
+	}
+
+	// node 0: the segments of every node
+	result<std::vector<ds_seg_info>> segs(uint32_t node = 0)
+	{
+		ds_seg_info *arr = nullptr;
+		size_t n = 0;
+		return list(ds_seg_list(get(), node, &arr, &n), arr, n);
+	}
+
+	result<void> seg_grant(uint32_t node, uint32_t seg_id, uint32_t remote_node,
+				 uint8_t perm)
+	{
+		return check(ds_seg_grant(get(), node, seg_id, remote_node, perm));
+	}
+
+	result<void> seg_revoke(uint32_t node, uint32_t seg_id, uint32_t remote_node)
+	{
+		return check(ds_seg_revoke(get(), node, seg_id, remote_node));
+	}
+
+	// The remote-memory service by message (see ds_rdm_alloc()).
+	struct rdm_block {
+		uint64_t va;
+		uint64_t pa;
+	};
+
+	// seg_id 0: any segment the remote node granted us with write permission
+	result<rdm_block> rdm_alloc(uint32_t node, uint32_t remote_node, uint64_t size,
+				    uint32_t seg_id = 0)
+	{
+		rdm_block b{};
+		if (int r = ds_rdm_alloc(get(), node, remote_node, seg_id, size, &b.va, &b.pa))
+			return last_error(r);
+		return b;
+	}
+
+	result<void> rdm_free(uint32_t node, uint64_t va)
+	{
+		return check(ds_rdm_free(get(), node, va));
+	}
+
+	// At most DS_RDM_DATA_MAX bytes each.
+	result<std::vector<uint8_t>> rdm_read(uint32_t node, uint64_t va, size_t len)
+	{
+		static_assert(DS_RDM_DATA_MAX == 4096, "the text below");
+		if (len > DS_RDM_DATA_MAX)	// before allocating for it
+			return error{-EINVAL, "at most 4096 bytes per read"};
+		std::vector<uint8_t> buf(len);
+		if (int r = ds_rdm_read(get(), node, va, buf.data(), len))
+			return last_error(r);
+		return buf;
+	}
+
+	result<void> rdm_write(uint32_t node, uint64_t va, std::span<const uint8_t> data)
+	{
+		return check(ds_rdm_write(get(), node, va, data.data(), data.size()));
+	}
+
 private:
 	struct closer {
 		void operator()(ds_ctx *c) const { ds_ctx_close(c); }
@@ -146,6 +281,24 @@ private:
 
 	explicit context(ds_ctx *c) : ctx_(c) {}
 	error last_error(int code) const { return error{code, ds_ctx_errmsg(get())}; }
+
+	result<void> check(int code) const
+	{
+		if (code)
+			return last_error(code);
+		return {};
+	}
+
+	// Take over a C list (malloc'd, freed with free()).
+	template <typename T>
+	result<std::vector<T>> list(int code, T *arr, size_t n) const
+	{
+		if (code)
+			return last_error(code);
+		std::vector<T> out(arr, arr + n);
+		std::free(arr);
+		return out;
+	}
 
 	std::unique_ptr<ds_ctx, closer> ctx_;
 };
@@ -179,6 +332,102 @@ private:
 	explicit monitor(ds_monitor *m) : mon_(m) {}
 
 	std::unique_ptr<ds_monitor, closer> mon_;
+};
+
+// The data path: a handle on /dev/dsmem bound to one local node.
+// Errors carry no text beyond the errno's.
+class xfer {
+public:
+	static result<xfer> open(uint32_t node)
+	{
+		ds_xfer *x = nullptr;
+		if (int r = ds_xfer_open(node, &x)) {
+			if (r == -EOPNOTSUPP)
+				return error{r, "the dsmem module has no data path"};
+			if (r == -EPROTO)
+				return error{r, "the dsmem module speaks another ABI version"};
+			return error{r, {}};
+		}
+		return xfer(x);
+	}
+
+	ds_xfer *get() const { return x_.get(); }
+	int fd() const { return ds_xfer_fd(get()); }
+
+	// A handle for ds_transfer_request.mr.
+	result<uint32_t> mr_reg(void *addr, size_t len)
+	{
+		uint32_t mr = 0;
+		if (int r = ds_mr_reg(get(), addr, len, &mr))
+			return error{r, {}};
+		return mr;
+	}
+
+	result<void> mr_dereg(uint32_t mr) { return check(ds_mr_dereg(get(), mr)); }
+
+	result<void> read(uint64_t gaddr, void *buf, size_t len)
+	{
+		return check(ds_read(get(), gaddr, buf, len));
+	}
+
+	result<void> write(uint64_t gaddr, const void *buf, size_t len)
+	{
+		return check(ds_write(get(), gaddr, buf, len));
+	}
+
+	// The value found; the swap happened iff it equals expect.
+	result<uint64_t> cas(uint64_t gaddr, uint64_t expect, uint64_t desired)
+	{
+		uint64_t old = 0;
+		if (int r = ds_cas(get(), gaddr, expect, desired, &old))
+			return error{r, {}};
+		return old;
+	}
+
+	// The value before the addition.
+	result<uint64_t> faa(uint64_t gaddr, uint64_t add)
+	{
+		uint64_t old = 0;
+		if (int r = ds_faa(get(), gaddr, add, &old))
+			return error{r, {}};
+		return old;
+	}
+
+	// The task id, for query().
+	result<uint64_t> submit(std::span<const ds_transfer_request> reqs)
+	{
+		uint64_t task = 0;
+		if (int r = ds_batch_submit(get(), reqs.data(), reqs.size(), &task))
+			return error{r, {}};
+		return task;
+	}
+
+	// The task's state (enum ds_task_state); st is filled once it is done.
+	result<int> query(uint64_t task, bool wait = true, bool release = true,
+			  std::span<ds_transfer_status> st = {})
+	{
+		int state = DS_TASK_PENDING;
+		if (int r = ds_task_query(get(), task, wait, release, &state,
+					  st.empty() ? nullptr : st.data(), st.size()))
+			return error{r, {}};
+		return state;
+	}
+
+private:
+	struct closer {
+		void operator()(ds_xfer *x) const { ds_xfer_close(x); }
+	};
+
+	explicit xfer(ds_xfer *x) : x_(x) {}
+
+	static result<void> check(int code)
+	{
+		if (code)
+			return error{code, {}};
+		return {};
+	}
+
+	std::unique_ptr<ds_xfer, closer> x_;
 };
 
 }  // namespace dsmem

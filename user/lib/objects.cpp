@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// libdsuser control path for what dsmem keeps: nodes, peers, segments,
+// their grants, and the message-based remote-memory service (RDM_*).
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include <arpa/inet.h>
+
+#include <linux/dsmem_netlink.h>
+#include <linux/dsmem_wire.h>
+
+#include "ds_internal.hpp"
+
+using namespace dsmem::detail;
+
+#define DS_EXPORT extern "C" __attribute__((visibility("default")))
+#define DS_STR_(x) #x
+#define DS_STR(x) DS_STR_(x)
+
+static_assert(DS_PERM_READ == DSMEM_PERM_READ && DS_PERM_WRITE == DSMEM_PERM_WRITE);
+static_assert(DS_RDM_DATA_MAX == DSMEM_WIRE_MAX_DATA);
+
+namespace {
+
+// Attribute writers for one request; any failure means the message is
+// full, reported once by request().
+struct attrs {
+	struct nl_msg *msg;
+	bool full = false;
+
+	void u8(int type, uint8_t v) { full |= nla_put_u8(msg, type, v) < 0; }
+	void u16(int type, uint16_t v) { full |= nla_put_u16(msg, type, v) < 0; }
+	void u32(int type, uint32_t v) { full |= nla_put_u32(msg, type, v) < 0; }
+	void s32(int type, int32_t v) { full |= nla_put_s32(msg, type, v) < 0; }
+	void u64(int type, uint64_t v) { full |= nla_put_u64(msg, type, v) < 0; }
+	void str(int type, const char *v) { full |= nla_put_string(msg, type, v) < 0; }
+	void bin(int type, const void *v, size_t len)
+	{
+		full |= nla_put(msg, type, static_cast<int>(len), v) < 0;
+	}
+};
+
+// Build a request (put() adds its attributes), send it and hand every
+// reply to on_msg.
+int request(ds_ctx *ctx, uint8_t cmd, bool dump,
+	    const std::function<void(attrs &)> &put,
+	    const std::function<int(struct nl_msg *)> &on_msg,
+	    size_t attr_space = 0)
+{
+	struct nl_msg *msg = build_request(ctx->family, cmd, dump, attr_space);
+
+	if (msg && put) {
+		attrs a{msg};
+		put(a);
+		if (a.full) {
+			nlmsg_free(msg);
+			return fail(ctx, -EMSGSIZE, "netlink request too large");
+		}
+	}
+	return run(ctx, msg, on_msg);
+}
+
+int ignore_replies(struct nl_msg *)
+{
+	return 0;
+}
+
+// A do request answered by one message that parse() decodes; when the
+// caller wants what it says (need), its absence is an error.
+int request_one(ds_ctx *ctx, uint8_t cmd, const std::function<void(attrs &)> &put,
+		const std::function<int(struct nl_msg *)> &parse, bool need = true,
+		size_t attr_space = 0)
+{
+	int replies = 0;
+	int ret = request(ctx, cmd, false, put, [&](struct nl_msg *m) {
+		return replies++ ? -EBADMSG : parse(m);
+	}, attr_space);
+
+	if (ret)
+		return ret;
+	if (need && !replies)
+		return fail(ctx, -EBADMSG, "no reply from the dsmem module");
+	return 0;
+}
+
+// A dump into a malloc'd array; node_id 0 leaves out the node filter.
+template <typename T>
+int dump(ds_ctx *ctx, uint8_t cmd, uint32_t node_id,
+	 int (*parse)(struct nl_msg *, T *, bool), T **arr, size_t *count)
+{
+	std::vector<T> out;
+	int ret = request(ctx, cmd, true, [node_id](attrs &a) {
+		if (node_id)
+			a.u32(DSMEM_ATTR_NODE_ID, node_id);
+	}, [&out, parse](struct nl_msg *m) {
+		T item;
+		int r = parse(m, &item, true);
+		if (!r)
+			out.push_back(item);
+		return r;
+	});
+	return ret ? ret : to_c_array(ctx, out, arr, count);
+}
+
+}  // namespace
+
+DS_EXPORT int ds_node_add(struct ds_ctx *ctx, uint32_t id, const char *dev,
+			  uint16_t port)
+{
+	if (!dev)
+		return fail(ctx, -EINVAL, "no device name");
+	return request(ctx, DSMEM_CMD_NODE_NEW, false, [&](attrs &a) {
+		a.u32(DSMEM_ATTR_NODE_ID, id);
+		a.str(DSMEM_ATTR_DEV_NAME, dev);
+		a.u16(DSMEM_ATTR_NODE_PORT, port);
+	}, ignore_replies);
+}
+
+DS_EXPORT int ds_node_del(struct ds_ctx *ctx, uint32_t id)
+{
+	return request(ctx, DSMEM_CMD_NODE_DEL, false, [id](attrs &a) {
+		a.u32(DSMEM_ATTR_NODE_ID, id);
+	}, ignore_replies);
+}
+
+DS_EXPORT int ds_node_get(struct ds_ctx *ctx, uint32_t id,
+			  struct ds_node_info *node)
+{
+	return request_one(ctx, DSMEM_CMD_NODE_GET, [id](attrs &a) {
+		a.u32(DSMEM_ATTR_NODE_ID, id);
+	}, [node](struct nl_msg *m) { return parse_node(m, node, true); });
+}
+
+DS_EXPORT int ds_node_list(struct ds_ctx *ctx, struct ds_node_info **nodes,
+			   size_t *count)
+{
+	return dump(ctx, DSMEM_CMD_NODE_GET, 0, parse_node, nodes, count);
+}
+
+DS_EXPORT int ds_peer_add(struct ds_ctx *ctx, uint32_t node_id, const char *addr,
+			  uint16_t port, uint32_t *peer_id)
+{
+	unsigned char bin[16];
+	size_t len;
+
+	if (addr && inet_pton(AF_INET, addr, bin) == 1)
+		len = 4;
+	else if (addr && inet_pton(AF_INET6, addr, bin) == 1)
+		len = 16;
+	else
+		return fail(ctx, -EINVAL, "not a numeric IPv4 or IPv6 address");
+
+	ds_peer_info peer;
+	int ret = request_one(ctx, DSMEM_CMD_PEER_NEW, [&](attrs &a) {
+		a.u32(DSMEM_ATTR_NODE_ID, node_id);
+		a.bin(DSMEM_ATTR_PEER_ADDR, bin, len);
+		a.u16(DSMEM_ATTR_PEER_PORT, port);
+	}, [&peer](struct nl_msg *m) { return parse_peer(m, &peer, true); },
+	peer_id != nullptr);
+	if (!ret && peer_id)
+		*peer_id = peer.id;
+	return ret;
+}
+
+DS_EXPORT int ds_peer_del(struct ds_ctx *ctx, uint32_t node_id, uint32_t peer_id)
+{
+	return request(ctx, DSMEM_CMD_PEER_DEL, false, [=](attrs &a) {
+		a.u32(DSMEM_ATTR_NODE_ID, node_id);
+		a.u32(DSMEM_ATTR_PEER_ID, peer_id);
+	}, ignore_replies);
+}
+
+DS_EXPORT int ds_peer_get(struct ds_ctx *ctx, uint32_t node_id, uint32_t peer_id,
+			  struct ds_peer_info *peer)
+{
+	return request_one(ctx, DSMEM_CMD_PEER_GET, [=](attrs &a) {
+		a.u32(DSMEM_ATTR_NODE_ID, node_id);
+		a.u32(DSMEM_ATTR_PEER_ID, peer_id);
+	}, [peer](struct nl_msg *m) { return parse_peer(m, peer, true); });
+}
+
+DS_EXPORT int ds_peer_list(struct ds_ctx *ctx, uint32_t node_id,
+			   struct ds_peer_info **peers, size_t *count)
+{
+	return dump(ctx, DSMEM_CMD_PEER_GET, node_id, parse_peer, peers, count);
+}
+
+DS_EXPORT int ds_seg_add(struct ds_ctx *ctx, uint32_t node_id, uint64_t size,
+			 int32_t numa, int translate, struct ds_seg_info *seg)
+{
+	if (translate < 0 || translate > UINT8_MAX)
+		return fail(ctx, -EINVAL, "unknown translation scheme");
+
+	ds_seg_info info;
+	int ret = request_one(ctx, DSMEM_CMD_SEG_NEW, [&](attrs &a) {
+		a.u32(DSMEM_ATTR_NODE_ID, node_id);
+		a.u64(DSMEM_ATTR_SEG_SIZE, size);
+		if (numa != -1)
+			a.s32(DSMEM_ATTR_SEG_NUMA, numa);
+		a.u8(DSMEM_ATTR_SEG_TRANSLATE, static_cast<uint8_t>(translate));
+	}, [&info](struct nl_msg *m) { return parse_seg(m, &info, true); },
+	seg != nullptr);
+	if (!ret && seg)
+		*seg = info;
+	return ret;
+}
+
+DS_EXPORT int ds_seg_del(struct ds_ctx *ctx, uint32_t node_id, uint32_t seg_id)
+{
+	return request(ctx, DSMEM_CMD_SEG_DEL, false, [=](attrs &a) {
+		a.u32(DSMEM_ATTR_NODE_ID, node_id);
+		a.u32(DSMEM_ATTR_SEG_ID, seg_id);
+	}, ignore_replies);
+}
+
+DS_EXPORT int ds_seg_get(struct ds_ctx *ctx, uint32_t node_id, uint32_t seg_id,
+			 struct ds_seg_info *seg)
+{
+	return request_one(ctx, DSMEM_CMD_SEG_GET, [=](attrs &a) {
+		a.u32(DSMEM_ATTR_NODE_ID, node_id);
+		a.u32(DSMEM_ATTR_SEG_ID, seg_id);
+	}, [seg](struct nl_msg *m) { return parse_seg(m, seg, true); });
+}
+
+DS_EXPORT int ds_seg_list(struct ds_ctx *ctx, uint32_t node_id,
+			  struct ds_seg_info **segs, size_t *count)
+{
+	return dump(ctx, DSMEM_CMD_SEG_GET, node_id, parse_seg, segs, count);
+}
+
+DS_EXPORT int ds_seg_grant(struct ds_ctx *ctx, uint32_t node_id, uint32_t seg_id,
+			   uint32_t remote_node, uint8_t perm)
+{
+	return request(ctx, DSMEM_CMD_SEG_GRANT, false, [=](attrs &a) {
+		a.u32(DSMEM_ATTR_NODE_ID, node_id);
+		a.u32(DSMEM_ATTR_SEG_ID, seg_id);
+		a.u32(DSMEM_ATTR_PEER_REMOTE_NODE, remote_node);
+		a.u8(DSMEM_ATTR_SEG_PERM, perm);
+	}, ignore_replies);
+}
+
+DS_EXPORT int ds_seg_revoke(struct ds_ctx *ctx, uint32_t node_id, uint32_t seg_id,
+			    uint32_t remote_node)
+{
+	return request(ctx, DSMEM_CMD_SEG_REVOKE, false, [=](attrs &a) {
+		a.u32(DSMEM_ATTR_NODE_ID, node_id);
+		a.u32(DSMEM_ATTR_SEG_ID, seg_id);
+		a.u32(DSMEM_ATTR_PEER_REMOTE_NODE, remote_node);
+	}, ignore_replies);
+}
+
+DS_EXPORT int ds_rdm_alloc(struct ds_ctx *ctx, uint32_t node_id,
+			   uint32_t remote_node, uint32_t seg_id, uint64_t size,
+			   uint64_t *va, uint64_t *pa)
+{
+	uint64_t v = 0, p = 0;
+	int ret = request_one(ctx, DSMEM_CMD_RDM_ALLOC, [=](attrs &a) {
+		a.u32(DSMEM_ATTR_NODE_ID, node_id);
+		a.u32(DSMEM_ATTR_PEER_REMOTE_NODE, remote_node);
+		a.u64(DSMEM_ATTR_RDM_LEN, size);
+		if (seg_id)
+			a.u32(DSMEM_ATTR_SEG_ID, seg_id);
+	}, [&](struct nl_msg *m) { return parse_rdm_alloc(m, &v, &p); },
+	va || pa);
+	if (ret)
+		return ret;
+	if (va)
+		*va = v;
+	if (pa)
+		*pa = p;
+	return 0;
+}
+
+DS_EXPORT int ds_rdm_free(struct ds_ctx *ctx, uint32_t node_id, uint64_t va)
+{
+	return request(ctx, DSMEM_CMD_RDM_FREE, false, [=](attrs &a) {
+		a.u32(DSMEM_ATTR_NODE_ID, node_id);
+		a.u64(DSMEM_ATTR_RDM_ADDR, va);
+	}, ignore_replies);
+}
+
+DS_EXPORT int ds_rdm_read(struct ds_ctx *ctx, uint32_t node_id, uint64_t va,
+			  void *buf, size_t len)
+{
+	if (len > DS_RDM_DATA_MAX)
+		return fail(ctx, -EMSGSIZE, "at most " DS_STR(DS_RDM_DATA_MAX) " bytes per read");
+	if (!buf && len)
+		return fail(ctx, -EINVAL, "no buffer");
+	return request_one(ctx, DSMEM_CMD_RDM_READ, [=](attrs &a) {
+		a.u32(DSMEM_ATTR_NODE_ID, node_id);
+		a.u64(DSMEM_ATTR_RDM_ADDR, va);
+		a.u64(DSMEM_ATTR_RDM_LEN, len);
+	}, [=](struct nl_msg *m) { return parse_rdm_read(m, va, buf, len); });
+}
+
+DS_EXPORT int ds_rdm_write(struct ds_ctx *ctx, uint32_t node_id, uint64_t va,
+			   const void *buf, size_t len)
+{
+	if (len > DS_RDM_DATA_MAX)
+		return fail(ctx, -EMSGSIZE, "at most " DS_STR(DS_RDM_DATA_MAX) " bytes per write");
+	if (!buf && len)
+		return fail(ctx, -EINVAL, "no buffer");
+	return request(ctx, DSMEM_CMD_RDM_WRITE, false, [=](attrs &a) {
+		a.u32(DSMEM_ATTR_NODE_ID, node_id);
+		a.u64(DSMEM_ATTR_RDM_ADDR, va);
+		a.bin(DSMEM_ATTR_RDM_DATA, buf, len);
+	}, ignore_replies, 256 + nla_total_size(static_cast<int>(len)));
+}

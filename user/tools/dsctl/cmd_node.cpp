@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// dsctl node [show [id N]] | node add id N dev DEV port P | node del id N
+#include <linux/dsmem.h>
+
+#include "dsctl.hpp"
+
+namespace dsctl {
+
+namespace {
+
+uint32_t node_id(const keywords &kw)
+{
+	uint32_t id = 0;
+	need(kw, "id", "node");
+	id_arg(kw, "id", DSMEM_NODE_ID_MAX, "node id", id);
+	return id;
+}
+
+int node_show(env &e)
+{
+	keywords kw = take_keywords(e, { "id" });
+	uint32_t id;
+	bool one = id_arg(kw, "id", DSMEM_NODE_ID_MAX, "node id", id);
+	dsmem::context ctx = open_context();
+
+	e.out.begin_list();
+	if (!one) {
+		c_array<ds_node_info> nodes;
+		check(ds_node_list(ctx.get(), &nodes.data, &nodes.count), ctx,
+		      "cannot list nodes");
+		for (const auto &n : nodes)
+			e.out.add(node_record(n));
+		return 0;
+	}
+	ds_node_info n{};
+	check(ds_node_get(ctx.get(), id, &n), ctx, "cannot show node " + std::to_string(id));
+	e.out.add(node_record(n));
+	return 0;
+}
+
+int node_add(env &e)
+{
+	keywords kw = take_keywords(e, { "id", "dev", "port" });
+	uint32_t id = node_id(kw);
+	const std::string &dev = need(kw, "dev", "node");
+	unsigned int port;
+	if (!parse_u32(need(kw, "port", "node"), port) || !port || port > 65535)
+		fail("port needs a port number from 1 to 65535");
+
+	dsmem::context ctx = open_context();
+	check(ds_node_add(ctx.get(), id, dev.c_str(), static_cast<uint16_t>(port)), ctx,
+	      "cannot add node " + std::to_string(id));
+	return 0;
+}
+
+int node_del(env &e)
+{
+	keywords kw = take_keywords(e, { "id" });
+	uint32_t id = node_id(kw);
+
+	dsmem::context ctx = open_context();
+	check(ds_node_del(ctx.get(), id), ctx, "cannot delete node " + std::to_string(id));
+	return 0;
+}
+
+const command node_cmds[] = {
+	{ "show", node_show },
+	{ "list", node_show },
+	{ "add", node_add },
+	{ "del", node_del },
+};
+
+}  // namespace
+
+const object node_object = {
+	"node", node_cmds, sizeof(node_cmds) / sizeof(node_cmds[0]),
+	"Usage: dsctl node [show [id N]]\n"
+	"       dsctl node add id N dev DEV port PORT\n"
+	"       dsctl node del id N\n",
+	false,
+};
+
+}  // namespace dsctl
