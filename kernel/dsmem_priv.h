@@ -42,6 +42,10 @@
 #define DSMEM_MSG_DEPTH		32
 /* bytes per one-sided work request: large transfers are cut and pipelined */
 #define DSMEM_SLICE_BYTES	(256 * 1024)
+/* a synchronous batch this small polls for its completion first ... */
+#define DSMEM_SPIN_REQS_MAX	4
+/* ... for at most this long */
+#define DSMEM_SPIN_NS		(200 * NSEC_PER_USEC)
 /* a request message waits this long for its reply */
 #define DSMEM_MSG_TIMEOUT_MS	3000
 /* rdma_cm address and route resolution */

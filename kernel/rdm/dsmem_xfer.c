@@ -712,6 +712,24 @@ static int dsmem_task_first_error(struct dsmem_task *task)
 	return 0;
 }
 
+/*
+ * A small synchronous batch completes within microseconds: wait for it the
+ * way a user-space verbs program does, by polling, and run the softirqs
+ * it needs (a software device's tasklets, the CQ's irq_poll) here rather
+ * than paying for a sleep and a wake-up.  Bounded; then we sleep.
+ */
+static void dsmem_task_spin(struct dsmem_task *task)
+{
+	u64 end = ktime_get_ns() + DSMEM_SPIN_NS;
+
+	while (!READ_ONCE(task->is_done) && ktime_get_ns() < end &&
+	       !need_resched() && !signal_pending(current)) {
+		local_bh_disable();
+		local_bh_enable();	/* runs pending softirqs */
+		cpu_relax();
+	}
+}
+
 /* Forget a done task; under file->lock. */
 static void dsmem_task_forget(struct dsmem_file *file, struct dsmem_task *task)
 {
@@ -784,6 +802,8 @@ int dsmem_xfer_submit(struct dsmem_file *file, void *arg)
 	if (a->flags & DSMEM_SUBMIT_WAIT) {
 		/* transfers always end: by completion or by a flush */
 		mutex_unlock(&file->lock);
+		if (task->nr <= DSMEM_SPIN_REQS_MAX)
+			dsmem_task_spin(task);
 		wait_for_completion(&task->done);
 		a->result = dsmem_task_first_error(task);
 		if (a->flags & DSMEM_SUBMIT_RELEASE) {
