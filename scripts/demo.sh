@@ -1,7 +1,9 @@
 #!/bin/bash
 # make demo: boot a test guest with soft-RoCE and dsmem loaded, and show
-# what the module sees: versions, devices (JSON), counters, and the event
-# monitor catching an RDMA device added and removed at runtime.
+# what the module sees: versions, devices (JSON), the event monitor
+# catching an RDMA device added and removed at runtime, then two nodes on
+# rxe0 exchanging data: a segment granted, a peer connected, memory
+# allocated, written and read by message and by one-sided RDMA.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,6 +34,32 @@ wait "$mon"
 echo "$ dsctl monitor count 2    # printed:"
 cat "$out"
 rm -f "$out"
+
+printf '\n=== two nodes on rxe0 exchange data\n'
+step "node 1 and node 2, each listening on its own port" \
+	"$dsctl" node add id 1 dev rxe0 port 7471
+"$dsctl" node add id 2 dev rxe0 port 7472
+step "node 2 reserves 64 MiB and grants it to node 1" \
+	"$dsctl" segment add node 2 size 64M
+"$dsctl" segment grant node 2 seg 1 to 1 perm rw
+step "node 1 connects to node 2 (rdma_cm, RC QP)" \
+	"$dsctl" peer add node 1 addr "$DSMEM_LOCAL_ADDR" port 7472
+for ((i = 0; i < 100; i++)); do
+	"$dsctl" peer show node 1 | grep -q remote_seg && break
+	sleep 0.1
+done
+step "both ends up; node 1 holds node 2's grant (one rkey per peer)" \
+	"$dsctl" peer show
+step "ALLOC on node 2, by message" \
+	"$dsctl" rdm alloc node 1 remote 2 size 8K
+step "WRITE, by message" \
+	"$dsctl" rdm write node 1 addr 0x2001000000000 data 68656c6c6f2066726f6d206e6f64652031
+step "READ, by message" \
+	"$dsctl" rdm read node 1 addr 0x2001000000000 len 32
+step "one-sided RDMA from node 1: 64 KiB READs in batches of 16" \
+	"$top/build/user/bench/rdm_bench" bw read 1 0x2001000000000 65536 256 16
+echo "(MB/s)"
+step "the segment, with its grant" "$dsctl" segment show
 
 step "module counters" "$dsctl" statistic
 step "a mutating command without CAP_NET_ADMIN is refused" \
