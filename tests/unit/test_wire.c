@@ -283,6 +283,479 @@ static void test_random_frames(void **state)
 	assert_true(accepted > 1000);
 }
 
+/* The control messages between modules: GRANT, REVOKE, PING, REPLY_ERROR. */
+static void test_roundtrip_control_opcodes(void **state)
+{
+	struct dsmem_wire_msg m;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (unsigned char)(i * 7 + 1);
+
+	/* GRANT carries data: one unit of header, then the grant */
+	static const size_t lens[] = { 1, 32, 44, 64, 65, DSMEM_WIRE_MAX_DATA };
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		m = msg(DSMEM_WIRE_GRANT, DSMEM_GADDR(2, 1, 0), lens[i]);
+		m.data = data;
+		roundtrip(m, 64 + (lens[i] + 63) / 64 * 64);
+	}
+	roundtrip(msg(DSMEM_WIRE_REPLY_GRANT, 0, 0), 64);
+	m = msg(DSMEM_WIRE_REPLY_GRANT, 0, 0);
+	m.status = EEXIST;
+	roundtrip(m, 64);
+	roundtrip(msg(DSMEM_WIRE_REVOKE, DSMEM_GADDR(2, 1, 0), 0), 64);
+	roundtrip(msg(DSMEM_WIRE_REPLY_REVOKE, 0, 0), 64);
+	m = msg(DSMEM_WIRE_REPLY_REVOKE, 0, 0);
+	m.status = ENOENT;
+	roundtrip(m, 64);
+	roundtrip(msg(DSMEM_WIRE_PING, 0, 0), 64);
+	m = msg(DSMEM_WIRE_REPLY_ERROR, 0, 0);
+	m.status = EBADMSG;
+	roundtrip(m, 64);
+	m = msg(DSMEM_WIRE_REPLY_ERROR, 0, 0);
+	m.status = 0xffff;		/* status is 16 bits on the wire */
+	roundtrip(m, 64);
+}
+
+static void test_control_opcode_rules(void **state)
+{
+	struct dsmem_wire_msg m;
+
+	(void)state;
+	/* REPLY_ERROR is a failure: status 0 is refused both ways */
+	m = msg(DSMEM_WIRE_REPLY_ERROR, 0, 0);
+	assert_int_equal(dsmem_wire_encode(buf, sizeof(buf), &m), -EINVAL);
+	m.status = EPROTO;
+	assert_int_equal(dsmem_wire_encode(buf, sizeof(buf), &m), 64);
+	hdr()->status = 0;
+	assert_int_equal(decode(64), -EINVAL);
+
+	/* GRANT needs data, of 1..MAX_DATA bytes */
+	m = msg(DSMEM_WIRE_GRANT, 0x1000, 0);
+	m.data = data;
+	assert_int_equal(dsmem_wire_encode(buf, sizeof(buf), &m), -EINVAL);
+	m = msg(DSMEM_WIRE_GRANT, 0x1000, DSMEM_WIRE_MAX_DATA + 1);
+	m.data = data;
+	assert_int_equal(dsmem_wire_encode(buf, sizeof(buf), &m), -EMSGSIZE);
+	assert_int_equal(dsmem_wire_size(DSMEM_WIRE_GRANT, DSMEM_WIRE_MAX_DATA + 1), 0);
+	m = msg(DSMEM_WIRE_GRANT, 0x1000, 44);
+	assert_int_equal(dsmem_wire_encode(buf, sizeof(buf), &m), -EINVAL);
+	m.data = data;
+	assert_int_equal(dsmem_wire_encode(buf, sizeof(buf), &m), 128);
+	hdr()->units = htole16(1);	/* its data cut off */
+	assert_int_equal(decode(64), -EBADMSG);
+
+	/*
+	 * PING carries no data (its rule has none): len is a header field
+	 * like any other, never a data length, so the message is one unit
+	 * whatever len says, and a PING frame with data units is refused.
+	 */
+	assert_int_equal(dsmem_wire_size(DSMEM_WIRE_PING, 0), 64);
+	assert_int_equal(dsmem_wire_size(DSMEM_WIRE_PING, 100), 64);
+	assert_int_equal(dsmem_wire_size(DSMEM_WIRE_PING, DSMEM_WIRE_MAX_DATA + 1), 64);
+	memset(buf, 0xff, 128);
+	m = msg(DSMEM_WIRE_PING, 0, 100);
+	m.data = data;			/* ignored: nothing to carry */
+	assert_int_equal(dsmem_wire_encode(buf, sizeof(buf), &m), 64);
+	for (int i = 64; i < 128; i++)
+		assert_int_equal(buf[i], 0xff);	/* nothing written past it */
+	assert_int_equal(decode(64), 0);
+	m = msg(DSMEM_WIRE_PING, 0, 0);
+	assert_int_equal(dsmem_wire_encode(buf, sizeof(buf), &m), 64);
+	memset(buf + 64, 0, 64);
+	hdr()->units = htole16(2);	/* one unit of "data" after it */
+	hdr()->len = htole64(64);
+	assert_int_equal(decode(128), -EBADMSG);
+	hdr()->len = 0;
+	assert_int_equal(decode(128), -EBADMSG);
+	/* a request: no status, no flags */
+	m = msg(DSMEM_WIRE_PING, 0, 0);
+	m.status = EIO;
+	assert_int_equal(dsmem_wire_encode(buf, sizeof(buf), &m), -EINVAL);
+	m = msg(DSMEM_WIRE_PING, 0, 0);
+	m.flags = DSMEM_WIRE_F_ACK;
+	assert_int_equal(dsmem_wire_encode(buf, sizeof(buf), &m), -EINVAL);
+	m = msg(DSMEM_WIRE_REVOKE, 0x1000, 0);
+	m.status = EIO;
+	assert_int_equal(dsmem_wire_encode(buf, sizeof(buf), &m), -EINVAL);
+	m = msg(DSMEM_WIRE_GRANT, 0x1000, 44);
+	m.data = data;
+	m.flags = DSMEM_WIRE_F_ACK;
+	assert_int_equal(dsmem_wire_encode(buf, sizeof(buf), &m), -EINVAL);
+}
+
+/* GRANT data: aligned, as the receive buffers are */
+static _Alignas(8) unsigned char gbuf[DSMEM_WIRE_MAX_DATA + 64];
+
+static struct dsmem_wire_grant_info grant(u64 base, u64 size, u64 span,
+					  u32 perm, u32 nkeys)
+{
+	struct dsmem_wire_grant_info g = { .base = base, .size = size,
+					   .span = span, .perm = perm,
+					   .nkeys = nkeys };
+	return g;
+}
+
+/* Encode a grant with keys 0x100 + i into gbuf; its size. */
+static size_t put_grant(struct dsmem_wire_grant_info g)
+{
+	static u32 keys[DSMEM_WIRE_GRANT_MAX_KEYS + 1];
+
+	for (u32 i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		keys[i] = 0x100 + i;
+	return (size_t)dsmem_wire_grant_encode(gbuf, sizeof(gbuf), &g, keys);
+}
+
+static int get_grant(size_t n)
+{
+	struct dsmem_wire_grant_info g;
+
+	return dsmem_wire_grant_decode(gbuf, n, &g);
+}
+
+static struct dsmem_wire_grant *wgrant(void)
+{
+	return (struct dsmem_wire_grant *)gbuf;
+}
+
+static void test_grant_size(void **state)
+{
+	struct dsmem_wire_grant_info g = grant(0x1000, 0x1000, 0, 1, 0);
+
+	(void)state;
+	_Static_assert(sizeof(struct dsmem_wire_grant) == 32, "grant header");
+	assert_int_equal(dsmem_wire_grant_size(0), 32);
+	assert_int_equal(dsmem_wire_grant_size(3), 44);
+	assert_int_equal(dsmem_wire_grant_size(DSMEM_WIRE_GRANT_MAX_KEYS),
+			 DSMEM_WIRE_MAX_DATA);
+	/* too many keys for one message */
+	assert_int_equal(dsmem_wire_grant_size(DSMEM_WIRE_GRANT_MAX_KEYS + 1), 0);
+	assert_int_equal(dsmem_wire_grant_size(UINT32_MAX), 0);
+	g.nkeys = DSMEM_WIRE_GRANT_MAX_KEYS + 1;
+	assert_int_equal(dsmem_wire_grant_encode(gbuf, sizeof(gbuf), &g, NULL),
+			 -EMSGSIZE);
+	g.nkeys = 3;
+	assert_int_equal(dsmem_wire_grant_encode(gbuf, 43, &g, NULL), -ENOSPC);
+}
+
+/* A grant with three keys, carried in a GRANT message and back. */
+static void test_grant_roundtrip(void **state)
+{
+	const u64 base = DSMEM_GADDR(2, 1, 0);
+	const u32 keys[3] = { 0x11223344, 0x55667788, 0x99aabbcc };
+	struct dsmem_wire_grant_info g = grant(base, (5ULL << 20) + 123,
+					       2ULL << 20, DSMEM_WIRE_PERM_ALL, 3);
+	struct dsmem_wire_grant_info out;
+	struct dsmem_wire_msg m, got;
+	static const unsigned char expect[44] = {
+		0, 0, 0, 0, 0x10, 0, 0x02, 0,		/* base: node 2, seg 1 */
+		0x7b, 0, 0x50, 0, 0, 0, 0, 0,		/* size */
+		0, 0, 0x20, 0, 0, 0, 0, 0,		/* span */
+		3, 0, 0, 0,				/* perm */
+		3, 0, 0, 0,				/* nkeys */
+		0x44, 0x33, 0x22, 0x11, 0x88, 0x77, 0x66, 0x55,
+		0xcc, 0xbb, 0xaa, 0x99,			/* rkeys */
+	};
+
+	(void)state;
+	assert_int_equal(dsmem_wire_grant_encode(gbuf, sizeof(gbuf), &g, keys), 44);
+	assert_memory_equal(gbuf, expect, sizeof(expect));
+
+	m = msg(DSMEM_WIRE_GRANT, base, 44);
+	m.data = gbuf;
+	assert_int_equal(dsmem_wire_encode(buf, sizeof(buf), &m), 128);
+	assert_int_equal(dsmem_wire_decode(buf, 128, &got), 0);
+	assert_int_equal(got.opcode, DSMEM_WIRE_GRANT);
+	assert_true(got.addr == base && got.len == 44);
+	assert_int_equal(dsmem_wire_grant_decode(got.data, got.len, &out), 0);
+	assert_true(out.base == g.base && out.size == g.size && out.span == g.span);
+	assert_int_equal(out.perm, DSMEM_WIRE_PERM_ALL);
+	assert_int_equal(out.nkeys, 3);
+	assert_ptr_equal(out.rkeys, (const unsigned char *)got.data + 32);
+	for (u32 i = 0; i < 3; i++)
+		assert_int_equal(dsmem_wire_grant_rkey(&out, i), keys[i]);
+
+	/* a span that divides the size: the last region is a whole one */
+	g = grant(base, 6ULL << 20, 2ULL << 20, DSMEM_WIRE_PERM_READ, 3);
+	assert_int_equal(put_grant(g), 44);
+	assert_int_equal(get_grant(44), 0);
+	/* one key covering everything */
+	g = grant(base, 4096, 4096, DSMEM_WIRE_PERM_WRITE, 1);
+	assert_int_equal(put_grant(g), 36);
+	assert_int_equal(get_grant(36), 0);
+	/* as many keys as a message holds */
+	g = grant(0, DSMEM_WIRE_GRANT_MAX_KEYS * 4096ULL, 4096,
+		  DSMEM_WIRE_PERM_ALL, DSMEM_WIRE_GRANT_MAX_KEYS);
+	assert_int_equal(put_grant(g), DSMEM_WIRE_MAX_DATA);
+	assert_int_equal(dsmem_wire_grant_decode(gbuf, DSMEM_WIRE_MAX_DATA, &out), 0);
+	assert_int_equal(dsmem_wire_grant_rkey(&out, out.nkeys - 1),
+			 0x100 + DSMEM_WIRE_GRANT_MAX_KEYS - 1);
+	/* the segment may end at the very top of the address space */
+	g = grant(UINT64_MAX - 4096, 4096, 0, DSMEM_WIRE_PERM_READ, 0);
+	assert_int_equal(put_grant(g), 32);
+	assert_int_equal(get_grant(32), 0);
+}
+
+/* Reachable by messages only (page-table translation): no keys, no span. */
+static void test_grant_roundtrip_no_keys(void **state)
+{
+	struct dsmem_wire_grant_info g = grant(DSMEM_GADDR(2, 7, 0), 64ULL << 20,
+					       0, DSMEM_WIRE_PERM_READ, 0);
+	struct dsmem_wire_grant_info out;
+	struct dsmem_wire_msg m, got;
+
+	(void)state;
+	assert_int_equal(dsmem_wire_grant_encode(gbuf, sizeof(gbuf), &g, NULL), 32);
+	m = msg(DSMEM_WIRE_GRANT, g.base, 32);
+	m.data = gbuf;
+	assert_int_equal(dsmem_wire_encode(buf, sizeof(buf), &m), 128);
+	assert_int_equal(dsmem_wire_decode(buf, 128, &got), 0);
+	assert_int_equal(dsmem_wire_grant_decode(got.data, got.len, &out), 0);
+	assert_true(out.base == g.base && out.size == g.size && out.span == 0);
+	assert_int_equal(out.perm, DSMEM_WIRE_PERM_READ);
+	assert_int_equal(out.nkeys, 0);
+	/* a span without keys is not checked: nothing is reached by it */
+	g.span = 12345;
+	assert_int_equal(put_grant(g), 32);
+	assert_int_equal(get_grant(32), 0);
+}
+
+static void test_grant_decode_rejects_malformed(void **state)
+{
+	const struct dsmem_wire_grant_info ok =
+		grant(0x10000, 5 * 4096 + 1, 4096, DSMEM_WIRE_PERM_ALL, 6);
+	struct dsmem_wire_grant_info g;
+	size_t n;
+
+	(void)state;
+	n = put_grant(ok);
+	assert_int_equal(n, 32 + 6 * 4);
+	assert_int_equal(get_grant(n), 0);
+	/* truncated: in the fixed part, in the keys; trailing bytes */
+	assert_int_equal(dsmem_wire_grant_decode(NULL, 0, &g), -EBADMSG);
+	assert_int_equal(get_grant(31), -EBADMSG);
+	assert_int_equal(get_grant(n - 4), -EBADMSG);
+	assert_int_equal(get_grant(n - 1), -EBADMSG);
+	assert_int_equal(get_grant(n + 1), -EBADMSG);
+	assert_int_equal(get_grant(n + 4), -EBADMSG);
+
+	/* permissions: none, or an unknown bit */
+	n = put_grant(ok);
+	wgrant()->perm = htole32(0);
+	assert_int_equal(get_grant(n), -EINVAL);
+	wgrant()->perm = htole32(4);
+	assert_int_equal(get_grant(n), -EINVAL);
+	wgrant()->perm = htole32(DSMEM_WIRE_PERM_ALL | 4);
+	assert_int_equal(get_grant(n), -EINVAL);
+	wgrant()->perm = htole32(0x80000000);
+	assert_int_equal(get_grant(n), -EINVAL);
+
+	/* an empty segment, one that wraps around the address space */
+	assert_int_equal(put_grant(grant(0x10000, 0, 0, 1, 0)), 32);
+	assert_int_equal(get_grant(32), -EOVERFLOW);
+	assert_int_equal(put_grant(grant(UINT64_MAX - 10, 64, 0, 1, 0)), 32);
+	assert_int_equal(get_grant(32), -EOVERFLOW);
+	assert_int_equal(put_grant(grant(UINT64_MAX - 4095, 4096, 0, 1, 0)), 32);
+	assert_int_equal(get_grant(32), -EOVERFLOW);	/* ends at 2^64 */
+	n = put_grant(ok);
+	wgrant()->base = htole64(UINT64_MAX - 4096);
+	assert_int_equal(get_grant(n), -EOVERFLOW);
+
+	/* keys without a span, or with one larger than the segment */
+	n = put_grant(ok);
+	wgrant()->span = 0;
+	assert_int_equal(get_grant(n), -EINVAL);
+	assert_int_equal(put_grant(grant(0x10000, 4096, 8192, 1, 1)), 36);
+	assert_int_equal(get_grant(36), -EINVAL);
+
+	/* keys that do not cover the segment exactly: ceil(size/span) */
+	n = put_grant(grant(0x10000, 5 * 4096 + 1, 4096, 1, 5));	/* one short */
+	assert_int_equal(get_grant(n), -EINVAL);
+	n = put_grant(grant(0x10000, 5 * 4096 + 1, 4096, 1, 7));	/* one over */
+	assert_int_equal(get_grant(n), -EINVAL);
+	n = put_grant(grant(0x10000, 6 * 4096, 4096, 1, 7));	/* span divides */
+	assert_int_equal(get_grant(n), -EINVAL);
+	n = put_grant(grant(0x10000, 6 * 4096, 4096, 1, 6));
+	assert_int_equal(get_grant(n), 0);
+	n = put_grant(ok);
+	wgrant()->size = htole64(4 * 4096);	/* size no longer matches */
+	assert_int_equal(get_grant(n), -EINVAL);
+
+	/* more keys than a message holds: no size is right for them */
+	assert_int_equal(dsmem_wire_grant_size(DSMEM_WIRE_GRANT_MAX_KEYS + 1), 0);
+	n = put_grant(ok);
+	wgrant()->nkeys = htole32(DSMEM_WIRE_GRANT_MAX_KEYS + 1);
+	assert_int_equal(get_grant(sizeof(gbuf)), -EBADMSG);
+	assert_int_equal(get_grant(32 + 4 * (DSMEM_WIRE_GRANT_MAX_KEYS + 1)), -EBADMSG);
+	wgrant()->nkeys = htole32(UINT32_MAX);
+	assert_int_equal(get_grant(n), -EBADMSG);
+	assert_int_equal(get_grant(32), -EBADMSG);
+}
+
+static void test_cm_roundtrip(void **state)
+{
+	static const struct dsmem_wire_cm_info cases[] = {
+		{ .src_node = 1, .dst_node = 2 },
+		{ .src_node = 2, .dst_node = 0 },	/* CONNECT to any */
+		{ .src_node = DSMEM_NODE_ID_MAX, .dst_node = DSMEM_NODE_ID_MAX },
+	};
+	static const unsigned char expect[16] = {
+		0xd5, 1, 0, 0,
+		0x34, 0x12, 0, 0,	/* src_node */
+		0xff, 0xff, 0, 0,	/* dst_node */
+		0, 0, 0, 0,
+	};
+	struct dsmem_wire_cm cm;
+	struct dsmem_wire_cm_info out;
+
+	(void)state;
+	_Static_assert(sizeof(struct dsmem_wire_cm) == 16, "cm private data");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(&cm, 0xaa, sizeof(cm));
+		dsmem_wire_cm_encode(&cm, &cases[i]);
+		memset(&out, 0xaa, sizeof(out));
+		assert_int_equal(dsmem_wire_cm_decode(&cm, sizeof(cm), &out), 0);
+		assert_int_equal(out.src_node, cases[i].src_node);
+		assert_int_equal(out.dst_node, cases[i].dst_node);
+	}
+	dsmem_wire_cm_encode(&cm, &(struct dsmem_wire_cm_info){ 0x1234, 0xffff });
+	assert_memory_equal(&cm, expect, sizeof(expect));
+}
+
+/* rdma_cm pads private data to its own size (56 bytes for RC on IB) */
+static void test_cm_padded(void **state)
+{
+	static _Alignas(8) unsigned char pad[56];
+	struct dsmem_wire_cm_info out;
+
+	(void)state;
+	memset(pad, 0, sizeof(pad));
+	dsmem_wire_cm_encode((struct dsmem_wire_cm *)pad,
+			     &(struct dsmem_wire_cm_info){ 1, 2 });
+	assert_int_equal(dsmem_wire_cm_decode(pad, sizeof(pad), &out), 0);
+	assert_int_equal(out.src_node, 1);
+	assert_int_equal(out.dst_node, 2);
+	assert_int_equal(dsmem_wire_cm_decode(pad, sizeof(struct dsmem_wire_cm) + 1,
+					      &out), 0);
+	/* the padding is rdma_cm's, not ours: not looked at */
+	pad[sizeof(struct dsmem_wire_cm)] = 0x5a;
+	pad[sizeof(pad) - 1] = 0xff;
+	assert_int_equal(dsmem_wire_cm_decode(pad, sizeof(pad), &out), 0);
+}
+
+static void test_cm_rejects_malformed(void **state)
+{
+	static _Alignas(8) unsigned char b[56];
+	struct dsmem_wire_cm *cm = (struct dsmem_wire_cm *)b;
+	const struct dsmem_wire_cm_info ok = { .src_node = 1, .dst_node = 2 };
+	struct dsmem_wire_cm_info out;
+
+	(void)state;
+#define CM_RESET() \
+	do { memset(b, 0, sizeof(b)); dsmem_wire_cm_encode(cm, &ok); } while (0)
+	CM_RESET();
+	assert_int_equal(dsmem_wire_cm_decode(b, sizeof(*cm), &out), 0);
+	/* nothing, or less than the struct (an older or foreign peer) */
+	assert_int_equal(dsmem_wire_cm_decode(NULL, 0, &out), -EBADMSG);
+	assert_int_equal(dsmem_wire_cm_decode(NULL, sizeof(b), &out), -EBADMSG);
+	assert_int_equal(dsmem_wire_cm_decode(b, 0, &out), -EBADMSG);
+	assert_int_equal(dsmem_wire_cm_decode(b, sizeof(*cm) - 1, &out), -EBADMSG);
+
+	cm->magic = 0x42;
+	assert_int_equal(dsmem_wire_cm_decode(b, sizeof(b), &out), -EBADMSG);
+	CM_RESET();
+	cm->version = DSMEM_WIRE_VERSION + 1;
+	assert_int_equal(dsmem_wire_cm_decode(b, sizeof(b), &out), -EPROTONOSUPPORT);
+	cm->version = 0;
+	assert_int_equal(dsmem_wire_cm_decode(b, sizeof(b), &out), -EPROTONOSUPPORT);
+	CM_RESET();
+	cm->reserved0 = htole16(1);
+	assert_int_equal(dsmem_wire_cm_decode(b, sizeof(b), &out), -EINVAL);
+	CM_RESET();
+	cm->reserved1 = htole32(0x80000000);
+	assert_int_equal(dsmem_wire_cm_decode(b, sizeof(b), &out), -EINVAL);
+
+	/* node ids: the sender is 1..65535, the expected peer 0..65535 */
+	CM_RESET();
+	cm->src_node = 0;
+	assert_int_equal(dsmem_wire_cm_decode(b, sizeof(b), &out), -EINVAL);
+	cm->src_node = htole32(DSMEM_NODE_ID_MAX + 1);
+	assert_int_equal(dsmem_wire_cm_decode(b, sizeof(b), &out), -EINVAL);
+	cm->src_node = htole32(UINT32_MAX);
+	assert_int_equal(dsmem_wire_cm_decode(b, sizeof(b), &out), -EINVAL);
+	CM_RESET();
+	cm->dst_node = htole32(DSMEM_NODE_ID_MAX + 1);
+	assert_int_equal(dsmem_wire_cm_decode(b, sizeof(b), &out), -EINVAL);
+	dsmem_wire_cm_encode(cm, &(struct dsmem_wire_cm_info){ 0, 1 });
+	assert_int_equal(dsmem_wire_cm_decode(b, sizeof(b), &out), -EINVAL);
+#undef CM_RESET
+}
+
+/*
+ * Random grants, each in a buffer of exactly its size (ASan sees a read
+ * past it): the decoder either refuses one or accepts a grant whose keys
+ * cover the range exactly, and that re-encodes to the same bytes.
+ */
+static void test_random_grants(void **state)
+{
+	static u32 keys[DSMEM_WIRE_GRANT_MAX_KEYS];
+	static _Alignas(8) unsigned char again[DSMEM_WIRE_MAX_DATA];
+	unsigned int accepted = 0;
+
+	(void)state;
+	srandom(0x9a);
+	for (int i = 0; i < 200000; i++) {
+		u32 nkeys = random() % 16 ? (u32)(random() % 8) : (u32)random() << 1;
+		u64 span = random() % 16 ? (u64)(1 + random() % 8192) : (u64)random();
+		u64 size = nkeys && nkeys < 64 ?
+			   span * (nkeys - 1) + 1 + (u64)random() % span :
+			   (u64)random() << (random() % 40);
+		size_t n = dsmem_wire_grant_size(nkeys);
+		struct dsmem_wire_grant *w;
+		struct dsmem_wire_grant_info g;
+		unsigned char *p;
+
+		/* mostly the right size, so that the deep checks are reached */
+		if (!n || !(random() % 8))
+			n = random() % (DSMEM_WIRE_MAX_DATA + 1);
+		p = malloc(n ? n : 1);
+		assert_non_null(p);
+		for (size_t k = 0; k < n; k++)
+			p[k] = random();
+		if (n >= sizeof(*w)) {
+			w = (struct dsmem_wire_grant *)p;	/* malloc aligns */
+			w->base = htole64(random() % 8 ? (u64)random() << 12
+						       : UINT64_MAX - random() % 65536);
+			w->size = htole64(random() % 16 ? size : (u64)random());
+			w->span = htole64(random() % 16 ? span : 0);
+			w->perm = htole32(random() % 16 ? (u32)(random() % 5)
+							: (u32)random());
+			w->nkeys = htole32(nkeys);
+			if (!(random() % 8))
+				p[random() % sizeof(*w)] = random();
+		}
+		if (dsmem_wire_grant_decode(p, n, &g)) {
+			free(p);
+			continue;
+		}
+		accepted++;
+		assert_int_equal(n, dsmem_wire_grant_size(g.nkeys));
+		assert_true(g.perm >= 1 && g.perm <= DSMEM_WIRE_PERM_ALL);
+		assert_true(g.size && g.base + g.size > g.base);
+		if (g.nkeys)
+			assert_true(g.span && g.span * (g.nkeys - 1) < g.size &&
+				    g.size <= g.span * g.nkeys);
+		for (u32 k = 0; k < g.nkeys; k++)
+			keys[k] = dsmem_wire_grant_rkey(&g, k);
+		assert_int_equal(dsmem_wire_grant_encode(again, sizeof(again), &g, keys),
+				 n);
+		assert_memory_equal(again, p, n);
+		free(p);
+	}
+	print_message("accepted %u of 200000 random grants\n", accepted);
+	assert_true(accepted > 1000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -293,6 +766,16 @@ int main(void)
 		cmocka_unit_test(test_reply_status_rules),
 		cmocka_unit_test(test_encode_errors),
 		cmocka_unit_test(test_random_frames),
+		cmocka_unit_test(test_roundtrip_control_opcodes),
+		cmocka_unit_test(test_control_opcode_rules),
+		cmocka_unit_test(test_grant_size),
+		cmocka_unit_test(test_grant_roundtrip),
+		cmocka_unit_test(test_grant_roundtrip_no_keys),
+		cmocka_unit_test(test_grant_decode_rejects_malformed),
+		cmocka_unit_test(test_cm_roundtrip),
+		cmocka_unit_test(test_cm_padded),
+		cmocka_unit_test(test_cm_rejects_malformed),
+		cmocka_unit_test(test_random_grants),
 	};
 	return cmocka_run_group_tests_name("dsmem_wire", tests, NULL, NULL);
 }
