@@ -8,6 +8,7 @@
 #include <linux/types.h>
 #include <linux/percpu.h>
 #include <linux/kref.h>
+#include <linux/llist.h>
 #include <linux/mutex.h>
 #include <linux/rwsem.h>
 #include <linux/socket.h>
@@ -189,8 +190,7 @@ struct dsmem_peer {
 	u32 id;
 	bool passive;
 	struct kref ref;
-	struct sockaddr_storage addr;
-	u16 port;
+	struct sockaddr_storage addr;	/* with the port */
 	spinlock_t lock;		/* the fields below */
 	u8 state;			/* enum dsmem_peer_state */
 	bool deleted;
@@ -231,8 +231,7 @@ enum dsmem_conn_state {
 struct dsmem_conn {
 	enum dsmem_cm_ctx cm_ctx;	/* DSMEM_CM_CONN */
 	struct kref ref;
-	struct dsmem_peer *peer;	/* counted */
-	struct dsmem_node *node;	/* the peer's */
+	struct dsmem_peer *peer;	/* counted; its node is ours */
 	struct rdma_cm_id *cm_id;
 	struct ib_device *ibdev;
 	struct ib_pd *pd;
@@ -248,6 +247,9 @@ struct dsmem_conn {
 	/* posting happens under read; the close path takes write once */
 	struct rw_semaphore post_sem;
 	atomic_t sq_free;		/* one-sided credits */
+	void *slices;			/* one per credit; dsmem_xfer.c */
+	struct llist_head slice_free;
+	spinlock_t slice_lock;		/* taking a slice, not returning one */
 	atomic_t msg_free;		/* message credits */
 	wait_queue_head_t sq_wait;
 	struct dsmem_recv **recvs;
@@ -321,7 +323,8 @@ int dsmem_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 /* rdm/dsmem_conn.c */
 struct dsmem_peer *dsmem_peer_create(struct dsmem_node *node,
 				     const struct sockaddr_storage *addr,
-				     u16 port, bool passive);
+				     bool passive);
+u16 dsmem_sockaddr_port(const struct sockaddr_storage *ss);
 void dsmem_peer_put(struct dsmem_peer *peer);
 void dsmem_peer_delete(struct dsmem_peer *peer);
 void dsmem_peer_start(struct dsmem_peer *peer);
@@ -367,6 +370,7 @@ int dsmem_seg_access(struct dsmem_seg *seg, u64 va, void *buf, u64 len,
 
 /* rdm/dsmem_xfer.c: the data path behind /dev/dsmem */
 struct dsmem_file;
+int dsmem_xfer_conn_init(struct dsmem_conn *conn);
 int dsmem_xfer_open(struct dsmem_file **filep);
 void dsmem_xfer_release(struct dsmem_file *file);
 __poll_t dsmem_xfer_poll(struct dsmem_file *file, struct file *filp,

@@ -41,6 +41,7 @@ static void dsmem_conn_release(struct kref *ref)
 	xa_destroy(&conn->pending);
 	xa_destroy(&conn->rsegs);
 	dsmem_peer_put(conn->peer);
+	kfree(conn->slices);
 	kfree(conn);
 }
 
@@ -58,13 +59,14 @@ static struct dsmem_conn *dsmem_conn_alloc(struct dsmem_peer *peer)
 {
 	struct dsmem_conn *conn = kzalloc(sizeof(*conn), GFP_KERNEL);
 
-	if (!conn)
+	if (!conn || dsmem_xfer_conn_init(conn)) {
+		kfree(conn);
 		return NULL;
+	}
 	conn->cm_ctx = DSMEM_CM_CONN;
 	kref_init(&conn->ref);
 	kref_get(&peer->ref);
 	conn->peer = peer;
-	conn->node = peer->node;
 	spin_lock_init(&conn->lock);
 	conn->state = DSMEM_CONN_CONNECTING;
 	init_rwsem(&conn->post_sem);
@@ -150,7 +152,7 @@ static void dsmem_conn_param(struct dsmem_conn *conn,
 {
 	const struct ib_device_attr *a = &conn->ibdev->attrs;
 	struct dsmem_wire_cm_info info = {
-		.src_node = conn->node->id,
+		.src_node = conn->peer->node->id,
 		.dst_node = dst_node,
 	};
 
@@ -166,21 +168,19 @@ static void dsmem_conn_param(struct dsmem_conn *conn,
 }
 
 /*
- * Begin closing: no new posts, waiters woken, the release queued.  Any
- * context, any number of times; the first error is the one reported.
+ * Begin closing: no new posts, waiters woken, the release queued.  Process
+ * or softirq context, any number of times; the first error is the one reported.
  */
 void dsmem_conn_close(struct dsmem_conn *conn, int err)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&conn->lock, flags);
+	spin_lock_bh(&conn->lock);
 	if (conn->state == DSMEM_CONN_CLOSING) {
-		spin_unlock_irqrestore(&conn->lock, flags);
+		spin_unlock_bh(&conn->lock);
 		return;
 	}
 	conn->state = DSMEM_CONN_CLOSING;
 	conn->close_err = err;
-	spin_unlock_irqrestore(&conn->lock, flags);
+	spin_unlock_bh(&conn->lock);
 
 	wake_up_all(&conn->sq_wait);
 	kref_get(&conn->ref);
@@ -282,7 +282,8 @@ static void dsmem_conn_keepalive_work(struct work_struct *work)
 			   msecs_to_jiffies(DSMEM_KEEPALIVE_MS));
 }
 
-static void dsmem_peer_unlink(struct dsmem_peer *peer)
+/* Take the peer out of its node's table; true for the one who did. */
+static bool dsmem_peer_unlink(struct dsmem_peer *peer)
 {
 	struct dsmem_node *node = peer->node;
 	bool owned = false;
@@ -293,10 +294,7 @@ static void dsmem_peer_unlink(struct dsmem_peer *peer)
 		owned = true;
 	}
 	mutex_unlock(&dsmem_rdm_lock);
-	if (!owned)
-		return;
-	dsmem_nl_notify_peer(peer, DSMEM_CMD_PEER_DEL);
-	dsmem_peer_put(peer);
+	return owned;
 }
 
 static void dsmem_conn_release_work(struct work_struct *work)
@@ -355,8 +353,10 @@ static void dsmem_conn_release_work(struct work_struct *work)
 				   msecs_to_jiffies(delay));
 	}
 	/* a peer that connected to us is gone with its connection */
-	if (peer->passive)
-		dsmem_peer_unlink(peer);
+	if (peer->passive && dsmem_peer_unlink(peer)) {
+		dsmem_nl_notify_peer(peer, DSMEM_CMD_PEER_DEL);
+		dsmem_peer_put(peer);
+	}
 
 	if (drop_peer_ref)
 		dsmem_conn_put(conn);
@@ -374,7 +374,7 @@ int dsmem_conn_cm_event(struct dsmem_conn *conn, struct rdma_cm_event *ev)
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		/* a node speaks through its own device only */
-		if (id->device != conn->node->sdev->ibdev) {
+		if (id->device != conn->peer->node->sdev->ibdev) {
 			ret = -ENXIO;
 			break;
 		}
@@ -392,7 +392,7 @@ int dsmem_conn_cm_event(struct dsmem_conn *conn, struct rdma_cm_event *ev)
 			ret = dsmem_wire_cm_decode(ev->param.conn.private_data,
 						   ev->param.conn.private_data_len,
 						   &info);
-			if (!ret && info.dst_node != conn->node->id)
+			if (!ret && info.dst_node != conn->peer->node->id)
 				ret = -EPROTO;
 			if (ret)
 				break;
@@ -428,7 +428,7 @@ int dsmem_conn_cm_event(struct dsmem_conn *conn, struct rdma_cm_event *ev)
 
 struct dsmem_peer *dsmem_peer_create(struct dsmem_node *node,
 				     const struct sockaddr_storage *addr,
-				     u16 port, bool passive)
+				     bool passive)
 {
 	struct dsmem_peer *peer;
 	int ret;
@@ -443,7 +443,6 @@ struct dsmem_peer *dsmem_peer_create(struct dsmem_node *node,
 	peer->node = node;
 	peer->passive = passive;
 	peer->addr = *addr;
-	peer->port = port;
 	spin_lock_init(&peer->lock);
 	peer->state = DSMEM_PEER_CONNECTING;
 	peer->backoff_ms = DSMEM_BACKOFF_MIN_MS;
@@ -519,17 +518,9 @@ err_retry:
 /* Delete a peer: unlink it, stop reconnecting, release its connection. */
 void dsmem_peer_delete(struct dsmem_peer *peer)
 {
-	struct dsmem_node *node = peer->node;
 	struct dsmem_conn *conn;
-	bool owned = false;
 
-	mutex_lock(&dsmem_rdm_lock);
-	if (xa_load(&node->peers, peer->id) == peer) {
-		xa_erase(&node->peers, peer->id);
-		owned = true;
-	}
-	mutex_unlock(&dsmem_rdm_lock);
-	if (!owned)
+	if (!dsmem_peer_unlink(peer))
 		return;
 
 	spin_lock_bh(&peer->lock);
@@ -551,7 +542,7 @@ void dsmem_peer_delete(struct dsmem_peer *peer)
 	dsmem_peer_put(peer);
 }
 
-static u16 dsmem_sockaddr_port(const struct sockaddr_storage *ss)
+u16 dsmem_sockaddr_port(const struct sockaddr_storage *ss)
 {
 	if (ss->ss_family == AF_INET)
 		return ntohs(((const struct sockaddr_in *)ss)->sin_port);
@@ -593,7 +584,7 @@ int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 		ret = -ENODEV;
 		goto err_unlock;
 	}
-	peer = dsmem_peer_create(node, &addr, dsmem_sockaddr_port(&addr), true);
+	peer = dsmem_peer_create(node, &addr, true);
 	if (IS_ERR(peer)) {
 		ret = PTR_ERR(peer);
 		goto err_unlock;

@@ -412,12 +412,12 @@ static struct dsmem_seg *dsmem_msg_seg(struct dsmem_conn *conn, u64 addr,
 {
 	struct dsmem_seg *seg;
 
-	if (DSMEM_GADDR_NODE(addr) != conn->node->id) {
+	if (DSMEM_GADDR_NODE(addr) != conn->peer->node->id) {
 		*err = -EFAULT;
 		dsmem_stat_inc(DSMEM_STAT_MSG_RANGE);
 		return NULL;
 	}
-	seg = dsmem_seg_by_addr(conn->node, addr);
+	seg = dsmem_seg_by_addr(conn->peer->node, addr);
 	if (!seg) {
 		*err = -EFAULT;
 		dsmem_stat_inc(DSMEM_STAT_MSG_RANGE);
@@ -436,7 +436,7 @@ static int dsmem_msg_alloc(struct dsmem_conn *conn,
 			   const struct dsmem_wire_msg *m,
 			   struct dsmem_wire_msg *reply)
 {
-	struct dsmem_node *node = conn->node;
+	struct dsmem_node *node = conn->peer->node;
 	struct dsmem_seg *seg;
 	unsigned long i;
 	int ret = -ENOMEM;

@@ -125,7 +125,8 @@ static int dsmem_nl_fill_peer(struct sk_buff *skb, struct dsmem_peer *peer,
 	spin_unlock_bh(&peer->lock);
 
 	if (dsmem_nl_put_addr(skb, DSMEM_ATTR_PEER_ADDR, &peer->addr) ||
-	    nla_put_u16(skb, DSMEM_ATTR_PEER_PORT, peer->port) ||
+	    nla_put_u16(skb, DSMEM_ATTR_PEER_PORT,
+			dsmem_sockaddr_port(&peer->addr)) ||
 	    nla_put_u8(skb, DSMEM_ATTR_PEER_STATE, state) ||
 	    nla_put_u8(skb, DSMEM_ATTR_PEER_PASSIVE, peer->passive) ||
 	    nla_put_u32(skb, DSMEM_ATTR_PEER_CONNECTS, connects) ||
@@ -198,10 +199,36 @@ err_cancel:
 	return -EMSGSIZE;
 }
 
-/* Events go to the node's namespace, where its users are. */
-static void dsmem_nl_notify(struct net *net, struct sk_buff *skb, int ret)
+/* The three kinds of object this file describes, for shared plumbing. */
+enum dsmem_nl_obj {
+	DSMEM_NL_NODE,
+	DSMEM_NL_PEER,
+	DSMEM_NL_SEG,
+};
+
+static int dsmem_nl_fill_obj(struct sk_buff *skb, enum dsmem_nl_obj kind,
+			     void *obj, u32 portid, u32 seq, int flags, u8 cmd)
 {
-	if (ret) {
+	switch (kind) {
+	case DSMEM_NL_NODE:
+		return dsmem_nl_fill_node(skb, obj, portid, seq, flags, cmd);
+	case DSMEM_NL_PEER:
+		return dsmem_nl_fill_peer(skb, obj, portid, seq, flags, cmd);
+	default:
+		return dsmem_nl_fill_seg(skb, obj, portid, seq, flags, cmd);
+	}
+}
+
+/* Events go to the node's namespace, where its users are. */
+static void dsmem_nl_notify(struct net *net, enum dsmem_nl_obj kind, void *obj,
+			    u8 cmd)
+{
+	struct sk_buff *skb;
+
+	if (!genl_has_listeners(dsmem_nl_family_get(), net, 0))
+		return;
+	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!skb || dsmem_nl_fill_obj(skb, kind, obj, 0, 0, 0, cmd)) {
 		nlmsg_free(skb);
 		dsmem_stat_inc(DSMEM_STAT_NL_EVENTS_DROPPED);
 		return;
@@ -211,47 +238,17 @@ static void dsmem_nl_notify(struct net *net, struct sk_buff *skb, int ret)
 
 void dsmem_nl_notify_node(struct dsmem_node *node, u8 cmd)
 {
-	struct sk_buff *skb;
-
-	if (!genl_has_listeners(dsmem_nl_family_get(), node->net, 0))
-		return;
-	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!skb) {
-		dsmem_stat_inc(DSMEM_STAT_NL_EVENTS_DROPPED);
-		return;
-	}
-	dsmem_nl_notify(node->net, skb,
-			dsmem_nl_fill_node(skb, node, 0, 0, 0, cmd));
+	dsmem_nl_notify(node->net, DSMEM_NL_NODE, node, cmd);
 }
 
 void dsmem_nl_notify_peer(struct dsmem_peer *peer, u8 cmd)
 {
-	struct net *net = peer->node->net;
-	struct sk_buff *skb;
-
-	if (!genl_has_listeners(dsmem_nl_family_get(), net, 0))
-		return;
-	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!skb) {
-		dsmem_stat_inc(DSMEM_STAT_NL_EVENTS_DROPPED);
-		return;
-	}
-	dsmem_nl_notify(net, skb, dsmem_nl_fill_peer(skb, peer, 0, 0, 0, cmd));
+	dsmem_nl_notify(peer->node->net, DSMEM_NL_PEER, peer, cmd);
 }
 
 void dsmem_nl_notify_seg(struct dsmem_seg *seg, u8 cmd)
 {
-	struct net *net = seg->node->net;
-	struct sk_buff *skb;
-
-	if (!genl_has_listeners(dsmem_nl_family_get(), net, 0))
-		return;
-	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!skb) {
-		dsmem_stat_inc(DSMEM_STAT_NL_EVENTS_DROPPED);
-		return;
-	}
-	dsmem_nl_notify(net, skb, dsmem_nl_fill_seg(skb, seg, 0, 0, 0, cmd));
+	dsmem_nl_notify(seg->node->net, DSMEM_NL_SEG, seg, cmd);
 }
 
 /* Under dsmem_rdm_lock: the node the request names. */
@@ -307,26 +304,42 @@ int dsmem_nl_node_del(struct sk_buff *skb, struct genl_info *info)
 				  genl_info_net(info), info->extack);
 }
 
-int dsmem_nl_node_get_doit(struct sk_buff *skb, struct genl_info *info)
+static struct dsmem_peer *dsmem_nl_peer(struct genl_info *info);
+static struct dsmem_seg *dsmem_nl_seg(struct genl_info *info);
+
+/* A "do" request for one object: looked up and described under the lock. */
+static int dsmem_nl_get_doit(struct genl_info *info, enum dsmem_nl_obj kind)
 {
-	struct dsmem_node *node;
+	static const u8 cmds[] = {
+		[DSMEM_NL_NODE] = DSMEM_CMD_NODE_GET,
+		[DSMEM_NL_PEER] = DSMEM_CMD_PEER_GET,
+		[DSMEM_NL_SEG] = DSMEM_CMD_SEG_GET,
+	};
 	struct sk_buff *msg;
+	void *obj;
 	int ret;
 
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
 	mutex_lock(&dsmem_rdm_lock);
-	node = dsmem_nl_node(info);
-	ret = IS_ERR(node) ? PTR_ERR(node) :
-	      dsmem_nl_fill_node(msg, node, info->snd_portid, info->snd_seq,
-				 0, DSMEM_CMD_NODE_GET);
+	obj = kind == DSMEM_NL_NODE ? (void *)dsmem_nl_node(info) :
+	      kind == DSMEM_NL_PEER ? (void *)dsmem_nl_peer(info) :
+				      (void *)dsmem_nl_seg(info);
+	ret = IS_ERR(obj) ? PTR_ERR(obj) :
+	      dsmem_nl_fill_obj(msg, kind, obj, info->snd_portid,
+				info->snd_seq, 0, cmds[kind]);
 	mutex_unlock(&dsmem_rdm_lock);
 	if (ret) {
 		nlmsg_free(msg);
 		return ret;
 	}
 	return genlmsg_reply(msg, info);
+}
+
+int dsmem_nl_node_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	return dsmem_nl_get_doit(info, DSMEM_NL_NODE);
 }
 
 /* cb->args[0]: next node id; [1]: next peer or segment id; [2]: checked */
@@ -416,7 +429,7 @@ int dsmem_nl_peer_new(struct sk_buff *skb, struct genl_info *info)
 		ret = PTR_ERR(node);
 		goto err_unlock;
 	}
-	peer = dsmem_peer_create(node, &ss, port, false);
+	peer = dsmem_peer_create(node, &ss, false);
 	if (IS_ERR(peer)) {
 		ret = PTR_ERR(peer);
 		NL_SET_ERR_MSG(info->extack, "the node has all the peers it may have");
@@ -481,24 +494,7 @@ int dsmem_nl_peer_del(struct sk_buff *skb, struct genl_info *info)
 
 int dsmem_nl_peer_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct dsmem_peer *peer;
-	struct sk_buff *msg;
-	int ret;
-
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!msg)
-		return -ENOMEM;
-	mutex_lock(&dsmem_rdm_lock);
-	peer = dsmem_nl_peer(info);
-	ret = IS_ERR(peer) ? PTR_ERR(peer) :
-	      dsmem_nl_fill_peer(msg, peer, info->snd_portid, info->snd_seq,
-				 0, DSMEM_CMD_PEER_GET);
-	mutex_unlock(&dsmem_rdm_lock);
-	if (ret) {
-		nlmsg_free(msg);
-		return ret;
-	}
-	return genlmsg_reply(msg, info);
+	return dsmem_nl_get_doit(info, DSMEM_NL_PEER);
 }
 
 /*
@@ -549,15 +545,12 @@ static int dsmem_nl_dump_objs(struct sk_buff *skb, struct netlink_callback *cb,
 			continue;
 		xa_for_each_start(peers ? &node->peers : &node->segs, oid, obj,
 				  oid) {
-			ret = peers ?
-			      dsmem_nl_fill_peer(skb, obj,
-						 NETLINK_CB(cb->skb).portid,
-						 cb->nlh->nlmsg_seq,
-						 NLM_F_MULTI, DSMEM_CMD_PEER_GET) :
-			      dsmem_nl_fill_seg(skb, obj,
-						NETLINK_CB(cb->skb).portid,
+			ret = dsmem_nl_fill_obj(skb,
+						peers ? DSMEM_NL_PEER : DSMEM_NL_SEG,
+						obj, NETLINK_CB(cb->skb).portid,
 						cb->nlh->nlmsg_seq, NLM_F_MULTI,
-						DSMEM_CMD_SEG_GET);
+						peers ? DSMEM_CMD_PEER_GET :
+							DSMEM_CMD_SEG_GET);
 			if (ret)
 				goto out;
 		}
@@ -660,24 +653,7 @@ int dsmem_nl_seg_del(struct sk_buff *skb, struct genl_info *info)
 
 int dsmem_nl_seg_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct dsmem_seg *seg;
-	struct sk_buff *msg;
-	int ret;
-
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!msg)
-		return -ENOMEM;
-	mutex_lock(&dsmem_rdm_lock);
-	seg = dsmem_nl_seg(info);
-	ret = IS_ERR(seg) ? PTR_ERR(seg) :
-	      dsmem_nl_fill_seg(msg, seg, info->snd_portid, info->snd_seq, 0,
-				DSMEM_CMD_SEG_GET);
-	mutex_unlock(&dsmem_rdm_lock);
-	if (ret) {
-		nlmsg_free(msg);
-		return ret;
-	}
-	return genlmsg_reply(msg, info);
+	return dsmem_nl_get_doit(info, DSMEM_NL_SEG);
 }
 
 int dsmem_nl_seg_grant(struct sk_buff *skb, struct genl_info *info)

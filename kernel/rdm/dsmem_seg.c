@@ -744,7 +744,7 @@ void dsmem_seg_conn_up(struct dsmem_conn *conn)
 	u32 perm;
 
 	mutex_lock(&dsmem_rdm_lock);
-	xa_for_each(&conn->node->segs, i, seg) {
+	xa_for_each(&conn->peer->node->segs, i, seg) {
 		perm = dsmem_seg_perm(seg, conn->remote_node);
 		if (perm && dsmem_seg_push(seg, conn, perm))
 			break;	/* the connection failed; it will be back */

@@ -68,14 +68,19 @@ struct dsmem_task {
 	u32 nr;
 	atomic_t pending;	/* requests not done, plus one while posting */
 	atomic_t done_reqs;
-	atomic64_t bytes;
 	struct completion done;
 	bool is_done;
 	struct dsmem_task_req reqs[];
 };
 
+/*
+ * One work request in flight.  A connection owns one per send credit, so
+ * taking a credit guarantees a free slice: the data path allocates
+ * nothing per operation.
+ */
 struct dsmem_slice {
 	struct ib_cqe cqe;
+	struct llist_node free;
 	struct dsmem_task *task;
 	struct dsmem_conn *conn;
 	u32 req;
@@ -263,7 +268,6 @@ static void dsmem_slice_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (likely(wc->status == IB_WC_SUCCESS)) {
 		/* one request's slices complete on one CQ, in order */
 		tr->bytes += s->len;
-		atomic64_add(s->len, &task->bytes);
 		dsmem_stat_add(DSMEM_STAT_XFER_BYTES, s->len);
 	} else {
 		if (!tr->status)
@@ -273,10 +277,28 @@ static void dsmem_slice_done(struct ib_cq *cq, struct ib_wc *wc)
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
 			dsmem_conn_close(conn, tr->status);
 	}
+	llist_add(&s->free, &conn->slice_free);
 	dsmem_conn_put_credit(conn, &conn->sq_free);
-	kfree(s);
 	if (atomic_dec_and_test(&tr->slices))
 		dsmem_task_req_done(task, req);
+}
+
+int dsmem_xfer_conn_init(struct dsmem_conn *conn)
+{
+	struct dsmem_slice *s;
+	int i;
+
+	conn->slices = kcalloc(DSMEM_SQ_DEPTH, sizeof(*s), GFP_KERNEL);
+	if (!conn->slices)
+		return -ENOMEM;
+	spin_lock_init(&conn->slice_lock);
+	init_llist_head(&conn->slice_free);
+	for (i = 0, s = conn->slices; i < DSMEM_SQ_DEPTH; i++, s++) {
+		s->cqe.done = dsmem_slice_done;
+		s->conn = conn;
+		llist_add(&s->free, &conn->slice_free);
+	}
+	return 0;
 }
 
 /* The up connection to the addressed node, cached per descriptor. */
@@ -385,12 +407,15 @@ static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 			     len, sge, min_t(u32, conn->max_sge, ARRAY_SIZE(sge)),
 			     conn->pd->local_dma_lkey, &nsge);
 
-	s = kmalloc(sizeof(*s), GFP_KERNEL);
-	if (!s)
-		return -ENOMEM;
-	s->cqe.done = dsmem_slice_done;
+	ret = dsmem_conn_wait_credit(conn, &conn->sq_free);
+	if (ret)
+		return ret;
+	/* consumers serialise; completions push back without the lock */
+	spin_lock(&conn->slice_lock);
+	s = llist_entry(llist_del_first(&conn->slice_free), struct dsmem_slice,
+			free);
+	spin_unlock(&conn->slice_lock);
 	s->task = task;
-	s->conn = conn;
 	s->req = req;
 	s->len = len;
 
@@ -421,9 +446,6 @@ static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 	wr.rdma.wr.num_sge = nsge;
 	wr.rdma.wr.send_flags = IB_SEND_SIGNALED;
 
-	ret = dsmem_conn_wait_credit(conn, &conn->sq_free);
-	if (ret)
-		goto err_free_slice;
 	if (!dsmem_conn_post_begin(conn)) {
 		ret = -ECONNRESET;
 		goto err_put_credit;
@@ -441,9 +463,8 @@ static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 	return 0;
 
 err_put_credit:
+	llist_add(&s->free, &conn->slice_free);
 	dsmem_conn_put_credit(conn, &conn->sq_free);
-err_free_slice:
-	kfree(s);
 	return ret;
 }
 
@@ -855,7 +876,8 @@ int dsmem_xfer_task(struct dsmem_file *file, void *arg)
 		goto out;
 	}
 	a->done = atomic_read(&task->done_reqs);
-	a->bytes = atomic64_read(&task->bytes);
+	for (i = 0; i < task->nr; i++)
+		a->bytes += READ_ONCE(task->reqs[i].bytes);
 	if (!READ_ONCE(task->is_done)) {
 		a->state = DSMEM_TASK_PENDING;
 		goto out;
