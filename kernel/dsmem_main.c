@@ -14,16 +14,22 @@
 
 u64 dsmem_features(void)
 {
-	return DSMEM_FEAT_DEV_EVENTS | DSMEM_FEAT_STATS | DSMEM_FEAT_RDM;
+	return DSMEM_FEAT_DEV_EVENTS | DSMEM_FEAT_STATS | DSMEM_FEAT_RDM |
+	       DSMEM_FEAT_TOKENCACHE;
 }
 
 static int __init dsmem_init(void)
 {
 	int ret;
 
-	ret = dsmem_rdm_init();
+	ret = dsmem_tc_init();
 	if (ret)
 		return ret;
+
+	ret = dsmem_rdm_init();
+	if (ret)
+		goto err_tc;
+	dsmem_tc_start();
 
 	ret = dsmem_nl_init();
 	if (ret)
@@ -44,7 +50,11 @@ err_chrdev:
 err_nl:
 	dsmem_nl_exit();
 err_rdm:
+	dsmem_tc_exit();	/* its workers run on dsmem_wq */
 	dsmem_rdm_fini();
+	return ret;
+err_tc:
+	dsmem_tc_exit();
 	return ret;
 }
 
@@ -56,6 +66,7 @@ static void __exit dsmem_exit(void)
 	dsmem_devs_check_empty();
 	dsmem_chrdev_exit();
 	dsmem_nl_exit();
+	dsmem_tc_exit();
 	dsmem_rdm_fini();
 }
 

@@ -118,6 +118,42 @@ static const struct nla_policy dsmem_rdm_write_policy[DSMEM_ATTR_RDM_DATA + 1] =
 				    .len = DSMEM_WIRE_MAX_DATA },
 };
 
+static const struct nla_policy dsmem_token_get_policy[DSMEM_ATTR_TOKEN_TYPE + 1] = {
+	DSMEM_POL_NODE_ID,
+	[DSMEM_ATTR_TOKEN_HANDLE] = { .type = NLA_U32 },
+	[DSMEM_ATTR_TOKEN_TYPE]	= NLA_POLICY_MAX(NLA_U8, DSMEM_TOKEN_TYPES - 1),
+};
+
+static const struct nla_policy dsmem_token_set_policy[DSMEM_ATTR_TOKEN_PINNED + 1] = {
+	[DSMEM_ATTR_TOKEN_HANDLE] = { .type = NLA_U32 },
+	[DSMEM_ATTR_TOKEN_LAYER] = NLA_POLICY_RANGE(NLA_U8, DSMEM_TIER_L1,
+						    DSMEM_TIER_L3),
+	[DSMEM_ATTR_TOKEN_VERSION] = { .type = NLA_U32 },
+	[DSMEM_ATTR_TOKEN_PINNED] = NLA_POLICY_MAX(NLA_U8, 1),
+};
+
+/* parameter values are range-checked by the core, which names them */
+static const struct nla_policy dsmem_cache_set_policy[DSMEM_ATTR_CACHE_RESET + 1] = {
+	[DSMEM_ATTR_CACHE_PARAMS] = { .type = NLA_NESTED },
+	[DSMEM_ATTR_CACHE_RESET] = { .type = NLA_FLAG },
+};
+
+static const struct nla_policy dsmem_trace_start_policy[DSMEM_ATTR_TRACE_FD + 1] = {
+	[DSMEM_ATTR_TRACE_FD]	= { .type = NLA_U32 },
+};
+
+static struct netlink_range_validation dsmem_bench_ops_range = {
+	.min = 1,
+	.max = 100000000,
+};
+
+static const struct nla_policy dsmem_cache_bench_policy[DSMEM_ATTR_BENCH_SEED + 1] = {
+	[DSMEM_ATTR_CACHE_PARAMS] = { .type = NLA_NESTED },
+	[DSMEM_ATTR_BENCH_QPS]	= NLA_POLICY_RANGE(NLA_U32, 1, DSMEM_BENCH_QPS_MAX),
+	[DSMEM_ATTR_BENCH_OPS]	= NLA_POLICY_FULL_RANGE(NLA_U32, &dsmem_bench_ops_range),
+	[DSMEM_ATTR_BENCH_SEED]	= { .type = NLA_U32 },
+};
+
 static int dsmem_nl_fill_port(struct sk_buff *skb, struct ib_device *ibdev,
 			      u32 port)
 {
@@ -611,6 +647,50 @@ static const struct genl_ops dsmem_nl_ops[] = {
 		.doit	= dsmem_nl_rdm_write,
 		.policy	= dsmem_rdm_write_policy,
 		.maxattr = ARRAY_SIZE(dsmem_rdm_write_policy) - 1,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= DSMEM_CMD_TOKEN_GET,
+		.doit	= dsmem_nl_token_get_doit,
+		.dumpit	= dsmem_nl_token_get_dumpit,
+		.policy	= dsmem_token_get_policy,
+		.maxattr = ARRAY_SIZE(dsmem_token_get_policy) - 1,
+	},
+	{
+		.cmd	= DSMEM_CMD_TOKEN_SET,
+		.doit	= dsmem_nl_token_set,
+		.policy	= dsmem_token_set_policy,
+		.maxattr = ARRAY_SIZE(dsmem_token_set_policy) - 1,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= DSMEM_CMD_CACHE_GET,
+		.doit	= dsmem_nl_cache_get,
+	},
+	{
+		.cmd	= DSMEM_CMD_CACHE_SET,
+		.doit	= dsmem_nl_cache_set,
+		.policy	= dsmem_cache_set_policy,
+		.maxattr = ARRAY_SIZE(dsmem_cache_set_policy) - 1,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= DSMEM_CMD_TRACE_START,
+		.doit	= dsmem_nl_trace_start,
+		.policy	= dsmem_trace_start_policy,
+		.maxattr = ARRAY_SIZE(dsmem_trace_start_policy) - 1,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= DSMEM_CMD_TRACE_STOP,
+		.doit	= dsmem_nl_trace_stop,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= DSMEM_CMD_CACHE_BENCH,
+		.doit	= dsmem_nl_cache_bench,
+		.policy	= dsmem_cache_bench_policy,
+		.maxattr = ARRAY_SIZE(dsmem_cache_bench_policy) - 1,
 		.flags	= GENL_ADMIN_PERM,
 	},
 };

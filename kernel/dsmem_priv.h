@@ -22,6 +22,7 @@
 #include <uapi/linux/dsmem_netlink.h>
 
 #include "rdm/dsmem_wire.h"
+#include "tokencache/dsmem_tc_core.h"
 
 #define DSMEM_MODULE_VERSION	"0.1.0"
 
@@ -58,6 +59,14 @@
 #define DSMEM_BACKOFF_MAX_MS	5000
 /* largest memory chunk of a segment: order 9 is 2 MiB with 4 KiB pages */
 #define DSMEM_SEG_CHUNK_ORDER_MAX	9
+/* token cache: maintenance (idle demotion, aging, adaptation) period */
+#define DSMEM_TC_MAINT_JIFFIES	1
+/* trace capture: records per CPU ring, per write, and the drain period */
+#define DSMEM_TRACE_RING	16384
+#define DSMEM_TRACE_BOUNCE	2048
+#define DSMEM_TRACE_DRAIN_MS	50
+/* CACHE_BENCH: synthetic queue pairs at most */
+#define DSMEM_BENCH_QPS_MAX	16384
 
 /* One RDMA device as dsmem sees it; created by ib_client .add. */
 struct dsmem_device {
@@ -108,6 +117,11 @@ enum dsmem_stat {
 	DSMEM_STAT_XFER_NOCONN,
 	DSMEM_STAT_XFER_BAD,
 	DSMEM_STAT_TASKS,
+	DSMEM_STAT_TC_TOKENS,
+	DSMEM_STAT_TC_RESOLVE_FAILED,
+	DSMEM_STAT_TC_PAGE_FAILED,
+	DSMEM_STAT_TC_PAGE_MISPLACED,
+	DSMEM_STAT_TC_TRACE_FAILED,
 	DSMEM_STAT_NR
 };
 
@@ -263,6 +277,9 @@ struct dsmem_conn {
 	atomic_t seq;
 	struct xarray rsegs;		/* segment base >> 36 -> dsmem_rseg */
 	struct list_head gmrs;		/* our segments' MRs in this PD */
+	u32 tc_pd;			/* token handles; 0: none */
+	u32 tc_cq;
+	u32 tc_qp;
 };
 
 struct dsmem_seg_pte;
@@ -303,6 +320,7 @@ struct dsmem_gmr {
 	u64 span;
 	u32 perm;
 	unsigned int nmrs;
+	u32 *tc_mrs;			/* a token handle per MR */
 	struct ib_mr *mrs[];
 };
 
@@ -406,6 +424,109 @@ int dsmem_nl_rdm_write(struct sk_buff *skb, struct genl_info *info);
 void dsmem_nl_notify_node(struct dsmem_node *node, u8 cmd);
 void dsmem_nl_notify_peer(struct dsmem_peer *peer, u8 cmd);
 void dsmem_nl_notify_seg(struct dsmem_seg *seg, u8 cmd);
+
+/*
+ * tokencache/: tokens and handles of the module's RDMA objects and the
+ * three-tier cache they are resolved through.
+ *
+ * Lock order: dsmem_rdm_lock -> dsmem_tc.admin_lock -> dsmem_tc_inst.lock
+ * (a spinlock, taken _bh: completions resolve tokens in softirq; a leaf
+ * but for the page allocator).  dsmem_trace_lock (dsmem_tc_trace.c) only
+ * nests inside nothing of ours.  Resolving takes no lock but an L2 entry's
+ * LRU move and a promotion's queueing.
+ */
+enum dsmem_tc_kind {
+	DSMEM_TC_CONN,		/* a connection's PD, CQ or QP */
+	DSMEM_TC_GRANT_MR,	/* an MR of a segment granted to a peer */
+	DSMEM_TC_USER_MR,	/* a buffer registered on /dev/dsmem */
+};
+
+struct dsmem_tc_inst {
+	struct dstc_cache c;
+	spinlock_t lock;		/* the core's structural lock */
+	int nid;			/* L2 pages' node; NUMA_NO_NODE: local */
+	atomic_t l2_pages;
+	struct dstc_stats __percpu *stats;
+};
+
+struct dsmem_tc {
+	struct dsmem_tc_inst live;
+	struct mutex admin_lock;	/* netlink changes, one at a time */
+	struct xarray objs;		/* entry id -> what it stands for */
+	struct ida ida[DSMEM_TOKEN_TYPES];	/* token indexes per type */
+	struct work_struct run_work;	/* a promotion batch is ready */
+	struct delayed_work maint_work;
+	struct dstc_stats *maint_total;	/* the maintenance worker's sum */
+	u64 rate_ns;
+	u64 rate_migrations;
+	u64 migrate_rate;		/* per second */
+};
+
+struct dsmem_tc_bench_res {
+	u64 accesses;
+	u64 hits[3];
+	u64 modeled_ns;
+	u64 migrations;
+	u64 l1_mean_ns, l1_p99_ns;
+	u64 miss_mean_ns, miss_p99_ns;
+};
+
+extern struct dsmem_tc dsmem_tc;
+extern struct dsmem_trace __rcu *dsmem_trace_cur;
+
+/* tokencache/dsmem_tc.c */
+int dsmem_tc_init(void);
+void dsmem_tc_start(void);
+void dsmem_tc_exit(void);
+int dsmem_tc_inst_init(struct dsmem_tc_inst *in, u32 nentries, const u64 *p);
+void dsmem_tc_inst_destroy(struct dsmem_tc_inst *in);
+void dsmem_tc_inst_stats(struct dsmem_tc_inst *in, struct dstc_stats *sum);
+void dsmem_tc_inst_stats_reset(struct dsmem_tc_inst *in);
+int dsmem_tc_add(const union dsmem_token *tok, struct net *net, u32 node,
+		 u8 kind, u32 owner, u32 sub, u32 *handle);
+void dsmem_tc_del(u32 handle);
+int dsmem_tc_resolve(u32 handle, u8 op, union dsmem_token *tok);
+int dsmem_tc_write(u32 handle, const union dsmem_token *tok);
+int dsmem_tc_add_pd(struct ib_pd *pd, struct net *net, u32 node, u32 peer,
+		    u32 *handle);
+int dsmem_tc_add_cq(struct ib_cq *cq, struct net *net, u32 node, u32 peer,
+		    u32 *handle);
+int dsmem_tc_add_qp(struct ib_qp *qp, u32 pd, u32 cq, struct net *net,
+		    u32 node, u32 peer, u32 *handle);
+int dsmem_tc_add_mr(u32 lkey, int access, unsigned long npages,
+		    struct net *net, u32 node, u8 kind, u32 owner, u32 sub,
+		    u32 *handle);
+void dsmem_tc_qp_state(u32 handle, u8 state);
+int dsmem_tc_describe(u32 eid, char *buf, size_t len);
+bool dsmem_tc_visible(u32 eid, struct net *net);
+
+/* tokencache/dsmem_tc_trace.c */
+static inline bool dsmem_tc_tracing(void)
+{
+	return rcu_access_pointer(dsmem_trace_cur);
+}
+
+void dsmem_tc_trace(u32 handle, u32 node, u8 op, u8 tier);
+int dsmem_tc_trace_start(int fd, struct netlink_ext_ack *extack);
+int dsmem_tc_trace_stop(u64 *records, u64 *dropped, int *err);
+void dsmem_tc_trace_state(bool *active, u64 *records, u64 *dropped);
+void dsmem_tc_trace_exit(void);
+
+/* tokencache/dsmem_tc_bench.c */
+int dsmem_tc_bench(u32 qps, u32 ops, u32 seed, const u64 *p,
+		   struct dsmem_tc_bench_res *r);
+
+/* tokencache/dsmem_tc_nl.c */
+int dsmem_nl_token_get_doit(struct sk_buff *skb, struct genl_info *info);
+int dsmem_nl_token_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
+int dsmem_nl_token_set(struct sk_buff *skb, struct genl_info *info);
+int dsmem_nl_cache_get(struct sk_buff *skb, struct genl_info *info);
+int dsmem_nl_cache_set(struct sk_buff *skb, struct genl_info *info);
+int dsmem_nl_trace_start(struct sk_buff *skb, struct genl_info *info);
+int dsmem_nl_trace_stop(struct sk_buff *skb, struct genl_info *info);
+int dsmem_nl_cache_bench(struct sk_buff *skb, struct genl_info *info);
+int dsmem_nl_cache_params(struct nlattr *nest, u64 *p,
+			  struct netlink_ext_ack *extack);
 
 /* dsmem_netlink.c */
 int dsmem_nl_init(void);

@@ -52,6 +52,11 @@ static const char * const dsmem_stat_names[] = {
 	[DSMEM_STAT_XFER_NOCONN]		= "xfer_noconn",
 	[DSMEM_STAT_XFER_BAD]		= "xfer_bad",
 	[DSMEM_STAT_TASKS]		= "tasks",
+	[DSMEM_STAT_TC_TOKENS]		= "tc_tokens",
+	[DSMEM_STAT_TC_RESOLVE_FAILED]	= "tc_resolve_failed",
+	[DSMEM_STAT_TC_PAGE_FAILED]	= "tc_page_failed",
+	[DSMEM_STAT_TC_PAGE_MISPLACED]	= "tc_page_misplaced",
+	[DSMEM_STAT_TC_TRACE_FAILED]	= "tc_trace_failed",
 };
 
 const char *dsmem_stat_name(enum dsmem_stat s)

@@ -85,6 +85,44 @@ static struct dsmem_conn *dsmem_conn_alloc(struct dsmem_peer *peer)
 	return conn;
 }
 
+/* Tokens of the connection's PD, CQ and QP: the data path uses them. */
+static int dsmem_conn_tokens_add(struct dsmem_conn *conn)
+{
+	struct dsmem_node *node = conn->peer->node;
+	u32 peer = conn->peer->id;
+	int ret;
+
+	ret = dsmem_tc_add_pd(conn->pd, node->net, node->id, peer, &conn->tc_pd);
+	if (ret)
+		return ret;
+	ret = dsmem_tc_add_cq(conn->cq, node->net, node->id, peer, &conn->tc_cq);
+	if (ret)
+		goto err_del_pd;
+	ret = dsmem_tc_add_qp(conn->qp, conn->tc_pd, conn->tc_cq, node->net,
+			      node->id, peer, &conn->tc_qp);
+	if (ret)
+		goto err_del_cq;
+	return 0;
+
+err_del_cq:
+	dsmem_tc_del(conn->tc_cq);
+	conn->tc_cq = 0;
+err_del_pd:
+	dsmem_tc_del(conn->tc_pd);
+	conn->tc_pd = 0;
+	return ret;
+}
+
+static void dsmem_conn_tokens_del(struct dsmem_conn *conn)
+{
+	dsmem_tc_del(conn->tc_qp);
+	dsmem_tc_del(conn->tc_cq);
+	dsmem_tc_del(conn->tc_pd);
+	conn->tc_qp = 0;
+	conn->tc_cq = 0;
+	conn->tc_pd = 0;
+}
+
 static int dsmem_conn_create_qp(struct dsmem_conn *conn)
 {
 	struct ib_device *ibdev = conn->cm_id->device;
@@ -118,11 +156,16 @@ static int dsmem_conn_create_qp(struct dsmem_conn *conn)
 		goto err_free_cq;
 	conn->qp = conn->cm_id->qp;
 
-	ret = dsmem_msg_recv_init(conn);
+	ret = dsmem_conn_tokens_add(conn);
 	if (ret)
 		goto err_destroy_qp;
+	ret = dsmem_msg_recv_init(conn);
+	if (ret)
+		goto err_del_tokens;
 	return 0;
 
+err_del_tokens:
+	dsmem_conn_tokens_del(conn);
 err_destroy_qp:
 	rdma_destroy_qp(conn->cm_id);
 	conn->qp = NULL;
@@ -138,6 +181,7 @@ err_clear_pd:
 /* The QP is drained (or never carried a send): nothing completes later. */
 static void dsmem_conn_destroy_qp(struct dsmem_conn *conn)
 {
+	dsmem_conn_tokens_del(conn);
 	rdma_destroy_qp(conn->cm_id);
 	conn->qp = NULL;
 	dsmem_msg_recv_free(conn);
@@ -248,6 +292,8 @@ static void dsmem_conn_up_work(struct work_struct *work)
 	conn->state = DSMEM_CONN_UP;
 	conn->was_up = true;
 	spin_unlock_bh(&conn->lock);
+	/* rdma_cm moved the QP to RTS before announcing the connection */
+	dsmem_tc_qp_state(conn->tc_qp, IB_QPS_RTS);
 
 	spin_lock_bh(&peer->lock);
 	peer->remote_node = conn->remote_node;
@@ -313,6 +359,7 @@ static void dsmem_conn_release_work(struct work_struct *work)
 	dsmem_msg_fail_pending(conn, -ECONNRESET);
 	cancel_work_sync(&conn->up_work);
 	cancel_delayed_work_sync(&conn->keepalive_work);
+	dsmem_tc_qp_state(conn->tc_qp, IB_QPS_ERR);
 	if (conn->qp) {
 		rdma_disconnect(conn->cm_id);
 		/* every posted request completes, with a flush error */

@@ -503,8 +503,11 @@ static void dsmem_gmr_free(struct dsmem_gmr *gmr)
 	unsigned int i;
 
 	/* deregistration kills the rkeys: late accesses fail at the NIC */
-	for (i = 0; i < gmr->nmrs; i++)
+	for (i = 0; i < gmr->nmrs; i++) {
+		dsmem_tc_del(gmr->tc_mrs[i]);
 		ib_dereg_mr(gmr->mrs[i]);
+	}
+	kfree(gmr->tc_mrs);
 	kfree(gmr);
 }
 
@@ -531,6 +534,11 @@ static struct dsmem_gmr *dsmem_gmr_register(struct dsmem_seg *seg,
 	gmr = kzalloc(struct_size(gmr, mrs, nmrs), GFP_KERNEL);
 	if (!gmr)
 		return ERR_PTR(-ENOMEM);
+	gmr->tc_mrs = kcalloc(max(nmrs, 1U), sizeof(*gmr->tc_mrs), GFP_KERNEL);
+	if (!gmr->tc_mrs) {
+		kfree(gmr);
+		return ERR_PTR(-ENOMEM);
+	}
 	gmr->seg = seg;
 	gmr->conn = conn;
 	gmr->perm = perm;
@@ -561,6 +569,14 @@ static struct dsmem_gmr *dsmem_gmr_register(struct dsmem_seg *seg,
 		mr->iova = seg->base + (u64)i * gmr->span;
 		ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
 		ret = dsmem_reg_post(conn, mr, access);
+		if (ret)
+			goto err_free_gmr;
+		/* the key the registration settled on */
+		ret = dsmem_tc_add_mr(mr->lkey, access, (u64)n << seg->chunk_order,
+				      seg->node->net, seg->node->id,
+				      DSMEM_TC_GRANT_MR,
+				      seg->id << 16 | (conn->remote_node & 0xffff),
+				      i, &gmr->tc_mrs[i]);
 		if (ret)
 			goto err_free_gmr;
 		for (k = 0; k < n; k++)

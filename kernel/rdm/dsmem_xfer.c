@@ -36,6 +36,7 @@ struct dsmem_umr {
 	unsigned long npinned;
 	struct mm_struct *mm;
 	atomic_t users;		/* tasks using it */
+	u32 tc_mr;		/* token of a registration; 0 for a task's */
 };
 
 struct dsmem_file {
@@ -97,6 +98,7 @@ static void dsmem_umr_unmap(struct dsmem_umr *umr)
 
 static void dsmem_umr_free(struct dsmem_umr *umr)
 {
+	dsmem_tc_del(umr->tc_mr);
 	dsmem_umr_unmap(umr);
 	if (umr->sgt.sgl)
 		sg_free_table(&umr->sgt);
@@ -265,6 +267,8 @@ static void dsmem_slice_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct dsmem_conn *conn = s->conn;
 	u32 req = s->req;
 
+	/* the completion is written through the CQ's context */
+	dsmem_tc_resolve(conn->tc_cq, DSMEM_TRACE_READ, NULL);
 	if (likely(wc->status == IB_WC_SUCCESS)) {
 		/* one request's slices complete on one CQ, in order */
 		tr->bytes += s->len;
@@ -361,6 +365,7 @@ static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 	struct dsmem_xfer_req *r = &tr->req;
 	u64 remote = r->remote + off;
 	struct ib_sge sge[32];
+	union dsmem_token qpt;
 	struct dsmem_rseg *rs;
 	struct dsmem_slice *s;
 	union {
@@ -372,6 +377,13 @@ static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 	int ret;
 
 	need = r->opcode == DSMEM_XFER_READ ? DSMEM_PERM_READ : DSMEM_PERM_WRITE;
+
+	/* the QP's context, as a NIC fetches it per work request */
+	ret = dsmem_tc_resolve(conn->tc_qp, DSMEM_TRACE_MODIFY, &qpt);
+	if (ret || qpt.qp.state != IB_QPS_RTS) {
+		dsmem_stat_inc(DSMEM_STAT_XFER_NOCONN);
+		return -ENOTCONN;
+	}
 
 	rcu_read_lock();
 	rs = dsmem_rseg_lookup(conn, r->remote);
@@ -473,6 +485,7 @@ static int dsmem_xfer_check(struct dsmem_file *file, struct dsmem_task_req *tr)
 	struct dsmem_xfer_req *r = &tr->req;
 	bool atomic = r->opcode == DSMEM_XFER_CAS || r->opcode == DSMEM_XFER_FAA;
 	bool into_local = r->opcode != DSMEM_XFER_WRITE;
+	union dsmem_token mrt;
 	struct dsmem_umr *umr;
 
 	if (r->opcode > DSMEM_XFER_OP_MAX || r->flags || r->__pad)
@@ -496,7 +509,10 @@ static int dsmem_xfer_check(struct dsmem_file *file, struct dsmem_task_req *tr)
 		return -ENOENT;
 	if (r->local >= umr->len || r->len > umr->len - r->local)
 		return -ERANGE;
-	if (into_local && !umr->writable)
+	/* the registration's access flags, from its token */
+	if (dsmem_tc_resolve(umr->tc_mr, DSMEM_TRACE_READ, &mrt))
+		return -ENOENT;
+	if (into_local && !(mrt.mr.access_flags & IB_ACCESS_LOCAL_WRITE))
 		return -EACCES;
 	atomic_inc(&umr->users);
 	tr->umr = umr;
@@ -695,6 +711,13 @@ int dsmem_xfer_mr_reg(struct dsmem_file *file, void *arg)
 	ret = xa_alloc(&file->mrs, &handle, umr, xa_limit_31b, GFP_KERNEL);
 	if (ret) {
 		dsmem_umr_free(umr);
+		goto out;
+	}
+	ret = dsmem_tc_add_mr(0, umr->writable ? IB_ACCESS_LOCAL_WRITE : 0,
+			      umr->npages, file->node->net, file->node->id,
+			      DSMEM_TC_USER_MR, handle, 0, &umr->tc_mr);
+	if (ret) {
+		dsmem_umr_free(xa_erase(&file->mrs, handle));
 		goto out;
 	}
 	a->handle = handle;

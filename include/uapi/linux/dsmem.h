@@ -31,6 +31,8 @@
 #define DSMEM_FEAT_STATS	_BITULL(1)
 /* nodes, peers, segments and the remote-memory data path */
 #define DSMEM_FEAT_RDM		_BITULL(2)
+/* RDMA object tokens and the three-tier token cache */
+#define DSMEM_FEAT_TOKENCACHE	_BITULL(3)
 
 /*
  * Global addresses.  A 64-bit remote address names a node, one of its

@@ -40,6 +40,13 @@ enum dsmem_cmd {
 	DSMEM_CMD_RDM_FREE,	/* do (admin): FREE on a remote node */
 	DSMEM_CMD_RDM_READ,	/* do (admin): READ message to a remote node */
 	DSMEM_CMD_RDM_WRITE,	/* do (admin): WRITE message to a remote node */
+	DSMEM_CMD_TOKEN_GET,	/* do: one token by handle; dump: all, or filtered */
+	DSMEM_CMD_TOKEN_SET,	/* do (admin): pin, unpin or move a token */
+	DSMEM_CMD_CACHE_GET,	/* do: parameters, tiers and counters */
+	DSMEM_CMD_CACHE_SET,	/* do (admin): parameters, reset; also an event */
+	DSMEM_CMD_TRACE_START,	/* do (admin): capture accesses to a file; event */
+	DSMEM_CMD_TRACE_STOP,	/* do (admin): stop the capture; also an event */
+	DSMEM_CMD_CACHE_BENCH,	/* do (admin): synthetic run on a private cache */
 
 	__DSMEM_CMD_MAX,
 	DSMEM_CMD_MAX = __DSMEM_CMD_MAX - 1
@@ -95,6 +102,37 @@ enum dsmem_attr {
 	DSMEM_ATTR_RDM_LEN,		/* u64, bytes */
 	DSMEM_ATTR_RDM_PA,		/* u64, backing offset of an allocation */
 	DSMEM_ATTR_RDM_DATA,		/* binary, at most DSMEM_WIRE_MAX_DATA */
+	DSMEM_ATTR_TOKEN_HANDLE,	/* u32, see uapi/linux/dsmem_token.h */
+	DSMEM_ATTR_TOKEN_TYPE,		/* u8, enum dsmem_token_type */
+	DSMEM_ATTR_TOKEN_DATA,		/* binary, the packed token */
+	DSMEM_ATTR_TOKEN_LAYER,		/* u8, enum dsmem_tier */
+	DSMEM_ATTR_TOKEN_FLAGS,		/* u8, DSMEM_TOKEN_PINNED ... */
+	DSMEM_ATTR_TOKEN_VERSION,	/* u32, the directory entry's version */
+	DSMEM_ATTR_TOKEN_OFFSET,	/* u32, where in its layer */
+	DSMEM_ATTR_TOKEN_OBJECT,	/* string, what the token stands for */
+	DSMEM_ATTR_TOKEN_HITS,		/* u32, hits in the current window */
+	DSMEM_ATTR_TOKEN_ACCESSES,	/* u64, relaxed field: updates counted */
+	DSMEM_ATTR_TOKEN_PINNED,	/* u8, 0 or 1 (TOKEN_SET) */
+	DSMEM_ATTR_CACHE_PARAMS,	/* nest, enum dsmem_cache_param + 1 */
+	DSMEM_ATTR_CACHE_STATS,		/* nest of DSMEM_ATTR_STAT entries */
+	DSMEM_ATTR_CACHE_TIERS,		/* nest of DSMEM_ATTR_CACHE_TIER */
+	DSMEM_ATTR_CACHE_TIER,		/* nest, enum dsmem_tier_attr */
+	DSMEM_ATTR_CACHE_RESET,		/* flag (CACHE_SET): zero the counters */
+	DSMEM_ATTR_CACHE_PROMOTE_L1,	/* u32, threshold in effect */
+	DSMEM_ATTR_CACHE_PROMOTE_L2,	/* u32, threshold in effect */
+	DSMEM_ATTR_CACHE_ENTRIES,	/* u32, live tokens */
+	DSMEM_ATTR_CACHE_PINNED,	/* u32, pinned tokens */
+	DSMEM_ATTR_CACHE_QUEUED,	/* u32, promotions waiting */
+	DSMEM_ATTR_CACHE_MIGRATE_RATE,	/* u64, migrations per second, last second */
+	DSMEM_ATTR_TRACE_FD,		/* u32, a file descriptor open for writing */
+	DSMEM_ATTR_TRACE_ACTIVE,	/* u8 */
+	DSMEM_ATTR_TRACE_RECORDS,	/* u64, written to the file */
+	DSMEM_ATTR_TRACE_DROPPED,	/* u64, lost to a full buffer */
+	DSMEM_ATTR_TRACE_ERRNO,		/* u32, why the capture stopped; 0 ok */
+	DSMEM_ATTR_BENCH_QPS,		/* u32, active queue pairs */
+	DSMEM_ATTR_BENCH_OPS,		/* u32, operations to run */
+	DSMEM_ATTR_BENCH_SEED,		/* u32 */
+	DSMEM_ATTR_BENCH_RESULT,	/* nest, enum dsmem_bench_attr */
 
 	__DSMEM_ATTR_MAX,
 	DSMEM_ATTR_MAX = __DSMEM_ATTR_MAX - 1
@@ -158,6 +196,78 @@ enum dsmem_grant_attr {
 
 	__DSMEM_GRANT_ATTR_MAX,
 	DSMEM_GRANT_ATTR_MAX = __DSMEM_GRANT_ATTR_MAX - 1
+};
+
+/*
+ * Token-cache parameters: DSMEM_ATTR_CACHE_PARAMS nests one u64 attribute
+ * per parameter, of type DSMEM_CACHE_P_<NAME> + 1.  The module reports
+ * every one; CACHE_SET takes any subset and checks the resulting whole
+ * (a bad value or combination: -ERANGE, naming it in the extended ack).
+ */
+enum dsmem_cache_param {
+	DSMEM_CACHE_P_L1_CAPACITY,	/* entries */
+	DSMEM_CACHE_P_L2_CAPACITY,	/* entries */
+	DSMEM_CACHE_P_PROMOTE_L2,	/* window hits that move L3 -> L2 */
+	DSMEM_CACHE_P_PROMOTE_L1,	/* window hits that move to L1 */
+	DSMEM_CACHE_P_WINDOW_NS,
+	DSMEM_CACHE_P_L1_IDLE_NS,
+	DSMEM_CACHE_P_L2_IDLE_NS,
+	DSMEM_CACHE_P_AGING_NS,
+	DSMEM_CACHE_P_BATCH_THRESHOLD,
+	DSMEM_CACHE_P_BATCH_MAX,
+	DSMEM_CACHE_P_QUEUE_MAX,
+	DSMEM_CACHE_P_CAS_RETRIES,
+	DSMEM_CACHE_P_PREFETCH,
+	DSMEM_CACHE_P_COST_L1_NS,
+	DSMEM_CACHE_P_COST_L2_NS,
+	DSMEM_CACHE_P_COST_L3_NS,
+	DSMEM_CACHE_P_MODE,		/* enum dsmem_cache_mode */
+	DSMEM_CACHE_P_MIGRATE_BUDGET,	/* migrations per adaptation interval */
+	DSMEM_CACHE_P_ADAPT_NS,
+
+	DSMEM_CACHE_P_NR
+};
+
+enum dsmem_tier_attr {
+	DSMEM_TIER_ATTR_UNSPEC,
+	DSMEM_TIER_ATTR_PAD,
+	DSMEM_TIER_ATTR_ID,		/* u8, enum dsmem_tier */
+	DSMEM_TIER_ATTR_ENTRIES,	/* u32 */
+	DSMEM_TIER_ATTR_CAPACITY,	/* u32, entries; L3: unbounded, 0 */
+	DSMEM_TIER_ATTR_BYTES,		/* u64, memory its copies take */
+	DSMEM_TIER_ATTR_NUMA,		/* s32, node of its memory; -1 any */
+	DSMEM_TIER_ATTR_HITS,		/* u64, accesses it served */
+	DSMEM_TIER_ATTR_MISSES,		/* u64, accesses that went past it */
+	DSMEM_TIER_ATTR_PROMOTIONS,	/* u64, entries moved in from below */
+	DSMEM_TIER_ATTR_DEMOTIONS,	/* u64, idle entries moved out */
+	DSMEM_TIER_ATTR_EVICTIONS,	/* u64, entries moved out for room */
+	DSMEM_TIER_ATTR_COST_MEAN_NS,	/* u64, modelled, accesses it served */
+	DSMEM_TIER_ATTR_COST_P99_NS,	/* u64, modelled */
+
+	__DSMEM_TIER_ATTR_MAX,
+	DSMEM_TIER_ATTR_MAX = __DSMEM_TIER_ATTR_MAX - 1
+};
+
+/*
+ * CACHE_BENCH: BENCH_OPS operations spread uniformly over BENCH_QPS
+ * synthetic queue pairs, each touching its QP, CQ and MR tokens.
+ */
+enum dsmem_bench_attr {
+	DSMEM_BENCH_ATTR_UNSPEC,
+	DSMEM_BENCH_ATTR_PAD,
+	DSMEM_BENCH_ATTR_ACCESSES,	/* u64 */
+	DSMEM_BENCH_ATTR_HITS_L1,	/* u64 */
+	DSMEM_BENCH_ATTR_HITS_L2,	/* u64 */
+	DSMEM_BENCH_ATTR_HITS_L3,	/* u64 */
+	DSMEM_BENCH_ATTR_MODELED_NS,	/* u64, total modelled access cost */
+	DSMEM_BENCH_ATTR_L1_HIT_MEAN_NS,	/* u64, measured resolve time */
+	DSMEM_BENCH_ATTR_L1_HIT_P99_NS,	/* u64 */
+	DSMEM_BENCH_ATTR_MISS_MEAN_NS,	/* u64, measured, L2 or L3 served */
+	DSMEM_BENCH_ATTR_MISS_P99_NS,	/* u64 */
+	DSMEM_BENCH_ATTR_MIGRATIONS,	/* u64 */
+
+	__DSMEM_BENCH_ATTR_MAX,
+	DSMEM_BENCH_ATTR_MAX = __DSMEM_BENCH_ATTR_MAX - 1
 };
 
 #endif /* _UAPI_LINUX_DSMEM_NETLINK_H */
