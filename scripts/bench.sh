@@ -6,15 +6,18 @@
 #
 # Subsets: ctl (control path: dsctl vs iproute2's rdma over netlink);
 # rdm (the data path vs perftest's ib_{read,write}_{lat,bw} on the same
-# rxe, loopback in one guest).  sim, btree, obj, slope and cache arrive
-# with their capabilities.
+# rxe, loopback in one guest); cache (the token cache's connection sweep,
+# 16..16384 QPs, fixed and adaptive, against uncached access, and the
+# measured cost of one resolve).  sim, btree, obj and slope arrive with
+# their capabilities.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 dsctl=$top/build/user/user/tools/dsctl
 rdm_bench=$top/build/user/bench/rdm_bench
-implemented=(ctl rdm)
-planned=(sim btree obj slope cache)
+cache_bench=$top/build/user/bench/cache_bench
+implemented=(ctl rdm cache)
+planned=(sim btree obj slope)
 
 # Mean wall time of one invocation, in ms, over N runs.
 mean_ms() {
@@ -86,6 +89,10 @@ bench_rdm() {
 	"$ctl" node del id 2
 }
 
+bench_cache() {
+	"$cache_bench" "${DSMEM_CACHE_BENCH_OPS:-100000}"
+}
+
 if [ "${1:-}" = --in-guest ]; then
 	shift
 	for b in "$@"; do "bench_$b"; done
@@ -103,4 +110,5 @@ for b in "${subsets[@]}"; do
 		exit 1
 	fi
 done
-exec "$top/scripts/guest" -t 600 -- "$0" --in-guest "${subsets[@]}"
+# a memory-only NUMA node: where the token cache puts L2, as CXL would be
+exec "$top/scripts/guest" --numa-memnode 128 -t 1200 -- "$0" --in-guest "${subsets[@]}"

@@ -78,8 +78,7 @@ static int dsmem_nl_token_check(struct genl_info *info, u32 *eid)
 	*eid = dsmem_tc_eid_of(handle);
 	e = dstc_entry(&dsmem_tc.live.c, *eid);
 	ctl = e ? READ_ONCE(e->ctl) : 0;
-	if (!DSTC_CTL_GEN(ctl) ||
-	    !dsmem_tc_visible(*eid, genl_info_net(info))) {
+	if (!DSTC_CTL_GEN(ctl)) {
 		NL_SET_ERR_MSG_ATTR(info->extack, a, "no such token");
 		return -ENOENT;
 	}
@@ -88,6 +87,10 @@ static int dsmem_nl_token_check(struct genl_info *info, u32 *eid)
 		NL_SET_ERR_MSG_ATTR(info->extack, a,
 				    "stale handle: its object is gone");
 		return -ESTALE;
+	}
+	if (!dsmem_tc_visible(*eid, genl_info_net(info))) {
+		NL_SET_ERR_MSG_ATTR(info->extack, a, "no such token");
+		return -ENOENT;
 	}
 	return 0;
 }
@@ -156,7 +159,8 @@ int dsmem_nl_token_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 		if (ret)
 			break;
 	}
-	cb->args[0] = eid;
+	/* resume at the entry that did not fit; past the end when done */
+	cb->args[0] = ret ? eid : (unsigned long)DSTC_ENTRIES_MAX;
 	if (ret && !skb->len)
 		return ret;
 	return skb->len;

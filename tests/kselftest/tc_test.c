@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Tokens and the three-tier token cache on the module's real objects: two
+ * nodes on the one rxe device of a single guest, node 1 reading node 2's
+ * segment, every work request resolving its QP through the cache.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <linux/dsmem.h>
+#include <linux/dsmem_netlink.h>
+#include <linux/dsmem_token.h>
+#include <dsmem/ds.h>
+
+#include "kselftest_harness.h"
+#include "util.h"
+
+#define SEG_SIZE	(1u << 20)
+#define PORT_A		7481
+#define PORT_B		7482
+#define THREADS		8
+#define OPS_PER_THREAD	200
+
+static int wait_rsegs(struct ds_ctx *ctx, uint32_t peer, uint32_t n)
+{
+	struct ds_peer_info p;
+
+	for (int i = 0; i < 400; i++) {
+		if (!ds_peer_get(ctx, 1, peer, &p) && p.state == DS_PEER_UP &&
+		    p.rseg_total == n)
+			return 0;
+		usleep(50000);
+	}
+	return -ETIMEDOUT;
+}
+
+/* The handle of node's QP token: the one its data path uses. */
+static int node_qp(struct ds_ctx *ctx, uint32_t node, struct ds_token_info *qp)
+{
+	struct ds_token_info *t;
+	size_t n;
+	int ret = ds_token_list(ctx, DS_TOKEN_QP, node, &t, &n);
+
+	if (ret)
+		return ret;
+	ret = n == 1 ? 0 : -ENOENT;
+	if (!ret)
+		*qp = t[0];
+	ds_token_list_free(t);
+	return ret;
+}
+
+static uint64_t stat_of(const struct ds_cache_info *c, const char *name)
+{
+	uint64_t v = 0;
+
+	ds_cache_stat(c, name, &v);
+	return v;
+}
+
+static int set_param(struct ds_ctx *ctx, unsigned int p, uint64_t v)
+{
+	uint64_t params[DS_CACHE_P_NR] = {};
+
+	params[p] = v;
+	return ds_cache_set(ctx, params, 1ULL << p, 0, NULL);
+}
+
+FIXTURE(tc) {
+	struct ds_ctx *ctx;
+	struct ds_xfer *x;
+	uint32_t peer;
+	uint64_t seg;
+	uint64_t saved[DS_CACHE_P_NR];
+};
+
+FIXTURE_SETUP(tc)
+{
+	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
+	struct ds_cache_info c;
+	struct ds_seg_info s;
+
+	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
+	ASSERT_EQ(0, ds_cache_get(self->ctx, &c));
+	memcpy(self->saved, c.params, sizeof(self->saved));
+	ASSERT_EQ(0, ds_node_add(self->ctx, 1, "rxe0", PORT_A))
+		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+	ASSERT_EQ(0, ds_node_add(self->ctx, 2, "rxe0", PORT_B));
+	ASSERT_EQ(0, ds_seg_add(self->ctx, 2, SEG_SIZE, -1, DS_TRANSLATE_SEGMENT, &s));
+	self->seg = s.addr;
+	ASSERT_EQ(0, ds_seg_grant(self->ctx, 2, 1, 1, DSMEM_PERM_ALL));
+	ASSERT_EQ(0, ds_peer_add(self->ctx, 1, addr, PORT_B, &self->peer));
+	ASSERT_EQ(0, wait_rsegs(self->ctx, self->peer, 1));
+	ASSERT_EQ(0, ds_xfer_open(1, &self->x));
+}
+
+FIXTURE_TEARDOWN(tc)
+{
+	if (self->x)
+		ds_xfer_close(self->x);
+	ds_node_del(self->ctx, 1);
+	ds_node_del(self->ctx, 2);
+	/* the defaults back, for the next test */
+	ds_cache_set(self->ctx, self->saved, (1ULL << DS_CACHE_P_NR) - 1, 1, NULL);
+	ds_ctx_close(self->ctx);
+	EXPECT_EQ(0, kernel_taint() & ~(1UL << 12 | 1UL << 13));
+}
+
+/* Every PD, CQ, QP and MR of both nodes has a token that decodes. */
+TEST_F(tc, real_objects_have_tokens)
+{
+	struct ds_token_info *t, one, qp;
+	size_t n, count[4] = {};
+	uint32_t v, mr;
+	char buf[4096] __attribute__((aligned(4096)));
+
+	ASSERT_EQ(0, ds_token_list(self->ctx, -1, 0, &t, &n));
+	for (size_t i = 0; i < n; i++) {
+		ASSERT_LT(t[i].type, 4);
+		count[t[i].type]++;
+		EXPECT_EQ(t[i].type, DSMEM_HANDLE_TYPE(t[i].handle));
+		EXPECT_EQ(t[i].index, DSMEM_HANDLE_INDEX(t[i].handle));
+		EXPECT_GE(t[i].layer, DS_TIER_L1);
+		EXPECT_LE(t[i].layer, DS_TIER_L3);
+		EXPECT_GT(ds_token_field_count(&t[i]), 0);
+		EXPECT_NE(0, t[i].object[0]);
+		ASSERT_EQ(0, ds_token_get(self->ctx, t[i].handle, &one));
+		EXPECT_EQ(0, memcmp(t[i].data, one.data, t[i].data_len));
+	}
+	ds_token_list_free(t);
+	/* a connection each way: its PD, CQ and QP on both nodes */
+	EXPECT_EQ(2, count[DS_TOKEN_PD]);
+	EXPECT_EQ(2, count[DS_TOKEN_CQ]);
+	EXPECT_EQ(2, count[DS_TOKEN_QP]);
+	/* node 2's segment, registered for node 1 */
+	EXPECT_GE(count[DS_TOKEN_MR], 1);
+
+	ASSERT_EQ(0, node_qp(self->ctx, 1, &qp));
+	ASSERT_EQ(0, ds_token_field_get(&qp, "state", &v));
+	EXPECT_EQ(3, v);	/* IB_QPS_RTS */
+	ASSERT_EQ(0, ds_token_field_get(&qp, "qp_type", &v));
+	EXPECT_EQ(2, v);	/* IB_QPT_RC */
+	ASSERT_EQ(0, ds_token_field_get(&qp, "qpn", &v));
+	EXPECT_NE(0, v);
+
+	/* a registered buffer gets an MR token, gone with the registration */
+	ASSERT_EQ(0, ds_mr_reg(self->x, buf, sizeof(buf), &mr));
+	ASSERT_EQ(0, ds_token_list(self->ctx, DS_TOKEN_MR, 1, &t, &n));
+	ASSERT_EQ(1, n);
+	one = t[0];
+	ds_token_list_free(t);
+	ASSERT_EQ(0, ds_token_field_get(&one, "n_pages", &v));
+	EXPECT_EQ(1, v);
+	ASSERT_EQ(0, ds_token_field_get(&one, "access_flags", &v));
+	EXPECT_EQ(1, v);	/* IB_ACCESS_LOCAL_WRITE */
+	ASSERT_EQ(0, ds_mr_dereg(self->x, mr));
+	EXPECT_EQ(-ESTALE, ds_token_get(self->ctx, one.handle, &one));
+}
+
+/* The counters move with the data path, one QP update per request. */
+TEST_F(tc, stats_move_with_workload)
+{
+	struct ds_cache_info before, after;
+	struct ds_token_info q0, q1;
+	uint64_t hits0, hits1;
+	char buf[64];
+
+	ASSERT_EQ(0, node_qp(self->ctx, 1, &q0));
+	ASSERT_EQ(0, ds_cache_get(self->ctx, &before));
+	for (int i = 0; i < 100; i++)
+		ASSERT_EQ(0, ds_read(self->x, self->seg + i * 64, buf, sizeof(buf)));
+	ASSERT_EQ(0, ds_cache_get(self->ctx, &after));
+	ASSERT_EQ(0, node_qp(self->ctx, 1, &q1));
+	EXPECT_EQ(q0.handle, q1.handle);
+	EXPECT_EQ(q0.accesses + 100, q1.accesses);
+	hits0 = stat_of(&before, "hits_l1") + stat_of(&before, "hits_l2") +
+		stat_of(&before, "hits_l3");
+	hits1 = stat_of(&after, "hits_l1") + stat_of(&after, "hits_l2") +
+		stat_of(&after, "hits_l3");
+	/* a QP and a CQ resolve per request at least */
+	EXPECT_GE(hits1 - hits0, 200);
+	EXPECT_GT(after.tiers[2].entries, 0);
+	EXPECT_GT(after.tiers[2].cost_mean_ns, 0);
+}
+
+/* A capture writes the documented format, and what it says is there. */
+TEST_F(tc, trace_roundtrip)
+{
+	char path[512], buf[64];
+	struct dsmem_trace_hdr hdr;
+	struct dsmem_trace_rec rec;
+	struct ds_trace_info ti;
+	struct ds_token_info qp;
+	uint64_t nrec = 0, qp_modify = 0;
+	int fd, ro;
+	FILE *f;
+
+	ASSERT_EQ(0, node_qp(self->ctx, 1, &qp));
+	snprintf(path, sizeof(path), "/tmp/dsmem-trace-%d", getpid());
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ds_trace_start(self->ctx, fd));
+	EXPECT_EQ(-EBUSY, ds_trace_start(self->ctx, fd));
+	close(fd);	/* the module holds its own reference */
+	for (int i = 0; i < 50; i++)
+		ASSERT_EQ(0, ds_read(self->x, self->seg, buf, sizeof(buf)));
+	ASSERT_EQ(0, ds_trace_stop(self->ctx, &ti));
+	EXPECT_EQ(0, ti.error);
+	EXPECT_EQ(0, ti.dropped);
+	EXPECT_EQ(-ENOENT, ds_trace_stop(self->ctx, &ti));
+
+	f = fopen(path, "rb");
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(1, fread(&hdr, sizeof(hdr), 1, f));
+	EXPECT_EQ(0, memcmp(hdr.magic, DSMEM_TRACE_MAGIC, 8));
+	EXPECT_EQ(DSMEM_TRACE_VERSION, hdr.version);
+	EXPECT_EQ(sizeof(rec), hdr.rec_size);
+	while (fread(&rec, sizeof(rec), 1, f) == 1) {
+		nrec++;
+		EXPECT_EQ(DSMEM_HANDLE_TYPE(rec.handle), rec.type);
+		EXPECT_LE(rec.op, DSMEM_TRACE_DESTROY);
+		if (rec.handle == qp.handle && rec.op == DSMEM_TRACE_MODIFY) {
+			qp_modify++;
+			EXPECT_EQ(1, rec.node);
+			EXPECT_GE(rec.tier, DSMEM_TIER_L1);
+		}
+	}
+	fclose(f);
+	EXPECT_EQ(ti.records, nrec);
+	EXPECT_EQ(50, qp_modify);
+	unlink(path);
+
+	/* what cannot be a trace file is refused, and nothing starts */
+	ro = open("/proc/version", O_RDONLY);
+	ASSERT_LE(0, ro);
+	EXPECT_EQ(-EINVAL, ds_trace_start(self->ctx, ro));
+	close(ro);
+	ro = open("/tmp", O_RDONLY | O_DIRECTORY);
+	EXPECT_EQ(-EINVAL, ds_trace_start(self->ctx, ro));
+	close(ro);
+	EXPECT_EQ(-EBADF, ds_trace_start(self->ctx, 1000));
+	EXPECT_EQ(-ENOENT, ds_trace_stop(self->ctx, &ti));
+}
+
+struct hammer {
+	uint64_t seg;
+	int err;
+};
+
+static void *hammer_thread(void *arg)
+{
+	struct hammer *h = arg;
+	struct ds_xfer *x;
+	char buf[8];
+
+	h->err = ds_xfer_open(1, &x);
+	if (h->err)
+		return NULL;
+	for (int i = 0; i < OPS_PER_THREAD && !h->err; i++)
+		h->err = ds_read(x, h->seg + i * 8, buf, sizeof(buf));
+	ds_xfer_close(x);
+	return NULL;
+}
+
+/*
+ * 8 threads update the one hot QP token while its entry is moved between
+ * the tiers and L1 is resized under them: no update is lost.
+ */
+TEST_F_TIMEOUT(tc, hammer_while_migrating, 600)
+{
+	uint64_t params[DS_CACHE_P_NR] = {}, mask = 0;
+	struct hammer h[THREADS];
+	pthread_t th[THREADS];
+	struct ds_token_info q0, q1;
+	struct ds_token_update up = { .mask = DS_TOKEN_SET_LAYER };
+	struct ds_cache_info c0, c1;
+	int moves = 0;
+
+	/* promote at once, demote at once: the entry never rests */
+	params[DS_CACHE_P_PROMOTE_L2] = 1;
+	params[DS_CACHE_P_PROMOTE_L1] = 2;
+	params[DS_CACHE_P_WINDOW_NS] = 10000000;
+	params[DS_CACHE_P_L1_IDLE_NS] = 1000;
+	params[DS_CACHE_P_L2_IDLE_NS] = 2000;
+	params[DS_CACHE_P_BATCH_THRESHOLD] = 1;
+	params[DS_CACHE_P_CAS_RETRIES] = 1;
+	for (int p = DS_CACHE_P_PROMOTE_L2; p <= DS_CACHE_P_L2_IDLE_NS; p++)
+		mask |= 1ULL << p;
+	mask |= 1ULL << DS_CACHE_P_BATCH_THRESHOLD | 1ULL << DS_CACHE_P_CAS_RETRIES;
+	ASSERT_EQ(0, ds_cache_set(self->ctx, params, mask, 1, NULL))
+		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+	ASSERT_EQ(0, node_qp(self->ctx, 1, &q0));
+	ASSERT_EQ(0, ds_cache_get(self->ctx, &c0));
+
+	for (int i = 0; i < THREADS; i++) {
+		h[i].seg = self->seg + i * 4096;
+		h[i].err = 0;
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, hammer_thread, &h[i]));
+	}
+	/* move the entry around and resize L1 while they run */
+	for (int round = 0; round < 200; round++) {
+		up.layer = DS_TIER_L1 + round % 3;
+		if (!ds_token_set(self->ctx, q0.handle, &up, NULL))
+			moves++;
+		EXPECT_EQ(0, set_param(self->ctx, DS_CACHE_P_L1_CAPACITY,
+				       1 + round % 4));
+		usleep(1000);
+	}
+	for (int i = 0; i < THREADS; i++) {
+		pthread_join(th[i], NULL);
+		EXPECT_EQ(0, h[i].err) TH_LOG("thread %d", i);
+	}
+	ASSERT_EQ(0, node_qp(self->ctx, 1, &q1));
+	ASSERT_EQ(0, ds_cache_get(self->ctx, &c1));
+	EXPECT_EQ(q0.accesses + THREADS * OPS_PER_THREAD, q1.accesses);
+	EXPECT_GT(moves, 0);
+	EXPECT_GT(stat_of(&c1, "migrations"), stat_of(&c0, "migrations") + 100);
+	TH_LOG("moves %d migrations %llu cas_retries %llu fallbacks %llu read_retries %llu",
+	       moves, (unsigned long long)stat_of(&c1, "migrations"),
+	       (unsigned long long)stat_of(&c1, "cas_retries"),
+	       (unsigned long long)stat_of(&c1, "cas_fallbacks"),
+	       (unsigned long long)stat_of(&c1, "read_retries"));
+}
+
+/* L2 lives on the memory-only NUMA node the guest has, as CXL would. */
+TEST_F(tc, l2_on_cpuless_node)
+{
+	struct ds_token_update up = { .mask = DS_TOKEN_SET_LAYER,
+				      .layer = DS_TIER_L2 };
+	struct ds_token_info qp;
+	struct ds_cache_info c;
+	struct ds_stat *st;
+	char path[128], cpus[256];
+	int cpuless = -1;
+	size_t n;
+
+	for (int nid = 0; nid < 64 && cpuless < 0; nid++) {
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/node/node%d/cpulist", nid);
+		if (read_file(path, cpus, sizeof(cpus)) == 0 &&
+		    (cpus[0] == '\n' || cpus[0] == 0))
+			cpuless = nid;
+	}
+	if (cpuless < 0)
+		SKIP(return, "no CPU-less NUMA node (scripts/guest --numa-memnode)");
+	/* it must stay in L2 while we look */
+	ASSERT_EQ(0, set_param(self->ctx, DS_CACHE_P_L2_IDLE_NS, 60000000000ULL));
+	ASSERT_EQ(0, node_qp(self->ctx, 1, &qp));
+	ASSERT_EQ(0, ds_token_set(self->ctx, qp.handle, &up, &qp))
+		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+	EXPECT_EQ(DS_TIER_L2, qp.layer);
+	ASSERT_EQ(0, ds_cache_get(self->ctx, &c));
+	EXPECT_EQ(cpuless, c.tiers[1].numa);
+	EXPECT_GE(c.tiers[1].entries, 1);
+	EXPECT_GE(c.tiers[1].bytes, 4096);
+	/* the pages really are there */
+	ASSERT_EQ(0, ds_stats_get(self->ctx, &st, &n));
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(st[i].name, "tc_page_misplaced"))
+			EXPECT_EQ(0, st[i].value);
+		if (!strcmp(st[i].name, "tc_page_failed"))
+			EXPECT_EQ(0, st[i].value);
+	}
+	free(st);
+}
+
+/* Bad input: a clear error and no change. */
+TEST_F(tc, bad_input)
+{
+	struct ds_token_update up = { .mask = DS_TOKEN_SET_PINNED, .pinned = 1 };
+	struct ds_cache_info c0, c1;
+	struct ds_token_info info, *t;
+	uint64_t params[DS_CACHE_P_NR] = {};
+	size_t n;
+
+	/* an index never issued; then a stale version */
+	EXPECT_EQ(-ENOENT, ds_token_get(self->ctx,
+					DSMEM_HANDLE(DSMEM_TOKEN_QP, 1, 60000), &info));
+	ASSERT_EQ(0, ds_token_list(self->ctx, DS_TOKEN_PD, 1, &t, &n));
+	ASSERT_EQ(1, n);
+	info = t[0];
+	ds_token_list_free(t);
+	EXPECT_EQ(-ESTALE, ds_token_get(self->ctx, info.handle ^ (1u << 16), &info));
+	up.mask = DS_TOKEN_SET_LAYER | DS_TOKEN_SET_VERSION;
+	up.layer = DS_TIER_L2;
+	up.version = info.version + 7;
+	EXPECT_EQ(-ESTALE, ds_token_set(self->ctx, info.handle, &up, NULL));
+	ASSERT_EQ(0, ds_token_get(self->ctx, info.handle, &info));
+	EXPECT_EQ(DS_TIER_L3, info.layer);
+
+	/* ranges, including 0, and rules between parameters */
+	ASSERT_EQ(0, ds_cache_get(self->ctx, &c0));
+	EXPECT_EQ(-ERANGE, set_param(self->ctx, DS_CACHE_P_L1_CAPACITY, 0));
+	EXPECT_NE(NULL, strstr(ds_ctx_errmsg(self->ctx), "l1_capacity"));
+	EXPECT_EQ(-ERANGE, set_param(self->ctx, DS_CACHE_P_L1_CAPACITY, 1u << 30));
+	EXPECT_EQ(-ERANGE, set_param(self->ctx, DS_CACHE_P_PROMOTE_L2, 0));
+	EXPECT_EQ(-ERANGE, set_param(self->ctx, DS_CACHE_P_PROMOTE_L1, 2));
+	EXPECT_EQ(-ERANGE, set_param(self->ctx, DS_CACHE_P_MODE, 2));
+	params[DS_CACHE_P_BATCH_THRESHOLD] = 64;
+	params[DS_CACHE_P_BATCH_MAX] = 32;
+	EXPECT_EQ(-ERANGE, ds_cache_set(self->ctx, params,
+					1ULL << DS_CACHE_P_BATCH_THRESHOLD |
+					1ULL << DS_CACHE_P_BATCH_MAX, 0, NULL));
+	ASSERT_EQ(0, ds_cache_get(self->ctx, &c1));
+	EXPECT_EQ(0, memcmp(c0.params, c1.params, sizeof(c0.params)));
+
+	/* L1 cannot shrink below what is pinned there */
+	up.mask = DS_TOKEN_SET_PINNED;
+	up.pinned = 1;
+	ASSERT_EQ(0, ds_token_set(self->ctx, info.handle, &up, &info));
+	EXPECT_EQ(DS_TIER_L1, info.layer);
+	EXPECT_EQ(DS_TOKEN_PINNED, info.flags & DS_TOKEN_PINNED);
+	ASSERT_EQ(0, node_qp(self->ctx, 1, &info));
+	ASSERT_EQ(0, ds_token_set(self->ctx, info.handle, &up, &info));
+	EXPECT_EQ(-EBUSY, set_param(self->ctx, DS_CACHE_P_L1_CAPACITY, 1));
+	up.mask = DS_TOKEN_SET_LAYER;
+	up.layer = DS_TIER_L3;
+	EXPECT_EQ(-EBUSY, ds_token_set(self->ctx, info.handle, &up, NULL));
+	ASSERT_EQ(0, ds_cache_get(self->ctx, &c1));
+	EXPECT_EQ(c0.params[DS_CACHE_P_L1_CAPACITY], c1.params[DS_CACHE_P_L1_CAPACITY]);
+	EXPECT_EQ(2, c1.pinned);
+	up.mask = DS_TOKEN_SET_PINNED;
+	up.pinned = 0;
+	ASSERT_EQ(0, ds_token_set(self->ctx, info.handle, &up, NULL));
+	EXPECT_EQ(0, set_param(self->ctx, DS_CACHE_P_L1_CAPACITY, 1));
+}
+
+/* The synthetic sweep runs on a private cache and adds up. */
+TEST_F(tc, bench_adds_up)
+{
+	struct ds_cache_bench_result r;
+	struct ds_cache_info c0, c1;
+	int ret;
+
+	ASSERT_EQ(0, ds_cache_get(self->ctx, &c0));
+	ASSERT_EQ(0, ds_cache_bench(self->ctx, 64, 20000, 7, NULL, 0, &r))
+		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+	EXPECT_EQ(60000, r.accesses);
+	EXPECT_EQ(r.accesses, r.hits_l1 + r.hits_l2 + r.hits_l3);
+	/* 64 QPs at 10 M ops/s are hot: most of it ends up in L1 */
+	EXPECT_GT(r.hits_l1, r.accesses / 2);
+	EXPECT_GT(r.migrations, 0);
+	ret = ds_cache_bench(self->ctx, 0, 10, 1, NULL, 0, &r);
+	EXPECT_TRUE(ret == -EINVAL || ret == -ERANGE) TH_LOG("qps 0: %d", ret);
+	/* the live cache did not see it */
+	ASSERT_EQ(0, ds_cache_get(self->ctx, &c1));
+	EXPECT_EQ(c0.entries, c1.entries);
+}
+
+TEST_HARNESS_MAIN
