@@ -791,7 +791,7 @@ static int dstc_migrate(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 	union dsmem_token tok;
 	u64 ctl, delta;
 	u8 from;
-	int ret;
+	int ret = 0;
 
 	ctl = e->ctl;
 	from = DSTC_CTL_LAYER(ctl);
@@ -822,7 +822,12 @@ static int dstc_migrate(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 			dsmem_store_release(&c->pages[bucket], page);
 		}
 	}
+	/*
+	 * Making room may have moved this very entry: promoted from L2 into
+	 * a full L1, the L1 victim's demotion can evict it from a full L2.
+	 */
 	ctl = e->ctl;
+	from = DSTC_CTL_LAYER(ctl);
 
 	/* readers that see this retry until the new word is published */
 	dsmem_cmpxchg64(&e->ctl, ctl,
@@ -882,6 +887,7 @@ static int dstc_migrate(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 			dstc_page_release(c, bucket);
 			to = DSMEM_TIER_L3;
 			slot = eid;
+			ret = -ENOMEM;
 			break;
 		}
 		dstc_lru_push(c, eid, e);
@@ -900,6 +906,8 @@ static int dstc_migrate(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 	c->migrated++;
 	if (to < from)
 		st->v[to == DSMEM_TIER_L1 ? DSTC_S_PROMOTE_L1 : DSTC_S_PROMOTE_L2]++;
+	if (ret)	/* it went to L3 instead */
+		goto fail;
 	return 0;
 
 fail:
@@ -944,6 +952,8 @@ int dstc_insert_locked(struct dstc_cache *c, u32 eid, u32 node,
 	e->token_offset = eid;
 	e->node = node;
 	e->queued = DSTC_Q_NONE;
+	/* a ring slot of the last incarnation may remain: make it a no-op */
+	e->target = DSMEM_TIER_L3;
 	e->relaxed = 0;
 	e->win_hits = 0;
 	e->win_prev = 0;
@@ -1112,7 +1122,8 @@ int dstc_access(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 			goto out_unlock;
 		}
 		if (!tier) {
-			ret = -ESTALE;
+			/* gone, or (generation 0) never there */
+			ret = DSTC_CTL_GEN(c1) ? -ESTALE : -ENOENT;
 			goto out_unlock;
 		}
 		if (DSTC_CTL_FLAGS(c1) & DSMEM_TOKEN_MIGRATING) {
@@ -1294,7 +1305,7 @@ int dstc_update_locked(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 	dsmem_store_release(&e->ctl, DSTC_CTL(DSTC_CTL_VER(ctl) + 1,
 					      DSTC_CTL_GEN(ctl),
 					      DSTC_CTL_FLAGS(ctl),
-					      DSTC_CTL_LAYER(ctl)));
+					      DSTC_CTL_LAYER(e->ctl)));
 	st->v[DSTC_S_WRITETHROUGHS]++;
 	return 0;
 }
@@ -1473,7 +1484,9 @@ static void dstc_adapt(struct dstc_cache *c, struct dstc_stats *st,
 
 	if (acc < 64)
 		return;	/* too little to go by */
-	saturated = c->migrated >= c->p[DSTC_P_MIGRATE_BUDGET] * 9 / 10 || refused;
+	/* 90% of the budget, rounded up: a budget of 1 is spent by 1 */
+	saturated = (u64)c->migrated * 10 >= c->p[DSTC_P_MIGRATE_BUDGET] * 9 ||
+		    refused;
 	if (saturated && h2 * 2 < h2 + h3) {
 		/* moving a lot and L2 still misses: promote less */
 		p1 = p1 * 2 > 65535 ? 65535 : p1 * 2;
