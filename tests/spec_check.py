@@ -8,15 +8,27 @@ SPEC defaults to Documentation/netlink/specs/dsmem.yaml.  The spec is
 compared with include/uapi/linux/dsmem_netlink.h (commands, attributes and
 the nested attribute sets, their types as the header's comments give them,
 enums, permission flags, family name, version and multicast group),
-include/uapi/linux/dsmem.h (feature bits) and kernel/dsmem_netlink.c (which
-operations exist, which need GENL_ADMIN_PERM, which attributes their
-policies accept; the file's own macros are expanded first, so ops and
-policy entries may be written with them).
+include/uapi/linux/dsmem.h (feature bits), include/uapi/linux/dsmem_token.h
+(every enum, flag and constant of it must be a definition of the spec, with
+the header's values) and kernel/dsmem_netlink.c (which operations exist,
+which need GENL_ADMIN_PERM, which attributes their policies accept; the
+file's own macros are expanded first, so ops and policy entries may be
+written with them).
+
+Sets keyed by index: the token cache's parameters are an enum of indexes
+(enum dsmem_cache_param, counted by DSMEM_CACHE_P_NR) nested as attributes
+of type index + 1.  Their set's values must be the header's plus one, the
+module's nested policy (kernel/tokencache/dsmem_tc_nl.c) must take types
+1 .. count as the spec types them, and each parameter's checks (min, max)
+and doc (opening with its name in the module's table and saying its
+default) must agree with that table (dstc_params in
+kernel/tokencache/dsmem_tc_core.c).
 
 Output is TAP: "1..N", then "ok K - what" or "not ok K - what" with "# "
 lines saying why; the exit status is 1 if any check failed.
 """
 
+import ast
 import os
 import re
 import sys
@@ -33,7 +45,26 @@ DEFAULT_SPEC = os.path.join(TOP, "Documentation/netlink/specs/dsmem.yaml")
 # uapi enums and how the spec names them: the commands, then one
 # attribute set each
 ENUMS = ("dsmem_cmd", "dsmem_attr", "dsmem_port_attr", "dsmem_stat_attr",
-         "dsmem_rseg_attr", "dsmem_grant_attr")
+         "dsmem_rseg_attr", "dsmem_grant_attr", "dsmem_tier_attr",
+         "dsmem_bench_attr", "dsmem_cache_param")
+
+# uapi enums of indexes (from 0) whose set nests index i as attribute type
+# i + 1, with the entry that counts them, which must come last: the enum,
+# its count, the module's table of the parameters and the files holding
+# the table and the nested policy
+INDEX_KEYED = {
+    "dsmem_cache_param": {
+        "count": "DSMEM_CACHE_P_NR",
+        "table": "dstc_params",
+        "table_file": "kernel/tokencache/dsmem_tc_core.c",
+        "table_header": "kernel/tokencache/dsmem_tc_core.h",
+        "policy_file": "kernel/tokencache/dsmem_tc_nl.c",
+    },
+}
+
+# uapi headers besides dsmem_netlink.h whose every named enum and every
+# object-like #define the spec's definitions must describe
+DEFINITION_HEADERS = ("linux/dsmem_token.h",)
 
 # policy macros of <net/netlink.h> that take no type: all binary
 BINARY_POLICY_MACROS = ("NLA_POLICY_MIN_LEN", "NLA_POLICY_MAX_LEN",
@@ -242,8 +273,11 @@ def expand_local_macros(text):
     return text
 
 
-def is_max(name):
-    return name.startswith("__") or name.endswith("_MAX")
+def is_max(name, names):
+    """The count and max entries that close an attribute enum: __X_MAX
+    and the X_MAX defined next to it (not a parameter called BATCH_MAX)."""
+    return name.startswith("__") or \
+        (name.endswith("_MAX") and "__" + name in names)
 
 
 def c_name(prefix, name):
@@ -341,6 +375,67 @@ def parse_kernel(text):
     return ops, policies, mcgrps, family
 
 
+def c_eval(expr, defs, depth=0):
+    """Value of a C integer constant expression: numbers (with U, L
+    suffixes), names defs maps to expressions or ints, BIT()/BIT_ULL(),
+    + - * / << >> | and parentheses.  ValueError for anything else."""
+    if isinstance(expr, int):
+        return expr
+    if depth > 16:
+        raise ValueError("%r: macros nest too deep" % expr)
+    expr = re.sub(r"\b(0[xX][0-9a-fA-F]+|\d+)[uUlL]+\b", r"\1", expr.strip())
+    ops = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
+           ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a // b,
+           ast.LShift: lambda a, b: a << b, ast.RShift: lambda a, b: a >> b,
+           ast.BitOr: lambda a, b: a | b}
+
+    def ev(n):
+        if isinstance(n, ast.Constant) and isinstance(n.value, int):
+            return n.value
+        if isinstance(n, ast.BinOp) and type(n.op) in ops:
+            return ops[type(n.op)](ev(n.left), ev(n.right))
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+            return -ev(n.operand)
+        if isinstance(n, ast.Name) and n.id in defs:
+            return c_eval(defs[n.id], defs, depth + 1)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and \
+                n.func.id in ("BIT", "BIT_ULL") and len(n.args) == 1:
+            return 1 << ev(n.args[0])
+        raise ValueError("%r: cannot evaluate %s" % (expr, ast.dump(n)))
+
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError:
+        raise ValueError("%r: not an expression" % expr)
+    return ev(tree.body)
+
+
+def parse_param_table(text, table):
+    """{designator: [arguments]} of the table's DSTC_PARAM(...) entries,
+    e.g. "DSTC_P_WINDOW_NS": ["window", "1000", "60 * NS_PER_S", ...]."""
+    m = re.search(r"\b%s\s*\[[^\]]*\]\s*=\s*\{" % re.escape(table), text)
+    if not m:
+        return None
+    body = balanced(text, m.end() - 1)
+    out = {}
+    for e in re.finditer(r"\[\s*(\w+)\s*\]\s*=\s*\w+\s*\(", body):
+        depth, i = 0, e.end() - 1
+        for i in range(e.end() - 1, len(body)):
+            depth += {"(": 1, ")": -1}.get(body[i], 0)
+            if depth == 0:
+                break
+        out[e.group(1)] = split_args(body[e.end():i])
+    return out
+
+
+def duration_words(ns):
+    """ns as the docs say it: "100 ms", "1 us", "5 ns"."""
+    for unit, size in (("s", 10 ** 9), ("ms", 10 ** 6), ("us", 10 ** 3)):
+        if ns and ns % size == 0:
+            return "%d %s" % (ns // size, unit)
+    return "%d ns" % ns
+
+
 def main():
     spec_path = sys.argv[1] if len(sys.argv) > 1 else DEFAULT_SPEC
     tap = Tap()
@@ -422,9 +517,13 @@ def run(spec_path, tap):
     tap.check(not why, "multicast groups match DSMEM_GENL_MCGRP_EVENTS", why)
 
     # --- enums ------------------------------------------------------------
-    def compare(enum, prefix, entries, what, got=None, henums=None):
+    def compare(enum, prefix, entries, what, got=None, henums=None,
+                offset=0, count=None):
         """got: [(C name, value)] when the spec's numbering is not that of
-        an attribute set or ops list; henums: the header's enums."""
+        an attribute set or ops list; henums: the header's enums; offset:
+        what the spec adds to the header's values (sets keyed by index);
+        count: the entry that counts the others, last and one more than
+        the last of them."""
         henums = enums if henums is None else henums
         why = []
         if enum not in henums:
@@ -432,7 +531,20 @@ def run(spec_path, tap):
         elif prefix is None:
             why.append("no spec element is rendered as enum %s" % enum)
         else:
-            want = [(n, v) for n, v in henums[enum] if not is_max(n)]
+            names = {n for n, _ in henums[enum]}
+            hent = [(n, v) for n, v in henums[enum] if not is_max(n, names)]
+            if count is not None:
+                if not hent or hent[-1][0] != count:
+                    why.append("%s is not the last entry of %s"
+                               % (count, enum))
+                else:
+                    hent.pop()
+                    last = hent[-1][1] if hent else -1
+                    if henums[enum][-1][1] != last + 1:
+                        why.append("%s is %d, not one more than the last "
+                                   "entry (%d)" % (count, henums[enum][-1][1],
+                                                   last))
+            want = [(n, v + offset) for n, v in hent]
             if got is None:
                 got = [(c_name(prefix, n), v) for n, v in spec_values(entries)]
             for i in range(max(len(want), len(got))):
@@ -466,9 +578,13 @@ def run(spec_path, tap):
             p, e = enum_of(s, "%s-%s-a-" % (spec["name"], s["name"]))
             if e == enum:
                 match = (p, s)
+        keyed = INDEX_KEYED.get(enum)
         compare(enum, match[0] if match else None,
                 match[1]["attributes"] if match else [],
-                "attribute set %r" % (match[1]["name"] if match else "?"))
+                "attribute set %r" % (match[1]["name"] if match else "?")
+                + (", keyed by index + 1" if keyed else ""),
+                offset=1 if keyed else 0,
+                count=keyed["count"] if keyed else None)
 
     # --- definitions: enums and flags -----------------------------------------
     def header_of(d):
@@ -477,6 +593,30 @@ def run(spec_path, tap):
         return strip_c_comments(read(os.path.join(TOP, "include/uapi", h))), h
 
     defs = {d["name"]: d for d in spec.get("definitions", [])}
+
+    # constants: each a #define of its header with the spec's value
+    consts = {}
+    why = []
+    for d in spec.get("definitions", []):
+        if d.get("type") != "const":
+            continue
+        text, hname_ = header_of(d)
+        cname = c_name(d.get("name-prefix", spec["name"] + "-"), d["name"])
+        consts[cname] = hname_
+        raw = parse_defines(text).get(cname)
+        val = d.get("value")
+        if raw is None:
+            why.append("%s is not defined in %s" % (cname, hname_))
+        elif isinstance(val, str):
+            if raw != '"%s"' % val:
+                why.append("%s is %s in %s, \"%s\" in the spec"
+                           % (cname, raw, hname_, val))
+        elif define_values(text).get(cname) != val:
+            why.append("%s is %s in %s, %r in the spec"
+                       % (cname, raw, hname_, val))
+    tap.check(not why, "constants have the values of their headers", why)
+
+    covered = {}    # header -> C names the definitions describe
     for d in spec.get("definitions", []):
         if d.get("type") not in ("enum", "flags"):
             continue
@@ -492,17 +632,23 @@ def run(spec_path, tap):
         if d["type"] == "enum":
             enum = (d.get("enum-name") or
                     "%s-%s" % (spec["name"], d["name"])).replace("-", "_")
+            covered.setdefault(hname_, set()).add(enum)
+            cnt = d.get("enum-cnt-name")
             compare(enum, prefix, None, "enum %r" % d["name"], got=got,
-                    henums=parse_enums(text))
+                    henums=parse_enums(text),
+                    count=c_name("", cnt) if cnt else None)
             continue
+        covered.setdefault(hname_, set()).update(n for n, _ in got)
         if d.get("header") == "linux/dsmem.h":
             continue    # the feature bits, checked below
         # flags: one define per bit; a define of several bits is the mask
         # of them all (DSMEM_PERM_ALL)
         why = []
         pfx = c_name(prefix, "")
+        # constants sharing the prefix (DSMEM_TOKEN_VERSION) are checked
+        # as constants
         hvals = {n: v for n, v in define_values(text).items()
-                 if n.startswith(pfx)}
+                 if n.startswith(pfx) and n not in consts}
         hbits = {n: v for n, v in hvals.items() if v and not v & (v - 1)}
         full = 0
         for _, v in got:
@@ -516,6 +662,23 @@ def run(spec_path, tap):
                            % (n, v, full))
         tap.check(not why, "flags %r match %s* in %s" % (d["name"], pfx,
                                                         hname_), why)
+
+    # every enum and object-like define of the other uapi headers is
+    # described (function-like macros and include guards are not)
+    why = []
+    for h in DEFINITION_HEADERS:
+        text = strip_c_comments(read(os.path.join(TOP, "include/uapi", h)))
+        have = covered.get(h, set()) | {n for n, hh in consts.items()
+                                        if hh == h}
+        for e in sorted(parse_enums(text)):
+            if e not in have:
+                why.append("enum %s of %s is not a definition" % (e, h))
+        for n in sorted(parse_defines(text)):
+            if n not in have:
+                why.append("%s of %s is no constant or flag of the spec"
+                           % (n, h))
+    tap.check(not why, "the spec defines every enum and define of %s"
+              % ", ".join(DEFINITION_HEADERS), why)
 
     # --- attribute types as the header's comments give them -------------------
     why = []
@@ -592,6 +755,105 @@ def run(spec_path, tap):
                        % (op["name"], op.get("mcgrp")))
     tap.check(not why, "spec references resolve (sets, nests, ops, groups)",
               why)
+
+    # --- sets keyed by index: the module's nested policy and table -----------
+    for enum, keyed in INDEX_KEYED.items():
+        match = None
+        for s_ in sets.values():
+            if "subset-of" not in s_ and \
+               enum_of(s_, "%s-%s-a-" % (spec["name"], s_["name"]))[1] == enum:
+                match = s_
+        if match is None:
+            continue    # reported above
+        prefix = match.get("name-prefix", "")
+        attrs = {c_name(prefix, a["name"]): a for a in match["attributes"]}
+        count = dict(enums.get(enum, [])).get(keyed["count"])
+
+        # the nested policy: [1 ... COUNT] = { .type = NLA_X }
+        why = []
+        ptext = strip_c_comments(read(os.path.join(TOP, keyed["policy_file"])))
+        pol = re.search(r"\[\s*1\s*\.\.\.\s*%s\s*\]\s*=\s*\{\s*"
+                        r"\.type\s*=\s*(NLA_\w+)" % re.escape(keyed["count"]),
+                        ptext)
+        if not pol:
+            why.append("no policy [1 ... %s] in %s" % (keyed["count"],
+                                                        keyed["policy_file"]))
+        else:
+            for n, a in sorted(attrs.items()):
+                if pol.group(1) not in POLICY_TYPES.get(a.get("type"), set()):
+                    why.append("%s is %s in the spec, %s in the policy"
+                               % (n, a.get("type"), pol.group(1)))
+        tap.check(not why, "set %r: the nested policy takes types 1 .. %s as "
+                  "the spec types them" % (match["name"], keyed["count"]), why)
+
+        # the table: names, ranges and defaults
+        why = []
+        core = strip_c_comments(read(os.path.join(TOP, keyed["table_file"])))
+        core_h = strip_c_comments(read(os.path.join(TOP,
+                                                    keyed["table_header"])))
+        cdefs = dict(parse_defines(core_h))
+        cdefs.update(parse_defines(core))
+        for text in (nl_text, strip_c_comments(read(os.path.join(
+                TOP, "include/uapi/linux/dsmem_token.h")))):
+            for entries in parse_enums(text).values():
+                cdefs.update(entries)
+        table = parse_param_table(core, keyed["table"])
+        if table is None:
+            why.append("no table %s in %s" % (keyed["table"],
+                                              keyed["table_file"]))
+            table = {}
+        seen = set()
+        for desig, args in sorted(table.items()):
+            # the designator is an alias of the uapi entry (DSTC_P_X)
+            uname = desig
+            while uname in cdefs and isinstance(cdefs[uname], str) and \
+                    re.fullmatch(r"\w+", cdefs[uname]):
+                uname = cdefs[uname]
+            a = attrs.get(uname)
+            if a is None:
+                why.append("%s[%s] is no parameter of set %r"
+                           % (keyed["table"], desig, match["name"]))
+                continue
+            seen.add(uname)
+            if len(args) < 4:
+                why.append("%s: %r is not name, min, max, default" % (desig,
+                                                                      args))
+                continue
+            try:
+                lo, hi, dflt = (c_eval(x, cdefs) for x in args[1:4])
+            except ValueError as e:
+                why.append("%s: %s" % (desig, e))
+                continue
+            name = args[0].strip('"')
+            chk = a.get("checks", {})
+            if chk.get("min", 0) != lo or chk.get("max") != hi:
+                why.append("%s: checks min %r max %r, the table %d .. %d"
+                           % (uname, chk.get("min", 0), chk.get("max"),
+                              lo, hi))
+            doc = " ".join(str(a.get("doc", "")).split())
+            if not doc.startswith(name + ":"):
+                why.append("%s: the doc does not open with %r, its name in "
+                           "the table" % (uname, name + ":"))
+            unit = args[4].strip('"') if len(args) > 4 else ""
+            if "enum" in a:
+                e = defs.get(a["enum"], {})
+                words = [x["name"] if isinstance(x, dict) else x
+                         for x in e.get("entries", [])]
+                said = words[dflt] if 0 <= dflt < len(words) else str(dflt)
+            elif unit == "ns":
+                said = duration_words(dflt)
+            else:
+                said = str(dflt)
+            if not re.search(r"\bdefault %s\b" % re.escape(said), doc):
+                why.append("%s: the doc does not say \"default %s\""
+                           % (uname, said))
+        for n in sorted(set(attrs) - seen):
+            why.append("%s has no entry in %s" % (n, keyed["table"]))
+        if count is not None and len(table) != count:
+            why.append("%s has %d entries, %s is %d"
+                       % (keyed["table"], len(table), keyed["count"], count))
+        tap.check(not why, "set %r: names, ranges and defaults are those of "
+                  "%s" % (match["name"], keyed["table"]), why)
 
     # --- feature bits ---------------------------------------------------------
     why = []

@@ -335,13 +335,17 @@ int dsmem_tc_write(u32 handle, const union dsmem_token *tok)
 	struct dstc_stats *st;
 	int ret;
 
+	u32 node = 0;
+
 	spin_lock_bh(&in->lock);
 	st = this_cpu_ptr(in->stats);
 	ret = dstc_update_locked(&in->c, st, dsmem_tc_eid(handle),
 				 DSMEM_HANDLE_GEN(handle), tok);
+	if (!ret)
+		node = dstc_entry(&in->c, dsmem_tc_eid(handle))->node;
 	spin_unlock_bh(&in->lock);
 	if (!ret)
-		dsmem_tc_trace(handle, 0, DSMEM_TRACE_WRITE, 0);
+		dsmem_tc_trace(handle, node, DSMEM_TRACE_WRITE, 0);
 	return ret;
 }
 

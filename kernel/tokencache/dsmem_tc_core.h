@@ -135,10 +135,10 @@ enum dstc_stat {
 	DSTC_S_CAS_FALLBACKS,	/* ... and took the slow path */
 	DSTC_S_READ_RETRIES,	/* lookups that saw a version change */
 	DSTC_S_QUEUED,		/* promotions queued */
-	DSTC_S_BACKPRESSURE,	/* ... refused: queue full or budget spent */
+	DSTC_S_BACKPRESSURE,	/* ... refused: the queue was full */
 	DSTC_S_BATCHES,
 	DSTC_S_PREFETCHED,	/* neighbours moved with a promotion */
-	DSTC_S_EXPAND_URGENT,	/* L3 fetches a requester waited for */
+	DSTC_S_EXPAND_URGENT,	/* L3 fetches from the urgent queue */
 	DSTC_S_EXPAND_BACKGROUND,	/* L3 fetches installed from the queue */
 	DSTC_S_WRITEBACKS,	/* dirty L1 relaxed fields written back */
 	DSTC_S_WRITETHROUGHS,	/* strict-field updates written through */

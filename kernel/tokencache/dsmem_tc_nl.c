@@ -186,6 +186,10 @@ int dsmem_nl_token_set(struct sk_buff *skb, struct genl_info *info)
 		NL_SET_ERR_MSG(info->extack, "nothing to change: give pinned or layer");
 		return -EINVAL;
 	}
+	if (pin && nla_get_u8(pin) && layer && nla_get_u8(layer) != DSMEM_TIER_L1) {
+		NL_SET_ERR_MSG(info->extack, "pinned tokens live in L1");
+		return -EINVAL;
+	}
 	gen = DSMEM_HANDLE_GEN(nla_get_u32(info->attrs[DSMEM_ATTR_TOKEN_HANDLE]));
 	e = dstc_entry(&in->c, eid);
 
@@ -220,11 +224,6 @@ int dsmem_nl_token_set(struct sk_buff *skb, struct genl_info *info)
 		}
 	}
 	if (pin && nla_get_u8(pin)) {
-		if (layer && nla_get_u8(layer) != DSMEM_TIER_L1) {
-			NL_SET_ERR_MSG(info->extack, "pinned tokens live in L1");
-			ret = -EINVAL;
-			goto out_unlock;
-		}
 		ret = dstc_pin_locked(&in->c, st, eid, gen, true, now);
 		if (ret == -ENOSPC)
 			NL_SET_ERR_MSG(info->extack, "L1 is full of pinned tokens");
