@@ -23,7 +23,7 @@ int main(int argc, char **argv)
 	uint64_t params[DS_CACHE_P_NR] = {};
 	struct ds_cache_bench_result r;
 	struct ds_cache_info info;
-	struct ds_ctx *ctx;
+	struct ds_ctx *ctx = NULL;
 	double uncached;
 	int ret;
 

@@ -13,6 +13,11 @@ int main(void)
 
 	if (ds_lib_abi_version() != DS_LIB_ABI_VERSION || !strlen(ds_lib_version()))
 		return 2;
+	/* DSUSER_1.2: the token cache's tables, no module needed */
+	if (ds_cache_param_count() != DS_CACHE_P_NR ||
+	    ds_cache_param_lookup("window") != DS_CACHE_P_WINDOW_NS ||
+	    strcmp(ds_token_type_name(DS_TOKEN_QP), "qp"))
+		return 4;
 	ret = ds_ctx_open(&ctx);
 	if (ret == -ENOENT) {	/* no module on this host: a clean answer */
 		printf("libdsuser %s: module not loaded\n", ds_lib_version());

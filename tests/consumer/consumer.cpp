@@ -7,6 +7,11 @@
 
 int main()
 {
+	dsmem::cache_params p;	// by the module's names, no module needed
+	if (!p.set_named("window", 1000000) || p.set_named("bogus", 1) ||
+	    p.mask() != 1ULL << DS_CACHE_P_WINDOW_NS)
+		return 1;
+
 	auto ctx = dsmem::context::open();
 	if (!ctx) {
 		std::printf("dsmem: %s\n", ctx.err().what().c_str());

@@ -305,6 +305,217 @@ void test_keywords_errors(void **)
 	}
 }
 
+void test_parse_duration(void **)
+{
+	uint64_t v = 0;
+	assert_true(parse_duration("1500", v));	// bare: ns
+	assert_true(v == 1500);
+	assert_true(parse_duration("1500ns", v));
+	assert_true(v == 1500);
+	assert_true(parse_duration("5us", v));
+	assert_true(v == 5000);
+	assert_true(parse_duration("100ms", v));
+	assert_true(v == 100000000ULL);
+	assert_true(parse_duration("60s", v));
+	assert_true(v == 60000000000ULL);
+	assert_true(parse_duration("0x10us", v));	// no suffix is a hex digit
+	assert_true(v == 16000);
+	assert_true(parse_duration("18446744073s", v));
+	assert_true(v == 18446744073000000000ULL);
+	assert_false(parse_duration("18446744074s", v));	// past 2^64 ns
+	assert_false(parse_duration("18446744073709552ms", v));
+	assert_false(parse_duration("ms", v));
+	assert_false(parse_duration("s", v));
+	assert_false(parse_duration("", v));
+	assert_false(parse_duration("1.5ms", v));
+	assert_false(parse_duration("1m", v));
+	assert_false(parse_duration("1h", v));
+	assert_false(parse_duration("1 ms", v));
+	assert_false(parse_duration("-1s", v));
+	assert_false(parse_duration("1msec", v));
+	assert_false(parse_duration("1sms", v));
+	assert_true(v == 18446744073000000000ULL);	// failures leave it alone
+}
+
+void test_parse_handle_type_tier(void **)
+{
+	uint32_t h = 0;
+	assert_true(parse_handle("0xc0010002", h));
+	assert_int_equal(h, 0xc0010002U);
+	assert_true(parse_handle("3221291010", h));	// the same, in decimal
+	assert_int_equal(h, 0xc0010002U);
+	assert_false(parse_handle("0x100000000", h));
+	assert_false(parse_handle("0x", h));
+	assert_false(parse_handle("qp", h));
+	assert_false(parse_handle("-1", h));
+
+	int type = -1;
+	const char *types[] = { "pd", "mr", "cq", "qp" };
+	for (int i = 0; i < 4; i++) {
+		assert_true(parse_token_type(types[i], type));
+		assert_int_equal(type, i);
+	}
+	assert_false(parse_token_type("QP", type));
+	assert_false(parse_token_type("q", type));	// exact: p would be pd or qp...
+	assert_false(parse_token_type("srq", type));
+	assert_false(parse_token_type("", type));
+	assert_int_equal(type, 3);
+
+	uint8_t tier = 0;
+	assert_true(parse_tier("l1", tier));
+	assert_int_equal(tier, DS_TIER_L1);
+	assert_true(parse_tier("L2", tier));
+	assert_int_equal(tier, DS_TIER_L2);
+	assert_true(parse_tier("l3", tier));
+	assert_int_equal(tier, DS_TIER_L3);
+	assert_false(parse_tier("l0", tier));
+	assert_false(parse_tier("l4", tier));
+	assert_false(parse_tier("3", tier));
+	assert_false(parse_tier("l12", tier));
+	assert_false(parse_tier("", tier));
+	assert_int_equal(tier, DS_TIER_L3);
+}
+
+void test_parse_cache_value(void **)
+{
+	uint64_t v = 0;
+	std::string err;
+
+	assert_true(parse_cache_value(DS_CACHE_P_L1_CAPACITY, "4096", v, err));
+	assert_true(v == 4096);
+	assert_true(parse_cache_value(DS_CACHE_P_WINDOW_NS, "100ms", v, err));
+	assert_true(v == 100000000ULL);
+	assert_true(parse_cache_value(DS_CACHE_P_COST_L1_NS, "5", v, err));	// ns
+	assert_true(v == 5);
+	assert_true(parse_cache_value(DS_CACHE_P_MODE, "adaptive", v, err));
+	assert_true(v == DS_CACHE_ADAPTIVE);
+	assert_true(parse_cache_value(DS_CACHE_P_MODE, "f", v, err));
+	assert_true(v == DS_CACHE_FIXED);
+	assert_true(parse_cache_value(DS_CACHE_P_PREFETCH, "0", v, err));	// min 0
+	assert_true(v == 0);
+
+	assert_false(parse_cache_value(DS_CACHE_P_L1_CAPACITY, "0", v, err));
+	assert_string_equal(err.c_str(), "l1_capacity needs a number of entries from 1 to 16384");
+	assert_false(parse_cache_value(DS_CACHE_P_L1_CAPACITY, "4K", v, err));
+	assert_false(parse_cache_value(DS_CACHE_P_WINDOW_NS, "100", v, err));	// 100ns
+	assert_string_equal(err.c_str(),
+			    "window needs a time from 1us to 60s (suffixes ns, us, ms, s)");
+	assert_false(parse_cache_value(DS_CACHE_P_WINDOW_NS, "61s", v, err));
+	assert_false(parse_cache_value(DS_CACHE_P_WINDOW_NS, "1m", v, err));
+	assert_false(parse_cache_value(DS_CACHE_P_MODE, "1", v, err));
+	assert_string_equal(err.c_str(), "mode needs \"fixed\" or \"adaptive\"");
+	assert_false(parse_cache_value(DS_CACHE_P_NR, "1", v, err));
+	assert_true(v == 0);	// failures leave it alone
+}
+
+// Every parameter of the module's table: its bounds are in, one past them out.
+void test_parse_cache_value_bounds(void **)
+{
+	for (unsigned int i = 0; i < ds_cache_param_count(); i++) {
+		ds_cache_param_desc d;
+		uint64_t v = 0;
+		std::string err;
+
+		assert_int_equal(ds_cache_param_describe(i, &d), 0);
+		if (i == DS_CACHE_P_MODE)
+			continue;
+		assert_true(parse_cache_value(i, std::to_string(d.min), v, err));
+		assert_true(v == d.min);
+		assert_true(parse_cache_value(i, std::to_string(d.max), v, err));
+		assert_true(v == d.max);
+		assert_true(parse_cache_value(i, std::to_string(d.def), v, err));
+		assert_false(parse_cache_value(i, std::to_string(d.max + 1), v, err));
+		assert_true(err.rfind(std::string(d.name) + " needs ", 0) == 0);
+		if (d.min)
+			assert_false(parse_cache_value(i, std::to_string(d.min - 1), v, err));
+	}
+}
+
+void test_parse_cache_words(void **)
+{
+	std::string err;
+	{
+		args a({ "window", "100ms", "l1_capacity", "1024", "r", "mode", "adaptive" });
+		keywords kw;
+		cache_settings cs;
+		assert_true(parse_cache_words(a, {}, { "reset" }, kw, cs, err));
+		assert_true(a.empty());
+		assert_true(cs.mask == ((1ULL << DS_CACHE_P_WINDOW_NS) |
+					(1ULL << DS_CACHE_P_L1_CAPACITY) | (1ULL << DS_CACHE_P_MODE)));
+		assert_true(cs.params[DS_CACHE_P_WINDOW_NS] == 100000000ULL);
+		assert_true(cs.params[DS_CACHE_P_L1_CAPACITY] == 1024);
+		assert_true(cs.params[DS_CACHE_P_MODE] == DS_CACHE_ADAPTIVE);
+		assert_true(kw.has("reset"));
+	}
+	{
+		// bench: keywords among the parameters; "q" is qps, queue_max exact
+		args a({ "q", "8", "queue_max", "64", "ops", "100" });
+		keywords kw;
+		cache_settings cs;
+		assert_true(parse_cache_words(a, { "qps", "ops", "seed" }, {}, kw, cs, err));
+		assert_string_equal(kw.get("qps")->c_str(), "8");
+		assert_string_equal(kw.get("ops")->c_str(), "100");
+		assert_false(kw.has("seed"));
+		assert_true(cs.mask == (1ULL << DS_CACHE_P_QUEUE_MAX));
+		assert_true(cs.params[DS_CACHE_P_QUEUE_MAX] == 64);
+	}
+	struct {
+		std::vector<std::string> words;
+		const char *err;
+	} bad[] = {
+		{ { "bogus", "1" }, "unknown parameter \"bogus\"" },
+		{ { "l1", "5" }, "unknown parameter \"l1\"" },	// names are exact
+		{ { "window_ns", "5" }, "unknown parameter \"window_ns\"" },
+		{ { "window", "1ms", "window", "2ms" }, "window is given twice" },
+		{ { "window" }, "window needs a value" },
+		{ { "reset", "reset" }, "reset is given twice" },
+		{ { "window", "1h" }, "window needs a time from 1us to 60s (suffixes ns, us, ms, s)" },
+		{ { "mode", "lru" }, "mode needs \"fixed\" or \"adaptive\"" },
+	};
+	for (const auto &b : bad) {
+		args a(b.words);
+		keywords kw;
+		cache_settings cs;
+		err.clear();
+		assert_false(parse_cache_words(a, {}, { "reset" }, kw, cs, err));
+		assert_string_equal(err.c_str(), b.err);
+	}
+}
+
+void test_keywords_flags(void **)
+{
+	std::string err;
+	{
+		args a({ "handle", "0x1", "p", "layer", "l2" });
+		keywords kw;
+		assert_true(kw.parse(a, { "handle", "layer", "version" }, err, { "pin", "unpin" }));
+		assert_true(kw.has("pin"));
+		assert_string_equal(kw.get("pin")->c_str(), "");	// a flag takes no value
+		assert_false(kw.has("unpin"));
+		assert_string_equal(kw.get("layer")->c_str(), "l2");
+	}
+	{
+		args a({ "u", "handle", "1" });
+		keywords kw;
+		assert_true(kw.parse(a, { "handle" }, err, { "pin", "unpin" }));
+		assert_true(kw.has("unpin"));
+		assert_string_equal(kw.get("handle")->c_str(), "1");
+	}
+	{
+		args a({ "pin", "pin" });
+		keywords kw;
+		assert_false(kw.parse(a, { "handle" }, err, { "pin", "unpin" }));
+		assert_string_equal(err.c_str(), "pin is given twice");
+	}
+	{
+		// without flags a flag word is unknown
+		args a({ "pin" });
+		keywords kw;
+		assert_false(kw.parse(a, { "handle" }, err));
+		assert_string_equal(err.c_str(), "unexpected \"pin\"");
+	}
+}
+
 }  // namespace
 
 int main(void)
@@ -328,6 +539,12 @@ int main(void)
 		cmocka_unit_test(test_parse_hex_data),
 		cmocka_unit_test(test_keywords),
 		cmocka_unit_test(test_keywords_errors),
+		cmocka_unit_test(test_parse_duration),
+		cmocka_unit_test(test_parse_handle_type_tier),
+		cmocka_unit_test(test_parse_cache_value),
+		cmocka_unit_test(test_parse_cache_value_bounds),
+		cmocka_unit_test(test_parse_cache_words),
+		cmocka_unit_test(test_keywords_flags),
 	};
 	return cmocka_run_group_tests_name("dsctl_cli", tests, nullptr, nullptr);
 }

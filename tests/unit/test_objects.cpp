@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// libdsuser's codec for nodes, peers, segments, the RDM service and their
-// events: replies as the module writes them (u64s padded the way
-// nla_put_u64_64bit pads them where alignment matters), and the malformed
-// ones it refuses.
+// libdsuser's codec for nodes, peers, segments, the RDM service, tokens,
+// the token cache and their events: replies as the module writes them
+// (u64s padded the way nla_put_u64_64bit pads them where alignment
+// matters), and the malformed ones it refuses.
 #include <cstdarg>
 #include <cstddef>
 #include <csetjmp>
@@ -13,9 +13,11 @@
 #include <arpa/inet.h>
 #include <linux/dsmem.h>
 #include <linux/dsmem_netlink.h>
+#include <linux/dsmem_token.h>
 #include <linux/dsmem_wire.h>
 
 #include "ds_internal.hpp"
+#include "tc_core.hpp"
 
 // last: it defines macros (fail) that other headers use as names
 extern "C" {
@@ -652,6 +654,563 @@ void test_event_dev_and_unknown(void **)
 	nlmsg_free(m);
 }
 
+// ---- tokens ----
+
+// A QP token as the module packs it.
+union dsmem_token qp_token(uint16_t index)
+{
+	union dsmem_token t = {};
+	t.qp.hdr.type = DSMEM_TOKEN_QP;
+	t.qp.hdr.version = DSMEM_TOKEN_VERSION;
+	t.qp.hdr.index = index;
+	t.qp.qpn = 17;
+	t.qp.qp_type = 2;
+	t.qp.state = 3;
+	t.qp.pd_index = 1;
+	t.qp.scq_index = 1;
+	t.qp.rcq_index = 1;
+	t.qp.access_flags = 7;
+	return t;
+}
+
+const uint32_t kQpHandle = DSMEM_HANDLE(DSMEM_TOKEN_QP, 1, 2);	// 0xc0010002
+
+// A TOKEN_GET reply as the module writes it; len: bytes of the token sent.
+struct nl_msg *token_reply(const union dsmem_token &t, uint32_t handle = kQpHandle,
+			   int len = DSMEM_QP_TOKEN_SIZE, bool node = true)
+{
+	struct nl_msg *m = reply(DSMEM_CMD_TOKEN_GET);
+	nla_put_u32(m, DSMEM_ATTR_TOKEN_HANDLE, handle);
+	nla_put_u8(m, DSMEM_ATTR_TOKEN_TYPE, t.hdr.type);
+	nla_put(m, DSMEM_ATTR_TOKEN_DATA, len, &t);
+	nla_put_u8(m, DSMEM_ATTR_TOKEN_LAYER, DSMEM_TIER_L1);
+	nla_put_u8(m, DSMEM_ATTR_TOKEN_FLAGS, DSMEM_TOKEN_PINNED | DSMEM_TOKEN_DIRTY);
+	nla_put_u32(m, DSMEM_ATTR_TOKEN_VERSION, 7);
+	nla_put_u32(m, DSMEM_ATTR_TOKEN_OFFSET, 5);
+	if (node)
+		nla_put_u32(m, DSMEM_ATTR_NODE_ID, 1);
+	nla_put_string(m, DSMEM_ATTR_TOKEN_OBJECT, "node 1 peer 1 qp");
+	nla_put_u32(m, DSMEM_ATTR_TOKEN_HITS, 12);
+	put_u64(m, DSMEM_ATTR_TOKEN_ACCESSES, 40, DSMEM_ATTR_PAD);
+	return m;
+}
+
+void test_parse_token(void **)
+{
+	struct nl_msg *m = token_reply(qp_token(2));
+	ds_token_info t;
+	assert_int_equal(parse_token(m, &t), 0);
+	assert_int_equal(t.handle, 0xc0010002U);
+	assert_int_equal(t.type, DS_TOKEN_QP);
+	assert_int_equal(t.index, 2);
+	assert_int_equal(t.layer, DS_TIER_L1);
+	assert_int_equal(t.flags, DS_TOKEN_PINNED | DS_TOKEN_DIRTY);
+	assert_int_equal(t.version, 7);
+	assert_int_equal(t.offset, 5);
+	assert_int_equal(t.node, 1);
+	assert_string_equal(t.object, "node 1 peer 1 qp");
+	assert_int_equal(t.hits, 12);
+	assert_int_equal(t.accesses, 40);
+	assert_int_equal(t.data_len, DSMEM_QP_TOKEN_SIZE);
+	union dsmem_token q = qp_token(2);
+	assert_memory_equal(t.data, &q, DSMEM_QP_TOKEN_SIZE);
+	nlmsg_free(m);
+
+	m = token_reply(qp_token(2), kQpHandle, DSMEM_QP_TOKEN_SIZE, false);
+	assert_int_equal(parse_token(m, &t), 0);
+	assert_int_equal(t.node, 0);	// no owner
+	nlmsg_free(m);
+}
+
+void test_token_fields(void **)
+{
+	struct nl_msg *m = token_reply(qp_token(2));
+	ds_token_info t;
+	assert_int_equal(parse_token(m, &t), 0);
+	nlmsg_free(m);
+
+	// the core's table, in layout order
+	const char *want[] = { "qpn", "qp_type", "state", "pd_index", "scq_index",
+			       "rcq_index", "access_flags" };
+	const uint32_t values[] = { 17, 2, 3, 1, 1, 1, 7 };
+	assert_int_equal(ds_token_field_count(&t), 7);
+	for (unsigned int i = 0; i < 7; i++) {
+		const char *name = nullptr;
+		uint32_t v = 0;
+		assert_int_equal(ds_token_field(&t, i, &name, &v), 0);
+		assert_string_equal(name, want[i]);
+		assert_int_equal(v, values[i]);
+	}
+	assert_int_equal(ds_token_field(&t, 7, nullptr, nullptr), -ENOENT);
+	uint32_t v = 0;
+	assert_int_equal(ds_token_field_get(&t, "state", &v), 0);
+	assert_int_equal(v, 3);
+	assert_int_equal(ds_token_field_get(&t, "lkey", &v), -ENOENT);	// an MR's
+
+	// an MR: other fields, by the same calls
+	union dsmem_token mr = {};
+	dstc_token_init(&mr, DSMEM_TOKEN_MR, 9);
+	mr.mr.lkey = 0x1234;
+	mr.mr.n_pages = 0xffff;
+	ds_token_info i{};
+	i.type = DS_TOKEN_MR;
+	i.data_len = DSMEM_MR_TOKEN_SIZE;
+	memcpy(i.data, &mr, DSMEM_MR_TOKEN_SIZE);
+	assert_int_equal(ds_token_field_count(&i), 4);
+	assert_int_equal(ds_token_field_get(&i, "lkey", &v), 0);
+	assert_int_equal(v, 0x1234);
+	assert_int_equal(ds_token_field_get(&i, "n_pages", &v), 0);
+	assert_int_equal(v, 0xffff);
+
+	// no valid token: a zeroed info, a wrong size, a type that disagrees
+	ds_token_info z{};
+	assert_int_equal(ds_token_field_count(&z), -EINVAL);
+	assert_int_equal(ds_token_field_count(nullptr), -EINVAL);
+	i.data_len = DSMEM_MR_TOKEN_SIZE + 1;
+	assert_int_equal(ds_token_field_count(&i), -EINVAL);
+	i.data_len = DSMEM_MR_TOKEN_SIZE;
+	i.type = DS_TOKEN_CQ;
+	assert_int_equal(ds_token_field(&i, 0, nullptr, &v), -EINVAL);
+	assert_int_equal(ds_token_field_get(&i, "lkey", &v), -EINVAL);
+}
+
+void test_token_type_names(void **)
+{
+	const char *names[] = { "pd", "mr", "cq", "qp" };
+	for (int type = 0; type < 4; type++) {
+		assert_string_equal(ds_token_type_name(type), names[type]);
+		assert_int_equal(ds_token_type_lookup(names[type]), type);
+	}
+	assert_null(ds_token_type_name(4));
+	assert_null(ds_token_type_name(-1));
+	assert_int_equal(ds_token_type_lookup("QP"), -ENOENT);
+	assert_int_equal(ds_token_type_lookup("q"), -ENOENT);
+	assert_int_equal(ds_token_type_lookup(nullptr), -ENOENT);
+}
+
+void test_token_reject(void **)
+{
+	ds_token_info t;
+	union dsmem_token q = qp_token(2);
+
+	// a token cut short, or with a byte too many
+	struct nl_msg *m = token_reply(q, kQpHandle, DSMEM_QP_TOKEN_SIZE - 1);
+	assert_int_equal(parse_token(m, &t), -EBADMSG);
+	nlmsg_free(m);
+	m = token_reply(q, kQpHandle, DSMEM_QP_TOKEN_SIZE + 1);
+	assert_int_equal(parse_token(m, &t), -EBADMSG);
+	nlmsg_free(m);
+
+	// another layout version
+	q.hdr.version = DSMEM_TOKEN_VERSION + 1;
+	m = token_reply(q);
+	assert_int_equal(parse_token(m, &t), -EBADMSG);
+	nlmsg_free(m);
+
+	// the handle names another type, or another index
+	m = token_reply(qp_token(2), DSMEM_HANDLE(DSMEM_TOKEN_CQ, 1, 2));
+	assert_int_equal(parse_token(m, &t), -EBADMSG);
+	nlmsg_free(m);
+	m = token_reply(qp_token(2), DSMEM_HANDLE(DSMEM_TOKEN_QP, 1, 3));
+	assert_int_equal(parse_token(m, &t), -EBADMSG);
+	nlmsg_free(m);
+
+	// TOKEN_TYPE disagrees with the token's header
+	m = reply(DSMEM_CMD_TOKEN_GET);
+	q = qp_token(2);
+	nla_put_u32(m, DSMEM_ATTR_TOKEN_HANDLE, DSMEM_HANDLE(DSMEM_TOKEN_CQ, 1, 2));
+	nla_put_u8(m, DSMEM_ATTR_TOKEN_TYPE, DSMEM_TOKEN_CQ);
+	nla_put(m, DSMEM_ATTR_TOKEN_DATA, DSMEM_CQ_TOKEN_SIZE, &q);
+	nla_put_u8(m, DSMEM_ATTR_TOKEN_LAYER, DSMEM_TIER_L3);
+	nla_put_u32(m, DSMEM_ATTR_TOKEN_VERSION, 1);
+	assert_int_equal(parse_token(m, &t), -EBADMSG);
+	nlmsg_free(m);
+
+	// no data; a type of four bytes
+	m = reply(DSMEM_CMD_TOKEN_GET);
+	nla_put_u32(m, DSMEM_ATTR_TOKEN_HANDLE, kQpHandle);
+	nla_put_u8(m, DSMEM_ATTR_TOKEN_TYPE, DSMEM_TOKEN_QP);
+	nla_put_u8(m, DSMEM_ATTR_TOKEN_LAYER, DSMEM_TIER_L3);
+	nla_put_u32(m, DSMEM_ATTR_TOKEN_VERSION, 1);
+	assert_int_equal(parse_token(m, &t), -EBADMSG);
+	nlmsg_free(m);
+	m = reply(DSMEM_CMD_TOKEN_GET);
+	q = qp_token(2);
+	nla_put_u32(m, DSMEM_ATTR_TOKEN_HANDLE, kQpHandle);
+	nla_put_u32(m, DSMEM_ATTR_TOKEN_TYPE, DSMEM_TOKEN_QP);
+	nla_put(m, DSMEM_ATTR_TOKEN_DATA, DSMEM_QP_TOKEN_SIZE, &q);
+	nla_put_u8(m, DSMEM_ATTR_TOKEN_LAYER, DSMEM_TIER_L3);
+	nla_put_u32(m, DSMEM_ATTR_TOKEN_VERSION, 1);
+	assert_int_equal(parse_token(m, &t), -EBADMSG);
+	nlmsg_free(m);
+
+	// an object name that does not fit
+	m = token_reply(qp_token(2));
+	nla_put_string(m, DSMEM_ATTR_TOKEN_OBJECT, std::string(DS_NAME_MAX, 'o').c_str());
+	assert_int_equal(parse_token(m, &t), -EBADMSG);
+	nlmsg_free(m);
+}
+
+// ---- the token cache ----
+
+void put_tier(struct nl_msg *m, uint8_t id, bool numa = true)
+{
+	struct nlattr *n = nla_nest_start(m, DSMEM_ATTR_CACHE_TIER);
+	nla_put_u8(m, DSMEM_TIER_ATTR_ID, id);
+	nla_put_u32(m, DSMEM_TIER_ATTR_ENTRIES, id * 100U);
+	nla_put_u32(m, DSMEM_TIER_ATTR_CAPACITY, id == DSMEM_TIER_L3 ? 0 : id * 1000U);
+	put_u64(m, DSMEM_TIER_ATTR_BYTES, id * 4096ULL, DSMEM_TIER_ATTR_PAD);
+	if (numa)
+		nla_put_s32(m, DSMEM_TIER_ATTR_NUMA, 0);
+	put_u64(m, DSMEM_TIER_ATTR_HITS, id * 10ULL, DSMEM_TIER_ATTR_PAD);
+	put_u64(m, DSMEM_TIER_ATTR_MISSES, id, DSMEM_TIER_ATTR_PAD);
+	put_u64(m, DSMEM_TIER_ATTR_PROMOTIONS, 3, DSMEM_TIER_ATTR_PAD);
+	put_u64(m, DSMEM_TIER_ATTR_DEMOTIONS, 4, DSMEM_TIER_ATTR_PAD);
+	put_u64(m, DSMEM_TIER_ATTR_EVICTIONS, 5, DSMEM_TIER_ATTR_PAD);
+	put_u64(m, DSMEM_TIER_ATTR_COST_MEAN_NS, id * 7ULL, DSMEM_TIER_ATTR_PAD);
+	put_u64(m, DSMEM_TIER_ATTR_COST_P99_NS, id * 9ULL, DSMEM_TIER_ATTR_PAD);
+	nla_nest_end(m, n);
+}
+
+void put_stat(struct nl_msg *m, const char *name, uint64_t v)
+{
+	struct nlattr *n = nla_nest_start(m, DSMEM_ATTR_STAT);
+	nla_put_string(m, DSMEM_STAT_ATTR_NAME, name);
+	put_u64(m, DSMEM_STAT_ATTR_VALUE, v, DSMEM_STAT_ATTR_PAD);
+	nla_nest_end(m, n);
+}
+
+struct cache_opts {
+	int skip_param = -1;	// a parameter left out
+	bool param_u32 = false;	// window sent as a u32
+	bool newer_param = false;	// one past what this library knows
+	uint8_t skip_tier = 0;
+	uint8_t dup_tier = 0;
+	uint8_t extra_tier = 0;	// an id of a later module, or 0
+	int nstats = DSTC_S_NR;
+	bool scalars = true;
+};
+
+// A CACHE_GET reply as the module writes it: tiers L3, L1, L2 (any
+// order), the core's counters.
+struct nl_msg *cache_reply(uint8_t cmd = DSMEM_CMD_CACHE_GET, const cache_opts &o = {})
+{
+	struct nl_msg *m = reply(cmd, 65536);
+	struct nlattr *n = nla_nest_start(m, DSMEM_ATTR_CACHE_PARAMS);
+	for (int i = 0; i < DSMEM_CACHE_P_NR; i++) {
+		if (i == o.skip_param)
+			continue;
+		if (o.param_u32 && i == DSMEM_CACHE_P_WINDOW_NS)
+			nla_put_u32(m, i + 1, 5);
+		else
+			nla_put_u64(m, i + 1, dstc_params[i].def);
+	}
+	if (o.newer_param)
+		nla_put_u64(m, DSMEM_CACHE_P_NR + 1, 77);
+	nla_nest_end(m, n);
+
+	n = nla_nest_start(m, DSMEM_ATTR_CACHE_TIERS);
+	for (uint8_t id : { DSMEM_TIER_L3, DSMEM_TIER_L1, DSMEM_TIER_L2 }) {
+		if (id == o.skip_tier)
+			continue;
+		put_tier(m, id, id != DSMEM_TIER_L2);
+		if (id == o.dup_tier)
+			put_tier(m, id);
+	}
+	if (o.extra_tier)
+		put_tier(m, o.extra_tier);
+	nla_nest_end(m, n);
+
+	n = nla_nest_start(m, DSMEM_ATTR_CACHE_STATS);
+	for (int i = 0; i < o.nstats; i++) {
+		std::string name = i < DSTC_S_NR ? dstc_stat_names[i] : "later_" + std::to_string(i);
+		put_stat(m, name.c_str(), 1000 + i);
+	}
+	nla_nest_end(m, n);
+
+	if (o.scalars) {
+		nla_put_u32(m, DSMEM_ATTR_CACHE_PROMOTE_L1, 96);
+		nla_put_u32(m, DSMEM_ATTR_CACHE_PROMOTE_L2, 12);
+		nla_put_u32(m, DSMEM_ATTR_CACHE_ENTRIES, 5000);
+	}
+	nla_put_u32(m, DSMEM_ATTR_CACHE_PINNED, 2);
+	nla_put_u32(m, DSMEM_ATTR_CACHE_QUEUED, 3);
+	put_u64(m, DSMEM_ATTR_CACHE_MIGRATE_RATE, 120, DSMEM_ATTR_PAD);
+	nla_put_u8(m, DSMEM_ATTR_TRACE_ACTIVE, 1);
+	put_u64(m, DSMEM_ATTR_TRACE_RECORDS, 100, DSMEM_ATTR_PAD);
+	put_u64(m, DSMEM_ATTR_TRACE_DROPPED, 5, DSMEM_ATTR_PAD);
+	return m;
+}
+
+void test_parse_cache(void **)
+{
+	struct nl_msg *m = cache_reply();
+	auto *c = new ds_cache_info;
+	assert_int_equal(parse_cache(m, c), 0);
+	nlmsg_free(m);
+
+	assert_int_equal(c->nparams, DS_CACHE_P_NR);
+	for (int i = 0; i < DS_CACHE_P_NR; i++)
+		assert_true(c->params[i] == dstc_params[i].def);
+	assert_true(c->params[DS_CACHE_P_WINDOW_NS] == 100000000ULL);
+	for (int i = 0; i < DS_CACHE_TIERS; i++) {
+		const ds_cache_tier &t = c->tiers[i];
+		assert_int_equal(t.id, i + 1);	// in order, whatever the order sent
+		assert_int_equal(t.entries, (i + 1) * 100);
+		assert_int_equal(t.bytes, (i + 1) * 4096);
+		assert_int_equal(t.hits, (i + 1) * 10);
+		assert_int_equal(t.misses, i + 1);
+		assert_int_equal(t.promotions, 3);
+		assert_int_equal(t.demotions, 4);
+		assert_int_equal(t.evictions, 5);
+		assert_int_equal(t.cost_mean_ns, (i + 1) * 7);
+		assert_int_equal(t.cost_p99_ns, (i + 1) * 9);
+	}
+	assert_int_equal(c->tiers[0].capacity, 1000);
+	assert_int_equal(c->tiers[2].capacity, 0);	// L3: unbounded
+	assert_int_equal(c->tiers[0].numa, 0);
+	assert_int_equal(c->tiers[1].numa, -1);	// absent: any
+	assert_int_equal(c->nstats, DSTC_S_NR);
+	assert_int_equal(c->stat_total, DSTC_S_NR);
+	assert_string_equal(c->stats[0].name, "hits_l1");
+	assert_int_equal(c->stats[0].value, 1000);
+	assert_int_equal(c->promote_l1, 96);
+	assert_int_equal(c->promote_l2, 12);
+	assert_int_equal(c->entries, 5000);
+	assert_int_equal(c->pinned, 2);
+	assert_int_equal(c->queued, 3);
+	assert_int_equal(c->migrate_rate, 120);
+	assert_int_equal(c->trace_active, 1);
+	assert_int_equal(c->trace_records, 100);
+	assert_int_equal(c->trace_dropped, 5);
+
+	uint64_t v = 0;
+	assert_int_equal(ds_cache_stat(c, "cas_fallbacks", &v), 0);
+	assert_int_equal(v, 1000 + DSTC_S_CAS_FALLBACKS);
+	assert_int_equal(ds_cache_stat(c, "bogus", &v), -ENOENT);
+	assert_int_equal(ds_cache_stat(nullptr, "hits_l1", &v), -EINVAL);
+	delete c;
+}
+
+void test_cache_newer_module(void **)
+{
+	// a parameter, a tier and counters this library does not know
+	cache_opts o;
+	o.newer_param = true;
+	o.extra_tier = DSMEM_TIER_L3 + 1;
+	o.nstats = DS_CACHE_STATS_MAX + 3;
+	struct nl_msg *m = cache_reply(DSMEM_CMD_CACHE_GET, o);
+	auto *c = new ds_cache_info;
+	assert_int_equal(parse_cache(m, c), 0);
+	assert_int_equal(c->nparams, DS_CACHE_P_NR);
+	assert_int_equal(c->params[DS_CACHE_P_NR], 0);
+	assert_int_equal(c->tiers[2].id, DSMEM_TIER_L3);
+	assert_int_equal(c->nstats, DS_CACHE_STATS_MAX);
+	assert_int_equal(c->stat_total, DS_CACHE_STATS_MAX + 3);
+	nlmsg_free(m);
+	delete c;
+}
+
+void test_cache_reject(void **)
+{
+	auto *c = new ds_cache_info;
+	auto refused = [c](const cache_opts &o) {
+		struct nl_msg *m = cache_reply(DSMEM_CMD_CACHE_GET, o);
+		int ret = parse_cache(m, c);
+		nlmsg_free(m);
+		return ret == -EBADMSG;
+	};
+	cache_opts o;
+
+	o.skip_param = DSMEM_CACHE_P_AGING_NS;	// every parameter is reported
+	assert_true(refused(o));
+	o = {};
+	o.param_u32 = true;
+	assert_true(refused(o));
+	o = {};
+	o.skip_tier = DSMEM_TIER_L2;
+	assert_true(refused(o));
+	o = {};
+	o.dup_tier = DSMEM_TIER_L1;
+	assert_true(refused(o));
+	o = {};
+	o.extra_tier = 0xff;	// still past what is known: skipped, not refused
+	assert_false(refused(o));
+	o = {};
+	o.scalars = false;
+	assert_true(refused(o));
+
+	// a tier without an id, a counter without a value
+	struct nl_msg *m = cache_reply();
+	struct nlattr *n = nla_nest_start(m, DSMEM_ATTR_CACHE_TIERS);
+	struct nlattr *t = nla_nest_start(m, DSMEM_ATTR_CACHE_TIER);
+	nla_put_u32(m, DSMEM_TIER_ATTR_ENTRIES, 1);
+	nla_put_u32(m, DSMEM_TIER_ATTR_CAPACITY, 1);
+	nla_nest_end(m, t);
+	nla_nest_end(m, n);	// the later CACHE_TIERS is the one parsed
+	assert_int_equal(parse_cache(m, c), -EBADMSG);
+	nlmsg_free(m);
+
+	m = cache_reply();
+	n = nla_nest_start(m, DSMEM_ATTR_CACHE_STATS);
+	t = nla_nest_start(m, DSMEM_ATTR_STAT);
+	nla_put_string(m, DSMEM_STAT_ATTR_NAME, "hits_l1");
+	nla_nest_end(m, t);
+	nla_nest_end(m, n);
+	assert_int_equal(parse_cache(m, c), -EBADMSG);
+	nlmsg_free(m);
+	delete c;
+}
+
+void test_parse_trace_and_bench(void **)
+{
+	ds_trace_info t;
+	struct nl_msg *m = reply(DSMEM_CMD_TRACE_STOP);
+	put_u64(m, DSMEM_ATTR_TRACE_RECORDS, 1234, DSMEM_ATTR_PAD);
+	put_u64(m, DSMEM_ATTR_TRACE_DROPPED, 5, DSMEM_ATTR_PAD);
+	nla_put_u32(m, DSMEM_ATTR_TRACE_ERRNO, ENOSPC);
+	assert_int_equal(parse_trace(m, &t, true), 0);
+	assert_int_equal(t.records, 1234);
+	assert_int_equal(t.dropped, 5);
+	assert_int_equal(t.error, ENOSPC);
+	nlmsg_free(m);
+
+	m = reply(DSMEM_CMD_TRACE_STOP);	// no dropped count
+	put_u64(m, DSMEM_ATTR_TRACE_RECORDS, 1, DSMEM_ATTR_PAD);
+	assert_int_equal(parse_trace(m, &t, true), -EBADMSG);
+	assert_int_equal(parse_trace(m, &t, false), 0);	// enough for a START event
+	nlmsg_free(m);
+
+	ds_cache_bench_result b;
+	m = reply(DSMEM_CMD_CACHE_BENCH);
+	struct nlattr *n = nla_nest_start(m, DSMEM_ATTR_BENCH_RESULT);
+	for (int a = DSMEM_BENCH_ATTR_ACCESSES; a <= DSMEM_BENCH_ATTR_MAX; a++)
+		put_u64(m, a, 100 + a, DSMEM_BENCH_ATTR_PAD);
+	nla_nest_end(m, n);
+	assert_int_equal(parse_bench(m, &b), 0);
+	assert_int_equal(b.accesses, 100 + DSMEM_BENCH_ATTR_ACCESSES);
+	assert_int_equal(b.hits_l1, 100 + DSMEM_BENCH_ATTR_HITS_L1);
+	assert_int_equal(b.hits_l3, 100 + DSMEM_BENCH_ATTR_HITS_L3);
+	assert_int_equal(b.modeled_ns, 100 + DSMEM_BENCH_ATTR_MODELED_NS);
+	assert_int_equal(b.miss_p99_ns, 100 + DSMEM_BENCH_ATTR_MISS_P99_NS);
+	assert_int_equal(b.migrations, 100 + DSMEM_BENCH_ATTR_MIGRATIONS);
+	nlmsg_free(m);
+
+	m = reply(DSMEM_CMD_CACHE_BENCH);	// a u64 sent as a u32
+	n = nla_nest_start(m, DSMEM_ATTR_BENCH_RESULT);
+	nla_put_u64(m, DSMEM_BENCH_ATTR_ACCESSES, 1);
+	nla_put_u32(m, DSMEM_BENCH_ATTR_HITS_L2, 1);
+	nla_nest_end(m, n);
+	assert_int_equal(parse_bench(m, &b), -EBADMSG);
+	nlmsg_free(m);
+
+	m = reply(DSMEM_CMD_CACHE_BENCH);	// no result at all
+	assert_int_equal(parse_bench(m, &b), -EBADMSG);
+	nlmsg_free(m);
+}
+
+void test_cache_param_table(void **)
+{
+	assert_int_equal(ds_cache_param_count(), DS_CACHE_P_NR);
+	for (unsigned int i = 0; i < DS_CACHE_P_NR; i++) {
+		ds_cache_param_desc d;
+		assert_int_equal(ds_cache_param_describe(i, &d), 0);
+		// the module's table, not a copy
+		assert_ptr_equal(d.name, dstc_params[i].name);
+		assert_ptr_equal(ds_cache_param_name(i), dstc_params[i].name);
+		assert_true(d.min == dstc_params[i].min && d.max == dstc_params[i].max &&
+			    d.def == dstc_params[i].def);
+		assert_string_equal(d.unit, dstc_params[i].unit);
+		assert_int_equal(ds_cache_param_lookup(d.name), i);
+	}
+	ds_cache_param_desc d;
+	assert_int_equal(ds_cache_param_describe(DS_CACHE_P_NR, &d), -ENOENT);
+	assert_int_equal(ds_cache_param_describe(0, nullptr), -EINVAL);
+	assert_null(ds_cache_param_name(DS_CACHE_P_NR));
+	assert_int_equal(ds_cache_param_lookup("window"), DS_CACHE_P_WINDOW_NS);
+	assert_int_equal(ds_cache_param_lookup("window_ns"), -ENOENT);
+	assert_int_equal(ds_cache_param_lookup(nullptr), -ENOENT);
+}
+
+// What the library refuses before it sends anything.
+void test_token_cache_requests_refused(void **)
+{
+	ds_ctx ctx;	// never connected: nothing here may reach a socket
+	uint64_t params[DS_CACHE_PARAMS_MAX] = {};
+	ds_token_info *list = nullptr;
+	size_t n = 0;
+
+	assert_int_equal(ds_token_list(&ctx, DS_TOKEN_QP + 1, 0, &list, &n), -EINVAL);
+	assert_int_equal(ds_token_list(&ctx, -2, 0, &list, &n), -EINVAL);
+	assert_string_equal(ds_ctx_errmsg(&ctx), "unknown token type");
+
+	ds_token_update u{};
+	u.mask = DS_TOKEN_SET_LAYER;
+	u.layer = 4;
+	assert_int_equal(ds_token_set(&ctx, kQpHandle, &u, nullptr), -EINVAL);
+	u.mask = DS_TOKEN_SET_PINNED;
+	u.pinned = 2;
+	assert_int_equal(ds_token_set(&ctx, kQpHandle, &u, nullptr), -EINVAL);
+	u.mask = 0x80;
+	assert_int_equal(ds_token_set(&ctx, kQpHandle, &u, nullptr), -EINVAL);
+	assert_int_equal(ds_token_set(&ctx, kQpHandle, nullptr, nullptr), -EINVAL);
+
+	// ranges of the core's table, named
+	params[DS_CACHE_P_L1_CAPACITY] = DSTC_L1_MAX + 1;
+	assert_int_equal(ds_cache_set(&ctx, params, 1ULL << DS_CACHE_P_L1_CAPACITY, 0, nullptr),
+			 -ERANGE);
+	assert_string_equal(ds_ctx_errmsg(&ctx), "l1_capacity out of range: 1 to 16384 entries");
+	params[DS_CACHE_P_WINDOW_NS] = 999;
+	assert_int_equal(ds_cache_bench(&ctx, 8, 100, 1, params, 1ULL << DS_CACHE_P_WINDOW_NS,
+					nullptr), -ERANGE);
+	assert_string_equal(ds_ctx_errmsg(&ctx), "window out of range: 1000 to 60000000000 ns");
+	assert_int_equal(ds_cache_set(&ctx, params, 1ULL << DS_CACHE_P_NR, 0, nullptr), -EINVAL);
+	assert_int_equal(ds_cache_set(&ctx, nullptr, 1, 0, nullptr), -EINVAL);
+	assert_int_equal(ds_cache_bench(&ctx, 0, 100, 1, nullptr, 0, nullptr), -EINVAL);
+	assert_int_equal(ds_cache_bench(&ctx, DS_CACHE_BENCH_QPS_MAX + 1, 100, 1, nullptr, 0,
+					nullptr), -EINVAL);
+	assert_int_equal(ds_trace_start(&ctx, -1), -EBADF);
+}
+
+void test_event_cache(void **)
+{
+	auto *ev = new ds_event;
+	struct nl_msg *m = cache_reply(DSMEM_CMD_CACHE_SET);
+	assert_int_equal(parse_event(m, ev), 0);
+	assert_int_equal(ev->type, DS_EVENT_CACHE_SET);
+	assert_int_equal(ev->cache.entries, 5000);
+	assert_int_equal(ev->cache.tiers[0].id, DS_TIER_L1);
+	nlmsg_free(m);
+
+	m = reply(DSMEM_CMD_TRACE_START);	// may say nothing more
+	assert_int_equal(parse_event(m, ev), 0);
+	assert_int_equal(ev->type, DS_EVENT_TRACE_START);
+	nlmsg_free(m);
+
+	m = reply(DSMEM_CMD_TRACE_STOP);
+	put_u64(m, DSMEM_ATTR_TRACE_RECORDS, 10, DSMEM_ATTR_PAD);
+	put_u64(m, DSMEM_ATTR_TRACE_DROPPED, 0, DSMEM_ATTR_PAD);
+	nla_put_u32(m, DSMEM_ATTR_TRACE_ERRNO, EIO);
+	assert_int_equal(parse_event(m, ev), 0);
+	assert_int_equal(ev->type, DS_EVENT_TRACE_STOP);
+	assert_int_equal(ev->trace.records, 10);
+	assert_int_equal(ev->trace.error, EIO);
+	nlmsg_free(m);
+
+	m = reply(DSMEM_CMD_TRACE_STOP);	// a stop says how it went
+	assert_int_equal(parse_event(m, ev), -EBADMSG);
+	nlmsg_free(m);
+
+	// requests that are no events
+	for (uint8_t cmd : { DSMEM_CMD_TOKEN_GET, DSMEM_CMD_TOKEN_SET, DSMEM_CMD_CACHE_GET,
+			     DSMEM_CMD_CACHE_BENCH }) {
+		m = reply(cmd);
+		assert_int_equal(parse_event(m, ev), -ENOMSG);
+		nlmsg_free(m);
+	}
+	delete ev;
+}
+
 }  // namespace
 
 int main(void)
@@ -680,6 +1239,17 @@ int main(void)
 		cmocka_unit_test(test_event_peer),
 		cmocka_unit_test(test_event_seg),
 		cmocka_unit_test(test_event_dev_and_unknown),
+		cmocka_unit_test(test_parse_token),
+		cmocka_unit_test(test_token_fields),
+		cmocka_unit_test(test_token_type_names),
+		cmocka_unit_test(test_token_reject),
+		cmocka_unit_test(test_parse_cache),
+		cmocka_unit_test(test_cache_newer_module),
+		cmocka_unit_test(test_cache_reject),
+		cmocka_unit_test(test_parse_trace_and_bench),
+		cmocka_unit_test(test_cache_param_table),
+		cmocka_unit_test(test_token_cache_requests_refused),
+		cmocka_unit_test(test_event_cache),
 	};
 	return cmocka_run_group_tests_name("dsuser_objects", tests, nullptr, nullptr);
 }

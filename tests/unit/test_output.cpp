@@ -7,10 +7,12 @@
 #include <cstdio>
 #include <cstring>
 
+#include <memory>
 #include <string>
 
 #include <linux/dsmem.h>
 #include <linux/dsmem_netlink.h>
+#include <linux/dsmem_token.h>
 
 #include "dsctl.hpp"
 
@@ -430,6 +432,319 @@ void test_object_events(void **)
 	assert_int_equal(v.size(), 3);
 }
 
+// ---- tokens and the token cache ----
+
+// The QP token of "dsctl token show": node 1's first peer's queue pair.
+ds_token_info sample_token()
+{
+	union dsmem_token t = {};
+	t.qp.hdr.type = DSMEM_TOKEN_QP;
+	t.qp.hdr.version = DSMEM_TOKEN_VERSION;
+	t.qp.hdr.index = 2;
+	t.qp.qpn = 17;
+	t.qp.qp_type = 2;
+	t.qp.state = 3;
+	t.qp.pd_index = 1;
+	t.qp.scq_index = 1;
+	t.qp.rcq_index = 1;
+	t.qp.access_flags = 7;
+
+	ds_token_info i{};
+	i.handle = DSMEM_HANDLE(DSMEM_TOKEN_QP, 1, 2);
+	i.type = DS_TOKEN_QP;
+	i.index = 2;
+	i.layer = DS_TIER_L1;
+	i.flags = DS_TOKEN_PINNED | DS_TOKEN_DIRTY;
+	i.version = 7;
+	i.offset = 5;
+	i.node = 1;
+	strcpy(i.object, "node 1 peer 1 qp");
+	i.hits = 12;
+	i.accesses = 40;
+	i.data_len = DSMEM_QP_TOKEN_SIZE;
+	memcpy(i.data, &t, DSMEM_QP_TOKEN_SIZE);
+	return i;
+}
+
+void test_token_text(void **)
+{
+	assert_string_equal(output::text(token_record(sample_token())).c_str(),
+		"handle 0xc0010002 qp index 2 layer l1 flags pinned,dirty version 7 node 1 "
+		"object \"node 1 peer 1 qp\" hits 12 accesses 40 qpn 17 qp_type 2 state 3 "
+		"pd_index 1 scq_index 1 rcq_index 1 access_flags 7");
+}
+
+void test_token_json(void **)
+{
+	// ordered: the fields keep the layout's order
+	auto v = record::parse(capture(output::mode::json, token_record(sample_token()), false));
+	assert_true(v.is_array());
+	const auto &t = v[0];
+	assert_string_equal(t["handle"].get<std::string>().c_str(), "0xc0010002");
+	assert_string_equal(t["type"].get<std::string>().c_str(), "qp");
+	assert_int_equal(t["index"].get<int>(), 2);
+	assert_string_equal(t["layer"].get<std::string>().c_str(), "l1");
+	assert_true(t["flags"] == nlohmann::json({ "pinned", "dirty" }));
+	assert_int_equal(t["version"].get<int>(), 7);
+	assert_int_equal(t["node"].get<int>(), 1);
+	assert_string_equal(t["object"].get<std::string>().c_str(), "node 1 peer 1 qp");
+	assert_int_equal(t["hits"].get<int>(), 12);
+	assert_int_equal(t["accesses"].get<int>(), 40);
+	// the decoded fields, nested and in layout order; none at the top
+	const auto &f = t["fields"];
+	assert_true(f.is_object());
+	assert_int_equal(f.size(), 7);
+	assert_int_equal(f["qpn"].get<int>(), 17);
+	assert_int_equal(f["access_flags"].get<int>(), 7);
+	assert_string_equal(f.begin().key().c_str(), "qpn");
+	assert_false(t.contains("qpn"));
+}
+
+void test_token_without_owner_or_flags(void **)
+{
+	union dsmem_token t = {};
+	t.mr.hdr.type = DSMEM_TOKEN_MR;
+	t.mr.hdr.version = DSMEM_TOKEN_VERSION;
+	t.mr.hdr.index = 0x1234;
+	t.mr.lkey = 0xabcd;
+	t.mr.access_flags = 0x0f;
+	t.mr.page_bits = 12;
+	t.mr.n_pages = 256;
+
+	ds_token_info i{};
+	i.handle = DSMEM_HANDLE(DSMEM_TOKEN_MR, 0x3fff, 0x1234);
+	i.type = DS_TOKEN_MR;
+	i.index = 0x1234;
+	i.layer = DS_TIER_L3;
+	i.flags = DS_TOKEN_MIGRATING | 0x80;
+	i.version = 1;
+	i.data_len = DSMEM_MR_TOKEN_SIZE;
+	memcpy(i.data, &t, DSMEM_MR_TOKEN_SIZE);
+	assert_string_equal(output::text(token_record(i)).c_str(),
+		"handle 0x7fff1234 mr index 4660 layer l3 flags migrating,bit7 version 1 node - "
+		"object  hits 0 accesses 0 lkey 43981 access_flags 15 page_bits 12 n_pages 256");
+
+	i.flags = 0;
+	i.data_len = DSMEM_MR_TOKEN_SIZE - 1;	// no valid token: no fields
+	strcpy(i.object, "mr");
+	record r = token_record(i);
+	assert_string_equal(output::text(r).c_str(),
+		"handle 0x7fff1234 mr index 4660 layer l3 flags - version 1 node - "
+		"object mr hits 0 accesses 0");
+	auto v = nlohmann::json::parse(capture(output::mode::json, r, false));
+	assert_true(v[0]["node"].is_null());
+	assert_true(v[0]["flags"].is_array() && v[0]["flags"].empty());
+	assert_true(v[0]["fields"].is_object() && v[0]["fields"].empty());
+
+	assert_string_equal(tier_name(0).c_str(), "unknown(0)");
+	assert_string_equal(token_type_name(9).c_str(), "unknown(9)");
+	assert_string_equal(handle_string(1).c_str(), "0x00000001");
+}
+
+// A cache as CACHE_GET describes it: defaults from the module's table,
+// adaptive mode, thresholds moved off their settings.
+std::unique_ptr<ds_cache_info> sample_cache()
+{
+	auto c = std::make_unique<ds_cache_info>();
+	ds_cache_param_desc d;
+
+	*c = {};
+	for (unsigned int i = 0; ds_cache_param_describe(i, &d) == 0; i++)
+		c->params[c->nparams++] = d.def;
+	c->params[DS_CACHE_P_MODE] = DS_CACHE_ADAPTIVE;
+	c->promote_l1 = 96;
+	c->promote_l2 = 12;
+	c->entries = 5000;
+	c->pinned = 2;
+	c->queued = 3;
+	c->migrate_rate = 120;
+	c->trace_active = 1;
+	c->trace_records = 1000;
+	c->trace_dropped = 4;
+	const ds_cache_tier tiers[3] = {
+		{ DS_TIER_L1, {}, 0, 4000, 4096, 64000, 900, 100, 50, 10, 5, 5, 9, {} },
+		{ DS_TIER_L2, {}, -1, 900, 65536, 8192, 90, 10, 20, 30, 0, 200, 350, {} },
+		{ DS_TIER_L3, {}, 1, 5000, 0, 80000, 10, 0, 0, 0, 0, 800, 1200, {} },
+	};
+	memcpy(c->tiers, tiers, sizeof(tiers));
+	const ds_stat stats[] = {
+		{ "hits_l1", 900 }, { "cost_l1_ns", 4500 }, { "cas_retries", 7 },
+		{ "cas_fallbacks", 1 }, { "read_retries", 3 },
+	};
+	memcpy(c->stats, stats, sizeof(stats));
+	c->nstats = c->stat_total = 5;
+	return c;
+}
+
+void test_cache_text(void **)
+{
+	std::string t = output::text(cache_record(*sample_cache()));
+	assert_string_equal(t.c_str(),
+		"entries 5000 pinned 2 queued 3 migrations_per_sec 120\n"
+		"    param l1_capacity 4096 entries\n"
+		"    param l2_capacity 65536 entries\n"
+		"    param promote_l2 16 hits in_effect 12\n"
+		"    param promote_l1 128 hits in_effect 96\n"
+		"    param window 100ms\n"
+		"    param l1_idle 1ms\n"
+		"    param l2_idle 10ms\n"
+		"    param aging 100ms\n"
+		"    param batch_threshold 32 entries\n"
+		"    param batch_max 256 entries\n"
+		"    param queue_max 1024 entries\n"
+		"    param cas_retries 8 tries\n"
+		"    param prefetch 8 entries\n"
+		"    param cost_l1 5ns\n"
+		"    param cost_l2 200ns\n"
+		"    param cost_l3 800ns\n"
+		"    param mode adaptive\n"
+		"    param migrate_budget 4096 entries\n"
+		"    param adapt_interval 10ms\n"
+		"    tier l1 entries 4000 capacity 4096 bytes 64000 numa 0 hits 900 misses 100 "
+		"hit_ratio 0.9 promotions 50 demotions 10 evictions 5 cost_mean 5ns cost_p99 9ns\n"
+		"    tier l2 entries 900 capacity 65536 bytes 8K numa any hits 90 misses 10 "
+		"hit_ratio 0.9 promotions 20 demotions 30 evictions 0 cost_mean 200ns "
+		"cost_p99 350ns\n"
+		"    tier l3 entries 5000 capacity - bytes 80000 numa 1 hits 10 misses 0 "
+		"hit_ratio 1.0 promotions 0 demotions 0 evictions 0 cost_mean 800ns "
+		"cost_p99 1200ns\n"
+		"    counters hits_l1 900 cost_l1 4500ns cas_retries 7 cas_fallbacks 1 "
+		"read_retries 3\n"
+		"    trace active yes records 1000 dropped 4");
+}
+
+void test_cache_json(void **)
+{
+	auto c = sample_cache();
+	c->tiers[1].hits = c->tiers[1].misses = 0;	// nothing to divide
+	c->tiers[0].misses = 200;			// 900 / 1100
+	auto v = nlohmann::json::parse(capture(output::mode::json, cache_record(*c), false));
+	const auto &r = v[0];
+	assert_int_equal(r["entries"].get<int>(), 5000);
+	assert_int_equal(r["migrations_per_sec"].get<int>(), 120);
+
+	// parameters in the table's order, values in their unit (times in ns)
+	const auto &p = r["params"];
+	assert_int_equal(p.size(), DS_CACHE_P_NR);
+	assert_string_equal(p[DS_CACHE_P_WINDOW_NS]["name"].get<std::string>().c_str(), "window");
+	assert_true(p[DS_CACHE_P_WINDOW_NS]["value"].get<uint64_t>() == 100000000ULL);
+	assert_string_equal(p[DS_CACHE_P_WINDOW_NS]["unit"].get<std::string>().c_str(), "ns");
+	assert_string_equal(p[DS_CACHE_P_MODE]["value"].get<std::string>().c_str(), "adaptive");
+	assert_false(p[DS_CACHE_P_MODE].contains("unit"));
+	assert_int_equal(p[DS_CACHE_P_PROMOTE_L1]["value"].get<int>(), 128);
+	assert_int_equal(p[DS_CACHE_P_PROMOTE_L1]["in_effect"].get<int>(), 96);
+	assert_int_equal(p[DS_CACHE_P_PROMOTE_L2]["in_effect"].get<int>(), 12);
+	assert_false(p[DS_CACHE_P_L1_CAPACITY].contains("in_effect"));
+
+	const auto &t = r["tiers"];
+	assert_int_equal(t.size(), 3);
+	assert_string_equal(t[0]["tier"].get<std::string>().c_str(), "l1");
+	assert_true(t[0]["hit_ratio"].get<double>() == 0.8182);
+	assert_true(t[1]["hit_ratio"].is_null());
+	assert_int_equal(t[1]["numa"].get<int>(), -1);
+	assert_true(t[2]["capacity"].is_null());	// unbounded
+	assert_int_equal(t[2]["cost_p99_ns"].get<int>(), 1200);
+	assert_int_equal(r["counters"]["cas_retries"].get<int>(), 7);
+	assert_int_equal(r["counters"]["read_retries"].get<int>(), 3);
+	assert_false(r.contains("counters_total"));
+	assert_true(r["trace"]["active"].get<bool>());
+	assert_int_equal(r["trace"]["dropped"].get<int>(), 4);
+
+	// more counters than fit: the total says so
+	c->stat_total = 70;
+	v = nlohmann::json::parse(capture(output::mode::json, cache_record(*c), false));
+	assert_int_equal(v[0]["counters_total"].get<int>(), 70);
+}
+
+void test_trace_and_bench_records(void **)
+{
+	ds_trace_info t{};
+	t.records = 100;
+	t.dropped = 5;
+	assert_string_equal(output::text(trace_stop_record(t)).c_str(), "records 100 dropped 5");
+	t.error = ENOSPC;
+	assert_string_equal(output::text(trace_stop_record(t)).c_str(),
+		"records 100 dropped 5 errno 28 error \"No space left on device\"");
+
+	auto c = sample_cache();
+	c->trace_active = 0;
+	assert_string_equal(output::text(trace_state_record(*c)).c_str(),
+		"active no records 1000 dropped 4");
+
+	ds_cache_bench_result b{};
+	b.accesses = 3000;
+	b.hits_l1 = 2400;
+	b.hits_l2 = 500;
+	b.hits_l3 = 100;
+	b.modeled_ns = 3000000;
+	b.l1_hit_mean_ns = 40;
+	b.l1_hit_p99_ns = 120;
+	b.miss_mean_ns = 350;
+	b.miss_p99_ns = 2000;
+	b.migrations = 17;
+	record r = bench_record(1024, 1000, 7, b);
+	assert_string_equal(output::text(r).c_str(),
+		"qps 1024 ops 1000 seed 7 accesses 3000 hits_l1 2400 hits_l2 500 hits_l3 100 "
+		"hit_ratio_l1 0.8 modeled 3ms modeled_mean 1us l1_hit_mean 40ns l1_hit_p99 120ns "
+		"miss_mean 350ns miss_p99 2us migrations 17");
+	auto v = nlohmann::json::parse(capture(output::mode::json, r, false));
+	assert_true(v[0]["modeled_ns"].get<uint64_t>() == 3000000);
+	assert_int_equal(v[0]["modeled_mean_ns"].get<int>(), 1000);
+	assert_true(v[0]["hit_ratio_l1"].get<double>() == 0.8);
+
+	b = {};	// nothing ran
+	v = nlohmann::json::parse(capture(output::mode::json, bench_record(1, 1, 1, b), false));
+	assert_true(v[0]["modeled_mean_ns"].is_null());
+	assert_true(v[0]["hit_ratio_l1"].is_null());
+	assert_true(output::text(bench_record(1, 1, 1, b)).find("modeled_mean - ") !=
+		    std::string::npos);
+}
+
+void test_cache_events(void **)
+{
+	auto ev = std::make_unique<ds_event>();
+	*ev = {};
+	ev->type = DS_EVENT_TRACE_START;
+	assert_string_equal(output::text(event_record(*ev)).c_str(), "[TRACE START]");
+	ev->type = DS_EVENT_TRACE_STOP;
+	ev->trace.records = 9;
+	assert_string_equal(output::text(event_record(*ev)).c_str(),
+			    "[TRACE STOP] records 9 dropped 0");
+	ev->type = DS_EVENT_CACHE_SET;
+	ev->cache = *sample_cache();
+	std::string t = output::text(event_record(*ev));
+	assert_true(t.rfind("[CACHE SET] entries 5000 pinned 2 ", 0) == 0);
+	assert_true(t.find("\n    param mode adaptive\n") != std::string::npos);
+	auto v = nlohmann::json::parse(capture(output::mode::json, event_record(*ev), true));
+	assert_string_equal(v["event"].get<std::string>().c_str(), "cache_set");
+	assert_int_equal(v["params"].size(), DS_CACHE_P_NR);
+}
+
+void test_text_rules_for_tokens(void **)
+{
+	assert_string_equal(duration_string(0).c_str(), "0ns");
+	assert_string_equal(duration_string(999).c_str(), "999ns");
+	assert_string_equal(duration_string(1000).c_str(), "1us");
+	assert_string_equal(duration_string(1500).c_str(), "1500ns");
+	assert_string_equal(duration_string(1500000).c_str(), "1500us");
+	assert_string_equal(duration_string(100000000).c_str(), "100ms");
+	assert_string_equal(duration_string(60000000000ULL).c_str(), "60s");
+
+	record r;
+	r["type"] = "cq";	// a bare word
+	r["object"] = "two words";	// quoted
+	r["tab"] = "a\tb";
+	r["plain"] = "one";
+	r["wait_ns"] = uint64_t{2000};	// a time: unit from the key
+	r["none_ns"] = nullptr;
+	r["neg_ns"] = -1;	// not a time: as it is
+	r["bytes"] = uint64_t{2048};
+	assert_string_equal(output::text(r).c_str(),
+		"cq object \"two words\" tab \"a\tb\" plain one wait 2us none - neg_ns -1 bytes 2K");
+	assert_string_equal(features_record(DSMEM_FEAT_TOKENCACHE)[0].get<std::string>().c_str(),
+			    "tokencache");
+}
+
 }  // namespace
 
 int main(void)
@@ -455,6 +770,14 @@ int main(void)
 		cmocka_unit_test(test_rdm_alloc_record),
 		cmocka_unit_test(test_perm_and_translate_names),
 		cmocka_unit_test(test_object_events),
+		cmocka_unit_test(test_token_text),
+		cmocka_unit_test(test_token_json),
+		cmocka_unit_test(test_token_without_owner_or_flags),
+		cmocka_unit_test(test_cache_text),
+		cmocka_unit_test(test_cache_json),
+		cmocka_unit_test(test_trace_and_bench_records),
+		cmocka_unit_test(test_cache_events),
+		cmocka_unit_test(test_text_rules_for_tokens),
 	};
 	return cmocka_run_group_tests_name("dsctl_output", tests, nullptr, nullptr);
 }

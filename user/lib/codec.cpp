@@ -10,6 +10,7 @@
 #include <linux/dsmem_wire.h>
 
 #include "ds_internal.hpp"
+#include "tc_core.hpp"
 
 namespace dsmem::detail {
 
@@ -20,6 +21,10 @@ struct nla_policy port_policy[DSMEM_PORT_ATTR_MAX + 1];
 struct nla_policy stat_policy[DSMEM_STAT_ATTR_MAX + 1];
 struct nla_policy rseg_policy[DSMEM_RSEG_ATTR_MAX + 1];
 struct nla_policy grant_policy[DSMEM_GRANT_ATTR_MAX + 1];
+struct nla_policy tier_policy[DSMEM_TIER_ATTR_MAX + 1];
+// CACHE_PARAMS nests one u64 per parameter, of type index + 1
+struct nla_policy param_policy[DSMEM_CACHE_P_NR + 1];
+struct nla_policy bench_policy[DSMEM_BENCH_ATTR_MAX + 1];
 
 // libnl checks minimum lengths; exact widths are checked here.
 const bool policies_ready = [] {
@@ -89,6 +94,51 @@ const bool policies_ready = [] {
 
 	fixed(grant_policy[DSMEM_GRANT_ATTR_REMOTE_NODE], NLA_U32, 4);
 	fixed(grant_policy[DSMEM_GRANT_ATTR_PERM], NLA_U8, 1);
+
+	// tokens and the token cache; TOKEN_DATA is checked where used
+	fixed(top_policy[DSMEM_ATTR_TOKEN_HANDLE], NLA_U32, 4);
+	fixed(top_policy[DSMEM_ATTR_TOKEN_TYPE], NLA_U8, 1);
+	fixed(top_policy[DSMEM_ATTR_TOKEN_LAYER], NLA_U8, 1);
+	fixed(top_policy[DSMEM_ATTR_TOKEN_FLAGS], NLA_U8, 1);
+	fixed(top_policy[DSMEM_ATTR_TOKEN_VERSION], NLA_U32, 4);
+	fixed(top_policy[DSMEM_ATTR_TOKEN_OFFSET], NLA_U32, 4);
+	top_policy[DSMEM_ATTR_TOKEN_OBJECT].type = NLA_STRING;
+	fixed(top_policy[DSMEM_ATTR_TOKEN_HITS], NLA_U32, 4);
+	fixed(top_policy[DSMEM_ATTR_TOKEN_ACCESSES], NLA_U64, 8);
+	fixed(top_policy[DSMEM_ATTR_TOKEN_PINNED], NLA_U8, 1);
+	top_policy[DSMEM_ATTR_CACHE_PARAMS].type = NLA_NESTED;
+	top_policy[DSMEM_ATTR_CACHE_STATS].type = NLA_NESTED;
+	top_policy[DSMEM_ATTR_CACHE_TIERS].type = NLA_NESTED;
+	top_policy[DSMEM_ATTR_CACHE_TIER].type = NLA_NESTED;
+	fixed(top_policy[DSMEM_ATTR_CACHE_RESET], NLA_FLAG, 0);
+	fixed(top_policy[DSMEM_ATTR_CACHE_PROMOTE_L1], NLA_U32, 4);
+	fixed(top_policy[DSMEM_ATTR_CACHE_PROMOTE_L2], NLA_U32, 4);
+	fixed(top_policy[DSMEM_ATTR_CACHE_ENTRIES], NLA_U32, 4);
+	fixed(top_policy[DSMEM_ATTR_CACHE_PINNED], NLA_U32, 4);
+	fixed(top_policy[DSMEM_ATTR_CACHE_QUEUED], NLA_U32, 4);
+	fixed(top_policy[DSMEM_ATTR_CACHE_MIGRATE_RATE], NLA_U64, 8);
+	fixed(top_policy[DSMEM_ATTR_TRACE_FD], NLA_U32, 4);
+	fixed(top_policy[DSMEM_ATTR_TRACE_ACTIVE], NLA_U8, 1);
+	fixed(top_policy[DSMEM_ATTR_TRACE_RECORDS], NLA_U64, 8);
+	fixed(top_policy[DSMEM_ATTR_TRACE_DROPPED], NLA_U64, 8);
+	fixed(top_policy[DSMEM_ATTR_TRACE_ERRNO], NLA_U32, 4);
+	fixed(top_policy[DSMEM_ATTR_BENCH_QPS], NLA_U32, 4);
+	fixed(top_policy[DSMEM_ATTR_BENCH_OPS], NLA_U32, 4);
+	fixed(top_policy[DSMEM_ATTR_BENCH_SEED], NLA_U32, 4);
+	top_policy[DSMEM_ATTR_BENCH_RESULT].type = NLA_NESTED;
+
+	fixed(tier_policy[DSMEM_TIER_ATTR_ID], NLA_U8, 1);
+	fixed(tier_policy[DSMEM_TIER_ATTR_ENTRIES], NLA_U32, 4);
+	fixed(tier_policy[DSMEM_TIER_ATTR_CAPACITY], NLA_U32, 4);
+	fixed(tier_policy[DSMEM_TIER_ATTR_NUMA], NLA_S32, 4);
+	for (int i = DSMEM_TIER_ATTR_BYTES; i <= DSMEM_TIER_ATTR_COST_P99_NS; i++)
+		if (i != DSMEM_TIER_ATTR_NUMA)
+			fixed(tier_policy[i], NLA_U64, 8);
+
+	for (int i = 1; i <= DSMEM_CACHE_P_NR; i++)
+		fixed(param_policy[i], NLA_U64, 8);
+	for (int i = DSMEM_BENCH_ATTR_ACCESSES; i <= DSMEM_BENCH_ATTR_MAX; i++)
+		fixed(bench_policy[i], NLA_U64, 8);
 	return true;
 }();
 
@@ -219,6 +269,47 @@ int parse_grant(struct nlattr *nest, ds_grant_info *g)
 	return 0;
 }
 
+// One DSMEM_ATTR_STAT entry: a name and a value.
+int parse_stat(struct nlattr *nest, ds_stat *s)
+{
+	struct nlattr *st[DSMEM_STAT_ATTR_MAX + 1];
+
+	if (nla_parse_nested(st, DSMEM_STAT_ATTR_MAX, nest, stat_policy) < 0 ||
+	    check_widths(st, DSMEM_STAT_ATTR_MAX, stat_policy) ||
+	    !st[DSMEM_STAT_ATTR_NAME] || !st[DSMEM_STAT_ATTR_VALUE])
+		return -EBADMSG;
+	memset(s, 0, sizeof(*s));
+	s->value = nla_get_u64(st[DSMEM_STAT_ATTR_VALUE]);
+	return copy_string(s->name, sizeof(s->name), st[DSMEM_STAT_ATTR_NAME]);
+}
+
+// One CACHE_TIER nest; tiers this library does not know (a newer
+// module's) are left to the caller to skip.
+int parse_tier(struct nlattr *nest, ds_cache_tier *t)
+{
+	struct nlattr *tb[DSMEM_TIER_ATTR_MAX + 1];
+
+	if (nla_parse_nested(tb, DSMEM_TIER_ATTR_MAX, nest, tier_policy) < 0 ||
+	    check_widths(tb, DSMEM_TIER_ATTR_MAX, tier_policy) ||
+	    !tb[DSMEM_TIER_ATTR_ID] || !tb[DSMEM_TIER_ATTR_ENTRIES] ||
+	    !tb[DSMEM_TIER_ATTR_CAPACITY])
+		return -EBADMSG;
+	memset(t, 0, sizeof(*t));
+	t->id = nla_get_u8(tb[DSMEM_TIER_ATTR_ID]);
+	t->entries = nla_get_u32(tb[DSMEM_TIER_ATTR_ENTRIES]);
+	t->capacity = nla_get_u32(tb[DSMEM_TIER_ATTR_CAPACITY]);
+	t->numa = tb[DSMEM_TIER_ATTR_NUMA] ? nla_get_s32(tb[DSMEM_TIER_ATTR_NUMA]) : -1;
+	t->bytes = get_u64(tb[DSMEM_TIER_ATTR_BYTES]);
+	t->hits = get_u64(tb[DSMEM_TIER_ATTR_HITS]);
+	t->misses = get_u64(tb[DSMEM_TIER_ATTR_MISSES]);
+	t->promotions = get_u64(tb[DSMEM_TIER_ATTR_PROMOTIONS]);
+	t->demotions = get_u64(tb[DSMEM_TIER_ATTR_DEMOTIONS]);
+	t->evictions = get_u64(tb[DSMEM_TIER_ATTR_EVICTIONS]);
+	t->cost_mean_ns = get_u64(tb[DSMEM_TIER_ATTR_COST_MEAN_NS]);
+	t->cost_p99_ns = get_u64(tb[DSMEM_TIER_ATTR_COST_P99_NS]);
+	return t->id ? 0 : -EBADMSG;
+}
+
 // A binary IPv4 or IPv6 address, in network byte order, as text.
 int addr_to_string(struct nlattr *a, char *dst, size_t size)
 {
@@ -334,18 +425,13 @@ int parse_stats(struct nl_msg *msg, std::vector<ds_stat> &out)
 	if (!tb[DSMEM_ATTR_STATS])
 		return -EBADMSG;
 	nla_for_each_nested(a, tb[DSMEM_ATTR_STATS], rem) {
-		struct nlattr *st[DSMEM_STAT_ATTR_MAX + 1];
 		ds_stat s{};
 
-		if (nla_type(a) != DSMEM_ATTR_STAT ||
-		    nla_parse_nested(st, DSMEM_STAT_ATTR_MAX, a, stat_policy) < 0 ||
-		    check_widths(st, DSMEM_STAT_ATTR_MAX, stat_policy) ||
-		    !st[DSMEM_STAT_ATTR_NAME] || !st[DSMEM_STAT_ATTR_VALUE])
+		if (nla_type(a) != DSMEM_ATTR_STAT)
 			return -EBADMSG;
-		ret = copy_string(s.name, sizeof(s.name), st[DSMEM_STAT_ATTR_NAME]);
+		ret = parse_stat(a, &s);
 		if (ret)
 			return ret;
-		s.value = nla_get_u64(st[DSMEM_STAT_ATTR_VALUE]);
 		out.push_back(s);
 	}
 	if (rem > 0)
@@ -483,6 +569,164 @@ int parse_rdm_read(struct nl_msg *msg, uint64_t va, void *buf, size_t len)
 		return -EBADMSG;	// the answer to another question
 	if (len)
 		memcpy(buf, nla_data(data), len);
+	return 0;
+}
+
+int parse_token(struct nl_msg *msg, ds_token_info *t)
+{
+	struct nlattr *tb[DSMEM_ATTR_MAX + 1];
+	union dsmem_token tok = {};
+	int ret = parse_top(msg, tb);
+
+	if (ret)
+		return ret;
+	struct nlattr *data = tb[DSMEM_ATTR_TOKEN_DATA];
+	if (!tb[DSMEM_ATTR_TOKEN_HANDLE] || !tb[DSMEM_ATTR_TOKEN_TYPE] || !data ||
+	    !tb[DSMEM_ATTR_TOKEN_LAYER] || !tb[DSMEM_ATTR_TOKEN_VERSION])
+		return -EBADMSG;
+	memset(t, 0, sizeof(*t));
+	t->handle = nla_get_u32(tb[DSMEM_ATTR_TOKEN_HANDLE]);
+	t->type = nla_get_u8(tb[DSMEM_ATTR_TOKEN_TYPE]);
+	// the token must be whole, of its layout version, and the one the
+	// handle names (type and index)
+	size_t len = static_cast<size_t>(nla_len(data));
+	if (len > sizeof(tok))
+		return -EBADMSG;
+	memcpy(&tok, nla_data(data), len);
+	if (dstc_token_check(&tok, static_cast<unsigned int>(len)) ||
+	    tok.hdr.type != t->type || DSMEM_HANDLE_TYPE(t->handle) != t->type ||
+	    DSMEM_HANDLE_INDEX(t->handle) != tok.hdr.index)
+		return -EBADMSG;
+	memcpy(t->data, &tok, len);
+	t->data_len = static_cast<uint8_t>(len);
+	t->index = tok.hdr.index;
+	t->layer = nla_get_u8(tb[DSMEM_ATTR_TOKEN_LAYER]);
+	t->flags = get_u8(tb[DSMEM_ATTR_TOKEN_FLAGS]);
+	t->version = nla_get_u32(tb[DSMEM_ATTR_TOKEN_VERSION]);
+	t->offset = get_u32(tb[DSMEM_ATTR_TOKEN_OFFSET]);
+	t->node = get_u32(tb[DSMEM_ATTR_NODE_ID]);
+	t->hits = get_u32(tb[DSMEM_ATTR_TOKEN_HITS]);
+	t->accesses = get_u64(tb[DSMEM_ATTR_TOKEN_ACCESSES]);
+	return copy_string(t->object, sizeof(t->object), tb[DSMEM_ATTR_TOKEN_OBJECT]);
+}
+
+int parse_cache(struct nl_msg *msg, ds_cache_info *c)
+{
+	struct nlattr *tb[DSMEM_ATTR_MAX + 1];
+	struct nlattr *pt[DSMEM_CACHE_P_NR + 1];
+	int ret = parse_top(msg, tb);
+
+	if (ret)
+		return ret;
+	if (!tb[DSMEM_ATTR_CACHE_PARAMS] || !tb[DSMEM_ATTR_CACHE_TIERS] ||
+	    !tb[DSMEM_ATTR_CACHE_STATS] || !tb[DSMEM_ATTR_CACHE_PROMOTE_L1] ||
+	    !tb[DSMEM_ATTR_CACHE_PROMOTE_L2] || !tb[DSMEM_ATTR_CACHE_ENTRIES])
+		return -EBADMSG;
+	memset(c, 0, sizeof(*c));
+
+	// every parameter this library knows; a newer module's are skipped
+	if (nla_parse_nested(pt, DSMEM_CACHE_P_NR, tb[DSMEM_ATTR_CACHE_PARAMS],
+			     param_policy) < 0 ||
+	    check_widths(pt, DSMEM_CACHE_P_NR, param_policy))
+		return -EBADMSG;
+	for (int i = 0; i < DSMEM_CACHE_P_NR; i++) {
+		if (!pt[i + 1])
+			return -EBADMSG;
+		c->params[i] = nla_get_u64(pt[i + 1]);
+	}
+	c->nparams = DSMEM_CACHE_P_NR;
+
+	// L1, L2 and L3, once each, in any order
+	bool seen[DS_CACHE_TIERS] = {};
+	ret = for_each_entry(tb[DSMEM_ATTR_CACHE_TIERS], DSMEM_ATTR_CACHE_TIER,
+			     [c, &seen](struct nlattr *a) {
+		ds_cache_tier t;
+		int err = parse_tier(a, &t);
+
+		if (err)
+			return err;
+		if (t.id > DS_CACHE_TIERS)
+			return 0;	// a tier of a newer module
+		if (seen[t.id - 1])
+			return -EBADMSG;
+		seen[t.id - 1] = true;
+		c->tiers[t.id - 1] = t;
+		return 0;
+	});
+	if (ret)
+		return ret;
+	for (bool s : seen)
+		if (!s)
+			return -EBADMSG;
+
+	ret = for_each_entry(tb[DSMEM_ATTR_CACHE_STATS], DSMEM_ATTR_STAT,
+			     [c](struct nlattr *a) {
+		ds_stat s;
+		int err = parse_stat(a, &s);
+
+		if (err)
+			return err;
+		if (c->nstats < DS_CACHE_STATS_MAX)
+			c->stats[c->nstats++] = s;
+		c->stat_total++;	// all of them, also those not kept
+		return 0;
+	});
+	if (ret)
+		return ret;
+
+	c->promote_l1 = nla_get_u32(tb[DSMEM_ATTR_CACHE_PROMOTE_L1]);
+	c->promote_l2 = nla_get_u32(tb[DSMEM_ATTR_CACHE_PROMOTE_L2]);
+	c->entries = nla_get_u32(tb[DSMEM_ATTR_CACHE_ENTRIES]);
+	c->pinned = get_u32(tb[DSMEM_ATTR_CACHE_PINNED]);
+	c->queued = get_u32(tb[DSMEM_ATTR_CACHE_QUEUED]);
+	c->migrate_rate = get_u64(tb[DSMEM_ATTR_CACHE_MIGRATE_RATE]);
+	c->trace_active = get_u8(tb[DSMEM_ATTR_TRACE_ACTIVE]);
+	c->trace_records = get_u64(tb[DSMEM_ATTR_TRACE_RECORDS]);
+	c->trace_dropped = get_u64(tb[DSMEM_ATTR_TRACE_DROPPED]);
+	return 0;
+}
+
+int parse_trace(struct nl_msg *msg, ds_trace_info *t, bool full)
+{
+	struct nlattr *tb[DSMEM_ATTR_MAX + 1];
+	int ret = parse_top(msg, tb);
+
+	if (ret)
+		return ret;
+	if (full && (!tb[DSMEM_ATTR_TRACE_RECORDS] || !tb[DSMEM_ATTR_TRACE_DROPPED]))
+		return -EBADMSG;
+	memset(t, 0, sizeof(*t));
+	t->records = get_u64(tb[DSMEM_ATTR_TRACE_RECORDS]);
+	t->dropped = get_u64(tb[DSMEM_ATTR_TRACE_DROPPED]);
+	t->error = get_u32(tb[DSMEM_ATTR_TRACE_ERRNO]);
+	return 0;
+}
+
+int parse_bench(struct nl_msg *msg, ds_cache_bench_result *r)
+{
+	struct nlattr *tb[DSMEM_ATTR_MAX + 1];
+	struct nlattr *bt[DSMEM_BENCH_ATTR_MAX + 1];
+	int ret = parse_top(msg, tb);
+
+	if (ret)
+		return ret;
+	if (!tb[DSMEM_ATTR_BENCH_RESULT] ||
+	    nla_parse_nested(bt, DSMEM_BENCH_ATTR_MAX, tb[DSMEM_ATTR_BENCH_RESULT],
+			     bench_policy) < 0 ||
+	    check_widths(bt, DSMEM_BENCH_ATTR_MAX, bench_policy) ||
+	    !bt[DSMEM_BENCH_ATTR_ACCESSES])
+		return -EBADMSG;
+	memset(r, 0, sizeof(*r));
+	r->accesses = nla_get_u64(bt[DSMEM_BENCH_ATTR_ACCESSES]);
+	r->hits_l1 = get_u64(bt[DSMEM_BENCH_ATTR_HITS_L1]);
+	r->hits_l2 = get_u64(bt[DSMEM_BENCH_ATTR_HITS_L2]);
+	r->hits_l3 = get_u64(bt[DSMEM_BENCH_ATTR_HITS_L3]);
+	r->modeled_ns = get_u64(bt[DSMEM_BENCH_ATTR_MODELED_NS]);
+	r->l1_hit_mean_ns = get_u64(bt[DSMEM_BENCH_ATTR_L1_HIT_MEAN_NS]);
+	r->l1_hit_p99_ns = get_u64(bt[DSMEM_BENCH_ATTR_L1_HIT_P99_NS]);
+	r->miss_mean_ns = get_u64(bt[DSMEM_BENCH_ATTR_MISS_MEAN_NS]);
+	r->miss_p99_ns = get_u64(bt[DSMEM_BENCH_ATTR_MISS_P99_NS]);
+	r->migrations = get_u64(bt[DSMEM_BENCH_ATTR_MIGRATIONS]);
 	return 0;
 }
 

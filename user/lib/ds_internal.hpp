@@ -51,6 +51,17 @@ int parse_rdm_alloc(struct nl_msg *msg, uint64_t *va, uint64_t *pa);
 // The reply must carry exactly len bytes of data (and va, if any).
 int parse_rdm_read(struct nl_msg *msg, uint64_t va, void *buf, size_t len);
 
+// Tokens and the token cache.  A token's data must be whole, pass the
+// core's dstc_token_check() and match its handle's type and index.
+int parse_token(struct nl_msg *msg, ds_token_info *t);
+// A CACHE_GET or CACHE_SET reply, or a CACHE_SET event: every parameter
+// this library knows, the three tiers and the counters.
+int parse_cache(struct nl_msg *msg, ds_cache_info *c);
+// full: a TRACE_STOP reply or event (records and dropped required);
+// otherwise (TRACE_START events) nothing is.
+int parse_trace(struct nl_msg *msg, ds_trace_info *t, bool full);
+int parse_bench(struct nl_msg *msg, ds_cache_bench_result *r);
+
 // A message of the "events" group as an event; -ENOMSG for a command that is no event this library knows.
 int parse_event(struct nl_msg *msg, ds_event *ev);
 
@@ -114,6 +125,80 @@ int to_c_array(ds_ctx *ctx, const std::vector<T> &v, T **arr, size_t *count)
 		memcpy(a, v.data(), v.size() * sizeof(T));
 	*arr = a;
 	*count = v.size();
+	return 0;
+}
+
+// Attribute writers for one request; any failure means the message is
+// full, reported once by request().
+struct attrs {
+	struct nl_msg *msg;
+	bool full = false;
+
+	void u8(int type, uint8_t v) { full |= nla_put_u8(msg, type, v) < 0; }
+	void u16(int type, uint16_t v) { full |= nla_put_u16(msg, type, v) < 0; }
+	void u32(int type, uint32_t v) { full |= nla_put_u32(msg, type, v) < 0; }
+	void s32(int type, int32_t v) { full |= nla_put_s32(msg, type, v) < 0; }
+	void u64(int type, uint64_t v) { full |= nla_put_u64(msg, type, v) < 0; }
+	void str(int type, const char *v) { full |= nla_put_string(msg, type, v) < 0; }
+	void flag(int type) { full |= nla_put_flag(msg, type) < 0; }
+	void bin(int type, const void *v, size_t len)
+	{
+		full |= nla_put(msg, type, static_cast<int>(len), v) < 0;
+	}
+	// A nest: its attributes go between begin() and end().
+	struct nlattr *begin(int type)
+	{
+		struct nlattr *n = nla_nest_start(msg, type);
+		full |= !n;
+		return n;
+	}
+	void end(struct nlattr *n)
+	{
+		if (n)
+			nla_nest_end(msg, n);
+	}
+};
+
+// Build a request (put() adds its attributes), send it and hand every
+// reply to on_msg.
+inline int request(ds_ctx *ctx, uint8_t cmd, bool dump,
+		   const std::function<void(attrs &)> &put,
+		   const std::function<int(struct nl_msg *)> &on_msg,
+		   size_t attr_space = 0)
+{
+	struct nl_msg *msg = build_request(ctx->family, cmd, dump, attr_space);
+
+	if (msg && put) {
+		attrs a{msg};
+		put(a);
+		if (a.full) {
+			nlmsg_free(msg);
+			return fail(ctx, -EMSGSIZE, "netlink request too large");
+		}
+	}
+	return run(ctx, msg, on_msg);
+}
+
+inline int ignore_replies(struct nl_msg *)
+{
+	return 0;
+}
+
+// A do request answered by one message that parse() decodes; when the
+// caller wants what it says (need), its absence is an error.
+inline int request_one(ds_ctx *ctx, uint8_t cmd, const std::function<void(attrs &)> &put,
+		       const std::function<int(struct nl_msg *)> &parse, bool need = true,
+		       size_t attr_space = 0)
+{
+	int replies = 0;
+	int ret = request(ctx, cmd, false, put, [&](struct nl_msg *m) {
+		return replies++ ? -EBADMSG : parse(m);
+	}, attr_space);
+
+	if (ret)
+		return ret;
+	if (need && !replies)
+		return fail(ctx, -EBADMSG, "no reply from the dsmem module");
 	return 0;
 }
 

@@ -29,6 +29,18 @@ struct ds_event_v1_0 {
 };
 static_assert(offsetof(ds_event, dev) == offsetof(ds_event_v1_0, dev));
 
+// ... and as DSUSER_1.1 published it, before the token cache.
+struct ds_event_v1_1 {
+	uint32_t type;
+	uint32_t reserved0;
+	struct ds_dev_info dev;
+	struct ds_node_info node;
+	struct ds_peer_info peer;
+	struct ds_seg_info seg;
+};
+static_assert(offsetof(ds_event, seg) == offsetof(ds_event_v1_1, seg) &&
+	      offsetof(ds_event, cache) >= sizeof(ds_event_v1_1));
+
 struct ds_monitor {
 	genl_socket events;	// subscriptions only; never sends requests
 	int family = -1;	// -1 while the module is not loaded
@@ -74,6 +86,15 @@ int parse_event(struct nl_msg *msg, ds_event *ev)
 	case DSMEM_CMD_SEG_DEL:
 		ev->type = DS_EVENT_SEG_DEL;
 		return parse_seg(msg, &ev->seg, false);
+	case DSMEM_CMD_CACHE_SET:
+		ev->type = DS_EVENT_CACHE_SET;
+		return parse_cache(msg, &ev->cache);
+	case DSMEM_CMD_TRACE_START:
+		ev->type = DS_EVENT_TRACE_START;
+		return parse_trace(msg, &ev->trace, false);
+	case DSMEM_CMD_TRACE_STOP:
+		ev->type = DS_EVENT_TRACE_STOP;
+		return parse_trace(msg, &ev->trace, true);
 	default:
 		ev->type = 0;
 		return -ENOMSG;
@@ -247,8 +268,9 @@ DS_EXPORT int ds_monitor_fd(const struct ds_monitor *mon)
 	return nl_socket_get_fd(mon->events.sk());
 }
 
-// ds_monitor_next@DSUSER_1.0 and @@DSUSER_1.1: same SONAME, a larger
-// struct ds_event; binaries built against 1.0 get the events they know.
+// ds_monitor_next@DSUSER_1.0, @DSUSER_1.1 and @@DSUSER_1.2: same SONAME,
+// a larger struct ds_event each time; binaries built against an older
+// version get the events they know.
 DS_EXPORT int ds_monitor_next_v1_0(struct ds_monitor *mon, struct ds_event_v1_0 *ev,
 				   int timeout_ms)
 	__attribute__((symver("ds_monitor_next@DSUSER_1.0")));
@@ -263,10 +285,24 @@ DS_EXPORT int ds_monitor_next_v1_0(struct ds_monitor *mon, struct ds_event_v1_0 
 	return ret;
 }
 
-DS_EXPORT int ds_monitor_next_v1_1(struct ds_monitor *mon, struct ds_event *ev,
+DS_EXPORT int ds_monitor_next_v1_1(struct ds_monitor *mon, struct ds_event_v1_1 *ev,
 				   int timeout_ms)
-	__attribute__((symver("ds_monitor_next@@DSUSER_1.1")));
-DS_EXPORT int ds_monitor_next_v1_1(struct ds_monitor *mon, struct ds_event *ev,
+	__attribute__((symver("ds_monitor_next@DSUSER_1.1")));
+DS_EXPORT int ds_monitor_next_v1_1(struct ds_monitor *mon, struct ds_event_v1_1 *ev,
+				   int timeout_ms)
+{
+	ds_event full;
+	int ret = next_event(mon, &full, timeout_ms, DS_EVENT_SEG_DEL);
+
+	if (!ret)
+		memcpy(ev, &full, sizeof(*ev));
+	return ret;
+}
+
+DS_EXPORT int ds_monitor_next_v1_2(struct ds_monitor *mon, struct ds_event *ev,
+				   int timeout_ms)
+	__attribute__((symver("ds_monitor_next@@DSUSER_1.2")));
+DS_EXPORT int ds_monitor_next_v1_2(struct ds_monitor *mon, struct ds_event *ev,
 				   int timeout_ms)
 {
 	return next_event(mon, ev, timeout_ms, UINT32_MAX);

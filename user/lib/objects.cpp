@@ -23,67 +23,6 @@ static_assert(DS_RDM_DATA_MAX == DSMEM_WIRE_MAX_DATA);
 
 namespace {
 
-// Attribute writers for one request; any failure means the message is
-// full, reported once by request().
-struct attrs {
-	struct nl_msg *msg;
-	bool full = false;
-
-	void u8(int type, uint8_t v) { full |= nla_put_u8(msg, type, v) < 0; }
-	void u16(int type, uint16_t v) { full |= nla_put_u16(msg, type, v) < 0; }
-	void u32(int type, uint32_t v) { full |= nla_put_u32(msg, type, v) < 0; }
-	void s32(int type, int32_t v) { full |= nla_put_s32(msg, type, v) < 0; }
-	void u64(int type, uint64_t v) { full |= nla_put_u64(msg, type, v) < 0; }
-	void str(int type, const char *v) { full |= nla_put_string(msg, type, v) < 0; }
-	void bin(int type, const void *v, size_t len)
-	{
-		full |= nla_put(msg, type, static_cast<int>(len), v) < 0;
-	}
-};
-
-// Build a request (put() adds its attributes), send it and hand every
-// reply to on_msg.
-int request(ds_ctx *ctx, uint8_t cmd, bool dump,
-	    const std::function<void(attrs &)> &put,
-	    const std::function<int(struct nl_msg *)> &on_msg,
-	    size_t attr_space = 0)
-{
-	struct nl_msg *msg = build_request(ctx->family, cmd, dump, attr_space);
-
-	if (msg && put) {
-		attrs a{msg};
-		put(a);
-		if (a.full) {
-			nlmsg_free(msg);
-			return fail(ctx, -EMSGSIZE, "netlink request too large");
-		}
-	}
-	return run(ctx, msg, on_msg);
-}
-
-int ignore_replies(struct nl_msg *)
-{
-	return 0;
-}
-
-// A do request answered by one message that parse() decodes; when the
-// caller wants what it says (need), its absence is an error.
-int request_one(ds_ctx *ctx, uint8_t cmd, const std::function<void(attrs &)> &put,
-		const std::function<int(struct nl_msg *)> &parse, bool need = true,
-		size_t attr_space = 0)
-{
-	int replies = 0;
-	int ret = request(ctx, cmd, false, put, [&](struct nl_msg *m) {
-		return replies++ ? -EBADMSG : parse(m);
-	}, attr_space);
-
-	if (ret)
-		return ret;
-	if (need && !replies)
-		return fail(ctx, -EBADMSG, "no reply from the dsmem module");
-	return 0;
-}
-
 // A dump into a malloc'd array; node_id 0 leaves out the node filter.
 template <typename T>
 int dump(ds_ctx *ctx, uint8_t cmd, uint32_t node_id,

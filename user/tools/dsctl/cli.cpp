@@ -9,6 +9,8 @@
 
 #include <linux/dsmem_netlink.h>
 
+#include "output.hpp"
+
 namespace dsctl {
 
 bool matches(std::string_view arg, std::string_view word)
@@ -160,30 +162,48 @@ bool parse_hex_data(std::string_view s, std::vector<uint8_t> &out)
 	return true;
 }
 
-bool keywords::parse(args &a, const std::vector<std::string_view> &words, std::string &err)
+bool keywords::parse(args &a, const std::vector<std::string_view> &words, std::string &err,
+		     const std::vector<std::string_view> &flags)
 {
-	while (!a.empty()) {
-		std::string w = a.next();
-		std::string_view word;
-		for (std::string_view k : words)
-			if (matches(w, k)) {
-				word = k;
-				break;
-			}
-		if (word.empty()) {
-			err = "unexpected \"" + w + "\"";
+	while (!a.empty())
+		if (!take(a.next(), a, words, flags, err))
 			return false;
+	return true;
+}
+
+bool keywords::take(const std::string &w, args &a, const std::vector<std::string_view> &words,
+		    const std::vector<std::string_view> &flags, std::string &err)
+{
+	std::string_view word;
+	bool is_flag = false;
+
+	for (std::string_view k : words)
+		if (matches(w, k)) {
+			word = k;
+			break;
 		}
-		if (has(word)) {
-			err = std::string(word) + " is given twice";
-			return false;
+	for (std::string_view f : flags)
+		if (word.empty() && matches(w, f)) {
+			word = f;
+			is_flag = true;
 		}
-		if (a.empty()) {
-			err = std::string(word) + " needs a value";
-			return false;
-		}
-		kv_.emplace_back(word, a.next());
+	if (word.empty()) {
+		err = "unexpected \"" + w + "\"";
+		return false;
 	}
+	if (has(word)) {
+		err = std::string(word) + " is given twice";
+		return false;
+	}
+	if (is_flag) {
+		kv_.emplace_back(word, "");
+		return true;
+	}
+	if (a.empty()) {
+		err = std::string(word) + " needs a value";
+		return false;
+	}
+	kv_.emplace_back(word, a.next());
 	return true;
 }
 
@@ -193,6 +213,133 @@ const std::string *keywords::get(std::string_view word) const
 		if (k == word)
 			return &v;
 	return nullptr;
+}
+
+bool parse_duration(std::string_view s, uint64_t &out)
+{
+	static const struct {
+		const char *suffix;
+		uint64_t ns;
+	} units[] = {
+		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+	};
+	uint64_t mult = 1;
+
+	for (const auto &u : units) {
+		std::string_view suf(u.suffix);
+		if (s.size() > suf.size() && s.substr(s.size() - suf.size()) == suf) {
+			s.remove_suffix(suf.size());
+			mult = u.ns;
+			break;
+		}
+	}
+	uint64_t v;
+	if (!parse_u64(s, v) || v > UINT64_MAX / mult)
+		return false;
+	out = v * mult;
+	return true;
+}
+
+bool parse_handle(std::string_view s, uint32_t &out)
+{
+	unsigned int v;
+	if (!parse_u32(s, v))
+		return false;
+	out = v;
+	return true;
+}
+
+bool parse_token_type(std::string_view s, int &out)
+{
+	int type = ds_token_type_lookup(std::string(s).c_str());
+	if (type < 0)
+		return false;
+	out = type;
+	return true;
+}
+
+bool parse_tier(std::string_view s, uint8_t &out)
+{
+	if (s.size() != 2 || (s[0] != 'l' && s[0] != 'L') || s[1] < '1' || s[1] > '3')
+		return false;
+	out = static_cast<uint8_t>(DS_TIER_L1 + (s[1] - '1'));
+	return true;
+}
+
+bool parse_cache_value(unsigned int index, std::string_view s, uint64_t &out,
+		       std::string &err)
+{
+	ds_cache_param_desc d;
+	uint64_t v;
+
+	if (ds_cache_param_describe(index, &d)) {
+		err = "unknown parameter";
+		return false;
+	}
+	std::string unit(d.unit);
+	if (index == DS_CACHE_P_MODE) {
+		if (matches(s, "fixed"))
+			v = DS_CACHE_FIXED;
+		else if (matches(s, "adaptive"))
+			v = DS_CACHE_ADAPTIVE;
+		else {
+			err = std::string(d.name) + " needs \"fixed\" or \"adaptive\"";
+			return false;
+		}
+	} else if (unit == "ns") {
+		if (!parse_duration(s, v) || v < d.min || v > d.max) {
+			err = std::string(d.name) + " needs a time from " + duration_string(d.min) +
+			      " to " + duration_string(d.max) + " (suffixes ns, us, ms, s)";
+			return false;
+		}
+	} else if (!parse_u64(s, v) || v < d.min || v > d.max) {
+		err = std::string(d.name) + " needs a number " +
+		      (unit.empty() ? "" : "of " + unit + " ") + "from " +
+		      std::to_string(d.min) + " to " + std::to_string(d.max);
+		return false;
+	}
+	out = v;
+	return true;
+}
+
+bool parse_cache_words(args &a, const std::vector<std::string_view> &words,
+		       const std::vector<std::string_view> &flags, keywords &kw,
+		       cache_settings &cs, std::string &err)
+{
+	while (!a.empty()) {
+		std::string w = a.next();
+		int i = ds_cache_param_lookup(w.c_str());
+
+		if (i < 0) {
+			// a keyword or flag of the command, else no parameter
+			bool known = false;
+			for (std::string_view k : words)
+				known |= matches(w, k);
+			for (std::string_view f : flags)
+				known |= matches(w, f);
+			if (!known) {
+				err = "unknown parameter \"" + w + "\"";
+				return false;
+			}
+			if (!kw.take(w, a, words, flags, err))
+				return false;
+			continue;
+		}
+		uint64_t bit = 1ULL << i;
+		if (cs.mask & bit) {
+			err = w + " is given twice";
+			return false;
+		}
+		if (a.empty()) {
+			err = w + " needs a value";
+			return false;
+		}
+		if (!parse_cache_value(static_cast<unsigned int>(i), a.next(),
+				       cs.params[i], err))
+			return false;
+		cs.mask |= bit;
+	}
+	return true;
 }
 
 }  // namespace dsctl

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include <dsmem/ds.h>
+
 namespace dsctl {
 
 // iproute2's rule: a word may be abbreviated to any non-empty prefix.
@@ -43,11 +45,17 @@ private:
 // args is one of the command's keywords (abbreviated as matches() allows;
 // where a prefix fits several, the first in the order given wins)
 // followed by its value, and each keyword comes at most once.
+// Flag words (pin, reset) take no value: given, their value is "".
 class keywords {
 public:
 	// Consumes every word of a; false with err set on an unknown word, a
 	// keyword without a value or a keyword given twice.
-	bool parse(args &a, const std::vector<std::string_view> &words, std::string &err);
+	bool parse(args &a, const std::vector<std::string_view> &words, std::string &err,
+		   const std::vector<std::string_view> &flags = {});
+	// One word w, just taken from a: a keyword (whose value is taken
+	// from a too) or a flag; false with err set as parse() does.
+	bool take(const std::string &w, args &a, const std::vector<std::string_view> &words,
+		  const std::vector<std::string_view> &flags, std::string &err);
 	// The value of a keyword (its full name), or nullptr when not given.
 	const std::string *get(std::string_view word) const;
 	bool has(std::string_view word) const { return get(word) != nullptr; }
@@ -81,5 +89,39 @@ bool parse_translate(std::string_view s, int &out);
 // whitespace between bytes is ignored.  False on an odd digit count,
 // anything that is not a hex digit, or no bytes at all.
 bool parse_hex_data(std::string_view s, std::vector<uint8_t> &out);
+
+// A time in ns: a number with an optional suffix ns, us, ms or s (none:
+// ns).  False on garbage, a suffix on its own and overflow.
+bool parse_duration(std::string_view s, uint64_t &out);
+
+// A token handle: as parse_u32 takes it (0xc0010002, or decimal).
+bool parse_handle(std::string_view s, uint32_t &out);
+
+// A token type by the module's name for it: pd, mr, cq or qp.
+bool parse_token_type(std::string_view s, int &out);
+
+// A cache tier: l1, l2 or l3 (enum ds_tier).
+bool parse_tier(std::string_view s, uint8_t &out);
+
+// A value of token-cache parameter index, checked against the module's
+// table: times as parse_duration takes them, mode "fixed" or "adaptive"
+// (abbreviated as matches() allows), the rest plain numbers.  False with
+// err naming the parameter and what it takes.
+bool parse_cache_value(unsigned int index, std::string_view s, uint64_t &out,
+		       std::string &err);
+
+// Token-cache parameters by name (exact, as the module's table has them).
+struct cache_settings {
+	uint64_t params[DS_CACHE_PARAMS_MAX] = {};
+	uint64_t mask = 0;	// bit i: params[i] is set
+};
+
+// The words of "cache set" and "cache bench": PARAM VALUE pairs into cs,
+// and the keywords and flags of the command into kw, in any order, each
+// at most once.  False with err set naming the offending word; an
+// unknown word is "unknown parameter".
+bool parse_cache_words(args &a, const std::vector<std::string_view> &words,
+		       const std::vector<std::string_view> &flags, keywords &kw,
+		       cache_settings &cs, std::string &err);
 
 }  // namespace dsctl

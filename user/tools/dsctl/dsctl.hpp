@@ -94,6 +94,24 @@ std::string peer_state_name(uint8_t state);
 std::string perm_string(uint8_t perm);
 std::string translate_name(uint8_t translate);
 
+// Tokens and the token cache.  Handles are "0x" and eight hex digits.
+std::string handle_string(uint32_t handle);
+std::string tier_name(uint8_t tier);
+std::string token_type_name(uint8_t type);
+record token_flags_record(uint8_t flags);
+// A token, its fields decoded by the module's table under "fields".
+record token_record(const ds_token_info &t);
+std::string cache_mode_name(uint64_t mode);
+// part / whole to four decimals; null when whole is 0
+record ratio_record(uint64_t part, uint64_t whole);
+record cache_params_record(const ds_cache_info &c);
+record tier_record(const ds_cache_tier &t);
+record trace_state_record(const ds_cache_info &c);
+record cache_record(const ds_cache_info &c);
+record trace_stop_record(const ds_trace_info &t);
+record bench_record(uint32_t qps, uint32_t ops, uint32_t seed,
+		    const ds_cache_bench_result &b);
+
 extern const object dev_object;
 extern const object version_object;
 extern const object monitor_object;
@@ -102,5 +120,7 @@ extern const object node_object;
 extern const object peer_object;
 extern const object segment_object;
 extern const object rdm_object;
+extern const object token_object;
+extern const object cache_object;
 
 }  // namespace dsctl

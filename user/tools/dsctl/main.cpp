@@ -14,16 +14,17 @@ namespace {
 const object *const objects[] = {
 	&dev_object, &stat_object, &monitor_object, &version_object,
 	&node_object, &peer_object, &segment_object, &rdm_object,
+	&token_object, &cache_object,
 };
 
 void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: dsctl [ OPTIONS ] OBJECT { COMMAND | help }\n"
-		"       dsctl [ -j [ -p ] ] { dev | node | peer | segment | statistic |\n"
-		"                             monitor | version }\n"
-		"where  OBJECT := { dev | node | peer | segment | rdm | statistic | monitor |\n"
-		"                   version | help }\n"
+		"       dsctl [ -j [ -p ] ] { dev | node | peer | segment | token | cache |\n"
+		"                             statistic | monitor | version }\n"
+		"where  OBJECT := { dev | node | peer | segment | rdm | token | cache |\n"
+		"                   statistic | monitor | version | help }\n"
 		"       OPTIONS := { -V[ersion] | -j[son] | -p[retty] | -h[elp] }\n");
 }
 

@@ -21,6 +21,19 @@ std::string size_string(uint64_t bytes)
 	return std::to_string(bytes) + (u < 0 ? "" : std::string(1, units[u]));
 }
 
+std::string duration_string(uint64_t ns)
+{
+	static const struct {
+		const char *suffix;
+		uint64_t ns;
+	} units[] = { { "s", 1000000000 }, { "ms", 1000000 }, { "us", 1000 } };
+
+	for (const auto &u : units)
+		if (ns && ns % u.ns == 0)
+			return std::to_string(ns / u.ns) + u.suffix;
+	return std::to_string(ns) + "ns";
+}
+
 std::string hexdump(const uint8_t *data, size_t len)
 {
 	std::string out;
@@ -54,7 +67,13 @@ namespace {
 // Fields that are numbers of bytes: text prints them with a binary suffix.
 bool is_size_field(const std::string &k)
 {
-	return k == "size" || k == "used" || k == "page_size";
+	return k == "size" || k == "used" || k == "page_size" || k == "bytes";
+}
+
+// Times in ns: the key says so by its suffix.
+bool is_ns_field(const std::string &k)
+{
+	return k.size() > 3 && k.compare(k.size() - 3, 3, "_ns") == 0;
 }
 
 // Lists of sub-records whose lines open with a word of their own.
@@ -67,6 +86,12 @@ const char *list_tag(const std::string &k)
 	return nullptr;
 }
 
+// Sub-records that go on a line of their own, opened by their key.
+bool own_line(const std::string &k)
+{
+	return k == "counters" || k == "trace";
+}
+
 std::vector<uint8_t> unhex(const std::string &s)
 {
 	std::vector<uint8_t> bytes;
@@ -77,8 +102,14 @@ std::vector<uint8_t> unhex(const std::string &s)
 
 std::string scalar(const record &v)
 {
-	if (v.is_string())
-		return v.get<std::string>();
+	if (v.is_string()) {
+		// a value of several words stays one: object "node 1 peer 2 qp"
+		std::string str = v.get<std::string>();
+		for (char c : str)
+			if (isspace(static_cast<unsigned char>(c)))
+				return "\"" + str + "\"";
+		return str;
+	}
 	if (v.is_boolean())
 		return v.get<bool>() ? "yes" : "no";
 	if (v.is_null())
@@ -86,10 +117,39 @@ std::string scalar(const record &v)
 	return v.dump();
 }
 
+// A value in its unit: times as durations, others followed by the unit.
+std::string with_unit(const record &v, const std::string &unit)
+{
+	if (unit == "ns" && v.is_number_unsigned())
+		return duration_string(v.get<uint64_t>());
+	return scalar(v) + (unit.empty() || unit == "ns" ? "" : " " + unit);
+}
+
+// A token-cache parameter: "param NAME VALUE [UNIT] [in_effect VALUE]".
+std::string param_line(const record &p)
+{
+	std::string unit = p.contains("unit") && p["unit"].is_string() ?
+		p["unit"].get<std::string>() : "";
+	std::string line = "param";
+
+	for (auto it = p.begin(); it != p.end(); ++it) {
+		const std::string &k = it.key();
+		if (k == "name")
+			line += " " + scalar(it.value());
+		else if (k == "value")
+			line += " " + with_unit(it.value(), unit);
+		else if (k != "unit")
+			line += " " + k + " " + with_unit(it.value(), unit == "ns" ? unit : "");
+	}
+	return line;
+}
+
 // Text conventions, from rdma(8): "ifindex" and "ifname" open the line as
-// "N: name:", "event" as "[EVENT]", nested lists go on indented lines;
-// sizes take a binary suffix, "numa" -1 is "any", and "data" (bytes in
-// hex) follows the line as a hexdump.
+// "N: name:", "event" as "[EVENT]", a token's "type" as a bare word,
+// nested lists go on indented lines; sizes take a binary suffix, times
+// (keys ending in "_ns") a unit, "numa" -1 is "any", strings of several
+// words are quoted, and "data" (bytes in hex) follows the line as a
+// hexdump.
 void render(const record &r, std::string &line, int indent)
 {
 	std::string nested;
@@ -105,12 +165,25 @@ void render(const record &r, std::string &line, int indent)
 			line += "[" + tag + "] ";
 		} else if (k == "ifindex" || k == "ifname") {
 			line += scalar(v) + ": ";
+		} else if (k == "type" && v.is_string()) {
+			line += scalar(v) + " ";
 		} else if (k == "data" && v.is_string()) {
 			std::vector<uint8_t> bytes = unhex(v.get<std::string>());
 			if (!bytes.empty())
 				nested += "\n" + hexdump(bytes.data(), bytes.size());
 		} else if (is_size_field(k) && v.is_number_unsigned()) {
 			line += k + " " + size_string(v.get<uint64_t>()) + " ";
+		} else if (is_ns_field(k) && (v.is_number_unsigned() || v.is_null())) {
+			line += k.substr(0, k.size() - 3) + " " +
+				(v.is_null() ? "-" : duration_string(v.get<uint64_t>())) + " ";
+		} else if (k == "params" && v.is_array()) {
+			for (const auto &e : v)
+				nested += "\n" + std::string(indent + 4, ' ') + param_line(e);
+		} else if (own_line(k) && v.is_object()) {
+			std::string sub(indent + 4, ' ');
+			sub += k + " ";
+			render(v, sub, indent + 4);
+			nested += "\n" + sub;
 		} else if (k == "numa" && v.is_number_integer() && v.get<int64_t>() == -1) {
 			line += k + " any ";
 		} else if (list_tag(k) && v.is_array()) {

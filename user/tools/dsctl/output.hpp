@@ -44,6 +44,10 @@ private:
 // that divides it exactly, else plain ("256M", "4097", "0").
 std::string size_string(uint64_t bytes);
 
+// A time in ns as text: with the largest suffix (us, ms, s) that divides
+// it exactly, else in ns ("100ms", "1500ns", "0ns").
+std::string duration_string(uint64_t ns);
+
 // Bytes as hexdump -C prints them: per 16 bytes, the offset in eight hex
 // digits, the bytes in hex (an extra space after the eighth) and the
 // printable ones between bars; lines joined by newlines, no final offset

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include <linux/dsmem.h>
 #include <linux/dsmem_netlink.h>
@@ -54,6 +56,7 @@ record features_record(uint64_t features)
 		{ DSMEM_FEAT_DEV_EVENTS, "dev_events" },
 		{ DSMEM_FEAT_STATS, "stats" },
 		{ DSMEM_FEAT_RDM, "rdm" },
+		{ DSMEM_FEAT_TOKENCACHE, "tokencache" },
 	};
 	record names = record::array();
 
@@ -259,6 +262,221 @@ record rdm_data_record(uint64_t addr, const uint8_t *data, size_t len)
 	return r;
 }
 
+std::string handle_string(uint32_t handle)
+{
+	char buf[16];
+	snprintf(buf, sizeof(buf), "0x%08" PRIx32, handle);
+	return buf;
+}
+
+std::string tier_name(uint8_t tier)
+{
+	switch (tier) {
+	case DS_TIER_L1: return "l1";
+	case DS_TIER_L2: return "l2";
+	case DS_TIER_L3: return "l3";
+	default: return "unknown(" + std::to_string(tier) + ")";
+	}
+}
+
+record token_flags_record(uint8_t flags)
+{
+	static const struct {
+		uint8_t bit;
+		const char *name;
+	} known[] = {
+		{ DS_TOKEN_PINNED, "pinned" },
+		{ DS_TOKEN_DIRTY, "dirty" },
+		{ DS_TOKEN_MIGRATING, "migrating" },
+	};
+	record names = record::array();
+
+	for (const auto &k : known)
+		if (flags & k.bit) {
+			names.push_back(k.name);
+			flags &= static_cast<uint8_t>(~k.bit);
+		}
+	for (int b = 0; b < 8; b++)
+		if (flags & (1U << b))
+			names.push_back("bit" + std::to_string(b));
+	return names;
+}
+
+std::string token_type_name(uint8_t type)
+{
+	const char *name = ds_token_type_name(type);
+	return name ? name : "unknown(" + std::to_string(type) + ")";
+}
+
+record token_record(const ds_token_info &t)
+{
+	record r;
+
+	r["handle"] = handle_string(t.handle);
+	r["type"] = token_type_name(t.type);
+	r["index"] = t.index;
+	r["layer"] = tier_name(t.layer);
+	r["flags"] = token_flags_record(t.flags);
+	r["version"] = t.version;
+	if (t.node)
+		r["node"] = t.node;
+	else
+		r["node"] = nullptr;
+	r["object"] = std::string(t.object, strnlen(t.object, sizeof(t.object)));
+	r["hits"] = t.hits;
+	r["accesses"] = t.accesses;
+	// the layout is the module's: its table names the fields
+	record fields = record::object();
+	const char *name;
+	uint32_t value;
+	for (unsigned int i = 0; ds_token_field(&t, i, &name, &value) == 0; i++)
+		fields[name] = value;
+	r["fields"] = fields;
+	return r;
+}
+
+std::string cache_mode_name(uint64_t mode)
+{
+	switch (mode) {
+	case DS_CACHE_FIXED: return "fixed";
+	case DS_CACHE_ADAPTIVE: return "adaptive";
+	default: return "unknown(" + std::to_string(mode) + ")";
+	}
+}
+
+record ratio_record(uint64_t part, uint64_t whole)
+{
+	if (!whole)
+		return nullptr;
+	return std::round(static_cast<double>(part) / static_cast<double>(whole) * 10000.0) /
+	       10000.0;
+}
+
+record cache_params_record(const ds_cache_info &c)
+{
+	record params = record::array();
+	unsigned int n = c.nparams < DS_CACHE_PARAMS_MAX ? c.nparams : DS_CACHE_PARAMS_MAX;
+
+	for (unsigned int i = 0; i < n; i++) {
+		ds_cache_param_desc d;
+		if (ds_cache_param_describe(i, &d))
+			break;	// a newer module's, which this library cannot name
+		record p;
+		p["name"] = d.name;
+		if (i == DS_CACHE_P_MODE)
+			p["value"] = cache_mode_name(c.params[i]);
+		else
+			p["value"] = c.params[i];
+		if (d.unit[0])
+			p["unit"] = d.unit;
+		// thresholds: as set, and as the adaptive mode moved them
+		if (i == DS_CACHE_P_PROMOTE_L1)
+			p["in_effect"] = c.promote_l1;
+		if (i == DS_CACHE_P_PROMOTE_L2)
+			p["in_effect"] = c.promote_l2;
+		params.push_back(p);
+	}
+	return params;
+}
+
+record tier_record(const ds_cache_tier &t)
+{
+	record r;
+
+	r["tier"] = tier_name(t.id);
+	r["entries"] = t.entries;
+	if (t.capacity)
+		r["capacity"] = t.capacity;
+	else
+		r["capacity"] = nullptr;	// unbounded
+	r["bytes"] = t.bytes;
+	r["numa"] = t.numa < 0 ? -1 : t.numa;
+	r["hits"] = t.hits;
+	r["misses"] = t.misses;
+	r["hit_ratio"] = ratio_record(t.hits, t.hits + t.misses);
+	r["promotions"] = t.promotions;
+	r["demotions"] = t.demotions;
+	r["evictions"] = t.evictions;
+	r["cost_mean_ns"] = t.cost_mean_ns;
+	r["cost_p99_ns"] = t.cost_p99_ns;
+	return r;
+}
+
+record trace_state_record(const ds_cache_info &c)
+{
+	record r;
+
+	r["active"] = c.trace_active != 0;
+	r["records"] = c.trace_records;
+	r["dropped"] = c.trace_dropped;
+	return r;
+}
+
+record cache_record(const ds_cache_info &c)
+{
+	record r;
+
+	r["entries"] = c.entries;
+	r["pinned"] = c.pinned;
+	r["queued"] = c.queued;
+	r["migrations_per_sec"] = c.migrate_rate;
+	r["params"] = cache_params_record(c);
+	record tiers = record::array();
+	for (const auto &t : c.tiers)
+		if (t.id)
+			tiers.push_back(tier_record(t));
+	r["tiers"] = tiers;
+	record counters = record::object();
+	unsigned int n = c.nstats < DS_CACHE_STATS_MAX ? c.nstats : DS_CACHE_STATS_MAX;
+	for (unsigned int i = 0; i < n; i++)
+		counters[std::string(c.stats[i].name, strnlen(c.stats[i].name, DS_NAME_MAX))] =
+			c.stats[i].value;
+	if (c.stat_total > n)
+		r["counters_total"] = c.stat_total;
+	r["counters"] = counters;
+	r["trace"] = trace_state_record(c);
+	return r;
+}
+
+record trace_stop_record(const ds_trace_info &t)
+{
+	record r;
+
+	r["records"] = t.records;
+	r["dropped"] = t.dropped;
+	if (t.error) {
+		r["errno"] = t.error;
+		r["error"] = strerror(static_cast<int>(t.error));
+	}
+	return r;
+}
+
+record bench_record(uint32_t qps, uint32_t ops, uint32_t seed,
+		    const ds_cache_bench_result &b)
+{
+	record r;
+
+	r["qps"] = qps;
+	r["ops"] = ops;
+	r["seed"] = seed;
+	r["accesses"] = b.accesses;
+	r["hits_l1"] = b.hits_l1;
+	r["hits_l2"] = b.hits_l2;
+	r["hits_l3"] = b.hits_l3;
+	r["hit_ratio_l1"] = ratio_record(b.hits_l1, b.accesses);
+	r["modeled_ns"] = b.modeled_ns;
+	if (b.accesses)
+		r["modeled_mean_ns"] = b.modeled_ns / b.accesses;
+	else
+		r["modeled_mean_ns"] = nullptr;
+	r["l1_hit_mean_ns"] = b.l1_hit_mean_ns;
+	r["l1_hit_p99_ns"] = b.l1_hit_p99_ns;
+	r["miss_mean_ns"] = b.miss_mean_ns;
+	r["miss_p99_ns"] = b.miss_p99_ns;
+	r["migrations"] = b.migrations;
+	return r;
+}
+
 record event_record(const ds_event &ev)
 {
 	record r;
@@ -299,6 +517,17 @@ record event_record(const ds_event &ev)
 		r["event"] = "seg_del";
 		r["node"] = ev.seg.node_id;
 		r["seg"] = ev.seg.id;
+		return r;
+	case DS_EVENT_CACHE_SET:
+		r["event"] = "cache_set";
+		r.update(cache_record(ev.cache));
+		return r;
+	case DS_EVENT_TRACE_START:
+		r["event"] = "trace_start";
+		return r;
+	case DS_EVENT_TRACE_STOP:
+		r["event"] = "trace_stop";
+		r.update(trace_stop_record(ev.trace));
 		return r;
 	default: r["event"] = "unknown"; return r;
 	}

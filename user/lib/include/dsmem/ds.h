@@ -149,6 +149,172 @@ struct ds_seg_info {
 	uint64_t reserved[4];
 };
 
+/*
+ * RDMA object tokens and the three-tier token cache (DSUSER_1.2).  The
+ * values mirror <linux/dsmem_token.h> and <linux/dsmem_netlink.h>.
+ */
+enum ds_token_type {
+	DS_TOKEN_PD = 0,
+	DS_TOKEN_MR,
+	DS_TOKEN_CQ,
+	DS_TOKEN_QP,
+};
+
+enum ds_tier {
+	DS_TIER_L1 = 1,			/* NIC SRAM: the hot entries */
+	DS_TIER_L2,			/* CXL memory: compressed pages */
+	DS_TIER_L3,			/* host DRAM: every token */
+};
+
+/* Directory entry flags of a token. */
+#define DS_TOKEN_PINNED		0x01	/* never migrates */
+#define DS_TOKEN_DIRTY		0x02	/* L1 holds unwritten relaxed fields */
+#define DS_TOKEN_MIGRATING	0x04	/* between tiers */
+
+#define DS_TOKEN_DATA_MAX	16
+
+struct ds_token_info {
+	uint32_t handle;		/* type | generation | index */
+	uint8_t type;			/* enum ds_token_type */
+	uint8_t layer;			/* enum ds_tier it is in */
+	uint8_t flags;			/* DS_TOKEN_* */
+	uint8_t data_len;		/* bytes of data[]: 8, 12, 12 or 14 */
+	uint32_t version;		/* the directory entry's version */
+	uint32_t offset;		/* where in its layer */
+	uint32_t node;			/* owner node; 0: none */
+	uint32_t hits;			/* in the current window */
+	uint64_t accesses;		/* updates counted (a relaxed field) */
+	uint16_t index;			/* in its type's pool (token header) */
+	uint16_t reserved0;
+	uint32_t reserved1;
+	char object[DS_NAME_MAX];	/* what it stands for: "node 1 peer 2 qp" */
+	/* the packed token (union dsmem_token), host byte order; decode
+	 * its fields with ds_token_field() */
+	uint8_t data[DS_TOKEN_DATA_MAX];
+	uint64_t reserved[4];
+};
+
+/* What ds_token_set() changes: the fields whose DS_TOKEN_SET_* bit is set. */
+#define DS_TOKEN_SET_PINNED	0x01
+#define DS_TOKEN_SET_LAYER	0x02
+#define DS_TOKEN_SET_VERSION	0x04
+
+struct ds_token_update {
+	uint32_t mask;			/* DS_TOKEN_SET_* */
+	uint8_t pinned;			/* 1 pin (into L1), 0 unpin */
+	uint8_t layer;			/* enum ds_tier: move it there now */
+	uint16_t reserved0;
+	uint32_t version;		/* expected directory version: -ESTALE
+					 * if it changed since */
+	uint32_t reserved1;
+	uint64_t reserved[2];
+};
+
+/* Token-cache parameters: indexes into ds_cache_info.params. */
+enum ds_cache_param {
+	DS_CACHE_P_L1_CAPACITY,		/* entries */
+	DS_CACHE_P_L2_CAPACITY,		/* entries */
+	DS_CACHE_P_PROMOTE_L2,		/* window hits that move L3 -> L2 */
+	DS_CACHE_P_PROMOTE_L1,		/* window hits that move to L1 */
+	DS_CACHE_P_WINDOW_NS,
+	DS_CACHE_P_L1_IDLE_NS,
+	DS_CACHE_P_L2_IDLE_NS,
+	DS_CACHE_P_AGING_NS,
+	DS_CACHE_P_BATCH_THRESHOLD,
+	DS_CACHE_P_BATCH_MAX,
+	DS_CACHE_P_QUEUE_MAX,
+	DS_CACHE_P_CAS_RETRIES,
+	DS_CACHE_P_PREFETCH,
+	DS_CACHE_P_COST_L1_NS,
+	DS_CACHE_P_COST_L2_NS,
+	DS_CACHE_P_COST_L3_NS,
+	DS_CACHE_P_MODE,		/* enum ds_cache_mode */
+	DS_CACHE_P_MIGRATE_BUDGET,	/* migrations per adaptation interval */
+	DS_CACHE_P_ADAPT_NS,
+	DS_CACHE_P_NR			/* parameters this library knows */
+};
+
+enum ds_cache_mode {
+	DS_CACHE_FIXED = 0,		/* thresholds as set */
+	DS_CACHE_ADAPTIVE = 1,		/* thresholds follow the hit rates */
+};
+
+/* Room in the structs below, for what later modules add. */
+#define DS_CACHE_PARAMS_MAX	32
+#define DS_CACHE_TIERS		3
+#define DS_CACHE_STATS_MAX	64
+
+/* A parameter as the module's own table describes it. */
+struct ds_cache_param_desc {
+	const char *name;		/* "l1_capacity", "window", ... */
+	const char *unit;		/* "entries", "hits", "ns", "tries", "" */
+	uint64_t min;
+	uint64_t max;
+	uint64_t def;			/* the default */
+	uint64_t reserved[2];
+};
+
+struct ds_cache_tier {
+	uint8_t id;			/* enum ds_tier */
+	uint8_t reserved0[3];
+	int32_t numa;			/* node of its memory; -1 any */
+	uint32_t entries;
+	uint32_t capacity;		/* entries; 0: unbounded (L3) */
+	uint64_t bytes;			/* memory its copies take */
+	uint64_t hits;			/* accesses it served */
+	uint64_t misses;		/* accesses that went past it */
+	uint64_t promotions;		/* entries moved in from below */
+	uint64_t demotions;		/* idle entries moved out */
+	uint64_t evictions;		/* entries moved out for room */
+	uint64_t cost_mean_ns;		/* modelled, of the accesses it served */
+	uint64_t cost_p99_ns;
+	uint64_t reserved[4];
+};
+
+struct ds_cache_info {
+	uint32_t nparams;		/* entries filled in params[] */
+	uint32_t nstats;		/* entries filled in stats[] */
+	uint32_t stat_total;		/* counters the module reported */
+	uint32_t promote_l1;		/* thresholds in effect (the adaptive */
+	uint32_t promote_l2;		/* mode moves them off the params) */
+	uint32_t entries;		/* live tokens */
+	uint32_t pinned;
+	uint32_t queued;		/* promotions waiting */
+	uint64_t migrate_rate;		/* migrations per second, last second */
+	uint8_t trace_active;		/* an access trace is being written */
+	uint8_t reserved0[7];
+	uint64_t trace_records;		/* written to the file */
+	uint64_t trace_dropped;		/* lost to a full buffer */
+	uint64_t params[DS_CACHE_PARAMS_MAX];	/* enum ds_cache_param */
+	struct ds_cache_tier tiers[DS_CACHE_TIERS];	/* L1, L2, L3 */
+	struct ds_stat stats[DS_CACHE_STATS_MAX];	/* "hits_l1", ... */
+	uint64_t reserved[8];
+};
+
+/* How a trace capture ended (ds_trace_stop, DS_EVENT_TRACE_STOP). */
+struct ds_trace_info {
+	uint64_t records;		/* written to the file */
+	uint64_t dropped;		/* lost to a full buffer */
+	uint32_t error;			/* positive errno it stopped on; 0 ok */
+	uint32_t reserved0;
+	uint64_t reserved[2];
+};
+
+/* A synthetic run on a private cache (ds_cache_bench). */
+struct ds_cache_bench_result {
+	uint64_t accesses;
+	uint64_t hits_l1;
+	uint64_t hits_l2;
+	uint64_t hits_l3;
+	uint64_t modeled_ns;		/* total modelled access cost */
+	uint64_t l1_hit_mean_ns;	/* measured resolve time of L1 hits */
+	uint64_t l1_hit_p99_ns;
+	uint64_t miss_mean_ns;		/* measured, served by L2 or L3 */
+	uint64_t miss_p99_ns;
+	uint64_t migrations;
+	uint64_t reserved[6];
+};
+
 enum ds_event_type {
 	DS_EVENT_DEV_NEW = 1,		/* an RDMA device appeared */
 	DS_EVENT_DEV_DEL,		/* an RDMA device went away (index, name) */
@@ -162,6 +328,9 @@ enum ds_event_type {
 	DS_EVENT_PEER_STATE,		/* peer, in its new state */
 	DS_EVENT_SEG_NEW,		/* seg */
 	DS_EVENT_SEG_DEL,		/* seg (node_id, id) */
+	DS_EVENT_CACHE_SET,		/* cache: parameters changed or reset */
+	DS_EVENT_TRACE_START,		/* trace: a capture began */
+	DS_EVENT_TRACE_STOP,		/* trace: a capture ended */
 };
 
 struct ds_event {
@@ -171,6 +340,8 @@ struct ds_event {
 	struct ds_node_info node;	/* NODE_* events */
 	struct ds_peer_info peer;	/* PEER_* events */
 	struct ds_seg_info seg;		/* SEG_* events */
+	struct ds_cache_info cache;	/* CACHE_SET (DSUSER_1.2) */
+	struct ds_trace_info trace;	/* TRACE_* (DSUSER_1.2) */
 };
 
 /* Library identity; no context needed. */
@@ -261,6 +432,85 @@ int ds_rdm_write(struct ds_ctx *ctx, uint32_t node_id, uint64_t va,
 		 const void *buf, size_t len);
 
 /*
+ * Tokens: the compact descriptors of the RDMA objects dsmem creates,
+ * named by 32-bit handles.  Setting needs CAP_NET_ADMIN.  A handle that
+ * never named a token fails with -ENOENT; one whose object is gone (its
+ * generation differs) with -ESTALE, never resolving to another object.
+ */
+int ds_token_get(struct ds_ctx *ctx, uint32_t handle, struct ds_token_info *info);
+/* type: enum ds_token_type, -1 any; node 0: any.  Free with ds_token_list_free(). */
+int ds_token_list(struct ds_ctx *ctx, int type, uint32_t node,
+		  struct ds_token_info **infos, size_t *count);
+void ds_token_list_free(struct ds_token_info *infos);
+/*
+ * Pin (into L1), unpin or move a token: at least one of the two
+ * (-EINVAL).  With DS_TOKEN_SET_VERSION it fails with -ESTALE if the
+ * entry changed since.  *info (may be NULL) receives the token after.
+ */
+int ds_token_set(struct ds_ctx *ctx, uint32_t handle,
+		 const struct ds_token_update *update, struct ds_token_info *info);
+
+/*
+ * A token's fields after its header, by the module's own table (e.g. a
+ * QP's "qpn", "qp_type", "state", ...), so callers need not know the
+ * layout.  -EINVAL when info holds no valid token.
+ */
+const char *ds_token_type_name(int type);	/* "pd" ... "qp"; NULL if unknown */
+int ds_token_type_lookup(const char *name);	/* the type, or -ENOENT */
+int ds_token_field_count(const struct ds_token_info *info);
+/* Field i (0 .. count - 1): its name and value; -ENOENT past the last. */
+int ds_token_field(const struct ds_token_info *info, unsigned int i,
+		   const char **name, uint32_t *value);
+/* The field called name; -ENOENT when tokens of its type have none. */
+int ds_token_field_get(const struct ds_token_info *info, const char *name,
+		       uint32_t *value);
+
+/*
+ * The token cache: its parameters (enum ds_cache_param), tiers and
+ * counters.  Setting, tracing and benchmarking need CAP_NET_ADMIN.
+ */
+int ds_cache_get(struct ds_ctx *ctx, struct ds_cache_info *info);
+/*
+ * Set the parameters whose bit is set in mask (bit i: params[i]) and,
+ * with reset, zero the counters (one of the two, or -EINVAL).  Each value
+ * must lie in its range (-ERANGE, naming it); the module checks the whole
+ * set (-ERANGE) and refuses an L1 smaller than its pinned entries
+ * (-EBUSY).  *info (may be NULL) receives the cache as it is after.
+ */
+int ds_cache_set(struct ds_ctx *ctx, const uint64_t *params, uint64_t mask,
+		 int reset, struct ds_cache_info *info);
+/* The module's table: DS_CACHE_P_NR parameters, by index or by name. */
+unsigned int ds_cache_param_count(void);
+const char *ds_cache_param_name(unsigned int index);	/* NULL past the last */
+int ds_cache_param_lookup(const char *name);		/* index, or -ENOENT */
+int ds_cache_param_describe(unsigned int index,	/* -ENOENT past the last */
+			    struct ds_cache_param_desc *desc);
+/* A counter of info by name: 0, or -ENOENT when it has none so called. */
+int ds_cache_stat(const struct ds_cache_info *info, const char *name,
+		  uint64_t *value);
+
+/*
+ * Access traces: the module writes a struct dsmem_trace_hdr, then struct
+ * dsmem_trace_rec records (<linux/dsmem_token.h>) to fd, a regular file
+ * open for writing, until ds_trace_stop().  The module keeps its own
+ * reference: the caller may close fd at once.  -EBUSY: a capture runs.
+ */
+int ds_trace_start(struct ds_ctx *ctx, int fd);
+/* -ENOENT when no capture runs; *info may be NULL. */
+int ds_trace_stop(struct ds_ctx *ctx, struct ds_trace_info *info);
+
+/*
+ * A uniform sweep of ops operations over qps (1 .. DS_CACHE_BENCH_QPS_MAX)
+ * synthetic queue pairs on a private cache: the live cache's parameters,
+ * those of mask changed as in ds_cache_set().  The live cache is left
+ * alone.  *result may be NULL.
+ */
+#define DS_CACHE_BENCH_QPS_MAX	16384
+int ds_cache_bench(struct ds_ctx *ctx, uint32_t qps, uint32_t ops, uint32_t seed,
+		   const uint64_t *params, uint64_t mask,
+		   struct ds_cache_bench_result *result);
+
+/*
  * The data path: one-sided READ, WRITE, CAS and FAA on /dev/dsmem.
  * A transfer handle is bound to one local node (CAP_NET_ADMIN) and
  * reaches the segments other nodes granted to it, by global address.
@@ -336,10 +586,11 @@ int ds_task_query(struct ds_xfer *x, uint64_t task, int wait, int release,
 		  int *state, struct ds_transfer_status *st, size_t n);
 
 /*
- * Event monitor: device, node, peer and segment events from the "events"
- * group, and the module's own arrival and departure (it keeps listening
- * across a reload).  Programs built against DSUSER_1.0, whose struct
- * ds_event is smaller, get only the event types that version knew.
+ * Event monitor: device, node, peer, segment and token-cache events from
+ * the "events" group, and the module's own arrival and departure (it keeps
+ * listening across a reload).  Programs built against an older version
+ * (DSUSER_1.0, DSUSER_1.1), whose struct ds_event is smaller, get only the
+ * event types that version knew.
  * It does not hold the module: rmmod works while a monitor is open.
  */
 int ds_monitor_open(struct ds_monitor **monp);

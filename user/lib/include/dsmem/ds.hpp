@@ -66,6 +66,54 @@ private:
 	bool ok_ = true;
 };
 
+// A subset of the token cache's parameters, for context::cache_set()
+// and context::cache_bench(): the ones set here change, the others stay.
+class cache_params {
+public:
+	cache_params &set(ds_cache_param p, uint64_t value)
+	{
+		auto i = static_cast<unsigned int>(p);
+		if (i < DS_CACHE_P_NR) {
+			values_[i] = value;
+			mask_ |= 1ULL << i;
+		}
+		return *this;
+	}
+
+	// By the module's name for it ("l1_capacity", "window", ...); false
+	// when it has none so called.
+	bool set_named(const std::string &name, uint64_t value)
+	{
+		int i = ds_cache_param_lookup(name.c_str());
+		if (i < 0)
+			return false;
+		set(static_cast<ds_cache_param>(i), value);
+		return true;
+	}
+
+	const uint64_t *values() const { return values_; }
+	uint64_t mask() const { return mask_; }
+
+private:
+	uint64_t values_[DS_CACHE_PARAMS_MAX] = {};
+	uint64_t mask_ = 0;
+};
+
+// A token's fields after its header, by the module's table: name and
+// value, in layout order; empty when t holds no valid token.
+inline std::vector<std::pair<std::string_view, uint32_t>> token_fields(const ds_token_info &t)
+{
+	std::vector<std::pair<std::string_view, uint32_t>> out;
+	int n = ds_token_field_count(&t);
+	for (int i = 0; i < n; i++) {
+		const char *name = nullptr;
+		uint32_t value = 0;
+		if (ds_token_field(&t, static_cast<unsigned int>(i), &name, &value) == 0)
+			out.emplace_back(name, value);
+	}
+	return out;
+}
+
 class context {
 public:
 	static result<context> open()
@@ -272,6 +320,71 @@ public:
 	result<void> rdm_write(uint32_t node, uint64_t va, std::span<const uint8_t> data)
 	{
 		return check(ds_rdm_write(get(), node, va, data.data(), data.size()));
+	}
+
+	// Tokens: setting needs CAP_NET_ADMIN.
+	result<ds_token_info> token(uint32_t handle)
+	{
+		ds_token_info t{};
+		if (int r = ds_token_get(get(), handle, &t))
+			return last_error(r);
+		return t;
+	}
+
+	// type: enum ds_token_type, -1 any; node 0: any
+	result<std::vector<ds_token_info>> tokens(int type = -1, uint32_t node = 0)
+	{
+		ds_token_info *arr = nullptr;
+		size_t n = 0;
+		return list(ds_token_list(get(), type, node, &arr, &n), arr, n);
+	}
+
+	// The token as it is after the change.
+	result<ds_token_info> token_set(uint32_t handle, const ds_token_update &u)
+	{
+		ds_token_info t{};
+		if (int r = ds_token_set(get(), handle, &u, &t))
+			return last_error(r);
+		return t;
+	}
+
+	// The token cache: setting, tracing and benchmarking need CAP_NET_ADMIN.
+	result<ds_cache_info> cache()
+	{
+		ds_cache_info c{};
+		if (int r = ds_cache_get(get(), &c))
+			return last_error(r);
+		return c;
+	}
+
+	// The cache as it is after the change.
+	result<ds_cache_info> cache_set(const cache_params &p, bool reset = false)
+	{
+		ds_cache_info c{};
+		if (int r = ds_cache_set(get(), p.values(), p.mask(), reset, &c))
+			return last_error(r);
+		return c;
+	}
+
+	// fd: a regular file open for writing; the module keeps its own
+	// reference, so it may be closed at once.
+	result<void> trace_start(int fd) { return check(ds_trace_start(get(), fd)); }
+
+	result<ds_trace_info> trace_stop()
+	{
+		ds_trace_info t{};
+		if (int r = ds_trace_stop(get(), &t))
+			return last_error(r);
+		return t;
+	}
+
+	result<ds_cache_bench_result> cache_bench(uint32_t qps, uint32_t ops, uint32_t seed = 1,
+						  const cache_params &p = {})
+	{
+		ds_cache_bench_result b{};
+		if (int r = ds_cache_bench(get(), qps, ops, seed, p.values(), p.mask(), &b))
+			return last_error(r);
+		return b;
 	}
 
 private:
