@@ -472,6 +472,13 @@ struct dsmem_tc_bench_res {
 };
 
 extern struct dsmem_tc dsmem_tc;
+
+/* A handle's directory entry: one id space, types side by side. */
+static inline u32 dsmem_tc_eid(u32 handle)
+{
+	return DSMEM_HANDLE_TYPE(handle) << 16 | DSMEM_HANDLE_INDEX(handle);
+}
+
 extern struct dsmem_trace __rcu *dsmem_trace_cur;
 
 /* tokencache/dsmem_tc.c */
@@ -482,6 +489,7 @@ int dsmem_tc_inst_init(struct dsmem_tc_inst *in, u32 nentries, const u64 *p);
 void dsmem_tc_inst_destroy(struct dsmem_tc_inst *in);
 void dsmem_tc_inst_stats(struct dsmem_tc_inst *in, struct dstc_stats *sum);
 void dsmem_tc_inst_stats_reset(struct dsmem_tc_inst *in);
+int dsmem_tc_chunk_prepare(struct dsmem_tc_inst *in, u32 eid);
 int dsmem_tc_add(const union dsmem_token *tok, struct net *net, u32 node,
 		 u8 kind, u32 owner, u32 sub, u32 *handle);
 void dsmem_tc_del(u32 handle);

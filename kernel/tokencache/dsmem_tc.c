@@ -163,7 +163,7 @@ void dsmem_tc_inst_stats_reset(struct dsmem_tc_inst *in)
 }
 
 /* Install the directory chunk an entry needs, outside the spinlock. */
-static int dsmem_tc_chunk_prepare(struct dsmem_tc_inst *in, u32 eid)
+int dsmem_tc_chunk_prepare(struct dsmem_tc_inst *in, u32 eid)
 {
 	void *mem;
 	int ret;
@@ -179,11 +179,6 @@ static int dsmem_tc_chunk_prepare(struct dsmem_tc_inst *in, u32 eid)
 	if (ret)
 		kvfree(mem);
 	return ret < 0 ? ret : 0;
-}
-
-static u32 dsmem_tc_eid(u32 handle)
-{
-	return DSMEM_HANDLE_TYPE(handle) << 16 | DSMEM_HANDLE_INDEX(handle);
 }
 
 static void dsmem_tc_run_work(struct work_struct *work)
@@ -422,11 +417,6 @@ void dsmem_tc_qp_state(u32 handle, u8 state)
 
 int dsmem_tc_describe(u32 eid, char *buf, size_t len)
 {
-	static const char *const kinds[] = {
-		[DSMEM_TC_CONN] = "peer",
-		[DSMEM_TC_GRANT_MR] = "segment",
-		[DSMEM_TC_USER_MR] = "user mr",
-	};
 	struct dsmem_tc_obj *obj = xa_load(&dsmem_tc.objs, eid);
 	const char *type = dstc_token_type_name(eid >> 16);
 
@@ -441,8 +431,8 @@ int dsmem_tc_describe(u32 eid, char *buf, size_t len)
 				obj->node, obj->owner >> 16,
 				obj->owner & 0xffff, obj->sub);
 	default:
-		return snprintf(buf, len, "node %u %s %u", obj->node,
-				kinds[DSMEM_TC_USER_MR], obj->owner);
+		return snprintf(buf, len, "node %u user mr %u", obj->node,
+				obj->owner);
 	}
 }
 

@@ -50,22 +50,14 @@ static int dsmem_bench_populate(struct dsmem_bench *b, u32 qps)
 	};
 	union dsmem_token t;
 	u32 type, i, eid;
-	void *mem;
 	int ret;
 
 	for (type = 0; type < DSMEM_TOKEN_TYPES; type++) {
 		for (i = 0; i < n[type]; i++) {
 			eid = type << 16 | i;
-			if (!dstc_chunk_present(&b->in.c, eid)) {
-				mem = kvzalloc(DSTC_CHUNK_BYTES, GFP_KERNEL);
-				if (!mem)
-					return -ENOMEM;
-				spin_lock_bh(&b->in.lock);
-				ret = dstc_chunk_install_locked(&b->in.c, eid, mem);
-				spin_unlock_bh(&b->in.lock);
-				if (ret)
-					kvfree(mem);
-			}
+			ret = dsmem_tc_chunk_prepare(&b->in, eid);
+			if (ret)
+				return ret;
 			dstc_token_init(&t, type, i);
 			/* plausible contexts: numbers in creation order */
 			t.qp.qpn = 0x100 + i;

@@ -971,15 +971,8 @@ static struct dstc_entry *dstc_live(struct dstc_cache *c, u32 eid, u16 gen,
 {
 	struct dstc_entry *e = dstc_entry(c, eid);
 
-	if (!e || !DSTC_CTL_GEN(e->ctl)) {
-		*err = -ENOENT;	/* never created */
-		return NULL;
-	}
-	if (DSTC_CTL_GEN(e->ctl) != gen || !DSTC_CTL_LAYER(e->ctl)) {
-		*err = -ESTALE;
-		return NULL;
-	}
-	return e;
+	*err = e ? dstc_ctl_check(e->ctl, gen) : -ENOENT;
+	return *err ? NULL : e;
 }
 
 int dstc_remove_locked(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
@@ -1117,15 +1110,9 @@ int dstc_access(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 	for (;;) {
 		c1 = dsmem_load_acquire(&e->ctl);
 		tier = DSTC_CTL_LAYER(c1);
-		if (DSTC_CTL_GEN(c1) != gen) {
-			ret = DSTC_CTL_GEN(c1) ? -ESTALE : -ENOENT;
+		ret = dstc_ctl_check(c1, gen);
+		if (ret)
 			goto out_unlock;
-		}
-		if (!tier) {
-			/* gone, or (generation 0) never there */
-			ret = DSTC_CTL_GEN(c1) ? -ESTALE : -ENOENT;
-			goto out_unlock;
-		}
 		if (DSTC_CTL_FLAGS(c1) & DSMEM_TOKEN_MIGRATING) {
 			/* a migration holds the lock: wait behind it */
 			if (++spins > c->p[DSTC_P_CAS_RETRIES] && !locked) {

@@ -183,6 +183,20 @@ void dstc_stats_add(struct dstc_stats *sum, const struct dstc_stats *s);
 #define DSTC_CTL_FLAGS(c)	((u8)((c) >> 8))
 #define DSTC_CTL_LAYER(c)	((u8)(c))
 
+/*
+ * Whether a directory word is the live entry of generation gen: 0;
+ * -ENOENT if the entry was never created; -ESTALE if its object is gone
+ * or the index now belongs to another generation.
+ */
+static inline int dstc_ctl_check(u64 ctl, u16 gen)
+{
+	if (!DSTC_CTL_GEN(ctl))
+		return -ENOENT;
+	if (DSTC_CTL_GEN(ctl) != gen || !DSTC_CTL_LAYER(ctl))
+		return -ESTALE;
+	return 0;
+}
+
 struct dstc_entry {
 	u64 ctl;
 	u32 token_offset;	/* L1: slot; L2: bucket << 7 | slot; L3: id */

@@ -18,11 +18,6 @@ static void dsmem_nl_set_err(struct netlink_ext_ack *extack,
 	extack->bad_attr = bad;
 }
 
-static u32 dsmem_tc_eid_of(u32 handle)
-{
-	return DSMEM_HANDLE_TYPE(handle) << 16 | DSMEM_HANDLE_INDEX(handle);
-}
-
 static int dsmem_nl_fill_token(struct sk_buff *skb, u32 eid, u32 portid,
 			       u32 seq, int flags, u8 cmd)
 {
@@ -68,27 +63,23 @@ static int dsmem_nl_token_check(struct genl_info *info, u32 *eid)
 	struct nlattr *a = info->attrs[DSMEM_ATTR_TOKEN_HANDLE];
 	struct dstc_entry *e;
 	u32 handle;
-	u64 ctl;
+	int ret;
 
 	if (!a) {
 		NL_SET_ERR_MSG(info->extack, "a token handle is required");
 		return -EINVAL;
 	}
 	handle = nla_get_u32(a);
-	*eid = dsmem_tc_eid_of(handle);
+	*eid = dsmem_tc_eid(handle);
 	e = dstc_entry(&dsmem_tc.live.c, *eid);
-	ctl = e ? READ_ONCE(e->ctl) : 0;
-	if (!DSTC_CTL_GEN(ctl)) {
-		NL_SET_ERR_MSG_ATTR(info->extack, a, "no such token");
-		return -ENOENT;
-	}
-	if (DSTC_CTL_GEN(ctl) != DSMEM_HANDLE_GEN(handle) ||
-	    !DSTC_CTL_LAYER(ctl)) {
+	ret = e ? dstc_ctl_check(READ_ONCE(e->ctl), DSMEM_HANDLE_GEN(handle)) :
+		  -ENOENT;
+	if (ret == -ESTALE) {
 		NL_SET_ERR_MSG_ATTR(info->extack, a,
 				    "stale handle: its object is gone");
-		return -ESTALE;
+		return ret;
 	}
-	if (!dsmem_tc_visible(*eid, genl_info_net(info))) {
+	if (ret || !dsmem_tc_visible(*eid, genl_info_net(info))) {
 		NL_SET_ERR_MSG_ATTR(info->extack, a, "no such token");
 		return -ENOENT;
 	}
@@ -202,10 +193,10 @@ int dsmem_nl_token_set(struct sk_buff *skb, struct genl_info *info)
 		ret = -ESTALE;
 		goto out_unlock;
 	}
-	if (DSTC_CTL_GEN(e->ctl) != gen || !DSTC_CTL_LAYER(e->ctl)) {
-		ret = -ESTALE;
+	/* it may have gone since the check */
+	ret = dstc_ctl_check(e->ctl, gen);
+	if (ret)
 		goto out_unlock;
-	}
 	/* unpin before a move, pin after it */
 	if (pin && !nla_get_u8(pin)) {
 		ret = dstc_pin_locked(&in->c, st, eid, gen, false, now);
@@ -539,9 +530,25 @@ int dsmem_nl_cache_bench(struct sk_buff *skb, struct genl_info *info)
 	struct nlattr *ops = info->attrs[DSMEM_ATTR_BENCH_OPS];
 	struct nlattr *seed = info->attrs[DSMEM_ATTR_BENCH_SEED];
 	struct dsmem_tc_bench_res r = {};
+	const struct {
+		int attr;
+		const u64 *value;
+	} out[] = {
+		{ DSMEM_BENCH_ATTR_ACCESSES, &r.accesses },
+		{ DSMEM_BENCH_ATTR_HITS_L1, &r.hits[0] },
+		{ DSMEM_BENCH_ATTR_HITS_L2, &r.hits[1] },
+		{ DSMEM_BENCH_ATTR_HITS_L3, &r.hits[2] },
+		{ DSMEM_BENCH_ATTR_MODELED_NS, &r.modeled_ns },
+		{ DSMEM_BENCH_ATTR_L1_HIT_MEAN_NS, &r.l1_mean_ns },
+		{ DSMEM_BENCH_ATTR_L1_HIT_P99_NS, &r.l1_p99_ns },
+		{ DSMEM_BENCH_ATTR_MISS_MEAN_NS, &r.miss_mean_ns },
+		{ DSMEM_BENCH_ATTR_MISS_P99_NS, &r.miss_p99_ns },
+		{ DSMEM_BENCH_ATTR_MIGRATIONS, &r.migrations },
+	};
 	struct sk_buff *msg;
 	struct nlattr *nest;
 	u64 p[DSTC_P_NR];
+	unsigned int i;
 	void *hdr;
 	int ret;
 
@@ -563,31 +570,17 @@ int dsmem_nl_cache_bench(struct sk_buff *skb, struct genl_info *info)
 	if (!msg)
 		return -ENOMEM;
 	nest = nla_nest_start(msg, DSMEM_ATTR_BENCH_RESULT);
-	if (!nest ||
-	    nla_put_u64_64bit(msg, DSMEM_BENCH_ATTR_ACCESSES, r.accesses,
-			      DSMEM_BENCH_ATTR_PAD) ||
-	    nla_put_u64_64bit(msg, DSMEM_BENCH_ATTR_HITS_L1, r.hits[0],
-			      DSMEM_BENCH_ATTR_PAD) ||
-	    nla_put_u64_64bit(msg, DSMEM_BENCH_ATTR_HITS_L2, r.hits[1],
-			      DSMEM_BENCH_ATTR_PAD) ||
-	    nla_put_u64_64bit(msg, DSMEM_BENCH_ATTR_HITS_L3, r.hits[2],
-			      DSMEM_BENCH_ATTR_PAD) ||
-	    nla_put_u64_64bit(msg, DSMEM_BENCH_ATTR_MODELED_NS, r.modeled_ns,
-			      DSMEM_BENCH_ATTR_PAD) ||
-	    nla_put_u64_64bit(msg, DSMEM_BENCH_ATTR_L1_HIT_MEAN_NS, r.l1_mean_ns,
-			      DSMEM_BENCH_ATTR_PAD) ||
-	    nla_put_u64_64bit(msg, DSMEM_BENCH_ATTR_L1_HIT_P99_NS, r.l1_p99_ns,
-			      DSMEM_BENCH_ATTR_PAD) ||
-	    nla_put_u64_64bit(msg, DSMEM_BENCH_ATTR_MISS_MEAN_NS, r.miss_mean_ns,
-			      DSMEM_BENCH_ATTR_PAD) ||
-	    nla_put_u64_64bit(msg, DSMEM_BENCH_ATTR_MISS_P99_NS, r.miss_p99_ns,
-			      DSMEM_BENCH_ATTR_PAD) ||
-	    nla_put_u64_64bit(msg, DSMEM_BENCH_ATTR_MIGRATIONS, r.migrations,
-			      DSMEM_BENCH_ATTR_PAD)) {
-		nlmsg_free(msg);
-		return -EMSGSIZE;
-	}
+	if (!nest)
+		goto err_free_msg;
+	for (i = 0; i < ARRAY_SIZE(out); i++)
+		if (nla_put_u64_64bit(msg, out[i].attr, *out[i].value,
+				      DSMEM_BENCH_ATTR_PAD))
+			goto err_free_msg;
 	nla_nest_end(msg, nest);
 	genlmsg_end(msg, hdr);
 	return genlmsg_reply(msg, info);
+
+err_free_msg:
+	nlmsg_free(msg);
+	return -EMSGSIZE;
 }
