@@ -26,20 +26,6 @@
 #define PORT_A		7471
 #define PORT_B		7472
 
-/* Until the peer of node 1 is up and sees n segments of node 2 (~20 s). */
-static int wait_rsegs(struct ds_ctx *ctx, uint32_t peer, uint32_t n)
-{
-	struct ds_peer_info p;
-
-	for (int i = 0; i < 400; i++) {
-		if (!ds_peer_get(ctx, 1, peer, &p) && p.state == DS_PEER_UP &&
-		    p.rseg_total == n)
-			return 0;
-		usleep(50000);
-	}
-	return -ETIMEDOUT;
-}
-
 static void fill(uint8_t *p, size_t n, unsigned int seed)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -76,7 +62,7 @@ FIXTURE_SETUP(rdm)
 	ASSERT_EQ(0, ds_seg_grant(self->ctx, 2, 2, 1, DSMEM_PERM_READ));
 	ASSERT_EQ(0, ds_peer_add(self->ctx, 1, addr, PORT_B, &self->peer))
 		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
-	ASSERT_EQ(0, wait_rsegs(self->ctx, self->peer, 2));
+	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, self->peer, 2));
 	ASSERT_EQ(0, ds_xfer_open(1, &self->x));
 }
 
@@ -378,7 +364,7 @@ TEST_F(rdm, message_service)
 
 	ASSERT_EQ(0, ds_seg_add(self->ctx, 2, 1 << 20, -1, DS_TRANSLATE_PAGES, &s));
 	ASSERT_EQ(0, ds_seg_grant(self->ctx, 2, s.id, 1, DSMEM_PERM_ALL));
-	ASSERT_EQ(0, wait_rsegs(self->ctx, self->peer, 3));
+	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, self->peer, 3));
 
 	ASSERT_EQ(0, ds_rdm_alloc(self->ctx, 1, 2, s.id, 10000, &va, &pa))
 		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
@@ -422,7 +408,7 @@ TEST_F_TIMEOUT(rdm, segment_removed_while_read, 120)
 	EXPECT_TRUE(ret == -EACCES || ret == -ECONNRESET || ret == -ENOTCONN)
 		TH_LOG("read after removal: %d", ret);
 	/* the peer reconnects if the removal cost the connection */
-	ASSERT_EQ(0, wait_rsegs(self->ctx, self->peer, 1));
+	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, self->peer, 1));
 	EXPECT_EQ(0, ds_read(self->x, self->seg_ro, buf, sizeof(buf)));
 }
 
@@ -530,7 +516,7 @@ TEST_F(rdm, control_errors)
 	EXPECT_EQ(-ERANGE, ds_seg_grant(self->ctx, 2, 1, 1, 0));
 	/* a revoked grant is gone at the peer too */
 	ASSERT_EQ(0, ds_seg_revoke(self->ctx, 2, 2, 1));
-	ASSERT_EQ(0, wait_rsegs(self->ctx, self->peer, 1));
+	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, self->peer, 1));
 }
 
 TEST_F_TIMEOUT(rdm, unload_with_live_peers, 120)

@@ -11,7 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <netlink/genl/genl.h>
+#include <netlink/msg.h>
 
 #include <linux/dsmem.h>
 #include <linux/dsmem_netlink.h>
@@ -26,19 +30,6 @@
 #define PORT_B		7482
 #define THREADS		8
 #define OPS_PER_THREAD	200
-
-static int wait_rsegs(struct ds_ctx *ctx, uint32_t peer, uint32_t n)
-{
-	struct ds_peer_info p;
-
-	for (int i = 0; i < 400; i++) {
-		if (!ds_peer_get(ctx, 1, peer, &p) && p.state == DS_PEER_UP &&
-		    p.rseg_total == n)
-			return 0;
-		usleep(50000);
-	}
-	return -ETIMEDOUT;
-}
 
 /* The handle of node's QP token: the one its data path uses. */
 static int node_qp(struct ds_ctx *ctx, uint32_t node, struct ds_token_info *qp)
@@ -96,7 +87,7 @@ FIXTURE_SETUP(tc)
 	self->seg = s.addr;
 	ASSERT_EQ(0, ds_seg_grant(self->ctx, 2, 1, 1, DSMEM_PERM_ALL));
 	ASSERT_EQ(0, ds_peer_add(self->ctx, 1, addr, PORT_B, &self->peer));
-	ASSERT_EQ(0, wait_rsegs(self->ctx, self->peer, 1));
+	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, self->peer, 1));
 	ASSERT_EQ(0, ds_xfer_open(1, &self->x));
 }
 
@@ -429,6 +420,127 @@ TEST_F(tc, bad_input)
 	up.pinned = 0;
 	ASSERT_EQ(0, ds_token_set(self->ctx, info.handle, &up, NULL));
 	EXPECT_EQ(0, set_param(self->ctx, DS_CACHE_P_L1_CAPACITY, 1));
+}
+
+static struct nl_msg *raw_msg(struct raw_nl *r, uint8_t cmd)
+{
+	struct nl_msg *m = nlmsg_alloc();
+
+	genlmsg_put(m, 0, 1, r->family, 0, NLM_F_REQUEST | NLM_F_ACK, cmd,
+		    DSMEM_GENL_VERSION);
+	return m;
+}
+
+static struct nl_msg *raw_params(struct raw_nl *r, uint8_t cmd, int p,
+				 uint64_t v)
+{
+	struct nl_msg *m = raw_msg(r, cmd);
+	struct nlattr *nest = nla_nest_start(m, DSMEM_ATTR_CACHE_PARAMS);
+
+	nla_put_u64(m, p + 1, v);
+	nla_nest_end(m, nest);
+	return m;
+}
+
+/*
+ * What the library refuses before sending, the module refuses on its
+ * own, with its message, and changes nothing.
+ */
+TEST_F(tc, module_refuses_bad_requests)
+{
+	struct ds_cache_info c0, c1;
+	struct ds_token_info qp, after;
+	struct raw_nl r;
+	char text[256];
+	struct nl_msg *m;
+
+	ASSERT_EQ(0, raw_open(&r));
+	ASSERT_EQ(0, ds_cache_get(self->ctx, &c0));
+	ASSERT_EQ(0, node_qp(self->ctx, 1, &qp));
+
+	m = raw_params(&r, DSMEM_CMD_CACHE_SET, DSMEM_CACHE_P_L1_CAPACITY, 0);
+	EXPECT_EQ(-ERANGE, raw_send(&r, m, text, sizeof(text)));
+	EXPECT_STREQ("l1_capacity out of range", text);
+	m = raw_params(&r, DSMEM_CMD_CACHE_SET, DSMEM_CACHE_P_PROMOTE_L1, 4);
+	EXPECT_EQ(-ERANGE, raw_send(&r, m, text, sizeof(text)));
+	EXPECT_STREQ("promote_l1 below promote_l2", text);
+	m = raw_params(&r, DSMEM_CMD_CACHE_BENCH, DSMEM_CACHE_P_CAS_RETRIES, 0);
+	nla_put_u32(m, DSMEM_ATTR_BENCH_QPS, 16);
+	nla_put_u32(m, DSMEM_ATTR_BENCH_OPS, 16);
+	EXPECT_EQ(-ERANGE, raw_send(&r, m, text, sizeof(text)));
+	EXPECT_STREQ("cas_retries out of range", text);
+	EXPECT_EQ(-EINVAL, raw_send(&r, raw_msg(&r, DSMEM_CMD_CACHE_SET),
+				    text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "nothing to set"));
+	ASSERT_EQ(0, ds_cache_get(self->ctx, &c1));
+	EXPECT_EQ(0, memcmp(c0.params, c1.params, sizeof(c0.params)));
+
+	m = raw_msg(&r, DSMEM_CMD_TOKEN_SET);
+	nla_put_u32(m, DSMEM_ATTR_TOKEN_HANDLE, qp.handle);
+	EXPECT_EQ(-EINVAL, raw_send(&r, m, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "nothing to change"));
+	m = raw_msg(&r, DSMEM_CMD_TOKEN_SET);
+	nla_put_u32(m, DSMEM_ATTR_TOKEN_HANDLE, qp.handle);
+	nla_put_u8(m, DSMEM_ATTR_TOKEN_PINNED, 1);
+	nla_put_u8(m, DSMEM_ATTR_TOKEN_LAYER, DSMEM_TIER_L2);
+	EXPECT_EQ(-EINVAL, raw_send(&r, m, text, sizeof(text)));
+	EXPECT_STREQ("pinned tokens live in L1", text);
+	ASSERT_EQ(0, ds_token_get(self->ctx, qp.handle, &after));
+	EXPECT_EQ(0, after.flags & DS_TOKEN_PINNED);
+	EXPECT_NE(DS_TIER_L2, after.layer);
+	EXPECT_EQ(-EINVAL, raw_send(&r, raw_msg(&r, DSMEM_CMD_TOKEN_GET),
+				    text, sizeof(text)));
+	EXPECT_EQ(-EINVAL, raw_send(&r, raw_msg(&r, DSMEM_CMD_TRACE_START),
+				    text, sizeof(text)));
+	m = raw_msg(&r, DSMEM_CMD_CACHE_BENCH);
+	nla_put_u32(m, DSMEM_ATTR_BENCH_QPS, 16);
+	EXPECT_EQ(-EINVAL, raw_send(&r, m, text, sizeof(text)));
+	close(r.fd);
+}
+
+/* The cache's mutating commands need CAP_NET_ADMIN; reading does not. */
+TEST_F(tc, mutations_need_cap_net_admin)
+{
+	struct ds_token_update up = { .mask = DS_TOKEN_SET_LAYER,
+				      .layer = DS_TIER_L2 };
+	struct ds_token_info qp;
+	pid_t pid;
+	int status;
+
+	ASSERT_EQ(0, node_qp(self->ctx, 1, &qp));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		uint64_t params[DS_CACHE_P_NR] = { [DS_CACHE_P_L1_CAPACITY] = 64 };
+		struct ds_cache_bench_result r;
+		struct ds_trace_info ti;
+		struct ds_cache_info c;
+		struct ds_token_info t;
+		struct ds_ctx *ctx;
+		int fd = open("/dev/null", O_WRONLY);
+
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(10);
+		if (ds_ctx_open(&ctx))
+			_exit(11);
+		if (ds_cache_set(ctx, params, 1ULL << DS_CACHE_P_L1_CAPACITY, 0,
+				 NULL) != -EPERM)
+			_exit(12);
+		if (ds_token_set(ctx, qp.handle, &up, NULL) != -EPERM)
+			_exit(13);
+		if (ds_trace_start(ctx, fd) != -EPERM ||
+		    ds_trace_stop(ctx, &ti) != -EPERM)
+			_exit(14);
+		if (ds_cache_bench(ctx, 16, 16, 1, NULL, 0, &r) != -EPERM)
+			_exit(15);
+		if (ds_cache_get(ctx, &c) || ds_token_get(ctx, qp.handle, &t))
+			_exit(16);
+		ds_ctx_close(ctx);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("child step %d failed", WEXITSTATUS(status));
 }
 
 /* The synthetic sweep runs on a private cache and adds up. */

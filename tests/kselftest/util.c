@@ -183,3 +183,16 @@ int wait_event(struct ds_monitor *mon, int type, const char *name)
 	}
 	return -ETIMEDOUT;
 }
+
+int wait_rsegs(struct ds_ctx *ctx, uint32_t node, uint32_t peer, uint32_t n)
+{
+	struct ds_peer_info p;
+
+	for (int i = 0; i < 400; i++) {
+		if (!ds_peer_get(ctx, node, peer, &p) && p.state == DS_PEER_UP &&
+		    p.rseg_total == n)
+			return 0;
+		usleep(50000);
+	}
+	return -ETIMEDOUT;
+}

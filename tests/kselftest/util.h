@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* getenv() that names the missing variable on stderr */
 const char *env_or_die(const char *name);
@@ -41,6 +42,11 @@ int raw_send(struct raw_nl *r, struct nl_msg *m, char *text, size_t tlen);
  * given, receives the extended-ack message.
  */
 int raw_answer(int fd, char *text, size_t tlen);
+
+/* Until peer of node is up and sees n remote segments (~20 s): 0 or
+ * -ETIMEDOUT. */
+struct ds_ctx;
+int wait_rsegs(struct ds_ctx *ctx, uint32_t node, uint32_t peer, uint32_t n);
 
 /* Next event of this type for this device name, bounded (~10 s):
  * 0, -ETIMEDOUT, or the monitor's error. */
