@@ -268,6 +268,20 @@ DS_EXPORT int ds_monitor_fd(const struct ds_monitor *mon)
 	return nl_socket_get_fd(mon->events.sk());
 }
 
+// An older version's event: its prefix of struct ds_event, and only the
+// types up to the last one it knew.
+template <typename Ev>
+static int next_event_as(struct ds_monitor *mon, Ev *ev, int timeout_ms,
+			 uint32_t last_type)
+{
+	ds_event full;
+	int ret = next_event(mon, &full, timeout_ms, last_type);
+
+	if (!ret)
+		memcpy(ev, &full, sizeof(*ev));
+	return ret;
+}
+
 // ds_monitor_next@DSUSER_1.0, @DSUSER_1.1 and @@DSUSER_1.2: same SONAME,
 // a larger struct ds_event each time; binaries built against an older
 // version get the events they know.
@@ -277,12 +291,7 @@ DS_EXPORT int ds_monitor_next_v1_0(struct ds_monitor *mon, struct ds_event_v1_0 
 DS_EXPORT int ds_monitor_next_v1_0(struct ds_monitor *mon, struct ds_event_v1_0 *ev,
 				   int timeout_ms)
 {
-	ds_event full;
-	int ret = next_event(mon, &full, timeout_ms, DS_EVENT_MODULE_UNLOADED);
-
-	if (!ret)
-		memcpy(ev, &full, sizeof(*ev));
-	return ret;
+	return next_event_as(mon, ev, timeout_ms, DS_EVENT_MODULE_UNLOADED);
 }
 
 DS_EXPORT int ds_monitor_next_v1_1(struct ds_monitor *mon, struct ds_event_v1_1 *ev,
@@ -291,12 +300,7 @@ DS_EXPORT int ds_monitor_next_v1_1(struct ds_monitor *mon, struct ds_event_v1_1 
 DS_EXPORT int ds_monitor_next_v1_1(struct ds_monitor *mon, struct ds_event_v1_1 *ev,
 				   int timeout_ms)
 {
-	ds_event full;
-	int ret = next_event(mon, &full, timeout_ms, DS_EVENT_SEG_DEL);
-
-	if (!ret)
-		memcpy(ev, &full, sizeof(*ev));
-	return ret;
+	return next_event_as(mon, ev, timeout_ms, DS_EVENT_SEG_DEL);
 }
 
 DS_EXPORT int ds_monitor_next_v1_2(struct ds_monitor *mon, struct ds_event *ev,
