@@ -61,6 +61,11 @@ step "one-sided RDMA from node 1: 64 KiB READs in batches of 16" \
 echo "(MB/s)"
 step "the segment, with its grant" "$dsctl" segment show
 
+step "the QPs' tokens: every work request above resolved its QP through the cache" \
+	"$dsctl" token show type qp
+step "the token cache: tiers, modelled cost, counters" "$dsctl" cache
+step "a synthetic sweep on a private cache: 1024 QPs, one lookup each of QP, CQ, MR per op" \
+	"$dsctl" cache bench qps 1024 ops 50000
 step "module counters" "$dsctl" statistic
 step "a mutating command without CAP_NET_ADMIN is refused" \
 	setpriv --bounding-set -net_admin "$dsctl" statistic reset || true
