@@ -898,6 +898,9 @@ static int dstc_migrate(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 		slot = eid;
 		break;
 	}
+	/* idle time in a faster tier counts from the arrival there */
+	if (to < from && dsmem_read_once(e->last_ns) < now)
+		dsmem_write_once(e->last_ns, now);
 	dsmem_write_once(e->token_offset, slot);
 	dsmem_store_release(&e->ctl, DSTC_CTL(DSTC_CTL_VER(ctl) + 1,
 					      DSTC_CTL_GEN(ctl),

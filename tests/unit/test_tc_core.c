@@ -636,6 +636,26 @@ TEST(test_demotion)
 	tenv_free(t);
 }
 
+/*
+ * An entry moved up before it was ever used idles from its arrival, not
+ * from the epoch: it used to fall straight back down (the guest test of
+ * L2 placement failed once the guest had been up for l2_idle).
+ */
+TEST(test_idle_from_arrival)
+{
+	struct tenv *t = ENV({ P(L1_IDLE_NS), 10 * US }, { P(L2_IDLE_NS), 50 * US });
+
+	ins(t, 0, 2);
+	OK(mig(t, 0, L1, T0));
+	OK(mig(t, 1, L2, T0));
+	run(t, T0 + 10 * US, true);
+	TIERS(t, 0, L1, 1, L2);
+	run(t, T0 + 10 * US + 1, true);
+	TIERS(t, 0, L2, 1, L2);
+	STATS(t, ST(DEMOTE_L1), 1, ST(DEMOTE_L2), 0);
+	tenv_free(t);
+}
+
 /* ---- 5. eviction ------------------------------------------------------- */
 
 TEST(test_l1_lfu)
@@ -1406,6 +1426,7 @@ int main(void)
 		T(test_promotion),
 		T(test_window_slides),
 		T(test_demotion),
+		T(test_idle_from_arrival),
 		T(test_l1_lfu),
 		T(test_l2_lru),
 		T(test_cas_conflict),
