@@ -907,6 +907,8 @@ static int dstc_migrate(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 					      DSTC_CTL_FLAGS(ctl), to));
 	st->v[DSTC_S_MIGRATIONS]++;
 	c->migrated++;
+	if (c->move_hook)
+		c->move_hook(c, eid, from, to);
 	if (to < from)
 		st->v[to == DSMEM_TIER_L1 ? DSTC_S_PROMOTE_L1 : DSTC_S_PROMOTE_L2]++;
 	if (ret)	/* it went to L3 instead */
@@ -1542,4 +1544,26 @@ void dstc_run(struct dstc_cache *c, struct dstc_stats *st, u64 now,
 	if (maint)
 		dstc_maintain(c, st, now, total);
 	c->ops->unlock(c);
+}
+
+/* ---- replay ----------------------------------------------------------- */
+
+int dstc_replay_step(struct dstc_cache *c, struct dstc_stats *st,
+		     struct dstc_replay *r, u32 eid, u16 gen, u64 delta,
+		     u64 now, struct dstc_result *res)
+{
+	int ret;
+
+	if (!r->next_maint)
+		r->next_maint = now + r->maint_ns;
+	if (now >= r->next_maint) {
+		dstc_run(c, st, now, true, st);
+		/* the next period boundary after now, as a periodic worker */
+		r->next_maint = now + r->maint_ns -
+				(now - r->next_maint) % r->maint_ns;
+	}
+	ret = dstc_access(c, st, eid, gen, delta, now, res);
+	if (!ret && res->kick)
+		dstc_run(c, st, now, false, NULL);
+	return ret;
 }

@@ -279,6 +279,8 @@ struct dstc_cache {
 	u32 *victims;		/* L1 victims of one batch */
 	u32 l1_hw;		/* slots below this were ever used */
 	void (*apply_hook)(struct dstc_cache *c, u32 eid);	/* tests */
+	/* every move between tiers, after it is published (replays) */
+	void (*move_hook)(struct dstc_cache *c, u32 eid, u8 from, u8 to);
 };
 
 /*
@@ -355,5 +357,36 @@ int dstc_peek(struct dstc_cache *c, u32 eid, u64 *ctl, u32 *offset,
 /* Window hit estimate at now. */
 u32 dstc_window_hits(const struct dstc_cache *c, const struct dstc_entry *e,
 		     u64 now);
+
+/* ---- replay ----------------------------------------------------------- */
+
+/*
+ * A trace replayed the way the module's workers drive the cache: an access,
+ * the promotion batch it kicked at once, and a maintenance run every
+ * maint_ns of trace time.  The kernel's CACHE_REPLAY and CACHE_BENCH, the
+ * simulator and the unit tests all step through this one driver, so that
+ * the same trace makes the same moves everywhere.
+ */
+#define DSTC_REPLAY_MAINT_NS	100000ULL	/* 100 us */
+
+struct dstc_replay {
+	u64 maint_ns;
+	u64 next_maint;		/* 0: at the first access + maint_ns */
+};
+
+static inline void dstc_replay_init(struct dstc_replay *r, u64 maint_ns)
+{
+	r->maint_ns = maint_ns ? maint_ns : DSTC_REPLAY_MAINT_NS;
+	r->next_maint = 0;
+}
+
+/*
+ * One access of entry eid (generation gen) at now, which must not go back
+ * in time; delta as dstc_access takes it.  Maintenance whose time has come
+ * runs first, once however long the gap, with st as the running total.
+ */
+int dstc_replay_step(struct dstc_cache *c, struct dstc_stats *st,
+		     struct dstc_replay *r, u32 eid, u16 gen, u64 delta,
+		     u64 now, struct dstc_result *res);
 
 #endif /* _DSMEM_TC_CORE_H */

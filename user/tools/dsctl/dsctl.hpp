@@ -122,5 +122,6 @@ extern const object segment_object;
 extern const object rdm_object;
 extern const object token_object;
 extern const object cache_object;
+extern const object sim_object;
 
 }  // namespace dsctl

@@ -14,7 +14,7 @@ namespace {
 const object *const objects[] = {
 	&dev_object, &stat_object, &monitor_object, &version_object,
 	&node_object, &peer_object, &segment_object, &rdm_object,
-	&token_object, &cache_object,
+	&token_object, &cache_object, &sim_object,
 };
 
 void usage(FILE *f)

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// dssim: the RDMA metadata-cache simulator behind `dsctl sim`.
+//
+// A trace is read (or generated) once into memory with its object ids made
+// dense (0..nobjects-1), so that every policy keeps its state in flat
+// arrays indexed by object and no policy hashes per request.  Policies
+// then replay it, each on its own thread when several run.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dssim {
+
+// Bad input or a refused run: what() names the file and the offset (or
+// the option) and says what is wrong.  dsctl prints it as "Error: ...".
+struct sim_error : std::runtime_error {
+	using std::runtime_error::runtime_error;
+};
+
+enum class op : uint8_t { read, write };
+
+// A trace held in memory.  Per-request arrays are indexed by request
+// number; per-object arrays by dense id.  Optional arrays are empty when
+// the source has no such field.
+struct trace {
+	std::string name;		// file name or generator spec
+	std::string format;		// oracleGeneral, csv, text, dsmem, gen
+	std::vector<uint32_t> ids;	// per request: dense object id
+	std::vector<uint64_t> keys;	// per object: the id the source gave
+	std::vector<uint32_t> sizes;	// per request: bytes (empty: all 1)
+	std::vector<uint64_t> times_ns;	// per request (empty: none given)
+	std::vector<uint8_t> writes;	// per request: 1 = write (empty: reads)
+	std::vector<int64_t> next;	// per request: index of the next request
+					// to the same object, -1 none (empty:
+					// not given; compute_next() fills it)
+	// dsmem traces and the connection sweep: the module's entry id
+	// (type << 16 | index) and token type per object, so that the seed
+	// policy lays entries out as the kernel does.  Empty otherwise.
+	std::vector<uint32_t> eids;
+	std::vector<uint8_t> types;
+
+	size_t size() const { return ids.size(); }
+	uint32_t nobjects() const { return static_cast<uint32_t>(keys.size()); }
+	uint32_t size_of(size_t i) const { return sizes.empty() ? 1 : sizes[i]; }
+	bool is_write(size_t i) const { return !writes.empty() && writes[i]; }
+};
+
+// Fill t.next from t.ids (Belady needs it when the source has none).
+void compute_next(trace &t);
+
+// ---- input -------------------------------------------------------------
+
+// Column mapping for CSV traces, from "id=2,time=1,size=3,op=4,header,sep=;"
+// (columns count from 1; id is required; "header" skips the first line).
+struct csv_map {
+	int id = 0, time = 0, size = 0, op = 0;	// 0: absent
+	char sep = ',';
+	bool header = false;
+};
+csv_map parse_csv_map(std::string_view spec);	// throws sim_error
+
+struct read_opts {
+	std::string format;	// "" (detect), oracleGeneral, csv, text, dsmem
+	csv_map csv;
+	uint64_t limit = 0;	// at most this many requests (0: all)
+};
+
+// Read a trace: gzip and zstd are detected by their magic bytes and
+// decompressed as a stream; the format is then taken from read_opts, or
+// the file's name, or its content.  Throws sim_error naming the file and
+// the byte offset (or line) for a truncated record, an unknown format, a
+// CSV field that does not parse, and an empty trace.
+trace read_trace(const std::string &path, const read_opts &o);
+
+// ---- synthetic workloads -------------------------------------------------
+
+// Generate from a spec; throws sim_error on a bad spec.  Grammar:
+//   SPEC := COMPONENT [ "+" COMPONENT ]...
+//   COMPONENT := KIND [ ":" KEY=VALUE [ "," KEY=VALUE ]... ]
+//   KIND := zipf | uniform | scan | loop | sweep
+// Keys: requests (total, any component), seed (any component),
+// objects, alpha (zipf), weight (share in a mixture, default 1),
+// write (fraction of writes, default 0), size (bytes per object).
+// Numbers take k/m/g suffixes (decimal) and 1e6 notation.
+// sweep: qps=N, ops=N, reuse=P (probability an operation reuses the
+// previous operation's QP), payload=BYTES, qp_per_cq=4, qp_per_mr=8;
+// three requests per operation (QP write, CQ, MR), with eids/types set.
+trace generate(std::string_view spec);
+
+// The connection sweep's parameters, for the operation-rate model.
+struct sweep_spec {
+	std::vector<uint32_t> qps;	// one run each: "qps=16..4096" doubles,
+					// "qps=100|450|3000" lists
+	uint64_t ops = 1000000;
+	double reuse = 0;
+	uint32_t payload = 64;
+	uint32_t qp_per_cq = 4, qp_per_mr = 8;
+	uint64_t seed = 1;
+};
+// true and the spec when s is a sweep (qps may list several counts)
+bool parse_sweep(std::string_view s, sweep_spec &out);
+trace generate_sweep(const sweep_spec &s, uint32_t qps);
+
+// ---- policies ------------------------------------------------------------
+
+// A capacity in entries or in bytes.
+struct capacity {
+	uint64_t value = 0;
+	bool bytes = false;
+};
+// "1000" entries, "64KiB"/"64K"/"1MB" bytes, "10%" of the trace's objects
+// (of its footprint in bytes when the trace has sizes).  Throws on 0.
+capacity parse_capacity(std::string_view s, const trace &t);
+
+// Tiers: 0 = L1 (for a single-tier cache: a hit), 1 = L2, 2 = L3 (a
+// single-tier cache's miss, served from host memory).
+struct counters {
+	uint64_t requests = 0;
+	uint64_t hits[3] = {};		// served by tier
+	uint64_t bytes = 0, miss_bytes = 0;
+	uint64_t promotions = 0, demotions = 0, evictions = 0;
+	uint64_t writebacks = 0;	// dirty entries written back on eviction
+	uint64_t admissions_refused = 0;	// larger than the cache
+};
+
+class policy {
+public:
+	virtual ~policy() = default;
+	// Serve request i of t; returns the tier that served it.
+	virtual int access(const trace &t, size_t i) = 0;
+	// Bytes of state it keeps per cached object, beyond the trace.
+	counters c;
+};
+
+struct policy_opts {
+	capacity cap;
+	// the seed policy's tiers: L1 is cap (entries), L2 this (0: its default)
+	uint64_t l2_entries = 0;
+	bool adaptive = false;	// seed policy: adaptive thresholds
+	uint64_t seed = 1;	// random replacement
+	uint64_t interval_ns = 100;	// clock for traces without times
+	uint64_t params[32] = {};	// seed policy: DSTC_P_* overrides
+	uint64_t params_mask = 0;
+	uint64_t cost_ns[3] = { 5, 200, 800 };	// latency model
+};
+
+// The names make_policy takes, in the order reports list them: the
+// baselines, then "seed" and "seed-adaptive" (the token cache's policy
+// core, fixed and adaptive thresholds).
+const std::vector<std::string> &policy_names();
+// Throws sim_error for an unknown name or a capacity it cannot take.
+std::unique_ptr<policy> make_policy(std::string_view name, const trace &t,
+				    const policy_opts &o);
+
+// policies.cpp: the single-tier baselines -- lru, fifo, lfu, arc, s3fifo,
+// sieve, wtinylfu, random (write-back), belady.  nullptr for another name;
+// throws sim_error for a capacity it cannot take.  Belady calls
+// compute_next() on a copy when t.next is empty, so callers that run it
+// should fill t.next first (see belady_bytes_needed).
+const std::vector<std::string> &baseline_names();
+std::unique_ptr<policy> make_baseline(std::string_view name, const trace &t,
+				      const policy_opts &o);
+// Memory a Belady run needs beyond the trace, to refuse it up front.
+uint64_t belady_bytes_needed(const trace &t);
+
+}  // namespace dssim
