@@ -1,9 +1,27 @@
 // SPDX-License-Identifier: BSD-2-Clause
+// The simulator's runner and `dsctl sim` end to end: the latency model,
+// the one-pass LRU curve against per-size runs, SHARDS, the shared
+// token-cache vector replayed by the seed policy, and the JSON that
+// dsctl prints for the sample traces and for bad input.
 #include <cstdarg>
 #include <cstddef>
+#include <csetjmp>
 #include <cstdint>
-#include <setjmp.h>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
 
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "run.hpp"
 #include "sim.hpp"
 
 // last: it defines macros (fail) that other headers use as names
@@ -11,10 +29,348 @@ extern "C" {
 #include <cmocka.h>
 }
 
-static void placeholder(void **) {}
+using dssim::trace;
+
+namespace {
+
+const std::string traces = DS_TRACES;
+const std::string vectors = std::string(DS_SOURCE_DIR) + "/tests/vectors";
+
+bool exists(const std::string &path)
+{
+	struct stat st;
+	return stat(path.c_str(), &st) == 0;
+}
+
+trace from_ids(const std::vector<uint64_t> &keys)
+{
+	trace t;
+	std::vector<int64_t> seen;
+
+	t.name = "hand";
+	t.format = "gen";
+	for (uint64_t k : keys) {
+		uint32_t id = 0;
+		while (id < t.keys.size() && t.keys[id] != k)
+			id++;
+		if (id == t.keys.size())
+			t.keys.push_back(k);
+		t.ids.push_back(id);
+	}
+	return t;
+}
+
+dssim::run_spec spec(const std::string &policy, uint64_t entries)
+{
+	dssim::run_spec s;
+	s.policy = policy;
+	s.size_text = std::to_string(entries);
+	s.o.cap.value = entries;
+	return s;
+}
+
+void tier_costs(void **)
+{
+	const uint64_t cost[3] = { 5, 200, 800 };
+
+	assert_int_equal(dssim::tier_cost(cost, 0, false), 5);
+	assert_int_equal(dssim::tier_cost(cost, 2, false), 805);	// no L2 to try
+	assert_int_equal(dssim::tier_cost(cost, 1, true), 205);
+	assert_int_equal(dssim::tier_cost(cost, 2, true), 1005);
+}
+
+// A B C A B D A: distances -, -, -, 3, 3, -, 3 (by hand)
+void lru_mrc_by_hand(void **)
+{
+	trace t = from_ids({ 1, 2, 3, 1, 2, 4, 1 });
+	auto m = dssim::lru_mrc(t, { 1, 2, 3, 4 });
+
+	assert_int_equal(m[0], 7);
+	assert_int_equal(m[1], 7);
+	assert_int_equal(m[2], 4);
+	assert_int_equal(m[3], 4);
+}
+
+// The one pass agrees with a run per size, to the request.
+void lru_mrc_matches_runs(void **)
+{
+	trace t = dssim::generate("zipf:alpha=0.8,objects=5000,requests=200k,seed=9");
+	std::vector<uint64_t> sizes = { 1, 10, 100, 1000, 4999, 5000, 6000 };
+	std::vector<dssim::run_spec> specs;
+
+	for (uint64_t s : sizes)
+		specs.push_back(spec("lru", s));
+	auto runs = dssim::run_all(t, specs, 2, 0, nullptr);
+	auto m = dssim::lru_mrc(t, sizes);
+	for (size_t k = 0; k < sizes.size(); k++)
+		assert_int_equal(m[k], runs[k].c.requests - runs[k].c.hits[0]);
+}
+
+void windows_and_p99(void **)
+{
+	// each of 10 objects twice in a row: a miss then a hit, window 4
+	std::vector<uint64_t> keys;
+	for (uint64_t k = 0; k < 10; k++)
+		keys.insert(keys.end(), { k, k });
+	trace t = from_ids(keys);
+	auto r = dssim::run_all(t, { spec("lru", 1) }, 1, 4, nullptr)[0];
+
+	assert_int_equal(r.windows.size(), 5);
+	for (double w : r.windows)
+		assert_true(w == 0.5);
+	assert_int_equal(r.c.hits[0], 10);
+	assert_int_equal(r.total_ns, 10 * 5 + 10 * 805);
+	assert_int_equal(r.p99_ns, 805);
+}
+
+void shards_sampling(void **)
+{
+	trace t = dssim::generate("uniform:objects=20000,requests=100k,seed=4");
+	trace all = dssim::shards_sample(t, 1.0);
+	trace some = dssim::shards_sample(t, 0.1);
+	trace again = dssim::shards_sample(t, 0.1);
+
+	assert_int_equal(all.size(), t.size());
+	assert_true(some.ids == again.ids);	// a hash, not a coin
+	assert_true(some.size() > 8000 && some.size() < 12000);
+	// sampling is by object: an object's requests all stay or all go
+	std::vector<int> kept(t.nobjects(), 0), total(t.nobjects(), 0);
+	for (uint32_t id : some.ids)
+		kept[id]++;
+	for (uint32_t id : t.ids)
+		total[id]++;
+	for (uint32_t id = 0; id < t.nobjects(); id++)
+		assert_true(kept[id] == 0 || kept[id] == total[id]);
+}
+
+struct expect_file {
+	std::vector<std::pair<std::string, std::string>> params;
+	uint64_t maint_ns = 0;
+	std::vector<std::string> moves;	// "EID FROM TO"
+};
+
+expect_file read_expect(const std::string &path)
+{
+	std::ifstream f(path);
+	expect_file e;
+	std::string line;
+
+	while (std::getline(f, line)) {
+		std::istringstream ls(line);
+		std::string w, a, b, c;
+		ls >> w;
+		if (w == "param" && ls >> a >> b)
+			e.params.push_back({ a, b });
+		else if (w == "maint_ns")
+			ls >> e.maint_ns;
+		else if (w == "move" && ls >> a >> b >> c)
+			e.moves.push_back(a + " " + b + " " + c);
+	}
+	return e;
+}
+
+struct result {
+	int status;
+	std::string out, err;
+};
+
+std::string slurp(const std::string &path)
+{
+	std::ifstream f(path);
+	std::stringstream ss;
+	ss << f.rdbuf();
+	return ss.str();
+}
+
+// dsctl with these words; its exit status, stdout and stderr
+result dsctl(const std::vector<std::string> &words)
+{
+	char out[] = "/tmp/dssim-out-XXXXXX", err[] = "/tmp/dssim-err-XXXXXX";
+	int fo = mkstemp(out), fe = mkstemp(err);
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		std::vector<char *> argv = { const_cast<char *>(DS_DSCTL) };
+		for (const auto &w : words)
+			argv.push_back(const_cast<char *>(w.c_str()));
+		argv.push_back(nullptr);
+		dup2(fo, 1);
+		dup2(fe, 2);
+		execv(DS_DSCTL, argv.data());
+		_exit(127);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	close(fo);
+	close(fe);
+	result r{ WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(out), slurp(err) };
+	unlink(out);
+	unlink(err);
+	return r;
+}
+
+// The shared vector: the simulator makes the very moves the core test
+// and the kernel's CACHE_REPLAY make.
+void seed_replays_vector(void **)
+{
+	std::string vec = vectors + "/tc_policy.dsmtrace", exp = vectors + "/tc_policy.expect";
+	expect_file e = read_expect(exp);
+	std::string params, l1;
+	char moves[] = "/tmp/dssim-moves-XXXXXX";
+
+	assert_true(exists(vec));
+	assert_false(e.moves.empty());
+	for (const auto &[k, v] : e.params) {
+		params += (params.empty() ? "" : ",") + k + "=" + v;
+		if (k == "l1_capacity")
+			l1 = v;
+	}
+	close(mkstemp(moves));
+	std::vector<std::string> w = { "-j", "sim", "run", "trace", vec, "policy", "seed",
+				       "size", l1.empty() ? "64" : l1, "threads", "1", "moves", moves };
+	if (!params.empty())
+		w.insert(w.end(), { "params", params });
+	if (e.maint_ns)
+		w.insert(w.end(), { "maint", std::to_string(e.maint_ns) });
+	result r = dsctl(w);
+	if (r.status)
+		fprintf(stderr, "dsctl: %s", r.err.c_str());
+	assert_int_equal(r.status, 0);
+
+	std::vector<std::string> got;
+	std::ifstream f(moves);
+	std::string line;
+	while (std::getline(f, line))
+		if (line.rfind("move ", 0) == 0)
+			got.push_back(line.substr(5));
+	unlink(moves);
+	assert_int_equal(got.size(), e.moves.size());
+	for (size_t k = 0; k < got.size(); k++)
+		if (got[k] != e.moves[k]) {
+			fprintf(stderr, "move %zu: simulator \"%s\", vector \"%s\"\n", k, got[k].c_str(),
+				e.moves[k].c_str());
+			fail();
+		}
+}
+
+// dsctl on the sample trace: exact LRU and FIFO, Belady below both.
+void dsctl_sample_json(void **)
+{
+	std::string file = traces + "/cloudPhysicsIO.oracleGeneral.bin";
+	if (!exists(file))
+		skip();
+	result r = dsctl({ "-j", "sim", "run", "trace", file, "policy", "lru,fifo,belady,seed",
+			   "size", "100,1000", "shards", "0.1" });
+	assert_int_equal(r.status, 0);
+	auto doc = nlohmann::json::parse(r.out);
+
+	assert_int_equal(doc["trace"]["requests"].get<uint64_t>(), 113872);
+	assert_string_equal(doc["trace"]["format"].get<std::string>().c_str(), "oracleGeneral");
+	assert_int_equal(doc["runs"].size(), 8);
+
+	trace t = dssim::read_trace(file, {});
+	auto lru = dssim::lru_mrc(t, { 100, 1000 });
+	std::vector<uint64_t> miss(8);
+	for (size_t k = 0; k < 8; k++) {
+		const auto &run = doc["runs"][k];
+		miss[k] = run["misses"].get<uint64_t>();
+		assert_int_equal(run["requests"].get<uint64_t>(), 113872);
+		assert_int_equal(run["hits"].get<uint64_t>() + miss[k], 113872);
+		uint64_t served = 0;
+		for (const auto &tier : run["tiers"])
+			served += tier["served"].get<uint64_t>();
+		assert_int_equal(served, 113872);
+		assert_true(run["mreqs_per_s"].get<double>() > 0);
+		assert_int_equal(run["windows"].size(), 100);
+	}
+	// runs are policy-major: lru@100, lru@1000, fifo@100, ...
+	assert_int_equal(miss[0], lru[0]);
+	assert_int_equal(miss[1], lru[1]);
+	assert_true(miss[4] <= miss[0] && miss[4] <= miss[2]);
+	assert_true(miss[5] <= miss[1] && miss[5] <= miss[3]);
+	assert_true(miss[1] < miss[0]);
+	assert_int_equal(doc["shards"]["points"].size(), 8);
+	assert_true(doc["shards"]["mean_abs_error"].get<double>() < 1.0);
+	assert_true(doc["peak_rss_mib"].get<double>() > 0);
+}
+
+void dsctl_text_trace_and_csv(void **)
+{
+	std::string file = traces + "/lirs-loop.trace.gz";
+	if (!exists(file))
+		skip();
+	result r = dsctl({ "sim", "run", "--trace", file, "--policy", "lru,arc", "--size", "100",
+			   "--output", "csv" });
+	assert_int_equal(r.status, 0);
+	assert_true(r.out.rfind("policy,size,unit,requests,miss_ratio", 0) == 0);
+	assert_non_null(strstr(r.out.c_str(), "\nlru,100,entries,505500,"));
+	assert_non_null(strstr(r.out.c_str(), "\narc,100,entries,505500,"));
+}
+
+void dsctl_sweep(void **)
+{
+	result r = dsctl({ "-j", "sim", "run", "gen", "sweep:qps=64|4096,ops=20k,seed=2",
+			   "policy", "lru", "size", "1024" });
+	assert_int_equal(r.status, 0);
+	auto doc = nlohmann::json::parse(r.out);
+	assert_int_equal(doc["sweep"].size(), 2);
+	// 88 entries fit in 1024, 5632 do not: the rate falls
+	assert_true(doc["sweep"][0]["mops"].get<double>() > doc["sweep"][1]["mops"].get<double>());
+	assert_true(doc["sweep"][0]["miss_ratio"].get<double>() < 0.01);
+}
+
+void expect_error(const std::vector<std::string> &words, const char *needle)
+{
+	result r = dsctl(words);
+	assert_int_equal(r.status, 1);
+	assert_true(r.out.empty());
+	assert_true(r.err.rfind("Error: ", 0) == 0);
+	if (!strstr(r.err.c_str(), needle)) {
+		fprintf(stderr, "wanted \"%s\" in: %s", needle, r.err.c_str());
+		fail();
+	}
+}
+
+void dsctl_bad_input(void **)
+{
+	char empty[] = "/tmp/dssim-empty-XXXXXX.oracleGeneral";
+	char trunc[] = "/tmp/dssim-trunc-XXXXXX.oracleGeneral";
+	int fe = mkstemps(empty, 13), ft = mkstemps(trunc, 13);
+	unsigned char rec[30] = { 0 };
+
+	assert_int_equal(write(ft, rec, sizeof(rec)), (ssize_t)sizeof(rec));
+	close(fe);
+	close(ft);
+	expect_error({ "sim", "run", "trace", empty, "policy", "lru", "size", "10" }, empty);
+	expect_error({ "sim", "run", "trace", trunc, "policy", "lru", "size", "10" }, "offset 24");
+	expect_error({ "sim", "run", "gen", "zipf:objects=100,requests=1000", "size", "0" }, "size");
+	expect_error({ "sim", "run", "gen", "zipf:objects=100", "policy", "nope" }, "nope");
+	expect_error({ "sim", "run", "gen", "bogus:x=1" }, "bogus");
+	expect_error({ "sim", "run", "policy", "lru" }, "trace FILE or gen SPEC");
+	expect_error({ "sim", "run", "trace", "/nonexistent/t.bin" }, "/nonexistent/t.bin");
+	expect_error({ "sim", "run", "gen", "zipf:objects=100", "threads", "0" }, "threads");
+	// refused up front, saying what it would need
+	expect_error({ "sim", "run", "gen", "zipf:objects=100k,requests=1m", "policy", "belady",
+		       "mem", "1M" }, "would need");
+	unlink(empty);
+	unlink(trunc);
+}
+
+}  // namespace
 
 int main()
 {
-	const struct CMUnitTest tests[] = { cmocka_unit_test(placeholder) };
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(tier_costs),
+		cmocka_unit_test(lru_mrc_by_hand),
+		cmocka_unit_test(lru_mrc_matches_runs),
+		cmocka_unit_test(windows_and_p99),
+		cmocka_unit_test(shards_sampling),
+		cmocka_unit_test(seed_replays_vector),
+		cmocka_unit_test(dsctl_sample_json),
+		cmocka_unit_test(dsctl_text_trace_and_csv),
+		cmocka_unit_test(dsctl_sweep),
+		cmocka_unit_test(dsctl_bad_input),
+	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

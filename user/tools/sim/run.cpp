@@ -1,2 +1,247 @@
 // SPDX-License-Identifier: BSD-2-Clause
-#include "sim.hpp"
+// dssim's runner: see run.hpp.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include <sys/resource.h>
+
+#include "run.hpp"
+
+namespace dssim {
+
+uint64_t tier_cost(const uint64_t cost_ns[3], int tier, bool tiered)
+{
+	uint64_t ns = cost_ns[0];
+
+	if (tier >= 1 && (tier == 1 || tiered))
+		ns += cost_ns[1];
+	if (tier == 2)
+		ns += cost_ns[2];
+	return ns;
+}
+
+namespace {
+
+// Progress is published in steps, so the hot loop touches no shared line.
+constexpr uint64_t progress_step = 1 << 16;
+
+run_result run_one(const trace &t, const run_spec &s, uint64_t window, progress *prog)
+{
+	run_result r;
+	policy_opts o = s.o;
+	std::vector<move_event> moves;
+
+	if (o.moves)
+		o.moves = &moves;
+	r.spec = s;
+	auto p = make_policy(s.policy, t, o);
+	uint64_t win_miss = 0, n = t.size();
+
+	if (window)
+		r.windows.reserve(n / window + 1);
+	auto t0 = std::chrono::steady_clock::now();
+	for (uint64_t i = 0; i < n; i++) {
+		int tier = p->access(t, i);
+
+		if (!window && !prog)
+			continue;
+		win_miss += tier != 0;
+		if (window && (i + 1) % window == 0) {
+			r.windows.push_back(double(win_miss) / double(window));
+			win_miss = 0;
+		}
+		if (prog && (i + 1) % progress_step == 0)
+			prog->done.fetch_add(progress_step, std::memory_order_relaxed);
+	}
+	auto t1 = std::chrono::steady_clock::now();
+	p->finish();
+	if (window && n % window)
+		r.windows.push_back(double(win_miss) / double(n % window));
+	r.seconds = std::chrono::duration<double>(t1 - t0).count();
+	r.c = p->c;
+	r.moves = std::move(moves);
+
+	// the model's cost is fixed per tier, so its quantiles follow from
+	// the tier counts
+	uint64_t cost[3], below = 0, rank = r.c.requests - r.c.requests / 100;
+	for (int k = 0; k < 3; k++) {
+		cost[k] = tier_cost(o.cost_ns, k, p->tiered);
+		r.total_ns += cost[k] * r.c.hits[k];
+	}
+	for (int k = 0; k < 3; k++) {
+		if (!r.c.hits[k])
+			continue;
+		below += r.c.hits[k];
+		r.p99_ns = cost[k];
+		if (below >= rank)
+			break;
+	}
+	return r;
+}
+
+}  // namespace
+
+std::vector<run_result> run_all(trace &t, const std::vector<run_spec> &specs,
+				unsigned int threads, uint64_t window, progress *prog,
+				uint64_t mem_limit)
+{
+	std::vector<run_result> out(specs.size());
+	unsigned int nbelady = 0;
+
+	for (const auto &s : specs)
+		nbelady += s.policy == "belady";
+	if (nbelady) {
+		// every Belady run needs its own state: refuse what cannot fit
+		uint64_t each = belady_bytes_needed(t);
+		uint64_t conc = std::min<uint64_t>(nbelady, threads ? threads : 1);
+		uint64_t need = each * conc + (t.next.empty() ? t.size() * sizeof(int64_t) : 0);
+		uint64_t avail = mem_limit ? mem_limit : memory_available();
+
+		if (avail && need > avail)
+			throw sim_error("belady: " + std::to_string(conc) + " run(s) would need " +
+					std::to_string(need >> 20) + " MiB, and " +
+					std::to_string(avail >> 20) +
+					" MiB are available (fewer threads or a shorter trace)");
+		if (t.next.empty())
+			compute_next(t);
+	}
+	if (prog)
+		prog->total = t.size() * specs.size();
+
+	std::atomic<size_t> next{ 0 };
+	std::exception_ptr failed;
+	std::mutex failed_lock;
+	auto worker = [&] {
+		for (size_t k; (k = next.fetch_add(1)) < specs.size();) {
+			try {
+				out[k] = run_one(t, specs[k], window, prog);
+			} catch (...) {
+				std::lock_guard<std::mutex> g(failed_lock);
+				if (!failed)
+					failed = std::current_exception();
+				next = specs.size();
+			}
+		}
+	};
+	unsigned int n = std::max(1u, std::min<unsigned int>(threads, specs.size()));
+	std::vector<std::thread> pool;
+	for (unsigned int i = 1; i < n; i++)
+		pool.emplace_back(worker);
+	worker();
+	for (auto &th : pool)
+		th.join();
+	if (failed)
+		std::rethrow_exception(failed);
+	return out;
+}
+
+std::vector<uint64_t> lru_mrc(const trace &t, const std::vector<uint64_t> &sizes)
+{
+	size_t n = t.size();
+	std::vector<uint32_t> fen(n + 1, 0);
+	std::vector<int64_t> last(t.nobjects(), -1);
+	// dist[d]: requests whose stack distance is d (1-based), capped; the
+	// cap is the largest size asked for, beyond which all is a miss
+	uint64_t cap = sizes.empty() ? 0 : *std::max_element(sizes.begin(), sizes.end());
+	std::vector<uint64_t> dist(cap + 2, 0);
+	uint64_t live = 0;
+
+	auto add = [&](size_t pos, int32_t v) {
+		for (size_t k = pos + 1; k <= n; k += k & -k)
+			fen[k] += v;
+	};
+	auto prefix = [&](size_t pos) {	// marks at positions < pos
+		uint64_t s = 0;
+		for (size_t k = pos; k; k -= k & -k)
+			s += fen[k];
+		return s;
+	};
+	for (size_t i = 0; i < n; i++) {
+		uint32_t id = t.ids[i];
+		int64_t p = last[id];
+
+		if (p < 0) {
+			dist[cap + 1]++;	// cold: a miss at every size
+			live++;
+		} else {
+			// distinct objects touched since p, this one included
+			uint64_t d = live - prefix(size_t(p) + 1) + 1;
+			dist[std::min<uint64_t>(d, cap + 1)]++;
+			add(size_t(p), -1);
+		}
+		add(i, 1);
+		last[id] = int64_t(i);
+	}
+	std::vector<uint64_t> misses;
+	for (uint64_t s : sizes) {
+		uint64_t m = 0;
+		for (uint64_t d = s + 1; d <= cap + 1; d++)
+			m += dist[d];
+		misses.push_back(m);
+	}
+	return misses;
+}
+
+trace shards_sample(const trace &t, double rate)
+{
+	// the sampling threshold over a 24-bit hash space, as SHARDS has it
+	const uint64_t modulus = 1ULL << 24;
+	uint64_t threshold = uint64_t(rate * double(modulus));
+	std::vector<char> keep(t.nobjects());
+	trace s;
+
+	for (uint32_t id = 0; id < t.nobjects(); id++) {
+		uint64_t h = t.keys[id] + 0x9e3779b97f4a7c15ULL;	// splitmix64
+
+		h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+		h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+		h ^= h >> 31;
+		keep[id] = (h % modulus) < threshold;
+	}
+	s.name = t.name;
+	s.format = t.format;
+	s.keys = t.keys;
+	s.eids = t.eids;
+	s.types = t.types;
+	for (size_t i = 0; i < t.size(); i++) {
+		if (!keep[t.ids[i]])
+			continue;
+		s.ids.push_back(t.ids[i]);
+		if (!t.sizes.empty())
+			s.sizes.push_back(t.sizes[i]);
+		if (!t.times_ns.empty())
+			s.times_ns.push_back(t.times_ns[i]);
+		if (!t.writes.empty())
+			s.writes.push_back(t.writes[i]);
+	}
+	return s;
+}
+
+uint64_t memory_available()
+{
+	FILE *f = fopen("/proc/meminfo", "re");
+	char line[256];
+	unsigned long long kb = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb << 10;
+}
+
+uint64_t peak_rss()
+{
+	struct rusage ru {};
+
+	getrusage(RUSAGE_SELF, &ru);
+	return uint64_t(ru.ru_maxrss) << 10;
+}
+
+}  // namespace dssim

@@ -134,8 +134,17 @@ public:
 	virtual ~policy() = default;
 	// Serve request i of t; returns the tier that served it.
 	virtual int access(const trace &t, size_t i) = 0;
-	// Bytes of state it keeps per cached object, beyond the trace.
+	// After the last request: bring c up to date (tiered policies).
+	virtual void finish() {}
 	counters c;
+	// Has an L2: its L3 accesses cost L1 + L2 + L3, not L1 + L3.
+	bool tiered = false;
+};
+
+// A move between tiers of the seed policy (tiers 1..3, as the module's).
+struct move_event {
+	uint32_t eid;
+	uint8_t from, to;
 };
 
 struct policy_opts {
@@ -148,6 +157,8 @@ struct policy_opts {
 	uint64_t params[32] = {};	// seed policy: DSTC_P_* overrides
 	uint64_t params_mask = 0;
 	uint64_t cost_ns[3] = { 5, 200, 800 };	// latency model
+	uint64_t maint_ns = 0;	// seed policy: maintenance period (0: module's)
+	std::vector<move_event> *moves = nullptr;	// seed policy: record moves
 };
 
 // The names make_policy takes, in the order reports list them: the
