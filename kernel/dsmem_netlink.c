@@ -154,6 +154,25 @@ static const struct nla_policy dsmem_cache_bench_policy[DSMEM_ATTR_BENCH_SEED + 
 	[DSMEM_ATTR_BENCH_SEED]	= { .type = NLA_U32 },
 };
 
+static struct netlink_range_validation dsmem_replay_maint_range = {
+	.min = DSMEM_REPLAY_MAINT_NS_MIN,
+	.max = DSMEM_REPLAY_MAINT_NS_MAX,
+};
+
+/* whole records are checked by the handler */
+static struct netlink_range_validation dsmem_replay_recs_range = {
+	.min = sizeof(struct dsmem_trace_rec),
+	.max = DSMEM_REPLAY_RECS_MAX * sizeof(struct dsmem_trace_rec),
+};
+
+static const struct nla_policy dsmem_cache_replay_policy[DSMEM_ATTR_REPLAY_RECS + 1] = {
+	[DSMEM_ATTR_CACHE_PARAMS] = { .type = NLA_NESTED },
+	[DSMEM_ATTR_REPLAY_MAINT_NS] = NLA_POLICY_FULL_RANGE(NLA_U64,
+							     &dsmem_replay_maint_range),
+	[DSMEM_ATTR_REPLAY_RECS] = NLA_POLICY_FULL_RANGE(NLA_BINARY,
+							 &dsmem_replay_recs_range),
+};
+
 static int dsmem_nl_fill_port(struct sk_buff *skb, struct ib_device *ibdev,
 			      u32 port)
 {
@@ -691,6 +710,13 @@ static const struct genl_ops dsmem_nl_ops[] = {
 		.doit	= dsmem_nl_cache_bench,
 		.policy	= dsmem_cache_bench_policy,
 		.maxattr = ARRAY_SIZE(dsmem_cache_bench_policy) - 1,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= DSMEM_CMD_CACHE_REPLAY,
+		.doit	= dsmem_nl_cache_replay,
+		.policy	= dsmem_cache_replay_policy,
+		.maxattr = ARRAY_SIZE(dsmem_cache_replay_policy) - 1,
 		.flags	= GENL_ADMIN_PERM,
 	},
 };

@@ -67,6 +67,15 @@
 #define DSMEM_TRACE_DRAIN_MS	50
 /* CACHE_BENCH: synthetic queue pairs at most */
 #define DSMEM_BENCH_QPS_MAX	16384
+/*
+ * CACHE_REPLAY: trace records per request and moves per reply, each array
+ * one attribute (whose length is 16 bits); maintenance period of the
+ * replay, as the cache's other times
+ */
+#define DSMEM_REPLAY_RECS_MAX	2048
+#define DSMEM_REPLAY_MOVES_MAX	8191
+#define DSMEM_REPLAY_MAINT_NS_MIN	NSEC_PER_USEC
+#define DSMEM_REPLAY_MAINT_NS_MAX	(60ULL * NSEC_PER_SEC)
 
 /* One RDMA device as dsmem sees it; created by ib_client .add. */
 struct dsmem_device {
@@ -471,6 +480,14 @@ struct dsmem_tc_bench_res {
 	u64 miss_mean_ns, miss_p99_ns;
 };
 
+/* What a replay did; the caller supplies the memory. */
+struct dsmem_tc_replay_res {
+	struct dstc_stats *st;
+	struct dsmem_cache_move *moves;	/* DSMEM_REPLAY_MOVES_MAX of them */
+	u32 nmoves;
+	bool truncated;			/* more moves were made */
+};
+
 extern struct dsmem_tc dsmem_tc;
 
 /* A handle's directory entry: one id space, types side by side. */
@@ -523,6 +540,8 @@ void dsmem_tc_trace_exit(void);
 /* tokencache/dsmem_tc_bench.c */
 int dsmem_tc_bench(u32 qps, u32 ops, u32 seed, const u64 *p,
 		   struct dsmem_tc_bench_res *r);
+int dsmem_tc_replay(const void *recs, u32 n, u64 maint_ns, const u64 *p,
+		    struct dsmem_tc_replay_res *r, const char **why);
 
 /* tokencache/dsmem_tc_nl.c */
 int dsmem_nl_token_get_doit(struct sk_buff *skb, struct genl_info *info);
@@ -533,6 +552,7 @@ int dsmem_nl_cache_set(struct sk_buff *skb, struct genl_info *info);
 int dsmem_nl_trace_start(struct sk_buff *skb, struct genl_info *info);
 int dsmem_nl_trace_stop(struct sk_buff *skb, struct genl_info *info);
 int dsmem_nl_cache_bench(struct sk_buff *skb, struct genl_info *info);
+int dsmem_nl_cache_replay(struct sk_buff *skb, struct genl_info *info);
 int dsmem_nl_cache_params(struct nlattr *nest, u64 *p,
 			  struct netlink_ext_ack *extack);
 

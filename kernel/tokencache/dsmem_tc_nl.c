@@ -584,3 +584,82 @@ err_free_msg:
 	nlmsg_free(msg);
 	return -EMSGSIZE;
 }
+
+/* ---- replay ------------------------------------------------------------ */
+
+int dsmem_nl_cache_replay(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *recs = info->attrs[DSMEM_ATTR_REPLAY_RECS];
+	struct nlattr *maint = info->attrs[DSMEM_ATTR_REPLAY_MAINT_NS];
+	struct dsmem_tc_replay_res r = {};
+	struct sk_buff *msg;
+	u64 p[DSTC_P_NR];
+	const char *why;
+	size_t len;
+	void *hdr;
+	int ret;
+
+	/* each array is one attribute, whose length is 16 bits */
+	BUILD_BUG_ON(DSMEM_REPLAY_RECS_MAX * sizeof(struct dsmem_trace_rec) >
+		     U16_MAX - NLA_HDRLEN);
+	BUILD_BUG_ON(DSMEM_REPLAY_MOVES_MAX * sizeof(struct dsmem_cache_move) >
+		     U16_MAX - NLA_HDRLEN);
+	BUILD_BUG_ON(sizeof(struct dsmem_cache_move) != DSMEM_CACHE_MOVE_SIZE);
+
+	if (!recs) {
+		NL_SET_ERR_MSG(info->extack, "a replay needs trace records");
+		return -EINVAL;
+	}
+	/* the policy bounds the length; whole records are checked here */
+	if (nla_len(recs) % sizeof(struct dsmem_trace_rec)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, recs,
+				    "replay records must be whole struct dsmem_trace_rec");
+		return -EINVAL;
+	}
+	memcpy(p, dsmem_tc.live.c.p, sizeof(p));
+	ret = dsmem_nl_cache_params(info->attrs[DSMEM_ATTR_CACHE_PARAMS], p,
+				    info->extack);
+	if (ret)
+		return ret;
+
+	r.st = kvzalloc(sizeof(*r.st), GFP_KERNEL);
+	r.moves = kvmalloc_array(DSMEM_REPLAY_MOVES_MAX, sizeof(*r.moves),
+				 GFP_KERNEL);
+	if (!r.st || !r.moves) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	ret = dsmem_tc_replay(nla_data(recs),
+			      nla_len(recs) / sizeof(struct dsmem_trace_rec),
+			      maint ? nla_get_u64(maint) : 0, p, &r, &why);
+	if (ret) {
+		if (why)
+			dsmem_nl_set_err(info->extack, recs, why);
+		goto out_free;
+	}
+
+	len = (size_t)r.nmoves * sizeof(*r.moves);
+	msg = genlmsg_new(nla_total_size(len) + NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	hdr = genlmsg_put_reply(msg, info, dsmem_nl_family_get(), 0,
+				DSMEM_CMD_CACHE_REPLAY);
+	if (!hdr || dsmem_nl_put_stats(msg, r.st) ||
+	    nla_put(msg, DSMEM_ATTR_REPLAY_MOVES, len, r.moves) ||
+	    (r.truncated && nla_put_flag(msg, DSMEM_ATTR_REPLAY_TRUNCATED))) {
+		ret = -EMSGSIZE;
+		goto err_free_msg;
+	}
+	genlmsg_end(msg, hdr);
+	ret = genlmsg_reply(msg, info);
+	goto out_free;
+
+err_free_msg:
+	nlmsg_free(msg);
+out_free:
+	kvfree(r.moves);
+	kvfree(r.st);
+	return ret;
+}

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -563,6 +564,419 @@ TEST_F(tc, bench_adds_up)
 	/* the live cache did not see it */
 	ASSERT_EQ(0, ds_cache_get(self->ctx, &c1));
 	EXPECT_EQ(c0.entries, c1.entries);
+}
+
+/* ---- CACHE_REPLAY: the shared vector and what the module refuses ------- */
+
+/*
+ * tests/vectors beside this file's directory (CMake compiles it by its
+ * absolute path, and the guest sees the host's tree at the same paths);
+ * DSMEM_VECTORS overrides it.
+ */
+static const char *vectors_dir(void)
+{
+	static char dir[PATH_MAX];
+	const char *env = getenv("DSMEM_VECTORS");
+	char *slash;
+
+	if (env && *env)
+		return env;
+	snprintf(dir, sizeof(dir), "%s", __FILE__);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return "tests/vectors";
+	snprintf(slash, sizeof(dir) - (slash - dir), "/../vectors");
+	return dir;
+}
+
+struct vec {
+	uint64_t params[DS_CACHE_P_NR];
+	uint64_t maint_ns;
+	struct ds_trace_rec *recs;
+	size_t nrecs;
+	struct ds_cache_move *moves;
+	size_t nmoves;
+	char stat_name[DS_CACHE_STATS_MAX][DS_NAME_MAX];
+	uint64_t stat_value[DS_CACHE_STATS_MAX];
+	size_t nstats;
+};
+
+static uint64_t le(const unsigned char *b, unsigned int n)
+{
+	uint64_t v = 0;
+
+	while (n--)
+		v = v << 8 | b[n];
+	return v;
+}
+
+static void vec_free(struct vec *v)
+{
+	free(v->recs);
+	free(v->moves);
+}
+
+/* The trace (little-endian on disk) into host-order records. */
+static int vec_read_trace(struct vec *v, const char *path)
+{
+	unsigned char b[DSMEM_TRACE_REC_SIZE];
+	FILE *f = fopen(path, "rb");
+	size_t cap = 0;
+	int ret = -EINVAL;
+
+	if (!f)
+		return -errno;
+	if (fread(b, 1, DSMEM_TRACE_HDR_SIZE, f) != DSMEM_TRACE_HDR_SIZE ||
+	    memcmp(b, DSMEM_TRACE_MAGIC, 8) || le(b + 8, 4) != DSMEM_TRACE_VERSION ||
+	    le(b + 12, 4) != DSMEM_TRACE_REC_SIZE)
+		goto out;
+	while (fread(b, 1, sizeof(b), f) == sizeof(b)) {
+		struct ds_trace_rec *r;
+
+		if (v->nrecs == cap) {
+			cap = cap ? 2 * cap : 1024;
+			r = realloc(v->recs, cap * sizeof(*r));
+			if (!r) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			v->recs = r;
+		}
+		r = &v->recs[v->nrecs++];
+		memset(r, 0, sizeof(*r));
+		r->time_ns = le(b, 8);
+		r->handle = le(b + 8, 4);
+		r->node = le(b + 12, 4);
+		r->type = b[16];
+		r->op = b[17];
+		r->tier = b[18];
+		r->reserved0 = b[19];
+		r->reserved1 = le(b + 20, 4);
+	}
+	ret = v->nrecs ? 0 : -EINVAL;
+out:
+	fclose(f);
+	return ret;
+}
+
+/* params, maint_ns, moves and counters; the defaults for the rest */
+static int vec_read_expect(struct vec *v, const char *path)
+{
+	struct ds_cache_param_desc d;
+	unsigned long long a, b, c;
+	char line[256], name[64];
+	size_t cap = 0;
+	FILE *f = fopen(path, "r");
+	int i, ret = 0;
+
+	if (!f)
+		return -errno;
+	for (i = 0; i < DS_CACHE_P_NR; i++) {
+		if (ds_cache_param_describe(i, &d))
+			return -EINVAL;
+		v->params[i] = d.def;
+	}
+	while (!ret && fgets(line, sizeof(line), f)) {
+		if (line[0] == '#' || line[strspn(line, " \t\n")] == '\0')
+			continue;
+		if (sscanf(line, "param %63s %llu", name, &a) == 2) {
+			i = ds_cache_param_lookup(name);
+			if (i < 0)
+				ret = -EINVAL;
+			else
+				v->params[i] = a;
+		} else if (sscanf(line, "maint_ns %llu", &a) == 1) {
+			v->maint_ns = a;
+		} else if (sscanf(line, "move %llu %llu %llu", &a, &b, &c) == 3) {
+			if (v->nmoves == cap) {
+				struct ds_cache_move *m;
+
+				cap = cap ? 2 * cap : 256;
+				m = realloc(v->moves, cap * sizeof(*m));
+				if (!m) {
+					ret = -ENOMEM;
+					break;
+				}
+				v->moves = m;
+			}
+			v->moves[v->nmoves++] = (struct ds_cache_move){
+				.eid = a, .from = b, .to = c };
+		} else if (sscanf(line, "stat %63s %llu", name, &a) == 2 &&
+			   v->nstats < DS_CACHE_STATS_MAX) {
+			snprintf(v->stat_name[v->nstats], DS_NAME_MAX, "%s", name);
+			v->stat_value[v->nstats++] = a;
+		} else {
+			ret = -EINVAL;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+static uint64_t replay_stat(const struct ds_cache_replay_result *r, const char *name)
+{
+	for (uint32_t i = 0; i < r->nstats; i++)
+		if (!strcmp(r->stats[i].name, name))
+			return r->stats[i].value;
+	return ~0ULL;
+}
+
+/* a record of a generation-1 handle, op and time as given */
+static struct ds_trace_rec rec_of(uint8_t type, uint16_t index, uint8_t op,
+				  uint64_t ns)
+{
+	return (struct ds_trace_rec){
+		.time_ns = ns,
+		.handle = DSMEM_HANDLE(type, 1, index),
+		.type = type,
+		.op = op,
+	};
+}
+
+FIXTURE(replay) {
+	struct ds_ctx *ctx;
+	struct ds_cache_info before;
+};
+
+FIXTURE_SETUP(replay)
+{
+	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
+	ASSERT_EQ(0, ds_cache_get(self->ctx, &self->before));
+}
+
+/* replays never touch the live cache */
+FIXTURE_TEARDOWN(replay)
+{
+	struct ds_cache_info after;
+
+	EXPECT_EQ(0, ds_cache_get(self->ctx, &after));
+	EXPECT_EQ(0, memcmp(self->before.params, after.params, sizeof(after.params)));
+	EXPECT_EQ(self->before.entries, after.entries);
+	EXPECT_EQ(self->before.tiers[0].entries, after.tiers[0].entries);
+	EXPECT_EQ(self->before.tiers[1].entries, after.tiers[1].entries);
+	ds_ctx_close(self->ctx);
+	EXPECT_EQ(0, kernel_taint() & ~(1UL << 12 | 1UL << 13));
+}
+
+/*
+ * tests/vectors/tc_policy: the module's replay makes exactly the moves and
+ * ends with exactly the counters the policy core's unit test checks.
+ */
+TEST_F(replay, shared_vector)
+{
+	struct ds_cache_replay_result r;
+	struct vec v = {};
+	char path[PATH_MAX];
+	size_t k;
+
+	snprintf(path, sizeof(path), "%s/tc_policy.dsmtrace", vectors_dir());
+	ASSERT_EQ(0, vec_read_trace(&v, path)) TH_LOG("%s", path);
+	snprintf(path, sizeof(path), "%s/tc_policy.expect", vectors_dir());
+	ASSERT_EQ(0, vec_read_expect(&v, path)) TH_LOG("%s", path);
+	ASSERT_GT(v.nmoves, 0);
+	ASSERT_GT(v.nstats, 0);
+
+	/* every parameter given: the live ones must not leak in */
+	ASSERT_EQ(0, ds_cache_replay(self->ctx, v.recs, v.nrecs, v.maint_ns, v.params,
+				     (1ULL << DS_CACHE_P_NR) - 1, &r))
+		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+	EXPECT_EQ(0, r.truncated);
+	for (k = 0; k < r.nmoves && k < v.nmoves; k++)
+		if (r.moves[k].eid != v.moves[k].eid || r.moves[k].from != v.moves[k].from ||
+		    r.moves[k].to != v.moves[k].to)
+			break;
+	EXPECT_EQ(v.nmoves, k) TH_LOG("first difference at move %zu: %u %u->%u", k,
+				     k < r.nmoves ? r.moves[k].eid : 0,
+				     k < r.nmoves ? r.moves[k].from : 0,
+				     k < r.nmoves ? r.moves[k].to : 0);
+	EXPECT_EQ(v.nmoves, r.nmoves);
+	for (k = 0; k < v.nstats; k++)
+		EXPECT_EQ(v.stat_value[k], replay_stat(&r, v.stat_name[k]))
+			TH_LOG("counter %s", v.stat_name[k]);
+	ds_cache_replay_free(&r);
+	EXPECT_EQ(NULL, r.moves);
+
+	/* the same again: nothing of the first run remains */
+	ASSERT_EQ(0, ds_cache_replay(self->ctx, v.recs, v.nrecs, v.maint_ns, v.params,
+				     (1ULL << DS_CACHE_P_NR) - 1, &r));
+	EXPECT_EQ(v.nmoves, r.nmoves);
+	EXPECT_EQ(0, memcmp(r.moves, v.moves, v.nmoves * sizeof(*r.moves)));
+	ds_cache_replay_free(&r);
+	vec_free(&v);
+}
+
+/*
+ * More moves than a reply lists: the first DS_CACHE_REPLAY_MOVES_MAX, the
+ * flag, and "migrations" counting all of them.  Each access of a bucket's
+ * QP prefetches its recently used neighbours to L2; maintenance every
+ * microsecond demotes them again.
+ */
+TEST_F(replay, truncated_moves)
+{
+	uint64_t params[DS_CACHE_P_NR] = {}, mask = 0;
+	struct ds_cache_replay_result r;
+	struct ds_trace_rec recs[256];
+	const struct { int p; uint64_t v; } set[] = {
+		{ DS_CACHE_P_PROMOTE_L2, 1 }, { DS_CACHE_P_PROMOTE_L1, 1 },
+		{ DS_CACHE_P_PREFETCH, 127 }, { DS_CACHE_P_WINDOW_NS, 60000000000ULL },
+		{ DS_CACHE_P_L1_IDLE_NS, 1000 }, { DS_CACHE_P_L2_IDLE_NS, 1000 },
+		{ DS_CACHE_P_L2_CAPACITY, 65536 }, { DS_CACHE_P_BATCH_THRESHOLD, 1 },
+		{ DS_CACHE_P_MIGRATE_BUDGET, 1000000 }, { DS_CACHE_P_MODE, DS_CACHE_FIXED },
+	};
+
+	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++) {
+		params[set[i].p] = set[i].v;
+		mask |= 1ULL << set[i].p;
+	}
+	for (int i = 0; i < 256; i++)
+		recs[i] = rec_of(DS_TOKEN_QP, i % 128, DS_TRACE_MODIFY,
+				 1000000000ULL + 2000ULL * i);
+	ASSERT_EQ(0, ds_cache_replay(self->ctx, recs, 256, 1000, params, mask, &r))
+		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+	EXPECT_EQ(1, r.truncated);
+	EXPECT_EQ(DS_CACHE_REPLAY_MOVES_MAX, r.nmoves);
+	EXPECT_GT(replay_stat(&r, "migrations"), DS_CACHE_REPLAY_MOVES_MAX);
+	EXPECT_EQ(256, replay_stat(&r, "hits_l1") + replay_stat(&r, "hits_l2") +
+		       replay_stat(&r, "hits_l3"));
+	ds_cache_replay_free(&r);
+}
+
+static struct nl_msg *raw_replay(struct raw_nl *r, const void *recs, size_t len)
+{
+	struct nl_msg *m = nlmsg_alloc_size(len + 1024);
+
+	genlmsg_put(m, 0, 1, r->family, 0, NLM_F_REQUEST | NLM_F_ACK,
+		    DSMEM_CMD_CACHE_REPLAY, DSMEM_GENL_VERSION);
+	if (recs)
+		nla_put(m, DSMEM_ATTR_REPLAY_RECS, len, recs);
+	return m;
+}
+
+/* Each bad request gets its errno and message; the module carries on. */
+TEST_F(replay, refuses_bad_records)
+{
+	const size_t max = DS_CACHE_REPLAY_RECS_MAX;
+	struct ds_cache_replay_result res;
+	struct ds_trace_rec *recs = calloc(max + 1, sizeof(*recs));
+	struct ds_trace_rec bad[3];
+	struct nlattr *nest;
+	struct raw_nl r;
+	char text[256];
+	struct nl_msg *m;
+
+	ASSERT_NE(NULL, recs);
+	for (size_t i = 0; i <= max; i++)
+		recs[i] = rec_of(DS_TOKEN_CQ, i % 64, DS_TRACE_READ, 1000000 + i);
+	ASSERT_EQ(0, raw_open(&r));
+
+	/* the attribute: absent, empty, not whole records, too long */
+	EXPECT_EQ(-EINVAL, raw_send(&r, raw_replay(&r, NULL, 0), text, sizeof(text)));
+	EXPECT_STREQ("a replay needs trace records", text);
+	m = raw_replay(&r, NULL, 0);
+	nla_put(m, DSMEM_ATTR_REPLAY_RECS, 0, NULL);
+	EXPECT_EQ(-ERANGE, raw_send(&r, m, text, sizeof(text)));
+	EXPECT_EQ(-EINVAL, raw_send(&r, raw_replay(&r, recs, sizeof(*recs) + 1),
+				    text, sizeof(text)));
+	EXPECT_STREQ("replay records must be whole struct dsmem_trace_rec", text);
+	EXPECT_EQ(-EINVAL, raw_send(&r, raw_replay(&r, recs, 2 * sizeof(*recs) - 8),
+				    text, sizeof(text)));
+	EXPECT_EQ(-ERANGE, raw_send(&r, raw_replay(&r, recs, (max + 1) * sizeof(*recs)),
+				    text, sizeof(text)));
+	/* the largest is fine */
+	EXPECT_EQ(0, raw_send(&r, raw_replay(&r, recs, max * sizeof(*recs)),
+			      text, sizeof(text))) TH_LOG("%s", text);
+
+	/* records: each rule, in the middle of good ones */
+	bad[0] = rec_of(DS_TOKEN_QP, 1, DS_TRACE_READ, 1000);
+	bad[2] = rec_of(DS_TOKEN_QP, 3, DS_TRACE_READ, 3000);
+	bad[1] = rec_of(DS_TOKEN_QP, 2, DS_TRACE_READ, 2000);
+	bad[1].type = 4;
+	EXPECT_EQ(-EINVAL, raw_send(&r, raw_replay(&r, bad, sizeof(bad)), text, sizeof(text)));
+	EXPECT_STREQ("replay record of an unknown token type", text);
+	bad[1].type = DS_TOKEN_CQ;
+	EXPECT_EQ(-EINVAL, raw_send(&r, raw_replay(&r, bad, sizeof(bad)), text, sizeof(text)));
+	EXPECT_STREQ("replay record whose type is not its handle's", text);
+	bad[1] = rec_of(DS_TOKEN_QP, 2, DSMEM_TRACE_DESTROY + 1, 2000);
+	EXPECT_EQ(-EINVAL, raw_send(&r, raw_replay(&r, bad, sizeof(bad)), text, sizeof(text)));
+	EXPECT_STREQ("replay record of an unknown trace op", text);
+	bad[1] = rec_of(DS_TOKEN_QP, 2, DS_TRACE_READ, 2000);
+	bad[1].reserved1 = 1;
+	EXPECT_EQ(-EINVAL, raw_send(&r, raw_replay(&r, bad, sizeof(bad)), text, sizeof(text)));
+	EXPECT_STREQ("replay record with reserved fields set", text);
+	bad[1] = rec_of(DS_TOKEN_QP, 2, DS_TRACE_READ, 999);
+	EXPECT_EQ(-EINVAL, raw_send(&r, raw_replay(&r, bad, sizeof(bad)), text, sizeof(text)));
+	EXPECT_STREQ("replay records must not go back in time", text);
+	/* equal times are fine, and so are CREATE, WRITE and DESTROY */
+	bad[1] = rec_of(DS_TOKEN_QP, 2, DS_TRACE_CREATE, 1000);
+	bad[2].op = DS_TRACE_WRITE;
+	EXPECT_EQ(0, raw_send(&r, raw_replay(&r, bad, sizeof(bad)), text, sizeof(text)))
+		TH_LOG("%s", text);
+
+	/* maintenance period and parameters: ranges; attributes: the policy */
+	m = raw_replay(&r, recs, sizeof(*recs));
+	nla_put_u64(m, DSMEM_ATTR_REPLAY_MAINT_NS, 999);
+	EXPECT_EQ(-ERANGE, raw_send(&r, m, text, sizeof(text)));
+	m = raw_replay(&r, recs, sizeof(*recs));
+	nla_put_u64(m, DSMEM_ATTR_REPLAY_MAINT_NS, 0);
+	EXPECT_EQ(-ERANGE, raw_send(&r, m, text, sizeof(text)));
+	m = raw_replay(&r, recs, sizeof(*recs));
+	nest = nla_nest_start(m, DSMEM_ATTR_CACHE_PARAMS);
+	nla_put_u64(m, DSMEM_CACHE_P_CAS_RETRIES + 1, 0);
+	nla_nest_end(m, nest);
+	EXPECT_EQ(-ERANGE, raw_send(&r, m, text, sizeof(text)));
+	EXPECT_STREQ("cas_retries out of range", text);
+	m = raw_replay(&r, recs, sizeof(*recs));
+	nla_put_u32(m, DSMEM_ATTR_BENCH_QPS, 16);
+	EXPECT_EQ(-EINVAL, raw_send(&r, m, text, sizeof(text)));
+	m = raw_replay(&r, recs, sizeof(*recs));
+	nla_put(m, DSMEM_ATTR_REPLAY_MOVES, 8, recs);
+	EXPECT_EQ(-EINVAL, raw_send(&r, m, text, sizeof(text)));
+	close(r.fd);
+
+	/* the library checks the count itself */
+	EXPECT_EQ(-ERANGE, ds_cache_replay(self->ctx, recs, 0, 0, NULL, 0, &res));
+	EXPECT_EQ(-ERANGE, ds_cache_replay(self->ctx, recs, max + 1, 0, NULL, 0, &res));
+	EXPECT_EQ(-ERANGE, ds_cache_replay(self->ctx, recs, 1, 5, NULL, 0, &res));
+	/* the module refuses what the library passes on */
+	bad[1] = rec_of(DS_TOKEN_QP, 2, DS_TRACE_READ, 999);
+	EXPECT_EQ(-EINVAL, ds_cache_replay(self->ctx, bad, 3, 0, NULL, 0, &res));
+	EXPECT_STREQ("replay records must not go back in time", ds_ctx_errmsg(self->ctx));
+
+	/* and still replays: 64 CQs each read 32 times, 1 us apart */
+	ASSERT_EQ(0, ds_cache_replay(self->ctx, recs, max, 0, NULL, 0, &res))
+		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+	EXPECT_EQ(max, replay_stat(&res, "hits_l1") + replay_stat(&res, "hits_l2") +
+		       replay_stat(&res, "hits_l3"));
+	EXPECT_EQ(replay_stat(&res, "migrations"), res.nmoves);
+	ds_cache_replay_free(&res);
+	free(recs);
+}
+
+/* A replay costs the module work and memory: CAP_NET_ADMIN only. */
+TEST_F(replay, needs_cap_net_admin)
+{
+	pid_t pid;
+	int status;
+
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct ds_trace_rec rec = rec_of(DS_TOKEN_QP, 0, DS_TRACE_READ, 1000);
+		struct ds_cache_replay_result r;
+		struct ds_ctx *ctx;
+
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(10);
+		if (ds_ctx_open(&ctx))
+			_exit(11);
+		if (ds_cache_replay(ctx, &rec, 1, 0, NULL, 0, &r) != -EPERM)
+			_exit(12);
+		ds_ctx_close(ctx);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("child step %d failed", WEXITSTATUS(status));
 }
 
 TEST_HARNESS_MAIN

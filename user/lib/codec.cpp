@@ -126,6 +126,9 @@ const bool policies_ready = [] {
 	fixed(top_policy[DSMEM_ATTR_BENCH_OPS], NLA_U32, 4);
 	fixed(top_policy[DSMEM_ATTR_BENCH_SEED], NLA_U32, 4);
 	top_policy[DSMEM_ATTR_BENCH_RESULT].type = NLA_NESTED;
+	fixed(top_policy[DSMEM_ATTR_REPLAY_MAINT_NS], NLA_U64, 8);
+	fixed(top_policy[DSMEM_ATTR_REPLAY_TRUNCATED], NLA_FLAG, 0);
+	// REPLAY_RECS and REPLAY_MOVES are checked where used
 
 	fixed(tier_policy[DSMEM_TIER_ATTR_ID], NLA_U8, 1);
 	fixed(tier_policy[DSMEM_TIER_ATTR_ENTRIES], NLA_U32, 4);
@@ -727,6 +730,52 @@ int parse_bench(struct nl_msg *msg, ds_cache_bench_result *r)
 	r->miss_mean_ns = get_u64(bt[DSMEM_BENCH_ATTR_MISS_MEAN_NS]);
 	r->miss_p99_ns = get_u64(bt[DSMEM_BENCH_ATTR_MISS_P99_NS]);
 	r->migrations = get_u64(bt[DSMEM_BENCH_ATTR_MIGRATIONS]);
+	return 0;
+}
+
+int parse_replay(struct nl_msg *msg, ds_cache_replay_result *r,
+		 std::vector<ds_cache_move> &moves)
+{
+	struct nlattr *tb[DSMEM_ATTR_MAX + 1];
+	int ret = parse_top(msg, tb);
+
+	if (ret)
+		return ret;
+	struct nlattr *m = tb[DSMEM_ATTR_REPLAY_MOVES];
+	if (!tb[DSMEM_ATTR_CACHE_STATS] || !m ||
+	    nla_len(m) % sizeof(struct dsmem_cache_move))
+		return -EBADMSG;
+	r->truncated = tb[DSMEM_ATTR_REPLAY_TRUNCATED] != nullptr;
+	r->nstats = 0;
+	r->stat_total = 0;
+	ret = for_each_entry(tb[DSMEM_ATTR_CACHE_STATS], DSMEM_ATTR_STAT,
+			     [r](struct nlattr *a) {
+		ds_stat s;
+		int err = parse_stat(a, &s);
+
+		if (err)
+			return err;
+		if (r->nstats < DS_CACHE_STATS_MAX)
+			r->stats[r->nstats++] = s;
+		r->stat_total++;	// all of them, also those not kept
+		return 0;
+	});
+	if (ret)
+		return ret;
+
+	size_t n = nla_len(m) / sizeof(struct dsmem_cache_move);
+	auto *p = static_cast<const char *>(nla_data(m));
+	moves.clear();
+	moves.reserve(n);
+	for (size_t i = 0; i < n; i++) {
+		struct dsmem_cache_move mv;
+
+		memcpy(&mv, p + i * sizeof(mv), sizeof(mv));
+		if (mv.from < DS_TIER_L1 || mv.from > DS_TIER_L3 ||
+		    mv.to < DS_TIER_L1 || mv.to > DS_TIER_L3)
+			return -EBADMSG;
+		moves.push_back(ds_cache_move{mv.eid, mv.from, mv.to, 0});
+	}
 	return 0;
 }
 

@@ -61,6 +61,10 @@ int parse_cache(struct nl_msg *msg, ds_cache_info *c);
 // otherwise (TRACE_START events) nothing is.
 int parse_trace(struct nl_msg *msg, ds_trace_info *t, bool full);
 int parse_bench(struct nl_msg *msg, ds_cache_bench_result *r);
+// A CACHE_REPLAY reply: the counters into *r (moves left alone), the moves
+// into moves; both required, the moves whole records.
+int parse_replay(struct nl_msg *msg, ds_cache_replay_result *r,
+		 std::vector<ds_cache_move> &moves);
 
 // A message of the "events" group as an event; -ENOMSG for a command that is no event this library knows.
 int parse_event(struct nl_msg *msg, ds_event *ev);

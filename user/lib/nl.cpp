@@ -126,6 +126,12 @@ int genl_socket::open(std::string &err)
 	nl_socket_disable_auto_ack(sk_);
 	// Replies may exceed a page (RDM_READ data): size each read to fit.
 	nl_socket_enable_msg_peek(sk_);
+	// libnl's default buffers (32 KiB, doubled by the kernel) cannot queue
+	// a CACHE_REPLAY reply (up to ~67 KiB of moves and counters, charged
+	// as 128 KiB) and the ACK behind it: the ACK would be dropped and the
+	// read fail with ENOBUFS.  The kernel caps this at rmem_max/wmem_max.
+	// Best effort, like the options below.
+	nl_socket_set_buffer_size(sk_, 1 << 20, 1 << 20);
 	int fd = nl_socket_get_fd(sk_);
 	// Best effort: without them errors still arrive, only without text.
 	setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));

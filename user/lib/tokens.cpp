@@ -4,9 +4,11 @@
 // traces and the synthetic benchmark.  Token layouts and the parameter
 // table come from the module's own portable core (tc_core.hpp).
 #include <cerrno>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include <linux/dsmem_netlink.h>
 #include <linux/dsmem_token.h>
@@ -59,6 +61,20 @@ DS_SAME(DS_CACHE_P_NR, DSTC_P_NR);
 static_assert(DS_CACHE_P_NR <= DS_CACHE_PARAMS_MAX && DS_CACHE_PARAMS_MAX <= 64,
 	      "a mask bit per parameter");
 static_assert(DS_CACHE_STATS_MAX >= DSTC_S_NR, "room for every counter of the core");
+DS_SAME(DS_TRACE_READ, DSMEM_TRACE_READ);
+DS_SAME(DS_TRACE_MODIFY, DSMEM_TRACE_MODIFY);
+DS_SAME(DS_TRACE_WRITE, DSMEM_TRACE_WRITE);
+DS_SAME(DS_TRACE_CREATE, DSMEM_TRACE_CREATE);
+DS_SAME(DS_TRACE_DESTROY, DSMEM_TRACE_DESTROY);
+// the library's records are the module's, byte for byte
+DS_SAME(sizeof(struct ds_trace_rec), DSMEM_TRACE_REC_SIZE);
+DS_SAME(offsetof(struct ds_trace_rec, handle), offsetof(struct dsmem_trace_rec, handle));
+DS_SAME(offsetof(struct ds_trace_rec, node), offsetof(struct dsmem_trace_rec, node));
+DS_SAME(offsetof(struct ds_trace_rec, type), offsetof(struct dsmem_trace_rec, type));
+DS_SAME(offsetof(struct ds_trace_rec, op), offsetof(struct dsmem_trace_rec, op));
+DS_SAME(offsetof(struct ds_trace_rec, tier), offsetof(struct dsmem_trace_rec, tier));
+DS_SAME(offsetof(struct ds_trace_rec, reserved1), offsetof(struct dsmem_trace_rec, __reserved));
+DS_SAME(sizeof(struct ds_cache_move), DSMEM_CACHE_MOVE_SIZE);
 
 namespace {
 
@@ -360,4 +376,48 @@ DS_EXPORT int ds_cache_bench(struct ds_ctx *ctx, uint32_t qps, uint32_t ops, uin
 	if (!ret && result)
 		*result = r;
 	return ret;
+}
+
+DS_EXPORT int ds_cache_replay(struct ds_ctx *ctx, const struct ds_trace_rec *recs,
+			      size_t nrecs, uint64_t maint_ns, const uint64_t *params,
+			      uint64_t mask, struct ds_cache_replay_result *result)
+{
+	static_assert(DS_CACHE_REPLAY_RECS_MAX == 2048, "the text below");
+	if (!recs && nrecs)
+		return fail(ctx, -EINVAL, "no records");
+	if (!nrecs || nrecs > DS_CACHE_REPLAY_RECS_MAX)
+		return fail(ctx, -ERANGE, "a replay takes 1 to 2048 records");
+	if (maint_ns && (maint_ns < 1000 || maint_ns > 60000000000ULL))
+		return fail(ctx, -ERANGE, "maint_ns is 1 us to 60 s (0: the default)");
+	int ret = check_params(ctx, params, mask);
+	if (ret)
+		return ret;
+
+	auto *r = static_cast<ds_cache_replay_result *>(calloc(1, sizeof(ds_cache_replay_result)));
+	if (!r)
+		return fail(ctx, -ENOMEM, "out of memory");
+	std::vector<ds_cache_move> moves;
+	size_t len = nrecs * sizeof(*recs);
+	ret = request_one(ctx, DSMEM_CMD_CACHE_REPLAY, [=](attrs &a) {
+		a.bin(DSMEM_ATTR_REPLAY_RECS, recs, len);
+		if (maint_ns)
+			a.u64(DSMEM_ATTR_REPLAY_MAINT_NS, maint_ns);
+		put_params(a, params, mask);
+	}, [r, &moves](struct nl_msg *m) { return parse_replay(m, r, moves); },
+	   result != nullptr, 1024 + nla_total_size(static_cast<int>(len)));
+	if (!ret && result)
+		ret = to_c_array(ctx, moves, &r->moves, &r->nmoves);
+	if (!ret && result)
+		*result = *r;
+	free(r);
+	return ret;
+}
+
+DS_EXPORT void ds_cache_replay_free(struct ds_cache_replay_result *result)
+{
+	if (!result)
+		return;
+	free(result->moves);
+	result->moves = nullptr;
+	result->nmoves = 0;
 }

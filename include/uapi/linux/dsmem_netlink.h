@@ -11,6 +11,8 @@
 #ifndef _UAPI_LINUX_DSMEM_NETLINK_H
 #define _UAPI_LINUX_DSMEM_NETLINK_H
 
+#include <linux/types.h>
+
 #define DSMEM_GENL_NAME		"dsmem"
 #define DSMEM_GENL_VERSION	1
 #define DSMEM_GENL_MCGRP_EVENTS	"events"
@@ -47,6 +49,7 @@ enum dsmem_cmd {
 	DSMEM_CMD_TRACE_START,	/* do (admin): capture accesses to a file; event */
 	DSMEM_CMD_TRACE_STOP,	/* do (admin): stop the capture; also an event */
 	DSMEM_CMD_CACHE_BENCH,	/* do (admin): synthetic run on a private cache */
+	DSMEM_CMD_CACHE_REPLAY,	/* do (admin): a trace through a private cache */
 
 	__DSMEM_CMD_MAX,
 	DSMEM_CMD_MAX = __DSMEM_CMD_MAX - 1
@@ -133,6 +136,10 @@ enum dsmem_attr {
 	DSMEM_ATTR_BENCH_OPS,		/* u32, operations to run */
 	DSMEM_ATTR_BENCH_SEED,		/* u32 */
 	DSMEM_ATTR_BENCH_RESULT,	/* nest, enum dsmem_bench_attr */
+	DSMEM_ATTR_REPLAY_MAINT_NS,	/* u64, trace time between maintenance runs */
+	DSMEM_ATTR_REPLAY_RECS,		/* binary, struct dsmem_trace_rec[] */
+	DSMEM_ATTR_REPLAY_MOVES,	/* binary, struct dsmem_cache_move[] */
+	DSMEM_ATTR_REPLAY_TRUNCATED,	/* flag: more moves than REPLAY_MOVES holds */
 
 	__DSMEM_ATTR_MAX,
 	DSMEM_ATTR_MAX = __DSMEM_ATTR_MAX - 1
@@ -269,5 +276,18 @@ enum dsmem_bench_attr {
 	__DSMEM_BENCH_ATTR_MAX,
 	DSMEM_BENCH_ATTR_MAX = __DSMEM_BENCH_ATTR_MAX - 1
 };
+
+/*
+ * CACHE_REPLAY: each move between tiers the private cache made, in order
+ * (DSMEM_ATTR_REPLAY_MOVES is an array of them, host byte order).
+ */
+struct dsmem_cache_move {
+	__u32 eid;		/* entry: token type << 16 | index */
+	__u8 from;		/* enum dsmem_tier */
+	__u8 to;		/* enum dsmem_tier */
+	__u16 __pad;
+};
+
+#define DSMEM_CACHE_MOVE_SIZE	8
 
 #endif /* _UAPI_LINUX_DSMEM_NETLINK_H */

@@ -315,6 +315,54 @@ struct ds_cache_bench_result {
 	uint64_t reserved[6];
 };
 
+/* What an access-trace record did (struct ds_trace_rec). */
+enum ds_trace_op {
+	DS_TRACE_READ = 0,		/* resolved for its fields */
+	DS_TRACE_MODIFY = 1,		/* resolved, relaxed fields updated inline */
+	DS_TRACE_WRITE = 2,		/* strict fields written through */
+	DS_TRACE_CREATE = 3,
+	DS_TRACE_DESTROY = 4,
+};
+
+/*
+ * One record of an access trace: struct dsmem_trace_rec of
+ * <linux/dsmem_token.h>, as the file a capture writes holds them after
+ * its header (little-endian there, host order here).
+ */
+struct ds_trace_rec {
+	uint64_t time_ns;		/* CLOCK_MONOTONIC */
+	uint32_t handle;
+	uint32_t node;			/* the object's node id; 0 for none */
+	uint8_t type;			/* enum ds_token_type */
+	uint8_t op;			/* enum ds_trace_op */
+	uint8_t tier;			/* enum ds_tier that served it; 0 none */
+	uint8_t reserved0;
+	uint32_t reserved1;
+};
+
+/* One move between tiers of a replay's private cache (DSUSER_1.3). */
+struct ds_cache_move {
+	uint32_t eid;			/* the entry: token type << 16 | index */
+	uint8_t from;			/* enum ds_tier */
+	uint8_t to;			/* enum ds_tier */
+	uint16_t reserved0;
+};
+
+/* What ds_cache_replay() saw; release with ds_cache_replay_free(). */
+struct ds_cache_replay_result {
+	struct ds_cache_move *moves;	/* every move, in order (malloc'd) */
+	size_t nmoves;
+	uint32_t truncated;		/* 1: the module made more moves than it
+					 * lists (DS_CACHE_REPLAY_MOVES_MAX);
+					 * "migrations" counts them all */
+	uint32_t nstats;		/* entries filled in stats[] */
+	uint32_t stat_total;		/* counters the module reported */
+	uint32_t reserved0;
+	struct ds_stat stats[DS_CACHE_STATS_MAX];	/* the private cache's:
+							 * "hits_l1", ... */
+	uint64_t reserved[8];
+};
+
 enum ds_event_type {
 	DS_EVENT_DEV_NEW = 1,		/* an RDMA device appeared */
 	DS_EVENT_DEV_DEL,		/* an RDMA device went away (index, name) */
@@ -509,6 +557,27 @@ int ds_trace_stop(struct ds_ctx *ctx, struct ds_trace_info *info);
 int ds_cache_bench(struct ds_ctx *ctx, uint32_t qps, uint32_t ops, uint32_t seed,
 		   const uint64_t *params, uint64_t mask,
 		   struct ds_cache_bench_result *result);
+
+/*
+ * Replay nrecs records of an access trace (1 .. DS_CACHE_REPLAY_RECS_MAX,
+ * in time order) on a private cache with the parameters as in
+ * ds_cache_bench(), maintenance every maint_ns of trace time (1 us to
+ * 60 s; 0: the module's default, 100 us), and report the moves between
+ * tiers it made and its counters.  READ, MODIFY and WRITE records resolve
+ * their entry (type and index of the handle; the generation is not looked
+ * at); CREATE and DESTROY are skipped.  A record of an unknown type, of a
+ * type not its handle's, of an unknown op, with reserved fields set or
+ * earlier than the one before is -EINVAL (the message says which); too few
+ * or too many records or a value out of range is -ERANGE.  The live cache is left alone.  *result may be NULL;
+ * its moves are freed by ds_cache_replay_free().  Needs CAP_NET_ADMIN.
+ */
+#define DS_CACHE_REPLAY_RECS_MAX	2048
+#define DS_CACHE_REPLAY_MOVES_MAX	8191
+int ds_cache_replay(struct ds_ctx *ctx, const struct ds_trace_rec *recs, size_t nrecs,
+		    uint64_t maint_ns, const uint64_t *params, uint64_t mask,
+		    struct ds_cache_replay_result *result);
+/* Free a result's moves (and empty it); NULL is fine. */
+void ds_cache_replay_free(struct ds_cache_replay_result *result);
 
 /*
  * The data path: one-sided READ, WRITE, CAS and FAA on /dev/dsmem.

@@ -387,6 +387,29 @@ public:
 		return b;
 	}
 
+	// A trace on a private cache: its moves between tiers, in order, and
+	// its counters.  maint_ns 0: the module's default.
+	struct replay_result {
+		std::vector<ds_cache_move> moves;
+		bool truncated = false;		// more moves were made than listed
+		std::vector<ds_stat> stats;
+	};
+
+	result<replay_result> cache_replay(std::span<const ds_trace_rec> recs,
+					   uint64_t maint_ns = 0, const cache_params &p = {})
+	{
+		auto r = std::make_unique<ds_cache_replay_result>();
+		if (int e = ds_cache_replay(get(), recs.data(), recs.size(), maint_ns, p.values(),
+					    p.mask(), r.get()))
+			return last_error(e);
+		replay_result out;
+		out.moves.assign(r->moves, r->moves + r->nmoves);
+		out.truncated = r->truncated != 0;
+		out.stats.assign(r->stats, r->stats + r->nstats);
+		ds_cache_replay_free(r.get());
+		return out;
+	}
+
 private:
 	struct closer {
 		void operator()(ds_ctx *c) const { ds_ctx_close(c); }
