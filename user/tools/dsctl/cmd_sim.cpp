@@ -35,7 +35,7 @@ namespace {
 const std::vector<std::string_view> run_words = {
 	"trace", "gen", "policy", "size", "format", "csv", "limit", "tiers",
 	"latency", "threads", "window", "shards", "plot", "output", "interval",
-	"maint", "params", "moves", "seed", "link", "mem",
+	"maint", "params", "moves", "seed", "link", "mem", "warmup",
 };
 
 std::vector<std::string> split(const std::string &s, char sep)
@@ -437,8 +437,9 @@ struct sim_setup {
 	dssim::policy_opts o;
 	unsigned int threads;
 	uint64_t mem_limit = 0;	// 0: what the machine has free
+	uint64_t warmup = 0;	// requests (sweep: operations) not counted
 	uint64_t window = 0;
-	bool window_given = false;
+	bool warmup_given = false;
 };
 
 std::vector<dssim::run_spec> make_specs(const sim_setup &su, const dssim::trace &t)
@@ -452,6 +453,7 @@ std::vector<dssim::run_spec> make_specs(const sim_setup &su, const dssim::trace 
 			rs.size_text = s;
 			rs.o = su.o;
 			rs.o.cap = dssim::parse_capacity(s, t);
+			rs.warmup = su.warmup;
 			specs.push_back(rs);
 		}
 	return specs;
@@ -476,6 +478,12 @@ void run_sweep(const dssim::sweep_spec &sw, sim_setup &su, record &doc, double l
 	std::map<std::string, std::vector<std::pair<uint32_t, double>>> rates;
 	double payload_ns = double(sw.payload) * 8 / link_gbps;
 
+	// the rate of a warm NIC: the first quarter of the operations (by
+	// default) fills the cache and is not counted
+	uint64_t warm_ops = su.warmup_given ? su.warmup : sw.ops / 4;
+	if (warm_ops >= sw.ops)
+		fail("warmup must leave some of the sweep's " + std::to_string(sw.ops) + " operations");
+	su.warmup = warm_ops * 3;
 	for (uint32_t qps : sw.qps) {
 		dssim::trace t = dssim::generate_sweep(sw, qps);
 		auto specs = make_specs(su, t);
@@ -485,7 +493,7 @@ void run_sweep(const dssim::sweep_spec &sw, sim_setup &su, record &doc, double l
 			doc["trace"] = trace_record(t);
 		for (const auto &r : res) {
 			// three lookups per operation, then the payload on the wire
-			double op_ns = double(r.total_ns) / double(sw.ops) + payload_ns;
+			double op_ns = double(r.total_ns) / double(sw.ops - warm_ops) + payload_ns;
 			std::string key = r.spec.policy + "@" + std::to_string(r.spec.o.cap.value);
 			pts.push_back({ { "qps", qps }, { "policy", r.spec.policy },
 					{ "size", r.spec.o.cap.value },
@@ -628,6 +636,8 @@ int sim_run_words(env &e)
 	if (outfmt != "table" && outfmt != "json" && outfmt != "csv")
 		fail("output takes table, json or csv");
 	double link = fraction(kw, "link", 100, 0.001, 100000);
+	su.warmup_given = kw.has("warmup");
+	su.warmup = number(kw, "warmup", 0, 0, UINT64_MAX);
 	if (kw.has("mem") && (!parse_size(*kw.get("mem"), su.mem_limit) || !su.mem_limit))
 		fail("mem takes a number of bytes with an optional K, M, G or T suffix");
 
@@ -720,8 +730,8 @@ int sim_gen(env &e)
 	dssim::trace t;
 	try {
 		t = dssim::generate(spec);
-	} catch (const dssim::sim_error &err) {
-		fail(err.what());
+	} catch (const dssim::sim_error &bad) {
+		fail(bad.what());
 	}
 	if (t.next.empty())
 		dssim::compute_next(t);
@@ -783,6 +793,7 @@ extern const object sim_object = {
 	"                               [ shards RATE ] [ plot DIR ] [ output { table | json | csv } ]\n"
 	"                               [ interval NS ] [ maint NS ] [ params NAME=V[,NAME=V]... ]\n"
 	"                               [ moves FILE ] [ seed N ] [ link GBPS ] [ mem BYTES ]\n"
+	"                               [ warmup N ]\n"
 	"       dsctl sim gen SPEC file FILE\n"
 	"where  FORMAT := { oracleGeneral | csv | text | dsmem } (default: detected)\n"
 	"       MAP    := id=N[,time=N][,size=N][,op=N][,header][,sep=C]\n"

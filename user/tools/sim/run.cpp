@@ -29,6 +29,23 @@ namespace {
 // Progress is published in steps, so the hot loop touches no shared line.
 constexpr uint64_t progress_step = 1 << 16;
 
+counters minus(const counters &a, const counters &b)
+{
+	counters d;
+
+	d.requests = a.requests - b.requests;
+	for (int k = 0; k < 3; k++)
+		d.hits[k] = a.hits[k] - b.hits[k];
+	d.bytes = a.bytes - b.bytes;
+	d.miss_bytes = a.miss_bytes - b.miss_bytes;
+	d.promotions = a.promotions - b.promotions;
+	d.demotions = a.demotions - b.demotions;
+	d.evictions = a.evictions - b.evictions;
+	d.writebacks = a.writebacks - b.writebacks;
+	d.admissions_refused = a.admissions_refused - b.admissions_refused;
+	return d;
+}
+
 run_result run_one(const trace &t, const run_spec &s, uint64_t window, progress *prog)
 {
 	run_result r;
@@ -39,7 +56,8 @@ run_result run_one(const trace &t, const run_spec &s, uint64_t window, progress 
 		o.moves = &moves;
 	r.spec = s;
 	auto p = make_policy(s.policy, t, o);
-	uint64_t win_miss = 0, n = t.size();
+	uint64_t win_miss = 0, n = t.size(), warm = std::min<uint64_t>(s.warmup, n);
+	counters base;
 
 	if (window)
 		r.windows.reserve(n / window + 1);
@@ -47,6 +65,11 @@ run_result run_one(const trace &t, const run_spec &s, uint64_t window, progress 
 	for (uint64_t i = 0; i < n; i++) {
 		int tier = p->access(t, i);
 
+		if (i + 1 == warm) {
+			// counting starts from a warm cache
+			p->finish();
+			base = p->c;
+		}
 		if (!window && !prog)
 			continue;
 		win_miss += tier != 0;
@@ -62,7 +85,7 @@ run_result run_one(const trace &t, const run_spec &s, uint64_t window, progress 
 	if (window && n % window)
 		r.windows.push_back(double(win_miss) / double(n % window));
 	r.seconds = std::chrono::duration<double>(t1 - t0).count();
-	r.c = p->c;
+	r.c = minus(p->c, base);
 	r.moves = std::move(moves);
 
 	// the model's cost is fixed per tier, so its quantiles follow from

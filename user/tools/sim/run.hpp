@@ -17,6 +17,7 @@ struct run_spec {
 	std::string policy;
 	std::string size_text;	// as given, for reports
 	policy_opts o;
+	uint64_t warmup = 0;	// requests served before counting starts
 };
 
 struct run_result {
