@@ -1,2 +1,1445 @@
 // SPDX-License-Identifier: BSD-2-Clause
+// The single-tier baselines `dsctl sim` compares the seed policy with:
+// lru, fifo, lfu, arc, s3fifo, sieve, wtinylfu, random (write-back) and
+// belady (the offline optimum), plus the capacity parser.
+//
+// Every policy keeps its state in flat arrays indexed by the trace's dense
+// object id, sized once in its constructor: no hashing and no allocation
+// per request.  Each comes in two builds, entries and bytes, so that the
+// entries build carries no size bookkeeping at all.
+//
+// Common rules of the bytes build: an object weighs its request's size;
+// eviction runs until the incoming object fits; a request larger than the
+// whole cache is a miss that is not admitted (admissions_refused), and
+// drops a copy of the object cached at an older, smaller size; a hit whose
+// size changed updates the bookkeeping and evicts if the cache overflows.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "sim.hpp"
+
+namespace dssim {
+
+namespace {
+
+constexpr uint32_t NIL = 0xffffffffu;
+
+// The trace is known ahead: touching the state of the request this many
+// places on hides most of a cache miss behind the requests in between.
+constexpr size_t lookahead = 12;
+
+// ---- shared pieces ---------------------------------------------------------
+
+// Intrusive circular doubly linked lists over one array of links: slots
+// 0..nobjects-1 are the objects, then one sentinel per list.  An object is
+// in at most one of the lists at a time; next == NIL marks "in none".
+// Front (sentinel's next) is the newest end, back (sentinel's prev) the
+// oldest.
+struct link {
+	uint32_t prev, next;
+};
+
+class lists {
+public:
+	lists(uint32_t nobjects, uint32_t nlists) : base_(nobjects)
+	{
+		if (static_cast<uint64_t>(nobjects) + nlists >= NIL)
+			throw sim_error("too many objects for the simulator (at most 2^32 - 16)");
+		l_.assign(static_cast<size_t>(nobjects) + nlists, link{ NIL, NIL });
+		for (uint32_t k = 0; k < nlists; k++)
+			l_[base_ + k] = link{ base_ + k, base_ + k };
+	}
+	uint32_t sentinel(uint32_t k) const { return base_ + k; }
+	bool linked(uint32_t id) const { return l_[id].next != NIL; }
+	void prefetch(uint32_t id) const { __builtin_prefetch(&l_[id], 1); }
+	bool empty(uint32_t s) const { return l_[s].next == s; }
+	uint32_t back(uint32_t s) const { return l_[s].prev; }
+	uint32_t front(uint32_t s) const { return l_[s].next; }
+	uint32_t newer(uint32_t id) const { return l_[id].prev; }
+	void push_front(uint32_t s, uint32_t id)
+	{
+		const uint32_t f = l_[s].next;
+		l_[id] = link{ s, f };
+		l_[f].prev = id;
+		l_[s].next = id;
+	}
+	void unlink(uint32_t id)
+	{
+		const link e = l_[id];
+		l_[e.prev].next = e.next;
+		l_[e.next].prev = e.prev;
+		l_[id].next = NIL;
+	}
+	void move_front(uint32_t s, uint32_t id)
+	{
+		if (l_[s].next == id)	// already the newest: the common hot hit
+			return;
+		unlink(id);
+		push_front(s, id);
+	}
+
+private:
+	std::vector<link> l_;
+	uint32_t base_;
+};
+
+template <class V> void prefetch(const V &v, uint32_t id)
+{
+	__builtin_prefetch(&v[id]);
+}
+
+// What every baseline shares: its capacity and what it holds now, in
+// entries or in bytes, so that tests can check it never overflows.
+class baseline : public policy {
+public:
+	explicit baseline(uint64_t cap) : cap_(cap) {}
+	uint64_t held() const { return used_; }
+
+protected:
+	// The counters of one request: served (tier 0) or missed (tier 2).
+	int hit(uint32_t sz)
+	{
+		c.requests++;
+		c.bytes += sz;
+		c.hits[0]++;
+		return 0;
+	}
+	int miss(uint32_t sz)
+	{
+		c.requests++;
+		c.bytes += sz;
+		c.hits[2]++;
+		c.miss_bytes += sz;
+		return 2;
+	}
+	int refuse(uint32_t sz)
+	{
+		c.admissions_refused++;
+		return miss(sz);
+	}
+
+	uint64_t cap_;
+	uint64_t used_ = 0;
+};
+
+// Per-object sizes, kept only by the bytes build (the size an object was
+// cached at, which is what it frees when it leaves).
+template <bool Bytes> struct sizes_of {
+	explicit sizes_of(uint32_t) {}
+	static constexpr uint64_t get(uint32_t) { return 1; }
+	void set(uint32_t, uint32_t) {}
+};
+template <> struct sizes_of<true> {
+	explicit sizes_of(uint32_t n) : v(n, 0) {}
+	uint64_t get(uint32_t id) const { return v[id]; }
+	void set(uint32_t id, uint32_t sz) { v[id] = sz; }
+	std::vector<uint32_t> v;
+};
+
+template <bool Bytes> constexpr uint64_t weight(uint32_t sz)
+{
+	if constexpr (Bytes)
+		return sz;
+	else
+		return 1;
+}
+
+// ceil(v * num / den) and floor(...) without overflowing 64 bits
+uint64_t share_floor(uint64_t v, uint64_t num, uint64_t den)
+{
+	return static_cast<uint64_t>(static_cast<unsigned __int128>(v) * num / den);
+}
+uint64_t share_ceil(uint64_t v, uint64_t num, uint64_t den)
+{
+	const unsigned __int128 p = static_cast<unsigned __int128>(v) * num;
+	return static_cast<uint64_t>((p + den - 1) / den);
+}
+
+// splitmix64: the PRNG of random replacement and the sketch's hash
+uint64_t mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+// ---- LRU and FIFO ----------------------------------------------------------
+
+// One list, newest at the front; LRU moves a hit to the front, FIFO does
+// not.  The hot path is a handful of loads and stores: no virtual call
+// inside, no size logic in the entries build.
+template <bool Bytes, bool Lru> class queue_policy final : public baseline {
+public:
+	queue_policy(const trace &t, uint64_t cap)
+		: baseline(cap), q_(t.nobjects(), 1), s_(q_.sentinel(0)), sz_(t.nobjects())
+	{
+	}
+
+	int access(const trace &t, size_t i) override
+	{
+		const uint32_t id = t.ids[i];
+		const uint32_t sz = t.size_of(i);
+		if (i + lookahead < t.size())
+			q_.prefetch(t.ids[i + lookahead]);
+		if constexpr (Bytes) {
+			if (sz > cap_) {
+				if (q_.linked(id))
+					drop(id);
+				return refuse(sz);
+			}
+		}
+		if (q_.linked(id)) {
+			if constexpr (Lru)
+				q_.move_front(s_, id);
+			if constexpr (Bytes) {
+				if (sz_.get(id) != sz) {
+					used_ = used_ - sz_.get(id) + sz;
+					sz_.set(id, sz);
+					while (used_ > cap_)
+						drop(q_.back(s_));
+				}
+			}
+			return hit(sz);
+		}
+		const uint64_t w = weight<Bytes>(sz);
+		while (used_ + w > cap_)
+			drop(q_.back(s_));
+		q_.push_front(s_, id);
+		sz_.set(id, sz);
+		used_ += w;
+		return miss(sz);
+	}
+
+private:
+	void drop(uint32_t id)
+	{
+		q_.unlink(id);
+		used_ -= sz_.get(id);
+		c.evictions++;
+	}
+
+	lists q_;
+	uint32_t s_;
+	sizes_of<Bytes> sz_;
+};
+
+// ---- LFU -------------------------------------------------------------------
+
+// O(1) LFU (Shah, Mitra & Matani, 2010): a list of frequency buckets in
+// rising order, each holding its objects newest first.  The victim is the
+// oldest object of the lowest bucket: least frequent, ties to the least
+// recently used (an object enters its bucket when accessed).  An evicted
+// object's count is forgotten.
+template <bool Bytes> class lfu_policy final : public baseline {
+public:
+	lfu_policy(const trace &t, uint64_t cap)
+		: baseline(cap), ol_(t.nobjects(), link{ NIL, NIL }), ob_(t.nobjects(), NIL),
+		  sz_(t.nobjects())
+	{
+		bk_.reserve(std::min<uint64_t>(cap, t.nobjects()) + 2);
+	}
+
+	int access(const trace &t, size_t i) override
+	{
+		const uint32_t id = t.ids[i];
+		const uint32_t sz = t.size_of(i);
+		if (i + lookahead < t.size()) {
+			const uint32_t a = t.ids[i + lookahead];
+			prefetch(ob_, a);
+			prefetch(ol_, a);
+		}
+		if constexpr (Bytes) {
+			if (sz > cap_) {
+				if (ob_[id] != NIL)
+					drop(id);
+				return refuse(sz);
+			}
+		}
+		if (ob_[id] != NIL) {
+			bump(id);
+			if constexpr (Bytes) {
+				if (sz_.get(id) != sz) {
+					used_ = used_ - sz_.get(id) + sz;
+					sz_.set(id, sz);
+					while (used_ > cap_)
+						drop(bk_[first_].tail);
+				}
+			}
+			return hit(sz);
+		}
+		const uint64_t w = weight<Bytes>(sz);
+		while (used_ + w > cap_)
+			drop(bk_[first_].tail);
+		uint32_t b = first_;
+		if (b == NIL || bk_[b].freq != 1)
+			b = new_bucket(1, NIL);
+		obj_push(b, id);
+		sz_.set(id, sz);
+		used_ += w;
+		return miss(sz);
+	}
+
+private:
+	struct bucket {
+		uint64_t freq;
+		uint32_t prev, next;	// neighbouring buckets, NIL-ended
+		uint32_t head, tail;	// its objects, newest at head
+	};
+
+	// a new bucket after `after` (NIL: first)
+	uint32_t new_bucket(uint64_t freq, uint32_t after)
+	{
+		uint32_t b;
+		if (!free_.empty()) {
+			b = free_.back();
+			free_.pop_back();
+		} else {
+			b = static_cast<uint32_t>(bk_.size());
+			bk_.push_back(bucket{});
+		}
+		const uint32_t nx = after == NIL ? first_ : bk_[after].next;
+		bk_[b] = bucket{ freq, after, nx, NIL, NIL };
+		if (after == NIL)
+			first_ = b;
+		else
+			bk_[after].next = b;
+		if (nx != NIL)
+			bk_[nx].prev = b;
+		return b;
+	}
+	void free_bucket(uint32_t b)
+	{
+		const bucket &e = bk_[b];
+		if (e.prev == NIL)
+			first_ = e.next;
+		else
+			bk_[e.prev].next = e.next;
+		if (e.next != NIL)
+			bk_[e.next].prev = e.prev;
+		free_.push_back(b);
+	}
+	void obj_push(uint32_t b, uint32_t id)
+	{
+		bucket &e = bk_[b];
+		ol_[id] = link{ NIL, e.head };
+		if (e.head != NIL)
+			ol_[e.head].prev = id;
+		else
+			e.tail = id;
+		e.head = id;
+		ob_[id] = b;
+	}
+	// unlink from its bucket; frees the bucket when it empties
+	void obj_unlink(uint32_t id)
+	{
+		const uint32_t b = ob_[id];
+		bucket &e = bk_[b];
+		const link l = ol_[id];
+		if (l.prev != NIL)
+			ol_[l.prev].next = l.next;
+		else
+			e.head = l.next;
+		if (l.next != NIL)
+			ol_[l.next].prev = l.prev;
+		else
+			e.tail = l.prev;
+		ob_[id] = NIL;
+		if (e.head == NIL)
+			free_bucket(b);
+	}
+	void bump(uint32_t id)
+	{
+		const uint32_t b = ob_[id];
+		const uint64_t f = bk_[b].freq + 1;
+		uint32_t nb = bk_[b].next;
+		if (nb == NIL || bk_[nb].freq != f)
+			nb = new_bucket(f, b);
+		obj_unlink(id);
+		obj_push(nb, id);
+	}
+	void drop(uint32_t id)
+	{
+		obj_unlink(id);
+		used_ -= sz_.get(id);
+		c.evictions++;
+	}
+
+	std::vector<link> ol_;		// per object: neighbours in its bucket
+	std::vector<uint32_t> ob_;	// per object: its bucket, NIL if absent
+	std::vector<bucket> bk_;
+	std::vector<uint32_t> free_;
+	uint32_t first_ = NIL;		// the lowest-frequency bucket
+	sizes_of<Bytes> sz_;
+};
+
+// ---- ARC -------------------------------------------------------------------
+
+// ARC (Megiddo & Modha, "ARC: A Self-Tuning, Low Overhead Replacement
+// Cache", FAST'03, Fig. 4): T1 (seen once recently) and T2 (seen at least
+// twice) hold data; B1 and B2 remember what T1 and T2 evicted; the target
+// size p of T1 grows on a B1 hit and shrinks on a B2 hit.  The entries
+// build is the paper's, with p real as in the paper.  The bytes build is
+// the byte-weighted one of libCacheSim's ARC.c: the four lists are
+// weighed in bytes, case IV's tests "|L1| = c" and "total = 2c" become
+// "T1 + B1 + incoming > c" and "total >= 2c", and eviction repeats until
+// the object fits.  One deliberate difference: the step of p is scaled by
+// the requested object's size (libCacheSim moves a byte-sized p by the
+// bare ratio, i.e. by about one byte per ghost hit, so it barely adapts).
+template <bool Bytes> class arc_policy final : public baseline {
+public:
+	arc_policy(const trace &t, uint64_t cap)
+		: baseline(cap), q_(t.nobjects(), 4), where_(t.nobjects(), none),
+		  sz_(t.nobjects())
+	{
+	}
+
+	int access(const trace &t, size_t i) override
+	{
+		const uint32_t id = t.ids[i];
+		const uint32_t sz = t.size_of(i);
+		if (i + lookahead < t.size()) {
+			const uint32_t a = t.ids[i + lookahead];
+			prefetch(where_, a);
+			q_.prefetch(a);
+		}
+		const uint8_t wh = where_[id];
+		if constexpr (Bytes) {
+			if (sz > cap_) {
+				if (wh == t1 || wh == t2)
+					forget(id);
+				return refuse(sz);
+			}
+		}
+		if (wh == t1 || wh == t2) {	// case I: a hit moves to T2's MRU
+			if constexpr (Bytes) {
+				used_ = used_ - sz_.get(id) + sz;
+				w_[wh] -= sz_.get(id);
+				sz_.set(id, sz);
+			} else {
+				w_[wh] -= 1;
+			}
+			q_.unlink(id);
+			put(t2, id);
+			if constexpr (Bytes) {
+				while (used_ > cap_)
+					replace(false);
+			}
+			return hit(sz);
+		}
+		const uint64_t w = weight<Bytes>(sz);
+		const double cd = static_cast<double>(cap_);
+		const double step = static_cast<double>(w);
+		bool in_b2 = false;
+		if (wh == b1) {		// case II: recency was short of room
+			const double d = w_[b1] >= w_[b2] ? 1.0 : double(w_[b2]) / double(w_[b1]);
+			p_ = std::min(p_ + d * step, cd);
+			unghost(id);
+			if (used_ + w > cap_)
+				replace(false);
+		} else if (wh == b2) {	// case III: frequency was
+			const double d = w_[b2] >= w_[b1] ? 1.0 : double(w_[b1]) / double(w_[b2]);
+			p_ = std::max(p_ - d * step, 0.0);
+			unghost(id);
+			in_b2 = true;
+			if (used_ + w > cap_)
+				replace(true);
+		}
+		while (used_ + w > cap_)	// case IV (and the bytes build's rest)
+			make_room(w, in_b2);
+		sz_.set(id, sz);
+		used_ += w;
+		put(wh == b1 || wh == b2 ? t2 : t1, id);
+		return miss(sz);
+	}
+
+private:
+	enum : uint8_t { t1, t2, b1, b2, none };
+
+	void put(uint8_t list, uint32_t id)
+	{
+		q_.push_front(q_.sentinel(list), id);
+		where_[id] = list;
+		w_[list] += sz_.get(id);
+	}
+	void take(uint32_t id)
+	{
+		q_.unlink(id);
+		w_[where_[id]] -= sz_.get(id);
+		where_[id] = none;
+	}
+	void unghost(uint32_t id) { take(id); }
+	// evict data without a ghost (case IV A's second branch, refusals)
+	void forget(uint32_t id)
+	{
+		take(id);
+		used_ -= sz_.get(id);
+		c.evictions++;
+	}
+	// REPLACE(x, p): move T1's or T2's LRU to its ghost list
+	void replace(bool in_b2)
+	{
+		const double t1w = static_cast<double>(w_[t1]);
+		const bool from_t1 = !q_.empty(q_.sentinel(t1)) &&
+				     (t1w > p_ || (in_b2 && t1w == p_) || q_.empty(q_.sentinel(t2)));
+		const uint8_t from = from_t1 ? t1 : t2;
+		const uint32_t v = q_.back(q_.sentinel(from));
+		take(v);
+		used_ -= sz_.get(v);
+		c.evictions++;
+		put(from_t1 ? b1 : b2, v);
+	}
+	// case IV: x is in no list
+	void make_room(uint64_t w, bool in_b2)
+	{
+		if (w_[t1] + w_[b1] + w > cap_) {	// A: L1 = T1 u B1 is full
+			if (w_[t1] < cap_) {
+				if (!q_.empty(q_.sentinel(b1)))
+					unghost(q_.back(q_.sentinel(b1)));
+				replace(in_b2);
+			} else {
+				forget(q_.back(q_.sentinel(t1)));
+			}
+		} else {			// B: L1 has room
+			if (w_[t1] + w_[t2] + w_[b1] + w_[b2] >= 2 * cap_ &&
+			    !q_.empty(q_.sentinel(b2)))
+				unghost(q_.back(q_.sentinel(b2)));
+			replace(in_b2);
+		}
+	}
+
+	lists q_;
+	std::vector<uint8_t> where_;
+	sizes_of<Bytes> sz_;
+	uint64_t w_[4] = {};	// T1, T2, B1, B2: entries or bytes
+	double p_ = 0;		// target size of T1
+};
+
+// ---- S3-FIFO ---------------------------------------------------------------
+
+// S3-FIFO (Yang et al., "FIFO queues are all you need for cache eviction",
+// SOSP'23, Algorithm 1): a small FIFO S (10% of the cache), a main FIFO M
+// (90%) and a ghost FIFO G of as many entries (bytes) as M; a 2-bit
+// counter per object, capped at 3, counts hits.
+//   miss:  evict while the cache is full; insert into M if the object is
+//          in G, else into S, with freq 0
+//   evict: from S when S holds at least 10% of the cache, else from M
+//   evictS: the tail of S moves to M if freq > 1, i.e. hit at least
+//          twice since it was inserted (Algorithm 1's "t.freq > 1"; the
+//          paper's own code, libCacheSim's S3FIFOv0.c, moves at freq >= 2
+//          too; the later blog and S3FIFO.c use a threshold of 1 hit),
+//          with its counter cleared ("its access bits are cleared during
+//          the move"), evicting from M if M is then over its share; else
+//          it goes to G and the loop ends
+//   evictM: the tail of M with freq > 0 goes back to M's head with freq-1;
+//          the first with freq 0 is evicted
+// G is consulted when the request arrives (as the paper's code does),
+// before evicting.  Guards the algorithm leaves implicit: when S is empty
+// M is evicted from, and the other way round.
+template <bool Bytes> class s3fifo_policy final : public baseline {
+public:
+	s3fifo_policy(const trace &t, uint64_t cap)
+		: baseline(cap), q_(t.nobjects(), 3), where_(t.nobjects(), none),
+		  freq_(t.nobjects(), 0), sz_(t.nobjects())
+	{
+		s_min_ = share_ceil(cap, 1, 10);	// S.size >= 0.1 * cache
+		m_max_ = cap - s_min_;		// M over 0.9 * cache
+		g_max_ = m_max_;
+	}
+
+	int access(const trace &t, size_t i) override
+	{
+		const uint32_t id = t.ids[i];
+		const uint32_t sz = t.size_of(i);
+		if (i + lookahead < t.size()) {
+			const uint32_t a = t.ids[i + lookahead];
+			prefetch(where_, a);
+			prefetch(freq_, a);
+		}
+		const uint8_t wh = where_[id];
+		if constexpr (Bytes) {
+			if (sz > cap_) {
+				if (wh == small_q || wh == main_q)
+					evict_obj(id);
+				return refuse(sz);
+			}
+		}
+		if (wh == small_q || wh == main_q) {
+			freq_[id] = static_cast<uint8_t>(std::min(freq_[id] + 1, 3));
+			if constexpr (Bytes) {
+				if (sz_.get(id) != sz) {
+					used_ = used_ - sz_.get(id) + sz;
+					w_[wh] = w_[wh] - sz_.get(id) + sz;
+					sz_.set(id, sz);
+					while (used_ > cap_)
+						evict();
+				}
+			}
+			return hit(sz);
+		}
+		const bool ghost = wh == ghost_q;
+		if (ghost)
+			take(id);
+		const uint64_t w = weight<Bytes>(sz);
+		while (used_ + w > cap_)
+			evict();
+		sz_.set(id, sz);
+		freq_[id] = 0;
+		put(ghost ? main_q : small_q, id);
+		used_ += w;
+		return miss(sz);
+	}
+
+private:
+	enum : uint8_t { small_q, main_q, ghost_q, none };
+
+	void put(uint8_t list, uint32_t id)
+	{
+		q_.push_front(q_.sentinel(list), id);
+		where_[id] = list;
+		w_[list] += sz_.get(id);
+	}
+	void take(uint32_t id)
+	{
+		q_.unlink(id);
+		w_[where_[id]] -= sz_.get(id);
+		where_[id] = none;
+	}
+	void evict_obj(uint32_t id)
+	{
+		take(id);
+		used_ -= sz_.get(id);
+		c.evictions++;
+	}
+	void evict()
+	{
+		if ((w_[small_q] >= s_min_ && !q_.empty(q_.sentinel(small_q))) ||
+		    q_.empty(q_.sentinel(main_q)))
+			evict_small();
+		else
+			evict_main();
+	}
+	void evict_small()
+	{
+		const uint32_t s = q_.sentinel(small_q);
+		while (!q_.empty(s)) {
+			const uint32_t v = q_.back(s);
+			take(v);
+			if (freq_[v] > 1) {
+				freq_[v] = 0;
+				put(main_q, v);
+				if (w_[main_q] > m_max_)
+					evict_main();
+			} else {
+				used_ -= sz_.get(v);
+				c.evictions++;
+				put(ghost_q, v);
+				const uint32_t g = q_.sentinel(ghost_q);
+				while (w_[ghost_q] > g_max_)
+					take(q_.back(g));
+				return;
+			}
+		}
+	}
+	void evict_main()
+	{
+		const uint32_t m = q_.sentinel(main_q);
+		while (!q_.empty(m)) {
+			const uint32_t v = q_.back(m);
+			if (freq_[v] > 0) {
+				freq_[v]--;
+				q_.move_front(m, v);
+			} else {
+				evict_obj(v);
+				return;
+			}
+		}
+	}
+
+	lists q_;
+	std::vector<uint8_t> where_, freq_;
+	sizes_of<Bytes> sz_;
+	uint64_t w_[3] = {};	// S, M, G
+	uint64_t s_min_, m_max_, g_max_;
+};
+
+// ---- SIEVE -----------------------------------------------------------------
+
+// SIEVE (Zhang et al., "SIEVE is Simpler than LRU", NSDI'24): one FIFO
+// queue, a visited bit per object set by a hit, and a hand that moves from
+// the tail (oldest) toward the head, clearing visited bits as it passes
+// and evicting the first unvisited object; it stays where it stopped and
+// wraps to the tail past the head.  New objects go to the head.
+template <bool Bytes> class sieve_policy final : public baseline {
+public:
+	sieve_policy(const trace &t, uint64_t cap)
+		: baseline(cap), q_(t.nobjects(), 1), s_(q_.sentinel(0)),
+		  visited_(t.nobjects(), 0), sz_(t.nobjects())
+	{
+	}
+
+	int access(const trace &t, size_t i) override
+	{
+		const uint32_t id = t.ids[i];
+		const uint32_t sz = t.size_of(i);
+		if (i + lookahead < t.size()) {
+			const uint32_t a = t.ids[i + lookahead];
+			q_.prefetch(a);
+			prefetch(visited_, a);
+		}
+		if constexpr (Bytes) {
+			if (sz > cap_) {
+				if (q_.linked(id))
+					drop(id);
+				return refuse(sz);
+			}
+		}
+		if (q_.linked(id)) {
+			visited_[id] = 1;
+			if constexpr (Bytes) {
+				if (sz_.get(id) != sz) {
+					used_ = used_ - sz_.get(id) + sz;
+					sz_.set(id, sz);
+					while (used_ > cap_)
+						evict();
+				}
+			}
+			return hit(sz);
+		}
+		const uint64_t w = weight<Bytes>(sz);
+		while (used_ + w > cap_)
+			evict();
+		q_.push_front(s_, id);
+		visited_[id] = 0;
+		sz_.set(id, sz);
+		used_ += w;
+		return miss(sz);
+	}
+
+private:
+	void evict()
+	{
+		uint32_t o = hand_ == NIL ? q_.back(s_) : hand_;
+		while (visited_[o]) {
+			visited_[o] = 0;
+			o = q_.newer(o);
+			if (o == s_)
+				o = q_.back(s_);
+		}
+		hand_ = o;	// drop() moves it on to the next newer object
+		drop(o);
+	}
+	void drop(uint32_t id)
+	{
+		if (hand_ == id) {
+			// the hand goes on from the next newer object
+			const uint32_t n = q_.newer(id);
+			hand_ = n == s_ ? NIL : n;
+		}
+		q_.unlink(id);
+		used_ -= sz_.get(id);
+		c.evictions++;
+	}
+
+	lists q_;
+	uint32_t s_;
+	uint32_t hand_ = NIL;	// NIL: start from the tail
+	std::vector<uint8_t> visited_;
+	sizes_of<Bytes> sz_;
+};
+
+// ---- W-TinyLFU -------------------------------------------------------------
+
+// TinyLFU's frequency estimate (Einziger, Friedman & Manes, "TinyLFU: A
+// Highly Efficient Cache Admission Policy", TOS 2017) as Caffeine's
+// FrequencySketch lays it out: a count-min sketch of 4-bit counters,
+// 16 per 64-bit word, ceil_pow2(entries) words; each of its 4 hash
+// functions picks a word and a counter within a quarter of it chosen by
+// the item.  The doorkeeper, a Bloom filter in front of it (the paper's,
+// not Caffeine's), takes an item's first occurrence, so one-off objects
+// never reach the counters.  After 10 x entries increments every counter
+// is halved and the doorkeeper cleared (the paper's reset).
+class frequency_sketch {
+public:
+	explicit frequency_sketch(uint64_t entries)
+	{
+		entries = std::clamp<uint64_t>(entries, 1, uint64_t(1) << 30);
+		uint64_t w = 1;
+		while (w < entries)
+			w <<= 1;
+		table_.assign(w, 0);
+		tmask_ = w - 1;
+		sample_ = 10 * entries;
+		uint64_t bits = 64;
+		while (bits < sample_)
+			bits <<= 1;
+		door_.assign(bits / 64, 0);
+		dmask_ = bits - 1;
+	}
+
+	void increment(uint32_t id)
+	{
+		const uint64_t h = mix64(id);
+		if (!door_add(h)) {
+			const unsigned start = static_cast<unsigned>(h & 3) << 2;
+			for (unsigned k = 0; k < 4; k++) {
+				uint64_t &word = table_[index(h, k)];
+				const unsigned shift = (start + k) << 2;
+				if (((word >> shift) & 0xf) != 0xf)
+					word += uint64_t(1) << shift;
+			}
+		}
+		if (++additions_ >= sample_)
+			reset();
+	}
+
+	// touch what increment(id) will, ahead of time
+	void prefetch(uint32_t id) const
+	{
+		const uint64_t h = mix64(id);
+		for (unsigned k = 0; k < 4; k++)
+			__builtin_prefetch(&table_[index(h, k)], 1);
+		__builtin_prefetch(&door_[door_a(h) >> 6], 1);
+		__builtin_prefetch(&door_[door_b(h) >> 6], 1);
+	}
+
+	unsigned estimate(uint32_t id) const
+	{
+		const uint64_t h = mix64(id);
+		const unsigned start = static_cast<unsigned>(h & 3) << 2;
+		unsigned f = 15;
+		for (unsigned k = 0; k < 4; k++) {
+			const unsigned shift = (start + k) << 2;
+			f = std::min(f, static_cast<unsigned>((table_[index(h, k)] >> shift) & 0xf));
+		}
+		return f + (door_has(h) ? 1 : 0);
+	}
+
+private:
+	size_t index(uint64_t h, unsigned k) const
+	{
+		static constexpr uint64_t seeds[4] = { 0xc3a5c85c97cb3127ull, 0xb492b66fbe98f273ull,
+						       0x9ae16a3b2f90404full, 0xcbf29ce484222325ull };
+		uint64_t x = (h + seeds[k]) * seeds[k];
+		x += x >> 32;
+		return static_cast<size_t>(x & tmask_);
+	}
+	// the doorkeeper: two probes; true if both bits were already set
+	uint64_t door_a(uint64_t h) const { return (h >> 16) & dmask_; }
+	uint64_t door_b(uint64_t h) const { return (h * 0x9e3779b97f4a7c15ull >> 20) & dmask_; }
+	bool door_add(uint64_t h)
+	{
+		const uint64_t a = door_a(h), b = door_b(h);
+		const uint64_t ma = uint64_t(1) << (a & 63), mb = uint64_t(1) << (b & 63);
+		const bool had = (door_[a >> 6] & ma) && (door_[b >> 6] & mb);
+		door_[a >> 6] |= ma;
+		door_[b >> 6] |= mb;
+		return !had;
+	}
+	bool door_has(uint64_t h) const
+	{
+		const uint64_t a = door_a(h), b = door_b(h);
+		return (door_[a >> 6] >> (a & 63) & 1) && (door_[b >> 6] >> (b & 63) & 1);
+	}
+	void reset()
+	{
+		for (uint64_t &w : table_)
+			w = (w >> 1) & 0x7777777777777777ull;
+		std::fill(door_.begin(), door_.end(), 0);
+		additions_ /= 2;
+	}
+
+	std::vector<uint64_t> table_, door_;
+	uint64_t tmask_, dmask_;
+	uint64_t sample_, additions_ = 0;
+};
+
+// W-TinyLFU (Einziger et al.; Caffeine's BoundedLocalCache): a window LRU
+// of 1% of the cache in front of a main SLRU (probation 20%, protected
+// 80% of main).  Every request counts in the sketch.  A new object enters
+// the window; the window's LRU victim then becomes a candidate for main:
+// if main has room it enters probation, else it duels main's victim (the
+// LRU of probation, or of protected when probation is empty) and is
+// admitted only if its estimated frequency is strictly higher; the loser
+// is evicted.  A probation hit moves to protected, whose overflow goes
+// back to probation's MRU.  Caffeine also admits a warm loser (estimate
+// > 5) with probability 1/128 against hash flooding; left out here, as
+// a trace cannot flood the sketch on purpose.
+template <bool Bytes> class wtinylfu_policy final : public baseline {
+public:
+	wtinylfu_policy(const trace &t, uint64_t cap)
+		: baseline(cap), q_(t.nobjects(), 3), where_(t.nobjects(), none),
+		  sz_(t.nobjects()), sketch_(expected_entries(t, cap))
+	{
+		win_max_ = share_ceil(cap, 1, 100);	// Caffeine: max - 0.99 max
+		main_max_ = cap - win_max_;
+		prot_max_ = share_floor(main_max_, 4, 5);
+	}
+
+	int access(const trace &t, size_t i) override
+	{
+		const uint32_t id = t.ids[i];
+		const uint32_t sz = t.size_of(i);
+		if (i + lookahead < t.size()) {
+			const uint32_t a = t.ids[i + lookahead];
+			prefetch(where_, a);
+			q_.prefetch(a);
+			sketch_.prefetch(a);
+		}
+		sketch_.increment(id);
+		const uint8_t wh = where_[id];
+		if constexpr (Bytes) {
+			if (sz > cap_) {
+				if (wh != none)
+					evict_obj(id);
+				return refuse(sz);
+			}
+		}
+		if (wh != none) {
+			if constexpr (Bytes) {
+				if (sz_.get(id) != sz) {
+					used_ = used_ - sz_.get(id) + sz;
+					w_[wh] = w_[wh] - sz_.get(id) + sz;
+					sz_.set(id, sz);
+				}
+			}
+			if (wh == probation) {
+				take(id);
+				put(prot, id);
+				const uint32_t ps = q_.sentinel(prot);
+				while (w_[prot] > prot_max_) {
+					const uint32_t v = q_.back(ps);
+					take(v);
+					put(probation, v);
+				}
+			} else {
+				q_.move_front(q_.sentinel(wh), id);
+			}
+			if constexpr (Bytes) {
+				while (used_ > cap_)
+					evict_any();
+			}
+			return hit(sz);
+		}
+		sz_.set(id, sz);
+		put(window, id);
+		used_ += weight<Bytes>(sz);
+		const uint32_t ws = q_.sentinel(window);
+		while (w_[window] > win_max_) {
+			const uint32_t cand = q_.back(ws);
+			take(cand);
+			admit(cand);
+		}
+		if constexpr (Bytes) {
+			// objects that grew on hits can leave main over its share
+			while (used_ > cap_)
+				evict_any();
+		}
+		return miss(sz);
+	}
+
+private:
+	enum : uint8_t { window, probation, prot, none };
+
+	static uint64_t expected_entries(const trace &t, uint64_t cap)
+	{
+		// entries: the capacity; bytes: capacity over the mean request size
+		uint64_t e = cap;
+		if constexpr (Bytes) {
+			if (!t.sizes.empty()) {
+				long double sum = 0;
+				for (uint32_t s : t.sizes)
+					sum += s;
+				const long double mean = std::max<long double>(1, sum / t.sizes.size());
+				e = static_cast<uint64_t>(static_cast<long double>(cap) / mean);
+			}
+		}
+		return std::clamp<uint64_t>(e, 1, std::max<uint32_t>(t.nobjects(), 1));
+	}
+
+	void put(uint8_t list, uint32_t id)
+	{
+		q_.push_front(q_.sentinel(list), id);
+		where_[id] = list;
+		w_[list] += sz_.get(id);
+	}
+	void take(uint32_t id)
+	{
+		q_.unlink(id);
+		w_[where_[id]] -= sz_.get(id);
+		where_[id] = none;
+	}
+	void evict_obj(uint32_t id)
+	{
+		take(id);
+		used_ -= sz_.get(id);
+		c.evictions++;
+	}
+	uint32_t main_victim() const
+	{
+		if (!q_.empty(q_.sentinel(probation)))
+			return q_.back(q_.sentinel(probation));
+		if (!q_.empty(q_.sentinel(prot)))
+			return q_.back(q_.sentinel(prot));
+		return NIL;
+	}
+	// the window's victim asks main for room (it is out of every list)
+	void admit(uint32_t cand)
+	{
+		const uint64_t w = sz_.get(cand);
+		while (w_[probation] + w_[prot] + w > main_max_) {
+			const uint32_t v = main_victim();
+			if (v == NIL || sketch_.estimate(cand) <= sketch_.estimate(v)) {
+				used_ -= w;	// refused: the candidate goes
+				c.evictions++;
+				return;
+			}
+			evict_obj(v);
+		}
+		put(probation, cand);
+	}
+	// a grown object overflowed the cache: evict in main's order, then
+	// the window's
+	void evict_any()
+	{
+		const uint32_t v = main_victim();
+		evict_obj(v != NIL ? v : q_.back(q_.sentinel(window)));
+	}
+
+	lists q_;
+	std::vector<uint8_t> where_;
+	sizes_of<Bytes> sz_;
+	frequency_sketch sketch_;
+	uint64_t w_[3] = {};	// window, probation, protected
+	uint64_t win_max_, main_max_, prot_max_;
+};
+
+// ---- random (write-back) ---------------------------------------------------
+
+// Random replacement as NIC caches evict (a victim chosen uniformly among
+// the cached objects by a PRNG seeded from opts.seed), write-back: a
+// write, hit or miss (write-allocate), leaves the object dirty, and
+// evicting a dirty object counts a writeback.
+template <bool Bytes> class random_policy final : public baseline {
+public:
+	random_policy(const trace &t, uint64_t cap, uint64_t seed)
+		: baseline(cap), pos_(t.nobjects(), NIL), dirty_(t.nobjects(), 0),
+		  sz_(t.nobjects()), rng_(seed)
+	{
+		slots_.reserve(std::min<uint64_t>(cap, t.nobjects()));
+	}
+
+	int access(const trace &t, size_t i) override
+	{
+		const uint32_t id = t.ids[i];
+		const uint32_t sz = t.size_of(i);
+		if (i + lookahead < t.size()) {
+			const uint32_t a = t.ids[i + lookahead];
+			prefetch(pos_, a);
+			prefetch(dirty_, a);
+		}
+		const bool wr = t.is_write(i);
+		if constexpr (Bytes) {
+			if (sz > cap_) {
+				if (pos_[id] != NIL)
+					drop(id);
+				return refuse(sz);
+			}
+		}
+		if (pos_[id] != NIL) {
+			dirty_[id] |= wr;
+			if constexpr (Bytes) {
+				if (sz_.get(id) != sz) {
+					used_ = used_ - sz_.get(id) + sz;
+					sz_.set(id, sz);
+					while (used_ > cap_)
+						drop(slots_[pick()]);
+				}
+			}
+			return hit(sz);
+		}
+		const uint64_t w = weight<Bytes>(sz);
+		while (used_ + w > cap_)
+			drop(slots_[pick()]);
+		pos_[id] = static_cast<uint32_t>(slots_.size());
+		slots_.push_back(id);
+		dirty_[id] = wr;
+		sz_.set(id, sz);
+		used_ += w;
+		return miss(sz);
+	}
+
+private:
+	size_t pick()
+	{
+		rng_ += 0x9e3779b97f4a7c15ull;
+		uint64_t x = rng_;
+		x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+		x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+		x ^= x >> 31;
+		// Lemire's multiply-shift: uniform enough, no division
+		return static_cast<size_t>((static_cast<unsigned __int128>(x) * slots_.size()) >> 64);
+	}
+	void drop(uint32_t id)
+	{
+		const uint32_t p = pos_[id];
+		const uint32_t last = slots_.back();
+		slots_[p] = last;
+		pos_[last] = p;
+		slots_.pop_back();
+		pos_[id] = NIL;
+		if (dirty_[id]) {
+			c.writebacks++;
+			dirty_[id] = 0;
+		}
+		used_ -= sz_.get(id);
+		c.evictions++;
+	}
+
+	std::vector<uint32_t> pos_;	// per object: index in slots_, NIL if absent
+	std::vector<uint32_t> slots_;	// the cached objects
+	std::vector<uint8_t> dirty_;
+	sizes_of<Bytes> sz_;
+	uint64_t rng_;
+};
+
+// ---- Belady ----------------------------------------------------------------
+
+// Belady's MIN: evict the cached object whose next use is farthest.  The
+// cached objects sit in an indexed max-heap keyed by next use (never = the
+// largest key), so a request costs O(log n).
+//
+// Entries: optimal with bypass.  A miss need not be cached: the incoming
+// object competes with the cached ones, and if its own next use is the
+// farthest (in particular, never) it is not cached.  This is MIN on the
+// cache plus the incoming object, which minimises misses among all
+// policies that may bypass, and so bounds every demand policy from below.
+// Bytes: a heuristic (the optimum with sizes is NP-hard): evict by
+// farthest next use until the object fits, but bypass it as soon as the
+// farthest cached object is needed sooner than it is.
+template <bool Bytes> class belady_policy final : public baseline {
+public:
+	belady_policy(const trace &t, uint64_t cap)
+		: baseline(cap), pos_(t.nobjects(), NIL), key_(t.nobjects(), 0),
+		  sz_(t.nobjects())
+	{
+		if (t.next.empty()) {
+			trace tmp;	// only what compute_next reads
+			tmp.ids = t.ids;
+			tmp.keys = t.keys;
+			compute_next(tmp);
+			own_next_ = std::move(tmp.next);
+		} else if (t.next.size() != t.size()) {
+			throw sim_error("belady: the trace's next-access array does not match its requests");
+		}
+		heap_.reserve(std::min<uint64_t>(cap, t.nobjects()));
+	}
+
+	int access(const trace &t, size_t i) override
+	{
+		const uint32_t id = t.ids[i];
+		const uint32_t sz = t.size_of(i);
+		if (i + lookahead < t.size()) {
+			const uint32_t a = t.ids[i + lookahead];
+			prefetch(pos_, a);
+			prefetch(key_, a);
+		}
+		const int64_t nx = own_next_.empty() ? t.next[i] : own_next_[i];
+		const uint64_t k = nx < 0 ? std::numeric_limits<uint64_t>::max()
+					  : static_cast<uint64_t>(nx);
+		if constexpr (Bytes) {
+			if (sz > cap_) {
+				if (pos_[id] != NIL)
+					drop(id);
+				return refuse(sz);
+			}
+		}
+		if (pos_[id] != NIL) {
+			rekey(id, k);
+			if constexpr (Bytes) {
+				if (sz_.get(id) != sz) {
+					used_ = used_ - sz_.get(id) + sz;
+					sz_.set(id, sz);
+					while (used_ > cap_)
+						drop(heap_[0]);
+				}
+			}
+			return hit(sz);
+		}
+		if (k == std::numeric_limits<uint64_t>::max())
+			return miss(sz);	// never used again: bypass
+		const uint64_t w = weight<Bytes>(sz);
+		while (used_ + w > cap_) {
+			if (key_[heap_[0]] < k)
+				return miss(sz);	// it is the farthest: bypass
+			drop(heap_[0]);
+		}
+		key_[id] = k;
+		pos_[id] = static_cast<uint32_t>(heap_.size());
+		heap_.push_back(id);
+		up(pos_[id]);
+		sz_.set(id, sz);
+		used_ += w;
+		return miss(sz);
+	}
+
+private:
+	void place(size_t at, uint32_t id)
+	{
+		heap_[at] = id;
+		pos_[id] = static_cast<uint32_t>(at);
+	}
+	void up(size_t at)
+	{
+		const uint32_t id = heap_[at];
+		while (at > 0) {
+			const size_t parent = (at - 1) / 2;
+			if (key_[heap_[parent]] >= key_[id])
+				break;
+			place(at, heap_[parent]);
+			at = parent;
+		}
+		place(at, id);
+	}
+	void down(size_t at)
+	{
+		const uint32_t id = heap_[at];
+		const size_t n = heap_.size();
+		for (;;) {
+			size_t child = 2 * at + 1;
+			if (child >= n)
+				break;
+			if (child + 1 < n && key_[heap_[child + 1]] > key_[heap_[child]])
+				child++;
+			if (key_[heap_[child]] <= key_[id])
+				break;
+			place(at, heap_[child]);
+			at = child;
+		}
+		place(at, id);
+	}
+	void rekey(uint32_t id, uint64_t k)
+	{
+		const uint64_t old = key_[id];
+		key_[id] = k;
+		if (k > old)
+			up(pos_[id]);
+		else
+			down(pos_[id]);
+	}
+	void drop(uint32_t id)
+	{
+		const size_t at = pos_[id];
+		const uint32_t last = heap_.back();
+		heap_.pop_back();
+		pos_[id] = NIL;
+		if (last != id) {
+			place(at, last);
+			up(at);
+			down(pos_[last]);
+		}
+		used_ -= sz_.get(id);
+		c.evictions++;
+	}
+
+	std::vector<uint32_t> pos_;	// per object: heap index, NIL if absent
+	std::vector<uint64_t> key_;	// per object: next use of its last request
+	std::vector<uint32_t> heap_;
+	std::vector<int64_t> own_next_;	// when the trace has none
+	sizes_of<Bytes> sz_;
+};
+
+template <template <bool> class P, class... A>
+std::unique_ptr<policy> build(bool bytes, const trace &t, uint64_t cap, A... a)
+{
+	if (bytes)
+		return std::make_unique<P<true>>(t, cap, a...);
+	return std::make_unique<P<false>>(t, cap, a...);
+}
+
+template <bool B> using lru_policy = queue_policy<B, true>;
+template <bool B> using fifo_policy = queue_policy<B, false>;
+
+// ---- capacity parsing helpers ----------------------------------------------
+
+std::string lower(std::string_view s)
+{
+	std::string r(s);
+	for (char &ch : r)
+		if (ch >= 'A' && ch <= 'Z')
+			ch = static_cast<char>(ch - 'A' + 'a');
+	return r;
+}
+
+const char *const capacity_forms =
+	"a number of entries (1000), bytes (64K, 64KiB, 1MB, 2G: binary multiples, "
+	"1K = 1024) or a share of the trace (10%)";
+
+}  // namespace
+
+const std::vector<std::string> &baseline_names()
+{
+	static const std::vector<std::string> names = { "lru",	 "fifo",     "lfu",
+							 "arc",	 "s3fifo",   "sieve",
+							 "wtinylfu", "random", "belady" };
+	return names;
+}
+
+std::unique_ptr<policy> make_baseline(std::string_view name, const trace &t,
+				      const policy_opts &o)
+{
+	const uint64_t cap = o.cap.value;
+	const bool bytes = o.cap.bytes;
+	const auto &names = baseline_names();
+	if (std::find(names.begin(), names.end(), name) == names.end())
+		return nullptr;
+	if (cap == 0)
+		throw sim_error(std::string(name) +
+				": size 0: a cache needs room for at least one entry");
+	if (name == "lru")
+		return build<lru_policy>(bytes, t, cap);
+	if (name == "fifo")
+		return build<fifo_policy>(bytes, t, cap);
+	if (name == "lfu")
+		return build<lfu_policy>(bytes, t, cap);
+	if (name == "arc")
+		return build<arc_policy>(bytes, t, cap);
+	if (name == "s3fifo")
+		return build<s3fifo_policy>(bytes, t, cap);
+	if (name == "sieve")
+		return build<sieve_policy>(bytes, t, cap);
+	if (name == "wtinylfu")
+		return build<wtinylfu_policy>(bytes, t, cap);
+	if (name == "random")
+		return build<random_policy>(bytes, t, cap, o.seed);
+	if (name == "belady")
+		return build<belady_policy>(bytes, t, cap);
+	return nullptr;
+}
+
+uint64_t belady_bytes_needed(const trace &t)
+{
+	const uint64_t n = t.nobjects();
+	// per object: heap position, key, heap slot, size
+	uint64_t need = n * (sizeof(uint32_t) + sizeof(uint64_t) + sizeof(uint32_t) +
+			     sizeof(uint32_t));
+	// no next array: compute_next runs on a copy of the ids and keys and
+	// the policy keeps the result
+	if (t.next.empty())
+		need += t.size() * (sizeof(uint32_t) + sizeof(int64_t)) + n * sizeof(uint64_t);
+	return need;
+}
+
+uint64_t baseline_held(const policy &p)
+{
+	const auto *b = dynamic_cast<const baseline *>(&p);
+	return b ? b->held() : 0;
+}
+
+// Capacity: NUMBER [UNIT], NUMBER being digits with an optional fraction.
+//   (no unit)          entries; must be whole: "1000"
+//   B                  bytes: "4096B"
+//   K, KB, KiB         x 1024: binary multiples throughout, so "1KB" is
+//   M, MB, MiB         1024 bytes, not 1000 (cache sizes are quoted in
+//   G, GB, GiB         binary units); case does not matter; fractions
+//   T, TB, TiB         are allowed ("1.5M")
+//   %                  a share of the trace: of its distinct objects, in
+//                      entries, when it has no sizes; of its footprint in
+//                      bytes (the sum of each object's first size seen, as
+//                      libCacheSim counts its working set) when it has.
+// Rounded to the nearest whole entry or byte.  Empty, negative, garbage,
+// an unknown unit and anything that comes to 0 are refused.
+capacity parse_capacity(std::string_view s, const trace &t)
+{
+	const std::string shown(s);
+	size_t a = 0, b = s.size();
+	while (a < b && (s[a] == ' ' || s[a] == '\t'))
+		a++;
+	while (b > a && (s[b - 1] == ' ' || s[b - 1] == '\t'))
+		b--;
+	s = s.substr(a, b - a);
+	if (s.empty())
+		throw sim_error("capacity: empty; expected " + std::string(capacity_forms));
+	if (s[0] == '-')
+		throw sim_error("size " + shown + ": a cache size cannot be negative");
+	size_t i = 0;
+	long double v = 0;
+	bool digits = false, whole = true;
+	while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+		v = v * 10 + (s[i++] - '0');
+		digits = true;
+	}
+	if (i < s.size() && s[i] == '.') {
+		long double scale = 1;
+		i++;
+		while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+			scale /= 10;
+			if (s[i] != '0')
+				whole = false;
+			v += (s[i++] - '0') * scale;
+			digits = true;
+		}
+	}
+	if (!digits)
+		throw sim_error("size " + shown + ": not a size; expected " +
+				std::string(capacity_forms));
+	const std::string unit = lower(s.substr(i));
+	capacity r;
+	long double n = 0;
+	if (unit.empty()) {
+		if (!whole)
+			throw sim_error("size " + shown + ": a number of entries must be whole");
+		n = v;
+	} else if (unit == "%") {
+		if (v > 100)
+			throw sim_error("size " + shown + ": a share of the trace is at most 100%");
+		r.bytes = !t.sizes.empty();
+		long double base = t.nobjects();
+		if (r.bytes) {
+			std::vector<uint8_t> seen(t.nobjects(), 0);
+			long double sum = 0;
+			for (size_t k = 0; k < t.size(); k++) {
+				const uint32_t id = t.ids[k];
+				if (!seen[id]) {
+					seen[id] = 1;
+					sum += t.sizes[k];
+				}
+			}
+			base = sum;
+		}
+		n = std::round(v * base / 100);
+		if (n < 1)
+			throw sim_error("size " + shown + " of " +
+					std::to_string(static_cast<uint64_t>(base)) +
+					(r.bytes ? " bytes" : " objects") +
+					" is 0: a cache needs room for at least one entry");
+	} else {
+		static const struct {
+			const char *name;
+			unsigned shift;
+		} units[] = { { "b", 0 },    { "k", 10 },   { "kb", 10 }, { "kib", 10 },
+			      { "m", 20 },   { "mb", 20 },  { "mib", 20 }, { "g", 30 },
+			      { "gb", 30 },  { "gib", 30 }, { "t", 40 },   { "tb", 40 },
+			      { "tib", 40 } };
+		bool found = false;
+		for (const auto &u : units) {
+			if (unit == u.name) {
+				n = std::round(v * static_cast<long double>(uint64_t(1) << u.shift));
+				found = true;
+			}
+		}
+		if (!found)
+			throw sim_error("size " + shown + ": unknown unit \"" + std::string(s.substr(i)) +
+					"\"; expected " + std::string(capacity_forms));
+		r.bytes = true;
+	}
+	if (n < 1)
+		throw sim_error("size " + shown + ": a cache needs room for at least one entry");
+	if (n >= 9.2e18L)
+		throw sim_error("size " + shown + ": too large");
+	r.value = static_cast<uint64_t>(n);
+	return r;
+}
+
+}  // namespace dssim

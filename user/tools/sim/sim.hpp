@@ -179,5 +179,8 @@ std::unique_ptr<policy> make_baseline(std::string_view name, const trace &t,
 				      const policy_opts &o);
 // Memory a Belady run needs beyond the trace, to refuse it up front.
 uint64_t belady_bytes_needed(const trace &t);
+// What a baseline holds now, in entries or in bytes as its capacity
+// counts (tests check it never overflows); 0 for another policy.
+uint64_t baseline_held(const policy &p);
 
 }  // namespace dssim
