@@ -1,8 +1,30 @@
 // SPDX-License-Identifier: BSD-2-Clause
+// dssim's trace readers (every format, compressed or not, and their
+// errors) and its workload generators (zipf, uniform, scan, loop,
+// mixtures and the connection sweep).
 #include <cstdarg>
 #include <cstddef>
+#include <csetjmp>
 #include <cstdint>
-#include <setjmp.h>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include <algorithm>
+#include <cmath>
+#include <initializer_list>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zlib.h>
+#include <zstd.h>
+
+#include <linux/dsmem_token.h>
 
 #include "sim.hpp"
 
@@ -11,10 +33,889 @@ extern "C" {
 #include <cmocka.h>
 }
 
-static void placeholder(void **) {}
+namespace {
+
+// ---- files -------------------------------------------------------------------
+
+std::string tmp_dir;
+std::vector<std::string> made_files;
+
+int make_tmp_dir(void **)
+{
+	char dir[] = "/tmp/test_sim_trace.XXXXXX";
+	if (!mkdtemp(dir))
+		return -1;
+	tmp_dir = dir;
+	return 0;
+}
+
+int remove_tmp_dir(void **)
+{
+	for (const std::string &f : made_files)
+		unlink(f.c_str());
+	return rmdir(tmp_dir.c_str());
+}
+
+// Write bytes to tmp_dir/name; returns the path.
+std::string write_file(const std::string &name, const std::string &bytes)
+{
+	std::string path = tmp_dir + "/" + name;
+	FILE *f = fopen(path.c_str(), "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(bytes.data(), 1, bytes.size(), f), bytes.size());
+	assert_int_equal(fclose(f), 0);
+	made_files.push_back(path);
+	return path;
+}
+
+std::string gzip_bytes(const std::string &bytes)
+{
+	std::string path = tmp_dir + "/gzip.tmp";
+	gzFile gz = gzopen(path.c_str(), "wb");
+	assert_non_null(gz);
+	assert_int_equal(gzwrite(gz, bytes.data(), static_cast<unsigned>(bytes.size())),
+			 bytes.size());
+	assert_int_equal(gzclose(gz), Z_OK);
+	FILE *f = fopen(path.c_str(), "rb");
+	assert_non_null(f);
+	std::string out;
+	char buf[65536];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		out.append(buf, n);
+	fclose(f);
+	unlink(path.c_str());
+	return out;
+}
+
+// with a checksum, so that any damaged byte is found
+std::string zstd_bytes(const std::string &bytes)
+{
+	ZSTD_CCtx *cctx = ZSTD_createCCtx();
+	assert_non_null(cctx);
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+	std::string out(ZSTD_compressBound(bytes.size()), '\0');
+	size_t n = ZSTD_compress2(cctx, out.data(), out.size(), bytes.data(), bytes.size());
+	ZSTD_freeCCtx(cctx);
+	assert_false(ZSTD_isError(n));
+	out.resize(n);
+	return out;
+}
+
+void put_le(std::string &out, uint64_t v, int bytes)
+{
+	for (int i = 0; i < bytes; i++)
+		out.push_back(static_cast<char>(v >> (8 * i)));
+}
+
+std::string oracle_record(uint32_t time, uint64_t id, uint32_t size, int64_t next)
+{
+	std::string r;
+	put_le(r, time, 4);
+	put_le(r, id, 8);
+	put_le(r, size, 4);
+	put_le(r, static_cast<uint64_t>(next), 8);
+	return r;
+}
+
+std::string dsmem_header(const char *magic = DSMEM_TRACE_MAGIC,
+			 uint32_t version = DSMEM_TRACE_VERSION,
+			 uint32_t rec_size = DSMEM_TRACE_REC_SIZE)
+{
+	std::string h(magic, 8);
+	put_le(h, version, 4);
+	put_le(h, rec_size, 4);
+	return h;
+}
+
+std::string dsmem_record(uint64_t time_ns, uint32_t handle, uint8_t op)
+{
+	std::string r;
+	put_le(r, time_ns, 8);
+	put_le(r, handle, 4);
+	put_le(r, 1, 4);	// node
+	r.push_back(static_cast<char>(DSMEM_HANDLE_TYPE(handle)));
+	r.push_back(static_cast<char>(op));
+	r.push_back(0);		// tier
+	r.push_back(0);
+	put_le(r, 0, 4);
+	return r;
+}
+
+// ---- reading and errors --------------------------------------------------------
+
+dssim::trace read(const std::string &path, const dssim::read_opts &o = {})
+{
+	try {
+		return dssim::read_trace(path, o);
+	} catch (const dssim::sim_error &e) {
+		fail_msg("%s", e.what());
+	}
+	return {};
+}
+
+dssim::trace gen(const std::string &spec)
+{
+	try {
+		return dssim::generate(spec);
+	} catch (const dssim::sim_error &e) {
+		fail_msg("%s", e.what());
+	}
+	return {};
+}
+
+template <typename F>
+std::string error_of(F &&f)
+{
+	try {
+		f();
+	} catch (const dssim::sim_error &e) {
+		return e.what();
+	}
+	return "(no error)";
+}
+
+void assert_has(const std::string &text, std::initializer_list<const char *> parts)
+{
+	for (const char *part : parts)
+		if (text.find(part) == std::string::npos)
+			fail_msg("\"%s\" does not say \"%s\"", text.c_str(), part);
+}
+
+std::string read_error(const std::string &path, const dssim::read_opts &o = {})
+{
+	return error_of([&] { dssim::read_trace(path, o); });
+}
+
+std::string gen_error(const std::string &spec)
+{
+	return error_of([&] { dssim::generate(spec); });
+}
+
+dssim::read_opts with_format(const char *format)
+{
+	dssim::read_opts o;
+	o.format = format;
+	return o;
+}
+
+dssim::read_opts with_csv(const char *columns)
+{
+	dssim::read_opts o;
+	o.csv = dssim::parse_csv_map(columns);
+	return o;
+}
+
+template <typename T>
+void assert_vec(const std::vector<T> &got, std::initializer_list<T> want)
+{
+	assert_int_equal(got.size(), want.size());
+	size_t i = 0;
+	for (T w : want) {
+		if (got[i] != w)
+			fail_msg("element %zu: %lld, want %lld", i, static_cast<long long>(got[i]),
+				 static_cast<long long>(w));
+		i++;
+	}
+}
+
+void assert_same_trace(const dssim::trace &a, const dssim::trace &b)
+{
+	assert_string_equal(a.format.c_str(), b.format.c_str());
+	assert_true(a.ids == b.ids);
+	assert_true(a.keys == b.keys);
+	assert_true(a.sizes == b.sizes);
+	assert_true(a.times_ns == b.times_ns);
+	assert_true(a.writes == b.writes);
+	assert_true(a.next == b.next);
+	assert_true(a.eids == b.eids);
+	assert_true(a.types == b.types);
+}
+
+uint64_t fnv1a(const std::string &s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (unsigned char c : s) {
+		h ^= c;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+// ---- compute_next ------------------------------------------------------------------
+
+void test_compute_next(void **)
+{
+	dssim::trace t;
+	t.ids = { 0, 1, 0, 2, 1, 0 };
+	t.keys = { 10, 11, 12 };
+	dssim::compute_next(t);
+	assert_vec<int64_t>(t.next, { 2, 4, 5, -1, -1, -1 });
+}
+
+// ---- oracleGeneral ----------------------------------------------------------------
+
+// libCacheSim's next-access field is the next request's logical time,
+// which counts from 1
+std::string small_oracle()
+{
+	return oracle_record(10, 500, 4096, 3) + oracle_record(10, 7, 512, -1) +
+	       oracle_record(11, 500, 4096, 4) + oracle_record(12, 500, 8192, -1) +
+	       oracle_record(13, 9, 1, -1);
+}
+
+void test_oracle_exact(void **)
+{
+	std::string path = write_file("small.oracleGeneral.bin", small_oracle());
+	dssim::trace t = read(path);
+	assert_string_equal(t.format.c_str(), "oracleGeneral");
+	assert_string_equal(t.name.c_str(), path.c_str());
+	assert_vec<uint32_t>(t.ids, { 0, 1, 0, 0, 2 });
+	assert_vec<uint64_t>(t.keys, { 500, 7, 9 });
+	assert_vec<uint32_t>(t.sizes, { 4096, 512, 4096, 8192, 1 });
+	assert_vec<uint64_t>(t.times_ns, { 10000000000ULL, 10000000000ULL, 11000000000ULL,
+					   12000000000ULL, 13000000000ULL });
+	assert_vec<int64_t>(t.next, { 2, -1, 3, -1, -1 });
+	assert_true(t.writes.empty());
+	assert_true(t.eids.empty());
+}
+
+void test_oracle_limit(void **)
+{
+	std::string path = write_file("limit.oracleGeneral.bin", small_oracle());
+	dssim::read_opts o;
+	o.limit = 3;
+	dssim::trace t = read(path, o);
+	assert_vec<uint32_t>(t.ids, { 0, 1, 0 });
+	// the next request of object 500 is cut off
+	assert_vec<int64_t>(t.next, { 2, -1, -1 });
+}
+
+// a writer that counts from 0 would mislead Belady: the reader recomputes
+void test_oracle_next_recomputed(void **)
+{
+	std::string bytes =
+		oracle_record(1, 5, 1, 2) + oracle_record(1, 6, 1, 7) + oracle_record(1, 5, 1, -1);
+	dssim::trace t = read(write_file("zero-based.oracleGeneral.bin", bytes));
+	assert_vec<int64_t>(t.next, { 2, -1, -1 });
+}
+
+void test_oracle_truncated(void **)
+{
+	std::string path =
+		write_file("cut.oracleGeneral.bin", small_oracle().substr(0, 2 * 24 + 12));
+	assert_has(read_error(path),
+		   { path.c_str(), "truncated record at offset 48", "(12 of 24 bytes)" });
+}
+
+// ---- dsmem ------------------------------------------------------------------------
+
+void test_dsmem_exact(void **)
+{
+	const uint32_t qp5 = DSMEM_HANDLE(DSMEM_TOKEN_QP, 1, 5),
+		       qp5_again = DSMEM_HANDLE(DSMEM_TOKEN_QP, 2, 5);
+	const uint32_t cq2 = DSMEM_HANDLE(DSMEM_TOKEN_CQ, 1, 2),
+		       mr1 = DSMEM_HANDLE(DSMEM_TOKEN_MR, 3, 1);
+	const uint32_t pd0 = DSMEM_HANDLE(DSMEM_TOKEN_PD, 1, 0);
+	std::string bytes = dsmem_header() + dsmem_record(100, qp5, DSMEM_TRACE_CREATE) +
+			    dsmem_record(200, qp5, DSMEM_TRACE_MODIFY) +
+			    dsmem_record(300, cq2, DSMEM_TRACE_READ) +
+			    dsmem_record(400, mr1, DSMEM_TRACE_READ) +
+			    dsmem_record(500, qp5_again, DSMEM_TRACE_WRITE) +
+			    dsmem_record(600, qp5_again, DSMEM_TRACE_DESTROY) +
+			    dsmem_record(700, pd0, DSMEM_TRACE_READ);
+	// found by its magic whatever its name
+	dssim::trace t = read(write_file("capture.bin", bytes));
+	assert_string_equal(t.format.c_str(), "dsmem");
+	// a new generation of QP 5 is the same object
+	assert_vec<uint32_t>(t.ids, { 0, 1, 2, 0, 3 });
+	assert_vec<uint64_t>(
+		t.keys, { DSMEM_HANDLE(DSMEM_TOKEN_QP, 0, 5), DSMEM_HANDLE(DSMEM_TOKEN_CQ, 0, 2),
+			  DSMEM_HANDLE(DSMEM_TOKEN_MR, 0, 1), DSMEM_HANDLE(DSMEM_TOKEN_PD, 0, 0) });
+	assert_vec<uint32_t>(t.eids, { DSMEM_TOKEN_QP << 16 | 5, DSMEM_TOKEN_CQ << 16 | 2,
+				       DSMEM_TOKEN_MR << 16 | 1, DSMEM_TOKEN_PD << 16 | 0 });
+	assert_vec<uint8_t>(t.types,
+			    { DSMEM_TOKEN_QP, DSMEM_TOKEN_CQ, DSMEM_TOKEN_MR, DSMEM_TOKEN_PD });
+	assert_vec<uint8_t>(t.writes, { 1, 0, 0, 1, 0 });
+	assert_vec<uint64_t>(t.times_ns, { 200, 300, 400, 500, 700 });
+	assert_vec<uint32_t>(t.sizes,
+			     { DSMEM_QP_TOKEN_SIZE, DSMEM_CQ_TOKEN_SIZE, DSMEM_MR_TOKEN_SIZE,
+			       DSMEM_QP_TOKEN_SIZE, DSMEM_PD_TOKEN_SIZE });
+}
+
+void test_dsmem_bad_header(void **)
+{
+	std::string rec = dsmem_record(1, DSMEM_HANDLE(DSMEM_TOKEN_QP, 1, 1), DSMEM_TRACE_READ);
+	std::string path = write_file("magic.dsm", dsmem_header("DSMTRACX") + rec);
+	assert_has(read_error(path, with_format("dsmem")), { path.c_str(), "not a dsmem trace" });
+	path = write_file("version.dsm", dsmem_header(DSMEM_TRACE_MAGIC, 2) + rec);
+	assert_has(read_error(path), { path.c_str(), "version 2" });
+	path = write_file("recsize.dsm", dsmem_header(DSMEM_TRACE_MAGIC, 1, 32) + rec);
+	assert_has(read_error(path), { path.c_str(), "record size 32" });
+	path = write_file("header.dsm", dsmem_header().substr(0, 10));
+	assert_has(read_error(path, with_format("dsmem")),
+		   { path.c_str(), "truncated dsmem header" });
+	path = write_file("record.dsm", dsmem_header() + rec + rec.substr(0, 5));
+	assert_has(read_error(path),
+		   { path.c_str(), "truncated record at offset 40", "(5 of 24 bytes)" });
+	path = write_file("none.dsm", dsmem_header() + dsmem_record(1, 1, DSMEM_TRACE_CREATE));
+	assert_has(read_error(path), { path.c_str(), "no requests" });
+}
+
+// ---- text ---------------------------------------------------------------------------
+
+void test_text_exact(void **)
+{
+	dssim::trace t = read(write_file("lirs.trace", "5\r\n3\n\n*\n5\n  42  \n"));
+	assert_string_equal(t.format.c_str(), "text");
+	assert_vec<uint32_t>(t.ids, { 0, 1, 0, 2 });
+	assert_vec<uint64_t>(t.keys, { 5, 3, 42 });
+	assert_true(t.sizes.empty() && t.times_ns.empty() && t.writes.empty() && t.next.empty());
+
+	dssim::read_opts o;
+	o.limit = 2;
+	assert_int_equal(read(write_file("limit.trace", "1\n2\n3\n"), o).size(), 2);
+}
+
+void test_text_bad_id(void **)
+{
+	std::string path = write_file("words.trace", "5\n6\nabc\n");
+	assert_has(read_error(path), { path.c_str(), "line 3", "\"abc\"", "not a block number" });
+}
+
+// ---- csv -------------------------------------------------------------------------------
+
+void test_csv_map(void **)
+{
+	dssim::csv_map m = dssim::parse_csv_map("id=2,time=1,size=3,op=4,header,sep=;");
+	assert_int_equal(m.id, 2);
+	assert_int_equal(m.time, 1);
+	assert_int_equal(m.size, 3);
+	assert_int_equal(m.op, 4);
+	assert_true(m.header);
+	assert_int_equal(m.sep, ';');
+	m = dssim::parse_csv_map("id=3");
+	assert_int_equal(m.sep, ',');
+	assert_false(m.header);
+	assert_int_equal(dssim::parse_csv_map("sep=,,id=1").sep, ',');
+	assert_int_equal(dssim::parse_csv_map("id=1,sep=,").sep, ',');
+	assert_int_equal(dssim::parse_csv_map("id=1,sep=tab").sep, '\t');
+}
+
+void test_csv_map_bad(void **)
+{
+	auto error = [](const char *spec) { return error_of([&] { dssim::parse_csv_map(spec); }); };
+	assert_has(error("id=0"), { "id=0", "count from 1" });
+	assert_has(error("id=1,foo=1"), { "unknown key \"foo\"" });
+	assert_has(error("time=1"), { "id column is required" });
+	assert_has(error(""), { "id column is required" });
+	assert_has(error("id=1,id=2"), { "id is given twice" });
+	assert_has(error("id=1,time=1"), { "id and time are both column 1" });
+	assert_has(error("id"), { "id needs a value" });
+	assert_has(error("id=x"), { "id=x" });
+	assert_has(error("id=1,,time=2"), { "empty item" });
+	assert_has(error("id=1,sep=ab"), { "sep=ab" });
+}
+
+void test_csv_exact(void **)
+{
+	std::string path = write_file("ops.csv", "time;obj;bytes;kind\n"
+						 "100;alpha;10;r\n"
+						 "200;17;20;W\n"
+						 "\n"
+						 "300;alpha;30;write\n"
+						 "400;\"x;y\";40;0\n");
+	dssim::trace t = read(path, with_csv("id=2,time=1,size=3,op=4,header,sep=;"));
+	assert_string_equal(t.format.c_str(), "csv");
+	assert_vec<uint32_t>(t.ids, { 0, 1, 0, 2 });
+	// integers are keys as they are, other ids are hashed
+	assert_vec<uint64_t>(t.keys, { fnv1a("alpha"), 17, fnv1a("x;y") });
+	assert_vec<uint64_t>(t.times_ns, { 100, 200, 300, 400 });
+	assert_vec<uint32_t>(t.sizes, { 10, 20, 30, 40 });
+	assert_vec<uint8_t>(t.writes, { 0, 1, 1, 0 });
+}
+
+void test_csv_errors(void **)
+{
+	std::string path = write_file("nan.csv", "1,2\n3,4\n5,abc\n");
+	assert_has(read_error(path, with_csv("id=1,time=2")),
+		   { path.c_str(), "line 3", "column 2 \"abc\" is not a number" });
+	path = write_file("short.csv", "1,2\n3\n");
+	assert_has(read_error(path, with_csv("id=1,size=2")),
+		   { path.c_str(), "line 2", "has 1 column, size is column 2" });
+	path = write_file("few.csv", "1,2\n");
+	assert_has(read_error(path, with_csv("id=4")),
+		   { "line 1", "has 2 columns, id is column 4" });
+	path = write_file("op.csv", "1,x\n");
+	assert_has(read_error(path, with_csv("id=1,op=2")),
+		   { "line 1", "\"x\" is not an operation" });
+	path = write_file("big.csv", "1,99999999999\n");
+	assert_has(read_error(path, with_csv("id=1,size=2")), { "line 1", "out of range" });
+	path = write_file("nomap.csv", "1,2\n");
+	assert_has(read_error(path), { path.c_str(), "looks like CSV", "csv id=N" });
+	assert_has(read_error(path, with_format("csv")), { path.c_str(), "csv id=N" });
+}
+
+// ---- detection, override, plain errors -------------------------------------------------
+
+void test_detect_by_content(void **)
+{
+	assert_string_equal(read(write_file("numbers.dat", "1\n2\n*\n3\n")).format.c_str(), "text");
+	std::string path = write_file("table.dat", "1,2,3\n4,5,6\n");
+	assert_has(read_error(path), { path.c_str(), "looks like CSV" });
+	// columns given: CSV whatever the name
+	assert_int_equal(read(path, with_csv("id=2")).size(), 2);
+	path = write_file("semicolons.dat", "a;1\nb;2\n");
+	assert_has(read_error(path), { path.c_str(), "looks like CSV" });
+	// prose has spaces, but not as many on every line
+	path = write_file("prose.dat", "Sample traces\n\nSmall public traces for tests.\n");
+	assert_has(read_error(path), { path.c_str(), "unknown trace format" });
+	path = write_file("words.dat", "hello\nworld\n");
+	assert_has(read_error(path),
+		   { path.c_str(), "unknown trace format", "oracleGeneral|csv|text|dsmem" });
+	path = write_file("blob.dat", std::string("\x01\x02\x00\x7f binary", 12));
+	assert_has(read_error(path), { path.c_str(), "unknown trace format" });
+}
+
+void test_detect_by_name(void **)
+{
+	// binary records have no magic: the name tells (in any case)
+	assert_string_equal(read(write_file("w.ORACLEGENERAL", small_oracle())).format.c_str(),
+			    "oracleGeneral");
+	assert_string_equal(read(write_file("x.oracle.bin", small_oracle())).format.c_str(),
+			    "oracleGeneral");
+	assert_string_equal(read(write_file("y.txt", "7\n8\n")).format.c_str(), "text");
+}
+
+void test_format_override(void **)
+{
+	std::string path = write_file("records.trace", small_oracle());
+	dssim::trace t = read(path, with_format("oracleGeneral"));
+	assert_string_equal(t.format.c_str(), "oracleGeneral");
+	assert_int_equal(t.size(), 5);
+	// as text it is not (its first byte, 10, ends an empty line 1)
+	assert_has(read_error(path),
+		   { path.c_str(), "line 2: \"\\x00\\x00\\x00\\xf4\\x01", "not a block number" });
+	assert_has(read_error(path, with_format("bogus")), { "unknown trace format \"bogus\"" });
+	assert_string_equal(
+		read(write_file("ids.csv", "4\n5\n"), with_format("text")).format.c_str(), "text");
+}
+
+void test_empty_and_missing(void **)
+{
+	std::string path = write_file("empty.trace", "");
+	assert_has(read_error(path), { path.c_str(), "no requests" });
+	path = write_file("empty.dat", "");
+	assert_has(read_error(path), { path.c_str(), "no requests" });
+	path = write_file("stars.trace", "*\n\n*\n");
+	assert_has(read_error(path), { path.c_str(), "no requests" });
+	path = tmp_dir + "/not-there.trace";
+	assert_has(read_error(path), { path.c_str(), "cannot open", "No such file" });
+}
+
+// ---- compression ---------------------------------------------------------------------------
+
+// Big enough (3.6 MB of records) to cross every buffer, compressible
+// enough that one chunk of input holds many chunks of output.
+std::string big_oracle()
+{
+	const uint32_t n = 150000, objects = 5000;
+	std::vector<int64_t> next(n, -1), last(objects, -1);
+	for (uint32_t i = n; i-- > 0;) {
+		uint32_t obj = (i * 7919u) % objects;
+		next[i] = last[obj] < 0 ? -1 : last[obj] + 1;
+		last[obj] = i;
+	}
+	std::string bytes;
+	for (uint32_t i = 0; i < n; i++)
+		bytes += oracle_record(i / 100, 1000 + (i * 7919u) % objects, 4096, next[i]);
+	return bytes;
+}
+
+void test_compressed_same(void **)
+{
+	std::string oracle = big_oracle();
+	dssim::trace plain = read(write_file("big.oracleGeneral.bin", oracle));
+	assert_int_equal(plain.size(), 150000);
+	assert_same_trace(plain, read(write_file("big.oracleGeneral.bin.gz", gzip_bytes(oracle))));
+	assert_same_trace(plain, read(write_file("big.oracleGeneral.bin.zst", zstd_bytes(oracle))));
+	// by magic, not by name
+	assert_same_trace(plain, read(write_file("big.oracleGeneral", zstd_bytes(oracle))));
+
+	std::string text;
+	for (int i = 0; i < 300000; i++)
+		text += std::to_string(i % 977) + (i % 1000 ? "\n" : "\r\n*\n");
+	dssim::trace lines = read(write_file("big.trace", text));
+	assert_same_trace(lines, read(write_file("big.trace.gz", gzip_bytes(text))));
+	assert_same_trace(lines, read(write_file("big.trace.zstd", zstd_bytes(text))));
+	// gzip -c a b: concatenated members are one stream
+	std::string half = text.substr(0, text.size() / 2 + 1);	// ends inside a line
+	std::string both = gzip_bytes(half) + gzip_bytes(text.substr(half.size()));
+	assert_same_trace(lines, read(write_file("members.trace.gz", both)));
+
+	// a stream that ends just as the reader's 1 MiB buffer fills
+	std::string mib;
+	for (int i = 0; i < 1024 * 1024 / 2; i++)
+		mib += i % 2 ? "1\n" : "2\n";
+	assert_int_equal(read(write_file("mib.trace.gz", gzip_bytes(mib))).size(), 1024 * 1024 / 2);
+	assert_int_equal(read(write_file("mib.trace.zst", zstd_bytes(mib))).size(),
+			 1024 * 1024 / 2);
+
+	std::string capture = dsmem_header() +
+			      dsmem_record(5, DSMEM_HANDLE(DSMEM_TOKEN_CQ, 1, 3), DSMEM_TRACE_READ);
+	assert_int_equal(read(write_file("capture.gz", gzip_bytes(capture))).size(), 1);
+}
+
+void test_compressed_corrupt(void **)
+{
+	std::string oracle = big_oracle();
+	std::string gz = gzip_bytes(oracle);
+	std::string zst = zstd_bytes(oracle);
+
+	std::string bad = gz;
+	for (size_t i = bad.size() / 2; i < bad.size() / 2 + 16; i++)
+		bad[i] = static_cast<char>(~bad[i]);
+	std::string path = write_file("bad.oracleGeneral.gz", bad);
+	assert_has(read_error(path), { path.c_str(), "corrupt gzip data at offset" });
+	path = write_file("cut.oracleGeneral.gz", gz.substr(0, gz.size() / 2));
+	assert_has(read_error(path), { path.c_str(), "truncated gzip data" });
+
+	bad = zst;
+	for (size_t i = bad.size() / 2; i < bad.size() / 2 + 16; i++)
+		bad[i] = static_cast<char>(~bad[i]);
+	path = write_file("bad.oracleGeneral.zst", bad);
+	assert_has(read_error(path), { path.c_str(), "corrupt zstd data at offset" });
+	path = write_file("cut.oracleGeneral.zst", zst.substr(0, zst.size() / 2));
+	assert_has(read_error(path), { path.c_str(), "truncated zstd data" });
+	// a record cut short inside a compressed stream: the offset is the
+	// decompressed one
+	path = write_file("short.oracleGeneral.zst", zstd_bytes(oracle.substr(0, 24 * 1000 + 7)));
+	assert_has(read_error(path),
+		   { path.c_str(), "truncated record at offset 24000", "(7 of 24 bytes)" });
+}
+
+// ---- the sample traces --------------------------------------------------------------------
+
+bool have_samples()
+{
+	struct stat st;
+	return stat(DS_TRACES, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void test_sample_cloudphysics(void **)
+{
+	if (!have_samples())
+		skip();
+	std::string path = std::string(DS_TRACES) + "/cloudPhysicsIO.oracleGeneral.bin";
+	dssim::trace t = read(path);
+	assert_int_equal(t.size(), 113872);
+	assert_int_equal(t.nobjects(), 48974);
+	dssim::trace computed = t;
+	dssim::compute_next(computed);
+	assert_true(t.next == computed.next);
+
+	// the file's own field is the next index + 1 (libCacheSim's logical
+	// time counts from 1), so the reader took it rather than recomputing
+	FILE *f = fopen(path.c_str(), "rb");
+	assert_non_null(f);
+	unsigned char rec[24];
+	for (size_t i = 0; i < 1000; i++) {
+		assert_int_equal(fread(rec, 1, sizeof(rec), f), sizeof(rec));
+		int64_t field = 0;
+		for (int b = 7; b >= 0; b--)
+			field = static_cast<int64_t>(static_cast<uint64_t>(field) << 8 |
+						     rec[16 + b]);
+		assert_int_equal(field, computed.next[i] < 0 ? -1 : computed.next[i] + 1);
+	}
+	fclose(f);
+}
+
+void test_sample_lirs(void **)
+{
+	if (!have_samples())
+		skip();
+	dssim::trace loop = read(std::string(DS_TRACES) + "/lirs-loop.trace.gz");
+	assert_string_equal(loop.format.c_str(), "text");
+	assert_int_equal(loop.size(), 505500);
+	// two "*" checkpoints among 100,002 lines
+	assert_int_equal(read(std::string(DS_TRACES) + "/lirs-2_pools.trace.gz").size(), 100000);
+}
+
+// ---- generators -----------------------------------------------------------------------------
+
+void test_gen_deterministic(void **)
+{
+	const char *spec = "zipf:requests=50k,objects=1000,seed=7";
+	dssim::trace a = gen(spec), b = gen(spec);
+	assert_string_equal(a.name.c_str(), spec);
+	assert_string_equal(a.format.c_str(), "gen");
+	assert_same_trace(a, b);
+	assert_false(a.ids == gen("zipf:requests=50k,objects=1000,seed=8").ids);
+	// write=0 draws nothing: the same trace as without it
+	assert_true(a.ids == gen("zipf:requests=50k,objects=1000,seed=7,write=0").ids);
+}
+
+void test_gen_counts(void **)
+{
+	dssim::trace t = gen("uniform:requests=20k,objects=100");
+	assert_int_equal(t.size(), 20000);
+	assert_int_equal(t.nobjects(), 100);
+	assert_true(t.sizes.empty() && t.writes.empty() && t.times_ns.empty() && t.next.empty());
+
+	t = gen("zipf:requests=1e4,objects=50,write=0.25,size=4096");
+	assert_int_equal(t.size(), 10000);
+	assert_true(t.nobjects() <= 50);
+	size_t writes = std::count(t.writes.begin(), t.writes.end(), 1);
+	assert_in_range(writes, 2200, 2800);
+	assert_true(
+		std::all_of(t.sizes.begin(), t.sizes.end(), [](uint32_t s) { return s == 4096; }));
+
+	assert_int_equal(gen("uniform:requests=1.5k,objects=10").size(), 1500);
+	assert_int_equal(gen("uniform:requests=2e3,objects=10").size(), 2000);
+	assert_int_equal(gen("uniform:objects=10").size(), 1000000);	// the default
+}
+
+void test_gen_loop_scan(void **)
+{
+	dssim::trace t = gen("loop:requests=25,objects=10");
+	assert_int_equal(t.nobjects(), 10);
+	for (size_t i = 0; i < t.size(); i++)
+		assert_int_equal(t.ids[i], i % 10);
+	for (uint32_t o = 0; o < 10; o++)
+		assert_int_equal(t.keys[o], o);
+	// a scan never comes back to an object
+	t = gen("scan:requests=25,objects=10");
+	assert_int_equal(t.nobjects(), 25);
+	for (size_t i = 0; i < t.size(); i++)
+		assert_int_equal(t.ids[i], i);
+}
+
+// sum of k^-alpha for k = 1..n
+double harmonic(uint64_t n, double alpha)
+{
+	double h = 0;
+	for (uint64_t k = n; k >= 1; k--)
+		h += std::pow(static_cast<double>(k), -alpha);
+	return h;
+}
+
+// the request counts of the most requested objects, most first
+std::vector<size_t> top_counts(const dssim::trace &t, size_t how_many)
+{
+	std::vector<size_t> counts(t.nobjects());
+	for (uint32_t id : t.ids)
+		counts[id]++;
+	std::sort(counts.rbegin(), counts.rend());
+	counts.resize(how_many);
+	return counts;
+}
+
+// Ranks 1..5 (the most requested objects) against k^-alpha / H(n,
+// alpha); the tolerance is tens of standard deviations, and the seed is
+// fixed anyway.
+void check_zipf(uint64_t objects, double alpha, const char *spec)
+{
+	const size_t requests = 1000000;
+	dssim::trace t = gen(spec);
+	assert_int_equal(t.size(), requests);
+	std::vector<size_t> top = top_counts(t, 5);
+	double h = harmonic(objects, alpha);
+	for (size_t r = 0; r < 5; r++) {
+		double want = std::pow(static_cast<double>(r + 1), -alpha) / h;
+		double got = static_cast<double>(top[r]) / requests;
+		if (std::fabs(got - want) > 0.004)
+			fail_msg("%s: rank %zu has %.5f of the requests, want %.5f", spec, r + 1,
+				 got, want);
+	}
+	// the popular objects are scattered over the keys
+	std::vector<size_t> counts(t.nobjects());
+	for (uint32_t id : t.ids)
+		counts[id]++;
+	uint32_t top_id = static_cast<uint32_t>(std::max_element(counts.begin(), counts.end()) -
+						counts.begin());
+	assert_true(t.keys[top_id] != 0);
+}
+
+void test_gen_zipf_head(void **)
+{
+	check_zipf(1000, 1.0, "zipf:requests=1m,objects=1000,seed=11");
+	check_zipf(1000, 0.7, "zipf:requests=1m,objects=1000,alpha=0.7,seed=12");
+	check_zipf(1000, 1.3, "zipf:requests=1m,objects=1000,alpha=1.3,seed=13");
+}
+
+// Populations past the sampler's table: the tail comes from rejection
+// inversion; the distinct objects seen must match the law too.
+void test_gen_zipf_tail(void **)
+{
+	const uint64_t n = 300000;
+	const double alpha = 0.9;
+	check_zipf(n, alpha, "zipf:requests=1m,objects=300k,alpha=0.9,seed=14");
+	dssim::trace t = gen("zipf:requests=1m,objects=300k,alpha=0.9,seed=14");
+	double h = harmonic(n, alpha), expected = 0;
+	for (uint64_t k = 1; k <= n; k++)
+		expected += 1 - std::pow(1 - std::pow(static_cast<double>(k), -alpha) / h, 1e6);
+	double got = t.nobjects();
+	if (std::fabs(got - expected) > 0.01 * expected)
+		fail_msg("%.0f distinct objects, want %.0f", got, expected);
+}
+
+void test_gen_mixture(void **)
+{
+	dssim::trace t = gen("zipf:objects=100,weight=3+uniform:objects=100,requests=100k,seed=5");
+	assert_int_equal(t.size(), 100000);
+	size_t first = 0;
+	for (uint32_t id : t.ids) {
+		uint64_t component = t.keys[id] >> 40;
+		assert_true(component <= 1);
+		first += component == 0;
+	}
+	assert_in_range(first, 74000, 76000);
+	assert_true(t.nobjects() <= 200);
+	// "1e+5" is a number, not a second component
+	assert_int_equal(gen("uniform:requests=1e+5,objects=10+loop:objects=5").size(), 100000);
+	// a write fraction on one component only
+	t = gen("loop:objects=10,write=1+scan:requests=1000,seed=2");
+	for (size_t i = 0; i < t.size(); i++)
+		assert_int_equal(t.writes[i], (t.keys[t.ids[i]] >> 40) == 0);
+}
+
+void test_gen_bad_specs(void **)
+{
+	assert_has(gen_error(""), { "unknown kind \"\"" });
+	assert_has(gen_error("zipfx"), { "unknown kind \"zipfx\"" });
+	assert_has(gen_error("zipf:alpha=0"), { "alpha=0", "more than 0" });
+	assert_has(gen_error("zipf:alpha=-1"), { "alpha=-1" });
+	assert_has(gen_error("zipf:foo=1"), { "unknown key \"foo\"" });
+	assert_has(gen_error("zipf:objects=abc"), { "objects=\"abc\" is not a number" });
+	assert_has(gen_error("zipf:objects=0"), { "objects=0 is out of range" });
+	assert_has(gen_error("zipf:requests=1.5"), { "requests=1.5 is not a whole number" });
+	assert_has(gen_error("zipf:requests=10x"), { "requests=\"10x\"" });
+	assert_has(gen_error("uniform:alpha=1"), { "alpha is for zipf only" });
+	assert_has(gen_error("zipf:write=2"), { "write=2 is not between 0 and 1" });
+	assert_has(gen_error("zipf:objects"), { "\"objects\" is not KEY=VALUE" });
+	assert_has(gen_error("zipf:objects=10,"), { "an empty KEY=VALUE" });
+	assert_has(gen_error("zipf:size=0"), { "size=0" });
+	assert_has(gen_error("zipf:requests=10+uniform:requests=20"),
+		   { "requests is given twice" });
+	assert_has(gen_error("sweep:qps=4+zipf"), { "cannot be mixed" });
+}
+
+// ---- the connection sweep ---------------------------------------------------------------
+
+void test_sweep_parse(void **)
+{
+	dssim::sweep_spec s;
+	assert_true(dssim::parse_sweep("sweep:qps=16..4096,ops=1m,reuse=0.2,payload=64,seed=3", s));
+	assert_vec<uint32_t>(s.qps, { 16, 32, 64, 128, 256, 512, 1024, 2048, 4096 });
+	assert_int_equal(s.ops, 1000000);
+	assert_true(s.reuse == 0.2);
+	assert_int_equal(s.payload, 64);
+	assert_int_equal(s.seed, 3);
+	assert_int_equal(s.qp_per_cq, 4);
+	assert_int_equal(s.qp_per_mr, 8);
+	assert_true(dssim::parse_sweep("sweep:qps=16..5000,qp_per_cq=2,qp_per_mr=16", s));
+	assert_vec<uint32_t>(s.qps, { 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 5000 });
+	assert_int_equal(s.qp_per_cq, 2);
+	assert_int_equal(s.qp_per_mr, 16);
+	assert_true(dssim::parse_sweep("sweep:qps=100|450|3000", s));
+	assert_vec<uint32_t>(s.qps, { 100, 450, 3000 });
+	assert_true(dssim::parse_sweep("sweep:qps=65536", s));
+	assert_vec<uint32_t>(s.qps, { 65536 });
+	assert_false(dssim::parse_sweep("zipf:objects=5", s));
+	assert_false(dssim::parse_sweep("sweeping", s));
+
+	auto error = [](const char *spec) {
+		return error_of([&] {
+			dssim::sweep_spec out;
+			dssim::parse_sweep(spec, out);
+		});
+	};
+	assert_has(error("sweep:qps=0"), { "qps=0 is out of range" });
+	assert_has(error("sweep:qps=70000"), { "qps=70000 is out of range" });
+	assert_has(error("sweep:qps=64..16"), { "runs backwards" });
+	assert_has(error("sweep:qps=4|x"), { "qps=\"x\"" });
+	assert_has(error("sweep:ops=5"), { "qps is required" });
+	assert_has(error("sweep:qps=4,foo=1"), { "unknown key \"foo\"" });
+	assert_has(error("sweep:qps=4,reuse=1.5"), { "reuse=1.5" });
+	assert_has(error("sweep:qps=4,qp_per_cq=0"), { "qp_per_cq=0" });
+	assert_has(gen_error("sweep:qps=16|32"), { "2 counts", "sweep run" });
+}
+
+void test_sweep_structure(void **)
+{
+	dssim::trace t = gen("sweep:qps=64,ops=1000,seed=3");
+	assert_string_equal(t.format.c_str(), "gen");
+	assert_int_equal(t.size(), 3000);
+	assert_true(t.times_ns.empty());
+	std::set<uint32_t> qps;
+	for (size_t op = 0; op < 1000; op++) {
+		uint32_t qp = t.ids[3 * op], cq = t.ids[3 * op + 1], mr = t.ids[3 * op + 2];
+		assert_int_equal(t.types[qp], DSMEM_TOKEN_QP);
+		assert_int_equal(t.types[cq], DSMEM_TOKEN_CQ);
+		assert_int_equal(t.types[mr], DSMEM_TOKEN_MR);
+		uint32_t index = t.eids[qp] & 0xffff;
+		assert_true(index < 64);
+		assert_int_equal(t.eids[qp], DSMEM_TOKEN_QP << 16 | index);
+		assert_int_equal(t.eids[cq], DSMEM_TOKEN_CQ << 16 | index / 4);
+		assert_int_equal(t.eids[mr], DSMEM_TOKEN_MR << 16 | index / 8);
+		assert_int_equal(t.keys[qp], DSMEM_HANDLE(DSMEM_TOKEN_QP, 0, index));
+		assert_vec<uint8_t>({ t.writes.begin() + 3 * op, t.writes.begin() + 3 * op + 3 },
+				    { 1, 0, 0 });
+		assert_vec<uint32_t>(
+			{ t.sizes.begin() + 3 * op, t.sizes.begin() + 3 * op + 3 },
+			{ DSMEM_QP_TOKEN_SIZE, DSMEM_CQ_TOKEN_SIZE, DSMEM_MR_TOKEN_SIZE });
+		qps.insert(index);
+	}
+	assert_true(qps.size() > 50);	// 1000 uniform draws over 64
+
+	t = gen("sweep:qps=4096,ops=500,reuse=1");
+	assert_int_equal(t.nobjects(), 3);	// one QP, its CQ, its MR
+	t = gen("sweep:qps=1,ops=10");
+	assert_int_equal(t.nobjects(), 3);
+
+	dssim::sweep_spec s;
+	s.qps = { 8 };
+	assert_has(error_of([&] { dssim::generate_sweep(s, 0); }), { "out of range" });
+	assert_has(error_of([&] { dssim::generate_sweep(s, 65537); }), { "out of range" });
+	s.qp_per_mr = 0;
+	assert_has(error_of([&] { dssim::generate_sweep(s, 8); }), { "qp_per_mr" });
+}
+
+}  // namespace
 
 int main()
 {
-	const struct CMUnitTest tests[] = { cmocka_unit_test(placeholder) };
-	return cmocka_run_group_tests(tests, nullptr, nullptr);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_compute_next),
+		cmocka_unit_test(test_oracle_exact),
+		cmocka_unit_test(test_oracle_limit),
+		cmocka_unit_test(test_oracle_next_recomputed),
+		cmocka_unit_test(test_oracle_truncated),
+		cmocka_unit_test(test_dsmem_exact),
+		cmocka_unit_test(test_dsmem_bad_header),
+		cmocka_unit_test(test_text_exact),
+		cmocka_unit_test(test_text_bad_id),
+		cmocka_unit_test(test_csv_map),
+		cmocka_unit_test(test_csv_map_bad),
+		cmocka_unit_test(test_csv_exact),
+		cmocka_unit_test(test_csv_errors),
+		cmocka_unit_test(test_detect_by_content),
+		cmocka_unit_test(test_detect_by_name),
+		cmocka_unit_test(test_format_override),
+		cmocka_unit_test(test_empty_and_missing),
+		cmocka_unit_test(test_compressed_same),
+		cmocka_unit_test(test_compressed_corrupt),
+		cmocka_unit_test(test_sample_cloudphysics),
+		cmocka_unit_test(test_sample_lirs),
+		cmocka_unit_test(test_gen_deterministic),
+		cmocka_unit_test(test_gen_counts),
+		cmocka_unit_test(test_gen_loop_scan),
+		cmocka_unit_test(test_gen_zipf_head),
+		cmocka_unit_test(test_gen_zipf_tail),
+		cmocka_unit_test(test_gen_mixture),
+		cmocka_unit_test(test_gen_bad_specs),
+		cmocka_unit_test(test_sweep_parse),
+		cmocka_unit_test(test_sweep_structure),
+	};
+	return cmocka_run_group_tests(tests, make_tmp_dir, remove_tmp_dir);
 }

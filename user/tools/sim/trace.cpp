@@ -1,2 +1,1043 @@
 // SPDX-License-Identifier: BSD-2-Clause
+// Trace readers: a buffered, decompressing byte stream, format detection,
+// one reader per format, and the dense-id map they share.
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zlib.h>
+#include <zstd.h>
+
+#include <linux/dsmem_token.h>
+
 #include "sim.hpp"
+
+namespace dssim {
+
+namespace {
+
+constexpr size_t input_chunk = 256 * 1024;	// compressed bytes per read
+constexpr size_t stream_buffer = 1024 * 1024;	// also the longest line
+constexpr size_t sniff_bytes = 64 * 1024;	// what detection looks at
+
+// ---- a file as a stream of decompressed bytes ------------------------------
+
+class byte_stream {
+public:
+	explicit byte_stream(const std::string &path);
+	~byte_stream();
+	byte_stream(const byte_stream &) = delete;
+	byte_stream &operator=(const byte_stream &) = delete;
+
+	[[noreturn]] void fail(const std::string &what) const
+	{
+		throw sim_error(path_ + ": " + what);
+	}
+	[[noreturn]] void fail_line(const std::string &what) const
+	{
+		fail("line " + std::to_string(line_no_) + ": " + what);
+	}
+
+	// Buffer at least n bytes (fewer only at the end); returns how many
+	// are buffered from data() on.
+	size_t fill(size_t n);
+	const char *data() const { return buf_.data() + pos_; }
+	size_t buffered() const { return end_ - pos_; }
+	void consume(size_t n) { pos_ += n; }
+	// offset of data() in the decompressed stream
+	uint64_t offset() const { return base_ + pos_; }
+	// The next line without its "\n" or "\r\n"; false at the end.
+	bool next_line(std::string_view &line);
+	// the file's size when it is read as is (0: unknown or compressed)
+	uint64_t plain_size() const { return codec_ == codec::none ? file_size_ : 0; }
+
+private:
+	enum class codec { none, gzip, zstd };
+
+	bool read_input();
+	size_t read_fd(char *dst, size_t cap);
+	size_t produce(char *dst, size_t cap);
+	size_t produce_plain(char *dst, size_t cap);
+	size_t produce_gzip(char *dst, size_t cap);
+	size_t produce_zstd(char *dst, size_t cap);
+	uint64_t input_offset(const void *next) const
+	{
+		return in_base_ +
+		       static_cast<uint64_t>(static_cast<const char *>(next) - in_.data());
+	}
+
+	// closes the file even when the constructor throws
+	struct file_descriptor {
+		int fd = -1;
+		~file_descriptor()
+		{
+			if (fd >= 0)
+				::close(fd);
+		}
+	};
+
+	std::string path_;
+	file_descriptor file_;
+	codec codec_ = codec::none;
+	uint64_t file_size_ = 0;
+
+	// compressed input: in_[in_pos_, in_end_) is unread; in_base_ is the
+	// file offset of in_[0]
+	std::vector<char> in_;
+	size_t in_pos_ = 0, in_end_ = 0;
+	uint64_t in_base_ = 0;
+	bool in_eof_ = false;
+
+	// decompressed bytes: buf_[pos_, end_); base_ is the offset of buf_[0]
+	std::vector<char> buf_;
+	size_t pos_ = 0, end_ = 0;
+	uint64_t base_ = 0;
+	bool eof_ = false;
+	uint64_t line_no_ = 0;
+
+	z_stream z_ {};
+	bool z_ready_ = false;
+	ZSTD_DStream *zstd_ = nullptr;
+	ZSTD_inBuffer zin_ {};
+	// the decoder may hold output it could not return: ask it again
+	// before reading more input
+	bool output_pending_ = false;
+	bool mid_stream_ = false;	// inside a gzip member or zstd frame
+};
+
+byte_stream::byte_stream(const std::string &path) :
+	path_(path), in_(input_chunk), buf_(stream_buffer)
+{
+	file_.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+	if (file_.fd < 0)
+		fail(std::string("cannot open: ") + std::strerror(errno));
+	struct stat st;
+	if (fstat(file_.fd, &st) == 0 && S_ISREG(st.st_mode))
+		file_size_ = static_cast<uint64_t>(st.st_size);
+
+	// enough bytes for the magic numbers (a pipe may give fewer per read)
+	while (in_end_ < 4 && !in_eof_)
+		read_input();
+	static const unsigned char gzip_magic[] = { 0x1f, 0x8b };
+	static const unsigned char zstd_magic[] = { 0x28, 0xb5, 0x2f, 0xfd };
+	if (in_end_ >= 2 && !std::memcmp(in_.data(), gzip_magic, 2)) {
+		codec_ = codec::gzip;
+		// 16 + window bits: gzip framing only
+		if (inflateInit2(&z_, 16 + MAX_WBITS) != Z_OK)
+			fail("cannot start gzip decompression");
+		z_ready_ = true;
+		z_.next_in = reinterpret_cast<Bytef *>(in_.data());
+		z_.avail_in = static_cast<uInt>(in_end_);
+	} else if (in_end_ >= 4 && !std::memcmp(in_.data(), zstd_magic, 4)) {
+		codec_ = codec::zstd;
+		zstd_ = ZSTD_createDStream();
+		if (!zstd_)
+			fail("cannot start zstd decompression");
+		// big traces are often packed with --long=31: windows past the
+		// default limit of 128 MiB (31 is zstd's largest on 64 bits)
+		ZSTD_DCtx_setParameter(zstd_, ZSTD_d_windowLogMax, 31);
+		zin_ = { in_.data(), in_end_, 0 };
+	}
+}
+
+byte_stream::~byte_stream()
+{
+	if (z_ready_)
+		inflateEnd(&z_);
+	ZSTD_freeDStream(zstd_);
+}
+
+size_t byte_stream::read_fd(char *dst, size_t cap)
+{
+	for (;;) {
+		ssize_t n = ::read(file_.fd, dst, cap);
+		if (n >= 0)
+			return static_cast<size_t>(n);
+		if (errno != EINTR)
+			fail(std::string("read error: ") + std::strerror(errno));
+	}
+}
+
+// Append raw bytes to in_ (after the decoder has consumed what it holds,
+// they start at in_[0]); false at the end of the file.
+bool byte_stream::read_input()
+{
+	if (in_eof_)
+		return false;
+	if (in_pos_ == in_end_) {
+		in_base_ += in_end_;
+		in_pos_ = in_end_ = 0;
+	}
+	size_t n = read_fd(in_.data() + in_end_, in_.size() - in_end_);
+	if (n == 0)
+		in_eof_ = true;
+	in_end_ += n;
+	return n > 0;
+}
+
+size_t byte_stream::produce_plain(char *dst, size_t cap)
+{
+	if (in_pos_ < in_end_) {
+		size_t n = std::min(cap, in_end_ - in_pos_);
+		std::memcpy(dst, in_.data() + in_pos_, n);
+		in_pos_ += n;
+		return n;
+	}
+	return read_fd(dst, cap);
+}
+
+size_t byte_stream::produce_gzip(char *dst, size_t cap)
+{
+	z_.next_out = reinterpret_cast<Bytef *>(dst);
+	z_.avail_out = static_cast<uInt>(std::min<size_t>(cap, std::numeric_limits<uInt>::max()));
+	const uInt room = z_.avail_out;
+	while (z_.avail_out == room) {
+		if (z_.avail_in == 0 && !output_pending_) {
+			in_pos_ = in_end_;	// the decoder took it all
+			if (!read_input()) {
+				if (mid_stream_)
+					fail("truncated gzip data at offset " +
+					     std::to_string(input_offset(z_.next_in)));
+				break;
+			}
+			z_.next_in = reinterpret_cast<Bytef *>(in_.data());
+			z_.avail_in = static_cast<uInt>(in_end_);
+		}
+		if (z_.avail_in)
+			mid_stream_ = true;
+		int ret = inflate(&z_, Z_NO_FLUSH);
+		output_pending_ = z_.avail_out == 0;
+		if (ret == Z_STREAM_END) {
+			// all of the member is out; concatenated members (gzip -c
+			// a b) form one stream
+			mid_stream_ = output_pending_ = false;
+			inflateReset(&z_);
+		} else if (ret == Z_BUF_ERROR && z_.avail_in == 0) {
+			output_pending_ = false;	// it needs input
+		} else if (ret != Z_OK) {
+			fail("corrupt gzip data at offset " +
+			     std::to_string(input_offset(z_.next_in)) + ": " +
+			     (z_.msg ? z_.msg : zError(ret)));
+		}
+	}
+	return room - z_.avail_out;
+}
+
+size_t byte_stream::produce_zstd(char *dst, size_t cap)
+{
+	ZSTD_outBuffer out = { dst, cap, 0 };
+	while (out.pos == 0) {
+		if (zin_.pos == zin_.size && !output_pending_) {
+			in_pos_ = in_end_;
+			if (!read_input()) {
+				if (mid_stream_)
+					fail("truncated zstd data at offset " +
+					     std::to_string(in_base_ + zin_.pos));
+				break;
+			}
+			zin_ = { in_.data(), in_end_, 0 };
+		}
+		size_t ret = ZSTD_decompressStream(zstd_, &out, &zin_);
+		if (ZSTD_isError(ret))
+			fail("corrupt zstd data at offset " + std::to_string(in_base_ + zin_.pos) +
+			     ": " + ZSTD_getErrorName(ret));
+		mid_stream_ = ret != 0;	// 0: a frame is complete and flushed
+		output_pending_ = mid_stream_ && out.pos == out.size;
+	}
+	return out.pos;
+}
+
+size_t byte_stream::produce(char *dst, size_t cap)
+{
+	switch (codec_) {
+	case codec::gzip: return produce_gzip(dst, cap);
+	case codec::zstd: return produce_zstd(dst, cap);
+	default: return produce_plain(dst, cap);
+	}
+}
+
+size_t byte_stream::fill(size_t n)
+{
+	if (end_ - pos_ >= n || eof_)
+		return end_ - pos_;
+	std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
+	base_ += pos_;
+	end_ -= pos_;
+	pos_ = 0;
+	if (n > buf_.size())
+		buf_.resize(n);
+	while (end_ < n && !eof_) {
+		size_t got = produce(buf_.data() + end_, buf_.size() - end_);
+		eof_ = got == 0;
+		end_ += got;
+	}
+	return end_;
+}
+
+bool byte_stream::next_line(std::string_view &line)
+{
+	size_t scanned = 0;
+	for (;;) {
+		const char *p = data();
+		size_t have = buffered();
+		auto *nl =
+			static_cast<const char *>(std::memchr(p + scanned, '\n', have - scanned));
+		size_t len = nl ? static_cast<size_t>(nl - p) : have;
+		if (nl || (eof_ && have > 0)) {
+			line_no_++;
+			consume(nl ? len + 1 : len);
+			if (len && p[len - 1] == '\r')
+				len--;
+			line = std::string_view(p, len);
+			return true;
+		}
+		if (eof_)
+			return false;
+		if (have >= stream_buffer) {
+			line_no_++;
+			fail_line("longer than " + std::to_string(stream_buffer) + " bytes");
+		}
+		scanned = have;
+		fill(have + 1);
+	}
+}
+
+// ---- helpers ---------------------------------------------------------------
+
+uint32_t load_le32(const char *p)
+{
+	auto *b = reinterpret_cast<const unsigned char *>(p);
+	return static_cast<uint32_t>(b[0]) | static_cast<uint32_t>(b[1]) << 8 |
+	       static_cast<uint32_t>(b[2]) << 16 | static_cast<uint32_t>(b[3]) << 24;
+}
+
+uint64_t load_le64(const char *p)
+{
+	return load_le32(p) | static_cast<uint64_t>(load_le32(p + 4)) << 32;
+}
+
+uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+// FNV-1a 64: string ids become keys
+uint64_t hash_string(std::string_view s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (unsigned char c : s) {
+		h ^= c;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+bool parse_u64(std::string_view s, uint64_t &v)
+{
+	auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+	return ec == std::errc() && end == s.data() + s.size() && !s.empty();
+}
+
+std::string_view trim(std::string_view s)
+{
+	while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+		s.remove_prefix(1);
+	while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+		s.remove_suffix(1);
+	return s;
+}
+
+// s in double quotes for a message: at most 40 bytes, the unprintable
+// ones (a binary file read as text) as \xNN
+std::string quoted(std::string_view s)
+{
+	std::string out = "\"";
+	for (unsigned char c : s.substr(0, 40)) {
+		if (c >= 0x20 && c < 0x7f) {
+			out += static_cast<char>(c);
+		} else {
+			char hex[8];
+			std::snprintf(hex, sizeof(hex), "\\x%02x", c);
+			out += hex;
+		}
+	}
+	return out + (s.size() > 40 ? "...\"" : "\"");
+}
+
+// Memory for big tables probed at random: in 2 MiB pages where the
+// kernel has them (transparent huge pages in madvise mode), as a TLB miss
+// per probe would cost as much as the cache miss.
+template <typename T>
+struct huge_page_allocator {
+	using value_type = T;
+	static constexpr size_t huge_page = 2 * 1024 * 1024;
+
+	huge_page_allocator() = default;
+	template <typename U>
+	huge_page_allocator(const huge_page_allocator<U> &) {}
+
+	T *allocate(size_t n)
+	{
+		size_t bytes = n * sizeof(T);
+		if (bytes < huge_page)
+			return static_cast<T *>(::operator new(bytes));
+		bytes = (bytes + huge_page - 1) / huge_page * huge_page;
+		void *p = std::aligned_alloc(huge_page, bytes);
+		if (!p)
+			throw std::bad_alloc();
+		madvise(p, bytes, MADV_HUGEPAGE);
+		return static_cast<T *>(p);
+	}
+
+	void deallocate(T *p, size_t n)
+	{
+		if (n * sizeof(T) < huge_page)
+			::operator delete(p);
+		else
+			std::free(p);
+	}
+
+	bool operator==(const huge_page_allocator &) const { return true; }
+};
+
+// Keys to dense ids in order of first appearance: open addressing with
+// linear probing, kept at most half full.
+class dense_ids {
+public:
+	dense_ids(trace &t, size_t expected_objects) : keys_(t.keys)
+	{
+		size_t cap = 1024;
+		while (cap < 2 * expected_objects)
+			cap *= 2;
+		slots_.resize(cap);
+	}
+
+	uint32_t operator()(uint64_t key)
+	{
+		const size_t mask = slots_.size() - 1;
+		for (size_t i = mix64(key) & mask;; i = (i + 1) & mask) {
+			if (slots_[i].id_plus_1 == 0)
+				return insert(i, key);
+			if (slots_[i].key == key)
+				return slots_[i].id_plus_1 - 1;
+		}
+	}
+
+	void prefetch(uint64_t key) const
+	{
+		__builtin_prefetch(&slots_[mix64(key) & (slots_.size() - 1)]);
+	}
+
+private:
+	struct slot {
+		uint64_t key;
+		uint32_t id_plus_1;	// 0: empty
+	};
+
+	uint32_t insert(size_t i, uint64_t key)
+	{
+		if (keys_.size() >= std::numeric_limits<uint32_t>::max() - 1)
+			throw sim_error("more than 4G distinct objects");
+		auto id = static_cast<uint32_t>(keys_.size());
+		keys_.push_back(key);
+		slots_[i] = { key, id + 1 };
+		if (2 * keys_.size() > slots_.size())
+			grow();
+		return id;
+	}
+
+	void grow()
+	{
+		std::vector<slot, huge_page_allocator<slot>> old(2 * slots_.size());
+		old.swap(slots_);
+		const size_t mask = slots_.size() - 1;
+		for (const slot &s : old) {
+			if (!s.id_plus_1)
+				continue;
+			size_t i = mix64(s.key) & mask;
+			while (slots_[i].id_plus_1)
+				i = (i + 1) & mask;
+			slots_[i] = s;
+		}
+	}
+
+	std::vector<uint64_t> &keys_;
+	std::vector<slot, huge_page_allocator<slot>> slots_;
+};
+
+// Appends the dense ids of keys to t.ids a batch at a time: each key's
+// slot is prefetched as it arrives, so that the lookups (a cache miss
+// each once the table outgrows the cache) overlap.  flush() at the end.
+class id_batch {
+public:
+	id_batch(trace &t, size_t expected_objects) : dense_(t, expected_objects), ids_(t.ids) {}
+
+	void push(uint64_t key)
+	{
+		dense_.prefetch(key);
+		pending_[count_++] = key;
+		if (count_ == batch)
+			flush();
+	}
+
+	void flush()
+	{
+		for (size_t i = 0; i < count_; i++)
+			ids_.push_back(dense_(pending_[i]));
+		count_ = 0;
+	}
+
+	// requests so far, flushed or not
+	uint64_t size() const { return ids_.size() + count_; }
+
+private:
+	static constexpr size_t batch = 64;
+
+	dense_ids dense_;
+	std::vector<uint32_t> &ids_;
+	uint64_t pending_[batch];
+	size_t count_ = 0;
+};
+
+uint64_t request_limit(const read_opts &o)
+{
+	return o.limit ? o.limit : std::numeric_limits<uint64_t>::max();
+}
+
+// ---- oracleGeneral ---------------------------------------------------------
+
+constexpr size_t oracle_rec = 24;
+
+// Whether next[] links each request to the following request of the same
+// object and the last one to -1: the oracleGeneral writer's fields, once
+// converted, must agree exactly with compute_next().
+bool next_is_consistent(const trace &t)
+{
+	std::vector<int64_t> last(t.nobjects(), -1);
+	for (size_t i = 0; i < t.size(); i++) {
+		int64_t &prev = last[t.ids[i]];
+		if (prev >= 0 && t.next[static_cast<size_t>(prev)] != static_cast<int64_t>(i))
+			return false;
+		prev = static_cast<int64_t>(i);
+	}
+	for (int64_t l : last)
+		if (l >= 0 && t.next[static_cast<size_t>(l)] != -1)
+			return false;
+	return true;
+}
+
+void read_oracle(byte_stream &s, const read_opts &o, trace &t)
+{
+	uint64_t limit = request_limit(o);
+	size_t expected =
+		static_cast<size_t>(std::min<uint64_t>(s.plain_size() / oracle_rec, limit));
+	t.ids.reserve(expected);
+	t.sizes.reserve(expected);
+	t.times_ns.reserve(expected);
+	t.next.reserve(expected);
+	id_batch ids(t, 65536);	// it grows: the objects are not known
+
+	while (ids.size() < limit) {
+		size_t have = s.fill(oracle_rec);
+		if (have == 0)
+			break;
+		if (have < oracle_rec)
+			s.fail("truncated record at offset " + std::to_string(s.offset()) + " (" +
+			       std::to_string(have) + " of " + std::to_string(oracle_rec) +
+			       " bytes)");
+		size_t n = static_cast<size_t>(
+			std::min<uint64_t>(have / oracle_rec, limit - ids.size()));
+		const char *p = s.data();
+		for (size_t r = 0; r < n; r++, p += oracle_rec) {
+			t.times_ns.push_back(static_cast<uint64_t>(load_le32(p)) * 1000000000ULL);
+			ids.push(load_le64(p + 4));
+			t.sizes.push_back(load_le32(p + 12));
+			t.next.push_back(static_cast<int64_t>(load_le64(p + 16)));
+		}
+		s.consume(n * oracle_rec);
+	}
+	ids.flush();
+
+	// libCacheSim writes the logical time of the next request, which
+	// counts requests from 1 (cloudPhysicsIO: every field is the index of
+	// the next request + 1); -1 or INT64_MAX when there is none.  A
+	// request beyond the limit is none too.
+	const auto count = static_cast<int64_t>(t.ids.size());
+	for (int64_t &n : t.next)
+		n = n >= 1 && n <= count ? n - 1 : -1;
+	// A writer that counts otherwise would mislead Belady: recompute.
+	if (!next_is_consistent(t))
+		compute_next(t);
+}
+
+// ---- dsmem (the module's own capture) ---------------------------------------
+
+uint32_t token_size(uint32_t type)
+{
+	switch (type) {
+	case DSMEM_TOKEN_PD: return DSMEM_PD_TOKEN_SIZE;
+	case DSMEM_TOKEN_MR: return DSMEM_MR_TOKEN_SIZE;
+	case DSMEM_TOKEN_CQ: return DSMEM_CQ_TOKEN_SIZE;
+	default: return DSMEM_QP_TOKEN_SIZE;
+	}
+}
+
+void read_dsmem_header(byte_stream &s)
+{
+	size_t have = s.fill(DSMEM_TRACE_HDR_SIZE);
+	if (have < DSMEM_TRACE_HDR_SIZE)
+		s.fail("truncated dsmem header at offset 0 (" + std::to_string(have) + " of " +
+		       std::to_string(DSMEM_TRACE_HDR_SIZE) + " bytes)");
+	const char *p = s.data();
+	if (std::memcmp(p, DSMEM_TRACE_MAGIC, 8))
+		s.fail("not a dsmem trace (no \"" DSMEM_TRACE_MAGIC "\" magic at offset 0)");
+	uint32_t version = load_le32(p + 8);
+	if (version != DSMEM_TRACE_VERSION)
+		s.fail("dsmem trace version " + std::to_string(version) +
+		       " at offset 8 (this reader knows " + std::to_string(DSMEM_TRACE_VERSION) +
+		       ")");
+	uint32_t rec_size = load_le32(p + 12);
+	if (rec_size != DSMEM_TRACE_REC_SIZE)
+		s.fail("dsmem record size " + std::to_string(rec_size) + " at offset 12 (version " +
+		       std::to_string(DSMEM_TRACE_VERSION) + " has " +
+		       std::to_string(DSMEM_TRACE_REC_SIZE) + ")");
+	s.consume(DSMEM_TRACE_HDR_SIZE);
+}
+
+// One record; those that are not accesses are left out.
+void add_dsmem_record(byte_stream &s, const char *p, trace &t, dense_ids &dense)
+{
+	uint8_t op = static_cast<uint8_t>(p[17]);
+	if (op == DSMEM_TRACE_CREATE || op == DSMEM_TRACE_DESTROY)
+		return;
+	if (op > DSMEM_TRACE_DESTROY)
+		s.fail("unknown op " + std::to_string(op) + " in the record at offset " +
+		       std::to_string(s.offset()));
+	uint32_t handle = load_le32(p + 8);
+	uint32_t type = DSMEM_HANDLE_TYPE(handle);
+	uint32_t index = DSMEM_HANDLE_INDEX(handle);
+	// an object is its type and index: a new generation is the same slot
+	uint64_t key = handle & ~(DSMEM_HANDLE_GEN_MASK << DSMEM_HANDLE_GEN_SHIFT);
+	size_t objects = t.keys.size();
+	uint32_t id = dense(key);
+	if (t.keys.size() > objects) {
+		t.eids.push_back(type << 16 | index);
+		t.types.push_back(static_cast<uint8_t>(type));
+	}
+	t.ids.push_back(id);
+	t.times_ns.push_back(load_le64(p));
+	t.writes.push_back(op == DSMEM_TRACE_MODIFY || op == DSMEM_TRACE_WRITE);
+	// token sizes, so that byte capacities mean NIC SRAM bytes
+	t.sizes.push_back(token_size(type));
+}
+
+void read_dsmem(byte_stream &s, const read_opts &o, trace &t)
+{
+	read_dsmem_header(s);
+	uint64_t limit = request_limit(o);
+	dense_ids dense(t, 4096);
+	while (t.ids.size() < limit) {
+		size_t have = s.fill(DSMEM_TRACE_REC_SIZE);
+		if (have == 0)
+			break;
+		if (have < DSMEM_TRACE_REC_SIZE)
+			s.fail("truncated record at offset " + std::to_string(s.offset()) + " (" +
+			       std::to_string(have) + " of " +
+			       std::to_string(DSMEM_TRACE_REC_SIZE) + " bytes)");
+		add_dsmem_record(s, s.data(), t, dense);
+		s.consume(DSMEM_TRACE_REC_SIZE);
+	}
+}
+
+// ---- text: one block number per line ----------------------------------------
+
+void read_text(byte_stream &s, const read_opts &o, trace &t)
+{
+	uint64_t limit = request_limit(o);
+	id_batch ids(t, 65536);
+	std::string_view line;
+	while (ids.size() < limit && s.next_line(line)) {
+		line = trim(line);
+		if (line.empty() || line == "*")	// "*": a LIRS checkpoint
+			continue;
+		uint64_t key;
+		if (!parse_u64(line, key))
+			s.fail_line(quoted(line) + " is not a block number (an unsigned integer)");
+		ids.push(key);
+	}
+	ids.flush();
+}
+
+// ---- csv ----------------------------------------------------------------------
+
+// Split line at sep into fields (up to max_fields); a field in double
+// quotes may hold sep.
+void split_fields(std::string_view line, char sep, size_t max_fields,
+		  std::vector<std::string_view> &fields)
+{
+	fields.clear();
+	size_t i = 0;
+	while (fields.size() < max_fields) {
+		size_t start = i, stop;
+		if (i < line.size() && line[i] == '"') {
+			size_t close = line.find('"', i + 1);
+			stop = close == std::string_view::npos ? line.size() : close + 1;
+			stop = std::min(line.find(sep, stop), line.size());
+		} else {
+			stop = std::min(line.find(sep, i), line.size());
+		}
+		std::string_view field = line.substr(start, stop - start);
+		if (sep != ' ' && sep != '\t')
+			field = trim(field);
+		if (field.size() >= 2 && field.front() == '"' && field.back() == '"')
+			field = field.substr(1, field.size() - 2);
+		fields.push_back(field);
+		if (stop >= line.size())
+			break;
+		i = stop + 1;
+	}
+}
+
+struct csv_reader {
+	byte_stream &s;
+	const csv_map &map;
+	trace &t;
+	id_batch ids;
+	std::vector<std::string_view> fields;
+
+	std::string_view column(int col, const char *name) const
+	{
+		if (static_cast<size_t>(col) > fields.size())
+			s.fail_line("has " + std::to_string(fields.size()) + " column" +
+				    (fields.size() == 1 ? "" : "s") + ", " + name + " is column " +
+				    std::to_string(col));
+		return fields[static_cast<size_t>(col) - 1];
+	}
+
+	uint64_t number(int col, const char *name, uint64_t max) const
+	{
+		std::string_view v = column(col, name);
+		uint64_t n;
+		if (!parse_u64(v, n))
+			s.fail_line("column " + std::to_string(col) + " " + quoted(v) +
+				    " is not a number");
+		if (n > max)
+			s.fail_line("column " + std::to_string(col) + " " + quoted(v) +
+				    " is out of range for " + name);
+		return n;
+	}
+
+	bool is_write(int col) const
+	{
+		std::string_view v = column(col, "op");
+		if (v == "w" || v == "W" || v == "write" || v == "WRITE" || v == "1")
+			return true;
+		if (v == "r" || v == "R" || v == "read" || v == "READ" || v == "0")
+			return false;
+		s.fail_line("column " + std::to_string(col) + " " + quoted(v) +
+			    " is not an operation (r, read, 0, w, write, 1)");
+	}
+
+	void add(std::string_view line)
+	{
+		int last = std::max({ map.id, map.time, map.size, map.op });
+		split_fields(line, map.sep, static_cast<size_t>(last), fields);
+		std::string_view id = column(map.id, "id");
+		if (id.empty())
+			s.fail_line("column " + std::to_string(map.id) + " (id) is empty");
+		uint64_t key;
+		if (!parse_u64(id, key))
+			key = hash_string(id);
+		ids.push(key);
+		if (map.time)
+			t.times_ns.push_back(
+				number(map.time, "time", std::numeric_limits<uint64_t>::max()));
+		if (map.size)
+			t.sizes.push_back(static_cast<uint32_t>(
+				number(map.size, "size", std::numeric_limits<uint32_t>::max())));
+		if (map.op)
+			t.writes.push_back(is_write(map.op));
+	}
+};
+
+void read_csv(byte_stream &s, const read_opts &o, trace &t)
+{
+	if (!o.csv.id)
+		s.fail("CSV needs its columns: give them with csv id=N[,time=N...]");
+	uint64_t limit = request_limit(o);
+	csv_reader reader { s, o.csv, t, id_batch(t, 65536), {} };
+	std::string_view line;
+	if (o.csv.header)
+		s.next_line(line);
+	while (reader.ids.size() < limit && s.next_line(line)) {
+		if (trim(line).empty())
+			continue;
+		reader.add(line);
+	}
+	reader.ids.flush();
+}
+
+// ---- format detection --------------------------------------------------------
+
+const char *const format_names[] = { "oracleGeneral", "csv", "text", "dsmem" };
+
+bool ends_with(std::string_view s, std::string_view tail)
+{
+	return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
+
+std::string lower(std::string_view s)
+{
+	std::string out(s);
+	for (char &c : out)
+		if (c >= 'A' && c <= 'Z')
+			c = static_cast<char>(c - 'A' + 'a');
+	return out;
+}
+
+// The format a file's name gives (after its compression suffix), or "".
+std::string format_by_name(const std::string &path)
+{
+	std::string name = lower(path.substr(path.find_last_of('/') + 1));
+	for (const char *suffix : { ".gz", ".zst", ".zstd" })
+		if (ends_with(name, suffix)) {
+			name.resize(name.size() - std::strlen(suffix));
+			break;
+		}
+	if (name.find("oraclegeneral") != std::string::npos ||
+	    (ends_with(name, ".bin") && name.find("oracle") != std::string::npos))
+		return "oracleGeneral";
+	if (ends_with(name, ".csv"))
+		return "csv";
+	if (ends_with(name, ".trace") || ends_with(name, ".txt"))
+		return "text";
+	return "";
+}
+
+// The non-blank lines of a sample, trimmed.
+std::vector<std::string_view> sample_lines(std::string_view sample)
+{
+	std::vector<std::string_view> lines;
+	while (!sample.empty()) {
+		size_t nl = std::min(sample.find('\n'), sample.size());
+		std::string_view line = trim(sample.substr(0, nl));
+		sample.remove_prefix(std::min(nl + 1, sample.size()));
+		if (!line.empty())
+			lines.push_back(line);
+	}
+	return lines;
+}
+
+// CSV when one separator splits every line into the same number (2 or
+// more) of fields: prose, with its spaces, does not pass.
+bool looks_like_csv(const std::vector<std::string_view> &lines)
+{
+	for (char sep : { ',', ';', '\t', '|', ' ' }) {
+		auto fields = [sep](std::string_view line) {
+			return 1 + std::count(line.begin(), line.end(), sep);
+		};
+		const auto first = fields(lines.front());
+		auto same = [&](std::string_view line) { return fields(line) == first; };
+		if (first >= 2 && std::all_of(lines.begin(), lines.end(), same))
+			return true;
+	}
+	return false;
+}
+
+// "text", "csv" or "" from the first bytes (complete lines only).
+std::string format_by_content(std::string_view sample, bool whole)
+{
+	if (!whole) {
+		size_t nl = sample.rfind('\n');
+		sample = sample.substr(0, nl == std::string_view::npos ? 0 : nl + 1);
+	}
+	for (unsigned char c : sample)
+		if (c < 0x20 && c != '\n' && c != '\r' && c != '\t')
+			return "";
+	std::vector<std::string_view> lines = sample_lines(sample);
+	if (lines.empty())
+		return "";
+	uint64_t v;
+	if (std::all_of(lines.begin(), lines.end(),
+			[&](std::string_view l) { return l == "*" || parse_u64(l, v); }))
+		return "text";
+	return looks_like_csv(lines) ? "csv" : "";
+}
+
+std::string choose_format(byte_stream &s, const std::string &path, const read_opts &o)
+{
+	if (!o.format.empty()) {
+		for (const char *name : format_names)
+			if (lower(o.format) == lower(name))
+				return name;
+		throw sim_error("unknown trace format " + quoted(o.format) +
+				" (oracleGeneral, csv, text, dsmem)");
+	}
+	size_t have = s.fill(sniff_bytes);
+	if (have == 0)
+		s.fail("no requests");
+	std::string_view sample(s.data(), have);
+	if (sample.substr(0, 8) == DSMEM_TRACE_MAGIC)
+		return "dsmem";
+	if (o.csv.id)	// columns given: the user says it is CSV
+		return "csv";
+	std::string format = format_by_name(path);
+	if (format.empty())
+		format = format_by_content(sample, have < sniff_bytes);
+	if (format == "csv")
+		s.fail("looks like CSV; give its columns with csv id=N[,time=N...]");
+	if (format.empty())
+		s.fail("unknown trace format (give one with format oracleGeneral|csv|text|dsmem)");
+	return format;
+}
+
+// ---- csv column mapping ----------------------------------------------------
+
+struct csv_map_parser {
+	std::string_view spec;
+	csv_map m;
+	size_t pos = 0;
+
+	[[noreturn]] void bad(const std::string &why) const
+	{
+		throw sim_error("csv columns " + quoted(spec) + ": " + why);
+	}
+
+	// the text up to the next ',' (or the end)
+	std::string_view take_item()
+	{
+		size_t comma = std::min(spec.find(',', pos), spec.size());
+		std::string_view item = spec.substr(pos, comma - pos);
+		pos = comma + 1;
+		return item;
+	}
+
+	// sep=C takes any one character, ',' included; or a name
+	char take_sep()
+	{
+		if (pos < spec.size() && (pos + 1 == spec.size() || spec[pos + 1] == ',')) {
+			char c = spec[pos];
+			pos += 2;
+			return c;
+		}
+		std::string_view name = take_item();
+		if (name == "tab" || name == "\\t")
+			return '\t';
+		if (name == "space")
+			return ' ';
+		if (name == "comma")
+			return ',';
+		if (name == "semicolon")
+			return ';';
+		bad("sep=" + std::string(name) +
+		    " is not one character (or tab, space, comma, semicolon)");
+	}
+
+	void set_column(std::string_view key, int &field)
+	{
+		std::string_view value = take_item();
+		uint64_t col;
+		if (!parse_u64(value, col) || col == 0 || col > 4096)
+			bad(std::string(key) + "=" + std::string(value) + ": columns count from 1");
+		if (field)
+			bad(std::string(key) + " is given twice");
+		field = static_cast<int>(col);
+	}
+
+	void item()
+	{
+		size_t stop = std::min(spec.find_first_of("=,", pos), spec.size());
+		std::string_view key = spec.substr(pos, stop - pos);
+		bool has_value = stop < spec.size() && spec[stop] == '=';
+		pos = stop + 1;
+		if (key == "header" && !has_value) {
+			m.header = true;
+			return;
+		}
+		int *field = key == "id" ? &m.id : key == "time" ? &m.time : key == "size" ? &m.size
+			   : key == "op" ? &m.op : nullptr;
+		if (!field && key != "sep")
+			bad(key.empty() ? std::string("an empty item")
+					: "unknown key " + quoted(key) +
+						  " (id, time, size, op, header, sep)");
+		if (!has_value)
+			bad(std::string(key) + " needs a value (" + std::string(key) + "=...)");
+		if (field)
+			set_column(key, *field);
+		else
+			m.sep = take_sep();
+	}
+
+	csv_map parse()
+	{
+		while (pos < spec.size())
+			item();
+		if (!m.id)
+			bad("the id column is required (id=N)");
+		const std::pair<const char *, int> cols[] = { { "id", m.id }, { "time", m.time },
+							      { "size", m.size }, { "op", m.op } };
+		for (size_t a = 0; a < 4; a++)
+			for (size_t b = a + 1; b < 4; b++)
+				if (cols[a].second && cols[a].second == cols[b].second)
+					bad(std::string(cols[a].first) + " and " + cols[b].first +
+					    " are both column " + std::to_string(cols[a].second));
+		return m;
+	}
+};
+
+}  // namespace
+
+// ---- the interface -------------------------------------------------------------
+
+void compute_next(trace &t)
+{
+	std::vector<int64_t> later(t.nobjects(), -1);
+	t.next.resize(t.size());
+	for (size_t i = t.size(); i-- > 0;) {
+		int64_t &seen = later[t.ids[i]];
+		t.next[i] = seen;
+		seen = static_cast<int64_t>(i);
+	}
+}
+
+csv_map parse_csv_map(std::string_view spec)
+{
+	return csv_map_parser { spec, {} }.parse();
+}
+
+trace read_trace(const std::string &path, const read_opts &o)
+{
+	byte_stream s(path);
+	trace t;
+	t.name = path;
+	t.format = choose_format(s, path, o);
+	if (t.format == "oracleGeneral")
+		read_oracle(s, o, t);
+	else if (t.format == "dsmem")
+		read_dsmem(s, o, t);
+	else if (t.format == "text")
+		read_text(s, o, t);
+	else
+		read_csv(s, o, t);
+	if (t.ids.empty())
+		s.fail("no requests");
+	return t;
+}
+
+}  // namespace dssim
