@@ -91,19 +91,32 @@ void lru_mrc_by_hand(void **)
 	assert_int_equal(m[3], 4);
 }
 
-// The one pass agrees with a run per size, to the request.
-void lru_mrc_matches_runs(void **)
+// The one pass agrees with a run per size, to the request: misses,
+// evictions, bytes and every window.
+void lru_one_pass_matches_runs(void **)
 {
-	trace t = dssim::generate("zipf:alpha=0.8,objects=5000,requests=200k,seed=9");
+	trace t = dssim::generate("zipf:alpha=0.8,objects=5000,requests=200k,seed=9,size=100");
 	std::vector<uint64_t> sizes = { 1, 10, 100, 1000, 4999, 5000, 6000 };
 	std::vector<dssim::run_spec> specs;
 
 	for (uint64_t s : sizes)
 		specs.push_back(spec("lru", s));
-	auto runs = dssim::run_all(t, specs, 2, 0, nullptr);
+	auto pass = dssim::run_all(t, specs, 2, 3000, nullptr);
 	auto m = dssim::lru_mrc(t, sizes);
-	for (size_t k = 0; k < sizes.size(); k++)
-		assert_int_equal(m[k], runs[k].c.requests - runs[k].c.hits[0]);
+	for (size_t k = 0; k < sizes.size(); k++) {
+		// alone, a size is a run of its own
+		auto run = dssim::run_all(t, { specs[k] }, 1, 3000, nullptr)[0];
+		assert_true(pass[k].one_pass);
+		assert_false(run.one_pass);
+		assert_int_equal(m[k], run.c.requests - run.c.hits[0]);
+		assert_int_equal(pass[k].c.hits[0], run.c.hits[0]);
+		assert_int_equal(pass[k].c.hits[2], run.c.hits[2]);
+		assert_int_equal(pass[k].c.evictions, run.c.evictions);
+		assert_int_equal(pass[k].c.miss_bytes, run.c.miss_bytes);
+		assert_int_equal(pass[k].total_ns, run.total_ns);
+		assert_int_equal(pass[k].p99_ns, run.p99_ns);
+		assert_true(pass[k].windows == run.windows);
+	}
 }
 
 void windows_and_p99(void **)
@@ -366,7 +379,7 @@ int main()
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(tier_costs),
 		cmocka_unit_test(lru_mrc_by_hand),
-		cmocka_unit_test(lru_mrc_matches_runs),
+		cmocka_unit_test(lru_one_pass_matches_runs),
 		cmocka_unit_test(windows_and_p99),
 		cmocka_unit_test(shards_sampling),
 		cmocka_unit_test(seed_replays_vector),

@@ -212,6 +212,7 @@ record run_record(const dssim::run_result &r, bool windows)
 	rec["p99_ns"] = r.p99_ns;
 	rec["seconds"] = std::round(r.seconds * 1e4) / 1e4;
 	rec["mreqs_per_s"] = std::round(r.mreqs_per_s() * 100) / 100;
+	rec["one_pass"] = r.one_pass;	// seconds and speed are the pass's
 	if (windows) {
 		record w = record::array();
 		for (double v : r.windows)

@@ -28,6 +28,8 @@ namespace {
 
 // Progress is published in steps, so the hot loop touches no shared line.
 constexpr uint64_t progress_step = 1 << 16;
+// From this many LRU sizes on, one stack pass beats a run per size.
+constexpr size_t one_pass_min = 3;
 
 counters minus(const counters &a, const counters &b)
 {
@@ -44,6 +46,142 @@ counters minus(const counters &a, const counters &b)
 	d.writebacks = a.writebacks - b.writebacks;
 	d.admissions_refused = a.admissions_refused - b.admissions_refused;
 	return d;
+}
+
+// The model's cost is fixed per tier, so its quantiles follow from the
+// tier counts.
+void model_cost(run_result &r, bool tiered)
+{
+	uint64_t cost[3], below = 0, rank = r.c.requests - r.c.requests / 100;
+
+	for (int k = 0; k < 3; k++) {
+		cost[k] = tier_cost(r.spec.o.cost_ns, k, tiered);
+		r.total_ns += cost[k] * r.c.hits[k];
+	}
+	for (int k = 0; k < 3; k++) {
+		if (!r.c.hits[k])
+			continue;
+		below += r.c.hits[k];
+		r.p99_ns = cost[k];
+		if (below >= rank)
+			break;
+	}
+}
+
+// Mattson's stack distances: the distinct objects touched since the
+// previous request to the same one, itself included (0: never before).
+// LRU at size S hits exactly the requests whose distance is 1..S.
+class stack_distance {
+public:
+	explicit stack_distance(const trace &t) : fen_(t.size() + 1, 0), last_(t.nobjects(), -1) {}
+
+	uint64_t next(size_t i, uint32_t id)
+	{
+		int64_t p = last_[id];
+		uint64_t d = 0;
+
+		if (p < 0) {
+			live_++;
+		} else {
+			// marks sit at each object's latest request
+			d = live_ - prefix(size_t(p) + 1) + 1;
+			add(size_t(p), -1);
+		}
+		add(i, 1);
+		last_[id] = int64_t(i);
+		return d;
+	}
+
+private:
+	void add(size_t pos, int32_t v)
+	{
+		for (size_t k = pos + 1; k < fen_.size(); k += k & -k)
+			fen_[k] += v;
+	}
+	uint64_t prefix(size_t pos) const	// marks at positions < pos
+	{
+		uint64_t s = 0;
+
+		for (size_t k = pos; k; k -= k & -k)
+			s += fen_[k];
+		return s;
+	}
+
+	std::vector<uint32_t> fen_;
+	std::vector<int64_t> last_;
+	uint64_t live_ = 0;
+};
+
+// LRU at every size of specs (entries) in one pass over the trace.
+std::vector<run_result> lru_pass(const trace &t, const std::vector<run_spec> &specs,
+				 uint64_t window, progress *prog)
+{
+	std::vector<uint64_t> sizes;
+	for (const auto &s : specs)
+		sizes.push_back(s.o.cap.value);
+	std::sort(sizes.begin(), sizes.end());
+	sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+
+	size_t ns = sizes.size(), n = t.size();
+	// A request at distance d misses at every size below d: it is counted
+	// once, in at[k] with k the number of such sizes (cold: all of them),
+	// and the misses at size j are the sum of at[] above j.
+	std::vector<uint64_t> at(ns + 1, 0), bytes_at(ns + 1, 0), win_at(ns + 1, 0);
+	std::vector<std::vector<double>> windows;
+	windows.resize(sizes.size());
+	stack_distance sd(t);
+	uint64_t bytes = 0;
+
+	auto t0 = std::chrono::steady_clock::now();
+	for (size_t i = 0; i < n; i++) {
+		uint64_t d = sd.next(i, t.ids[i]);
+		size_t k = d ? size_t(std::lower_bound(sizes.begin(), sizes.end(), d) - sizes.begin()) : ns;
+
+		at[k]++;
+		bytes_at[k] += t.size_of(i);
+		bytes += t.size_of(i);
+		if (window) {
+			win_at[k]++;
+			if ((i + 1) % window == 0 || i + 1 == n) {
+				uint64_t len = (i + 1) % window ? (i + 1) % window : window, miss = 0;
+				for (size_t j = ns; j-- > 0;) {
+					miss += win_at[j + 1];
+					windows[j].push_back(double(miss) / double(len));
+				}
+				std::fill(win_at.begin(), win_at.end(), 0);
+			}
+		}
+		if (prog && (i + 1) % progress_step == 0)
+			prog->done.fetch_add(progress_step * specs.size(), std::memory_order_relaxed);
+	}
+	double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+	std::vector<run_result> out;
+	for (const auto &s : specs) {
+		size_t j = size_t(std::lower_bound(sizes.begin(), sizes.end(), s.o.cap.value) - sizes.begin());
+		uint64_t miss = 0, miss_bytes = 0;
+		for (size_t k = j + 1; k <= ns; k++) {
+			miss += at[k];
+			miss_bytes += bytes_at[k];
+		}
+		run_result r;
+		r.spec = s;
+		r.c.requests = n;
+		r.c.hits[0] = n - miss;
+		r.c.hits[2] = miss;
+		r.c.bytes = bytes;
+		r.c.miss_bytes = miss_bytes;
+		// LRU only ever removes to make room: each insert past the
+		// capacity evicts one
+		r.c.evictions = miss > s.o.cap.value ? miss - s.o.cap.value : 0;
+		r.seconds = secs;	// the pass served them all at once
+		r.one_pass = true;
+		if (window)
+			r.windows = windows[j];
+		model_cost(r, false);
+		out.push_back(std::move(r));
+	}
+	return out;
 }
 
 run_result run_one(const trace &t, const run_spec &s, uint64_t window, progress *prog)
@@ -88,21 +226,7 @@ run_result run_one(const trace &t, const run_spec &s, uint64_t window, progress 
 	r.c = minus(p->c, base);
 	r.moves = std::move(moves);
 
-	// the model's cost is fixed per tier, so its quantiles follow from
-	// the tier counts
-	uint64_t cost[3], below = 0, rank = r.c.requests - r.c.requests / 100;
-	for (int k = 0; k < 3; k++) {
-		cost[k] = tier_cost(o.cost_ns, k, p->tiered);
-		r.total_ns += cost[k] * r.c.hits[k];
-	}
-	for (int k = 0; k < 3; k++) {
-		if (!r.c.hits[k])
-			continue;
-		below += r.c.hits[k];
-		r.p99_ns = cost[k];
-		if (below >= rank)
-			break;
-	}
+	model_cost(r, p->tiered);
 	return r;
 }
 
@@ -135,22 +259,48 @@ std::vector<run_result> run_all(trace &t, const std::vector<run_spec> &specs,
 	if (prog)
 		prog->total = t.size() * specs.size();
 
+	// jobs: LRU at several sizes (entries, cold start) is one stack pass;
+	// every other spec is a run of its own
+	std::vector<std::vector<size_t>> jobs;
+	std::vector<size_t> lru;
+	for (size_t k = 0; k < specs.size(); k++) {
+		const run_spec &s = specs[k];
+		if (s.policy == "lru" && !s.o.cap.bytes && !s.warmup && !s.o.moves)
+			lru.push_back(k);
+		else
+			jobs.push_back({ k });
+	}
+	if (lru.size() >= one_pass_min)
+		jobs.insert(jobs.begin(), lru);
+	else
+		for (size_t k : lru)
+			jobs.push_back({ k });
+
 	std::atomic<size_t> next{ 0 };
 	std::exception_ptr failed;
 	std::mutex failed_lock;
 	auto worker = [&] {
-		for (size_t k; (k = next.fetch_add(1)) < specs.size();) {
+		for (size_t k; (k = next.fetch_add(1)) < jobs.size();) {
 			try {
-				out[k] = run_one(t, specs[k], window, prog);
+				if (jobs[k].size() == 1) {
+					out[jobs[k][0]] = run_one(t, specs[jobs[k][0]], window, prog);
+					continue;
+				}
+				std::vector<run_spec> group;
+				for (size_t i : jobs[k])
+					group.push_back(specs[i]);
+				auto res = lru_pass(t, group, window, prog);
+				for (size_t i = 0; i < res.size(); i++)
+					out[jobs[k][i]] = std::move(res[i]);
 			} catch (...) {
 				std::lock_guard<std::mutex> g(failed_lock);
 				if (!failed)
 					failed = std::current_exception();
-				next = specs.size();
+				next = jobs.size();
 			}
 		}
 	};
-	unsigned int n = std::max(1u, std::min<unsigned int>(threads, specs.size()));
+	unsigned int n = std::max(1u, std::min<unsigned int>(threads, unsigned(jobs.size())));
 	std::vector<std::thread> pool;
 	for (unsigned int i = 1; i < n; i++)
 		pool.emplace_back(worker);
@@ -164,48 +314,17 @@ std::vector<run_result> run_all(trace &t, const std::vector<run_spec> &specs,
 
 std::vector<uint64_t> lru_mrc(const trace &t, const std::vector<uint64_t> &sizes)
 {
-	size_t n = t.size();
-	std::vector<uint32_t> fen(n + 1, 0);
-	std::vector<int64_t> last(t.nobjects(), -1);
-	// dist[d]: requests whose stack distance is d (1-based), capped; the
-	// cap is the largest size asked for, beyond which all is a miss
-	uint64_t cap = sizes.empty() ? 0 : *std::max_element(sizes.begin(), sizes.end());
-	std::vector<uint64_t> dist(cap + 2, 0);
-	uint64_t live = 0;
-
-	auto add = [&](size_t pos, int32_t v) {
-		for (size_t k = pos + 1; k <= n; k += k & -k)
-			fen[k] += v;
-	};
-	auto prefix = [&](size_t pos) {	// marks at positions < pos
-		uint64_t s = 0;
-		for (size_t k = pos; k; k -= k & -k)
-			s += fen[k];
-		return s;
-	};
-	for (size_t i = 0; i < n; i++) {
-		uint32_t id = t.ids[i];
-		int64_t p = last[id];
-
-		if (p < 0) {
-			dist[cap + 1]++;	// cold: a miss at every size
-			live++;
-		} else {
-			// distinct objects touched since p, this one included
-			uint64_t d = live - prefix(size_t(p) + 1) + 1;
-			dist[std::min<uint64_t>(d, cap + 1)]++;
-			add(size_t(p), -1);
-		}
-		add(i, 1);
-		last[id] = int64_t(i);
-	}
+	std::vector<run_spec> specs;
 	std::vector<uint64_t> misses;
-	for (uint64_t s : sizes) {
-		uint64_t m = 0;
-		for (uint64_t d = s + 1; d <= cap + 1; d++)
-			m += dist[d];
-		misses.push_back(m);
+
+	for (uint64_t size : sizes) {
+		run_spec s;
+		s.policy = "lru";
+		s.o.cap.value = size;
+		specs.push_back(s);
 	}
+	for (const auto &r : lru_pass(t, specs, 0, nullptr))
+		misses.push_back(r.c.requests - r.c.hits[0]);
 	return misses;
 }
 

@@ -28,6 +28,7 @@ struct run_result {
 	double seconds = 0;	// the simulator's own time for this run
 	std::vector<double> windows;	// miss ratio per window of requests
 	std::vector<move_event> moves;	// seed policy, when asked for
+	bool one_pass = false;	// served with other sizes by one stack pass
 
 	double miss_ratio() const
 	{
@@ -47,7 +48,8 @@ struct progress {
 	uint64_t total = 0;
 };
 
-// Run every spec over t, up to threads at a time; window: requests per
+// Run every spec over t, up to threads at a time (LRU at three or more
+// sizes in entries takes one stack pass for all); window: requests per
 // miss-ratio window (0: none).  Belady runs are refused up front, with the
 // memory they would need, when that exceeds mem_limit (0: what the
 // machine has free).  Throws sim_error from the first spec that fails.
