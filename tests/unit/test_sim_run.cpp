@@ -335,6 +335,25 @@ void dsctl_sweep(void **)
 	assert_true(doc["sweep"][0]["miss_ratio"].get<double>() < 0.01);
 }
 
+// The README's calibration: a cache of 620 entries collapses near the
+// ~450 connections published for older RNICs, one of 4096 near the few
+// thousand of newer ones (1.375 entries per QP: its QP, CQ and MR).
+void sweep_calibration(void **)
+{
+	result r = dsctl({ "-j", "sim", "run", "gen", "sweep:qps=256..8192/4,ops=50k,seed=5",
+			   "policy", "lru,random", "size", "620,4096" });
+	assert_int_equal(r.status, 0);
+	auto doc = nlohmann::json::parse(r.out);
+	assert_int_equal(doc["sweep_knees"].size(), 4);
+	for (const auto &k : doc["sweep_knees"]) {
+		uint64_t knee = k["knee_qps"].get<uint64_t>();
+		bool small = k["size"].get<uint64_t>() == 620;
+		fprintf(stderr, "# %s size %s: knee %lu QPs\n", k["policy"].get<std::string>().c_str(),
+			k["size"].dump().c_str(), (unsigned long)knee);
+		assert_in_range(knee, small ? 405 : 2700, small ? 495 : 3300);
+	}
+}
+
 void expect_error(const std::vector<std::string> &words, const char *needle)
 {
 	result r = dsctl(words);
@@ -386,6 +405,7 @@ int main()
 		cmocka_unit_test(dsctl_sample_json),
 		cmocka_unit_test(dsctl_text_trace_and_csv),
 		cmocka_unit_test(dsctl_sweep),
+		cmocka_unit_test(sweep_calibration),
 		cmocka_unit_test(dsctl_bad_input),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -616,7 +616,9 @@ trace generate_workload(const workload &w)
 // ---- the connection sweep ----------------------------------------------------------
 
 // "16..4096" doubles from 16 (and ends at 4096 even off the doubling),
-// "100|450|3000" lists, "512" is one count
+// "16..4096/4" takes 4 geometric steps per doubling (a knee between two
+// doublings is then found to within 19%), "100|450|3000" lists, "512" is
+// one count
 std::vector<uint32_t> parse_qps(std::string_view part, std::string_view value)
 {
 	auto count = [&](std::string_view v) {
@@ -625,11 +627,23 @@ std::vector<uint32_t> parse_qps(std::string_view part, std::string_view value)
 	std::vector<uint32_t> qps;
 	size_t dots = value.find("..");
 	if (dots != std::string_view::npos) {
-		uint32_t lo = count(value.substr(0, dots)), hi = count(value.substr(dots + 2));
+		std::string_view range = value.substr(dots + 2);
+		uint64_t steps = 1;
+		size_t slash = range.find('/');
+		if (slash != std::string_view::npos) {
+			steps = parse_count(part, "qps steps", range.substr(slash + 1), 1, 64);
+			range = range.substr(0, slash);
+		}
+		uint32_t lo = count(value.substr(0, dots)), hi = count(range);
 		if (lo > hi)
 			bad_spec(part, "qps=" + std::string(value) + " runs backwards");
-		for (uint64_t q = lo; q <= hi; q *= 2)
-			qps.push_back(static_cast<uint32_t>(q));
+		for (uint64_t j = 0;; j++) {
+			double q = std::round(double(lo) * std::exp2(double(j) / double(steps)));
+			if (q > double(hi))
+				break;
+			if (qps.empty() || qps.back() != static_cast<uint32_t>(q))
+				qps.push_back(static_cast<uint32_t>(q));
+		}
 		if (qps.back() != hi)
 			qps.push_back(hi);
 		return qps;
