@@ -50,6 +50,8 @@ for ((i = 0; i < 100; i++)); do
 done
 step "both ends up; node 1 holds node 2's grant (one rkey per peer)" \
 	"$dsctl" peer show
+step "record every token lookup from here on" \
+	"$dsctl" cache trace start /tmp/dsmem-demo.trace
 step "ALLOC on node 2, by message" \
 	"$dsctl" rdm alloc node 1 remote 2 size 8K
 step "WRITE, by message" \
@@ -59,6 +61,7 @@ step "READ, by message" \
 step "one-sided RDMA from node 1: 64 KiB READs in batches of 16" \
 	"$top/build/user/bench/rdm_bench" bw read 1 0x2001000000000 65536 256 16
 echo "(MB/s)"
+step "stop recording" "$dsctl" cache trace stop
 step "the segment, with its grant" "$dsctl" segment show
 
 step "the QPs' tokens: every work request above resolved its QP through the cache" \
@@ -66,6 +69,8 @@ step "the QPs' tokens: every work request above resolved its QP through the cach
 step "the token cache: tiers, modelled cost, counters" "$dsctl" cache
 step "a synthetic sweep on a private cache: 1024 QPs, one lookup each of QP, CQ, MR per op" \
 	"$dsctl" cache bench qps 1024 ops 50000
+step "the recorded lookups replayed offline: the seed policy and LRU, L1 of 2 and 8 tokens" \
+	"$dsctl" sim run trace /tmp/dsmem-demo.trace policy lru,seed size 2,8 threads 1
 step "module counters" "$dsctl" statistic
 step "a mutating command without CAP_NET_ADMIN is refused" \
 	setpriv --bounding-set -net_admin "$dsctl" statistic reset || true

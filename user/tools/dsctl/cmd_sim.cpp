@@ -133,7 +133,8 @@ void parse_params(const std::string &s, dssim::policy_opts &o)
 	}
 }
 
-// A bar on stderr while runs go on, only when stderr is a terminal.
+// A bar on stderr while long runs go on (a second or more), only when
+// stderr is a terminal; wiped when the runs end.
 class progress_bar {
 public:
 	explicit progress_bar(dssim::progress &p) : p_(p)
@@ -144,28 +145,33 @@ public:
 	~progress_bar()
 	{
 		stop_ = true;
-		if (th_.joinable()) {
+		if (th_.joinable())
 			th_.join();
+		if (drawn_)
 			fprintf(stderr, "\r%60s\r", "");
-		}
 	}
 
 private:
 	void loop()
 	{
+		auto start = std::chrono::steady_clock::now();
+
 		while (!stop_) {
-			std::this_thread::sleep_for(std::chrono::milliseconds(200));
-			if (!p_.total)
+			std::this_thread::sleep_for(std::chrono::milliseconds(100));
+			if (!p_.total || stop_ ||
+			    std::chrono::steady_clock::now() - start < std::chrono::seconds(1))
 				continue;
 			double f = std::min(1.0, double(p_.done.load()) / double(p_.total));
 			int w = int(f * 40);
 			fprintf(stderr, "\r[%s%s] %3d%%", std::string(size_t(w), '#').c_str(),
 				std::string(size_t(40 - w), ' ').c_str(), int(f * 100));
+			drawn_ = true;
 		}
 	}
 
 	dssim::progress &p_;
 	std::atomic<bool> stop_{ false };
+	bool drawn_ = false;	// written by the thread, read after join
 	std::thread th_;
 };
 
