@@ -1,23 +1,30 @@
 #!/bin/bash
 # make bench [B=subset]: benchmarks, each measured against its reference
-# tool in the same guest run.  Prints one line per figure:
+# tool in the same run.  Prints one line per figure:
 #   bench: NAME VALUE UNIT
-# Timings under TCG emulation mean something only as ratios.
+# Timings under TCG emulation (the guest subsets) mean something only as
+# ratios.
 #
 # Subsets: ctl (control path: dsctl vs iproute2's rdma over netlink);
 # rdm (the data path vs perftest's ib_{read,write}_{lat,bw} on the same
 # rxe, loopback in one guest); cache (the token cache's connection sweep,
 # 16..16384 QPs, fixed and adaptive, against uncached access, and the
-# measured cost of one resolve).  sim, btree, obj and slope arrive with
-# their capabilities.
+# measured cost of one resolve); sim (the cache simulator on a 20M-request
+# Zipf trace: lru, s3fifo and seed, speed, memory and miss ratio, and LRU
+# against Python's cachetools on the same requests).  btree, obj and slope
+# arrive with their capabilities.
+#
+# sim runs on the host, needing neither the module nor a guest; the other
+# subsets run in one guest after it.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 dsctl=$top/build/user/user/tools/dsctl
 rdm_bench=$top/build/user/bench/rdm_bench
 cache_bench=$top/build/user/bench/cache_bench
-implemented=(ctl rdm cache)
-planned=(sim btree obj slope)
+implemented=(ctl rdm cache sim)
+planned=(btree obj slope)
+host=(sim)
 
 # Mean wall time of one invocation, in ms, over N runs.
 mean_ms() {
@@ -93,6 +100,53 @@ bench_cache() {
 	"$cache_bench" "${DSMEM_CACHE_BENCH_OPS:-100000}"
 }
 
+# A field of dsctl's JSON: json_get EXPR reads stdin, EXPR in terms of d.
+json_get() {
+	python3 -c 'import json, sys; d = json.load(sys.stdin); print('"$1"')'
+}
+
+# The simulator on the host: one trace generated once, each policy in a
+# process of its own (so that peak_rss_mib is its own), one thread each.
+# The reference is Debian's python3-cachetools (hence /usr/bin/python3,
+# where that package installs) on the trace's first $ref_n requests, and
+# dsctl's LRU on the same requests: the misses must agree exactly.
+bench_sim() {
+	local dir=$top/build/bench trace json p ref_n ref ours
+	local ref_misses ref_speed our_misses our_speed
+	local spec=zipf:alpha=1.0,objects=1m,requests=20m,seed=1
+	local -A speed
+	trace=$dir/zipf20m.oracleGeneral
+	ref_n=${DSMEM_SIM_REF_REQUESTS:-2000000}
+	mkdir -p "$dir"
+	"$dsctl" sim gen "$spec" file "$trace"
+	for p in lru s3fifo seed; do
+		# one window: the run's miss ratio over time is not wanted here
+		json=$("$dsctl" -j sim run trace "$trace" policy $p size 16384 \
+		       tiers L1:16384,L2:131072 threads 1 window 20000000)
+		speed[$p]=$(json_get 'd["runs"][0]["mreqs_per_s"]' <<<"$json")
+		echo "bench: sim.${p}_mreqs_per_s ${speed[$p]} Mreq/s"
+		echo "bench: sim.${p}_peak_mib $(json_get 'd["peak_rss_mib"]' <<<"$json") MiB"
+		echo "bench: sim.${p}_miss_ratio $(json_get 'd["runs"][0]["miss_ratio"]' <<<"$json") ratio"
+	done
+	for p in s3fifo seed; do
+		echo "bench: sim.$p.ratio_vs_lru $(ratio "${speed[$p]}" "${speed[lru]}") x"
+	done
+	ref=$(/usr/bin/python3 "$top/tests/bench/sim_ref.py" "$trace" "$ref_n" 16384)
+	ours=$("$dsctl" -j sim run trace "$trace" limit "$ref_n" policy lru size 16384 \
+	       threads 1 window "$ref_n")
+	ref_misses=$(json_get 'd["misses"]' <<<"$ref")
+	ref_speed=$(json_get 'd["mreqs_per_s"]' <<<"$ref")
+	our_misses=$(json_get 'd["runs"][0]["misses"]' <<<"$ours")
+	our_speed=$(json_get 'd["runs"][0]["mreqs_per_s"]' <<<"$ours")
+	echo "bench: sim.ref_requests $ref_n requests"
+	echo "bench: sim.lru_ref_misses $our_misses misses"
+	echo "bench: sim.cachetools_lru_misses $ref_misses misses"
+	echo "bench: sim.lru_misses.ratio_vs_cachetools $(awk -v a="$our_misses" -v b="$ref_misses" 'BEGIN { printf "%.3f", a / b }') x"
+	echo "bench: sim.lru_ref_mreqs_per_s $our_speed Mreq/s"
+	echo "bench: sim.cachetools_lru_mreqs_per_s $ref_speed Mreq/s"
+	echo "bench: sim.lru_speed.ratio_vs_cachetools $(ratio "$our_speed" "$ref_speed") x"
+}
+
 if [ "${1:-}" = --in-guest ]; then
 	shift
 	for b in "$@"; do "bench_$b"; done
@@ -110,5 +164,14 @@ for b in "${subsets[@]}"; do
 		exit 1
 	fi
 done
+guest_subsets=()
+for b in "${subsets[@]}"; do
+	if [[ " ${host[*]} " == *" $b "* ]]; then
+		"bench_$b"
+	else
+		guest_subsets+=("$b")
+	fi
+done
+[ ${#guest_subsets[@]} -gt 0 ] || exit 0
 # a memory-only NUMA node: where the token cache puts L2, as CXL would be
-exec "$top/scripts/guest" --numa-memnode 128 -t 1200 -- "$0" --in-guest "${subsets[@]}"
+exec "$top/scripts/guest" --numa-memnode 128 -t 1200 -- "$0" --in-guest "${guest_subsets[@]}"

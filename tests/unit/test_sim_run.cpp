@@ -354,6 +354,33 @@ void sweep_calibration(void **)
 	}
 }
 
+// sim gen writes what libCacheSim writes: next access as logical time
+// counted from 1, -1 for none; and reads back as the same trace.
+void dsctl_gen_oracle(void **)
+{
+	char file[] = "/tmp/dssim-gen-XXXXXX.oracleGeneral";
+	close(mkstemps(file, 14));
+	result r = dsctl({ "sim", "gen", "zipf:objects=50,requests=500,seed=3", "file", file });
+	assert_int_equal(r.status, 0);
+
+	trace g = dssim::generate("zipf:objects=50,requests=500,seed=3");
+	dssim::compute_next(g);
+	std::string raw = slurp(file);
+	assert_int_equal(raw.size(), 500 * 24);
+	for (size_t i = 0; i < 500; i++) {
+		int64_t next;
+		uint64_t key;
+		memcpy(&key, raw.data() + i * 24 + 4, 8);
+		memcpy(&next, raw.data() + i * 24 + 16, 8);
+		assert_int_equal(key, g.keys[g.ids[i]]);
+		assert_int_equal(next, g.next[i] < 0 ? -1 : g.next[i] + 1);
+	}
+	trace back = dssim::read_trace(file, {});
+	assert_true(back.ids == g.ids);
+	assert_true(back.next == g.next);
+	unlink(file);
+}
+
 void expect_error(const std::vector<std::string> &words, const char *needle)
 {
 	result r = dsctl(words);
@@ -406,6 +433,7 @@ int main()
 		cmocka_unit_test(dsctl_text_trace_and_csv),
 		cmocka_unit_test(dsctl_sweep),
 		cmocka_unit_test(sweep_calibration),
+		cmocka_unit_test(dsctl_gen_oracle),
 		cmocka_unit_test(dsctl_bad_input),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -270,7 +270,8 @@ void print_table(const record &doc)
 			       p["miss_ratio"].get<double>());
 		for (const auto &k : doc["sweep_knees"])
 			printf("knee %s size %s: %s QPs\n", k["policy"].get<std::string>().c_str(),
-			       k["size"].dump().c_str(), k["knee_qps"].dump().c_str());
+			       k["size"].dump().c_str(),
+			       k["knee_qps"].is_null() ? "-" : k["knee_qps"].dump().c_str());
 	}
 	printf("simulated %s requests in %.3f s, peak memory %s MiB\n",
 	       doc["simulated_requests"].dump().c_str(), doc["seconds"].get<double>(),
@@ -323,8 +324,9 @@ void plot(const std::string &dir, const record &doc)
 	gp << "# made by dsctl sim run; gnuplot plot.gp redraws the figures\n"
 	   << "set datafile separator ','\nset key outside right top\nset grid\n";
 	auto figure = [&](const std::string &name, const std::string &body) {
-		for (const char *term : { "svg size 900,520 dynamic background rgb 'white'",
-					  "pngcairo size 900,520" }) {
+		// noenhanced: names like "lru@4096" are text, not markup
+		for (const char *term : { "svg size 900,520 dynamic noenhanced background rgb 'white'",
+					  "pngcairo noenhanced size 900,520" }) {
 			bool svg = term[0] == 's';
 			gp << "set terminal " << term << "\nset output "
 			   << gp_quote(dir + "/" + name + (svg ? ".svg" : ".png")) << "\n"
@@ -353,8 +355,9 @@ void plot(const std::string &dir, const record &doc)
 		for (auto &[pol, pts] : curves)
 			multi |= pts.size() > 1;
 		std::string unit = doc["runs"][0]["unit"].get<std::string>();
-		figure("mrc", std::string("set title 'Miss ratio versus cache size: ") +
-				      doc["trace"]["name"].get<std::string>() + "' noenhanced\n" +
+		figure("mrc", "set title " +
+				      gp_quote("Miss ratio versus cache size: " +
+					       doc["trace"]["name"].get<std::string>()) + "\n" +
 				      "set xlabel 'cache size (" + unit + ")'\nset ylabel 'miss ratio'\n" +
 				      (multi ? "set logscale x\n" : "unset logscale x\n") +
 				      "set yrange [0:*]\nset style data linespoints\n" +
@@ -478,11 +481,11 @@ record trace_record(const dssim::trace &t)
 }
 
 // The connection sweep: every policy and size at each QP count.
-void run_sweep(const dssim::sweep_spec &sw, sim_setup &su, record &doc, double link_gbps,
-	       uint64_t &simulated)
+void run_sweep(std::string_view sw_spec, const dssim::sweep_spec &sw, sim_setup &su,
+	       record &doc, double link_gbps, uint64_t &simulated)
 {
 	record pts = record::array(), knees = record::array();
-	std::map<std::string, std::vector<std::pair<uint32_t, double>>> rates;
+	std::map<std::pair<std::string, uint64_t>, std::vector<std::pair<uint32_t, double>>> rates;
 	double payload_ns = double(sw.payload) * 8 / link_gbps;
 
 	// the rate of a warm NIC: the first quarter of the operations (by
@@ -496,18 +499,22 @@ void run_sweep(const dssim::sweep_spec &sw, sim_setup &su, record &doc, double l
 		auto specs = make_specs(su, t);
 		auto res = dssim::run_all(t, specs, su.threads, 0, nullptr, su.mem_limit);
 		simulated += t.size() * specs.size();
-		if (doc["trace"].is_null())
+		if (doc["trace"].is_null()) {
+			// one trace per QP count: name the sweep, not the first
 			doc["trace"] = trace_record(t);
+			doc["trace"]["name"] = std::string(sw_spec);
+			doc["trace"]["requests"] = t.size() * sw.qps.size();
+			doc["trace"]["objects"] = nullptr;
+		}
 		for (const auto &r : res) {
 			// three lookups per operation, then the payload on the wire
 			double op_ns = double(r.total_ns) / double(sw.ops - warm_ops) + payload_ns;
-			std::string key = r.spec.policy + "@" + std::to_string(r.spec.o.cap.value);
 			pts.push_back({ { "qps", qps }, { "policy", r.spec.policy },
 					{ "size", r.spec.o.cap.value },
 					{ "op_ns", std::round(op_ns * 100) / 100 },
 					{ "mops", std::round(1000 / op_ns * 1000) / 1000 },
 					{ "miss_ratio", round4(r.miss_ratio()) } });
-			rates[key].push_back({ qps, 1000 / op_ns });
+			rates[{ r.spec.policy, r.spec.o.cap.value }].push_back({ qps, 1000 / op_ns });
 		}
 	}
 	// the knee: the first QP count at which the rate falls below 80% of
@@ -523,9 +530,7 @@ void run_sweep(const dssim::sweep_spec &sw, sim_setup &su, record &doc, double l
 				double f = y0 > y1 ? (y0 - 0.8 * peak) / (y0 - y1) : 1;
 				knee = std::round(std::exp2(x0 + f * (x1 - x0)));
 			}
-		auto at = key.rfind('@');
-		knees.push_back({ { "policy", key.substr(0, at) },
-				  { "size", std::stoull(key.substr(at + 1)) },
+		knees.push_back({ { "policy", key.first }, { "size", key.second },
 				  { "peak_mops", std::round(peak * 1000) / 1000 },
 				  { "knee_qps", knee > 0 ? record(uint64_t(knee)) : record(nullptr) } });
 	}
@@ -553,12 +558,18 @@ void run_shards(const dssim::trace &t, const std::vector<dssim::run_result> &exa
 	}
 	auto res = dssim::run_all(s, specs, su.threads, 0, nullptr, su.mem_limit);
 	simulated += s.size() * specs.size();
+	// SHARDS-adj: the sample should hold rate x N requests; the hot
+	// objects that make it fall short (or run over) are hits, so the
+	// misses are taken over the expected count, not the drawn one
+	double expected = rate * double(t.size());
 	for (size_t k = 0; k < res.size(); k++) {
-		double e = exact[k].miss_ratio(), m = res[k].miss_ratio(), err = std::fabs(e - m);
+		double raw = res[k].miss_ratio();
+		double m = std::min(1.0, double(res[k].c.requests - res[k].c.hits[0]) / expected);
+		double e = exact[k].miss_ratio(), err = std::fabs(e - m);
 		sum += err;
 		max = std::max(max, err);
 		pts.push_back({ { "policy", exact[k].spec.policy }, { "size", exact[k].spec.o.cap.value },
-				{ "exact", round4(e) }, { "sampled", round4(m) },
+				{ "exact", round4(e) }, { "sampled", round4(m) }, { "sampled_raw", round4(raw) },
 				{ "abs_error", round4(err) } });
 	}
 	doc["shards"] = { { "rate", rate }, { "requests", s.size() },
@@ -655,7 +666,7 @@ int sim_run_words(env &e)
 	dssim::sweep_spec sw;
 
 	if (kw.has("gen") && dssim::parse_sweep(*kw.get("gen"), sw)) {
-		run_sweep(sw, su, doc, link, simulated);
+		run_sweep(*kw.get("gen"), sw, su, doc, link, simulated);
 	} else {
 		dssim::trace t;
 		if (kw.has("trace")) {
@@ -756,7 +767,9 @@ int sim_gen(env &e)
 		put(t.times_ns.empty() ? i : t.times_ns[i] / 1000000000, 4);
 		put(t.keys[t.ids[i]], 8);
 		put(t.size_of(i), 4);
-		put(uint64_t(t.next[i]), 8);
+		// libCacheSim counts logical time from 1: the next request's
+		// index plus one, -1 for none
+		put(t.next[i] < 0 ? uint64_t(-1) : uint64_t(t.next[i] + 1), 8);
 	}
 	bool ok = fwrite(buf.data(), 1, buf.size(), f) == buf.size();
 	ok = !fclose(f) && ok;

@@ -24,7 +24,7 @@ void usage(FILE *f)
 		"       dsctl [ -j [ -p ] ] { dev | node | peer | segment | token | cache |\n"
 		"                             statistic | monitor | version }\n"
 		"where  OBJECT := { dev | node | peer | segment | rdm | token | cache |\n"
-		"                   statistic | monitor | version | help }\n"
+		"                   sim | statistic | monitor | version | help }\n"
 		"       OPTIONS := { -V[ersion] | -j[son] | -p[retty] | -h[elp] }\n");
 }
 

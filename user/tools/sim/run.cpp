@@ -167,6 +167,7 @@ std::vector<run_result> lru_pass(const trace &t, const std::vector<run_spec> &sp
 		run_result r;
 		r.spec = s;
 		r.c.requests = n;
+		r.served = n;
 		r.c.hits[0] = n - miss;
 		r.c.hits[2] = miss;
 		r.c.bytes = bytes;
@@ -224,6 +225,7 @@ run_result run_one(const trace &t, const run_spec &s, uint64_t window, progress 
 		r.windows.push_back(double(win_miss) / double(n % window));
 	r.seconds = std::chrono::duration<double>(t1 - t0).count();
 	r.c = minus(p->c, base);
+	r.served = n;
 	r.moves = std::move(moves);
 
 	model_cost(r, p->tiered);

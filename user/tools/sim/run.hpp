@@ -26,6 +26,7 @@ struct run_result {
 	uint64_t total_ns = 0;	// modelled access time of all requests
 	uint64_t p99_ns = 0;
 	double seconds = 0;	// the simulator's own time for this run
+	uint64_t served = 0;	// requests it took, warm-up included
 	std::vector<double> windows;	// miss ratio per window of requests
 	std::vector<move_event> moves;	// seed policy, when asked for
 	bool one_pass = false;	// served with other sizes by one stack pass
@@ -35,7 +36,7 @@ struct run_result {
 		return c.requests ? double(c.requests - c.hits[0]) / double(c.requests) : 0;
 	}
 	double mean_ns() const { return c.requests ? double(total_ns) / double(c.requests) : 0; }
-	double mreqs_per_s() const { return seconds > 0 ? double(c.requests) / seconds / 1e6 : 0; }
+	double mreqs_per_s() const { return seconds > 0 ? double(served) / seconds / 1e6 : 0; }
 };
 
 // What a run costs per request in the latency model: L1 for an L1 hit,
