@@ -69,6 +69,11 @@ struct read_opts {
 	std::string format;	// "" (detect), oracleGeneral, csv, text, dsmem
 	csv_map csv;
 	uint64_t limit = 0;	// at most this many requests (0: all)
+	// Fields a caller can do without, to hold a large trace in less
+	// memory: next-access (only Belady reads it), times (only the seed
+	// policy's clock).
+	bool want_next = true;
+	bool want_times = true;
 };
 
 // Read a trace: gzip and zstd are detected by their magic bytes and

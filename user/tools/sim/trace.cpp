@@ -549,8 +549,10 @@ void read_oracle(byte_stream &s, const read_opts &o, trace &t)
 		static_cast<size_t>(std::min<uint64_t>(s.plain_size() / oracle_rec, limit));
 	t.ids.reserve(expected);
 	t.sizes.reserve(expected);
-	t.times_ns.reserve(expected);
-	t.next.reserve(expected);
+	if (o.want_times)
+		t.times_ns.reserve(expected);
+	if (o.want_next)
+		t.next.reserve(expected);
 	id_batch ids(t, 65536);	// it grows: the objects are not known
 
 	while (ids.size() < limit) {
@@ -565,14 +567,18 @@ void read_oracle(byte_stream &s, const read_opts &o, trace &t)
 			std::min<uint64_t>(have / oracle_rec, limit - ids.size()));
 		const char *p = s.data();
 		for (size_t r = 0; r < n; r++, p += oracle_rec) {
-			t.times_ns.push_back(static_cast<uint64_t>(load_le32(p)) * 1000000000ULL);
+			if (o.want_times)
+				t.times_ns.push_back(static_cast<uint64_t>(load_le32(p)) * 1000000000ULL);
 			ids.push(load_le64(p + 4));
 			t.sizes.push_back(load_le32(p + 12));
-			t.next.push_back(static_cast<int64_t>(load_le64(p + 16)));
+			if (o.want_next)
+				t.next.push_back(static_cast<int64_t>(load_le64(p + 16)));
 		}
 		s.consume(n * oracle_rec);
 	}
 	ids.flush();
+	if (!o.want_next)
+		return;
 
 	// libCacheSim writes the logical time of the next request, which
 	// counts requests from 1 (cloudPhysicsIO: every field is the index of
