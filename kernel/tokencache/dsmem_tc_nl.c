@@ -480,6 +480,14 @@ static struct sk_buff *dsmem_nl_trace_msg(struct genl_info *info, u8 cmd,
 	return msg;
 }
 
+/* A private cache's parameters: the live ones, with the request's over them. */
+static int dsmem_nl_private_params(struct genl_info *info, u64 *p)
+{
+	memcpy(p, dsmem_tc.live.c.p, sizeof(dsmem_tc.live.c.p));
+	return dsmem_nl_cache_params(info->attrs[DSMEM_ATTR_CACHE_PARAMS], p,
+				     info->extack);
+}
+
 static int dsmem_nl_trace_done(struct genl_info *info, u8 cmd, u64 records,
 			       u64 dropped, int err)
 {
@@ -556,9 +564,7 @@ int dsmem_nl_cache_bench(struct sk_buff *skb, struct genl_info *info)
 		NL_SET_ERR_MSG(info->extack, "a bench needs qps and ops");
 		return -EINVAL;
 	}
-	memcpy(p, dsmem_tc.live.c.p, sizeof(p));
-	ret = dsmem_nl_cache_params(info->attrs[DSMEM_ATTR_CACHE_PARAMS], p,
-				    info->extack);
+	ret = dsmem_nl_private_params(info, p);
 	if (ret)
 		return ret;
 	ret = dsmem_tc_bench(nla_get_u32(qps), nla_get_u32(ops),
@@ -616,9 +622,7 @@ int dsmem_nl_cache_replay(struct sk_buff *skb, struct genl_info *info)
 				    "replay records must be whole struct dsmem_trace_rec");
 		return -EINVAL;
 	}
-	memcpy(p, dsmem_tc.live.c.p, sizeof(p));
-	ret = dsmem_nl_cache_params(info->attrs[DSMEM_ATTR_CACHE_PARAMS], p,
-				    info->extack);
+	ret = dsmem_nl_private_params(info, p);
 	if (ret)
 		return ret;
 
