@@ -414,8 +414,105 @@ void dsctl_bad_input(void **)
 	// refused up front, saying what it would need
 	expect_error({ "sim", "run", "gen", "zipf:objects=100k,requests=1m", "policy", "belady",
 		       "mem", "1M" }, "would need");
+	// a small need is not "0 MiB"
+	expect_error({ "sim", "run", "gen", "zipf:objects=1000,requests=20k", "policy", "belady",
+		       "mem", "1K" }, "need 0.");
 	unlink(empty);
 	unlink(trunc);
+}
+
+// Values that were taken as something else, or ignored, are refused.
+void dsctl_malformed_values(void **)
+{
+	const std::string g = "zipf:objects=1000,requests=20k";
+	const std::string sw = "sweep:qps=64|128,ops=2k";
+
+	// an empty item is not dropped: "lru," is not "lru", "" is not nothing
+	expect_error({ "sim", "run", "gen", g, "policy", "lru," }, "unknown policy \"\"");
+	expect_error({ "sim", "run", "gen", g, "size", "10," }, "size \"\"");
+	expect_error({ "sim", "run", "gen", g, "latency", "" }, "latency");
+	expect_error({ "sim", "run", "gen", g, "latency", "L1:5," }, "latency");
+	expect_error({ "sim", "run", "gen", g, "policy", "seed", "tiers", "" }, "tiers");
+	expect_error({ "sim", "run", "gen", g, "policy", "seed", "tiers", "L1:" }, "tiers");
+	expect_error({ "sim", "run", "gen", g, "policy", "seed", "params", "" }, "params");
+	// a warm-up of the whole trace leaves nothing to count (all zeros)
+	expect_error({ "sim", "run", "gen", g, "warmup", "20000" }, "warmup");
+	// limit 0 is not "no limit"; trace options on a generated workload
+	expect_error({ "sim", "run", "trace", traces + "/lirs-loop.trace.gz", "limit", "0" },
+		     "limit");
+	expect_error({ "sim", "run", "gen", g, "format", "text" }, "format");
+	expect_error({ "sim", "run", "gen", g, "limit", "5" }, "limit");
+	// what a sweep would silently ignore
+	expect_error({ "sim", "run", "gen", sw, "shards", "0.1" }, "shards");
+	expect_error({ "sim", "run", "gen", sw, "window", "5" }, "window");
+	// a bad rate is refused before the runs, not after
+	expect_error({ "sim", "run", "gen", g, "shards", "0" }, "shards");
+}
+
+// plot into what exists but is no directory: one line, ours, not gnuplot's
+void dsctl_plot_errors(void **)
+{
+	char file[] = "/tmp/dssim-plot-XXXXXX";
+	close(mkstemp(file));
+	const std::string g = "zipf:objects=100,requests=1000";
+
+	expect_error({ "sim", "run", "gen", g, "plot", file }, "cannot write");
+	expect_error({ "sim", "run", "gen", g, "plot", std::string(file) + "/sub" }, "cannot create");
+	unlink(file);
+}
+
+// A trace named with a quote and a line break draws (the break ended the
+// title's string mid-command, and gnuplot failed on the script); a DIR
+// with a line break is refused.
+void dsctl_plot_quoting(void **)
+{
+	if (system("command -v gnuplot >/dev/null 2>&1"))
+		skip();
+	std::string file = "/tmp/dssim-it's\nname.trace";
+	char dir[] = "/tmp/dssim-plotdir-XXXXXX";
+	std::ofstream(file) << "1\n2\n1\n3\n1\n";
+	assert_non_null(mkdtemp(dir));
+
+	result r = dsctl({ "sim", "run", "trace", file, "size", "1,2", "plot", dir });
+	if (r.status)
+		fprintf(stderr, "dsctl: %s", r.err.c_str());
+	assert_int_equal(r.status, 0);
+	assert_true(exists(std::string(dir) + "/mrc.svg"));
+	expect_error({ "sim", "run", "trace", file, "plot", std::string(dir) + "/a\nb" },
+		     "control characters");
+	unlink(file.c_str());
+	system((std::string("rm -rf ") + dir).c_str());
+}
+
+// A list of QP counts in any order gives the sorted list's knee.
+void sweep_list_order(void **)
+{
+	auto knee = [](const char *qps) {
+		result r = dsctl({ "-j", "sim", "run", "gen",
+				   std::string("sweep:ops=20k,seed=3,qps=") + qps, "policy", "lru",
+				   "size", "620" });
+		assert_int_equal(r.status, 0);
+		auto doc = nlohmann::json::parse(r.out);
+		assert_int_equal(doc["sweep"][0]["qps"].get<uint64_t>(), 256);
+		return doc["sweep_knees"][0]["knee_qps"].get<uint64_t>();
+	};
+	assert_int_equal(knee("4096|256|1024|512|2048"), knee("256|512|1024|2048|4096"));
+}
+
+// SHARDS with a warm-up: the sample's warm-up is the same stretch of the
+// trace, and its misses are taken over the requests counted after it
+// (it reported 0 for every run: the full warm-up ate the sample).
+void shards_with_warmup(void **)
+{
+	result r = dsctl({ "-j", "sim", "run", "gen", "zipf:objects=10000,requests=200k,seed=2",
+			   "policy", "lru,fifo", "size", "1000", "warmup", "100000", "shards",
+			   "0.1" });
+	assert_int_equal(r.status, 0);
+	auto doc = nlohmann::json::parse(r.out);
+	for (const auto &p : doc["shards"]["points"]) {
+		assert_true(p["sampled"].get<double>() > 0);
+		assert_true(p["abs_error"].get<double>() < 0.1);
+	}
 }
 
 }  // namespace
@@ -435,6 +532,11 @@ int main()
 		cmocka_unit_test(sweep_calibration),
 		cmocka_unit_test(dsctl_gen_oracle),
 		cmocka_unit_test(dsctl_bad_input),
+		cmocka_unit_test(dsctl_malformed_values),
+		cmocka_unit_test(dsctl_plot_errors),
+		cmocka_unit_test(dsctl_plot_quoting),
+		cmocka_unit_test(sweep_list_order),
+		cmocka_unit_test(shards_with_warmup),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

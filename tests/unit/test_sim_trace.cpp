@@ -577,8 +577,12 @@ void test_compressed_corrupt(void **)
 		bad[i] = static_cast<char>(~bad[i]);
 	std::string path = write_file("bad.oracleGeneral.gz", bad);
 	assert_has(read_error(path), { path.c_str(), "corrupt gzip data at offset" });
+	// cut short: the offset is where the file ends, not twice that
 	path = write_file("cut.oracleGeneral.gz", gz.substr(0, gz.size() / 2));
-	assert_has(read_error(path), { path.c_str(), "truncated gzip data" });
+	std::string at = "truncated gzip data at offset " + std::to_string(gz.size() / 2);
+	assert_has(read_error(path), { path.c_str(), at.c_str() });
+	path = write_file("head.oracleGeneral.gz", gz.substr(0, 10));
+	assert_has(read_error(path), { path.c_str(), "truncated gzip data at offset 10" });
 
 	bad = zst;
 	for (size_t i = bad.size() / 2; i < bad.size() / 2 + 16; i++)
@@ -586,7 +590,10 @@ void test_compressed_corrupt(void **)
 	path = write_file("bad.oracleGeneral.zst", bad);
 	assert_has(read_error(path), { path.c_str(), "corrupt zstd data at offset" });
 	path = write_file("cut.oracleGeneral.zst", zst.substr(0, zst.size() / 2));
-	assert_has(read_error(path), { path.c_str(), "truncated zstd data" });
+	at = "truncated zstd data at offset " + std::to_string(zst.size() / 2);
+	assert_has(read_error(path), { path.c_str(), at.c_str() });
+	path = write_file("head.oracleGeneral.zst", zst.substr(0, 10));
+	assert_has(read_error(path), { path.c_str(), "truncated zstd data at offset 10" });
 	// a record cut short inside a compressed stream: the offset is the
 	// decompressed one
 	path = write_file("short.oracleGeneral.zst", zstd_bytes(oracle.substr(0, 24 * 1000 + 7)));
@@ -771,6 +778,12 @@ void test_gen_mixture(void **)
 	}
 	assert_in_range(first, 74000, 76000);
 	assert_true(t.nobjects() <= 200);
+	// weights whose sum overflows are still relative (all went to the last)
+	t = gen("uniform:objects=100,weight=1e308+uniform:objects=100,weight=1e308,requests=10k");
+	first = 0;
+	for (uint32_t id : t.ids)
+		first += (t.keys[id] >> 40) == 0;
+	assert_in_range(first, 4500, 5500);
 	// "1e+5" is a number, not a second component
 	assert_int_equal(gen("uniform:requests=1e+5,objects=10+loop:objects=5").size(), 100000);
 	// a write fraction on one component only
@@ -818,6 +831,9 @@ void test_sweep_parse(void **)
 	assert_int_equal(s.qp_per_cq, 2);
 	assert_int_equal(s.qp_per_mr, 16);
 	assert_true(dssim::parse_sweep("sweep:qps=100|450|3000", s));
+	assert_vec<uint32_t>(s.qps, { 100, 450, 3000 });
+	// a list in any order is swept (and its knee found) in rising order
+	assert_true(dssim::parse_sweep("sweep:qps=3000|100|450|100", s));
 	assert_vec<uint32_t>(s.qps, { 100, 450, 3000 });
 	assert_true(dssim::parse_sweep("sweep:qps=65536", s));
 	assert_vec<uint32_t>(s.qps, { 65536 });

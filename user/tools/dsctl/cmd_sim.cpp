@@ -17,8 +17,10 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,14 +40,16 @@ const std::vector<std::string_view> run_words = {
 	"maint", "params", "moves", "seed", "link", "mem", "warmup",
 };
 
+// Every item, empty ones included: "lru," and "" are refused by whoever
+// reads the items, not taken as "lru" or as nothing.
 std::vector<std::string> split(const std::string &s, char sep)
 {
 	std::vector<std::string> out;
-	std::stringstream ss(s);
-	std::string item;
+	size_t start = 0;
 
-	while (std::getline(ss, item, sep))
-		out.push_back(item);
+	for (size_t at; (at = s.find(sep, start)) != std::string::npos; start = at + 1)
+		out.push_back(s.substr(start, at - start));
+	out.push_back(s.substr(start));
 	return out;
 }
 
@@ -105,7 +109,7 @@ void parse_tiers(const std::string &s, std::string &l1, uint64_t &l2)
 		std::string name = colon == std::string::npos ? "" : part.substr(0, colon);
 		std::string val = colon == std::string::npos ? "" : part.substr(colon + 1);
 
-		if (name == "L1" || name == "l1")
+		if ((name == "L1" || name == "l1") && !val.empty())
 			l1 = val;
 		else if ((name == "L2" || name == "l2") && parse_u64(val, l2) && l2)
 			continue;
@@ -139,8 +143,12 @@ class progress_bar {
 public:
 	explicit progress_bar(dssim::progress &p) : p_(p)
 	{
-		if (isatty(STDERR_FILENO))
-			th_ = std::thread([this] { loop(); });
+		try {
+			if (isatty(STDERR_FILENO))
+				th_ = std::thread([this] { loop(); });
+		} catch (const std::system_error &) {
+			// no thread, no bar: the runs go on without it
+		}
 	}
 	~progress_bar()
 	{
@@ -158,10 +166,11 @@ private:
 
 		while (!stop_) {
 			std::this_thread::sleep_for(std::chrono::milliseconds(100));
-			if (!p_.total || stop_ ||
+			uint64_t total = p_.total.load(std::memory_order_relaxed);
+			if (!total || stop_ ||
 			    std::chrono::steady_clock::now() - start < std::chrono::seconds(1))
 				continue;
-			double f = std::min(1.0, double(p_.done.load()) / double(p_.total));
+			double f = std::min(1.0, double(p_.done.load()) / double(total));
 			int w = int(f * 40);
 			fprintf(stderr, "\r[%s%s] %3d%%", std::string(size_t(w), '#').c_str(),
 				std::string(size_t(40 - w), ' ').c_str(), int(f * 100));
@@ -232,9 +241,10 @@ record run_record(const dssim::run_result &r, bool windows)
 void print_table(const record &doc)
 {
 	const record &tr = doc["trace"];
+	// a sweep has no one number of objects (null in JSON): "-"
 	printf("trace %s format %s requests %s objects %s\n", tr["name"].get<std::string>().c_str(),
 	       tr["format"].get<std::string>().c_str(), tr["requests"].dump().c_str(),
-	       tr["objects"].dump().c_str());
+	       tr["objects"].is_null() ? "-" : tr["objects"].dump().c_str());
 	if (doc.contains("runs")) {
 		printf("%-14s %12s %8s %8s %8s %8s %10s %10s %10s %9s %8s %9s\n", "POLICY", "SIZE",
 		       "MISS", "L1", "L2", "L3", "PROMOTE", "DEMOTE", "EVICT", "MEAN_NS", "P99_NS",
@@ -304,11 +314,16 @@ void print_csv(const record &doc)
 		       r["p99_ns"].dump().c_str(), r["mreqs_per_s"].get<double>());
 }
 
+// A gnuplot single-quoted string: '' is a quote; a line break would end
+// the command mid-string (a trace named "a\nsystem('...')"), so control
+// characters become '?' (DIR, where they would matter, may hold none)
 std::string gp_quote(const std::string &s)
 {
 	std::string q = "'";
 	for (char ch : s)
-		q += ch == '\'' ? std::string("''") : std::string(1, ch);
+		q += ch == '\'' ? std::string("''")
+		     : static_cast<unsigned char>(ch) < 0x20 ? std::string("?")
+							: std::string(1, ch);
 	return q + "'";
 }
 
@@ -320,6 +335,10 @@ void plot(const std::string &dir, const record &doc)
 		fail("cannot create " + dir + ": " + strerror(errno));
 	std::ofstream gp(dir + "/plot.gp");
 	std::vector<std::string> figs;
+
+	// DIR may exist and not be a writable directory (a file, /proc)
+	if (!gp)
+		fail("cannot write " + dir + "/plot.gp: " + strerror(errno));
 
 	gp << "# made by dsctl sim run; gnuplot plot.gp redraws the figures\n"
 	   << "set datafile separator ','\nset key outside right top\nset grid\n";
@@ -426,19 +445,43 @@ void plot(const std::string &dir, const record &doc)
 				"set yrange [0:*]\n" + cmds + "\nunset logscale x\n");
 	}
 	gp.close();
+	if (!gp)
+		fail("cannot write " + dir + "/plot.gp: " + strerror(errno));
 
+	// gnuplot's messages go into ours: a failure is one "Error:" line, and
+	// its warnings (a single size's empty x range) are no noise on success
+	int err[2];
+	if (pipe2(err, O_CLOEXEC))
+		fail(std::string("cannot run gnuplot: ") + strerror(errno));
+	fflush(stdout);
 	pid_t pid = fork();
 	if (pid == 0) {
+		dup2(err[1], STDERR_FILENO);
 		execlp("gnuplot", "gnuplot", (dir + "/plot.gp").c_str(), (char *)nullptr);
 		_exit(127);
 	}
+	close(err[1]);
+	std::string said;
+	char buf[4096];
+	for (ssize_t n; (n = read(err[0], buf, sizeof(buf))) != 0;)
+		if (n > 0)
+			said.append(buf, size_t(n));
+		else if (errno != EINTR)
+			break;
+	close(err[0]);
 	int status = 0;
 	if (pid < 0 || waitpid(pid, &status, 0) < 0)
 		fail(std::string("cannot run gnuplot: ") + strerror(errno));
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
 		fail("plot needs gnuplot (Debian package gnuplot-nox)");
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		fail("gnuplot failed on " + dir + "/plot.gp");
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		// its last message, on our one line
+		std::string last;
+		for (const auto &l : split(said, '\n'))
+			if (l.find_first_not_of(" \t^") != std::string::npos)
+				last = l;
+		fail("gnuplot failed on " + dir + "/plot.gp" + (last.empty() ? "" : ": " + last));
+	}
 }
 
 struct sim_setup {
@@ -518,12 +561,19 @@ void run_sweep(std::string_view sw_spec, const dssim::sweep_spec &sw, sim_setup 
 		}
 	}
 	// the knee: the first QP count at which the rate falls below 80% of
-	// its peak, interpolated between swept counts on a log scale
+	// its peak, interpolated between swept counts on a log scale (the
+	// counts rise: parse_sweep sorts them)
 	for (auto &[key, pts_] : rates) {
 		double peak = 0, knee = 0;
-		for (auto &p : pts_)
-			peak = std::max(peak, p.second);
-		for (size_t k = 1; k < pts_.size() && !knee; k++)
+		size_t at_peak = 0;
+		for (size_t k = 0; k < pts_.size(); k++)
+			if (pts_[k].second > peak) {
+				peak = pts_[k].second;
+				at_peak = k;
+			}
+		// after the peak: a rate still rising at the first counts has
+		// no knee there
+		for (size_t k = at_peak + 1; k < pts_.size() && !knee; k++)
 			if (pts_[k].second < 0.8 * peak) {
 				double x0 = std::log2(pts_[k - 1].first), x1 = std::log2(pts_[k].first);
 				double y0 = pts_[k - 1].second, y1 = pts_[k].second;
@@ -550,19 +600,39 @@ void run_shards(const dssim::trace &t, const std::vector<dssim::run_result> &exa
 
 	if (s.ids.empty())
 		fail("shards rate " + std::to_string(rate) + " samples no request of this trace");
+	// the warm-up is the sample's requests among the trace's first
+	// warmup ones (the sample keeps every request to its objects): a
+	// share of the sample's length would not be the same stretch of time
+	uint64_t warm = 0;
+	if (su.warmup) {
+		std::vector<char> sampled(t.nobjects(), 0);
+		for (uint32_t id : s.ids)
+			sampled[id] = 1;
+		for (size_t i = 0; i < su.warmup && i < t.size(); i++)
+			warm += sampled[t.ids[i]];
+	}
 	for (const auto &r : exact) {
 		dssim::run_spec rs = r.spec;
 		rs.o.cap.value = std::max<uint64_t>(1, uint64_t(std::llround(double(rs.o.cap.value) * rate)));
 		rs.o.moves = nullptr;
+		rs.warmup = warm;
 		specs.push_back(rs);
 	}
-	auto res = dssim::run_all(s, specs, su.threads, 0, nullptr, su.mem_limit);
+	std::vector<dssim::run_result> res;
+	try {
+		res = dssim::run_all(s, specs, su.threads, 0, nullptr, su.mem_limit);
+	} catch (const dssim::sim_error &err) {
+		// a scaled size the policy cannot take (seed: 1K x 0.01 is no token)
+		fail("shards " + std::to_string(rate) + ", on the sample at the scaled sizes: " +
+		     err.what());
+	}
 	simulated += s.size() * specs.size();
-	// SHARDS-adj: the sample should hold rate x N requests; the hot
-	// objects that make it fall short (or run over) are hits, so the
-	// misses are taken over the expected count, not the drawn one
-	double expected = rate * double(t.size());
+	// SHARDS-adj: the sample should hold rate x N requests (N: those the
+	// exact run counted, after its warm-up); the hot objects that make it
+	// fall short (or run over) are hits, so the misses are taken over the
+	// expected count, not the drawn one
 	for (size_t k = 0; k < res.size(); k++) {
+		double expected = rate * double(exact[k].c.requests);
 		double raw = res[k].miss_ratio();
 		double m = std::min(1.0, double(res[k].c.requests - res[k].c.hits[0]) / expected);
 		double e = exact[k].miss_ratio(), err = std::fabs(e - m);
@@ -623,6 +693,10 @@ int sim_run_words(env &e)
 		fail(err + ", try \"dsctl sim help\"");
 	if (kw.has("trace") == kw.has("gen"))
 		fail("give one of trace FILE or gen SPEC, try \"dsctl sim help\"");
+	if (kw.has("gen"))
+		for (const char *w : { "format", "csv", "limit" })
+			if (kw.has(w))
+				fail(std::string(w) + " is for trace FILE, not gen SPEC");
 
 	sim_setup su;
 	su.policies = split(kw.get("policy") ? *kw.get("policy") : "lru", ',');
@@ -653,9 +727,17 @@ int sim_run_words(env &e)
 	std::string outfmt = kw.get("output") ? *kw.get("output") : (json ? "json" : "table");
 	if (outfmt != "table" && outfmt != "json" && outfmt != "csv")
 		fail("output takes table, json or csv");
+	// the script names DIR in gnuplot strings (see gp_quote): refused
+	// before the runs, not after them
+	if (kw.has("plot"))
+		for (unsigned char ch : *kw.get("plot"))
+			if (ch < 0x20)
+				fail("plot: the directory's name cannot hold control characters");
 	double link = fraction(kw, "link", 100, 0.001, 100000);
 	su.warmup_given = kw.has("warmup");
 	su.warmup = number(kw, "warmup", 0, 0, UINT64_MAX);
+	// checked before the runs, not after them
+	double shards = kw.has("shards") ? fraction(kw, "shards", 0.01, 1e-6, 1) : 0;
 	if (kw.has("mem") && (!parse_size(*kw.get("mem"), su.mem_limit) || !su.mem_limit))
 		fail("mem takes a number of bytes with an optional K, M, G or T suffix");
 
@@ -666,6 +748,11 @@ int sim_run_words(env &e)
 	dssim::sweep_spec sw;
 
 	if (kw.has("gen") && dssim::parse_sweep(*kw.get("gen"), sw)) {
+		// a sweep reports rates per QP count: nothing to sample, no
+		// single run to take moves or windows from
+		for (const char *w : { "shards", "moves", "window" })
+			if (kw.has(w))
+				fail(std::string(w) + " does not apply to a connection sweep");
 		run_sweep(*kw.get("gen"), sw, su, doc, link, simulated);
 	} else {
 		dssim::trace t;
@@ -674,7 +761,7 @@ int sim_run_words(env &e)
 			ro.format = kw.get("format") ? *kw.get("format") : "";
 			if (kw.has("csv"))
 				ro.csv = dssim::parse_csv_map(*kw.get("csv"));
-			ro.limit = number(kw, "limit", 0, 0, UINT64_MAX);
+			ro.limit = number(kw, "limit", 0, 1, UINT64_MAX);
 			// hold only what the policies read: a 20M-request trace
 			// is 480 MiB with both, 160 MiB without
 			auto wants = [&](const char *prefix) {
@@ -690,6 +777,9 @@ int sim_run_words(env &e)
 			t = dssim::generate(*kw.get("gen"));
 		}
 		doc["trace"] = trace_record(t);
+		if (su.warmup >= t.size())
+			fail("warmup must leave some of the trace's " + std::to_string(t.size()) +
+			     " requests");
 		su.window = number(kw, "window", default_window(t.size()), 1, UINT64_MAX);
 		auto specs = make_specs(su, t);
 		dssim::progress prog;
@@ -704,8 +794,8 @@ int sim_run_words(env &e)
 		for (const auto &r : res)
 			runs.push_back(run_record(r, true));
 		doc["runs"] = runs;
-		if (kw.has("shards"))
-			run_shards(t, res, fraction(kw, "shards", 0.01, 1e-6, 1), su, doc, simulated);
+		if (shards > 0)
+			run_shards(t, res, shards, su, doc, simulated);
 		if (kw.has("moves"))
 			write_moves(*kw.get("moves"), res);
 	}
@@ -738,6 +828,9 @@ int sim_run(env &e)
 		fail(err.what());
 	} catch (const std::bad_alloc &) {
 		fail("out of memory (a shorter trace, fewer threads, or smaller sizes)");
+	} catch (const std::exception &other) {
+		// whatever else the library throws is an error line, not an abort
+		fail(std::string("sim run: ") + other.what());
 	}
 }
 
@@ -756,19 +849,21 @@ int sim_gen(env &e)
 		fail(err + ", try \"dsctl sim help\"");
 	const std::string &file = need(kw, "file", "sim");
 	dssim::trace t;
+	std::vector<unsigned char> buf;
 	try {
 		t = dssim::generate(spec);
+		if (t.next.empty())
+			dssim::compute_next(t);
+		buf.reserve(t.size() * 24);
 	} catch (const dssim::sim_error &bad) {
 		fail(bad.what());
+	} catch (const std::bad_alloc &) {
+		fail("out of memory for " + spec + " (fewer requests)");
 	}
-	if (t.next.empty())
-		dssim::compute_next(t);
 
 	FILE *f = fopen(file.c_str(), "wbe");
 	if (!f)
 		fail("cannot write " + file + ": " + strerror(errno));
-	std::vector<unsigned char> buf;
-	buf.reserve(t.size() * 24);
 	auto put = [&](uint64_t v, int n) {
 		for (int k = 0; k < n; k++)
 			buf.push_back(static_cast<unsigned char>(v >> (8 * k)));

@@ -571,10 +571,19 @@ trace generate_workload(const workload &w)
 	std::vector<source> sources;
 	std::vector<double> cumulative;
 	bool writes = false, sizes = false;
+	// weights are relative: ones so large that their sum overflows
+	// (weight=1e308 twice) are taken over the largest, else the last
+	// component would take every request
+	double total = 0, largest = 0;
+	for (const component &c : w.parts) {
+		total += c.weight;
+		largest = std::max(largest, c.weight);
+	}
+	const double scale = std::isfinite(total) ? 1.0 : largest;
 	for (size_t i = 0; i < w.parts.size(); i++) {
 		sources.emplace_back(w.parts[i], i, w.requests);
 		cumulative.push_back((cumulative.empty() ? 0 : cumulative.back()) +
-				     w.parts[i].weight);
+				     w.parts[i].weight / scale);
 		writes |= w.parts[i].write > 0;
 		sizes |= w.parts[i].size > 0;
 	}
@@ -652,9 +661,13 @@ std::vector<uint32_t> parse_qps(std::string_view part, std::string_view value)
 		size_t bar = std::min(value.find('|'), value.size());
 		qps.push_back(count(value.substr(0, bar)));
 		if (bar == value.size())
-			return qps;
+			break;
 		value.remove_prefix(bar + 1);
 	}
+	// rising, each once: the knee is looked for from the lowest count up
+	std::sort(qps.begin(), qps.end());
+	qps.erase(std::unique(qps.begin(), qps.end()), qps.end());
+	return qps;
 }
 
 void parse_sweep_item(std::string_view part, std::string_view key, std::string_view value,

@@ -1360,7 +1360,7 @@ capacity parse_capacity(std::string_view s, const trace &t)
 		b--;
 	s = s.substr(a, b - a);
 	if (s.empty())
-		throw sim_error("capacity: empty; expected " + std::string(capacity_forms));
+		throw sim_error("size \"" + shown + "\": empty; expected " + std::string(capacity_forms));
 	if (s[0] == '-')
 		throw sim_error("size " + shown + ": a cache size cannot be negative");
 	size_t i = 0;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <exception>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include <sys/resource.h>
@@ -25,6 +26,16 @@ uint64_t tier_cost(const uint64_t cost_ns[3], int tier, bool tiered)
 }
 
 namespace {
+
+// "0.4 MiB", "512 MiB": a small trace's need is not "0 MiB"
+std::string mib(uint64_t bytes)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), bytes < (10 << 20) ? "%.1f MiB" : "%.0f MiB",
+		 double(bytes) / double(1 << 20));
+	return buf;
+}
 
 // Progress is published in steps, so the hot loop touches no shared line.
 constexpr uint64_t progress_step = 1 << 16;
@@ -252,14 +263,13 @@ std::vector<run_result> run_all(trace &t, const std::vector<run_spec> &specs,
 
 		if (avail && need > avail)
 			throw sim_error("belady: " + std::to_string(conc) + " run(s) would need " +
-					std::to_string(need >> 20) + " MiB, and " +
-					std::to_string(avail >> 20) +
-					" MiB are available (fewer threads or a shorter trace)");
+					mib(need) + ", and " + mib(avail) +
+					" are available (fewer threads or a shorter trace)");
 		if (t.next.empty())
 			compute_next(t);
 	}
 	if (prog)
-		prog->total = t.size() * specs.size();
+		prog->total.store(t.size() * specs.size(), std::memory_order_relaxed);
 
 	// jobs: LRU at several sizes (entries, cold start) is one stack pass;
 	// every other spec is a run of its own
@@ -304,8 +314,15 @@ std::vector<run_result> run_all(trace &t, const std::vector<run_spec> &specs,
 	};
 	unsigned int n = std::max(1u, std::min<unsigned int>(threads, unsigned(jobs.size())));
 	std::vector<std::thread> pool;
-	for (unsigned int i = 1; i < n; i++)
-		pool.emplace_back(worker);
+	for (unsigned int i = 1; i < n; i++) {
+		try {
+			pool.emplace_back(worker);
+		} catch (const std::system_error &) {
+			// no more threads to be had: the ones there are (this one
+			// at least) take the rest of the jobs
+			break;
+		}
+	}
 	worker();
 	for (auto &th : pool)
 		th.join();

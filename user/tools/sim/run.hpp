@@ -46,7 +46,7 @@ uint64_t tier_cost(const uint64_t cost_ns[3], int tier, bool tiered);
 // Requests done over all runs, for a progress bar.
 struct progress {
 	std::atomic<uint64_t> done{ 0 };
-	uint64_t total = 0;
+	std::atomic<uint64_t> total{ 0 };	// set by run_all while a bar reads it
 };
 
 // Run every spec over t, up to threads at a time (LRU at three or more

@@ -77,6 +77,9 @@ private:
 		return in_base_ +
 		       static_cast<uint64_t>(static_cast<const char *>(next) - in_.data());
 	}
+	// where the file ended: read_input() may have moved in_base_ past
+	// what the decoder's pointers still refer to
+	uint64_t input_end() const { return in_base_ + in_end_; }
 
 	// closes the file even when the constructor throws
 	struct file_descriptor {
@@ -209,7 +212,7 @@ size_t byte_stream::produce_gzip(char *dst, size_t cap)
 			if (!read_input()) {
 				if (mid_stream_)
 					fail("truncated gzip data at offset " +
-					     std::to_string(input_offset(z_.next_in)));
+					     std::to_string(input_end()));
 				break;
 			}
 			z_.next_in = reinterpret_cast<Bytef *>(in_.data());
@@ -244,7 +247,7 @@ size_t byte_stream::produce_zstd(char *dst, size_t cap)
 			if (!read_input()) {
 				if (mid_stream_)
 					fail("truncated zstd data at offset " +
-					     std::to_string(in_base_ + zin_.pos));
+					     std::to_string(input_end()));
 				break;
 			}
 			zin_ = { in_.data(), in_end_, 0 };
