@@ -613,7 +613,15 @@ void run_shards(const dssim::trace &t, const std::vector<dssim::run_result> &exa
 	}
 	for (const auto &r : exact) {
 		dssim::run_spec rs = r.spec;
-		rs.o.cap.value = std::max<uint64_t>(1, uint64_t(std::llround(double(rs.o.cap.value) * rate)));
+		auto scale = [rate](uint64_t v) {
+			return std::max<uint64_t>(1, uint64_t(std::llround(double(v) * rate)));
+		};
+		rs.o.cap.value = scale(rs.o.cap.value);
+		if (rs.o.l2_entries)
+			rs.o.l2_entries = scale(rs.o.l2_entries);
+		// the sample spans the trace's time: its requests come 1/rate
+		// times further apart (the seed policy's windows are in time)
+		rs.o.interval_ns = uint64_t(std::llround(double(rs.o.interval_ns) / rate));
 		rs.o.moves = nullptr;
 		rs.warmup = warm;
 		specs.push_back(rs);

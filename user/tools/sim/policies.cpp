@@ -374,6 +374,40 @@ private:
 	sizes_of<Bytes> sz_;
 };
 
+// Objects on N lists, each on at most one (where_[id], N for none), with
+// each list's weight in entries or bytes: the queues of ARC, S3-FIFO and
+// W-TinyLFU.
+template <bool Bytes, uint8_t N> class listed : public baseline {
+protected:
+	listed(const trace &t, uint64_t cap)
+		: baseline(cap), q_(t.nobjects(), N), where_(t.nobjects(), N), sz_(t.nobjects())
+	{
+	}
+	void put(uint8_t list, uint32_t id)
+	{
+		q_.push_front(q_.sentinel(list), id);
+		where_[id] = list;
+		w_[list] += sz_.get(id);
+	}
+	void take(uint32_t id)
+	{
+		q_.unlink(id);
+		w_[where_[id]] -= sz_.get(id);
+		where_[id] = N;
+	}
+	void evict_obj(uint32_t id)
+	{
+		take(id);
+		used_ -= sz_.get(id);
+		c.evictions++;
+	}
+
+	lists q_;
+	std::vector<uint8_t> where_;
+	sizes_of<Bytes> sz_;
+	uint64_t w_[N] = {};
+};
+
 // ---- ARC -------------------------------------------------------------------
 
 // ARC (Megiddo & Modha, "ARC: A Self-Tuning, Low Overhead Replacement
@@ -387,11 +421,15 @@ private:
 // the object fits.  One deliberate difference: the step of p is scaled by
 // the requested object's size (libCacheSim moves a byte-sized p by the
 // bare ratio, i.e. by about one byte per ghost hit, so it barely adapts).
-template <bool Bytes> class arc_policy final : public baseline {
+template <bool Bytes> class arc_policy final : public listed<Bytes, 4> {	// T1, T2, B1, B2
+	// names of a dependent base, spelt out once
+	using base = listed<Bytes, 4>;
+	using base::c, base::cap_, base::used_, base::hit, base::miss, base::refuse;
+	using base::q_, base::where_, base::sz_, base::w_, base::put, base::take, base::evict_obj;
+
 public:
 	arc_policy(const trace &t, uint64_t cap)
-		: baseline(cap), q_(t.nobjects(), 4), where_(t.nobjects(), none),
-		  sz_(t.nobjects())
+		: listed<Bytes, 4>(t, cap)
 	{
 	}
 
@@ -457,18 +495,6 @@ public:
 private:
 	enum : uint8_t { t1, t2, b1, b2, none };
 
-	void put(uint8_t list, uint32_t id)
-	{
-		q_.push_front(q_.sentinel(list), id);
-		where_[id] = list;
-		w_[list] += sz_.get(id);
-	}
-	void take(uint32_t id)
-	{
-		q_.unlink(id);
-		w_[where_[id]] -= sz_.get(id);
-		where_[id] = none;
-	}
 	void unghost(uint32_t id) { take(id); }
 	// evict data without a ghost (case IV A's second branch, refusals)
 	void forget(uint32_t id)
@@ -509,10 +535,6 @@ private:
 		}
 	}
 
-	lists q_;
-	std::vector<uint8_t> where_;
-	sizes_of<Bytes> sz_;
-	uint64_t w_[4] = {};	// T1, T2, B1, B2: entries or bytes
 	double p_ = 0;		// target size of T1
 };
 
@@ -537,11 +559,15 @@ private:
 // G is consulted when the request arrives (as the paper's code does),
 // before evicting.  Guards the algorithm leaves implicit: when S is empty
 // M is evicted from, and the other way round.
-template <bool Bytes> class s3fifo_policy final : public baseline {
+template <bool Bytes> class s3fifo_policy final : public listed<Bytes, 3> {	// S, M, G
+	// names of a dependent base, spelt out once
+	using base = listed<Bytes, 3>;
+	using base::c, base::cap_, base::used_, base::hit, base::miss, base::refuse;
+	using base::q_, base::where_, base::sz_, base::w_, base::put, base::take, base::evict_obj;
+
 public:
 	s3fifo_policy(const trace &t, uint64_t cap)
-		: baseline(cap), q_(t.nobjects(), 3), where_(t.nobjects(), none),
-		  freq_(t.nobjects(), 0), sz_(t.nobjects())
+		: listed<Bytes, 3>(t, cap), freq_(t.nobjects(), 0)
 	{
 		s_min_ = share_ceil(cap, 1, 10);	// S.size >= 0.1 * cache
 		m_max_ = cap - s_min_;		// M over 0.9 * cache
@@ -594,24 +620,6 @@ public:
 private:
 	enum : uint8_t { small_q, main_q, ghost_q, none };
 
-	void put(uint8_t list, uint32_t id)
-	{
-		q_.push_front(q_.sentinel(list), id);
-		where_[id] = list;
-		w_[list] += sz_.get(id);
-	}
-	void take(uint32_t id)
-	{
-		q_.unlink(id);
-		w_[where_[id]] -= sz_.get(id);
-		where_[id] = none;
-	}
-	void evict_obj(uint32_t id)
-	{
-		take(id);
-		used_ -= sz_.get(id);
-		c.evictions++;
-	}
 	void evict()
 	{
 		if ((w_[small_q] >= s_min_ && !q_.empty(q_.sentinel(small_q))) ||
@@ -657,10 +665,7 @@ private:
 		}
 	}
 
-	lists q_;
-	std::vector<uint8_t> where_, freq_;
-	sizes_of<Bytes> sz_;
-	uint64_t w_[3] = {};	// S, M, G
+	std::vector<uint8_t> freq_;
 	uint64_t s_min_, m_max_, g_max_;
 };
 
@@ -866,11 +871,15 @@ private:
 // back to probation's MRU.  Caffeine also admits a warm loser (estimate
 // > 5) with probability 1/128 against hash flooding; left out here, as
 // a trace cannot flood the sketch on purpose.
-template <bool Bytes> class wtinylfu_policy final : public baseline {
+template <bool Bytes> class wtinylfu_policy final : public listed<Bytes, 3> {	// window, probation, protected
+	// names of a dependent base, spelt out once
+	using base = listed<Bytes, 3>;
+	using base::c, base::cap_, base::used_, base::hit, base::miss, base::refuse;
+	using base::q_, base::where_, base::sz_, base::w_, base::put, base::take, base::evict_obj;
+
 public:
 	wtinylfu_policy(const trace &t, uint64_t cap)
-		: baseline(cap), q_(t.nobjects(), 3), where_(t.nobjects(), none),
-		  sz_(t.nobjects()), sketch_(expected_entries(t, cap))
+		: listed<Bytes, 3>(t, cap), sketch_(expected_entries(t, cap))
 	{
 		win_max_ = share_ceil(cap, 1, 100);	// Caffeine: max - 0.99 max
 		main_max_ = cap - win_max_;
@@ -958,24 +967,6 @@ private:
 		return std::clamp<uint64_t>(e, 1, std::max<uint32_t>(t.nobjects(), 1));
 	}
 
-	void put(uint8_t list, uint32_t id)
-	{
-		q_.push_front(q_.sentinel(list), id);
-		where_[id] = list;
-		w_[list] += sz_.get(id);
-	}
-	void take(uint32_t id)
-	{
-		q_.unlink(id);
-		w_[where_[id]] -= sz_.get(id);
-		where_[id] = none;
-	}
-	void evict_obj(uint32_t id)
-	{
-		take(id);
-		used_ -= sz_.get(id);
-		c.evictions++;
-	}
 	uint32_t main_victim() const
 	{
 		if (!q_.empty(q_.sentinel(probation)))
@@ -1007,11 +998,7 @@ private:
 		evict_obj(v != NIL ? v : q_.back(q_.sentinel(window)));
 	}
 
-	lists q_;
-	std::vector<uint8_t> where_;
-	sizes_of<Bytes> sz_;
 	frequency_sketch sketch_;
-	uint64_t w_[3] = {};	// window, probation, protected
 	uint64_t win_max_, main_max_, prot_max_;
 };
 
