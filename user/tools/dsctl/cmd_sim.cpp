@@ -622,7 +622,7 @@ void run_shards(const dssim::trace &t, const std::vector<dssim::run_result> &exa
 		// the sample spans the trace's time: its requests come 1/rate
 		// times further apart (the seed policy's windows are in time)
 		rs.o.interval_ns = uint64_t(std::llround(double(rs.o.interval_ns) / rate));
-		rs.o.moves = nullptr;
+		rs.record_moves = false;
 		rs.warmup = warm;
 		specs.push_back(rs);
 	}
@@ -662,12 +662,11 @@ void write_moves(const std::string &file, const std::vector<dssim::run_result> &
 	if (!f)
 		fail("cannot write " + file + ": " + strerror(errno));
 	for (const auto &r : res) {
-		if (r.spec.policy.rfind("seed", 0))
+		if (!r.spec.record_moves)
 			continue;
 		f << "# " << r.spec.policy << " size " << r.spec.o.cap.value << "\n";
 		for (const auto &m : r.moves)
 			f << "move " << m.eid << ' ' << int(m.from) << ' ' << int(m.to) << '\n';
-		break;
 	}
 	if (!f.flush())
 		fail("cannot write " + file + ": " + strerror(errno));
@@ -729,9 +728,6 @@ int sim_run_words(env &e)
 	}
 	if (kw.has("params"))
 		parse_params(*kw.get("params"), su.o);
-	std::vector<dssim::move_event> want_moves;
-	if (kw.has("moves"))
-		su.o.moves = &want_moves;	// a marker: each run records its own
 	std::string outfmt = kw.get("output") ? *kw.get("output") : (json ? "json" : "table");
 	if (outfmt != "table" && outfmt != "json" && outfmt != "csv")
 		fail("output takes table, json or csv");
@@ -790,6 +786,12 @@ int sim_run_words(env &e)
 			     " requests");
 		su.window = number(kw, "window", default_window(t.size()), 1, UINT64_MAX);
 		auto specs = make_specs(su, t);
+		// moves FILE: the first seed run's, recorded by it alone
+		auto first_seed = std::find_if(specs.begin(), specs.end(), [](const auto &s) {
+			return s.policy.rfind("seed", 0) == 0;
+		});
+		if (kw.has("moves") && first_seed != specs.end())
+			first_seed->record_moves = true;
 		dssim::progress prog;
 		std::vector<dssim::run_result> res;
 		{

@@ -291,15 +291,23 @@ uint64_t suffix_multiplier(char c)
 	}
 }
 
+// The digits of a number and the multiplier its k/m/g suffix stands for
+// (1 without one).
+std::string_view split_suffix(std::string_view value, uint64_t &mult)
+{
+	mult = value.empty() ? 0 : suffix_multiplier(value.back());
+	if (!mult) {
+		mult = 1;
+		return value;
+	}
+	return value.substr(0, value.size() - 1);
+}
+
 // A number with an optional k/m/g suffix, or in 1e6 notation.
 double parse_real(std::string_view part, std::string_view key, std::string_view value)
 {
-	std::string_view digits = value;
-	uint64_t mult = value.empty() ? 0 : suffix_multiplier(value.back());
-	if (mult)
-		digits.remove_suffix(1);
-	else
-		mult = 1;
+	uint64_t mult;
+	std::string_view digits = split_suffix(value, mult);
 	double v = 0;
 	auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
 	if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty() ||
@@ -313,13 +321,8 @@ double parse_real(std::string_view part, std::string_view key, std::string_view 
 uint64_t parse_count(std::string_view part, std::string_view key, std::string_view value,
 		     uint64_t lo, uint64_t hi)
 {
-	uint64_t v = 0;
-	std::string_view digits = value;
-	uint64_t mult = value.empty() ? 0 : suffix_multiplier(value.back());
-	if (mult)
-		digits.remove_suffix(1);
-	else
-		mult = 1;
+	uint64_t v = 0, mult;
+	std::string_view digits = split_suffix(value, mult);
 	auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
 	bool exact = ec == std::errc() && end == digits.data() + digits.size() && !digits.empty();
 	bool in_range = true;

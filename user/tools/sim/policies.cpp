@@ -84,9 +84,23 @@ private:
 	uint32_t base_;
 };
 
-template <class V> void prefetch(const V &v, uint32_t id)
+// The trace is known ahead: start fetching the state of the object that
+// request i + lookahead names, so that it is in the CPU's cache by its
+// turn.  State is a per-object array, a lists, or anything with prefetch().
+template <class S> void prefetch_state(const S &s, uint32_t id)
 {
-	__builtin_prefetch(&v[id]);
+	if constexpr (requires { s.prefetch(id); })
+		s.prefetch(id);
+	else
+		__builtin_prefetch(&s[id]);
+}
+
+template <class... S> void prefetch_ahead(const trace &t, size_t i, const S &...state)
+{
+	if (i + lookahead < t.size()) {
+		const uint32_t a = t.ids[i + lookahead];
+		(prefetch_state(state, a), ...);
+	}
 }
 
 // What every baseline shares: its capacity and what it holds now, in
@@ -181,8 +195,7 @@ public:
 	{
 		const uint32_t id = t.ids[i];
 		const uint32_t sz = t.size_of(i);
-		if (i + lookahead < t.size())
-			q_.prefetch(t.ids[i + lookahead]);
+		prefetch_ahead(t, i, q_);
 		if constexpr (Bytes) {
 			if (sz > cap_) {
 				if (q_.linked(id))
@@ -245,11 +258,7 @@ public:
 	{
 		const uint32_t id = t.ids[i];
 		const uint32_t sz = t.size_of(i);
-		if (i + lookahead < t.size()) {
-			const uint32_t a = t.ids[i + lookahead];
-			prefetch(ob_, a);
-			prefetch(ol_, a);
-		}
+		prefetch_ahead(t, i, ob_, ol_);
 		if constexpr (Bytes) {
 			if (sz > cap_) {
 				if (ob_[id] != NIL)
@@ -437,11 +446,7 @@ public:
 	{
 		const uint32_t id = t.ids[i];
 		const uint32_t sz = t.size_of(i);
-		if (i + lookahead < t.size()) {
-			const uint32_t a = t.ids[i + lookahead];
-			prefetch(where_, a);
-			q_.prefetch(a);
-		}
+		prefetch_ahead(t, i, where_, q_);
 		const uint8_t wh = where_[id];
 		if constexpr (Bytes) {
 			if (sz > cap_) {
@@ -578,11 +583,7 @@ public:
 	{
 		const uint32_t id = t.ids[i];
 		const uint32_t sz = t.size_of(i);
-		if (i + lookahead < t.size()) {
-			const uint32_t a = t.ids[i + lookahead];
-			prefetch(where_, a);
-			prefetch(freq_, a);
-		}
+		prefetch_ahead(t, i, where_, freq_);
 		const uint8_t wh = where_[id];
 		if constexpr (Bytes) {
 			if (sz > cap_) {
@@ -688,11 +689,7 @@ public:
 	{
 		const uint32_t id = t.ids[i];
 		const uint32_t sz = t.size_of(i);
-		if (i + lookahead < t.size()) {
-			const uint32_t a = t.ids[i + lookahead];
-			q_.prefetch(a);
-			prefetch(visited_, a);
-		}
+		prefetch_ahead(t, i, q_, visited_);
 		if constexpr (Bytes) {
 			if (sz > cap_) {
 				if (q_.linked(id))
@@ -890,12 +887,7 @@ public:
 	{
 		const uint32_t id = t.ids[i];
 		const uint32_t sz = t.size_of(i);
-		if (i + lookahead < t.size()) {
-			const uint32_t a = t.ids[i + lookahead];
-			prefetch(where_, a);
-			q_.prefetch(a);
-			sketch_.prefetch(a);
-		}
+		prefetch_ahead(t, i, where_, q_, sketch_);
 		sketch_.increment(id);
 		const uint8_t wh = where_[id];
 		if constexpr (Bytes) {
@@ -1021,11 +1013,7 @@ public:
 	{
 		const uint32_t id = t.ids[i];
 		const uint32_t sz = t.size_of(i);
-		if (i + lookahead < t.size()) {
-			const uint32_t a = t.ids[i + lookahead];
-			prefetch(pos_, a);
-			prefetch(dirty_, a);
-		}
+		prefetch_ahead(t, i, pos_, dirty_);
 		const bool wr = t.is_write(i);
 		if constexpr (Bytes) {
 			if (sz > cap_) {
@@ -1127,11 +1115,7 @@ public:
 	{
 		const uint32_t id = t.ids[i];
 		const uint32_t sz = t.size_of(i);
-		if (i + lookahead < t.size()) {
-			const uint32_t a = t.ids[i + lookahead];
-			prefetch(pos_, a);
-			prefetch(key_, a);
-		}
+		prefetch_ahead(t, i, pos_, key_);
 		const int64_t nx = own_next_.empty() ? t.next[i] : own_next_[i];
 		const uint64_t k = nx < 0 ? std::numeric_limits<uint64_t>::max()
 					  : static_cast<uint64_t>(nx);

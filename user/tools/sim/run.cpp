@@ -202,8 +202,7 @@ run_result run_one(const trace &t, const run_spec &s, uint64_t window, progress 
 	policy_opts o = s.o;
 	std::vector<move_event> moves;
 
-	if (o.moves)
-		o.moves = &moves;
+	o.moves = s.record_moves ? &moves : nullptr;
 	r.spec = s;
 	auto p = make_policy(s.policy, t, o);
 	uint64_t win_miss = 0, n = t.size(), warm = std::min<uint64_t>(s.warmup, n);
@@ -277,7 +276,7 @@ std::vector<run_result> run_all(trace &t, const std::vector<run_spec> &specs,
 	std::vector<size_t> lru;
 	for (size_t k = 0; k < specs.size(); k++) {
 		const run_spec &s = specs[k];
-		if (s.policy == "lru" && !s.o.cap.bytes && !s.warmup && !s.o.moves)
+		if (s.policy == "lru" && !s.o.cap.bytes && !s.warmup && !s.record_moves)
 			lru.push_back(k);
 		else
 			jobs.push_back({ k });

@@ -18,6 +18,7 @@ struct run_spec {
 	std::string size_text;	// as given, for reports
 	policy_opts o;
 	uint64_t warmup = 0;	// requests served before counting starts
+	bool record_moves = false;	// seed policies: keep every move
 };
 
 struct run_result {
