@@ -411,6 +411,8 @@ void dsctl_bad_input(void **)
 	expect_error({ "sim", "run", "policy", "lru" }, "trace FILE or gen SPEC");
 	expect_error({ "sim", "run", "trace", "/nonexistent/t.bin" }, "/nonexistent/t.bin");
 	expect_error({ "sim", "run", "gen", "zipf:objects=100", "threads", "0" }, "threads");
+	expect_error({ "sim", "gen", "zipf:objects=100", "file", "/nonexistent/dir/t.bin" },
+		     "/nonexistent/dir/t.bin: cannot write");
 	// refused up front, saying what it would need
 	expect_error({ "sim", "run", "gen", "zipf:objects=100k,requests=1m", "policy", "belady",
 		       "mem", "1M" }, "would need");

@@ -858,38 +858,16 @@ int sim_gen(env &e)
 	if (!kw.parse(words, { "file" }, err))
 		fail(err + ", try \"dsctl sim help\"");
 	const std::string &file = need(kw, "file", "sim");
-	dssim::trace t;
-	std::vector<unsigned char> buf;
 	try {
-		t = dssim::generate(spec);
+		dssim::trace t = dssim::generate(spec);
 		if (t.next.empty())
 			dssim::compute_next(t);
-		buf.reserve(t.size() * 24);
+		dssim::write_oracle(t, file);
 	} catch (const dssim::sim_error &bad) {
 		fail(bad.what());
 	} catch (const std::bad_alloc &) {
 		fail("out of memory for " + spec + " (fewer requests)");
 	}
-
-	FILE *f = fopen(file.c_str(), "wbe");
-	if (!f)
-		fail("cannot write " + file + ": " + strerror(errno));
-	auto put = [&](uint64_t v, int n) {
-		for (int k = 0; k < n; k++)
-			buf.push_back(static_cast<unsigned char>(v >> (8 * k)));
-	};
-	for (size_t i = 0; i < t.size(); i++) {
-		put(t.times_ns.empty() ? i : t.times_ns[i] / 1000000000, 4);
-		put(t.keys[t.ids[i]], 8);
-		put(t.size_of(i), 4);
-		// libCacheSim counts logical time from 1: the next request's
-		// index plus one, -1 for none
-		put(t.next[i] < 0 ? uint64_t(-1) : uint64_t(t.next[i] + 1), 8);
-	}
-	bool ok = fwrite(buf.data(), 1, buf.size(), f) == buf.size();
-	ok = !fclose(f) && ok;
-	if (!ok)
-		fail("cannot write " + file + ": " + strerror(errno));
 	return 0;
 }
 

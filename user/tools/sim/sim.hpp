@@ -83,6 +83,10 @@ struct read_opts {
 // CSV field that does not parse, and an empty trace.
 trace read_trace(const std::string &path, const read_opts &o);
 
+// Write t as oracleGeneral (its next fields filled, see compute_next),
+// what other simulators read.  Throws sim_error naming the file.
+void write_oracle(const trace &t, const std::string &path);
+
 // ---- synthetic workloads -------------------------------------------------
 
 // Generate from a spec; throws sim_error on a bad spec.  Grammar:
