@@ -117,6 +117,12 @@ void test_parse_u32(void **)
 	assert_false(parse_u32("0x", v));
 	assert_false(parse_u32("0xg", v));
 	assert_false(parse_u32(" 1", v));
+	assert_false(parse_u32("+1", v));
+	assert_true(parse_u32("0xffffffff", v));
+	assert_int_equal(v, 4294967295U);
+	assert_false(parse_u32("0x100000000", v));
+	assert_false(parse_u32("18446744073709551616", v));
+	assert_int_equal(v, 4294967295U);	// a failure leaves v alone
 }
 
 void test_args_consume(void **)

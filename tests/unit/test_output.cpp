@@ -184,6 +184,18 @@ void test_features(void **)
 	assert_int_equal(features_record(0).size(), 0);
 }
 
+void test_token_flags(void **)
+{
+	record f = token_flags_record(DS_TOKEN_PINNED | DS_TOKEN_MIGRATING | 0x80);
+	assert_int_equal(f.size(), 3);
+	assert_string_equal(f[0].get<std::string>().c_str(), "pinned");
+	assert_string_equal(f[1].get<std::string>().c_str(), "migrating");
+	assert_string_equal(f[2].get<std::string>().c_str(), "bit7");
+	assert_int_equal(token_flags_record(0).size(), 0);
+	assert_true(ratio_record(2, 3).get<double>() == 0.6667);
+	assert_true(ratio_record(1, 0).is_null());
+}
+
 void test_names(void **)
 {
 	assert_string_equal(port_state_name(1).c_str(), "DOWN");
@@ -759,6 +771,7 @@ int main(void)
 		cmocka_unit_test(test_empty_json_list_is_brackets),
 		cmocka_unit_test(test_unfinished_output_prints_nothing),
 		cmocka_unit_test(test_features),
+		cmocka_unit_test(test_token_flags),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_text_scalars_and_lists),
 		cmocka_unit_test(test_size_string),

@@ -54,17 +54,8 @@ int parse_global(int argc, char **argv, global_opts &opts, std::string &err)
 
 bool parse_u32(std::string_view s, unsigned int &out)
 {
-	if (s.empty() || s.size() > 32 || s[0] == '-' || s[0] == '+')
-		return false;
-	// decimal, or hex with 0x; never octal, so "010" is ten
-	bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
-	std::string buf(hex ? s.substr(2) : s);
-	char *end = nullptr;
-	errno = 0;
-	if (buf.empty() || !isxdigit(static_cast<unsigned char>(buf[0])))
-		return false;
-	unsigned long v = strtoul(buf.c_str(), &end, hex ? 16 : 10);
-	if (errno || *end || v > UINT_MAX)
+	uint64_t v;
+	if (!parse_u64(s, v) || v > UINT_MAX)
 		return false;
 	out = static_cast<unsigned int>(v);
 	return true;
@@ -74,6 +65,7 @@ bool parse_u64(std::string_view s, uint64_t &out)
 {
 	if (s.empty() || s.size() > 32 || s[0] == '-' || s[0] == '+')
 		return false;
+	// decimal, or hex with 0x; never octal, so "010" is ten
 	bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
 	std::string buf(hex ? s.substr(2) : s);
 	char *end = nullptr;

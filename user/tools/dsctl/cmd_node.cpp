@@ -10,10 +10,7 @@ namespace {
 
 uint32_t node_id(const keywords &kw)
 {
-	uint32_t id = 0;
-	need(kw, "id", "node");
-	id_arg(kw, "id", DSMEM_NODE_ID_MAX, "node id", id);
-	return id;
+	return need_id(kw, "id", DSMEM_NODE_ID_MAX, "node id", "node");
 }
 
 int node_show(env &e)

@@ -14,18 +14,7 @@ namespace {
 
 uint32_t node_of(const keywords &kw)
 {
-	uint32_t node = 0;
-	need(kw, "node", "peer");
-	id_arg(kw, "node", DSMEM_NODE_ID_MAX, "node id", node);
-	return node;
-}
-
-uint32_t peer_of(const keywords &kw)
-{
-	uint32_t peer = 0;
-	need(kw, "peer", "peer");
-	id_arg(kw, "peer", UINT32_MAX, "peer id", peer);
-	return peer;
+	return need_id(kw, "node", DSMEM_NODE_ID_MAX, "node id", "peer");
 }
 
 std::string peer_name(uint32_t node, uint32_t peer)
@@ -89,7 +78,7 @@ int peer_del(env &e)
 {
 	keywords kw = take_keywords(e, { "node", "peer" });
 	uint32_t node = node_of(kw);
-	uint32_t peer = peer_of(kw);
+	uint32_t peer = need_id(kw, "peer", UINT32_MAX, "peer id", "peer");
 
 	dsmem::context ctx = open_context();
 	check(ds_peer_del(ctx.get(), node, peer), ctx, "cannot delete " + peer_name(node, peer));

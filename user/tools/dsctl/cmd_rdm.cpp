@@ -21,10 +21,7 @@ const char rdm_usage[] =
 
 uint32_t node_of(const keywords &kw)
 {
-	uint32_t node = 0;
-	need(kw, "node", "rdm");
-	id_arg(kw, "node", DSMEM_NODE_ID_MAX, "node id", node);
-	return node;
+	return need_id(kw, "node", DSMEM_NODE_ID_MAX, "node id", "rdm");
 }
 
 uint64_t addr_of(const keywords &kw)
@@ -46,9 +43,7 @@ int rdm_alloc(env &e)
 {
 	keywords kw = take_keywords(e, { "node", "remote", "size", "seg" });
 	uint32_t node = node_of(kw);
-	uint32_t remote = 0;
-	need(kw, "remote", "rdm");
-	id_arg(kw, "remote", DSMEM_NODE_ID_MAX, "node id", remote);
+	uint32_t remote = need_id(kw, "remote", DSMEM_NODE_ID_MAX, "node id", "rdm");
 	uint64_t size;
 	if (!parse_size(need(kw, "size", "rdm"), size) || !size)
 		fail("size needs a positive number of bytes (suffixes K, M, G, T)");

@@ -17,26 +17,17 @@ namespace {
 
 uint32_t node_of(const keywords &kw)
 {
-	uint32_t node = 0;
-	need(kw, "node", "segment");
-	id_arg(kw, "node", DSMEM_NODE_ID_MAX, "node id", node);
-	return node;
+	return need_id(kw, "node", DSMEM_NODE_ID_MAX, "node id", "segment");
 }
 
 uint32_t seg_of(const keywords &kw)
 {
-	uint32_t seg = 0;
-	need(kw, "seg", "segment");
-	id_arg(kw, "seg", DSMEM_SEG_ID_MAX, "segment id", seg);
-	return seg;
+	return need_id(kw, "seg", DSMEM_SEG_ID_MAX, "segment id", "segment");
 }
 
 uint32_t to_of(const keywords &kw)
 {
-	uint32_t to = 0;
-	need(kw, "to", "segment");
-	id_arg(kw, "to", DSMEM_NODE_ID_MAX, "node id", to);
-	return to;
+	return need_id(kw, "to", DSMEM_NODE_ID_MAX, "node id", "segment");
 }
 
 std::string seg_name(uint32_t node, uint32_t seg)

@@ -58,6 +58,9 @@ const std::string &need(const keywords &kw, std::string_view word, const char *o
 // ("WORD needs a WHAT from 1 to MAX") when its value is not one.
 bool id_arg(const keywords &kw, std::string_view word, uint32_t max,
 	    const char *what, uint32_t &out);
+// An id the command cannot do without: need(), then id_arg().
+uint32_t need_id(const keywords &kw, std::string_view word, uint32_t max,
+		 const char *what, const char *object);
 
 // An array the C ABI allocated, released with free().
 template <typename T>
@@ -102,6 +105,8 @@ record token_flags_record(uint8_t flags);
 // A token, its fields decoded by the module's table under "fields".
 record token_record(const ds_token_info &t);
 std::string cache_mode_name(uint64_t mode);
+// A ratio or fraction to four decimals, as dsctl prints them.
+double round4(double v);
 // part / whole to four decimals; null when whole is 0
 record ratio_record(uint64_t part, uint64_t whole);
 record cache_params_record(const ds_cache_info &c);

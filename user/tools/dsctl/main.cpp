@@ -148,6 +148,15 @@ bool id_arg(const keywords &kw, std::string_view word, uint32_t max,
 	return true;
 }
 
+uint32_t need_id(const keywords &kw, std::string_view word, uint32_t max,
+		 const char *what, const char *object)
+{
+	uint32_t id = 0;
+	need(kw, word, object);
+	id_arg(kw, word, max, what, id);
+	return id;
+}
+
 }  // namespace dsctl
 
 int main(int argc, char **argv)

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <span>
 
 #include <linux/dsmem.h>
 #include <linux/dsmem_netlink.h>
@@ -10,6 +11,31 @@
 #include "dsctl.hpp"
 
 namespace dsctl {
+
+namespace {
+
+struct bit_name {
+	uint64_t bit;
+	const char *name;
+};
+
+// The names of the bits set in flags: the table's, then "bitN" for any other.
+record bit_names(uint64_t flags, std::span<const bit_name> known)
+{
+	record names = record::array();
+
+	for (const auto &k : known)
+		if (flags & k.bit) {
+			names.push_back(k.name);
+			flags &= ~k.bit;
+		}
+	for (int b = 0; b < 64; b++)
+		if (flags & (1ULL << b))
+			names.push_back("bit" + std::to_string(b));
+	return names;
+}
+
+}  // namespace
 
 std::string port_state_name(uint8_t state)
 {
@@ -49,26 +75,13 @@ std::string guid_string(uint64_t guid)
 
 record features_record(uint64_t features)
 {
-	static const struct {
-		uint64_t bit;
-		const char *name;
-	} known[] = {
+	static const bit_name known[] = {
 		{ DSMEM_FEAT_DEV_EVENTS, "dev_events" },
 		{ DSMEM_FEAT_STATS, "stats" },
 		{ DSMEM_FEAT_RDM, "rdm" },
 		{ DSMEM_FEAT_TOKENCACHE, "tokencache" },
 	};
-	record names = record::array();
-
-	for (const auto &k : known)
-		if (features & k.bit) {
-			names.push_back(k.name);
-			features &= ~k.bit;
-		}
-	for (int b = 0; b < 64; b++)
-		if (features & (1ULL << b))
-			names.push_back("bit" + std::to_string(b));
-	return names;
+	return bit_names(features, known);
 }
 
 std::string link_layer_name(uint8_t ll)
@@ -281,25 +294,12 @@ std::string tier_name(uint8_t tier)
 
 record token_flags_record(uint8_t flags)
 {
-	static const struct {
-		uint8_t bit;
-		const char *name;
-	} known[] = {
+	static const bit_name known[] = {
 		{ DS_TOKEN_PINNED, "pinned" },
 		{ DS_TOKEN_DIRTY, "dirty" },
 		{ DS_TOKEN_MIGRATING, "migrating" },
 	};
-	record names = record::array();
-
-	for (const auto &k : known)
-		if (flags & k.bit) {
-			names.push_back(k.name);
-			flags &= static_cast<uint8_t>(~k.bit);
-		}
-	for (int b = 0; b < 8; b++)
-		if (flags & (1U << b))
-			names.push_back("bit" + std::to_string(b));
-	return names;
+	return bit_names(flags, known);
 }
 
 std::string token_type_name(uint8_t type)
@@ -344,12 +344,16 @@ std::string cache_mode_name(uint64_t mode)
 	}
 }
 
+double round4(double v)
+{
+	return std::round(v * 10000.0) / 10000.0;
+}
+
 record ratio_record(uint64_t part, uint64_t whole)
 {
 	if (!whole)
 		return nullptr;
-	return std::round(static_cast<double>(part) / static_cast<double>(whole) * 10000.0) /
-	       10000.0;
+	return round4(static_cast<double>(part) / static_cast<double>(whole));
 }
 
 record cache_params_record(const ds_cache_info &c)
