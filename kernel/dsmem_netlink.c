@@ -357,6 +357,16 @@ struct sk_buff *dsmem_nl_reply_new(struct genl_info *info, u8 cmd,
 	return msg;
 }
 
+/* Sends a reply its filler built, or frees it when the filler failed. */
+int dsmem_nl_reply_send(struct genl_info *info, struct sk_buff *msg, int ret)
+{
+	if (ret) {
+		nlmsg_free(msg);
+		return ret;
+	}
+	return genlmsg_reply(msg, info);
+}
+
 static int dsmem_nl_version_get(struct sk_buff *skb, struct genl_info *info)
 {
 	struct sk_buff *msg;
@@ -422,22 +432,11 @@ static int dsmem_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
 
 	mutex_lock(&dsmem_devs_lock);
 	sdev = dsmem_nl_find_dev(info);
-	if (IS_ERR(sdev)) {
-		ret = PTR_ERR(sdev);
-		goto err_unlock;
-	}
-	ret = dsmem_nl_fill_dev(msg, sdev, info->snd_portid, info->snd_seq, 0,
+	ret = IS_ERR(sdev) ? PTR_ERR(sdev) :
+	      dsmem_nl_fill_dev(msg, sdev, info->snd_portid, info->snd_seq, 0,
 				DSMEM_CMD_DEV_GET);
-	if (ret)
-		goto err_unlock;
 	mutex_unlock(&dsmem_devs_lock);
-
-	return genlmsg_reply(msg, info);
-
-err_unlock:
-	mutex_unlock(&dsmem_devs_lock);
-	nlmsg_free(msg);
-	return ret;
+	return dsmem_nl_reply_send(info, msg, ret);
 }
 
 /*

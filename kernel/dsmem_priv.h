@@ -563,6 +563,7 @@ void dsmem_nl_notify_dev(struct dsmem_device *sdev, u8 cmd);
 struct genl_family *dsmem_nl_family_get(void);
 struct sk_buff *dsmem_nl_reply_new(struct genl_info *info, u8 cmd,
 				   void **hdr);
+int dsmem_nl_reply_send(struct genl_info *info, struct sk_buff *msg, int ret);
 struct dsmem_device *dsmem_nl_find_dev(struct genl_info *info);
 void dsmem_nl_multicast(struct net *net, struct sk_buff *skb);
 

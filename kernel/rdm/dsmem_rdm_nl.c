@@ -267,6 +267,29 @@ static struct dsmem_node *dsmem_nl_node(struct genl_info *info)
 	return node;
 }
 
+/* Under dsmem_rdm_lock: the node, peer or segment the request names. */
+static void *dsmem_nl_lookup(struct genl_info *info, enum dsmem_nl_obj kind)
+{
+	int attr = kind == DSMEM_NL_PEER ? DSMEM_ATTR_PEER_ID : DSMEM_ATTR_SEG_ID;
+	struct dsmem_node *node = dsmem_nl_node(info);
+	struct nlattr *a = info->attrs[attr];
+	void *obj;
+
+	if (IS_ERR(node) || kind == DSMEM_NL_NODE)
+		return node;
+	if (GENL_REQ_ATTR_CHECK(info, attr))
+		return ERR_PTR(-EINVAL);
+	obj = xa_load(kind == DSMEM_NL_PEER ? &node->peers : &node->segs,
+		      nla_get_u32(a));
+	if (obj)
+		return obj;
+	if (kind == DSMEM_NL_PEER)
+		NL_SET_ERR_MSG_ATTR(info->extack, a, "no such peer");
+	else
+		NL_SET_ERR_MSG_ATTR(info->extack, a, "no such segment");
+	return ERR_PTR(-ENOENT);
+}
+
 int dsmem_nl_node_new(struct sk_buff *skb, struct genl_info *info)
 {
 	struct dsmem_device *sdev;
@@ -304,9 +327,6 @@ int dsmem_nl_node_del(struct sk_buff *skb, struct genl_info *info)
 				  genl_info_net(info), info->extack);
 }
 
-static struct dsmem_peer *dsmem_nl_peer(struct genl_info *info);
-static struct dsmem_seg *dsmem_nl_seg(struct genl_info *info);
-
 /* A "do" request for one object: looked up and described under the lock. */
 static int dsmem_nl_get_doit(struct genl_info *info, enum dsmem_nl_obj kind)
 {
@@ -323,18 +343,12 @@ static int dsmem_nl_get_doit(struct genl_info *info, enum dsmem_nl_obj kind)
 	if (!msg)
 		return -ENOMEM;
 	mutex_lock(&dsmem_rdm_lock);
-	obj = kind == DSMEM_NL_NODE ? (void *)dsmem_nl_node(info) :
-	      kind == DSMEM_NL_PEER ? (void *)dsmem_nl_peer(info) :
-				      (void *)dsmem_nl_seg(info);
+	obj = dsmem_nl_lookup(info, kind);
 	ret = IS_ERR(obj) ? PTR_ERR(obj) :
 	      dsmem_nl_fill_obj(msg, kind, obj, info->snd_portid,
 				info->snd_seq, 0, cmds[kind]);
 	mutex_unlock(&dsmem_rdm_lock);
-	if (ret) {
-		nlmsg_free(msg);
-		return ret;
-	}
-	return genlmsg_reply(msg, info);
+	return dsmem_nl_reply_send(info, msg, ret);
 }
 
 int dsmem_nl_node_get_doit(struct sk_buff *skb, struct genl_info *info)
@@ -443,11 +457,7 @@ int dsmem_nl_peer_new(struct sk_buff *skb, struct genl_info *info)
 	ret = dsmem_nl_fill_peer(msg, peer, info->snd_portid, info->snd_seq, 0,
 				 DSMEM_CMD_PEER_NEW);
 	dsmem_peer_put(peer);
-	if (ret) {
-		nlmsg_free(msg);
-		return ret;
-	}
-	return genlmsg_reply(msg, info);
+	return dsmem_nl_reply_send(info, msg, ret);
 
 err_unlock:
 	mutex_unlock(&dsmem_rdm_lock);
@@ -455,32 +465,12 @@ err_unlock:
 	return ret;
 }
 
-/* Under dsmem_rdm_lock: the peer the request names. */
-static struct dsmem_peer *dsmem_nl_peer(struct genl_info *info)
-{
-	struct dsmem_node *node = dsmem_nl_node(info);
-	struct dsmem_peer *peer;
-	struct nlattr *a;
-
-	if (IS_ERR(node))
-		return ERR_CAST(node);
-	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_PEER_ID))
-		return ERR_PTR(-EINVAL);
-	a = info->attrs[DSMEM_ATTR_PEER_ID];
-	peer = xa_load(&node->peers, nla_get_u32(a));
-	if (!peer) {
-		NL_SET_ERR_MSG_ATTR(info->extack, a, "no such peer");
-		return ERR_PTR(-ENOENT);
-	}
-	return peer;
-}
-
 int dsmem_nl_peer_del(struct sk_buff *skb, struct genl_info *info)
 {
 	struct dsmem_peer *peer;
 
 	mutex_lock(&dsmem_rdm_lock);
-	peer = dsmem_nl_peer(info);
+	peer = dsmem_nl_lookup(info, DSMEM_NL_PEER);
 	if (!IS_ERR(peer))
 		kref_get(&peer->ref);
 	mutex_unlock(&dsmem_rdm_lock);
@@ -592,7 +582,7 @@ int dsmem_nl_seg_new(struct sk_buff *skb, struct genl_info *info)
 	node = dsmem_nl_node(info);
 	if (IS_ERR(node)) {
 		ret = PTR_ERR(node);
-		goto err_unlock;
+		goto out_unlock;
 	}
 	ret = dsmem_seg_create(node,
 			       nla_get_u64(info->attrs[DSMEM_ATTR_SEG_SIZE]),
@@ -600,41 +590,13 @@ int dsmem_nl_seg_new(struct sk_buff *skb, struct genl_info *info)
 			       tr ? nla_get_u8(tr) : DSMEM_TRANSLATE_SEGMENT,
 			       &seg, info->extack);
 	if (ret)
-		goto err_unlock;
+		goto out_unlock;
 	dsmem_nl_notify_seg(seg, DSMEM_CMD_SEG_NEW);
 	ret = dsmem_nl_fill_seg(msg, seg, info->snd_portid, info->snd_seq, 0,
 				DSMEM_CMD_SEG_NEW);
+out_unlock:
 	mutex_unlock(&dsmem_rdm_lock);
-	if (ret) {
-		nlmsg_free(msg);
-		return ret;
-	}
-	return genlmsg_reply(msg, info);
-
-err_unlock:
-	mutex_unlock(&dsmem_rdm_lock);
-	nlmsg_free(msg);
-	return ret;
-}
-
-/* Under dsmem_rdm_lock: the segment the request names. */
-static struct dsmem_seg *dsmem_nl_seg(struct genl_info *info)
-{
-	struct dsmem_node *node = dsmem_nl_node(info);
-	struct dsmem_seg *seg;
-	struct nlattr *a;
-
-	if (IS_ERR(node))
-		return ERR_CAST(node);
-	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_SEG_ID))
-		return ERR_PTR(-EINVAL);
-	a = info->attrs[DSMEM_ATTR_SEG_ID];
-	seg = xa_load(&node->segs, nla_get_u32(a));
-	if (!seg) {
-		NL_SET_ERR_MSG_ATTR(info->extack, a, "no such segment");
-		return ERR_PTR(-ENOENT);
-	}
-	return seg;
+	return dsmem_nl_reply_send(info, msg, ret);
 }
 
 int dsmem_nl_seg_del(struct sk_buff *skb, struct genl_info *info)
@@ -642,7 +604,7 @@ int dsmem_nl_seg_del(struct sk_buff *skb, struct genl_info *info)
 	struct dsmem_seg *seg;
 
 	mutex_lock(&dsmem_rdm_lock);
-	seg = dsmem_nl_seg(info);
+	seg = dsmem_nl_lookup(info, DSMEM_NL_SEG);
 	if (!IS_ERR(seg)) {
 		xa_erase(&seg->node->segs, seg->id);
 		dsmem_seg_destroy(seg);
@@ -666,7 +628,7 @@ int dsmem_nl_seg_grant(struct sk_buff *skb, struct genl_info *info)
 	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_PEER_REMOTE_NODE))
 		return -EINVAL;
 	mutex_lock(&dsmem_rdm_lock);
-	seg = dsmem_nl_seg(info);
+	seg = dsmem_nl_lookup(info, DSMEM_NL_SEG);
 	if (IS_ERR(seg)) {
 		ret = PTR_ERR(seg);
 		goto out;
@@ -691,7 +653,7 @@ int dsmem_nl_seg_revoke(struct sk_buff *skb, struct genl_info *info)
 	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_PEER_REMOTE_NODE))
 		return -EINVAL;
 	mutex_lock(&dsmem_rdm_lock);
-	seg = dsmem_nl_seg(info);
+	seg = dsmem_nl_lookup(info, DSMEM_NL_SEG);
 	if (IS_ERR(seg)) {
 		ret = PTR_ERR(seg);
 		goto out;

@@ -89,17 +89,12 @@ static int dsmem_nl_token_check(struct genl_info *info, u32 *eid)
 static int dsmem_nl_token_reply(struct genl_info *info, u32 eid, u8 cmd)
 {
 	struct sk_buff *msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	int ret;
 
 	if (!msg)
 		return -ENOMEM;
-	ret = dsmem_nl_fill_token(msg, eid, info->snd_portid, info->snd_seq,
-				  0, cmd);
-	if (ret) {
-		nlmsg_free(msg);
-		return ret;
-	}
-	return genlmsg_reply(msg, info);
+	return dsmem_nl_reply_send(info, msg,
+				   dsmem_nl_fill_token(msg, eid, info->snd_portid,
+						       info->snd_seq, 0, cmd));
 }
 
 int dsmem_nl_token_get_doit(struct sk_buff *skb, struct genl_info *info)
