@@ -194,11 +194,6 @@ double ratio(uint64_t part, uint64_t whole)
 	return whole ? double(part) / double(whole) : 0;
 }
 
-double round4(double v)
-{
-	return std::round(v * 10000) / 10000;
-}
-
 record run_record(const dssim::run_result &r, bool windows)
 {
 	record rec;
