@@ -128,5 +128,6 @@ extern const object rdm_object;
 extern const object token_object;
 extern const object cache_object;
 extern const object sim_object;
+extern const object ui_object;
 
 }  // namespace dsctl

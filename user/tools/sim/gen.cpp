@@ -813,6 +813,22 @@ trace generate_sweep(const sweep_spec &s, uint32_t qps)
 	return t;
 }
 
+uint64_t generate_requests(std::string_view spec)
+{
+	std::vector<std::string_view> parts = split_components(spec);
+	if (std::any_of(parts.begin(), parts.end(), is_sweep)) {
+		sweep_spec sw;
+		if (parts.size() > 1)
+			bad_spec(spec, "a sweep cannot be mixed with other workloads");
+		parse_sweep(spec, sw);
+		return 3 * sw.ops * sw.qps.size();
+	}
+	workload w;
+	for (std::string_view part : parts)
+		parse_component(part, w);
+	return w.requests;
+}
+
 trace generate(std::string_view spec)
 {
 	std::vector<std::string_view> parts = split_components(spec);

@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 
 #include "run.hpp"
+#include "stack_distance.hpp"
 
 namespace dssim {
 
@@ -79,50 +80,6 @@ void model_cost(run_result &r, bool tiered)
 	}
 }
 
-// Mattson's stack distances: the distinct objects touched since the
-// previous request to the same one, itself included (0: never before).
-// LRU at size S hits exactly the requests whose distance is 1..S.
-class stack_distance {
-public:
-	explicit stack_distance(const trace &t) : fen_(t.size() + 1, 0), last_(t.nobjects(), -1) {}
-
-	uint64_t next(size_t i, uint32_t id)
-	{
-		int64_t p = last_[id];
-		uint64_t d = 0;
-
-		if (p < 0) {
-			live_++;
-		} else {
-			// marks sit at each object's latest request
-			d = live_ - prefix(size_t(p) + 1) + 1;
-			add(size_t(p), -1);
-		}
-		add(i, 1);
-		last_[id] = int64_t(i);
-		return d;
-	}
-
-private:
-	void add(size_t pos, int32_t v)
-	{
-		for (size_t k = pos + 1; k < fen_.size(); k += k & -k)
-			fen_[k] += v;
-	}
-	uint64_t prefix(size_t pos) const	// marks at positions < pos
-	{
-		uint64_t s = 0;
-
-		for (size_t k = pos; k; k -= k & -k)
-			s += fen_[k];
-		return s;
-	}
-
-	std::vector<uint32_t> fen_;
-	std::vector<int64_t> last_;
-	uint64_t live_ = 0;
-};
-
 // LRU at every size of specs (entries) in one pass over the trace.
 std::vector<run_result> lru_pass(const trace &t, const std::vector<run_spec> &specs,
 				 uint64_t window, progress *prog)
@@ -163,7 +120,7 @@ std::vector<run_result> lru_pass(const trace &t, const std::vector<run_spec> &sp
 			}
 		}
 		if (prog && (i + 1) % progress_step == 0)
-			prog->done.fetch_add(progress_step * specs.size(), std::memory_order_relaxed);
+			progress_step_done(prog, progress_step * specs.size());
 	}
 	double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
@@ -227,7 +184,7 @@ run_result run_one(const trace &t, const run_spec &s, uint64_t window, progress 
 			win_miss = 0;
 		}
 		if (prog && (i + 1) % progress_step == 0)
-			prog->done.fetch_add(progress_step, std::memory_order_relaxed);
+			progress_step_done(prog, progress_step);
 	}
 	auto t1 = std::chrono::steady_clock::now();
 	p->finish();
@@ -243,6 +200,13 @@ run_result run_one(const trace &t, const run_spec &s, uint64_t window, progress 
 }
 
 }  // namespace
+
+void progress_step_done(progress *prog, uint64_t n)
+{
+	prog->done.fetch_add(n, std::memory_order_relaxed);
+	if (prog->cancel.load(std::memory_order_relaxed))
+		throw sim_error("canceled");
+}
 
 std::vector<run_result> run_all(trace &t, const std::vector<run_spec> &specs,
 				unsigned int threads, uint64_t window, progress *prog,

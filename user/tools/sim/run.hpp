@@ -48,7 +48,13 @@ uint64_t tier_cost(const uint64_t cost_ns[3], int tier, bool tiered);
 struct progress {
 	std::atomic<uint64_t> done{ 0 };
 	std::atomic<uint64_t> total{ 0 };	// set by run_all while a bar reads it
+	// set by another thread to stop the runs: run_all throws
+	// sim_error("canceled") within one progress step of every run
+	std::atomic<bool> cancel{ false };
 };
+
+// Count n more requests done; throws sim_error when the runs were canceled.
+void progress_step_done(progress *prog, uint64_t n);
 
 // Run every spec over t, up to threads at a time (LRU at three or more
 // sizes in entries takes one stack pass for all); window: requests per

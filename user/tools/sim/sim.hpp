@@ -101,6 +101,9 @@ void write_oracle(const trace &t, const std::string &path);
 // previous operation's QP), payload=BYTES, qp_per_cq=4, qp_per_mr=8;
 // three requests per operation (QP write, CQ, MR), with eids/types set.
 trace generate(std::string_view spec);
+// The requests a spec would generate (a sweep: over all its QP counts),
+// without generating them; throws sim_error on a bad spec as generate does.
+uint64_t generate_requests(std::string_view spec);
 
 // The connection sweep's parameters, for the operation-rate model.
 struct sweep_spec {

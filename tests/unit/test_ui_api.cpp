@@ -1,0 +1,654 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The web console's HTTP API, end to end: a real `dsctl ui` on loopback
+// with its own database, driven by cpp-httplib's client.  Logins,
+// sessions, CSRF, roles, rate limiting, simulation runs (checked against
+// `dsctl -j sim run`), logs, uploads and bad input of every kind.
+#include <algorithm>
+#include <csetjmp>
+#include <csignal>
+#include <cstdarg>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+// last: it defines macros (fail) that other headers use as names
+extern "C" {
+#include <cmocka.h>
+}
+
+using json = nlohmann::json;
+
+namespace {
+
+std::string tmpdir;
+
+// Run dsctl with words, stdin_text on its standard input; its exit code,
+// its standard output in out.
+int dsctl(const std::vector<std::string> &words, const std::string &stdin_text, std::string *out = nullptr)
+{
+	int in[2], o[2];
+	if (pipe(in) || pipe(o))
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(o[1], 1);
+		close(in[1]);
+		close(o[0]);
+		std::vector<char *> argv = { const_cast<char *>(DS_DSCTL) };
+		for (const auto &w : words)
+			argv.push_back(const_cast<char *>(w.c_str()));
+		argv.push_back(nullptr);
+		execv(DS_DSCTL, argv.data());
+		_exit(127);
+	}
+	close(in[0]);
+	close(o[1]);
+	if (write(in[1], stdin_text.data(), stdin_text.size()) < 0)
+		return -1;
+	close(in[1]);
+	std::string got;
+	char buf[4096];
+	for (ssize_t n; (n = read(o[0], buf, sizeof(buf))) > 0;)
+		got.append(buf, size_t(n));
+	close(o[0]);
+	int st;
+	waitpid(pid, &st, 0);
+	if (out)
+		*out = got;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+// A console on a free loopback port; stopped (SIGTERM) when destroyed.
+struct console {
+	pid_t pid = -1;
+	int port = 0;
+	std::string first_line;
+
+	console(const std::string &db, const std::vector<std::string> &extra = {})
+	{
+		int o[2];
+		if (pipe(o))
+			return;
+		pid = fork();
+		if (pid == 0) {
+			dup2(o[1], 1);
+			close(o[0]);
+			std::vector<std::string> w = { DS_DSCTL, "ui", "serve", "listen", "127.0.0.1:0", "db", db };
+			w.insert(w.end(), extra.begin(), extra.end());
+			std::vector<char *> argv;
+			for (auto &s : w)
+				argv.push_back(s.data());
+			argv.push_back(nullptr);
+			execv(DS_DSCTL, argv.data());
+			_exit(127);
+		}
+		close(o[1]);
+		// the first line names the port
+		char ch;
+		while (read(o[0], &ch, 1) == 1 && ch != '\n')
+			first_line += ch;
+		close(o[0]);
+		auto at = first_line.rfind(':');
+		if (at != std::string::npos)
+			port = atoi(first_line.c_str() + at + 1);
+	}
+	~console()
+	{
+		if (pid > 0) {
+			kill(pid, SIGTERM);
+			int st;
+			waitpid(pid, &st, 0);
+		}
+	}
+	httplib::Client client() const
+	{
+		httplib::Client c("127.0.0.1", port);
+		c.set_read_timeout(120, 0);
+		return c;
+	}
+};
+
+// A logged-in client: its cookie and CSRF token.
+struct user_session {
+	std::string cookie, csrf;
+	httplib::Headers headers(bool with_csrf = true) const
+	{
+		httplib::Headers h = { { "Cookie", cookie } };
+		if (with_csrf)
+			h.emplace("X-CSRF-Token", csrf);
+		return h;
+	}
+};
+
+console *srv;
+user_session admin, viewer;
+
+std::unique_ptr<httplib::Client> cli()
+{
+	auto c = std::make_unique<httplib::Client>("127.0.0.1", srv->port);
+	c->set_read_timeout(120, 0);
+	return c;
+}
+
+httplib::Result login_raw(const std::string &user, const std::string &pw)
+{
+	return cli()->Post("/api/login", json{ { "user", user }, { "password", pw } }.dump(),
+			   "application/json");
+}
+
+user_session login_as(const std::string &user, const std::string &pw)
+{
+	auto r = login_raw(user, pw);
+	assert_non_null(r);
+	assert_int_equal(r->status, 200);
+	user_session s;
+	std::string set = r->get_header_value("Set-Cookie");
+	assert_non_null(strstr(set.c_str(), "HttpOnly"));
+	assert_non_null(strstr(set.c_str(), "SameSite=Strict"));
+	s.cookie = set.substr(0, set.find(';'));
+	s.csrf = json::parse(r->body)["csrf"];
+	return s;
+}
+
+json body(const httplib::Result &r)
+{
+	assert_non_null(r);
+	json j = json::parse(r->body, nullptr, false);
+	if (j.is_discarded())
+		fail_msg("not JSON (status %d): %s", r->status, r->body.c_str());
+	return j;
+}
+
+httplib::Result post(const user_session &s, const std::string &path, const json &b, bool csrf = true)
+{
+	return cli()->Post(path.c_str(), s.headers(csrf), b.dump(), "application/json");
+}
+
+int setup(void **)
+{
+	char t[] = "/tmp/test_ui_api.XXXXXX";
+	if (!mkdtemp(t))
+		return -1;
+	tmpdir = t;
+	std::string db = tmpdir + "/ui.db";
+	if (dsctl({ "ui", "user", "add", "alice", "role", "admin", "db", db }, "alice-password\n") ||
+	    dsctl({ "ui", "user", "add", "bob", "db", db }, "bob-password\n") ||
+	    dsctl({ "ui", "user", "add", "dave", "db", db }, "dave-password\n"))
+		return -1;
+	srv = new console(db, { "upload-limit", "64K" });
+	if (!srv->port)
+		return -1;
+	admin = login_as("alice", "alice-password");
+	viewer = login_as("bob", "bob-password");
+	return 0;
+}
+
+int teardown(void **)
+{
+	delete srv;
+	std::string cmd = "rm -rf " + tmpdir;
+	return system(cmd.c_str()) == 0 ? 0 : -1;
+}
+
+void users_are_managed_by_dsctl(void **)
+{
+	std::string db = tmpdir + "/ui.db", out;
+
+	assert_int_equal(dsctl({ "-j", "ui", "user", "show", "db", db }, "", &out), 0);
+	json u = json::parse(out);
+	assert_int_equal(u.size(), 3);
+	assert_string_equal(u[0]["user"].get<std::string>().c_str(), "alice");
+	assert_string_equal(u[0]["role"].get<std::string>().c_str(), "admin");
+	assert_string_equal(u[1]["role"].get<std::string>().c_str(), "viewer");
+	// refused: a second alice, a short password, a bad name, a bad role
+	assert_int_equal(dsctl({ "ui", "user", "add", "alice", "db", db }, "another-password\n"), 1);
+	assert_int_equal(dsctl({ "ui", "user", "add", "eve", "db", db }, "short\n"), 1);
+	assert_int_equal(dsctl({ "ui", "user", "add", "a b", "db", db }, "long-enough\n"), 1);
+	assert_int_equal(dsctl({ "ui", "user", "add", "eve", "role", "root", "db", db }, "long-enough\n"), 1);
+	assert_int_equal(dsctl({ "ui", "user", "del", "nobody", "db", db }, ""), 1);
+	assert_int_equal(dsctl({ "-j", "ui", "user", "show", "db", db }, "", &out), 0);
+	assert_int_equal(json::parse(out).size(), 3);
+}
+
+void no_users_says_how_to_create_one(void **)
+{
+	console c(tmpdir + "/empty.db");
+	assert_true(c.port > 0);
+	auto cl = c.client();
+	json j = body(cl.Get("/api/login"));
+	assert_false(j["users"].get<bool>());
+	assert_non_null(strstr(j["hint"].get<std::string>().c_str(), "dsctl ui user add"));
+	auto r = cl.Post("/api/login", R"({"user":"admin","password":"admin"})", "application/json");
+	assert_int_equal(r->status, 401);
+	assert_non_null(strstr(body(r)["error"].get<std::string>().c_str(), "no users yet"));
+}
+
+void wrong_password_and_unknown_user(void **)
+{
+	auto r = login_raw("alice", "not-her-password");
+	assert_int_equal(r->status, 401);
+	std::string wrong = body(r)["error"];
+	r = login_raw("nosuchuser", "whatever-password");
+	assert_int_equal(r->status, 401);
+	// the same answer: it does not tell which names exist
+	assert_string_equal(body(r)["error"].get<std::string>().c_str(), wrong.c_str());
+	r = cli()->Post("/api/login", "{not json", "application/json");
+	assert_int_equal(r->status, 400);
+	r = cli()->Post("/api/login", R"({"user":"alice"})", "application/json");
+	assert_int_equal(r->status, 400);
+}
+
+void failed_logins_are_rate_limited(void **)
+{
+	for (int k = 0; k < 5; k++)
+		assert_int_equal(login_raw("dave", "wrong-password")->status, 401);
+	auto r = login_raw("dave", "dave-password");	// right, but too late
+	assert_int_equal(r->status, 429);
+	assert_true(atoi(r->get_header_value("Retry-After").c_str()) > 0);
+	assert_non_null(strstr(body(r)["error"].get<std::string>().c_str(), "too many failed logins"));
+	// the address has room (20): others still log in; the log has them
+	assert_int_equal(login_raw("bob", "bob-password")->status, 200);
+	json logs = body(cli()->Get("/api/logs?component=audit&q=failed%20login%20of%20dave&limit=100",
+				    admin.headers(false)));
+	assert_true(logs["events"].size() >= 5);
+}
+
+void every_endpoint_needs_a_session(void **)
+{
+	const std::vector<std::pair<const char *, const char *>> eps = {
+		{ "GET", "/api/session" }, { "POST", "/api/logout" }, { "GET", "/api/sim/options" },
+		{ "GET", "/api/sim/runs" }, { "POST", "/api/sim/runs" }, { "GET", "/api/sim/runs/1" },
+		{ "POST", "/api/sim/runs/1/cancel" }, { "DELETE", "/api/sim/runs/1" },
+		{ "GET", "/api/logs" }, { "GET", "/api/data/files" }, { "POST", "/api/data/files" },
+		{ "GET", "/api/data/files/1/analyze" }, { "GET", "/api/data/files/1/download" },
+		{ "POST", "/api/data/files/1/convert" }, { "DELETE", "/api/data/files/1" },
+		{ "GET", "/api/cluster" }, { "POST", "/api/cluster/cache" }, { "GET", "/api/nothing" },
+	};
+	httplib::Headers bogus = { { "Cookie", "dsui_session=" + std::string(64, 'a') } };
+	for (const auto &[m, p] : eps)
+		for (int with_bogus = 0; with_bogus < 2; with_bogus++) {
+			httplib::Headers h = with_bogus ? bogus : httplib::Headers{};
+			httplib::Result r = std::string(m) == "GET" ? cli()->Get(p, h)
+					    : std::string(m) == "POST" ? cli()->Post(p, h, "{}", "application/json")
+								       : cli()->Delete(p, h);
+			assert_non_null(r);
+			if (r->status != 401)
+				fail_msg("%s %s answered %d without a session", m, p, r->status);
+			assert_true(body(r).contains("error"));
+		}
+}
+
+void state_changes_need_the_csrf_token(void **)
+{
+	json run = { { "trace", { { "gen", "zipf:requests=1000,objects=100" } } }, { "sizes", { "10" } } };
+	auto r = post(admin, "/api/sim/runs", run, false);
+	assert_int_equal(r->status, 403);
+	assert_non_null(strstr(body(r)["error"].get<std::string>().c_str(), "CSRF"));
+	user_session forged = admin;
+	forged.csrf = viewer.csrf;	// another session's token is no good
+	assert_int_equal(post(forged, "/api/sim/runs", run)->status, 403);
+	assert_int_equal(post(admin, "/api/sim/runs", run)->status, 202);
+}
+
+json wait_run(int64_t id)
+{
+	// bounded: a run of these sizes takes well under a second
+	for (int k = 0; k < 1200; k++) {
+		json j = body(cli()->Get(("/api/sim/runs/" + std::to_string(id)).c_str(), admin.headers(false)));
+		std::string st = j["state"];
+		if (st != "queued" && st != "running")
+			return j;
+		usleep(100000);
+	}
+	fail_msg("run %lld did not finish", (long long)id);
+}
+
+void a_run_is_dsctl_sim_run(void **)
+{
+	const std::string gen = "zipf:requests=200k,objects=20k,alpha=0.99";
+	json run = { { "name", "mrc" }, { "trace", { { "gen", gen } } },
+		     { "policies", { "lru", "s3fifo", "belady" } }, { "sizes", { "1%", "5%", "10%" } },
+		     { "latency", "L1:5,L2:200,L3:800" } };
+	auto r = post(viewer, "/api/sim/runs", run);
+	assert_int_equal(r->status, 202);
+	json done = wait_run(body(r)["id"]);
+	assert_string_equal(done["state"].get<std::string>().c_str(), "done");
+	assert_string_equal(done["name"].get<std::string>().c_str(), "mrc");
+	assert_true(done["progress"].get<double>() == 1.0);
+
+	std::string out;
+	assert_int_equal(dsctl({ "-j", "sim", "run", "gen", gen, "policy", "lru,s3fifo,belady", "size",
+				 "1%,5%,10%", "latency", "L1:5,L2:200,L3:800" }, "", &out), 0);
+	json ref = json::parse(out);
+	const json &got = done["result"]["runs"];
+	assert_int_equal(got.size(), 9);
+	assert_int_equal(got.size(), ref["runs"].size());
+	for (size_t k = 0; k < got.size(); k++) {
+		assert_string_equal(got[k]["policy"].get<std::string>().c_str(),
+				    ref["runs"][k]["policy"].get<std::string>().c_str());
+		assert_int_equal(got[k]["size"].get<uint64_t>(), ref["runs"][k]["size"].get<uint64_t>());
+		assert_int_equal(got[k]["misses"].get<uint64_t>(), ref["runs"][k]["misses"].get<uint64_t>());
+		assert_int_equal(got[k]["windows"].size(), ref["runs"][k]["windows"].size());
+	}
+	// belady is the floor at every size
+	for (size_t k = 0; k < 3; k++)
+		assert_true(got[6 + k]["miss_ratio"].get<double>() <= got[k]["miss_ratio"].get<double>());
+}
+
+void impossible_runs_are_refused(void **)
+{
+	size_t before = body(cli()->Get("/api/sim/runs", admin.headers(false)))["runs"].size();
+	const std::vector<std::pair<json, const char *>> bad = {
+		{ { { "trace", { { "gen", "zipf:requests=1000" } } }, { "policies", { "nope" } } }, "unknown policy" },
+		{ { { "trace", { { "gen", "zipf:requests=1000" } } }, { "sizes", { "0" } } }, "size 0" },
+		{ { { "trace", { { "gen", "zipf:nonsense=1" } } } }, "unknown key" },
+		{ { { "trace", { { "gen", "zipf:requests=4g" } } } }, "at most" },
+		{ { { "trace", { { "file", 999999 } } } }, "no file" },
+		{ { { "trace", { { "server", "../etc/passwd" } } } }, "server-side" },
+		{ { { "trace", "x" } }, "trace must be" },
+		{ { { "trace", { { "gen", "zipf" } } }, { "latency", "L9:5" } }, "latency" },
+		{ { { "trace", { { "gen", "zipf" } } }, { "params", "nosuch=1" } }, "params" },
+		{ { { "trace", { { "gen", "zipf" } } }, { "plot", "/tmp/x" } }, "unknown field" },
+		{ { { "trace", { { "gen", "zipf" } } }, { "policies", json::array() } }, "non-empty" },
+	};
+	for (const auto &[req, says] : bad) {
+		auto r = post(admin, "/api/sim/runs", req);
+		json j = body(r);
+		if (r->status != 400 || j["error"].get<std::string>().find(says) == std::string::npos)
+			fail_msg("%s: %d %s (wanted 400 \"%s\")", req.dump().c_str(), r->status,
+				 j.dump().c_str(), says);
+	}
+	auto r = cli()->Post("/api/sim/runs", admin.headers(), "[1,2", "application/json");
+	assert_int_equal(r->status, 400);
+	assert_int_equal(body(cli()->Get("/api/sim/runs", admin.headers(false)))["runs"].size(), before);
+
+	// what needs the trace fails the run, with the simulator's message
+	json warm = { { "trace", { { "gen", "zipf:requests=1000" } } }, { "warmup", 5000 } };
+	json done = wait_run(body(post(admin, "/api/sim/runs", warm))["id"]);
+	assert_string_equal(done["state"].get<std::string>().c_str(), "failed");
+	assert_non_null(strstr(done["error"].get<std::string>().c_str(), "warmup"));
+}
+
+void a_run_can_be_canceled(void **)
+{
+	json run = { { "trace", { { "gen", "zipf:requests=100m,objects=1m" } } },
+		     { "policies", { "arc", "s3fifo", "lfu", "sieve" } }, { "sizes", { "1%", "2%" } } };
+	int64_t id = body(post(admin, "/api/sim/runs", run))["id"];
+	// another user's run is not viewer's to cancel
+	assert_int_equal(cli()->Post(("/api/sim/runs/" + std::to_string(id) + "/cancel").c_str(),
+				     viewer.headers(), "", "application/json")->status, 403);
+	auto r = cli()->Post(("/api/sim/runs/" + std::to_string(id) + "/cancel").c_str(), admin.headers(),
+			     "", "application/json");
+	assert_int_equal(r->status, 200);
+	json done = wait_run(id);
+	assert_string_equal(done["state"].get<std::string>().c_str(), "canceled");
+	assert_true(done["result"].is_null());
+	// a finished run cannot be canceled again; it can be deleted
+	r = cli()->Post(("/api/sim/runs/" + std::to_string(id) + "/cancel").c_str(), admin.headers(), "",
+			"application/json");
+	assert_int_equal(r->status, 409);
+	assert_int_equal(cli()->Delete(("/api/sim/runs/" + std::to_string(id)).c_str(), admin.headers())->status, 200);
+	assert_int_equal(cli()->Get(("/api/sim/runs/" + std::to_string(id)).c_str(), admin.headers(false))->status, 404);
+}
+
+void logs_filter_page_and_export(void **)
+{
+	auto get = [](const std::string &q) {
+		return body(cli()->Get(("/api/logs?" + q).c_str(), admin.headers(false)));
+	};
+	json all = get("component=audit&limit=1000");
+	assert_true(all["events"].size() >= 4);
+	for (const auto &e : all["events"])
+		assert_string_equal(e["component"].get<std::string>().c_str(), "audit");
+	json logins = get("component=audit&q=LOGGED%20IN%20FROM");	// case-insensitive text
+	assert_true(logins["events"].size() >= 2);
+	for (const auto &e : logins["events"])
+		assert_non_null(strstr(e["message"].get<std::string>().c_str(), "logged in from"));
+	json warn = get("level=warning&limit=1000");
+	for (const auto &e : warn["events"])
+		assert_true(e["level"] == "warning" || e["level"] == "error");
+	assert_true(warn["events"].size() >= 5);	// dave's failures
+	// pages of 2, newest first, joined by the cursor, cover the whole
+	std::vector<int64_t> ids;
+	std::string cursor;
+	for (int k = 0; k < 100; k++) {
+		json p = get("component=audit&limit=2" + (cursor.empty() ? "" : "&before=" + cursor));
+		for (const auto &e : p["events"])
+			ids.push_back(e["id"]);
+		if (p["next"].is_null())
+			break;
+		cursor = std::to_string(p["next"].get<int64_t>());
+	}
+	assert_int_equal(ids.size(), all["events"].size());
+	for (size_t k = 1; k < ids.size(); k++)
+		assert_true(ids[k] < ids[k - 1]);
+	int64_t newest = all["events"][0]["id"];
+	assert_int_equal(get("component=audit&after=" + std::to_string(newest))["events"].size(), 0);
+	// time range: the future holds nothing
+	assert_int_equal(get("from=2999-01-01T00:00:00Z")["events"].size(), 0);
+	assert_true(get("from=2000-01-01T00:00&to=2999-01-01T00:00Z")["events"].size() > 0);
+
+	// text that looks like SQL is text: no match, and the table is intact
+	json inj = get("q=%27%29%3B%20DROP%20TABLE%20events%3B%20--");
+	assert_int_equal(inj["events"].size(), 0);
+	inj = get("q=%25");	// not a LIKE wildcard either
+	assert_int_equal(inj["events"].size(), 0);
+	assert_int_equal(get("component=audit&limit=1000")["events"].size(), all["events"].size());
+
+	// bad filters are refused, by name
+	for (const char *q : { "level=loud", "component=kitchen", "limit=0", "limit=5000", "before=x",
+			       "from=yesterday", "format=xml" }) {
+		auto r = cli()->Get(("/api/logs?" + std::string(q)).c_str(), admin.headers(false));
+		if (r->status != 400)
+			fail_msg("%s answered %d", q, r->status);
+	}
+
+	auto csv = cli()->Get("/api/logs?component=audit&format=csv", admin.headers(false));
+	assert_int_equal(csv->status, 200);
+	assert_non_null(strstr(csv->get_header_value("Content-Disposition").c_str(), "attachment"));
+	assert_int_equal(csv->body.rfind("id,ts,level,node,component,message\n", 0), 0);
+	size_t lines = size_t(std::count(csv->body.begin(), csv->body.end(), '\n'));
+	assert_int_equal(lines, all["events"].size() + 1);
+	auto js = cli()->Get("/api/logs?component=audit&format=json", admin.headers(false));
+	assert_int_equal(body(js).size(), all["events"].size());
+}
+
+httplib::Result upload(const user_session &s, const std::string &name, const std::string &content,
+		       const std::string &format = "")
+{
+	httplib::MultipartFormDataItems items = { { "file", content, name, "application/octet-stream" } };
+	if (!format.empty())
+		items.push_back({ "format", format, "", "" });
+	return cli()->Post("/api/data/files", s.headers(), items);
+}
+
+void uploads_convert_and_analyze(void **)
+{
+	std::string text;
+	for (int k = 0; k < 300; k++)
+		text += std::to_string((k * 7) % 31) + "\n";
+	auto r = upload(admin, "keys.txt", text);
+	assert_int_equal(r->status, 201);
+	json f = body(r);
+	assert_string_equal(f["format"].get<std::string>().c_str(), "text");
+	assert_int_equal(f["requests"].get<int>(), 300);
+	assert_int_equal(f["objects"].get<int>(), 31);
+	std::string id = std::to_string(f["id"].get<int64_t>());
+
+	r = post(admin, "/api/data/files/" + id + "/convert", { { "to", "csv" } });
+	assert_int_equal(r->status, 201);
+	json c = body(r);
+	assert_string_equal(c["format"].get<std::string>().c_str(), "csv");
+	assert_int_equal(c["requests"].get<int>(), 300);
+	auto dl = cli()->Get(("/api/data/files/" + std::to_string(c["id"].get<int64_t>()) + "/download").c_str(),
+			     admin.headers(false));
+	assert_int_equal(dl->status, 200);
+	assert_int_equal(dl->body.rfind("time_ns,key,size,op\n0,0,1,read\n0,7,1,read\n", 0), 0);
+
+	json a = body(cli()->Get(("/api/data/files/" + id + "/analyze").c_str(), admin.headers(false)));
+	assert_int_equal(a["requests"].get<int>(), 300);
+	assert_int_equal(a["objects"].get<int>(), 31);
+	assert_int_equal(a["cold"].get<int>(), 31);
+	// keys cycle with period 31: every reuse is at distance 31 (le 32)
+	uint64_t reused = 0;
+	for (const auto &b : a["reuse"]) {
+		reused += b["count"].get<uint64_t>();
+		if (b["count"].get<uint64_t>())
+			assert_int_equal(b["le"].get<int>(), 32);
+	}
+	assert_int_equal(reused, 269);
+	assert_int_equal(a["top"][0]["count"].get<int>(), 10);
+	auto part = cli()->Get(("/api/data/files/" + id + "/analyze?format=csv&part=reuse").c_str(),
+			       admin.headers(false));
+	assert_int_equal(part->body.rfind("le,count\n", 0), 0);
+
+	r = post(admin, "/api/data/files/" + id + "/filter", { { "from", 10 }, { "to", 40 } });
+	assert_int_equal(body(r)["requests"].get<int>(), 30);
+	r = post(admin, "/api/data/files/" + id + "/sample", { { "rate", 0.5 } });
+	assert_int_equal(r->status, 201);
+	assert_true(body(r)["requests"].get<int>() < 300);
+
+	// an uploaded trace runs in the simulator
+	json run = { { "trace", { { "file", f["id"] } } }, { "policies", { "lru" } }, { "sizes", { "31", "30" } } };
+	json done = wait_run(body(post(admin, "/api/sim/runs", run))["id"]);
+	assert_string_equal(done["state"].get<std::string>().c_str(), "done");
+	assert_int_equal(done["result"]["runs"][0]["misses"].get<int>(), 31);	// all fit
+	assert_int_equal(done["result"]["runs"][1]["misses"].get<int>(), 300);	// LRU's loop
+
+	// a viewer cannot delete the admin's file; the admin can
+	assert_int_equal(cli()->Delete(("/api/data/files/" + id).c_str(), viewer.headers())->status, 403);
+	assert_int_equal(cli()->Delete(("/api/data/files/" + id).c_str(), admin.headers())->status, 200);
+	assert_int_equal(cli()->Get(("/api/data/files/" + id + "/analyze").c_str(), admin.headers(false))->status, 404);
+}
+
+void bad_uploads_keep_nothing(void **)
+{
+	size_t before = body(cli()->Get("/api/data/files", admin.headers(false)))["files"].size();
+	auto r = upload(admin, "junk.bin", std::string("\x01\x02garbage\x00\xff", 12));
+	assert_int_equal(r->status, 400);
+	assert_non_null(strstr(body(r)["error"].get<std::string>().c_str(), "junk.bin"));
+	r = upload(admin, "trunc.oracleGeneral.bin", std::string(30, '\0'), "oracleGeneral");
+	assert_int_equal(r->status, 400);
+	assert_non_null(strstr(body(r)["error"].get<std::string>().c_str(), "trunc.oracleGeneral.bin"));
+	r = upload(admin, "keys.txt", "1\n2\n", "wav");
+	assert_int_equal(r->status, 400);
+	r = upload(admin, "big.txt", std::string(100 * 1024, '7'));	// over 64K
+	assert_int_equal(r->status, 413);
+	assert_non_null(strstr(body(r)["error"].get<std::string>().c_str(), "limit"));
+	r = upload(admin, "empty.txt", "");
+	assert_int_equal(r->status, 400);
+	r = cli()->Post("/api/data/files", admin.headers(), "{}", "application/json");
+	assert_int_equal(r->status, 400);
+	for (const char *op : { "convert", "sample", "filter" }) {
+		// on a file that is not there, and with bad arguments
+		assert_int_equal(post(admin, std::string("/api/data/files/999999/") + op, json::object())->status, 404);
+	}
+	assert_int_equal(body(cli()->Get("/api/data/files", admin.headers(false)))["files"].size(), before);
+	// nothing half-written is left beside the database
+	std::string cmd = "ls -A " + tmpdir + "/ui.db.files | grep -c '^\\.' >/dev/null";
+	assert_int_not_equal(system(cmd.c_str()), 0);
+}
+
+void viewers_cannot_change_the_cache(void **)
+{
+	auto r = post(viewer, "/api/cluster/cache", { { "params", { { "promote_l1", 64 } } } });
+	assert_int_equal(r->status, 403);
+	assert_non_null(strstr(body(r)["error"].get<std::string>().c_str(), "admin"));
+	// an admin gets past the role: a bad parameter, then no module here
+	r = post(admin, "/api/cluster/cache", { { "params", { { "no_such_param", 1 } } } });
+	assert_int_equal(r->status, 400);
+	r = post(admin, "/api/cluster/cache", { { "params", "x" } });
+	assert_int_equal(r->status, 400);
+	json cl = body(cli()->Get("/api/cluster", viewer.headers(false)));
+	if (!cl["module"].get<bool>()) {
+		r = post(admin, "/api/cluster/cache", { { "params", { { "promote_l1", 64 } } } });
+		assert_int_equal(r->status, 503);
+		assert_true(cl["error"].is_string());
+	}
+}
+
+void sessions_expire_and_log_out(void **)
+{
+	user_session s = login_as("bob", "bob-password");
+	assert_int_equal(cli()->Get("/api/session", s.headers(false))->status, 200);
+
+	// the server's clock is not ours to move: age the session in its table
+	sqlite3 *h;
+	assert_int_equal(sqlite3_open((tmpdir + "/ui.db").c_str(), &h), SQLITE_OK);
+	sqlite3_busy_timeout(h, 5000);
+	assert_int_equal(sqlite3_exec(h, "UPDATE sessions SET expires = 1", nullptr, nullptr, nullptr), SQLITE_OK);
+	sqlite3_close(h);
+	auto r = cli()->Get("/api/session", s.headers(false));
+	assert_int_equal(r->status, 401);
+	assert_non_null(strstr(body(r)["error"].get<std::string>().c_str(), "expired"));
+
+	admin = login_as("alice", "alice-password");
+	viewer = login_as("bob", "bob-password");
+	s = login_as("bob", "bob-password");
+	assert_int_equal(cli()->Post("/api/logout", s.headers(false), "", "application/json")->status, 403);
+	r = cli()->Post("/api/logout", s.headers(), "", "application/json");
+	assert_int_equal(r->status, 200);
+	assert_non_null(strstr(r->get_header_value("Set-Cookie").c_str(), "Max-Age=0"));
+	assert_int_equal(cli()->Get("/api/session", s.headers(false))->status, 401);
+	assert_int_equal(cli()->Get("/api/session", viewer.headers(false))->status, 200);	// others stay
+}
+
+void pages_and_headers(void **)
+{
+	auto r = cli()->Get("/");
+	assert_int_equal(r->status, 200);
+	assert_non_null(strstr(r->body.c_str(), "<html"));
+	assert_non_null(strstr(r->get_header_value("Content-Security-Policy").c_str(), "default-src 'self'"));
+	assert_string_equal(r->get_header_value("X-Frame-Options").c_str(), "DENY");
+	r = cli()->Get("/vendor/chart.js");
+	assert_int_equal(r->status, 200);
+	assert_non_null(strstr(r->body.c_str(), "Chart.js v3"));
+	assert_int_equal(cli()->Get("/../../etc/passwd")->status, 404);
+}
+
+void binding_beyond_loopback_needs_tls(void **)
+{
+	std::string out;
+	assert_int_equal(dsctl({ "ui", "listen", "0.0.0.0:0", "db", tmpdir + "/x.db" }, "", &out), 1);
+	assert_int_equal(dsctl({ "ui", "listen", "127.0.0.1:0", "cert", "/nonexistent", "key", "/nonexistent",
+				 "db", tmpdir + "/x.db" }, "", &out), 1);
+	assert_int_equal(dsctl({ "ui", "listen", "nonsense", "db", tmpdir + "/x.db" }, "", &out), 1);
+	assert_int_equal(dsctl({ "ui", "session-ttl", "0", "db", tmpdir + "/x.db" }, "", &out), 1);
+}
+
+}  // namespace
+
+int main()
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(users_are_managed_by_dsctl),
+		cmocka_unit_test(no_users_says_how_to_create_one),
+		cmocka_unit_test(wrong_password_and_unknown_user),
+		cmocka_unit_test(every_endpoint_needs_a_session),
+		cmocka_unit_test(state_changes_need_the_csrf_token),
+		cmocka_unit_test(a_run_is_dsctl_sim_run),
+		cmocka_unit_test(impossible_runs_are_refused),
+		cmocka_unit_test(a_run_can_be_canceled),
+		cmocka_unit_test(uploads_convert_and_analyze),
+		cmocka_unit_test(bad_uploads_keep_nothing),
+		cmocka_unit_test(viewers_cannot_change_the_cache),
+		cmocka_unit_test(failed_logins_are_rate_limited),
+		cmocka_unit_test(logs_filter_page_and_export),
+		cmocka_unit_test(sessions_expire_and_log_out),
+		cmocka_unit_test(pages_and_headers),
+		cmocka_unit_test(binding_beyond_loopback_needs_tls),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

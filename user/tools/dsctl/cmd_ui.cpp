@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// dsctl ui [serve] [listen ADDR:PORT] [db PATH] [cert FILE key FILE]
+//          [insecure] [upload-limit BYTES] [session-ttl SECONDS] [traces DIR]
+//      | ui user [show] [db PATH]
+//      | ui user add NAME [role admin|viewer] [db PATH]
+//      | ui user del NAME [db PATH]
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+
+#include <termios.h>
+#include <unistd.h>
+
+#include "dsctl.hpp"
+#include "ui.hpp"
+
+namespace dsctl {
+
+namespace {
+
+// $XDG_STATE_HOME/dsmem/ui.db, else ~/.local/state/dsmem/ui.db
+std::string default_db()
+{
+	const char *state = getenv("XDG_STATE_HOME");
+	if (state && *state)
+		return std::string(state) + "/dsmem/ui.db";
+	const char *home = getenv("HOME");
+	if (!home || !*home)
+		fail("no HOME to keep the console's database in: give db PATH");
+	return std::string(home) + "/.local/state/dsmem/ui.db";
+}
+
+std::string db_of(const keywords &kw)
+{
+	return kw.has("db") ? *kw.get("db") : default_db();
+}
+
+// Errors of the console's parts become dsctl's "Error: ..."
+template <typename F>
+int guarded(F f)
+{
+	try {
+		return f();
+	} catch (const dsui::http_error &e) {
+		fail(e.what);
+	}
+}
+
+// A password from the terminal (asked twice, not echoed) or, when stdin
+// is not one, its first line.
+std::string read_password()
+{
+	std::string pw, again;
+
+	if (!isatty(STDIN_FILENO)) {
+		if (!std::getline(std::cin, pw))
+			fail("no password on standard input");
+		return pw;
+	}
+	struct termios old, quiet;
+	tcgetattr(STDIN_FILENO, &old);
+	quiet = old;
+	quiet.c_lflag &= ~tcflag_t(ECHO);
+	tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet);
+	fputs("Password: ", stderr);
+	bool ok = bool(std::getline(std::cin, pw));
+	fputs("\nAgain: ", stderr);
+	ok = ok && std::getline(std::cin, again);
+	fputs("\n", stderr);
+	tcsetattr(STDIN_FILENO, TCSAFLUSH, &old);
+	if (!ok)
+		fail("no password given");
+	if (pw != again)
+		fail("the passwords differ");
+	return pw;
+}
+
+int ui_serve(env &e)
+{
+	keywords kw;
+	dsui::config c;
+	std::string err;
+
+	if (!kw.parse(e.words, { "listen", "db", "cert", "key", "upload-limit", "session-ttl", "traces" },
+		      err, { "insecure" }))
+		fail(err + ", try \"dsctl ui help\"");
+	c.insecure = kw.has("insecure");
+	if (kw.has("listen")) {
+		const std::string &l = *kw.get("listen");
+		size_t colon = l.rfind(':');
+		unsigned int port;
+		if (colon == std::string::npos || !parse_u32(l.substr(colon + 1), port) || port > 65535)
+			fail("listen takes ADDRESS:PORT (port 0: any free port), not \"" + l + "\"");
+		c.host = l.substr(0, colon);
+		if (c.host.size() > 2 && c.host.front() == '[' && c.host.back() == ']')
+			c.host = c.host.substr(1, c.host.size() - 2);
+		c.port = uint16_t(port);
+	}
+	c.db_path = db_of(kw);
+	c.cert = kw.has("cert") ? *kw.get("cert") : "";
+	c.key = kw.has("key") ? *kw.get("key") : "";
+	c.traces_dir = kw.has("traces") ? *kw.get("traces") : "";
+	if (kw.has("upload-limit") &&
+	    (!parse_size(*kw.get("upload-limit"), c.upload_limit) || !c.upload_limit))
+		fail("upload-limit takes a number of bytes with an optional K, M or G suffix");
+	if (kw.has("session-ttl") &&
+	    (!parse_u64(*kw.get("session-ttl"), c.session_ttl) || !c.session_ttl ||
+	     c.session_ttl > 30 * 86400))
+		fail("session-ttl takes seconds, from 1 to 2592000 (30 days)");
+	return guarded([&] { return dsui::serve(c); });
+}
+
+int ui_user(env &e)
+{
+	std::string verb = e.words.empty() ? "show" : e.words.next();
+
+	if (matches(verb, "show")) {
+		keywords kw = take_keywords(e, { "db" });
+		return guarded([&] {
+			dsui::db d(db_of(kw));
+			e.out.begin_list();
+			for (const auto &u : dsui::user_list(d))
+				e.out.add({ { "user", u["name"] }, { "role", u["role"] } });
+			return 0;
+		});
+	}
+	if (verb != "add" && verb != "del")
+		fail("unknown command \"" + verb + "\" for ui user, try \"dsctl ui help\"");
+	if (e.words.empty())
+		fail("missing NAME, try \"dsctl ui help\"");
+	std::string name = e.words.next();
+	keywords kw = take_keywords(e, verb == "add" ? std::vector<std::string_view>{ "role", "db" }
+						     : std::vector<std::string_view>{ "db" });
+	return guarded([&] {
+		dsui::db d(db_of(kw));
+		if (verb == "del") {
+			dsui::user_del(d, name);
+			dsui::log_event(d, "info", "audit", -1, "user " + name + " deleted (dsctl)");
+			return 0;
+		}
+		std::string role = kw.has("role") ? *kw.get("role") : "viewer";
+		// refused before the password is asked for
+		if (!dsui::valid_name(name))
+			fail("a user name is letters, digits, '.', '_' or '-' (at most 64)");
+		if (role != "admin" && role != "viewer")
+			fail("role is admin or viewer");
+		dsui::user_add(d, name, read_password(), role);
+		dsui::log_event(d, "info", "audit", -1, "user " + name + " added as " + role + " (dsctl)");
+		return 0;
+	});
+}
+
+const command ui_cmds[] = {
+	{ "serve", ui_serve },
+	{ "user", ui_user },
+};
+
+}  // namespace
+
+extern const object ui_object = {
+	"ui", ui_cmds, sizeof(ui_cmds) / sizeof(ui_cmds[0]),
+	"Usage: dsctl ui [ serve ] [ listen ADDR:PORT ] [ db PATH ] [ cert FILE key FILE ]\n"
+	"                          [ insecure ] [ upload-limit BYTES ] [ session-ttl SECONDS ]\n"
+	"                          [ traces DIR ]\n"
+	"       dsctl ui user [ show ] [ db PATH ]\n"
+	"       dsctl ui user add NAME [ role { admin | viewer } ] [ db PATH ]\n"
+	"       dsctl ui user del NAME [ db PATH ]\n"
+	"The password of user add is asked on the terminal, or read from the first line\n"
+	"of standard input.  listen defaults to 127.0.0.1:8080, db to\n"
+	"$XDG_STATE_HOME/dsmem/ui.db (~/.local/state/dsmem/ui.db).\n",
+	true,
+};
+
+}  // namespace dsctl

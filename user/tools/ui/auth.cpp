@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Users, sessions and logins.  Passwords: libsodium's crypto_pwhash_str
+// (Argon2id, its "interactive" cost).  Session tokens: 32 random bytes;
+// the database keeps their BLAKE2b hash.  Failed logins are counted per
+// user name and per client address in the database, so a restart does
+// not reset them.
+#include <sodium.h>
+
+#include "ui.hpp"
+
+namespace dsui {
+
+namespace {
+
+std::string hex(const unsigned char *p, size_t n)
+{
+	std::string s(n * 2, '0');
+
+	sodium_bin2hex(s.data(), s.size() + 1, p, n);
+	return s;
+}
+
+std::string random_hex(size_t bytes)
+{
+	std::vector<unsigned char> b(bytes);
+
+	randombytes_buf(b.data(), b.size());
+	return hex(b.data(), b.size());
+}
+
+std::string token_hash(const std::string &token)
+{
+	unsigned char h[crypto_generichash_BYTES];
+
+	crypto_generichash(h, sizeof(h), reinterpret_cast<const unsigned char *>(token.data()),
+			   token.size(), nullptr, 0);
+	return hex(h, sizeof(h));
+}
+
+std::string hash_password(const std::string &password)
+{
+	char out[crypto_pwhash_STRBYTES];
+
+	if (crypto_pwhash_str(out, password.data(), password.size(),
+			      crypto_pwhash_OPSLIMIT_INTERACTIVE,
+			      crypto_pwhash_MEMLIMIT_INTERACTIVE) != 0)
+		raise(500, "cannot hash the password: out of memory");
+	return out;
+}
+
+void init_sodium()
+{
+	if (sodium_init() < 0)
+		raise(500, "libsodium cannot start");
+}
+
+}  // namespace
+
+bool valid_name(const std::string &name)
+{
+	if (name.empty() || name.size() > name_max)
+		return false;
+	for (unsigned char c : name)
+		if (!isalnum(c) && c != '.' && c != '_' && c != '-')
+			return false;
+	return true;
+}
+
+void user_add(db &d, const std::string &name, const std::string &password, const std::string &role)
+{
+	init_sodium();
+	if (!valid_name(name))
+		raise(400, "a user name is 1 to " + std::to_string(name_max) +
+		      " letters, digits, '.', '_' or '-'");
+	if (role != "admin" && role != "viewer")
+		raise(400, "role is admin or viewer, not \"" + role + "\"");
+	if (password.size() < password_min || password.size() > password_max)
+		raise(400, "a password has " + std::to_string(password_min) + " to " +
+		      std::to_string(password_max) + " characters");
+	std::string h = hash_password(password);
+	std::lock_guard<std::recursive_mutex> g(d.lock_);
+	stmt q = d.prepare("SELECT 1 FROM users WHERE name = ?");
+	if (q.bind(name).step())
+		raise(409, "user " + name + " exists");
+	d.prepare("INSERT INTO users (name, hash, role, created) VALUES (?, ?, ?, ?)")
+		.bind(name).bind(h).bind(role).bind(now_s()).run();
+}
+
+void user_del(db &d, const std::string &name)
+{
+	std::lock_guard<std::recursive_mutex> g(d.lock_);
+	d.exec("PRAGMA foreign_keys=ON");
+	d.prepare("DELETE FROM users WHERE name = ?").bind(name).run();
+	if (!d.changes())
+		raise(404, "no user " + name);
+}
+
+json user_list(db &d)
+{
+	json out = json::array();
+	stmt q = d.prepare("SELECT name, role, created FROM users ORDER BY name");
+
+	while (q.step())
+		out.push_back({ { "name", q.text(0) }, { "role", q.text(1) }, { "created", q.f64(2) } });
+	return out;
+}
+
+int64_t user_count(db &d)
+{
+	stmt q = d.prepare("SELECT count(*) FROM users");
+	q.step();
+	return q.i64(0);
+}
+
+login_result login(db &d, const std::string &name, const std::string &password,
+		   const std::string &addr, uint64_t ttl)
+{
+	login_result r{ 401, {}, {}, 0 };
+	double now = now_s();
+
+	init_sodium();
+	{
+		std::lock_guard<std::recursive_mutex> g(d.lock_);
+		d.prepare("DELETE FROM login_failures WHERE ts < ?")
+			.bind(now - login_fail_window).run();
+		// the oldest failure of the window decides when a try is allowed
+		for (const char *col : { "name", "addr" }) {
+			stmt q = d.prepare(std::string("SELECT count(*), min(ts) FROM login_failures WHERE ") +
+					   col + " = ?");
+			q.bind(std::string(col) == "name" ? name : addr).step();
+
+			bool by_name = std::string(col) == "name";
+			if (q.i64(0) >= (by_name ? login_fail_max_user : login_fail_max_addr)) {
+				r.status = 429;
+				r.retry_after = std::max(1, int(q.f64(1) + login_fail_window - now + 1));
+				return r;
+			}
+		}
+	}
+
+	std::string hash, role;
+	int64_t uid = 0;
+	{
+		stmt q = d.prepare("SELECT id, hash, role FROM users WHERE name = ?");
+		if (q.bind(name).step()) {
+			uid = q.i64(0);
+			hash = q.text(1);
+			role = q.text(2);
+		}
+	}
+	// an unknown user costs the same verification as a known one, so the
+	// time taken does not tell which names exist
+	static const std::string dummy = hash_password("not a password of anyone");
+	const std::string &against = uid ? hash : dummy;
+	bool ok = password.size() <= password_max &&
+		  crypto_pwhash_str_verify(against.c_str(), password.data(), password.size()) == 0;
+	if (!ok || !uid) {
+		d.prepare("INSERT INTO login_failures (name, addr, ts) VALUES (?, ?, ?)")
+			.bind(name).bind(addr).bind(now).run();
+		return r;
+	}
+
+	r.status = 200;
+	r.token = random_hex(32);
+	r.s = { uid, name, role, random_hex(32), now + double(ttl) };
+	std::lock_guard<std::recursive_mutex> g(d.lock_);
+	d.prepare("DELETE FROM login_failures WHERE name = ?").bind(name).run();
+	d.prepare("DELETE FROM sessions WHERE expires < ?").bind(now).run();
+	d.prepare("INSERT INTO sessions (token_hash, user_id, csrf, created, expires) VALUES (?, ?, ?, ?, ?)")
+		.bind(token_hash(r.token)).bind(uid).bind(r.s.csrf).bind(now).bind(r.s.expires).run();
+	return r;
+}
+
+std::optional<session> session_get(db &d, const std::string &token, uint64_t ttl)
+{
+	if (token.size() != 64)
+		return std::nullopt;
+	std::string th = token_hash(token);
+	double now = now_s();
+	std::lock_guard<std::recursive_mutex> g(d.lock_);
+	stmt q = d.prepare("SELECT s.user_id, u.name, u.role, s.csrf, s.expires FROM sessions s"
+			   " JOIN users u ON u.id = s.user_id WHERE s.token_hash = ?");
+	if (!q.bind(th).step())
+		return std::nullopt;
+	if (q.f64(4) < now) {
+		d.prepare("DELETE FROM sessions WHERE token_hash = ?").bind(th).run();
+		return std::nullopt;
+	}
+	session s{ q.i64(0), q.text(1), q.text(2), q.text(3), now + double(ttl) };
+	d.prepare("UPDATE sessions SET expires = ? WHERE token_hash = ?").bind(s.expires).bind(th).run();
+	return s;
+}
+
+void session_end(db &d, const std::string &token)
+{
+	d.prepare("DELETE FROM sessions WHERE token_hash = ?").bind(token_hash(token)).run();
+}
+
+}  // namespace dsui

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The console's log: the module's netlink events (the "events" multicast
+// group, through libdsuser's monitor) and the console's own audit log,
+// in one SQLite table that the log page queries.
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <dsmem/ds.hpp>
+
+#include "dsctl.hpp"
+#include "ui.hpp"
+
+namespace dsui {
+
+namespace {
+
+const char *const levels[] = { "debug", "info", "warning", "error" };
+const char *const components[] = { "device", "node", "peer", "segment", "cache",
+				   "migration", "module", "audit", "console" };
+
+// The component an event of the module's belongs to, by its name.
+std::string component_of(const std::string &event)
+{
+	static const std::pair<const char *, const char *> prefixes[] = {
+		{ "dev_", "device" }, { "node_", "node" }, { "peer_", "peer" },
+		{ "seg_", "segment" }, { "cache_", "cache" }, { "trace_", "cache" },
+		{ "mig", "migration" }, { "module_", "module" },
+	};
+	for (const auto &[prefix, comp] : prefixes)
+		if (event.rfind(prefix, 0) == 0)
+			return comp;
+	return "module";
+}
+
+// "peer_state node 1 peer 2 state error": the event and its scalar fields.
+std::string message_of(const json &r)
+{
+	std::string m = r.value("event", "event");
+
+	for (const auto &[k, v] : r.items()) {
+		if (k == "event" || v.is_structured())
+			continue;
+		m += " " + k + " " + (v.is_string() ? v.get<std::string>() : v.dump());
+		if (m.size() > 300)
+			break;
+	}
+	return m;
+}
+
+std::string level_of(const json &r)
+{
+	std::string ev = r.value("event", "");
+	std::string state = r.contains("state") && r["state"].is_string() ? r["state"].get<std::string>() : "";
+
+	if (state == "error" || state == "down" || ev == "module_unloaded")
+		return "warning";
+	return "info";
+}
+
+}  // namespace
+
+bool valid_level(const std::string &level)
+{
+	for (const char *l : levels)
+		if (level == l)
+			return true;
+	return false;
+}
+
+bool valid_component(const std::string &component)
+{
+	for (const char *c : components)
+		if (component == c)
+			return true;
+	return false;
+}
+
+void log_event(db &d, const std::string &level, const std::string &component, int64_t node,
+	       const std::string &message, const json &data)
+{
+	stmt q = d.prepare("INSERT INTO events (ts, level, node, component, message, data)"
+			   " VALUES (?, ?, ?, ?, ?, ?)");
+	q.bind(now_s()).bind(level);
+	if (node >= 0)
+		q.bind(node);
+	else
+		q.bind_null();
+	q.bind(component).bind(message);
+	if (data.is_null())
+		q.bind_null();
+	else
+		q.bind(data.dump());
+	q.run();
+}
+
+void audit(db &d, const session &s, const std::string &message, const json &data)
+{
+	log_event(d, "info", "audit", -1, s.user + ": " + message, data);
+}
+
+namespace {
+
+// WHERE clause and its parameters, in order: every value is bound.
+struct where {
+	std::string sql;
+	std::vector<std::string> texts;
+	std::vector<double> nums;
+	std::vector<char> kinds;	// 't' text, 'n' number, in order
+	void add(const std::string &cond) { sql += (sql.empty() ? " WHERE " : " AND ") + cond; }
+	void text(const std::string &cond, const std::string &v)
+	{
+		add(cond);
+		texts.push_back(v);
+		kinds.push_back('t');
+	}
+	void num(const std::string &cond, double v)
+	{
+		add(cond);
+		nums.push_back(v);
+		kinds.push_back('n');
+	}
+	void bind(stmt &q) const
+	{
+		size_t t = 0, n = 0;
+		for (char k : kinds) {
+			if (k == 't')
+				q.bind(texts[t++]);
+			else
+				q.bind(nums[n++]);
+		}
+	}
+};
+
+where make_where(const log_query &lq)
+{
+	where w;
+
+	if (lq.from)
+		w.num("ts >= ?", *lq.from);
+	if (lq.to)
+		w.num("ts <= ?", *lq.to);
+	if (!lq.level.empty()) {
+		// a level and those above it
+		size_t k = 0;
+		while (k < 4 && lq.level != levels[k])
+			k++;
+		std::string in;
+		for (size_t j = k; j < 4; j++)
+			in += std::string(in.empty() ? "'" : ",'") + levels[j] + "'";
+		w.add("level IN (" + in + ")");	// from the fixed table, not from input
+	}
+	if (!lq.component.empty())
+		w.text("component = ?", lq.component);
+	if (lq.node)
+		w.num("node = ?", double(*lq.node));
+	if (!lq.q.empty())
+		// plain text, whatever it holds: no LIKE pattern, no SQL
+		w.text("instr(lower(message), lower(?)) > 0", lq.q);
+	if (lq.before)
+		w.num("id < ?", double(*lq.before));
+	if (lq.after)
+		w.num("id > ?", double(*lq.after));
+	return w;
+}
+
+json event_json(const stmt &q)
+{
+	json e = { { "id", q.i64(0) }, { "ts", q.f64(1) }, { "level", q.text(2) },
+		   { "node", q.null(3) ? json(nullptr) : json(q.i64(3)) },
+		   { "component", q.text(4) }, { "message", q.text(5) }, { "data", nullptr } };
+	if (!q.null(6))
+		e["data"] = json::parse(q.text(6), nullptr, false);
+	return e;
+}
+
+}  // namespace
+
+json logs_query(db &d, const log_query &lq)
+{
+	where w = make_where(lq);
+	stmt q = d.prepare("SELECT id, ts, level, node, component, message, data FROM events" + w.sql +
+			   " ORDER BY id DESC LIMIT ?");
+	w.bind(q);
+	q.bind(int64_t(lq.limit) + 1);
+	json ev = json::array();
+	int64_t last = 0;
+	bool more = false;
+	while (q.step()) {
+		if (int(ev.size()) == lq.limit) {
+			more = true;
+			break;
+		}
+		ev.push_back(event_json(q));
+		last = q.i64(0);
+	}
+	return { { "events", ev }, { "next", more ? json(last) : json(nullptr) } };
+}
+
+json logs_all(db &d, log_query lq)
+{
+	lq.limit = int(log_export_max);
+	return logs_query(d, lq)["events"];
+}
+
+listener::listener(db &d) : d_(d)
+{
+	if (pipe2(wake_, O_CLOEXEC) < 0)
+		raise(500, std::string("pipe: ") + strerror(errno));
+	th_ = std::thread([this] { loop(); });
+}
+
+listener::~listener()
+{
+	stop_ = true;
+	if (write(wake_[1], "x", 1) < 0) {
+		// the thread still sees stop_ within its poll timeout
+	}
+	th_.join();
+	close(wake_[0]);
+	close(wake_[1]);
+}
+
+// Monitor the module; when monitoring cannot start or fails (no netlink,
+// a failure mid-way), note it once and try again every few seconds.
+void listener::loop()
+{
+	std::string last_error;
+
+	while (!stop_) {
+		auto mon = dsmem::monitor::open();
+		if (!mon) {
+			std::string e = mon.err().what();
+			if (e != last_error) {
+				log_event(d_, "warning", "console", -1, "cannot listen to the module's events: " + e);
+				last_error = e;
+			}
+			struct pollfd p = { wake_[0], POLLIN, 0 };
+			poll(&p, 1, 3000);
+			continue;
+		}
+		log_event(d_, "info", "console", -1, "listening to the module's events");
+		last_error.clear();
+		while (!stop_) {
+			struct pollfd p[2] = { { mon->fd(), POLLIN, 0 }, { wake_[0], POLLIN, 0 } };
+			if (poll(p, 2, -1) < 0 && errno != EINTR)
+				break;
+			if (p[1].revents)
+				return;
+			bool failed = false;
+			for (;;) {
+				auto ev = mon->next(0);
+				if (!ev) {
+					if (ev.err().code != -EAGAIN) {
+						last_error = ev.err().what();
+						log_event(d_, "warning", "console", -1,
+							  "module events: " + last_error);
+						failed = true;
+					}
+					break;
+				}
+				json r = dsctl::event_record(*ev);
+				int64_t node = r.contains("node") && r["node"].is_number_unsigned()
+						       ? r["node"].get<int64_t>() : -1;
+				try {
+					log_event(d_, level_of(r), component_of(r.value("event", "")), node,
+						  message_of(r), r);
+				} catch (const http_error &) {
+					// a full disk loses this event, not the listener
+				}
+			}
+			if (failed)
+				break;
+		}
+	}
+}
+
+}  // namespace dsui

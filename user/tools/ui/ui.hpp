@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// dsctl ui: the web console's parts and what they share.  One process:
+// an HTTP server (cpp-httplib), one SQLite database, a simulation worker
+// and a netlink listener.  Lock order: a part's own lock, then db::lock_.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <sqlite3.h>
+
+#include "run.hpp"
+
+namespace dsui {
+
+using json = nlohmann::ordered_json;
+
+// Limits and defaults, in one place.
+constexpr uint64_t upload_limit_default = 64ULL << 20;
+constexpr uint64_t session_ttl_default = 12 * 3600;	// seconds idle
+// failed logins refused beyond, per user name and per client address
+// (an address may be shared: a NAT, a proxy), in this many seconds
+constexpr int login_fail_max_user = 5;
+constexpr int login_fail_max_addr = 20;
+constexpr int login_fail_window = 300;
+constexpr size_t name_max = 64;
+constexpr size_t password_min = 8;
+constexpr size_t password_max = 1024;
+constexpr int log_page_max = 1000;
+constexpr int log_page_default = 100;
+constexpr size_t log_export_max = 100000;
+constexpr size_t runs_kept_max = 1000;
+constexpr size_t analyze_top = 20;
+constexpr uint64_t gen_requests_max = 200000000;	// a generator's requests
+
+struct config {
+	std::string host = "127.0.0.1";
+	uint16_t port = 8080;
+	std::string db_path;
+	std::string cert, key;		// both or neither: HTTPS
+	bool insecure = false;		// plain HTTP beyond loopback
+	uint64_t upload_limit = upload_limit_default;
+	uint64_t session_ttl = session_ttl_default;
+	std::string traces_dir;		// server-side traces, "" none
+};
+
+// An answer other than 200, raised by a handler: {"error": what}.
+struct http_error {
+	int status;
+	std::string what;
+};
+[[noreturn]] void raise(int status, const std::string &what);
+
+double now_s();		// Unix time, seconds with a fraction
+
+// ---- db.cpp: one SQLite connection behind a mutex ---------------------------
+class stmt;
+class db {
+public:
+	explicit db(const std::string &path);	// opens, creates the schema
+	~db();
+	db(const db &) = delete;
+	db &operator=(const db &) = delete;
+
+	// A statement with parameters bound in order; run under the lock.
+	stmt prepare(const std::string &sql);
+	int64_t last_id();
+	int changes();
+	// Several statements as one transaction.
+	void begin() { exec("BEGIN IMMEDIATE"); }
+	void commit() { exec("COMMIT"); }
+	void rollback() { exec("ROLLBACK"); }
+	void exec(const std::string &sql);
+	std::recursive_mutex lock_;
+
+private:
+	friend class stmt;
+	sqlite3 *h_ = nullptr;
+};
+
+// A prepared statement: bind values (1-based, in order), step() rows,
+// read columns.  Errors throw http_error 500 with SQLite's message.
+class stmt {
+public:
+	stmt(db &d, const std::string &sql);
+	~stmt();
+	stmt(stmt &&o) noexcept : d_(o.d_), s_(o.s_), n_(o.n_) { o.s_ = nullptr; }
+	stmt(const stmt &) = delete;
+
+	stmt &bind(int64_t v);
+	stmt &bind(double v);
+	stmt &bind(const std::string &v);
+	stmt &bind_null();
+	bool step();	// true: a row is ready
+	void run();	// step to the end
+	int64_t i64(int col) const;
+	double f64(int col) const;
+	std::string text(int col) const;
+	bool null(int col) const;
+
+private:
+	db &d_;
+	sqlite3_stmt *s_;
+	int n_ = 0;
+};
+
+// ---- auth.cpp: users, sessions, logins ---------------------------------------
+struct session {
+	int64_t user_id = 0;
+	std::string user, role, csrf;
+	double expires = 0;
+	bool admin() const { return role == "admin"; }
+};
+
+bool valid_name(const std::string &name);
+void user_add(db &d, const std::string &name, const std::string &password,
+	      const std::string &role);	// throws http_error 400/409
+void user_del(db &d, const std::string &name);	// throws http_error 404
+json user_list(db &d);
+int64_t user_count(db &d);
+
+struct login_result {
+	int status;		// 200, 401 or 429
+	std::string token;	// the cookie's value, on 200
+	session s;
+	int retry_after = 0;	// on 429
+};
+login_result login(db &d, const std::string &name, const std::string &password,
+		   const std::string &addr, uint64_t ttl);
+// The session a cookie's token names, its expiry pushed on; none if it
+// is unknown or expired (and then it is deleted).
+std::optional<session> session_get(db &d, const std::string &token, uint64_t ttl);
+void session_end(db &d, const std::string &token);
+
+// ---- events.cpp: the log (module events and the console's audit log) ------
+void log_event(db &d, const std::string &level, const std::string &component,
+	       int64_t node, const std::string &message, const json &data = nullptr);
+void audit(db &d, const session &s, const std::string &message, const json &data = nullptr);
+
+struct log_query {
+	std::optional<double> from, to;
+	std::string level, component, q;
+	std::optional<int64_t> node, before, after;
+	int limit = log_page_default;
+};
+// Events matching q, newest first: {"events": [...], "next": id|null}.
+json logs_query(db &d, const log_query &q);
+// For export: every match, newest first, up to log_export_max.
+json logs_all(db &d, log_query q);
+bool valid_level(const std::string &level);
+bool valid_component(const std::string &component);
+
+// The module's netlink events, written to the log as they come.
+class listener {
+public:
+	explicit listener(db &d);
+	~listener();
+
+private:
+	void loop();
+	db &d_;
+	std::atomic<bool> stop_{ false };
+	int wake_[2] = { -1, -1 };
+	std::thread th_;
+};
+
+// ---- jobs.cpp: simulation runs, one at a time, in a worker -------------------
+class jobs {
+public:
+	jobs(db &d, const config &c);
+	~jobs();
+	// Validate a run request (400 on bad input), queue it: its id.
+	int64_t submit(const session &s, const json &req);
+	json list();
+	json get(int64_t id);
+	void cancel(const session &s, int64_t id);
+	void remove(const session &s, int64_t id);
+
+private:
+	void loop();
+	db &d_;
+	const config &c_;
+	std::mutex lock_;	// before db::lock_
+	std::condition_variable wake_;
+	bool stop_ = false;
+	int64_t running_ = 0;
+	std::shared_ptr<dssim::progress> prog_;	// the running job's
+	std::thread th_;
+};
+
+// ---- data.cpp: uploaded traces and what is made of them ---------------------
+std::string files_dir(const config &c);
+json files_list(db &d);
+json file_get(db &d, int64_t id);
+// The stored path of a file, 404 when there is none.
+std::string file_path(db &d, const config &c, int64_t id);
+// Keep an uploaded trace (tmp: where it was written) if it parses.
+json file_add(db &d, const config &c, const session &s, const std::string &tmp,
+	      const std::string &name, const std::string &format, const std::string &csv);
+void file_del(db &d, const config &c, const session &s, int64_t id);
+// A new file made of file id: convert, sample or filter.
+json file_derive(db &d, const config &c, const session &s, int64_t id,
+		 const std::string &what, const json &args);
+json file_analyze(db &d, const config &c, int64_t id);
+
+// ---- cluster.cpp: the module's objects, and its cache's settings ---------------
+json cluster_get();
+json cluster_cache_set(db &d, const session &s, const json &body);
+
+// ---- server.cpp -----------------------------------------------------------------
+int serve(const config &c);
+
+}  // namespace dsui
