@@ -20,6 +20,11 @@ packages=(
 	# the cache simulator: compressed traces, plots, and the reference
 	# cache library its benchmark is measured against
 	zlib1g-dev libzstd-dev gnuplot-nox python3-cachetools
+	# the web console: HTTP(S), its database, password hashing, charts;
+	# libcurl for its in-guest test; Chromium and Node.js for the
+	# browser tests (playwright-core from npm, package-lock.json)
+	libcpp-httplib-dev libsqlite3-dev libsodium-dev libjs-chart.js
+	libcurl4-openssl-dev chromium nodejs
 )
 
 missing=()
@@ -29,18 +34,39 @@ for p in "${packages[@]}"; do
 	fi
 done
 
+sudo=
+if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then
+	sudo=sudo
+fi
+
+# npm packages of the browser tests, as package-lock.json pins them
+npm_deps() {
+	local top
+	top=$(cd "$(dirname "$0")/.." && pwd)
+	if ! command -v npm >/dev/null; then
+		# Debian's nodejs comes without it (NodeSource's has its own)
+		echo "setup: installing npm"
+		$sudo apt-get install -y -qq --no-install-recommends npm >/dev/null
+	fi
+	if [ ! -d "$top/node_modules/playwright-core" ]; then
+		echo "setup: npm ci (playwright-core for the browser tests)"
+		(cd "$top" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+	fi
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
 	echo "setup: all ${#packages[@]} packages present"
+	npm_deps
 	exit 0
 fi
 
-sudo=
-if [ "$(id -u)" -ne 0 ]; then
-	command -v sudo >/dev/null || { echo "setup: need root to install: ${missing[*]}" >&2; exit 1; }
-	sudo=sudo
+if [ "$(id -u)" -ne 0 ] && [ -z "$sudo" ]; then
+	echo "setup: need root to install: ${missing[*]}" >&2
+	exit 1
 fi
 echo "setup: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+npm_deps
 echo "setup: done"

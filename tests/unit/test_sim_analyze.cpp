@@ -30,71 +30,19 @@ extern "C" {
 #include <cmocka.h>
 }
 
+#include "sim_test_util.hpp"
+
 namespace {
+
+using namespace simtest;
 
 // ---- files and helpers -----------------------------------------------------------
 
-std::string tmp_dir;
-std::vector<std::string> made_files;
-
-int make_tmp_dir(void **)
-{
-	char dir[] = "/tmp/test_sim_analyze.XXXXXX";
-	if (!mkdtemp(dir))
-		return -1;
-	tmp_dir = dir;
-	return 0;
-}
-
-int remove_tmp_dir(void **)
-{
-	for (const std::string &f : made_files)
-		unlink(f.c_str());
-	return rmdir(tmp_dir.c_str());
-}
-
-std::string tmp_path(const std::string &name)
-{
-	std::string path = tmp_dir + "/" + name;
-	made_files.push_back(path);
-	return path;
-}
-
-std::string slurp(const std::string &path)
-{
-	FILE *f = fopen(path.c_str(), "rb");
-	assert_non_null(f);
-	std::string out;
-	char buf[65536];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		out.append(buf, n);
-	fclose(f);
-	return out;
-}
 
 bool exists(const std::string &path)
 {
 	struct stat st;
 	return stat(path.c_str(), &st) == 0;
-}
-
-template <typename F>
-std::string error_of(F &&f)
-{
-	try {
-		f();
-	} catch (const dssim::sim_error &e) {
-		return e.what();
-	}
-	return "(no error)";
-}
-
-void assert_has(const std::string &text, std::initializer_list<const char *> parts)
-{
-	for (const char *part : parts)
-		if (text.find(part) == std::string::npos)
-			fail_msg("\"%s\" does not say \"%s\"", text.c_str(), part);
 }
 
 dssim::trace read(const std::string &path, const char *format, const char *csv = nullptr)
@@ -161,28 +109,10 @@ std::vector<uint64_t> key_sequence(const dssim::trace &t)
 	return out;
 }
 
-// A trace built by hand: keys per request, objects in order of first
-// appearance (as the readers make them).
-dssim::trace make_trace(std::initializer_list<uint64_t> keys)
-{
-	dssim::trace t;
-	t.name = "hand";
-	t.format = "gen";
-	for (uint64_t k : keys) {
-		uint32_t id = 0;
-		while (id < t.keys.size() && t.keys[id] != k)
-			id++;
-		if (id == t.keys.size())
-			t.keys.push_back(k);
-		t.ids.push_back(id);
-	}
-	return t;
-}
-
 // keys 5 6 5 7 6 8 5 9 with writes, sizes, times, eids and types
 dssim::trace mixed_trace()
 {
-	dssim::trace t = make_trace({ 5, 6, 5, 7, 6, 8, 5, 9 });
+	dssim::trace t = trace_of({ 5, 6, 5, 7, 6, 8, 5, 9 });
 	t.writes = { 0, 1, 1, 0, 1, 0, 0, 1 };
 	t.sizes = { 10, 20, 30, 40, 50, 60, 70, 80 };
 	t.times_ns = { 1000, 2000, 3000, 4000, 5000, 6000, 7000, 8000 };
@@ -209,7 +139,7 @@ void test_csv_exact(void **)
 						 "8000,9,80,write\n");
 
 	// no times, sizes or writes: 0, 1 and read
-	dssim::trace bare = make_trace({ 3, 18446744073709551615ULL, 3 });
+	dssim::trace bare = trace_of({ 3, 18446744073709551615ULL, 3 });
 	std::string bare_path = tmp_path("bare.csv");
 	write(bare, bare_path, "CSV");
 	assert_string_equal(slurp(bare_path).c_str(), "time_ns,key,size,op\n"
@@ -249,7 +179,7 @@ void test_text_round_trip(void **)
 	assert_true(key_sequence(r) == key_sequence(t));
 
 	std::string small = tmp_path("small.txt");
-	write(make_trace({ 0, 42, 0, 7 }), small, "text");
+	write(trace_of({ 0, 42, 0, 7 }), small, "text");
 	assert_string_equal(slurp(small).c_str(), "0\n42\n0\n7\n");
 }
 
@@ -338,7 +268,7 @@ void test_filter_range_op(void **)
 		    all.types == t.types);
 
 	// a trace without writes is all reads; optional fields stay empty
-	dssim::trace bare = make_trace({ 1, 2, 3, 2 });
+	dssim::trace bare = trace_of({ 1, 2, 3, 2 });
 	dssim::trace br = filter(bare, 1, 4, 0);
 	assert_vec(br.ids, { 0, 1, 0 });
 	assert_vec(br.keys, { 2, 3 });
@@ -379,7 +309,7 @@ void test_filter_empty(void **)
 	keeps_none(3, 3, -1);
 	keeps_none(3, 4, 1);	// request 3 is a read
 	keeps_none(5, 7, 1);
-	dssim::trace reads = make_trace({ 1, 2 });
+	dssim::trace reads = trace_of({ 1, 2 });
 	reads.name = "reads.txt";
 	assert_has(error_of([&] { dssim::filter_trace(reads, 0, 2, 1); }),
 		   { "filter keeps no request of reads.txt" });
@@ -411,7 +341,7 @@ std::vector<uint64_t> brute_distances(const dssim::trace &t)
 void test_distance_convention(void **)
 {
 	// A A B A C B A: 0 1 0 2 0 3 3
-	dssim::trace t = make_trace({ 1, 1, 2, 1, 3, 2, 1 });
+	dssim::trace t = trace_of({ 1, 1, 2, 1, 3, 2, 1 });
 	dssim::stack_distance sd(t);
 	std::vector<uint64_t> d;
 	for (size_t i = 0; i < t.size(); i++)
@@ -507,7 +437,7 @@ void test_analyze_by_hand(void **)
 	//        0    1    2    3    4    5    6    7    8    9
 	// key    10   20   10   30   20   10   40   10   10   20
 	// dist   -    -    2    -    3    3    -    2    1    3
-	dssim::trace t = make_trace({ 10, 20, 10, 30, 20, 10, 40, 10, 10, 20 });
+	dssim::trace t = trace_of({ 10, 20, 10, 30, 20, 10, 40, 10, 10, 20 });
 	t.sizes = { 100, 200, 110, 300, 200, 120, 400, 130, 140, 210 };
 	dssim::analysis a = dssim::analyze(t, 3, 4);
 
@@ -551,7 +481,7 @@ void test_analyze_by_hand(void **)
 void test_analyze_gaps_and_defaults(void **)
 {
 	// A B C D E A A: distance 5 (bucket 8), then 1; buckets 2 and 4 empty
-	dssim::trace t = make_trace({ 1, 2, 3, 4, 5, 1, 1 });
+	dssim::trace t = trace_of({ 1, 2, 3, 4, 5, 1, 1 });
 	dssim::analysis a = dssim::analyze(t, 2, 0);
 	const std::pair<uint64_t, uint64_t> reuse[] = { { 1, 1 }, { 2, 0 }, { 4, 0 }, { 8, 1 } };
 	assert_int_equal(a.reuse.size(), 4);
@@ -572,7 +502,7 @@ void test_analyze_gaps_and_defaults(void **)
 	}
 
 	// no reuse at all: no buckets
-	dssim::analysis cold = dssim::analyze(make_trace({ 1, 2, 3 }), 1, 0);
+	dssim::analysis cold = dssim::analyze(trace_of({ 1, 2, 3 }), 1, 0);
 	assert_true(cold.reuse.empty());
 	assert_int_equal(cold.cold, 3);
 

@@ -29,9 +29,13 @@ extern "C" {
 #include <cmocka.h>
 }
 
+#include "sim_test_util.hpp"
+
 using dssim::trace;
 
 namespace {
+
+using namespace simtest;
 
 const std::string traces = DS_TRACES;
 const std::string vectors = std::string(DS_SOURCE_DIR) + "/tests/vectors";
@@ -40,24 +44,6 @@ bool exists(const std::string &path)
 {
 	struct stat st;
 	return stat(path.c_str(), &st) == 0;
-}
-
-trace from_ids(const std::vector<uint64_t> &keys)
-{
-	trace t;
-	std::vector<int64_t> seen;
-
-	t.name = "hand";
-	t.format = "gen";
-	for (uint64_t k : keys) {
-		uint32_t id = 0;
-		while (id < t.keys.size() && t.keys[id] != k)
-			id++;
-		if (id == t.keys.size())
-			t.keys.push_back(k);
-		t.ids.push_back(id);
-	}
-	return t;
 }
 
 dssim::run_spec spec(const std::string &policy, uint64_t entries)
@@ -82,7 +68,7 @@ void tier_costs(void **)
 // A B C A B D A: distances -, -, -, 3, 3, -, 3 (by hand)
 void lru_mrc_by_hand(void **)
 {
-	trace t = from_ids({ 1, 2, 3, 1, 2, 4, 1 });
+	trace t = trace_of({ 1, 2, 3, 1, 2, 4, 1 });
 	auto m = dssim::lru_mrc(t, { 1, 2, 3, 4 });
 
 	assert_int_equal(m[0], 7);
@@ -125,7 +111,7 @@ void windows_and_p99(void **)
 	std::vector<uint64_t> keys;
 	for (uint64_t k = 0; k < 10; k++)
 		keys.insert(keys.end(), { k, k });
-	trace t = from_ids(keys);
+	trace t = trace_of(keys);
 	auto r = dssim::run_all(t, { spec("lru", 1) }, 1, 4, nullptr)[0];
 
 	assert_int_equal(r.windows.size(), 5);
@@ -186,14 +172,6 @@ struct result {
 	int status;
 	std::string out, err;
 };
-
-std::string slurp(const std::string &path)
-{
-	std::ifstream f(path);
-	std::stringstream ss;
-	ss << f.rdbuf();
-	return ss.str();
-}
 
 // dsctl with these words; its exit status, stdout and stderr
 result dsctl(const std::vector<std::string> &words)

@@ -33,40 +33,14 @@ extern "C" {
 #include <cmocka.h>
 }
 
+#include "sim_test_util.hpp"
+
 namespace {
+
+using namespace simtest;
 
 // ---- files -------------------------------------------------------------------
 
-std::string tmp_dir;
-std::vector<std::string> made_files;
-
-int make_tmp_dir(void **)
-{
-	char dir[] = "/tmp/test_sim_trace.XXXXXX";
-	if (!mkdtemp(dir))
-		return -1;
-	tmp_dir = dir;
-	return 0;
-}
-
-int remove_tmp_dir(void **)
-{
-	for (const std::string &f : made_files)
-		unlink(f.c_str());
-	return rmdir(tmp_dir.c_str());
-}
-
-// Write bytes to tmp_dir/name; returns the path.
-std::string write_file(const std::string &name, const std::string &bytes)
-{
-	std::string path = tmp_dir + "/" + name;
-	FILE *f = fopen(path.c_str(), "wb");
-	assert_non_null(f);
-	assert_int_equal(fwrite(bytes.data(), 1, bytes.size(), f), bytes.size());
-	assert_int_equal(fclose(f), 0);
-	made_files.push_back(path);
-	return path;
-}
 
 std::string gzip_bytes(const std::string &bytes)
 {
@@ -76,14 +50,7 @@ std::string gzip_bytes(const std::string &bytes)
 	assert_int_equal(gzwrite(gz, bytes.data(), static_cast<unsigned>(bytes.size())),
 			 bytes.size());
 	assert_int_equal(gzclose(gz), Z_OK);
-	FILE *f = fopen(path.c_str(), "rb");
-	assert_non_null(f);
-	std::string out;
-	char buf[65536];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		out.append(buf, n);
-	fclose(f);
+	std::string out = slurp(path);
 	unlink(path.c_str());
 	return out;
 }
@@ -162,24 +129,6 @@ dssim::trace gen(const std::string &spec)
 		fail_msg("%s", e.what());
 	}
 	return {};
-}
-
-template <typename F>
-std::string error_of(F &&f)
-{
-	try {
-		f();
-	} catch (const dssim::sim_error &e) {
-		return e.what();
-	}
-	return "(no error)";
-}
-
-void assert_has(const std::string &text, std::initializer_list<const char *> parts)
-{
-	for (const char *part : parts)
-		if (text.find(part) == std::string::npos)
-			fail_msg("\"%s\" does not say \"%s\"", text.c_str(), part);
 }
 
 std::string read_error(const std::string &path, const dssim::read_opts &o = {})

@@ -16,16 +16,6 @@ namespace dssim {
 
 namespace {
 
-std::string lower(std::string_view s)
-{
-	std::string out(s);
-
-	for (char &c : out)
-		if (c >= 'A' && c <= 'Z')
-			c = static_cast<char>(c - 'A' + 'a');
-	return out;
-}
-
 // Lines into a file through a buffer of our own: stdio's formatting would
 // be most of the time for a trace of millions of requests.
 class line_writer {
@@ -122,7 +112,7 @@ void write_text(const trace &t, const std::string &path)
 
 void write_trace(const trace &t, const std::string &path, const std::string &format)
 {
-	std::string f = lower(format);
+	std::string f = ascii_lower(format);
 
 	if (f == "csv") {
 		write_csv(t, path);

@@ -51,6 +51,9 @@ struct trace {
 	bool is_write(size_t i) const { return !writes.empty() && writes[i]; }
 };
 
+// s with A-Z lowered (format and file names; no locale)
+std::string ascii_lower(std::string_view s);
+
 // Fill t.next from t.ids (Belady needs it when the source has none).
 void compute_next(trace &t);
 

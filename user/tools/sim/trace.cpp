@@ -811,19 +811,10 @@ bool ends_with(std::string_view s, std::string_view tail)
 	return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
 }
 
-std::string lower(std::string_view s)
-{
-	std::string out(s);
-	for (char &c : out)
-		if (c >= 'A' && c <= 'Z')
-			c = static_cast<char>(c - 'A' + 'a');
-	return out;
-}
-
 // The format a file's name gives (after its compression suffix), or "".
 std::string format_by_name(const std::string &path)
 {
-	std::string name = lower(path.substr(path.find_last_of('/') + 1));
+	std::string name = ascii_lower(path.substr(path.find_last_of('/') + 1));
 	for (const char *suffix : { ".gz", ".zst", ".zstd" })
 		if (ends_with(name, suffix)) {
 			name.resize(name.size() - std::strlen(suffix));
@@ -893,7 +884,7 @@ std::string choose_format(byte_stream &s, const std::string &path, const read_op
 {
 	if (!o.format.empty()) {
 		for (const char *name : format_names)
-			if (lower(o.format) == lower(name))
+			if (ascii_lower(o.format) == ascii_lower(name))
 				return name;
 		throw sim_error("unknown trace format " + quoted(o.format) +
 				" (oracleGeneral, csv, text, dsmem)");
@@ -1080,6 +1071,15 @@ trace read_trace(const std::string &path, const read_opts &o)
 	if (t.ids.empty())
 		s.fail("no requests");
 	return t;
+}
+
+std::string ascii_lower(std::string_view s)
+{
+	std::string out(s);
+	for (char &c : out)
+		if (c >= 'A' && c <= 'Z')
+			c = static_cast<char>(c - 'A' + 'a');
+	return out;
 }
 
 }  // namespace dssim

@@ -222,6 +222,7 @@ void jobs::cancel(const session &s, int64_t id)
 	if (r["user"] != s.user && !s.admin())
 		raise(403, "run " + std::to_string(id) + " is " + r["user"].get<std::string>() + "'s");
 	std::lock_guard<std::mutex> g(lock_);
+	std::lock_guard<std::recursive_mutex> dg(d_.lock_);	// for changes()
 	if (id == running_ && prog_) {
 		prog_->cancel = true;
 	} else {
