@@ -85,7 +85,8 @@ struct console {
 		if (pid == 0) {
 			dup2(o[1], 1);
 			close(o[0]);
-			std::vector<std::string> w = { DS_DSCTL, "ui", "serve", "listen", "127.0.0.1:0", "db", db };
+			// the daemon-style spelling; tests/ui and the guest test use "listen"
+			std::vector<std::string> w = { DS_DSCTL, "ui", "serve", "--listen", "127.0.0.1:0", "--db", db };
 			w.insert(w.end(), extra.begin(), extra.end());
 			std::vector<char *> argv;
 			for (auto &s : w)

@@ -35,6 +35,29 @@ std::string db_of(const keywords &kw)
 	return kw.has("db") ? *kw.get("db") : default_db();
 }
 
+// The words left, with "--listen" taken as "listen" (the form daemons'
+// users type).
+args dashless(env &e)
+{
+	std::vector<std::string> w;
+	while (!e.words.empty()) {
+		std::string s = e.words.next();
+		w.push_back(s.rfind("--", 0) == 0 && s.size() > 2 ? s.substr(2) : s);
+	}
+	return args(w);
+}
+
+keywords words_of(env &e, const std::vector<std::string_view> &words,
+		  const std::vector<std::string_view> &flags = {})
+{
+	args a = dashless(e);
+	keywords kw;
+	std::string err;
+	if (!kw.parse(a, words, err, flags))
+		fail(err + ", try \"dsctl ui help\"");
+	return kw;
+}
+
 // Errors of the console's parts become dsctl's "Error: ..."
 template <typename F>
 int guarded(F f)
@@ -77,13 +100,10 @@ std::string read_password()
 
 int ui_serve(env &e)
 {
-	keywords kw;
+	keywords kw = words_of(e, { "listen", "db", "cert", "key", "upload-limit", "session-ttl", "traces" },
+			       { "insecure" });
 	dsui::config c;
-	std::string err;
 
-	if (!kw.parse(e.words, { "listen", "db", "cert", "key", "upload-limit", "session-ttl", "traces" },
-		      err, { "insecure" }))
-		fail(err + ", try \"dsctl ui help\"");
 	c.insecure = kw.has("insecure");
 	if (kw.has("listen")) {
 		const std::string &l = *kw.get("listen");
@@ -112,10 +132,14 @@ int ui_serve(env &e)
 
 int ui_user(env &e)
 {
-	std::string verb = e.words.empty() ? "show" : e.words.next();
+	std::string verb = e.words.empty() ? "show" : e.words.peek();
 
-	if (matches(verb, "show")) {
-		keywords kw = take_keywords(e, { "db" });
+	if (verb == "add" || verb == "del" || matches(verb, "show"))
+		e.words.next();
+	else
+		verb = "show";	// "ui user db PATH"
+	if (verb != "add" && verb != "del") {
+		keywords kw = words_of(e, { "db" });
 		return guarded([&] {
 			dsui::db d(db_of(kw));
 			e.out.begin_list();
@@ -124,13 +148,11 @@ int ui_user(env &e)
 			return 0;
 		});
 	}
-	if (verb != "add" && verb != "del")
-		fail("unknown command \"" + verb + "\" for ui user, try \"dsctl ui help\"");
 	if (e.words.empty())
 		fail("missing NAME, try \"dsctl ui help\"");
 	std::string name = e.words.next();
-	keywords kw = take_keywords(e, verb == "add" ? std::vector<std::string_view>{ "role", "db" }
-						     : std::vector<std::string_view>{ "db" });
+	keywords kw = words_of(e, verb == "add" ? std::vector<std::string_view>{ "role", "db" }
+						: std::vector<std::string_view>{ "db" });
 	return guarded([&] {
 		dsui::db d(db_of(kw));
 		if (verb == "del") {
@@ -165,6 +187,7 @@ extern const object ui_object = {
 	"       dsctl ui user [ show ] [ db PATH ]\n"
 	"       dsctl ui user add NAME [ role { admin | viewer } ] [ db PATH ]\n"
 	"       dsctl ui user del NAME [ db PATH ]\n"
+	"Keywords may be written --keyword too.\n"
 	"The password of user add is asked on the terminal, or read from the first line\n"
 	"of standard input.  listen defaults to 127.0.0.1:8080, db to\n"
 	"$XDG_STATE_HOME/dsmem/ui.db (~/.local/state/dsmem/ui.db).\n",
