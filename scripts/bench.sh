@@ -11,20 +11,23 @@
 # 16..16384 QPs, fixed and adaptive, against uncached access, and the
 # measured cost of one resolve); sim (the cache simulator on a 20M-request
 # Zipf trace: lru, s3fifo and seed, speed, memory and miss ratio, and LRU
-# against Python's cachetools on the same requests).  btree, obj and slope
-# arrive with their capabilities.
+# against Python's cachetools on the same requests); ui (the web console:
+# a simulation run through it against the same dsctl sim run, a page of
+# logs out of 100k events against the same query in Python's sqlite3, the
+# CSV export, a login's Argon2id cost, an upload, its memory).  btree, obj
+# and slope arrive with their capabilities.
 #
-# sim runs on the host, needing neither the module nor a guest; the other
-# subsets run in one guest after it.
+# sim and ui run on the host, needing neither the module nor a guest; the
+# other subsets run in one guest after them.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 dsctl=$top/build/user/user/tools/dsctl
 rdm_bench=$top/build/user/bench/rdm_bench
 cache_bench=$top/build/user/bench/cache_bench
-implemented=(ctl rdm cache sim)
+implemented=(ctl rdm cache sim ui)
 planned=(btree obj slope)
-host=(sim)
+host=(sim ui)
 
 # Mean wall time of one invocation, in ms, over N runs.
 mean_ms() {
@@ -145,6 +148,91 @@ bench_sim() {
 	echo "bench: sim.lru_ref_mreqs_per_s $our_speed Mreq/s"
 	echo "bench: sim.cachetools_lru_mreqs_per_s $ref_speed Mreq/s"
 	echo "bench: sim.lru_speed.ratio_vs_cachetools $(ratio "$our_speed" "$ref_speed") x"
+}
+
+# Wall time of a command, in ms.
+time_ms() {
+	local t0 t1
+	t0=$(date +%s%N)
+	"$@" >/dev/null
+	t1=$(date +%s%N)
+	awk -v d=$((t1 - t0)) 'BEGIN { printf "%.1f", d / 1e6 }'
+}
+
+bench_ui() {
+	local dir url jar csrf pid spec=zipf:alpha=0.99,objects=1m,requests=20m,seed=3
+	local ours ref id t0 t1 n=20
+	dir=$(mktemp -d)
+	jar=$dir/jar
+	printf 'bench-password\n' | "$dsctl" ui user add bench role admin db "$dir/ui.db"
+	# 100k log events, as a month of a busy cluster's would be
+	/usr/bin/python3 - "$dir/ui.db" <<'PY'
+import random, sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1])
+comps = ["device", "node", "peer", "segment", "cache", "audit"]
+now = time.time()
+rows = [(now - 100000 + i, "warning" if i % 50 == 0 else "info", i % 4,
+         comps[i % 6], "peer_state node %d peer %d state %s" % (i % 4, i % 64,
+         "error" if i % 50 == 0 else "up"), None) for i in range(100000)]
+db.executemany("INSERT INTO events (ts, level, node, component, message, data) VALUES (?,?,?,?,?,?)", rows)
+db.commit()
+PY
+	"$dsctl" ui listen 127.0.0.1:0 db "$dir/ui.db" > "$dir/out" &
+	pid=$!
+	for ((i = 0; i < 100; i++)); do grep -q listening "$dir/out" && break; sleep 0.1; done
+	url=$(grep -o 'http://[0-9.:]*' "$dir/out")
+	ours=$(time_ms curl -sf -c "$jar" -H 'Content-Type: application/json' \
+	       -d '{"user":"bench","password":"bench-password"}' "$url/api/login")
+	echo "bench: ui.login_ms $ours ms"
+	csrf=$(curl -sf -b "$jar" "$url/api/session" | json_get 'd["csrf"]')
+
+	# a page of a filtered query, through HTTP and JSON, against the same
+	# SQL straight from Python's sqlite3
+	local q='component=peer&level=warning&q=state%20error&limit=100'
+	ours=$(mean_ms "$n" curl -sf -b "$jar" "$url/api/logs?$q")
+	ref=$(/usr/bin/python3 - "$dir/ui.db" "$n" <<'PY'
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1]); n = int(sys.argv[2])
+sql = ("SELECT id, ts, level, node, component, message, data FROM events WHERE level IN "
+       "('warning','error') AND component = ? AND instr(lower(message), lower(?)) > 0 "
+       "ORDER BY id DESC LIMIT 101")
+db.execute(sql, ("peer", "state error")).fetchall()
+t0 = time.perf_counter()
+for _ in range(n):
+    db.execute(sql, ("peer", "state error")).fetchall()
+print("%.3f" % ((time.perf_counter() - t0) / n * 1000))
+PY
+)
+	echo "bench: ui.logs_page_ms_100k $ours ms"
+	echo "bench: ui.sqlite_query_ms_100k $ref ms"
+	echo "bench: ui.logs_page.ratio_vs_sqlite $(ratio "$ours" "$ref") x"
+	echo "bench: ui.logs_csv_export_ms_100k $(time_ms curl -sf -b "$jar" "$url/api/logs?format=csv") ms"
+
+	# a 32 MiB text trace: uploaded, parsed, kept
+	seq 1 4000000 | awk '{ print ($1 * 7919) % 500000 }' > "$dir/trace.txt"
+	ours=$(time_ms curl -sf -b "$jar" -H "X-CSRF-Token: $csrf" -F "file=@$dir/trace.txt" \
+	       "$url/api/data/files")
+	echo "bench: ui.upload_mib_per_s $(awk -v b="$(stat -c %s "$dir/trace.txt")" -v ms="$ours" \
+	     'BEGIN { printf "%.1f", b / 1048576 / (ms / 1000) }') MiB/s"
+
+	# the same simulation through the console and through dsctl
+	ref=$(time_ms "$dsctl" -j sim run gen "$spec" policy lru,s3fifo size 1%,10%)
+	t0=$(date +%s%N)
+	id=$(curl -sf -b "$jar" -H "X-CSRF-Token: $csrf" -H 'Content-Type: application/json' \
+	     -d "{\"trace\":{\"gen\":\"$spec\"},\"policies\":[\"lru\",\"s3fifo\"],\"sizes\":[\"1%\",\"10%\"]}" \
+	     "$url/api/sim/runs" | json_get 'd["id"]')
+	while curl -sf -b "$jar" "$url/api/sim/runs/$id" | json_get 'd["state"]' | grep -qE 'queued|running'; do
+		sleep 0.02
+	done
+	t1=$(date +%s%N)
+	ours=$(awk -v d=$((t1 - t0)) 'BEGIN { printf "%.1f", d / 1e6 }')
+	echo "bench: ui.sim_run_ms $ours ms"
+	echo "bench: ui.dsctl_sim_run_ms $ref ms"
+	echo "bench: ui.sim_run.ratio_vs_dsctl $(ratio "$ours" "$ref") x"
+	echo "bench: ui.rss_mib $(awk '/VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$pid/status") MiB"
+	kill "$pid"
+	wait "$pid" || true
+	rm -rf "$dir"
 }
 
 if [ "${1:-}" = --in-guest ]; then

@@ -16,6 +16,18 @@ fi
 step() { printf '\n=== %s\n$ %s\n' "$1" "${*:2}"; "${@:2}"; }
 
 step "versions of the tool, library, module and netlink family" "$dsctl" version
+printf '\n=== the web console starts beside the module (dsctl ui, loopback only)\n'
+uidir=$(mktemp -d)
+printf 'demo-password\n' | "$dsctl" ui user add demo role admin db "$uidir/ui.db"
+"$dsctl" ui listen 127.0.0.1:0 db "$uidir/ui.db" > "$uidir/out" &
+ui=$!
+for ((i = 0; i < 100; i++)); do grep -q listening "$uidir/out" && break; sleep 0.1; done
+cat "$uidir/out"
+url=$(grep -o 'http://[0-9.:]*' "$uidir/out")
+curl -sf -c "$uidir/jar" -H 'Content-Type: application/json' \
+	-d '{"user":"demo","password":"demo-password"}' "$url/api/login" > /dev/null
+echo "logged in as demo (admin); it records every module event from now on"
+
 step "RDMA devices as dsmem sees them" "$dsctl" -j -p dev show
 step "the same, as text" "$dsctl" dev
 
@@ -72,5 +84,20 @@ step "a synthetic sweep on a private cache: 1024 QPs, one lookup each of QP, CQ,
 step "the recorded lookups replayed offline: the seed policy and LRU, L1 of 2 and 8 tokens" \
 	"$dsctl" sim run trace /tmp/dsmem-demo.trace policy lru,seed size 2,8 threads 1
 step "module counters" "$dsctl" statistic
+printf '\n=== the console'"'"'s log page: the module'"'"'s events it heard, newest first\n'
+echo "$ curl -b COOKIE '$url/api/logs?limit=14'"
+curl -sf -b "$uidir/jar" "$url/api/logs?limit=14" | python3 -c '
+import json, sys, time
+for e in json.load(sys.stdin)["events"]:
+    t = time.strftime("%H:%M:%S", time.gmtime(e["ts"]))
+    print("%s  %-7s %-8s %s" % (t, e["level"], e["component"], e["message"]))'
+echo "$ curl -b COOKIE '$url/api/cluster'    # nodes, peers, segments"
+curl -sf -b "$uidir/jar" "$url/api/cluster" | python3 -c '
+import json, sys
+c = json.load(sys.stdin)
+print("nodes", [n["node"] for n in c["nodes"]], "peers", len(c["peers"]), "segments", len(c["segments"]))'
+kill "$ui"
+wait "$ui" || true
+rm -rf "$uidir"
 step "a mutating command without CAP_NET_ADMIN is refused" \
 	setpriv --bounding-set -net_admin "$dsctl" statistic reset || true

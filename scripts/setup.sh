@@ -19,7 +19,7 @@ packages=(
 	rdma-core ibverbs-utils rdmacm-utils perftest libibverbs-dev librdmacm-dev
 	# the cache simulator: compressed traces, plots, and the reference
 	# cache library its benchmark is measured against
-	zlib1g-dev libzstd-dev gnuplot-nox python3-cachetools
+	zlib1g-dev libzstd-dev gnuplot-nox python3-cachetools curl
 	# the web console: HTTP(S), its database, password hashing, charts;
 	# libcurl for its in-guest test; Chromium and Node.js for the
 	# browser tests (playwright-core from npm, package-lock.json)
