@@ -181,55 +181,108 @@ PY
 	pid=$!
 	for ((i = 0; i < 100; i++)); do grep -q listening "$dir/out" && break; sleep 0.1; done
 	url=$(grep -o 'http://[0-9.:]*' "$dir/out")
-	ours=$(time_ms curl -sf -c "$jar" -H 'Content-Type: application/json' \
-	       -d '{"user":"bench","password":"bench-password"}' "$url/api/login")
-	echo "bench: ui.login_ms $ours ms"
-	csrf=$(curl -sf -b "$jar" "$url/api/session" | json_get 'd["csrf"]')
+	# a 32 MiB text trace to upload (parsed and kept by the console)
+	seq 1 4000000 | awk '{ print ($1 * 7919) % 500000 }' > "$dir/trace.txt"
+	ref=$("$dsctl" -j sim run gen "$spec" policy lru,s3fifo size 1%,10%)
+	# one keep-alive client (Python's http.client), so that the client's
+	# own cost (a process per request) is not what is measured
+	/usr/bin/python3 - "$url" "$dir/ui.db" "$spec" "$dir/trace.txt" "$pid" 3<<<"$ref" <<'PY'
+import http.client, json, os, sqlite3, sys, time, urllib.parse
+url, dbpath, spec, trace, pid = sys.argv[1:6]
+ref = json.load(os.fdopen(3))
+host, port = urllib.parse.urlparse(url).hostname, urllib.parse.urlparse(url).port
+c = http.client.HTTPConnection(host, port)
+def call(method, path, body=None, headers={}):
+    c.request(method, path, body, headers)
+    r = c.getresponse()
+    return r.status, r.getheaders(), r.read()
+def ms(t0): return (time.perf_counter() - t0) * 1000
+def ratio(a, b): return "%.2f" % (a / b)
 
-	# a page of a filtered query, through HTTP and JSON, against the same
-	# SQL straight from Python's sqlite3
-	local q='component=peer&level=warning&q=state%20error&limit=100'
-	ours=$(mean_ms "$n" curl -sf -b "$jar" "$url/api/logs?$q")
-	ref=$(/usr/bin/python3 - "$dir/ui.db" "$n" <<'PY'
-import sqlite3, sys, time
-db = sqlite3.connect(sys.argv[1]); n = int(sys.argv[2])
+t0 = time.perf_counter()
+st, hdrs, body = call("POST", "/api/login", json.dumps({"user": "bench", "password": "bench-password"}),
+                      {"Content-Type": "application/json"})
+print("bench: ui.login_ms %.1f ms" % ms(t0))
+cookie = dict(hdrs)["Set-Cookie"].split(";")[0]
+csrf = json.loads(body)["csrf"]
+H = {"Cookie": cookie}
+HW = {"Cookie": cookie, "X-CSRF-Token": csrf, "Content-Type": "application/json"}
+
+n = 50
+call("GET", "/api/session", None, H)
+t0 = time.perf_counter()
+for _ in range(n): call("GET", "/api/session", None, H)
+floor = ms(t0) / n
+q = "/api/logs?component=peer&level=warning&q=state%20error&limit=100"
+call("GET", q, None, H)
+t0 = time.perf_counter()
+for _ in range(n): st, _, body = call("GET", q, None, H)
+page = ms(t0) / n
+assert st == 200 and len(json.loads(body)["events"]) == 100
+db = sqlite3.connect(dbpath)
 sql = ("SELECT id, ts, level, node, component, message, data FROM events WHERE level IN "
        "('warning','error') AND component = ? AND instr(lower(message), lower(?)) > 0 "
        "ORDER BY id DESC LIMIT 101")
 db.execute(sql, ("peer", "state error")).fetchall()
 t0 = time.perf_counter()
-for _ in range(n):
-    db.execute(sql, ("peer", "state error")).fetchall()
-print("%.3f" % ((time.perf_counter() - t0) / n * 1000))
+for _ in range(n): db.execute(sql, ("peer", "state error")).fetchall()
+raw = ms(t0) / n
+print("bench: ui.session_get_ms %.3f ms" % floor)
+print("bench: ui.logs_page_ms_100k %.3f ms" % page)
+print("bench: ui.sqlite_query_ms_100k %.3f ms" % raw)
+print("bench: ui.logs_page.ratio_vs_sqlite %s x" % ratio(page, raw))
+t0 = time.perf_counter()
+st, _, body = call("GET", "/api/logs?format=csv", None, H)
+csv_ms = ms(t0)
+assert st == 200 and body.count(b"\n") > 100000
+t0 = time.perf_counter()
+rows = db.execute("SELECT id, ts, level, node, component, message FROM events ORDER BY id DESC").fetchall()
+import csv, io
+out = io.StringIO(); csv.writer(out).writerows(rows)
+py_csv = ms(t0)
+print("bench: ui.logs_csv_export_ms_100k %.1f ms" % csv_ms)
+print("bench: ui.python_csv_export_ms_100k %.1f ms" % py_csv)
+print("bench: ui.logs_csv_export.ratio_vs_python %s x" % ratio(csv_ms, py_csv))
+
+def vm(key):
+    line = [l for l in open("/proc/%s/status" % pid) if l.startswith(key)][0]
+    return int(line.split()[1]) / 1024
+# the console's own memory with 100k events served, before the big upload
+print("bench: ui.rss_mib_after_logs %.1f MiB" % vm("VmHWM"))
+
+data = open(trace, "rb").read()
+b = "----dsmembench"
+mp = (("--%s\r\nContent-Disposition: form-data; name=\"file\"; filename=\"trace.txt\"\r\n"
+       "Content-Type: text/plain\r\n\r\n" % b).encode() + data + ("\r\n--%s--\r\n" % b).encode())
+t0 = time.perf_counter()
+st, _, body = call("POST", "/api/data/files", mp, {"Cookie": cookie, "X-CSRF-Token": csrf,
+                   "Content-Type": "multipart/form-data; boundary=" + b})
+up = ms(t0)
+assert st == 201, body
+print("bench: ui.upload_mib_per_s %.1f MiB/s" % (len(data) / 1048576 / (up / 1000)))
+
+run = {"trace": {"gen": spec}, "policies": ["lru", "s3fifo"], "sizes": ["1%", "10%"]}
+t0 = time.perf_counter()
+st, _, body = call("POST", "/api/sim/runs", json.dumps(run), HW)
+rid = json.loads(body)["id"]
+while True:
+    st, _, body = call("GET", "/api/sim/runs/%d" % rid, None, H)
+    d = json.loads(body)
+    if d["state"] not in ("queued", "running"): break
+    time.sleep(0.05)
+ours = ms(t0)
+assert d["state"] == "done"
+# the simulator's own time in both: the console's record against dsctl's
+print("bench: ui.sim_run_wall_ms %.1f ms" % ours)
+print("bench: ui.sim_run_s %.3f s" % d["result"]["seconds"])
+print("bench: ui.dsctl_sim_run_s %.3f s" % ref["seconds"])
+print("bench: ui.sim_run.ratio_vs_dsctl %s x" % ratio(d["result"]["seconds"], ref["seconds"]))
+same = all(a["misses"] == b["misses"] for a, b in zip(d["result"]["runs"], ref["runs"]))
+print("bench: ui.sim_misses_equal_dsctl %d bool" % same)
+# the peak: the 32 MiB upload and the 20M-request runs held at once
+print("bench: ui.peak_rss_mib %.1f MiB" % vm("VmHWM"))
+print("bench: ui.dsctl_sim_peak_rss_mib %.1f MiB" % ref["peak_rss_mib"])
 PY
-)
-	echo "bench: ui.logs_page_ms_100k $ours ms"
-	echo "bench: ui.sqlite_query_ms_100k $ref ms"
-	echo "bench: ui.logs_page.ratio_vs_sqlite $(ratio "$ours" "$ref") x"
-	echo "bench: ui.logs_csv_export_ms_100k $(time_ms curl -sf -b "$jar" "$url/api/logs?format=csv") ms"
-
-	# a 32 MiB text trace: uploaded, parsed, kept
-	seq 1 4000000 | awk '{ print ($1 * 7919) % 500000 }' > "$dir/trace.txt"
-	ours=$(time_ms curl -sf -b "$jar" -H "X-CSRF-Token: $csrf" -F "file=@$dir/trace.txt" \
-	       "$url/api/data/files")
-	echo "bench: ui.upload_mib_per_s $(awk -v b="$(stat -c %s "$dir/trace.txt")" -v ms="$ours" \
-	     'BEGIN { printf "%.1f", b / 1048576 / (ms / 1000) }') MiB/s"
-
-	# the same simulation through the console and through dsctl
-	ref=$(time_ms "$dsctl" -j sim run gen "$spec" policy lru,s3fifo size 1%,10%)
-	t0=$(date +%s%N)
-	id=$(curl -sf -b "$jar" -H "X-CSRF-Token: $csrf" -H 'Content-Type: application/json' \
-	     -d "{\"trace\":{\"gen\":\"$spec\"},\"policies\":[\"lru\",\"s3fifo\"],\"sizes\":[\"1%\",\"10%\"]}" \
-	     "$url/api/sim/runs" | json_get 'd["id"]')
-	while curl -sf -b "$jar" "$url/api/sim/runs/$id" | json_get 'd["state"]' | grep -qE 'queued|running'; do
-		sleep 0.02
-	done
-	t1=$(date +%s%N)
-	ours=$(awk -v d=$((t1 - t0)) 'BEGIN { printf "%.1f", d / 1e6 }')
-	echo "bench: ui.sim_run_ms $ours ms"
-	echo "bench: ui.dsctl_sim_run_ms $ref ms"
-	echo "bench: ui.sim_run.ratio_vs_dsctl $(ratio "$ours" "$ref") x"
-	echo "bench: ui.rss_mib $(awk '/VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$pid/status") MiB"
 	kill "$pid"
 	wait "$pid" || true
 	rm -rf "$dir"

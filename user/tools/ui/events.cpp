@@ -167,15 +167,6 @@ where make_where(const log_query &lq)
 	return w;
 }
 
-json event_json(const stmt &q)
-{
-	json e = { { "id", q.i64(0) }, { "ts", q.f64(1) }, { "level", q.text(2) },
-		   { "node", q.null(3) ? json(nullptr) : json(q.i64(3)) },
-		   { "component", q.text(4) }, { "message", q.text(5) }, { "data", nullptr } };
-	if (!q.null(6))
-		e["data"] = json::parse(q.text(6), nullptr, false);
-	return e;
-}
 
 }  // namespace
 
@@ -200,10 +191,26 @@ json logs_query(db &d, const log_query &lq)
 	return { { "events", ev }, { "next", more ? json(last) : json(nullptr) } };
 }
 
-json logs_all(db &d, log_query lq)
+// An events row (SELECT id, ts, level, node, component, message, data).
+json event_json(const stmt &q)
 {
-	lq.limit = int(log_export_max);
-	return logs_query(d, lq)["events"];
+	json e = { { "id", q.i64(0) }, { "ts", q.f64(1) }, { "level", q.text(2) },
+		   { "node", q.null(3) ? json(nullptr) : json(q.i64(3)) },
+		   { "component", q.text(4) }, { "message", q.text(5) }, { "data", nullptr } };
+	if (!q.null(6))
+		e["data"] = json::parse(q.text(6), nullptr, false);
+	return e;
+}
+
+void logs_each(db &d, const log_query &lq, const std::function<void(const stmt &)> &fn)
+{
+	where w = make_where(lq);
+	stmt q = d.prepare("SELECT id, ts, level, node, component, message, data FROM events" + w.sql +
+			   " ORDER BY id DESC LIMIT ?");
+	w.bind(q);
+	q.bind(int64_t(log_export_max));
+	while (q.step())
+		fn(q);
 }
 
 listener::listener(db &d) : d_(d)

@@ -225,17 +225,27 @@ void attachment(httplib::Response &res, const std::string &name)
 	res.set_header("Content-Disposition", "attachment; filename=\"" + name + "\"");
 }
 
-std::string csv_of(const json &rows, const std::vector<std::string> &cols)
+std::string csv_header(const std::vector<std::string> &cols)
 {
 	std::string out;
 	for (size_t k = 0; k < cols.size(); k++)
 		out += (k ? "," : "") + cols[k];
-	out += "\n";
-	for (const auto &r : rows) {
-		for (size_t k = 0; k < cols.size(); k++)
-			out += (k ? "," : "") + csv_value(r.value(cols[k], json(nullptr)));
-		out += "\n";
-	}
+	return out + "\n";
+}
+
+std::string csv_row(const json &r, const std::vector<std::string> &cols)
+{
+	std::string out;
+	for (size_t k = 0; k < cols.size(); k++)
+		out += (k ? "," : "") + csv_value(r.value(cols[k], json(nullptr)));
+	return out + "\n";
+}
+
+std::string csv_of(const json &rows, const std::vector<std::string> &cols)
+{
+	std::string out = csv_header(cols);
+	for (const auto &r : rows)
+		out += csv_row(r, cols);
 	return out;
 }
 
@@ -340,16 +350,25 @@ void routes(server_state &st, httplib::Server &svr)
 			send(res, 200, logs_query(d, q));
 			return;
 		}
-		json ev = logs_all(d, q);
+		std::string out;
 		if (fmt == "csv") {
-			for (auto &e : ev)
-				e["ts"] = iso_time(e["ts"].get<double>());
+			out = csv_header({ "id", "ts", "level", "node", "component", "message" });
+			logs_each(d, q, [&](const stmt &row) {
+				out += std::to_string(row.i64(0)) + "," + iso_time(row.f64(1)) + "," +
+				       csv_cell(row.text(2)) + "," +
+				       (row.null(3) ? "" : std::to_string(row.i64(3))) + "," +
+				       csv_cell(row.text(4)) + "," + csv_cell(row.text(5)) + "\n";
+			});
 			attachment(res, "dsmem-logs.csv");
-			res.set_content(csv_of(ev, { "id", "ts", "level", "node", "component", "message" }),
-					"text/csv");
+			res.set_content(out, "text/csv");
 		} else if (fmt == "json") {
+			out = "[";
+			logs_each(d, q, [&](const stmt &row) {
+				out += (out.size() > 1 ? ",\n" : "\n") + event_json(row).dump();
+			});
+			out += "\n]\n";
 			attachment(res, "dsmem-logs.json");
-			res.set_content(ev.dump(1), "application/json");
+			res.set_content(out, "application/json");
 		} else {
 			raise(400, "format is json or csv");
 		}
@@ -504,6 +523,10 @@ int serve(const config &c)
 		raise(400, "cannot start HTTPS with " + c.cert + " and " + c.key);
 	server_state st{ c, d, j, tls };
 
+	// a response's header and body leave as separate writes: without
+	// this, Nagle holds the body for the client's delayed ACK (~40 ms per
+	// request on a kept-alive connection)
+	svr->set_tcp_nodelay(true);
 	// room for the multipart framing around the largest upload
 	svr->set_payload_max_length(c.upload_limit + (1 << 16));
 	svr->set_post_routing_handler([](const httplib::Request &, httplib::Response &res) {

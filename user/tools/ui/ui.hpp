@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -154,8 +155,12 @@ struct log_query {
 };
 // Events matching q, newest first: {"events": [...], "next": id|null}.
 json logs_query(db &d, const log_query &q);
-// For export: every match, newest first, up to log_export_max.
-json logs_all(db &d, log_query q);
+// For export: every match, newest first, up to log_export_max, one at a
+// time (an export of them all is not held as one document).
+// fn sees each row as the statement: id, ts, level, node, component,
+// message, data.
+void logs_each(db &d, const log_query &q, const std::function<void(const stmt &)> &fn);
+json event_json(const stmt &row);
 bool valid_level(const std::string &level);
 bool valid_component(const std::string &component);
 
