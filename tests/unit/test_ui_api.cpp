@@ -4,6 +4,7 @@
 // sessions, CSRF, roles, rate limiting, simulation runs (checked against
 // `dsctl -j sim run`), logs, uploads and bad input of every kind.
 #include <algorithm>
+#include <atomic>
 #include <csetjmp>
 #include <csignal>
 #include <cstdarg>
@@ -13,9 +14,11 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -619,6 +622,174 @@ void pages_and_headers(void **)
 	assert_int_equal(cli()->Get("/../../etc/passwd")->status, 404);
 }
 
+void big_bodies_are_refused_unread(void **)
+{
+	std::string big(1 << 20, ' ');
+	big[0] = '[';
+	big.back() = ']';
+	// refused with 413 before the body is read; a client still sending
+	// it may see the connection reset instead of the answer
+	auto refused = [](const httplib::Result &r) { return !r || r->status == 413; };
+	assert_true(refused(cli()->Post("/api/login", big, "application/json")));
+	assert_true(refused(post(admin, "/api/sim/runs",
+				 json{ { "trace", { { "gen", "zipf" } } }, { "name", std::string(300000, 'x') } })));
+	// the answer itself, to a client that waits for it
+	httplib::Client raw("127.0.0.1", srv->port);
+	auto r = raw.Post("/api/login", { { "Expect", "100-continue" } }, big, "application/json");
+	if (r)
+		assert_int_equal(r->status, 413);
+	assert_int_equal(cli()->Get("/api/session", admin.headers(false))->status, 200);
+	// an upload may be bigger than other bodies (up to its own limit)
+	std::string text;
+	while (text.size() < 300000)
+		text += "12345\n";
+	httplib::MultipartFormDataItems items = { { "file", text, "big-ok.txt", "text/plain" } };
+	auto srv64 = cli()->Post("/api/data/files", admin.headers(), items);
+	assert_int_equal(srv64->status, 413);	// this console's limit is 64K
+	text.resize(60000);
+	items = { { "file", text, "fits.txt", "text/plain" } };
+	assert_int_equal(cli()->Post("/api/data/files", admin.headers(), items)->status, 201);
+}
+
+void ids_stay_right_under_concurrency(void **)
+{
+	// runs and uploads get their own ids while other threads (these, and
+	// the worker finishing runs) write the log
+	std::atomic<bool> stop{ false };
+	std::thread noise([&] {
+		while (!stop)
+			cli()->Get("/api/login");	// nothing logged: reads only
+	});
+	std::vector<std::thread> ts;
+	std::atomic<int> wrong{ 0 };
+	for (int t = 0; t < 4; t++)
+		ts.emplace_back([&, t] {
+			for (int k = 0; k < 8; k++) {
+				std::string name = "c" + std::to_string(t) + "-" + std::to_string(k);
+				json run = { { "name", name }, { "trace", { { "gen", "zipf:requests=1000,objects=100" } } },
+					     { "sizes", { "10" } } };
+				auto r = post(admin, "/api/sim/runs", run);
+				if (!r || r->status != 202) {
+					wrong++;
+					continue;
+				}
+				int64_t id = json::parse(r->body)["id"];
+				auto g = cli()->Get(("/api/sim/runs/" + std::to_string(id)).c_str(), admin.headers(false));
+				if (!g || g->status != 200 || json::parse(g->body)["name"] != name)
+					wrong++;
+				httplib::MultipartFormDataItems items = { { "file", "1\n2\n1\n", name + ".txt", "text/plain" } };
+				auto u = cli()->Post("/api/data/files", admin.headers(), items);
+				if (!u || u->status != 201) {
+					wrong++;
+					continue;
+				}
+				int64_t fid = json::parse(u->body)["id"];
+				auto f = cli()->Get(("/api/data/files/" + std::to_string(fid) + "/download").c_str(),
+						    admin.headers(false));
+				if (!f || f->body != "1\n2\n1\n")
+					wrong++;
+				cli()->Delete(("/api/data/files/" + std::to_string(fid)).c_str(), admin.headers());
+			}
+		});
+	for (auto &t : ts)
+		t.join();
+	stop = true;
+	noise.join();
+	assert_int_equal(wrong.load(), 0);
+}
+
+void names_that_are_not_utf8_break_nothing(void **)
+{
+	auto r = upload(admin, std::string("bad\xff\xfe name.txt"), "1\n2\n3\n");
+	assert_int_equal(r->status, 201);
+	std::string name = body(r)["name"];
+	assert_non_null(strstr(name.c_str(), "\xef\xbf\xbd"));	// U+FFFD
+	assert_int_equal(cli()->Get("/api/data/files", admin.headers(false))->status, 200);
+	assert_int_equal(cli()->Get("/api/logs?component=audit", admin.headers(false))->status, 200);
+	assert_int_equal(cli()->Get("/api/logs?format=json", admin.headers(false))->status, 200);
+	r = cli()->Get("/api/logs?level=%FF", admin.headers(false));
+	assert_int_equal(r->status, 400);
+	body(r);	// still JSON
+	assert_int_equal(cli()->Delete(("/api/data/files/" + std::to_string(body(upload(admin, "x.txt", "1\n"))["id"].get<int64_t>())).c_str(),
+				       admin.headers())->status, 200);
+}
+
+void runs_are_bounded(void **)
+{
+	json many = json::array();
+	for (int k = 1; k <= 101; k++)
+		many.push_back(std::to_string(k));
+	auto r = post(admin, "/api/sim/runs", { { "trace", { { "gen", "zipf:requests=1000" } } }, { "sizes", many } });
+	assert_int_equal(r->status, 400);
+	assert_non_null(strstr(body(r)["error"].get<std::string>().c_str(), "at most 100"));
+	r = post(admin, "/api/sim/runs", { { "trace", { { "gen", "zipf:requests=1m" } } }, { "window", 1 } });
+	assert_int_equal(r->status, 400);
+	assert_non_null(strstr(body(r)["error"].get<std::string>().c_str(), "windows"));
+	r = post(admin, "/api/sim/runs", { { "trace", { { "gen", "zipf:requests=1m" } } }, { "window", 100 } });
+	assert_int_equal(r->status, 202);
+	r = post(admin, "/api/sim/runs", { { "trace", { { "gen", "zipf:requests=101m" } } } });
+	assert_int_equal(r->status, 400);
+}
+
+void concurrent_failures_do_not_pass_the_limit(void **)
+{
+	std::string db = tmpdir + "/ui.db";
+	assert_int_equal(dsctl({ "ui", "user", "add", "erin", "db", db }, "erin-password\n"), 0);
+	std::atomic<int> checked{ 0 }, refused{ 0 };
+	std::vector<std::thread> ts;
+	for (int t = 0; t < 12; t++)
+		ts.emplace_back([&] {
+			auto r = login_raw("erin", "wrong-password");
+			if (r && r->status == 401)
+				checked++;
+			else if (r && r->status == 429)
+				refused++;
+		});
+	for (auto &t : ts)
+		t.join();
+	assert_int_equal(checked.load(), 5);
+	assert_int_equal(refused.load(), 7);
+	// refused tries are logged once a minute per name and address, not each
+	for (int k = 0; k < 5; k++)
+		assert_int_equal(login_raw("erin", "wrong-password")->status, 429);
+	json logs = body(cli()->Get("/api/logs?component=audit&q=login%20of%20erin%20from", admin.headers(false)));
+	size_t refusals = 0;
+	for (const auto &e : logs["events"])
+		refusals += e["message"].get<std::string>().find("refused") != std::string::npos;
+	assert_int_equal(refusals, 1);
+}
+
+void the_database_is_private(void **)
+{
+	struct stat st;
+	assert_int_equal(stat((tmpdir + "/ui.db").c_str(), &st), 0);
+	assert_int_equal(st.st_mode & 077, 0);
+	assert_int_equal(stat((tmpdir + "/ui.db.files").c_str(), &st), 0);
+	assert_int_equal(st.st_mode & 077, 0);
+	// and every method under /api/ needs a session
+	httplib::Client c("127.0.0.1", srv->port);
+	assert_int_equal(c.Put("/api/sim/runs/1", "{}", "application/json")->status, 401);
+	assert_int_equal(c.Patch("/api/sim/runs/1", "{}", "application/json")->status, 401);
+}
+
+void a_signal_at_start_stops_it(void **)
+{
+	// SIGTERM the moment the port is printed: before the server runs
+	for (int k = 0; k < 5; k++) {
+		console *c = new console(tmpdir + "/sig.db");
+		assert_true(c->port > 0);
+		pid_t pid = c->pid;
+		kill(pid, SIGTERM);
+		int st = 0, waited = 0;
+		while (waitpid(pid, &st, WNOHANG) == 0 && waited++ < 600)
+			usleep(50000);
+		assert_true(waited < 600);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		c->pid = -1;
+		delete c;
+	}
+}
+
 void binding_beyond_loopback_needs_tls(void **)
 {
 	std::string out;
@@ -633,6 +804,9 @@ void binding_beyond_loopback_needs_tls(void **)
 
 int main()
 {
+	// a dsctl that refuses its words before reading the password leaves
+	// the pipe to its stdin closed: EPIPE, not death
+	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(users_are_managed_by_dsctl),
 		cmocka_unit_test(no_users_says_how_to_create_one),
@@ -650,6 +824,13 @@ int main()
 		cmocka_unit_test(sessions_expire_and_log_out),
 		cmocka_unit_test(pages_and_headers),
 		cmocka_unit_test(binding_beyond_loopback_needs_tls),
+		cmocka_unit_test(big_bodies_are_refused_unread),
+		cmocka_unit_test(ids_stay_right_under_concurrency),
+		cmocka_unit_test(names_that_are_not_utf8_break_nothing),
+		cmocka_unit_test(runs_are_bounded),
+		cmocka_unit_test(concurrent_failures_do_not_pass_the_limit),
+		cmocka_unit_test(the_database_is_private),
+		cmocka_unit_test(a_signal_at_start_stops_it),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <iostream>
 
+#include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -154,6 +155,7 @@ int ui_user(env &e)
 	keywords kw = words_of(e, verb == "add" ? std::vector<std::string_view>{ "role", "db" }
 						: std::vector<std::string_view>{ "db" });
 	return guarded([&] {
+		umask(077);	// as serve makes it: the hashes are no one else's
 		dsui::db d(db_of(kw));
 		if (verb == "del") {
 			dsui::user_del(d, name);

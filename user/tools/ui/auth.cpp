@@ -4,6 +4,8 @@
 // the database keeps their BLAKE2b hash.  Failed logins are counted per
 // user name and per client address in the database, so a restart does
 // not reset them.
+#include <map>
+
 #include <sodium.h>
 
 #include "ui.hpp"
@@ -88,11 +90,10 @@ void user_add(db &d, const std::string &name, const std::string &password, const
 
 void user_del(db &d, const std::string &name)
 {
-	std::lock_guard<std::recursive_mutex> g(d.lock_);
-	d.exec("PRAGMA foreign_keys=ON");
-	d.prepare("DELETE FROM users WHERE name = ?").bind(name).run();
-	if (!d.changes())
+	stmt q = d.prepare("DELETE FROM users WHERE name = ? RETURNING id");
+	if (!q.bind(name).step())
 		raise(404, "no user " + name);
+	q.run();
 }
 
 json user_list(db &d)
@@ -127,15 +128,27 @@ login_result login(db &d, const std::string &name, const std::string &password,
 		for (const char *col : { "name", "addr" }) {
 			stmt q = d.prepare(std::string("SELECT count(*), min(ts) FROM login_failures WHERE ") +
 					   col + " = ?");
-			q.bind(std::string(col) == "name" ? name : addr).step();
-
 			bool by_name = std::string(col) == "name";
+			q.bind(by_name ? name : addr).step();
 			if (q.i64(0) >= (by_name ? login_fail_max_user : login_fail_max_addr)) {
 				r.status = 429;
 				r.retry_after = std::max(1, int(q.f64(1) + login_fail_window - now + 1));
+				// one line in the log per name and address a minute,
+				// not one per refused try
+				static std::map<std::string, double> logged;
+				double &last = logged[name + '\n' + addr];
+				r.log_refusal = now - last >= refusal_log_interval;
+				if (r.log_refusal)
+					last = now;
+				if (logged.size() > 10000)
+					logged.clear();
 				return r;
 			}
 		}
+		// counted before the password is checked: tries made at once
+		// cannot all pass the count; a success takes it back
+		d.prepare("INSERT INTO login_failures (name, addr, ts) VALUES (?, ?, ?)")
+			.bind(name).bind(addr).bind(now).run();
 	}
 
 	std::string hash, role;
@@ -154,11 +167,8 @@ login_result login(db &d, const std::string &name, const std::string &password,
 	const std::string &against = uid ? hash : dummy;
 	bool ok = password.size() <= password_max &&
 		  crypto_pwhash_str_verify(against.c_str(), password.data(), password.size()) == 0;
-	if (!ok || !uid) {
-		d.prepare("INSERT INTO login_failures (name, addr, ts) VALUES (?, ?, ?)")
-			.bind(name).bind(addr).bind(now).run();
+	if (!ok || !uid)
 		return r;
-	}
 
 	r.status = 200;
 	r.token = random_hex(32);

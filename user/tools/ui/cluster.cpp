@@ -117,7 +117,7 @@ json cluster_cache_set(db &d, const session &s, const json &body)
 	json changed = json::object();
 	for (const auto &[name, v] : body["params"].items())
 		changed[name] = { { "from", value_of(was, name) }, { "to", value_of(now, name) } };
-	audit(d, s, "changed cache settings " + body["params"].dump(), changed);
+	audit(d, s, "changed cache settings " + json_text(body["params"]), changed);
 	return dsctl::cache_record(*after);
 }
 

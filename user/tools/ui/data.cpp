@@ -53,7 +53,7 @@ json keep(db &d, const config &c, const session &s, const std::string &tmp, cons
 	{
 		std::lock_guard<std::recursive_mutex> g(d.lock_);
 		stmt q = d.prepare("INSERT INTO files (name, user, created, size, format, requests, objects, csv, origin)"
-				   " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+				   " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
 		q.bind(name).bind(s.user).bind(now_s()).bind(int64_t(size)).bind(t.format)
 			.bind(int64_t(t.size())).bind(int64_t(t.nobjects()));
 		if (csv.empty())
@@ -64,8 +64,9 @@ json keep(db &d, const config &c, const session &s, const std::string &tmp, cons
 			q.bind_null();
 		else
 			q.bind(origin);
+		q.step();
+		id = q.i64(0);
 		q.run();
-		id = d.last_id();
 	}
 	fs::rename(tmp, files_dir(c) + "/" + std::to_string(id), ec);
 	if (ec) {
@@ -86,7 +87,8 @@ std::string clean_name(const std::string &name)
 		out += ch < 0x20 || ch == 0x7f || ch == '"' ? '_' : char(ch);
 	if (out.size() > 128)
 		out.resize(128);
-	return out.empty() ? "trace" : out;
+	// a name in bytes that are not UTF-8 would be a file nobody can list
+	return out.empty() ? "trace" : valid_utf8(out);
 }
 
 std::string temp_in(const config &c)
@@ -209,7 +211,7 @@ json file_derive(db &d, const config &c, const session &s, int64_t id, const std
 				raise(400, "rate is a number above 0 and at most 1");
 			out = dssim::shards_sample(t, rate);
 			if (out.ids.empty())
-				raise(400, "a rate of " + args["rate"].dump() + " samples no request of this trace");
+				raise(400, "a rate of " + json_text(args["rate"]) + " samples no request of this trace");
 			suffix = ".shards.bin";
 		} else if (what == "filter") {
 			auto num = [&](const char *k, uint64_t def) {

@@ -46,6 +46,17 @@ double now_s()
 	return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+std::string json_text(const json &j, int indent)
+{
+	return j.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
+std::string valid_utf8(const std::string &s)
+{
+	// the JSON writer's replacement, read back
+	return json::parse(json_text(json(s))).get<std::string>();
+}
+
 db::db(const std::string &path)
 {
 	std::error_code ec;
@@ -100,16 +111,6 @@ void db::exec(const std::string &sql)
 stmt db::prepare(const std::string &sql)
 {
 	return stmt(*this, sql);
-}
-
-int64_t db::last_id()
-{
-	return sqlite3_last_insert_rowid(h_);
-}
-
-int db::changes()
-{
-	return sqlite3_changes(h_);
 }
 
 stmt::stmt(db &d, const std::string &sql) : d_(d)

@@ -44,7 +44,7 @@ std::string message_of(const json &r)
 	for (const auto &[k, v] : r.items()) {
 		if (k == "event" || v.is_structured())
 			continue;
-		m += " " + k + " " + (v.is_string() ? v.get<std::string>() : v.dump());
+		m += " " + k + " " + (v.is_string() ? v.get<std::string>() : json_text(v));
 		if (m.size() > 300)
 			break;
 	}
@@ -83,18 +83,23 @@ void log_event(db &d, const std::string &level, const std::string &component, in
 	       const std::string &message, const json &data)
 {
 	stmt q = d.prepare("INSERT INTO events (ts, level, node, component, message, data)"
-			   " VALUES (?, ?, ?, ?, ?, ?)");
+			   " VALUES (?, ?, ?, ?, ?, ?) RETURNING id");
 	q.bind(now_s()).bind(level);
 	if (node >= 0)
 		q.bind(node);
 	else
 		q.bind_null();
-	q.bind(component).bind(message);
+	q.bind(component).bind(valid_utf8(message));
 	if (data.is_null())
 		q.bind_null();
 	else
-		q.bind(data.dump());
+		q.bind(json_text(data));
+	q.step();
+	int64_t id = q.i64(0);
 	q.run();
+	// the oldest events go first once there are too many
+	if (id % 1024 == 0)
+		d.prepare("DELETE FROM events WHERE id <= ?").bind(id - events_kept_max).run();
 }
 
 void audit(db &d, const session &s, const std::string &message, const json &data)
@@ -232,57 +237,66 @@ listener::~listener()
 }
 
 // Monitor the module; when monitoring cannot start or fails (no netlink,
-// a failure mid-way), note it once and try again every few seconds.
+// a failure mid-way), note it once and try again every few seconds.  A
+// failure to write the log (a locked or full database) costs the events
+// of that moment, never the listener: the console runs on without it.
 void listener::loop()
 {
 	std::string last_error;
 
 	while (!stop_) {
-		auto mon = dsmem::monitor::open();
-		if (!mon) {
-			std::string e = mon.err().what();
-			if (e != last_error) {
-				log_event(d_, "warning", "console", -1, "cannot listen to the module's events: " + e);
-				last_error = e;
-			}
-			struct pollfd p = { wake_[0], POLLIN, 0 };
-			poll(&p, 1, 3000);
-			continue;
-		}
-		log_event(d_, "info", "console", -1, "listening to the module's events");
-		last_error.clear();
-		while (!stop_) {
-			struct pollfd p[2] = { { mon->fd(), POLLIN, 0 }, { wake_[0], POLLIN, 0 } };
-			if (poll(p, 2, -1) < 0 && errno != EINTR)
-				break;
-			if (p[1].revents)
+		try {
+			if (listen_once(last_error))
 				return;
-			bool failed = false;
-			for (;;) {
-				auto ev = mon->next(0);
-				if (!ev) {
-					if (ev.err().code != -EAGAIN) {
-						last_error = ev.err().what();
-						log_event(d_, "warning", "console", -1,
-							  "module events: " + last_error);
-						failed = true;
-					}
+		} catch (...) {
+			// below: wait as after a failed open, then try again
+		}
+		struct pollfd p = { wake_[0], POLLIN, 0 };
+		poll(&p, 1, 3000);
+	}
+}
+
+// One monitor, until it fails (false) or the listener stops (true).
+bool listener::listen_once(std::string &last_error)
+{
+	auto mon = dsmem::monitor::open();
+	if (!mon) {
+		std::string e = mon.err().what();
+		if (e != last_error) {
+			last_error = e;
+			log_event(d_, "warning", "console", -1, "cannot listen to the module's events: " + e);
+		}
+		return false;
+	}
+	last_error.clear();
+	log_event(d_, "info", "console", -1, "listening to the module's events");
+	while (!stop_) {
+		struct pollfd p[2] = { { mon->fd(), POLLIN, 0 }, { wake_[0], POLLIN, 0 } };
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			return false;
+		if (p[1].revents)
+			return true;
+		for (;;) {
+			auto ev = mon->next(0);
+			if (!ev) {
+				if (ev.err().code == -EAGAIN)
 					break;
-				}
-				json r = dsctl::event_record(*ev);
-				int64_t node = r.contains("node") && r["node"].is_number_unsigned()
-						       ? r["node"].get<int64_t>() : -1;
-				try {
-					log_event(d_, level_of(r), component_of(r.value("event", "")), node,
-						  message_of(r), r);
-				} catch (const http_error &) {
-					// a full disk loses this event, not the listener
-				}
+				last_error = ev.err().what();
+				log_event(d_, "warning", "console", -1, "module events: " + last_error);
+				return false;
 			}
-			if (failed)
-				break;
+			json r = dsctl::event_record(*ev);
+			int64_t node = r.contains("node") && r["node"].is_number_unsigned()
+					       ? r["node"].get<int64_t>() : -1;
+			try {
+				log_event(d_, level_of(r), component_of(r.value("event", "")), node,
+					  message_of(r), r);
+			} catch (...) {
+				// a locked or full database loses this event, not the monitor
+			}
 		}
 	}
+	return true;
 }
 
 }  // namespace dsui

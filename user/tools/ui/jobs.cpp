@@ -28,7 +28,7 @@ std::string as_word(const json &v, const char *name)
 	if (v.is_number_unsigned() || v.is_number_integer())
 		return std::to_string(v.get<int64_t>());
 	if (v.is_number_float())
-		return v.dump();
+		return json_text(v);
 	raise(400, std::string(name) + " must be a string or a number");
 }
 
@@ -65,6 +65,7 @@ std::string server_trace(const config &c, const std::string &name)
 dsctl::keywords request_words(db &d, const config &c, const json &req)
 {
 	std::vector<std::string> w;
+	uint64_t known_requests = 0;	// of a stored file; a generator's is computed
 
 	if (!req.is_object())
 		raise(400, "a run is a JSON object");
@@ -85,6 +86,7 @@ dsctl::keywords request_words(db &d, const config &c, const json &req)
 			raise(400, e.what);	// the run is what is bad, not the URL
 		}
 		w = { "trace", file_path(d, c, v.get<int64_t>()), "format", f["format"] };
+		known_requests = f["requests"].get<uint64_t>();
 		if (f.contains("csv") && f["csv"].is_string())
 			w.insert(w.end(), { "csv", f["csv"].get<std::string>() });
 	} else if (kind == "server") {
@@ -115,6 +117,21 @@ dsctl::keywords request_words(db &d, const config &c, const json &req)
 		raise(400, err);
 	try {
 		dsctl::sim_validate(kw, gen_requests_max);
+		// what a run may hold: its specs, and windows of the trace
+		size_t specs = dsctl::split_list(kw.get("policy") ? *kw.get("policy") : "lru", ',').size() *
+			       dsctl::split_list(kw.get("size") ? *kw.get("size") : "10%", ',').size();
+		if (specs > run_specs_max)
+			raise(400, "a run has at most " + std::to_string(run_specs_max) +
+			      " policy and size pairs, not " + std::to_string(specs));
+		uint64_t window = 0, requests = kw.has("gen") ? dssim::generate_requests(*kw.get("gen")) : known_requests;
+		if (kw.has("window") && dsctl::parse_u64(*kw.get("window"), window) && window && requests &&
+		    requests / window > run_windows_max)
+			raise(400, "window " + std::to_string(window) + " makes more than " +
+			      std::to_string(run_windows_max) + " windows of " + std::to_string(requests) +
+			      " requests: at least " + std::to_string((requests + run_windows_max - 1) / run_windows_max));
+		// a server-side trace's length is not known before it is read
+		if (kw.has("window") && !requests && window < 1000)
+			raise(400, "window on a server-side trace is at least 1000 requests");
 	} catch (const dsctl::failure &f) {
 		raise(400, f.what);
 	} catch (const dssim::sim_error &e) {
@@ -162,6 +179,9 @@ jobs::~jobs()
 int64_t jobs::submit(const session &s, const json &req)
 {
 	request_words(d_, c_, req);	// refused now, not when it runs
+	std::string text = json_text(req);
+	if (text.size() > run_request_max)
+		raise(413, "a run's request has at most " + std::to_string(run_request_max) + " bytes");
 	std::string name = req.contains("name") && req["name"].is_string() ? req["name"].get<std::string>() : "";
 	if (name.size() > 200)
 		raise(400, "a run's name has at most 200 characters");
@@ -173,9 +193,12 @@ int64_t jobs::submit(const session &s, const json &req)
 		if (uint64_t(n.i64(0)) >= runs_kept_max)
 			raise(409, "the console keeps " + std::to_string(runs_kept_max) +
 			      " runs: delete some first");
-		d_.prepare("INSERT INTO runs (name, user, state, created, request) VALUES (?, ?, 'queued', ?, ?)")
-			.bind(name).bind(s.user).bind(now_s()).bind(req.dump()).run();
-		id = d_.last_id();
+		stmt q = d_.prepare("INSERT INTO runs (name, user, state, created, request)"
+				    " VALUES (?, ?, 'queued', ?, ?) RETURNING id");
+		q.bind(name).bind(s.user).bind(now_s()).bind(text);
+		q.step();
+		id = q.i64(0);
+		q.run();
 		if (name.empty())
 			d_.prepare("UPDATE runs SET name = ? WHERE id = ?")
 				.bind("run " + std::to_string(id)).bind(id).run();
@@ -222,13 +245,14 @@ void jobs::cancel(const session &s, int64_t id)
 	if (r["user"] != s.user && !s.admin())
 		raise(403, "run " + std::to_string(id) + " is " + r["user"].get<std::string>() + "'s");
 	std::lock_guard<std::mutex> g(lock_);
-	std::lock_guard<std::recursive_mutex> dg(d_.lock_);	// for changes()
 	if (id == running_ && prog_) {
 		prog_->cancel = true;
 	} else {
-		d_.prepare("UPDATE runs SET state = 'canceled', finished = ? WHERE id = ? AND state = 'queued'")
-			.bind(now_s()).bind(id).run();
-		if (!d_.changes())
+		stmt q = d_.prepare("UPDATE runs SET state = 'canceled', finished = ?"
+				    " WHERE id = ? AND state = 'queued' RETURNING id");
+		bool canceled = q.bind(now_s()).bind(id).step();
+		q.run();
+		if (!canceled)
 			raise(409, "run " + std::to_string(id) + " is " + r["state"].get<std::string>() +
 			      ": only a queued or running run can be canceled");
 	}
@@ -247,6 +271,9 @@ void jobs::remove(const session &s, int64_t id)
 	audit(d_, s, "deleted simulation run " + std::to_string(id));
 }
 
+// The worker.  The database can fail it (locked past its timeout, a
+// full disk): a queue it cannot read is tried again a second later; a
+// result it cannot write, up to ten times; the console goes on.
 void jobs::loop()
 {
 	std::unique_lock<std::mutex> g(lock_);
@@ -254,12 +281,17 @@ void jobs::loop()
 	while (!stop_) {
 		int64_t id = 0;
 		json req;
-		{
+		try {
 			stmt q = d_.prepare("SELECT id, request FROM runs WHERE state = 'queued' ORDER BY id LIMIT 1");
 			if (q.step()) {
 				id = q.i64(0);
 				req = json::parse(q.text(1), nullptr, false);
 			}
+			if (id)
+				d_.prepare("UPDATE runs SET state = 'running' WHERE id = ?").bind(id).run();
+		} catch (...) {
+			wake_.wait_for(g, std::chrono::seconds(1));
+			continue;
 		}
 		if (!id) {
 			wake_.wait_for(g, std::chrono::seconds(5));
@@ -268,7 +300,6 @@ void jobs::loop()
 		running_ = id;
 		prog_ = std::make_shared<dssim::progress>();
 		auto prog = prog_;
-		d_.prepare("UPDATE runs SET state = 'running' WHERE id = ?").bind(id).run();
 		g.unlock();
 
 		std::string state = "done", error;
@@ -277,25 +308,36 @@ void jobs::loop()
 			dsctl::keywords kw = request_words(d_, c_, req);
 			result = dsctl::sim_execute(kw, prog.get());
 		} catch (const dssim::sim_error &e) {
-			state = prog->cancel ? "canceled" : "failed";
-			error = prog->cancel ? "canceled" : e.what();
+			error = e.what();
 		} catch (const dsctl::failure &f) {
-			state = "failed";
 			error = f.what;
 		} catch (const http_error &h) {
-			state = "failed";
 			error = h.what;
 		} catch (const std::bad_alloc &) {
-			state = "failed";
 			error = "out of memory (a shorter trace or smaller sizes)";
 		} catch (const std::exception &e) {
-			state = "failed";
 			error = e.what();
+		}
+		if (!error.empty())
+			state = "failed";
+		// a cancel stops the runs wherever they were (SHARDS included)
+		if (prog->cancel) {
+			state = "canceled";
+			error = "canceled";
+			result = nullptr;
 		}
 
 		g.lock();
 		running_ = 0;
 		prog_.reset();
+		for (int tries = 0; tries < 10 && !finish(id, state, error, result); tries++)
+			wake_.wait_for(g, std::chrono::seconds(1));
+	}
+}
+
+bool jobs::finish(int64_t id, const std::string &state, const std::string &error, const json &result)
+{
+	try {
 		stmt u = d_.prepare("UPDATE runs SET state = ?, finished = ?, error = ?, result = ? WHERE id = ?");
 		u.bind(state).bind(now_s());
 		if (error.empty())
@@ -305,12 +347,19 @@ void jobs::loop()
 		if (result.is_null())
 			u.bind_null();
 		else
-			u.bind(result.dump());
+			u.bind(json_text(result));
 		u.bind(id).run();
+	} catch (...) {
+		return false;
+	}
+	try {
 		log_event(d_, state == "failed" ? "warning" : "info", "console", -1,
 			  "simulation run " + std::to_string(id) + " " + state +
 			  (error.empty() || state == "canceled" ? "" : ": " + error));
+	} catch (...) {
+		// the run's state is written; its line in the log is lost
 	}
+	return true;
 }
 
 }  // namespace dsui

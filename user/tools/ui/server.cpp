@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include <arpa/inet.h>
+#include <sys/stat.h>
 #include <sodium.h>
 
 #include <httplib.h>
@@ -39,7 +40,7 @@ struct server_state {
 void send(httplib::Response &res, int status, const json &body)
 {
 	res.status = status;
-	res.set_content(body.dump(), "application/json");
+	res.set_content(json_text(body), "application/json");
 }
 
 std::string cookie_token(const httplib::Request &req)
@@ -128,6 +129,10 @@ void route(server_state &st, httplib::Server &svr, const char *method, const cha
 		svr.Post(pattern, wrapped);
 	else if (m == "DELETE")
 		svr.Delete(pattern, wrapped);
+	else if (m == "PUT")
+		svr.Put(pattern, wrapped);
+	else if (m == "PATCH")
+		svr.Patch(pattern, wrapped);
 }
 
 // "2026-11-22T05:30:00Z", "2026-11-22T05:30" (UTC), or Unix seconds.
@@ -206,7 +211,7 @@ std::string csv_cell(const std::string &v)
 
 std::string csv_value(const json &v)
 {
-	return v.is_string() ? csv_cell(v.get<std::string>()) : v.is_null() ? "" : v.dump();
+	return v.is_string() ? csv_cell(v.get<std::string>()) : v.is_null() ? "" : json_text(v);
 }
 
 std::string iso_time(double ts)
@@ -275,8 +280,9 @@ void routes(server_state &st, httplib::Server &svr)
 		login_result r = login(d, name, b["password"], req.remote_addr, c.session_ttl);
 		if (r.status == 429) {
 			res.set_header("Retry-After", std::to_string(r.retry_after));
-			log_event(d, "warning", "audit", -1, "login of " + name + " from " + req.remote_addr +
-				  " refused: too many failures");
+			if (r.log_refusal)
+				log_event(d, "warning", "audit", -1, "login of " + name + " from " +
+					  req.remote_addr + " refused: too many failures");
 			raise(429, "too many failed logins: try again in " + std::to_string(r.retry_after) + " s");
 		}
 		if (r.status != 200) {
@@ -364,7 +370,7 @@ void routes(server_state &st, httplib::Server &svr)
 		} else if (fmt == "json") {
 			out = "[";
 			logs_each(d, q, [&](const stmt &row) {
-				out += (out.size() > 1 ? ",\n" : "\n") + event_json(row).dump();
+				out += (out.size() > 1 ? ",\n" : "\n") + json_text(event_json(row));
 			});
 			out += "\n]\n";
 			attachment(res, "dsmem-logs.json");
@@ -406,6 +412,8 @@ void routes(server_state &st, httplib::Server &svr)
 		      int64_t id = path_id(req);
 		      json f = file_get(d, id);
 		      std::ifstream in(file_path(d, c, id), std::ios::binary);
+		      if (!in)
+			      raise(500, "file " + std::to_string(id) + " is in the list but not on disk");
 		      std::ostringstream ss;
 		      ss << in.rdbuf();
 		      attachment(res, f["name"]);
@@ -452,7 +460,7 @@ void routes(server_state &st, httplib::Server &svr)
 	});
 
 	// ---- anything else under /api/: the session first, then 404
-	for (const char *m : { "GET", "POST", "DELETE" })
+	for (const char *m : { "GET", "POST", "DELETE", "PUT", "PATCH" })
 		route(st, svr, m, "/api/.*", needs::user, [](auto &req, auto &, auto &) {
 			raise(404, "no endpoint " + req.method + " " + req.path);
 		});
@@ -510,6 +518,8 @@ int serve(const config &c)
 	sigaddset(&stop, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 
+	// the database holds password hashes and sessions: this user's alone
+	umask(077);
 	db d(c.db_path);
 	files_dir(c);
 	jobs j(d, c);
@@ -527,8 +537,25 @@ int serve(const config &c)
 	// this, Nagle holds the body for the client's delayed ACK (~40 ms per
 	// request on a kept-alive connection)
 	svr->set_tcp_nodelay(true);
-	// room for the multipart framing around the largest upload
+	// room for the multipart framing around the largest upload; every
+	// other body is small, and is refused before it is read (anyone can
+	// send one to /api/login)
 	svr->set_payload_max_length(c.upload_limit + (1 << 16));
+	svr->set_pre_routing_handler([](const httplib::Request &req, httplib::Response &res) {
+		if (req.method == "POST" && req.path == "/api/data/files")
+			return httplib::Server::HandlerResponse::Unhandled;
+		std::string te = req.get_header_value("Transfer-Encoding");
+		uint64_t len = 0;
+		if (req.has_header("Content-Length") &&
+		    !dsctl::parse_u64(req.get_header_value("Content-Length"), len))
+			len = UINT64_MAX;
+		if (len > body_max || (!te.empty() && te != "identity")) {
+			send(res, 413, { { "error", "a request body has at most " + std::to_string(body_max) +
+						    " bytes (uploads aside), with a Content-Length" } });
+			return httplib::Server::HandlerResponse::Handled;
+		}
+		return httplib::Server::HandlerResponse::Unhandled;
+	});
 	svr->set_post_routing_handler([](const httplib::Request &, httplib::Response &res) {
 		res.set_header("Content-Security-Policy",
 			       "default-src 'self'; img-src 'self' data:; style-src 'self'; "
@@ -557,26 +584,37 @@ int serve(const config &c)
 	if (port < 0)
 		raise(500, "cannot listen on " + c.host + ":" + std::to_string(c.port) + ": " + strerror(errno));
 
-	std::atomic<bool> signaled{ false };
+	std::string host = c.host.find(':') != std::string::npos ? "[" + c.host + "]" : c.host;
+	log_event(d, "info", "console", -1, "console started on " + host + ":" + std::to_string(port));
+	bool no_users = !user_count(d);
+
+	// a signal that comes before the server runs is held until it does:
+	// stop() on a server not yet listening would be lost
+	std::atomic<bool> signaled{ false }, done{ false };
 	std::thread sig([&] {
 		int signo;
 		sigwait(&stop, &signo);
 		signaled = true;
+		while (!svr->is_running() && !done)
+			std::this_thread::sleep_for(std::chrono::milliseconds(10));
 		svr->stop();
 	});
-	std::string host = c.host.find(':') != std::string::npos ? "[" + c.host + "]" : c.host;
 	printf("dsctl ui: listening on %s://%s:%d/\n", tls ? "https" : "http", host.c_str(), port);
-	if (!user_count(d))
+	if (no_users)
 		printf("dsctl ui: no users yet: create one with \"dsctl ui user add NAME role admin db %s\"\n",
 		       c.db_path.c_str());
 	fflush(stdout);
-	log_event(d, "info", "console", -1, "console started on " + host + ":" + std::to_string(port));
 	svr->listen_after_bind();
+	done = true;
 	// listen returned: by a signal, or by a failure (then wake the waiter)
 	if (!signaled)
 		pthread_kill(sig.native_handle(), SIGTERM);
 	sig.join();
-	log_event(d, "info", "console", -1, "console stopped");
+	try {
+		log_event(d, "info", "console", -1, "console stopped");
+	} catch (...) {
+		// stopped all the same
+	}
 	return 0;
 }
 

@@ -41,7 +41,14 @@ constexpr int log_page_default = 100;
 constexpr size_t log_export_max = 100000;
 constexpr size_t runs_kept_max = 1000;
 constexpr size_t analyze_top = 20;
-constexpr uint64_t gen_requests_max = 200000000;	// a generator's requests
+constexpr uint64_t gen_requests_max = 100000000;	// a generator's requests
+constexpr size_t run_specs_max = 100;			// policies x sizes of a run
+constexpr uint64_t run_windows_max = 10000;		// miss-ratio windows of a run
+constexpr size_t run_request_max = 16384;		// a run's request, as JSON
+// bodies beyond this are refused before they are read, but uploads'
+constexpr size_t body_max = 256 * 1024;
+constexpr int64_t events_kept_max = 1000000;		// the oldest go first
+constexpr int refusal_log_interval = 60;		// s: one "refused" per name
 
 struct config {
 	std::string host = "127.0.0.1";
@@ -63,6 +70,12 @@ struct http_error {
 
 double now_s();		// Unix time, seconds with a fraction
 
+// JSON text of j, bytes that are not UTF-8 (a file name, a trace's field
+// quoted in an error) replaced rather than thrown on.
+std::string json_text(const json &j, int indent = -1);
+// s with every byte sequence that is not UTF-8 replaced by U+FFFD.
+std::string valid_utf8(const std::string &s);
+
 // ---- db.cpp: one SQLite connection behind a mutex ---------------------------
 class stmt;
 class db {
@@ -72,10 +85,10 @@ public:
 	db(const db &) = delete;
 	db &operator=(const db &) = delete;
 
-	// A statement with parameters bound in order; run under the lock.
+	// A statement with parameters bound in order.  Ids and counts come
+	// from RETURNING: the connection's last rowid and change count are
+	// shared by every thread.
 	stmt prepare(const std::string &sql);
-	int64_t last_id();
-	int changes();
 	// Several statements as one transaction.
 	void begin() { exec("BEGIN IMMEDIATE"); }
 	void commit() { exec("COMMIT"); }
@@ -134,6 +147,7 @@ struct login_result {
 	std::string token;	// the cookie's value, on 200
 	session s;
 	int retry_after = 0;	// on 429
+	bool log_refusal = false;	// on 429: the first of a while, to log
 };
 login_result login(db &d, const std::string &name, const std::string &password,
 		   const std::string &addr, uint64_t ttl);
@@ -172,6 +186,7 @@ public:
 
 private:
 	void loop();
+	bool listen_once(std::string &last_error);
 	db &d_;
 	std::atomic<bool> stop_{ false };
 	int wake_[2] = { -1, -1 };
@@ -192,6 +207,8 @@ public:
 
 private:
 	void loop();
+	// Write a run's end; false when the database would not take it.
+	bool finish(int64_t id, const std::string &state, const std::string &error, const json &result);
 	db &d_;
 	const config &c_;
 	std::mutex lock_;	// before db::lock_

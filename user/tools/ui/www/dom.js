@@ -116,7 +116,8 @@ export function renderValue(v, depth = 0) {
 			h('tr', { 'data-key': k }, h('th', { scope: 'row', text: k }), h('td', renderValue(v[k], depth + 1))))));
 	}
 	if (typeof v === 'boolean') return h('span', { class: v ? 'yes' : 'no', text: v ? 'yes' : 'no' });
-	return h('span', { text: typeof v === 'number' ? fmtNumber(v) : String(v) });
+	// integers as dsctl -j has them: ids, ports and sizes are not grouped
+	return h('span', { text: typeof v === 'number' && !Number.isInteger(v) ? fmtNumber(v) : String(v) });
 }
 
 export function objectsTable(rows, depth = 0) {

@@ -1,0 +1,69 @@
+// In a test guest with dsmem loaded (tests/ui/guest/run.sh): the module's
+// events arrive live in the log page, in real Chromium, and the cluster
+// page shows what the module holds.  Timeouts are long: the guest is TCG.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { launch, newPage, login, shot, until } from '../harness.mjs';
+
+const url = process.env.DSUI_URL;
+const admin = { user: process.env.DSUI_ADMIN_USER, pass: process.env.DSUI_ADMIN_PASS };
+const dsctl = (...words) => execFileSync(process.env.DSCTL, words, { encoding: 'utf8' });
+const slow = 180000;
+
+test('module events arrive live in the log page; the cluster page shows them', { timeout: 900000 }, async () => {
+	assert.ok(url, 'DSUI_URL');
+	const browser = await launch();
+	try {
+		const { context, page } = await newPage(browser, url);
+		context.setDefaultTimeout(slow);
+		await login(page, admin);
+
+		await page.goto('/#/logs');
+		await page.locator('#logs-form').waitFor();
+		await page.selectOption('#logs-component', 'node');
+		await page.click('#logs-form button[type=submit]');
+		await page.check('#logs-live');
+		const rows = page.locator('#logs-table tr.log-row');
+		const before = await rows.count();
+
+		// the module acts while the page is open: nothing reloads it
+		dsctl('node', 'add', 'id', '7', 'dev', 'rxe0', 'port', '18777');
+		dsctl('node', 'add', 'id', '8', 'dev', 'rxe0', 'port', '18778');
+		const text = await until(async () => {
+			const t = await page.locator('#logs-table').textContent();
+			return /node_new node 7/.test(t) && /node_new node 8/.test(t) ? t : null;
+		}, 'node_new of nodes 7 and 8 in the live tail', slow, 500);
+		assert.ok(await rows.count() >= before + 2);
+		assert.match(text, /node_new node 8 dev rxe0 port 18778/);
+		// only the component asked for: no segment or device rows
+		for (const c of await page.locator('#logs-table tr.log-row').evaluateAll(
+			(trs) => trs.map((tr) => tr.getAttribute('data-component'))))
+			assert.equal(c, 'node');
+		await shot(page, 'logs-live-module.png');
+
+		dsctl('segment', 'add', 'node', '8', 'size', '64M');
+		dsctl('segment', 'grant', 'node', '8', 'seg', '1', 'to', '7', 'perm', 'rw');
+		dsctl('peer', 'add', 'node', '7', 'addr', process.env.DSMEM_LOCAL_ADDR || '127.0.0.1', 'port', '18778');
+		await page.goto('/#/cluster');
+		await page.locator('#cluster-nodes').waitFor();
+		try {
+			await until(async () => {
+				// innerText: cells apart (textContent runs "8", "up", "1" together)
+				const t = await page.locator('#cluster-nodes').innerText();
+				const s = await page.locator('#cluster-segments').innerText();
+				const p = await page.locator('#cluster-peers').innerText();
+				return /18777/.test(t) && /18778/.test(t) && /67108864/.test(s) && (p.match(/\bup\b/g) || []).length >= 2;
+			}, 'nodes 7 and 8, the segment and both peer ends up on the cluster page', slow, 1000);
+		} finally {
+			await shot(page, 'cluster-live.png');
+		}
+		assert.match(await page.locator('#cluster-cache').textContent(), /promote_l1/);
+		await context.close();
+	} finally {
+		await browser.close();
+		for (const id of ['7', '8']) {
+			try { dsctl('node', 'del', 'id', id); } catch { /* already gone */ }
+		}
+	}
+});

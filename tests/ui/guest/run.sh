@@ -1,0 +1,21 @@
+#!/bin/bash
+# Runs inside a test guest (tests/run: scripts/guest -- tests/ui/guest/run.sh):
+# the console beside the loaded module, and Chromium (TCG: slow to start,
+# hence a guest of its own) watching the module's events arrive in the
+# log page.  Prints the TAP of module.guest.mjs.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../../.." && pwd)
+dsctl=$top/build/user/user/tools/dsctl
+dir=$(mktemp -d)
+export HOME=$dir	# Chromium's profile and caches
+pass=$(head -c 12 /dev/urandom | base64)
+printf '%s\n' "$pass" | "$dsctl" ui user add guestadmin role admin db "$dir/ui.db"
+"$dsctl" ui listen 127.0.0.1:0 db "$dir/ui.db" > "$dir/out" &
+ui=$!
+trap 'kill $ui 2>/dev/null; wait $ui 2>/dev/null; rm -rf "$dir"' EXIT
+for ((i = 0; i < 300; i++)); do grep -q listening "$dir/out" && break; sleep 0.1; done
+# screenshots reach the host through 9p by the end of the run
+export DSUI_URL DSUI_ADMIN_USER=guestadmin DSUI_ADMIN_PASS=$pass DSCTL=$dsctl
+export DSUI_SHOTS=$top/build/ui-shots
+DSUI_URL=$(grep -o 'http://[0-9.:]*' "$dir/out")
+node --test --test-reporter=tap "$top/tests/ui/guest/module.guest.mjs"
