@@ -67,6 +67,17 @@ inline std::string write_file(const std::string &name, const std::string &bytes)
 	return path;
 }
 
+// A generated trace; a spec the generator refuses fails the test.
+inline dssim::trace gen(const std::string &spec)
+{
+	try {
+		return dssim::generate(spec);
+	} catch (const dssim::sim_error &e) {
+		fail_msg("%s", e.what());
+	}
+	return {};
+}
+
 // What f threw as a sim_error, or "(no error)".
 template <typename F>
 std::string error_of(F &&f)

@@ -68,16 +68,6 @@ void write(const dssim::trace &t, const std::string &path, const char *format)
 	}
 }
 
-dssim::trace gen(const std::string &spec)
-{
-	try {
-		return dssim::generate(spec);
-	} catch (const dssim::sim_error &e) {
-		fail_msg("%s", e.what());
-	}
-	return {};
-}
-
 dssim::trace filter(const dssim::trace &t, uint64_t from, uint64_t to, int op)
 {
 	try {

@@ -121,16 +121,6 @@ dssim::trace read(const std::string &path, const dssim::read_opts &o = {})
 	return {};
 }
 
-dssim::trace gen(const std::string &spec)
-{
-	try {
-		return dssim::generate(spec);
-	} catch (const dssim::sim_error &e) {
-		fail_msg("%s", e.what());
-	}
-	return {};
-}
-
 std::string read_error(const std::string &path, const dssim::read_opts &o = {})
 {
 	return error_of([&] { dssim::read_trace(path, o); });
