@@ -366,6 +366,7 @@ void impossible_runs_are_refused(void **)
 		{ { { "trace", { { "gen", "zipf" } } }, { "params", "nosuch=1" } }, "params" },
 		{ { { "trace", { { "gen", "zipf" } } }, { "plot", "/tmp/x" } }, "unknown field" },
 		{ { { "trace", { { "gen", "zipf" } } }, { "policies", json::array() } }, "non-empty" },
+		{ { { "trace", { { "gen", "sweep:qps=16..64" } } } }, "connection sweeps" },
 	};
 	for (const auto &[req, says] : bad) {
 		auto r = post(admin, "/api/sim/runs", req);
@@ -790,6 +791,37 @@ void a_signal_at_start_stops_it(void **)
 	}
 }
 
+void https_with_a_certificate(void **)
+{
+	std::string cert = tmpdir + "/cert.pem", key = tmpdir + "/key.pem";
+	std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=localhost -days 1 -keyout " +
+			  key + " -out " + cert + " 2>/dev/null";
+	assert_int_equal(system(cmd.c_str()), 0);
+	std::string db = tmpdir + "/tls.db";
+	assert_int_equal(dsctl({ "ui", "user", "add", "tess", "role", "admin", "db", db }, "tess-password\n"), 0);
+	// HTTPS (the test stays on loopback)
+	console c(db, { "cert", cert, "key", key });
+	assert_true(c.port > 0);
+	assert_non_null(strstr(c.first_line.c_str(), "https://"));
+	httplib::SSLClient s("127.0.0.1", c.port);
+	s.enable_server_certificate_verification(false);
+	auto r = s.Post("/api/login", R"({"user":"tess","password":"tess-password"})", "application/json");
+	assert_non_null(r);
+	assert_int_equal(r->status, 200);
+	// the cookie says Secure over HTTPS
+	assert_non_null(strstr(r->get_header_value("Set-Cookie").c_str(), "; Secure"));
+	// plain HTTP to the TLS port gets no answer
+	httplib::Client plain("127.0.0.1", c.port);
+	auto p = plain.Get("/api/login");
+	assert_true(!p || p->status >= 400);
+	// a key that does not go with the certificate is refused at start
+	std::string other = tmpdir + "/other.pem";
+	cmd = "openssl genrsa -out " + other + " 2048 2>/dev/null";
+	assert_int_equal(system(cmd.c_str()), 0);
+	std::string out;
+	assert_int_equal(dsctl({ "ui", "listen", "127.0.0.1:0", "cert", cert, "key", other, "db", db }, "", &out), 1);
+}
+
 void binding_beyond_loopback_needs_tls(void **)
 {
 	std::string out;
@@ -831,6 +863,7 @@ int main()
 		cmocka_unit_test(concurrent_failures_do_not_pass_the_limit),
 		cmocka_unit_test(the_database_is_private),
 		cmocka_unit_test(a_signal_at_start_stops_it),
+		cmocka_unit_test(https_with_a_certificate),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

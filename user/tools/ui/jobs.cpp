@@ -76,6 +76,11 @@ dsctl::keywords request_words(db &d, const config &c, const json &req)
 	const json &v = first.value();
 	if (kind == "gen") {
 		w = { "gen", as_word(v, "gen") };
+		dssim::sweep_spec sw;
+		// its record is rates per QP count, which the pages do not chart
+		if (dssim::parse_sweep(w[1], sw))
+			raise(400, "the console does not run connection sweeps: use \"dsctl sim run gen " +
+			      w[1] + "\"");
 	} else if (kind == "file") {
 		if (!v.is_number_integer())
 			raise(400, "trace file must be a file id");
