@@ -132,6 +132,15 @@ protected:
 		c.admissions_refused++;
 		return miss(sz);
 	}
+	// An object larger than the whole cache is never admitted; a copy
+	// of it held from when it was smaller goes first (drop()).
+	template <typename Drop>
+	int refuse(uint32_t sz, bool cached, Drop drop)
+	{
+		if (cached)
+			drop();
+		return refuse(sz);
+	}
 
 	uint64_t cap_;
 	uint64_t used_ = 0;
@@ -197,11 +206,8 @@ public:
 		const uint32_t sz = t.size_of(i);
 		prefetch_ahead(t, i, q_);
 		if constexpr (Bytes) {
-			if (sz > cap_) {
-				if (q_.linked(id))
-					drop(id);
-				return refuse(sz);
-			}
+			if (sz > cap_)
+				return refuse(sz, q_.linked(id), [&] { drop(id); });
 		}
 		if (q_.linked(id)) {
 			if constexpr (Lru)
@@ -260,11 +266,8 @@ public:
 		const uint32_t sz = t.size_of(i);
 		prefetch_ahead(t, i, ob_, ol_);
 		if constexpr (Bytes) {
-			if (sz > cap_) {
-				if (ob_[id] != NIL)
-					drop(id);
-				return refuse(sz);
-			}
+			if (sz > cap_)
+				return refuse(sz, ob_[id] != NIL, [&] { drop(id); });
 		}
 		if (ob_[id] != NIL) {
 			bump(id);
@@ -449,11 +452,8 @@ public:
 		prefetch_ahead(t, i, where_, q_);
 		const uint8_t wh = where_[id];
 		if constexpr (Bytes) {
-			if (sz > cap_) {
-				if (wh == t1 || wh == t2)
-					forget(id);
-				return refuse(sz);
-			}
+			if (sz > cap_)
+				return refuse(sz, wh == t1 || wh == t2, [&] { forget(id); });
 		}
 		if (wh == t1 || wh == t2) {	// case I: a hit moves to T2's MRU
 			if constexpr (Bytes) {
@@ -586,11 +586,8 @@ public:
 		prefetch_ahead(t, i, where_, freq_);
 		const uint8_t wh = where_[id];
 		if constexpr (Bytes) {
-			if (sz > cap_) {
-				if (wh == small_q || wh == main_q)
-					evict_obj(id);
-				return refuse(sz);
-			}
+			if (sz > cap_)
+				return refuse(sz, wh == small_q || wh == main_q, [&] { evict_obj(id); });
 		}
 		if (wh == small_q || wh == main_q) {
 			freq_[id] = static_cast<uint8_t>(std::min(freq_[id] + 1, 3));
@@ -691,11 +688,8 @@ public:
 		const uint32_t sz = t.size_of(i);
 		prefetch_ahead(t, i, q_, visited_);
 		if constexpr (Bytes) {
-			if (sz > cap_) {
-				if (q_.linked(id))
-					drop(id);
-				return refuse(sz);
-			}
+			if (sz > cap_)
+				return refuse(sz, q_.linked(id), [&] { drop(id); });
 		}
 		if (q_.linked(id)) {
 			visited_[id] = 1;
@@ -891,11 +885,8 @@ public:
 		sketch_.increment(id);
 		const uint8_t wh = where_[id];
 		if constexpr (Bytes) {
-			if (sz > cap_) {
-				if (wh != none)
-					evict_obj(id);
-				return refuse(sz);
-			}
+			if (sz > cap_)
+				return refuse(sz, wh != none, [&] { evict_obj(id); });
 		}
 		if (wh != none) {
 			if constexpr (Bytes) {
@@ -1016,11 +1007,8 @@ public:
 		prefetch_ahead(t, i, pos_, dirty_);
 		const bool wr = t.is_write(i);
 		if constexpr (Bytes) {
-			if (sz > cap_) {
-				if (pos_[id] != NIL)
-					drop(id);
-				return refuse(sz);
-			}
+			if (sz > cap_)
+				return refuse(sz, pos_[id] != NIL, [&] { drop(id); });
 		}
 		if (pos_[id] != NIL) {
 			dirty_[id] |= wr;
@@ -1120,11 +1108,8 @@ public:
 		const uint64_t k = nx < 0 ? std::numeric_limits<uint64_t>::max()
 					  : static_cast<uint64_t>(nx);
 		if constexpr (Bytes) {
-			if (sz > cap_) {
-				if (pos_[id] != NIL)
-					drop(id);
-				return refuse(sz);
-			}
+			if (sz > cap_)
+				return refuse(sz, pos_[id] != NIL, [&] { drop(id); });
 		}
 		if (pos_[id] != NIL) {
 			rekey(id, k);
@@ -1233,15 +1218,6 @@ template <bool B> using lru_policy = queue_policy<B, true>;
 template <bool B> using fifo_policy = queue_policy<B, false>;
 
 // ---- capacity parsing helpers ----------------------------------------------
-
-std::string lower(std::string_view s)
-{
-	std::string r(s);
-	for (char &ch : r)
-		if (ch >= 'A' && ch <= 'Z')
-			ch = static_cast<char>(ch - 'A' + 'a');
-	return r;
-}
 
 const char *const capacity_forms =
 	"a number of entries (1000), bytes (64K, 64KiB, 1MB, 2G: binary multiples, "
@@ -1355,7 +1331,7 @@ capacity parse_capacity(std::string_view s, const trace &t)
 	if (!digits)
 		throw sim_error("size " + shown + ": not a size; expected " +
 				std::string(capacity_forms));
-	const std::string unit = lower(s.substr(i));
+	const std::string unit = ascii_lower(s.substr(i));
 	capacity r;
 	long double n = 0;
 	if (unit.empty()) {
