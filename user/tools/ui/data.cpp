@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include <unistd.h>
 
@@ -56,14 +57,7 @@ json keep(db &d, const config &c, const session &s, const std::string &tmp, cons
 				   " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
 		q.bind(name).bind(s.user).bind(now_s()).bind(int64_t(size)).bind(t.format)
 			.bind(int64_t(t.size())).bind(int64_t(t.nobjects()));
-		if (csv.empty())
-			q.bind_null();
-		else
-			q.bind(csv);
-		if (origin.empty())
-			q.bind_null();
-		else
-			q.bind(origin);
+		q.bind_or_null(csv).bind_or_null(origin);
 		q.step();
 		id = q.i64(0);
 		q.run();
@@ -114,10 +108,7 @@ struct temp_guard {
 
 std::string files_dir(const config &c)
 {
-	std::string dir = c.db_path + ".files";
-	std::error_code ec;
-	fs::create_directories(dir, ec);
-	return dir;
+	return c.db_path + ".files";	// made by serve()
 }
 
 json files_list(db &d)
@@ -143,10 +134,16 @@ std::string file_path(db &d, const config &c, int64_t id)
 	return files_dir(c) + "/" + std::to_string(id);
 }
 
-json file_add(db &d, const config &c, const session &s, const std::string &tmp,
+json file_add(db &d, const config &c, const session &s, const std::string &content,
 	      const std::string &name, const std::string &format, const std::string &csv)
 {
+	std::string tmp = temp_in(c);
 	temp_guard g{ tmp };
+	{
+		std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+		if (!out.write(content.data(), std::streamsize(content.size())) || !out.flush())
+			raise(500, "cannot store the upload: " + std::string(strerror(errno)));
+	}
 	dssim::read_opts ro;
 	dssim::trace t;
 

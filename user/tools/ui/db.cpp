@@ -142,8 +142,18 @@ stmt &stmt::bind(const std::string &v)
 	return *this;
 }
 
-stmt &stmt::bind_null()
+stmt &stmt::bind_or_null(const std::string &v)
 {
+	if (!v.empty())
+		return bind(v);
+	sqlite3_bind_null(s_, ++n_);
+	return *this;
+}
+
+stmt &stmt::bind_or_null(int64_t v)
+{
+	if (v >= 0)
+		return bind(v);
 	sqlite3_bind_null(s_, ++n_);
 	return *this;
 }

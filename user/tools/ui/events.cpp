@@ -4,6 +4,7 @@
 // in one SQLite table that the log page queries.
 #include <cerrno>
 #include <cstring>
+#include <variant>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -84,16 +85,8 @@ void log_event(db &d, const std::string &level, const std::string &component, in
 {
 	stmt q = d.prepare("INSERT INTO events (ts, level, node, component, message, data)"
 			   " VALUES (?, ?, ?, ?, ?, ?) RETURNING id");
-	q.bind(now_s()).bind(level);
-	if (node >= 0)
-		q.bind(node);
-	else
-		q.bind_null();
-	q.bind(component).bind(valid_utf8(message));
-	if (data.is_null())
-		q.bind_null();
-	else
-		q.bind(json_text(data));
+	q.bind(now_s()).bind(level).bind_or_null(node).bind(component).bind(valid_utf8(message))
+		.bind_or_null(data.is_null() ? std::string() : json_text(data));
 	q.step();
 	int64_t id = q.i64(0);
 	q.run();
@@ -112,31 +105,22 @@ namespace {
 // WHERE clause and its parameters, in order: every value is bound.
 struct where {
 	std::string sql;
-	std::vector<std::string> texts;
-	std::vector<double> nums;
-	std::vector<char> kinds;	// 't' text, 'n' number, in order
+	std::vector<std::variant<std::string, double>> args;
 	void add(const std::string &cond) { sql += (sql.empty() ? " WHERE " : " AND ") + cond; }
 	void text(const std::string &cond, const std::string &v)
 	{
 		add(cond);
-		texts.push_back(v);
-		kinds.push_back('t');
+		args.emplace_back(v);
 	}
 	void num(const std::string &cond, double v)
 	{
 		add(cond);
-		nums.push_back(v);
-		kinds.push_back('n');
+		args.emplace_back(v);
 	}
 	void bind(stmt &q) const
 	{
-		size_t t = 0, n = 0;
-		for (char k : kinds) {
-			if (k == 't')
-				q.bind(texts[t++]);
-			else
-				q.bind(nums[n++]);
-		}
+		for (const auto &a : args)
+			std::visit([&q](const auto &v) { q.bind(v); }, a);
 	}
 };
 

@@ -344,16 +344,8 @@ bool jobs::finish(int64_t id, const std::string &state, const std::string &error
 {
 	try {
 		stmt u = d_.prepare("UPDATE runs SET state = ?, finished = ?, error = ?, result = ? WHERE id = ?");
-		u.bind(state).bind(now_s());
-		if (error.empty())
-			u.bind_null();
-		else
-			u.bind(error);
-		if (result.is_null())
-			u.bind_null();
-		else
-			u.bind(json_text(result));
-		u.bind(id).run();
+		u.bind(state).bind(now_s()).bind_or_null(error)
+			.bind_or_null(result.is_null() ? std::string() : json_text(result)).bind(id).run();
 	} catch (...) {
 		return false;
 	}

@@ -392,20 +392,10 @@ void routes(server_state &st, httplib::Server &svr)
 			raise(413, "the file is over the upload limit of " + std::to_string(c.upload_limit) + " bytes");
 		if (f.content.empty())
 			raise(400, "the file is empty");
-		std::string tmp = files_dir(c) + "/.upload-XXXXXX";
-		int fd = mkstemp(tmp.data());
-		if (fd < 0)
-			raise(500, std::string("cannot store the upload: ") + strerror(errno));
-		bool ok = write(fd, f.content.data(), f.content.size()) == ssize_t(f.content.size());
-		ok = close(fd) == 0 && ok;
-		if (!ok) {
-			unlink(tmp.c_str());
-			raise(500, "cannot store the upload");
-		}
 		auto field = [&](const char *k) {
 			return req.has_file(k) ? req.get_file_value(k).content : std::string();
 		};
-		send(res, 201, file_add(d, c, s, tmp, f.filename, field("format"), field("csv")));
+		send(res, 201, file_add(d, c, s, f.content, f.filename, field("format"), field("csv")));
 	});
 	route(st, svr, "GET", R"(/api/data/files/(\d+)/download)", needs::user,
 	      [&](auto &req, auto &res, auto &) {
@@ -521,7 +511,10 @@ int serve(const config &c)
 	// the database holds password hashes and sessions: this user's alone
 	umask(077);
 	db d(c.db_path);
-	files_dir(c);
+	std::error_code ec;
+	std::filesystem::create_directories(files_dir(c), ec);
+	if (ec)
+		raise(500, "cannot create " + files_dir(c) + ": " + ec.message());
 	jobs j(d, c);
 	listener l(d);
 	std::unique_ptr<httplib::Server> svr;

@@ -113,7 +113,9 @@ public:
 	stmt &bind(int64_t v);
 	stmt &bind(double v);
 	stmt &bind(const std::string &v);
-	stmt &bind_null();
+	// NULL for "absent": an empty string, a negative number
+	stmt &bind_or_null(const std::string &v);
+	stmt &bind_or_null(int64_t v);
 	bool step();	// true: a row is ready
 	void run();	// step to the end
 	int64_t i64(int col) const;
@@ -225,8 +227,8 @@ json files_list(db &d);
 json file_get(db &d, int64_t id);
 // The stored path of a file, 404 when there is none.
 std::string file_path(db &d, const config &c, int64_t id);
-// Keep an uploaded trace (tmp: where it was written) if it parses.
-json file_add(db &d, const config &c, const session &s, const std::string &tmp,
+// Keep an uploaded trace (its bytes: content) if it parses.
+json file_add(db &d, const config &c, const session &s, const std::string &content,
 	      const std::string &name, const std::string &format, const std::string &csv);
 void file_del(db &d, const config &c, const session &s, int64_t id);
 // A new file made of file id: convert, sample or filter.
