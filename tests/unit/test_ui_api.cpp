@@ -566,6 +566,34 @@ void bad_uploads_keep_nothing(void **)
 	assert_int_not_equal(system(cmd.c_str()), 0);
 }
 
+void derived_files_check_their_arguments(void **)
+{
+	json f = body(upload(admin, "args.txt", "1\n2\n3\n1\n2\n3\n"));
+	std::string base = "/api/data/files/" + std::to_string(f["id"].get<int64_t>());
+	size_t before = body(cli()->Get("/api/data/files", admin.headers(false)))["files"].size();
+	const std::vector<std::pair<std::string, json>> bad = {
+		{ "/convert", json::object() }, { "/convert", { { "to", "wav" } } },
+		{ "/convert", { { "to", 3 } } }, { "/sample", json::object() },
+		{ "/sample", { { "rate", 0 } } }, { "/sample", { { "rate", 2 } } },
+		{ "/sample", { { "rate", "half" } } }, { "/filter", { { "from", 5 }, { "to", 2 } } },
+		{ "/filter", { { "from", -1 } } }, { "/filter", { { "op", "both" } } },
+		{ "/filter", { { "from", 6 } } }, { "/convert", json::array() },
+	};
+	for (const auto &[op, args] : bad) {
+		auto r = post(admin, base + op, args);
+		if (r->status != 400)
+			fail_msg("%s %s answered %d", op.c_str(), args.dump().c_str(), r->status);
+		assert_true(body(r).contains("error"));
+	}
+	for (const char *q : { "?format=xml", "?format=csv&part=nope", "?format=csv" })
+		assert_int_equal(cli()->Get((base + "/analyze" + q).c_str(), admin.headers(false))->status, 400);
+	assert_int_equal(body(cli()->Get("/api/data/files", admin.headers(false)))["files"].size(), before);
+	assert_int_equal(cli()->Get("/api/data/files/999999/download", admin.headers(false))->status, 404);
+	auto r = post(admin, "/api/cluster/cache", { { "params", { { "promote_l1", json::array() } } } });
+	assert_int_equal(r->status, 400);
+	assert_int_equal(cli()->Delete(base.c_str(), admin.headers())->status, 200);
+}
+
 void viewers_cannot_change_the_cache(void **)
 {
 	auto r = post(viewer, "/api/cluster/cache", { { "params", { { "promote_l1", 64 } } } });
@@ -830,6 +858,11 @@ void binding_beyond_loopback_needs_tls(void **)
 				 "db", tmpdir + "/x.db" }, "", &out), 1);
 	assert_int_equal(dsctl({ "ui", "listen", "nonsense", "db", tmpdir + "/x.db" }, "", &out), 1);
 	assert_int_equal(dsctl({ "ui", "session-ttl", "0", "db", tmpdir + "/x.db" }, "", &out), 1);
+	assert_int_equal(dsctl({ "ui", "upload-limit", "0", "db", tmpdir + "/x.db" }, "", &out), 1);
+	assert_int_equal(dsctl({ "ui", "upload-limit", "lots", "db", tmpdir + "/x.db" }, "", &out), 1);
+	assert_int_equal(dsctl({ "ui", "traces", "/nonexistent", "db", tmpdir + "/x.db" }, "", &out), 1);
+	assert_int_equal(dsctl({ "ui", "cert", "/etc/hostname", "db", tmpdir + "/x.db" }, "", &out), 1);
+	assert_int_equal(dsctl({ "ui", "frobnicate", "1", "db", tmpdir + "/x.db" }, "", &out), 1);
 }
 
 }  // namespace
@@ -850,6 +883,7 @@ int main()
 		cmocka_unit_test(a_run_can_be_canceled),
 		cmocka_unit_test(uploads_convert_and_analyze),
 		cmocka_unit_test(bad_uploads_keep_nothing),
+		cmocka_unit_test(derived_files_check_their_arguments),
 		cmocka_unit_test(viewers_cannot_change_the_cache),
 		cmocka_unit_test(failed_logins_are_rate_limited),
 		cmocka_unit_test(logs_filter_page_and_export),
