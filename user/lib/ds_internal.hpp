@@ -72,6 +72,9 @@ int parse_event(struct nl_msg *msg, ds_event *ev);
 // One request of a batch as the module takes it; -EINVAL for an unknown
 // opcode or a target_offset that leaves the segment target_id names.
 int to_xfer_req(const ds_transfer_request &in, struct dsmem_xfer_req *out);
+// A batch waited for and released by one ioctl: the status of the first
+// transfer that failed, 0 when all succeeded.
+int xfer_run(ds_xfer *x, const struct dsmem_xfer_req *reqs, size_t n);
 
 // One generic netlink socket with extended ACKs switched on.
 class genl_socket {

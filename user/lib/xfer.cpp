@@ -122,18 +122,29 @@ void reap(ds_xfer *x)
 // never leaves a task behind.
 int sync_one(ds_xfer *x, struct dsmem_xfer_req &req)
 {
+	return dsmem::detail::xfer_run(x, &req, 1);
+}
+
+}  // namespace
+
+int dsmem::detail::xfer_run(ds_xfer *x, const struct dsmem_xfer_req *reqs, size_t n)
+{
 	struct dsmem_ioc_submit sub = {};
 
+	if (n < 1 || n > DSMEM_SUBMIT_REQS_MAX)
+		return -EINVAL;
 	if (!x->orphans.empty())
 		reap(x);
-	sub.reqs = reinterpret_cast<uintptr_t>(&req);
-	sub.nr = 1;
-	sub.req_size = sizeof(req);
+	sub.reqs = reinterpret_cast<uintptr_t>(reqs);
+	sub.nr = static_cast<uint32_t>(n);
+	sub.req_size = sizeof(*reqs);
 	sub.flags = DSMEM_SUBMIT_WAIT | DSMEM_SUBMIT_RELEASE;
 	if (ioctl(x->fd, DSMEM_IOC_SUBMIT, &sub) < 0)
 		return -errno;
 	return sub.result;
 }
+
+namespace {
 
 int atomic_one(ds_xfer *x, uint8_t op, uint64_t gaddr, uint64_t compare_add,
 	       uint64_t swap, uint64_t *old)

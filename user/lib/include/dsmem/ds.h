@@ -673,6 +673,159 @@ int ds_monitor_fd(const struct ds_monitor *mon);
 int ds_monitor_next(struct ds_monitor *mon, struct ds_event *ev,
 		    int timeout_ms);
 
+/*
+ * B+tree on disaggregated memory (DSUSER_1.4).  The tree lives in
+ * segments served by dsmem's remote-memory service on one or more memory
+ * nodes, each granted read-write to every compute node that opens it.
+ * Compute nodes reach it with one-sided READ, WRITE, 8-byte CAS and FAA
+ * only: node locks are CAS on lock words in the memory nodes' RAM, reads
+ * are lock-free and validated by checksum, splits are B-link (a right
+ * sibling pointer and a high fence in every node), and each compute node
+ * keeps a bounded cache of internal nodes.  A tree is named by the global
+ * address of its first segment, where its superblock is.
+ *
+ * A struct ds_btree is safe to share between threads: each thread gets
+ * its own data-path handle the first time it uses the tree.
+ */
+struct ds_btree;
+
+enum ds_btree_layout {
+	DS_BTREE_GENERAL = 0,		/* chunks round-robin over the segments */
+	DS_BTREE_SEED = 1,		/* seed 000: per-server 16 MiB regions,
+					 * level sub-regions, node_id % N */
+};
+
+#define DS_BTREE_SEGS_MAX	16	/* segments (memory-node regions) */
+#define DS_BTREE_NODE_MIN	256
+#define DS_BTREE_NODE_MAX	4096
+#define DS_BTREE_NODE_DEFAULT	1024
+#define DS_BTREE_VALUE_MAX	4096	/* bytes of an out-of-line value */
+#define DS_BTREE_SCAN_MAX	65536	/* entries one scan returns */
+/* Bytes a segment needs: its header plus one seed region. */
+#define DS_BTREE_SEED_SEG_MIN	((64ULL << 10) + (16ULL << 20))
+
+struct ds_btree_create_opts {
+	uint32_t layout;		/* enum ds_btree_layout */
+	uint32_t node_size;		/* bytes, a power of two in
+					 * [NODE_MIN, NODE_MAX]; 0: default */
+	uint32_t value_size;		/* 0 or 8: 8-byte values inline in the
+					 * leaves; 9 .. DS_BTREE_VALUE_MAX:
+					 * values up to this size, out of line */
+	uint32_t reserved0;
+	uint64_t reserved[4];
+};
+
+/* struct ds_btree_open_opts.flags */
+#define DS_BTREE_NO_CACHE	0x01	/* every operation from the root */
+
+struct ds_btree_open_opts {
+	uint64_t cache_bytes;		/* index-cache bound; 0: 16 MiB */
+	uint32_t lock_lease_ms;		/* how long a lock's holder may stay
+					 * silent before it is presumed dead;
+					 * 0: 1000 */
+	uint32_t flags;			/* DS_BTREE_* */
+	uint64_t reserved[4];
+};
+
+struct ds_btree_info {
+	uint64_t addr;			/* the tree's name: its superblock */
+	uint32_t layout;		/* enum ds_btree_layout */
+	uint32_t node_size;
+	uint32_t value_size;		/* 8: inline */
+	uint32_t height;		/* levels; 1: the root is a leaf */
+	uint64_t root;			/* global address of the root node */
+	uint64_t nodes;			/* allocated so far, all compute nodes */
+	uint32_t clients;		/* compute clients with the tree open */
+	uint32_t nsegs;
+	uint64_t segs[DS_BTREE_SEGS_MAX];	/* global address of each */
+	uint64_t seg_size[DS_BTREE_SEGS_MAX];
+	uint64_t seg_used[DS_BTREE_SEGS_MAX];	/* bytes handed out */
+	uint64_t cache_bytes;		/* this handle's index cache: in use */
+	uint64_t cache_limit;		/* and its bound */
+	uint64_t cache_entries;
+	uint32_t client_id;		/* this handle's slot in the tree */
+	uint32_t lock_lease_ms;
+	uint64_t reserved[8];
+};
+
+/*
+ * Counters of one handle, summed over its threads.  A round trip is one
+ * batch of work requests waited for: the types say what it was for.
+ */
+struct ds_btree_stats {
+	uint64_t lookups;
+	uint64_t inserts;		/* puts of a new key */
+	uint64_t updates;		/* puts of an existing key */
+	uint64_t deletes;
+	uint64_t scans;
+	uint64_t rtt_read;		/* round trips that only read */
+	uint64_t rtt_lock;		/* that took a lock (CAS, with a read) */
+	uint64_t rtt_write;		/* that wrote (and unlocked) */
+	uint64_t rtt_other;		/* FAA: allocation, heartbeats apart */
+	uint64_t bytes_read;
+	uint64_t bytes_written;
+	uint64_t cache_hits;		/* traversals that began at a cached
+					 * internal node */
+	uint64_t cache_misses;		/* that began at the root */
+	uint64_t cache_stale;		/* cached pointers found stale */
+	uint64_t lock_retries;		/* CAS attempts that found it held */
+	uint64_t lock_steals;		/* locks taken over from dead holders */
+	uint64_t read_retries;		/* torn or corrupt images read again */
+	uint64_t corrupt;		/* images still bad after the retries
+					 * (reported as -EIO) */
+	uint64_t sibling_hops;		/* B-link moves right */
+	uint64_t restarts;		/* traversals begun again */
+	uint64_t splits;
+	uint64_t merges;
+	uint64_t redistributions;
+	uint64_t root_changes;
+	uint64_t reserved[8];
+};
+
+/*
+ * Create a tree over segs[0 .. n-1] (global addresses of segments,
+ * DSMEM_GADDR(node, seg, 0)), using node_id's data path.  -EEXIST when
+ * segs[0] already holds a tree, -ENOSPC when a segment is too small for
+ * its layout.  *addr names the tree.
+ */
+int ds_btree_create(uint32_t node_id, const uint64_t *segs, size_t n,
+		    const struct ds_btree_create_opts *opts, uint64_t *addr);
+/* Open (opts may be NULL): -ENOENT when no tree is at addr. */
+int ds_btree_open(uint32_t node_id, uint64_t addr,
+		  const struct ds_btree_open_opts *opts, struct ds_btree **tp);
+void ds_btree_close(struct ds_btree *t);
+/* Unname a closed tree: later opens fail; the segments stay allocated. */
+int ds_btree_drop(uint32_t node_id, uint64_t addr);
+
+/*
+ * Values are value_size bytes at most (8 for inline trees).  get copies
+ * min(len, size) bytes and sets *vlen (may be NULL) to the value's size;
+ * -ENOENT when the key is absent.  put inserts or updates.  del: -ENOENT
+ * when absent.  -EIO: a node image stayed corrupt (see the stats).
+ */
+int ds_btree_get(struct ds_btree *t, uint64_t key, void *val, size_t len,
+		 size_t *vlen);
+int ds_btree_put(struct ds_btree *t, uint64_t key, const void *val,
+		 size_t len);
+int ds_btree_del(struct ds_btree *t, uint64_t key);
+/*
+ * Up to limit (<= DS_BTREE_SCAN_MAX) entries with keys >= start,
+ * ascending, into keys[] and vals[] (value_size bytes each; vals may be
+ * NULL).  *n receives the count.  A scan is not a snapshot: each entry is
+ * a value the key held during the call.
+ */
+int ds_btree_scan(struct ds_btree *t, uint64_t start, size_t limit,
+		  uint64_t *keys, void *vals, size_t *n);
+
+int ds_btree_describe(struct ds_btree *t, struct ds_btree_info *info);
+int ds_btree_stats_get(struct ds_btree *t, struct ds_btree_stats *st);
+void ds_btree_stats_reset(struct ds_btree *t);
+/*
+ * The floor a lookup is measured against: n back-to-back READs of one
+ * node (the root) through the same data path; *ns the total time.
+ */
+int ds_btree_probe(struct ds_btree *t, uint64_t n, uint64_t *ns);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -564,6 +565,159 @@ private:
 	}
 
 	std::unique_ptr<ds_xfer, closer> x_;
+};
+
+// A B+tree on disaggregated memory (see ds.h).  One handle serves every
+// thread of the process.
+class btree {
+public:
+	struct entry {
+		uint64_t key;
+		std::vector<uint8_t> value;
+	};
+
+	// The tree's name: the global address of segs[0].
+	static result<uint64_t> create(uint32_t node, std::span<const uint64_t> segs,
+				       const ds_btree_create_opts &o = {})
+	{
+		uint64_t addr = 0;
+		if (int r = ds_btree_create(node, segs.data(), segs.size(), &o, &addr)) {
+			if (r == -EEXIST)
+				return error{r, "the first segment already holds a tree"};
+			if (r == -EACCES)
+				return error{r, "a segment is not granted read-write to this node"};
+			if (r == -ENOSPC)
+				return error{r, "a segment is too small for the layout"};
+			return error{r, {}};
+		}
+		return addr;
+	}
+
+	static result<btree> open(uint32_t node, uint64_t addr,
+				  const ds_btree_open_opts &o = {})
+	{
+		ds_btree *t = nullptr;
+		if (int r = ds_btree_open(node, addr, &o, &t)) {
+			if (r == -ENOENT)
+				return error{r, "no tree at that address"};
+			if (r == -EUSERS)
+				return error{r, "every client slot of the tree is taken"};
+			return error{r, {}};
+		}
+		return btree(t);
+	}
+
+	static result<void> drop(uint32_t node, uint64_t addr)
+	{
+		if (int r = ds_btree_drop(node, addr)) {
+			if (r == -EBUSY)
+				return error{r, "the tree is open on some compute node"};
+			return error{r, {}};
+		}
+		return {};
+	}
+
+	ds_btree *get() const { return t_.get(); }
+
+	// Inline (8-byte) values; nullopt when the key is absent.
+	result<std::optional<uint64_t>> get(uint64_t key) const
+	{
+		uint64_t v = 0;
+		int r = ds_btree_get(get(), key, &v, sizeof(v), nullptr);
+		if (r == -ENOENT)
+			return std::optional<uint64_t>{};
+		if (r)
+			return error{r, {}};
+		return std::optional<uint64_t>{v};
+	}
+
+	// Any value; nullopt when the key is absent.
+	result<std::optional<std::vector<uint8_t>>> get_bytes(uint64_t key) const
+	{
+		std::vector<uint8_t> v(DS_BTREE_VALUE_MAX);
+		size_t n = 0;
+		int r = ds_btree_get(get(), key, v.data(), v.size(), &n);
+		if (r == -ENOENT)
+			return std::optional<std::vector<uint8_t>>{};
+		if (r)
+			return error{r, {}};
+		v.resize(n);
+		return std::optional<std::vector<uint8_t>>{std::move(v)};
+	}
+
+	result<void> put(uint64_t key, uint64_t value)
+	{
+		return check(ds_btree_put(get(), key, &value, sizeof(value)));
+	}
+
+	result<void> put(uint64_t key, std::span<const uint8_t> value)
+	{
+		return check(ds_btree_put(get(), key, value.data(), value.size()));
+	}
+
+	// false when the key was absent.
+	result<bool> del(uint64_t key)
+	{
+		int r = ds_btree_del(get(), key);
+		if (r == -ENOENT)
+			return false;
+		if (r)
+			return error{r, {}};
+		return true;
+	}
+
+	// Up to limit entries from start, ascending.
+	result<std::vector<entry>> scan(uint64_t start, size_t limit) const
+	{
+		ds_btree_info in{};
+		if (int r = ds_btree_describe(get(), &in))
+			return error{r, {}};
+		std::vector<uint64_t> keys(limit);
+		std::vector<uint8_t> vals(limit * in.value_size);
+		size_t n = 0;
+		if (int r = ds_btree_scan(get(), start, limit, keys.data(), vals.data(), &n))
+			return error{r, {}};
+		std::vector<entry> out(n);
+		for (size_t i = 0; i < n; i++) {
+			out[i].key = keys[i];
+			out[i].value.assign(vals.begin() + static_cast<ptrdiff_t>(i * in.value_size),
+					    vals.begin() + static_cast<ptrdiff_t>((i + 1) * in.value_size));
+		}
+		return out;
+	}
+
+	result<ds_btree_info> info() const
+	{
+		ds_btree_info in{};
+		if (int r = ds_btree_describe(get(), &in))
+			return error{r, {}};
+		return in;
+	}
+
+	ds_btree_stats stats() const
+	{
+		ds_btree_stats st{};
+		ds_btree_stats_get(get(), &st);
+		return st;
+	}
+
+	void reset_stats() { ds_btree_stats_reset(get()); }
+
+private:
+	struct closer {
+		void operator()(ds_btree *t) const { ds_btree_close(t); }
+	};
+
+	explicit btree(ds_btree *t) : t_(t) {}
+
+	static result<void> check(int code)
+	{
+		if (code)
+			return error{code, {}};
+		return {};
+	}
+
+	std::unique_ptr<ds_btree, closer> t_;
 };
 
 }  // namespace dsmem

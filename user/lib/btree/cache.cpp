@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The compute-side index cache: copies of internal nodes, so a warm
+// lookup goes straight to its leaf (one READ).  Entries are hints; the
+// node a hint leads to is checked (fences, level, free flag) and a hint
+// found stale is dropped (tree.cpp).
+#include "tree.hpp"
+
+namespace dsmem::btree {
+
+void index_cache::configure(uint64_t limit, uint32_t node_size)
+{
+	std::unique_lock g(m_);
+	limit_ = limit;
+	node_size_ = node_size;
+}
+
+uint64_t index_cache::entries() const
+{
+	std::shared_lock g(m_);
+	uint64_t n = 0;
+
+	for (const auto &l : levels_)
+		n += l.size();
+	return n;
+}
+
+bool index_cache::lookup(uint64_t key, unsigned min_level, hit *h)
+{
+	std::shared_lock g(m_);
+
+	for (unsigned level = std::max(min_level, 1u); level < height_max; level++) {
+		const level_map &l = levels_[level];
+		auto it = l.upper_bound(key);
+
+		if (it == l.begin())
+			continue;
+		--it;
+		node_view n(it->second->img.get(), node_size_);
+		if (!n.covers(key))
+			continue;
+		it->second->referenced.store(true, std::memory_order_relaxed);
+		h->child = n.child_for(key);
+		h->from = it->second->addr;
+		h->level = level;
+		return true;
+	}
+	return false;
+}
+
+void index_cache::insert(const node_view &n, uint64_t addr)
+{
+	const node_header &hd = n.hdr();
+	unsigned level = hd.level;
+
+	if (!level || level >= height_max || (hd.flags & node_free) || !limit_)
+		return;
+	uint64_t low = (hd.flags & node_low_inf) ? 0 : hd.low;
+	auto it_new = std::make_unique<item>();
+	it_new->addr = addr;
+	it_new->img.reset(new uint8_t[node_size_]);
+	std::memcpy(it_new->img.get(), n.data(), node_size_);
+
+	std::unique_lock g(m_);
+	level_map &l = levels_[level];
+	// drop what the new image overlaps: older views of its range
+	auto it = l.lower_bound(low);
+	if (it != l.begin()) {
+		auto prev = std::prev(it);
+		const node_header &ph = node_view(prev->second->img.get(), node_size_).hdr();
+		if ((ph.flags & node_high_inf) || ph.high > low) {
+			l.erase(prev);
+			bytes_.fetch_sub(node_size_, std::memory_order_relaxed);
+		}
+	}
+	while (it != l.end() && ((hd.flags & node_high_inf) || it->first < hd.high)) {
+		it = l.erase(it);
+		bytes_.fetch_sub(node_size_, std::memory_order_relaxed);
+	}
+	l.emplace(low, std::move(it_new));
+	fifo_.emplace_back(level, low);
+	bytes_.fetch_add(node_size_, std::memory_order_relaxed);
+	evict_locked();
+}
+
+void index_cache::evict_locked()
+{
+	// second chance: a referenced entry goes round once more
+	size_t budget = fifo_.size() * 2;
+
+	while (bytes_.load(std::memory_order_relaxed) > limit_ && !fifo_.empty() && budget--) {
+		auto [level, low] = fifo_.front();
+		fifo_.pop_front();
+		auto it = levels_[level].find(low);
+		if (it == levels_[level].end())
+			continue;	// replaced or dropped since
+		if (it->second->referenced.exchange(false, std::memory_order_relaxed)) {
+			fifo_.emplace_back(level, low);
+			continue;
+		}
+		levels_[level].erase(it);
+		bytes_.fetch_sub(node_size_, std::memory_order_relaxed);
+	}
+	// the queue holds stale keys too; keep it from growing without end
+	if (fifo_.size() > 4 * (limit_ / node_size_ + 16)) {
+		std::deque<std::pair<unsigned, uint64_t>> live;
+		for (auto &[level, low] : fifo_)
+			if (levels_[level].count(low))
+				live.emplace_back(level, low);
+		fifo_.swap(live);
+	}
+}
+
+void index_cache::invalidate(unsigned level, uint64_t addr)
+{
+	std::unique_lock g(m_);
+
+	if (level >= height_max)
+		return;
+	level_map &l = levels_[level];
+	for (auto it = l.begin(); it != l.end(); ++it) {
+		if (it->second->addr == addr) {
+			l.erase(it);
+			bytes_.fetch_sub(node_size_, std::memory_order_relaxed);
+			return;
+		}
+	}
+}
+
+}  // namespace dsmem::btree

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The B+tree's C ABI (DSUSER_1.4).
+#include "tree.hpp"
+
+#include <new>
+#include <thread>
+
+#include "../ds_internal.hpp"
+
+#define DS_EXPORT extern "C" __attribute__((visibility("default")))
+
+using namespace dsmem::btree;
+
+namespace {
+
+bool valid_opts(const ds_btree_create_opts &o)
+{
+	uint32_t ns = o.node_size;
+
+	if (o.layout > DS_BTREE_SEED || o.reserved0)
+		return false;
+	for (uint64_t r : o.reserved)
+		if (r)
+			return false;
+	if (ns < DS_BTREE_NODE_MIN || ns > DS_BTREE_NODE_MAX || (ns & (ns - 1)))
+		return false;
+	return o.value_size >= 8 && o.value_size <= DS_BTREE_VALUE_MAX;
+}
+
+// The size of each segment as the compute node was granted it; -EACCES
+// when one is not granted to node_id read-write.
+int granted_sizes(uint32_t node_id, const uint64_t *segs, size_t n, uint64_t *sizes)
+{
+	ds_ctx *ctx = nullptr;
+	ds_peer_info *peers = nullptr;
+	size_t npeers = 0;
+	int ret = ds_ctx_open(&ctx);
+
+	if (ret)
+		return ret;
+	ret = ds_peer_list(ctx, node_id, &peers, &npeers);
+	ds_ctx_close(ctx);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < n && !ret; i++) {
+		sizes[i] = 0;
+		for (size_t p = 0; p < npeers && !sizes[i]; p++) {
+			for (uint32_t k = 0; k < peers[p].nrsegs; k++) {
+				const ds_remote_seg &r = peers[p].rsegs[k];
+				if (r.addr != segs[i])
+					continue;
+				if ((r.perm & DS_PERM_ALL) != DS_PERM_ALL || !r.keys)
+					ret = -EACCES;
+				sizes[i] = r.size;
+				break;
+			}
+		}
+		if (!sizes[i])
+			ret = -EACCES;
+	}
+	free(peers);
+	return ret;
+}
+
+}  // namespace
+
+DS_EXPORT int ds_btree_create(uint32_t node_id, const uint64_t *segs, size_t n,
+			      const struct ds_btree_create_opts *opts, uint64_t *addr)
+{
+	ds_btree_create_opts o = opts ? *opts : ds_btree_create_opts{};
+	uint64_t sizes[DS_BTREE_SEGS_MAX];
+	ds_xfer *x = nullptr;
+	uint64_t old = 0;
+	int ret;
+
+	if (!o.node_size)
+		o.node_size = DS_BTREE_NODE_DEFAULT;
+	if (!o.value_size)
+		o.value_size = 8;
+	if (!segs || !n || n > DS_BTREE_SEGS_MAX || !addr || !valid_opts(o))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (DSMEM_GADDR_OFF(segs[i]) || !DSMEM_GADDR_NODE(segs[i]))
+			return -EINVAL;
+		for (size_t j = 0; j < i; j++)
+			if (segs[j] == segs[i])
+				return -EINVAL;
+	}
+	if ((ret = granted_sizes(node_id, segs, n, sizes)))
+		return ret;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t need = o.layout == DS_BTREE_SEED ? DS_BTREE_SEED_SEG_MIN :
+			data_off + chunk_bytes;
+		if (sizes[i] < need)
+			return -ENOSPC;
+	}
+	if ((ret = ds_xfer_open(node_id, &x)))
+		return ret;
+
+	// claim segment 0: from here on a concurrent create sees -EBUSY
+	ret = ds_cas(x, segs[0], 0, sb_creating, &old);
+	if (!ret && old)
+		ret = old == sb_creating ? -EBUSY : -EEXIST;
+	if (ret)
+		goto out;
+	{
+		auto sbk = std::make_unique<superblock>();
+		auto img = std::make_unique<uint8_t[]>(o.node_size);
+		node_view root(img.get(), o.node_size);
+		uint64_t root_addr = segs[0] + data_off;
+
+		sbk->format = format_version;
+		sbk->layout = o.layout;
+		sbk->node_size = o.node_size;
+		sbk->value_size = o.value_size;
+		sbk->nsegs = static_cast<uint32_t>(n);
+		sbk->root = root_addr;
+		sbk->node_ids = 1;
+		for (size_t i = 0; i < n; i++) {
+			seg_header h = {};
+
+			sbk->segs[i] = segs[i];
+			sbk->seg_size[i] = sizes[i];
+			// the root leaf takes the first slot of segment 0 (the
+			// seed's root region starts there too)
+			if (!i && o.layout == DS_BTREE_SEED)
+				h.region_cursor[region_root] = o.node_size;
+			else if (!i)
+				h.cursor = o.node_size;
+			if ((ret = ds_write(x, segs[i] + seg_hdr_off, &h, sizeof(h))))
+				goto undo;
+		}
+		std::memset(img.get(), 0, o.node_size);
+		root.init(0, true, 0, true, 0);
+		root.hdr().version = 1;
+		root.seal();
+		if ((ret = ds_write(x, root_addr, img.get(), o.node_size)))
+			goto undo;
+		// everything but the magic, then the magic: RC keeps the order
+		if ((ret = ds_write(x, segs[0] + 8, reinterpret_cast<uint8_t *>(sbk.get()) + 8,
+				    sizeof(superblock) - 8)))
+			goto undo;
+		if ((ret = ds_write(x, segs[0], &sb_magic, 8)))
+			goto undo;
+	}
+	*addr = segs[0];
+	goto out;
+
+undo:
+	(void)ds_cas(x, segs[0], sb_creating, 0, &old);
+out:
+	ds_xfer_close(x);
+	return ret;
+}
+
+DS_EXPORT int ds_btree_open(uint32_t node_id, uint64_t addr,
+			    const struct ds_btree_open_opts *opts, struct ds_btree **tp)
+{
+	ds_btree_open_opts o = opts ? *opts : ds_btree_open_opts{};
+
+	if (!tp || DSMEM_GADDR_OFF(addr) || !DSMEM_GADDR_NODE(addr) ||
+	    (o.flags & ~DS_BTREE_NO_CACHE) || o.lock_lease_ms > 600000)
+		return -EINVAL;
+	for (uint64_t r : o.reserved)
+		if (r)
+			return -EINVAL;
+	auto *t = new (std::nothrow) ds_btree(node_id, addr);
+	if (!t)
+		return -ENOMEM;
+	if (int ret = t->t.open(o)) {
+		delete t;
+		return ret;
+	}
+	*tp = t;
+	return 0;
+}
+
+DS_EXPORT void ds_btree_close(struct ds_btree *t)
+{
+	delete t;
+}
+
+DS_EXPORT int ds_btree_drop(uint32_t node_id, uint64_t addr)
+{
+	superblock before, after;
+	ds_xfer *x = nullptr;
+	uint64_t old = 0;
+	int ret;
+
+	if (DSMEM_GADDR_OFF(addr) || !DSMEM_GADDR_NODE(addr))
+		return -EINVAL;
+	if ((ret = ds_xfer_open(node_id, &x)))
+		return ret;
+	if ((ret = ds_read(x, addr, &before, sizeof(before))))
+		goto out;
+	if (before.magic != sb_magic) {
+		ret = -ENOENT;
+		goto out;
+	}
+	for (const auto &c : before.clients) {
+		if (!c.owner)
+			continue;
+		// a client whose heartbeat still moves has it open
+		std::this_thread::sleep_for(std::chrono::milliseconds(2 * lease_default_ms));
+		if ((ret = ds_read(x, addr, &after, sizeof(after))))
+			goto out;
+		for (uint32_t i = 0; i < clients_max; i++) {
+			if (after.clients[i].owner &&
+			    after.clients[i].heartbeat != before.clients[i].heartbeat) {
+				ret = -EBUSY;
+				goto out;
+			}
+		}
+		break;
+	}
+	ret = ds_cas(x, addr, sb_magic, 0, &old);
+	if (!ret && old != sb_magic)
+		ret = -ENOENT;
+out:
+	ds_xfer_close(x);
+	return ret;
+}
+
+#define WITH_SESSION(t, expr)						\
+	do {								\
+		if (!(t))						\
+			return -EINVAL;					\
+		session_ref ref(&(t)->t);				\
+		if (!ref.get())						\
+			return ref.error();				\
+		session &s = *ref.get();				\
+		return (expr);						\
+	} while (0)
+
+DS_EXPORT int ds_btree_get(struct ds_btree *t, uint64_t key, void *val,
+			   size_t len, size_t *vlen)
+{
+	WITH_SESSION(t, t->t.get(s, key, val, len, vlen));
+}
+
+DS_EXPORT int ds_btree_put(struct ds_btree *t, uint64_t key, const void *val,
+			   size_t len)
+{
+	WITH_SESSION(t, t->t.put(s, key, val, len));
+}
+
+DS_EXPORT int ds_btree_del(struct ds_btree *t, uint64_t key)
+{
+	WITH_SESSION(t, t->t.del(s, key));
+}
+
+DS_EXPORT int ds_btree_scan(struct ds_btree *t, uint64_t start, size_t limit,
+			    uint64_t *keys, void *vals, size_t *n)
+{
+	if (!n)
+		return -EINVAL;
+	*n = 0;
+	WITH_SESSION(t, t->t.scan(s, start, limit, keys, vals, n));
+}
+
+DS_EXPORT int ds_btree_describe(struct ds_btree *t, struct ds_btree_info *info)
+{
+	if (!info)
+		return -EINVAL;
+	WITH_SESSION(t, t->t.info(s, info));
+}
+
+DS_EXPORT int ds_btree_stats_get(struct ds_btree *t, struct ds_btree_stats *st)
+{
+	if (!t || !st)
+		return -EINVAL;
+	t->t.sum(st);
+	return 0;
+}
+
+DS_EXPORT void ds_btree_stats_reset(struct ds_btree *t)
+{
+	if (t)
+		t->t.reset_stats();
+}
+
+DS_EXPORT int ds_btree_probe(struct ds_btree *t, uint64_t n, uint64_t *ns)
+{
+	if (!ns)
+		return -EINVAL;
+	WITH_SESSION(t, t->t.probe(s, n, ns));
+}

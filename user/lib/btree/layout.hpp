@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The B+tree's images in remote memory: superblock, segment headers,
+// nodes and out-of-line values.  Pure functions over byte buffers, so the
+// unit tests check them without a module.  All fields are little-endian
+// (the hosts dsmem supports); a compute node checks every image it reads
+// before it follows anything in it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+
+#include <linux/dsmem.h>
+
+#include <dsmem/ds.h>
+
+namespace dsmem::btree {
+
+// ---- limits, in one place ----
+inline constexpr uint64_t sb_magic = 0x3145455254425344ULL;	// "DSBTREE1"
+inline constexpr uint64_t sb_creating = 0x2a45455254425344ULL;	// "DSBTREE*"
+inline constexpr uint32_t format_version = 1;
+inline constexpr uint32_t node_magic = 0x4e425344;		// "DSBN"
+inline constexpr uint32_t clients_max = 64;
+inline constexpr uint64_t seg_hdr_off = 4096;		// each segment's header
+inline constexpr uint64_t data_off = 64 << 10;		// nodes start here
+inline constexpr uint64_t chunk_bytes = 256 << 10;	// general mode's unit
+inline constexpr unsigned read_retries_max = 8;		// then -EIO
+inline constexpr unsigned height_max = 16;
+inline constexpr unsigned restarts_max = 1000;	// then -EAGAIN
+inline constexpr uint64_t cache_default = 16 << 20;
+inline constexpr uint32_t lease_default_ms = 1000;
+inline constexpr uint32_t reuse_grace_ms = 2000;	// freed memory rests
+
+// ---- superblock: segment 0, offset 0 ----
+struct client_slot {
+	uint64_t owner;		// lock tag of the client in it; 0: free
+	uint64_t heartbeat;	// bumped by the owner every lease / 4
+};
+
+struct superblock {
+	uint64_t magic;		// sb_magic; sb_creating while being made
+	uint32_t format;
+	uint32_t layout;	// enum ds_btree_layout
+	uint32_t node_size;
+	uint32_t value_size;	// 8: inline
+	uint32_t nsegs;
+	uint32_t reserved0;
+	uint64_t root;		// global address of the root node (CAS)
+	uint64_t node_ids;	// nodes allocated (FAA); seed placement
+	uint64_t reserved1[2];
+	uint64_t segs[DS_BTREE_SEGS_MAX];
+	uint64_t seg_size[DS_BTREE_SEGS_MAX];
+	uint64_t reserved2[24];
+	client_slot clients[clients_max];
+};
+static_assert(offsetof(superblock, root) == 32);
+static_assert(offsetof(superblock, node_ids) == 40);
+static_assert(offsetof(superblock, segs) == 64);
+static_assert(offsetof(superblock, clients) == 512);
+static_assert(sizeof(superblock) <= seg_hdr_off);
+
+inline constexpr uint64_t sb_off_root = offsetof(superblock, root);
+inline constexpr uint64_t sb_off_node_ids = offsetof(superblock, node_ids);
+inline constexpr uint64_t client_owner_off(uint32_t i)
+{
+	return offsetof(superblock, clients) + i * sizeof(client_slot);
+}
+inline constexpr uint64_t client_hb_off(uint32_t i)
+{
+	return client_owner_off(i) + offsetof(client_slot, heartbeat);
+}
+
+// ---- every segment's header, at seg_hdr_off ----
+enum seed_region : unsigned {
+	region_root,		// 0x000000, 64 KiB
+	region_l1,		// 0x010000, 64 KiB
+	region_l2,		// 0x020000, 128 KiB
+	region_l3,		// 0x040000, 1.75 MiB
+	region_leaf,		// 0x200000, 14 MiB
+	region_count
+};
+
+struct seg_header {
+	uint64_t cursor;			// general: bytes handed out (FAA)
+	uint64_t region_cursor[region_count];	// seed: per sub-region (FAA)
+};
+inline constexpr uint64_t seg_off_cursor = seg_hdr_off + offsetof(seg_header, cursor);
+inline constexpr uint64_t seg_off_region(unsigned r)
+{
+	return seg_hdr_off + offsetof(seg_header, region_cursor) + r * 8;
+}
+
+// Seed 000's per-server layout, relative to data_off.
+inline constexpr uint64_t seed_region_off[region_count] = {
+	0x000000, 0x010000, 0x020000, 0x040000, 0x200000};
+inline constexpr uint64_t seed_region_size[region_count] = {
+	0x10000, 0x10000, 0x20000, 0x1c0000, 0xe00000};
+inline constexpr uint64_t seed_server_bytes = 0x1000000;	// 16 MiB
+
+// The sub-region a node of this level goes to, counted from the leaves
+// (the seed counts from the root, which moves as the tree grows): leaves,
+// then their parents in "level 3+", and so on up to the root region.
+unsigned seed_region_for(unsigned level, bool is_root);
+
+// ---- nodes ----
+// flags
+inline constexpr uint8_t node_free = 0x01;	// merged away; never follow
+inline constexpr uint8_t node_low_inf = 0x02;	// no low fence
+inline constexpr uint8_t node_high_inf = 0x04;	// no high fence
+
+struct node_header {
+	uint64_t lock;		// the lock word: 0 or the holder's tag (not
+				// covered by the checksum)
+	uint32_t crc;		// crc32 of bytes [crc_from, node_size)
+	uint32_t reserved0;
+	uint64_t version;	// bumped by every write of the node
+	uint8_t level;		// 0: leaf
+	uint8_t flags;
+	uint16_t count;		// entries in use
+	uint32_t magic;		// node_magic
+	uint64_t low;		// keys >= low (unless node_low_inf)
+	uint64_t high;		// keys < high (unless node_high_inf)
+	uint64_t sibling;	// right sibling's global address; 0: none
+	uint64_t leftmost;	// internal: child for keys below entry 0
+};
+static_assert(sizeof(node_header) == 64);
+inline constexpr uint64_t crc_from = offsetof(node_header, version);
+inline constexpr uint64_t node_off_lock = 0;
+
+struct entry {
+	uint64_t key;
+	uint64_t val;		// leaf: the value, or its blob's address;
+				// internal: the child for keys >= key
+};
+
+inline constexpr uint32_t node_capacity(uint32_t node_size)
+{
+	return (node_size - sizeof(node_header)) / sizeof(entry);
+}
+
+// A node image in a local buffer of node_size bytes.
+class node_view {
+public:
+	node_view(void *buf, uint32_t size) : p_(static_cast<uint8_t *>(buf)), size_(size) {}
+
+	node_header &hdr() const { return *reinterpret_cast<node_header *>(p_); }
+	entry *entries() const { return reinterpret_cast<entry *>(p_ + sizeof(node_header)); }
+	uint32_t capacity() const { return node_capacity(size_); }
+	uint32_t size() const { return size_; }
+	uint8_t *data() const { return p_; }
+	bool leaf() const { return hdr().level == 0; }
+	bool covers(uint64_t key) const;	// low <= key < high
+	bool right_of(uint64_t key) const;	// key >= high: go to the sibling
+	// Leaf: index of key, or -1.  Internal: the child for key.
+	int find(uint64_t key) const;
+	uint64_t child_for(uint64_t key) const;
+	// First index with entries()[i].key >= key (count when none).
+	uint32_t lower_bound(uint64_t key) const;
+
+	// Set checksum and magic before the image is written.
+	void seal() const;
+	// An image fit to follow: magic, checksum, count, level and fences
+	// consistent.  What is wrong goes into *why (a static string).
+	bool check(const char **why = nullptr) const;
+
+	// Start a fresh node: level, fences, no entries.
+	void init(uint8_t level, bool low_inf, uint64_t low, bool high_inf,
+		  uint64_t high) const;
+	// Leaf: insert or replace; false when full (and key is new).
+	bool leaf_upsert(uint64_t key, uint64_t val, bool *existed) const;
+	bool leaf_remove(uint64_t key) const;
+	// Internal: insert the separator key with its right child; false when full.
+	bool internal_insert(uint64_t key, uint64_t child) const;
+	// Internal: remove the separator at index i (and the child right of it).
+	void internal_remove_at(uint32_t i) const;
+
+	// Split into an empty right node `right` (a buffer of the same size):
+	// the upper half moves; both get fences; right inherits the sibling.
+	// Returns the separator: the right node's low key.  The caller sets
+	// this node's sibling to the right node's address.
+	uint64_t split_into(const node_view &right) const;
+	// Move every entry of `right` (this node's right sibling, same parent)
+	// into this node; this node takes right's high fence and sibling.
+	// For internal nodes, sep is the parent's separator between them.
+	bool absorb(const node_view &right, uint64_t sep) const;
+	// Even out the entries of this node and its right sibling; returns the
+	// new separator (right's new low).  sep as for absorb.
+	uint64_t balance_with(const node_view &right, uint64_t sep) const;
+
+private:
+	uint8_t *p_;
+	uint32_t size_;
+};
+
+// ---- out-of-line values: a blob per value, never written in place ----
+struct blob_header {
+	uint64_t key;		// whose value it is: checked by readers
+	uint32_t len;
+	uint32_t crc;		// crc32 of key, len and the bytes
+};
+static_assert(sizeof(blob_header) == 16);
+inline constexpr uint32_t blob_slot(uint32_t value_size)
+{
+	return (sizeof(blob_header) + value_size + 63) & ~63u;
+}
+void blob_seal(void *buf, uint64_t key, const void *val, uint32_t len);
+// The value's bytes when the blob is whole and key's; nullptr otherwise.
+const uint8_t *blob_check(const void *buf, uint32_t slot, uint64_t key, uint32_t *len);
+
+uint32_t crc(const void *p, size_t n);
+
+// Global addresses: a segment's address plus an offset within it.
+inline uint64_t gaddr_seg(uint64_t a) { return a & ~DSMEM_GADDR_OFF_MASK; }
+inline uint64_t gaddr_off(uint64_t a) { return DSMEM_GADDR_OFF(a); }
+
+}  // namespace dsmem::btree

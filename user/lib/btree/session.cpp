@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The B+tree's data path: sessions, batches (one round trip each), node
+// locks on remote lock words, and this client's slot and heartbeat, which
+// let other clients take over the locks of one that died.
+#include "tree.hpp"
+
+#include <sys/mman.h>
+#include <random>
+
+#include "../ds_internal.hpp"
+
+namespace dsmem::btree {
+
+namespace {
+
+constexpr unsigned words = 8;
+
+uint64_t ms_since(clock::time_point t)
+{
+	return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+		clock::now() - t).count());
+}
+
+// Spread contending CASes apart, a little more each time.
+void backoff(unsigned attempt)
+{
+	thread_local std::minstd_rand rng(std::random_device{}());
+	unsigned cap = 1u << std::min(attempt, 10u);	// up to ~1 ms
+
+	if (attempt < 2) {
+		std::this_thread::yield();
+		return;
+	}
+	std::this_thread::sleep_for(std::chrono::microseconds(rng() % cap));
+}
+
+}  // namespace
+
+// ---- sessions ----
+
+session::~session()
+{
+	if (x) {
+		if (mr)
+			ds_mr_dereg(x, mr);
+		ds_xfer_close(x);
+	}
+	if (buf)
+		munmap(buf, buf_size);
+}
+
+uint8_t *session::node(unsigned i) const
+{
+	return buf + static_cast<size_t>(i) * t->node_size();
+}
+
+uint64_t *session::word(unsigned i) const
+{
+	return reinterpret_cast<uint64_t *>(node(s_nodes)) + i;
+}
+
+uint8_t *session::blobs() const
+{
+	return node(s_nodes) + words * sizeof(uint64_t);
+}
+
+size_t session::blobs_size() const
+{
+	return buf_size - static_cast<size_t>(blobs() - buf);
+}
+
+int tree::make_session(std::unique_ptr<session> *out)
+{
+	auto s = std::make_unique<session>();
+	int ret;
+	size_t blob_room = inline_values() ? 0 :
+		static_cast<size_t>(node_capacity(node_size_)) * blob_size();
+
+	s->t = this;
+	s->buf_size = static_cast<size_t>(session::s_nodes) * node_size_ + words * sizeof(uint64_t) + blob_room;
+	s->buf_size = (s->buf_size + 4095) & ~size_t(4095);
+	void *p = mmap(nullptr, s->buf_size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	s->buf = static_cast<uint8_t *>(p);
+	ret = ds_xfer_open(node_id_, &s->x);
+	if (ret)
+		return ret;
+	ret = ds_mr_reg(s->x, s->buf, s->buf_size, &s->mr);
+	if (ret)
+		return ret;
+	*out = std::move(s);
+	return 0;
+}
+
+session *tree::acquire(int *err)
+{
+	{
+		std::lock_guard g(sessions_m_);
+		if (!idle_.empty()) {
+			session *s = idle_.back();
+			idle_.pop_back();
+			return s;
+		}
+	}
+	std::unique_ptr<session> s;
+	*err = make_session(&s);
+	if (*err)
+		return nullptr;
+	std::lock_guard g(sessions_m_);
+	sessions_.push_back(std::move(s));
+	return sessions_.back().get();
+}
+
+void tree::release(session *s)
+{
+	std::lock_guard g(sessions_m_);
+	idle_.push_back(s);
+}
+
+void tree::sum(ds_btree_stats *st)
+{
+	std::lock_guard g(sessions_m_);
+	auto *out = reinterpret_cast<uint64_t *>(st);
+	size_t i = 0;
+
+	*st = {};
+#define DS_BTREE_COUNTER(n) out[i++] = retired_.n.load(std::memory_order_relaxed);
+#include "counters.def"
+#undef DS_BTREE_COUNTER
+	for (auto &s : sessions_) {
+		i = 0;
+#define DS_BTREE_COUNTER(n) out[i++] += s->st.n.load(std::memory_order_relaxed);
+#include "counters.def"
+#undef DS_BTREE_COUNTER
+	}
+}
+
+void tree::reset_stats()
+{
+	std::lock_guard g(sessions_m_);
+#define DS_BTREE_COUNTER(n) retired_.n.store(0);
+#include "counters.def"
+#undef DS_BTREE_COUNTER
+	for (auto &s : sessions_) {
+#define DS_BTREE_COUNTER(n) s->st.n.store(0);
+#include "counters.def"
+#undef DS_BTREE_COUNTER
+	}
+}
+
+// ---- batches ----
+
+void batch::add(uint8_t op, uint64_t remote, const void *local, uint64_t len,
+		uint64_t compare_add, uint64_t swap)
+{
+	struct dsmem_xfer_req &r = reqs_[n_++];
+
+	r = {};
+	r.opcode = op;
+	r.mr = s_.mr;
+	r.local = s_.offset(local);
+	r.remote = remote;
+	r.len = len;
+	r.compare_add = compare_add;
+	r.swap = swap;
+}
+
+void batch::read(uint64_t remote, void *local, uint64_t len)
+{
+	add(DSMEM_XFER_READ, remote, local, len, 0, 0);
+	bytes_read_ += len;
+}
+
+void batch::write(uint64_t remote, const void *local, uint64_t len)
+{
+	add(DSMEM_XFER_WRITE, remote, local, len, 0, 0);
+	bytes_written_ += len;
+}
+
+void batch::cas(uint64_t remote, uint64_t expect, uint64_t swap, uint64_t *old)
+{
+	add(DSMEM_XFER_CAS, remote, old, 8, expect, swap);
+}
+
+void batch::faa(uint64_t remote, uint64_t add_, uint64_t *old)
+{
+	add(DSMEM_XFER_FAA, remote, old, 8, add_, 0);
+}
+
+int batch::run(kind k)
+{
+	int ret = detail::xfer_run(s_.x, reqs_, n_);
+
+	switch (k) {
+	case k_read:
+		s_.st.rtt_read.fetch_add(1, std::memory_order_relaxed);
+		break;
+	case k_lock:
+		s_.st.rtt_lock.fetch_add(1, std::memory_order_relaxed);
+		break;
+	case k_write:
+		s_.st.rtt_write.fetch_add(1, std::memory_order_relaxed);
+		break;
+	case k_other:
+		s_.st.rtt_other.fetch_add(1, std::memory_order_relaxed);
+		break;
+	}
+	s_.st.bytes_read.fetch_add(bytes_read_, std::memory_order_relaxed);
+	s_.st.bytes_written.fetch_add(bytes_written_, std::memory_order_relaxed);
+	n_ = 0;
+	bytes_read_ = bytes_written_ = 0;
+	return ret;
+}
+
+// ---- local locks ----
+
+void local_locks::lock(uint64_t addr)
+{
+	shard &sh = of(addr);
+	std::unique_lock g(sh.m);
+
+	sh.cv.wait(g, [&] { return !sh.held.count(addr); });
+	sh.held.insert(addr);
+}
+
+void local_locks::unlock(uint64_t addr)
+{
+	shard &sh = of(addr);
+	{
+		std::lock_guard g(sh.m);
+		sh.held.erase(addr);
+	}
+	sh.cv.notify_all();
+}
+
+// ---- node images and locks ----
+
+int tree::read_node(session &s, uint64_t addr, uint8_t *buf, batch::kind k)
+{
+	node_view n(buf, node_size_);
+	batch b(s);
+
+	for (unsigned i = 0; i <= read_retries_max; i++) {
+		if (i)
+			s.st.read_retries.fetch_add(1, std::memory_order_relaxed);
+		b.read(addr, buf, node_size_);
+		if (int ret = b.run(k))
+			return ret;
+		if (n.check())
+			return 0;
+		// a writer's image may be half landed: give it time
+		backoff(i);
+	}
+	s.st.corrupt.fetch_add(1, std::memory_order_relaxed);
+	return -EIO;
+}
+
+// A holder silent for a lease is presumed dead: its slot in the client
+// table no longer names it, or its heartbeat stopped.  Returns 1 when the
+// lock may be taken over from it.
+int tree::steal_check(session &s, uint64_t addr, uint64_t holder,
+		      clock::time_point *since, uint64_t *hb_seen,
+		      clock::time_point *hb_at)
+{
+	uint32_t slot = static_cast<uint32_t>(holder >> 48);
+	batch b(s);
+
+	(void)addr;
+	if (ms_since(*since) < lease_ms_ / 2)
+		return 0;
+	*since = clock::now();
+	if (!slot || slot > clients_max)
+		return 1;	// no client's tag: garbage, take it
+	b.read(sb(client_owner_off(slot - 1)), s.word(2), 16);
+	if (int ret = b.run(batch::k_other))
+		return ret;
+	if (*s.word(2) != holder)
+		return 1;	// its slot is gone or someone else's
+	if (*s.word(3) != *hb_seen || *hb_at == clock::time_point{}) {
+		*hb_seen = *s.word(3);
+		*hb_at = clock::now();
+		return 0;
+	}
+	if (ms_since(*hb_at) < lease_ms_)
+		return 0;
+	// dead: free its slot, so others need not wait a lease for it again
+	b.cas(sb(client_owner_off(slot - 1)), holder, 0, s.word(4));
+	if (int ret = b.run(batch::k_other))
+		return ret;
+	return 1;
+}
+
+int tree::lock_read(session &s, uint64_t addr, uint8_t *buf)
+{
+	node_view n(buf, node_size_);
+	clock::time_point since = clock::now(), hb_at{};
+	uint64_t hb_seen = 0, expect = 0;
+	uint64_t *old = s.word(0);
+	int ret;
+
+	if (fenced())
+		return -ESTALE;
+	locks_.lock(addr);
+	for (unsigned attempt = 0;; attempt++) {
+		batch b(s);
+
+		// the CAS and the READ behind it on one QP: the READ sees the
+		// node as the CAS left it
+		b.cas(addr + node_off_lock, expect, tag_, old);
+		b.read(addr, buf, node_size_);
+		ret = b.run(batch::k_lock);
+		if (ret)
+			goto out_local;
+		if (*old == expect) {
+			if (expect)
+				s.st.lock_steals.fetch_add(1, std::memory_order_relaxed);
+			break;
+		}
+		s.st.lock_retries.fetch_add(1, std::memory_order_relaxed);
+		expect = 0;
+		ret = steal_check(s, addr, *old, &since, &hb_seen, &hb_at);
+		if (ret < 0)
+			goto out_local;
+		if (ret == 1)
+			expect = *old;	// take it over from the dead holder
+		else
+			backoff(attempt);
+	}
+	if (n.check())
+		return 0;
+	// ours now, so nothing writes it: a bad image is damage, not a race
+	ret = read_node(s, addr, buf);
+	if (!ret)
+		return 0;
+	unlock(s, addr);
+	return ret;
+
+out_local:
+	locks_.unlock(addr);
+	return ret;
+}
+
+int tree::write_unlock(session &s, uint64_t addr, uint8_t *buf)
+{
+	node_view n(buf, node_size_);
+	batch b(s);
+	uint64_t *zero = s.word(7);
+
+	n.hdr().version++;
+	n.seal();
+	*zero = 0;
+	// RC executes them in order: the image lands before the lock opens
+	b.write(addr + 8, buf + 8, node_size_ - 8);
+	b.write(addr + node_off_lock, zero, 8);
+	int ret = b.run(batch::k_write);
+	locks_.unlock(addr);
+	return ret;
+}
+
+int tree::unlock(session &s, uint64_t addr)
+{
+	batch b(s);
+	uint64_t *zero = s.word(7);
+
+	*zero = 0;
+	b.write(addr + node_off_lock, zero, 8);
+	int ret = b.run(batch::k_write);
+	locks_.unlock(addr);
+	return ret;
+}
+
+// ---- this client: its slot and heartbeat ----
+
+int tree::load_superblock(session &s, superblock *out)
+{
+	batch b(s);
+	// the superblock is read through the session's blob room or a node
+	// slot: it is larger than a small node, so read it in pieces
+	auto *dst = reinterpret_cast<uint8_t *>(out);
+	size_t done = 0, piece = node_size_;
+	uint8_t *tmp = s.node(session::s_node0);
+
+	while (done < sizeof(*out)) {
+		size_t n = std::min(piece, sizeof(*out) - done);
+		b.read(addr_ + done, tmp, n);
+		if (int ret = b.run(batch::k_other))
+			return ret;
+		std::memcpy(dst + done, tmp, n);
+		done += n;
+	}
+	return 0;
+}
+
+int tree::claim_slot(session &s)
+{
+	std::random_device rd;
+	uint64_t nonce = ((static_cast<uint64_t>(rd()) << 32) | rd()) & ((1ULL << 48) - 1);
+	auto before = std::make_unique<superblock>();
+	auto now = std::make_unique<superblock>();
+
+	if (int ret = load_superblock(s, before.get()))
+		return ret;
+	// first a free slot; failing that, one whose heartbeat stood still
+	// for two leases: a dead client's
+	for (int round = 0; round < 2; round++) {
+		const superblock &snap = round ? *now : *before;
+
+		for (uint32_t i = 0; i < clients_max; i++) {
+			uint64_t tag = (static_cast<uint64_t>(i + 1) << 48) | nonce | 1;
+			uint64_t expect = snap.clients[i].owner;
+
+			if (expect && (!round || expect != before->clients[i].owner ||
+				       snap.clients[i].heartbeat != before->clients[i].heartbeat))
+				continue;
+			batch b(s);
+			b.cas(sb(client_owner_off(i)), expect, tag, s.word(0));
+			if (int ret = b.run(batch::k_other))
+				return ret;
+			if (*s.word(0) == expect) {
+				slot_ = i + 1;
+				tag_ = tag;
+				return 0;
+			}
+		}
+		if (!round) {
+			std::this_thread::sleep_for(std::chrono::milliseconds(lease_ms_ * 2));
+			if (int ret = load_superblock(s, now.get()))
+				return ret;
+		}
+	}
+	return -EUSERS;
+}
+
+void tree::heartbeat_loop()
+{
+	std::unique_ptr<session> s;
+	std::unique_lock g(hb_m_);
+
+	if (make_session(&s))
+		fenced_.store(true);	// no heartbeat: others will presume us dead
+	while (s && !hb_stop_) {
+		hb_cv_.wait_for(g, std::chrono::milliseconds(std::max(1u, lease_ms_ / 4)));
+		if (hb_stop_)
+			break;
+		g.unlock();
+		batch b(*s);
+		b.faa(sb(client_hb_off(slot_ - 1)), 1, s->word(0));
+		b.read(sb(client_owner_off(slot_ - 1)), s->word(1), 8);
+		if (!b.run(batch::k_other) && *s->word(1) != tag_)
+			// presumed dead by others (a stall longer than the
+			// lease): our locks may be theirs now, so stop writing
+			fenced_.store(true);
+		g.lock();
+	}
+}
+
+int tree::open(const ds_btree_open_opts &o)
+{
+	superblock sb;
+
+	lease_ms_ = o.lock_lease_ms ? o.lock_lease_ms : lease_default_ms;
+	flags_ = o.flags;
+	// the superblock fixes the node size the sessions' buffers need
+	node_size_ = DS_BTREE_NODE_MAX;
+	value_size_ = 8;
+	{
+		std::unique_ptr<session> boot;
+		if (int ret = make_session(&boot))
+			return ret;
+		if (int ret = load_superblock(*boot, &sb))
+			return ret;
+	}
+	if (sb.magic == sb_creating)
+		return -EAGAIN;
+	if (sb.magic != sb_magic)
+		return -ENOENT;
+	if (sb.format != format_version)
+		return -EPROTO;
+	if (sb.node_size < DS_BTREE_NODE_MIN || sb.node_size > DS_BTREE_NODE_MAX ||
+	    (sb.node_size & (sb.node_size - 1)) || !sb.nsegs ||
+	    sb.nsegs > DS_BTREE_SEGS_MAX || sb.layout > DS_BTREE_SEED ||
+	    sb.value_size < 8 || sb.value_size > DS_BTREE_VALUE_MAX)
+		return -EUCLEAN;
+	layout_ = sb.layout;
+	node_size_ = sb.node_size;
+	value_size_ = sb.value_size;
+	nsegs_ = sb.nsegs;
+	for (uint32_t i = 0; i < nsegs_; i++) {
+		segs_[i] = sb.segs[i];
+		seg_size_[i] = sb.seg_size[i];
+	}
+	root_hint_.store(sb.root);
+	cache_.configure(o.cache_bytes ? o.cache_bytes : cache_default, node_size_);
+
+	session_ref s(this);
+	if (!s.get())
+		return s.error();
+	if (int ret = claim_slot(*s.get()))
+		return ret;
+	hb_thread_ = std::thread([this] { heartbeat_loop(); });
+	return 0;
+}
+
+tree::~tree()
+{
+	if (hb_thread_.joinable()) {
+		{
+			std::lock_guard g(hb_m_);
+			hb_stop_ = true;
+		}
+		hb_cv_.notify_all();
+		hb_thread_.join();
+	}
+	if (slot_) {
+		session_ref s(this);
+		if (s.get()) {
+			batch b(*s.get());
+			b.cas(sb(client_owner_off(slot_ - 1)), tag_, 0, s.get()->word(0));
+			(void)b.run(batch::k_other);
+		}
+	}
+}
+
+}  // namespace dsmem::btree

@@ -1,0 +1,809 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The B+tree's operations over remote memory.
+//
+// Reads take no locks: every image read is checked (checksum, level,
+// fences, free flag) and a traversal that lands on the wrong node moves
+// right along the sibling pointers (B-link) or begins again.  Writers
+// lock one node with a CAS that travels with the READ of it (one round
+// trip) and write the new image and the unlock together (one more).  A
+// split writes the new right node before the left one points to it, and
+// inserts the separator into the parent afterwards, holding no lock below.
+#include "tree.hpp"
+
+#include <algorithm>
+
+namespace dsmem::btree {
+
+namespace {
+
+bool same_memory_node(uint64_t a, uint64_t b)
+{
+	return DSMEM_GADDR_NODE(a) == DSMEM_GADDR_NODE(b);
+}
+
+// The child slot of an internal node that covers key: 0 is leftmost,
+// i + 1 is entries[i].
+uint32_t child_slot(const node_view &n, uint64_t key)
+{
+	uint32_t i = n.lower_bound(key);
+
+	if (i < n.hdr().count && n.entries()[i].key == key)
+		return i + 1;
+	return i;
+}
+
+uint64_t child_at(const node_view &n, uint32_t slot)
+{
+	return slot ? n.entries()[slot - 1].val : n.hdr().leftmost;
+}
+
+}  // namespace
+
+bool tree::restart(session &s, unsigned *n)
+{
+	s.st.restarts.fetch_add(1, std::memory_order_relaxed);
+	if (++*n > restarts_max)
+		return false;
+	if (*n > 4)
+		std::this_thread::sleep_for(std::chrono::microseconds(10 * *n));
+	return true;
+}
+
+void tree::drop_hint(session &s, const origin &o)
+{
+	if (!o.from)
+		return;
+	s.st.cache_stale.fetch_add(1, std::memory_order_relaxed);
+	cache_.invalidate(o.level, o.from);
+}
+
+int tree::root_image(session &s, uint8_t *buf, uint64_t *addr, bool refresh)
+{
+	node_view n(buf, node_size_);
+
+	for (int pass = 0; pass < 2; pass++) {
+		uint64_t root = root_hint_.load(std::memory_order_relaxed);
+
+		if (refresh || !root) {
+			batch b(s);
+			b.read(sb(sb_off_root), s.word(1), 8);
+			if (int ret = b.run(batch::k_read))
+				return ret;
+			root = *s.word(1);
+			root_hint_.store(root, std::memory_order_relaxed);
+			refresh = true;
+		}
+		if (gaddr_seg(root) == 0)
+			return -EUCLEAN;
+		if (int ret = read_node(s, root, buf))
+			return ret;
+		const node_header &h = n.hdr();
+		bool alone = (h.flags & node_low_inf) && (h.flags & node_high_inf);
+		if (!(h.flags & node_free) && (alone || refresh)) {
+			*addr = root;
+			return 0;
+		}
+		refresh = true;	// the hint was an old root
+	}
+	return -EAGAIN;
+}
+
+int tree::descend(session &s, uint64_t key, unsigned level, uint8_t *buf,
+		  uint64_t *addr, bool read_target, bool use_cache, origin *o)
+{
+	node_view n(buf, node_size_);
+	unsigned restarts = 0;
+	bool refresh = false;
+
+	use_cache = use_cache && !(flags_ & DS_BTREE_NO_CACHE);
+again:
+	{
+		index_cache::hit h;
+		uint64_t a;
+		unsigned expect;
+		bool have = false;
+
+		*o = {};
+		if (use_cache && cache_.lookup(key, level + 1, &h)) {
+			s.st.cache_hits.fetch_add(1, std::memory_order_relaxed);
+			a = h.child;
+			expect = h.level - 1;
+			*o = {h.from, h.level};
+		} else {
+			if (!(flags_ & DS_BTREE_NO_CACHE))
+				s.st.cache_misses.fetch_add(1, std::memory_order_relaxed);
+			if (int ret = root_image(s, buf, &a, refresh))
+				return ret;
+			expect = n.hdr().level;
+			if (expect < level)
+				return -ERANGE;
+			have = true;
+		}
+		for (unsigned hops = 0;; hops++) {
+			if (!have) {
+				if (expect == level && !read_target) {
+					*addr = a;
+					return 0;
+				}
+				if (int ret = read_node(s, a, buf))
+					return ret;
+			}
+			have = false;
+			const node_header &hd = n.hdr();
+			if ((hd.flags & node_free) || hd.level != expect ||
+			    (!n.covers(key) && !n.right_of(key)) ||
+			    (n.right_of(key) && !hd.sibling) || hops > 64) {
+				// a stale pointer: a merged node, or one whose
+				// range moved left of the key
+				drop_hint(s, *o);
+				use_cache = false;
+				refresh = true;
+				if (!restart(s, &restarts))
+					return -EAGAIN;
+				goto again;
+			}
+			if (n.right_of(key)) {
+				s.st.sibling_hops.fetch_add(1, std::memory_order_relaxed);
+				// the cached parent predates a split: re-read
+				// it next time
+				drop_hint(s, *o);
+				o->from = 0;
+				a = hd.sibling;
+				continue;
+			}
+			if (hd.level == level) {
+				*addr = a;
+				return 0;
+			}
+			cache_.insert(n, a);
+			a = n.child_for(key);
+			expect = hd.level - 1;
+		}
+	}
+}
+
+int tree::lock_for(session &s, uint64_t key, unsigned level, uint8_t *buf,
+		   uint64_t *addr)
+{
+	node_view n(buf, node_size_);
+	unsigned restarts = 0;
+	bool use_cache = true;
+
+	for (;;) {
+		origin o;
+		uint64_t a;
+
+		if (int ret = descend(s, key, level, buf, &a, false, use_cache, &o))
+			return ret;
+		for (unsigned hops = 0;; hops++) {
+			if (int ret = lock_read(s, a, buf))
+				return ret;
+			const node_header &hd = n.hdr();
+			if ((hd.flags & node_free) || hd.level != level ||
+			    (!n.covers(key) && !n.right_of(key)) ||
+			    (n.right_of(key) && !hd.sibling) || hops > 64) {
+				if (int ret = unlock(s, a))
+					return ret;
+				drop_hint(s, o);
+				use_cache = false;
+				break;
+			}
+			if (n.right_of(key)) {
+				uint64_t next = hd.sibling;
+
+				s.st.sibling_hops.fetch_add(1, std::memory_order_relaxed);
+				if (int ret = unlock(s, a))
+					return ret;
+				drop_hint(s, o);
+				o.from = 0;
+				a = next;
+				continue;
+			}
+			*addr = a;
+			return 0;
+		}
+		if (!restart(s, &restarts))
+			return -EAGAIN;
+	}
+}
+
+// ---- values ----
+
+int tree::write_blob(session &s, uint64_t key, const void *val, size_t len,
+		     uint64_t *addr)
+{
+	uint8_t *b = s.blobs();
+	batch w(s);
+
+	if (int ret = alloc_blob(s, addr))
+		return ret;
+	std::memset(b, 0, blob_size());
+	blob_seal(b, key, val, static_cast<uint32_t>(len));
+	w.write(*addr, b, blob_size());
+	return w.run(batch::k_write);
+}
+
+// -EAGAIN: the blob is no longer this key's (the leaf changed under us).
+int tree::read_value(session &s, uint64_t key, uint64_t ref, void *val,
+		     size_t len, size_t *vlen)
+{
+	uint8_t *b = s.blobs();
+	batch r(s);
+	uint32_t n;
+
+	r.read(ref, b, blob_size());
+	if (int ret = r.run(batch::k_read))
+		return ret;
+	const uint8_t *p = blob_check(b, blob_size(), key, &n);
+	if (!p)
+		return -EAGAIN;
+	if (val)
+		std::memcpy(val, p, std::min<size_t>(len, n));
+	if (vlen)
+		*vlen = n;
+	return 0;
+}
+
+// ---- operations ----
+
+int tree::get(session &s, uint64_t key, void *val, size_t len, size_t *vlen)
+{
+	uint8_t *buf = s.node(session::s_node0);
+	node_view n(buf, node_size_);
+	unsigned restarts = 0;
+
+	s.st.lookups.fetch_add(1, std::memory_order_relaxed);
+	for (;;) {
+		origin o;
+		uint64_t a;
+
+		if (int ret = descend(s, key, 0, buf, &a, true, true, &o))
+			return ret;
+		int i = n.find(key);
+		if (i < 0)
+			return -ENOENT;
+		uint64_t v = n.entries()[i].val;
+		if (inline_values()) {
+			if (val)
+				std::memcpy(val, &v, std::min<size_t>(len, 8));
+			if (vlen)
+				*vlen = 8;
+			return 0;
+		}
+		int ret = read_value(s, key, v, val, len, vlen);
+		if (ret != -EAGAIN)
+			return ret;
+		if (!restart(s, &restarts))
+			return -EIO;
+	}
+}
+
+int tree::split_and_write(session &s, uint64_t addr, uint8_t *buf,
+			  uint64_t key, uint64_t val, bool *existed)
+{
+	node_view l(buf, node_size_);
+	uint8_t *rbuf = s.node(session::s_node2);
+	node_view r(rbuf, node_size_);
+	unsigned level = l.hdr().level;
+	uint64_t raddr, sep;
+	int ret;
+
+	ret = alloc_node(s, level, false, &raddr);
+	if (ret) {
+		unlock(s, addr);
+		return ret;
+	}
+	std::memset(rbuf, 0, node_size_);
+	sep = l.split_into(r);
+	const node_view &into = key >= sep ? r : l;
+	if (!into.leaf_upsert(key, val, existed)) {
+		unlock(s, addr);
+		return -EUCLEAN;	// half a node always has room
+	}
+	l.hdr().sibling = raddr;
+	r.hdr().lock = 0;
+	r.hdr().version = 1;
+	r.seal();
+	if (same_memory_node(addr, raddr)) {
+		// one QP: the new node lands before the pointer to it
+		batch b(s);
+		uint64_t *zero = s.word(7);
+
+		*zero = 0;
+		l.hdr().version++;
+		l.seal();
+		b.write(raddr, rbuf, node_size_);
+		b.write(addr + 8, buf + 8, node_size_ - 8);
+		b.write(addr + node_off_lock, zero, 8);
+		ret = b.run(batch::k_write);
+		locks_.unlock(addr);
+	} else {
+		batch b(s);
+
+		b.write(raddr, rbuf, node_size_);
+		ret = b.run(batch::k_write);
+		if (ret) {
+			unlock(s, addr);
+			return ret;
+		}
+		ret = write_unlock(s, addr, buf);
+	}
+	if (ret)
+		return ret;
+	s.st.splits.fetch_add(1, std::memory_order_relaxed);
+	// the tree is whole already (B-link): the parent's entry only
+	// shortens the way to the new node, so the write stands even if
+	// that fails; a later split or root growth links it
+	(void)insert_separator(s, level + 1, sep, raddr);
+	return 0;
+}
+
+int tree::grow_root(session &s, uint64_t root, uint8_t *buf)
+{
+	node_view n(buf, node_size_);
+	uint8_t *tbuf = s.node(session::s_node4);
+	node_view t(tbuf, node_size_);
+	uint64_t taddr;
+
+	if (int ret = read_node(s, root, buf))
+		return ret;
+	if (n.hdr().flags & node_free)
+		return 0;
+	unsigned level = n.hdr().level + 1;
+	std::memset(tbuf, 0, node_size_);
+	t.init(static_cast<uint8_t>(level), true, 0, true, 0);
+	t.hdr().leftmost = root;
+	// every node of the old root's level, as far as one node holds
+	uint64_t next = n.hdr().sibling;
+	while (next && t.hdr().count < t.capacity()) {
+		if (int ret = read_node(s, next, buf))
+			return ret;
+		if (n.hdr().flags & node_free)
+			return 0;	// the level is changing: try again
+		t.entries()[t.hdr().count++] = {n.hdr().low, next};
+		next = n.hdr().sibling;
+	}
+	if (!t.hdr().count)
+		return 0;	// alone at its level: nothing to grow
+	if (int ret = alloc_node(s, level, true, &taddr))
+		return ret;
+	t.hdr().version = 1;
+	t.seal();
+	batch b(s);
+	b.write(taddr, tbuf, node_size_);
+	if (int ret = b.run(batch::k_write))
+		return ret;
+	b.cas(sb(sb_off_root), root, taddr, s.word(1));
+	if (int ret = b.run(batch::k_lock))
+		return ret;
+	if (*s.word(1) != root) {
+		free_node(taddr);	// another client grew it first
+		root_hint_.store(*s.word(1), std::memory_order_relaxed);
+		return 0;
+	}
+	root_hint_.store(taddr, std::memory_order_relaxed);
+	s.st.root_changes.fetch_add(1, std::memory_order_relaxed);
+	return 0;
+}
+
+int tree::insert_separator(session &s, unsigned level, uint64_t sep, uint64_t child)
+{
+	uint8_t *buf = s.node(session::s_node1);
+	node_view p(buf, node_size_);
+	unsigned restarts = 0;
+	uint64_t paddr;
+
+	for (;;) {
+		int ret = lock_for(s, sep, level, buf, &paddr);
+		if (ret == -ERANGE) {
+			// the split node was the root: a level above it now
+			uint64_t root;
+			if ((ret = root_image(s, buf, &root, true)))
+				return ret;
+			if (p.hdr().level >= level)
+				continue;
+			if ((ret = grow_root(s, root, buf)))
+				return ret;
+			if (!restart(s, &restarts))
+				return -EAGAIN;
+			continue;
+		}
+		if (ret)
+			return ret;
+		break;
+	}
+	// already there: the root was grown over it
+	for (uint32_t i = 0; i <= p.hdr().count; i++) {
+		if (child_at(p, i) == child)
+			return unlock(s, paddr);
+	}
+	bool existed;
+	if (p.leaf_upsert(sep, child, &existed)) {
+		int ret = write_unlock(s, paddr, buf);
+		if (!ret)
+			cache_.insert(p, paddr);
+		return ret;
+	}
+	// the parent splits too; the new halves' images are not cached, so
+	// the next traversal reads them fresh
+	cache_.invalidate(level, paddr);
+	return split_and_write(s, paddr, buf, sep, child, &existed);
+}
+
+int tree::put(session &s, uint64_t key, const void *val, size_t len)
+{
+	uint8_t *buf = s.node(session::s_node0);
+	node_view n(buf, node_size_);
+	uint64_t v = 0, addr;
+	bool existed;
+	int ret;
+
+	if (len > value_size_ || (!val && len))
+		return -EINVAL;
+	if (inline_values())
+		std::memcpy(&v, val, len);
+	else if ((ret = write_blob(s, key, val, len, &v)))
+		return ret;
+	ret = lock_for(s, key, 0, buf, &addr);
+	if (ret)
+		goto err_blob;
+	{
+		uint64_t old = 0;
+		int i = n.find(key);
+
+		if (i >= 0)
+			old = n.entries()[i].val;
+		if (n.leaf_upsert(key, v, &existed))
+			ret = write_unlock(s, addr, buf);
+		else
+			ret = split_and_write(s, addr, buf, key, v, &existed);
+		if (ret)
+			goto err_blob;
+		(existed ? s.st.updates : s.st.inserts).fetch_add(1, std::memory_order_relaxed);
+		if (existed && !inline_values() && old)
+			free_blob(old);
+		return 0;
+	}
+
+err_blob:
+	if (!inline_values())
+		free_blob(v);
+	return ret;
+}
+
+int tree::collapse_root(session &s, uint64_t root)
+{
+	uint8_t *buf = s.node(session::s_node1);
+	uint8_t *cbuf = s.node(session::s_node2);
+	node_view r(buf, node_size_), c(cbuf, node_size_);
+
+	if (int ret = lock_read(s, root, buf))
+		return ret;
+	batch b(s);
+	b.read(sb(sb_off_root), s.word(1), 8);
+	if (int ret = b.run(batch::k_read)) {
+		unlock(s, root);
+		return ret;
+	}
+	const node_header &h = r.hdr();
+	if (*s.word(1) != root || !h.level || h.count || (h.flags & node_free))
+		return unlock(s, root);
+	uint64_t child = h.leftmost;
+	// only a child that holds the whole key space can be the root
+	if (int ret = read_node(s, child, cbuf)) {
+		unlock(s, root);
+		return ret;
+	}
+	if (!((c.hdr().flags & node_low_inf) && (c.hdr().flags & node_high_inf)))
+		return unlock(s, root);
+	b.cas(sb(sb_off_root), root, child, s.word(1));
+	if (int ret = b.run(batch::k_lock)) {
+		unlock(s, root);
+		return ret;
+	}
+	if (*s.word(1) != root)
+		return unlock(s, root);
+	root_hint_.store(child, std::memory_order_relaxed);
+	s.st.root_changes.fetch_add(1, std::memory_order_relaxed);
+	r.hdr().flags |= node_free;
+	int ret = write_unlock(s, root, buf);
+	cache_.invalidate(h.level, root);
+	free_node(root);
+	return ret;
+}
+
+// Opportunistic: merge or even out an underfull node with a neighbour
+// under the same parent.  Locks parent, left, right in that order.
+int tree::try_merge(session &s, unsigned level, uint64_t key, bool again)
+{
+	uint8_t *pbuf = s.node(session::s_node1);
+	uint8_t *lbuf = s.node(session::s_node3);
+	uint8_t *rbuf = s.node(session::s_node2);
+	node_view p(pbuf, node_size_), l(lbuf, node_size_), r(rbuf, node_size_);
+	uint32_t low_water = node_capacity(node_size_) / 4;
+	uint64_t paddr;
+	int ret;
+
+	ret = lock_for(s, key, level + 1, pbuf, &paddr);
+	if (ret == -ERANGE) {
+		uint64_t root;
+		if ((ret = root_image(s, pbuf, &root, true)))
+			return ret;
+		return p.hdr().level && !p.hdr().count ? collapse_root(s, root) : 0;
+	}
+	if (ret)
+		return ret;
+	if (!p.hdr().count) {
+		// one child only: the parent is what is underfull
+		if ((ret = unlock(s, paddr)))
+			return ret;
+		if ((ret = try_merge(s, level + 1, key, true)))
+			return ret;
+		// the parent has neighbours now: this level once more
+		return again ? try_merge(s, level, key, false) : 0;
+	}
+	uint32_t slot = child_slot(p, key);
+	uint32_t a = slot < p.hdr().count ? slot : slot - 1;
+	uint64_t laddr = child_at(p, a), raddr = child_at(p, a + 1);
+	uint64_t sep = p.entries()[a].key;
+
+	if (laddr == raddr || laddr == paddr || raddr == paddr) {
+		// a checked image cannot say this; refuse rather than self-deadlock
+		unlock(s, paddr);
+		return -EUCLEAN;
+	}
+	if ((ret = lock_read(s, laddr, lbuf)))
+		goto out_parent;
+	if ((ret = lock_read(s, raddr, rbuf)))
+		goto out_left;
+	if ((l.hdr().flags | r.hdr().flags) & node_free || l.hdr().level != level ||
+	    r.hdr().level != level || l.hdr().sibling != raddr ||
+	    (l.hdr().count >= low_water && r.hdr().count >= low_water)) {
+		ret = 0;
+		goto out_right;
+	}
+	if (l.hdr().count + r.hdr().count + (level ? 1u : 0u) <= node_capacity(node_size_) / 2) {
+		// merge: the left node takes everything, the parent forgets
+		// the right one, which is then marked free for late readers
+		l.absorb(r, sep);
+		p.internal_remove_at(a);
+		r.hdr().flags |= node_free;
+		if ((ret = write_unlock(s, laddr, lbuf))) {
+			unlock(s, raddr);
+			unlock(s, paddr);
+			return ret;
+		}
+		if ((ret = write_unlock(s, paddr, pbuf))) {
+			unlock(s, raddr);
+			return ret;
+		}
+		if ((ret = write_unlock(s, raddr, rbuf)))
+			return ret;
+		free_node(raddr);
+		cache_.invalidate(level, raddr);
+		cache_.invalidate(level, laddr);
+		cache_.insert(p, paddr);
+		s.st.merges.fetch_add(1, std::memory_order_relaxed);
+		if (p.hdr().count < low_water)
+			return try_merge(s, level + 1, key, true);
+		return 0;
+	}
+	{
+		// even out; whichever node gains keys is written first, so
+		// every key is always in a node whose fences cover it
+		bool to_left = l.hdr().count < r.hdr().count;
+		uint64_t nsep = l.balance_with(r, sep);
+
+		p.entries()[a].key = nsep;
+		uint64_t first = to_left ? laddr : raddr, second = to_left ? raddr : laddr;
+		uint8_t *fbuf = to_left ? lbuf : rbuf, *sbuf = to_left ? rbuf : lbuf;
+		if ((ret = write_unlock(s, first, fbuf))) {
+			unlock(s, second);
+			unlock(s, paddr);
+			return ret;
+		}
+		if ((ret = write_unlock(s, second, sbuf))) {
+			unlock(s, paddr);
+			return ret;
+		}
+		ret = write_unlock(s, paddr, pbuf);
+		cache_.invalidate(level, raddr);
+		cache_.invalidate(level, laddr);
+		if (!ret)
+			cache_.insert(p, paddr);
+		s.st.redistributions.fetch_add(1, std::memory_order_relaxed);
+		return ret;
+	}
+
+out_right:
+	unlock(s, raddr);
+out_left:
+	unlock(s, laddr);
+out_parent:
+	unlock(s, paddr);
+	return ret;
+}
+
+int tree::del(session &s, uint64_t key)
+{
+	uint8_t *buf = s.node(session::s_node0);
+	node_view n(buf, node_size_);
+	uint64_t addr;
+	int ret;
+
+	ret = lock_for(s, key, 0, buf, &addr);
+	if (ret)
+		return ret;
+	int i = n.find(key);
+	if (i < 0) {
+		ret = unlock(s, addr);
+		return ret ? ret : -ENOENT;
+	}
+	uint64_t old = n.entries()[i].val;
+	n.leaf_remove(key);
+	if ((ret = write_unlock(s, addr, buf)))
+		return ret;
+	s.st.deletes.fetch_add(1, std::memory_order_relaxed);
+	if (!inline_values())
+		free_blob(old);
+	bool is_root = (n.hdr().flags & node_low_inf) && (n.hdr().flags & node_high_inf);
+	if (!is_root && n.hdr().count < node_capacity(node_size_) / 4) {
+		// the delete is done; tidying up is best effort, and a
+		// failure here leaves a valid, only emptier, tree
+		(void)try_merge(s, 0, key, true);
+	}
+	return 0;
+}
+
+int tree::scan(session &s, uint64_t start, size_t limit, uint64_t *keys,
+	       void *vals, size_t *count)
+{
+	uint8_t *buf = s.node(session::s_node0);
+	node_view n(buf, node_size_);
+	auto *out = static_cast<uint8_t *>(vals);
+	size_t vsize = value_size_;
+	unsigned restarts = 0;
+	uint64_t cur = start, a;
+	size_t got = 0;
+	origin o;
+
+	if (!limit || limit > DS_BTREE_SCAN_MAX || !keys)
+		return -EINVAL;
+	s.st.scans.fetch_add(1, std::memory_order_relaxed);
+	if (int ret = descend(s, cur, 0, buf, &a, true, true, &o))
+		return ret;
+	for (;;) {
+		uint32_t i = n.lower_bound(cur), first = static_cast<uint32_t>(got);
+		const node_header &h = n.hdr();
+
+		for (; i < h.count && got < limit; i++) {
+			keys[got] = n.entries()[i].key;
+			if (out && inline_values())
+				std::memcpy(out + got * vsize, &n.entries()[i].val, 8);
+			got++;
+		}
+		if (out && !inline_values() && got > first) {
+			uint8_t *b = s.blobs();
+			batch r(s);
+			size_t k;
+
+			for (k = first; k < got; k++) {
+				uint32_t j = n.lower_bound(keys[k]);
+				r.read(n.entries()[j].val, b + (k - first) * blob_size(), blob_size());
+			}
+			if (int ret = r.run(batch::k_read))
+				return ret;
+			for (k = first; k < got; k++) {
+				uint32_t len;
+				const uint8_t *p = blob_check(b + (k - first) * blob_size(),
+							      blob_size(), keys[k], &len);
+				if (!p)
+					break;
+				std::memset(out + k * vsize, 0, vsize);
+				std::memcpy(out + k * vsize, p, len);
+			}
+			if (k < got) {
+				// a value changed under us: read its leaf again
+				cur = keys[k];
+				got = k;
+				if (!restart(s, &restarts))
+					return -EIO;
+				if (int ret = descend(s, cur, 0, buf, &a, true, true, &o))
+					return ret;
+				continue;
+			}
+		}
+		if (got == limit || (h.flags & node_high_inf))
+			break;
+		cur = h.high;
+		uint64_t next = h.sibling;
+		bool ok = next && !read_node(s, next, buf);
+		ok = ok && !(n.hdr().flags & node_free) && n.leaf() &&
+		     (n.covers(cur) || n.right_of(cur));
+		while (ok && n.right_of(cur)) {
+			s.st.sibling_hops.fetch_add(1, std::memory_order_relaxed);
+			next = n.hdr().sibling;
+			ok = next && !read_node(s, next, buf) && !(n.hdr().flags & node_free) &&
+			     n.leaf() && (n.covers(cur) || n.right_of(cur));
+		}
+		if (!ok) {
+			// merged or moved: find cur's leaf from above
+			if (!restart(s, &restarts))
+				return -EAGAIN;
+			if (int ret = descend(s, cur, 0, buf, &a, true, true, &o))
+				return ret;
+		}
+	}
+	*count = got;
+	return 0;
+}
+
+int tree::info(session &s, ds_btree_info *out)
+{
+	superblock sbk;
+	uint8_t *buf = s.node(session::s_node0);
+	node_view n(buf, node_size_);
+	uint64_t root;
+
+	*out = {};
+	if (int ret = load_superblock(s, &sbk))
+		return ret;
+	if (int ret = root_image(s, buf, &root, true))
+		return ret;
+	out->addr = addr_;
+	out->layout = layout_;
+	out->node_size = node_size_;
+	out->value_size = value_size_;
+	out->height = n.hdr().level + 1u;
+	out->root = root;
+	out->nodes = sbk.node_ids;
+	for (const auto &c : sbk.clients)
+		out->clients += c.owner != 0;
+	out->nsegs = nsegs_;
+	for (uint32_t i = 0; i < nsegs_; i++) {
+		seg_header h;
+		batch b(s);
+
+		out->segs[i] = segs_[i];
+		out->seg_size[i] = seg_size_[i];
+		b.read(segs_[i] + seg_hdr_off, buf, sizeof(h));
+		if (int ret = b.run(batch::k_other))
+			return ret;
+		std::memcpy(&h, buf, sizeof(h));
+		uint64_t used = data_off;
+		if (layout_ == DS_BTREE_SEED) {
+			for (unsigned r = 0; r < region_count; r++)
+				used += std::min(h.region_cursor[r], seed_region_size[r]);
+		} else {
+			used += std::min(h.cursor, seg_size_[i] - data_off);
+		}
+		out->seg_used[i] = used;
+	}
+	out->cache_bytes = cache_.bytes();
+	out->cache_limit = (flags_ & DS_BTREE_NO_CACHE) ? 0 : cache_.limit();
+	out->cache_entries = cache_.entries();
+	out->client_id = slot_;
+	out->lock_lease_ms = lease_ms_;
+	return 0;
+}
+
+int tree::probe(session &s, uint64_t n, uint64_t *ns)
+{
+	uint8_t *buf = s.node(session::s_node0);
+	uint64_t root = root_hint_.load(std::memory_order_relaxed);
+	batch b(s);
+
+	if (!n)
+		return -EINVAL;
+	auto t0 = clock::now();
+	for (uint64_t i = 0; i < n; i++) {
+		b.read(root, buf, node_size_);
+		if (int ret = b.run(batch::k_read))
+			return ret;
+	}
+	*ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+		clock::now() - t0).count());
+	return 0;
+}
+
+}  // namespace dsmem::btree

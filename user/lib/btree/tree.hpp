@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The B+tree's compute-side state, shared by the files of user/lib/btree:
+// sessions (one data-path handle per thread), the node allocator, the
+// index cache, the local lock table and the client slot.
+//
+// Lock order, everywhere: a parent before its children, a left node before
+// its right sibling.  A split unlocks the child before it locks the parent
+// (B-link needs no more), so no thread waits for a lock above one it holds.
+// Local locks (local_locks) are taken just before the remote lock of the
+// same node and dropped just after it, so they follow the same order.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "layout.hpp"
+
+struct ds_xfer;
+
+namespace dsmem::btree {
+
+using clock = std::chrono::steady_clock;
+
+// Counters of one session; relaxed atomics so stats() reads them live.
+struct counters {
+#define DS_BTREE_COUNTER(n) std::atomic<uint64_t> n{0};
+#include "counters.def"
+#undef DS_BTREE_COUNTER
+};
+
+class tree;
+
+// One thread's data path: a /dev/dsmem handle, a registered buffer with
+// room for the node images of the deepest operation (a merge holds a
+// parent and two children, a split a new node too) and the atomics' words.
+struct session {
+	enum slot : unsigned { s_node0, s_node1, s_node2, s_node3, s_node4, s_nodes };
+
+	tree *t = nullptr;
+	ds_xfer *x = nullptr;
+	uint32_t mr = 0;
+	uint8_t *buf = nullptr;
+	size_t buf_size = 0;
+	counters st;
+
+	~session();
+	uint8_t *node(unsigned i) const;
+	uint64_t *word(unsigned i) const;	// 8 words after the nodes
+	uint8_t *blobs() const;			// room for a leaf's blobs
+	size_t blobs_size() const;
+	uint64_t offset(const void *p) const
+	{
+		return static_cast<uint64_t>(static_cast<const uint8_t *>(p) - buf);
+	}
+};
+
+// Work requests waited for together: one round trip.
+class batch {
+public:
+	enum kind { k_read, k_lock, k_write, k_other };
+
+	explicit batch(session &s) : s_(s) {}
+	void read(uint64_t remote, void *local, uint64_t len);
+	void write(uint64_t remote, const void *local, uint64_t len);
+	void cas(uint64_t remote, uint64_t expect, uint64_t swap, uint64_t *old);
+	void faa(uint64_t remote, uint64_t add, uint64_t *old);
+	int run(kind k);
+	size_t size() const { return n_; }
+
+private:
+	static constexpr size_t max_ = 256;
+	void add(uint8_t op, uint64_t remote, const void *local, uint64_t len,
+		 uint64_t compare_add, uint64_t swap);
+	session &s_;
+	struct dsmem_xfer_req reqs_[max_];
+	size_t n_ = 0;
+	uint64_t bytes_read_ = 0, bytes_written_ = 0;
+};
+
+// Threads of this compute node wait here, not on the remote lock word, so
+// the NIC sees one CAS per node at a time from this node.  Exact addresses
+// (no hashing), so two locks never alias and the lock order holds.
+class local_locks {
+public:
+	void lock(uint64_t addr);
+	void unlock(uint64_t addr);
+
+private:
+	static constexpr unsigned shards_ = 64;
+	struct shard {
+		std::mutex m;
+		std::condition_variable cv;
+		std::unordered_set<uint64_t> held;
+	};
+	shard &of(uint64_t addr) { return shards_v_[(addr >> 6) % shards_]; }
+	shard shards_v_[shards_];
+};
+
+// Internal nodes as last read, per level, keyed by their low fence.
+// Bounded in bytes; second-chance FIFO eviction.  A pointer taken from it
+// is only a hint: the node it leads to is checked like any other.
+class index_cache {
+public:
+	struct hit {
+		uint64_t child;		// the node below that covers the key
+		uint64_t from;		// the cached node it came from
+		unsigned level;		// the cached node's level
+	};
+
+	void configure(uint64_t limit, uint32_t node_size);
+	bool lookup(uint64_t key, unsigned min_level, hit *h);
+	void insert(const node_view &n, uint64_t addr);
+	void invalidate(unsigned level, uint64_t addr);
+	uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
+	uint64_t limit() const { return limit_; }
+	uint64_t entries() const;
+
+private:
+	struct item {
+		uint64_t addr;
+		std::unique_ptr<uint8_t[]> img;
+		std::atomic<bool> referenced{false};
+	};
+	using level_map = std::map<uint64_t, std::unique_ptr<item>>;
+
+	void evict_locked();
+	mutable std::shared_mutex m_;
+	level_map levels_[height_max];
+	std::deque<std::pair<unsigned, uint64_t>> fifo_;	// (level, low)
+	std::atomic<uint64_t> bytes_{0};
+	uint64_t limit_ = cache_default;
+	uint32_t node_size_ = DS_BTREE_NODE_DEFAULT;
+};
+
+class tree {
+public:
+	tree(uint32_t node_id, uint64_t addr) : node_id_(node_id), addr_(addr) {}
+	~tree();
+
+	// ---- set up (session.cpp) ----
+	int open(const ds_btree_open_opts &o);
+	int load_superblock(session &s, superblock *sb);
+	int make_session(std::unique_ptr<session> *out);
+	session *acquire(int *err);
+	void release(session *s);
+	void sum(ds_btree_stats *st);
+	void reset_stats();
+	int claim_slot(session &s);
+	void heartbeat_loop();
+	bool fenced() const { return fenced_.load(std::memory_order_relaxed); }
+
+	// ---- node locks (session.cpp) ----
+	// Lock the node and read its image into buf (one round trip).
+	int lock_read(session &s, uint64_t addr, uint8_t *buf);
+	// Write the image (but its lock word) and unlock, in one round trip.
+	int write_unlock(session &s, uint64_t addr, uint8_t *buf);
+	int unlock(session &s, uint64_t addr);
+	int read_node(session &s, uint64_t addr, uint8_t *buf, batch::kind k = batch::k_read);
+
+	// ---- memory (alloc.cpp) ----
+	int alloc_node(session &s, unsigned level, bool is_root, uint64_t *addr);
+	int alloc_blob(session &s, uint64_t *addr);
+	void free_node(uint64_t addr);
+	void free_blob(uint64_t addr);
+
+	// ---- operations (tree.cpp) ----
+	int get(session &s, uint64_t key, void *val, size_t len, size_t *vlen);
+	int put(session &s, uint64_t key, const void *val, size_t len);
+	int del(session &s, uint64_t key);
+	int scan(session &s, uint64_t start, size_t limit, uint64_t *keys,
+		 void *vals, size_t *n);
+	int info(session &s, ds_btree_info *out);
+	int probe(session &s, uint64_t n, uint64_t *ns);
+
+	// what an operation is allowed to assume of the tree
+	uint32_t node_size() const { return node_size_; }
+	uint32_t value_size() const { return value_size_; }
+	bool inline_values() const { return value_size_ == 8; }
+	uint32_t blob_size() const { return blob_slot(value_size_); }
+	uint64_t sb(uint64_t off) const { return addr_ + off; }
+
+	// public for the C ABI
+	uint32_t node_id_;
+	uint64_t addr_;
+
+private:
+	friend struct session;
+	// Where a traversal began: a cached node's pointer, or the root.
+	struct origin {
+		uint64_t from = 0;	// the cached node; 0: the root
+		unsigned level = 0;
+	};
+	// The node at `level` covering key: its address, and its image in buf
+	// when read_target (otherwise it may be unread).  -ERANGE when the
+	// tree is not that tall.
+	int descend(session &s, uint64_t key, unsigned level, uint8_t *buf,
+		    uint64_t *addr, bool read_target, bool use_cache, origin *o);
+	// The same, locked: the image in buf is the node's, under our lock.
+	int lock_for(session &s, uint64_t key, unsigned level, uint8_t *buf,
+		     uint64_t *addr);
+	void drop_hint(session &s, const origin &o);
+	int root_image(session &s, uint8_t *buf, uint64_t *addr, bool refresh);
+	int insert_separator(session &s, unsigned level, uint64_t sep, uint64_t child);
+	int grow_root(session &s, uint64_t root, uint8_t *buf);
+	int split_and_write(session &s, uint64_t addr, uint8_t *buf,
+			    uint64_t key, uint64_t val, bool *existed);
+	int try_merge(session &s, unsigned level, uint64_t key, bool again);
+	int collapse_root(session &s, uint64_t root);
+	int read_value(session &s, uint64_t key, uint64_t ref, void *val,
+		       size_t len, size_t *vlen);
+	int write_blob(session &s, uint64_t key, const void *val, size_t len,
+		       uint64_t *addr);
+	bool restart(session &s, unsigned *n);
+	int steal_check(session &s, uint64_t addr, uint64_t holder,
+			clock::time_point *since, uint64_t *hb_seen,
+			clock::time_point *hb_at);
+
+	// the superblock's constants
+	uint32_t layout_ = DS_BTREE_GENERAL;
+	uint32_t node_size_ = DS_BTREE_NODE_DEFAULT;
+	uint32_t value_size_ = 8;
+	uint32_t nsegs_ = 0;
+	uint64_t segs_[DS_BTREE_SEGS_MAX] = {};
+	uint64_t seg_size_[DS_BTREE_SEGS_MAX] = {};
+	uint32_t flags_ = 0;
+	uint32_t lease_ms_ = lease_default_ms;
+
+	// this client
+	uint32_t slot_ = 0;
+	uint64_t tag_ = 0;
+	std::atomic<bool> fenced_{false};
+	std::atomic<uint64_t> root_hint_{0};
+
+	std::mutex sessions_m_;
+	std::vector<std::unique_ptr<session>> sessions_;
+	std::vector<session *> idle_;
+	counters retired_;	// sessions' counters are never dropped
+
+	std::mutex hb_m_;
+	std::condition_variable hb_cv_;
+	bool hb_stop_ = false;
+	std::thread hb_thread_;
+
+	// allocation: a chunk being carved, freed memory resting
+	std::mutex alloc_m_;
+	uint64_t chunk_next_ = 0, chunk_end_ = 0;
+	uint32_t next_seg_ = 0;
+public:
+	struct freed {
+		uint64_t addr;
+		clock::time_point at;
+	};
+private:
+	std::deque<freed> free_nodes_, free_blobs_;
+	int take_chunk(session &s);
+	int carve(session &s, uint64_t size, uint64_t *addr);
+	int seed_alloc(session &s, unsigned region, uint64_t size, uint64_t *addr);
+
+	index_cache cache_;
+	local_locks locks_;
+};
+
+// RAII: a session for the length of one call.
+class session_ref {
+public:
+	explicit session_ref(tree *t) : t_(t), s_(t->acquire(&err_)) {}
+	~session_ref()
+	{
+		if (s_)
+			t_->release(s_);
+	}
+	session *get() const { return s_; }
+	int error() const { return err_ ? err_ : -ENOMEM; }
+	session_ref(const session_ref &) = delete;
+	session_ref &operator=(const session_ref &) = delete;
+
+private:
+	tree *t_;
+	int err_ = 0;
+	session *s_;
+};
+
+}  // namespace dsmem::btree
+
+// The C ABI's opaque handle.
+struct ds_btree {
+	dsmem::btree::tree t;
+	ds_btree(uint32_t node, uint64_t addr) : t(node, addr) {}
+};
