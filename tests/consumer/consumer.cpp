@@ -12,6 +12,14 @@ int main()
 	    p.mask() != 1ULL << DS_CACHE_P_WINDOW_NS)
 		return 1;
 
+	// a bad argument is refused before any module is needed
+	ds_btree_create_opts bad = {};
+	bad.node_size = 100;
+	const uint64_t seg = 2ULL << 48 | 1ULL << 36;	// node 2, segment 1
+	auto tree = dsmem::btree::create(1, {&seg, 1}, bad);
+	if (tree || tree.err().code != -EINVAL)
+		return 1;
+
 	auto ctx = dsmem::context::open();
 	if (!ctx) {
 		std::printf("dsmem: %s\n", ctx.err().what().c_str());

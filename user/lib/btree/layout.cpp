@@ -82,10 +82,17 @@ uint64_t node_view::child_for(uint64_t key) const
 	return i ? entries()[i - 1].val : hdr().leftmost;
 }
 
+// The header after the CRC and the entries in use: the rest of the node
+// is never read, so a checksum over it would only cost time.
+static size_t sealed_bytes(const node_view &n)
+{
+	return sizeof(node_header) - crc_from + n.hdr().count * sizeof(entry);
+}
+
 void node_view::seal() const
 {
 	hdr().magic = node_magic;
-	hdr().crc = crc(p_ + crc_from, size_ - crc_from);
+	hdr().crc = crc(p_ + crc_from, sealed_bytes(*this));
 }
 
 bool node_view::check(const char **why) const
@@ -95,10 +102,10 @@ bool node_view::check(const char **why) const
 
 	if (h.magic != node_magic)
 		w = "bad magic";
-	else if (h.crc != crc(p_ + crc_from, size_ - crc_from))
-		w = "checksum mismatch";
 	else if (h.count > capacity())
 		w = "count over capacity";
+	else if (h.crc != crc(p_ + crc_from, sealed_bytes(*this)))
+		w = "checksum mismatch";
 	else if (h.level >= height_max)
 		w = "level out of range";
 	else if (!(h.flags & (node_low_inf | node_high_inf)) && h.low >= h.high)

@@ -113,7 +113,7 @@ inline constexpr uint8_t node_high_inf = 0x04;	// no high fence
 struct node_header {
 	uint64_t lock;		// the lock word: 0 or the holder's tag (not
 				// covered by the checksum)
-	uint32_t crc;		// crc32 of bytes [crc_from, node_size)
+	uint32_t crc;		// crc32 from crc_from to the last entry in use
 	uint32_t reserved0;
 	uint64_t version;	// bumped by every write of the node
 	uint8_t level;		// 0: leaf
