@@ -25,6 +25,8 @@ packages=(
 	# browser tests (playwright-core from npm, package-lock.json)
 	libcpp-httplib-dev libsqlite3-dev libsodium-dev libjs-chart.js
 	libcurl4-openssl-dev chromium nodejs
+	# the B+tree's node checksum (XXH64: cheap where the CPU is emulated)
+	libxxhash-dev
 )
 
 missing=()

@@ -4,13 +4,15 @@
 
 #include <algorithm>
 
-#include <zlib.h>
+#include <xxhash.h>
 
 namespace dsmem::btree {
 
-uint32_t crc(const void *p, size_t n)
+// XXH64: scalar 64-bit arithmetic, which an emulated CPU runs nearly as
+// well as a real one (a table CRC costs a lookup per byte there)
+uint64_t checksum(const void *p, size_t n)
 {
-	return static_cast<uint32_t>(crc32_z(0, static_cast<const Bytef *>(p), n));
+	return XXH64(p, n, 0);
 }
 
 unsigned seed_region_for(unsigned level, bool is_root)
@@ -86,13 +88,13 @@ uint64_t node_view::child_for(uint64_t key) const
 // is never read, so a checksum over it would only cost time.
 static size_t sealed_bytes(const node_view &n)
 {
-	return sizeof(node_header) - crc_from + n.hdr().count * sizeof(entry);
+	return sizeof(node_header) - sum_from + n.hdr().count * sizeof(entry);
 }
 
 void node_view::seal() const
 {
 	hdr().magic = node_magic;
-	hdr().crc = crc(p_ + crc_from, sealed_bytes(*this));
+	hdr().sum = checksum(p_ + sum_from, sealed_bytes(*this));
 }
 
 bool node_view::check(const char **why) const
@@ -104,7 +106,7 @@ bool node_view::check(const char **why) const
 		w = "bad magic";
 	else if (h.count > capacity())
 		w = "count over capacity";
-	else if (h.crc != crc(p_ + crc_from, sealed_bytes(*this)))
+	else if (h.sum != checksum(p_ + sum_from, sealed_bytes(*this)))
 		w = "checksum mismatch";
 	else if (h.level >= height_max)
 		w = "level out of range";
@@ -112,7 +114,11 @@ bool node_view::check(const char **why) const
 		w = "fences inverted";
 	else if (!leaf() && !(h.flags & node_free) && !h.leftmost)
 		w = "internal node without a leftmost child";
-	else {
+	else if (!leaf()) {
+		// the checksum vouches for what a writer sealed; the children
+		// an internal node points to are checked as well, since they
+		// are followed (a leaf's values are data, or blobs that carry
+		// their own key and checksum)
 		const entry *e = entries();
 
 		for (uint32_t i = 0; i < h.count && !w; i++) {
@@ -288,6 +294,12 @@ uint64_t node_view::balance_with(const node_view &right, uint64_t sep) const
 	return nsep;
 }
 
+// The key and length seed the sum, so a blob of another key fails it too.
+static uint32_t blob_sum(uint64_t key, const void *val, uint32_t len)
+{
+	return static_cast<uint32_t>(XXH64(val, len, key ^ (static_cast<uint64_t>(len) << 32)));
+}
+
 void blob_seal(void *buf, uint64_t key, const void *val, uint32_t len)
 {
 	auto *b = static_cast<blob_header *>(buf);
@@ -295,28 +307,19 @@ void blob_seal(void *buf, uint64_t key, const void *val, uint32_t len)
 	b->key = key;
 	b->len = len;
 	std::memcpy(b + 1, val, len);
-	b->crc = 0;
-	b->crc = crc(buf, sizeof(*b) + len);
+	b->sum = blob_sum(key, val, len);
 }
 
 const uint8_t *blob_check(const void *buf, uint32_t slot, uint64_t key, uint32_t *len)
 {
 	blob_header b;
+	const uint8_t *data = static_cast<const uint8_t *>(buf) + sizeof(b);
 
 	std::memcpy(&b, buf, sizeof(b));
-	if (b.key != key || b.len > slot - sizeof(b))
-		return nullptr;
-	uint32_t want = b.crc;
-	// the crc was computed with its own field zero
-	uint8_t tmp[sizeof(blob_header)];
-	std::memcpy(tmp, buf, sizeof(tmp));
-	reinterpret_cast<blob_header *>(tmp)->crc = 0;
-	uint32_t got = static_cast<uint32_t>(crc32_z(0, tmp, sizeof(tmp)));
-	got = static_cast<uint32_t>(crc32_z(got, static_cast<const Bytef *>(buf) + sizeof(b), b.len));
-	if (got != want)
+	if (b.key != key || b.len > slot - sizeof(b) || b.sum != blob_sum(key, data, b.len))
 		return nullptr;
 	*len = b.len;
-	return static_cast<const uint8_t *>(buf) + sizeof(b);
+	return data;
 }
 
 }  // namespace dsmem::btree

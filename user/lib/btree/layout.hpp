@@ -113,8 +113,7 @@ inline constexpr uint8_t node_high_inf = 0x04;	// no high fence
 struct node_header {
 	uint64_t lock;		// the lock word: 0 or the holder's tag (not
 				// covered by the checksum)
-	uint32_t crc;		// crc32 from crc_from to the last entry in use
-	uint32_t reserved0;
+	uint64_t sum;		// XXH64 from sum_from to the last entry in use
 	uint64_t version;	// bumped by every write of the node
 	uint8_t level;		// 0: leaf
 	uint8_t flags;
@@ -126,7 +125,7 @@ struct node_header {
 	uint64_t leftmost;	// internal: child for keys below entry 0
 };
 static_assert(sizeof(node_header) == 64);
-inline constexpr uint64_t crc_from = offsetof(node_header, version);
+inline constexpr uint64_t sum_from = offsetof(node_header, version);
 inline constexpr uint64_t node_off_lock = 0;
 
 struct entry {
@@ -198,7 +197,7 @@ private:
 struct blob_header {
 	uint64_t key;		// whose value it is: checked by readers
 	uint32_t len;
-	uint32_t crc;		// crc32 of key, len and the bytes
+	uint32_t sum;		// XXH64 of the bytes, seeded by key and len
 };
 static_assert(sizeof(blob_header) == 16);
 inline constexpr uint32_t blob_slot(uint32_t value_size)
@@ -209,7 +208,7 @@ void blob_seal(void *buf, uint64_t key, const void *val, uint32_t len);
 // The value's bytes when the blob is whole and key's; nullptr otherwise.
 const uint8_t *blob_check(const void *buf, uint32_t slot, uint64_t key, uint32_t *len);
 
-uint32_t crc(const void *p, size_t n);
+uint64_t checksum(const void *p, size_t n);
 
 // Global addresses: a segment's address plus an offset within it.
 inline uint64_t gaddr_seg(uint64_t a) { return a & ~DSMEM_GADDR_OFF_MASK; }
