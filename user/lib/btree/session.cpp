@@ -296,7 +296,7 @@ int tree::lock_read(session &s, uint64_t addr, uint8_t *buf)
 {
 	node_view n(buf, node_size_);
 	clock::time_point since = clock::now(), hb_at{};
-	uint64_t hb_seen = 0, expect = 0;
+	uint64_t hb_seen = 0, expect = 0, holder = 0;
 	uint64_t *old = s.word(0);
 	int ret;
 
@@ -320,6 +320,11 @@ int tree::lock_read(session &s, uint64_t addr, uint8_t *buf)
 		}
 		s.st.lock_retries.fetch_add(1, std::memory_order_relaxed);
 		expect = 0;
+		if (*old != holder) {
+			// another holder: its heartbeat is watched from scratch
+			holder = *old;
+			hb_at = {};
+		}
 		ret = steal_check(s, addr, *old, &since, &hb_seen, &hb_at);
 		if (ret < 0)
 			goto out_local;
