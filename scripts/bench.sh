@@ -14,8 +14,12 @@
 # against Python's cachetools on the same requests); ui (the web console:
 # a simulation run through it against the same dsctl sim run, a page of
 # logs out of 100k events against the same query in Python's sqlite3, the
-# CSV export, a login's Argon2id cost, an upload, its memory).  btree, obj
-# and slope arrive with their capabilities.
+# CSV export, a login's Argon2id cost, an upload, its memory); btree (the
+# B+tree on disaggregated memory: YCSB A-F on rxe, round trips per
+# operation, the rate of lookups against the floor of dependent READs
+# measured in the same run, scaling from 1 to 4 threads and from 1 to 2
+# memory nodes, lock retries between two compute nodes).  obj and slope
+# arrive with their capabilities.
 #
 # sim and ui run on the host, needing neither the module nor a guest; the
 # other subsets run in one guest after them.
@@ -25,8 +29,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 dsctl=$top/build/user/user/tools/dsctl
 rdm_bench=$top/build/user/bench/rdm_bench
 cache_bench=$top/build/user/bench/cache_bench
-implemented=(ctl rdm cache sim ui)
-planned=(btree obj slope)
+implemented=(ctl rdm cache sim ui btree)
+planned=(obj slope)
 host=(sim ui)
 
 # Mean wall time of one invocation, in ms, over N runs.
@@ -97,6 +101,97 @@ bench_rdm() {
 	done
 	"$ctl" node del id 1
 	"$ctl" node del id 2
+}
+
+# Local nodes on rxe0: 1 and 4 are compute nodes, 2 and 3 memory nodes.
+# Segment 1 of node 2 holds a tree on one memory node; segment 2 of node
+# 2 and segment 1 of node 3 a tree on two.  Every segment is granted to
+# both compute nodes, and both connect to both memory nodes.
+bench_btree() {
+	local ctl=$dsctl n seg json keys=${DSMEM_BTREE_KEYS:-40000} secs=${DSMEM_BTREE_SECS:-3}
+	local t1 t2 c1 c4 c2mn a1 a2 j w
+	local -a addr=()
+	for n in 1 2 3 4; do "$ctl" node add id $n dev rxe0 port $((7470 + n)); done
+	for n in 2 2 3; do
+		json=$("$ctl" -j segment add node $n size 32M)
+		seg=$(json_get 'd[0]["seg"]' <<<"$json")
+		addr+=("$(json_get 'd[0]["addr"]' <<<"$json")")
+		"$ctl" segment grant node $n seg "$seg" to 1 perm rw
+		"$ctl" segment grant node $n seg "$seg" to 4 perm rw
+	done
+	for n in 1 4; do
+		"$ctl" peer add node $n addr "$DSMEM_LOCAL_ADDR" port 7472 >/dev/null
+		"$ctl" peer add node $n addr "$DSMEM_LOCAL_ADDR" port 7473 >/dev/null
+	done
+	# both compute nodes hold the three grants before any tree is made
+	for ((i = 0; i < 200; i++)); do
+		[ "$("$ctl" peer show | grep -c remote_seg)" -ge 6 ] && break
+		sleep 0.1
+	done
+	t1=$("$ctl" -j btree create node 1 segs "${addr[0]}" | json_get 'd[0]["tree"]')
+	t2=$("$ctl" -j btree create node 1 segs "${addr[1]},${addr[2]}" | json_get 'd[0]["tree"]')
+	bt() { "$ctl" -j btree bench keys "$keys" time "$secs" "$@"; }
+	f() { json_get "d[0]$1" <<<"$2"; }
+	# the kind's figure (rtt_per_op of "update", ...) in a bench's record
+	kf() { json_get "[k for k in d[0][\"kinds\"] if k[\"kind\"] == \"$1\"][0][\"$2\"]" <<<"$3"; }
+
+	# both trees loaded first, so that the runs compared come back to back
+	j=$("$ctl" -j btree load node 1 tree "$t1" count "$keys" threads 4)
+	"$ctl" btree load node 1 tree "$t2" count "$keys" threads 4 >/dev/null
+	echo "bench: btree.keys $keys keys"
+	echo "bench: btree.load_4t_ops_per_s $(f '["ops_per_sec"]' "$j") ops/s"
+	echo "bench: btree.load_rtt_per_insert $(f '["rtt_per_op"]' "$j") rtt"
+	# memory comes in 256 KiB chunks round-robin: with enough keys (40000
+	# in 1 KiB nodes fill four chunks) the second tree spans both nodes
+	j=$("$ctl" -j btree show node 1 tree "$t2")
+	echo "bench: btree.tree_2mn.mn1_used_kib $(f '["segs"][0]["used"] // 1024' "$j") KiB"
+	echo "bench: btree.tree_2mn.mn2_used_kib $(f '["segs"][1]["used"] // 1024' "$j") KiB"
+
+	c1=$(bt node 1 tree "$t1" workload c threads 1 load no)
+	echo "bench: btree.dependent_read_per_s $(f '["floor_reads_per_sec"]' "$c1") reads/s"
+	echo "bench: btree.dependent_read_us $(f '["floor_read_us"]' "$c1") us"
+	echo "bench: btree.ycsb_c.tput_1t $(f '["ops_per_sec"]' "$c1") ops/s"
+	echo "bench: btree.ycsb_c.rtt_per_lookup $(f '["rtt_per_op"]' "$c1") rtt"
+	echo "bench: btree.ycsb_c.tput.ratio_vs_dependent_read $(f '["ratio_vs_floor"]' "$c1") x"
+	echo "bench: btree.ycsb_c.p50_us $(f '["p50_us"]' "$c1") us"
+	echo "bench: btree.ycsb_c.p99_us $(f '["p99_us"]' "$c1") us"
+	echo "bench: btree.ycsb_c.bytes_read_per_lookup $(f '["bytes_read_per_op"]' "$c1") B"
+	echo "bench: btree.ycsb_c.cache_hit_rate $(f '["cache_hit_rate"]' "$c1") ratio"
+
+	c4=$(bt node 1 tree "$t1" workload c threads 4 load no)
+	echo "bench: btree.ycsb_c.tput_4t $(f '["ops_per_sec"]' "$c4") ops/s"
+	echo "bench: btree.ycsb_c.tput_4t.ratio_vs_1t $(ratio "$(f '["ops_per_sec"]' "$c4")" "$(f '["ops_per_sec"]' "$c1")") x"
+	echo "bench: btree.ycsb_c.rtt_per_lookup_4t $(f '["rtt_per_op"]' "$c4") rtt"
+	# two memory nodes against one, at four threads (one thread's rate is
+	# one READ's latency wherever the leaf is)
+	c2mn=$(bt node 1 tree "$t2" workload c threads 4 load no)
+	echo "bench: btree.ycsb_c.tput_4t_2mn $(f '["ops_per_sec"]' "$c2mn") ops/s"
+	echo "bench: btree.ycsb_c.tput_2mn.ratio_vs_1mn $(ratio "$(f '["ops_per_sec"]' "$c2mn")" "$(f '["ops_per_sec"]' "$c4")") x"
+	echo "bench: btree.ycsb_c.rtt_per_lookup_2mn $(f '["rtt_per_op"]' "$c2mn") rtt"
+
+	# one thread: each update's round trips are its own (see dsctl-btree(8))
+	a1=$(bt node 1 tree "$t1" workload a threads 1 load no)
+	echo "bench: btree.ycsb_a.tput_1t $(f '["ops_per_sec"]' "$a1") ops/s"
+	echo "bench: btree.ycsb_a.rtt_per_update $(kf update rtt_per_op "$a1") rtt"
+	echo "bench: btree.ycsb_a.rtt_per_read $(kf read rtt_per_op "$a1") rtt"
+	echo "bench: btree.ycsb_a.p99_us $(f '["p99_us"]' "$a1") us"
+	echo "bench: btree.ycsb_a.update_p99_us $(kf update p99_us "$a1") us"
+	# contention at Zipf 0.99: two compute nodes, two threads each
+	a2=$(bt node 1,4 tree "$t1" workload a threads 2 load no)
+	echo "bench: btree.ycsb_a.tput_2cn_2t $(f '["ops_per_sec"]' "$a2") ops/s"
+	echo "bench: btree.ycsb_a.lock_retries_per_op $(f '["lock_retries_per_op"]' "$a2") retries"
+	echo "bench: btree.ycsb_a.rtt_per_op_2cn_2t $(f '["rtt_per_op"]' "$a2") rtt"
+	echo "bench: btree.ycsb_a.lock_retries_per_op_1t $(f '["lock_retries_per_op"]' "$a1") retries"
+
+	# the rest of YCSB, one thread; d and e insert, so they come last
+	for w in b f d e; do
+		j=$(bt node 1 tree "$t1" workload $w threads 1 load no)
+		echo "bench: btree.ycsb_$w.tput_1t $(f '["ops_per_sec"]' "$j") ops/s"
+		echo "bench: btree.ycsb_$w.rtt_per_op $(f '["rtt_per_op"]' "$j") rtt"
+		echo "bench: btree.ycsb_$w.p99_us $(f '["p99_us"]' "$j") us"
+	done
+
+	for n in 1 2 3 4; do "$ctl" node del id $n; done
 }
 
 bench_cache() {

@@ -3,7 +3,8 @@
 # what the module sees: versions, devices (JSON), the event monitor
 # catching an RDMA device added and removed at runtime, then two nodes on
 # rxe0 exchanging data: a segment granted, a peer connected, memory
-# allocated, written and read by message and by one-sided RDMA.
+# allocated, written and read by message and by one-sided RDMA; then a
+# B+tree held by two nodes' segments, loaded and queried by a third.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -83,6 +84,44 @@ step "a synthetic sweep on a private cache: 1024 QPs, one lookup each of QP, CQ,
 	"$dsctl" cache bench qps 1024 ops 50000
 step "the recorded lookups replayed offline: the seed policy and LRU, L1 of 2 and 8 tokens" \
 	"$dsctl" sim run trace /tmp/dsmem-demo.trace policy lru,seed size 2,8 threads 1
+
+printf '\n=== a B+tree across nodes: node 1 computes, nodes 2 and 3 hold the tree\n'
+"$dsctl" node add id 3 dev rxe0 port 7473
+segs=
+for n in 2 3; do
+	echo "$ dsctl segment add node $n size 32M; dsctl segment grant node $n seg S to 1 perm rw"
+	json=$("$dsctl" -j segment add node $n size 32M)
+	seg=$(python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["seg"])' <<<"$json")
+	segs=$segs${segs:+,}$(python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["addr"])' <<<"$json")
+	"$dsctl" segment grant node $n seg "$seg" to 1 perm rw
+done
+step "node 1 connects to node 3 too" \
+	"$dsctl" peer add node 1 addr "$DSMEM_LOCAL_ADDR" port 7473
+for ((i = 0; i < 100; i++)); do
+	[ "$("$dsctl" peer show node 1 | grep -c remote_seg)" -ge 3 ] && break
+	sleep 0.1
+done
+# the seed layout puts node i on memory node i mod 2, so that even this
+# small tree spans both (the general one fills 256 KiB chunks in turn)
+printf '\n=== a tree over segment %s (its superblock) and %s, node i on memory node i mod 2\n$ dsctl btree create node 1 segs %s layout seed\n' \
+	"${segs%,*}" "${segs#*,}" "$segs"
+out=$("$dsctl" btree create node 1 segs "$segs" layout seed)
+echo "$out"
+tree=${out#tree }
+step "node 1 loads 5000 keys in random order, from two threads (one RDMA CAS lock per leaf changed)" \
+	"$dsctl" btree load node 1 tree "$tree" count 5000 threads 2
+step "a lookup (a new process: its index cache is cold, one READ per level)" \
+	"$dsctl" btree get node 1 tree "$tree" key 42
+step "an update: the leaf locked by CAS (with its read), then written and unlocked" \
+	"$dsctl" btree put node 1 tree "$tree" key 42 value 4242
+step "read back" "$dsctl" btree get node 1 tree "$tree" key 42
+step "a delete" "$dsctl" btree del node 1 tree "$tree" key 1001
+step "a range scan across it" "$dsctl" btree scan node 1 tree "$tree" start 999 limit 5
+step "the tree: its superblock, both memory nodes' segments in use, this handle's counters" \
+	"$dsctl" btree show node 1 tree "$tree"
+step "YCSB-C for 2 seconds from one thread: with the cache warm, one READ per lookup, against the floor of dependent READs" \
+	"$dsctl" btree bench node 1 tree "$tree" workload c keys 5000 load no time 2
+
 step "module counters" "$dsctl" statistic
 printf '\n=== the console'"'"'s log page: the module'"'"'s events it heard, newest first\n'
 echo "$ curl -b COOKIE '$url/api/logs?limit=14'"

@@ -29,9 +29,6 @@ int tree::take_chunk(session &s)
 		if (data_off + *old + chunk_bytes <= seg_size_[i]) {
 			chunk_next_ = segs_[i] + data_off + *old;
 			chunk_end_ = chunk_next_ + chunk_bytes;
-			// counts node slots made available, for show
-			b.faa(sb(sb_off_node_ids), chunk_bytes / node_size_, old);
-			(void)b.run(batch::k_other);
 			return 0;
 		}
 	}
@@ -84,7 +81,11 @@ int tree::alloc_node(session &s, unsigned level, bool is_root, uint64_t *addr)
 		return 0;
 	if (layout_ == DS_BTREE_SEED)
 		return seed_alloc(s, seed_region_for(level, is_root), node_size_, addr);
-	return carve(s, node_size_, addr);
+	int ret = carve(s, node_size_, addr);
+	// the superblock's count learns of it with the next heartbeat
+	if (!ret)
+		unflushed_nodes_.fetch_add(1, std::memory_order_relaxed);
+	return ret;
 }
 
 int tree::alloc_blob(session &s, uint64_t *addr)

@@ -451,8 +451,11 @@ void tree::heartbeat_loop()
 			break;
 		g.unlock();
 		batch b(*s);
+		uint64_t nodes = unflushed_nodes_.exchange(0, std::memory_order_relaxed);
 		b.faa(sb(client_hb_off(slot_ - 1)), 1, s->word(0));
 		b.read(sb(client_owner_off(slot_ - 1)), s->word(1), 8);
+		if (nodes)
+			b.faa(sb(sb_off_node_ids), nodes, s->word(2));
 		if (!b.run(batch::k_other) && *s->word(1) != tag_)
 			// presumed dead by others (a stall longer than the
 			// lease): our locks may be theirs now, so stop writing
@@ -522,6 +525,9 @@ tree::~tree()
 		session_ref s(this);
 		if (s.get()) {
 			batch b(*s.get());
+			uint64_t nodes = unflushed_nodes_.exchange(0);
+			if (nodes)
+				b.faa(sb(sb_off_node_ids), nodes, s.get()->word(1));
 			b.cas(sb(client_owner_off(slot_ - 1)), tag_, 0, s.get()->word(0));
 			(void)b.run(batch::k_other);
 		}

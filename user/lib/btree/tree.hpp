@@ -240,6 +240,10 @@ private:
 	uint64_t tag_ = 0;
 	std::atomic<bool> fenced_{false};
 	std::atomic<uint64_t> root_hint_{0};
+	// general layout: nodes carved since the last heartbeat, which adds
+	// them to the superblock's count (a FAA per node would cost a round
+	// trip per split)
+	std::atomic<uint64_t> unflushed_nodes_{0};
 
 	std::mutex sessions_m_;
 	std::vector<std::unique_ptr<session>> sessions_;

@@ -125,6 +125,7 @@ extern const object node_object;
 extern const object peer_object;
 extern const object segment_object;
 extern const object rdm_object;
+extern const object btree_object;
 extern const object token_object;
 extern const object cache_object;
 extern const object sim_object;

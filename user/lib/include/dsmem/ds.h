@@ -734,7 +734,9 @@ struct ds_btree_info {
 	uint32_t value_size;		/* 8: inline */
 	uint32_t height;		/* levels; 1: the root is a leaf */
 	uint64_t root;			/* global address of the root node */
-	uint64_t nodes;			/* allocated so far, all compute nodes */
+	uint64_t nodes;			/* allocated so far, all compute nodes
+					 * (general layout: as of each one's
+					 * last heartbeat) */
 	uint32_t clients;		/* compute clients with the tree open */
 	uint32_t nsegs;
 	uint64_t segs[DS_BTREE_SEGS_MAX];	/* global address of each */
