@@ -17,6 +17,13 @@
 #include "kselftest_harness.h"
 #include "util.h"
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 TEST(each_guest_sees_its_own_rxe)
 {
 	const char *dir = env_or_die("DSMEM_RUN_DIR");
@@ -48,18 +55,25 @@ TEST(each_guest_sees_its_own_rxe)
 	EXPECT_NE(d.node_guid, strtoull(buf, NULL, 16)) TH_LOG("both guests see one device");
 }
 
-/* Wait (~30 s) for the other guest to publish a file; its text in buf. */
-static int await_file(const char *dir, const char *name, char *buf, size_t n)
+/* Wait (tenths of seconds) for the other guest to publish a file; its
+ * text in buf. */
+static int await_file_for(const char *dir, const char *name, char *buf, size_t n, int tenths)
 {
 	char path[256];
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	for (int i = 0; i < 300; i++) {
+	for (int i = 0; i < tenths; i++) {
 		if (!read_file(path, buf, n))
 			return 0;
 		usleep(100000);
 	}
 	return -ETIMEDOUT;
+}
+
+/* ~30 s */
+static int await_file(const char *dir, const char *name, char *buf, size_t n)
+{
+	return await_file_for(dir, name, buf, n, 300);
 }
 
 static void publish(const char *dir, const char *name, const char *text)
@@ -166,6 +180,179 @@ TEST(one_node_per_guest)
 out:
 	ds_node_del(ctx, id + 1);
 	ds_ctx_close(ctx);
+}
+
+/* ---- the B+tree across the guests ---- */
+
+#define BT_KEYS		3000
+#define BT_PORT		7475
+
+FIXTURE(pair) {
+	struct ds_ctx *ctx;
+	const char *dir;
+	int id;
+	bool done;		/* guest 0 said how it went */
+};
+
+FIXTURE_SETUP(pair)
+{
+	self->dir = env_or_die("DSMEM_RUN_DIR");
+	self->id = atoi(env_or_die("DSMEM_GUEST_ID"));
+	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
+	ASSERT_EQ(0, ds_node_add(self->ctx, 11 + self->id, "rxe0", BT_PORT))
+		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+}
+
+/* also after a failed assertion: guest 1 must not wait for nothing */
+FIXTURE_TEARDOWN(pair)
+{
+	if (self->id == 0 && !self->done)
+		publish(self->dir, "bt_done", "failed\n");
+	ds_node_del(self->ctx, 11 + self->id);
+	ds_ctx_close(self->ctx);
+}
+
+static uint64_t bt_val(uint64_t key, unsigned gen)
+{
+	return (key ^ 0x5bd1e9955bd1e995ull) * (2 * gen + 3);
+}
+
+static uint64_t bt_rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Keys of the model in order from start: up to limit of them. */
+static size_t bt_expect(const uint64_t *sorted, const unsigned *gen, size_t n, uint64_t start,
+			size_t limit, uint64_t *keys)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < n && m < limit; i++)
+		if (sorted[i] >= start && gen[i])
+			keys[m++] = sorted[i];
+	return m;
+}
+
+/*
+ * Node 12 (guest 1) is a memory node: its segment holds the tree.  Node 11
+ * (guest 0) is the compute node: it creates the tree over the wire and
+ * puts 3000 keys, reads them all, scans, updates and deletes a part, all
+ * checked against a model, while guest 1 only serves its memory.
+ */
+TEST_F_TIMEOUT(pair, btree_across_guests, 500)
+{
+	const char *dir = self->dir;
+	struct ds_btree_create_opts co = { .node_size = 512 };
+	static uint64_t sorted[BT_KEYS], order[BT_KEYS], keys[256], vals[256], exp[256];
+	static unsigned gen[BT_KEYS];	/* 0: absent, else the value's generation */
+	struct ds_btree_stats st;
+	struct ds_btree_info info;
+	struct ds_seg_info s;
+	struct ds_peer_info p;
+	struct ds_ctx *ctx = self->ctx;
+	struct ds_btree *t;
+	uint64_t seg, addr, v, r = 0x2545f4914f6cdd1dull;
+	char buf[128], text[64];
+	uint32_t peer;
+	size_t n, m, vlen;
+
+	if (self->id == 1) {
+		ASSERT_EQ(0, ds_seg_add(ctx, 12, 16 << 20, -1, DS_TRANSLATE_SEGMENT, &s));
+		ASSERT_EQ(0, ds_seg_grant(ctx, 12, s.id, 11, DS_PERM_ALL));
+		snprintf(text, sizeof(text), "%llu\n", (unsigned long long)s.addr);
+		publish(dir, "bt_seg", text);
+		/* serve until the compute node is done (it says how it went) */
+		ASSERT_EQ(0, await_file_for(dir, "bt_done", buf, sizeof(buf), 4500));
+		EXPECT_STREQ("ok\n", buf);
+		return;
+	}
+	ASSERT_EQ(0, await_file(dir, "bt_seg", buf, sizeof(buf)));
+	seg = strtoull(buf, NULL, 10);
+	ASSERT_EQ(12, DSMEM_GADDR_NODE(seg));
+	ASSERT_EQ(0, ds_peer_add(ctx, 11, env_or_die("DSMEM_PEER_ADDR"), BT_PORT, &peer));
+	for (int i = 0; i < 600; i++) {
+		if (!ds_peer_get(ctx, 11, peer, &p) && p.state == DS_PEER_UP && p.rseg_total == 1)
+			break;
+		usleep(50000);
+	}
+	ASSERT_EQ(DS_PEER_UP, p.state);
+
+	ASSERT_EQ(0, ds_btree_create(11, &seg, 1, &co, &addr)) TH_LOG("create over the wire");
+	ASSERT_EQ(0, ds_btree_open(11, addr, NULL, &t));
+
+	/* distinct keys, sorted for the model, put in random order */
+	for (size_t i = 0; i < BT_KEYS; i++)
+		sorted[i] = (i + 1) * 0x9e3779b97f4a7c15ull >> 8;
+	qsort(sorted, BT_KEYS, 8, cmp_u64);
+	for (size_t i = 1; i < BT_KEYS; i++)
+		ASSERT_NE(sorted[i - 1], sorted[i]);
+	for (size_t i = 0; i < BT_KEYS; i++)
+		order[i] = i;
+	for (size_t i = BT_KEYS; i > 1; i--) {
+		size_t j = bt_rnd(&r) % i;
+		uint64_t x = order[i - 1];
+
+		order[i - 1] = order[j];
+		order[j] = x;
+	}
+	for (size_t i = 0; i < BT_KEYS; i++) {
+		size_t k = order[i];
+
+		ASSERT_EQ(0, ds_btree_put(t, sorted[k], &(uint64_t){ bt_val(sorted[k], 1) }, 8))
+			TH_LOG("put %zu", i);
+		gen[k] = 1;
+	}
+	/* updates of every fifth, deletes of every third */
+	for (size_t k = 0; k < BT_KEYS; k += 5) {
+		ASSERT_EQ(0, ds_btree_put(t, sorted[k], &(uint64_t){ bt_val(sorted[k], 2) }, 8));
+		gen[k] = 2;
+	}
+	for (size_t k = 0; k < BT_KEYS; k += 3) {
+		ASSERT_EQ(0, ds_btree_del(t, sorted[k]));
+		gen[k] = 0;
+	}
+	for (size_t i = 0; i < BT_KEYS; i++) {
+		size_t k = order[i];
+		int ret;
+
+		vlen = 0;
+		ret = ds_btree_get(t, sorted[k], &v, 8, &vlen);
+		if (!gen[k]) {
+			ASSERT_EQ(-ENOENT, ret) TH_LOG("key %zu", k);
+			continue;
+		}
+		ASSERT_EQ(0, ret) TH_LOG("key %zu", k);
+		ASSERT_EQ(8, vlen);
+		ASSERT_EQ(bt_val(sorted[k], gen[k]), v) TH_LOG("key %zu", k);
+	}
+	for (int i = 0; i < 100; i++) {
+		uint64_t start = i ? sorted[bt_rnd(&r) % BT_KEYS] + (bt_rnd(&r) % 3) - 1 : 0;
+		size_t limit = 1 + bt_rnd(&r) % 256;
+
+		ASSERT_EQ(0, ds_btree_scan(t, start, limit, keys, vals, &n));
+		m = bt_expect(sorted, gen, BT_KEYS, start, limit, exp);
+		ASSERT_EQ(m, n) TH_LOG("scan %d from %#llx, limit %zu", i, (unsigned long long)start,
+				       limit);
+		for (size_t j = 0; j < n; j++) {
+			size_t k = (uint64_t *)bsearch(&keys[j], sorted, BT_KEYS, 8, cmp_u64) - sorted;
+
+			ASSERT_EQ(exp[j], keys[j]) TH_LOG("scan %d entry %zu", i, j);
+			ASSERT_EQ(bt_val(keys[j], gen[k]), vals[j]);
+		}
+	}
+	ASSERT_EQ(0, ds_btree_describe(t, &info));
+	ASSERT_EQ(0, ds_btree_stats_get(t, &st));
+	TH_LOG("height %u; %" PRIu64 " read, %" PRIu64 " lock, %" PRIu64 " write round trips, "
+	       "%" PRIu64 " cache hits", info.height, st.rtt_read, st.rtt_lock, st.rtt_write,
+	       st.cache_hits);
+	EXPECT_LE(3, info.height);
+	ds_btree_close(t);
+	publish(dir, "bt_done", _metadata->passed ? "ok\n" : "failed\n");
+	self->done = true;
 }
 
 TEST_HARNESS_MAIN

@@ -159,7 +159,8 @@ DS_EXPORT int ds_btree_open(uint32_t node_id, uint64_t addr,
 	ds_btree_open_opts o = opts ? *opts : ds_btree_open_opts{};
 
 	if (!tp || DSMEM_GADDR_OFF(addr) || !DSMEM_GADDR_NODE(addr) ||
-	    (o.flags & ~DS_BTREE_NO_CACHE) || o.lock_lease_ms > 600000)
+	    (o.flags & ~DS_BTREE_NO_CACHE) ||
+	    (o.lock_lease_ms && (o.lock_lease_ms < lease_min_ms || o.lock_lease_ms > lease_max_ms)))
 		return -EINVAL;
 	for (uint64_t r : o.reserved)
 		if (r)
@@ -197,21 +198,25 @@ DS_EXPORT int ds_btree_drop(uint32_t node_id, uint64_t addr)
 		ret = -ENOENT;
 		goto out;
 	}
-	for (const auto &c : before.clients) {
-		if (!c.owner)
-			continue;
-		// a client whose heartbeat still moves has it open
-		std::this_thread::sleep_for(std::chrono::milliseconds(2 * lease_default_ms));
-		if ((ret = ds_read(x, addr, &after, sizeof(after))))
-			goto out;
-		for (uint32_t i = 0; i < clients_max; i++) {
-			if (after.clients[i].owner &&
-			    after.clients[i].heartbeat != before.clients[i].heartbeat) {
-				ret = -EBUSY;
+	{
+		// a client whose slot still moves within twice its lease has
+		// the tree open
+		uint32_t wait_ms = 0;
+		for (const auto &c : before.clients)
+			if (c.word)
+				wait_ms = std::max(wait_ms, 2 * std::max(slot_lease(c.word), lease_min_ms));
+		if (wait_ms) {
+			std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+			if ((ret = ds_read(x, addr, &after, sizeof(after))))
 				goto out;
+			for (uint32_t i = 0; i < clients_max; i++) {
+				if (after.clients[i].word &&
+				    after.clients[i].word != before.clients[i].word) {
+					ret = -EBUSY;
+					goto out;
+				}
 			}
 		}
-		break;
 	}
 	ret = ds_cas(x, addr, sb_magic, 0, &old);
 	if (!ret && old != sb_magic)

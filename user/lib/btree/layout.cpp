@@ -310,13 +310,13 @@ void blob_seal(void *buf, uint64_t key, const void *val, uint32_t len)
 	b->sum = blob_sum(key, val, len);
 }
 
-const uint8_t *blob_check(const void *buf, uint32_t slot, uint64_t key, uint32_t *len)
+const uint8_t *blob_check(const void *buf, uint32_t value_size, uint64_t key, uint32_t *len)
 {
 	blob_header b;
 	const uint8_t *data = static_cast<const uint8_t *>(buf) + sizeof(b);
 
 	std::memcpy(&b, buf, sizeof(b));
-	if (b.key != key || b.len > slot - sizeof(b) || b.sum != blob_sum(key, data, b.len))
+	if (b.key != key || b.len > value_size || b.sum != blob_sum(key, data, b.len))
 		return nullptr;
 	*len = b.len;
 	return data;

@@ -31,13 +31,52 @@ inline constexpr unsigned height_max = 16;
 inline constexpr unsigned restarts_max = 1000;	// then -EAGAIN
 inline constexpr uint64_t cache_default = 16 << 20;
 inline constexpr uint32_t lease_default_ms = 1000;
+inline constexpr uint32_t lease_min_ms = 20;
+inline constexpr uint32_t lease_max_ms = 600000;	// fits a slot's 20 bits
+inline constexpr uint32_t hop_max = 64;		// B-link moves in one search
 inline constexpr uint32_t reuse_grace_ms = 2000;	// freed memory rests
 
 // ---- superblock: segment 0, offset 0 ----
+// A client's slot: one word, so that declaring its owner dead (a CAS of
+// the word as last seen to 0) fails if the owner beat in between.
+//   63        40 39          20 19         0
+//  +------------+--------------+------------+
+//  |   nonce    |  lease (ms)  |    beat    |   0: free
+//  +------------+--------------+------------+
+// The owner bumps `beat` with a CAS every lease / 4; a failed CAS means it
+// was presumed dead, and it stops.  Its lock tag names the slot and the
+// nonce, so a tag outlives neither.
 struct client_slot {
-	uint64_t owner;		// lock tag of the client in it; 0: free
-	uint64_t heartbeat;	// bumped by the owner every lease / 4
+	uint64_t word;
+	uint64_t reserved;
 };
+
+inline constexpr unsigned slot_nonce_shift = 40;
+inline constexpr unsigned slot_lease_shift = 20;
+inline constexpr uint64_t slot_beat_mask = (1ULL << slot_lease_shift) - 1;
+inline constexpr uint64_t slot_nonce_mask = (1ULL << 24) - 1;
+
+inline constexpr uint64_t slot_word(uint64_t nonce, uint32_t lease_ms, uint64_t beat)
+{
+	return (nonce & slot_nonce_mask) << slot_nonce_shift |
+	       static_cast<uint64_t>(lease_ms) << slot_lease_shift | (beat & slot_beat_mask);
+}
+inline constexpr uint64_t slot_nonce(uint64_t word) { return word >> slot_nonce_shift; }
+inline constexpr uint32_t slot_lease(uint64_t word)
+{
+	return static_cast<uint32_t>((word >> slot_lease_shift) & ((1u << 20) - 1));
+}
+inline constexpr uint64_t slot_beat(uint64_t word)
+{
+	return (word & ~slot_beat_mask) | ((word + 1) & slot_beat_mask);
+}
+// lock tag: slot + 1 in the top 16 bits, the nonce, and bit 0 set
+inline constexpr uint64_t lock_tag(uint32_t slot, uint64_t nonce)
+{
+	return static_cast<uint64_t>(slot + 1) << 48 | (nonce & slot_nonce_mask) << 1 | 1;
+}
+inline constexpr uint32_t tag_slot(uint64_t tag) { return static_cast<uint32_t>(tag >> 48); }
+inline constexpr uint64_t tag_nonce(uint64_t tag) { return (tag >> 1) & slot_nonce_mask; }
 
 struct superblock {
 	uint64_t magic;		// sb_magic; sb_creating while being made
@@ -47,7 +86,7 @@ struct superblock {
 	uint32_t value_size;	// 8: inline
 	uint32_t nsegs;
 	uint32_t reserved0;
-	uint64_t root;		// global address of the root node (CAS)
+	uint64_t root;		// the root node's address | generation (CAS)
 	uint64_t node_ids;	// nodes allocated (FAA); seed placement
 	uint64_t reserved1[2];
 	uint64_t segs[DS_BTREE_SEGS_MAX];
@@ -62,14 +101,20 @@ static_assert(offsetof(superblock, clients) == 512);
 static_assert(sizeof(superblock) <= seg_hdr_off);
 
 inline constexpr uint64_t sb_off_root = offsetof(superblock, root);
+
+// Nodes are 64-byte aligned, so the root word's low bits count the root's
+// changes: a CAS from a root read before a grow and a collapse back to
+// the same node fails (ABA).
+inline constexpr uint64_t root_gen_mask = 63;
+inline constexpr uint64_t root_addr(uint64_t word) { return word & ~root_gen_mask; }
+inline constexpr uint64_t root_next(uint64_t word, uint64_t addr)
+{
+	return addr | ((word + 1) & root_gen_mask);
+}
 inline constexpr uint64_t sb_off_node_ids = offsetof(superblock, node_ids);
-inline constexpr uint64_t client_owner_off(uint32_t i)
+inline constexpr uint64_t client_slot_off(uint32_t i)
 {
 	return offsetof(superblock, clients) + i * sizeof(client_slot);
-}
-inline constexpr uint64_t client_hb_off(uint32_t i)
-{
-	return client_owner_off(i) + offsetof(client_slot, heartbeat);
 }
 
 // ---- every segment's header, at seg_hdr_off ----
@@ -205,8 +250,9 @@ inline constexpr uint32_t blob_slot(uint32_t value_size)
 	return (sizeof(blob_header) + value_size + 63) & ~63u;
 }
 void blob_seal(void *buf, uint64_t key, const void *val, uint32_t len);
-// The value's bytes when the blob is whole and key's; nullptr otherwise.
-const uint8_t *blob_check(const void *buf, uint32_t slot, uint64_t key, uint32_t *len);
+// The value's bytes when the blob is whole, key's and at most value_size
+// long; nullptr otherwise.
+const uint8_t *blob_check(const void *buf, uint32_t value_size, uint64_t key, uint32_t *len);
 
 uint64_t checksum(const void *p, size_t n);
 

@@ -257,52 +257,77 @@ int tree::read_node(session &s, uint64_t addr, uint8_t *buf, batch::kind k)
 	return -EIO;
 }
 
-// A holder silent for a lease is presumed dead: its slot in the client
-// table no longer names it, or its heartbeat stopped.  Returns 1 when the
-// lock may be taken over from it.
-int tree::steal_check(session &s, uint64_t addr, uint64_t holder,
-		      clock::time_point *since, uint64_t *hb_seen,
-		      clock::time_point *hb_at)
+// A lock's holder is presumed dead once its slot's word stood still for
+// the holder's own lease, timed on this client's clock (no clocks need to
+// agree); declaring it dead is a CAS of that very word to 0, which fails
+// if the holder beat meanwhile.  Returns 1 when the lock may be taken
+// over, 0 to keep waiting.
+int tree::steal_check(session &s, uint64_t holder, lock_wait *w)
 {
-	uint32_t slot = static_cast<uint32_t>(holder >> 48);
+	uint32_t slot = tag_slot(holder);
+	uint64_t *word = s.word(2);
 	batch b(s);
 
-	(void)addr;
-	if (ms_since(*since) < lease_ms_ / 2)
+	if (ms_since(w->polled) < lease_ms_ / 4)
 		return 0;
-	*since = clock::now();
-	if (!slot || slot > clients_max)
+	w->polled = clock::now();
+	if (!slot || slot > clients_max || !(holder & 1))
 		return 1;	// no client's tag: garbage, take it
-	b.read(sb(client_owner_off(slot - 1)), s.word(2), 16);
+	b.read(sb(client_slot_off(slot - 1)), word, 8);
 	if (int ret = b.run(batch::k_other))
 		return ret;
-	if (*s.word(2) != holder)
-		return 1;	// its slot is gone or someone else's
-	if (*s.word(3) != *hb_seen || *hb_at == clock::time_point{}) {
-		*hb_seen = *s.word(3);
-		*hb_at = clock::now();
+	if (!*word || slot_nonce(*word) != tag_nonce(holder))
+		return 1;	// its client is gone: the slot is free or another's
+	if (*word != w->seen || w->seen_at == clock::time_point{}) {
+		w->seen = *word;
+		w->seen_at = clock::now();
 		return 0;
 	}
-	if (ms_since(*hb_at) < lease_ms_)
+	uint32_t lease = slot_lease(*word) ? slot_lease(*word) : lease_ms_;
+	if (ms_since(w->seen_at) < lease)
 		return 0;
-	// dead: free its slot, so others need not wait a lease for it again
-	b.cas(sb(client_owner_off(slot - 1)), holder, 0, s.word(4));
+	b.cas(sb(client_slot_off(slot - 1)), w->seen, 0, s.word(4));
 	if (int ret = b.run(batch::k_other))
 		return ret;
+	if (*s.word(4) != w->seen) {
+		w->seen_at = {};	// it beat after all
+		return 0;
+	}
 	return 1;
+}
+
+bool tree::heartbeat_fresh() const
+{
+	// a quarter lease of margin before anyone may presume us dead
+	auto last = clock::time_point(clock::duration(last_beat_.load(std::memory_order_relaxed)));
+	return clock::now() - last < std::chrono::milliseconds(lease_ms_ * 3 / 4);
+}
+
+int tree::await_heartbeat()
+{
+	// a late heartbeat thread (a loaded host) holds writes back, it does
+	// not fail them; a lost slot does
+	auto until = clock::now() + std::chrono::milliseconds(4 * lease_ms_);
+	while (!heartbeat_fresh()) {
+		if (fenced() || clock::now() > until)
+			return -ESTALE;
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	}
+	return fenced() ? -ESTALE : 0;
 }
 
 int tree::lock_read(session &s, uint64_t addr, uint8_t *buf)
 {
 	node_view n(buf, node_size_);
-	clock::time_point since = clock::now(), hb_at{};
-	uint64_t hb_seen = 0, expect = 0, holder = 0;
+	uint64_t expect = 0, holder = 0;
 	uint64_t *old = s.word(0);
+	lock_wait w;
 	int ret;
 
-	if (fenced())
-		return -ESTALE;
+	if ((ret = await_heartbeat()))
+		return ret;
 	locks_.lock(addr);
+	w.polled = clock::now();
 	for (unsigned attempt = 0;; attempt++) {
 		batch b(s);
 
@@ -311,9 +336,14 @@ int tree::lock_read(session &s, uint64_t addr, uint8_t *buf)
 		b.cas(addr + node_off_lock, expect, tag_, old);
 		b.read(addr, buf, node_size_);
 		ret = b.run(batch::k_lock);
-		if (ret)
+		if (ret) {
+			// the CAS may have landed though the READ failed
+			release_lock(s, addr);
 			goto out_local;
-		if (*old == expect) {
+		}
+		if (*old == expect || *old == tag_) {
+			// our own tag under our local lock can only be a lock
+			// an earlier failure left behind: ours to take
 			if (expect)
 				s.st.lock_steals.fetch_add(1, std::memory_order_relaxed);
 			break;
@@ -321,11 +351,11 @@ int tree::lock_read(session &s, uint64_t addr, uint8_t *buf)
 		s.st.lock_retries.fetch_add(1, std::memory_order_relaxed);
 		expect = 0;
 		if (*old != holder) {
-			// another holder: its heartbeat is watched from scratch
+			// another holder: its slot is watched from scratch
 			holder = *old;
-			hb_at = {};
+			w.seen_at = {};
 		}
-		ret = steal_check(s, addr, *old, &since, &hb_seen, &hb_at);
+		ret = steal_check(s, *old, &w);
 		if (ret < 0)
 			goto out_local;
 		if (ret == 1)
@@ -347,30 +377,72 @@ out_local:
 	return ret;
 }
 
+void tree::release_lock(session &s, uint64_t addr)
+{
+	batch b(s);
+
+	b.cas(addr + node_off_lock, tag_, 0, s.word(6));
+	(void)b.run(batch::k_write);
+}
+
 int tree::write_unlock(session &s, uint64_t addr, uint8_t *buf)
 {
 	node_view n(buf, node_size_);
 	batch b(s);
-	uint64_t *zero = s.word(7);
+	int ret = await_heartbeat();
 
+	if (ret) {
+		release_lock(s, addr);
+		locks_.unlock(addr);
+		return ret;
+	}
 	n.hdr().version++;
 	n.seal();
-	*zero = 0;
-	// RC executes them in order: the image lands before the lock opens
+	// RC executes them in order: the image lands before the lock opens.
+	// The unlock is a CAS from our tag, so a holder presumed dead never
+	// opens its successor's lock.
 	b.write(addr + 8, buf + 8, node_size_ - 8);
-	b.write(addr + node_off_lock, zero, 8);
-	int ret = b.run(batch::k_write);
+	b.cas(addr + node_off_lock, tag_, 0, s.word(6));
+	ret = b.run(batch::k_write);
+	if (ret)
+		release_lock(s, addr);
 	locks_.unlock(addr);
+	return ret;
+}
+
+int tree::write_images(session &s, std::initializer_list<std::pair<uint64_t, uint8_t *>> nodes)
+{
+	batch b(s);
+	int ret = await_heartbeat();
+
+	if (ret)
+		return ret;
+	for (auto [addr, buf] : nodes) {
+		node_view n(buf, node_size_);
+		n.hdr().version++;
+		n.seal();
+		b.write(addr + 8, buf + 8, node_size_ - 8);
+	}
+	return b.run(batch::k_write);
+}
+
+int tree::unlock_all(session &s, std::initializer_list<uint64_t> addrs)
+{
+	batch b(s);
+
+	for (uint64_t a : addrs)
+		b.cas(a + node_off_lock, tag_, 0, s.word(6));
+	int ret = b.run(batch::k_write);
+	for (uint64_t a : addrs)
+		locks_.unlock(a);
 	return ret;
 }
 
 int tree::unlock(session &s, uint64_t addr)
 {
 	batch b(s);
-	uint64_t *zero = s.word(7);
 
-	*zero = 0;
-	b.write(addr + node_off_lock, zero, 8);
+	b.cas(addr + node_off_lock, tag_, 0, s.word(6));
 	int ret = b.run(batch::k_write);
 	locks_.unlock(addr);
 	return ret;
@@ -401,36 +473,40 @@ int tree::load_superblock(session &s, superblock *out)
 int tree::claim_slot(session &s)
 {
 	std::random_device rd;
-	uint64_t nonce = ((static_cast<uint64_t>(rd()) << 32) | rd()) & ((1ULL << 48) - 1);
 	auto before = std::make_unique<superblock>();
 	auto now = std::make_unique<superblock>();
+	uint32_t wait_ms = lease_ms_;
 
 	if (int ret = load_superblock(s, before.get()))
 		return ret;
-	// first a free slot; failing that, one whose heartbeat stood still
-	// for two leases: a dead client's
+	for (const auto &c : before->clients)
+		wait_ms = std::max(wait_ms, slot_lease(c.word));
+	// first a free slot; failing that, one whose word stood still for
+	// twice its owner's lease: a dead client's
 	for (int round = 0; round < 2; round++) {
 		const superblock &snap = round ? *now : *before;
 
 		for (uint32_t i = 0; i < clients_max; i++) {
-			uint64_t tag = (static_cast<uint64_t>(i + 1) << 48) | nonce | 1;
-			uint64_t expect = snap.clients[i].owner;
+			uint64_t nonce = (rd() & slot_nonce_mask) | 1;
+			uint64_t expect = snap.clients[i].word;
+			uint64_t mine = slot_word(nonce, lease_ms_, 0);
 
-			if (expect && (!round || expect != before->clients[i].owner ||
-				       snap.clients[i].heartbeat != before->clients[i].heartbeat))
+			if (expect && (!round || expect != before->clients[i].word))
 				continue;
 			batch b(s);
-			b.cas(sb(client_owner_off(i)), expect, tag, s.word(0));
+			b.cas(sb(client_slot_off(i)), expect, mine, s.word(0));
 			if (int ret = b.run(batch::k_other))
 				return ret;
 			if (*s.word(0) == expect) {
 				slot_ = i + 1;
-				tag_ = tag;
+				slot_word_ = mine;
+				tag_ = lock_tag(i, nonce);
+				last_beat_.store(clock::now().time_since_epoch().count());
 				return 0;
 			}
 		}
 		if (!round) {
-			std::this_thread::sleep_for(std::chrono::milliseconds(lease_ms_ * 2));
+			std::this_thread::sleep_for(std::chrono::milliseconds(2 * wait_ms));
 			if (int ret = load_superblock(s, now.get()))
 				return ret;
 		}
@@ -452,15 +528,22 @@ void tree::heartbeat_loop()
 		g.unlock();
 		batch b(*s);
 		uint64_t nodes = unflushed_nodes_.exchange(0, std::memory_order_relaxed);
-		b.faa(sb(client_hb_off(slot_ - 1)), 1, s->word(0));
-		b.read(sb(client_owner_off(slot_ - 1)), s->word(1), 8);
+		uint64_t next = slot_beat(slot_word_);
+		b.cas(sb(client_slot_off(slot_ - 1)), slot_word_, next, s->word(0));
 		if (nodes)
-			b.faa(sb(sb_off_node_ids), nodes, s->word(2));
-		if (!b.run(batch::k_other) && *s->word(1) != tag_)
-			// presumed dead by others (a stall longer than the
-			// lease): our locks may be theirs now, so stop writing
-			fenced_.store(true);
+			b.faa(sb(sb_off_node_ids), nodes, s->word(1));
+		int ret = b.run(batch::k_other);
 		g.lock();
+		if (ret)
+			continue;	// unreachable for now: writes wait, then fail
+		if (*s->word(0) != slot_word_) {
+			// presumed dead (a stall longer than the lease): our
+			// locks may be others' now, so this handle writes no more
+			fenced_.store(true);
+			break;
+		}
+		slot_word_ = next;
+		last_beat_.store(clock::now().time_since_epoch().count());
 	}
 }
 
@@ -528,7 +611,7 @@ tree::~tree()
 			uint64_t nodes = unflushed_nodes_.exchange(0);
 			if (nodes)
 				b.faa(sb(sb_off_node_ids), nodes, s.get()->word(1));
-			b.cas(sb(client_owner_off(slot_ - 1)), tag_, 0, s.get()->word(0));
+			b.cas(sb(client_slot_off(slot_ - 1)), slot_word_, 0, s.get()->word(0));
 			(void)b.run(batch::k_other);
 		}
 	}

@@ -39,6 +39,19 @@ uint64_t child_at(const node_view &n, uint32_t slot)
 
 }  // namespace
 
+bool tree::valid_node_ptr(uint64_t a) const
+{
+	if (a & root_gen_mask)
+		return false;	// nodes are 64-byte aligned
+	for (uint32_t i = 0; i < nsegs_; i++) {
+		if (gaddr_seg(a) != segs_[i])
+			continue;
+		uint64_t off = gaddr_off(a);
+		return off >= data_off && off <= seg_size_[i] - node_size_;
+	}
+	return false;
+}
+
 bool tree::restart(session &s, unsigned *n)
 {
 	s.st.restarts.fetch_add(1, std::memory_order_relaxed);
@@ -57,24 +70,30 @@ void tree::drop_hint(session &s, const origin &o)
 	cache_.invalidate(o.level, o.from);
 }
 
-int tree::root_image(session &s, uint8_t *buf, uint64_t *addr, bool refresh)
+int tree::root_image(session &s, uint8_t *buf, uint64_t *addr, bool refresh,
+		     uint64_t *word)
 {
 	node_view n(buf, node_size_);
 
 	for (int pass = 0; pass < 2; pass++) {
-		uint64_t root = root_hint_.load(std::memory_order_relaxed);
+		uint64_t w = root_hint_.load(std::memory_order_relaxed);
 
-		if (refresh || !root) {
+		if (refresh || !w) {
 			batch b(s);
 			b.read(sb(sb_off_root), s.word(1), 8);
 			if (int ret = b.run(batch::k_read))
 				return ret;
-			root = *s.word(1);
-			root_hint_.store(root, std::memory_order_relaxed);
+			w = *s.word(1);
+			root_hint_.store(w, std::memory_order_relaxed);
 			refresh = true;
 		}
-		if (gaddr_seg(root) == 0)
-			return -EUCLEAN;
+		uint64_t root = root_addr(w);
+		if (!valid_node_ptr(root)) {
+			s.st.corrupt.fetch_add(1, std::memory_order_relaxed);
+			return -EIO;
+		}
+		if (word)
+			*word = w;
 		if (int ret = read_node(s, root, buf))
 			return ret;
 		const node_header &h = n.hdr();
@@ -112,7 +131,7 @@ again:
 		} else {
 			if (!(flags_ & DS_BTREE_NO_CACHE))
 				s.st.cache_misses.fetch_add(1, std::memory_order_relaxed);
-			if (int ret = root_image(s, buf, &a, refresh))
+			if (int ret = root_image(s, buf, &a, refresh, nullptr))
 				return ret;
 			expect = n.hdr().level;
 			if (expect < level)
@@ -121,6 +140,11 @@ again:
 		}
 		for (unsigned hops = 0;; hops++) {
 			if (!have) {
+				// never follow a pointer out of the tree's memory
+				if (!valid_node_ptr(a) || hops > hop_max) {
+					s.st.corrupt.fetch_add(1, std::memory_order_relaxed);
+					return -EIO;
+				}
 				if (expect == level && !read_target) {
 					*addr = a;
 					return 0;
@@ -132,7 +156,7 @@ again:
 			const node_header &hd = n.hdr();
 			if ((hd.flags & node_free) || hd.level != expect ||
 			    (!n.covers(key) && !n.right_of(key)) ||
-			    (n.right_of(key) && !hd.sibling) || hops > 64) {
+			    (n.right_of(key) && !hd.sibling)) {
 				// a stale pointer: a merged node, or one whose
 				// range moved left of the key
 				drop_hint(s, *o);
@@ -142,13 +166,18 @@ again:
 					return -EAGAIN;
 				goto again;
 			}
+			uint64_t next = n.right_of(key) ? hd.sibling : n.child_for(key);
+			if (next == a) {
+				s.st.corrupt.fetch_add(1, std::memory_order_relaxed);
+				return -EIO;	// a node pointing at itself
+			}
 			if (n.right_of(key)) {
 				s.st.sibling_hops.fetch_add(1, std::memory_order_relaxed);
 				// the cached parent predates a split: re-read
 				// it next time
 				drop_hint(s, *o);
 				o->from = 0;
-				a = hd.sibling;
+				a = next;
 				continue;
 			}
 			if (hd.level == level) {
@@ -156,7 +185,7 @@ again:
 				return 0;
 			}
 			cache_.insert(n, a);
-			a = n.child_for(key);
+			a = next;
 			expect = hd.level - 1;
 		}
 	}
@@ -176,12 +205,16 @@ int tree::lock_for(session &s, uint64_t key, unsigned level, uint8_t *buf,
 		if (int ret = descend(s, key, level, buf, &a, false, use_cache, &o))
 			return ret;
 		for (unsigned hops = 0;; hops++) {
+			if (!valid_node_ptr(a) || hops > hop_max) {
+				s.st.corrupt.fetch_add(1, std::memory_order_relaxed);
+				return -EIO;
+			}
 			if (int ret = lock_read(s, a, buf))
 				return ret;
 			const node_header &hd = n.hdr();
 			if ((hd.flags & node_free) || hd.level != level ||
 			    (!n.covers(key) && !n.right_of(key)) ||
-			    (n.right_of(key) && !hd.sibling) || hops > 64) {
+			    (n.right_of(key) && (!hd.sibling || hd.sibling == a))) {
 				if (int ret = unlock(s, a))
 					return ret;
 				drop_hint(s, o);
@@ -234,7 +267,7 @@ int tree::read_value(session &s, uint64_t key, uint64_t ref, void *val,
 	r.read(ref, b, blob_size());
 	if (int ret = r.run(batch::k_read))
 		return ret;
-	const uint8_t *p = blob_check(b, blob_size(), key, &n);
+	const uint8_t *p = blob_check(b, value_size_, key, &n);
 	if (!p)
 		return -EAGAIN;
 	if (val)
@@ -274,7 +307,7 @@ int tree::get(session &s, uint64_t key, void *val, size_t len, size_t *vlen)
 		if (ret != -EAGAIN)
 			return ret;
 		if (!restart(s, &restarts))
-			return -EIO;
+			return -EAGAIN;
 	}
 }
 
@@ -307,15 +340,19 @@ int tree::split_and_write(session &s, uint64_t addr, uint8_t *buf,
 	if (same_memory_node(addr, raddr)) {
 		// one QP: the new node lands before the pointer to it
 		batch b(s);
-		uint64_t *zero = s.word(7);
 
-		*zero = 0;
+		if ((ret = await_heartbeat())) {
+			unlock(s, addr);
+			return ret;
+		}
 		l.hdr().version++;
 		l.seal();
 		b.write(raddr, rbuf, node_size_);
 		b.write(addr + 8, buf + 8, node_size_ - 8);
-		b.write(addr + node_off_lock, zero, 8);
+		b.cas(addr + node_off_lock, tag_, 0, s.word(6));
 		ret = b.run(batch::k_write);
+		if (ret)
+			release_lock(s, addr);
 		locks_.unlock(addr);
 	} else {
 		batch b(s);
@@ -338,9 +375,10 @@ int tree::split_and_write(session &s, uint64_t addr, uint8_t *buf,
 	return 0;
 }
 
-int tree::grow_root(session &s, uint64_t root, uint8_t *buf)
+int tree::grow_root(session &s, uint64_t word, uint8_t *buf)
 {
 	node_view n(buf, node_size_);
+	uint64_t root = root_addr(word);
 	uint8_t *tbuf = s.node(session::s_node4);
 	node_view t(tbuf, node_size_);
 	uint64_t taddr;
@@ -356,9 +394,13 @@ int tree::grow_root(session &s, uint64_t root, uint8_t *buf)
 	// every node of the old root's level, as far as one node holds
 	uint64_t next = n.hdr().sibling;
 	while (next && t.hdr().count < t.capacity()) {
+		if (!valid_node_ptr(next) || next == root) {
+			s.st.corrupt.fetch_add(1, std::memory_order_relaxed);
+			return -EIO;
+		}
 		if (int ret = read_node(s, next, buf))
 			return ret;
-		if (n.hdr().flags & node_free)
+		if ((n.hdr().flags & node_free) || n.hdr().level != level - 1)
 			return 0;	// the level is changing: try again
 		t.entries()[t.hdr().count++] = {n.hdr().low, next};
 		next = n.hdr().sibling;
@@ -373,15 +415,15 @@ int tree::grow_root(session &s, uint64_t root, uint8_t *buf)
 	b.write(taddr, tbuf, node_size_);
 	if (int ret = b.run(batch::k_write))
 		return ret;
-	b.cas(sb(sb_off_root), root, taddr, s.word(1));
+	b.cas(sb(sb_off_root), word, root_next(word, taddr), s.word(1));
 	if (int ret = b.run(batch::k_lock))
 		return ret;
-	if (*s.word(1) != root) {
-		free_node(taddr);	// another client grew it first
+	if (*s.word(1) != word) {
+		free_node(taddr);	// another client changed the root first
 		root_hint_.store(*s.word(1), std::memory_order_relaxed);
 		return 0;
 	}
-	root_hint_.store(taddr, std::memory_order_relaxed);
+	root_hint_.store(root_next(word, taddr), std::memory_order_relaxed);
 	s.st.root_changes.fetch_add(1, std::memory_order_relaxed);
 	return 0;
 }
@@ -397,12 +439,12 @@ int tree::insert_separator(session &s, unsigned level, uint64_t sep, uint64_t ch
 		int ret = lock_for(s, sep, level, buf, &paddr);
 		if (ret == -ERANGE) {
 			// the split node was the root: a level above it now
-			uint64_t root;
-			if ((ret = root_image(s, buf, &root, true)))
+			uint64_t root, word;
+			if ((ret = root_image(s, buf, &root, true, &word)))
 				return ret;
 			if (p.hdr().level >= level)
 				continue;
-			if ((ret = grow_root(s, root, buf)))
+			if ((ret = grow_root(s, word, buf)))
 				return ret;
 			if (!restart(s, &restarts))
 				return -EAGAIN;
@@ -416,6 +458,18 @@ int tree::insert_separator(session &s, unsigned level, uint64_t sep, uint64_t ch
 	for (uint32_t i = 0; i <= p.hdr().count; i++) {
 		if (child_at(p, i) == child)
 			return unlock(s, paddr);
+	}
+	// still what we split off?  Root growth may have linked it, a merge
+	// freed it and the memory rested and been reused, while we waited
+	{
+		uint8_t *cbuf = s.node(session::s_node3);
+		node_view c(cbuf, node_size_);
+		int ret = read_node(s, child, cbuf);
+		if (ret || (c.hdr().flags & (node_free | node_low_inf)) ||
+		    c.hdr().level != level - 1 || c.hdr().low != sep) {
+			int uret = unlock(s, paddr);
+			return ret ? ret : uret;
+		}
 	}
 	bool existed;
 	if (p.leaf_upsert(sep, child, &existed)) {
@@ -471,8 +525,9 @@ err_blob:
 	return ret;
 }
 
-int tree::collapse_root(session &s, uint64_t root)
+int tree::collapse_root(session &s, uint64_t word)
 {
+	uint64_t root = root_addr(word);
 	uint8_t *buf = s.node(session::s_node1);
 	uint8_t *cbuf = s.node(session::s_node2);
 	node_view r(buf, node_size_), c(cbuf, node_size_);
@@ -486,9 +541,13 @@ int tree::collapse_root(session &s, uint64_t root)
 		return ret;
 	}
 	const node_header &h = r.hdr();
-	if (*s.word(1) != root || !h.level || h.count || (h.flags & node_free))
+	if (*s.word(1) != word || !h.level || h.count || (h.flags & node_free))
 		return unlock(s, root);
 	uint64_t child = h.leftmost;
+	if (!valid_node_ptr(child) || child == root) {
+		unlock(s, root);
+		return -EIO;
+	}
 	// only a child that holds the whole key space can be the root
 	if (int ret = read_node(s, child, cbuf)) {
 		unlock(s, root);
@@ -496,14 +555,14 @@ int tree::collapse_root(session &s, uint64_t root)
 	}
 	if (!((c.hdr().flags & node_low_inf) && (c.hdr().flags & node_high_inf)))
 		return unlock(s, root);
-	b.cas(sb(sb_off_root), root, child, s.word(1));
+	b.cas(sb(sb_off_root), word, root_next(word, child), s.word(1));
 	if (int ret = b.run(batch::k_lock)) {
 		unlock(s, root);
 		return ret;
 	}
-	if (*s.word(1) != root)
+	if (*s.word(1) != word)
 		return unlock(s, root);
-	root_hint_.store(child, std::memory_order_relaxed);
+	root_hint_.store(root_next(word, child), std::memory_order_relaxed);
 	s.st.root_changes.fetch_add(1, std::memory_order_relaxed);
 	r.hdr().flags |= node_free;
 	int ret = write_unlock(s, root, buf);
@@ -526,10 +585,10 @@ int tree::try_merge(session &s, unsigned level, uint64_t key, bool again)
 
 	ret = lock_for(s, key, level + 1, pbuf, &paddr);
 	if (ret == -ERANGE) {
-		uint64_t root;
-		if ((ret = root_image(s, pbuf, &root, true)))
+		uint64_t root, word;
+		if ((ret = root_image(s, pbuf, &root, true, &word)))
 			return ret;
-		return p.hdr().level && !p.hdr().count ? collapse_root(s, root) : 0;
+		return p.hdr().level && !p.hdr().count ? collapse_root(s, word) : 0;
 	}
 	if (ret)
 		return ret;
@@ -564,56 +623,39 @@ int tree::try_merge(session &s, unsigned level, uint64_t key, bool again)
 	}
 	if (l.hdr().count + r.hdr().count + (level ? 1u : 0u) <= node_capacity(node_size_) / 2) {
 		// merge: the left node takes everything, the parent forgets
-		// the right one, which is then marked free for late readers
+		// the right one, which is marked free for late readers
 		l.absorb(r, sep);
 		p.internal_remove_at(a);
 		r.hdr().flags |= node_free;
-		if ((ret = write_unlock(s, laddr, lbuf))) {
-			unlock(s, raddr);
-			unlock(s, paddr);
-			return ret;
-		}
-		if ((ret = write_unlock(s, paddr, pbuf))) {
-			unlock(s, raddr);
-			return ret;
-		}
-		if ((ret = write_unlock(s, raddr, rbuf)))
-			return ret;
-		free_node(raddr);
-		cache_.invalidate(level, raddr);
-		cache_.invalidate(level, laddr);
-		cache_.insert(p, paddr);
 		s.st.merges.fetch_add(1, std::memory_order_relaxed);
-		if (p.hdr().count < low_water)
-			return try_merge(s, level + 1, key, true);
-		return 0;
-	}
-	{
-		// even out; whichever node gains keys is written first, so
-		// every key is always in a node whose fences cover it
-		bool to_left = l.hdr().count < r.hdr().count;
-		uint64_t nsep = l.balance_with(r, sep);
-
-		p.entries()[a].key = nsep;
-		uint64_t first = to_left ? laddr : raddr, second = to_left ? raddr : laddr;
-		uint8_t *fbuf = to_left ? lbuf : rbuf, *sbuf = to_left ? rbuf : lbuf;
-		if ((ret = write_unlock(s, first, fbuf))) {
-			unlock(s, second);
-			unlock(s, paddr);
-			return ret;
-		}
-		if ((ret = write_unlock(s, second, sbuf))) {
-			unlock(s, paddr);
-			return ret;
-		}
-		ret = write_unlock(s, paddr, pbuf);
-		cache_.invalidate(level, raddr);
-		cache_.invalidate(level, laddr);
-		if (!ret)
-			cache_.insert(p, paddr);
+	} else {
+		// even out through the separator
+		p.entries()[a].key = l.balance_with(r, sep);
 		s.st.redistributions.fetch_add(1, std::memory_order_relaxed);
+	}
+	// All three images in one batch, and only then the unlocks: no
+	// writer can change one node while a reader may still find its keys
+	// in another, and a killed process cannot leave half of it.  Readers
+	// that meet the images landing in any order either find the keys or
+	// begin again.
+	ret = write_images(s, {{laddr, lbuf}, {raddr, rbuf}, {paddr, pbuf}});
+	{
+		int uret = unlock_all(s, {paddr, laddr, raddr});
+		ret = ret ? ret : uret;
+	}
+	cache_.invalidate(level, raddr);
+	cache_.invalidate(level, laddr);
+	if (ret) {
+		cache_.invalidate(level + 1, paddr);
 		return ret;
 	}
+	cache_.insert(p, paddr);
+	if (r.hdr().flags & node_free) {
+		free_node(raddr);
+		if (p.hdr().count < low_water)
+			return try_merge(s, level + 1, key, true);
+	}
+	return 0;
 
 out_right:
 	unlock(s, raddr);
@@ -696,7 +738,7 @@ int tree::scan(session &s, uint64_t start, size_t limit, uint64_t *keys,
 			for (k = first; k < got; k++) {
 				uint32_t len;
 				const uint8_t *p = blob_check(b + (k - first) * blob_size(),
-							      blob_size(), keys[k], &len);
+							      value_size_, keys[k], &len);
 				if (!p)
 					break;
 				std::memset(out + k * vsize, 0, vsize);
@@ -717,15 +759,19 @@ int tree::scan(session &s, uint64_t start, size_t limit, uint64_t *keys,
 			break;
 		cur = h.high;
 		uint64_t next = h.sibling;
-		bool ok = next && !read_node(s, next, buf);
-		ok = ok && !(n.hdr().flags & node_free) && n.leaf() &&
-		     (n.covers(cur) || n.right_of(cur));
-		while (ok && n.right_of(cur)) {
-			s.st.sibling_hops.fetch_add(1, std::memory_order_relaxed);
-			next = n.hdr().sibling;
+		unsigned hops = 0;
+		bool ok;
+		do {
+			if (next && (!valid_node_ptr(next) || hops > hop_max)) {
+				s.st.corrupt.fetch_add(1, std::memory_order_relaxed);
+				return -EIO;
+			}
+			if (hops++)
+				s.st.sibling_hops.fetch_add(1, std::memory_order_relaxed);
 			ok = next && !read_node(s, next, buf) && !(n.hdr().flags & node_free) &&
 			     n.leaf() && (n.covers(cur) || n.right_of(cur));
-		}
+			next = n.hdr().sibling;
+		} while (ok && n.right_of(cur));
 		if (!ok) {
 			// merged or moved: find cur's leaf from above
 			if (!restart(s, &restarts))
@@ -748,17 +794,18 @@ int tree::info(session &s, ds_btree_info *out)
 	*out = {};
 	if (int ret = load_superblock(s, &sbk))
 		return ret;
-	if (int ret = root_image(s, buf, &root, true))
+	if (int ret = root_image(s, buf, &root, true, nullptr))
 		return ret;
 	out->addr = addr_;
 	out->layout = layout_;
 	out->node_size = node_size_;
 	out->value_size = value_size_;
 	out->height = n.hdr().level + 1u;
-	out->root = root;
-	out->nodes = sbk.node_ids;
+	out->root = root;	// the address, without the generation
+	// with what this handle carved since its last heartbeat
+	out->nodes = sbk.node_ids + unflushed_nodes_.load(std::memory_order_relaxed);
 	for (const auto &c : sbk.clients)
-		out->clients += c.owner != 0;
+		out->clients += c.word != 0;
 	out->nsegs = nsegs_;
 	for (uint32_t i = 0; i < nsegs_; i++) {
 		seg_header h;
@@ -790,7 +837,7 @@ int tree::info(session &s, ds_btree_info *out)
 int tree::probe(session &s, uint64_t n, uint64_t *ns)
 {
 	uint8_t *buf = s.node(session::s_node0);
-	uint64_t root = root_hint_.load(std::memory_order_relaxed);
+	uint64_t root = root_addr(root_hint_.load(std::memory_order_relaxed));
 	batch b(s);
 
 	if (!n)

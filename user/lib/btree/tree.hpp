@@ -165,6 +165,12 @@ public:
 	// Write the image (but its lock word) and unlock, in one round trip.
 	int write_unlock(session &s, uint64_t addr, uint8_t *buf);
 	int unlock(session &s, uint64_t addr);
+	// Several locked nodes' images in one batch, their locks kept; then
+	// their unlocks in one more.  A killed process cannot stop a batch
+	// once the ioctl has posted it, so a change of several nodes lands
+	// whole or not at all.
+	int write_images(session &s, std::initializer_list<std::pair<uint64_t, uint8_t *>> nodes);
+	int unlock_all(session &s, std::initializer_list<uint64_t> addrs);
 	int read_node(session &s, uint64_t addr, uint8_t *buf, batch::kind k = batch::k_read);
 
 	// ---- memory (alloc.cpp) ----
@@ -209,21 +215,35 @@ private:
 	int lock_for(session &s, uint64_t key, unsigned level, uint8_t *buf,
 		     uint64_t *addr);
 	void drop_hint(session &s, const origin &o);
-	int root_image(session &s, uint8_t *buf, uint64_t *addr, bool refresh);
+	// The root's image in buf and its address; *word (may be NULL) gets
+	// the root word as read, generation included, for a CAS on it.
+	int root_image(session &s, uint8_t *buf, uint64_t *addr, bool refresh,
+		       uint64_t *word);
+	// A node address inside one of the tree's segments' node areas.
+	bool valid_node_ptr(uint64_t a) const;
 	int insert_separator(session &s, unsigned level, uint64_t sep, uint64_t child);
-	int grow_root(session &s, uint64_t root, uint8_t *buf);
+	int grow_root(session &s, uint64_t word, uint8_t *buf);
 	int split_and_write(session &s, uint64_t addr, uint8_t *buf,
 			    uint64_t key, uint64_t val, bool *existed);
 	int try_merge(session &s, unsigned level, uint64_t key, bool again);
-	int collapse_root(session &s, uint64_t root);
+	int collapse_root(session &s, uint64_t word);
 	int read_value(session &s, uint64_t key, uint64_t ref, void *val,
 		       size_t len, size_t *vlen);
 	int write_blob(session &s, uint64_t key, const void *val, size_t len,
 		       uint64_t *addr);
 	bool restart(session &s, unsigned *n);
-	int steal_check(session &s, uint64_t addr, uint64_t holder,
-			clock::time_point *since, uint64_t *hb_seen,
-			clock::time_point *hb_at);
+	// A wait for a lock: when its holder's slot was last polled, and the
+	// slot's word as first seen unchanged.
+	struct lock_wait {
+		clock::time_point polled;
+		uint64_t seen = 0;
+		clock::time_point seen_at;
+	};
+	int steal_check(session &s, uint64_t holder, lock_wait *w);
+	bool heartbeat_fresh() const;
+	int await_heartbeat();
+	// CAS our tag off the lock word, best effort (after a failed batch).
+	void release_lock(session &s, uint64_t addr);
 
 	// the superblock's constants
 	uint32_t layout_ = DS_BTREE_GENERAL;
@@ -238,6 +258,8 @@ private:
 	// this client
 	uint32_t slot_ = 0;
 	uint64_t tag_ = 0;
+	uint64_t slot_word_ = 0;	// as our last heartbeat left it
+	std::atomic<clock::rep> last_beat_{0};	// when it landed
 	std::atomic<bool> fenced_{false};
 	std::atomic<uint64_t> root_hint_{0};
 	// general layout: nodes carved since the last heartbeat, which adds

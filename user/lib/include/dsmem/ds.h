@@ -720,8 +720,9 @@ struct ds_btree_create_opts {
 
 struct ds_btree_open_opts {
 	uint64_t cache_bytes;		/* index-cache bound; 0: 16 MiB */
-	uint32_t lock_lease_ms;		/* how long a lock's holder may stay
-					 * silent before it is presumed dead;
+	uint32_t lock_lease_ms;		/* how long this client may stay
+					 * silent before others presume it dead
+					 * and take its locks: 20 .. 600000;
 					 * 0: 1000 */
 	uint32_t flags;			/* DS_BTREE_* */
 	uint64_t reserved[4];

@@ -1,0 +1,1921 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The B+tree on disaggregated memory (ds_btree_*), in one guest: compute
+ * nodes 1 and 2 and memory nodes 3 and 4 on the one rxe device, each
+ * memory node with a segment granted read-write to both compute nodes, and
+ * peers from each compute node to each memory node.
+ *
+ *   model_*      random operations checked against a sequential model: one
+ *                thread exactly, and 4 threads on each of 2 compute nodes
+ *                (two processes) by a linearizability check per key
+ *   structure_*  splits at every level, merges down to an empty tree, a
+ *                scan across concurrent splits
+ *   crash        a compute node killed (SIGKILL) while it writes; its locks
+ *                are taken over after their lease
+ *   corrupt_*    node images damaged in remote memory: detected, retried,
+ *                reported as -EIO; their pointers never followed blindly
+ *   bad_input    refusals of the API
+ *   values_out_of_line, seed_layout: the other value and layout modes
+ *
+ * The corrupt tests write node images raw: the offsets below are those of
+ * struct node_header in user/lib/btree/layout.hpp (the kselftests use the
+ * public API only, so they are repeated here).
+ *
+ * Randomness comes from one seed per run, which each test prints
+ * ("seed N"); BTREE_SEED=N replays it.  BTREE_OPS (operations per thread,
+ * default 800) scales the concurrent model check.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/dsmem.h>
+#include <dsmem/ds.h>
+#include <xxhash.h>
+
+#include "kselftest_harness.h"
+#include "util.h"
+
+#define PORT_BASE	7480		/* node n listens on PORT_BASE + n */
+#define SEG_SIZE	(20ull << 20)	/* >= DS_BTREE_SEED_SEG_MIN */
+#define SMALL_NODE	256		/* 12 entries: splits and merges often */
+
+/* struct node_header (user/lib/btree/layout.hpp): 64 bytes, then entries
+ * of 16 (key, value); the sum is XXH64 (seed 0) of the bytes from 16 to
+ * the end of the last entry in use. */
+#define NH_LOCK		0
+#define NH_SUM		8
+#define NH_VERSION	16
+#define NH_LEVEL	24
+#define NH_FLAGS	25
+#define NH_COUNT	26
+#define NH_MAGIC	28
+#define NH_LOW		32
+#define NH_HIGH		40
+#define NH_SIBLING	48
+#define NH_LEFTMOST	56
+#define NH_SIZE		64
+#define NH_SUM_FROM	16
+#define NODE_MAGIC	0x4e425344u
+#define NF_LOW_INF	0x02
+#define NF_HIGH_INF	0x04
+
+/* ---- randomness, time ---- */
+
+static uint64_t seed_base;
+
+static uint64_t rnd(uint64_t *s)	/* xorshift64* */
+{
+	uint64_t x = *s;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+/* one seed for the whole program (each test runs in a child of main) */
+static void __attribute__((constructor)) seed_init(void)
+{
+	const char *env = getenv("BTREE_SEED");
+
+	seed_base = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL) ^ (uint64_t)getpid() << 20;
+}
+
+static uint64_t seed_for(uint64_t salt)
+{
+	uint64_t s = (seed_base + 1) * 0x9e3779b97f4a7c15ull ^ (salt * 0xbf58476d1ce4e5b9ull);
+
+	return s ? s : 1;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void shuffle(uint64_t *a, size_t n, uint64_t *s)
+{
+	for (size_t i = n; i > 1; i--) {
+		size_t j = rnd(s) % i;
+		uint64_t t = a[i - 1];
+
+		a[i - 1] = a[j];
+		a[j] = t;
+	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* ---- the fixture: nodes 1, 2 (compute) and 3, 4 (memory) ---- */
+
+FIXTURE(bt) {
+	struct ds_ctx *ctx;
+	uint64_t seg[2];	/* node 3's and node 4's segment */
+	uint32_t seg_id[2];
+	uint32_t peer[2][2];	/* [compute 1, 2][memory 3, 4] */
+	uint32_t rsegs[2][2];	/* segments each peer grants */
+};
+
+static int grant_both(struct ds_ctx *ctx, uint32_t mnode, uint32_t seg_id)
+{
+	int ret = ds_seg_grant(ctx, mnode, seg_id, 1, DS_PERM_ALL);
+
+	return ret ? ret : ds_seg_grant(ctx, mnode, seg_id, 2, DS_PERM_ALL);
+}
+
+FIXTURE_SETUP(bt)
+{
+	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
+	struct ds_seg_info s;
+
+	TH_LOG("seed %" PRIu64 " (BTREE_SEED=%" PRIu64 " replays it)", seed_base, seed_base);
+	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
+	for (uint32_t id = 1; id <= 4; id++) {
+		ASSERT_EQ(0, ds_node_add(self->ctx, id, "rxe0", PORT_BASE + id))
+			TH_LOG("node %u: %s", id, ds_ctx_errmsg(self->ctx));
+	}
+	for (int m = 0; m < 2; m++) {
+		ASSERT_EQ(0, ds_seg_add(self->ctx, 3 + m, SEG_SIZE, -1, DS_TRANSLATE_SEGMENT, &s));
+		self->seg[m] = s.addr;
+		self->seg_id[m] = s.id;
+		ASSERT_EQ(0, grant_both(self->ctx, 3 + m, s.id));
+	}
+	for (int c = 0; c < 2; c++)
+		for (int m = 0; m < 2; m++) {
+			ASSERT_EQ(0, ds_peer_add(self->ctx, 1 + c, addr, PORT_BASE + 3 + m,
+						 &self->peer[c][m]))
+				TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+			self->rsegs[c][m] = 1;
+		}
+	for (int c = 0; c < 2; c++)
+		for (int m = 0; m < 2; m++) {
+			ASSERT_EQ(0, wait_rsegs(self->ctx, 1 + c, self->peer[c][m], 1));
+		}
+}
+
+FIXTURE_TEARDOWN(bt)
+{
+	for (uint32_t n = 1; n <= 4; n++)
+		ds_node_del(self->ctx, n);
+	ds_ctx_close(self->ctx);
+	EXPECT_EQ(0, kernel_taint() & ~(1UL << 12 | 1UL << 13));
+}
+
+/* A segment of size on memory node m (3 or 4), granted to nodes 1 and 2
+ * when grant; waits until both compute nodes see it (or not). */
+static int extra_seg(struct __test_metadata *_metadata, FIXTURE_DATA(bt) *self,
+		     uint32_t mnode, uint64_t size, bool grant, uint64_t *addr)
+{
+	struct ds_seg_info s;
+	int ret = ds_seg_add(self->ctx, mnode, size, -1, DS_TRANSLATE_SEGMENT, &s);
+
+	if (ret)
+		return ret;
+	*addr = s.addr;
+	if (!grant)
+		return 0;
+	ret = grant_both(self->ctx, mnode, s.id);
+	for (int c = 0; c < 2 && !ret; c++) {
+		uint32_t n = ++self->rsegs[c][mnode - 3];
+
+		ret = wait_rsegs(self->ctx, 1 + c, self->peer[c][mnode - 3], n);
+	}
+	(void)_metadata;
+	return ret;
+}
+
+/* What the compute nodes see of the memory nodes, for a failure's log. */
+static void log_peers(struct __test_metadata *_metadata, FIXTURE_DATA(bt) *self)
+{
+	for (uint32_t c = 1; c <= 2; c++) {
+		struct ds_peer_info *peers;
+		size_t np;
+
+		if (ds_peer_list(self->ctx, c, &peers, &np)) {
+			TH_LOG("node %u: no peer list", c);
+			continue;
+		}
+		for (size_t i = 0; i < np; i++) {
+			TH_LOG("node %u peer %u: node %u, state %u, %u connects, errno %u, "
+			       "%u/%u segments", c, peers[i].id, peers[i].remote_node,
+			       peers[i].state, peers[i].connects, peers[i].last_errno,
+			       peers[i].nrsegs, peers[i].rseg_total);
+			for (uint32_t k = 0; k < peers[i].nrsegs; k++)
+				TH_LOG("  %#" PRIx64 ": %" PRIu64 " bytes, perm %u, %u keys",
+				       peers[i].rsegs[k].addr, peers[i].rsegs[k].size,
+				       peers[i].rsegs[k].perm, peers[i].rsegs[k].keys);
+		}
+		free(peers);
+	}
+}
+
+static int create_small_(struct __test_metadata *_metadata, FIXTURE_DATA(bt) *self,
+			 uint32_t node_size, size_t nsegs, uint64_t *addr)
+{
+	struct ds_btree_create_opts o = { .layout = DS_BTREE_GENERAL, .node_size = node_size };
+	int ret = ds_btree_create(1, self->seg, nsegs, &o, addr);
+
+	if (ret) {
+		TH_LOG("create over %#" PRIx64 ", %#" PRIx64 ": %d", self->seg[0], self->seg[1], ret);
+		log_peers(_metadata, self);
+	}
+	return ret;
+}
+#define create_small(self, node_size, nsegs, addr) \
+	create_small_(_metadata, self, node_size, nsegs, addr)
+
+static uint64_t val_of(uint64_t key)
+{
+	return key * 0x9e3779b97f4a7c15ull + 1;
+}
+
+static int get64(struct ds_btree *t, uint64_t key, uint64_t *v)
+{
+	size_t vlen = 0;
+	int ret;
+
+	*v = 0;
+	ret = ds_btree_get(t, key, v, sizeof(*v), &vlen);
+	if (!ret && vlen != 8)
+		return -EBADMSG;
+	return ret;
+}
+
+static int put64(struct ds_btree *t, uint64_t key, uint64_t v)
+{
+	return ds_btree_put(t, key, &v, sizeof(v));
+}
+
+/* ======================================================================
+ * Linearizability of one key's history: a register with put, del, get.
+ * Wing & Gong's search with Lowe's memoization of (linearized set, state):
+ * walk the calls and returns in time order; a call may be linearized when
+ * the register allows its result; reaching the return of an operation not
+ * yet linearized means backtracking.  The map is a set of independent
+ * registers, so the whole history is linearizable iff every key's is.
+ * ====================================================================== */
+
+enum { H_PUT, H_GET, H_DEL_OK, H_DEL_MISS };
+
+struct hop {
+	uint64_t t0, t1;	/* invoked, returned */
+	uint64_t arg;		/* put: the value; get: the value seen, 0 absent */
+	uint8_t kind;
+	uint8_t who;		/* process * 4 + thread; 8: checker */
+	uint8_t scan;		/* a get that was part of a scan */
+};
+
+struct hev {
+	uint64_t t;
+	uint32_t op;
+	bool call;
+	struct hev *match, *prev, *next;
+};
+
+static int hev_cmp(const void *a, const void *b)
+{
+	const struct hev *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	if (x->call != y->call)		/* ties: calls first (concurrent) */
+		return x->call ? -1 : 1;
+	return x->op < y->op ? -1 : x->op > y->op;
+}
+
+struct lcache {
+	size_t nw, cap, n;
+	uint64_t *slots;	/* cap * (nw + 2): used, state, bits */
+};
+
+static uint64_t lc_hash(const uint64_t *bits, size_t nw, uint64_t state)
+{
+	uint64_t h = state * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+
+	for (size_t i = 0; i < nw; i++)
+		h = (h ^ bits[i]) * 0x100000001b3ull + (h >> 31);
+	return h ^ (h >> 29);
+}
+
+static bool lc_insert_raw(struct lcache *c, const uint64_t *bits, uint64_t state)
+{
+	size_t w = c->nw + 2;
+	size_t i = lc_hash(bits, c->nw, state) % c->cap;
+
+	for (;; i = (i + 1) % c->cap) {
+		uint64_t *s = c->slots + i * w;
+
+		if (!s[0]) {
+			s[0] = 1;
+			s[1] = state;
+			memcpy(s + 2, bits, c->nw * 8);
+			c->n++;
+			return true;
+		}
+		if (s[1] == state && !memcmp(s + 2, bits, c->nw * 8))
+			return false;
+	}
+}
+
+/* true when (bits, state) was new; -1 on no memory */
+static int lc_add(struct lcache *c, const uint64_t *bits, uint64_t state)
+{
+	if ((c->n + 1) * 2 > c->cap) {
+		struct lcache nc = { .nw = c->nw, .cap = c->cap ? c->cap * 2 : 1024 };
+		size_t w = c->nw + 2;
+
+		nc.slots = calloc(nc.cap, w * 8);
+		if (!nc.slots)
+			return -1;
+		for (size_t i = 0; i < c->cap; i++)
+			if (c->slots[i * w])
+				lc_insert_raw(&nc, c->slots + i * w + 2, c->slots[i * w + 1]);
+		free(c->slots);
+		*c = nc;
+	}
+	return lc_insert_raw(c, bits, state);
+}
+
+static bool reg_step(uint64_t s, const struct hop *o, uint64_t *ns)
+{
+	*ns = s;
+	switch (o->kind) {
+	case H_PUT:
+		*ns = o->arg;
+		return true;
+	case H_GET:
+		return s == o->arg;
+	case H_DEL_OK:
+		*ns = 0;
+		return s != 0;
+	default:
+		return s == 0;
+	}
+}
+
+static void lift(struct hev *e)
+{
+	struct hev *m = e->match;
+
+	e->prev->next = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	m->prev->next = m->next;
+	if (m->next)
+		m->next->prev = m->prev;
+}
+
+static void unlift(struct hev *e)
+{
+	struct hev *m = e->match;
+
+	m->prev->next = m;
+	if (m->next)
+		m->next->prev = m;
+	e->prev->next = e;
+	if (e->next)
+		e->next->prev = e;
+}
+
+/* 1: linearizable, 0: not, -1: out of memory.  The register starts absent. */
+static int linearizable(const struct hop *ops, size_t n)
+{
+	struct hev *ev = calloc(2 * n + 1, sizeof(*ev)), *head, *e;
+	size_t nw = (n + 63) / 64 ? (n + 63) / 64 : 1, sp = 0;
+	uint64_t *bits = calloc(nw, 8), *sstate = calloc(n + 1, 8), state = 0;
+	struct hev **sev = calloc(n + 1, sizeof(*sev));
+	struct lcache c = { .nw = nw };
+	int ret = -1;
+
+	if (!ev || !bits || !sstate || !sev)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		ev[2 * i] = (struct hev){ .t = ops[i].t0, .op = i, .call = true };
+		ev[2 * i + 1] = (struct hev){ .t = ops[i].t1, .op = i, .call = false };
+	}
+	qsort(ev, 2 * n, sizeof(*ev), hev_cmp);
+	{
+		/* calls find their returns after the sort */
+		struct hev **call_of = calloc(n, sizeof(*call_of));
+
+		if (!call_of)
+			goto out;
+		for (size_t i = 0; i < 2 * n; i++)
+			if (ev[i].call)
+				call_of[ev[i].op] = &ev[i];
+		for (size_t i = 0; i < 2 * n; i++)
+			if (!ev[i].call)
+				call_of[ev[i].op]->match = &ev[i];
+		free(call_of);
+	}
+	head = &ev[2 * n];
+	head->prev = NULL;
+	head->next = n ? &ev[0] : NULL;
+	for (size_t i = 0; i < 2 * n; i++) {
+		ev[i].prev = i ? &ev[i - 1] : head;
+		ev[i].next = i + 1 < 2 * n ? &ev[i + 1] : NULL;
+	}
+	e = head->next;
+	while (head->next) {
+		if (e->call) {
+			uint64_t ns;
+
+			if (reg_step(state, &ops[e->op], &ns)) {
+				int added;
+
+				bits[e->op / 64] |= 1ull << (e->op % 64);
+				added = lc_add(&c, bits, ns);
+				if (added < 0)
+					goto out;
+				if (added) {
+					sev[sp] = e;
+					sstate[sp++] = state;
+					state = ns;
+					lift(e);
+					e = head->next;
+					continue;
+				}
+				bits[e->op / 64] &= ~(1ull << (e->op % 64));
+			}
+			e = e->next;
+		} else {
+			struct hev *top;
+
+			if (!sp) {
+				ret = 0;
+				goto out;
+			}
+			top = sev[--sp];
+			state = sstate[sp];
+			bits[top->op / 64] &= ~(1ull << (top->op % 64));
+			unlift(top);
+			e = top->next;
+		}
+	}
+	ret = 1;
+out:
+	free(c.slots);
+	free(ev);
+	free(bits);
+	free(sstate);
+	free(sev);
+	return ret;
+}
+
+/* ---- recorded operations ---- */
+
+enum { R_PUT, R_GET, R_DEL, R_SCAN };
+
+struct rec {
+	uint64_t t0, t1;
+	uint64_t key;		/* scan: start */
+	uint64_t val;		/* put: written; get: read */
+	int32_t ret;
+	uint8_t op;
+	uint8_t who;
+	uint16_t limit;		/* scan */
+	uint32_t n;		/* scan: entries returned, at pool[pos] */
+	uint32_t pos;
+};
+
+#define MC_PROCS	2
+#define MC_THREADS	4
+#define MC_KEYS		64
+#define MC_PHASE	40	/* ops a thread spends growing, then shrinking */
+#define MC_SCAN_LIMIT	16
+
+static uint64_t mc_key(unsigned i)
+{
+	return 1000 + 16 * (uint64_t)i;
+}
+
+struct mc_shared {
+	uint64_t addr;		/* the tree, published by the parent */
+	int published;		/* addr is set */
+	int ready;		/* processes with the tree open */
+	int go;
+	int child_err;
+	uint32_t ops;		/* per thread */
+	uint64_t t_start;
+	struct ds_btree_stats child_st;
+};
+
+struct mc_thread {
+	struct ds_btree *t;
+	struct mc_shared *sh;
+	struct rec *recs;
+	uint64_t *pool_k, *pool_v;
+	unsigned who;
+	uint32_t ops;
+	uint64_t seed;
+};
+
+static void *mc_worker(void *arg)
+{
+	struct mc_thread *w = arg;
+	uint64_t s = w->seed;
+	uint32_t pos = 0;
+
+	while (!__atomic_load_n(&w->sh->go, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	for (uint32_t i = 0; i < w->ops; i++) {
+		struct rec *r = &w->recs[i];
+		unsigned dice = rnd(&s) % 100;
+		bool grow = i / MC_PHASE % 2 == 0;
+		size_t n = 0, vlen = 8;
+
+		/* growing: 55% put, 10% del; shrinking: the other way round;
+		 * 20% get and 15% scan throughout */
+		r->who = w->who;
+		r->key = mc_key(rnd(&s) % MC_KEYS);
+		if (dice < 65 && (dice < 10) == !grow) {
+			r->op = R_PUT;
+			r->val = ((uint64_t)(w->who + 1) << 40) | (i + 1);	/* unique */
+			r->t0 = now_ns();
+			r->ret = ds_btree_put(w->t, r->key, &r->val, 8);
+			r->t1 = now_ns();
+		} else if (dice < 65) {
+			r->op = R_DEL;
+			r->t0 = now_ns();
+			r->ret = ds_btree_del(w->t, r->key);
+			r->t1 = now_ns();
+		} else if (dice < 85) {
+			r->op = R_GET;
+			r->t0 = now_ns();
+			r->ret = ds_btree_get(w->t, r->key, &r->val, 8, &vlen);
+			r->t1 = now_ns();
+			if (!r->ret && vlen != 8)
+				r->ret = -EBADMSG;
+		} else {
+			r->op = R_SCAN;
+			r->key = mc_key(0) - 8 + rnd(&s) % (16 * MC_KEYS + 8);
+			r->limit = 1 + rnd(&s) % MC_SCAN_LIMIT;
+			r->pos = pos;
+			r->t0 = now_ns();
+			r->ret = ds_btree_scan(w->t, r->key, r->limit, w->pool_k + pos,
+					       w->pool_v + pos, &n);
+			r->t1 = now_ns();
+			r->n = n;
+			if (!r->ret)
+				pos += n <= r->limit ? n : 0;
+		}
+	}
+	return NULL;
+}
+
+/* Run 4 workers on an open tree; returns when they are done. */
+static int mc_run_threads(struct ds_btree *t, struct mc_shared *sh, struct rec *recs,
+			  uint64_t *pool_k, uint64_t *pool_v, unsigned proc)
+{
+	pthread_t th[MC_THREADS];
+	struct mc_thread w[MC_THREADS];
+	int ret = 0;
+
+	for (unsigned i = 0; i < MC_THREADS; i++) {
+		unsigned who = proc * MC_THREADS + i;
+
+		w[i] = (struct mc_thread){
+			.t = t, .sh = sh, .who = who, .ops = sh->ops,
+			.recs = recs + (size_t)who * sh->ops,
+			.pool_k = pool_k + (size_t)who * sh->ops * MC_SCAN_LIMIT,
+			.pool_v = pool_v + (size_t)who * sh->ops * MC_SCAN_LIMIT,
+			.seed = seed_for(100 + who),
+		};
+		if (pthread_create(&th[i], NULL, mc_worker, &w[i]))
+			ret = -EAGAIN;
+	}
+	for (unsigned i = 0; i < MC_THREADS; i++)
+		pthread_join(th[i], NULL);
+	return ret;
+}
+
+static bool wait_flag(int *p, int want, int seconds)
+{
+	for (int i = 0; i < seconds * 100; i++) {
+		if (__atomic_load_n(p, __ATOMIC_ACQUIRE) >= want)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+static const char *hop_name(const struct hop *o)
+{
+	static const char *const names[] = { "put", "get", "del", "del(absent)" };
+
+	return o->scan ? "scan" : names[o->kind];
+}
+
+static int hop_cmp_t0(const void *a, const void *b)
+{
+	const struct hop *x = a, *y = b;
+
+	return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
+}
+
+/*
+ * 8 threads over 2 compute nodes, random get/put/del/scan on 64 keys
+ * (so they collide) with unique put values, in a tree of 256-byte nodes
+ * over both memory nodes: every result must fit a linearizable history.
+ * The threads fill the tree and empty it again every 40 operations, so
+ * that leaves split and merge all along.
+ * A scan counts as a get of each key of the range it covered: from start
+ * to the last key returned, or to the end when it returned fewer than its
+ * limit (scans are not snapshots: ds.h).
+ */
+TEST_F_TIMEOUT(bt, model_concurrent, 600)
+{
+	const char *env = getenv("BTREE_OPS");
+	uint32_t ops = env ? strtoul(env, NULL, 0) : 800;
+	size_t nrec = (size_t)MC_PROCS * MC_THREADS * ops;
+	size_t npool = nrec * MC_SCAN_LIMIT;
+	size_t bytes = sizeof(struct mc_shared) + nrec * sizeof(struct rec) + 2 * npool * 8;
+	void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct mc_shared *sh = m;
+	struct rec *recs = (struct rec *)(sh + 1);
+	uint64_t *pool_k = (uint64_t *)(recs + nrec), *pool_v = pool_k + npool;
+	struct ds_btree_stats st;
+	struct ds_btree_info info;
+	struct ds_btree *t;
+	struct hop *h;
+	uint64_t t_end, addr;
+	int status, bad = 0;
+	size_t nh;
+	pid_t pid;
+
+	ASSERT_NE(MAP_FAILED, m);
+	sh->ops = ops;
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		/* the second compute node: node 2, its own process */
+		struct ds_btree *ct;
+		int ret;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (!wait_flag(&sh->published, 1, 120))
+			_exit(3);
+		ret = ds_btree_open(2, sh->addr, NULL, &ct);
+		if (ret) {
+			sh->child_err = ret;
+			_exit(4);
+		}
+		__atomic_add_fetch(&sh->ready, 1, __ATOMIC_RELEASE);
+		ret = mc_run_threads(ct, sh, recs, pool_k, pool_v, 1);
+		ds_btree_stats_get(ct, &sh->child_st);
+		ds_btree_close(ct);
+		_exit(ret ? 5 : 0);
+	}
+	ASSERT_EQ(0, create_small(self, SMALL_NODE, 2, &addr));
+	sh->addr = addr;
+	__atomic_store_n(&sh->published, 1, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, ds_btree_open(1, addr, NULL, &t));
+	__atomic_add_fetch(&sh->ready, 1, __ATOMIC_RELEASE);
+	if (!wait_flag(&sh->ready, 2, 120)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		ASSERT_TRUE(false) TH_LOG("the child never opened the tree: %d", sh->child_err);
+	}
+	sh->t_start = now_ns();
+	__atomic_store_n(&sh->go, 1, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, mc_run_threads(t, sh, recs, pool_k, pool_v, 0));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("child: status %#x, error %d", status, sh->child_err);
+	t_end = now_ns();
+	ASSERT_EQ(0, ds_btree_stats_get(t, &st));
+	ASSERT_EQ(0, ds_btree_describe(t, &info));
+	TH_LOG("%zu operations in %.1f s; height %u; both nodes: %" PRIu64 " splits, "
+	       "%" PRIu64 " merges, %" PRIu64 " redistributions, %" PRIu64 " lock retries, "
+	       "%" PRIu64 " restarts", nrec, (t_end - sh->t_start) / 1e9, info.height,
+	       st.splits + sh->child_st.splits, st.merges + sh->child_st.merges,
+	       st.redistributions + sh->child_st.redistributions,
+	       st.lock_retries + sh->child_st.lock_retries, st.restarts + sh->child_st.restarts);
+
+	/* every result is one the API may give */
+	for (size_t i = 0; i < nrec; i++) {
+		struct rec *r = &recs[i];
+		bool ok;
+
+		switch (r->op) {
+		case R_PUT:
+			ok = r->ret == 0;
+			break;
+		case R_GET:	/* values put are never 0 */
+			ok = (r->ret == 0 && r->val) || r->ret == -ENOENT;
+			break;
+		case R_DEL:
+			ok = r->ret == 0 || r->ret == -ENOENT;
+			break;
+		default:
+			ok = r->ret == 0 && r->n <= r->limit;
+			for (uint32_t j = 0; ok && j < r->n; j++) {
+				uint64_t k = pool_k[(size_t)r->who * ops * MC_SCAN_LIMIT + r->pos + j];
+
+				ok = k >= r->key && (k - mc_key(0)) % 16 == 0 &&
+				     pool_v[(size_t)r->who * ops * MC_SCAN_LIMIT + r->pos + j] &&
+				     k <= mc_key(MC_KEYS - 1) &&
+				     (!j || k > pool_k[(size_t)r->who * ops * MC_SCAN_LIMIT + r->pos + j - 1]);
+			}
+		}
+		if (!ok && bad++ < 10)
+			TH_LOG("thread %u op %u (%u) key %" PRIu64 ": returned %d (n %u, limit %u)",
+			       r->who, (unsigned)(i % ops), r->op, r->key, r->ret, r->n, r->limit);
+	}
+	ASSERT_EQ(0, bad);
+
+	/* per key: its operations, the scans' reads of it, and a final get */
+	h = calloc(nrec + 1, sizeof(*h));
+	ASSERT_NE(NULL, h);
+	for (unsigned k = 0; k < MC_KEYS; k++) {
+		uint64_t key = mc_key(k), v, t0;
+		int ret, lin;
+
+		nh = 0;
+		for (size_t i = 0; i < nrec; i++) {
+			struct rec *r = &recs[i];
+			struct hop o = { .t0 = r->t0, .t1 = r->t1, .who = r->who };
+
+			if (r->op == R_SCAN) {
+				const uint64_t *pk = pool_k + (size_t)r->who * ops * MC_SCAN_LIMIT + r->pos;
+				const uint64_t *pv = pool_v + (size_t)r->who * ops * MC_SCAN_LIMIT + r->pos;
+				uint64_t hi = r->n == r->limit ? pk[r->n - 1] : UINT64_MAX;
+
+				if (key < r->key || key > hi)
+					continue;
+				o.kind = H_GET;
+				o.scan = 1;
+				for (uint32_t j = 0; j < r->n; j++)
+					if (pk[j] == key)
+						o.arg = pv[j];
+			} else if (r->key != key) {
+				continue;
+			} else if (r->op == R_PUT) {
+				o.kind = H_PUT;
+				o.arg = r->val;
+			} else if (r->op == R_GET) {
+				o.kind = H_GET;
+				o.arg = r->ret ? 0 : r->val;
+			} else {
+				o.kind = r->ret ? H_DEL_MISS : H_DEL_OK;
+			}
+			h[nh++] = o;
+		}
+		t0 = now_ns();
+		ret = get64(t, key, &v);
+		ASSERT_TRUE(ret == 0 || ret == -ENOENT) TH_LOG("final get: %d", ret);
+		h[nh++] = (struct hop){ .t0 = t0, .t1 = now_ns(), .kind = H_GET,
+					.arg = ret ? 0 : v, .who = 8 };
+		lin = linearizable(h, nh);
+		ASSERT_LE(0, lin) TH_LOG("out of memory checking key %" PRIu64, key);
+		if (!lin) {
+			/* the whole history of the first such key (thread 8:
+			 * the check's own final get) */
+			TH_LOG("key %" PRIu64 ": %zu operations, not linearizable%s", key, nh,
+			       bad ? "" : ":");
+			qsort(h, nh, sizeof(*h), hop_cmp_t0);
+			for (size_t i = 0; !bad && i < nh; i++)
+				TH_LOG("  [%9.3f, %9.3f] ms  thread %u  %-11s %#" PRIx64,
+				       ((int64_t)(h[i].t0 - sh->t_start)) / 1e6,
+				       ((int64_t)(h[i].t1 - sh->t_start)) / 1e6, h[i].who,
+				       hop_name(&h[i]), h[i].arg);
+			bad++;
+		}
+	}
+	free(h);
+	EXPECT_EQ(0, bad) TH_LOG("%d key(s) with a history no sequential order explains", bad);
+	ds_btree_close(t);
+	munmap(m, bytes);
+}
+
+/* One thread, many keys: each result exactly the model's. */
+TEST_F_TIMEOUT(bt, model_sequential, 300)
+{
+	enum { NK = 300, OPS = 3000 };
+	static uint64_t model[NK];	/* 0: absent */
+	uint64_t keys[64], vals[64], addr, s = seed_for(1), v;
+	struct ds_btree_stats st;
+	struct ds_btree *t;
+	size_t n, vlen;
+	int ret;
+
+	ASSERT_EQ(0, create_small(self, SMALL_NODE, 2, &addr));
+	ASSERT_EQ(0, ds_btree_open(1, addr, NULL, &t));
+	for (int i = 0; i < OPS; i++) {
+		unsigned k = rnd(&s) % NK, dice = rnd(&s) % 100;
+		uint64_t key = 7 + 5 * (uint64_t)k;
+
+		if (dice < 40) {
+			v = rnd(&s) | 1;
+			ASSERT_EQ(0, put64(t, key, v)) TH_LOG("op %d", i);
+			model[k] = v;
+		} else if (dice < 60) {
+			ret = ds_btree_del(t, key);
+			ASSERT_EQ(model[k] ? 0 : -ENOENT, ret) TH_LOG("op %d: del %" PRIu64, i, key);
+			model[k] = 0;
+		} else if (dice < 90) {
+			v = 0;
+			vlen = 0;
+			ret = ds_btree_get(t, key, &v, 8, &vlen);
+			ASSERT_EQ(model[k] ? 0 : -ENOENT, ret) TH_LOG("op %d: get %" PRIu64, i, key);
+			if (!ret) {
+				ASSERT_EQ(model[k], v);
+				ASSERT_EQ(8, vlen);
+			}
+		} else {
+			uint64_t start = rnd(&s) % (5 * NK + 20);
+			size_t limit = 1 + rnd(&s) % 64, j = 0;
+
+			ASSERT_EQ(0, ds_btree_scan(t, start, limit, keys, vals, &n));
+			for (unsigned m = 0; m < NK && j < limit; m++) {
+				uint64_t mk = 7 + 5 * (uint64_t)m;
+
+				if (mk < start || !model[m])
+					continue;
+				ASSERT_LT(j, n) TH_LOG("op %d: scan from %" PRIu64 " ends early", i, start);
+				ASSERT_EQ(mk, keys[j]) TH_LOG("op %d: scan from %" PRIu64 " entry %zu",
+							      i, start, j);
+				ASSERT_EQ(model[m], vals[j]);
+				j++;
+			}
+			ASSERT_EQ(j, n) TH_LOG("op %d: scan from %" PRIu64 " limit %zu", i, start, limit);
+		}
+	}
+	ASSERT_EQ(0, ds_btree_stats_get(t, &st));
+	EXPECT_LT(0, st.splits);
+	/* a scan with vals NULL gives the keys alone */
+	ASSERT_EQ(0, ds_btree_scan(t, 0, 64, keys, NULL, &n));
+	ds_btree_close(t);
+}
+
+/* ---- structure ---- */
+
+/* The whole tree in pages of 1000: at most max entries (-E2BIG past it). */
+static int full_scan(struct ds_btree *t, uint64_t *keys, uint64_t *vals, size_t max, size_t *n)
+{
+	static uint64_t pk[1000], pv[1000];
+	uint64_t start = 0;
+	size_t got;
+	int ret;
+
+	*n = 0;
+	for (;;) {
+		ret = ds_btree_scan(t, start, 1000, pk, pv, &got);
+		if (ret)
+			return ret;
+		if (*n + got > max)
+			return -E2BIG;
+		memcpy(keys + *n, pk, got * 8);
+		if (vals)
+			memcpy(vals + *n, pv, got * 8);
+		*n += got;
+		if (got < 1000 || pk[got - 1] == UINT64_MAX)
+			return 0;
+		start = pk[got - 1] + 1;
+	}
+}
+
+/*
+ * Splits at every level: random keys into 256-byte nodes until the tree
+ * is at least 4 levels high, every key checked; then every key deleted in
+ * random order, merging down to an empty tree of height 1.  A second
+ * compute node, its index cache warm from the tall tree, reads through it
+ * all.
+ */
+TEST_F_TIMEOUT(bt, structure_split_merge, 600)
+{
+	enum { MAX = 12000 };
+	uint64_t *keys = calloc(MAX, 8), *sorted = calloc(MAX, 8), *got = calloc(MAX, 8);
+	uint64_t *gv = calloc(MAX, 8), s = seed_for(2), addr, v;
+	struct ds_btree_open_opts small_cache = { .cache_bytes = 16 * SMALL_NODE };
+	struct ds_btree_info info, info2;
+	struct ds_btree_stats st;
+	struct ds_btree *t, *t2;
+	size_t n = 0, cnt;
+
+	ASSERT_NE(NULL, keys);
+	ASSERT_NE(NULL, gv);
+	ASSERT_EQ(0, create_small(self, SMALL_NODE, 2, &addr));
+	ASSERT_EQ(0, ds_btree_open(1, addr, NULL, &t));
+	/* node 2's cache: 16 nodes at most */
+	ASSERT_EQ(0, ds_btree_open(2, addr, &small_cache, &t2));
+	ASSERT_EQ(0, ds_btree_describe(t, &info));
+	ASSERT_EQ(1, info.height);
+	ASSERT_EQ(SMALL_NODE, info.node_size);
+	ASSERT_EQ(2, info.nsegs);
+	ASSERT_EQ(2, info.clients);
+
+	/* distinct random keys, 0 and UINT64_MAX among them */
+	keys[n++] = 0;
+	keys[n++] = UINT64_MAX;
+	ASSERT_EQ(0, put64(t, 0, val_of(0)));
+	ASSERT_EQ(0, put64(t, UINT64_MAX, val_of(UINT64_MAX)));
+	do {
+		for (int b = 0; b < 500; b++) {
+			uint64_t k = rnd(&s) >> (rnd(&s) % 40);	/* dense and sparse */
+			bool dup = false;
+
+			for (size_t i = n > 600 ? n - 600 : 0; i < n && !dup; i++)
+				dup = keys[i] == k;
+			if (dup)
+				continue;
+			int ret = put64(t, k, val_of(k));
+
+			ASSERT_EQ(0, ret) TH_LOG("put %zu", n);
+			keys[n++] = k;
+		}
+		ASSERT_EQ(0, ds_btree_describe(t, &info));
+	} while (info.height < 4 && n + 500 < MAX);
+	ASSERT_LE(4, info.height) TH_LOG("%zu keys", n);
+	ASSERT_EQ(0, ds_btree_stats_get(t, &st));
+	TH_LOG("%zu keys: height %u, %" PRIu64 " nodes, %" PRIu64 " splits, %" PRIu64
+	       " root changes", n, info.height, info.nodes, st.splits, st.root_changes);
+	EXPECT_LE(info.height - 1, st.root_changes);
+	/* 12 entries a node: one split at least for each 12 keys past the first */
+	EXPECT_LE(n / 12 - 1, st.splits);
+	/* each split allocated a node, each new root one more, all through
+	 * this handle: "allocated so far" (ds.h) counts them */
+	EXPECT_LE(1 + st.splits + st.root_changes, info.nodes);
+
+	/* the random keys may repeat beyond the window: dedupe the list */
+	memcpy(sorted, keys, n * 8);
+	qsort(sorted, n, 8, cmp_u64);
+	cnt = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!cnt || sorted[cnt - 1] != sorted[i])
+			sorted[cnt++] = sorted[i];
+	memcpy(keys, sorted, cnt * 8);
+	n = cnt;
+	shuffle(keys, n, &s);
+
+	/* every key, from both compute nodes; the whole tree in order */
+	for (size_t i = 0; i < n; i++) {
+		ASSERT_EQ(0, get64(i % 2 ? t2 : t, keys[i], &v)) TH_LOG("key %" PRIu64, keys[i]);
+		ASSERT_EQ(val_of(keys[i]), v);
+	}
+	ASSERT_EQ(0, full_scan(t2, got, gv, MAX, &cnt));
+	ASSERT_EQ(n, cnt);
+	for (size_t i = 0; i < n; i++) {
+		ASSERT_EQ(sorted[i], got[i]) TH_LOG("entry %zu", i);
+		ASSERT_EQ(val_of(sorted[i]), gv[i]);
+	}
+	ASSERT_EQ(0, ds_btree_describe(t2, &info2));
+	EXPECT_LT(0, info2.cache_entries);
+	EXPECT_EQ(16 * SMALL_NODE, info2.cache_limit);
+	EXPECT_GE(info2.cache_limit, info2.cache_bytes);
+
+	/* delete in random order; check now and then */
+	ds_btree_stats_reset(t);
+	for (size_t i = 0; i < n; i++) {
+		ASSERT_EQ(0, ds_btree_del(t, keys[i])) TH_LOG("del %zu: %" PRIu64, i, keys[i]);
+		if (i % 500 == 250 || i + 1 == n) {
+			for (size_t j = i + 1 - (i < 20 ? i : 20); j <= i; j++) {
+				ASSERT_EQ(-ENOENT, get64(t2, keys[j], &v));
+			}
+			for (size_t j = i + 1; j < n && j < i + 40; j++) {
+				ASSERT_EQ(0, get64(t2, keys[j], &v)) TH_LOG("key %" PRIu64, keys[j]);
+				ASSERT_EQ(val_of(keys[j]), v);
+			}
+			ASSERT_EQ(0, full_scan(t, got, NULL, MAX, &cnt));
+			ASSERT_EQ(n - i - 1, cnt);
+		}
+	}
+	ASSERT_EQ(0, ds_btree_stats_get(t, &st));
+	ASSERT_EQ(0, ds_btree_describe(t, &info));
+	TH_LOG("deleted: height %u, %" PRIu64 " merges, %" PRIu64 " redistributions, %" PRIu64
+	       " root changes", info.height, st.merges, st.redistributions, st.root_changes);
+	EXPECT_LT(0, st.merges);
+	EXPECT_LT(0, st.redistributions);
+	EXPECT_EQ(1, info.height);
+	ASSERT_EQ(0, ds_btree_scan(t, 0, 10, got, gv, &cnt));
+	EXPECT_EQ(0, cnt);
+	ASSERT_EQ(0, ds_btree_scan(t2, 0, 10, got, gv, &cnt));
+	EXPECT_EQ(0, cnt);
+	for (size_t i = 0; i < n; i++) {
+		ASSERT_EQ(-ENOENT, get64(i % 2 ? t2 : t, keys[i], &v)) TH_LOG("key %" PRIu64, keys[i]);
+	}
+	EXPECT_EQ(-ENOENT, ds_btree_del(t2, keys[0]));
+
+	/* and it grows again, from the other node */
+	for (uint64_t k = 0; k < 200; k++) {
+		ASSERT_EQ(0, put64(t2, k * 3, val_of(k)));
+	}
+	for (uint64_t k = 0; k < 200; k++) {
+		ASSERT_EQ(0, get64(t, k * 3, &v));
+		ASSERT_EQ(val_of(k), v);
+	}
+	ds_btree_close(t2);
+	ds_btree_close(t);
+	free(keys);
+	free(sorted);
+	free(got);
+	free(gv);
+}
+
+/* keys 3, 6, 9 ...: index i is key 3 (i + 1) */
+#define SC_KEYS	3000
+
+struct sc_shared {
+	struct ds_btree *t;
+	const uint64_t *order;		/* key indexes in insertion order */
+	size_t done;			/* puts returned */
+	int scans;			/* scans begun */
+	int stop;
+	int err;
+};
+
+static void *sc_inserter(void *arg)
+{
+	struct sc_shared *sc = arg;
+
+	for (size_t i = 0; i < SC_KEYS; i++) {
+		uint64_t k = 3 * (sc->order[i] + 1);
+		int ret = put64(sc->t, k, val_of(k));
+
+		if (ret) {
+			__atomic_store_n(&sc->err, ret, __ATOMIC_RELEASE);
+			break;
+		}
+		__atomic_store_n(&sc->done, i + 1, __ATOMIC_RELEASE);
+		/* every 150 keys, wait for a scan to begin: scans overlap the
+		 * splits of the next keys */
+		if (i % 150 == 149) {
+			int seen = __atomic_load_n(&sc->scans, __ATOMIC_ACQUIRE);
+
+			for (int w = 0; w < 60000 && __atomic_load_n(&sc->scans, __ATOMIC_ACQUIRE) == seen &&
+			     !__atomic_load_n(&sc->err, __ATOMIC_ACQUIRE); w++)
+				usleep(500);
+		}
+	}
+	__atomic_store_n(&sc->stop, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * One thread of node 1 inserts 3000 keys in random order into 256-byte
+ * nodes while node 2 scans the whole key range again and again, in one
+ * call or in pages of 7: each scan ascending, without duplicates, with
+ * the right values, and holding every key whose put returned before the
+ * scan began.
+ */
+TEST_F_TIMEOUT(bt, structure_scan_during_splits, 600)
+{
+	uint64_t *order = calloc(SC_KEYS, 8), *keys = calloc(SC_KEYS + 1, 8);
+	uint64_t *vals = calloc(SC_KEYS + 1, 8), s = seed_for(3), addr;
+	char *seen = calloc(SC_KEYS, 1);
+	struct sc_shared sc = { 0 };
+	struct ds_btree_stats st;
+	struct ds_btree *t, *t2;
+	int scans = 0, paged = 0;
+	pthread_t th;
+	bool last = false;
+
+	ASSERT_NE(NULL, seen);
+	for (size_t i = 0; i < SC_KEYS; i++)
+		order[i] = i;
+	shuffle(order, SC_KEYS, &s);
+	ASSERT_EQ(0, create_small(self, SMALL_NODE, 2, &addr));
+	ASSERT_EQ(0, ds_btree_open(1, addr, NULL, &t));
+	ASSERT_EQ(0, ds_btree_open(2, addr, NULL, &t2));
+	sc.t = t;
+	sc.order = order;
+	ASSERT_EQ(0, pthread_create(&th, NULL, sc_inserter, &sc));
+	while (!last) {
+		size_t before, n = 0, got;
+		uint64_t start = 0;
+		int ret = 0;
+
+		last = __atomic_load_n(&sc.stop, __ATOMIC_ACQUIRE);
+		before = __atomic_load_n(&sc.done, __ATOMIC_ACQUIRE);
+		__atomic_add_fetch(&sc.scans, 1, __ATOMIC_RELEASE);
+		memset(seen, 0, SC_KEYS);
+		if (scans % 2 == 0) {
+			ret = ds_btree_scan(t2, 0, DS_BTREE_SCAN_MAX, keys, vals, &n);
+		} else {
+			/* pages of 7, each from one past the last key */
+			paged++;
+			do {
+				ret = ds_btree_scan(t2, start, 7, keys + n, vals + n, &got);
+				if (ret || n + got > SC_KEYS)
+					break;
+				n += got;
+				if (got)
+					start = keys[n - 1] + 1;
+			} while (got == 7);
+		}
+		scans++;
+		if (ret || n > SC_KEYS) {
+			__atomic_store_n(&sc.err, ret ? ret : -E2BIG, __ATOMIC_RELEASE);
+			pthread_join(th, NULL);
+			ASSERT_EQ(0, ret) TH_LOG("scan %d", scans);
+			ASSERT_GE(SC_KEYS, n);
+		}
+		for (size_t i = 0; i < n; i++) {
+			uint64_t k = keys[i];
+
+			if (i && k <= keys[i - 1])
+				__atomic_store_n(&sc.err, -EILSEQ, __ATOMIC_RELEASE);
+			if (k % 3 || k < 3 || k > 3 * SC_KEYS || vals[i] != val_of(k)) {
+				__atomic_store_n(&sc.err, -EBADMSG, __ATOMIC_RELEASE);
+				continue;
+			}
+			seen[k / 3 - 1] = 1;
+		}
+		if (__atomic_load_n(&sc.err, __ATOMIC_ACQUIRE)) {
+			pthread_join(th, NULL);
+			for (size_t i = 0; i < n && i < 40; i++)
+				TH_LOG("scan %d entry %zu: %" PRIu64 " = %#" PRIx64, scans, i, keys[i], vals[i]);
+			ASSERT_EQ(0, sc.err) TH_LOG("scan %d of %zu entries (%s)", scans, n,
+						    scans % 2 ? "one call" : "pages of 7");
+		}
+		for (size_t i = 0; i < before; i++) {
+			if (seen[order[i]])
+				continue;
+			__atomic_store_n(&sc.err, -ENOENT, __ATOMIC_RELEASE);
+			pthread_join(th, NULL);
+			ASSERT_TRUE(seen[order[i]])
+				TH_LOG("scan %d (%s): key %" PRIu64 ", put #%zu of the %zu done before "
+				       "it began, is missing (%zu entries)", scans,
+				       scans % 2 ? "one call" : "pages of 7", 3 * (order[i] + 1), i,
+				       before, n);
+		}
+		if (last) {
+			ASSERT_EQ(SC_KEYS, n);
+		}
+	}
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, sc.err);
+	ASSERT_EQ(0, ds_btree_stats_get(t, &st));
+	TH_LOG("%d scans (%d paged) across %" PRIu64 " splits", scans, paged, st.splits);
+	EXPECT_LT(0, st.splits);
+	ds_btree_close(t2);
+	ds_btree_close(t);
+	free(order);
+	free(keys);
+	free(vals);
+	free(seen);
+}
+
+/* ---- crashes ---- */
+
+#define CR_HOT		8
+#define CR_ROUNDS	20
+#define CR_LEASE_MS	200
+#define CR_EXTRA	26	/* parent's keys after the child's: >= 2 splits */
+
+struct cr_shared {
+	uint64_t ops;		/* puts returned */
+	uint64_t grown;		/* growing keys whose put returned */
+	uint64_t inflight;	/* the key of the put under way */
+	int err;
+};
+
+static uint64_t cr_hot(unsigned j)
+{
+	return 100 + 10 * (uint64_t)j;
+}
+
+static uint64_t cr_grow(unsigned round, uint64_t j)
+{
+	return (1ull << 40) + ((uint64_t)round << 24) + j;
+}
+
+static uint64_t cr_parent_val(unsigned round, unsigned j)
+{
+	return 0xfeed000000000000ull | (uint64_t)round << 16 | j;
+}
+
+static void __attribute__((noreturn)) cr_child(uint64_t addr, struct cr_shared *sh,
+					       unsigned round)
+{
+	struct ds_btree_open_opts o = { .lock_lease_ms = CR_LEASE_MS };
+	struct ds_btree *t;
+	int ret;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	ret = ds_btree_open(2, addr, &o, &t);
+	if (ret) {
+		sh->err = ret;
+		_exit(3);
+	}
+	for (uint64_t i = 0;; i++) {
+		uint64_t key = i % 2 ? cr_hot(i / 2 % CR_HOT) : cr_grow(round, i / 2);
+		uint64_t v = i % 2 ? i : val_of(key);
+
+		__atomic_store_n(&sh->inflight, key, __ATOMIC_RELEASE);
+		ret = put64(t, key, v);
+		if (ret) {
+			sh->err = ret;
+			_exit(4);
+		}
+		if (i % 2 == 0)
+			__atomic_store_n(&sh->grown, i / 2 + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&sh->ops, i + 1, __ATOMIC_RELEASE);
+	}
+}
+
+/*
+ * A compute node (a child process, lock lease 200 ms) puts in a tight loop
+ * on 8 hot keys and on keys that keep splitting the rightmost leaf; it is
+ * killed (SIGKILL) at a random moment, 20 times.  After each kill, the
+ * parent's puts and gets on those keys, and on keys next to the child's,
+ * must succeed: a lock the child held is taken over once its lease ran
+ * out.  Every key the child saw stored must be there.
+ *
+ * A put holds a leaf lock for about half of its round trips (lock+read,
+ * then write+unlock), so about half of the kills leave a lock behind: with
+ * 20 kills, a run without a single steal has a chance near 2^-20 when the
+ * locks are recovered, so lock_steals > 0 is required.
+ */
+TEST_F_TIMEOUT(bt, crash, 600)
+{
+	struct cr_shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+				    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct ds_btree_open_opts o = { .lock_lease_ms = CR_LEASE_MS };
+	uint64_t *present = calloc(CR_ROUNDS * (1 << 16), 8), s = seed_for(4), addr, v;
+	size_t npresent = 0, n;
+	struct ds_btree_stats st;
+	struct ds_btree *t;
+	uint64_t *all;
+
+	ASSERT_NE(MAP_FAILED, sh);
+	ASSERT_NE(NULL, present);
+	ASSERT_EQ(0, create_small(self, SMALL_NODE, 2, &addr));
+	ASSERT_EQ(0, ds_btree_open(1, addr, &o, &t));
+	for (unsigned j = 0; j < CR_HOT; j++) {
+		ASSERT_EQ(0, put64(t, cr_hot(j), 1));
+	}
+
+	for (unsigned round = 0; round < CR_ROUNDS; round++) {
+		uint64_t grown, inflight;
+		int status, ret;
+		pid_t pid;
+
+		memset(sh, 0, sizeof(*sh));
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0)
+			cr_child(addr, sh, round);
+		/* the child is at work: let it run a random while */
+		for (int w = 0; w < 60000 && !__atomic_load_n(&sh->ops, __ATOMIC_ACQUIRE); w++) {
+			if (waitpid(pid, &status, WNOHANG) == pid) {
+				ASSERT_TRUE(false) TH_LOG("round %u: the child died: %d", round, sh->err);
+			}
+			usleep(1000);
+		}
+		ASSERT_LT(0, sh->ops) TH_LOG("round %u: the child never stored a key", round);
+		usleep(rnd(&s) % 30000);
+		ASSERT_EQ(0, kill(pid, SIGKILL));
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+			TH_LOG("round %u: the child ended by itself (%#x, error %d)", round, status,
+			       sh->err);
+		grown = __atomic_load_n(&sh->grown, __ATOMIC_ACQUIRE);
+		inflight = __atomic_load_n(&sh->inflight, __ATOMIC_ACQUIRE);
+
+		/* the hot keys' leaf, the rightmost leaf and its parent */
+		for (unsigned j = 0; j < CR_HOT; j++) {
+			ret = put64(t, cr_hot(j), cr_parent_val(round, j));
+			ASSERT_EQ(0, ret) TH_LOG("round %u: put of hot key %u", round, j);
+		}
+		for (unsigned e = 0; e < CR_EXTRA; e++) {
+			uint64_t k = cr_grow(round, (1 << 20) + e);
+
+			ASSERT_EQ(0, put64(t, k, val_of(k))) TH_LOG("round %u", round);
+			present[npresent++] = k;
+		}
+		for (unsigned j = 0; j < CR_HOT; j++) {
+			ASSERT_EQ(0, get64(t, cr_hot(j), &v));
+			ASSERT_EQ(cr_parent_val(round, j), v);
+		}
+		ASSERT_GT(1 << 16, grown);
+		for (uint64_t j = 0; j <= grown; j++) {
+			uint64_t k = cr_grow(round, j);
+			int r = get64(t, k, &v);
+
+			/* the put killed under way may or may not have landed */
+			if (j == grown && k == inflight && r == -ENOENT)
+				continue;
+			if (j == grown && k != inflight) {
+				ASSERT_EQ(-ENOENT, r) TH_LOG("round %u: a key never put", round);
+				continue;
+			}
+			ASSERT_EQ(0, r) TH_LOG("round %u: grown key %" PRIu64 " of %" PRIu64, round, j, grown);
+			ASSERT_EQ(val_of(k), v);
+			present[npresent++] = k;
+		}
+	}
+	ASSERT_EQ(0, ds_btree_stats_get(t, &st));
+	TH_LOG("%u kills: %" PRIu64 " lock steals, %" PRIu64 " lock retries, %zu keys",
+	       CR_ROUNDS, st.lock_steals, st.lock_retries, npresent + CR_HOT);
+	EXPECT_LT(0, st.lock_steals);
+
+	/* the whole tree: exactly the keys known to be there */
+	for (unsigned j = 0; j < CR_HOT; j++)
+		present[npresent++] = cr_hot(j);
+	qsort(present, npresent, 8, cmp_u64);
+	all = calloc(npresent + 1, 8);
+	ASSERT_NE(NULL, all);
+	ASSERT_EQ(0, full_scan(t, all, NULL, npresent + 1, &n));
+	ASSERT_EQ(npresent, n);
+	for (size_t i = 0; i < n; i++) {
+		ASSERT_EQ(present[i], all[i]);
+		ASSERT_EQ(0, get64(t, all[i], &v));
+	}
+	ds_btree_close(t);
+	free(all);
+	free(present);
+	munmap(sh, sizeof(*sh));
+}
+
+/* ---- corrupt images ---- */
+
+static uint16_t rd16(const uint8_t *p, size_t off)
+{
+	uint16_t v;
+
+	memcpy(&v, p + off, 2);
+	return v;
+}
+
+static uint32_t rd32(const uint8_t *p, size_t off)
+{
+	uint32_t v;
+
+	memcpy(&v, p + off, 4);
+	return v;
+}
+
+static uint64_t rd64(const uint8_t *p, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, p + off, 8);
+	return v;
+}
+
+static void wr64(uint8_t *p, size_t off, uint64_t v)
+{
+	memcpy(p + off, &v, 8);
+}
+
+static size_t sealed_bytes(const uint8_t *img, uint32_t size)
+{
+	size_t n = NH_SIZE - NH_SUM_FROM + 16 * (size_t)rd16(img, NH_COUNT);
+
+	return n < size - NH_SUM_FROM ? n : size - NH_SUM_FROM;
+}
+
+static uint64_t image_sum(const uint8_t *img, uint32_t size)
+{
+	return XXH64(img + NH_SUM_FROM, sealed_bytes(img, size), 0);
+}
+
+/* A valid sum (over the image's bytes only, for a count too big) */
+static void reseal(uint8_t *img, uint32_t size)
+{
+	wr64(img, NH_SUM, image_sum(img, size));
+}
+
+/* Write an image back, all but its lock word. */
+static int put_image(struct ds_xfer *x, uint64_t node, const uint8_t *img, uint32_t size)
+{
+	return ds_write(x, node + NH_SUM, img + NH_SUM, size - NH_SUM);
+}
+
+/* get, put, scan and del of key all fail with want: not a crash, a hang
+ * or a value. */
+static void expect_all_fail(struct __test_metadata *_metadata, struct ds_btree *t,
+			    uint64_t key, int want, const char *what)
+{
+	uint64_t k[4], v;
+	size_t n;
+
+	EXPECT_EQ(want, get64(t, key, &v)) TH_LOG("%s: get", what);
+	EXPECT_EQ(want, put64(t, key, 5)) TH_LOG("%s: put", what);
+	EXPECT_EQ(want, ds_btree_scan(t, key, 4, k, NULL, &n)) TH_LOG("%s: scan", what);
+	EXPECT_EQ(want, ds_btree_del(t, key)) TH_LOG("%s: del", what);
+}
+
+static void expect_intact(struct __test_metadata *_metadata, struct ds_btree *t,
+			  uint64_t nkeys, const char *what)
+{
+	uint64_t v;
+
+	for (uint64_t k = 1; k <= nkeys; k++) {
+		int ret = get64(t, k, &v);
+
+		EXPECT_EQ(0, ret) TH_LOG("%s: key %" PRIu64, what, k);
+		if (!ret) {
+			EXPECT_EQ(val_of(k), v) TH_LOG("%s: key %" PRIu64, what, k);
+		}
+	}
+}
+
+/*
+ * A root leaf damaged in remote memory: a flipped bit in an entry or in
+ * the version (a bad sum) makes every operation on it fail with -EIO
+ * after retries, counted in the stats, and leaves no lock behind: mended,
+ * the tree works again.  A count over the capacity, and images with a
+ * valid sum but impossible contents (inverted fences, no magic), are
+ * refused too.
+ */
+TEST_F_TIMEOUT(bt, corrupt_leaf, 300)
+{
+	const uint32_t ns = 512;
+	struct ds_btree_open_opts o = { .flags = DS_BTREE_NO_CACHE };
+	uint8_t orig[512], img[512];
+	struct ds_btree_stats st;
+	struct ds_btree_info info;
+	struct ds_btree *t;
+	struct ds_xfer *x;
+	uint64_t addr, root;
+
+	ASSERT_EQ(0, create_small(self, ns, 2, &addr));
+	ASSERT_EQ(0, ds_btree_open(1, addr, &o, &t));
+	for (uint64_t k = 1; k <= 5; k++) {
+		ASSERT_EQ(0, put64(t, k, val_of(k)));
+	}
+	ASSERT_EQ(0, ds_btree_describe(t, &info));
+	ASSERT_EQ(1, info.height);
+	ASSERT_EQ(ns, info.node_size);
+	root = info.root;
+	ASSERT_EQ(0, ds_xfer_open(1, &x));
+	ASSERT_EQ(0, ds_read(x, root, orig, ns));
+	/* the layout this test hard-codes (layout.hpp) */
+	ASSERT_EQ(NODE_MAGIC, rd32(orig, NH_MAGIC));
+	ASSERT_EQ(5, rd16(orig, NH_COUNT));
+	ASSERT_EQ(0, orig[NH_LEVEL]);
+	ASSERT_EQ(image_sum(orig, ns), rd64(orig, NH_SUM));
+
+	/* a bit of entry 2's value (key 3): the sum */
+	memcpy(img, orig, ns);
+	img[NH_SIZE + 2 * 16 + 8] ^= 0x04;
+	ASSERT_EQ(0, put_image(x, root, img, ns));
+	ds_btree_stats_reset(t);
+	expect_all_fail(_metadata, t, 3, -EIO, "flipped value bit");
+	ASSERT_EQ(0, ds_btree_stats_get(t, &st));
+	EXPECT_LT(0, st.corrupt);
+	EXPECT_LT(0, st.read_retries);
+	TH_LOG("%" PRIu64 " corrupt, %" PRIu64 " read retries", st.corrupt, st.read_retries);
+	/* mended: every key, and puts take the lock again */
+	ASSERT_EQ(0, put_image(x, root, orig, ns));
+	expect_intact(_metadata, t, 5, "mended");
+	ASSERT_EQ(0, put64(t, 6, val_of(6)));
+	expect_intact(_metadata, t, 6, "after a put");
+
+	/* the version: covered by the sum */
+	ASSERT_EQ(0, ds_read(x, root, orig, ns));
+	memcpy(img, orig, ns);
+	img[NH_VERSION] ^= 0x01;
+	ASSERT_EQ(0, put_image(x, root, img, ns));
+	expect_all_fail(_metadata, t, 2, -EIO, "bad version");
+	ASSERT_EQ(0, put_image(x, root, orig, ns));
+	expect_intact(_metadata, t, 6, "mended version");
+
+	/* a count past the capacity */
+	memcpy(img, orig, ns);
+	img[NH_COUNT] = 0xff;
+	img[NH_COUNT + 1] = 0x7f;
+	reseal(img, ns);
+	ASSERT_EQ(0, put_image(x, root, img, ns));
+	expect_all_fail(_metadata, t, 4, -EIO, "count over capacity");
+	/* a valid sum over inverted fences */
+	memcpy(img, orig, ns);
+	img[NH_FLAGS] &= ~(NF_LOW_INF | NF_HIGH_INF);
+	wr64(img, NH_LOW, 10);
+	wr64(img, NH_HIGH, 5);
+	reseal(img, ns);
+	ASSERT_EQ(0, put_image(x, root, img, ns));
+	expect_all_fail(_metadata, t, 1, -EIO, "fences inverted");
+	/* magic gone (memory that never held a node) */
+	memcpy(img, orig, ns);
+	memset(img + NH_MAGIC, 0, 4);
+	reseal(img, ns);
+	ASSERT_EQ(0, put_image(x, root, img, ns));
+	expect_all_fail(_metadata, t, 1, -EIO, "no magic");
+
+	ASSERT_EQ(0, put_image(x, root, orig, ns));
+	expect_intact(_metadata, t, 6, "mended at last");
+	ASSERT_EQ(0, ds_btree_stats_get(t, &st));
+	EXPECT_LE(5, st.corrupt);
+	ds_xfer_close(x);
+	ds_btree_close(t);
+}
+
+/* get(key) in a child process, bounded: 0 or the error, -ETIMEDOUT when
+ * it did not end within `seconds` (a loop), -ECHILD when it crashed. */
+static int get_bounded(uint64_t addr, const struct ds_btree_open_opts *o, uint64_t key,
+		       int seconds, int *sig)
+{
+	int *res = mmap(NULL, sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int status, ret = -ETIMEDOUT;
+	pid_t pid;
+
+	if (res == MAP_FAILED)
+		return -ENOMEM;
+	*sig = 0;
+	*res = 1;
+	pid = fork();
+	if (pid == 0) {
+		struct ds_btree *t;
+		uint64_t v;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		*res = ds_btree_open(1, addr, o, &t);
+		if (!*res) {
+			*res = get64(t, key, &v);
+			ds_btree_close(t);
+		}
+		_exit(0);
+	}
+	for (int i = 0; i < seconds * 20; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			if (WIFSIGNALED(status)) {
+				*sig = WTERMSIG(status);
+				ret = -ECHILD;
+			} else {
+				ret = *res;
+			}
+			pid = 0;
+			break;
+		}
+		usleep(50000);
+	}
+	if (pid) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	munmap(res, sizeof(int));
+	return ret;
+}
+
+/*
+ * Pointers in damaged images are never followed blindly: an internal
+ * root whose child pointer names the superblock, or the root leaf's
+ * sibling naming a node nobody serves or looping back to itself (images
+ * with valid sums), end in an error; nothing crashes or spins.
+ */
+TEST_F_TIMEOUT(bt, corrupt_pointers, 600)
+{
+	const uint32_t ns = 512;	/* 28 entries */
+	struct ds_btree_open_opts o = { .flags = DS_BTREE_NO_CACHE };
+	uint8_t orig[512], img[512];
+	struct ds_btree_info info;
+	struct ds_btree *t;
+	struct ds_xfer *x;
+	uint64_t addr, root, leaf0, v, t0;
+	int ret, sig;
+
+	ASSERT_EQ(0, create_small(self, ns, 2, &addr));
+	ASSERT_EQ(0, ds_btree_open(1, addr, &o, &t));
+	ASSERT_EQ(0, ds_xfer_open(1, &x));
+
+	/* a root leaf: its sibling pointer, with a high fence below key 4 */
+	for (uint64_t k = 1; k <= 5; k++) {
+		ASSERT_EQ(0, put64(t, k, val_of(k)));
+	}
+	ASSERT_EQ(0, ds_btree_describe(t, &info));
+	root = info.root;
+	ASSERT_EQ(0, ds_read(x, root, orig, ns));
+	ASSERT_EQ(NODE_MAGIC, rd32(orig, NH_MAGIC));
+	const uint64_t wild[] = {
+		DSMEM_GADDR(9, 1, 4096),	/* a node no one is connected to */
+		self->seg[0],			/* the superblock: not a node */
+		self->seg[1] + 5,		/* misaligned, inside a segment */
+		root,				/* itself: a loop */
+	};
+	for (size_t i = 0; i < sizeof(wild) / sizeof(wild[0]); i++) {
+		memcpy(img, orig, ns);
+		img[NH_COUNT] = 3;		/* keys 1, 2, 3 below high = 4 */
+		img[NH_COUNT + 1] = 0;
+		memset(img + NH_SIZE + 3 * 16, 0, 2 * 16);
+		img[NH_FLAGS] &= ~NF_HIGH_INF;
+		wr64(img, NH_HIGH, 4);
+		wr64(img, NH_SIBLING, wild[i]);
+		reseal(img, ns);
+		ASSERT_EQ(0, put_image(x, root, img, ns));
+		t0 = now_ns();
+		ret = get_bounded(addr, &o, 5, 240, &sig);
+		TH_LOG("sibling %#" PRIx64 ": %d after %.1f s", wild[i], ret, (now_ns() - t0) / 1e9);
+		EXPECT_NE(-ETIMEDOUT, ret) TH_LOG("sibling %#" PRIx64 ": get spun for 240 s", wild[i]);
+		EXPECT_NE(-ECHILD, ret) TH_LOG("sibling %#" PRIx64 ": get died of signal %d",
+					       wild[i], sig);
+		EXPECT_GT(0, ret) TH_LOG("sibling %#" PRIx64 ": get returned %d", wild[i], ret);
+		/* keys the node covers are still there */
+		EXPECT_EQ(0, get_bounded(addr, &o, 2, 240, &sig)) TH_LOG("sibling %#" PRIx64, wild[i]);
+	}
+	ASSERT_EQ(0, put_image(x, root, orig, ns));
+	expect_intact(_metadata, t, 5, "leaf mended");
+
+	/* an internal root: its child pointers */
+	for (uint64_t k = 6; k <= 100; k++) {
+		ASSERT_EQ(0, put64(t, k, val_of(k)));
+	}
+	ASSERT_EQ(0, ds_btree_describe(t, &info));
+	ASSERT_EQ(2, info.height);
+	root = info.root;
+	ASSERT_EQ(0, ds_read(x, root, orig, ns));
+	ASSERT_EQ(1, orig[NH_LEVEL]);
+	ASSERT_LT(0, rd16(orig, NH_COUNT));
+	memcpy(&leaf0, orig + NH_LEFTMOST, 8);
+	ASSERT_NE(0, leaf0);
+
+	/* a flipped bit of the leftmost pointer: the sum */
+	memcpy(img, orig, ns);
+	img[NH_LEFTMOST + 2] ^= 0x10;
+	ASSERT_EQ(0, put_image(x, root, img, ns));
+	expect_all_fail(_metadata, t, 1, -EIO, "leftmost pointer flipped");
+	/* a valid sum over separators out of order, or a null child */
+	ASSERT_LE(2, rd16(orig, NH_COUNT));
+	memcpy(img, orig, ns);
+	memcpy(img + NH_SIZE, orig + NH_SIZE + 16, 16);
+	memcpy(img + NH_SIZE + 16, orig + NH_SIZE, 16);
+	reseal(img, ns);
+	ASSERT_EQ(0, put_image(x, root, img, ns));
+	expect_all_fail(_metadata, t, 1, -EIO, "separators out of order");
+	memcpy(img, orig, ns);
+	wr64(img, NH_SIZE + 8, 0);
+	reseal(img, ns);
+	ASSERT_EQ(0, put_image(x, root, img, ns));
+	expect_all_fail(_metadata, t, 1, -EIO, "null child");
+	/* a valid sum, the leftmost child the superblock */
+	memcpy(img, orig, ns);
+	wr64(img, NH_LEFTMOST, self->seg[0]);
+	reseal(img, ns);
+	ASSERT_EQ(0, put_image(x, root, img, ns));
+	t0 = now_ns();
+	ret = get_bounded(addr, &o, 1, 240, &sig);
+	TH_LOG("leftmost %#" PRIx64 ": %d after %.1f s", rd64(img, NH_LEFTMOST), ret,
+	       (now_ns() - t0) / 1e9);
+	EXPECT_EQ(-EIO, ret) TH_LOG("leftmost child the superblock: signal %d", sig);
+	/* a valid sum, the leftmost child past the segment's end */
+	wr64(img, NH_LEFTMOST, self->seg[1] + SEG_SIZE + 4096);
+	reseal(img, ns);
+	ASSERT_EQ(0, put_image(x, root, img, ns));
+	t0 = now_ns();
+	ret = get_bounded(addr, &o, 1, 240, &sig);
+	TH_LOG("leftmost %#" PRIx64 ": %d after %.1f s", rd64(img, NH_LEFTMOST), ret,
+	       (now_ns() - t0) / 1e9);
+	EXPECT_GT(0, ret) TH_LOG("leftmost child past the end: %d, signal %d", ret, sig);
+	EXPECT_NE(-ETIMEDOUT, ret);
+	/* a valid sum, the leftmost child the root itself: a cycle */
+	wr64(img, NH_LEFTMOST, root);
+	reseal(img, ns);
+	ASSERT_EQ(0, put_image(x, root, img, ns));
+	t0 = now_ns();
+	ret = get_bounded(addr, &o, 1, 240, &sig);
+	TH_LOG("leftmost %#" PRIx64 ": %d after %.1f s", rd64(img, NH_LEFTMOST), ret,
+	       (now_ns() - t0) / 1e9);
+	EXPECT_GT(0, ret) TH_LOG("leftmost child the root: %d, signal %d", ret, sig);
+	EXPECT_NE(-ETIMEDOUT, ret);
+
+	ASSERT_EQ(0, put_image(x, root, orig, ns));
+	expect_intact(_metadata, t, 100, "root mended");
+	ASSERT_EQ(0, get64(t, 100, &v));
+	ds_xfer_close(x);
+	ds_btree_close(t);
+}
+
+/* ---- bad input ---- */
+
+TEST_F_TIMEOUT(bt, bad_input, 300)
+{
+	struct ds_btree_create_opts co = { 0 };
+	uint64_t tiny, mid, fresh, hidden, addr, a2, segs[DS_BTREE_SEGS_MAX + 1], v, k[2];
+	uint8_t big[DS_BTREE_VALUE_MAX + 1] = { 0 };
+	uint8_t four[8] = { 0, 0, 0, 0, 0xaa, 0xaa, 0xaa, 0xaa };
+	uint64_t *many = calloc(DS_BTREE_SCAN_MAX, 8);
+	struct ds_btree *t;
+	size_t n, vlen;
+	int ret;
+
+	ASSERT_EQ(0, extra_seg(_metadata, self, 3, 64 << 10, true, &tiny));
+	ASSERT_EQ(0, extra_seg(_metadata, self, 4, 8 << 20, true, &mid));
+	ASSERT_EQ(0, extra_seg(_metadata, self, 3, 1 << 20, true, &fresh));
+	ASSERT_EQ(0, extra_seg(_metadata, self, 4, 1 << 20, false, &hidden));
+
+	/* too small for any node; too small for a seed region */
+	EXPECT_EQ(-ENOSPC, ds_btree_create(1, &tiny, 1, &co, &addr));
+	co.layout = DS_BTREE_SEED;
+	EXPECT_EQ(-ENOSPC, ds_btree_create(1, &mid, 1, &co, &addr));
+	segs[0] = self->seg[0];
+	segs[1] = mid;
+	EXPECT_EQ(-ENOSPC, ds_btree_create(1, segs, 2, &co, &addr));
+	co.layout = DS_BTREE_GENERAL;
+
+	/* options */
+	for (uint32_t bad_ns = 0, i = 0; i < 5; i++) {
+		const uint32_t sizes[] = { 100, 128, 300, 1000, 8192 };
+
+		bad_ns = sizes[i];
+		co.node_size = bad_ns;
+		EXPECT_EQ(-EINVAL, ds_btree_create(1, self->seg, 2, &co, &addr))
+			TH_LOG("node size %u", bad_ns);
+	}
+	co.node_size = 0;
+	co.value_size = DS_BTREE_VALUE_MAX + 1;
+	EXPECT_EQ(-EINVAL, ds_btree_create(1, self->seg, 2, &co, &addr));
+	co.value_size = 0;
+	co.layout = 7;
+	EXPECT_EQ(-EINVAL, ds_btree_create(1, self->seg, 2, &co, &addr));
+	co.layout = DS_BTREE_GENERAL;
+	EXPECT_EQ(-EINVAL, ds_btree_create(1, self->seg, 0, &co, &addr));
+	for (int i = 0; i <= DS_BTREE_SEGS_MAX; i++)
+		segs[i] = self->seg[i % 2];
+	EXPECT_EQ(-EINVAL, ds_btree_create(1, segs, DS_BTREE_SEGS_MAX + 1, &co, &addr));
+
+	/* a segment node 1 was not granted: an error, not a hang */
+	ret = ds_btree_create(1, &hidden, 1, &co, &addr);
+	EXPECT_GT(0, ret);
+	TH_LOG("create over a segment not granted: %d (%s)", ret, strerror(-ret));
+	segs[0] = self->seg[0];
+	segs[1] = hidden;
+	ret = ds_btree_create(1, segs, 2, &co, &addr);
+	EXPECT_GT(0, ret) TH_LOG("one of two segments not granted");
+	/* (a create that failed leaves no tree behind: seg[0] is used below) */
+	ret = ds_btree_open(1, hidden, NULL, &t);
+	EXPECT_GT(0, ret);
+	/* a node that does not exist, a memory node nobody connects to */
+	EXPECT_GT(0, ds_btree_create(9, self->seg, 2, &co, &addr));
+	segs[1] = DSMEM_GADDR(9, 1, 0);
+	EXPECT_GT(0, ds_btree_create(1, segs, 2, &co, &addr));
+
+	/* nothing there; then a tree, once */
+	EXPECT_EQ(-ENOENT, ds_btree_open(1, fresh, NULL, &t));
+	ASSERT_EQ(0, ds_btree_create(1, self->seg, 2, &co, &addr))
+		TH_LOG("after creates over these segments failed");
+	EXPECT_EQ(addr, self->seg[0]);
+	EXPECT_EQ(-EEXIST, ds_btree_create(1, self->seg, 2, &co, &a2));
+	EXPECT_EQ(-EEXIST, ds_btree_create(2, self->seg, 1, &co, &a2));
+
+	ASSERT_EQ(0, ds_btree_open(1, addr, NULL, &t));
+	EXPECT_EQ(-EINVAL, ds_btree_put(t, 1, big, 9));
+	EXPECT_EQ(-EINVAL, ds_btree_put(t, 1, big, sizeof(big)));
+	EXPECT_EQ(-ENOENT, get64(t, 1, &v));
+	EXPECT_EQ(-ENOENT, ds_btree_del(t, 1));
+	EXPECT_EQ(-EINVAL, ds_btree_scan(t, 0, 0, k, NULL, &n));
+	EXPECT_EQ(-EINVAL, ds_btree_scan(t, 0, DS_BTREE_SCAN_MAX + 1, k, NULL, &n));
+	ASSERT_NE(NULL, many);
+	EXPECT_EQ(0, ds_btree_scan(t, 0, DS_BTREE_SCAN_MAX, many, NULL, &n));
+	EXPECT_EQ(0, n);
+	/* get copies what fits and says how much there was */
+	ASSERT_EQ(0, put64(t, 1, 0x1122334455667788ull));
+	vlen = 0;
+	ASSERT_EQ(0, ds_btree_get(t, 1, four, 4, &vlen));
+	EXPECT_EQ(8, vlen);
+	EXPECT_EQ(0x55667788u, rd32(four, 0));
+	EXPECT_EQ(0xaaaaaaaau, rd32(four, 4));
+	EXPECT_EQ(0, ds_btree_get(t, 1, four, 4, NULL));
+	ds_btree_close(t);
+
+	/* dropped: gone for opens */
+	EXPECT_EQ(0, ds_btree_drop(1, addr));
+	EXPECT_EQ(-ENOENT, ds_btree_open(1, addr, NULL, &t));
+	EXPECT_EQ(-ENOENT, ds_btree_open(2, addr, NULL, &t));
+	free(many);
+}
+
+/* ---- out-of-line values, the seed layout ---- */
+
+static void fill_val(uint8_t *p, size_t n, uint64_t key, unsigned gen)
+{
+	uint64_t s = key * 31 + gen + 1;
+
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(rnd(&s) >> 56);
+}
+
+/*
+ * Values of 0 to 100 bytes out of line: each read back whole, from the
+ * other compute node, truncated to the buffer with its size told, after
+ * updates that change its size, and through a scan.
+ */
+TEST_F_TIMEOUT(bt, values_out_of_line, 300)
+{
+	enum { VS = 100, NK = 300 };
+	struct ds_btree_create_opts co = { .node_size = SMALL_NODE, .value_size = VS };
+	static uint8_t vals[NK * VS];
+	uint8_t buf[VS + 8], want[VS];
+	struct ds_btree_info info;
+	uint64_t addr, keys[NK];
+	struct ds_btree *t, *t2;
+	unsigned gen[NK] = { 0 };
+	size_t n, vlen;
+
+	ASSERT_EQ(0, ds_btree_create(1, self->seg, 2, &co, &addr));
+	ASSERT_EQ(0, ds_btree_open(1, addr, NULL, &t));
+	ASSERT_EQ(0, ds_btree_open(2, addr, NULL, &t2));
+	ASSERT_EQ(0, ds_btree_describe(t2, &info));
+	EXPECT_EQ(VS, info.value_size);
+	for (uint64_t k = 0; k < NK; k++) {
+		fill_val(want, k % (VS + 1), k, 0);
+		ASSERT_EQ(0, ds_btree_put(t, k, want, k % (VS + 1))) TH_LOG("key %" PRIu64, k);
+	}
+	EXPECT_EQ(-EINVAL, ds_btree_put(t, 1, want, VS + 1));
+	/* half of them again, with other sizes */
+	for (uint64_t k = 0; k < NK; k += 2) {
+		gen[k] = 1;
+		fill_val(want, (k * 7) % (VS + 1), k, 1);
+		ASSERT_EQ(0, ds_btree_put(t2, k, want, (k * 7) % (VS + 1)));
+	}
+	for (uint64_t k = 0; k < NK; k++) {
+		size_t len = gen[k] ? (k * 7) % (VS + 1) : k % (VS + 1);
+
+		fill_val(want, len, k, gen[k]);
+		memset(buf, 0xee, sizeof(buf));
+		vlen = 12345;
+		ASSERT_EQ(0, ds_btree_get(k % 2 ? t : t2, k, buf, VS, &vlen)) TH_LOG("key %" PRIu64, k);
+		ASSERT_EQ(len, vlen) TH_LOG("key %" PRIu64, k);
+		ASSERT_EQ(0, memcmp(buf, want, len)) TH_LOG("key %" PRIu64, k);
+		/* a short buffer: what fits, nothing past it */
+		memset(buf, 0xee, sizeof(buf));
+		ASSERT_EQ(0, ds_btree_get(t, k, buf, 10, &vlen));
+		ASSERT_EQ(len, vlen);
+		ASSERT_EQ(0, memcmp(buf, want, len < 10 ? len : 10));
+		for (size_t i = len < 10 ? len : 10; i < sizeof(buf); i++) {
+			ASSERT_EQ(0xee, buf[i]) TH_LOG("key %" PRIu64 " byte %zu", k, i);
+		}
+	}
+	ASSERT_EQ(0, ds_btree_scan(t2, 0, NK, keys, vals, &n));
+	ASSERT_EQ(NK, n);
+	for (uint64_t k = 0; k < NK; k++) {
+		size_t len = gen[k] ? (k * 7) % (VS + 1) : k % (VS + 1);
+
+		ASSERT_EQ(k, keys[k]);
+		fill_val(want, len, k, gen[k]);
+		ASSERT_EQ(0, memcmp(vals + k * VS, want, len)) TH_LOG("key %" PRIu64, k);
+	}
+	for (uint64_t k = 0; k < NK; k += 3) {
+		ASSERT_EQ(0, ds_btree_del(t, k));
+	}
+	for (uint64_t k = 0; k < NK; k++) {
+		int ret = ds_btree_get(t2, k, buf, VS, &vlen);
+
+		ASSERT_EQ(k % 3 ? 0 : -ENOENT, ret) TH_LOG("key %" PRIu64, k);
+	}
+	ds_btree_close(t2);
+	ds_btree_close(t);
+}
+
+/* The seed's layout: per-server regions, nodes by node_id % 2. */
+TEST_F_TIMEOUT(bt, seed_layout, 300)
+{
+	struct ds_btree_create_opts co = { .layout = DS_BTREE_SEED, .node_size = SMALL_NODE };
+	uint64_t addr, v, s = seed_for(5), *keys = calloc(2000, 8), got[2000];
+	struct ds_btree_info info;
+	struct ds_btree *t, *t2;
+	size_t n;
+
+	ASSERT_NE(NULL, keys);
+	ASSERT_EQ(0, ds_btree_create(1, self->seg, 2, &co, &addr));
+	ASSERT_EQ(0, ds_btree_open(1, addr, NULL, &t));
+	ASSERT_EQ(0, ds_btree_open(2, addr, NULL, &t2));
+	for (int i = 0; i < 2000; i++)
+		keys[i] = 2 * (uint64_t)i + 1;
+	shuffle(keys, 2000, &s);
+	for (int i = 0; i < 2000; i++) {
+		ASSERT_EQ(0, put64(i % 2 ? t : t2, keys[i], val_of(keys[i])));
+	}
+	ASSERT_EQ(0, ds_btree_describe(t, &info));
+	EXPECT_EQ(DS_BTREE_SEED, info.layout);
+	EXPECT_LE(3, info.height);
+	/* both servers hold nodes */
+	EXPECT_LT(0, info.seg_used[0]);
+	EXPECT_LT(0, info.seg_used[1]);
+	for (int i = 0; i < 2000; i++) {
+		ASSERT_EQ(0, get64(i % 2 ? t2 : t, keys[i], &v));
+		ASSERT_EQ(val_of(keys[i]), v);
+	}
+	ASSERT_EQ(0, ds_btree_scan(t, 0, 2000, got, NULL, &n));
+	ASSERT_EQ(2000, n);
+	for (int i = 0; i < 2000; i++) {
+		ASSERT_EQ(2 * (uint64_t)i + 1, got[i]);
+	}
+	ds_btree_close(t2);
+	ds_btree_close(t);
+	free(keys);
+}
+
+TEST_HARNESS_MAIN
