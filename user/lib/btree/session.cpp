@@ -385,7 +385,8 @@ void tree::release_lock(session &s, uint64_t addr)
 	(void)b.run(batch::k_write);
 }
 
-int tree::write_unlock(session &s, uint64_t addr, uint8_t *buf)
+int tree::write_unlock(session &s, uint64_t addr, uint8_t *buf, uint64_t first,
+			const uint8_t *first_buf)
 {
 	node_view n(buf, node_size_);
 	batch b(s);
@@ -398,9 +399,11 @@ int tree::write_unlock(session &s, uint64_t addr, uint8_t *buf)
 	}
 	n.hdr().version++;
 	n.seal();
-	// RC executes them in order: the image lands before the lock opens.
-	// The unlock is a CAS from our tag, so a holder presumed dead never
-	// opens its successor's lock.
+	// RC executes them in order: a new node lands before the pointer to
+	// it, and the image before the lock opens.  The unlock is a CAS from
+	// our tag, so a holder presumed dead never opens its successor's lock.
+	if (first)
+		b.write(first, first_buf, node_size_);
 	b.write(addr + 8, buf + 8, node_size_ - 8);
 	b.cas(addr + node_off_lock, tag_, 0, s.word(6));
 	ret = b.run(batch::k_write);

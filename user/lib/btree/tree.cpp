@@ -339,21 +339,7 @@ int tree::split_and_write(session &s, uint64_t addr, uint8_t *buf,
 	r.seal();
 	if (same_memory_node(addr, raddr)) {
 		// one QP: the new node lands before the pointer to it
-		batch b(s);
-
-		if ((ret = await_heartbeat())) {
-			unlock(s, addr);
-			return ret;
-		}
-		l.hdr().version++;
-		l.seal();
-		b.write(raddr, rbuf, node_size_);
-		b.write(addr + 8, buf + 8, node_size_ - 8);
-		b.cas(addr + node_off_lock, tag_, 0, s.word(6));
-		ret = b.run(batch::k_write);
-		if (ret)
-			release_lock(s, addr);
-		locks_.unlock(addr);
+		ret = write_unlock(s, addr, buf, raddr, rbuf);
 	} else {
 		batch b(s);
 

@@ -162,8 +162,10 @@ public:
 	// ---- node locks (session.cpp) ----
 	// Lock the node and read its image into buf (one round trip).
 	int lock_read(session &s, uint64_t addr, uint8_t *buf);
-	// Write the image (but its lock word) and unlock, in one round trip.
-	int write_unlock(session &s, uint64_t addr, uint8_t *buf);
+	// Write the image (but its lock word) and unlock, in one round trip;
+	// first (a new node on the same memory node, whole) goes ahead of it.
+	int write_unlock(session &s, uint64_t addr, uint8_t *buf, uint64_t first = 0,
+			 const uint8_t *first_buf = nullptr);
 	int unlock(session &s, uint64_t addr);
 	// Several locked nodes' images in one batch, their locks kept; then
 	// their unlocks in one more.  A killed process cannot stop a batch

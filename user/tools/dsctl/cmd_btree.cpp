@@ -842,34 +842,30 @@ bool do_op(node_run &nr, worker_state &ws, const stream &st, size_t r, uint64_t 
 	return true;
 }
 
-bool write_all(int fd, const void *p, size_t n)
+// All n bytes through read() or write(), past signals and short counts.
+template <typename Byte, typename Op>
+bool all_of_it(Op op, int fd, Byte *b, size_t n)
 {
-	auto *b = static_cast<const uint8_t *>(p);
 	while (n) {
-		ssize_t w = write(fd, b, n);
-		if (w < 0 && errno == EINTR)
+		ssize_t done = op(fd, b, n);
+		if (done < 0 && errno == EINTR)
 			continue;
-		if (w <= 0)
+		if (done <= 0)
 			return false;
-		b += w;
-		n -= static_cast<size_t>(w);
+		b += done;
+		n -= static_cast<size_t>(done);
 	}
 	return true;
 }
 
+bool write_all(int fd, const void *p, size_t n)
+{
+	return all_of_it(::write, fd, static_cast<const uint8_t *>(p), n);
+}
+
 bool read_all(int fd, void *p, size_t n)
 {
-	auto *b = static_cast<uint8_t *>(p);
-	while (n) {
-		ssize_t r = read(fd, b, n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return false;
-		b += r;
-		n -= static_cast<size_t>(r);
-	}
-	return true;
+	return all_of_it(::read, fd, static_cast<uint8_t *>(p), n);
 }
 
 // A compute node's failure, thrown so that its tree is closed on the way
