@@ -82,6 +82,21 @@ std::string errno_text(int ret)
 	return std::strerror(-ret);
 }
 
+// A keyword naming one of two words: false for the first, true for the
+// second, def when it is not given.
+bool second_of(const keywords &kw, const char *key, const char *first, const char *second,
+	       bool def)
+{
+	const std::string *v = kw.get(key);
+	if (!v)
+		return def;
+	if (matches(*v, first))
+		return false;
+	if (matches(*v, second))
+		return true;
+	fail(std::string(key) + " needs \"" + first + "\" or \"" + second + "\"");
+}
+
 uint32_t node_of(const keywords &kw)
 {
 	return need_id(kw, "node", DSMEM_NODE_ID_MAX, "node id", "btree");
@@ -288,15 +303,8 @@ int bt_create(env &e)
 	if (segs.size() > DS_BTREE_SEGS_MAX)
 		fail("segs takes at most " + std::to_string(DS_BTREE_SEGS_MAX) + " segments");
 	ds_btree_create_opts o{};
-	o.layout = DS_BTREE_GENERAL;
-	if (const std::string *v = kw.get("layout")) {
-		if (matches(*v, "general"))
-			o.layout = DS_BTREE_GENERAL;
-		else if (matches(*v, "seed"))
-			o.layout = DS_BTREE_SEED;
-		else
-			fail("layout needs \"general\" or \"seed\"");
-	}
+	o.layout = second_of(kw, "layout", "general", "seed", false) ? DS_BTREE_SEED
+								    : DS_BTREE_GENERAL;
 	uint64_t sz;
 	if (const std::string *v = kw.get("node-size")) {
 		if (!parse_size(*v, sz) || sz < DS_BTREE_NODE_MIN || sz > DS_BTREE_NODE_MAX ||
@@ -509,13 +517,7 @@ int bt_load(env &e)
 	uint64_t count;
 	if (!parse_u64(need(kw, "count", "btree"), count) || !count || count > (1ULL << 32))
 		fail("count needs a number of keys from 1 to " + std::to_string(1ULL << 32));
-	bool sorted = false;
-	if (const std::string *v = kw.get("order")) {
-		if (matches(*v, "sorted"))
-			sorted = true;
-		else if (!matches(*v, "random"))
-			fail("order needs \"sorted\" or \"random\"");
-	}
+	bool sorted = !second_of(kw, "order", "sorted", "random", true);
 	unsigned threads = threads_of(kw);
 
 	dsmem::btree t = open_tree(node, addr);
@@ -985,6 +987,7 @@ void run_compute_node(const bench_opts &o, uint32_t proc, int out, int go)
 	uint64_t elapsed = ns_since(t0);
 	if (!go_ok)
 		throw child_error{ "not started", -ECANCELED };
+	struct ds_btree_stats run_stats = tree.stats();	// the probe's are not the run's
 	// the floor once more, from the first compute node as it stands after
 	// the run: with the parent's reading before it, the floor brackets the
 	// run, so load on the host moves both sides of the ratio alike
@@ -1015,7 +1018,7 @@ void run_compute_node(const bench_opts &o, uint32_t proc, int out, int go)
 			a.bytes_read += b.bytes_read;
 			a.lat.merge(b.lat);
 		}
-	r->stats = tree.stats();
+	r->stats = run_stats;
 	if (auto after = tree.info()) {
 		r->client_id = after.value().client_id;
 		r->cache_bytes = after.value().cache_bytes;
@@ -1048,14 +1051,7 @@ bench_opts parse_bench(env &e)
 	if (w.size() != 1 || w[0] < 'a' || w[0] > 'f')
 		fail("workload needs a YCSB workload: a, b, c, d, e or f");
 	o.workload = w[0];
-	if (const std::string *v = kw.get("dist")) {
-		if (matches(*v, "zipf"))
-			o.zipf = true;
-		else if (matches(*v, "uniform"))
-			o.zipf = false;
-		else
-			fail("dist needs \"zipf\" or \"uniform\"");
-	}
+	o.zipf = !second_of(kw, "dist", "zipf", "uniform", !o.zipf);
 	if (const std::string *v = kw.get("theta")) {
 		char *end = nullptr;
 		o.theta = strtod(v->c_str(), &end);
@@ -1080,14 +1076,7 @@ bench_opts parse_bench(env &e)
 			fail("cache needs a number of bytes (suffixes K, M, G, T); 0 for none");
 		o.no_cache = o.cache == 0;
 	}
-	if (const std::string *v = kw.get("load")) {
-		if (matches(*v, "yes"))
-			o.load = true;
-		else if (matches(*v, "no"))
-			o.load = false;
-		else
-			fail("load needs \"yes\" or \"no\"");
-	}
+	o.load = !second_of(kw, "load", "yes", "no", !o.load);
 	if (kw.has("warmup"))
 		o.warmup = u64_arg(kw, "warmup", 0, 0, 1ULL << 32);
 	o.probe = u64_arg(kw, "probe", o.probe, 1, 1ULL << 32);
