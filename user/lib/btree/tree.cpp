@@ -11,6 +11,7 @@
 #include "tree.hpp"
 
 #include <algorithm>
+#include <random>
 
 namespace dsmem::btree {
 
@@ -820,17 +821,43 @@ int tree::info(session &s, ds_btree_info *out)
 	return 0;
 }
 
+// The floor a lookup is measured against: back-to-back READs of one leaf
+// each, through the same data path, over the leaves in a shuffled order
+// (a lookup's leaf is anywhere too: always reading one node would be kinder
+// to every cache on the way).  The leaves are gathered once per handle,
+// along the leaf level, before any READ is timed.
 int tree::probe(session &s, uint64_t n, uint64_t *ns)
 {
 	uint8_t *buf = s.node(session::s_node0);
-	uint64_t root = root_addr(root_hint_.load(std::memory_order_relaxed));
+	node_view v(buf, node_size_);
 	batch b(s);
 
 	if (!n)
 		return -EINVAL;
+	{
+		std::lock_guard g(probe_m_);
+		if (probe_leaves_.empty()) {
+			uint64_t a;
+			origin o;
+			if (int ret = descend(s, 0, 0, buf, &a, true, false, &o))
+				return ret;
+			while (a && probe_leaves_.size() < probe_leaves_max) {
+				if (!valid_node_ptr(a))
+					return -EIO;
+				probe_leaves_.push_back(a);
+				uint64_t next = v.hdr().sibling;
+				if (next && read_node(s, next, buf))
+					break;
+				a = next;
+			}
+			std::minstd_rand rng(1);
+			std::shuffle(probe_leaves_.begin(), probe_leaves_.end(), rng);
+		}
+	}
 	auto t0 = clock::now();
 	for (uint64_t i = 0; i < n; i++) {
-		b.read(root, buf, node_size_);
+		uint64_t k = probe_next_.fetch_add(1, std::memory_order_relaxed);
+		b.read(probe_leaves_[k % probe_leaves_.size()], buf, node_size_);
 		if (int ret = b.run(batch::k_read))
 			return ret;
 	}

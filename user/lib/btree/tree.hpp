@@ -296,6 +296,12 @@ private:
 
 	index_cache cache_;
 	local_locks locks_;
+
+	// probe(): the leaves it reads, gathered on its first call
+	static constexpr size_t probe_leaves_max = 4096;
+	std::mutex probe_m_;
+	std::vector<uint64_t> probe_leaves_;
+	std::atomic<uint64_t> probe_next_{0};
 };
 
 // RAII: a session for the length of one call.

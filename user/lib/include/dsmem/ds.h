@@ -825,7 +825,9 @@ int ds_btree_stats_get(struct ds_btree *t, struct ds_btree_stats *st);
 void ds_btree_stats_reset(struct ds_btree *t);
 /*
  * The floor a lookup is measured against: n back-to-back READs of one
- * node (the root) through the same data path; *ns the total time.
+ * leaf each through the same data path, cycling over up to 4096 of the
+ * tree's leaves in a shuffled order (gathered on the first call, untimed);
+ * *ns the total time.
  */
 int ds_btree_probe(struct ds_btree *t, uint64_t n, uint64_t *ns);
 
