@@ -4,6 +4,7 @@
 // let other clients take over the locks of one that died.
 #include "tree.hpp"
 
+#include <algorithm>
 #include <sys/mman.h>
 #include <random>
 
@@ -64,11 +65,6 @@ uint8_t *session::blobs() const
 	return node(s_nodes) + words * sizeof(uint64_t);
 }
 
-size_t session::blobs_size() const
-{
-	return buf_size - static_cast<size_t>(blobs() - buf);
-}
-
 int tree::make_session(std::unique_ptr<session> *out)
 {
 	auto s = std::make_unique<session>();
@@ -118,6 +114,9 @@ void tree::release(session *s)
 	std::lock_guard g(sessions_m_);
 	idle_.push_back(s);
 }
+
+// sum() and reset_stats() walk the counters as ds_btree_stats' fields
+static_assert(sizeof(counters) == offsetof(ds_btree_stats, reserved));
 
 void tree::sum(ds_btree_stats *st)
 {
@@ -221,8 +220,8 @@ void local_locks::lock(uint64_t addr)
 	shard &sh = of(addr);
 	std::unique_lock g(sh.m);
 
-	sh.cv.wait(g, [&] { return !sh.held.count(addr); });
-	sh.held.insert(addr);
+	sh.cv.wait(g, [&] { return std::find(sh.held.begin(), sh.held.end(), addr) == sh.held.end(); });
+	sh.held.push_back(addr);
 }
 
 void local_locks::unlock(uint64_t addr)
@@ -230,7 +229,11 @@ void local_locks::unlock(uint64_t addr)
 	shard &sh = of(addr);
 	{
 		std::lock_guard g(sh.m);
-		sh.held.erase(addr);
+		auto it = std::find(sh.held.begin(), sh.held.end(), addr);
+		if (it != sh.held.end()) {
+			*it = sh.held.back();
+			sh.held.pop_back();
+		}
 	}
 	sh.cv.notify_all();
 }

@@ -53,6 +53,21 @@ bool tree::valid_node_ptr(uint64_t a) const
 	return false;
 }
 
+tree::at tree::classify(const node_view &n, uint64_t a, uint64_t key, unsigned level) const
+{
+	const node_header &h = n.hdr();
+
+	if ((h.flags & node_free) || h.level != level)
+		return at::stale;
+	if (n.right_of(key)) {
+		if (!h.sibling)
+			return at::stale;
+		return h.sibling == a ? at::corrupt : at::right;
+	}
+	// left of its low fence: we came by a pointer older than its range
+	return n.covers(key) ? at::here : at::stale;
+}
+
 bool tree::restart(session &s, unsigned *n)
 {
 	s.st.restarts.fetch_add(1, std::memory_order_relaxed);
@@ -155,11 +170,16 @@ again:
 			}
 			have = false;
 			const node_header &hd = n.hdr();
-			if ((hd.flags & node_free) || hd.level != expect ||
-			    (!n.covers(key) && !n.right_of(key)) ||
-			    (n.right_of(key) && !hd.sibling)) {
-				// a stale pointer: a merged node, or one whose
-				// range moved left of the key
+			at where = classify(n, a, key, expect);
+			uint64_t next = where == at::right ? hd.sibling :
+					hd.level > level ? n.child_for(key) : 0;
+			if (where == at::corrupt || (where == at::here && next == a)) {
+				s.st.corrupt.fetch_add(1, std::memory_order_relaxed);
+				return -EIO;	// a node pointing at itself
+			}
+			if (where == at::stale) {
+				// a merged node, or one whose range moved left
+				// of the key
 				drop_hint(s, *o);
 				use_cache = false;
 				refresh = true;
@@ -167,12 +187,7 @@ again:
 					return -EAGAIN;
 				goto again;
 			}
-			uint64_t next = n.right_of(key) ? hd.sibling : n.child_for(key);
-			if (next == a) {
-				s.st.corrupt.fetch_add(1, std::memory_order_relaxed);
-				return -EIO;	// a node pointing at itself
-			}
-			if (n.right_of(key)) {
+			if (where == at::right) {
 				s.st.sibling_hops.fetch_add(1, std::memory_order_relaxed);
 				// the cached parent predates a split: re-read
 				// it next time
@@ -212,18 +227,21 @@ int tree::lock_for(session &s, uint64_t key, unsigned level, uint8_t *buf,
 			}
 			if (int ret = lock_read(s, a, buf))
 				return ret;
-			const node_header &hd = n.hdr();
-			if ((hd.flags & node_free) || hd.level != level ||
-			    (!n.covers(key) && !n.right_of(key)) ||
-			    (n.right_of(key) && (!hd.sibling || hd.sibling == a))) {
+			at where = classify(n, a, key, level);
+			if (where == at::corrupt) {
+				unlock(s, a);
+				s.st.corrupt.fetch_add(1, std::memory_order_relaxed);
+				return -EIO;
+			}
+			if (where == at::stale) {
 				if (int ret = unlock(s, a))
 					return ret;
 				drop_hint(s, o);
 				use_cache = false;
 				break;
 			}
-			if (n.right_of(key)) {
-				uint64_t next = hd.sibling;
+			if (where == at::right) {
+				uint64_t next = n.hdr().sibling;
 
 				s.st.sibling_hops.fetch_add(1, std::memory_order_relaxed);
 				if (int ret = unlock(s, a))
@@ -459,7 +477,7 @@ int tree::insert_separator(session &s, unsigned level, uint64_t sep, uint64_t ch
 		}
 	}
 	bool existed;
-	if (p.leaf_upsert(sep, child, &existed)) {
+	if (p.internal_insert(sep, child)) {
 		int ret = write_unlock(s, paddr, buf);
 		if (!ret)
 			cache_.insert(p, paddr);
@@ -747,19 +765,26 @@ int tree::scan(session &s, uint64_t start, size_t limit, uint64_t *keys,
 		cur = h.high;
 		uint64_t next = h.sibling;
 		unsigned hops = 0;
-		bool ok;
-		do {
-			if (next && (!valid_node_ptr(next) || hops > hop_max)) {
+		at where = at::stale;
+		while (next) {
+			if (!valid_node_ptr(next) || hops > hop_max) {
 				s.st.corrupt.fetch_add(1, std::memory_order_relaxed);
 				return -EIO;
 			}
 			if (hops++)
 				s.st.sibling_hops.fetch_add(1, std::memory_order_relaxed);
-			ok = next && !read_node(s, next, buf) && !(n.hdr().flags & node_free) &&
-			     n.leaf() && (n.covers(cur) || n.right_of(cur));
+			if (read_node(s, next, buf))
+				break;
+			where = classify(n, next, cur, 0);
+			if (where != at::right)
+				break;
 			next = n.hdr().sibling;
-		} while (ok && n.right_of(cur));
-		if (!ok) {
+		}
+		if (where == at::corrupt) {
+			s.st.corrupt.fetch_add(1, std::memory_order_relaxed);
+			return -EIO;
+		}
+		if (where != at::here) {
 			// merged or moved: find cur's leaf from above
 			if (!restart(s, &restarts))
 				return -EAGAIN;

@@ -14,13 +14,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
-#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <thread>
-#include <unordered_set>
 #include <vector>
 
 #include "layout.hpp"
@@ -57,7 +55,6 @@ struct session {
 	uint8_t *node(unsigned i) const;
 	uint64_t *word(unsigned i) const;	// 8 words after the nodes
 	uint8_t *blobs() const;			// room for a leaf's blobs
-	size_t blobs_size() const;
 	uint64_t offset(const void *p) const
 	{
 		return static_cast<uint64_t>(static_cast<const uint8_t *>(p) - buf);
@@ -75,7 +72,6 @@ public:
 	void cas(uint64_t remote, uint64_t expect, uint64_t swap, uint64_t *old);
 	void faa(uint64_t remote, uint64_t add, uint64_t *old);
 	int run(kind k);
-	size_t size() const { return n_; }
 
 private:
 	static constexpr size_t max_ = 256;
@@ -97,10 +93,13 @@ public:
 
 private:
 	static constexpr unsigned shards_ = 64;
+	// a handful of locks per shard at a time: a reserved vector, so
+	// taking one never allocates
 	struct shard {
 		std::mutex m;
 		std::condition_variable cv;
-		std::unordered_set<uint64_t> held;
+		std::vector<uint64_t> held;
+		shard() { held.reserve(64); }
 	};
 	shard &of(uint64_t addr) { return shards_v_[(addr >> 6) % shards_]; }
 	shard shards_v_[shards_];
@@ -221,6 +220,11 @@ private:
 	// the root word as read, generation included, for a CAS on it.
 	int root_image(session &s, uint8_t *buf, uint64_t *addr, bool refresh,
 		       uint64_t *word);
+	// What node n, read at a and expected at level, says of key: it holds
+	// it, it lies right (move along the sibling), the pointer to n was
+	// stale (begin again), or n is corrupt (its sibling is itself).
+	enum class at { here, right, stale, corrupt };
+	at classify(const node_view &n, uint64_t a, uint64_t key, unsigned level) const;
 	// A node address inside one of the tree's segments' node areas.
 	bool valid_node_ptr(uint64_t a) const;
 	int insert_separator(session &s, unsigned level, uint64_t sep, uint64_t child);
