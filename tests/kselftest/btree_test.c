@@ -1753,6 +1753,19 @@ TEST_F_TIMEOUT(bt, bad_input, 300)
 	segs[1] = DSMEM_GADDR(9, 1, 0);
 	EXPECT_GT(0, ds_btree_create(1, segs, 2, &co, &addr));
 
+	/* open options out of range, refused before anything is read */
+	struct ds_btree_open_opts bad = { .lock_lease_ms = 19 };
+	EXPECT_EQ(-EINVAL, ds_btree_open(1, self->seg[0], &bad, &t));
+	bad.lock_lease_ms = 600001;
+	EXPECT_EQ(-EINVAL, ds_btree_open(1, self->seg[0], &bad, &t));
+	bad = (struct ds_btree_open_opts){ .flags = 0x80 };
+	EXPECT_EQ(-EINVAL, ds_btree_open(1, self->seg[0], &bad, &t));
+	bad = (struct ds_btree_open_opts){ .reserved = { 1 } };
+	EXPECT_EQ(-EINVAL, ds_btree_open(1, self->seg[0], &bad, &t));
+	/* a tree is named by a segment's start, not a place inside it */
+	EXPECT_EQ(-EINVAL, ds_btree_open(1, self->seg[0] + 4096, NULL, &t));
+	EXPECT_EQ(-EINVAL, ds_btree_drop(1, self->seg[0] + 4096));
+
 	/* nothing there; then a tree, once */
 	EXPECT_EQ(-ENOENT, ds_btree_open(1, fresh, NULL, &t));
 	ASSERT_EQ(0, ds_btree_create(1, self->seg, 2, &co, &addr))
@@ -1779,6 +1792,8 @@ TEST_F_TIMEOUT(bt, bad_input, 300)
 	EXPECT_EQ(0x55667788u, rd32(four, 0));
 	EXPECT_EQ(0xaaaaaaaau, rd32(four, 4));
 	EXPECT_EQ(0, ds_btree_get(t, 1, four, 4, NULL));
+	/* open here, its heartbeat moving: not to be dropped */
+	EXPECT_EQ(-EBUSY, ds_btree_drop(2, addr));
 	ds_btree_close(t);
 
 	/* dropped: gone for opens */
