@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <errno.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sim.hpp"
@@ -55,6 +56,41 @@ inline std::string slurp(const std::string &path)
 	fclose(f);
 	return out;
 }
+
+#ifdef DS_DSCTL
+// dsctl (the build's, DS_DSCTL) with these words: its exit status,
+// stdout and stderr.
+struct result {
+	int status;
+	std::string out, err;
+};
+
+inline result dsctl(const std::vector<std::string> &words)
+{
+	char out[] = "/tmp/dssim-out-XXXXXX", err[] = "/tmp/dssim-err-XXXXXX";
+	int fo = mkstemp(out), fe = mkstemp(err);
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		std::vector<char *> argv = { const_cast<char *>(DS_DSCTL) };
+		for (const auto &w : words)
+			argv.push_back(const_cast<char *>(w.c_str()));
+		argv.push_back(nullptr);
+		dup2(fo, 1);
+		dup2(fe, 2);
+		execv(DS_DSCTL, argv.data());
+		_exit(127);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	close(fo);
+	close(fe);
+	result r{ WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(out), slurp(err) };
+	unlink(out);
+	unlink(err);
+	return r;
+}
+#endif
 
 // Write bytes to tmp_dir/name; returns the path.
 inline std::string write_file(const std::string &name, const std::string &bytes)

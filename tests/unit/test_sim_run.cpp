@@ -168,38 +168,6 @@ expect_file read_expect(const std::string &path)
 	return e;
 }
 
-struct result {
-	int status;
-	std::string out, err;
-};
-
-// dsctl with these words; its exit status, stdout and stderr
-result dsctl(const std::vector<std::string> &words)
-{
-	char out[] = "/tmp/dssim-out-XXXXXX", err[] = "/tmp/dssim-err-XXXXXX";
-	int fo = mkstemp(out), fe = mkstemp(err);
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		std::vector<char *> argv = { const_cast<char *>(DS_DSCTL) };
-		for (const auto &w : words)
-			argv.push_back(const_cast<char *>(w.c_str()));
-		argv.push_back(nullptr);
-		dup2(fo, 1);
-		dup2(fe, 2);
-		execv(DS_DSCTL, argv.data());
-		_exit(127);
-	}
-	int st = 0;
-	waitpid(pid, &st, 0);
-	close(fo);
-	close(fe);
-	result r{ WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(out), slurp(err) };
-	unlink(out);
-	unlink(err);
-	return r;
-}
-
 // The shared vector: the simulator makes the very moves the core test
 // and the kernel's CACHE_REPLAY make.
 void seed_replays_vector(void **)
