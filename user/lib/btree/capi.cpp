@@ -270,6 +270,11 @@ DS_EXPORT int ds_btree_describe(struct ds_btree *t, struct ds_btree_info *info)
 	WITH_SESSION(t, t->t.info(s, info));
 }
 
+DS_EXPORT uint32_t ds_btree_value_size(const struct ds_btree *t)
+{
+	return t ? t->t.value_size() : 0;
+}
+
 DS_EXPORT int ds_btree_stats_get(struct ds_btree *t, struct ds_btree_stats *st)
 {
 	if (!t || !st)

@@ -69,14 +69,6 @@ double round2(double v)
 	return std::round(v * 100.0) / 100.0;
 }
 
-// part / whole to four decimals; null when whole is 0 (as ratio_record)
-record per(double part, uint64_t whole)
-{
-	if (!whole)
-		return nullptr;
-	return round4(part / static_cast<double>(whole));
-}
-
 std::string errno_text(int ret)
 {
 	return std::strerror(-ret);
@@ -251,18 +243,17 @@ record info_record(const struct ds_btree_info &i)
 
 // What load and bench store under a key, so that a loaded tree reads back
 // recognisably: the key itself (inline), "v<key>" (out of line).
-std::vector<uint8_t> value_for(uint64_t key, uint32_t value_size)
+size_t value_into(uint64_t key, uint32_t value_size, uint8_t *buf)
 {
-	std::vector<uint8_t> v;
 	if (value_size == 8) {
-		v.resize(8);
-		memcpy(v.data(), &key, 8);
-	} else {
-		std::string s = "v" + std::to_string(key);
-		v.assign(s.begin(), s.end());
-		v.resize(std::min<size_t>(v.size(), value_size));
+		memcpy(buf, &key, 8);
+		return 8;
 	}
-	return v;
+	char text[24];
+	int n = snprintf(text, sizeof(text), "v%llu", static_cast<unsigned long long>(key));
+	size_t len = std::min<size_t>(static_cast<size_t>(n), value_size);
+	memcpy(buf, text, len);
+	return len;
 }
 
 // A value as a record field: inline ones as numbers, out-of-line ones as
@@ -369,7 +360,7 @@ int bt_get(env &e)
 	uint64_t addr = tree_of(kw);
 	uint64_t key = key_of(kw);
 	dsmem::btree t = open_tree(node, addr);
-	uint32_t vs = describe(t).value_size;
+	uint32_t vs = t.value_size();
 	auto v = t.get_bytes(key);
 	if (!v)
 		fail(v.err(), "cannot get key " + std::to_string(key));
@@ -391,7 +382,7 @@ int bt_put(env &e)
 	uint64_t key = key_of(kw);
 	const std::string &v = need(kw, "value", "btree");
 	dsmem::btree t = open_tree(node, addr);
-	uint32_t vs = describe(t).value_size;
+	uint32_t vs = t.value_size();
 	std::vector<uint8_t> bytes;
 	if (vs == 8) {
 		uint64_t x;
@@ -433,7 +424,7 @@ int bt_scan(env &e)
 	uint64_t start = u64_arg(kw, "start", 0, 0, UINT64_MAX);
 	uint64_t limit = u64_arg(kw, "limit", 100, 1, DS_BTREE_SCAN_MAX);
 	dsmem::btree t = open_tree(node, addr);
-	uint32_t vs = describe(t).value_size;
+	uint32_t vs = t.value_size();
 	auto entries = t.scan(start, limit);
 	if (!entries)
 		fail(entries.err(), "cannot scan from key " + std::to_string(start));
@@ -477,11 +468,12 @@ load_result load_keys(ds_btree *t, uint64_t count, bool sorted, unsigned threads
 	std::vector<std::thread> th;
 	for (unsigned w = 0; w < threads; w++)
 		th.emplace_back([&, w] {
+			std::vector<uint8_t> buf(std::max<uint32_t>(value_size, 8));
 			uint64_t from = count * w / threads, to = count * (w + 1) / threads;
 			for (uint64_t i = from; i < to && !err.load(std::memory_order_relaxed);
 			     i++) {
-				std::vector<uint8_t> v = value_for(order[i], value_size);
-				int ret = ds_btree_put(t, order[i], v.data(), v.size());
+				size_t n = value_into(order[i], value_size, buf.data());
+				int ret = ds_btree_put(t, order[i], buf.data(), n);
 				if (ret < 0) {
 					failed_key = order[i];
 					err = ret;
@@ -521,7 +513,7 @@ int bt_load(env &e)
 	unsigned threads = threads_of(kw);
 
 	dsmem::btree t = open_tree(node, addr);
-	uint32_t vs = describe(t).value_size;
+	uint32_t vs = t.value_size();
 	t.reset_stats();
 	load_result l = load_keys(t.get(), count, sorted, threads, vs);
 	check_load(l);
@@ -535,8 +527,8 @@ int bt_load(env &e)
 	r["threads"] = threads;
 	r["seconds"] = round4(l.seconds);
 	r["ops_per_sec"] = round1(static_cast<double>(count) / l.seconds);
-	r["rtt_per_op"] = per(static_cast<double>(rtt_total(s)), count);
-	r["lock_retries_per_op"] = per(static_cast<double>(s.lock_retries), count);
+	r["rtt_per_op"] = ratio_record(rtt_total(s), count);
+	r["lock_retries_per_op"] = ratio_record(s.lock_retries, count);
 	r["splits"] = s.splits;
 	r["height"] = after.height;
 	r["nodes"] = after.nodes;
@@ -819,8 +811,8 @@ bool do_op(node_run &nr, worker_state &ws, const stream &st, size_t r, uint64_t 
 	}
 	case k_insert: {
 		key = nr.new_key(nr.inserted.fetch_add(1, std::memory_order_relaxed));
-		std::vector<uint8_t> v = value_for(key, nr.value_size);
-		ret = ds_btree_put(nr.t, key, v.data(), v.size());
+		size_t n = value_into(key, nr.value_size, ws.val.data());
+		ret = ds_btree_put(nr.t, key, ws.val.data(), n);
 		break;
 	}
 	case k_scan: {
@@ -1121,12 +1113,12 @@ record kind_record(const char *name, const kind_result &k, bool attributed)
 	r["p99_us"] = k.lat.quantile_us(0.99);
 	if (attributed) {
 		uint64_t all = k.rtt[0] + k.rtt[1] + k.rtt[2] + k.rtt[3];
-		r["rtt_per_op"] = per(static_cast<double>(all), k.ops);
-		r["rtt_read_per_op"] = per(static_cast<double>(k.rtt[0]), k.ops);
-		r["rtt_lock_per_op"] = per(static_cast<double>(k.rtt[1]), k.ops);
-		r["rtt_write_per_op"] = per(static_cast<double>(k.rtt[2]), k.ops);
-		r["rtt_other_per_op"] = per(static_cast<double>(k.rtt[3]), k.ops);
-		r["bytes_read_per_op"] = per(static_cast<double>(k.bytes_read), k.ops);
+		r["rtt_per_op"] = ratio_record(all, k.ops);
+		r["rtt_read_per_op"] = ratio_record(k.rtt[0], k.ops);
+		r["rtt_lock_per_op"] = ratio_record(k.rtt[1], k.ops);
+		r["rtt_write_per_op"] = ratio_record(k.rtt[2], k.ops);
+		r["rtt_other_per_op"] = ratio_record(k.rtt[3], k.ops);
+		r["bytes_read_per_op"] = ratio_record(k.bytes_read, k.ops);
 	}
 	return r;
 }
@@ -1177,7 +1169,7 @@ int bt_bench(env &e)
 		dsmem::btree t = open_tree(o.nodes[0], o.tree, open_opts(o));
 		if (o.load) {
 			load_result l = load_keys(t.get(), o.keys, false, o.threads,
-						  describe(t).value_size);
+						  t.value_size());
 			check_load(l);
 			r["load_ops_per_sec"] = round1(static_cast<double>(l.keys) / l.seconds);
 		} else {
@@ -1320,15 +1312,15 @@ int bt_bench(env &e)
 	r["ops_per_sec"] = round1(tput);
 	r["p50_us"] = all.quantile_us(0.50);
 	r["p99_us"] = all.quantile_us(0.99);
-	r["rtt_per_op"] = per(static_cast<double>(rtt_total(st)), ops);
-	r["rtt_read_per_op"] = per(static_cast<double>(st.rtt_read), ops);
-	r["rtt_lock_per_op"] = per(static_cast<double>(st.rtt_lock), ops);
-	r["rtt_write_per_op"] = per(static_cast<double>(st.rtt_write), ops);
-	r["rtt_other_per_op"] = per(static_cast<double>(st.rtt_other), ops);
-	r["bytes_read_per_op"] = per(static_cast<double>(st.bytes_read), ops);
-	r["bytes_written_per_op"] = per(static_cast<double>(st.bytes_written), ops);
+	r["rtt_per_op"] = ratio_record(rtt_total(st), ops);
+	r["rtt_read_per_op"] = ratio_record(st.rtt_read, ops);
+	r["rtt_lock_per_op"] = ratio_record(st.rtt_lock, ops);
+	r["rtt_write_per_op"] = ratio_record(st.rtt_write, ops);
+	r["rtt_other_per_op"] = ratio_record(st.rtt_other, ops);
+	r["bytes_read_per_op"] = ratio_record(st.bytes_read, ops);
+	r["bytes_written_per_op"] = ratio_record(st.bytes_written, ops);
 	r["cache_hit_rate"] = ratio_record(st.cache_hits, st.cache_hits + st.cache_misses);
-	r["lock_retries_per_op"] = per(static_cast<double>(st.lock_retries), ops);
+	r["lock_retries_per_op"] = ratio_record(st.lock_retries, ops);
 	r["not_found"] = not_found;
 	r["floor_reads_per_sec"] = round1(floor_rps);
 	r["floor_read_us"] = round2(floor_us);

@@ -821,6 +821,8 @@ int ds_btree_scan(struct ds_btree *t, uint64_t start, size_t limit,
 		  uint64_t *keys, void *vals, size_t *n);
 
 int ds_btree_describe(struct ds_btree *t, struct ds_btree_info *info);
+/* The tree's value size (8: inline), known locally: no round trip. */
+uint32_t ds_btree_value_size(const struct ds_btree *t);
 int ds_btree_stats_get(struct ds_btree *t, struct ds_btree_stats *st);
 void ds_btree_stats_reset(struct ds_btree *t);
 /*

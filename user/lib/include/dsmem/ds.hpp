@@ -669,22 +669,23 @@ public:
 	// Up to limit entries from start, ascending.
 	result<std::vector<entry>> scan(uint64_t start, size_t limit) const
 	{
-		ds_btree_info in{};
-		if (int r = ds_btree_describe(get(), &in))
-			return error{r, {}};
+		const size_t vs = value_size();
 		std::vector<uint64_t> keys(limit);
-		std::vector<uint8_t> vals(limit * in.value_size);
+		std::vector<uint8_t> vals(limit * vs);
 		size_t n = 0;
 		if (int r = ds_btree_scan(get(), start, limit, keys.data(), vals.data(), &n))
 			return error{r, {}};
 		std::vector<entry> out(n);
 		for (size_t i = 0; i < n; i++) {
 			out[i].key = keys[i];
-			out[i].value.assign(vals.begin() + static_cast<ptrdiff_t>(i * in.value_size),
-					    vals.begin() + static_cast<ptrdiff_t>((i + 1) * in.value_size));
+			out[i].value.assign(vals.begin() + static_cast<ptrdiff_t>(i * vs),
+					    vals.begin() + static_cast<ptrdiff_t>((i + 1) * vs));
 		}
 		return out;
 	}
+
+	// 8: inline; known locally
+	uint32_t value_size() const { return ds_btree_value_size(get()); }
 
 	result<ds_btree_info> info() const
 	{
