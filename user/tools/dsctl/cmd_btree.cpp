@@ -455,13 +455,10 @@ struct load_result {
 load_result load_keys(ds_btree *t, uint64_t count, bool sorted, unsigned threads,
 		      uint32_t value_size)
 {
-	std::vector<uint64_t> order(count);
-	for (uint64_t i = 0; i < count; i++)
-		order[i] = i;
-	if (!sorted) {
-		std::mt19937_64 rng(1);
-		std::shuffle(order.begin(), order.end(), rng);
-	}
+	// random order: a fixed bijection of [0, count), not an array of
+	// every key
+	dssim::scatter perm(count);
+	auto order = [&](uint64_t i) { return sorted ? i : perm(i); };
 	std::atomic<int> err{ 0 };
 	std::atomic<uint64_t> failed_key{ 0 };
 	auto t0 = steady::now();
@@ -472,10 +469,11 @@ load_result load_keys(ds_btree *t, uint64_t count, bool sorted, unsigned threads
 			uint64_t from = count * w / threads, to = count * (w + 1) / threads;
 			for (uint64_t i = from; i < to && !err.load(std::memory_order_relaxed);
 			     i++) {
-				size_t n = value_into(order[i], value_size, buf.data());
-				int ret = ds_btree_put(t, order[i], buf.data(), n);
+				uint64_t key = order(i);
+				size_t n = value_into(key, value_size, buf.data());
+				int ret = ds_btree_put(t, key, buf.data(), n);
 				if (ret < 0) {
-					failed_key = order[i];
+					failed_key = key;
 					err = ret;
 				}
 			}

@@ -37,10 +37,7 @@ constexpr uint32_t max_qps = DSMEM_HANDLE_INDEX_MAX + 1;
 
 uint64_t splitmix64(uint64_t &state)
 {
-	uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return mix64_finish(state += splitmix_gamma);
 }
 
 uint64_t rotl(uint64_t x, int k)
@@ -221,51 +218,6 @@ private:
 	double alpha_;
 	std::vector<cell> cells_;
 	alias_table pick_;
-};
-
-// A fixed bijection of [0, n): a 4-round Feistel network on the smallest
-// even number of bits that holds n, walking the cycle until it lands
-// inside.  It scatters zipf ranks so that popular objects are not
-// neighbours.
-class scatter {
-public:
-	explicit scatter(uint64_t n) : n_(n)
-	{
-		int bits = 2;
-		while (bits < 64 && (1ULL << bits) < n)
-			bits += 2;
-		half_ = bits / 2;
-		mask_ = (1ULL << half_) - 1;
-	}
-
-	uint64_t operator()(uint64_t x) const
-	{
-		do
-			x = round_trip(x);
-		while (x >= n_);
-		return x;
-	}
-
-private:
-	uint64_t round_trip(uint64_t x) const
-	{
-		static const uint64_t round_keys[] = { 0x243f6a8885a308d3ULL, 0x13198a2e03707344ULL,
-						       0xa4093822299f31d0ULL,
-						       0x082efa98ec4e6c89ULL };
-		uint64_t left = x >> half_, right = x & mask_;
-		for (uint64_t k : round_keys) {
-			uint64_t state = right ^ k;
-			uint64_t f = splitmix64(state) & mask_;
-			uint64_t next_right = left ^ f;
-			left = right;
-			right = next_right;
-		}
-		return left << half_ | right;
-	}
-
-	uint64_t n_;
-	int half_;
-	uint64_t mask_;
 };
 
 // ---- spec parsing ---------------------------------------------------------------

@@ -182,10 +182,7 @@ uint64_t share_ceil(uint64_t v, uint64_t num, uint64_t den)
 // splitmix64: the PRNG of random replacement and the sketch's hash
 uint64_t mix64(uint64_t x)
 {
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
+	return mix64_finish(x + splitmix_gamma);
 }
 
 // ---- LRU and FIFO ----------------------------------------------------------

@@ -198,4 +198,58 @@ uint64_t belady_bytes_needed(const trace &t);
 // counts (tests check it never overflows); 0 for another policy.
 uint64_t baseline_held(const policy &p);
 
+// splitmix64's output function (Steele, Lea and Flood): the simulator's
+// PRNG steps, its hashes and scatter below all finish with it.
+inline constexpr uint64_t splitmix_gamma = 0x9e3779b97f4a7c15ULL;
+inline uint64_t mix64_finish(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+// A fixed bijection of [0, n): a 4-round Feistel network on the smallest
+// even number of bits that holds n, walking the cycle until it lands
+// inside.  It scatters zipf ranks so that popular objects are not
+// neighbours.
+class scatter {
+public:
+	explicit scatter(uint64_t n) : n_(n)
+	{
+		int bits = 2;
+		while (bits < 64 && (1ULL << bits) < n)
+			bits += 2;
+		half_ = bits / 2;
+		mask_ = (1ULL << half_) - 1;
+	}
+
+	uint64_t operator()(uint64_t x) const
+	{
+		do
+			x = round_trip(x);
+		while (x >= n_);
+		return x;
+	}
+
+private:
+	uint64_t round_trip(uint64_t x) const
+	{
+		static const uint64_t round_keys[] = { 0x243f6a8885a308d3ULL, 0x13198a2e03707344ULL,
+						       0xa4093822299f31d0ULL,
+						       0x082efa98ec4e6c89ULL };
+		uint64_t left = x >> half_, right = x & mask_;
+		for (uint64_t k : round_keys) {
+			uint64_t f = mix64_finish((right ^ k) + splitmix_gamma) & mask_;
+			uint64_t next_right = left ^ f;
+			left = right;
+			right = next_right;
+		}
+		return left << half_ | right;
+	}
+
+	uint64_t n_;
+	int half_;
+	uint64_t mask_;
+};
+
 }  // namespace dssim

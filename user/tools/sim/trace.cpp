@@ -333,11 +333,7 @@ uint64_t load_le64(const char *p)
 
 uint64_t mix64(uint64_t x)
 {
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
+	return mix64_finish(x);
 }
 
 // FNV-1a 64: string ids become keys
