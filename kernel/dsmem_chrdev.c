@@ -40,7 +40,67 @@ static int dsmem_ioc_version(struct file *filp, void *arg);
 /* the data path's handlers take the descriptor's state */
 static int dsmem_ioc_attach(struct file *filp, void *arg)
 {
-	return dsmem_xfer_attach(filp->private_data, arg);
+	struct dsmem_node *node;
+	int ret;
+
+	ret = dsmem_xfer_attach(filp->private_data, arg);
+	if (ret)
+		return ret;
+	node = dsmem_xfer_node_get(filp->private_data);
+	if (node) {
+		dsmem_slope_attach(filp, node);
+		dsmem_node_put(node);
+	}
+	return 0;
+}
+
+/* The Slope calls work on the descriptor's node, without its lock. */
+static int dsmem_ioc_slope(struct file *filp, void *arg,
+			   int (*fn)(struct dsmem_node *node, void *arg))
+{
+	struct dsmem_node *node = dsmem_xfer_node_get(filp->private_data);
+	int ret;
+
+	if (!node)
+		return -ENOTCONN;
+	ret = fn(node, arg);
+	dsmem_node_put(node);
+	return ret;
+}
+
+static int dsmem_ioc_slope_alloc(struct file *filp, void *arg)
+{
+	return dsmem_ioc_slope(filp, arg, dsmem_slope_ioc_alloc);
+}
+
+static int dsmem_ioc_slope_free(struct file *filp, void *arg)
+{
+	return dsmem_ioc_slope(filp, arg, dsmem_slope_ioc_free);
+}
+
+static int dsmem_ioc_slope_migrate(struct file *filp, void *arg)
+{
+	return dsmem_ioc_slope(filp, arg, dsmem_slope_ioc_migrate);
+}
+
+static int dsmem_ioc_slope_mig_get(struct file *filp, void *arg)
+{
+	return dsmem_ioc_slope(filp, arg, dsmem_slope_ioc_mig_get);
+}
+
+static int dsmem_ioc_slope_mig_stop(struct file *filp, void *arg)
+{
+	return dsmem_ioc_slope(filp, arg, dsmem_slope_ioc_mig_stop);
+}
+
+static int dsmem_ioc_slope_recv(struct file *filp, void *arg)
+{
+	return dsmem_ioc_slope(filp, arg, dsmem_slope_ioc_recv);
+}
+
+static int dsmem_ioc_slope_dirty(struct file *filp, void *arg)
+{
+	return dsmem_xfer_slope_dirty(filp->private_data, arg);
 }
 
 static int dsmem_ioc_mr_reg(struct file *filp, void *arg)
@@ -71,6 +131,13 @@ static const struct dsmem_ioctl_desc dsmem_ioctls[] = {
 	DSMEM_IOCTL(MR_DEREG, dsmem_ioc_mr_dereg, 0),
 	DSMEM_IOCTL(SUBMIT, dsmem_ioc_submit, 0),
 	DSMEM_IOCTL(TASK, dsmem_ioc_task, 0),
+	DSMEM_IOCTL(SLOPE_ALLOC, dsmem_ioc_slope_alloc, 0),
+	DSMEM_IOCTL(SLOPE_FREE, dsmem_ioc_slope_free, 0),
+	DSMEM_IOCTL(SLOPE_MIGRATE, dsmem_ioc_slope_migrate, 0),
+	DSMEM_IOCTL(SLOPE_MIG_GET, dsmem_ioc_slope_mig_get, 0),
+	DSMEM_IOCTL(SLOPE_MIG_STOP, dsmem_ioc_slope_mig_stop, 0),
+	DSMEM_IOCTL(SLOPE_RECV, dsmem_ioc_slope_recv, 0),
+	DSMEM_IOCTL(SLOPE_DIRTY, dsmem_ioc_slope_dirty, 0),
 };
 
 static int dsmem_ioc_version(struct file *filp, void *arg)
@@ -104,6 +171,11 @@ static long dsmem_ioctl(struct file *filp, unsigned int cmd, unsigned long uarg)
 	BUILD_BUG_ON(sizeof(struct dsmem_ioc_mr_dereg) != DSMEM_IOC_MR_DEREG_SIZE_VER0);
 	BUILD_BUG_ON(sizeof(struct dsmem_ioc_submit) != DSMEM_IOC_SUBMIT_SIZE_VER0);
 	BUILD_BUG_ON(sizeof(struct dsmem_ioc_task) != DSMEM_IOC_TASK_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct dsmem_ioc_slope_alloc) != DSMEM_IOC_SLOPE_ALLOC_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct dsmem_ioc_slope_free) != DSMEM_IOC_SLOPE_FREE_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct dsmem_ioc_slope_migrate) != DSMEM_IOC_SLOPE_MIGRATE_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct dsmem_ioc_slope_mig) != DSMEM_IOC_SLOPE_MIG_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct dsmem_ioc_slope_dirty) != DSMEM_IOC_SLOPE_DIRTY_SIZE_VER0);
 	BUILD_BUG_ON(sizeof(struct dsmem_xfer_req) != 48);
 	BUILD_BUG_ON(sizeof(struct dsmem_xfer_status) != 16);
 	BUILD_BUG_ON(sizeof(struct dsmem_ioc_version) > DSMEM_IOCTL_ARG_MAX);
@@ -167,6 +239,18 @@ static int dsmem_release(struct inode *inode, struct file *filp)
 	return 0;
 }
 
+static int dsmem_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	struct dsmem_node *node = dsmem_xfer_node_get(filp->private_data);
+	int ret;
+
+	if (!node)
+		return -ENOTCONN;
+	ret = dsmem_slope_mmap(filp, node, vma);
+	dsmem_node_put(node);
+	return ret;
+}
+
 static __poll_t dsmem_poll(struct file *filp, poll_table *wait)
 {
 	return dsmem_xfer_poll(filp->private_data, filp, wait);
@@ -177,6 +261,7 @@ static const struct file_operations dsmem_fops = {
 	.open		= dsmem_open,
 	.release	= dsmem_release,
 	.poll		= dsmem_poll,
+	.mmap		= dsmem_mmap,
 	.unlocked_ioctl	= dsmem_ioctl,
 	/* every argument has the same layout for 32- and 64-bit callers */
 	.compat_ioctl	= compat_ptr_ioctl,

@@ -15,7 +15,7 @@
 u64 dsmem_features(void)
 {
 	return DSMEM_FEAT_DEV_EVENTS | DSMEM_FEAT_STATS | DSMEM_FEAT_RDM |
-	       DSMEM_FEAT_TOKENCACHE;
+	       DSMEM_FEAT_TOKENCACHE | DSMEM_FEAT_SLOPE;
 }
 
 static int __init dsmem_init(void)
@@ -26,9 +26,13 @@ static int __init dsmem_init(void)
 	if (ret)
 		return ret;
 
-	ret = dsmem_rdm_init();
+	ret = dsmem_slope_fs_init();
 	if (ret)
 		goto err_tc;
+
+	ret = dsmem_rdm_init();
+	if (ret)
+		goto err_slope;
 	dsmem_tc_start();
 
 	ret = dsmem_nl_init();
@@ -52,7 +56,10 @@ err_nl:
 err_rdm:
 	dsmem_tc_exit();	/* its workers run on dsmem_wq */
 	dsmem_rdm_fini();
+	dsmem_slope_fs_exit();
 	return ret;
+err_slope:
+	dsmem_slope_fs_exit();
 err_tc:
 	dsmem_tc_exit();
 	return ret;
@@ -68,6 +75,8 @@ static void __exit dsmem_exit(void)
 	dsmem_nl_exit();
 	dsmem_tc_exit();
 	dsmem_rdm_fini();
+	/* after the last node: their inodes are of this filesystem */
+	dsmem_slope_fs_exit();
 }
 
 module_init(dsmem_init);

@@ -205,6 +205,7 @@ struct dsmem_node {
 	u32 next_peer;
 	struct list_head files;		/* attached dsmem_file, file_lock */
 	spinlock_t file_lock;
+	struct dsmem_slope *slope;	/* its Slope range; slope_fault/ */
 };
 
 struct dsmem_peer {
@@ -408,6 +409,8 @@ int dsmem_xfer_mr_dereg(struct dsmem_file *file, void *arg);
 int dsmem_xfer_submit(struct dsmem_file *file, void *arg);
 int dsmem_xfer_task(struct dsmem_file *file, void *arg);
 void dsmem_xfer_node_dead(struct dsmem_node *node);
+struct dsmem_node *dsmem_xfer_node_get(struct dsmem_file *file);
+int dsmem_xfer_slope_dirty(struct dsmem_file *file, void *arg);
 
 /* rdm/dsmem_rdm_nl.c: netlink handlers of nodes, peers, segments */
 struct genl_info;
@@ -555,6 +558,37 @@ int dsmem_nl_cache_bench(struct sk_buff *skb, struct genl_info *info);
 int dsmem_nl_cache_replay(struct sk_buff *skb, struct genl_info *info);
 int dsmem_nl_cache_params(struct nlattr *nest, u64 *p,
 			  struct netlink_ext_ack *extack);
+
+/*
+ * slope_fault/: the Slope range of each node, its dirty tracking and the
+ * migration of objects.  Its locks are documented in
+ * slope_fault/dsmem_slope.h; from outside, only the ioctl and message
+ * entry points below are called, with no lock of ours held.
+ */
+struct dsmem_slope;
+int dsmem_slope_fs_init(void);
+void dsmem_slope_fs_exit(void);
+int dsmem_slope_node_init(struct dsmem_node *node);
+void dsmem_slope_node_dead(struct dsmem_node *node);
+void dsmem_slope_node_fini(struct dsmem_node *node);
+void dsmem_slope_conn_up(struct dsmem_conn *conn);
+void dsmem_slope_conn_down(struct dsmem_conn *conn);
+int dsmem_slope_msg(struct dsmem_conn *conn, const struct dsmem_wire_msg *m,
+		    struct dsmem_wire_msg *reply, void **data);
+void dsmem_slope_attach(struct file *filp, struct dsmem_node *node);
+int dsmem_slope_mmap(struct file *filp, struct dsmem_node *node,
+		     struct vm_area_struct *vma);
+int dsmem_slope_ioc_alloc(struct dsmem_node *node, void *arg);
+int dsmem_slope_ioc_free(struct dsmem_node *node, void *arg);
+int dsmem_slope_ioc_migrate(struct dsmem_node *node, void *arg);
+int dsmem_slope_ioc_mig_get(struct dsmem_node *node, void *arg);
+int dsmem_slope_ioc_mig_stop(struct dsmem_node *node, void *arg);
+int dsmem_slope_ioc_recv(struct dsmem_node *node, void *arg);
+int dsmem_slope_ioc_dirty(struct list_head *owned, struct dsmem_node *node,
+			  void *arg);
+void dsmem_slope_file_release(struct list_head *owned);
+/* rdm/dsmem_seg.c, for slope_fault/ too */
+int dsmem_reg_post(struct dsmem_conn *conn, struct ib_mr *mr, int access);
 
 /* dsmem_netlink.c */
 int dsmem_nl_init(void);

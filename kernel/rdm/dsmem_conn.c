@@ -309,6 +309,7 @@ static void dsmem_conn_up_work(struct work_struct *work)
 	queue_delayed_work(dsmem_wq, &conn->keepalive_work,
 			   msecs_to_jiffies(DSMEM_KEEPALIVE_MS));
 	dsmem_seg_conn_up(conn);
+	dsmem_slope_conn_up(conn);
 }
 
 /* The RC transport acknowledges the ping; a dead peer fails the send. */
@@ -369,6 +370,7 @@ static void dsmem_conn_release_work(struct work_struct *work)
 	cancel_work_sync(&conn->rx_work);
 	dsmem_msg_fail_pending(conn, -ECONNRESET);
 	dsmem_seg_conn_down(conn);
+	dsmem_slope_conn_down(conn);
 	dsmem_rsegs_free(conn);
 	if (conn->qp)
 		dsmem_conn_destroy_qp(conn);

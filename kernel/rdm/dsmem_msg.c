@@ -137,6 +137,8 @@ static bool dsmem_msg_is_reply(u8 opcode)
 	case DSMEM_WIRE_REPLY_GRANT:
 	case DSMEM_WIRE_REPLY_REVOKE:
 	case DSMEM_WIRE_REPLY_ERROR:
+	case DSMEM_WIRE_REPLY_SLOPE:
+	case DSMEM_WIRE_REPLY_SLOPE_KEYS:
 		return true;
 	}
 	return false;
@@ -544,6 +546,21 @@ static void dsmem_msg_handle(struct dsmem_conn *conn, struct dsmem_recv *r)
 		reply.opcode = DSMEM_WIRE_REPLY_REVOKE;
 		ret = dsmem_rseg_remove(conn, m.addr);
 		break;
+	case DSMEM_WIRE_SLOPE_LEASE_REQ:
+	case DSMEM_WIRE_SLOPE_LEASE_RET:
+	case DSMEM_WIRE_SLOPE_LEASE_COUNT:
+	case DSMEM_WIRE_SLOPE_FREE:
+	case DSMEM_WIRE_SLOPE_MIG_PUT:
+	case DSMEM_WIRE_SLOPE_MIG_BEGIN:
+	case DSMEM_WIRE_SLOPE_MIG_HANDOVER:
+	case DSMEM_WIRE_SLOPE_MIG_DONE:
+	case DSMEM_WIRE_SLOPE_MIG_ABORT:
+		reply.opcode = DSMEM_WIRE_REPLY_SLOPE;
+		ret = dsmem_slope_msg(conn, &m, &reply, &buf);
+		/* an announcement, answered by nothing */
+		if (ret == 1)
+			return;
+		break;
 	default:
 		/* a reply nobody asked for, or a request we do not serve */
 		dsmem_stat_inc(DSMEM_STAT_MSG_BAD);
@@ -554,6 +571,8 @@ static void dsmem_msg_handle(struct dsmem_conn *conn, struct dsmem_recv *r)
 	if (ret) {
 		if (reply.opcode == DSMEM_WIRE_REPLY_READ)
 			reply.opcode = DSMEM_WIRE_REPLY_READ_ERROR;
+		if (reply.opcode == DSMEM_WIRE_REPLY_SLOPE_KEYS)
+			reply.opcode = DSMEM_WIRE_REPLY_SLOPE;
 		reply.status = -ret;
 		reply.addr = 0;
 		reply.len = 0;

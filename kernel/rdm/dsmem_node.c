@@ -24,6 +24,7 @@ static void dsmem_node_release(struct kref *ref)
 	struct dsmem_node *node = container_of(ref, struct dsmem_node, ref);
 
 	WARN_ON(!xa_empty(&node->peers) || !xa_empty(&node->segs));
+	dsmem_slope_node_fini(node);
 	xa_destroy(&node->peers);
 	xa_destroy(&node->segs);
 	put_net(node->net);
@@ -128,9 +129,12 @@ int dsmem_node_create(u32 id, struct dsmem_device *sdev, u16 port,
 	INIT_LIST_HEAD(&node->files);
 	spin_lock_init(&node->file_lock);
 
-	ret = xa_insert(&dsmem_nodes, id, node, GFP_KERNEL);
+	ret = dsmem_slope_node_init(node);
 	if (ret)
 		goto err_put_node;
+	ret = xa_insert(&dsmem_nodes, id, node, GFP_KERNEL);
+	if (ret)
+		goto err_slope_dead;
 	/* after the insert, so nothing can fail once we listen */
 	ret = dsmem_node_listen(node);
 	if (ret) {
@@ -143,6 +147,8 @@ int dsmem_node_create(u32 id, struct dsmem_device *sdev, u16 port,
 
 err_erase_node:
 	xa_erase(&dsmem_nodes, id);
+err_slope_dead:
+	dsmem_slope_node_dead(node);
 err_put_node:
 	dsmem_node_put(node);
 	return ret;
@@ -173,6 +179,7 @@ static void dsmem_node_teardown(struct dsmem_node *node)
 	mutex_unlock(&dsmem_rdm_lock);
 
 	dsmem_xfer_node_dead(node);
+	dsmem_slope_node_dead(node);
 	dsmem_stat_inc(DSMEM_STAT_NODE_REMOVED);
 	dsmem_nl_notify_node(node, DSMEM_CMD_NODE_DEL);
 	dsmem_node_put(node);

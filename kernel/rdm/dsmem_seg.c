@@ -462,8 +462,7 @@ static void dsmem_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 	complete(&w->done);
 }
 
-static int dsmem_reg_post(struct dsmem_conn *conn, struct ib_mr *mr,
-			  int access)
+int dsmem_reg_post(struct dsmem_conn *conn, struct ib_mr *mr, int access)
 {
 	struct dsmem_reg_wait w = { .conn = conn };
 	struct ib_reg_wr wr = {

@@ -38,6 +38,19 @@ static const struct dsmem_wire_rule dsmem_wire_rules[] = {
 	[DSMEM_WIRE_REPLY_REVOKE]	= { .reply = true },
 	[DSMEM_WIRE_PING]		= { },
 	[DSMEM_WIRE_REPLY_ERROR]	= { .reply = true, .failure = true },
+	[DSMEM_WIRE_SLOPE_LEASE_REQ]	= { },
+	[DSMEM_WIRE_SLOPE_LEASE_RET]	= { },
+	[DSMEM_WIRE_SLOPE_LEASE_COUNT]	= { },
+	[DSMEM_WIRE_SLOPE_FREE]		= { .data = true, .len = true },
+	[DSMEM_WIRE_SLOPE_MIG_PUT]	= { .data = true, .len = true },
+	/* len: bytes staged by the PUTs before it */
+	[DSMEM_WIRE_SLOPE_MIG_BEGIN]	= { .len = true },
+	[DSMEM_WIRE_SLOPE_MIG_HANDOVER]	= { .len = true },
+	[DSMEM_WIRE_SLOPE_MIG_DONE]	= { },
+	[DSMEM_WIRE_SLOPE_MIG_ABORT]	= { },
+	[DSMEM_WIRE_REPLY_SLOPE]	= { .reply = true },
+	[DSMEM_WIRE_REPLY_SLOPE_KEYS]	= { .reply = true, .data = true,
+					    .len = true, .success = true },
 };
 
 static const struct dsmem_wire_rule *dsmem_wire_rule(u8 opcode)

@@ -51,6 +51,7 @@ struct dsmem_file {
 	atomic_t ndone;		/* done, not yet released */
 	wait_queue_head_t poll_wq;
 	struct dsmem_conn *conn;	/* last used, counted */
+	struct list_head slope_tracks;	/* DSMEM_IOC_SLOPE_DIRTY's, lock */
 };
 
 struct dsmem_task_req {
@@ -564,6 +565,7 @@ int dsmem_xfer_open(struct dsmem_file **filep)
 		return -ENOMEM;
 	mutex_init(&file->lock);
 	INIT_LIST_HEAD(&file->node_link);
+	INIT_LIST_HEAD(&file->slope_tracks);
 	xa_init_flags(&file->mrs, XA_FLAGS_ALLOC1);
 	xa_init_flags(&file->tasks, XA_FLAGS_ALLOC1);
 	init_waitqueue_head(&file->poll_wq);
@@ -600,6 +602,7 @@ void dsmem_xfer_release(struct dsmem_file *file)
 		xa_erase(&file->mrs, i);
 		dsmem_umr_free(umr);
 	}
+	dsmem_slope_file_release(&file->slope_tracks);
 	if (file->node) {
 		dsmem_file_detach(file);
 		dsmem_node_put(file->node);
@@ -926,5 +929,32 @@ int dsmem_xfer_task(struct dsmem_file *file, void *arg)
 	}
 out:
 	dsmem_task_put(task);
+	return ret;
+}
+
+/* The attached node, counted: for calls that must not hold file->lock. */
+struct dsmem_node *dsmem_xfer_node_get(struct dsmem_file *file)
+{
+	struct dsmem_node *node = NULL;
+
+	mutex_lock(&file->lock);
+	if (!dsmem_file_usable(file)) {
+		node = file->node;
+		kref_get(&node->ref);
+	}
+	mutex_unlock(&file->lock);
+	return node;
+}
+
+int dsmem_xfer_slope_dirty(struct dsmem_file *file, void *arg)
+{
+	int ret;
+
+	mutex_lock(&file->lock);
+	ret = dsmem_file_usable(file);
+	if (!ret)
+		ret = dsmem_slope_ioc_dirty(&file->slope_tracks, file->node,
+					    arg);
+	mutex_unlock(&file->lock);
 	return ret;
 }

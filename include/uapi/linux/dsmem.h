@@ -33,6 +33,8 @@
 #define DSMEM_FEAT_RDM		_BITULL(2)
 /* RDMA object tokens and the three-tier token cache */
 #define DSMEM_FEAT_TOKENCACHE	_BITULL(3)
+/* Slope: the migratable range, its leases, dirty tracking and migration */
+#define DSMEM_FEAT_SLOPE	_BITULL(4)
 
 /*
  * Global addresses.  A 64-bit remote address names a node, one of its
@@ -267,5 +269,261 @@ struct dsmem_ioc_task {
 
 #define DSMEM_IOC_TASK_SIZE_VER0	40
 #define DSMEM_IOC_TASK		_IOWR(DSMEM_IOCTL_MAGIC, 0x05, struct dsmem_ioc_task)
+
+/*
+ * Slope: live migration of objects between nodes without serialization.
+ *
+ * Every node's processes map /dev/dsmem at the same virtual addresses:
+ * mmap(DSMEM_SLOPE_BASE + off, len, PROT_READ | PROT_WRITE,
+ * MAP_SHARED | MAP_FIXED_NOREPLACE, fd, off) on a descriptor attached to
+ * the node; any other placement fails with -EINVAL.  The module owns the
+ * pages: an address is backed on a node only while that node owns it, so
+ * an object whose pages move to another node works there unchanged.
+ *
+ * The range is cut into 1 GiB leases.  Node i (1 <= i <=
+ * DSMEM_SLOPE_NODES_MAX) is responsible for the i-th share of
+ * DSMEM_SLOPE_LEASES_PER_NODE leases and hands them out, to itself or to
+ * the peers that ask; a node allocates only inside leases it holds.
+ */
+#define DSMEM_SLOPE_BASE		0x300000000000ULL
+#define DSMEM_SLOPE_LEASE_SHIFT		30
+#define DSMEM_SLOPE_LEASE_SIZE		(1ULL << DSMEM_SLOPE_LEASE_SHIFT)
+#define DSMEM_SLOPE_LEASES_PER_NODE	64
+#define DSMEM_SLOPE_NODES_MAX		64
+#define DSMEM_SLOPE_SHARE_SIZE						\
+	(DSMEM_SLOPE_LEASES_PER_NODE * DSMEM_SLOPE_LEASE_SIZE)
+#define DSMEM_SLOPE_SIZE	(DSMEM_SLOPE_NODES_MAX * DSMEM_SLOPE_SHARE_SIZE)
+/* the unit of an object allocated with DSMEM_SLOPE_HUGE */
+#define DSMEM_SLOPE_HUGE_SHIFT		21
+#define DSMEM_SLOPE_HUGE_SIZE		(1ULL << DSMEM_SLOPE_HUGE_SHIFT)
+
+/* the node responsible for the lease holding address a (0: none) */
+#define DSMEM_SLOPE_ADDR_NODE(a)					\
+	((__u32)(((a) - DSMEM_SLOPE_BASE) / DSMEM_SLOPE_SHARE_SIZE) + 1)
+
+/* a byte range of the Slope range; both ends page aligned */
+struct dsmem_slope_extent {
+	__u64 addr;
+	__u64 len;
+};
+
+/* struct dsmem_ioc_slope_alloc.flags and others */
+#define DSMEM_SLOPE_HUGE	0x01	/* 2 MiB units: aligned, populated */
+#define DSMEM_SLOPE_ALLOC_FLAGS_ALL	DSMEM_SLOPE_HUGE
+
+/**
+ * struct dsmem_ioc_slope_alloc - DSMEM_IOC_SLOPE_ALLOC argument
+ * @len:	in: bytes, a multiple of the page size (of 2 MiB with HUGE)
+ * @flags:	in: DSMEM_SLOPE_*
+ * @__pad:	must be 0
+ * @addr:	out: the first byte of a free run of the Slope range, now
+ *		owned by this node; pages are zero and faulted in on use
+ *
+ * Takes a new lease from the peers when the held ones are full: from one
+ * of the nodes that last announced the most free leases.
+ */
+struct dsmem_ioc_slope_alloc {
+	__u64 len;
+	__u32 flags;
+	__u32 __pad;
+	__u64 addr;
+};
+
+#define DSMEM_IOC_SLOPE_ALLOC_SIZE_VER0	24
+#define DSMEM_IOC_SLOPE_ALLOC	_IOWR(DSMEM_IOCTL_MAGIC, 0x06, struct dsmem_ioc_slope_alloc)
+
+/* extents in one call of FREE, MIGRATE or DIRTY */
+#define DSMEM_SLOPE_EXTENTS_MAX	65536
+
+/**
+ * struct dsmem_ioc_slope_free - DSMEM_IOC_SLOPE_FREE argument
+ * @extents:	in: user pointer to @nr struct dsmem_slope_extent
+ * @nr:		in: 1 .. DSMEM_SLOPE_EXTENTS_MAX
+ * @__pad:	must be 0
+ * @freed:	out: bytes given back
+ *
+ * The pages go at once; the addresses go back to the lease, batched: to
+ * the lease's holder, through the node responsible for it when that is
+ * another node.  A lease left empty is returned.  Every extent must be
+ * owned by this node and not migrating, or nothing is freed.
+ */
+struct dsmem_ioc_slope_free {
+	__u64 extents;
+	__u32 nr;
+	__u32 __pad;
+	__u64 freed;
+};
+
+#define DSMEM_IOC_SLOPE_FREE_SIZE_VER0	24
+#define DSMEM_IOC_SLOPE_FREE	_IOWR(DSMEM_IOCTL_MAGIC, 0x07, struct dsmem_ioc_slope_free)
+
+/* struct dsmem_ioc_slope_migrate.flags: DSMEM_SLOPE_HUGE only */
+#define DSMEM_SLOPE_MIGRATE_FLAGS_ALL	DSMEM_SLOPE_HUGE
+
+/* prefill rounds at most, and the default */
+#define DSMEM_SLOPE_ROUNDS_MAX		64
+#define DSMEM_SLOPE_ROUNDS_DEFAULT	8
+/* units of one migration at most (2 GiB of 4 KiB pages) */
+#define DSMEM_SLOPE_MIG_UNITS_MAX	(1U << 19)
+
+/**
+ * struct dsmem_ioc_slope_migrate - DSMEM_IOC_SLOPE_MIGRATE argument
+ * @extents:	in: user pointer to @nr extents: every page of the object,
+ *		owned by this node, sorted and disjoint
+ * @nr:		in: 1 .. DSMEM_SLOPE_EXTENTS_MAX
+ * @dst_node:	in: the node to move the object to, a connected peer
+ * @flags:	in: DSMEM_SLOPE_HUGE: the extents are 2 MiB units
+ * @max_rounds:	in: prefill rounds before asking to stop (0: default)
+ * @stop_pages:	in: ask to stop once a round leaves at most this many
+ *		dirty units (0: once a round no longer shrinks the set)
+ * @cookie:	in: handed to the destination (the object's address)
+ * @id:		out: the migration, for MIG_WAIT, MIG_STOP and MIG_GET
+ *
+ * Starts write tracking and the prefill, and returns: the object stays
+ * usable while its pages are copied.  When the dirty set has converged
+ * the migration asks the application to stop touching the object
+ * (DSMEM_SLOPE_MIG_STOPPING, seen through MIG_WAIT); MIG_STOP then hands
+ * it over.
+ */
+struct dsmem_ioc_slope_migrate {
+	__u64 extents;
+	__u32 nr;
+	__u32 dst_node;
+	__u32 flags;
+	__u32 max_rounds;
+	__u64 stop_pages;
+	__u64 cookie;
+	__u64 id;
+};
+
+#define DSMEM_IOC_SLOPE_MIGRATE_SIZE_VER0	48
+#define DSMEM_IOC_SLOPE_MIGRATE	_IOWR(DSMEM_IOCTL_MAGIC, 0x08, struct dsmem_ioc_slope_migrate)
+
+/* The life of a migration, on either side. */
+enum dsmem_slope_mig_state {
+	DSMEM_SLOPE_MIG_PREFILL,	/* source: copying while the app runs */
+	DSMEM_SLOPE_MIG_STOPPING,	/* source: converged, waits for MIG_STOP */
+	DSMEM_SLOPE_MIG_HANDED_OVER,	/* the destination owns it; pulling */
+	DSMEM_SLOPE_MIG_DONE,		/* every page is at the destination */
+	/* see error; the source keeps an object that failed before the
+	 * handover
+	 */
+	DSMEM_SLOPE_MIG_FAILED,
+	DSMEM_SLOPE_MIG_INCOMING,	/* destination: prefill arriving */
+};
+
+/* struct dsmem_ioc_slope_mig.flags */
+#define DSMEM_SLOPE_MIG_WAIT	0x01	/* sleep until the state is past @state */
+#define DSMEM_SLOPE_MIG_RELEASE	0x02	/* forget a DONE or FAILED migration */
+#define DSMEM_SLOPE_MIG_FLAGS_ALL					\
+	(DSMEM_SLOPE_MIG_WAIT | DSMEM_SLOPE_MIG_RELEASE)
+
+/**
+ * struct dsmem_ioc_slope_mig - argument of MIG_GET, MIG_STOP and RECV
+ * @id:		in (GET, STOP): a migration of this node; out (RECV)
+ * @flags:	in: DSMEM_SLOPE_MIG_*
+ * @state:	in, with WAIT: return once the state differs from this;
+ *		out: enum dsmem_slope_mig_state
+ * @error:	out: negative errno of a FAILED migration
+ * @peer:	out: the other node
+ * @timeout_ms:	in, with WAIT: 0 waits for ever; -ETIMEDOUT after it
+ * @cookie:	out: the source's cookie
+ * @pages:	out: 4 KiB pages of the object
+ * @unit_shift:	out: 12, or 21 for 2 MiB units
+ * @rounds:	out: prefill rounds run
+ * @sent_units:	out: units written during prefill (all rounds)
+ * @dirty_units: out: units dirty at the handover, pulled by the destination
+ * @pulled_units: out: units the destination has pulled so far
+ * @failed_units: out: units the destination could not pull (the source
+ *		died): touching them raises SIGBUS
+ * @fault_waits: out: destination faults that waited for a page
+ * @prefill_ns:	out: from MIGRATE to the state STOPPING
+ * @stop_ns:	out: from STOPPING to MIG_STOP (the application's part)
+ * @no_owner_ns: out: from MIG_STOP until the destination owned it
+ * @pull_ns:	out: from the handover until the last page arrived
+ * @total_ns:	out: from MIGRATE (or arrival) until DONE
+ *
+ * MIG_STOP: the application no longer touches the object; the call hands
+ * it over and returns with the state HANDED_OVER, after which the source's
+ * pages of the object are gone from its address space (SIGBUS).
+ * RECV: on the destination, waits (with WAIT) for a migration that was
+ * handed over to this node and not yet received, and describes it.
+ */
+struct dsmem_ioc_slope_mig {
+	__u64 id;
+	__u32 flags;
+	__u32 state;
+	__s32 error;
+	__u32 peer;
+	__u64 timeout_ms;
+	__u64 cookie;
+	__u64 pages;
+	__u32 unit_shift;
+	__u32 rounds;
+	__u64 sent_units;
+	__u64 dirty_units;
+	__u64 pulled_units;
+	__u64 failed_units;
+	__u64 fault_waits;
+	__u64 prefill_ns;
+	__u64 stop_ns;
+	__u64 no_owner_ns;
+	__u64 pull_ns;
+	__u64 total_ns;
+};
+
+#define DSMEM_IOC_SLOPE_MIG_SIZE_VER0	136
+#define DSMEM_IOC_SLOPE_MIG_GET_SIZE_VER0	DSMEM_IOC_SLOPE_MIG_SIZE_VER0
+#define DSMEM_IOC_SLOPE_MIG_STOP_SIZE_VER0	DSMEM_IOC_SLOPE_MIG_SIZE_VER0
+#define DSMEM_IOC_SLOPE_RECV_SIZE_VER0	DSMEM_IOC_SLOPE_MIG_SIZE_VER0
+#define DSMEM_IOC_SLOPE_MIG_GET	_IOWR(DSMEM_IOCTL_MAGIC, 0x09, struct dsmem_ioc_slope_mig)
+#define DSMEM_IOC_SLOPE_MIG_STOP _IOWR(DSMEM_IOCTL_MAGIC, 0x0a, struct dsmem_ioc_slope_mig)
+#define DSMEM_IOC_SLOPE_RECV	_IOWR(DSMEM_IOCTL_MAGIC, 0x0b, struct dsmem_ioc_slope_mig)
+
+/* struct dsmem_ioc_slope_dirty.op */
+enum dsmem_slope_dirty_op {
+	DSMEM_SLOPE_DIRTY_START,	/* track @extents; out: @id */
+	DSMEM_SLOPE_DIRTY_COLLECT,	/* new epoch; the last one's set out */
+	DSMEM_SLOPE_DIRTY_STOP,		/* end tracking @id */
+};
+
+/* struct dsmem_ioc_slope_dirty.flags */
+/* START: read the CPU's dirty bits instead of taking a write fault each */
+#define DSMEM_SLOPE_DIRTY_HARVEST	0x02
+#define DSMEM_SLOPE_DIRTY_FLAGS_ALL	(DSMEM_SLOPE_HUGE | DSMEM_SLOPE_DIRTY_HARVEST)
+
+/**
+ * struct dsmem_ioc_slope_dirty - DSMEM_IOC_SLOPE_DIRTY argument
+ * @op:		in: enum dsmem_slope_dirty_op
+ * @flags:	in (START): DSMEM_SLOPE_HUGE, DSMEM_SLOPE_DIRTY_HARVEST
+ * @extents:	in (START): user pointer to @nr extents, as for MIGRATE
+ * @nr:		in (START): 1 .. DSMEM_SLOPE_EXTENTS_MAX
+ * @__pad:	must be 0
+ * @id:		out (START), in (COLLECT, STOP): the tracker
+ * @bitmap:	in (COLLECT): user pointer: one bit per unit of the
+ *		extents in order (bit i of byte i / 8), or 0
+ * @bitmap_len:	in (COLLECT): bytes at @bitmap
+ * @dirty:	out (COLLECT): units written in the epoch that ended
+ * @units:	out (START, COLLECT): units tracked
+ *
+ * The dirty-tracking engine of MIGRATE, open for measurement and tests:
+ * an epoch starts write-protected; the first write to a unit in it is
+ * recorded, with no signal, no VMA split and no trip to userspace.
+ */
+struct dsmem_ioc_slope_dirty {
+	__u32 op;
+	__u32 flags;
+	__u64 extents;
+	__u32 nr;
+	__u32 __pad;
+	__u64 id;
+	__u64 bitmap;
+	__u64 bitmap_len;
+	__u64 dirty;
+	__u64 units;
+};
+
+#define DSMEM_IOC_SLOPE_DIRTY_SIZE_VER0	64
+#define DSMEM_IOC_SLOPE_DIRTY	_IOWR(DSMEM_IOCTL_MAGIC, 0x0c, struct dsmem_ioc_slope_dirty)
 
 #endif /* _UAPI_LINUX_DSMEM_H */

@@ -23,6 +23,28 @@
  *   PING                                      no reply: the RC transport's
  *                                             own ACK proves the peer alive
  *
+ * Slope (leases and migration):
+ *   SLOPE_LEASE_REQ                        -> REPLY_SLOPE(addr = lease base)
+ *   SLOPE_LEASE_RET(addr = lease base)     -> REPLY_SLOPE(status)
+ *   SLOPE_LEASE_COUNT(aux = free leases)      no reply; sent periodically
+ *   SLOPE_FREE(data = extents)             -> REPLY_SLOPE(status); to the
+ *                                             node responsible for the
+ *                                             lease, which relays it to
+ *                                             the holder (aux = 1: relayed)
+ *   SLOPE_MIG_PUT(aux = migration, addr = offset, data)
+ *                                          -> REPLY_SLOPE: stages a part of
+ *                                             the next BEGIN or HANDOVER
+ *   SLOPE_MIG_BEGIN(aux, len = staged bytes: struct dsmem_wire_slope_begin)
+ *                                          -> REPLY_SLOPE_KEYS(data =
+ *                                             struct dsmem_wire_slope_keys)
+ *   SLOPE_MIG_HANDOVER(aux, len = staged bytes:
+ *                      struct dsmem_wire_slope_handover)
+ *                                          -> REPLY_SLOPE(status)
+ *   SLOPE_MIG_DONE(aux, addr = pulled, len = failed units)
+ *                                          -> REPLY_SLOPE(status)
+ *   SLOPE_MIG_ABORT(aux, status-less)      -> REPLY_SLOPE(status)
+ * Migration ids are the source's.
+ *
  * A reply echoes the request's tag.  status is a positive errno, zero on
  * success, and is set only in replies.
  */
@@ -54,6 +76,17 @@ enum dsmem_wire_op {
 	DSMEM_WIRE_REPLY_REVOKE,
 	DSMEM_WIRE_PING,
 	DSMEM_WIRE_REPLY_ERROR,	/* to a request the receiver cannot parse */
+	DSMEM_WIRE_SLOPE_LEASE_REQ,
+	DSMEM_WIRE_SLOPE_LEASE_RET,
+	DSMEM_WIRE_SLOPE_LEASE_COUNT,
+	DSMEM_WIRE_SLOPE_FREE,
+	DSMEM_WIRE_SLOPE_MIG_PUT,
+	DSMEM_WIRE_SLOPE_MIG_BEGIN,
+	DSMEM_WIRE_SLOPE_MIG_HANDOVER,
+	DSMEM_WIRE_SLOPE_MIG_DONE,
+	DSMEM_WIRE_SLOPE_MIG_ABORT,
+	DSMEM_WIRE_REPLY_SLOPE,
+	DSMEM_WIRE_REPLY_SLOPE_KEYS,
 
 	__DSMEM_WIRE_OP_MAX,
 	DSMEM_WIRE_OP_MAX = __DSMEM_WIRE_OP_MAX - 1
@@ -116,6 +149,55 @@ struct dsmem_wire_grant {
 
 #define DSMEM_WIRE_GRANT_MAX_KEYS					\
 	((DSMEM_WIRE_MAX_DATA - sizeof(struct dsmem_wire_grant)) / sizeof(__le32))
+
+/* an extent of the Slope range, as in struct dsmem_slope_extent */
+struct dsmem_wire_slope_extent {
+	__le64 addr;
+	__le64 len;
+};
+
+/*
+ * The staged data of a SLOPE_MIG_BEGIN: the object's extents, sorted and
+ * disjoint, each a whole number of units.  Unit k of the migration is the
+ * k-th unit of the extents in order.
+ */
+struct dsmem_wire_slope_begin {
+	__le64 cookie;
+	__le64 units;
+	__le32 nextents;
+	__u8 unit_shift;	/* 12 or 21 */
+	__u8 reserved[3];
+	struct dsmem_wire_slope_extent extents[];
+};
+
+/*
+ * Memory regions over a migration's units in order: unit k is at iova
+ * (k / per_mr) * span + (k % per_mr) << unit_shift of rkeys[k / per_mr],
+ * with per_mr = span >> unit_shift.
+ */
+struct dsmem_wire_slope_keys {
+	__le64 span;
+	__le32 nkeys;
+	__le32 reserved;
+	__le32 rkeys[];
+};
+
+#define DSMEM_WIRE_SLOPE_KEYS_MAX					\
+	((DSMEM_WIRE_MAX_DATA - sizeof(struct dsmem_wire_slope_keys)) / sizeof(__le32))
+
+/*
+ * The staged data of a SLOPE_MIG_HANDOVER: the units written since the
+ * last prefill round (to be pulled by the destination) as a bitmap of
+ * ceil(units / 64) little-endian words, after the source's keys.
+ */
+struct dsmem_wire_slope_handover {
+	__le64 dirty_units;
+	__le64 bitmap_words;
+	__le64 span;
+	__le32 nkeys;
+	__le32 reserved;
+	/* __le32 rkeys[nkeys], padded to 8 bytes, then __le64 bitmap[] */
+};
 
 /**
  * struct dsmem_wire_cm - rdma_cm private data of CONNECT and ACCEPT

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * dsmem Slope: state shared by the files of kernel/slope_fault.
+ *
+ * A node's Slope pages live in s->pages, indexed by page of the Slope
+ * range.  An entry is a struct page (the node owns the address and the
+ * page is there) or DSMEM_SLOPE_RESERVED (owned, not touched yet: the
+ * first fault allocates a zero page).  No entry: not this node's, SIGBUS.
+ *
+ * Lock order:
+ *   s->alloc_lock -> s->share_lock
+ *   s->alloc_lock -> mmap_lock (unmap_mapping_range) -> page lock
+ *	-> s->pages' xa_lock -> track->lock
+ *   s->mig_lock nests inside s->alloc_lock and is a leaf otherwise
+ * The fault path takes only the page lock, the xa_lock and track->lock.
+ * Message handlers (a connection's rx work) take share_lock or
+ * alloc_lock but never wait for a reply while holding either, so two
+ * nodes asking each other for leases cannot deadlock.
+ */
+#ifndef _DSMEM_SLOPE_H
+#define _DSMEM_SLOPE_H
+
+#include <linux/fs.h>
+#include <linux/rculist.h>
+#include <linux/xarray.h>
+
+#include "../dsmem_priv.h"
+#include "dsmem_slope_core.h"
+
+#define DSMEM_SLOPE_RESERVED	xa_mk_value(0)
+/* s->pages marks */
+#define DSMEM_SLOPE_WAIT	XA_MARK_0	/* content not here yet */
+#define DSMEM_SLOPE_TRACKED	XA_MARK_1	/* a tracker records writes */
+#define DSMEM_SLOPE_GONE	XA_MARK_2	/* handed over, or lost: SIGBUS */
+
+#define DSMEM_SLOPE_LEASES	(DSMEM_SLOPE_NODES_MAX * DSMEM_SLOPE_LEASES_PER_NODE)
+#define DSMEM_SLOPE_LEASE_PAGES	(DSMEM_SLOPE_LEASE_SIZE >> PAGE_SHIFT)
+#define DSMEM_SLOPE_HUGE_ORDER	(DSMEM_SLOPE_HUGE_SHIFT - PAGE_SHIFT)
+
+static inline pgoff_t dsmem_slope_idx(u64 addr)
+{
+	return (addr - DSMEM_SLOPE_BASE) >> PAGE_SHIFT;
+}
+
+static inline u64 dsmem_slope_addr(pgoff_t idx)
+{
+	return DSMEM_SLOPE_BASE + ((u64)idx << PAGE_SHIFT);
+}
+
+/* A lease this node holds: which of its pages are allocated. */
+struct dsmem_slope_lease {
+	unsigned long *used;	/* DSMEM_SLOPE_LEASE_PAGES bits */
+	u64 nused;
+};
+
+/* Write tracking of one set of extents, by epoch. */
+struct dsmem_slope_track {
+	struct list_head link;		/* s->trackers, RCU */
+	struct rcu_head rcu;
+	struct dsmem_slope *s;
+	u32 id;
+	bool harvest;			/* CPU dirty bits, no write faults */
+	unsigned int unit_shift;
+	u32 nextents;
+	struct dsmem_slope_extent *ext;
+	u64 *first;			/* extents' first units */
+	u64 units;
+	spinlock_t lock;		/* cur and the bits of dirty[cur] */
+	unsigned int cur;
+	unsigned long *dirty[2];	/* the epoch running, the one before */
+	unsigned long *harvested;	/* pages, for harvest */
+};
+
+struct dsmem_slope_wr;
+
+struct dsmem_slope_mig {
+	struct kref ref;
+	struct dsmem_slope *s;
+	struct list_head link;		/* s->migs, under s->mig_lock */
+	u64 id;				/* ours; see dsmem_slope.mig_ids */
+	u64 wire_id;			/* the source's id */
+	bool incoming;
+	bool received;			/* RECV reported it */
+	u32 peer;
+	struct dsmem_conn *conn;	/* counted */
+	u64 cookie;
+	unsigned int unit_shift;
+	u32 nextents;
+	struct dsmem_slope_extent *ext;
+	u64 *first;
+	u64 units;
+	struct page **pages;		/* each unit's first page */
+	u64 *dma;			/* each unit, mapped for the device */
+	bool mapped;
+	struct ib_mr **mrs;		/* ours, over the units in order */
+	u32 nmrs;
+	u64 span;			/* bytes per MR */
+	u32 *rkeys;			/* the other side's */
+	u32 nrkeys;
+	u64 rspan;
+	struct dsmem_slope_track *track;	/* source */
+	unsigned int max_rounds;
+	u64 stop_units;
+	/* progress, under s->mig_lock; waiters on s->mig_wait */
+	u32 state;			/* enum dsmem_slope_mig_state */
+	int error;
+	u32 rounds;
+	u64 sent_units;
+	u64 dirty_units;
+	u64 pulled_units;
+	u64 failed_units;
+	u64 fault_waits;
+	ktime_t t_start, t_stopping, t_stop, t_handover, t_done;
+	/* the one-sided work of either side */
+	struct work_struct work;
+	struct dsmem_slope_wr *wrs;
+	struct llist_head wr_free;
+	struct llist_head wr_done;
+	atomic_t inflight;
+	wait_queue_head_t wr_wait;
+	/* destination: units still to pull, and those faults wait for */
+	unsigned long *pending;
+	u64 pull_next;
+	spinlock_t urgent_lock;		/* urgent[], nurgent */
+	u64 urgent[16];
+	unsigned int nurgent;
+	bool abort;			/* the connection went */
+	bool stop_taken;		/* a MIG_STOP runs or ran */
+	struct completion handover;	/* that MIG_STOP finished */
+	/* destination: BEGIN or HANDOVER data, as the PUTs bring it */
+	void *stage;
+	size_t staged;
+	size_t stage_cap;
+};
+
+struct dsmem_slope {
+	struct dsmem_node *node;	/* owns us; not counted */
+	struct inode *inode;		/* its i_mapping: every VMA of ours */
+	struct xarray pages;
+	wait_queue_head_t page_wait;	/* WAIT marks cleared */
+	struct mutex alloc_lock;	/* pages' ownership, held leases */
+	struct xarray held;		/* lease index -> dsmem_slope_lease */
+	struct mutex share_lock;	/* holder[], the leases we give out */
+	u32 holder[DSMEM_SLOPE_LEASES_PER_NODE];
+	u32 peer_free[DSMEM_SLOPE_NODES_MAX + 1];	/* last announced */
+	struct delayed_work announce_work;
+	spinlock_t track_lock;		/* writers of trackers */
+	struct list_head trackers;
+	u32 next_track;
+	struct mutex mig_lock;		/* migs and their progress fields */
+	struct list_head migs;
+	u64 next_mig;
+	u32 unreceived;			/* handed over to us, not yet RECV'd */
+	wait_queue_head_t mig_wait;	/* any migration's state changed */
+	u64 pages_resident;		/* under alloc_lock: pages allocated */
+};
+
+/* dsmem_slope.c */
+void dsmem_slope_page_drop(struct dsmem_slope *s, pgoff_t idx);
+int dsmem_slope_populate(struct dsmem_slope *s, pgoff_t idx,
+			 unsigned int unit_shift, struct page **unit);
+void dsmem_slope_unmap(struct dsmem_slope *s, const struct dsmem_slope_extent *e,
+		       u32 n);
+struct dsmem_slope_extent *dsmem_slope_extents_get(u64 uptr, u32 n,
+						   unsigned int unit_shift,
+						   u64 max_units, u64 *units);
+int dsmem_slope_extents_owned(struct dsmem_slope *s,
+			      const struct dsmem_slope_extent *e, u32 n);
+
+/* dsmem_slope_lease.c */
+int dsmem_slope_lease_alloc(struct dsmem_slope *s, u64 npages, bool huge,
+			    u64 *addr);
+void dsmem_slope_lease_release(struct dsmem_slope *s,
+			       const struct dsmem_slope_extent *e, u32 n);
+int dsmem_slope_lease_msg(struct dsmem_conn *conn, struct dsmem_slope *s,
+			  const struct dsmem_wire_msg *m,
+			  struct dsmem_wire_msg *reply);
+void dsmem_slope_lease_init(struct dsmem_slope *s);
+void dsmem_slope_lease_fini(struct dsmem_slope *s);
+void dsmem_slope_announce_work(struct work_struct *work);
+
+/* dsmem_slope_track.c */
+struct dsmem_slope_track *dsmem_slope_track_new(struct dsmem_slope *s,
+						const struct dsmem_slope_extent *e,
+						u32 n, unsigned int unit_shift,
+						bool harvest);
+void dsmem_slope_track_free(struct dsmem_slope_track *t);
+void dsmem_slope_track_stop(struct dsmem_slope_track *t);
+void dsmem_slope_track_mark(struct dsmem_slope *s, pgoff_t idx);
+unsigned long *dsmem_slope_track_switch(struct dsmem_slope_track *t,
+					u64 *ndirty);
+
+/* dsmem_slope_mig.c */
+int dsmem_slope_mig_msg(struct dsmem_conn *conn, struct dsmem_slope *s,
+			const struct dsmem_wire_msg *m,
+			struct dsmem_wire_msg *reply, void **data);
+vm_fault_t dsmem_slope_fault_wait(struct vm_fault *vmf, struct dsmem_slope *s,
+				  pgoff_t idx);
+void dsmem_slope_mig_conn_down(struct dsmem_slope *s, struct dsmem_conn *conn);
+void dsmem_slope_mig_fini(struct dsmem_slope *s);
+
+#endif /* _DSMEM_SLOPE_H */

@@ -1,0 +1,481 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * dsmem Slope: leases, the units in which nodes own the Slope range.
+ *
+ * Node i is responsible for the i-th share of DSMEM_SLOPE_LEASES_PER_NODE
+ * 1 GiB leases and gives each to at most one node at a time (itself
+ * included).  A node allocates only inside leases it holds, so no two
+ * nodes ever hand out the same address, with no coordinator.  Each node
+ * announces how many leases it has free, periodically and when a peer
+ * connects; a node short of space asks one of the two nodes that last
+ * announced the most, at random, so that simultaneous askers spread out.
+ * Freed addresses go back to the holder of their lease, through the node
+ * responsible for it, which knows the holder.  An empty lease goes back.
+ */
+#include <linux/bitmap.h>
+#include <linux/moduleparam.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "dsmem_slope.h"
+
+static unsigned int slope_announce_ms = 10000;
+module_param(slope_announce_ms, uint, 0644);
+MODULE_PARM_DESC(slope_announce_ms,
+		 "interval of the Slope free-lease announcements (ms, >= 10)");
+
+/* the lease holding a (global index over every share) */
+static u32 dsmem_slope_lease_of(u64 a)
+{
+	return (a - DSMEM_SLOPE_BASE) >> DSMEM_SLOPE_LEASE_SHIFT;
+}
+
+static u64 dsmem_slope_lease_base(u32 lease)
+{
+	return DSMEM_SLOPE_BASE + ((u64)lease << DSMEM_SLOPE_LEASE_SHIFT);
+}
+
+/* our share's first lease, or -1 for a node with no share */
+static int dsmem_slope_share_first(struct dsmem_slope *s)
+{
+	u32 id = s->node->id;
+
+	if (!id || id > DSMEM_SLOPE_NODES_MAX)
+		return -1;
+	return (id - 1) * DSMEM_SLOPE_LEASES_PER_NODE;
+}
+
+static u32 dsmem_slope_free_leases(struct dsmem_slope *s)
+{
+	u32 i, n = 0;
+
+	if (dsmem_slope_share_first(s) < 0)
+		return 0;
+	mutex_lock(&s->share_lock);
+	for (i = 0; i < DSMEM_SLOPE_LEASES_PER_NODE; i++)
+		n += !s->holder[i];
+	mutex_unlock(&s->share_lock);
+	return n;
+}
+
+/* Give one lease of our share to node; -ENOSPC when none is left. */
+static int dsmem_slope_share_take(struct dsmem_slope *s, u32 node, u32 *lease)
+{
+	int first = dsmem_slope_share_first(s);
+	u32 i;
+
+	if (first < 0)
+		return -ENOSPC;
+	mutex_lock(&s->share_lock);
+	for (i = 0; i < DSMEM_SLOPE_LEASES_PER_NODE; i++)
+		if (!s->holder[i])
+			break;
+	if (i < DSMEM_SLOPE_LEASES_PER_NODE)
+		s->holder[i] = node;
+	mutex_unlock(&s->share_lock);
+	if (i == DSMEM_SLOPE_LEASES_PER_NODE)
+		return -ENOSPC;
+	*lease = first + i;
+	return 0;
+}
+
+/* The holder of a lease of our share, or 0. */
+static u32 dsmem_slope_share_holder(struct dsmem_slope *s, u32 lease)
+{
+	int first = dsmem_slope_share_first(s);
+	u32 h;
+
+	if (first < 0 || lease < first ||
+	    lease >= first + DSMEM_SLOPE_LEASES_PER_NODE)
+		return 0;
+	mutex_lock(&s->share_lock);
+	h = s->holder[lease - first];
+	mutex_unlock(&s->share_lock);
+	return h;
+}
+
+static int dsmem_slope_share_put(struct dsmem_slope *s, u32 lease, u32 node)
+{
+	int first = dsmem_slope_share_first(s);
+	int ret = -ESTALE;
+
+	if (first < 0 || lease < first ||
+	    lease >= first + DSMEM_SLOPE_LEASES_PER_NODE)
+		return -EINVAL;
+	mutex_lock(&s->share_lock);
+	if (s->holder[lease - first] == node) {
+		s->holder[lease - first] = 0;
+		ret = 0;
+	}
+	mutex_unlock(&s->share_lock);
+	return ret;
+}
+
+static int dsmem_slope_hold(struct dsmem_slope *s, u32 lease)
+{
+	struct dsmem_slope_lease *l;
+	int ret;
+
+	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	if (!l)
+		return -ENOMEM;
+	l->used = kvcalloc(BITS_TO_LONGS(DSMEM_SLOPE_LEASE_PAGES),
+			   sizeof(long), GFP_KERNEL);
+	if (!l->used) {
+		kfree(l);
+		return -ENOMEM;
+	}
+	ret = xa_insert(&s->held, lease, l, GFP_KERNEL);
+	if (ret) {
+		kvfree(l->used);
+		kfree(l);
+	}
+	return ret;
+}
+
+/* Ask the node responsible for leases; under alloc_lock, not share_lock. */
+static int dsmem_slope_lease_ask(struct dsmem_slope *s, u32 from, u32 *lease)
+{
+	struct dsmem_wire_msg req = { .opcode = DSMEM_WIRE_SLOPE_LEASE_REQ };
+	struct dsmem_wire_msg reply;
+	struct dsmem_conn *conn;
+	u64 a;
+	int ret;
+
+	if (from == s->node->id)
+		return dsmem_slope_share_take(s, from, lease);
+	conn = dsmem_conn_lookup(s->node, from);
+	if (!conn)
+		return -ENOTCONN;
+	ret = dsmem_msg_call(conn, &req, &reply, NULL, 0);
+	dsmem_conn_put(conn);
+	if (ret)
+		return ret;
+	a = reply.addr;
+	/* a lease of the share of the node we asked, and nothing else */
+	if (a < DSMEM_SLOPE_BASE || a - DSMEM_SLOPE_BASE >= DSMEM_SLOPE_SIZE ||
+	    a & (DSMEM_SLOPE_LEASE_SIZE - 1) || DSMEM_SLOPE_ADDR_NODE(a) != from)
+		return -EPROTO;
+	*lease = dsmem_slope_lease_of(a);
+	return 0;
+}
+
+/*
+ * Candidates, best first: the two nodes that last announced the most free
+ * leases, in random order, then every other node that announced some.
+ */
+static int dsmem_slope_lease_acquire(struct dsmem_slope *s, u32 *lease)
+{
+	u32 counts[DSMEM_SLOPE_NODES_MAX + 1];
+	u32 order[DSMEM_SLOPE_NODES_MAX];
+	u32 n = 0, i, j, me = s->node->id;
+	int ret = -ENOSPC;
+
+	for (i = 1; i <= DSMEM_SLOPE_NODES_MAX; i++)
+		counts[i] = i == me ? dsmem_slope_free_leases(s) :
+				      READ_ONCE(s->peer_free[i]);
+	for (i = 1; i <= DSMEM_SLOPE_NODES_MAX; i++) {
+		if (!counts[i])
+			continue;
+		/* insertion by count, descending */
+		for (j = n; j && counts[order[j - 1]] < counts[i]; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+		n++;
+	}
+	if (n > 1 && get_random_u32_below(2))
+		swap(order[0], order[1]);
+	for (i = 0; i < n; i++) {
+		ret = dsmem_slope_lease_ask(s, order[i], lease);
+		if (!ret)
+			return dsmem_slope_hold(s, *lease);
+		/* that node ran out since it announced: forget its count */
+		if (order[i] != me)
+			WRITE_ONCE(s->peer_free[order[i]], 0);
+	}
+	return ret;
+}
+
+/* A free run of npages (2 MiB aligned for huge) in a held lease. */
+int dsmem_slope_lease_alloc(struct dsmem_slope *s, u64 npages, bool huge,
+			    u64 *addr)
+{
+	unsigned long align = huge ? (1UL << DSMEM_SLOPE_HUGE_ORDER) - 1 : 0;
+	struct dsmem_slope_lease *l;
+	unsigned long i, pos;
+	u32 lease;
+	int ret;
+
+	lockdep_assert_held(&s->alloc_lock);
+	for (;;) {
+		xa_for_each(&s->held, i, l) {
+			pos = bitmap_find_next_zero_area(l->used,
+							 DSMEM_SLOPE_LEASE_PAGES,
+							 0, npages, align);
+			if (pos >= DSMEM_SLOPE_LEASE_PAGES)
+				continue;
+			bitmap_set(l->used, pos, npages);
+			l->nused += npages;
+			*addr = dsmem_slope_lease_base(i) +
+				((u64)pos << PAGE_SHIFT);
+			return 0;
+		}
+		ret = dsmem_slope_lease_acquire(s, &lease);
+		if (ret)
+			return ret;
+	}
+}
+
+static int dsmem_slope_lease_return(struct dsmem_slope *s, u32 lease)
+{
+	struct dsmem_wire_msg req = {
+		.opcode = DSMEM_WIRE_SLOPE_LEASE_RET,
+		.addr = dsmem_slope_lease_base(lease),
+	};
+	u32 resp = DSMEM_SLOPE_ADDR_NODE(req.addr);
+	struct dsmem_wire_msg reply;
+	struct dsmem_conn *conn;
+	int ret;
+
+	if (resp == s->node->id)
+		return dsmem_slope_share_put(s, lease, resp);
+	conn = dsmem_conn_lookup(s->node, resp);
+	if (!conn)
+		return -ENOTCONN;
+	ret = dsmem_msg_call(conn, &req, &reply, NULL, 0);
+	dsmem_conn_put(conn);
+	return ret;
+}
+
+static unsigned long dsmem_slope_held_count(struct dsmem_slope *s)
+{
+	struct dsmem_slope_lease *l;
+	unsigned long i, n = 0;
+
+	xa_for_each(&s->held, i, l)
+		n++;
+	return n;
+}
+
+/*
+ * Clear addresses of a lease we hold.  An emptied lease goes back to the
+ * node responsible for it, unless it is the last one we hold (the next
+ * allocation would only ask for one again).
+ */
+static void dsmem_slope_lease_clear(struct dsmem_slope *s, u32 lease,
+				    u64 a, u64 len)
+{
+	struct dsmem_slope_lease *l = xa_load(&s->held, lease);
+	unsigned long pos = (a - dsmem_slope_lease_base(lease)) >> PAGE_SHIFT;
+	unsigned long n = len >> PAGE_SHIFT;
+
+	bitmap_clear(l->used, pos, n);
+	l->nused -= min_t(u64, l->nused, n);
+	if (l->nused || dsmem_slope_held_count(s) < 2)
+		return;
+	/* on failure we keep holding it, empty: nothing is lost */
+	if (dsmem_slope_lease_return(s, lease))
+		return;
+	xa_erase(&s->held, lease);
+	kvfree(l->used);
+	kfree(l);
+}
+
+/* Extents per message of a SLOPE_FREE */
+#define DSMEM_SLOPE_FREE_BATCH						\
+	(DSMEM_WIRE_MAX_DATA / sizeof(struct dsmem_wire_slope_extent))
+
+static int dsmem_slope_free_send(struct dsmem_slope *s, u32 to, bool relayed,
+				 struct dsmem_wire_slope_extent *w, u32 n)
+{
+	struct dsmem_wire_msg req = {
+		.opcode = DSMEM_WIRE_SLOPE_FREE,
+		.aux = relayed,
+		.len = n * sizeof(*w),
+		.data = w,
+	};
+	struct dsmem_wire_msg reply;
+	struct dsmem_conn *conn;
+	int ret;
+
+	conn = dsmem_conn_lookup(s->node, to);
+	if (!conn)
+		return -ENOTCONN;
+	ret = dsmem_msg_call(conn, &req, &reply, NULL, 0);
+	dsmem_conn_put(conn);
+	return ret;
+}
+
+/*
+ * Give addresses back: to our leases here, the others batched per node:
+ * to the node responsible for the lease, or, when that is us, to its
+ * holder (marked relayed, so that it goes no further).  Under
+ * alloc_lock.  Addresses that cannot reach their holder (a peer down)
+ * stay allocated there: a leak of address space, never a reuse.
+ */
+static void dsmem_slope_release(struct dsmem_slope *s,
+				const struct dsmem_slope_extent *e, u32 n,
+				bool relayed)
+{
+	struct dsmem_wire_slope_extent *batch;
+	bool to_holder = false;
+	u32 i, nb = 0, to = 0;
+
+	batch = kmalloc_array(DSMEM_SLOPE_FREE_BATCH, sizeof(*batch),
+			      GFP_KERNEL);
+	if (!batch)
+		return;
+	for (i = 0; i < n; i++) {
+		u64 a = e[i].addr, end = a + e[i].len;
+
+		/* one lease at a time: a caller's extent may span two */
+		while (a < end) {
+			u32 lease = dsmem_slope_lease_of(a);
+			u64 stop = min(end, dsmem_slope_lease_base(lease + 1));
+			u32 dest = DSMEM_SLOPE_ADDR_NODE(a);
+			bool holder = false;
+
+			if (xa_load(&s->held, lease)) {
+				dsmem_slope_lease_clear(s, lease, a, stop - a);
+				a = stop;
+				continue;
+			}
+			if (dest == s->node->id) {
+				dest = dsmem_slope_share_holder(s, lease);
+				holder = true;
+			}
+			/* a relayed free for a lease we no longer hold, or
+			 * one nobody holds: nothing to give back
+			 */
+			if (relayed || !dest || dest == s->node->id) {
+				a = stop;
+				continue;
+			}
+			if (nb && (nb == DSMEM_SLOPE_FREE_BATCH || dest != to ||
+				   holder != to_holder)) {
+				dsmem_slope_free_send(s, to, to_holder, batch, nb);
+				nb = 0;
+			}
+			to = dest;
+			to_holder = holder;
+			batch[nb].addr = cpu_to_le64(a);
+			batch[nb].len = cpu_to_le64(stop - a);
+			nb++;
+			a = stop;
+		}
+	}
+	if (nb)
+		dsmem_slope_free_send(s, to, to_holder, batch, nb);
+	kfree(batch);
+}
+
+void dsmem_slope_lease_release(struct dsmem_slope *s,
+			       const struct dsmem_slope_extent *e, u32 n)
+{
+	lockdep_assert_held(&s->alloc_lock);
+	dsmem_slope_release(s, e, n, false);
+}
+
+int dsmem_slope_lease_msg(struct dsmem_conn *conn, struct dsmem_slope *s,
+			  const struct dsmem_wire_msg *m,
+			  struct dsmem_wire_msg *reply)
+{
+	u32 from = conn->remote_node, lease, i, n;
+	const struct dsmem_wire_slope_extent *w;
+	struct dsmem_slope_extent *e;
+	int ret;
+
+	switch (m->opcode) {
+	case DSMEM_WIRE_SLOPE_LEASE_REQ:
+		ret = dsmem_slope_share_take(s, from, &lease);
+		if (!ret)
+			reply->addr = dsmem_slope_lease_base(lease);
+		return ret;
+	case DSMEM_WIRE_SLOPE_LEASE_RET:
+		if (m->addr < DSMEM_SLOPE_BASE ||
+		    m->addr - DSMEM_SLOPE_BASE >= DSMEM_SLOPE_SIZE)
+			return -ERANGE;
+		return dsmem_slope_share_put(s, dsmem_slope_lease_of(m->addr),
+					     from);
+	case DSMEM_WIRE_SLOPE_LEASE_COUNT:
+		if (from && from <= DSMEM_SLOPE_NODES_MAX)
+			WRITE_ONCE(s->peer_free[from],
+				   min_t(u64, m->aux, DSMEM_SLOPE_LEASES_PER_NODE));
+		return 1;
+	case DSMEM_WIRE_SLOPE_FREE:
+		if (m->len % sizeof(*w) || m->aux > 1)
+			return -EINVAL;
+		n = m->len / sizeof(*w);
+		w = m->data;
+		e = kmalloc_array(n, sizeof(*e), GFP_KERNEL);
+		if (!e)
+			return -ENOMEM;
+		for (i = 0; i < n; i++) {
+			e[i].addr = le64_to_cpu(w[i].addr);
+			e[i].len = le64_to_cpu(w[i].len);
+		}
+		ret = dsmem_slope_extents_check(e, n, PAGE_SHIFT,
+						DSMEM_SLOPE_SIZE >> PAGE_SHIFT,
+						&(u64){ 0 });
+		if (!ret) {
+			mutex_lock(&s->alloc_lock);
+			dsmem_slope_release(s, e, n, m->aux);
+			mutex_unlock(&s->alloc_lock);
+		}
+		kfree(e);
+		return ret;
+	}
+	return -EOPNOTSUPP;
+}
+
+void dsmem_slope_announce_work(struct work_struct *work)
+{
+	struct dsmem_slope *s = container_of(to_delayed_work(work),
+					     struct dsmem_slope, announce_work);
+	struct dsmem_wire_msg m = {
+		.opcode = DSMEM_WIRE_SLOPE_LEASE_COUNT,
+		.aux = dsmem_slope_free_leases(s),
+	};
+	struct dsmem_node *node = s->node;
+	struct dsmem_peer *peer;
+	unsigned long i;
+
+	rcu_read_lock();
+	xa_for_each(&node->peers, i, peer) {
+		struct dsmem_conn *conn = NULL;
+
+		spin_lock_bh(&peer->lock);
+		if (peer->conn && READ_ONCE(peer->conn->state) == DSMEM_CONN_UP &&
+		    kref_get_unless_zero(&peer->conn->ref))
+			conn = peer->conn;
+		spin_unlock_bh(&peer->lock);
+		if (!conn)
+			continue;
+		rcu_read_unlock();
+		dsmem_msg_send(conn, &m);
+		dsmem_conn_put(conn);
+		rcu_read_lock();
+	}
+	rcu_read_unlock();
+	queue_delayed_work(dsmem_wq, &s->announce_work,
+			   msecs_to_jiffies(max(slope_announce_ms, 10U)));
+}
+
+void dsmem_slope_lease_init(struct dsmem_slope *s)
+{
+	queue_delayed_work(dsmem_wq, &s->announce_work,
+			   msecs_to_jiffies(max(slope_announce_ms, 10U)));
+}
+
+void dsmem_slope_lease_fini(struct dsmem_slope *s)
+{
+	struct dsmem_slope_lease *l;
+	unsigned long i;
+
+	xa_for_each(&s->held, i, l) {
+		kvfree(l->used);
+		kfree(l);
+	}
+	xa_destroy(&s->held);
+}

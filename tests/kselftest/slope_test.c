@@ -1,0 +1,878 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Slope in one guest: nodes 1 and 2 on the one rxe device, a peer from 1
+ * to 2.  Raw ioctls on /dev/dsmem, so that the kernel's rules are what is
+ * tested (the library's containers are driven by slope_worker, below).
+ *
+ *   mapping_*   the fixed-address mapping and its refusals
+ *   pages_*     allocation, first touch, free, SIGBUS outside what we own
+ *   dirty_*     epochs of write tracking, by faults and by harvest
+ *   migrate_*   objects moved from node 1 to node 2, with a writer
+ *               during prefill, faults on units still to be pulled, 2 MiB
+ *               units, concurrent migrations
+ *   fault_*     a destination lost mid-prefill, a source lost after the
+ *               handover, bad input
+ *   leases      allocation across nodes: no address handed out twice
+ *   containers  std::vector / map / unordered_map / self-pointing type
+ *               through libdsuser's allocator (slope_worker)
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/dsmem.h>
+#include <dsmem/ds.h>
+
+#include "kselftest_harness.h"
+#include "util.h"
+
+#define PORT_BASE	7560		/* node n listens on PORT_BASE + n */
+#define PAGE		4096UL
+
+/* ---- helpers ---- */
+
+static int slope_open(uint32_t node)
+{
+	struct dsmem_ioc_attach at = { .node_id = node };
+	int fd = open("/dev/dsmem", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, DSMEM_IOC_ATTACH, &at)) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	return fd;
+}
+
+static int slope_map(int fd)
+{
+	void *p = mmap((void *)DSMEM_SLOPE_BASE, DSMEM_SLOPE_SIZE,
+		       PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE,
+		       fd, 0);
+
+	return p == MAP_FAILED ? -errno : 0;
+}
+
+static int slope_alloc(int fd, uint64_t len, uint32_t flags, uint64_t *addr)
+{
+	struct dsmem_ioc_slope_alloc a = { .len = len, .flags = flags };
+
+	if (ioctl(fd, DSMEM_IOC_SLOPE_ALLOC, &a))
+		return -errno;
+	*addr = a.addr;
+	return 0;
+}
+
+static int slope_free(int fd, uint64_t addr, uint64_t len)
+{
+	struct dsmem_slope_extent e = { .addr = addr, .len = len };
+	struct dsmem_ioc_slope_free f = { .extents = (uintptr_t)&e, .nr = 1 };
+
+	return ioctl(fd, DSMEM_IOC_SLOPE_FREE, &f) ? -errno : 0;
+}
+
+static int mig_get(int fd, uint64_t id, uint32_t flags, uint32_t state,
+		   struct dsmem_ioc_slope_mig *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->id = id;
+	m->flags = flags;
+	m->state = state;
+	m->timeout_ms = 60000;
+	return ioctl(fd, DSMEM_IOC_SLOPE_MIG_GET, m) ? -errno : 0;
+}
+
+/* Wait until the migration's state is not one of the passing ones. */
+static int mig_wait_past(int fd, uint64_t id, struct dsmem_ioc_slope_mig *m)
+{
+	int ret = mig_get(fd, id, 0, 0, m);
+
+	while (!ret && (m->state == DSMEM_SLOPE_MIG_PREFILL ||
+			m->state == DSMEM_SLOPE_MIG_HANDED_OVER))
+		ret = mig_get(fd, id, DSMEM_SLOPE_MIG_WAIT, m->state, m);
+	return ret;
+}
+
+static uint64_t fill_word(uint64_t addr, uint32_t gen)
+{
+	return addr * 0x9e3779b97f4a7c15ull ^ gen;
+}
+
+static void fill(uint64_t addr, uint64_t len, uint32_t gen)
+{
+	for (uint64_t a = addr; a < addr + len; a += 8)
+		*(volatile uint64_t *)a = fill_word(a, gen);
+}
+
+/* 0 when every word is what fill wrote with the generation of its page */
+static int check(uint64_t addr, uint64_t len, const uint32_t *gen)
+{
+	for (uint64_t a = addr; a < addr + len; a += 8) {
+		uint32_t g = gen ? gen[(a - addr) / PAGE] : 0;
+
+		if (*(volatile uint64_t *)a != fill_word(a, g))
+			return -1;
+	}
+	return 0;
+}
+
+/* The signal a child dies of when it touches addr (0: it did not). */
+static int touch_signal(uint64_t addr, bool write)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		if (write)
+			*(volatile char *)addr = 1;
+		else
+			(void)*(volatile char *)addr;
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+}
+
+/* ---- the fixture ---- */
+
+FIXTURE(sl) {
+	struct ds_ctx *ctx;
+	uint32_t peer;
+};
+
+FIXTURE_SETUP(sl)
+{
+	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
+
+	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
+	for (uint32_t id = 1; id <= 2; id++) {
+		ASSERT_EQ(0, ds_node_add(self->ctx, id, "rxe0", PORT_BASE + id))
+			TH_LOG("node %u: %s", id, ds_ctx_errmsg(self->ctx));
+	}
+	ASSERT_EQ(0, ds_peer_add(self->ctx, 1, addr, PORT_BASE + 2, &self->peer));
+	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, self->peer, 0));
+}
+
+FIXTURE_TEARDOWN(sl)
+{
+	for (uint32_t n = 1; n <= 2; n++)
+		ds_node_del(self->ctx, n);
+	ds_ctx_close(self->ctx);
+	EXPECT_EQ(0, kernel_taint() & ~(1UL << 12 | 1UL << 13));
+}
+
+/* ---- mapping ---- */
+
+TEST_F(sl, mapping_rules)
+{
+	int fd = open("/dev/dsmem", O_RDWR | O_CLOEXEC);
+	void *p;
+
+	ASSERT_LE(0, fd);
+	/* not attached: no node's range to map */
+	p = mmap((void *)DSMEM_SLOPE_BASE, 1 << 20, PROT_READ, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	close(fd);
+
+	fd = slope_open(1);
+	ASSERT_LE(0, fd);
+	/* elsewhere than the fixed base */
+	p = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	/* private: pages are the module's, not copies */
+	p = mmap((void *)DSMEM_SLOPE_BASE, 1 << 20, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	/* an offset that does not match the address */
+	p = mmap((void *)(DSMEM_SLOPE_BASE + (1 << 20)), 1 << 20, PROT_READ,
+		 MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	/* beyond the range */
+	p = mmap((void *)(DSMEM_SLOPE_BASE + DSMEM_SLOPE_SIZE - (1 << 20)), 2 << 20,
+		 PROT_READ, MAP_SHARED | MAP_FIXED_NOREPLACE, fd,
+		 DSMEM_SLOPE_SIZE - (1 << 20));
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	/* the right way, then moving it is refused */
+	ASSERT_EQ(0, slope_map(fd));
+	p = mremap((void *)DSMEM_SLOPE_BASE, 1 << 20, 1 << 20,
+		   MREMAP_MAYMOVE | MREMAP_FIXED, (void *)(DSMEM_SLOPE_BASE - (1ull << 30)));
+	EXPECT_EQ(MAP_FAILED, p);
+	/* a part at its own offset is fine */
+	munmap((void *)DSMEM_SLOPE_BASE, DSMEM_SLOPE_SIZE);
+	p = mmap((void *)(DSMEM_SLOPE_BASE + (1 << 20)), 1 << 20, PROT_READ,
+		 MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 1 << 20);
+	EXPECT_EQ((void *)(DSMEM_SLOPE_BASE + (1 << 20)), p);
+	close(fd);
+}
+
+/* ---- pages ---- */
+
+TEST_F(sl, pages_alloc_touch_free)
+{
+	int fd = slope_open(1), st;
+	uint64_t a = 0, b = 0, c = 0;
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, slope_map(fd));
+	/* nothing is ours yet */
+	EXPECT_EQ(SIGBUS, touch_signal(DSMEM_SLOPE_BASE, false));
+	ASSERT_EQ(0, slope_alloc(fd, 64 * PAGE, 0, &a));
+	/* node 1's share first: the lease came from ourselves or node 2 */
+	EXPECT_LE(DSMEM_SLOPE_BASE, a);
+	EXPECT_EQ(0, a % PAGE);
+	/* zero on first touch, then ours */
+	for (uint64_t p = a; p < a + 64 * PAGE; p += PAGE) {
+		ASSERT_EQ(0, *(volatile uint64_t *)p);
+	}
+	fill(a, 64 * PAGE, 7);
+	ASSERT_EQ(0, slope_alloc(fd, 16 * PAGE, 0, &b));
+	EXPECT_TRUE(b >= a + 64 * PAGE || b + 16 * PAGE <= a);
+	/* another process on the node sees the same pages */
+	pid = fork();
+	if (!pid) {
+		for (uint64_t p = a; p < a + 64 * PAGE; p += 8)
+			if (*(volatile uint64_t *)p != fill_word(p, 7))
+				_exit(1);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_EQ(0, st);
+	for (uint64_t p = a; p < a + 64 * PAGE; p += 8) {
+		ASSERT_EQ(fill_word(p, 7), *(volatile uint64_t *)p);
+	}
+	/* the unit must be whole and owned */
+	EXPECT_EQ(-EINVAL, slope_free(fd, a + 1, PAGE));
+	EXPECT_EQ(-EFAULT, slope_free(fd, a, 128 * PAGE));
+	EXPECT_EQ(0, slope_free(fd, a, 64 * PAGE));
+	EXPECT_EQ(SIGBUS, touch_signal(a, false));
+	EXPECT_EQ(SIGBUS, touch_signal(a + 63 * PAGE, true));
+	/* the space is handed out again, zero */
+	ASSERT_EQ(0, slope_alloc(fd, 64 * PAGE, 0, &c));
+	EXPECT_EQ(0, *(volatile uint64_t *)c);
+	/* bad sizes */
+	EXPECT_EQ(-EINVAL, slope_alloc(fd, 0, 0, &b));
+	EXPECT_EQ(-EINVAL, slope_alloc(fd, PAGE + 1, 0, &b));
+	EXPECT_EQ(-EINVAL, slope_alloc(fd, PAGE, DSMEM_SLOPE_HUGE, &b));
+	EXPECT_EQ(-EINVAL, slope_alloc(fd, PAGE, 0x80, &b));
+	close(fd);
+}
+
+/* ---- dirty tracking ---- */
+
+static void dirty_epochs(struct __test_metadata *_metadata, uint32_t flags)
+{
+	enum { N = 256 };
+	struct dsmem_slope_extent e;
+	struct dsmem_ioc_slope_dirty d = { .op = DSMEM_SLOPE_DIRTY_START, .flags = flags };
+	uint8_t bm[N / 8];
+	int fd = slope_open(1);
+	uint64_t a = 0;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, slope_map(fd));
+	ASSERT_EQ(0, slope_alloc(fd, N * PAGE, 0, &a));
+	fill(a, N * PAGE, 0);
+	e.addr = a;
+	e.len = N * PAGE;
+	d.extents = (uintptr_t)&e;
+	d.nr = 1;
+	ASSERT_EQ(0, ioctl(fd, DSMEM_IOC_SLOPE_DIRTY, &d));
+	EXPECT_EQ(N, d.units);
+	/* a tracked range is not free to go */
+	EXPECT_EQ(-EBUSY, slope_free(fd, a, PAGE));
+	for (int epoch = 0; epoch < 4; epoch++) {
+		struct dsmem_ioc_slope_dirty c = {
+			.op = DSMEM_SLOPE_DIRTY_COLLECT, .id = d.id,
+			.bitmap = (uintptr_t)bm, .bitmap_len = sizeof(bm),
+		};
+		int want = 0;
+
+		/* every (epoch + 2)-th page, some twice, plus reads */
+		for (int i = 0; i < N; i++) {
+			(void)*(volatile uint64_t *)(a + i * PAGE + 8);
+			if (i % (epoch + 2))
+				continue;
+			*(volatile uint64_t *)(a + i * PAGE) = epoch;
+			*(volatile uint64_t *)(a + i * PAGE + 16) = epoch;
+			want++;
+		}
+		ASSERT_EQ(0, ioctl(fd, DSMEM_IOC_SLOPE_DIRTY, &c));
+		EXPECT_EQ(want, c.dirty);
+		for (int i = 0; i < N; i++) {
+			EXPECT_EQ(i % (epoch + 2) == 0, !!(bm[i / 8] & 1 << (i % 8)))
+				TH_LOG("epoch %d page %d", epoch, i);
+		}
+	}
+	/* nothing written: an empty epoch */
+	d.op = DSMEM_SLOPE_DIRTY_COLLECT;
+	d.extents = 0;
+	d.nr = 0;
+	d.flags = 0;
+	ASSERT_EQ(0, ioctl(fd, DSMEM_IOC_SLOPE_DIRTY, &d));
+	EXPECT_EQ(0, d.dirty);
+	d.op = DSMEM_SLOPE_DIRTY_STOP;
+	ASSERT_EQ(0, ioctl(fd, DSMEM_IOC_SLOPE_DIRTY, &d));
+	d.op = DSMEM_SLOPE_DIRTY_COLLECT;
+	EXPECT_EQ(-1, ioctl(fd, DSMEM_IOC_SLOPE_DIRTY, &d));
+	EXPECT_EQ(ENOENT, errno);
+	EXPECT_EQ(0, slope_free(fd, a, N * PAGE));
+	close(fd);
+}
+
+TEST_F(sl, dirty_faults)
+{
+	dirty_epochs(_metadata, 0);
+}
+
+TEST_F(sl, dirty_harvest)
+{
+	dirty_epochs(_metadata, DSMEM_SLOPE_DIRTY_HARVEST);
+}
+
+/* ---- migration ---- */
+
+struct writer {
+	uint64_t addr;
+	uint64_t pages;
+	uint32_t *gen;		/* per page: the generation last written */
+	volatile int stop;
+	uint64_t writes;
+};
+
+static void *writer_run(void *arg)
+{
+	struct writer *w = arg;
+	uint64_t s = 88172645463325252ull;
+
+	while (!w->stop) {
+		uint64_t p;
+
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		/* 60% of the pages, at random */
+		p = s % (w->pages * 6 / 10);
+		fill(w->addr + p * PAGE, PAGE, ++w->gen[p]);
+		w->writes++;
+	}
+	return NULL;
+}
+
+/*
+ * A receiver process on node 2: maps, waits for the object, checks every
+ * page against the generations the sender wrote to a shared array, writes
+ * to it (it is the owner now), and exits 0 when all was right.
+ */
+static pid_t receiver(uint64_t addr, uint64_t pages, const uint32_t *gen,
+		      bool touch_first, uint64_t *waits)
+{
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	{
+		struct dsmem_ioc_slope_mig m = { .flags = DSMEM_SLOPE_MIG_WAIT, .timeout_ms = 60000 };
+		int fd = slope_open(2);
+
+		/* the range forked from the sender is node 1's */
+		munmap((void *)DSMEM_SLOPE_BASE, DSMEM_SLOPE_SIZE);
+		if (fd < 0 || slope_map(fd))
+			_exit(10);
+		if (ioctl(fd, DSMEM_IOC_SLOPE_RECV, &m))
+			_exit(11);
+		if (m.cookie != addr || m.pages != pages)
+			_exit(12);
+		/* touch the last page first: likely still to be pulled */
+		if (touch_first)
+			(void)*(volatile uint64_t *)(addr + (pages - 1) * PAGE);
+		if (check(addr, pages * PAGE, gen))
+			_exit(13);
+		fill(addr, pages * PAGE, 0);
+		if (check(addr, pages * PAGE, NULL))
+			_exit(14);
+		if (mig_wait_past(fd, m.id, &m) || m.state != DSMEM_SLOPE_MIG_DONE)
+			_exit(15);
+		if (waits)
+			*waits = m.fault_waits;
+		_exit(0);
+	}
+}
+
+static void migrate_one(struct __test_metadata *_metadata, uint64_t pages,
+			uint32_t flags, bool writer, bool touch_first)
+{
+	uint32_t *gen = mmap(NULL, pages * sizeof(*gen) + 8, PROT_READ | PROT_WRITE,
+			     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	uint64_t *waits = (uint64_t *)(gen + pages);
+	struct dsmem_ioc_slope_migrate mg = { .dst_node = 2, .flags = flags };
+	struct dsmem_ioc_slope_mig m;
+	struct dsmem_slope_extent e;
+	struct writer w = {};
+	pthread_t th;
+	int fd = slope_open(1), st;
+	uint64_t a = 0;
+	pid_t pid;
+
+	ASSERT_NE(MAP_FAILED, gen);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, slope_map(fd));
+	ASSERT_EQ(0, slope_alloc(fd, pages * PAGE, flags, &a));
+	fill(a, pages * PAGE, 0);
+	e.addr = a;
+	e.len = pages * PAGE;
+	pid = receiver(a, pages, gen, touch_first, waits);
+	ASSERT_LT(0, pid);
+
+	w.addr = a;
+	w.pages = pages;
+	w.gen = gen;
+	if (writer)
+		ASSERT_EQ(0, pthread_create(&th, NULL, writer_run, &w));
+	mg.extents = (uintptr_t)&e;
+	mg.nr = 1;
+	mg.cookie = a;
+	ASSERT_EQ(0, ioctl(fd, DSMEM_IOC_SLOPE_MIGRATE, &mg)) TH_LOG("migrate: %s", strerror(errno));
+	ASSERT_EQ(0, mig_wait_past(fd, mg.id, &m));
+	ASSERT_EQ(DSMEM_SLOPE_MIG_STOPPING, m.state) TH_LOG("error %d", m.error);
+	/* the application stops touching it */
+	if (writer) {
+		w.stop = 1;
+		pthread_join(th, NULL);
+		TH_LOG("writer: %" PRIu64 " page writes during prefill", w.writes);
+	}
+	memset(&m, 0, sizeof(m));
+	m.id = mg.id;
+	ASSERT_EQ(0, ioctl(fd, DSMEM_IOC_SLOPE_MIG_STOP, &m)) TH_LOG("stop: %s", strerror(errno));
+	EXPECT_EQ(DSMEM_SLOPE_MIG_HANDED_OVER, m.state);
+	/* gone from here */
+	EXPECT_EQ(SIGBUS, touch_signal(a, false));
+	ASSERT_EQ(0, mig_wait_past(fd, mg.id, &m));
+	EXPECT_EQ(DSMEM_SLOPE_MIG_DONE, m.state);
+	TH_LOG("pages %llu rounds %u sent %llu dirty %llu pulled %llu prefill %llu us "
+	       "no-owner %llu us pull %llu us",
+	       (unsigned long long)m.pages, m.rounds, (unsigned long long)m.sent_units,
+	       (unsigned long long)m.dirty_units, (unsigned long long)m.pulled_units,
+	       (unsigned long long)m.prefill_ns / 1000, (unsigned long long)m.no_owner_ns / 1000,
+	       (unsigned long long)m.pull_ns / 1000);
+	if (writer)
+		EXPECT_LT(0, m.dirty_units);
+	EXPECT_EQ(m.dirty_units, m.pulled_units);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("receiver: status %#x", st);
+	if (touch_first)
+		TH_LOG("destination faults that waited: %" PRIu64, *waits);
+	ASSERT_EQ(0, mig_get(fd, mg.id, DSMEM_SLOPE_MIG_RELEASE, 0, &m));
+	EXPECT_EQ(-ENOENT, mig_get(fd, mg.id, 0, 0, &m));
+	close(fd);
+	munmap(gen, pages * sizeof(*gen) + 8);
+}
+
+TEST_F(sl, migrate_clean)
+{
+	migrate_one(_metadata, 512, 0, false, false);
+}
+
+TEST_F(sl, migrate_writer)
+{
+	migrate_one(_metadata, 2048, 0, true, true);
+}
+
+TEST_F(sl, migrate_huge)
+{
+	migrate_one(_metadata, 2048, DSMEM_SLOPE_HUGE, true, false);
+}
+
+/* ---- faults and bad input ---- */
+
+static int migrate_start(int fd, uint64_t addr, uint64_t len, uint32_t dst,
+			 uint32_t flags, uint64_t *id)
+{
+	struct dsmem_slope_extent e = { .addr = addr, .len = len };
+	struct dsmem_ioc_slope_migrate mg = {
+		.extents = (uintptr_t)&e, .nr = 1, .dst_node = dst,
+		.flags = flags, .cookie = addr,
+	};
+
+	if (ioctl(fd, DSMEM_IOC_SLOPE_MIGRATE, &mg))
+		return -errno;
+	*id = mg.id;
+	return 0;
+}
+
+static int mig_stop(int fd, uint64_t id, struct dsmem_ioc_slope_mig *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->id = id;
+	return ioctl(fd, DSMEM_IOC_SLOPE_MIG_STOP, m) ? -errno : 0;
+}
+
+TEST_F(sl, fault_bad_input)
+{
+	struct dsmem_slope_extent e[2];
+	struct dsmem_ioc_slope_migrate mg = { .dst_node = 2 };
+	char big[sizeof(struct dsmem_ioc_slope_migrate) + 8];
+	struct dsmem_ioc_slope_mig m;
+	int fd = slope_open(1);
+	uint64_t a = 0, id = 0;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, slope_map(fd));
+	ASSERT_EQ(0, slope_alloc(fd, 32 * PAGE, 0, &a));
+	fill(a, 32 * PAGE, 0);
+	/* to ourselves, to nobody, to a node we have no connection to */
+	EXPECT_EQ(-EINVAL, migrate_start(fd, a, 32 * PAGE, 1, 0, &id));
+	EXPECT_EQ(-EINVAL, migrate_start(fd, a, 32 * PAGE, 0, 0, &id));
+	EXPECT_EQ(-ENOTCONN, migrate_start(fd, a, 32 * PAGE, 9, 0, &id));
+	/* memory that is not ours, or not in the range, or not whole units */
+	EXPECT_EQ(-EFAULT, migrate_start(fd, a, 64 * PAGE, 2, 0, &id));
+	EXPECT_EQ(-ERANGE, migrate_start(fd, 0x10000, PAGE, 2, 0, &id));
+	EXPECT_EQ(-EINVAL, migrate_start(fd, a, 32 * PAGE, 2, DSMEM_SLOPE_HUGE, &id));
+	EXPECT_EQ(-EINVAL, migrate_start(fd, a + 1, PAGE, 2, 0, &id));
+	EXPECT_EQ(-EINVAL, migrate_start(fd, a, 32 * PAGE, 2, 0x80, &id));
+	/* extents out of order or overlapping */
+	e[0].addr = a + 16 * PAGE;
+	e[0].len = PAGE;
+	e[1].addr = a;
+	e[1].len = PAGE;
+	mg.extents = (uintptr_t)e;
+	mg.nr = 2;
+	EXPECT_EQ(-1, ioctl(fd, DSMEM_IOC_SLOPE_MIGRATE, &mg));
+	EXPECT_EQ(EINVAL, errno);
+	e[0].addr = a;
+	e[0].len = 2 * PAGE;
+	e[1].addr = a + PAGE;
+	EXPECT_EQ(-1, ioctl(fd, DSMEM_IOC_SLOPE_MIGRATE, &mg));
+	EXPECT_EQ(EINVAL, errno);
+	mg.nr = 0;
+	EXPECT_EQ(-1, ioctl(fd, DSMEM_IOC_SLOPE_MIGRATE, &mg));
+	EXPECT_EQ(EINVAL, errno);
+	mg.nr = 1;
+	mg.extents = 16;	/* an unreadable pointer */
+	EXPECT_EQ(-1, ioctl(fd, DSMEM_IOC_SLOPE_MIGRATE, &mg));
+	EXPECT_EQ(EFAULT, errno);
+	/* unknown migrations */
+	EXPECT_EQ(-ENOENT, mig_stop(fd, 12345, &m));
+	EXPECT_EQ(-ENOENT, mig_get(fd, 12345, 0, 0, &m));
+	EXPECT_EQ(-EINVAL, mig_get(fd, 1, 0x80, 0, &m));
+	/* nothing has arrived */
+	memset(&m, 0, sizeof(m));
+	EXPECT_EQ(-1, ioctl(fd, DSMEM_IOC_SLOPE_RECV, &m));
+	EXPECT_EQ(EAGAIN, errno);
+	m.flags = DSMEM_SLOPE_MIG_WAIT;
+	m.timeout_ms = 50;
+	EXPECT_EQ(-1, ioctl(fd, DSMEM_IOC_SLOPE_RECV, &m));
+	EXPECT_EQ(ETIMEDOUT, errno);
+	/* a short struct, and a long one with a non-zero tail */
+	memset(big, 0, sizeof(big));
+	big[sizeof(big) - 1] = 1;
+	EXPECT_EQ(-1, ioctl(fd, _IOWR(DSMEM_IOCTL_MAGIC, 0x08, char[16]), big));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(fd, _IOWR(DSMEM_IOCTL_MAGIC, 0x08, char[sizeof(big)]), big));
+	EXPECT_EQ(E2BIG, errno);
+	/* a migrating object cannot be freed nor migrated twice */
+	ASSERT_EQ(0, migrate_start(fd, a, 32 * PAGE, 2, 0, &id));
+	EXPECT_EQ(-EBUSY, slope_free(fd, a, PAGE));
+	EXPECT_EQ(-EBUSY, migrate_start(fd, a, PAGE, 2, 0, &id));
+	ASSERT_EQ(0, mig_wait_past(fd, id, &m));
+	ASSERT_EQ(DSMEM_SLOPE_MIG_STOPPING, m.state);
+	EXPECT_EQ(-EBUSY, mig_get(fd, id, DSMEM_SLOPE_MIG_RELEASE, 0, &m));
+	ASSERT_EQ(0, mig_stop(fd, id, &m));
+	EXPECT_EQ(-EBUSY, mig_stop(fd, id, &m));
+	ASSERT_EQ(0, mig_wait_past(fd, id, &m));
+	EXPECT_EQ(DSMEM_SLOPE_MIG_DONE, m.state);
+	close(fd);
+}
+
+/* The destination node goes away while the source copies. */
+TEST_F(sl, fault_destination_lost)
+{
+	enum { PAGES = 4096 };
+	uint32_t *gen = calloc(PAGES, sizeof(*gen));
+	struct dsmem_ioc_slope_mig m;
+	struct writer w = {};
+	pthread_t th;
+	int fd = slope_open(1);
+	uint64_t a = 0, id = 0;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, slope_map(fd));
+	ASSERT_EQ(0, slope_alloc(fd, PAGES * PAGE, 0, &a));
+	fill(a, PAGES * PAGE, 0);
+	w.addr = a;
+	w.pages = PAGES;
+	w.gen = gen;
+	ASSERT_EQ(0, pthread_create(&th, NULL, writer_run, &w));
+	ASSERT_EQ(0, migrate_start(fd, a, PAGES * PAGE, 2, 0, &id));
+	usleep(100 * 1000);
+	ASSERT_EQ(0, ds_node_del(self->ctx, 2));
+	ASSERT_EQ(0, mig_wait_past(fd, id, &m));
+	w.stop = 1;
+	pthread_join(th, NULL);
+	EXPECT_EQ(DSMEM_SLOPE_MIG_FAILED, m.state);
+	EXPECT_NE(0, m.error);
+	TH_LOG("failed with %d after %u rounds, %llu units sent", m.error, m.rounds,
+	       (unsigned long long)m.sent_units);
+	/* the object is whole, still ours, and still works */
+	EXPECT_EQ(0, check(a, PAGES * PAGE, gen));
+	fill(a, PAGES * PAGE, 0);
+	EXPECT_EQ(0, check(a, PAGES * PAGE, NULL));
+	EXPECT_EQ(0, slope_free(fd, a, PAGES * PAGE));
+	close(fd);
+	free(gen);
+}
+
+static sigjmp_buf probe_jmp;
+
+static void probe_bus(int sig)
+{
+	siglongjmp(probe_jmp, 1);
+}
+
+/* 1: the page at a raises SIGBUS; 0: it reads */
+static int probe(uint64_t a, uint64_t *v)
+{
+	if (sigsetjmp(probe_jmp, 1))
+		return 1;
+	*v = *(volatile uint64_t *)a;
+	return 0;
+}
+
+/* The source goes away just after the handover, with pages to pull. */
+TEST_F(sl, fault_source_lost)
+{
+	enum { PAGES = 4096 };
+	uint32_t *gen = mmap(NULL, PAGES * sizeof(*gen), PROT_READ | PROT_WRITE,
+			     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct dsmem_ioc_slope_mig m;
+	struct writer w = {};
+	int fd = slope_open(1), pfd[2], st;
+	uint64_t a = 0, id = 0;
+	pthread_t th;
+	pid_t pid;
+
+	ASSERT_NE(MAP_FAILED, gen);
+	ASSERT_EQ(0, pipe(pfd));
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, slope_map(fd));
+	ASSERT_EQ(0, slope_alloc(fd, PAGES * PAGE, 0, &a));
+	fill(a, PAGES * PAGE, 0);
+	pid = fork();
+	if (!pid) {
+		/* node 2: receive, wait for the end, then look at every page */
+		struct dsmem_ioc_slope_mig r = { .flags = DSMEM_SLOPE_MIG_WAIT, .timeout_ms = 60000 };
+		uint64_t lost = 0, bad = 0, v;
+		int rfd = slope_open(2);
+		char c;
+
+		munmap((void *)DSMEM_SLOPE_BASE, DSMEM_SLOPE_SIZE);
+		if (rfd < 0 || slope_map(rfd) || ioctl(rfd, DSMEM_IOC_SLOPE_RECV, &r))
+			_exit(10);
+		if (read(pfd[0], &c, 1) != 1)	/* the sender wrote gen[] */
+			_exit(11);
+		if (mig_wait_past(rfd, r.id, &r) || r.state != DSMEM_SLOPE_MIG_FAILED)
+			_exit(12);
+		signal(SIGBUS, probe_bus);
+		for (uint64_t p = 0; p < PAGES; p++) {
+			if (probe(a + p * PAGE, &v)) {
+				lost++;
+				continue;
+			}
+			bad += check(a + p * PAGE, PAGE, &gen[p]) != 0;
+		}
+		printf("# receiver: %llu pulled, %llu lost, %llu pages lost, %llu wrong\n",
+		       (unsigned long long)r.pulled_units, (unsigned long long)r.failed_units,
+		       (unsigned long long)lost, (unsigned long long)bad);
+		fflush(stdout);
+		_exit(bad ? 13 : lost != r.failed_units ? 14 :
+		      r.pulled_units + r.failed_units != r.dirty_units ? 15 :
+		      !r.failed_units ? 16 : 0);
+	}
+	ASSERT_LT(0, pid);
+	w.addr = a;
+	w.pages = PAGES;
+	w.gen = gen;
+	ASSERT_EQ(0, pthread_create(&th, NULL, writer_run, &w));
+	ASSERT_EQ(0, migrate_start(fd, a, PAGES * PAGE, 2, 0, &id));
+	ASSERT_EQ(0, mig_wait_past(fd, id, &m));
+	ASSERT_EQ(DSMEM_SLOPE_MIG_STOPPING, m.state);
+	w.stop = 1;
+	pthread_join(th, NULL);
+	ASSERT_EQ(0, mig_stop(fd, id, &m));
+	/* at once, before the destination has pulled much */
+	ASSERT_EQ(0, ds_node_del(self->ctx, 1));
+	TH_LOG("%llu units dirty at the handover", (unsigned long long)m.dirty_units);
+	ASSERT_EQ(1, write(pfd[1], "x", 1));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("receiver: status %#x", st);
+	close(fd);
+	munmap(gen, PAGES * sizeof(*gen));
+}
+
+/* Two objects each way between the same two nodes, at the same time. */
+struct mover {
+	uint32_t from, to;
+	uint64_t addr, pages;
+	int result;
+};
+
+static void *mover_run(void *arg)
+{
+	struct mover *mv = arg;
+	struct dsmem_ioc_slope_mig m;
+	uint64_t id = 0;
+	int fd = slope_open(mv->from);
+
+	mv->result = -1;
+	if (fd < 0)
+		return NULL;
+	if (migrate_start(fd, mv->addr, mv->pages * PAGE, mv->to, 0, &id) ||
+	    mig_wait_past(fd, id, &m) || m.state != DSMEM_SLOPE_MIG_STOPPING ||
+	    mig_stop(fd, id, &m) || mig_wait_past(fd, id, &m) ||
+	    m.state != DSMEM_SLOPE_MIG_DONE)
+		mv->result = -2;
+	else
+		mv->result = 0;
+	close(fd);
+	return NULL;
+}
+
+TEST_F(sl, migrate_concurrent)
+{
+	enum { N = 4, PAGES = 512 };
+	struct mover mv[N];
+	pthread_t th[N];
+	int fd[3] = { -1, slope_open(1), slope_open(2) };
+
+	ASSERT_LE(0, fd[1]);
+	ASSERT_LE(0, fd[2]);
+	/* one process maps node 1's range; node 2's objects are written
+	 * through a child that maps node 2's */
+	ASSERT_EQ(0, slope_map(fd[1]));
+	for (int i = 0; i < N; i++) {
+		mv[i].from = i < 2 ? 1 : 2;
+		mv[i].to = 3 - mv[i].from;
+		mv[i].pages = PAGES;
+		ASSERT_EQ(0, slope_alloc(fd[mv[i].from], PAGES * PAGE, 0, &mv[i].addr));
+		if (mv[i].from == 1)
+			fill(mv[i].addr, PAGES * PAGE, i);
+	}
+	for (int i = 0; i < N; i++)
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, mover_run, &mv[i]));
+	for (int i = 0; i < N; i++) {
+		pthread_join(th[i], NULL);
+		EXPECT_EQ(0, mv[i].result) TH_LOG("migration %d", i);
+	}
+	/* node 1 now owns what node 2 sent (zero pages) and not its own */
+	for (int i = 0; i < N; i++) {
+		uint64_t v;
+
+		signal(SIGBUS, probe_bus);
+		if (mv[i].to == 1) {
+			EXPECT_EQ(0, probe(mv[i].addr, &v));
+			EXPECT_EQ(0, v);
+		} else {
+			EXPECT_EQ(1, probe(mv[i].addr, &v));
+		}
+	}
+	close(fd[1]);
+	close(fd[2]);
+}
+
+/* ---- leases ---- */
+
+TEST_F(sl, leases)
+{
+	enum { N = 6 };
+	uint64_t len = 768ull << 20, a[2][N], b = 0;
+	int fd[2] = { slope_open(1), slope_open(2) }, share[3] = { 0 };
+
+	ASSERT_LE(0, fd[0]);
+	ASSERT_LE(0, fd[1]);
+	/* a run never spans leases: 768 MiB each takes a lease of its own */
+	for (int i = 0; i < N; i++)
+		for (int n = 0; n < 2; n++) {
+			ASSERT_EQ(0, slope_alloc(fd[n], len, 0, &a[n][i]));
+			EXPECT_EQ(a[n][i] >> 30, (a[n][i] + len - 1) >> 30);
+		}
+	/* no address is handed out twice */
+	for (int i = 0; i < 2 * N; i++)
+		for (int j = i + 1; j < 2 * N; j++) {
+			uint64_t x = a[i % 2][i / 2], y = a[j % 2][j / 2];
+
+			EXPECT_TRUE(x + len <= y || y + len <= x) TH_LOG("%d %d", i, j);
+		}
+	/* both shares were used: the askers spread over the nodes */
+	for (int i = 0; i < 2 * N; i++)
+		share[DSMEM_SLOPE_ADDR_NODE(a[i % 2][i / 2])]++;
+	TH_LOG("leases from node 1: %d, node 2: %d", share[1], share[2]);
+	EXPECT_LT(0, share[1]);
+	EXPECT_LT(0, share[2]);
+	/* freed addresses come back to whoever allocates next */
+	EXPECT_EQ(0, slope_free(fd[0], a[0][0], len));
+	EXPECT_EQ(0, slope_alloc(fd[0], len, 0, &b));
+	EXPECT_EQ(a[0][0], b);
+	close(fd[0]);
+	close(fd[1]);
+}
+
+/* An object freed where it went: its addresses go home, through relays. */
+TEST_F(sl, leases_free_after_migration)
+{
+	int fd = slope_open(1), st;
+	struct dsmem_ioc_slope_mig m;
+	uint64_t a = 0, b = 0, id = 0;
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, slope_map(fd));
+	ASSERT_EQ(0, slope_alloc(fd, 64 * PAGE, 0, &a));
+	fill(a, 64 * PAGE, 0);
+	pid = fork();
+	if (!pid) {
+		struct dsmem_ioc_slope_mig r = { .flags = DSMEM_SLOPE_MIG_WAIT, .timeout_ms = 60000 };
+		int rfd = slope_open(2);
+
+		munmap((void *)DSMEM_SLOPE_BASE, DSMEM_SLOPE_SIZE);
+		if (rfd < 0 || slope_map(rfd) || ioctl(rfd, DSMEM_IOC_SLOPE_RECV, &r) ||
+		    mig_wait_past(rfd, r.id, &r) || r.state != DSMEM_SLOPE_MIG_DONE)
+			_exit(10);
+		if (check(a, 64 * PAGE, NULL))
+			_exit(11);
+		_exit(slope_free(rfd, a, 64 * PAGE) ? 12 : 0);
+	}
+	ASSERT_EQ(0, migrate_start(fd, a, 64 * PAGE, 2, 0, &id));
+	ASSERT_EQ(0, mig_wait_past(fd, id, &m));
+	ASSERT_EQ(0, mig_stop(fd, id, &m));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_EQ(0, st);
+	/* the holder got them back: the same run again */
+	ASSERT_EQ(0, slope_alloc(fd, 64 * PAGE, 0, &b));
+	EXPECT_EQ(a, b);
+	EXPECT_EQ(0, *(volatile uint64_t *)b);
+	close(fd);
+}
+
+TEST_HARNESS_MAIN
