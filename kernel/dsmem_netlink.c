@@ -718,6 +718,13 @@ static const struct genl_ops dsmem_nl_ops[] = {
 		.maxattr = ARRAY_SIZE(dsmem_cache_replay_policy) - 1,
 		.flags	= GENL_ADMIN_PERM,
 	},
+	{
+		.cmd	= DSMEM_CMD_SLOPE_GET,
+		.doit	= dsmem_nl_slope_get_doit,
+		.dumpit	= dsmem_nl_slope_get_dumpit,
+		.policy	= dsmem_node_policy,
+		.maxattr = ARRAY_SIZE(dsmem_node_policy) - 1,
+	},
 };
 
 static struct genl_family dsmem_nl_family __ro_after_init = {

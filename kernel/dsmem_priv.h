@@ -50,6 +50,11 @@
 #define DSMEM_SPIN_NS		(200 * NSEC_PER_USEC)
 /* a request message waits this long for its reply */
 #define DSMEM_MSG_TIMEOUT_MS	3000
+/*
+ * ... and a Slope BEGIN, which allocates and registers the object's pages
+ * at the destination, this much longer per 1024 units (4 MiB of pages)
+ */
+#define DSMEM_SLOPE_BEGIN_MS_PER_1K	500
 /* rdma_cm address and route resolution */
 #define DSMEM_RESOLVE_TIMEOUT_MS	2000
 /* keepalive: an idle connection is probed this often */
@@ -374,6 +379,9 @@ void dsmem_msg_rx_work(struct work_struct *work);
 void dsmem_msg_fail_pending(struct dsmem_conn *conn, int err);
 int dsmem_msg_call(struct dsmem_conn *conn, struct dsmem_wire_msg *req,
 		   struct dsmem_wire_msg *reply, void *data, size_t data_max);
+int dsmem_msg_call_timeout(struct dsmem_conn *conn, struct dsmem_wire_msg *req,
+			   struct dsmem_wire_msg *reply, void *data,
+			   size_t data_max, unsigned int timeout_ms);
 int dsmem_msg_send(struct dsmem_conn *conn, const struct dsmem_wire_msg *m);
 void dsmem_rsegs_free(struct dsmem_conn *conn);
 struct dsmem_rseg *dsmem_rseg_lookup(struct dsmem_conn *conn, u64 gaddr);
@@ -587,6 +595,10 @@ int dsmem_slope_ioc_recv(struct dsmem_node *node, void *arg);
 int dsmem_slope_ioc_dirty(struct list_head *owned, struct dsmem_node *node,
 			  void *arg);
 void dsmem_slope_file_release(struct list_head *owned);
+struct genl_info;
+struct netlink_callback;
+int dsmem_nl_slope_get_doit(struct sk_buff *skb, struct genl_info *info);
+int dsmem_nl_slope_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
 /* rdm/dsmem_seg.c, for slope_fault/ too */
 int dsmem_reg_post(struct dsmem_conn *conn, struct ib_mr *mr, int access);
 

@@ -279,6 +279,15 @@ err_free:
 int dsmem_msg_call(struct dsmem_conn *conn, struct dsmem_wire_msg *req,
 		   struct dsmem_wire_msg *reply, void *data, size_t data_max)
 {
+	return dsmem_msg_call_timeout(conn, req, reply, data, data_max,
+				      DSMEM_MSG_TIMEOUT_MS);
+}
+
+/* For a request whose handling takes longer, in proportion to its size. */
+int dsmem_msg_call_timeout(struct dsmem_conn *conn, struct dsmem_wire_msg *req,
+			   struct dsmem_wire_msg *reply, void *data,
+			   size_t data_max, unsigned int timeout_ms)
+{
 	struct dsmem_msg_wait w = {
 		.reply = reply,
 		.data = data,
@@ -310,7 +319,7 @@ int dsmem_msg_call(struct dsmem_conn *conn, struct dsmem_wire_msg *req,
 		goto err_unpend;
 
 	if (!wait_for_completion_timeout(&w.done,
-					 msecs_to_jiffies(DSMEM_MSG_TIMEOUT_MS))) {
+					 msecs_to_jiffies(timeout_ms))) {
 		if (xa_erase_bh(&conn->pending, tag) == &w) {
 			dsmem_stat_inc(DSMEM_STAT_MSG_TIMEOUT);
 			return -ETIMEDOUT;

@@ -34,9 +34,12 @@ static int dsmem_slope_init_fs_context(struct fs_context *fc)
 	return init_pseudo(fc, DSMEM_SLOPE_FS_MAGIC) ? 0 : -ENOMEM;
 }
 
+/*
+ * No .owner: our own mount would then pin the module for ever; the
+ * module unmounts it on exit, after the last node.
+ */
 static struct file_system_type dsmem_slope_fs_type = {
 	.name		 = "dsmem_slope",
-	.owner		 = THIS_MODULE,
 	.init_fs_context = dsmem_slope_init_fs_context,
 	.kill_sb	 = kill_anon_super,
 };

@@ -111,6 +111,7 @@ struct dsmem_slope_mig {
 	u64 failed_units;
 	u64 fault_waits;
 	ktime_t t_start, t_stopping, t_stop, t_handover, t_done;
+	u64 first_round_ns;
 	/* the one-sided work of either side */
 	struct work_struct work;
 	struct dsmem_slope_wr *wrs;
@@ -198,5 +199,11 @@ vm_fault_t dsmem_slope_fault_wait(struct vm_fault *vmf, struct dsmem_slope *s,
 				  pgoff_t idx);
 void dsmem_slope_mig_conn_down(struct dsmem_slope *s, struct dsmem_conn *conn);
 void dsmem_slope_mig_fini(struct dsmem_slope *s);
+void dsmem_slope_mig_fill(struct dsmem_slope_mig *mig,
+			  struct dsmem_ioc_slope_mig *a);
+
+/* dsmem_slope_nl.c */
+int dsmem_slope_fill_mig(struct sk_buff *skb, struct dsmem_slope_mig *mig);
+void dsmem_slope_notify_mig(struct dsmem_slope_mig *mig);
 
 #endif /* _DSMEM_SLOPE_H */

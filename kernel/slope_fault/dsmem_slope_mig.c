@@ -170,6 +170,7 @@ static void dsmem_slope_mig_set_state(struct dsmem_slope_mig *mig, u32 state,
 		mig->error = error;
 	mutex_unlock(&s->mig_lock);
 	wake_up_all(&s->mig_wait);
+	dsmem_slope_notify_mig(mig);
 }
 
 /* Units' first pages, in order of the extents; the pages are present. */
@@ -544,6 +545,7 @@ static void dsmem_slope_mig_prefill(struct dsmem_slope_mig *mig)
 {
 	unsigned long *all, *set;
 	u64 ndirty, last = U64_MAX;
+	ktime_t t;
 	int ret;
 
 	all = bitmap_zalloc(mig->units, GFP_KERNEL);
@@ -552,7 +554,9 @@ static void dsmem_slope_mig_prefill(struct dsmem_slope_mig *mig)
 		return;
 	}
 	bitmap_fill(all, mig->units);
+	t = ktime_get();
 	ret = dsmem_slope_mig_send(mig, all);
+	mig->first_round_ns = ktime_to_ns(ktime_sub(ktime_get(), t));
 	bitmap_free(all);
 	mig->rounds = 1;
 	while (!ret && mig->rounds < mig->max_rounds) {
@@ -689,7 +693,10 @@ static int dsmem_slope_mig_call(struct dsmem_slope_mig *mig, u8 opcode,
 	req.opcode = opcode;
 	req.aux = mig->id;
 	req.len = len;
-	return dsmem_msg_call(mig->conn, &req, &reply, rdata, rmax);
+	return dsmem_msg_call_timeout(mig->conn, &req, &reply, rdata, rmax,
+				      DSMEM_MSG_TIMEOUT_MS +
+				      DSMEM_SLOPE_BEGIN_MS_PER_1K *
+				      (u32)DIV_ROUND_UP_ULL(mig->units, 1024));
 }
 
 static int dsmem_slope_mig_begin(struct dsmem_slope_mig *mig)
@@ -855,8 +862,8 @@ static struct dsmem_slope_mig *dsmem_slope_mig_find(struct dsmem_slope *s,
 	return NULL;
 }
 
-static void dsmem_slope_mig_fill(struct dsmem_slope_mig *mig,
-				 struct dsmem_ioc_slope_mig *a)
+void dsmem_slope_mig_fill(struct dsmem_slope_mig *mig,
+			  struct dsmem_ioc_slope_mig *a)
 {
 	ktime_t end = mig->t_done ?: ktime_get();
 
@@ -882,6 +889,7 @@ static void dsmem_slope_mig_fill(struct dsmem_slope_mig *mig,
 	a->pull_ns = mig->t_handover && mig->t_done ?
 		     ktime_to_ns(ktime_sub(mig->t_done, mig->t_handover)) : 0;
 	a->total_ns = ktime_to_ns(ktime_sub(end, mig->t_start));
+	a->first_round_ns = mig->first_round_ns;
 }
 
 static bool dsmem_slope_mig_ended(const struct dsmem_slope_mig *mig)
@@ -1342,6 +1350,7 @@ static int dsmem_slope_mig_on_handover(struct dsmem_conn *conn,
 	s->pages_resident += mig->units << (mig->unit_shift - PAGE_SHIFT);
 	mutex_unlock(&s->alloc_lock);
 	wake_up_all(&s->mig_wait);
+	dsmem_slope_notify_mig(mig);
 	kref_get(&mig->ref);
 	if (!queue_work(dsmem_wq, &mig->work))
 		dsmem_slope_mig_put(mig);

@@ -442,6 +442,8 @@ enum dsmem_slope_mig_state {
  * @no_owner_ns: out: from MIG_STOP until the destination owned it
  * @pull_ns:	out: from the handover until the last page arrived
  * @total_ns:	out: from MIGRATE (or arrival) until DONE
+ * @first_round_ns: out: the first prefill round, which writes every unit:
+ *		the copy's own bandwidth, set-up excluded
  *
  * MIG_STOP: the application no longer touches the object; the call hands
  * it over and returns with the state HANDED_OVER, after which the source's
@@ -470,9 +472,10 @@ struct dsmem_ioc_slope_mig {
 	__u64 no_owner_ns;
 	__u64 pull_ns;
 	__u64 total_ns;
+	__u64 first_round_ns;
 };
 
-#define DSMEM_IOC_SLOPE_MIG_SIZE_VER0	136
+#define DSMEM_IOC_SLOPE_MIG_SIZE_VER0	144
 #define DSMEM_IOC_SLOPE_MIG_GET_SIZE_VER0	DSMEM_IOC_SLOPE_MIG_SIZE_VER0
 #define DSMEM_IOC_SLOPE_MIG_STOP_SIZE_VER0	DSMEM_IOC_SLOPE_MIG_SIZE_VER0
 #define DSMEM_IOC_SLOPE_RECV_SIZE_VER0	DSMEM_IOC_SLOPE_MIG_SIZE_VER0

@@ -50,6 +50,10 @@ enum dsmem_cmd {
 	DSMEM_CMD_TRACE_STOP,	/* do (admin): stop the capture; also an event */
 	DSMEM_CMD_CACHE_BENCH,	/* do (admin): synthetic run on a private cache */
 	DSMEM_CMD_CACHE_REPLAY,	/* do (admin): a trace through a private cache */
+	DSMEM_CMD_SLOPE_GET,	/* do: a node's Slope range; dump: with its
+				 * leases and migrations, of all nodes or one
+				 */
+	DSMEM_CMD_SLOPE_MIG,	/* event: a migration changed state */
 
 	__DSMEM_CMD_MAX,
 	DSMEM_CMD_MAX = __DSMEM_CMD_MAX - 1
@@ -140,6 +144,13 @@ enum dsmem_attr {
 	DSMEM_ATTR_REPLAY_RECS,		/* binary, struct dsmem_trace_rec[] */
 	DSMEM_ATTR_REPLAY_MOVES,	/* binary, struct dsmem_cache_move[] */
 	DSMEM_ATTR_REPLAY_TRUNCATED,	/* flag: more moves than REPLAY_MOVES holds */
+	DSMEM_ATTR_SLOPE_BASE,		/* u64, DSMEM_SLOPE_BASE */
+	DSMEM_ATTR_SLOPE_SIZE,		/* u64, DSMEM_SLOPE_SIZE */
+	DSMEM_ATTR_SLOPE_PAGES,		/* u64, pages this node owns */
+	DSMEM_ATTR_SLOPE_LEASES_HELD,	/* u32, leases this node allocates in */
+	DSMEM_ATTR_SLOPE_LEASES_FREE,	/* u32, of its share, not handed out */
+	DSMEM_ATTR_SLOPE_LEASE,		/* nest, enum dsmem_slope_lease_attr */
+	DSMEM_ATTR_SLOPE_MIG,		/* nest, enum dsmem_slope_mig_attr */
 
 	__DSMEM_ATTR_MAX,
 	DSMEM_ATTR_MAX = __DSMEM_ATTR_MAX - 1
@@ -289,5 +300,50 @@ struct dsmem_cache_move {
 };
 
 #define DSMEM_CACHE_MOVE_SIZE	8
+
+/*
+ * DSMEM_ATTR_SLOPE_LEASE: a lease a node holds (USED set) or, of its own
+ * share, gave to another node (USED absent).
+ */
+enum dsmem_slope_lease_attr {
+	DSMEM_SLOPE_LEASE_ATTR_UNSPEC,
+	DSMEM_SLOPE_LEASE_ATTR_PAD,
+	DSMEM_SLOPE_LEASE_ATTR_BASE,		/* u64, its first address */
+	DSMEM_SLOPE_LEASE_ATTR_HOLDER,		/* u32, node allocating in it */
+	DSMEM_SLOPE_LEASE_ATTR_RESPONSIBLE,	/* u32, node that hands it out */
+	DSMEM_SLOPE_LEASE_ATTR_USED,		/* u64, pages allocated in it */
+
+	__DSMEM_SLOPE_LEASE_ATTR_MAX,
+	DSMEM_SLOPE_LEASE_ATTR_MAX = __DSMEM_SLOPE_LEASE_ATTR_MAX - 1
+};
+
+/* DSMEM_ATTR_SLOPE_MIG: the fields of struct dsmem_ioc_slope_mig */
+enum dsmem_slope_mig_attr {
+	DSMEM_SLOPE_MIG_ATTR_UNSPEC,
+	DSMEM_SLOPE_MIG_ATTR_PAD,
+	DSMEM_SLOPE_MIG_ATTR_ID,		/* u64, the node's id for it */
+	DSMEM_SLOPE_MIG_ATTR_STATE,		/* u8, enum dsmem_slope_mig_state */
+	DSMEM_SLOPE_MIG_ATTR_ERRNO,		/* u32, positive errno; 0 none */
+	DSMEM_SLOPE_MIG_ATTR_PEER,		/* u32, the node at the other end */
+	DSMEM_SLOPE_MIG_ATTR_INCOMING,		/* u8, 1: we are the destination */
+	DSMEM_SLOPE_MIG_ATTR_COOKIE,		/* u64 */
+	DSMEM_SLOPE_MIG_ATTR_PAGES,		/* u64, 4 KiB pages */
+	DSMEM_SLOPE_MIG_ATTR_UNIT_SHIFT,	/* u8, 12 or 21 */
+	DSMEM_SLOPE_MIG_ATTR_ROUNDS,		/* u32, prefill rounds */
+	DSMEM_SLOPE_MIG_ATTR_SENT,		/* u64, units written in prefill */
+	DSMEM_SLOPE_MIG_ATTR_DIRTY,		/* u64, units dirty at handover */
+	DSMEM_SLOPE_MIG_ATTR_PULLED,		/* u64, units pulled */
+	DSMEM_SLOPE_MIG_ATTR_FAILED,		/* u64, units lost */
+	DSMEM_SLOPE_MIG_ATTR_FAULT_WAITS,	/* u64, faults that waited */
+	DSMEM_SLOPE_MIG_ATTR_PREFILL_NS,	/* u64 */
+	DSMEM_SLOPE_MIG_ATTR_STOP_NS,		/* u64 */
+	DSMEM_SLOPE_MIG_ATTR_NO_OWNER_NS,	/* u64 */
+	DSMEM_SLOPE_MIG_ATTR_PULL_NS,		/* u64 */
+	DSMEM_SLOPE_MIG_ATTR_TOTAL_NS,		/* u64 */
+	DSMEM_SLOPE_MIG_ATTR_FIRST_ROUND_NS,	/* u64 */
+
+	__DSMEM_SLOPE_MIG_ATTR_MAX,
+	DSMEM_SLOPE_MIG_ATTR_MAX = __DSMEM_SLOPE_MIG_ATTR_MAX - 1
+};
 
 #endif /* _UAPI_LINUX_DSMEM_NETLINK_H */
