@@ -566,7 +566,7 @@ static void dsmem_msg_handle(struct dsmem_conn *conn, struct dsmem_recv *r)
 	case DSMEM_WIRE_SLOPE_MIG_ABORT:
 		reply.opcode = DSMEM_WIRE_REPLY_SLOPE;
 		ret = dsmem_slope_msg(conn, &m, &reply, &buf);
-		/* an announcement, answered by nothing */
+		/* an announcement, or a request that answered itself */
 		if (ret == 1)
 			return;
 		break;

@@ -431,7 +431,7 @@ out:
 	return ret;
 }
 
-/* A Slope request from a peer; 1: it takes no reply. */
+/* A Slope request from a peer; 1: no reply to send (none, or sent). */
 int dsmem_slope_msg(struct dsmem_conn *conn, const struct dsmem_wire_msg *m,
 		    struct dsmem_wire_msg *reply, void **data)
 {

@@ -1295,9 +1295,15 @@ err_fail:
 	return ret;
 }
 
+/*
+ * The reply goes out before the first pull: on the send queue it would
+ * otherwise wait behind the READs, and the no-owner window with it.
+ * Returns 1 when it answered.
+ */
 static int dsmem_slope_mig_on_handover(struct dsmem_conn *conn,
 				       struct dsmem_slope *s,
-				       const struct dsmem_wire_msg *m)
+				       const struct dsmem_wire_msg *m,
+				       struct dsmem_wire_msg *reply)
 {
 	struct dsmem_slope_handover_info h;
 	struct dsmem_slope_mig *mig;
@@ -1351,9 +1357,11 @@ static int dsmem_slope_mig_on_handover(struct dsmem_conn *conn,
 	mutex_unlock(&s->alloc_lock);
 	wake_up_all(&s->mig_wait);
 	dsmem_slope_notify_mig(mig);
+	dsmem_msg_send(conn, reply);
 	kref_get(&mig->ref);
 	if (!queue_work(dsmem_wq, &mig->work))
 		dsmem_slope_mig_put(mig);
+	ret = 1;
 out:
 	dsmem_slope_mig_put(mig);
 	return ret;
@@ -1371,7 +1379,7 @@ int dsmem_slope_mig_msg(struct dsmem_conn *conn, struct dsmem_slope *s,
 	case DSMEM_WIRE_SLOPE_MIG_BEGIN:
 		return dsmem_slope_mig_on_begin(conn, s, m, reply, data);
 	case DSMEM_WIRE_SLOPE_MIG_HANDOVER:
-		return dsmem_slope_mig_on_handover(conn, s, m);
+		return dsmem_slope_mig_on_handover(conn, s, m, reply);
 	case DSMEM_WIRE_SLOPE_MIG_ABORT:
 		mutex_lock(&s->mig_lock);
 		mig = dsmem_slope_mig_incoming(s, conn, m->aux);

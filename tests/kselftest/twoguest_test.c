@@ -4,6 +4,10 @@
  * NIC, and the two devices are distinct.  Runs in both guests at once.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -353,6 +357,226 @@ TEST_F_TIMEOUT(pair, btree_across_guests, 500)
 	ds_btree_close(t);
 	publish(dir, "bt_done", _metadata->passed ? "ok\n" : "failed\n");
 	self->done = true;
+}
+
+/* ---- Slope across the link ---- */
+
+#define SL_PAGES	2048
+#define SL_PAGE		4096UL
+
+static int sl_open(uint32_t node)
+{
+	struct dsmem_ioc_attach at = { .node_id = node };
+	int fd = open("/dev/dsmem", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0 || ioctl(fd, DSMEM_IOC_ATTACH, &at))
+		return -1;
+	if (mmap((void *)DSMEM_SLOPE_BASE, DSMEM_SLOPE_SIZE, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0) == MAP_FAILED)
+		return -1;
+	return fd;
+}
+
+static uint64_t sl_word(uint64_t a, uint32_t gen)
+{
+	return a * 0x9e3779b97f4a7c15ull ^ gen;
+}
+
+static void sl_fill_page(uint64_t a, uint32_t gen)
+{
+	for (uint64_t w = a; w < a + SL_PAGE; w += 8)
+		*(volatile uint64_t *)w = sl_word(w, gen);
+}
+
+/* pages whose words are not what generation gen[p] wrote */
+static unsigned int sl_wrong(uint64_t addr, const uint32_t *gen)
+{
+	unsigned int bad = 0;
+
+	for (uint64_t p = 0; p < SL_PAGES; p++)
+		for (uint64_t w = addr + p * SL_PAGE; w < addr + (p + 1) * SL_PAGE; w += 8)
+			if (*(volatile uint64_t *)w != sl_word(w, gen[p])) {
+				bad++;
+				break;
+			}
+	return bad;
+}
+
+struct sl_writer {
+	uint64_t addr;
+	uint32_t *gen;
+	pthread_t th;
+	volatile int stop;
+};
+
+static void *sl_writer_run(void *arg)
+{
+	struct sl_writer *w = arg;
+	uint64_t r = 0x9e3779b97f4a7c15ull;
+
+	while (!w->stop) {
+		uint64_t p = bt_rnd(&r) % (SL_PAGES / 2);
+
+		sl_fill_page(w->addr + p * SL_PAGE, ++w->gen[p]);
+	}
+	return NULL;
+}
+
+/* Move [addr, +SL_PAGES) to node dst: prefill, stop, hand over, done. */
+static int sl_move(int fd, uint64_t addr, uint32_t dst, struct sl_writer *w,
+		   struct dsmem_ioc_slope_mig *m)
+{
+	struct dsmem_slope_extent e = { .addr = addr, .len = SL_PAGES * SL_PAGE };
+	struct dsmem_ioc_slope_migrate mg = {
+		.extents = (uintptr_t)&e, .nr = 1, .dst_node = dst, .cookie = addr,
+	};
+	uint64_t id;
+
+	if (ioctl(fd, DSMEM_IOC_SLOPE_MIGRATE, &mg))
+		return -errno;
+	id = mg.id;
+	memset(m, 0, sizeof(*m));
+	m->id = id;
+	m->flags = DSMEM_SLOPE_MIG_WAIT;
+	m->state = DSMEM_SLOPE_MIG_PREFILL;
+	m->timeout_ms = 120000;
+	if (ioctl(fd, DSMEM_IOC_SLOPE_MIG_GET, m))
+		return -errno;
+	if (m->state != DSMEM_SLOPE_MIG_STOPPING)
+		return m->error ?: -EPROTO;
+	/* the application stops touching it */
+	if (w) {
+		w->stop = 1;
+		pthread_join(w->th, NULL);
+	}
+	memset(m, 0, sizeof(*m));
+	m->id = id;
+	if (ioctl(fd, DSMEM_IOC_SLOPE_MIG_STOP, m))
+		return -errno;
+	while (m->state == DSMEM_SLOPE_MIG_HANDED_OVER) {
+		uint32_t st = m->state;
+
+		memset(m, 0, sizeof(*m));
+		m->id = id;
+		m->flags = DSMEM_SLOPE_MIG_WAIT;
+		m->state = st;
+		m->timeout_ms = 120000;
+		if (ioctl(fd, DSMEM_IOC_SLOPE_MIG_GET, m))
+			return -errno;
+	}
+	return m->state == DSMEM_SLOPE_MIG_DONE ? 0 : -EPROTO;
+}
+
+static int sl_recv(int fd, struct dsmem_ioc_slope_mig *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->flags = DSMEM_SLOPE_MIG_WAIT;
+	m->timeout_ms = 300000;
+	return ioctl(fd, DSMEM_IOC_SLOPE_RECV, m) ? -errno : 0;
+}
+
+static int sl_save(const char *dir, const char *name, const uint32_t *gen)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "we");
+	if (!f || fwrite(gen, sizeof(*gen), SL_PAGES, f) != SL_PAGES)
+		return -1;
+	return fclose(f);
+}
+
+static int sl_load(const char *dir, const char *name, uint32_t *gen)
+{
+	char path[256];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	n = fread(gen, sizeof(*gen), SL_PAGES, f);
+	fclose(f);
+	return n == SL_PAGES ? 0 : -1;
+}
+
+/*
+ * Node 11 (guest 0) moves an object to node 12 (guest 1) while a thread
+ * keeps writing to it; guest 1 checks every page (touching the last one,
+ * likely still to be pulled, first), writes all of it, and sends it back,
+ * where guest 0 checks it again.
+ */
+TEST_F_TIMEOUT(pair, slope_across_guests, 600)
+{
+	const char *dir = self->dir;
+	struct dsmem_ioc_slope_alloc a = { .len = SL_PAGES * SL_PAGE };
+	static uint32_t gen[SL_PAGES];
+	struct dsmem_ioc_slope_mig m;
+	struct sl_writer w = {};
+	struct ds_peer_info p;
+	char buf[64], text[64];
+	uint64_t addr = 0;
+	uint32_t peer;
+	int fd, ret;
+
+	self->done = true;	/* the btree test's flag: not ours */
+	if (self->id == 1) {
+		fd = sl_open(12);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, sl_recv(fd, &m)) TH_LOG("nothing arrived");
+		addr = m.cookie;
+		ASSERT_EQ(SL_PAGES, m.pages);
+		ASSERT_EQ(0, await_file(dir, "sl_gen0", buf, sizeof(buf)));
+		ASSERT_EQ(0, sl_load(dir, "sl_gen", gen));
+		(void)*(volatile uint64_t *)(addr + (SL_PAGES - 1) * SL_PAGE);
+		EXPECT_EQ(0, sl_wrong(addr, gen));
+		for (uint64_t i = 0; i < SL_PAGES; i++)
+			sl_fill_page(addr + i * SL_PAGE, ++gen[i]);
+		ASSERT_EQ(0, sl_save(dir, "sl_gen_back", gen));
+		ASSERT_EQ(0, sl_move(fd, addr, 11, NULL, &m)) TH_LOG("move back");
+		TH_LOG("back: %llu pages, %u rounds, no owner for %llu us",
+		       (unsigned long long)m.pages, m.rounds,
+		       (unsigned long long)m.no_owner_ns / 1000);
+		publish(dir, "sl_back", "ok\n");
+		ASSERT_EQ(0, await_file_for(dir, "sl_done", buf, sizeof(buf), 3000));
+		EXPECT_STREQ("ok\n", buf);
+		close(fd);
+		return;
+	}
+	fd = sl_open(11);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ds_peer_add(self->ctx, 11, env_or_die("DSMEM_PEER_ADDR"), BT_PORT, &peer));
+	for (int i = 0; i < 600; i++) {
+		if (!ds_peer_get(self->ctx, 11, peer, &p) && p.state == DS_PEER_UP)
+			break;
+		usleep(50000);
+	}
+	ASSERT_EQ(DS_PEER_UP, p.state);
+	ASSERT_EQ(0, ioctl(fd, DSMEM_IOC_SLOPE_ALLOC, &a));
+	addr = a.addr;
+	for (uint64_t i = 0; i < SL_PAGES; i++)
+		sl_fill_page(addr + i * SL_PAGE, 0);
+	w.addr = addr;
+	w.gen = gen;
+	ASSERT_EQ(0, pthread_create(&w.th, NULL, sl_writer_run, &w));
+	ret = sl_move(fd, addr, 12, &w, &m);
+	ASSERT_EQ(0, ret) TH_LOG("move: %s", strerror(-ret));
+	TH_LOG("there: %llu dirty at the handover of %llu, %u rounds, no owner for %llu us",
+	       (unsigned long long)m.dirty_units, (unsigned long long)m.pages, m.rounds,
+	       (unsigned long long)m.no_owner_ns / 1000);
+	ASSERT_EQ(0, sl_save(dir, "sl_gen", gen));
+	snprintf(text, sizeof(text), "%llu\n", (unsigned long long)addr);
+	publish(dir, "sl_gen0", text);
+	/* and back */
+	ASSERT_EQ(0, sl_recv(fd, &m)) TH_LOG("it never came back");
+	EXPECT_EQ(addr, m.cookie);
+	ASSERT_EQ(0, await_file(dir, "sl_back", buf, sizeof(buf)));
+	ASSERT_EQ(0, sl_load(dir, "sl_gen_back", gen));
+	EXPECT_EQ(0, sl_wrong(addr, gen));
+	publish(dir, "sl_done", _metadata->passed ? "ok\n" : "failed\n");
+	close(fd);
 }
 
 TEST_HARNESS_MAIN
