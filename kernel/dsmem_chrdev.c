@@ -241,14 +241,7 @@ static int dsmem_release(struct inode *inode, struct file *filp)
 
 static int dsmem_mmap(struct file *filp, struct vm_area_struct *vma)
 {
-	struct dsmem_node *node = dsmem_xfer_node_get(filp->private_data);
-	int ret;
-
-	if (!node)
-		return -ENOTCONN;
-	ret = dsmem_slope_mmap(filp, node, vma);
-	dsmem_node_put(node);
-	return ret;
+	return dsmem_slope_mmap(filp, vma);
 }
 
 static __poll_t dsmem_poll(struct file *filp, poll_table *wait)

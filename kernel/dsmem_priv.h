@@ -584,8 +584,7 @@ void dsmem_slope_conn_down(struct dsmem_conn *conn);
 int dsmem_slope_msg(struct dsmem_conn *conn, const struct dsmem_wire_msg *m,
 		    struct dsmem_wire_msg *reply, void **data);
 void dsmem_slope_attach(struct file *filp, struct dsmem_node *node);
-int dsmem_slope_mmap(struct file *filp, struct dsmem_node *node,
-		     struct vm_area_struct *vma);
+int dsmem_slope_mmap(struct file *filp, struct vm_area_struct *vma);
 int dsmem_slope_ioc_alloc(struct dsmem_node *node, void *arg);
 int dsmem_slope_ioc_free(struct dsmem_node *node, void *arg);
 int dsmem_slope_ioc_migrate(struct dsmem_node *node, void *arg);

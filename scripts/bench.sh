@@ -18,8 +18,12 @@
 # B+tree on disaggregated memory: YCSB A-F on rxe, round trips per
 # operation, the rate of lookups against the floor of dependent READs
 # measured in the same run, scaling from 1 to 4 threads and from 1 to 2
-# memory nodes, lock retries between two compute nodes).  obj and slope
-# arrive with their capabilities.
+# memory nodes, lock retries between two compute nodes); slope (the cost
+# of tracking a page's first write, against mprotect + SIGSEGV and
+# userfaultfd write-protect; live migrations between two nodes of the
+# guest, 40 and 400 MiB, clean and with a writer, their prefill bandwidth
+# against perftest's ib_write_bw on the same rxe).  obj arrives with its
+# capability.
 #
 # sim and ui run on the host, needing neither the module nor a guest; the
 # other subsets run in one guest after them.
@@ -29,8 +33,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 dsctl=$top/build/user/user/tools/dsctl
 rdm_bench=$top/build/user/bench/rdm_bench
 cache_bench=$top/build/user/bench/cache_bench
-implemented=(ctl rdm cache sim ui btree)
-planned=(obj slope)
+slope_bench=$top/build/user/bench/slope_bench
+implemented=(ctl rdm cache sim ui btree slope)
+planned=(obj)
 host=(sim ui)
 
 # Mean wall time of one invocation, in ms, over N runs.
@@ -99,6 +104,32 @@ bench_rdm() {
 		echo "bench: rdm.ib_${op}_bw_64K $ref MB/s"
 		echo "bench: rdm.${op}_bw_64K.ratio_vs_ib_${op}_bw $(ratio "$ours" "$ref") x"
 	done
+	"$ctl" node del id 1
+	"$ctl" node del id 2
+}
+
+# Nodes 1 and 2 on rxe0, node 1 connected to node 2 (which sees it as a
+# passive peer): slope_bench migrates from 1 to 2.  Its prefill pushes 4
+# KiB pages to the destination, so its bandwidth is set against
+# ib_write_bw of 4 KiB messages; both in MiB/s (perftest's "MB/sec" is
+# 2^20 bytes).
+bench_slope() {
+	local ctl=$dsctl out ours ref i
+	"$ctl" node add id 1 dev rxe0 port 7471
+	"$ctl" node add id 2 dev rxe0 port 7472
+	"$ctl" peer add node 1 addr "$DSMEM_LOCAL_ADDR" port 7472 >/dev/null
+	for ((i = 0; i < 100; i++)); do
+		[ "$("$ctl" -j peer show | json_get 'sum(p["state"] == "up" for p in d)')" -ge 2 ] && break
+		sleep 0.1
+	done
+	"$slope_bench" dirty
+	out=$(mktemp)
+	"$slope_bench" migrate | tee "$out"
+	ours=$(awk '$2 == "slope.prefill_bw_4K" { print $3 }' "$out")
+	rm -f "$out"
+	ref=$(perftest ib_write_bw 4096 4 -n 5000)
+	echo "bench: slope.ib_write_bw_4K $ref MiB/s"
+	echo "bench: slope.prefill_bw_4K.ratio_vs_ib_write_bw $(ratio "$ours" "$ref") x"
 	"$ctl" node del id 1
 	"$ctl" node del id 2
 }

@@ -169,6 +169,8 @@ err_del_tokens:
 err_destroy_qp:
 	rdma_destroy_qp(conn->cm_id);
 	conn->qp = NULL;
+	/* receive buffers the QP held, if any were posted */
+	dsmem_msg_recv_free(conn);
 err_free_cq:
 	ib_free_cq(conn->cq);
 err_dealloc_pd:

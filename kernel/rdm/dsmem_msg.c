@@ -93,15 +93,18 @@ int dsmem_msg_recv_init(struct dsmem_conn *conn)
 			goto err_free;
 		}
 	}
+	/*
+	 * Posted buffers belong to the QP until it is destroyed: on failure
+	 * the caller destroys it, then frees them (dsmem_msg_recv_free).
+	 */
 	for (i = 0; i < DSMEM_RQ_DEPTH; i++) {
 		ret = dsmem_msg_post_recv(conn, conn->recvs[i]);
 		if (ret)
-			goto err_free;
+			return ret;
 	}
 	return 0;
 
 err_free:
-	/* posted buffers go with the QP, which the caller destroys */
 	dsmem_msg_recv_free(conn);
 	return ret;
 }

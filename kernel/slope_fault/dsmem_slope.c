@@ -69,9 +69,11 @@ int dsmem_slope_node_init(struct dsmem_node *node)
 		goto err_free_slope;
 	}
 	s->node = node;
+	s->inode->i_private = s;
 	xa_init(&s->pages);
 	init_waitqueue_head(&s->page_wait);
 	mutex_init(&s->alloc_lock);
+	mutex_init(&s->lease_lock);
 	xa_init(&s->held);
 	mutex_init(&s->share_lock);
 	spin_lock_init(&s->track_lock);
@@ -178,6 +180,76 @@ void dsmem_slope_page_drop(struct dsmem_slope *s, pgoff_t idx)
 	put_page(entry);
 }
 
+/* Set or clear a mark on every present page of [idx, idx + n). */
+void dsmem_slope_mark(struct dsmem_slope *s, pgoff_t idx, unsigned long n,
+		      xa_mark_t mark, bool set)
+{
+	XA_STATE(xas, &s->pages, idx);
+	unsigned int batch = 0;
+	void *entry;
+
+	xas_lock(&xas);
+	xas_for_each(&xas, entry, idx + n - 1) {
+		if (set)
+			xas_set_mark(&xas, mark);
+		else
+			xas_clear_mark(&xas, mark);
+		/* a huge object has millions: let others in now and then */
+		if (++batch % 1024 == 0) {
+			xas_pause(&xas);
+			xas_unlock(&xas);
+			cond_resched();
+			xas_lock(&xas);
+		}
+	}
+	xas_unlock(&xas);
+}
+
+void dsmem_slope_mark_extents(struct dsmem_slope *s,
+			      const struct dsmem_slope_extent *e, u32 n,
+			      xa_mark_t mark, bool set)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		dsmem_slope_mark(s, dsmem_slope_idx(e[i].addr),
+				 e[i].len >> PAGE_SHIFT, mark, set);
+}
+
+/*
+ * Wait out faults that may be mapping pages of the extents: each holds
+ * its page locked until its PTE is in place (see dsmem_slope_fault).
+ */
+void dsmem_slope_barrier(struct dsmem_slope *s,
+			 const struct dsmem_slope_extent *e, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		pgoff_t first = dsmem_slope_idx(e[i].addr);
+		XA_STATE(xas, &s->pages, first);
+		struct page *page;
+		void *entry;
+
+		rcu_read_lock();
+		xas_for_each(&xas, entry, first + (e[i].len >> PAGE_SHIFT) - 1) {
+			if (xas_retry(&xas, entry) || xa_is_value(entry))
+				continue;
+			page = entry;
+			if (!get_page_unless_zero(page))
+				continue;
+			xas_pause(&xas);
+			rcu_read_unlock();
+			lock_page(page);
+			unlock_page(page);
+			put_page(page);
+			cond_resched();
+			rcu_read_lock();
+		}
+		rcu_read_unlock();
+	}
+}
+
 void dsmem_slope_unmap(struct dsmem_slope *s, const struct dsmem_slope_extent *e,
 		       u32 n)
 {
@@ -222,9 +294,16 @@ again:
 	get_page(page);
 	xa_unlock(&s->pages);
 
-	/* the page lock orders us against dsmem_slope_page_drop */
+	/*
+	 * The page lock orders us against dsmem_slope_page_drop and
+	 * dsmem_slope_barrier: whoever changed the entry or its marks before
+	 * we took it is seen here, whoever changes them after waits for the
+	 * PTE we are about to install, and removes it.
+	 */
 	lock_page(page);
-	if (xa_load(&s->pages, idx) != page) {
+	if (xa_load(&s->pages, idx) != page ||
+	    xa_get_mark(&s->pages, idx, DSMEM_SLOPE_WAIT) ||
+	    xa_get_mark(&s->pages, idx, DSMEM_SLOPE_GONE)) {
 		unlock_page(page);
 		put_page(page);
 		return VM_FAULT_NOPAGE;
@@ -245,8 +324,13 @@ static vm_fault_t dsmem_slope_mkwrite(struct vm_fault *vmf)
 	pgoff_t idx = vmf->pgoff;
 
 	lock_page(page);
+	if (xa_get_mark(&s->pages, idx, DSMEM_SLOPE_GONE)) {
+		unlock_page(page);
+		return VM_FAULT_SIGBUS;
+	}
+	/* dropped or not usable yet: the fault is taken again from .fault */
 	if (xa_load(&s->pages, idx) != page ||
-	    xa_get_mark(&s->pages, idx, DSMEM_SLOPE_GONE)) {
+	    xa_get_mark(&s->pages, idx, DSMEM_SLOPE_WAIT)) {
 		unlock_page(page);
 		return VM_FAULT_NOPAGE;
 	}
@@ -267,11 +351,20 @@ static const struct vm_operations_struct dsmem_slope_vm_ops = {
 	.mremap		= dsmem_slope_mremap,
 };
 
-int dsmem_slope_mmap(struct file *filp, struct dsmem_node *node,
-		     struct vm_area_struct *vma)
+/*
+ * Called with mmap_lock held: the node comes from the mapping attach
+ * pointed the file at, not from the file's state and its lock (which
+ * ioctls hold while copying from user memory).  The file keeps the node.
+ */
+int dsmem_slope_mmap(struct file *filp, struct vm_area_struct *vma)
 {
+	struct inode *host = filp->f_mapping->host;
 	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	struct dsmem_slope *s;
 
+	if (!host || host->i_sb != dsmem_slope_mnt->mnt_sb)
+		return -ENOTCONN;
+	s = host->i_private;
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
 	/* the same address on every node, or objects do not survive a move */
@@ -279,11 +372,9 @@ int dsmem_slope_mmap(struct file *filp, struct dsmem_node *node,
 	    vma->vm_start != DSMEM_SLOPE_BASE + off ||
 	    vma->vm_end - vma->vm_start > DSMEM_SLOPE_SIZE - off)
 		return -EINVAL;
-	if (filp->f_mapping != node->slope->inode->i_mapping)
-		return -EINVAL;
 	vma->vm_flags |= VM_DONTEXPAND;
 	vma->vm_ops = &dsmem_slope_vm_ops;
-	vma->vm_private_data = node->slope;
+	vma->vm_private_data = s;
 	return 0;
 }
 
@@ -309,10 +400,13 @@ int dsmem_slope_ioc_alloc(struct dsmem_node *node, void *arg)
 		goto out;
 	idx = dsmem_slope_idx(addr);
 	for (i = 0; i < npages; i++) {
-		ret = xa_err(xa_store(&s->pages, idx + i, DSMEM_SLOPE_RESERVED,
-				      GFP_KERNEL));
-		if (ret)
+		/* the lease said free: an entry here would be a bug or a lie */
+		ret = xa_insert(&s->pages, idx + i, DSMEM_SLOPE_RESERVED,
+				GFP_KERNEL);
+		if (ret) {
+			npages = i;	/* what to undo */
 			break;
+		}
 	}
 	/* huge units are populated now: a fault maps 4 KiB of them */
 	for (i = 0; !ret && huge && i < npages; i += 1UL << DSMEM_SLOPE_HUGE_ORDER)

@@ -8,14 +8,15 @@
  * first fault allocates a zero page).  No entry: not this node's, SIGBUS.
  *
  * Lock order:
- *   s->alloc_lock -> s->share_lock
+ *   s->alloc_lock -> s->lease_lock -> s->share_lock
  *   s->alloc_lock -> mmap_lock (unmap_mapping_range) -> page lock
  *	-> s->pages' xa_lock -> track->lock
  *   s->mig_lock nests inside s->alloc_lock and is a leaf otherwise
  * The fault path takes only the page lock, the xa_lock and track->lock.
- * Message handlers (a connection's rx work) take share_lock or
- * alloc_lock but never wait for a reply while holding either, so two
- * nodes asking each other for leases cannot deadlock.
+ * Message handlers (a connection's rx work) take share_lock and
+ * lease_lock, never alloc_lock, and nobody waits for a reply holding
+ * either of those: an ioctl that asks a peer under alloc_lock cannot wait
+ * for a handler that waits for it.
  */
 #ifndef _DSMEM_SLOPE_H
 #define _DSMEM_SLOPE_H
@@ -51,6 +52,7 @@ static inline u64 dsmem_slope_addr(pgoff_t idx)
 struct dsmem_slope_lease {
 	unsigned long *used;	/* DSMEM_SLOPE_LEASE_PAGES bits */
 	u64 nused;
+	bool returning;		/* empty, on its way back: not for allocation */
 };
 
 /* Write tracking of one set of extents, by epoch. */
@@ -82,7 +84,17 @@ struct dsmem_slope_mig {
 	bool incoming;
 	bool received;			/* RECV reported it */
 	u32 peer;
-	struct dsmem_conn *conn;	/* counted */
+	/*
+	 * counted; NULL once the connection went (dsmem_slope_mig_conn_down,
+	 * under mig_lock), after which nothing of the migration uses it
+	 */
+	struct dsmem_conn *conn;
+	/*
+	 * Held by whoever drives the source through a step that must not
+	 * meet a failure half way: MIGRATE's set-up, MIG_STOP, and the
+	 * connection's end.  Outside mig_lock and alloc_lock.
+	 */
+	struct mutex op_lock;
 	u64 cookie;
 	unsigned int unit_shift;
 	u32 nextents;
@@ -90,6 +102,7 @@ struct dsmem_slope_mig {
 	u64 *first;
 	u64 units;
 	struct page **pages;		/* each unit's first page */
+	u64 placed;			/* destination: pages we inserted */
 	u64 *dma;			/* each unit, mapped for the device */
 	bool mapped;
 	struct ib_mr **mrs;		/* ours, over the units in order */
@@ -139,7 +152,8 @@ struct dsmem_slope {
 	struct inode *inode;		/* its i_mapping: every VMA of ours */
 	struct xarray pages;
 	wait_queue_head_t page_wait;	/* WAIT marks cleared */
-	struct mutex alloc_lock;	/* pages' ownership, held leases */
+	struct mutex alloc_lock;	/* pages' ownership */
+	struct mutex lease_lock;	/* held and its leases' bitmaps */
 	struct xarray held;		/* lease index -> dsmem_slope_lease */
 	struct mutex share_lock;	/* holder[], the leases we give out */
 	u32 holder[DSMEM_SLOPE_LEASES_PER_NODE];
@@ -162,6 +176,13 @@ int dsmem_slope_populate(struct dsmem_slope *s, pgoff_t idx,
 			 unsigned int unit_shift, struct page **unit);
 void dsmem_slope_unmap(struct dsmem_slope *s, const struct dsmem_slope_extent *e,
 		       u32 n);
+void dsmem_slope_mark(struct dsmem_slope *s, pgoff_t idx, unsigned long n,
+		      xa_mark_t mark, bool set);
+void dsmem_slope_mark_extents(struct dsmem_slope *s,
+			      const struct dsmem_slope_extent *e, u32 n,
+			      xa_mark_t mark, bool set);
+void dsmem_slope_barrier(struct dsmem_slope *s,
+			 const struct dsmem_slope_extent *e, u32 n);
 struct dsmem_slope_extent *dsmem_slope_extents_get(u64 uptr, u32 n,
 						   unsigned int unit_shift,
 						   u64 max_units, u64 *units);

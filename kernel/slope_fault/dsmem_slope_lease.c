@@ -126,7 +126,9 @@ static int dsmem_slope_hold(struct dsmem_slope *s, u32 lease)
 		kfree(l);
 		return -ENOMEM;
 	}
+	mutex_lock(&s->lease_lock);
 	ret = xa_insert(&s->held, lease, l, GFP_KERNEL);
+	mutex_unlock(&s->lease_lock);
 	if (ret) {
 		kvfree(l->used);
 		kfree(l);
@@ -209,7 +211,10 @@ int dsmem_slope_lease_alloc(struct dsmem_slope *s, u64 npages, bool huge,
 
 	lockdep_assert_held(&s->alloc_lock);
 	for (;;) {
+		mutex_lock(&s->lease_lock);
 		xa_for_each(&s->held, i, l) {
+			if (l->returning)
+				continue;
 			pos = bitmap_find_next_zero_area(l->used,
 							 DSMEM_SLOPE_LEASE_PAGES,
 							 0, npages, align);
@@ -219,8 +224,11 @@ int dsmem_slope_lease_alloc(struct dsmem_slope *s, u64 npages, bool huge,
 			l->nused += npages;
 			*addr = dsmem_slope_lease_base(i) +
 				((u64)pos << PAGE_SHIFT);
+			mutex_unlock(&s->lease_lock);
 			return 0;
 		}
+		mutex_unlock(&s->lease_lock);
+		/* without lease_lock: a peer's FREE must get through */
 		ret = dsmem_slope_lease_acquire(s, &lease);
 		if (ret)
 			return ret;
@@ -248,40 +256,6 @@ static int dsmem_slope_lease_return(struct dsmem_slope *s, u32 lease)
 	return ret;
 }
 
-static unsigned long dsmem_slope_held_count(struct dsmem_slope *s)
-{
-	struct dsmem_slope_lease *l;
-	unsigned long i, n = 0;
-
-	xa_for_each(&s->held, i, l)
-		n++;
-	return n;
-}
-
-/*
- * Clear addresses of a lease we hold.  An emptied lease goes back to the
- * node responsible for it, unless it is the last one we hold (the next
- * allocation would only ask for one again).
- */
-static void dsmem_slope_lease_clear(struct dsmem_slope *s, u32 lease,
-				    u64 a, u64 len)
-{
-	struct dsmem_slope_lease *l = xa_load(&s->held, lease);
-	unsigned long pos = (a - dsmem_slope_lease_base(lease)) >> PAGE_SHIFT;
-	unsigned long n = len >> PAGE_SHIFT;
-
-	bitmap_clear(l->used, pos, n);
-	l->nused -= min_t(u64, l->nused, n);
-	if (l->nused || dsmem_slope_held_count(s) < 2)
-		return;
-	/* on failure we keep holding it, empty: nothing is lost */
-	if (dsmem_slope_lease_return(s, lease))
-		return;
-	xa_erase(&s->held, lease);
-	kvfree(l->used);
-	kfree(l);
-}
-
 /* Extents per message of a SLOPE_FREE */
 #define DSMEM_SLOPE_FREE_BATCH						\
 	(DSMEM_WIRE_MAX_DATA / sizeof(struct dsmem_wire_slope_extent))
@@ -307,25 +281,66 @@ static int dsmem_slope_free_send(struct dsmem_slope *s, u32 to, bool relayed,
 	return ret;
 }
 
+/* What a release has to tell other nodes, sent once lease_lock is free. */
+struct dsmem_slope_outbox {
+	struct dsmem_wire_slope_extent *ext;
+	u32 *to;			/* per extent: the node it goes to */
+	bool *holder;			/* ... as a relay to the holder */
+	u32 n, max;
+	u32 returns[DSMEM_SLOPE_LEASES_PER_NODE];	/* leases emptied */
+	u32 nreturns;
+};
+
+/*
+ * Under lease_lock: clear addresses of a lease we hold.  An emptied
+ * lease is to go back to the node responsible for it (marked returning,
+ * so nothing is allocated in it meanwhile), unless it is the last one we
+ * hold: the next allocation would only ask for one again.
+ */
+static void dsmem_slope_lease_clear(struct dsmem_slope *s, u32 lease,
+				    u64 a, u64 len, struct dsmem_slope_outbox *o)
+{
+	struct dsmem_slope_lease *l = xa_load(&s->held, lease), *it;
+	unsigned long pos = (a - dsmem_slope_lease_base(lease)) >> PAGE_SHIFT;
+	unsigned long n = len >> PAGE_SHIFT, i, held = 0;
+
+	bitmap_clear(l->used, pos, n);
+	l->nused -= min_t(u64, l->nused, n);
+	if (l->nused || l->returning ||
+	    o->nreturns == ARRAY_SIZE(o->returns))
+		return;
+	xa_for_each(&s->held, i, it)
+		held += !it->returning;
+	if (held < 2)
+		return;
+	l->returning = true;
+	o->returns[o->nreturns++] = lease;
+}
+
 /*
  * Give addresses back: to our leases here, the others batched per node:
  * to the node responsible for the lease, or, when that is us, to its
- * holder (marked relayed, so that it goes no further).  Under
- * alloc_lock.  Addresses that cannot reach their holder (a peer down)
- * stay allocated there: a leak of address space, never a reuse.
+ * holder (marked relayed, so that it goes no further).  Addresses that
+ * cannot reach their holder (a peer down) stay allocated there: a leak of
+ * address space, never a reuse.  Messages are sent with no lock of ours
+ * held but what the caller holds (never lease_lock).
  */
 static void dsmem_slope_release(struct dsmem_slope *s,
 				const struct dsmem_slope_extent *e, u32 n,
 				bool relayed)
 {
-	struct dsmem_wire_slope_extent *batch;
-	bool to_holder = false;
-	u32 i, nb = 0, to = 0;
+	struct dsmem_slope_outbox o = { .max = 0 };
+	u32 i, j, start;
 
-	batch = kmalloc_array(DSMEM_SLOPE_FREE_BATCH, sizeof(*batch),
-			      GFP_KERNEL);
-	if (!batch)
-		return;
+	for (i = 0; i < n; i++)
+		o.max += e[i].len / DSMEM_SLOPE_LEASE_SIZE + 2;
+	o.ext = kvmalloc_array(o.max, sizeof(*o.ext), GFP_KERNEL);
+	o.to = kvmalloc_array(o.max, sizeof(*o.to), GFP_KERNEL);
+	o.holder = kvmalloc_array(o.max, sizeof(*o.holder), GFP_KERNEL);
+	if (!o.ext || !o.to || !o.holder)
+		goto out;
+
+	mutex_lock(&s->lease_lock);
 	for (i = 0; i < n; i++) {
 		u64 a = e[i].addr, end = a + e[i].len;
 
@@ -337,7 +352,7 @@ static void dsmem_slope_release(struct dsmem_slope *s,
 			bool holder = false;
 
 			if (xa_load(&s->held, lease)) {
-				dsmem_slope_lease_clear(s, lease, a, stop - a);
+				dsmem_slope_lease_clear(s, lease, a, stop - a, &o);
 				a = stop;
 				continue;
 			}
@@ -348,26 +363,52 @@ static void dsmem_slope_release(struct dsmem_slope *s,
 			/* a relayed free for a lease we no longer hold, or
 			 * one nobody holds: nothing to give back
 			 */
-			if (relayed || !dest || dest == s->node->id) {
-				a = stop;
-				continue;
+			if (!relayed && dest && dest != s->node->id &&
+			    o.n < o.max) {
+				o.ext[o.n].addr = cpu_to_le64(a);
+				o.ext[o.n].len = cpu_to_le64(stop - a);
+				o.to[o.n] = dest;
+				o.holder[o.n] = holder;
+				o.n++;
 			}
-			if (nb && (nb == DSMEM_SLOPE_FREE_BATCH || dest != to ||
-				   holder != to_holder)) {
-				dsmem_slope_free_send(s, to, to_holder, batch, nb);
-				nb = 0;
-			}
-			to = dest;
-			to_holder = holder;
-			batch[nb].addr = cpu_to_le64(a);
-			batch[nb].len = cpu_to_le64(stop - a);
-			nb++;
 			a = stop;
 		}
 	}
-	if (nb)
-		dsmem_slope_free_send(s, to, to_holder, batch, nb);
-	kfree(batch);
+	mutex_unlock(&s->lease_lock);
+
+	/* runs of one destination, a message per batch */
+	for (start = 0; start < o.n; start = j) {
+		for (j = start + 1; j < o.n && j - start < DSMEM_SLOPE_FREE_BATCH &&
+		     o.to[j] == o.to[start] && o.holder[j] == o.holder[start]; j++)
+			;
+		dsmem_slope_free_send(s, o.to[start], o.holder[start],
+				      &o.ext[start], j - start);
+	}
+	for (i = 0; i < o.nreturns; i++) {
+		u32 lease = o.returns[i];
+		int ret = dsmem_slope_lease_return(s, lease);
+		struct dsmem_slope_lease *l;
+
+		mutex_lock(&s->lease_lock);
+		l = xa_load(&s->held, lease);
+		/* on failure we keep holding it, empty: nothing is lost */
+		if (ret || !l || l->nused) {
+			if (l)
+				l->returning = false;
+			l = NULL;
+		} else {
+			xa_erase(&s->held, lease);
+		}
+		mutex_unlock(&s->lease_lock);
+		if (l) {
+			kvfree(l->used);
+			kfree(l);
+		}
+	}
+out:
+	kvfree(o.holder);
+	kvfree(o.to);
+	kvfree(o.ext);
 }
 
 void dsmem_slope_lease_release(struct dsmem_slope *s,
@@ -418,11 +459,9 @@ int dsmem_slope_lease_msg(struct dsmem_conn *conn, struct dsmem_slope *s,
 		ret = dsmem_slope_extents_check(e, n, PAGE_SHIFT,
 						DSMEM_SLOPE_SIZE >> PAGE_SHIFT,
 						&(u64){ 0 });
-		if (!ret) {
-			mutex_lock(&s->alloc_lock);
+		/* lease_lock only: never a lock an ioctl waits for us under */
+		if (!ret)
 			dsmem_slope_release(s, e, n, m->aux);
-			mutex_unlock(&s->alloc_lock);
-		}
 		kfree(e);
 		return ret;
 	}

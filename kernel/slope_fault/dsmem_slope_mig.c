@@ -37,6 +37,10 @@
 
 /* one-sided work requests of a migration in flight */
 #define DSMEM_SLOPE_WRS		32
+/* units per work request at most (the connection's SGE limit applies) */
+#define DSMEM_SLOPE_SGE_MAX	32
+/* migrations arriving over one connection at a time, at most */
+#define DSMEM_SLOPE_INCOMING_MAX	8
 /* migrations that ended and were not released, per node, at most */
 #define DSMEM_SLOPE_ENDED_MAX	64
 /* staged BEGIN or HANDOVER data at most */
@@ -111,6 +115,7 @@ static struct dsmem_slope_mig *dsmem_slope_mig_alloc(struct dsmem_slope *s,
 	init_llist_head(&mig->wr_done);
 	init_waitqueue_head(&mig->wr_wait);
 	spin_lock_init(&mig->urgent_lock);
+	mutex_init(&mig->op_lock);
 	init_completion(&mig->handover);
 	for (i = 0; i < DSMEM_SLOPE_WRS; i++) {
 		mig->wrs[i].mig = mig;
@@ -118,6 +123,12 @@ static struct dsmem_slope_mig *dsmem_slope_mig_alloc(struct dsmem_slope *s,
 	}
 	mig->t_start = ktime_get();
 	return mig;
+}
+
+static bool dsmem_slope_mig_ended(const struct dsmem_slope_mig *mig)
+{
+	return mig->state == DSMEM_SLOPE_MIG_DONE ||
+	       mig->state == DSMEM_SLOPE_MIG_FAILED;
 }
 
 static bool dsmem_slope_mig_unreceived(const struct dsmem_slope_mig *mig)
@@ -199,11 +210,12 @@ static int dsmem_slope_mig_pages(struct dsmem_slope_mig *mig)
 
 static void dsmem_slope_mig_unmap_dma(struct dsmem_slope_mig *mig)
 {
-	struct ib_device *ibdev = mig->conn->ibdev;
+	struct ib_device *ibdev;
 	u64 k;
 
 	if (!mig->mapped)
 		return;
+	ibdev = mig->conn->ibdev;
 	for (k = 0; k < mig->units; k++)
 		ib_dma_unmap_page(ibdev, mig->dma[k], dsmem_slope_unit_bytes(mig),
 				  DMA_BIDIRECTIONAL);
@@ -320,12 +332,20 @@ static void dsmem_slope_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct dsmem_slope_wr *wr = container_of(wc->wr_cqe,
 						 struct dsmem_slope_wr, cqe);
 	struct dsmem_slope_mig *mig = wr->mig;
+	unsigned long flags;
 
 	wr->status = wc->status == IB_WC_SUCCESS ? 0 : -EIO;
 	dsmem_conn_put_credit(mig->conn, &mig->conn->sq_free);
 	llist_add(&wr->node, &mig->wr_done);
+	/*
+	 * Under the wait queue's lock: once the last request is counted
+	 * out, dsmem_slope_mig_drain returns and the migration may go, so
+	 * nothing of it is touched after this lock is dropped.
+	 */
+	spin_lock_irqsave(&mig->wr_wait.lock, flags);
 	atomic_dec(&mig->inflight);
-	wake_up(&mig->wr_wait);
+	wake_up_locked(&mig->wr_wait);
+	spin_unlock_irqrestore(&mig->wr_wait.lock, flags);
 }
 
 /* Units k .. k + n - 1 usable now (ok) or lost for good (SIGBUS). */
@@ -333,24 +353,27 @@ static void dsmem_slope_mig_mark(struct dsmem_slope_mig *mig, u64 unit, u64 n,
 				 bool ok)
 {
 	struct dsmem_slope *s = mig->s;
-	u64 per = dsmem_slope_unit_bytes(mig) >> PAGE_SHIFT, k, j;
+	unsigned int shift = mig->unit_shift - PAGE_SHIFT;
+	u64 k = unit, end = unit + n;
 	u32 i = 0;
 
-	xa_lock(&s->pages);
-	for (k = unit; k < unit + n; k++) {
+	while (k < end) {
+		u64 last, run;
 		pgoff_t idx;
 
 		while (i + 1 < mig->nextents && mig->first[i + 1] <= k)
 			i++;
+		/* the rest of this extent, or of the range */
+		last = mig->first[i] + (mig->ext[i].len >> mig->unit_shift);
+		run = min(end, last) - k;
 		idx = dsmem_slope_idx(mig->ext[i].addr) +
-		      ((k - mig->first[i]) * per);
-		for (j = 0; j < per; j++) {
-			if (!ok)
-				__xa_set_mark(&s->pages, idx + j, DSMEM_SLOPE_GONE);
-			__xa_clear_mark(&s->pages, idx + j, DSMEM_SLOPE_WAIT);
-		}
+		      ((k - mig->first[i]) << shift);
+		if (!ok)
+			dsmem_slope_mark(s, idx, run << shift, DSMEM_SLOPE_GONE,
+					 true);
+		dsmem_slope_mark(s, idx, run << shift, DSMEM_SLOPE_WAIT, false);
+		k += run;
 	}
-	xa_unlock(&s->pages);
 }
 
 /* Arrival of pulled units: usable now, or lost. */
@@ -377,8 +400,15 @@ static int dsmem_slope_mig_reap(struct dsmem_slope_mig *mig)
 	int ret = 0;
 
 	llist_for_each_entry_safe(wr, tmp, done, node) {
+		u32 j;
+
 		if (wr->status && !ret)
 			ret = wr->status;
+		for (j = 0; mig->incoming && !wr->status && j < wr->n; j++)
+			ib_dma_sync_single_for_cpu(mig->conn->ibdev,
+						   mig->dma[wr->unit + j],
+						   dsmem_slope_unit_bytes(mig),
+						   DMA_BIDIRECTIONAL);
 		if (mig->incoming)
 			dsmem_slope_mig_arrived(mig, wr->unit, wr->n, !wr->status);
 		llist_add(&wr->node, &mig->wr_free);
@@ -405,11 +435,11 @@ static struct dsmem_slope_wr *dsmem_slope_wr_get(struct dsmem_slope_mig *mig,
 /* Wait for every request in flight; the first error, or 0. */
 static int dsmem_slope_mig_drain(struct dsmem_slope_mig *mig)
 {
-	int ret = 0;
-
 	wait_event(mig->wr_wait, !atomic_read(&mig->inflight));
-	ret = dsmem_slope_mig_reap(mig);
-	return ret;
+	/* the last completion has left the lock: see dsmem_slope_wr_done */
+	spin_lock_irq(&mig->wr_wait.lock);
+	spin_unlock_irq(&mig->wr_wait.lock);
+	return dsmem_slope_mig_reap(mig);
 }
 
 /*
@@ -422,7 +452,7 @@ static int dsmem_slope_mig_post(struct dsmem_slope_mig *mig, u64 k, u32 n,
 {
 	struct dsmem_conn *conn = mig->conn;
 	u64 unit = dsmem_slope_unit_bytes(mig), rper = mig->rspan / unit;
-	struct ib_sge sge[32];
+	struct ib_sge sge[DSMEM_SLOPE_SGE_MAX];
 	struct ib_rdma_wr w = {};
 	struct dsmem_slope_wr *wr;
 	u32 j;
@@ -439,6 +469,10 @@ static int dsmem_slope_mig_post(struct dsmem_slope_mig *mig, u64 k, u32 n,
 		sge[j].addr = mig->dma[k + j];
 		sge[j].length = unit;
 		sge[j].lkey = conn->pd->local_dma_lkey;
+		/* what the CPU wrote, visible to the device (bounce buffers) */
+		if (!mig->incoming)
+			ib_dma_sync_single_for_device(conn->ibdev, mig->dma[k + j],
+						      unit, DMA_BIDIRECTIONAL);
 	}
 	w.wr.opcode = mig->incoming ? IB_WR_RDMA_READ : IB_WR_RDMA_WRITE;
 	w.wr.send_flags = IB_SEND_SIGNALED;
@@ -469,7 +503,10 @@ static u32 dsmem_slope_run(struct dsmem_slope_mig *mig,
 {
 	u64 rper = mig->rspan >> mig->unit_shift;
 	u64 stop = min(mig->units, (k / rper + 1) * rper);
-	u32 n = 1, max = min_t(u32, mig->conn->max_sge, 32);
+	/* a READ may take fewer SGEs than a WRITE (iWARP: one) */
+	u32 sge = mig->incoming ? mig->conn->qp->max_read_sge :
+				  mig->conn->max_sge;
+	u32 n = 1, max = clamp_t(u32, sge, 1, DSMEM_SLOPE_SGE_MAX);
 
 	while (n < max && k + n < stop && test_bit(k + n, set))
 		n++;
@@ -498,7 +535,8 @@ static int dsmem_slope_mig_send(struct dsmem_slope_mig *mig,
 	return ret ?: err;
 }
 
-static void dsmem_slope_mig_send_abort(struct dsmem_slope_mig *mig)
+/* -EALREADY: the destination owns the object already. */
+static int dsmem_slope_mig_send_abort(struct dsmem_slope_mig *mig)
 {
 	struct dsmem_wire_msg req = {
 		.opcode = DSMEM_WIRE_SLOPE_MIG_ABORT,
@@ -506,34 +544,28 @@ static void dsmem_slope_mig_send_abort(struct dsmem_slope_mig *mig)
 	};
 	struct dsmem_wire_msg reply;
 
-	dsmem_msg_call(mig->conn, &req, &reply, NULL, 0);
+	return dsmem_msg_call(mig->conn, &req, &reply, NULL, 0);
 }
 
 /*
  * Source, before the handover: give up, leaving the object where it was
- * and as it was.  The caller made sure nothing is in flight.
+ * and as it was.  The caller made sure nothing is in flight, and holds
+ * op_lock unless the prefill work itself fails.
  */
-static void dsmem_slope_mig_fail_source(struct dsmem_slope_mig *mig, int err)
+static void dsmem_slope_mig_fail_source(struct dsmem_slope_mig *mig, int err,
+					bool tell_peer)
 {
 	struct dsmem_slope *s = mig->s;
-	u64 k;
 
-	if (!mig->abort)
+	if (tell_peer && !READ_ONCE(mig->abort))
 		dsmem_slope_mig_send_abort(mig);
 	if (mig->track) {
 		dsmem_slope_track_stop(mig->track);
 		mig->track = NULL;
 	}
 	/* a failed MIG_STOP froze the pages: theirs again */
-	xa_lock(&s->pages);
-	for (k = 0; k < mig->nextents; k++) {
-		pgoff_t idx = dsmem_slope_idx(mig->ext[k].addr);
-		pgoff_t j;
-
-		for (j = 0; j < mig->ext[k].len >> PAGE_SHIFT; j++)
-			__xa_clear_mark(&s->pages, idx + j, DSMEM_SLOPE_GONE);
-	}
-	xa_unlock(&s->pages);
+	dsmem_slope_mark_extents(s, mig->ext, mig->nextents, DSMEM_SLOPE_GONE,
+				 false);
 	dsmem_slope_mig_dereg(mig);
 	dsmem_slope_mig_unmap_dma(mig);
 	mig->t_done = ktime_get();
@@ -550,7 +582,7 @@ static void dsmem_slope_mig_prefill(struct dsmem_slope_mig *mig)
 
 	all = bitmap_zalloc(mig->units, GFP_KERNEL);
 	if (!all) {
-		dsmem_slope_mig_fail_source(mig, -ENOMEM);
+		dsmem_slope_mig_fail_source(mig, -ENOMEM, true);
 		return;
 	}
 	bitmap_fill(all, mig->units);
@@ -569,7 +601,9 @@ static void dsmem_slope_mig_prefill(struct dsmem_slope_mig *mig)
 		last = ndirty;
 	}
 	if (ret) {
-		dsmem_slope_mig_fail_source(mig, ret);
+		/* unless the connection's end is doing it (conn_down) */
+		if (!READ_ONCE(mig->abort))
+			dsmem_slope_mig_fail_source(mig, ret, true);
 		return;
 	}
 	mig->t_stopping = ktime_get();
@@ -649,6 +683,7 @@ static void dsmem_slope_mig_work(struct work_struct *work)
 		dsmem_slope_mig_pull(mig);
 	else
 		dsmem_slope_mig_prefill(mig);
+	dsmem_slope_mig_put(mig);	/* the reference queue_work took */
 }
 
 /* Source, after the handover: the destination has the object. */
@@ -747,6 +782,80 @@ out:
 	return ret;
 }
 
+/* A 2 MiB unit is one physically contiguous run of pages, or nothing. */
+static int dsmem_slope_mig_check_huge(struct dsmem_slope_mig *mig)
+{
+	struct dsmem_slope *s = mig->s;
+	u64 per = 1ULL << DSMEM_SLOPE_HUGE_ORDER, k = 0, j, p;
+	u32 i;
+
+	for (i = 0; i < mig->nextents; i++) {
+		pgoff_t idx = dsmem_slope_idx(mig->ext[i].addr);
+
+		for (j = 0; j < mig->ext[i].len >> PAGE_SHIFT; j += per, k++) {
+			unsigned long pfn = page_to_pfn(mig->pages[k]);
+
+			for (p = 1; p < per; p++) {
+				void *entry = xa_load(&s->pages, idx + j + p);
+
+				if (xa_is_value(entry) || !entry ||
+				    page_to_pfn((struct page *)entry) != pfn + p)
+					return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
+/* No migration arriving here may still hold any of these addresses. */
+static int dsmem_slope_mig_arrived_all(struct dsmem_slope *s,
+				       const struct dsmem_slope_extent *e, u32 n)
+{
+	struct dsmem_slope_mig *it;
+	int ret = 0;
+	u32 i;
+
+	mutex_lock(&s->mig_lock);
+	list_for_each_entry(it, &s->migs, link) {
+		u32 j = 0;
+
+		if (!it->incoming || dsmem_slope_mig_ended(it) || !it->units)
+			continue;
+		/* both sorted: one merge finds any overlap */
+		for (i = 0; i < n && j < it->nextents && !ret;) {
+			if (e[i].addr + e[i].len <= it->ext[j].addr)
+				i++;
+			else if (it->ext[j].addr + it->ext[j].len <= e[i].addr)
+				j++;
+			else
+				ret = -EBUSY;
+		}
+	}
+	mutex_unlock(&s->mig_lock);
+	return ret;
+}
+
+/* Setting up failed: nothing of it stays, and nobody saw its id. */
+static void dsmem_slope_mig_setup_failed(struct dsmem_slope_mig *mig, int err,
+					 bool tell_peer)
+{
+	struct dsmem_slope *s = mig->s;
+
+	if (tell_peer)
+		dsmem_slope_mig_send_abort(mig);
+	if (mig->track) {
+		dsmem_slope_track_stop(mig->track);
+		mig->track = NULL;
+	}
+	dsmem_slope_mig_dereg(mig);
+	dsmem_slope_mig_unmap_dma(mig);
+	mutex_lock(&s->mig_lock);
+	mig->state = DSMEM_SLOPE_MIG_FAILED;
+	mig->error = err;
+	dsmem_slope_mig_unlink(mig);
+	mutex_unlock(&s->mig_lock);
+}
+
 int dsmem_slope_ioc_migrate(struct dsmem_node *node, void *arg)
 {
 	struct dsmem_ioc_slope_migrate *a = arg;
@@ -789,14 +898,30 @@ int dsmem_slope_ioc_migrate(struct dsmem_node *node, void *arg)
 	mig->stop_units = a->stop_pages;
 	mig->first = kvmalloc_array(a->nr, sizeof(u64), GFP_KERNEL);
 	if (!mig->first) {
-		ret = -ENOMEM;
-		goto err_put;
+		dsmem_slope_mig_put(mig);
+		return -ENOMEM;
 	}
 	dsmem_slope_extents_index(e, a->nr, shift, mig->first);
 
+	/*
+	 * Linked first, under op_lock: a connection that goes from now on
+	 * finds it and waits for us (dsmem_slope_mig_conn_down); one that
+	 * went before cannot be UP any more.
+	 */
+	mutex_lock(&mig->op_lock);
+	mutex_lock(&s->mig_lock);
+	dsmem_slope_mig_link(mig);
+	mutex_unlock(&s->mig_lock);
+	kref_get(&mig->ref);		/* the list's; ours goes at the end */
+	if (READ_ONCE(mig->conn->state) != DSMEM_CONN_UP) {
+		ret = -ENOTCONN;
+		goto err_setup;
+	}
+
 	/* every unit gets its pages now: they are what is sent */
 	mutex_lock(&s->alloc_lock);
-	ret = dsmem_slope_extents_owned(s, e, a->nr);
+	ret = dsmem_slope_extents_owned(s, e, a->nr) ?:
+	      dsmem_slope_mig_arrived_all(s, e, a->nr);
 	per = 1ULL << (shift - PAGE_SHIFT);
 	for (i = 0; !ret && i < a->nr; i++) {
 		pgoff_t idx = dsmem_slope_idx(e[i].addr);
@@ -808,6 +933,8 @@ int dsmem_slope_ioc_migrate(struct dsmem_node *node, void *arg)
 	}
 	if (!ret)
 		ret = dsmem_slope_mig_pages(mig);
+	if (!ret && shift == DSMEM_SLOPE_HUGE_SHIFT)
+		ret = dsmem_slope_mig_check_huge(mig);
 	if (!ret) {
 		mig->track = dsmem_slope_track_new(s, e, a->nr, shift, false);
 		if (IS_ERR(mig->track)) {
@@ -817,35 +944,27 @@ int dsmem_slope_ioc_migrate(struct dsmem_node *node, void *arg)
 	}
 	mutex_unlock(&s->alloc_lock);
 	if (ret)
-		goto err_put;
-
-	ret = dsmem_slope_mig_map_dma(mig);
+		goto err_setup;
+	ret = dsmem_slope_mig_map_dma(mig) ?:
+	      dsmem_slope_mig_reg(mig, IB_ACCESS_REMOTE_READ);
 	if (ret)
-		goto err_track;
-	ret = dsmem_slope_mig_reg(mig, IB_ACCESS_REMOTE_READ);
-	if (ret)
-		goto err_unmap;
-	mutex_lock(&s->mig_lock);
-	dsmem_slope_mig_link(mig);
-	mutex_unlock(&s->mig_lock);
+		goto err_setup;
 	ret = dsmem_slope_mig_begin(mig);
 	if (ret) {
 		/* the destination may have started: tell it to let go */
-		dsmem_slope_mig_fail_source(mig, ret);
-		return ret;
+		dsmem_slope_mig_setup_failed(mig, ret, true);
+		goto out;
 	}
 	a->id = mig->id;
 	kref_get(&mig->ref);
 	if (!queue_work(dsmem_wq, &mig->work))
 		dsmem_slope_mig_put(mig);
-	return 0;
+	goto out;
 
-err_unmap:
-	dsmem_slope_mig_unmap_dma(mig);
-err_track:
-	dsmem_slope_track_stop(mig->track);
-	mig->track = NULL;
-err_put:
+err_setup:
+	dsmem_slope_mig_setup_failed(mig, ret, false);
+out:
+	mutex_unlock(&mig->op_lock);
 	dsmem_slope_mig_put(mig);
 	return ret;
 }
@@ -890,12 +1009,6 @@ void dsmem_slope_mig_fill(struct dsmem_slope_mig *mig,
 		     ktime_to_ns(ktime_sub(mig->t_done, mig->t_handover)) : 0;
 	a->total_ns = ktime_to_ns(ktime_sub(end, mig->t_start));
 	a->first_round_ns = mig->first_round_ns;
-}
-
-static bool dsmem_slope_mig_ended(const struct dsmem_slope_mig *mig)
-{
-	return mig->state == DSMEM_SLOPE_MIG_DONE ||
-	       mig->state == DSMEM_SLOPE_MIG_FAILED;
 }
 
 static int dsmem_slope_wait_result(long t)
@@ -997,17 +1110,55 @@ int dsmem_slope_ioc_recv(struct dsmem_node *node, void *arg)
 	return ret;
 }
 
+/*
+ * The application stopped touching the object: from now on a touch is a
+ * SIGBUS, not a lost write.  Faults in flight hold their page locked
+ * until their PTE is in, so after the marks, a pass over the page locks,
+ * then the unmap, no PTE of the object is left.
+ */
+static void dsmem_slope_mig_freeze(struct dsmem_slope_mig *mig)
+{
+	struct dsmem_slope *s = mig->s;
+
+	dsmem_slope_mark_extents(s, mig->ext, mig->nextents, DSMEM_SLOPE_GONE,
+				 true);
+	dsmem_slope_barrier(s, mig->ext, mig->nextents);
+	dsmem_slope_unmap(s, mig->ext, mig->nextents);
+}
+
+/* The last epoch's set and our keys, in a HANDOVER. */
+static int dsmem_slope_mig_handover(struct dsmem_slope_mig *mig, u64 *ndirty)
+{
+	unsigned long *dirty = dsmem_slope_track_switch(mig->track, ndirty);
+	size_t len = dsmem_slope_handover_size(mig->nmrs, mig->units);
+	u32 *rkeys;
+	void *buf;
+	int ret;
+
+	buf = kvmalloc(len, GFP_KERNEL);
+	rkeys = kcalloc(mig->nmrs, sizeof(*rkeys), GFP_KERNEL);
+	if (!buf || !rkeys) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	dsmem_slope_mig_keys(mig, rkeys);
+	ret = dsmem_slope_handover_encode(buf, len, mig->units, mig->span,
+					  mig->nmrs, rkeys, dirty);
+	if (ret >= 0)
+		ret = dsmem_slope_mig_call(mig, DSMEM_WIRE_SLOPE_MIG_HANDOVER,
+					   buf, len, NULL, 0);
+out:
+	kfree(rkeys);
+	kvfree(buf);
+	return ret;
+}
+
 int dsmem_slope_ioc_mig_stop(struct dsmem_node *node, void *arg)
 {
 	struct dsmem_ioc_slope_mig *a = arg;
 	struct dsmem_slope *s = node->slope;
 	struct dsmem_slope_mig *mig;
-	unsigned long *dirty;
-	u32 *rkeys = NULL;
-	size_t len;
-	void *buf = NULL;
-	u64 ndirty;
-	u32 i;
+	u64 ndirty = 0;
 	int ret;
 
 	if (a->flags)
@@ -1026,36 +1177,30 @@ int dsmem_slope_ioc_mig_stop(struct dsmem_node *node, void *arg)
 	if (!mig)
 		return ret;
 
+	mutex_lock(&mig->op_lock);
+	/* the connection went while we waited: it failed the migration */
+	if (READ_ONCE(mig->state) != DSMEM_SLOPE_MIG_STOPPING) {
+		ret = mig->error ?: -ECONNRESET;
+		goto out;
+	}
 	mig->t_stop = ktime_get();
-	/* from here on a touch is a SIGBUS, not a lost write */
-	xa_lock(&s->pages);
-	for (i = 0; i < mig->nextents; i++) {
-		pgoff_t idx = dsmem_slope_idx(mig->ext[i].addr);
-		pgoff_t j;
-
-		for (j = 0; j < mig->ext[i].len >> PAGE_SHIFT; j++)
-			__xa_set_mark(&s->pages, idx + j, DSMEM_SLOPE_GONE);
+	dsmem_slope_mig_freeze(mig);
+	ret = dsmem_slope_mig_handover(mig, &ndirty);
+	/*
+	 * No answer (timeout, connection lost) leaves it open whether the
+	 * destination took over: ask.  It did if it says so; otherwise it
+	 * dropped what it had, or is gone, and the object is ours again.
+	 */
+	if (ret == -ETIMEDOUT || ret == -ECONNRESET || ret == -ENOTCONN) {
+		if (dsmem_slope_mig_send_abort(mig) == -EALREADY)
+			ret = 0;
+	} else if (ret) {
+		dsmem_slope_mig_send_abort(mig);
 	}
-	xa_unlock(&s->pages);
-	dsmem_slope_unmap(s, mig->ext, mig->nextents);
-	dirty = dsmem_slope_track_switch(mig->track, &ndirty);
-
-	len = dsmem_slope_handover_size(mig->nmrs, mig->units);
-	buf = kvmalloc(len, GFP_KERNEL);
-	rkeys = kcalloc(mig->nmrs, sizeof(*rkeys), GFP_KERNEL);
-	if (!buf || !rkeys) {
-		ret = -ENOMEM;
-		goto err_fail;
+	if (ret) {
+		dsmem_slope_mig_fail_source(mig, ret, false);
+		goto out;
 	}
-	dsmem_slope_mig_keys(mig, rkeys);
-	ret = dsmem_slope_handover_encode(buf, len, mig->units, mig->span,
-					  mig->nmrs, rkeys, dirty);
-	if (ret < 0)
-		goto err_fail;
-	ret = dsmem_slope_mig_call(mig, DSMEM_WIRE_SLOPE_MIG_HANDOVER, buf,
-				   len, NULL, 0);
-	if (ret)
-		goto err_fail;
 	mig->t_handover = ktime_get();
 	mig->dirty_units = ndirty;
 	dsmem_slope_track_stop(mig->track);
@@ -1068,15 +1213,9 @@ int dsmem_slope_ioc_mig_stop(struct dsmem_node *node, void *arg)
 	mutex_lock(&s->mig_lock);
 	dsmem_slope_mig_fill(mig, a);
 	mutex_unlock(&s->mig_lock);
-	ret = 0;
-	goto out;
-
-err_fail:
-	dsmem_slope_mig_fail_source(mig, ret);
 out:
 	complete_all(&mig->handover);
-	kfree(rkeys);
-	kvfree(buf);
+	mutex_unlock(&mig->op_lock);
 	dsmem_slope_mig_put(mig);
 	return ret;
 }
@@ -1107,6 +1246,17 @@ static int dsmem_slope_stage(struct dsmem_conn *conn, struct dsmem_slope *s,
 	mutex_lock(&s->mig_lock);
 	mig = dsmem_slope_mig_incoming(s, conn, m->aux);
 	if (!mig) {
+		struct dsmem_slope_mig *it;
+		unsigned int arriving = 0;
+
+		/* a peer gets a bounded share of us */
+		list_for_each_entry(it, &s->migs, link)
+			arriving += it->incoming && it->conn == conn &&
+				    !dsmem_slope_mig_ended(it);
+		if (arriving >= DSMEM_SLOPE_INCOMING_MAX) {
+			ret = -EBUSY;
+			goto out;
+		}
 		/* the first part of a BEGIN: the migration starts here */
 		mig = dsmem_slope_mig_alloc(s, conn, true);
 		if (!mig) {
@@ -1139,31 +1289,36 @@ out:
 	return ret;
 }
 
-/* Destination: drop what arrived of a migration that ends early. */
+/*
+ * Destination: drop what arrived of a migration that ends early -- the
+ * pages we placed, in the order we placed them, and nothing else.
+ */
 static void dsmem_slope_mig_discard(struct dsmem_slope_mig *mig)
 {
 	struct dsmem_slope *s = mig->s;
-	u64 j;
+	u64 left = mig->placed, j;
 	u32 i;
 
 	dsmem_slope_mig_dereg(mig);
 	dsmem_slope_mig_unmap_dma(mig);
-	if (!mig->pages)
-		return;
 	mutex_lock(&s->alloc_lock);
-	for (i = 0; i < mig->nextents; i++) {
+	for (i = 0; i < mig->nextents && left; i++) {
 		pgoff_t idx = dsmem_slope_idx(mig->ext[i].addr);
 
-		for (j = 0; j < mig->ext[i].len >> PAGE_SHIFT; j++)
+		for (j = 0; j < mig->ext[i].len >> PAGE_SHIFT && left; j++, left--)
 			dsmem_slope_page_drop(s, idx + j);
 	}
 	mutex_unlock(&s->alloc_lock);
-	kvfree(mig->pages);
-	mig->pages = NULL;
+	mig->placed = 0;
 	wake_up_all(&s->page_wait);
 }
 
-/* Destination: room for the object at its addresses, none of them ours. */
+/*
+ * Destination: room for the object at its addresses, none of them ours.
+ * Each page goes in already marked WAIT, under the lock the fault path
+ * reads entries with, so no fault can map it before its content is here;
+ * and it is zero, so that even a source that sends nothing leaks nothing.
+ */
 static int dsmem_slope_mig_place(struct dsmem_slope_mig *mig)
 {
 	struct dsmem_slope *s = mig->s;
@@ -1183,8 +1338,8 @@ static int dsmem_slope_mig_place(struct dsmem_slope_mig *mig)
 			struct page *page;
 			u64 p;
 
-			/* its content comes from the source before any use */
-			page = alloc_pages(GFP_HIGHUSER | __GFP_NOWARN |
+			page = alloc_pages(GFP_HIGHUSER | __GFP_ZERO |
+					   __GFP_NOWARN |
 					   (order ? __GFP_NORETRY : 0), order);
 			if (!page) {
 				ret = -ENOMEM;
@@ -1194,8 +1349,13 @@ static int dsmem_slope_mig_place(struct dsmem_slope_mig *mig)
 				split_page(page, order);
 			mig->pages[k++] = page;
 			for (p = 0; p < per; p++) {
-				ret = xa_insert(&s->pages, idx + j + p, page + p,
-						GFP_KERNEL);
+				xa_lock(&s->pages);
+				ret = __xa_insert(&s->pages, idx + j + p,
+						  page + p, GFP_KERNEL);
+				if (!ret)
+					__xa_set_mark(&s->pages, idx + j + p,
+						      DSMEM_SLOPE_WAIT);
+				xa_unlock(&s->pages);
 				if (ret) {
 					/* the rest of the unit was not placed */
 					for (; p < per; p++)
@@ -1203,8 +1363,7 @@ static int dsmem_slope_mig_place(struct dsmem_slope_mig *mig)
 					ret = ret == -EBUSY ? -EEXIST : ret;
 					break;
 				}
-				xa_set_mark(&s->pages, idx + j + p,
-					    DSMEM_SLOPE_WAIT);
+				mig->placed++;
 			}
 		}
 	}
@@ -1235,6 +1394,10 @@ static int dsmem_slope_mig_on_begin(struct dsmem_conn *conn,
 		goto err_fail;
 	ret = dsmem_slope_begin_decode(mig->stage, mig->staged, &b);
 	if (ret)
+		goto err_fail;
+	/* no peer takes more than half of our memory in one object */
+	ret = -ENOMEM;
+	if ((b.units << (b.unit_shift - PAGE_SHIFT)) > totalram_pages() / 2)
 		goto err_fail;
 	mig->ext = kvmalloc_array(b.nextents, sizeof(*mig->ext), GFP_KERNEL);
 	mig->first = kvmalloc_array(b.nextents, sizeof(u64), GFP_KERNEL);
@@ -1383,6 +1546,11 @@ int dsmem_slope_mig_msg(struct dsmem_conn *conn, struct dsmem_slope *s,
 	case DSMEM_WIRE_SLOPE_MIG_ABORT:
 		mutex_lock(&s->mig_lock);
 		mig = dsmem_slope_mig_incoming(s, conn, m->aux);
+		/* taken over already: the source must not take it back */
+		if (mig && mig->t_handover) {
+			mutex_unlock(&s->mig_lock);
+			return -EALREADY;
+		}
 		if (mig && mig->state == DSMEM_SLOPE_MIG_INCOMING)
 			kref_get(&mig->ref);
 		else
@@ -1462,10 +1630,14 @@ vm_fault_t dsmem_slope_fault_wait(struct vm_fault *vmf, struct dsmem_slope *s,
 	    (FAULT_FLAG_ALLOW_RETRY | FAULT_FLAG_RETRY_NOWAIT))
 		return VM_FAULT_RETRY;
 	if (!(vmf->flags & FAULT_FLAG_ALLOW_RETRY)) {
-		/* the wait needs no mmap_lock: the pull takes none */
-		wait_event(s->page_wait,
-			   !xa_get_mark(&s->pages, idx, DSMEM_SLOPE_WAIT));
-		return 0;
+		/*
+		 * GUP without retry (ptrace, long-term pins): wait holding
+		 * mmap_lock, which the pull does not need, then have the
+		 * fault taken again
+		 */
+		wait_event_killable(s->page_wait,
+				    !xa_get_mark(&s->pages, idx, DSMEM_SLOPE_WAIT));
+		return VM_FAULT_NOPAGE;
 	}
 	/* the file keeps the node, and so s, alive once the VMA may go */
 	fpin = get_file(vmf->vma->vm_file);
@@ -1476,7 +1648,12 @@ vm_fault_t dsmem_slope_fault_wait(struct vm_fault *vmf, struct dsmem_slope *s,
 	return VM_FAULT_RETRY;
 }
 
-/* A connection went: every migration over it ends. */
+/*
+ * A connection went: every migration over it ends, and lets go of it.
+ * Called from the connection's release, after its queue pair drained and
+ * its receive work stopped, before its PD goes: so no completion and no
+ * message handler runs for these migrations any more.
+ */
 void dsmem_slope_mig_conn_down(struct dsmem_slope *s, struct dsmem_conn *conn)
 {
 	struct dsmem_slope_mig *mig;
@@ -1486,7 +1663,7 @@ void dsmem_slope_mig_conn_down(struct dsmem_slope *s, struct dsmem_conn *conn)
 
 		mutex_lock(&s->mig_lock);
 		list_for_each_entry(mig, &s->migs, link) {
-			if (mig->conn != conn || mig->abort)
+			if (mig->conn != conn)
 				continue;
 			WRITE_ONCE(mig->abort, true);
 			kref_get(&mig->ref);
@@ -1497,8 +1674,10 @@ void dsmem_slope_mig_conn_down(struct dsmem_slope *s, struct dsmem_conn *conn)
 		if (!found)
 			return;
 		wake_up_all(&mig->wr_wait);
-		/* the queue pair was drained: the worker finishes */
+		/* its sends fail now: the worker finishes */
 		flush_work(&mig->work);
+		/* and so do MIGRATE's set-up and MIG_STOP */
+		mutex_lock(&mig->op_lock);
 		if (mig->incoming) {
 			if (mig->state == DSMEM_SLOPE_MIG_INCOMING) {
 				dsmem_slope_mig_discard(mig);
@@ -1507,8 +1686,6 @@ void dsmem_slope_mig_conn_down(struct dsmem_slope *s, struct dsmem_conn *conn)
 							  DSMEM_SLOPE_MIG_FAILED,
 							  -ECONNRESET);
 			}
-			dsmem_slope_mig_dereg(mig);
-			dsmem_slope_mig_unmap_dma(mig);
 		} else if (mig->state == DSMEM_SLOPE_MIG_HANDED_OVER) {
 			/* the destination owns it; what it lacks is lost */
 			dsmem_slope_mig_free_source(mig);
@@ -1516,8 +1693,15 @@ void dsmem_slope_mig_conn_down(struct dsmem_slope *s, struct dsmem_conn *conn)
 			dsmem_slope_mig_set_state(mig, DSMEM_SLOPE_MIG_FAILED,
 						  -ECONNRESET);
 		} else if (!dsmem_slope_mig_ended(mig)) {
-			dsmem_slope_mig_fail_source(mig, -ECONNRESET);
+			dsmem_slope_mig_fail_source(mig, -ECONNRESET, false);
 		}
+		dsmem_slope_mig_dereg(mig);
+		dsmem_slope_mig_unmap_dma(mig);
+		mutex_lock(&s->mig_lock);
+		mig->conn = NULL;
+		mutex_unlock(&s->mig_lock);
+		mutex_unlock(&mig->op_lock);
+		dsmem_conn_put(conn);
 		dsmem_slope_mig_put(mig);
 	}
 }

@@ -23,9 +23,11 @@ static int dsmem_slope_fill_summary(struct sk_buff *skb, struct dsmem_slope *s)
 	u32 held = 0, free = 0;
 	u64 pages;
 
-	mutex_lock(&s->alloc_lock);
+	mutex_lock(&s->lease_lock);
 	xa_for_each(&s->held, i, l)
 		held++;
+	mutex_unlock(&s->lease_lock);
+	mutex_lock(&s->alloc_lock);
 	pages = s->pages_resident;
 	mutex_unlock(&s->alloc_lock);
 	if (s->node->id <= DSMEM_SLOPE_NODES_MAX) {
@@ -161,14 +163,14 @@ static int dsmem_slope_dump_one(struct sk_buff *skb, struct netlink_callback *cb
 		*pos = 1;
 		break;
 	case DSMEM_SLOPE_DUMP_HELD:
-		mutex_lock(&s->alloc_lock);
+		mutex_lock(&s->lease_lock);
 		i = *pos;
 		l = xa_find(&s->held, &i, ULONG_MAX, XA_PRESENT);
 		if (l) {
 			ret = dsmem_slope_fill_lease(skb, i, node->id, &l->nused);
 			*pos = i + 1;
 		}
-		mutex_unlock(&s->alloc_lock);
+		mutex_unlock(&s->lease_lock);
 		break;
 	case DSMEM_SLOPE_DUMP_GIVEN:
 		if (node->id > DSMEM_SLOPE_NODES_MAX)

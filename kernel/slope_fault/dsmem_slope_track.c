@@ -122,16 +122,24 @@ struct dsmem_slope_track *dsmem_slope_track_new(struct dsmem_slope *s,
 	memcpy(t->ext, e, n * sizeof(*e));
 	dsmem_slope_extents_index(e, n, unit_shift, t->first);
 
-	dsmem_slope_track_marks(t, true);
+	/* listed before marked: a marked page always finds its tracker */
 	spin_lock(&s->track_lock);
 	t->id = ++s->next_track;
 	list_add_rcu(&t->link, &s->trackers);
 	spin_unlock(&s->track_lock);
-	/* the first epoch starts now */
-	if (harvest)
+	dsmem_slope_track_marks(t, true);
+	/*
+	 * The first epoch starts now.  A first write that began before the
+	 * marks may still be making its PTE writable, unrecorded: the same
+	 * wait and second protection as at every switch.
+	 */
+	if (harvest) {
 		dsmem_slope_track_harvest(t, NULL);
-	else
+	} else {
 		dsmem_slope_track_protect(t);
+		dsmem_slope_barrier(s, t->ext, t->nextents);
+		dsmem_slope_track_protect(t);
+	}
 	return t;
 }
 
@@ -224,14 +232,19 @@ unsigned long *dsmem_slope_track_switch(struct dsmem_slope_track *t,
 			i++;
 		a = t->ext[i].addr + ((k - t->first[i]) << t->unit_shift);
 		for (j = 0; j < per_unit; j++) {
-			void *entry = xa_load(&s->pages,
-					      dsmem_slope_idx(a) + j);
+			struct page *page;
+			void *entry;
 
-			if (!entry || xa_is_value(entry))
+			rcu_read_lock();
+			entry = xa_load(&s->pages, dsmem_slope_idx(a) + j);
+			page = entry && !xa_is_value(entry) &&
+			       get_page_unless_zero(entry) ? entry : NULL;
+			rcu_read_unlock();
+			if (!page)
 				continue;
-			/* our page reference: the fault's may be its only */
-			lock_page(entry);
-			unlock_page(entry);
+			lock_page(page);
+			unlock_page(page);
+			put_page(page);
 		}
 		cond_resched();
 	}

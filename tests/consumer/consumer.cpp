@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include <dsmem/ds.hpp>
+#include <dsmem/slope.hpp>
 
 int main()
 {
@@ -19,6 +20,19 @@ int main()
 	auto tree = dsmem::btree::create(1, {&seg, 1}, bad);
 	if (tree || tree.err().code != -EINVAL)
 		return 1;
+
+	// DSUSER_1.5: Slope refuses clearly with no space open
+	namespace slope = dsmem::slope;
+	auto obj = slope::mig_ptr<slope::map<int, slope::string>>::make(slope::options{true});
+	if (obj || obj.err().code != -ENODEV)
+		return 1;
+	try {
+		slope::vector<int> v(1);
+		return 1;
+	} catch (const slope::no_context &e) {
+		if (e.code() != -ENOENT)
+			return 1;
+	}
 
 	auto ctx = dsmem::context::open();
 	if (!ctx) {

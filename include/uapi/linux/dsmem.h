@@ -337,7 +337,8 @@ struct dsmem_ioc_slope_alloc {
 
 /**
  * struct dsmem_ioc_slope_free - DSMEM_IOC_SLOPE_FREE argument
- * @extents:	in: user pointer to @nr struct dsmem_slope_extent
+ * @extents:	in: user pointer to @nr struct dsmem_slope_extent, sorted
+ *		and disjoint, page aligned
  * @nr:		in: 1 .. DSMEM_SLOPE_EXTENTS_MAX
  * @__pad:	must be 0
  * @freed:	out: bytes given back

@@ -833,6 +833,249 @@ void ds_btree_stats_reset(struct ds_btree *t);
  */
 int ds_btree_probe(struct ds_btree *t, uint64_t n, uint64_t *ns);
 
+/*
+ * Slope (DSUSER_1.5): live migration of objects between nodes without
+ * serialization.  Every process on every node maps the Slope range of
+ * /dev/dsmem at the same virtual addresses (4 TiB from 0x300000000000).
+ * An object is a heap of its own in that range: its root block, every
+ * block allocated for it and the arena that keeps track of them, all in
+ * pages the object owns.  Migration moves those pages to the same
+ * addresses on another node, so the object works there unchanged: its
+ * pointers still point into itself.  It must hold no pointer to anything
+ * outside its own memory (no vtables, function pointers or descriptors).
+ *
+ * Allocations are attributed by context: each thread has a stack of
+ * contexts, and ds_slope_alloc() allocates for the object on top.
+ * Freeing needs no context: the process keeps an inverse map from pages
+ * to objects.  One space per process; every function is thread-safe.
+ * Failures return a negative errno, and ds_slope_errmsg() says why.
+ */
+struct ds_slope;
+struct ds_slope_obj;
+struct ds_slope_mig;
+
+/* ds_slope_obj_create() flags */
+#define DS_SLOPE_HUGE		0x01	/* runs of 2 MiB units */
+
+#define DS_SLOPE_ROUNDS_MAX	64	/* prefill rounds of one migration */
+
+struct ds_slope_info {
+	uint32_t node_id;		/* 0: a space not on /dev/dsmem */
+	uint32_t objects;		/* handles alive, received ones included */
+	uint32_t unclaimed;		/* received, waiting for a receive of
+					 * their type */
+	uint32_t pending_runs;		/* given back, waiting for the batch */
+	uint64_t runs_taken;		/* runs the module allocated */
+	uint64_t bytes_taken;
+	uint64_t runs_given;		/* runs given back (pending included) */
+	uint64_t bytes_given;
+	uint64_t free_batches;		/* DSMEM_IOC_SLOPE_FREE calls */
+	uint64_t free_failures;		/* runs the module refused to free */
+	uint64_t reserved[4];
+};
+
+enum ds_slope_obj_state {
+	DS_SLOPE_OBJ_HERE = 0,		/* owned by this node */
+	DS_SLOPE_OBJ_MIGRATING,		/* being copied; still usable */
+	DS_SLOPE_OBJ_GONE,		/* handed over: its pages are elsewhere */
+};
+
+struct ds_slope_obj_info {
+	uint64_t header;		/* its first byte: the arena header */
+	uint64_t type_tag;
+	uint64_t root;			/* address of the root block */
+	uint32_t flags;			/* DS_SLOPE_HUGE */
+	uint32_t state;			/* enum ds_slope_obj_state */
+	/* the rest is 0 once the object is gone */
+	uint32_t runs;			/* page runs it owns */
+	uint32_t extents;		/* as a migration passes them: adjacent
+					 * runs merged */
+	uint64_t pages;			/* 4 KiB pages of its runs */
+	uint64_t large_runs;		/* runs of one large block each */
+	uint64_t slab_pages;		/* pages cut into small blocks */
+	uint64_t medium_pages;		/* pages of medium blocks */
+	uint64_t free_pages;		/* free pages of its other runs */
+	uint64_t live_blocks;		/* allocated and not freed */
+	uint64_t live_bytes;		/* their size, rounded up to the size
+					 * class, the page or the unit */
+	uint32_t contexts;		/* allocation contexts open on it */
+	uint32_t reserved0;
+	uint64_t reserved[4];
+};
+
+/* The module's enum dsmem_slope_mig_state. */
+enum ds_slope_mig_state {
+	DS_SLOPE_MIG_PREFILL = 0,	/* source: copying while the app runs */
+	DS_SLOPE_MIG_STOPPING,		/* source: waits for the app to stop */
+	DS_SLOPE_MIG_HANDED_OVER,	/* the destination owns it; pulling */
+	DS_SLOPE_MIG_DONE,		/* every page is at the destination */
+	DS_SLOPE_MIG_FAILED,		/* see error */
+	DS_SLOPE_MIG_INCOMING,		/* destination: prefill arriving */
+};
+
+/* A migration as the module reports it (struct dsmem_ioc_slope_mig). */
+struct ds_slope_mig_stats {
+	uint64_t id;			/* the migration, on this node */
+	uint32_t state;			/* enum ds_slope_mig_state */
+	int32_t error;			/* FAILED: negative errno */
+	uint32_t peer;			/* the other node */
+	uint32_t unit_shift;		/* 12, or 21 for huge objects */
+	uint64_t cookie;		/* the object's header address */
+	uint64_t pages;			/* 4 KiB pages of the object */
+	uint32_t rounds;		/* prefill rounds run */
+	uint32_t reserved0;
+	uint64_t sent_units;		/* written during prefill, all rounds */
+	uint64_t dirty_units;		/* dirty at the handover: pulled by the
+					 * destination */
+	uint64_t pulled_units;		/* of those, pulled so far */
+	uint64_t failed_units;		/* could not be pulled (the source
+					 * died): touching them raises SIGBUS */
+	uint64_t fault_waits;		/* destination faults that waited */
+	uint64_t prefill_ns;		/* start until the module asked to stop */
+	uint64_t stop_ns;		/* that until the handover: the
+					 * application's part (on_stop) */
+	uint64_t no_owner_ns;		/* the handover: no node owned it */
+	uint64_t pull_ns;		/* handover until the last page arrived */
+	uint64_t total_ns;		/* start (or arrival) until done */
+	uint64_t first_round_ns;	/* the first prefill round, which writes
+					 * every unit: the copy's own bandwidth */
+	uint64_t reserved[4];
+};
+
+/*
+ * Called when the dirty set has converged: from its return on, nothing
+ * may touch the object on this node (every thread must be told and must
+ * have let go before it returns).  It runs in the thread driving the
+ * migration, so it must not wait for the migration itself (destroy,
+ * settle, wait or free it).  st: the migration so far.
+ */
+typedef void (*ds_slope_stop_fn)(void *arg, const struct ds_slope_mig_stats *st);
+
+struct ds_slope_migrate_opts {
+	uint32_t max_rounds;		/* prefill rounds before asking to stop,
+					 * at most DS_SLOPE_ROUNDS_MAX; 0: the
+					 * module's default (8) */
+	uint32_t reserved0;
+	uint64_t stop_pages;		/* ask to stop once a round leaves at
+					 * most this many dirty units; 0: once a
+					 * round no longer shrinks the set */
+	ds_slope_stop_fn on_stop;	/* NULL: nothing touches the object
+					 * while the migration is waited for */
+	void *arg;
+	uint64_t reserved[4];
+};
+
+/*
+ * Open the process's Slope space on local node node_id: attach to it
+ * (CAP_NET_ADMIN) and map the Slope range.  -EBUSY when the process has
+ * one open; -EEXIST when something else is mapped in the Slope range;
+ * -EOPNOTSUPP when the module has no Slope.
+ */
+int ds_slope_open(uint32_t node_id, struct ds_slope **spp);
+/*
+ * Unmap and detach.  Objects received but never claimed are destroyed;
+ * -EBUSY, and nothing done, while other objects are alive.
+ */
+int ds_slope_close(struct ds_slope *sp);
+/* The process's open space; NULL when there is none. */
+struct ds_slope *ds_slope_get(void);
+/* Text for the calling thread's last failed ds_slope_* call. */
+const char *ds_slope_errmsg(void);
+int ds_slope_describe(struct ds_slope *sp, struct ds_slope_info *info);
+
+/*
+ * A new object: an arena in new pages, with a root block of root_size
+ * bytes aligned to root_align (zero-filled).  type_tag names its type for
+ * ds_slope_recv() (0: untyped).  flags: DS_SLOPE_HUGE.
+ */
+int ds_slope_obj_create(struct ds_slope *sp, size_t root_size, size_t root_align,
+			uint32_t flags, uint64_t type_tag, struct ds_slope_obj **objp);
+/*
+ * Give back every page of the object and free the handle.  A migration in
+ * flight is waited for first (as by ds_slope_obj_settle()); if it moved the
+ * object, only the handle is freed.  A received object's pages are waited
+ * for.  -EBUSY, and nothing done, while contexts are open on it.
+ */
+int ds_slope_obj_destroy(struct ds_slope_obj *obj);
+/* The root block; NULL once the object has left this node. */
+void *ds_slope_obj_root(const struct ds_slope_obj *obj);
+int ds_slope_obj_describe(struct ds_slope_obj *obj, struct ds_slope_obj_info *info);
+/*
+ * The object that owns address p (any byte of its pages), from the
+ * inverse map; -ENOENT when no object of this process does.
+ */
+int ds_slope_obj_lookup(const void *p, struct ds_slope_obj **objp);
+/*
+ * Wait until no migration of obj is in flight, driving it as
+ * ds_slope_mig_wait() does (its on_stop is called from this thread).
+ * Afterwards ds_slope_obj_root() says whether the object is still here.
+ */
+int ds_slope_obj_settle(struct ds_slope_obj *obj);
+/*
+ * The migration that brought a received object here: with wait, sleeps
+ * until its every page has arrived.  Its error if it failed; -ENOENT for
+ * an object created on this node.  st may be NULL.
+ */
+int ds_slope_obj_incoming(struct ds_slope_obj *obj, int wait,
+			  struct ds_slope_mig_stats *st);
+
+/*
+ * Allocation contexts: push makes obj the calling thread's allocation
+ * target until the matching pop (-EINVAL out of order).  -EBUSY while obj
+ * migrates: its pages are fixed from the start of a migration.
+ */
+int ds_slope_ctx_push(struct ds_slope_obj *obj);
+int ds_slope_ctx_pop(struct ds_slope_obj *obj);
+/*
+ * size bytes aligned to align (a power of two) for the object whose
+ * context is on top of this thread's stack; -ENOENT when there is none.
+ * Blocks are not zeroed.
+ */
+int ds_slope_alloc(size_t size, size_t align, void **p);
+/* Free a block of any object of this process; NULL is fine.  -EINVAL
+ * when p is not a block of one. */
+int ds_slope_free(void *p);
+
+/*
+ * Move obj to node dst_node, a connected peer: its pages are copied while
+ * the application keeps using it, then the module asks it to stop
+ * (on_stop) and hands it over.  Start only: ds_slope_mig_wait() drives
+ * the rest.  From here on nothing can be allocated for obj (blocks may
+ * still be freed).  -EBUSY while contexts are open on it; -EINVAL when it
+ * is no intact object, or dst_node is this node; -E2BIG when it has more
+ * extents or units than one migration takes; the module's -ENOTCONN (or
+ * -ENOENT) when dst_node is not a connected peer.  A received object's
+ * pages are waited for first.  opts may be NULL.
+ */
+int ds_slope_migrate(struct ds_slope_obj *obj, uint32_t dst_node,
+		     const struct ds_slope_migrate_opts *opts, struct ds_slope_mig **migp);
+/*
+ * Drive the migration to its end: on_stop when the module asks, then the
+ * handover (after which ds_slope_obj_root() is NULL: the pages are gone
+ * from this node), then until the destination has every page.  0 when it
+ * is done; the migration's error when it failed (if before the handover,
+ * the object is still here, intact).  -EINTR: a signal came; call again.
+ * st (may be NULL) receives the last state seen.
+ */
+int ds_slope_mig_wait(struct ds_slope_mig *mig, struct ds_slope_mig_stats *st);
+/* The migration as it is now, without waiting. */
+int ds_slope_mig_get(struct ds_slope_mig *mig, struct ds_slope_mig_stats *st);
+/* Waits for the migration as ds_slope_mig_wait() does if it has not
+ * ended, then forgets it. */
+void ds_slope_mig_free(struct ds_slope_mig *mig);
+
+/*
+ * The next object handed over to this node whose type tag is type_tag
+ * (0: any).  Its pages are at the addresses they had on the source;
+ * dirty ones arrive in the background, and a touch waits for them.  An
+ * object of another type is kept for a later receive of its type, and
+ * this call fails with -EPROTOTYPE.  timeout_ms: -1 waits for ever, 0
+ * not at all (-EAGAIN); -ETIMEDOUT when it passed.  -EBADMSG when the
+ * pages hold no Slope object.  st (may be NULL): the migration at arrival.
+ */
+int ds_slope_recv(struct ds_slope *sp, uint64_t type_tag, int timeout_ms,
+		  struct ds_slope_obj **objp, struct ds_slope_mig_stats *st);
+
 #ifdef __cplusplus
 }
 #endif
