@@ -4,7 +4,8 @@
 # catching an RDMA device added and removed at runtime, then two nodes on
 # rxe0 exchanging data: a segment granted, a peer connected, memory
 # allocated, written and read by message and by one-sided RDMA; then a
-# B+tree held by two nodes' segments, loaded and queried by a third.
+# B+tree held by two nodes' segments, loaded and queried by a third; then
+# a live std::map migrated from one node to another with Slope.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -121,6 +122,23 @@ step "the tree: its superblock, both memory nodes' segments in use, this handle'
 	"$dsctl" btree show node 1 tree "$tree"
 step "YCSB-C for 2 seconds from one thread: with the cache warm, one READ per lookup, against the floor of dependent READs" \
 	"$dsctl" btree bench node 1 tree "$tree" workload c keys 5000 load no time 2
+
+printf '\n=== Slope: a live std::map<int, string> moved from node 1 to node 2, no serialization\n'
+echo "(node 2 waits for it; node 1 builds 20000 keys with dsmem::slope::Allocator, keeps a"
+echo " thread writing to it during the prefill, stops it when the module asks, hands it over;"
+echo " node 2 checks it against the checksum taken at the handover and goes on using it)"
+worker=$top/build/user/kselftest/slope_worker
+sum=$(mktemp -u)
+echo "$ slope_worker recv --node 2 --kind map --sum-file $sum &"
+"$worker" recv --node 2 --kind map --sum-file "$sum" --timeout-ms 120000 > /tmp/slope-recv.out &
+recv=$!
+echo "$ slope_worker send --node 1 --dst 2 --kind map --n 20000 --writer --sum-file $sum"
+"$worker" send --node 1 --dst 2 --kind map --n 20000 --writer --sum-file "$sum" |
+	grep -E '^(kind|n|object_pages|writes|checksum|rounds|sent_units|dirty_units|no_owner_ns|total_ns|left)='
+wait "$recv"
+echo "# node 2:"
+grep -E '^(checksum|expected|verified|modified|pulled_units|fault_waits)=' /tmp/slope-recv.out
+rm -f "$sum" /tmp/slope-recv.out
 
 step "module counters" "$dsctl" statistic
 printf '\n=== the console'"'"'s log page: the module'"'"'s events it heard, newest first\n'
