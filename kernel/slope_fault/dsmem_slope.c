@@ -80,6 +80,8 @@ int dsmem_slope_node_init(struct dsmem_node *node)
 	INIT_LIST_HEAD(&s->trackers);
 	mutex_init(&s->mig_lock);
 	INIT_LIST_HEAD(&s->migs);
+	xa_init(&s->objs);
+	s->runs = RB_ROOT_CACHED;
 	init_waitqueue_head(&s->mig_wait);
 	INIT_DELAYED_WORK(&s->announce_work, dsmem_slope_announce_work);
 	dsmem_slope_lease_init(s);
@@ -117,6 +119,7 @@ void dsmem_slope_node_fini(struct dsmem_node *node)
 		if (!xa_is_value(entry))
 			put_page(entry);
 	xa_destroy(&s->pages);
+	dsmem_slope_runs_fini(s);
 	dsmem_slope_lease_fini(s);
 	iput(s->inode);
 	kfree(s);
@@ -390,6 +393,10 @@ int dsmem_slope_ioc_alloc(struct dsmem_node *node, void *arg)
 
 	if (a->flags & ~DSMEM_SLOPE_ALLOC_FLAGS_ALL || a->__pad || a->addr)
 		return -EINVAL;
+	if (a->object && !dsmem_slope_obj_addr_ok(a->object))
+		return -ERANGE;
+	if (a->object && a->flags & DSMEM_SLOPE_NEW_OBJECT)
+		return -EINVAL;
 	if (!a->len || a->len & (unit - 1) || a->len > DSMEM_SLOPE_LEASE_SIZE)
 		return -EINVAL;
 	npages = a->len >> PAGE_SHIFT;
@@ -412,6 +419,8 @@ int dsmem_slope_ioc_alloc(struct dsmem_node *node, void *arg)
 	for (i = 0; !ret && huge && i < npages; i += 1UL << DSMEM_SLOPE_HUGE_ORDER)
 		ret = dsmem_slope_populate(s, idx + i, DSMEM_SLOPE_HUGE_SHIFT,
 					   NULL);
+	if (!ret && (a->object || a->flags & DSMEM_SLOPE_NEW_OBJECT))
+		ret = dsmem_slope_runs_add(s, a->object ?: addr, idx, npages);
 	if (ret) {
 		struct dsmem_slope_extent e = { .addr = addr, .len = a->len };
 
@@ -515,6 +524,7 @@ int dsmem_slope_ioc_free(struct dsmem_node *node, void *arg)
 
 		for (i = 0; i < e[k].len >> PAGE_SHIFT; i++)
 			dsmem_slope_page_drop(s, first + i);
+		dsmem_slope_runs_remove(s, first, e[k].len >> PAGE_SHIFT);
 	}
 	s->pages_resident -= min(s->pages_resident, pages);
 	dsmem_slope_lease_release(s, e, a->nr);

@@ -43,6 +43,13 @@ static inline pgoff_t dsmem_slope_idx(u64 addr)
 	return (addr - DSMEM_SLOPE_BASE) >> PAGE_SHIFT;
 }
 
+/* an object's address: a page of the range */
+static inline bool dsmem_slope_obj_addr_ok(u64 a)
+{
+	return a && !(a & ~PAGE_MASK) && a >= DSMEM_SLOPE_BASE &&
+	       a - DSMEM_SLOPE_BASE < DSMEM_SLOPE_SIZE;
+}
+
 static inline u64 dsmem_slope_addr(pgoff_t idx)
 {
 	return DSMEM_SLOPE_BASE + ((u64)idx << PAGE_SHIFT);
@@ -53,6 +60,21 @@ struct dsmem_slope_lease {
 	unsigned long *used;	/* DSMEM_SLOPE_LEASE_PAGES bits */
 	u64 nused;
 	bool returning;		/* empty, on its way back: not for allocation */
+};
+
+/* An object the node holds pages of (see DSMEM_IOC_SLOPE_ALLOC.object). */
+struct dsmem_slope_obj {
+	u64 addr;
+	u64 pages;
+	u32 runs;
+};
+
+/* A run of an object's pages; in s->runs, an interval tree of pages. */
+struct dsmem_slope_run {
+	struct rb_node rb;
+	pgoff_t start, last;		/* inclusive */
+	pgoff_t subtree_last;
+	struct dsmem_slope_obj *obj;
 };
 
 /* Write tracking of one set of extents, by epoch. */
@@ -168,6 +190,9 @@ struct dsmem_slope {
 	u32 unreceived;			/* handed over to us, not yet RECV'd */
 	wait_queue_head_t mig_wait;	/* any migration's state changed */
 	u64 pages_resident;		/* under alloc_lock: pages allocated */
+	/* under alloc_lock: objects by page of their address, their runs */
+	struct xarray objs;
+	struct rb_root_cached runs;
 };
 
 /* dsmem_slope.c */
@@ -188,6 +213,13 @@ struct dsmem_slope_extent *dsmem_slope_extents_get(u64 uptr, u32 n,
 						   u64 max_units, u64 *units);
 int dsmem_slope_extents_owned(struct dsmem_slope *s,
 			      const struct dsmem_slope_extent *e, u32 n);
+
+/* dsmem_slope_obj.c, under alloc_lock */
+int dsmem_slope_runs_add(struct dsmem_slope *s, u64 obj_addr, pgoff_t start,
+			 unsigned long n);
+void dsmem_slope_runs_remove(struct dsmem_slope *s, pgoff_t start,
+			     unsigned long n);
+void dsmem_slope_runs_fini(struct dsmem_slope *s);
 
 /* dsmem_slope_lease.c */
 int dsmem_slope_lease_alloc(struct dsmem_slope *s, u64 npages, bool huge,

@@ -701,6 +701,7 @@ static void dsmem_slope_mig_free_source(struct dsmem_slope_mig *mig)
 
 		for (j = 0; j < mig->ext[i].len >> PAGE_SHIFT; j++)
 			dsmem_slope_page_drop(s, idx + j);
+		dsmem_slope_runs_remove(s, idx, mig->ext[i].len >> PAGE_SHIFT);
 	}
 	mutex_unlock(&s->alloc_lock);
 }
@@ -1517,6 +1518,13 @@ static int dsmem_slope_mig_on_handover(struct dsmem_conn *conn,
 	mutex_unlock(&s->mig_lock);
 	mutex_lock(&s->alloc_lock);
 	s->pages_resident += mig->units << (mig->unit_shift - PAGE_SHIFT);
+	/* the object is listed here now, a run per extent, if it names one */
+	for (i = 0; dsmem_slope_obj_addr_ok(mig->cookie) && i < mig->nextents;
+	     i++)
+		if (dsmem_slope_runs_add(s, mig->cookie,
+					 dsmem_slope_idx(mig->ext[i].addr),
+					 mig->ext[i].len >> PAGE_SHIFT))
+			break;
 	mutex_unlock(&s->alloc_lock);
 	wake_up_all(&s->mig_wait);
 	dsmem_slope_notify_mig(mig);

@@ -12,6 +12,7 @@ enum dsmem_slope_dump_phase {
 	DSMEM_SLOPE_DUMP_SUMMARY,
 	DSMEM_SLOPE_DUMP_HELD,
 	DSMEM_SLOPE_DUMP_GIVEN,
+	DSMEM_SLOPE_DUMP_OBJS,
 	DSMEM_SLOPE_DUMP_MIGS,
 	DSMEM_SLOPE_DUMP_NEXT_NODE,
 };
@@ -62,6 +63,22 @@ static int dsmem_slope_fill_lease(struct sk_buff *skb, u32 lease, u32 holder,
 			DSMEM_SLOPE_ADDR_NODE(base)) ||
 	    (used && nla_put_u64_64bit(skb, DSMEM_SLOPE_LEASE_ATTR_USED, *used,
 				       DSMEM_SLOPE_LEASE_ATTR_PAD)))
+		return -EMSGSIZE;
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+static int dsmem_slope_fill_obj(struct sk_buff *skb,
+				const struct dsmem_slope_obj *obj)
+{
+	struct nlattr *nest = nla_nest_start(skb, DSMEM_ATTR_SLOPE_OBJ);
+
+	if (!nest ||
+	    nla_put_u64_64bit(skb, DSMEM_SLOPE_OBJ_ATTR_ADDR, obj->addr,
+			      DSMEM_SLOPE_OBJ_ATTR_PAD) ||
+	    nla_put_u64_64bit(skb, DSMEM_SLOPE_OBJ_ATTR_PAGES, obj->pages,
+			      DSMEM_SLOPE_OBJ_ATTR_PAD) ||
+	    nla_put_u32(skb, DSMEM_SLOPE_OBJ_ATTR_RUNS, obj->runs))
 		return -EMSGSIZE;
 	nla_nest_end(skb, nest);
 	return 0;
@@ -188,6 +205,19 @@ static int dsmem_slope_dump_one(struct sk_buff *skb, struct netlink_callback *cb
 		}
 		mutex_unlock(&s->share_lock);
 		break;
+	case DSMEM_SLOPE_DUMP_OBJS: {
+		struct dsmem_slope_obj *obj;
+
+		mutex_lock(&s->alloc_lock);
+		i = *pos;
+		obj = xa_find(&s->objs, &i, ULONG_MAX, XA_PRESENT);
+		if (obj) {
+			ret = dsmem_slope_fill_obj(skb, obj);
+			*pos = i + 1;
+		}
+		mutex_unlock(&s->alloc_lock);
+		break;
+	}
 	case DSMEM_SLOPE_DUMP_MIGS:
 		/* ids only grow along the list */
 		mutex_lock(&s->mig_lock);

@@ -309,7 +309,9 @@ struct dsmem_slope_extent {
 
 /* struct dsmem_ioc_slope_alloc.flags and others */
 #define DSMEM_SLOPE_HUGE	0x01	/* 2 MiB units: aligned, populated */
-#define DSMEM_SLOPE_ALLOC_FLAGS_ALL	DSMEM_SLOPE_HUGE
+/* ALLOC: the run is the first of a new object, at the run's address */
+#define DSMEM_SLOPE_NEW_OBJECT	0x02
+#define DSMEM_SLOPE_ALLOC_FLAGS_ALL	(DSMEM_SLOPE_HUGE | DSMEM_SLOPE_NEW_OBJECT)
 
 /**
  * struct dsmem_ioc_slope_alloc - DSMEM_IOC_SLOPE_ALLOC argument
@@ -318,6 +320,11 @@ struct dsmem_slope_extent {
  * @__pad:	must be 0
  * @addr:	out: the first byte of a free run of the Slope range, now
  *		owned by this node; pages are zero and faulted in on use
+ * @object:	in: the object the run is for (its address, as MIGRATE's
+ *		cookie), or 0 (with DSMEM_SLOPE_NEW_OBJECT: must be 0, the
+ *		object's address is the run's): the node then lists the
+ *		object, its runs and pages (netlink slope-get) until they are
+ *		freed or move away
  *
  * Takes a new lease from the peers when the held ones are full: from one
  * of the nodes that last announced the most free leases.
@@ -327,9 +334,10 @@ struct dsmem_ioc_slope_alloc {
 	__u32 flags;
 	__u32 __pad;
 	__u64 addr;
+	__u64 object;
 };
 
-#define DSMEM_IOC_SLOPE_ALLOC_SIZE_VER0	24
+#define DSMEM_IOC_SLOPE_ALLOC_SIZE_VER0	32
 #define DSMEM_IOC_SLOPE_ALLOC	_IOWR(DSMEM_IOCTL_MAGIC, 0x06, struct dsmem_ioc_slope_alloc)
 
 /* extents in one call of FREE, MIGRATE or DIRTY */

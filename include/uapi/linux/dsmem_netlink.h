@@ -151,6 +151,7 @@ enum dsmem_attr {
 	DSMEM_ATTR_SLOPE_LEASES_FREE,	/* u32, of its share, not handed out */
 	DSMEM_ATTR_SLOPE_LEASE,		/* nest, enum dsmem_slope_lease_attr */
 	DSMEM_ATTR_SLOPE_MIG,		/* nest, enum dsmem_slope_mig_attr */
+	DSMEM_ATTR_SLOPE_OBJ,		/* nest, enum dsmem_slope_obj_attr */
 
 	__DSMEM_ATTR_MAX,
 	DSMEM_ATTR_MAX = __DSMEM_ATTR_MAX - 1
@@ -315,6 +316,21 @@ enum dsmem_slope_lease_attr {
 
 	__DSMEM_SLOPE_LEASE_ATTR_MAX,
 	DSMEM_SLOPE_LEASE_ATTR_MAX = __DSMEM_SLOPE_LEASE_ATTR_MAX - 1
+};
+
+/*
+ * DSMEM_ATTR_SLOPE_OBJ: an object whose pages the node owns, as its runs
+ * were allocated (DSMEM_IOC_SLOPE_ALLOC with an object) or arrived
+ */
+enum dsmem_slope_obj_attr {
+	DSMEM_SLOPE_OBJ_ATTR_UNSPEC,
+	DSMEM_SLOPE_OBJ_ATTR_PAD,
+	DSMEM_SLOPE_OBJ_ATTR_ADDR,		/* u64, the object's address */
+	DSMEM_SLOPE_OBJ_ATTR_PAGES,		/* u64, 4 KiB pages of its runs */
+	DSMEM_SLOPE_OBJ_ATTR_RUNS,		/* u32, runs of pages */
+
+	__DSMEM_SLOPE_OBJ_ATTR_MAX,
+	DSMEM_SLOPE_OBJ_ATTR_MAX = __DSMEM_SLOPE_OBJ_ATTR_MAX - 1
 };
 
 /* DSMEM_ATTR_SLOPE_MIG: the fields of struct dsmem_ioc_slope_mig */

@@ -128,6 +128,14 @@ public:
 	// A zero-filled run of len bytes (a multiple of the unit), aligned to
 	// the unit.  0, or -errno with ds_slope_errmsg()'s text set.
 	virtual int take(uint64_t len, bool huge, uint64_t *addr) = 0;
+	// The same, for the object at address object (0: the run is the
+	// first of a new object, at the run's address), so that the module
+	// can list objects and their pages.
+	virtual int take_for(uint64_t object, uint64_t len, bool huge, uint64_t *addr)
+	{
+		(void)object;
+		return take(len, huge, addr);
+	}
 	// Runs no longer used, whole; how many of them could not be given
 	// back (they stay allocated, unused: all the caller can do is count).
 	virtual size_t give_back(const extent *runs, size_t n) = 0;

@@ -46,6 +46,11 @@ public:
 
 	int take(uint64_t len, bool huge, uint64_t *addr) override
 	{
+		return take_for(0, len, huge, addr);
+	}
+
+	int take_for(uint64_t object, uint64_t len, bool huge, uint64_t *addr) override
+	{
 		struct dsmem_ioc_slope_alloc a = {};
 
 		if (len > DSMEM_SLOPE_LEASE_SIZE)
@@ -53,7 +58,8 @@ public:
 				    "at most a lease (1 GiB) at a time",
 				    static_cast<unsigned long long>(len));
 		a.len = len;
-		a.flags = huge ? DSMEM_SLOPE_HUGE : 0;
+		a.flags = (huge ? DSMEM_SLOPE_HUGE : 0) | (object ? 0 : DSMEM_SLOPE_NEW_OBJECT);
+		a.object = object;
 		if (ioctl(fd_, DSMEM_IOC_SLOPE_ALLOC, &a) < 0) {
 			int err = -errno;
 			if (err == -ENOMEM || err == -ENOSPC)
@@ -175,7 +181,7 @@ int object_source::take(uint64_t len, bool huge, uint64_t *addr)
 {
 	ds_slope &sp = *obj_.sp;
 
-	if (int ret = sp.backing->take(len, huge, addr))
+	if (int ret = sp.backing->take_for(obj_.header, len, huge, addr))
 		return ret;
 	{
 		std::lock_guard g(sp.m);
