@@ -422,6 +422,17 @@ static void *sl_writer_run(void *arg)
 	return NULL;
 }
 
+/* Wait (2 minutes at most) until migration id is past state. */
+static int sl_wait(int fd, uint64_t id, uint32_t state, struct dsmem_ioc_slope_mig *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->id = id;
+	m->flags = DSMEM_SLOPE_MIG_WAIT;
+	m->state = state;
+	m->timeout_ms = 120000;
+	return ioctl(fd, DSMEM_IOC_SLOPE_MIG_GET, m) ? -errno : 0;
+}
+
 /* Move [addr, +SL_PAGES) to node dst: prefill, stop, hand over, done. */
 static int sl_move(int fd, uint64_t addr, uint32_t dst, struct sl_writer *w,
 		   struct dsmem_ioc_slope_mig *m)
@@ -430,18 +441,13 @@ static int sl_move(int fd, uint64_t addr, uint32_t dst, struct sl_writer *w,
 	struct dsmem_ioc_slope_migrate mg = {
 		.extents = (uintptr_t)&e, .nr = 1, .dst_node = dst, .cookie = addr,
 	};
-	uint64_t id;
+	int ret;
 
 	if (ioctl(fd, DSMEM_IOC_SLOPE_MIGRATE, &mg))
 		return -errno;
-	id = mg.id;
-	memset(m, 0, sizeof(*m));
-	m->id = id;
-	m->flags = DSMEM_SLOPE_MIG_WAIT;
-	m->state = DSMEM_SLOPE_MIG_PREFILL;
-	m->timeout_ms = 120000;
-	if (ioctl(fd, DSMEM_IOC_SLOPE_MIG_GET, m))
-		return -errno;
+	ret = sl_wait(fd, mg.id, DSMEM_SLOPE_MIG_PREFILL, m);
+	if (ret)
+		return ret;
 	if (m->state != DSMEM_SLOPE_MIG_STOPPING)
 		return m->error ?: -EPROTO;
 	/* the application stops touching it */
@@ -450,20 +456,13 @@ static int sl_move(int fd, uint64_t addr, uint32_t dst, struct sl_writer *w,
 		pthread_join(w->th, NULL);
 	}
 	memset(m, 0, sizeof(*m));
-	m->id = id;
+	m->id = mg.id;
 	if (ioctl(fd, DSMEM_IOC_SLOPE_MIG_STOP, m))
 		return -errno;
-	while (m->state == DSMEM_SLOPE_MIG_HANDED_OVER) {
-		uint32_t st = m->state;
-
-		memset(m, 0, sizeof(*m));
-		m->id = id;
-		m->flags = DSMEM_SLOPE_MIG_WAIT;
-		m->state = st;
-		m->timeout_ms = 120000;
-		if (ioctl(fd, DSMEM_IOC_SLOPE_MIG_GET, m))
-			return -errno;
-	}
+	while (!ret && m->state == DSMEM_SLOPE_MIG_HANDED_OVER)
+		ret = sl_wait(fd, mg.id, DSMEM_SLOPE_MIG_HANDED_OVER, m);
+	if (ret)
+		return ret;
 	return m->state == DSMEM_SLOPE_MIG_DONE ? 0 : -EPROTO;
 }
 
