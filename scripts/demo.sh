@@ -139,6 +139,8 @@ wait "$recv"
 echo "# node 2:"
 grep -E '^(checksum|expected|verified|modified|pulled_units|fault_waits)=' /tmp/slope-recv.out
 rm -f "$sum" /tmp/slope-recv.out
+step "the Slope range of each node: its leases, the objects it holds, its migrations" \
+	"$dsctl" slope show
 
 step "module counters" "$dsctl" statistic
 printf '\n=== the console'"'"'s log page: the module'"'"'s events it heard, newest first\n'

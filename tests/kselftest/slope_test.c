@@ -845,7 +845,17 @@ TEST_F(sl, leases)
 	close(fd[1]);
 }
 
-/* An object freed where it went: its addresses go home, through relays. */
+/* 0 when dsctl lists an object at addr of pages pages on node */
+static int object_listed(uint32_t node, uint64_t addr, uint64_t pages)
+{
+	return run("%s -j slope show node %u | grep -q '\"addr\":\"0x%llx\",\"pages\":%llu,'",
+		   dsctl_path(), node, (unsigned long long)addr, (unsigned long long)pages);
+}
+
+/*
+ * An object freed where it went: its addresses go home, through relays;
+ * dsctl lists it where its pages are, and nowhere once freed.
+ */
 TEST_F(sl, leases_free_after_migration)
 {
 	int fd = slope_open(1), st;
@@ -855,7 +865,8 @@ TEST_F(sl, leases_free_after_migration)
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, slope_map(fd));
-	ASSERT_EQ(0, slope_alloc(fd, 64 * PAGE, 0, &a));
+	ASSERT_EQ(0, slope_alloc(fd, 64 * PAGE, DSMEM_SLOPE_NEW_OBJECT, &a));
+	EXPECT_EQ(0, object_listed(1, a, 64));
 	fill(a, 64 * PAGE, 0);
 	pid = fork();
 	if (!pid) {
@@ -868,13 +879,16 @@ TEST_F(sl, leases_free_after_migration)
 			_exit(10);
 		if (check(a, 64 * PAGE, NULL))
 			_exit(11);
+		if (object_listed(2, a, 64) || !object_listed(1, a, 64))
+			_exit(13);
 		_exit(slope_free(rfd, a, 64 * PAGE) ? 12 : 0);
 	}
 	ASSERT_EQ(0, migrate_start(fd, a, 64 * PAGE, 2, 0, &id));
 	ASSERT_EQ(0, mig_wait_past(fd, id, &m));
 	ASSERT_EQ(0, mig_stop(fd, id, &m));
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	ASSERT_EQ(0, st);
+	ASSERT_EQ(0, st) TH_LOG("receiver: status %#x", st);
+	EXPECT_NE(0, object_listed(2, a, 64));
 	/* the holder got them back: the same run again */
 	ASSERT_EQ(0, slope_alloc(fd, 64 * PAGE, 0, &b));
 	EXPECT_EQ(a, b);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // libdsuser's codec for nodes, peers, segments, the RDM service, tokens,
-// the token cache and their events: replies as the module writes them
-// (u64s padded the way nla_put_u64_64bit pads them where alignment
-// matters), and the malformed ones it refuses.
+// the token cache, the Slope range and their events: replies as the
+// module writes them (u64s padded the way nla_put_u64_64bit pads them
+// where alignment matters), and the malformed ones it refuses.
 #include <cstdarg>
 #include <cstddef>
 #include <csetjmp>
@@ -1211,6 +1211,259 @@ void test_event_cache(void **)
 	delete ev;
 }
 
+// ---- the Slope range ----
+
+// A SLOPE_GET summary as the module writes it (do reply, first dump message).
+struct nl_msg *slope_summary_reply(uint32_t node = 1)
+{
+	struct nl_msg *m = reply(DSMEM_CMD_SLOPE_GET);
+	nla_put_u32(m, DSMEM_ATTR_NODE_ID, node);
+	put_u64(m, DSMEM_ATTR_SLOPE_BASE, DSMEM_SLOPE_BASE, DSMEM_ATTR_PAD);
+	put_u64(m, DSMEM_ATTR_SLOPE_SIZE, DSMEM_SLOPE_SIZE, DSMEM_ATTR_PAD);
+	put_u64(m, DSMEM_ATTR_SLOPE_PAGES, 1536, DSMEM_ATTR_PAD);
+	nla_put_u32(m, DSMEM_ATTR_SLOPE_LEASES_HELD, 2);
+	nla_put_u32(m, DSMEM_ATTR_SLOPE_LEASES_FREE, 63);
+	return m;
+}
+
+// A dump message with one lease; used < 0: one given to another node.
+struct nl_msg *slope_lease_reply(uint64_t base, uint32_t holder, int64_t used)
+{
+	struct nl_msg *m = reply(DSMEM_CMD_SLOPE_GET);
+	nla_put_u32(m, DSMEM_ATTR_NODE_ID, 1);
+	struct nlattr *n = nla_nest_start(m, DSMEM_ATTR_SLOPE_LEASE);
+	put_u64(m, DSMEM_SLOPE_LEASE_ATTR_BASE, base, DSMEM_SLOPE_LEASE_ATTR_PAD);
+	nla_put_u32(m, DSMEM_SLOPE_LEASE_ATTR_HOLDER, holder);
+	nla_put_u32(m, DSMEM_SLOPE_LEASE_ATTR_RESPONSIBLE, DSMEM_SLOPE_ADDR_NODE(base));
+	if (used >= 0)
+		put_u64(m, DSMEM_SLOPE_LEASE_ATTR_USED, static_cast<uint64_t>(used),
+			DSMEM_SLOPE_LEASE_ATTR_PAD);
+	nla_nest_end(m, n);
+	return m;
+}
+
+// A migration nest as dsmem_slope_fill_mig() writes it.
+void put_slope_mig(struct nl_msg *m, uint64_t id, uint8_t state)
+{
+	struct nlattr *n = nla_nest_start(m, DSMEM_ATTR_SLOPE_MIG);
+	nla_put_u8(m, DSMEM_SLOPE_MIG_ATTR_STATE, state);
+	nla_put_u32(m, DSMEM_SLOPE_MIG_ATTR_ERRNO, state == DSMEM_SLOPE_MIG_FAILED ? ECONNRESET : 0);
+	nla_put_u32(m, DSMEM_SLOPE_MIG_ATTR_PEER, 2);
+	nla_put_u8(m, DSMEM_SLOPE_MIG_ATTR_INCOMING, 0);
+	nla_put_u8(m, DSMEM_SLOPE_MIG_ATTR_UNIT_SHIFT, 12);
+	nla_put_u32(m, DSMEM_SLOPE_MIG_ATTR_ROUNDS, 3);
+	const uint64_t vals[] = { id, DSMEM_SLOPE_BASE + 0x1000, 10240, 12000, 600, 120, 0, 7,
+				  1500000000, 20000000, 3000000, 0, 1600000000, 900000000 };
+	const int attrs[] = { DSMEM_SLOPE_MIG_ATTR_ID, DSMEM_SLOPE_MIG_ATTR_COOKIE,
+			      DSMEM_SLOPE_MIG_ATTR_PAGES, DSMEM_SLOPE_MIG_ATTR_SENT,
+			      DSMEM_SLOPE_MIG_ATTR_DIRTY, DSMEM_SLOPE_MIG_ATTR_PULLED,
+			      DSMEM_SLOPE_MIG_ATTR_FAILED, DSMEM_SLOPE_MIG_ATTR_FAULT_WAITS,
+			      DSMEM_SLOPE_MIG_ATTR_PREFILL_NS, DSMEM_SLOPE_MIG_ATTR_STOP_NS,
+			      DSMEM_SLOPE_MIG_ATTR_NO_OWNER_NS, DSMEM_SLOPE_MIG_ATTR_PULL_NS,
+			      DSMEM_SLOPE_MIG_ATTR_TOTAL_NS, DSMEM_SLOPE_MIG_ATTR_FIRST_ROUND_NS };
+	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++)
+		put_u64(m, attrs[i], vals[i], DSMEM_SLOPE_MIG_ATTR_PAD);
+	nla_nest_end(m, n);
+}
+
+struct nl_msg *slope_mig_reply(uint8_t cmd, uint64_t id, uint8_t state)
+{
+	struct nl_msg *m = reply(cmd);
+	nla_put_u32(m, DSMEM_ATTR_NODE_ID, 1);
+	put_slope_mig(m, id, state);
+	return m;
+}
+
+void test_slope_summary(void **)
+{
+	struct nl_msg *m = slope_summary_reply();
+	ds_slope_range_info r;
+	assert_int_equal(parse_slope_range(m, &r), 0);
+	assert_int_equal(r.node_id, 1);
+	assert_true(r.base == DSMEM_SLOPE_BASE);
+	assert_true(r.size == DSMEM_SLOPE_SIZE);
+	assert_int_equal(r.pages, 1536);
+	assert_int_equal(r.leases_held, 2);
+	assert_int_equal(r.leases_free, 63);
+	nlmsg_free(m);
+
+	// a newer module's attribute is skipped; what is missing is 0
+	m = reply(DSMEM_CMD_SLOPE_GET);
+	nla_put_u32(m, DSMEM_ATTR_NODE_ID, 4);
+	nla_put_u32(m, DSMEM_ATTR_SLOPE_LEASES_HELD, 1);
+	nla_put_u32(m, DSMEM_ATTR_MAX + 5, 9);
+	assert_int_equal(parse_slope_range(m, &r), 0);
+	assert_int_equal(r.node_id, 4);
+	assert_int_equal(r.leases_held, 1);
+	assert_true(r.base == 0 && r.pages == 0 && r.leases_free == 0);
+	nlmsg_free(m);
+
+	m = reply(DSMEM_CMD_SLOPE_GET);	// without its node
+	put_u64(m, DSMEM_ATTR_SLOPE_PAGES, 1, DSMEM_ATTR_PAD);
+	assert_int_equal(parse_slope_range(m, &r), -EBADMSG);
+	nlmsg_free(m);
+
+	m = reply(DSMEM_CMD_SLOPE_GET);	// pages as a u32
+	nla_put_u32(m, DSMEM_ATTR_NODE_ID, 1);
+	nla_put_u32(m, DSMEM_ATTR_SLOPE_PAGES, 1);
+	assert_int_equal(parse_slope_range(m, &r), -EBADMSG);
+	nlmsg_free(m);
+}
+
+void test_slope_dump(void **)
+{
+	slope_dump d;
+	const uint64_t lease1 = DSMEM_SLOPE_BASE + DSMEM_SLOPE_LEASE_SIZE;
+	struct nl_msg *msgs[] = {
+		slope_summary_reply(),
+		slope_lease_reply(DSMEM_SLOPE_BASE, 1, 1536),
+		slope_lease_reply(lease1, 2, -1),
+		slope_mig_reply(DSMEM_CMD_SLOPE_GET, 3, DSMEM_SLOPE_MIG_HANDED_OVER),
+		slope_mig_reply(DSMEM_CMD_SLOPE_GET, 4, DSMEM_SLOPE_MIG_FAILED),
+	};
+	for (struct nl_msg *m : msgs) {
+		assert_int_equal(parse_slope_dump(m, d), 0);
+		nlmsg_free(m);
+	}
+	assert_int_equal(d.ranges.size(), 1);
+	assert_int_equal(d.ranges[0].leases_free, 63);
+	assert_int_equal(d.leases.size(), 2);
+	assert_int_equal(d.leases[0].node_id, 1);
+	assert_true(d.leases[0].base == DSMEM_SLOPE_BASE);
+	assert_int_equal(d.leases[0].held, 1);
+	assert_int_equal(d.leases[0].used, 1536);
+	assert_int_equal(d.leases[0].responsible, 1);
+	assert_true(d.leases[1].base == lease1);
+	assert_int_equal(d.leases[1].held, 0);	// given to node 2
+	assert_int_equal(d.leases[1].holder, 2);
+	assert_int_equal(d.migs.size(), 2);
+	const ds_slope_mig_info &g = d.migs[0];
+	assert_int_equal(g.node_id, 1);
+	assert_int_equal(g.id, 3);
+	assert_int_equal(g.state, DSMEM_SLOPE_MIG_HANDED_OVER);
+	assert_int_equal(g.peer, 2);
+	assert_int_equal(g.incoming, 0);
+	assert_int_equal(g.unit_shift, 12);
+	assert_int_equal(g.rounds, 3);
+	assert_true(g.cookie == DSMEM_SLOPE_BASE + 0x1000);
+	assert_int_equal(g.pages, 10240);
+	assert_int_equal(g.sent_units, 12000);
+	assert_int_equal(g.dirty_units, 600);
+	assert_int_equal(g.pulled_units, 120);
+	assert_int_equal(g.fault_waits, 7);
+	assert_int_equal(g.prefill_ns, 1500000000);
+	assert_int_equal(g.pull_ns, 0);
+	assert_int_equal(g.first_round_ns, 900000000);
+	assert_int_equal(g.error, 0);
+	assert_int_equal(d.migs[1].error, ECONNRESET);
+}
+
+void test_slope_dump_robust(void **)
+{
+	slope_dump d;
+
+	// a message of none of the three kinds (a newer module's) is skipped
+	struct nl_msg *m = reply(DSMEM_CMD_SLOPE_GET);
+	nla_put_u32(m, DSMEM_ATTR_NODE_ID, 1);
+	struct nlattr *n = nla_nest_start(m, DSMEM_ATTR_MAX + 2);
+	nla_put_u32(m, 1, 5);
+	nla_nest_end(m, n);
+	assert_int_equal(parse_slope_dump(m, d), 0);
+	assert_true(d.ranges.empty() && d.leases.empty() && d.migs.empty());
+	nlmsg_free(m);
+
+	// a lease of nothing but its base; a migration of its id and state,
+	// with an attribute of a newer module's
+	m = reply(DSMEM_CMD_SLOPE_GET);
+	nla_put_u32(m, DSMEM_ATTR_NODE_ID, 1);
+	n = nla_nest_start(m, DSMEM_ATTR_SLOPE_LEASE);
+	nla_put_u64(m, DSMEM_SLOPE_LEASE_ATTR_BASE, DSMEM_SLOPE_BASE);
+	nla_put_u32(m, DSMEM_SLOPE_LEASE_ATTR_MAX + 1, 7);
+	nla_nest_end(m, n);
+	assert_int_equal(parse_slope_dump(m, d), 0);
+	nlmsg_free(m);
+	assert_int_equal(d.leases.size(), 1);
+	assert_int_equal(d.leases[0].holder, 0);
+	assert_int_equal(d.leases[0].held, 0);
+
+	m = reply(DSMEM_CMD_SLOPE_GET);
+	nla_put_u32(m, DSMEM_ATTR_NODE_ID, 1);
+	n = nla_nest_start(m, DSMEM_ATTR_SLOPE_MIG);
+	nla_put_u64(m, DSMEM_SLOPE_MIG_ATTR_ID, 9);
+	nla_put_u8(m, DSMEM_SLOPE_MIG_ATTR_STATE, DSMEM_SLOPE_MIG_INCOMING);
+	nla_put_u64(m, DSMEM_SLOPE_MIG_ATTR_MAX + 1, 1);
+	nla_nest_end(m, n);
+	assert_int_equal(parse_slope_dump(m, d), 0);
+	nlmsg_free(m);
+	assert_int_equal(d.migs.size(), 1);
+	assert_int_equal(d.migs[0].id, 9);
+	assert_int_equal(d.migs[0].state, DSMEM_SLOPE_MIG_INCOMING);
+	assert_int_equal(d.migs[0].unit_shift, 0);
+	assert_int_equal(d.migs[0].total_ns, 0);
+
+	// refused: a lease without its base, a migration without its state,
+	// a lease without a node, a field of the wrong width
+	m = reply(DSMEM_CMD_SLOPE_GET);
+	nla_put_u32(m, DSMEM_ATTR_NODE_ID, 1);
+	n = nla_nest_start(m, DSMEM_ATTR_SLOPE_LEASE);
+	nla_put_u32(m, DSMEM_SLOPE_LEASE_ATTR_HOLDER, 1);
+	nla_nest_end(m, n);
+	assert_int_equal(parse_slope_dump(m, d), -EBADMSG);
+	nlmsg_free(m);
+
+	m = reply(DSMEM_CMD_SLOPE_GET);
+	nla_put_u32(m, DSMEM_ATTR_NODE_ID, 1);
+	n = nla_nest_start(m, DSMEM_ATTR_SLOPE_MIG);
+	nla_put_u64(m, DSMEM_SLOPE_MIG_ATTR_ID, 9);
+	nla_nest_end(m, n);
+	assert_int_equal(parse_slope_dump(m, d), -EBADMSG);
+	nlmsg_free(m);
+
+	m = reply(DSMEM_CMD_SLOPE_GET);
+	n = nla_nest_start(m, DSMEM_ATTR_SLOPE_LEASE);
+	nla_put_u64(m, DSMEM_SLOPE_LEASE_ATTR_BASE, DSMEM_SLOPE_BASE);
+	nla_nest_end(m, n);
+	assert_int_equal(parse_slope_dump(m, d), -EBADMSG);
+	nlmsg_free(m);
+
+	m = reply(DSMEM_CMD_SLOPE_GET);
+	nla_put_u32(m, DSMEM_ATTR_NODE_ID, 1);
+	n = nla_nest_start(m, DSMEM_ATTR_SLOPE_MIG);
+	nla_put_u64(m, DSMEM_SLOPE_MIG_ATTR_ID, 9);
+	nla_put_u32(m, DSMEM_SLOPE_MIG_ATTR_STATE, DSMEM_SLOPE_MIG_DONE);	// a u8
+	nla_nest_end(m, n);
+	assert_int_equal(parse_slope_dump(m, d), -EBADMSG);
+	nlmsg_free(m);
+
+	// nothing was added by the refused ones
+	assert_int_equal(d.leases.size(), 1);
+	assert_int_equal(d.migs.size(), 1);
+}
+
+void test_event_slope_mig(void **)
+{
+	auto *ev = new ds_event;
+	struct nl_msg *m = slope_mig_reply(DSMEM_CMD_SLOPE_MIG, 3, DSMEM_SLOPE_MIG_DONE);
+	assert_int_equal(parse_event(m, ev), 0);
+	assert_int_equal(ev->type, DS_EVENT_SLOPE_MIG);
+	assert_int_equal(ev->slope_mig.node_id, 1);
+	assert_int_equal(ev->slope_mig.id, 3);
+	assert_int_equal(ev->slope_mig.state, DSMEM_SLOPE_MIG_DONE);
+	assert_int_equal(ev->slope_mig.total_ns, 1600000000);
+	nlmsg_free(m);
+
+	m = reply(DSMEM_CMD_SLOPE_MIG);	// an event names its migration
+	nla_put_u32(m, DSMEM_ATTR_NODE_ID, 1);
+	assert_int_equal(parse_event(m, ev), -EBADMSG);
+	nlmsg_free(m);
+
+	m = reply(DSMEM_CMD_SLOPE_GET);	// a reply is no event
+	nla_put_u32(m, DSMEM_ATTR_NODE_ID, 1);
+	assert_int_equal(parse_event(m, ev), -ENOMSG);
+	nlmsg_free(m);
+	delete ev;
+}
+
 }  // namespace
 
 int main(void)
@@ -1250,6 +1503,10 @@ int main(void)
 		cmocka_unit_test(test_cache_param_table),
 		cmocka_unit_test(test_token_cache_requests_refused),
 		cmocka_unit_test(test_event_cache),
+		cmocka_unit_test(test_slope_summary),
+		cmocka_unit_test(test_slope_dump),
+		cmocka_unit_test(test_slope_dump_robust),
+		cmocka_unit_test(test_event_slope_mig),
 	};
 	return cmocka_run_group_tests_name("dsuser_objects", tests, nullptr, nullptr);
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // dsctl records and their text and JSON rendering.
+#include <cerrno>
 #include <cstdarg>
 #include <cstddef>
 #include <csetjmp>
@@ -732,6 +733,154 @@ void test_cache_events(void **)
 	assert_int_equal(v["params"].size(), DS_CACHE_P_NR);
 }
 
+// ---- the Slope range ----
+
+ds_slope_mig_info sample_mig()
+{
+	ds_slope_mig_info m{};
+	m.node_id = 1;
+	m.peer = 2;
+	m.id = 3;
+	m.state = DSMEM_SLOPE_MIG_HANDED_OVER;
+	m.unit_shift = 12;
+	m.cookie = DSMEM_SLOPE_BASE + 0x1000;
+	m.pages = 10240;
+	m.rounds = 3;
+	m.sent_units = 12000;
+	m.dirty_units = 600;
+	m.pulled_units = 120;
+	m.fault_waits = 7;
+	m.prefill_ns = 1500000000;
+	m.stop_ns = 20000000;
+	m.no_owner_ns = 3000000;
+	m.total_ns = 1600000000;
+	m.first_round_ns = 900000000;
+	return m;
+}
+
+void test_slope_records(void **)
+{
+	const uint64_t lease1 = DSMEM_SLOPE_BASE + DSMEM_SLOPE_LEASE_SIZE;
+	ds_slope_range_info ranges[2] = {};
+	ds_slope_lease_info leases[3] = {};
+	ds_slope_mig_info migs[2] = { sample_mig(), sample_mig() };
+	for (int i = 0; i < 2; i++) {
+		ranges[i].node_id = i + 1;
+		ranges[i].base = DSMEM_SLOPE_BASE;
+		ranges[i].size = DSMEM_SLOPE_SIZE;
+		ranges[i].leases_held = 1;
+		ranges[i].leases_free = 62 + 2 * i;
+	}
+	ranges[0].pages = 1536;
+	ranges[1].pages = 10240;
+	// node 1 holds its first lease and gave its second to node 2
+	leases[0] = { 1, 1, 1, 1, {}, DSMEM_SLOPE_BASE, 1536, {} };
+	leases[1] = { 1, 2, 1, 0, {}, lease1, 0, {} };
+	leases[2] = { 2, 2, 1, 1, {}, lease1, 10240, {} };
+	// node 2 receives what node 1 sends
+	migs[1].node_id = 2;
+	migs[1].peer = 1;
+	migs[1].id = 1;
+	migs[1].incoming = 1;
+	migs[1].stop_ns = migs[1].prefill_ns = 0;
+	// node 1 holds the pages of one object, of two runs
+	ds_slope_object_info objs[1] = { { 1, 2, DSMEM_SLOPE_BASE, 1536, {} } };
+	ds_slope_ranges l{ ranges, 2, leases, 3, migs, 2, objs, 1, {} };
+
+	std::vector<record> recs = slope_records(l);
+	assert_int_equal(recs.size(), 2);
+	assert_string_equal(output::text(recs[0]).c_str(),
+		"node 1 base 0x300000000000 size 4T pages 1536 leases_held 1 leases_free 62\n"
+		"    lease base 0x300000000000 holder 1 responsible 1 pages 1536\n"
+		"    lease base 0x300040000000 holder 2 responsible 1 pages -\n"
+		"    object addr 0x300000000000 pages 1536 runs 2\n"
+		"    mig id 3 direction out peer 2 state handed_over cookie 0x300000001000 "
+		"pages 10240 unit 4K rounds 3 sent 12000 dirty 600 pulled 120 failed 0 "
+		"fault_waits 7 prefill 1500ms stop 20ms no_owner 3ms pull - total 1600ms "
+		"first_round 900ms");
+	assert_string_equal(output::text(recs[1]).c_str(),
+		"node 2 base 0x300000000000 size 4T pages 10240 leases_held 1 leases_free 64\n"
+		"    lease base 0x300040000000 holder 2 responsible 1 pages 10240\n"
+		"    mig id 1 direction in peer 1 state handed_over cookie 0x300000001000 "
+		"pages 10240 unit 4K rounds 3 sent 12000 dirty 600 pulled 120 failed 0 "
+		"fault_waits 7 prefill - stop - no_owner 3ms pull - total 1600ms "
+		"first_round 900ms");
+
+	// JSON: one object per node, its leases and migrations as arrays;
+	// addresses are strings, sizes bytes, times ns, unknowns null
+	auto v = nlohmann::json::parse(capture(output::mode::json, recs[0], false));
+	const auto &n = v[0];
+	assert_int_equal(n["node"].get<int>(), 1);
+	assert_string_equal(n["base"].get<std::string>().c_str(), "0x300000000000");
+	assert_true(n["size"].get<uint64_t>() == DSMEM_SLOPE_SIZE);
+	assert_int_equal(n["leases"].size(), 2);
+	assert_true(n["leases"][1]["pages"].is_null());
+	assert_int_equal(n["leases"][1]["holder"].get<int>(), 2);
+	assert_int_equal(n["objects"].size(), 1);
+	assert_string_equal(n["objects"][0]["addr"].get<std::string>().c_str(), "0x300000000000");
+	assert_int_equal(n["objects"][0]["runs"].get<int>(), 2);
+	assert_int_equal(n["migrations"].size(), 1);
+	const auto &m = n["migrations"][0];
+	assert_int_equal(m["id"].get<int>(), 3);
+	assert_string_equal(m["direction"].get<std::string>().c_str(), "out");
+	assert_string_equal(m["state"].get<std::string>().c_str(), "handed_over");
+	assert_int_equal(m["unit"].get<int>(), 4096);
+	assert_true(m["pull_ns"].is_null());
+	assert_true(m["prefill_ns"].get<uint64_t>() == 1500000000);
+	assert_false(m.contains("errno"));
+
+	// a node with nothing to list; a failed migration says why
+	ds_slope_ranges bare{ ranges, 1, nullptr, 0, nullptr, 0, nullptr, 0, {} };
+	recs = slope_records(bare);
+	assert_string_equal(output::text(recs[0]).c_str(),
+		"node 1 base 0x300000000000 size 4T pages 1536 leases_held 1 leases_free 62");
+	v = nlohmann::json::parse(capture(output::mode::json, recs[0], false));
+	assert_true(v[0]["leases"].is_array() && v[0]["leases"].empty());
+	assert_true(v[0]["migrations"].is_array() && v[0]["migrations"].empty());
+
+	ds_slope_mig_info f = sample_mig();
+	f.state = DSMEM_SLOPE_MIG_FAILED;
+	f.error = ECONNRESET;
+	f.unit_shift = 21;
+	record fr = slope_mig_record(f);
+	assert_string_equal(fr["state"].get<std::string>().c_str(), "failed");
+	assert_int_equal(fr["errno"].get<int>(), ECONNRESET);
+	assert_true(output::text(fr).find(" unit 2M ") != std::string::npos);
+	assert_true(output::text(fr).find("errno 104 error \"") != std::string::npos);
+
+	// leases or migrations of a node whose summary did not come
+	ds_slope_ranges orphan{ nullptr, 0, leases + 2, 1, nullptr, 0, nullptr, 0, {} };
+	recs = slope_records(orphan);
+	assert_string_equal(output::text(recs[0]).c_str(),
+		"node 2 base - size - pages - leases_held - leases_free -\n"
+		"    lease base 0x300040000000 holder 2 responsible 1 pages 10240");
+}
+
+void test_slope_names_and_event(void **)
+{
+	assert_string_equal(slope_mig_state_name(DSMEM_SLOPE_MIG_PREFILL).c_str(), "prefill");
+	assert_string_equal(slope_mig_state_name(DSMEM_SLOPE_MIG_STOPPING).c_str(), "stopping");
+	assert_string_equal(slope_mig_state_name(DSMEM_SLOPE_MIG_DONE).c_str(), "done");
+	assert_string_equal(slope_mig_state_name(DSMEM_SLOPE_MIG_INCOMING).c_str(), "incoming");
+	assert_string_equal(slope_mig_state_name(40).c_str(), "unknown(40)");
+
+	auto ev = std::make_unique<ds_event>();
+	*ev = {};
+	ev->type = DS_EVENT_SLOPE_MIG;
+	ev->slope_mig = sample_mig();
+	ev->slope_mig.state = DSMEM_SLOPE_MIG_DONE;
+	ev->slope_mig.unit_shift = 0;	// not reported
+	assert_string_equal(output::text(event_record(*ev)).c_str(),
+		"[SLOPE MIG] node 1 id 3 direction out peer 2 state done cookie 0x300000001000 "
+		"pages 10240 unit - rounds 3 sent 12000 dirty 600 pulled 120 failed 0 "
+		"fault_waits 7 prefill 1500ms stop 20ms no_owner 3ms pull - total 1600ms "
+		"first_round 900ms");
+	auto v = nlohmann::json::parse(capture(output::mode::json, event_record(*ev), true));
+	assert_string_equal(v["event"].get<std::string>().c_str(), "slope_mig");
+	assert_int_equal(v["node"].get<int>(), 1);
+	assert_true(v["unit"].is_null());
+}
+
 void test_text_rules_for_tokens(void **)
 {
 	assert_string_equal(duration_string(0).c_str(), "0ns");
@@ -791,6 +940,8 @@ int main(void)
 		cmocka_unit_test(test_trace_and_bench_records),
 		cmocka_unit_test(test_cache_events),
 		cmocka_unit_test(test_text_rules_for_tokens),
+		cmocka_unit_test(test_slope_records),
+		cmocka_unit_test(test_slope_names_and_event),
 	};
 	return cmocka_run_group_tests_name("dsctl_output", tests, nullptr, nullptr);
 }

@@ -25,6 +25,9 @@ struct nla_policy tier_policy[DSMEM_TIER_ATTR_MAX + 1];
 // CACHE_PARAMS nests one u64 per parameter, of type index + 1
 struct nla_policy param_policy[DSMEM_CACHE_P_NR + 1];
 struct nla_policy bench_policy[DSMEM_BENCH_ATTR_MAX + 1];
+struct nla_policy slope_lease_policy[DSMEM_SLOPE_LEASE_ATTR_MAX + 1];
+struct nla_policy slope_mig_policy[DSMEM_SLOPE_MIG_ATTR_MAX + 1];
+struct nla_policy slope_obj_policy[DSMEM_SLOPE_OBJ_ATTR_MAX + 1];
 
 // libnl checks minimum lengths; exact widths are checked here.
 const bool policies_ready = [] {
@@ -142,6 +145,31 @@ const bool policies_ready = [] {
 		fixed(param_policy[i], NLA_U64, 8);
 	for (int i = DSMEM_BENCH_ATTR_ACCESSES; i <= DSMEM_BENCH_ATTR_MAX; i++)
 		fixed(bench_policy[i], NLA_U64, 8);
+
+	// Slope: a node's summary, and its leases and migrations as nests
+	fixed(top_policy[DSMEM_ATTR_SLOPE_BASE], NLA_U64, 8);
+	fixed(top_policy[DSMEM_ATTR_SLOPE_SIZE], NLA_U64, 8);
+	fixed(top_policy[DSMEM_ATTR_SLOPE_PAGES], NLA_U64, 8);
+	fixed(top_policy[DSMEM_ATTR_SLOPE_LEASES_HELD], NLA_U32, 4);
+	fixed(top_policy[DSMEM_ATTR_SLOPE_LEASES_FREE], NLA_U32, 4);
+	top_policy[DSMEM_ATTR_SLOPE_LEASE].type = NLA_NESTED;
+	top_policy[DSMEM_ATTR_SLOPE_MIG].type = NLA_NESTED;
+	top_policy[DSMEM_ATTR_SLOPE_OBJ].type = NLA_NESTED;
+	fixed(slope_obj_policy[DSMEM_SLOPE_OBJ_ATTR_ADDR], NLA_U64, 8);
+	fixed(slope_obj_policy[DSMEM_SLOPE_OBJ_ATTR_PAGES], NLA_U64, 8);
+	fixed(slope_obj_policy[DSMEM_SLOPE_OBJ_ATTR_RUNS], NLA_U32, 4);
+	fixed(slope_lease_policy[DSMEM_SLOPE_LEASE_ATTR_BASE], NLA_U64, 8);
+	fixed(slope_lease_policy[DSMEM_SLOPE_LEASE_ATTR_HOLDER], NLA_U32, 4);
+	fixed(slope_lease_policy[DSMEM_SLOPE_LEASE_ATTR_RESPONSIBLE], NLA_U32, 4);
+	fixed(slope_lease_policy[DSMEM_SLOPE_LEASE_ATTR_USED], NLA_U64, 8);
+	for (int i = DSMEM_SLOPE_MIG_ATTR_ID; i <= DSMEM_SLOPE_MIG_ATTR_MAX; i++)
+		fixed(slope_mig_policy[i], NLA_U64, 8);
+	fixed(slope_mig_policy[DSMEM_SLOPE_MIG_ATTR_STATE], NLA_U8, 1);
+	fixed(slope_mig_policy[DSMEM_SLOPE_MIG_ATTR_INCOMING], NLA_U8, 1);
+	fixed(slope_mig_policy[DSMEM_SLOPE_MIG_ATTR_UNIT_SHIFT], NLA_U8, 1);
+	fixed(slope_mig_policy[DSMEM_SLOPE_MIG_ATTR_ERRNO], NLA_U32, 4);
+	fixed(slope_mig_policy[DSMEM_SLOPE_MIG_ATTR_PEER], NLA_U32, 4);
+	fixed(slope_mig_policy[DSMEM_SLOPE_MIG_ATTR_ROUNDS], NLA_U32, 4);
 	return true;
 }();
 
@@ -311,6 +339,90 @@ int parse_tier(struct nlattr *nest, ds_cache_tier *t)
 	t->cost_mean_ns = get_u64(tb[DSMEM_TIER_ATTR_COST_MEAN_NS]);
 	t->cost_p99_ns = get_u64(tb[DSMEM_TIER_ATTR_COST_P99_NS]);
 	return t->id ? 0 : -EBADMSG;
+}
+
+// A SLOPE_LEASE nest: its base is what names it; the rest may be absent
+// (used is, in a lease of the node's share held by another node).
+int parse_slope_lease(struct nlattr *nest, ds_slope_lease_info *l)
+{
+	struct nlattr *tb[DSMEM_SLOPE_LEASE_ATTR_MAX + 1];
+
+	if (nla_parse_nested(tb, DSMEM_SLOPE_LEASE_ATTR_MAX, nest, slope_lease_policy) < 0 ||
+	    check_widths(tb, DSMEM_SLOPE_LEASE_ATTR_MAX, slope_lease_policy) ||
+	    !tb[DSMEM_SLOPE_LEASE_ATTR_BASE])
+		return -EBADMSG;
+	l->base = nla_get_u64(tb[DSMEM_SLOPE_LEASE_ATTR_BASE]);
+	l->holder = get_u32(tb[DSMEM_SLOPE_LEASE_ATTR_HOLDER]);
+	l->responsible = get_u32(tb[DSMEM_SLOPE_LEASE_ATTR_RESPONSIBLE]);
+	l->held = tb[DSMEM_SLOPE_LEASE_ATTR_USED] != nullptr;
+	l->used = get_u64(tb[DSMEM_SLOPE_LEASE_ATTR_USED]);
+	return 0;
+}
+
+// A SLOPE_OBJ nest: its address names it; the rest may be absent.
+int parse_slope_obj(struct nlattr *nest, ds_slope_object_info *o)
+{
+	struct nlattr *tb[DSMEM_SLOPE_OBJ_ATTR_MAX + 1];
+
+	if (nla_parse_nested(tb, DSMEM_SLOPE_OBJ_ATTR_MAX, nest, slope_obj_policy) < 0 ||
+	    check_widths(tb, DSMEM_SLOPE_OBJ_ATTR_MAX, slope_obj_policy) ||
+	    !tb[DSMEM_SLOPE_OBJ_ATTR_ADDR])
+		return -EBADMSG;
+	o->addr = nla_get_u64(tb[DSMEM_SLOPE_OBJ_ATTR_ADDR]);
+	o->pages = get_u64(tb[DSMEM_SLOPE_OBJ_ATTR_PAGES]);
+	o->runs = get_u32(tb[DSMEM_SLOPE_OBJ_ATTR_RUNS]);
+	return 0;
+}
+
+// A SLOPE_MIG nest: its id and state are required, the rest may be absent.
+int parse_slope_mig_nest(struct nlattr *nest, ds_slope_mig_info *m)
+{
+	struct nlattr *tb[DSMEM_SLOPE_MIG_ATTR_MAX + 1];
+
+	if (nla_parse_nested(tb, DSMEM_SLOPE_MIG_ATTR_MAX, nest, slope_mig_policy) < 0 ||
+	    check_widths(tb, DSMEM_SLOPE_MIG_ATTR_MAX, slope_mig_policy) ||
+	    !tb[DSMEM_SLOPE_MIG_ATTR_ID] || !tb[DSMEM_SLOPE_MIG_ATTR_STATE])
+		return -EBADMSG;
+	m->id = nla_get_u64(tb[DSMEM_SLOPE_MIG_ATTR_ID]);
+	m->state = nla_get_u8(tb[DSMEM_SLOPE_MIG_ATTR_STATE]);
+	m->error = get_u32(tb[DSMEM_SLOPE_MIG_ATTR_ERRNO]);
+	m->peer = get_u32(tb[DSMEM_SLOPE_MIG_ATTR_PEER]);
+	m->incoming = get_u8(tb[DSMEM_SLOPE_MIG_ATTR_INCOMING]);
+	m->cookie = get_u64(tb[DSMEM_SLOPE_MIG_ATTR_COOKIE]);
+	m->pages = get_u64(tb[DSMEM_SLOPE_MIG_ATTR_PAGES]);
+	m->unit_shift = get_u8(tb[DSMEM_SLOPE_MIG_ATTR_UNIT_SHIFT]);
+	m->rounds = get_u32(tb[DSMEM_SLOPE_MIG_ATTR_ROUNDS]);
+	m->sent_units = get_u64(tb[DSMEM_SLOPE_MIG_ATTR_SENT]);
+	m->dirty_units = get_u64(tb[DSMEM_SLOPE_MIG_ATTR_DIRTY]);
+	m->pulled_units = get_u64(tb[DSMEM_SLOPE_MIG_ATTR_PULLED]);
+	m->failed_units = get_u64(tb[DSMEM_SLOPE_MIG_ATTR_FAILED]);
+	m->fault_waits = get_u64(tb[DSMEM_SLOPE_MIG_ATTR_FAULT_WAITS]);
+	m->prefill_ns = get_u64(tb[DSMEM_SLOPE_MIG_ATTR_PREFILL_NS]);
+	m->stop_ns = get_u64(tb[DSMEM_SLOPE_MIG_ATTR_STOP_NS]);
+	m->no_owner_ns = get_u64(tb[DSMEM_SLOPE_MIG_ATTR_NO_OWNER_NS]);
+	m->pull_ns = get_u64(tb[DSMEM_SLOPE_MIG_ATTR_PULL_NS]);
+	m->total_ns = get_u64(tb[DSMEM_SLOPE_MIG_ATTR_TOTAL_NS]);
+	m->first_round_ns = get_u64(tb[DSMEM_SLOPE_MIG_ATTR_FIRST_ROUND_NS]);
+	return 0;
+}
+
+// The summary attributes of a SLOPE_GET message, if it has any.
+bool has_slope_summary(struct nlattr **tb)
+{
+	return tb[DSMEM_ATTR_SLOPE_BASE] || tb[DSMEM_ATTR_SLOPE_SIZE] ||
+	       tb[DSMEM_ATTR_SLOPE_PAGES] || tb[DSMEM_ATTR_SLOPE_LEASES_HELD] ||
+	       tb[DSMEM_ATTR_SLOPE_LEASES_FREE];
+}
+
+void slope_summary(struct nlattr **tb, ds_slope_range_info *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->node_id = nla_get_u32(tb[DSMEM_ATTR_NODE_ID]);
+	r->base = get_u64(tb[DSMEM_ATTR_SLOPE_BASE]);
+	r->size = get_u64(tb[DSMEM_ATTR_SLOPE_SIZE]);
+	r->pages = get_u64(tb[DSMEM_ATTR_SLOPE_PAGES]);
+	r->leases_held = get_u32(tb[DSMEM_ATTR_SLOPE_LEASES_HELD]);
+	r->leases_free = get_u32(tb[DSMEM_ATTR_SLOPE_LEASES_FREE]);
 }
 
 // A binary IPv4 or IPv6 address, in network byte order, as text.
@@ -776,6 +888,82 @@ int parse_replay(struct nl_msg *msg, ds_cache_replay_result *r,
 			return -EBADMSG;
 		moves.push_back(ds_cache_move{mv.eid, mv.from, mv.to, 0});
 	}
+	return 0;
+}
+
+int parse_slope_range(struct nl_msg *msg, ds_slope_range_info *r)
+{
+	struct nlattr *tb[DSMEM_ATTR_MAX + 1];
+	int ret = parse_top(msg, tb);
+
+	if (ret)
+		return ret;
+	if (!tb[DSMEM_ATTR_NODE_ID])
+		return -EBADMSG;
+	slope_summary(tb, r);
+	return 0;
+}
+
+int parse_slope_dump(struct nl_msg *msg, slope_dump &out)
+{
+	struct nlattr *tb[DSMEM_ATTR_MAX + 1];
+	int ret = parse_top(msg, tb);
+
+	if (ret)
+		return ret;
+	bool summary = has_slope_summary(tb);
+	struct nlattr *lease = tb[DSMEM_ATTR_SLOPE_LEASE];
+	struct nlattr *mig = tb[DSMEM_ATTR_SLOPE_MIG];
+	struct nlattr *obj = tb[DSMEM_ATTR_SLOPE_OBJ];
+	if (!summary && !lease && !mig && !obj)
+		return 0;	// a kind of message of a newer module's
+	if (!tb[DSMEM_ATTR_NODE_ID])
+		return -EBADMSG;
+	uint32_t node = nla_get_u32(tb[DSMEM_ATTR_NODE_ID]);
+
+	ds_slope_lease_info l{};
+	ds_slope_mig_info m{};
+	ds_slope_object_info o{};
+	if (lease && (ret = parse_slope_lease(lease, &l)))
+		return ret;
+	if (obj && (ret = parse_slope_obj(obj, &o)))
+		return ret;
+	if (mig && (ret = parse_slope_mig_nest(mig, &m)))
+		return ret;
+	if (summary) {
+		ds_slope_range_info r;
+		slope_summary(tb, &r);
+		out.ranges.push_back(r);
+	}
+	if (lease) {
+		l.node_id = node;
+		out.leases.push_back(l);
+	}
+	if (mig) {
+		m.node_id = node;
+		out.migs.push_back(m);
+	}
+	if (obj) {
+		o.node_id = node;
+		out.objects.push_back(o);
+	}
+	return 0;
+}
+
+int parse_slope_mig(struct nl_msg *msg, ds_slope_mig_info *m)
+{
+	struct nlattr *tb[DSMEM_ATTR_MAX + 1];
+	int ret = parse_top(msg, tb);
+
+	if (ret)
+		return ret;
+	if (!tb[DSMEM_ATTR_NODE_ID] || !tb[DSMEM_ATTR_SLOPE_MIG])
+		return -EBADMSG;
+	memset(m, 0, sizeof(*m));
+	ret = parse_slope_mig_nest(tb[DSMEM_ATTR_SLOPE_MIG], m);
+	if (ret)
+		return ret;
+	m->node_id = nla_get_u32(tb[DSMEM_ATTR_NODE_ID]);
 	return 0;
 }
 

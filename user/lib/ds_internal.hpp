@@ -66,6 +66,22 @@ int parse_bench(struct nl_msg *msg, ds_cache_bench_result *r);
 int parse_replay(struct nl_msg *msg, ds_cache_replay_result *r,
 		 std::vector<ds_cache_move> &moves);
 
+// Slope: a SLOPE_GET do reply (the node's summary); one message of a
+// SLOPE_GET dump, appended to what it is (a summary, a lease, a
+// migration; a message that is none of these, a newer module's, is
+// skipped); the SLOPE_MIG event.  A lease needs its base, a migration its
+// id and state; anything else absent is 0 (a lease without used is not
+// held by the node).
+struct slope_dump {
+	std::vector<ds_slope_range_info> ranges;
+	std::vector<ds_slope_lease_info> leases;
+	std::vector<ds_slope_mig_info> migs;
+	std::vector<ds_slope_object_info> objects;
+};
+int parse_slope_range(struct nl_msg *msg, ds_slope_range_info *r);
+int parse_slope_dump(struct nl_msg *msg, slope_dump &out);
+int parse_slope_mig(struct nl_msg *msg, ds_slope_mig_info *m);
+
 // A message of the "events" group as an event; -ENOMSG for a command that is no event this library knows.
 int parse_event(struct nl_msg *msg, ds_event *ev);
 

@@ -41,6 +41,20 @@ struct ds_event_v1_1 {
 static_assert(offsetof(ds_event, seg) == offsetof(ds_event_v1_1, seg) &&
 	      offsetof(ds_event, cache) >= sizeof(ds_event_v1_1));
 
+// ... and as DSUSER_1.2 published it, before Slope's migrations.
+struct ds_event_v1_2 {
+	uint32_t type;
+	uint32_t reserved0;
+	struct ds_dev_info dev;
+	struct ds_node_info node;
+	struct ds_peer_info peer;
+	struct ds_seg_info seg;
+	struct ds_cache_info cache;
+	struct ds_trace_info trace;
+};
+static_assert(offsetof(ds_event, trace) == offsetof(ds_event_v1_2, trace) &&
+	      offsetof(ds_event, slope_mig) >= sizeof(ds_event_v1_2));
+
 struct ds_monitor {
 	genl_socket events;	// subscriptions only; never sends requests
 	int family = -1;	// -1 while the module is not loaded
@@ -95,6 +109,9 @@ int parse_event(struct nl_msg *msg, ds_event *ev)
 	case DSMEM_CMD_TRACE_STOP:
 		ev->type = DS_EVENT_TRACE_STOP;
 		return parse_trace(msg, &ev->trace, true);
+	case DSMEM_CMD_SLOPE_MIG:
+		ev->type = DS_EVENT_SLOPE_MIG;
+		return parse_slope_mig(msg, &ev->slope_mig);
 	default:
 		ev->type = 0;
 		return -ENOMSG;
@@ -282,9 +299,9 @@ static int next_event_as(struct ds_monitor *mon, Ev *ev, int timeout_ms,
 	return ret;
 }
 
-// ds_monitor_next@DSUSER_1.0, @DSUSER_1.1 and @@DSUSER_1.2: same SONAME,
-// a larger struct ds_event each time; binaries built against an older
-// version get the events they know.
+// ds_monitor_next@DSUSER_1.0, @DSUSER_1.1, @DSUSER_1.2 and @@DSUSER_1.5:
+// same SONAME, a larger struct ds_event each time; binaries built against
+// an older version get the events they know.
 DS_EXPORT int ds_monitor_next_v1_0(struct ds_monitor *mon, struct ds_event_v1_0 *ev,
 				   int timeout_ms)
 	__attribute__((symver("ds_monitor_next@DSUSER_1.0")));
@@ -303,10 +320,19 @@ DS_EXPORT int ds_monitor_next_v1_1(struct ds_monitor *mon, struct ds_event_v1_1 
 	return next_event_as(mon, ev, timeout_ms, DS_EVENT_SEG_DEL);
 }
 
-DS_EXPORT int ds_monitor_next_v1_2(struct ds_monitor *mon, struct ds_event *ev,
+DS_EXPORT int ds_monitor_next_v1_2(struct ds_monitor *mon, struct ds_event_v1_2 *ev,
 				   int timeout_ms)
-	__attribute__((symver("ds_monitor_next@@DSUSER_1.2")));
-DS_EXPORT int ds_monitor_next_v1_2(struct ds_monitor *mon, struct ds_event *ev,
+	__attribute__((symver("ds_monitor_next@DSUSER_1.2")));
+DS_EXPORT int ds_monitor_next_v1_2(struct ds_monitor *mon, struct ds_event_v1_2 *ev,
+				   int timeout_ms)
+{
+	return next_event_as(mon, ev, timeout_ms, DS_EVENT_TRACE_STOP);
+}
+
+DS_EXPORT int ds_monitor_next_v1_5(struct ds_monitor *mon, struct ds_event *ev,
+				   int timeout_ms)
+	__attribute__((symver("ds_monitor_next@@DSUSER_1.5")));
+DS_EXPORT int ds_monitor_next_v1_5(struct ds_monitor *mon, struct ds_event *ev,
 				   int timeout_ms)
 {
 	return next_event(mon, ev, timeout_ms, UINT32_MAX);

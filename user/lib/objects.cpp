@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // libdsuser control path for what dsmem keeps: nodes, peers, segments,
-// their grants, and the message-based remote-memory service (RDM_*).
+// their grants, the message-based remote-memory service (RDM_*) and the
+// Slope range's leases and migrations (SLOPE_GET).
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -245,4 +246,53 @@ DS_EXPORT int ds_rdm_write(struct ds_ctx *ctx, uint32_t node_id, uint64_t va,
 		a.u64(DSMEM_ATTR_RDM_ADDR, va);
 		a.bin(DSMEM_ATTR_RDM_DATA, buf, len);
 	}, ignore_replies, 256 + nla_total_size(static_cast<int>(len)));
+}
+
+DS_EXPORT int ds_slope_range_get(struct ds_ctx *ctx, uint32_t node_id,
+				 struct ds_slope_range_info *info)
+{
+	return request_one(ctx, DSMEM_CMD_SLOPE_GET, [node_id](attrs &a) {
+		a.u32(DSMEM_ATTR_NODE_ID, node_id);
+	}, [info](struct nl_msg *m) { return parse_slope_range(m, info); });
+}
+
+DS_EXPORT int ds_slope_range_list(struct ds_ctx *ctx, uint32_t node_id,
+				  struct ds_slope_ranges *list)
+{
+	slope_dump out;
+
+	if (!list)
+		return fail(ctx, -EINVAL, "no list to fill");
+	memset(list, 0, sizeof(*list));
+	int ret = request(ctx, DSMEM_CMD_SLOPE_GET, true, [node_id](attrs &a) {
+		if (node_id)
+			a.u32(DSMEM_ATTR_NODE_ID, node_id);
+	}, [&out](struct nl_msg *m) { return parse_slope_dump(m, out); });
+	if (ret)
+		return ret;
+	ds_slope_ranges l{};
+	ret = to_c_array(ctx, out.ranges, &l.ranges, &l.nranges);
+	if (!ret)
+		ret = to_c_array(ctx, out.leases, &l.leases, &l.nleases);
+	if (!ret)
+		ret = to_c_array(ctx, out.migs, &l.migs, &l.nmigs);
+	if (!ret)
+		ret = to_c_array(ctx, out.objects, &l.objects, &l.nobjects);
+	if (ret) {
+		ds_slope_range_list_free(&l);
+		return ret;
+	}
+	*list = l;
+	return 0;
+}
+
+DS_EXPORT void ds_slope_range_list_free(struct ds_slope_ranges *list)
+{
+	if (!list)
+		return;
+	free(list->ranges);
+	free(list->leases);
+	free(list->migs);
+	free(list->objects);
+	memset(list, 0, sizeof(*list));
 }

@@ -117,6 +117,16 @@ record trace_stop_record(const ds_trace_info &t);
 record bench_record(uint32_t qps, uint32_t ops, uint32_t seed,
 		    const ds_cache_bench_result &b);
 
+// The Slope range: a migration's state by the module's name for it
+// ("prefill", "handed_over", ...), a lease, a migration (without its
+// node), and one record per node of a dump: its summary with its leases
+// and migrations, in the order of the dump's nodes.
+std::string slope_mig_state_name(uint8_t state);
+record slope_lease_record(const ds_slope_lease_info &l);
+record slope_mig_record(const ds_slope_mig_info &m);
+record slope_object_record(const ds_slope_object_info &o);
+std::vector<record> slope_records(const ds_slope_ranges &l);
+
 extern const object dev_object;
 extern const object version_object;
 extern const object monitor_object;
@@ -126,6 +136,7 @@ extern const object peer_object;
 extern const object segment_object;
 extern const object rdm_object;
 extern const object btree_object;
+extern const object slope_object;
 extern const object token_object;
 extern const object cache_object;
 extern const object sim_object;

@@ -14,16 +14,16 @@ namespace {
 const object *const objects[] = {
 	&dev_object, &stat_object, &monitor_object, &version_object,
 	&node_object, &peer_object, &segment_object, &rdm_object,
-	&btree_object, &token_object, &cache_object, &sim_object, &ui_object,
+	&btree_object, &slope_object, &token_object, &cache_object, &sim_object, &ui_object,
 };
 
 void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: dsctl [ OPTIONS ] OBJECT { COMMAND | help }\n"
-		"       dsctl [ -j [ -p ] ] { dev | node | peer | segment | token | cache |\n"
-		"                             statistic | monitor | version }\n"
-		"where  OBJECT := { dev | node | peer | segment | rdm | btree | token |\n"
+		"       dsctl [ -j [ -p ] ] { dev | node | peer | segment | slope | token |\n"
+		"                             cache | statistic | monitor | version }\n"
+		"where  OBJECT := { dev | node | peer | segment | rdm | btree | slope | token |\n"
 		"                   cache | sim | ui | statistic | monitor | version | help }\n"
 		"       OPTIONS := { -V[ersion] | -j[son] | -p[retty] | -h[elp] }\n");
 }

@@ -67,7 +67,7 @@ namespace {
 // Fields that are numbers of bytes: text prints them with a binary suffix.
 bool is_size_field(const std::string &k)
 {
-	return k == "size" || k == "used" || k == "page_size" || k == "bytes";
+	return k == "size" || k == "used" || k == "page_size" || k == "bytes" || k == "unit";
 }
 
 // Times in ns: the key says so by its suffix.
@@ -83,6 +83,12 @@ const char *list_tag(const std::string &k)
 		return "grant";
 	if (k == "remote_segs")
 		return "remote_seg";
+	if (k == "leases")
+		return "lease";
+	if (k == "migrations")
+		return "mig";
+	if (k == "objects")
+		return "object";
 	return nullptr;
 }
 

@@ -80,6 +80,7 @@ record features_record(uint64_t features)
 		{ DSMEM_FEAT_STATS, "stats" },
 		{ DSMEM_FEAT_RDM, "rdm" },
 		{ DSMEM_FEAT_TOKENCACHE, "tokencache" },
+		{ DSMEM_FEAT_SLOPE, "slope" },
 	};
 	return bit_names(features, known);
 }
@@ -481,6 +482,134 @@ record bench_record(uint32_t qps, uint32_t ops, uint32_t seed,
 	return r;
 }
 
+std::string slope_mig_state_name(uint8_t state)
+{
+	switch (state) {
+	case DSMEM_SLOPE_MIG_PREFILL: return "prefill";
+	case DSMEM_SLOPE_MIG_STOPPING: return "stopping";
+	case DSMEM_SLOPE_MIG_HANDED_OVER: return "handed_over";
+	case DSMEM_SLOPE_MIG_DONE: return "done";
+	case DSMEM_SLOPE_MIG_FAILED: return "failed";
+	case DSMEM_SLOPE_MIG_INCOMING: return "incoming";
+	default: return "unknown(" + std::to_string(state) + ")";
+	}
+}
+
+namespace {
+
+// A node id the module did not report (0) is not known.
+record node_or_null(uint32_t node)
+{
+	return node ? record(node) : record(nullptr);
+}
+
+// A phase's time: 0 until the phase has ended.
+record phase_ns(uint64_t ns)
+{
+	return ns ? record(ns) : record(nullptr);
+}
+
+}  // namespace
+
+record slope_lease_record(const ds_slope_lease_info &l)
+{
+	record r;
+
+	r["base"] = addr_string(l.base);
+	r["holder"] = node_or_null(l.holder);
+	r["responsible"] = node_or_null(l.responsible);
+	// the pages of a lease held by another node are that node's to count
+	r["pages"] = l.held ? record(l.used) : record(nullptr);
+	return r;
+}
+
+record slope_object_record(const ds_slope_object_info &o)
+{
+	record r;
+
+	r["addr"] = addr_string(o.addr);
+	r["pages"] = o.pages;
+	r["runs"] = o.runs;
+	return r;
+}
+
+record slope_mig_record(const ds_slope_mig_info &m)
+{
+	record r;
+
+	r["id"] = m.id;
+	r["direction"] = m.incoming ? "in" : "out";
+	r["peer"] = node_or_null(m.peer);
+	r["state"] = slope_mig_state_name(m.state);
+	if (m.error) {
+		r["errno"] = m.error;
+		r["error"] = strerror(static_cast<int>(m.error));
+	}
+	r["cookie"] = addr_string(m.cookie);
+	r["pages"] = m.pages;
+	if (m.unit_shift && m.unit_shift < 64)
+		r["unit"] = uint64_t{1} << m.unit_shift;
+	else
+		r["unit"] = nullptr;
+	r["rounds"] = m.rounds;
+	r["sent"] = m.sent_units;
+	r["dirty"] = m.dirty_units;
+	r["pulled"] = m.pulled_units;
+	r["failed"] = m.failed_units;
+	r["fault_waits"] = m.fault_waits;
+	r["prefill_ns"] = phase_ns(m.prefill_ns);
+	r["stop_ns"] = phase_ns(m.stop_ns);
+	r["no_owner_ns"] = phase_ns(m.no_owner_ns);
+	r["pull_ns"] = phase_ns(m.pull_ns);
+	r["total_ns"] = m.total_ns;
+	r["first_round_ns"] = phase_ns(m.first_round_ns);
+	return r;
+}
+
+std::vector<record> slope_records(const ds_slope_ranges &l)
+{
+	std::vector<record> nodes;
+	std::vector<uint32_t> ids;
+
+	// a node's record, made when it first appears: by its summary, or by
+	// a lease or migration if the summary is missing
+	auto node_of = [&](uint32_t id) -> record & {
+		for (size_t i = 0; i < ids.size(); i++)
+			if (ids[i] == id)
+				return nodes[i];
+		record r;
+		r["node"] = id;
+		r["base"] = nullptr;
+		r["size"] = nullptr;
+		r["pages"] = nullptr;
+		r["leases_held"] = nullptr;
+		r["leases_free"] = nullptr;
+		r["leases"] = record::array();
+		r["objects"] = record::array();
+		r["migrations"] = record::array();
+		ids.push_back(id);
+		nodes.push_back(r);
+		return nodes.back();
+	};
+	for (size_t i = 0; i < l.nranges; i++) {
+		const ds_slope_range_info &s = l.ranges[i];
+		record &r = node_of(s.node_id);
+		r["base"] = addr_string(s.base);
+		r["size"] = s.size;
+		r["pages"] = s.pages;
+		r["leases_held"] = s.leases_held;
+		r["leases_free"] = s.leases_free;
+	}
+	for (size_t i = 0; i < l.nleases; i++)
+		node_of(l.leases[i].node_id)["leases"].push_back(slope_lease_record(l.leases[i]));
+	for (size_t i = 0; i < l.nobjects; i++)
+		node_of(l.objects[i].node_id)["objects"].push_back(
+			slope_object_record(l.objects[i]));
+	for (size_t i = 0; i < l.nmigs; i++)
+		node_of(l.migs[i].node_id)["migrations"].push_back(slope_mig_record(l.migs[i]));
+	return nodes;
+}
+
 record event_record(const ds_event &ev)
 {
 	record r;
@@ -532,6 +661,11 @@ record event_record(const ds_event &ev)
 	case DS_EVENT_TRACE_STOP:
 		r["event"] = "trace_stop";
 		r.update(trace_stop_record(ev.trace));
+		return r;
+	case DS_EVENT_SLOPE_MIG:
+		r["event"] = "slope_mig";
+		r["node"] = ev.slope_mig.node_id;
+		r.update(slope_mig_record(ev.slope_mig));
 		return r;
 	default: r["event"] = "unknown"; return r;
 	}

@@ -29,7 +29,7 @@ std::string component_of(const std::string &event)
 	static const std::pair<const char *, const char *> prefixes[] = {
 		{ "dev_", "device" }, { "node_", "node" }, { "peer_", "peer" },
 		{ "seg_", "segment" }, { "cache_", "cache" }, { "trace_", "cache" },
-		{ "mig", "migration" }, { "module_", "module" },
+		{ "mig", "migration" }, { "slope_mig", "migration" }, { "module_", "module" },
 	};
 	for (const auto &[prefix, comp] : prefixes)
 		if (event.rfind(prefix, 0) == 0)
@@ -57,7 +57,7 @@ std::string level_of(const json &r)
 	std::string ev = r.value("event", "");
 	std::string state = r.contains("state") && r["state"].is_string() ? r["state"].get<std::string>() : "";
 
-	if (state == "error" || state == "down" || ev == "module_unloaded")
+	if (state == "error" || state == "down" || state == "failed" || ev == "module_unloaded")
 		return "warning";
 	return "info";
 }

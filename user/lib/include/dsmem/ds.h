@@ -363,6 +363,93 @@ struct ds_cache_replay_result {
 	uint64_t reserved[8];
 };
 
+/*
+ * The Slope range as the module shows it over netlink (DSUSER_1.5): a
+ * node's part of it, the leases it holds or gave out, and its migrations.
+ * What the module did not report is 0.
+ */
+struct ds_slope_range_info {
+	uint32_t node_id;
+	uint32_t leases_held;		/* leases the node allocates in */
+	uint32_t leases_free;		/* of its own share, not handed out */
+	uint32_t reserved0;
+	uint64_t base;			/* the range: its first address */
+	uint64_t size;			/* and its bytes */
+	uint64_t pages;			/* 4 KiB pages the node owns */
+	uint64_t reserved[4];
+};
+
+/* A 1 GiB lease, as the dump of node_id lists it. */
+struct ds_slope_lease_info {
+	uint32_t node_id;		/* the node whose dump listed it */
+	uint32_t holder;		/* the node allocating in it */
+	uint32_t responsible;		/* the node whose share it is */
+	uint8_t held;			/* 1: node_id holds it (used is known);
+					 * 0: of node_id's share, held by holder */
+	uint8_t reserved0[3];
+	uint64_t base;			/* its first address */
+	uint64_t used;			/* held: 4 KiB pages allocated in it */
+	uint64_t reserved[2];
+};
+
+/*
+ * An object a node holds pages of: its runs were allocated for it on the
+ * node, or arrived with it.
+ */
+struct ds_slope_object_info {
+	uint32_t node_id;		/* the node whose dump listed it */
+	uint32_t runs;			/* its runs of pages there */
+	uint64_t addr;			/* the object's address */
+	uint64_t pages;			/* 4 KiB pages of its runs there */
+	uint64_t reserved[2];
+};
+
+/*
+ * A migration as one end sees it: the fields of struct
+ * dsmem_ioc_slope_mig.  Times are 0 until the phase they measure ended;
+ * total_ns runs until the migration is done.
+ */
+struct ds_slope_mig_info {
+	uint32_t node_id;		/* the node at this end */
+	uint32_t peer;			/* the node at the other end */
+	uint64_t id;			/* node_id's id for the migration */
+	uint8_t state;			/* enum ds_slope_mig_state */
+	uint8_t incoming;		/* 1: node_id is the destination */
+	uint8_t unit_shift;		/* 12, or 21 for 2 MiB units */
+	uint8_t reserved0;
+	uint32_t error;			/* positive errno it failed with; 0 none */
+	uint64_t cookie;		/* the source's: the object's address */
+	uint64_t pages;			/* 4 KiB pages of the object */
+	uint32_t rounds;		/* prefill rounds run */
+	uint32_t reserved1;
+	uint64_t sent_units;		/* written during the prefill */
+	uint64_t dirty_units;		/* dirty at the handover */
+	uint64_t pulled_units;		/* of those, pulled so far */
+	uint64_t failed_units;		/* that could not be pulled */
+	uint64_t fault_waits;		/* destination faults that waited */
+	uint64_t prefill_ns;		/* start until stopping */
+	uint64_t stop_ns;		/* stopping until MIG_STOP */
+	uint64_t no_owner_ns;		/* MIG_STOP until the destination owned it */
+	uint64_t pull_ns;		/* handover until the last page arrived */
+	uint64_t total_ns;		/* start (or arrival) until done */
+	uint64_t first_round_ns;	/* the first prefill round */
+	uint64_t reserved[4];
+};
+
+/* What a Slope dump returned; release with ds_slope_range_list_free(). */
+struct ds_slope_ranges {
+	struct ds_slope_range_info *ranges;	/* one per node, by node id */
+	size_t nranges;
+	struct ds_slope_lease_info *leases;	/* per node: held ones by address,
+						 * then those given out */
+	size_t nleases;
+	struct ds_slope_mig_info *migs;		/* per node, by id */
+	size_t nmigs;
+	struct ds_slope_object_info *objects;	/* per node, by address */
+	size_t nobjects;
+	uint64_t reserved[4];
+};
+
 enum ds_event_type {
 	DS_EVENT_DEV_NEW = 1,		/* an RDMA device appeared */
 	DS_EVENT_DEV_DEL,		/* an RDMA device went away (index, name) */
@@ -379,6 +466,7 @@ enum ds_event_type {
 	DS_EVENT_CACHE_SET,		/* cache: parameters changed or reset */
 	DS_EVENT_TRACE_START,		/* trace: a capture began */
 	DS_EVENT_TRACE_STOP,		/* trace: a capture ended */
+	DS_EVENT_SLOPE_MIG,		/* slope_mig: a migration changed state */
 };
 
 struct ds_event {
@@ -390,6 +478,7 @@ struct ds_event {
 	struct ds_seg_info seg;		/* SEG_* events */
 	struct ds_cache_info cache;	/* CACHE_SET (DSUSER_1.2) */
 	struct ds_trace_info trace;	/* TRACE_* (DSUSER_1.2) */
+	struct ds_slope_mig_info slope_mig;	/* SLOPE_MIG (DSUSER_1.5) */
 };
 
 /* Library identity; no context needed. */
@@ -580,6 +669,20 @@ int ds_cache_replay(struct ds_ctx *ctx, const struct ds_trace_rec *recs, size_t 
 void ds_cache_replay_free(struct ds_cache_replay_result *result);
 
 /*
+ * The Slope range of the local nodes (DSUSER_1.5; -EOPNOTSUPP from a
+ * module without it).  get: node_id's summary; -ENOENT for no such node.
+ * list: node_id 0 for every node; each node's summary, leases, objects
+ * and migrations (those in flight, and those ended but not released);
+ * nothing for a node_id that does not exist.
+ */
+int ds_slope_range_get(struct ds_ctx *ctx, uint32_t node_id,
+		       struct ds_slope_range_info *info);
+int ds_slope_range_list(struct ds_ctx *ctx, uint32_t node_id,
+			struct ds_slope_ranges *list);
+/* Free what a list holds (and empty it); NULL is fine. */
+void ds_slope_range_list_free(struct ds_slope_ranges *list);
+
+/*
  * The data path: one-sided READ, WRITE, CAS and FAA on /dev/dsmem.
  * A transfer handle is bound to one local node (CAP_NET_ADMIN) and
  * reaches the segments other nodes granted to it, by global address.
@@ -655,11 +758,11 @@ int ds_task_query(struct ds_xfer *x, uint64_t task, int wait, int release,
 		  int *state, struct ds_transfer_status *st, size_t n);
 
 /*
- * Event monitor: device, node, peer, segment and token-cache events from
- * the "events" group, and the module's own arrival and departure (it keeps
- * listening across a reload).  Programs built against an older version
- * (DSUSER_1.0, DSUSER_1.1), whose struct ds_event is smaller, get only the
- * event types that version knew.
+ * Event monitor: device, node, peer, segment, token-cache and Slope
+ * migration events from the "events" group, and the module's own arrival
+ * and departure (it keeps listening across a reload).  Programs built
+ * against an older version (DSUSER_1.0, DSUSER_1.1, DSUSER_1.2), whose
+ * struct ds_event is smaller, get only the event types that version knew.
  * It does not hold the module: rmmod works while a monitor is open.
  */
 int ds_monitor_open(struct ds_monitor **monp);

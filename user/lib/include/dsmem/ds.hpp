@@ -411,6 +411,35 @@ public:
 		return out;
 	}
 
+	// The Slope range: one node's summary, or every node's (node 0) or
+	// one node's with its leases and migrations.
+	result<ds_slope_range_info> slope_range(uint32_t node)
+	{
+		ds_slope_range_info r{};
+		if (int e = ds_slope_range_get(get(), node, &r))
+			return last_error(e);
+		return r;
+	}
+
+	struct slope_listing {
+		std::vector<ds_slope_range_info> ranges;
+		std::vector<ds_slope_lease_info> leases;
+		std::vector<ds_slope_mig_info> migs;
+	};
+
+	result<slope_listing> slope_ranges(uint32_t node = 0)
+	{
+		ds_slope_ranges l{};
+		if (int e = ds_slope_range_list(get(), node, &l))
+			return last_error(e);
+		slope_listing out;
+		out.ranges.assign(l.ranges, l.ranges + l.nranges);
+		out.leases.assign(l.leases, l.leases + l.nleases);
+		out.migs.assign(l.migs, l.migs + l.nmigs);
+		ds_slope_range_list_free(&l);
+		return out;
+	}
+
 private:
 	struct closer {
 		void operator()(ds_ctx *c) const { ds_ctx_close(c); }
