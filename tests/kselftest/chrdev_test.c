@@ -59,8 +59,8 @@ TEST_F(chrdev, version)
 	EXPECT_EQ(DSMEM_ABI_VERSION, v.abi_version);
 	EXPECT_EQ(DSMEM_FEAT_DEV_EVENTS | DSMEM_FEAT_STATS,
 		  v.features & (DSMEM_FEAT_DEV_EVENTS | DSMEM_FEAT_STATS));
-	/* the highest command dispatched is the data path's task query */
-	EXPECT_EQ(_IOC_NR(DSMEM_IOC_TASK), v.max_ioctl_nr);
+	/* the highest command dispatched is Slope's dirty tracking */
+	EXPECT_EQ(_IOC_NR(DSMEM_IOC_SLOPE_DIRTY), v.max_ioctl_nr);
 	EXPECT_STREQ("0.1.0", v.module_version);
 }
 
