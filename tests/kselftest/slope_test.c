@@ -806,12 +806,12 @@ TEST_F(sl, migrate_concurrent)
 TEST_F(sl, leases)
 {
 	enum { N = 6 };
-	uint64_t len = 768ull << 20, a[2][N], b = 0;
+	uint64_t len = 520ull << 20, a[2][N], b = 0;
 	int fd[2] = { slope_open(1), slope_open(2) }, share[3] = { 0 };
 
 	ASSERT_LE(0, fd[0]);
 	ASSERT_LE(0, fd[1]);
-	/* a run never spans leases: 768 MiB each takes a lease of its own */
+	/* a run never spans leases: over half of one, each takes its own */
 	for (int i = 0; i < N; i++)
 		for (int n = 0; n < 2; n++) {
 			ASSERT_EQ(0, slope_alloc(fd[n], len, 0, &a[n][i]));
@@ -953,7 +953,7 @@ static void move_kind(struct __test_metadata *_metadata, const char *kind, unsig
 
 TEST_F_TIMEOUT(sl, containers_vector, 300)
 {
-	move_kind(_metadata, "vector", 200000);
+	move_kind(_metadata, "vector", 100000);
 }
 
 TEST_F_TIMEOUT(sl, containers_vector_huge, 300)
@@ -963,7 +963,7 @@ TEST_F_TIMEOUT(sl, containers_vector_huge, 300)
 
 TEST_F_TIMEOUT(sl, containers_map, 300)
 {
-	move_kind(_metadata, "map", 20000);
+	move_kind(_metadata, "map", 10000);
 }
 
 TEST_F_TIMEOUT(sl, containers_unordered_map_1M, 600)

@@ -361,7 +361,7 @@ TEST_F_TIMEOUT(pair, btree_across_guests, 500)
 
 /* ---- Slope across the link ---- */
 
-#define SL_PAGES	2048
+#define SL_PAGES	1024
 #define SL_PAGE		4096UL
 
 static int sl_open(uint32_t node)
