@@ -429,7 +429,7 @@ int dsmem_slope_ioc_alloc(struct dsmem_node *node, void *arg)
 		dsmem_slope_lease_release(s, &e, 1);
 		goto out;
 	}
-	s->pages_resident += npages;
+	s->pages_owned += npages;
 	a->addr = addr;
 out:
 	mutex_unlock(&s->alloc_lock);
@@ -526,7 +526,7 @@ int dsmem_slope_ioc_free(struct dsmem_node *node, void *arg)
 			dsmem_slope_page_drop(s, first + i);
 		dsmem_slope_runs_remove(s, first, e[k].len >> PAGE_SHIFT);
 	}
-	s->pages_resident -= min(s->pages_resident, pages);
+	s->pages_owned -= min(s->pages_owned, pages);
 	dsmem_slope_lease_release(s, e, a->nr);
 	a->freed = pages << PAGE_SHIFT;
 out:

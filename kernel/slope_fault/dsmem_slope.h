@@ -189,7 +189,7 @@ struct dsmem_slope {
 	u64 next_mig;
 	u32 unreceived;			/* handed over to us, not yet RECV'd */
 	wait_queue_head_t mig_wait;	/* any migration's state changed */
-	u64 pages_resident;		/* under alloc_lock: pages allocated */
+	u64 pages_owned;		/* under alloc_lock: pages the node owns */
 	/* under alloc_lock: objects by page of their address, their runs */
 	struct xarray objs;
 	struct rb_root_cached runs;

@@ -1208,7 +1208,7 @@ int dsmem_slope_ioc_mig_stop(struct dsmem_node *node, void *arg)
 	mig->track = NULL;
 	dsmem_slope_mig_set_state(mig, DSMEM_SLOPE_MIG_HANDED_OVER, 0);
 	mutex_lock(&s->alloc_lock);
-	s->pages_resident -= min(s->pages_resident,
+	s->pages_owned -= min(s->pages_owned,
 				 mig->units << (mig->unit_shift - PAGE_SHIFT));
 	mutex_unlock(&s->alloc_lock);
 	mutex_lock(&s->mig_lock);
@@ -1517,7 +1517,7 @@ static int dsmem_slope_mig_on_handover(struct dsmem_conn *conn,
 	s->unreceived++;
 	mutex_unlock(&s->mig_lock);
 	mutex_lock(&s->alloc_lock);
-	s->pages_resident += mig->units << (mig->unit_shift - PAGE_SHIFT);
+	s->pages_owned += mig->units << (mig->unit_shift - PAGE_SHIFT);
 	/* the object is listed here now, a run per extent, if it names one */
 	for (i = 0; dsmem_slope_obj_addr_ok(mig->cookie) && i < mig->nextents;
 	     i++)

@@ -29,7 +29,7 @@ static int dsmem_slope_fill_summary(struct sk_buff *skb, struct dsmem_slope *s)
 		held++;
 	mutex_unlock(&s->lease_lock);
 	mutex_lock(&s->alloc_lock);
-	pages = s->pages_resident;
+	pages = s->pages_owned;
 	mutex_unlock(&s->alloc_lock);
 	if (s->node->id <= DSMEM_SLOPE_NODES_MAX) {
 		mutex_lock(&s->share_lock);
