@@ -45,31 +45,6 @@
 
 /* ---- helpers ---- */
 
-static int slope_open(uint32_t node)
-{
-	struct dsmem_ioc_attach at = { .node_id = node };
-	int fd = open("/dev/dsmem", O_RDWR | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	if (ioctl(fd, DSMEM_IOC_ATTACH, &at)) {
-		int e = -errno;
-
-		close(fd);
-		return e;
-	}
-	return fd;
-}
-
-static int slope_map(int fd)
-{
-	void *p = mmap((void *)DSMEM_SLOPE_BASE, DSMEM_SLOPE_SIZE,
-		       PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE,
-		       fd, 0);
-
-	return p == MAP_FAILED ? -errno : 0;
-}
-
 static int slope_alloc(int fd, uint64_t len, uint32_t flags, uint64_t *addr)
 {
 	struct dsmem_ioc_slope_alloc a = { .len = len, .flags = flags };
@@ -91,12 +66,7 @@ static int slope_free(int fd, uint64_t addr, uint64_t len)
 static int mig_get(int fd, uint64_t id, uint32_t flags, uint32_t state,
 		   struct dsmem_ioc_slope_mig *m)
 {
-	memset(m, 0, sizeof(*m));
-	m->id = id;
-	m->flags = flags;
-	m->state = state;
-	m->timeout_ms = 60000;
-	return ioctl(fd, DSMEM_IOC_SLOPE_MIG_GET, m) ? -errno : 0;
+	return slope_mig_get(fd, id, flags, state, 60000, m);
 }
 
 /* Wait until the migration's state is not one of the passing ones. */
@@ -231,6 +201,7 @@ TEST_F(sl, mapping_rules)
 
 TEST_F(sl, pages_alloc_touch_free)
 {
+	struct dsmem_ioc_slope_alloc al = {};
 	int fd = slope_open(1), st;
 	uint64_t a = 0, b = 0, c = 0;
 	pid_t pid;
@@ -277,6 +248,18 @@ TEST_F(sl, pages_alloc_touch_free)
 	EXPECT_EQ(-EINVAL, slope_alloc(fd, PAGE + 1, 0, &b));
 	EXPECT_EQ(-EINVAL, slope_alloc(fd, PAGE, DSMEM_SLOPE_HUGE, &b));
 	EXPECT_EQ(-EINVAL, slope_alloc(fd, PAGE, 0x80, &b));
+	/* an object named outside the range, unaligned, or twice */
+	al.len = PAGE;
+	al.object = 0x1000;
+	EXPECT_EQ(-1, ioctl(fd, DSMEM_IOC_SLOPE_ALLOC, &al));
+	EXPECT_EQ(ERANGE, errno);
+	al.object = c + 8;
+	EXPECT_EQ(-1, ioctl(fd, DSMEM_IOC_SLOPE_ALLOC, &al));
+	EXPECT_EQ(ERANGE, errno);
+	al.object = c;
+	al.flags = DSMEM_SLOPE_NEW_OBJECT;
+	EXPECT_EQ(-1, ioctl(fd, DSMEM_IOC_SLOPE_ALLOC, &al));
+	EXPECT_EQ(EINVAL, errno);
 	close(fd);
 }
 

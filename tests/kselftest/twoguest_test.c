@@ -364,15 +364,12 @@ TEST_F_TIMEOUT(pair, btree_across_guests, 500)
 #define SL_PAGES	1024
 #define SL_PAGE		4096UL
 
+/* node's descriptor, with the range mapped; -1 on failure */
 static int sl_open(uint32_t node)
 {
-	struct dsmem_ioc_attach at = { .node_id = node };
-	int fd = open("/dev/dsmem", O_RDWR | O_CLOEXEC);
+	int fd = slope_open(node);
 
-	if (fd < 0 || ioctl(fd, DSMEM_IOC_ATTACH, &at))
-		return -1;
-	if (mmap((void *)DSMEM_SLOPE_BASE, DSMEM_SLOPE_SIZE, PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0) == MAP_FAILED)
+	if (fd < 0 || slope_map(fd))
 		return -1;
 	return fd;
 }
@@ -425,12 +422,7 @@ static void *sl_writer_run(void *arg)
 /* Wait (2 minutes at most) until migration id is past state. */
 static int sl_wait(int fd, uint64_t id, uint32_t state, struct dsmem_ioc_slope_mig *m)
 {
-	memset(m, 0, sizeof(*m));
-	m->id = id;
-	m->flags = DSMEM_SLOPE_MIG_WAIT;
-	m->state = state;
-	m->timeout_ms = 120000;
-	return ioctl(fd, DSMEM_IOC_SLOPE_MIG_GET, m) ? -errno : 0;
+	return slope_mig_get(fd, id, DSMEM_SLOPE_MIG_WAIT, state, 120000, m);
 }
 
 /* Move [addr, +SL_PAGES) to node dst: prefill, stop, hand over, done. */

@@ -6,10 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <sys/socket.h>
 
+#include <linux/dsmem.h>
 #include <linux/dsmem_netlink.h>
 #include <netlink/genl/ctrl.h>
 #include <netlink/genl/genl.h>
@@ -195,4 +198,40 @@ int wait_rsegs(struct ds_ctx *ctx, uint32_t node, uint32_t peer, uint32_t n)
 		usleep(50000);
 	}
 	return -ETIMEDOUT;
+}
+
+int slope_open(uint32_t node)
+{
+	struct dsmem_ioc_attach at = { .node_id = node };
+	int fd = open("/dev/dsmem", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, DSMEM_IOC_ATTACH, &at)) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	return fd;
+}
+
+int slope_map(int fd)
+{
+	void *p = mmap((void *)DSMEM_SLOPE_BASE, DSMEM_SLOPE_SIZE,
+		       PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE,
+		       fd, 0);
+
+	return p == MAP_FAILED ? -errno : 0;
+}
+
+int slope_mig_get(int fd, uint64_t id, uint32_t flags, uint32_t state,
+		  uint32_t timeout_ms, struct dsmem_ioc_slope_mig *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->id = id;
+	m->flags = flags;
+	m->state = state;
+	m->timeout_ms = timeout_ms;
+	return ioctl(fd, DSMEM_IOC_SLOPE_MIG_GET, m) ? -errno : 0;
 }

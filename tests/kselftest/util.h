@@ -53,4 +53,15 @@ int wait_rsegs(struct ds_ctx *ctx, uint32_t node, uint32_t peer, uint32_t n);
 struct ds_monitor;
 int wait_event(struct ds_monitor *mon, int type, const char *name);
 
+/* Slope, by raw ioctls.  A descriptor of /dev/dsmem attached to node, or
+ * -errno. */
+int slope_open(uint32_t node);
+/* The whole Slope range, at its fixed address: 0 or -errno. */
+int slope_map(int fd);
+/* MIG_GET of migration id with flags (WAIT: until its state is not state,
+ * timeout_ms at most) into *m: 0 or -errno. */
+struct dsmem_ioc_slope_mig;
+int slope_mig_get(int fd, uint64_t id, uint32_t flags, uint32_t state,
+		  uint32_t timeout_ms, struct dsmem_ioc_slope_mig *m);
+
 #endif
