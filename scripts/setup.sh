@@ -27,6 +27,10 @@ packages=(
 	libcurl4-openssl-dev chromium nodejs
 	# the B+tree's node checksum (XXH64: cheap where the CPU is emulated)
 	libxxhash-dev
+	# the object store: gRPC between clients and dsmaster, etcd for the
+	# master's leader election and metadata, nvme-cli for the NVMe-oF tier
+	libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+	etcd-server etcd-client nvme-cli
 )
 
 missing=()

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * libdsuser: the pooled object store's client (DSUSER_1.6).
+ *
+ * A client joins the store run by dsmaster, contributes a DRAM segment of
+ * its dsmem node to the pool, and puts and gets objects.  Every operation
+ * is asynchronous: it is queued and returns a task id at once; the task is
+ * then queried (ds_store_task_query) until it is done.  Object bytes move
+ * by RDMA between the caller's buffers and the segments, never through
+ * the master.  Functions return 0 or a negative errno; after a failure
+ * ds_store_errmsg() says why.  A handle is thread-safe.
+ */
+#ifndef DSMEM_STORE_H
+#define DSMEM_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ds_store;
+
+#define DS_STORE_KEY_MAX	1024	/* bytes, no NUL inside */
+
+enum ds_store_flush {
+	DS_STORE_FLUSH_NONE = 0,
+	DS_STORE_FLUSH_LAZY = 1,	/* in the background; may skip versions */
+	DS_STORE_FLUSH_EAGER = 2,	/* before the put completes */
+};
+
+struct ds_store_replicate_config {
+	uint32_t dram_replicas;
+	uint32_t nvmeof_replicas;
+	uint32_t flush;			/* enum ds_store_flush */
+	uint32_t prefer_local;		/* replica 0 on this client's segment */
+};
+
+struct ds_store_config {
+	const char *masters;		/* "host:port[,host:port...]" */
+	uint32_t node_id;		/* an existing local dsmem node */
+	uint32_t reserved0;
+	const char *addr;		/* the node's RDMA IP; NULL: its device's */
+	uint64_t segment_size;		/* DRAM to contribute; 0: none */
+	uint32_t threads;		/* task workers; 0: 4 */
+	uint32_t timeout_ms;		/* per task; 0: 30000 */
+	uint64_t reserved[4];
+};
+
+/*
+ * Join: register with the master, contribute the segment (remounting
+ * this node's segment the master already knows, if any), and set up the
+ * RDMA connections and grants to the other members.
+ */
+int ds_store_open(const struct ds_store_config *cfg, struct ds_store **sp);
+/*
+ * Leave.  With drain, the master first copies this client's replicas to
+ * other segments, then the segment is removed; without it the segment
+ * stays mounted in the kernel and the master keeps serving it until the
+ * client's heartbeats are missed (then it re-replicates).
+ */
+void ds_store_close(struct ds_store *s, int drain);
+const char *ds_store_errmsg(const struct ds_store *s);
+
+/* Tasks. */
+enum ds_store_task_state {
+	DS_STORE_WAITING = 0,		/* queued, not started */
+	DS_STORE_PENDING = 1,		/* running */
+	DS_STORE_INVALID = 2,		/* no such task, or bad arguments */
+	DS_STORE_CANCELED = 3,
+	DS_STORE_COMPLETE = 4,
+	DS_STORE_TIMEOUT = 5,
+	DS_STORE_FAILED = 6,
+};
+
+enum ds_store_task_kind {
+	DS_STORE_TASK_PUT = 1,
+	DS_STORE_TASK_GET = 2,
+	DS_STORE_TASK_REPLICATE = 3,
+	DS_STORE_TASK_DEL = 4,
+	DS_STORE_TASK_SYNC = 5,
+};
+
+struct ds_store_task_status {
+	uint32_t state;			/* enum ds_store_task_state */
+	uint32_t kind;			/* enum ds_store_task_kind */
+	int32_t err;			/* 0 or -errno: why FAILED/TIMEOUT/INVALID */
+	uint32_t dram_replicas;		/* PUT/REPLICATE: complete DRAM copies */
+	uint32_t nvmeof_replicas;	/* PUT/REPLICATE: complete NVMe-oF copies */
+	uint32_t flushed;		/* PUT/REPLICATE: in the slow tier */
+	int64_t version;		/* PUT: the new version; GET: the one read;
+					 * REPLICATE/SYNC: the one acted on;
+					 * -1: none */
+	int64_t largest_version;	/* GET FAILED: newest readable, -1: none */
+	uint64_t bytes;			/* GET: bytes read; PUT: object size */
+	uint64_t reserved[4];
+};
+
+/*
+ * Put: the object is the concatenation of iov[0..n).  The buffers must
+ * stay valid until the task is done.  Every put makes a new version; a
+ * get never sees a partial one.
+ */
+int ds_store_put(struct ds_store *s, const char *key, const struct iovec *iov,
+		 size_t n, const struct ds_store_replicate_config *cfg,
+		 uint64_t *task);
+/*
+ * Get: bytes from offset on, scattered into iov[0..n); a shorter object
+ * leaves the rest of the buffers untouched.  min_version -1: any; a
+ * newer min_version than exists fails with -ERANGE and reports the
+ * largest readable one.
+ */
+int ds_store_get(struct ds_store *s, const char *key, const struct iovec *iov,
+		 size_t n, int64_t min_version, uint64_t offset, uint64_t *task);
+int ds_store_replicate(struct ds_store *s, const char *key,
+		       const struct ds_store_replicate_config *cfg,
+		       uint64_t *task);
+int ds_store_del(struct ds_store *s, const char *key, uint64_t *task);
+/* Sync: ends when every put of key begun before it has ended; its
+ * version is then the newest complete one (a following get with it as
+ * min_version is fresh). */
+int ds_store_sync(struct ds_store *s, const char *key, uint64_t *task);
+
+/*
+ * QueryTask.  wait_ms: 0 returns at once, -1 waits until done.  A done
+ * task is forgotten after a query with release set.  An unknown task
+ * reports DS_STORE_INVALID.
+ */
+int ds_store_task_query(struct ds_store *s, uint64_t task, int wait_ms,
+			int release, struct ds_store_task_status *st);
+/* A WAITING task is canceled (0); a running or done one is not (-EBUSY). */
+int ds_store_task_cancel(struct ds_store *s, uint64_t task);
+
+/* Register a buffer for zero-copy puts and gets (pinned, RDMA-registered). */
+int ds_store_buf_reg(struct ds_store *s, void *addr, size_t len);
+int ds_store_buf_dereg(struct ds_store *s, void *addr);
+
+/* List: the newest complete version of each key with prefix, from a
+ * cursor (NULL: the first); free with ds_store_list_free(). */
+struct ds_store_object_info {
+	char key[DS_STORE_KEY_MAX + 1];
+	uint8_t reserved0[7];
+	uint64_t version;
+	uint64_t size;
+	struct ds_store_replicate_config config;
+	uint32_t dram_replicas;
+	uint32_t nvmeof_replicas;
+	uint32_t flushed;
+	uint32_t reserved1;
+	uint64_t flushed_version;
+	int64_t ctime_ns;
+	uint64_t reserved[4];
+};
+
+struct ds_store_object_list {
+	size_t count;
+	int more;			/* call again from the last key */
+	struct ds_store_object_info *objects;
+};
+
+int ds_store_list(struct ds_store *s, const char *prefix, const char *after,
+		  uint32_t limit, struct ds_store_object_list **list);
+void ds_store_list_free(struct ds_store_object_list *list);
+/* One object's newest complete version (-ENOENT: none). */
+int ds_store_stat(struct ds_store *s, const char *key,
+		  struct ds_store_object_info *info);
+
+/*
+ * Read-only views that need no segment and no node: dsctl's master show
+ * and segment show.  cfg->node_id and segment_size are ignored.
+ */
+struct ds_store_segment_info {
+	uint64_t id;
+	uint32_t type;			/* 0 DRAM, 1 NVMe-oF */
+	uint32_t state;			/* 0 alive, 1 draining, 2 dead */
+	uint64_t size;
+	uint64_t used;
+	uint64_t owner;			/* client id */
+	uint32_t node_id;
+	uint32_t trsvcid;
+	uint64_t gaddr;
+	uint64_t base;
+	char traddr[64];
+	char subnqn[224];
+	uint64_t reserved[4];
+};
+
+struct ds_store_master_info {
+	char leader[128];
+	char standbys[512];		/* comma-separated */
+	char persistence[256];
+	char slow_tier[256];
+	uint64_t term;
+	uint64_t objects;
+	uint64_t versions;
+	uint64_t metadata_bytes;
+	uint64_t log_records;
+	uint64_t global_version;
+	uint64_t members;
+	uint64_t ops;
+	uint64_t reserved[4];
+};
+
+int ds_store_master_info(const char *masters, struct ds_store_master_info *info,
+			 char *errbuf, size_t errlen);
+int ds_store_segment_list(const char *masters,
+			  struct ds_store_segment_info **segs, size_t *count,
+			  char *errbuf, size_t errlen);
+/* Register an NVMe-oF namespace (attached with nvme-rdma) as a segment. */
+int ds_store_nvmeof_register(const char *masters, const char *traddr,
+			     uint32_t trsvcid, const char *subnqn,
+			     uint64_t base, uint64_t size, uint64_t *segment_id,
+			     char *errbuf, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DSMEM_STORE_H */
