@@ -1,1 +1,398 @@
-// placeholder: being written
+// SPDX-License-Identifier: BSD-2-Clause
+// The object store's C ABI (DSUSER_1.6): store.h over client.hpp.  No
+// exception crosses it.
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "client.hpp"
+
+#define DS_EXPORT extern "C" __attribute__((visibility("default")))
+
+using namespace dsmem::store;
+
+namespace {
+
+// The calling thread's last failure: a handle is shared between threads.
+thread_local std::string last_error;
+
+int fail(int ret, const std::string &why)
+{
+	last_error = why.empty() ? strerror(-ret) : why;
+	return ret;
+}
+
+template <typename F>
+int guarded(F &&f)
+{
+	try {
+		return f();
+	} catch (const std::bad_alloc &) {
+		return fail(-ENOMEM, "out of memory");
+	} catch (...) {
+		return fail(-EIO, "internal error");
+	}
+}
+
+void to_errbuf(char *errbuf, size_t errlen, const std::string &msg)
+{
+	if (errbuf && errlen)
+		snprintf(errbuf, errlen, "%s", msg.c_str());
+}
+
+template <size_t N>
+void copy_str(char (&dst)[N], const std::string &src)
+{
+	size_t n = std::min(src.size(), N - 1);
+	memcpy(dst, src.data(), n);
+	dst[n] = '\0';
+}
+
+void to_info(const pb::ObjectInfo &o, ds_store_object_info *i)
+{
+	*i = {};
+	copy_str(i->key, o.key());
+	i->version = o.version();
+	i->size = o.size();
+	i->config.dram_replicas = o.config().dram_replicas();
+	i->config.nvmeof_replicas = o.config().nvmeof_replicas();
+	i->config.flush = static_cast<uint32_t>(o.config().flush());
+	i->config.prefer_local = o.config().prefer_local();
+	for (const pb::Replica &r : o.replicas()) {
+		if (r.type() == pb::SEGMENT_DRAM)
+			i->dram_replicas++;
+		else
+			i->nvmeof_replicas++;
+	}
+	i->flushed = o.flushed();
+	i->flushed_version = o.flushed_version();
+	i->ctime_ns = o.ctime_ns();
+}
+
+// The read-only calls need no client: one connection, ten seconds.
+template <typename Req, typename Resp>
+int one_call(const char *masters, Masters::Method<Req, Resp> m, const Req &req, Resp *resp,
+	     char *errbuf, size_t errlen)
+{
+	Masters ms;
+	std::string err;
+	int ret = masters ? ms.set(masters, &err) : (err = "no master address", -EINVAL);
+	if (!ret)
+		ret = ms.call(m, req, resp, Clock::now() + std::chrono::seconds(10), &err);
+	if (ret)
+		to_errbuf(errbuf, errlen, err.empty() ? strerror(-ret) : err);
+	return ret;
+}
+
+}  // namespace
+
+DS_EXPORT int ds_store_open(const struct ds_store_config *cfg, struct ds_store **sp)
+{
+	return guarded([&] {
+		if (!cfg || !sp)
+			return fail(-EINVAL, cfg ? "no handle pointer" : "no config");
+		*sp = nullptr;
+		if (!cfg->masters || !*cfg->masters)
+			return fail(-EINVAL, "no master address");
+		if (!cfg->node_id)
+			return fail(-EINVAL, "no node");
+		ClientConfig c;
+		c.masters = cfg->masters;
+		c.node_id = cfg->node_id;
+		c.addr = cfg->addr ? cfg->addr : "";
+		c.segment_size = cfg->segment_size;
+		c.threads = cfg->threads;
+		c.timeout_ms = cfg->timeout_ms;
+		if (c.threads > 256)
+			return fail(-EINVAL, "at most 256 threads");
+		auto s = std::make_unique<ds_store>();
+		std::string err;
+		if (int ret = s->client.open(c, &err)) {
+			s->client.close(false);
+			return fail(ret, err);
+		}
+		*sp = s.release();
+		return 0;
+	});
+}
+
+DS_EXPORT void ds_store_close(struct ds_store *s, int drain)
+{
+	if (!s)
+		return;
+	try {
+		s->client.close(drain != 0);
+	} catch (...) {
+	}
+	delete s;
+}
+
+DS_EXPORT const char *ds_store_errmsg(const struct ds_store *)
+{
+	return last_error.c_str();
+}
+
+DS_EXPORT int ds_store_put(struct ds_store *s, const char *key, const struct iovec *iov, size_t n,
+			   const struct ds_store_replicate_config *cfg, uint64_t *task)
+{
+	return guarded([&] {
+		if (!s)
+			return fail(-EINVAL, "no store handle");
+		std::string err;
+		int ret = s->client.put(key, iov, n, cfg, task, &err);
+		return ret ? fail(ret, err) : 0;
+	});
+}
+
+DS_EXPORT int ds_store_get(struct ds_store *s, const char *key, const struct iovec *iov, size_t n,
+			   int64_t min_version, uint64_t offset, uint64_t *task)
+{
+	return guarded([&] {
+		if (!s)
+			return fail(-EINVAL, "no store handle");
+		std::string err;
+		int ret = s->client.get(key, iov, n, min_version, offset, task, &err);
+		return ret ? fail(ret, err) : 0;
+	});
+}
+
+DS_EXPORT int ds_store_replicate(struct ds_store *s, const char *key,
+				 const struct ds_store_replicate_config *cfg, uint64_t *task)
+{
+	return guarded([&] {
+		if (!s)
+			return fail(-EINVAL, "no store handle");
+		std::string err;
+		int ret = s->client.replicate(key, cfg, task, &err);
+		return ret ? fail(ret, err) : 0;
+	});
+}
+
+DS_EXPORT int ds_store_del(struct ds_store *s, const char *key, uint64_t *task)
+{
+	return guarded([&] {
+		if (!s)
+			return fail(-EINVAL, "no store handle");
+		std::string err;
+		int ret = s->client.del(key, task, &err);
+		return ret ? fail(ret, err) : 0;
+	});
+}
+
+DS_EXPORT int ds_store_sync(struct ds_store *s, const char *key, uint64_t *task)
+{
+	return guarded([&] {
+		if (!s)
+			return fail(-EINVAL, "no store handle");
+		std::string err;
+		int ret = s->client.sync(key, task, &err);
+		return ret ? fail(ret, err) : 0;
+	});
+}
+
+DS_EXPORT int ds_store_task_query(struct ds_store *s, uint64_t task, int wait_ms, int release,
+				  struct ds_store_task_status *st)
+{
+	return guarded([&] {
+		if (!s || !st)
+			return fail(-EINVAL, s ? "no status pointer" : "no store handle");
+		if (wait_ms < -1)
+			return fail(-EINVAL, "wait_ms must be -1, 0 or a time");
+		return s->client.tasks().query(task, wait_ms, release != 0, st);
+	});
+}
+
+DS_EXPORT int ds_store_task_cancel(struct ds_store *s, uint64_t task)
+{
+	return guarded([&] {
+		if (!s)
+			return fail(-EINVAL, "no store handle");
+		int ret = s->client.tasks().cancel(task);
+		if (ret == -EBUSY)
+			return fail(ret, "the task is running or done");
+		if (ret == -ENOENT)
+			return fail(ret, "no such task");
+		return ret;
+	});
+}
+
+DS_EXPORT int ds_store_buf_reg(struct ds_store *s, void *addr, size_t len)
+{
+	return guarded([&] {
+		if (!s)
+			return fail(-EINVAL, "no store handle");
+		std::string err;
+		int ret = s->client.buf_reg(addr, len, &err);
+		return ret ? fail(ret, err) : 0;
+	});
+}
+
+DS_EXPORT int ds_store_buf_dereg(struct ds_store *s, void *addr)
+{
+	return guarded([&] {
+		if (!s || !addr)
+			return fail(-EINVAL, s ? "no buffer" : "no store handle");
+		std::string err;
+		int ret = s->client.buf_dereg(addr, &err);
+		return ret ? fail(ret, err) : 0;
+	});
+}
+
+DS_EXPORT int ds_store_list(struct ds_store *s, const char *prefix, const char *after,
+			    uint32_t limit, struct ds_store_object_list **list)
+{
+	return guarded([&] {
+		if (!s || !list)
+			return fail(-EINVAL, s ? "no list pointer" : "no store handle");
+		*list = nullptr;
+		pb::ListResponse resp;
+		std::string err;
+		if (int ret = s->client.list(prefix ? prefix : "", after ? after : "", limit, &resp, &err))
+			return fail(ret, err);
+		auto *l = static_cast<ds_store_object_list *>(calloc(1, sizeof(ds_store_object_list)));
+		if (!l)
+			return fail(-ENOMEM, "out of memory");
+		size_t n = static_cast<size_t>(resp.objects_size());
+		l->objects = static_cast<ds_store_object_info *>(calloc(n ? n : 1, sizeof(ds_store_object_info)));
+		if (!l->objects) {
+			free(l);
+			return fail(-ENOMEM, "out of memory");
+		}
+		for (size_t i = 0; i < n; i++)
+			to_info(resp.objects(static_cast<int>(i)), &l->objects[i]);
+		l->count = n;
+		l->more = resp.more();
+		*list = l;
+		return 0;
+	});
+}
+
+DS_EXPORT void ds_store_list_free(struct ds_store_object_list *list)
+{
+	if (!list)
+		return;
+	free(list->objects);
+	free(list);
+}
+
+DS_EXPORT int ds_store_stat(struct ds_store *s, const char *key, struct ds_store_object_info *info)
+{
+	return guarded([&] {
+		if (!s || !info)
+			return fail(-EINVAL, s ? "no info pointer" : "no store handle");
+		std::string err;
+		if (int ret = check_key(key, &err))
+			return fail(ret, err);
+		pb::ObjectInfo o;
+		if (int ret = s->client.stat(key, &o, &err))
+			return fail(ret, err);
+		to_info(o, info);
+		return 0;
+	});
+}
+
+DS_EXPORT int ds_store_master_info(const char *masters, struct ds_store_master_info *info,
+				   char *errbuf, size_t errlen)
+{
+	return guarded([&] {
+		if (!info) {
+			to_errbuf(errbuf, errlen, "no info pointer");
+			return -EINVAL;
+		}
+		pb::MasterInfoRequest req;
+		pb::MasterInfoResponse r;
+		if (int ret = one_call(masters, &pb::Master::Stub::MasterInfo, req, &r, errbuf, errlen))
+			return ret;
+		*info = {};
+		copy_str(info->leader, r.leader());
+		std::string standbys;
+		for (const std::string &sb : r.standbys())
+			standbys += (standbys.empty() ? "" : ",") + sb;
+		copy_str(info->standbys, standbys);
+		copy_str(info->persistence, r.persistence());
+		copy_str(info->slow_tier, r.slow_tier());
+		info->term = r.term();
+		info->objects = r.objects();
+		info->versions = r.versions();
+		info->metadata_bytes = r.metadata_bytes();
+		info->log_records = r.log_records();
+		info->global_version = r.global_version();
+		info->members = static_cast<uint64_t>(r.members_size());
+		info->ops = r.ops();
+		return 0;
+	});
+}
+
+DS_EXPORT int ds_store_segment_list(const char *masters, struct ds_store_segment_info **segs,
+				    size_t *count, char *errbuf, size_t errlen)
+{
+	return guarded([&] {
+		if (!segs || !count) {
+			to_errbuf(errbuf, errlen, "no result pointer");
+			return -EINVAL;
+		}
+		*segs = nullptr;
+		*count = 0;
+		pb::SegmentListRequest req;
+		pb::SegmentListResponse r;
+		if (int ret = one_call(masters, &pb::Master::Stub::SegmentList, req, &r, errbuf, errlen))
+			return ret;
+		size_t n = static_cast<size_t>(r.segments_size());
+		auto *out = static_cast<ds_store_segment_info *>(calloc(n ? n : 1, sizeof(ds_store_segment_info)));
+		if (!out) {
+			to_errbuf(errbuf, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < n; i++) {
+			const pb::SegmentDesc &d = r.segments(static_cast<int>(i));
+			ds_store_segment_info &o = out[i];
+			o.id = d.id();
+			o.type = static_cast<uint32_t>(d.type());
+			o.state = static_cast<uint32_t>(d.state());
+			o.size = d.size();
+			o.used = d.used();
+			o.owner = d.owner();
+			o.node_id = d.node_id();
+			o.trsvcid = d.trsvcid();
+			o.gaddr = d.gaddr();
+			o.base = d.base();
+			copy_str(o.traddr, d.traddr());
+			copy_str(o.subnqn, d.subnqn());
+		}
+		*segs = out;
+		*count = n;
+		return 0;
+	});
+}
+
+DS_EXPORT int ds_store_nvmeof_register(const char *masters, const char *traddr, uint32_t trsvcid,
+				       const char *subnqn, uint64_t base, uint64_t size,
+				       uint64_t *segment_id, char *errbuf, size_t errlen)
+{
+	return guarded([&] {
+		if (!traddr || !*traddr || !subnqn || !*subnqn || !trsvcid || !size) {
+			to_errbuf(errbuf, errlen, "traddr, trsvcid, subnqn and size are needed");
+			return -EINVAL;
+		}
+		if (base % 4096 || size % 4096) {
+			to_errbuf(errbuf, errlen, "base and size must be multiples of 4096");
+			return -EINVAL;
+		}
+		pb::RegisterSegmentRequest req;
+		pb::RegisterSegmentResponse r;
+		pb::SegmentDesc *d = req.mutable_desc();
+		d->set_type(pb::SEGMENT_NVMEOF);
+		d->set_size(size);
+		d->set_traddr(traddr);
+		d->set_trsvcid(trsvcid);
+		d->set_subnqn(subnqn);
+		d->set_base(base);
+		if (int ret = one_call(masters, &pb::Master::Stub::RegisterSegment, req, &r, errbuf, errlen))
+			return ret;
+		if (segment_id)
+			*segment_id = r.segment_id();
+		return 0;
+	});
+}

@@ -4,6 +4,8 @@
 //      | segment del node N seg S
 //      | segment grant node N seg S to NODE [perm r|rw]
 //      | segment revoke node N seg S to NODE
+//      | segment show pool [master ADDRS] [node N]    (cmd_master.cpp)
+//      | segment add pool traddr IP [trsvcid N] subnqn NQN size SIZE [base OFF]
 #include <climits>
 
 #include <linux/dsmem.h>
@@ -13,7 +15,20 @@
 
 namespace dsctl {
 
+// The object store's pool of segments (cmd_master.cpp).
+int segment_pool_show(env &e);
+int segment_pool_add(env &e);
+
 namespace {
+
+// "pool" first: the store's view (the word is taken)
+bool pool_word(env &e)
+{
+	if (e.words.empty() || !matches(e.words.peek(), "pool"))
+		return false;
+	e.words.next();
+	return true;
+}
 
 uint32_t node_of(const keywords &kw)
 {
@@ -37,6 +52,8 @@ std::string seg_name(uint32_t node, uint32_t seg)
 
 int seg_show(env &e)
 {
+	if (pool_word(e))
+		return segment_pool_show(e);
 	keywords kw = take_keywords(e, { "node", "seg" });
 	uint32_t node = 0, seg = 0;
 	id_arg(kw, "node", DSMEM_NODE_ID_MAX, "node id", node);
@@ -63,6 +80,8 @@ int seg_show(env &e)
 
 int seg_add(env &e)
 {
+	if (pool_word(e))
+		return segment_pool_add(e);
 	keywords kw = take_keywords(e, { "node", "size", "numa", "translate" });
 	uint32_t node = node_of(kw);
 	uint64_t size;
@@ -148,6 +167,9 @@ const object segment_object = {
 	"       dsctl segment del node N seg S\n"
 	"       dsctl segment grant node N seg S to NODE [perm { r | rw }]\n"
 	"       dsctl segment revoke node N seg S to NODE\n"
+	"       dsctl segment show pool [master HOST:PORT[,HOST:PORT...]] [node N]\n"
+	"       dsctl segment add pool traddr IP [trsvcid PORT] subnqn NQN size SIZE\n"
+	"                              [base OFFSET] [master HOST:PORT[,HOST:PORT...]]\n"
 	"where  SIZE := NUMBER[K|M|G|T]\n",
 	false,
 };

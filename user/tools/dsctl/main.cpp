@@ -8,6 +8,10 @@
 
 namespace dsctl {
 
+// The object store (cmd_obj.cpp, cmd_master.cpp).
+extern const object obj_object;
+extern const object master_object;
+
 namespace {
 
 // Abbreviations go to the first object that fits: statistic stays "s".
@@ -15,6 +19,7 @@ const object *const objects[] = {
 	&dev_object, &stat_object, &monitor_object, &version_object,
 	&node_object, &peer_object, &segment_object, &rdm_object,
 	&btree_object, &slope_object, &token_object, &cache_object, &sim_object, &ui_object,
+	&obj_object, &master_object,
 };
 
 void usage(FILE *f)
@@ -22,9 +27,10 @@ void usage(FILE *f)
 	fprintf(f,
 		"Usage: dsctl [ OPTIONS ] OBJECT { COMMAND | help }\n"
 		"       dsctl [ -j [ -p ] ] { dev | node | peer | segment | slope | token |\n"
-		"                             cache | statistic | monitor | version }\n"
+		"                             cache | obj | master | statistic | monitor | version }\n"
 		"where  OBJECT := { dev | node | peer | segment | rdm | btree | slope | token |\n"
-		"                   cache | sim | ui | statistic | monitor | version | help }\n"
+		"                   cache | sim | ui | obj | master | statistic | monitor | version |\n"
+		"                   help }\n"
 		"       OPTIONS := { -V[ersion] | -j[son] | -p[retty] | -h[elp] }\n");
 }
 

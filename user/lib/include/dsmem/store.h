@@ -68,7 +68,8 @@ const char *ds_store_errmsg(const struct ds_store *s);
 enum ds_store_task_state {
 	DS_STORE_WAITING = 0,		/* queued, not started */
 	DS_STORE_PENDING = 1,		/* running */
-	DS_STORE_INVALID = 2,		/* no such task, or bad arguments */
+	DS_STORE_INVALID = 2,		/* no such task (-ENOENT), or bad
+					 * arguments the master refused (-EINVAL) */
 	DS_STORE_CANCELED = 3,
 	DS_STORE_COMPLETE = 4,
 	DS_STORE_TIMEOUT = 5,
@@ -101,7 +102,12 @@ struct ds_store_task_status {
 /*
  * Put: the object is the concatenation of iov[0..n).  The buffers must
  * stay valid until the task is done.  Every put makes a new version; a
- * get never sees a partial one.
+ * get never sees a partial one.  cfg NULL: one DRAM replica, no flush.
+ * An EAGER put whose flush failed is COMPLETE with flushed 0 and err the
+ * flush's -errno (-ENOSPC: a full disk); the master keeps trying.  A
+ * config with no replicas at all, or more than 64 of a kind, is refused
+ * (-EINVAL); arguments only the master can judge make the task INVALID
+ * with err -EINVAL.
  */
 int ds_store_put(struct ds_store *s, const char *key, const struct iovec *iov,
 		 size_t n, const struct ds_store_replicate_config *cfg,
@@ -110,7 +116,8 @@ int ds_store_put(struct ds_store *s, const char *key, const struct iovec *iov,
  * Get: bytes from offset on, scattered into iov[0..n); a shorter object
  * leaves the rest of the buffers untouched.  min_version -1: any; a
  * newer min_version than exists fails with -ERANGE and reports the
- * largest readable one.
+ * largest readable one.  -ENODATA: no replica of the version is readable
+ * and the slow tier has none.
  */
 int ds_store_get(struct ds_store *s, const char *key, const struct iovec *iov,
 		 size_t n, int64_t min_version, uint64_t offset, uint64_t *task);
@@ -203,8 +210,16 @@ struct ds_store_master_info {
 	uint64_t reserved[4];
 };
 
+/* The function shares its struct's name: C++'s -Wshadow would object. */
+#if defined(__cplusplus) && defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wshadow"
+#endif
 int ds_store_master_info(const char *masters, struct ds_store_master_info *info,
 			 char *errbuf, size_t errlen);
+#if defined(__cplusplus) && defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
 int ds_store_segment_list(const char *masters,
 			  struct ds_store_segment_info **segs, size_t *count,
 			  char *errbuf, size_t errlen);

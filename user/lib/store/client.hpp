@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The object store's client: gRPC to the masters (leader following),
+// membership (grants and peers), heartbeats, and a queue of tasks run by
+// worker threads that move object bytes with the dsmem data path.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <sys/uio.h>
+
+#include <grpcpp/grpcpp.h>
+
+#include <dsmem/ds.h>
+#include <dsmem/store.h>
+
+#include "dsstore.grpc.pb.h"
+#include "nvmeof.hpp"
+
+namespace dsmem::store {
+
+namespace pb = ::dsmem::store::v1;
+using Clock = std::chrono::steady_clock;
+
+// gRPC takes deadlines on the system clock only.
+inline std::chrono::system_clock::time_point wall(Clock::time_point t)
+{
+	auto left = t - Clock::now();
+	return std::chrono::system_clock::now() +
+	       std::chrono::duration_cast<std::chrono::system_clock::duration>(left);
+}
+
+// A gRPC status as the C API's negative errno (store-brief.md's table).
+int status_to_errno(const grpc::Status &s);
+// "not the leader; leader is ADDR": true, and *leader = ADDR ("" unknown).
+bool not_leader(const grpc::Status &s, std::string *leader);
+// "key": 0, or -EINVAL with *why set.
+int check_key(const char *key, std::string *why);
+
+// A master's CLOCK_REALTIME instant (a lease's or a put's end) on our
+// steady clock, without trusting the two realtime clocks to agree: the
+// span it leaves, as of the response, counted from when the request was
+// sent, less margin_pct percent of it.  A span that is already over (or
+// a clock far ahead of the master's) gives sent, i.e. "over".
+Clock::time_point local_deadline(Clock::time_point sent, int64_t realtime_at_response,
+				 int64_t until_ns, unsigned margin_pct);
+
+// The masters, by address; calls go to the one believed to lead and
+// follow redirections, trying the others while one is unreachable.
+class Masters {
+public:
+	int set(const std::string &list, std::string *err);	// "h:p[,h:p...]"
+	std::string leader() const;
+
+	template <typename Req, typename Resp>
+	using Method = grpc::Status (pb::Master::Stub::*)(grpc::ClientContext *, const Req &, Resp *);
+
+	// 0 or -errno (*err says why); gives up at deadline.
+	template <typename Req, typename Resp>
+	int call(Method<Req, Resp> m, const Req &req, Resp *resp, Clock::time_point deadline,
+		 std::string *err, grpc::Status *last = nullptr)
+	{
+		int hops = 0;
+		std::chrono::milliseconds backoff(20);
+		size_t tried = 0;
+		bool unreachable = false;
+
+		for (;;) {
+			std::string addr;
+			std::shared_ptr<pb::Master::Stub> stub = current(&addr);
+			grpc::ClientContext ctx;
+			ctx.set_deadline(wall(deadline));
+			grpc::Status s = (stub.get()->*m)(&ctx, req, resp);
+			if (last)
+				*last = s;
+			if (s.ok())
+				return 0;
+			std::string hint;
+			bool redirect = not_leader(s, &hint);
+			bool down = s.error_code() == grpc::StatusCode::UNAVAILABLE;
+			unreachable |= down;
+			if (!redirect && !down) {
+				*err = addr + ": " + s.error_message();
+				// out of time while no master answered at all
+				if (s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED && unreachable)
+					return -EAGAIN;
+				return status_to_errno(s);
+			}
+			if (Clock::now() >= deadline) {
+				*err = addr + ": " + s.error_message();
+				return -EAGAIN;	// every master tried
+			}
+			if (redirect && !hint.empty() && hint != addr && hops++ < 8) {
+				follow(hint);
+				continue;
+			}
+			// unreachable, or a master that does not know the
+			// leader yet: the next one, pausing after each round
+			advance(addr);
+			if (++tried % addrs_size() == 0 || redirect) {
+				auto left = deadline - Clock::now();
+				std::this_thread::sleep_for(std::min<Clock::duration>(backoff, left));
+				backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
+				hops = 0;
+			}
+		}
+	}
+
+	std::shared_ptr<pb::Master::Stub> current(std::string *addr);
+	void follow(const std::string &addr);
+	void advance(const std::string &from);
+
+private:
+	size_t addrs_size() const;
+	std::shared_ptr<pb::Master::Stub> stub_for(const std::string &addr);
+
+	mutable std::mutex mu_;
+	std::vector<std::string> addrs_;
+	size_t cur_ = 0;
+	std::map<std::string, std::shared_ptr<pb::Master::Stub>> stubs_;
+};
+
+// Tasks: queued (WAITING), run by a worker (PENDING), then done.
+class TaskQueue {
+public:
+	// Runs on worker `worker`; fills *st (version, replicas, ...);
+	// returns 0 (COMPLETE), -ETIMEDOUT (TIMEOUT) or -errno (FAILED).
+	using Fn = std::function<int(unsigned worker, Clock::time_point deadline,
+				     ds_store_task_status *st)>;
+
+	TaskQueue() = default;
+	TaskQueue(const TaskQueue &) = delete;
+	TaskQueue &operator=(const TaskQueue &) = delete;
+	~TaskQueue() { stop(); }
+
+	void start(unsigned workers);
+	// -ESHUTDOWN once stopped.
+	int submit(uint32_t kind, uint32_t timeout_ms, Fn fn, uint64_t *id);
+	// Unknown ids report INVALID (-ENOENT in err) and return 0.
+	int query(uint64_t id, int wait_ms, bool release, ds_store_task_status *st);
+	int cancel(uint64_t id);	// -EBUSY running or done, -ENOENT unknown
+	// Cancel what waits, let running tasks end, join the workers.
+	void stop();
+	size_t size();			// tasks not released
+
+private:
+	struct Task {
+		ds_store_task_status st{};
+		Fn fn;
+		Clock::time_point deadline;
+	};
+	static bool done(const Task &t) { return t.st.state > DS_STORE_PENDING; }
+	void expire(Task &t);
+	void worker(unsigned index);
+
+	std::mutex mu_;
+	std::condition_variable work_cv_;
+	std::condition_variable done_cv_;
+	std::deque<uint64_t> queue_;
+	std::unordered_map<uint64_t, std::shared_ptr<Task>> tasks_;
+	std::vector<std::thread> workers_;
+	uint64_t next_id_ = 1;
+	bool stopping_ = false;
+};
+
+struct ClientConfig {
+	std::string masters;
+	uint32_t node_id = 0;
+	std::string addr;		// "": the node's device's address
+	uint64_t segment_size = 0;
+	uint32_t threads = 4;
+	uint32_t timeout_ms = 30000;
+};
+
+class ClientCore {
+public:
+	ClientCore() = default;
+	ClientCore(const ClientCore &) = delete;
+	ClientCore &operator=(const ClientCore &) = delete;
+	~ClientCore();
+
+	int open(const ClientConfig &cfg, std::string *err);
+	// No node, no registration: the task machinery and argument checks
+	// alone, for the unit tests.
+	int open_detached(const ClientConfig &cfg, std::string *err);
+	void close(bool drain);
+
+	int put(const char *key, const struct iovec *iov, size_t n,
+		const ds_store_replicate_config *cfg, uint64_t *task, std::string *err);
+	int get(const char *key, const struct iovec *iov, size_t n, int64_t min_version,
+		uint64_t offset, uint64_t *task, std::string *err);
+	int replicate(const char *key, const ds_store_replicate_config *cfg, uint64_t *task,
+		      std::string *err);
+	int del(const char *key, uint64_t *task, std::string *err);
+	int sync(const char *key, uint64_t *task, std::string *err);
+	TaskQueue &tasks() { return tasks_; }
+
+	int buf_reg(void *addr, size_t len, std::string *err);
+	int buf_dereg(void *addr, std::string *err);
+
+	int list(const std::string &prefix, const std::string &after, uint32_t limit,
+		 pb::ListResponse *out, std::string *err);
+	int stat(const std::string &key, pb::ObjectInfo *out, std::string *err);
+
+	uint64_t client_id() const { return client_id_.load(); }
+
+private:
+	struct Worker {
+		std::mutex mu;		// the handle is not thread-safe
+		ds_xfer *x = nullptr;
+		std::map<uintptr_t, std::pair<size_t, uint32_t>> mrs;	// addr -> len, mr
+	};
+	struct MemberRec {
+		pb::Member m;
+	};
+	// One request's source: an MR and offset, or a plain pointer.
+	struct Piece {
+		void *p;
+		uint64_t len;
+		uint64_t obj_off;	// where in the object
+	};
+
+	Clock::time_point deadline_in(uint32_t ms) const;
+	int join(uint64_t previous, std::string *err);
+	int rejoin(uint64_t seen_id);
+	int setup_segment(const pb::RegisterClientResponse &r, std::string *err);
+	void member_joined(const pb::Member &m);
+	void member_left(const pb::Member &m);
+	void apply_member(const pb::Member &m);
+	bool peer_exists(uint32_t node, const std::string &addr, uint32_t port);
+	void wait_ready();
+	void reconcile_members();
+	void self_peer();
+	void heartbeat_loop();
+	void reconcile_loop();
+	void watch_loop();
+	bool sleep_or_stop(std::chrono::milliseconds d);
+
+	int segment(uint64_t id, pb::SegmentDesc *d, Clock::time_point deadline);
+	int nvmeof_target(const pb::SegmentDesc &d, NvmeofTarget **t, std::string *err);
+	// The pieces of iov covering object bytes [a, b), where iov byte 0 is
+	// object byte base.
+	static void pieces(const std::vector<iovec> &iov, uint64_t base, uint64_t a, uint64_t b,
+			   std::vector<Piece> *out);
+	void source(Worker &w, void *p, uint64_t len, ds_transfer_request *r);
+	// Run DS requests on worker w; per-request status into *st.
+	int transfer(Worker &w, const std::vector<ds_transfer_request> &reqs,
+		     std::vector<int> *st);
+
+	int do_put(unsigned worker, Clock::time_point deadline, const std::string &key,
+		   const std::vector<iovec> &iov, const ds_store_replicate_config &cfg,
+		   ds_store_task_status *st);
+	int do_get(unsigned worker, Clock::time_point deadline, const std::string &key,
+		   const std::vector<iovec> &iov, int64_t min_version, uint64_t offset,
+		   ds_store_task_status *st);
+	int read_replica(Worker &w, const pb::Replica &rep, const std::vector<iovec> &iov,
+			 uint64_t offset, uint64_t len, Clock::time_point deadline);
+	// The slow tier's copy of exactly version `want`: -ESTALE (and
+	// *found) when the slow tier holds another one; *got the bytes read.
+	int read_slow(const std::string &key, const std::vector<iovec> &iov, uint64_t offset,
+		      uint64_t len, uint64_t want, uint64_t *found, uint64_t *got,
+		      Clock::time_point deadline);
+
+	ClientConfig cfg_;
+	Masters masters_;
+	TaskQueue tasks_;
+	std::vector<std::unique_ptr<Worker>> workers_;
+
+	std::mutex ctx_mu_;		// ds_ctx is not thread-safe
+	ds_ctx *ctx_ = nullptr;
+	uint16_t port_ = 0;
+
+	std::mutex state_mu_;
+	std::atomic<uint64_t> client_id_{0};
+	uint64_t heartbeat_ms_ = 500;
+	std::atomic<uint64_t> max_object_size_{0};	// join() sets, put() reads
+	std::map<uint64_t, pb::SegmentDesc> segs_;	// the master's, by id
+	std::map<std::string, pb::Member> members_;	// by member_key()
+	// ours, in the kernel: under ctx_mu_
+	bool have_seg_ = false;
+	ds_seg_info seg_{};
+	uint64_t seg_id_ = 0;		// ours, at the master (state_mu_)
+
+	// NVMe-oF targets, attached once each: nvme_mu_ guards the map only;
+	// a slot's own mutex is held while that target attaches, so one slow
+	// `nvme connect` does not hold up I/O to the others.
+	struct NvmeSlot {
+		std::mutex mu;
+		std::unique_ptr<NvmeofTarget> t;
+	};
+	std::mutex nvme_mu_;
+	std::map<std::string, std::shared_ptr<NvmeSlot>> nvme_;
+
+	std::mutex rejoin_mu_;
+	std::mutex stop_mu_;
+	std::condition_variable stop_cv_;
+	std::atomic<bool> stopping_{false};
+	std::atomic<bool> leaving_{false};	// Leave sent: no rejoining
+	std::mutex watch_mu_;
+	grpc::ClientContext *watch_ctx_ = nullptr;
+	std::thread heartbeat_;
+	std::thread reconcile_;		// off the heartbeat thread: RPCs of its own
+	std::thread watch_;
+	bool open_ = false;
+};
+
+}  // namespace dsmem::store
+
+// The C ABI's handle (capi.cpp), here for the unit tests.
+struct ds_store {
+	dsmem::store::ClientCore client;
+};

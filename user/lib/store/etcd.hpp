@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// A small etcd v3 client over gRPC (etcd.proto is our own subset of etcd's
+// wire definitions) and a leader election on one lease-backed key.
+//
+// Every call has a short deadline (kEtcdDeadline) so a dead etcd costs a
+// caller seconds, not forever; UNAVAILABLE moves on to the next endpoint.
+// Errors: -EAGAIN no endpoint answered, -ETIMEDOUT deadline, -ENOENT key or
+// lease absent, -ESTALE a fence compare failed, -EMSGSIZE over etcd's
+// request limit, -EIO anything else; *err says which endpoint and why.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dsmem::store {
+
+inline constexpr std::chrono::milliseconds kEtcdDeadline{ 2000 };
+
+struct EtcdKV {
+	std::string key, value;
+	int64_t create_revision = 0, mod_revision = 0, lease = 0;
+};
+
+// One operation of a fenced transaction.  A delete with range_end deletes
+// [key, range_end); without, the one key.
+struct EtcdOp {
+	enum Kind { Put, Delete } kind = Put;
+	std::string key, value, range_end;
+	int64_t lease = 0;
+};
+
+// The end of the range holding every key that starts with prefix: the
+// prefix with its last byte + 1 (trailing 0xff bytes dropped first).
+std::string etcd_prefix_end(const std::string &prefix);
+
+class EtcdClient {	// thread-safe
+public:
+	explicit EtcdClient(const std::string &endpoints);	// "127.0.0.1:2379[,...]" tries each
+	~EtcdClient();
+	EtcdClient(const EtcdClient &) = delete;
+	EtcdClient &operator=(const EtcdClient &) = delete;
+
+	int get(const std::string &key, EtcdKV *kv, std::string *err);	// -ENOENT
+	int range(const std::string &prefix, std::vector<EtcdKV> *out, std::string *err);	// all keys with prefix
+	// [key, range_end) at revision (0: now), paged; *rev the revision read
+	int range_at(const std::string &key, const std::string &range_end, int64_t revision,
+		     std::vector<EtcdKV> *out, int64_t *rev, std::string *err);
+	int put(const std::string &key, const std::string &value, int64_t lease, std::string *err);
+	int del_prefix(const std::string &prefix, std::string *err);
+	int lease_grant(int64_t ttl_s, int64_t *id, std::string *err);
+	int lease_keepalive(int64_t id, int64_t *ttl_left, std::string *err);	// one refresh; ttl 0 => expired (-ENOENT)
+	int lease_revoke(int64_t id, std::string *err);
+	// key absent -> put with lease; *won; *rev = the key's create_revision, *holder = its value
+	int create_if_absent(const std::string &key, const std::string &value, int64_t lease,
+			     bool *won, int64_t *rev, std::string *holder, std::string *err);
+	// generic fenced txn: if fence_key's create_revision == fence_rev then puts/deletes
+	int fenced_txn(const std::string &fence_key, int64_t fence_rev,
+		       const std::vector<std::pair<std::string, std::string>> &puts,
+		       const std::vector<std::string> &deletes,
+		       const std::vector<std::string> &delete_prefixes,
+		       std::string *err);	// -ESTALE when the compare fails
+	// The same with ops in order (puts with leases, range deletes).
+	int fenced_ops(const std::string &fence_key, int64_t fence_rev,
+		       const std::vector<EtcdOp> &ops, std::string *err);
+	// The same, and also only if none of the keys in absent exists
+	// (compare create_revision == 0).  -ESTALE when any compare fails;
+	// *err says whether the fence or which key.
+	int fenced_ops_if_absent(const std::string &fence_key, int64_t fence_rev,
+				 const std::vector<std::string> &absent,
+				 const std::vector<EtcdOp> &ops, std::string *err);
+	const std::string &endpoints() const { return endpoints_; }
+
+	struct Impl;
+
+private:
+	std::string endpoints_;
+	std::unique_ptr<Impl> impl_;
+};
+
+// Leader election on one key (lease-backed, create-if-absent).
+class Election {
+public:
+	Election(std::shared_ptr<EtcdClient> etcd, std::string key, std::string value, int64_t ttl_s);
+	~Election() = default;
+	int campaign(bool *leader, std::string *err);	// one try; does not block
+	int keepalive(std::string *err);		// -ESTALE: leadership lost
+	void resign();					// revoke the lease
+	int leader(std::string *value, std::string *err);	// current holder's value, -ENOENT none
+	int64_t revision() const;			// our key's create_revision (the fence)
+
+private:
+	std::shared_ptr<EtcdClient> etcd_;
+	std::string key_, value_;
+	int64_t ttl_s_;
+	std::mutex m_;
+	int64_t lease_ = 0;
+	std::atomic<int64_t> rev_{ 0 };
+};
+
+}  // namespace dsmem::store
