@@ -1,5 +1,860 @@
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
+// SPDX-License-Identifier: BSD-2-Clause
+// dsmaster's metadata state machine (user/tools/dsmaster/state.cpp) and
+// its group-committed log (journal.cpp): replay equals live, allocators
+// rebuilt from the metadata, placement, versions, leases, GC, Del, List,
+// Sync, dead owners, bad input.
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "journal.hpp"
+#include "persist.hpp"
+#include "state.hpp"
+
+// cmocka last: its macros do not mix with the C++ headers
+#include <cstdarg>
+#include <cstddef>
+#include <csetjmp>
+extern "C" {
 #include <cmocka.h>
-int main(void) { return 0; }
+}
+
+using namespace dsmem::store;
+
+namespace {
+
+constexpr int64_t kSec = 1000000000LL;
+constexpr uint64_t kMiB = 1ULL << 20;
+
+// A state and the log of everything applied to it.
+struct Fx {
+	Limits lim;
+	MasterState st{ lim };
+	std::vector<lg::Record> log;
+	int64_t now = 1000 * kSec;
+
+	Fx() = default;
+	explicit Fx(const Limits &l) : lim(l), st(l) {}
+
+	void apply(const lg::Record &r)
+	{
+		std::string err;
+		int ret = st.apply(r, &err);
+		if (ret)
+			fail_msg("apply: %s", err.c_str());
+		log.push_back(r);
+	}
+
+	uint64_t client(uint32_t node)
+	{
+		pb::Member m;
+		m.set_node_id(node);
+		m.set_addr("10.0.0." + std::to_string(node));
+		m.set_port(7471);
+		lg::Record r;
+		std::string err;
+		assert_int_equal(st.plan_register_client(m, 0, &r, &err), 0);
+		apply(r);
+		return r.client_add().client_id();
+	}
+
+	uint64_t segment(uint64_t client, uint64_t gaddr, uint64_t size, bool *remounted = nullptr,
+			 pb::SegmentType type = pb::SEGMENT_DRAM)
+	{
+		pb::SegmentDesc d;
+		d.set_type(type);
+		d.set_size(size);
+		d.set_node_id(1);
+		d.set_gaddr(gaddr);
+		if (type == pb::SEGMENT_NVMEOF) {
+			d.set_traddr("10.0.0.9");
+			d.set_trsvcid(4420);
+			d.set_subnqn("nqn.test");
+			d.set_base(gaddr);
+		}
+		lg::Record r;
+		uint64_t id = 0;
+		bool rem = false;
+		std::string err;
+		assert_int_equal(st.plan_register_segment(client, d, &r, &id, &rem, &err), 0);
+		if (r.rec_case() != lg::Record::REC_NOT_SET)
+			apply(r);
+		if (remounted)
+			*remounted = rem;
+		return id;
+	}
+
+	static pb::ReplicateConfig cfg(uint32_t dram, uint32_t nvme = 0,
+				       pb::FlushMode flush = pb::FLUSH_NONE)
+	{
+		pb::ReplicateConfig c;
+		c.set_dram_replicas(dram);
+		c.set_nvmeof_replicas(nvme);
+		c.set_flush(flush);
+		return c;
+	}
+
+	// PutStart; the record (its version and replicas).
+	lg::PutStart start(uint64_t client, const std::string &key, uint64_t size,
+			   const pb::ReplicateConfig &c, int expect = 0)
+	{
+		lg::Record r;
+		std::string err;
+		int ret = st.plan_put_start(client, key, size, c, {}, now, &r, &err);
+		assert_int_equal(ret, expect);
+		if (!ret)
+			apply(r);
+		return r.put_start();
+	}
+
+	void commit(const std::string &key, uint64_t version, std::vector<uint32_t> done, int expect = 0)
+	{
+		lg::Record r, abort;
+		std::string err;
+		int ret = st.plan_put_commit(key, version, done, now, &r, &abort, &err);
+		if (ret != expect)
+			print_error("commit %s: %s\n", key.c_str(), err.c_str());
+		assert_int_equal(ret, expect);
+		if (!ret && r.rec_case() != lg::Record::REC_NOT_SET)
+			apply(r);
+		if (ret && abort.rec_case() != lg::Record::REC_NOT_SET)
+			apply(abort);
+	}
+
+	uint64_t put(uint64_t client, const std::string &key, uint64_t size, uint32_t replicas = 1)
+	{
+		lg::PutStart p = start(client, key, size, cfg(replicas));
+		std::vector<uint32_t> done;
+		for (int i = 0; i < p.replicas_size(); i++)
+			done.push_back(static_cast<uint32_t>(i));
+		commit(key, p.version(), done);
+		return p.version();
+	}
+
+	std::string image() const
+	{
+		lg::Snapshot s;
+		st.snapshot(&s);
+		std::string out = s.SerializeAsString();
+		for (const auto &[id, seg] : st.segments())
+			out += "|" + std::to_string(id) + ":" + std::to_string(seg.alloc->used());
+		return out;
+	}
+};
+
+// Replays a log (optionally after a snapshot) into a new state.
+void replay(MasterState &st, const std::vector<lg::Record> &log, size_t from = 0)
+{
+	std::string err;
+	for (size_t i = from; i < log.size(); i++) {
+		int ret = st.apply(log[i], &err);
+		if (ret)
+			fail_msg("replay %zu: %s", i, err.c_str());
+	}
+}
+
+std::string image_of(const MasterState &st)
+{
+	lg::Snapshot s;
+	st.snapshot(&s);
+	std::string out = s.SerializeAsString();
+	for (const auto &[id, seg] : st.segments())
+		out += "|" + std::to_string(id) + ":" + std::to_string(seg.alloc->used());
+	return out;
+}
+
+// Every shard of every non-lost replica: no two overlap on a segment.
+void assert_no_overlap(const MasterState &st)
+{
+	std::map<uint64_t, std::map<uint64_t, uint64_t>> taken;	// seg -> off -> end
+	for (const auto &[key, o] : st.objects())
+		for (const auto &[ver, v] : o.versions)
+			for (const auto &r : v.replicas) {
+				if (r.lost)
+					continue;
+				for (const auto &s : r.r.shards()) {
+					auto &m = taken[s.segment_id()];
+					uint64_t end = s.offset() + OffsetAllocator::round(s.length());
+					auto it = m.upper_bound(s.offset());
+					if (it != m.end() && it->first < end)
+						fail_msg("overlap on segment %llu at %llu",
+							 (unsigned long long)s.segment_id(),
+							 (unsigned long long)s.offset());
+					if (it != m.begin() && std::prev(it)->second > s.offset())
+						fail_msg("overlap on segment %llu at %llu",
+							 (unsigned long long)s.segment_id(),
+							 (unsigned long long)s.offset());
+					m[s.offset()] = end;
+				}
+			}
+}
+
+// ---- tests
+
+void test_replay_equals_live(void **)
+{
+	Fx f;
+	uint64_t c1 = f.client(1), c2 = f.client(2), c3 = f.client(3);
+	f.segment(c1, 0x100000000, 64 * kMiB);
+	f.segment(c2, 0x200000000, 64 * kMiB);
+	f.segment(c3, 0x300000000, 64 * kMiB);
+	for (int i = 0; i < 20; i++)
+		f.put(c1, "k" + std::to_string(i % 7), (i + 1) * 100 * 1024, 2);
+	size_t snap_at = f.log.size();
+	lg::Snapshot mid;
+	f.st.snapshot(&mid);
+
+	lg::PutStart p = f.start(c2, "pending", kMiB, Fx::cfg(3));
+	lg::PutStart q = f.start(c2, "aborted", kMiB, Fx::cfg(1));
+	lg::Record ab;
+	std::string err;
+	assert_int_equal(f.st.plan_put_abort("aborted", q.version(), &ab, &err), 0);
+	f.apply(ab);
+	lg::Record del;
+	uint64_t n;
+	assert_int_equal(f.st.plan_del("k3", &del, &n, &err), 0);
+	f.apply(del);
+	for (const auto &r : f.st.plan_gc(f.now))
+		f.apply(r);
+	lg::Record fl;
+	fl.mutable_flushed()->set_key("k1");
+	fl.mutable_flushed()->set_version(f.st.newest("k1")->version);
+	f.apply(fl);
+	// a replica moved by hand: place, release, add; drop the old one
+	pb::Replica nr;
+	uint64_t v0 = f.st.newest("k0")->version;
+	assert_int_equal(f.st.place_replica("k0", v0, pb::SEGMENT_DRAM, {}, 0, &nr, &err), 0);
+	f.st.release_replica(nr);
+	lg::Record add, drop;
+	add.mutable_replica_add()->set_key("k0");
+	add.mutable_replica_add()->set_version(v0);
+	*add.mutable_replica_add()->mutable_replica() = nr;
+	f.apply(add);
+	drop.mutable_replica_drop()->set_key("k0");
+	drop.mutable_replica_drop()->set_version(v0);
+	drop.mutable_replica_drop()->set_index(0);
+	f.apply(drop);
+	// an owner dies
+	lg::Record dead;
+	dead.mutable_client_remove()->set_client_id(c3);
+	dead.mutable_client_remove()->set_dead(true);
+	f.apply(dead);
+	f.commit("pending", p.version(), { 0, 1, 2 });
+
+	// salvage (the dead owner's replicas, still allocated) is volatile: a
+	// restored state has none, and a new leader drops what replay made
+	std::string with_salvage = f.image();
+	MasterState a(f.lim);
+	replay(a, f.log);
+	assert_string_equal(image_of(a).c_str(), with_salvage.c_str());
+	f.st.drop_salvage();
+	a.drop_salvage();
+	std::string live = f.image();
+	assert_string_equal(image_of(a).c_str(), live.c_str());
+	MasterState b(f.lim);
+	assert_int_equal(b.restore(mid, &err), 0);
+	replay(b, f.log, snap_at);
+	b.drop_salvage();
+	assert_string_equal(image_of(b).c_str(), live.c_str());
+	// and a snapshot of the end restores to the same
+	lg::Snapshot end;
+	f.st.snapshot(&end);
+	MasterState c(f.lim);
+	assert_int_equal(c.restore(end, &err), 0);
+	assert_string_equal(image_of(c).c_str(), live.c_str());
+	assert_no_overlap(c);
+}
+
+void test_remount_keeps_allocations(void **)
+{
+	Fx f;
+	uint64_t c1 = f.client(1);
+	uint64_t s1 = f.segment(c1, 0x100000000, 16 * kMiB);
+	for (int i = 0; i < 10; i++)
+		f.put(c1, "obj" + std::to_string(i), 700 * 1024);
+	uint64_t used = f.st.segment(s1)->alloc->used();
+	assert_true(used >= 10 * 700 * 1024);
+	lg::Snapshot snap;
+	f.st.snapshot(&snap);
+	// more after the snapshot, in the log
+	f.put(c1, "late", 2 * kMiB);
+	std::vector<lg::Record> tail(f.log.end() - 2, f.log.end());
+
+	// the master restarts
+	Fx g(f.lim);
+	std::string err;
+	assert_int_equal(g.st.restore(snap, &err), 0);
+	replay(g.st, tail);
+	assert_int_equal(g.st.segment(s1)->alloc->used(), f.st.segment(s1)->alloc->used());
+	// the client comes back (a new process) and mounts the same memory
+	uint64_t c2 = g.client(1);
+	assert_true(c2 != c1);
+	bool remounted = false;
+	uint64_t again = g.segment(c2, 0x100000000, 16 * kMiB, &remounted);
+	assert_int_equal(again, s1);
+	assert_true(remounted);
+	assert_int_equal(g.st.segment(s1)->desc.owner(), c2);
+	assert_int_equal(g.st.segment(s1)->alloc->used(), f.st.segment(s1)->alloc->used());
+	// new puts fill the holes only
+	for (int i = 0; i < 5; i++)
+		g.put(c2, "new" + std::to_string(i), 300 * 1024);
+	assert_no_overlap(g.st);
+	assert_non_null(g.st.newest("obj3"));
+	// a new segment gets a new id, never an old one
+	uint64_t s2 = g.segment(c2, 0x200000000, 16 * kMiB, &remounted);
+	assert_false(remounted);
+	assert_true(s2 > s1);
+}
+
+void test_placement_distinct(void **)
+{
+	Fx f;
+	uint64_t c = f.client(1);
+	for (int i = 0; i < 4; i++)
+		f.segment(c, 0x100000000ULL * (i + 1), 160 * kMiB);
+	for (int k = 0; k < 20; k++) {
+		lg::PutStart p = f.start(c, "big" + std::to_string(k), 8 * kMiB + 5, Fx::cfg(3));
+		assert_int_equal(p.replicas_size(), 3);
+		for (int j = 0; j < 9; j++) {
+			std::set<uint64_t> segs;
+			for (const auto &r : p.replicas()) {
+				assert_int_equal(r.shards_size(), 9);
+				segs.insert(r.shards(j).segment_id());
+			}
+			assert_int_equal(segs.size(), 3);
+		}
+		uint64_t total = 0;
+		for (const auto &s : p.replicas(0).shards())
+			total += s.length();
+		assert_int_equal(total, 8 * kMiB + 5);
+	}
+	assert_no_overlap(f.st);
+}
+
+void test_prefer_local(void **)
+{
+	Fx f;
+	uint64_t c1 = f.client(1), c2 = f.client(2);
+	f.segment(c1, 0x100000000, 64 * kMiB);
+	uint64_t mine = f.segment(c2, 0x200000000, 64 * kMiB);
+	f.segment(c1, 0x300000000, 64 * kMiB);
+	pb::ReplicateConfig c = Fx::cfg(2);
+	c.set_prefer_local(true);
+	for (int k = 0; k < 10; k++) {
+		lg::PutStart p = f.start(c2, "l" + std::to_string(k), 3 * kMiB, c);
+		for (const auto &s : p.replicas(0).shards())
+			assert_int_equal(s.segment_id(), mine);
+	}
+}
+
+void test_replicas_above_segments(void **)
+{
+	Fx f;
+	uint64_t c = f.client(1);
+	f.start(c, "none", kMiB, Fx::cfg(1), -ENOSPC);
+	f.segment(c, 0x100000000, 64 * kMiB);
+	f.segment(c, 0x200000000, 64 * kMiB);
+	lg::PutStart p = f.start(c, "x", 3 * kMiB, Fx::cfg(3));
+	assert_int_equal(p.replicas_size(), 2);	// as many as there are places
+	// an NVMe-oF replica asked for where there is none: the DRAM ones only
+	lg::PutStart q = f.start(c, "y", kMiB, Fx::cfg(1, 1));
+	assert_int_equal(q.replicas_size(), 1);
+	// too big for any segment
+	f.start(c, "huge", 129 * kMiB, Fx::cfg(1), -ENOSPC);
+	// an NVMe-oF segment: one shard, the object's size
+	f.segment(c, 0, 256 * kMiB, nullptr, pb::SEGMENT_NVMEOF);
+	lg::PutStart n = f.start(c, "z", 5 * kMiB + 1, Fx::cfg(1, 1));
+	assert_int_equal(n.replicas_size(), 2);
+	assert_int_equal(n.replicas(1).type(), pb::SEGMENT_NVMEOF);
+	assert_int_equal(n.replicas(1).shards_size(), 1);
+	assert_int_equal(n.replicas(1).shards(0).length(), 5 * kMiB + 1);
+}
+
+void test_pending_expiry(void **)
+{
+	Fx f;
+	uint64_t c = f.client(1);
+	uint64_t s = f.segment(c, 0x100000000, 64 * kMiB);
+	lg::PutStart p = f.start(c, "slow", 4 * kMiB, Fx::cfg(1));
+	assert_true(f.st.segment(s)->alloc->used() >= 4 * kMiB);
+	assert_true(f.st.plan_expiry(f.now).empty());
+	f.now = p.deadline_ns() + 1;
+	auto recs = f.st.plan_expiry(f.now);
+	assert_int_equal(recs.size(), 1);
+	assert_true(recs[0].put_abort().expired());
+	f.apply(recs[0]);
+	assert_int_equal(f.st.segment(s)->alloc->used(), 0);
+	f.commit("slow", p.version(), { 0 }, -ESTALE);
+	// a commit past the deadline, before the expiry ran: refused, freed
+	lg::PutStart q = f.start(c, "late", kMiB, Fx::cfg(1));
+	f.now = q.deadline_ns() + 1;
+	f.commit("late", q.version(), { 0 }, -ESTALE);
+	assert_int_equal(f.st.segment(s)->alloc->used(), 0);
+	assert_null(f.st.find_object("late"));
+	// a commit of nothing written: aborted
+	lg::PutStart r = f.start(c, "empty", kMiB, Fx::cfg(1));
+	f.commit("empty", r.version(), {}, -ESTALE);
+	assert_null(f.st.find_version("empty", r.version()));
+}
+
+void test_version_visibility(void **)
+{
+	Fx f;
+	uint64_t c = f.client(1);
+	f.segment(c, 0x100000000, 64 * kMiB);
+	GetResult g;
+	std::string err;
+	lg::PutStart p1 = f.start(c, "v", kMiB, Fx::cfg(1));
+	assert_int_equal(f.st.get("v", -1, &g, &err), -ENOENT);	// pending: invisible
+	f.commit("v", p1.version(), { 0 });
+	assert_int_equal(f.st.get("v", -1, &g, &err), 0);
+	assert_int_equal(g.object.version(), p1.version());
+	assert_int_equal(g.object.replicas_size(), 1);
+	lg::PutStart p2 = f.start(c, "v", 2 * kMiB, Fx::cfg(1));
+	// the newer one pending: the older one still
+	assert_int_equal(f.st.get("v", -1, &g, &err), 0);
+	assert_int_equal(g.object.version(), p1.version());
+	// min_version at the pending one: below, nothing to read
+	assert_int_equal(f.st.get("v", static_cast<int64_t>(p2.version()), &g, &err), 0);
+	assert_true(g.below_min_version);
+	assert_int_equal(g.object.version(), p1.version());
+	assert_int_equal(g.object.replicas_size(), 0);
+	// min_version never given out: in the future
+	assert_int_equal(f.st.get("v", static_cast<int64_t>(p2.version() + 5), &g, &err), -ERANGE);
+	f.commit("v", p2.version(), { 0 });
+	assert_int_equal(f.st.get("v", static_cast<int64_t>(p2.version()), &g, &err), 0);
+	assert_false(g.below_min_version);
+	assert_int_equal(g.object.size(), 2 * kMiB);
+	// a repeated commit is fine
+	f.commit("v", p2.version(), { 0 });
+	// versions are global and increase
+	lg::PutStart o = f.start(c, "other", kMiB, Fx::cfg(1));
+	assert_true(o.version() > p2.version());
+}
+
+void test_gc_after_lease(void **)
+{
+	Limits lim;
+	Fx f(lim);
+	uint64_t c = f.client(1);
+	uint64_t s = f.segment(c, 0x100000000, 64 * kMiB);
+	uint64_t v1 = f.put(c, "g", kMiB);
+	f.st.lease("g", v1, f.now + 10 * kSec);
+	uint64_t v2 = f.put(c, "g", kMiB);
+	assert_true(f.st.plan_gc(f.now).empty());	// v1 under its lease
+	f.st.pin("g", v1);
+	assert_true(f.st.plan_gc(f.now + 11 * kSec).empty());	// and the mover's pin
+	f.st.unpin("g", v1);
+	auto recs = f.st.plan_gc(f.now + 11 * kSec);
+	assert_int_equal(recs.size(), 1);
+	assert_int_equal(recs[0].version_drop().version(), v1);
+	f.apply(recs[0]);
+	assert_null(f.st.find_version("g", v1));
+	assert_non_null(f.st.find_version("g", v2));
+	assert_int_equal(f.st.segment(s)->alloc->used(), kMiB);
+	// a new leader waits for the leases it does not know
+	f.st.set_gc_not_before(f.now + 100 * kSec);
+	f.put(c, "g", kMiB);
+	assert_true(f.st.plan_gc(f.now + 50 * kSec).empty());
+	assert_int_equal(f.st.plan_gc(f.now + 101 * kSec).size(), 1);
+}
+
+void test_del(void **)
+{
+	Fx f;
+	uint64_t c = f.client(1);
+	uint64_t s = f.segment(c, 0x100000000, 64 * kMiB);
+	f.put(c, "d", kMiB);
+	f.put(c, "d", kMiB);
+	lg::PutStart pend = f.start(c, "d", kMiB, Fx::cfg(1));
+	lg::Record r;
+	uint64_t n = 0;
+	std::string err;
+	assert_int_equal(f.st.plan_del("d", &r, &n, &err), 0);
+	assert_int_equal(n, 2);
+	f.apply(r);
+	GetResult g;
+	assert_int_equal(f.st.get("d", -1, &g, &err), -ENOENT);
+	// a put begun before the Del does not bring it back
+	f.commit("d", pend.version(), { 0 });
+	assert_int_equal(f.st.get("d", -1, &g, &err), -ENOENT);
+	assert_int_equal(f.st.plan_del("d", &r, &n, &err), -ENOENT);
+	for (const auto &rec : f.st.plan_gc(f.now))
+		f.apply(rec);
+	assert_null(f.st.find_object("d"));
+	assert_int_equal(f.st.segment(s)->alloc->used(), 0);
+	// a put after the Del is a new object
+	f.put(c, "d", kMiB);
+	assert_int_equal(f.st.get("d", -1, &g, &err), 0);
+	assert_int_equal(f.st.plan_del("nothere", &r, &n, &err), -ENOENT);
+}
+
+void test_list(void **)
+{
+	Fx f;
+	uint64_t c = f.client(1);
+	f.segment(c, 0x100000000, 64 * kMiB);
+	for (int i = 1; i <= 5; i++)
+		f.put(c, "a/" + std::to_string(i), 16 * 1024);
+	f.put(c, "b/1", 16 * 1024);
+	f.start(c, "a/0pending", 16 * 1024, Fx::cfg(1));
+	std::vector<pb::ObjectInfo> out;
+	bool more = false;
+	f.st.list("a/", "", 2, &out, &more);
+	assert_int_equal(out.size(), 2);
+	assert_string_equal(out[0].key().c_str(), "a/1");
+	assert_string_equal(out[1].key().c_str(), "a/2");
+	assert_true(more);
+	out.clear();
+	f.st.list("a/", "a/2", 2, &out, &more);
+	assert_int_equal(out.size(), 2);
+	assert_string_equal(out[0].key().c_str(), "a/3");
+	assert_true(more);
+	out.clear();
+	f.st.list("a/", "a/4", 2, &out, &more);
+	assert_int_equal(out.size(), 1);
+	assert_string_equal(out[0].key().c_str(), "a/5");
+	assert_false(more);
+	out.clear();
+	f.st.list("", "", 0, &out, &more);
+	assert_int_equal(out.size(), 6);
+	assert_false(more);
+}
+
+void test_sync_waits_for_earlier_puts(void **)
+{
+	Fx f;
+	uint64_t c = f.client(1);
+	f.segment(c, 0x100000000, 64 * kMiB);
+	uint64_t v1 = f.put(c, "s", kMiB);
+	lg::PutStart p2 = f.start(c, "s", kMiB, Fx::cfg(1));
+	uint64_t sync_at = f.st.next_version() - 1;	// Sync begins here
+	assert_true(f.st.pending_upto("s", sync_at));
+	assert_false(f.st.pending_upto("s", v1));
+	// a put begun after the Sync does not hold it
+	lg::PutStart p3 = f.start(c, "s", kMiB, Fx::cfg(1));
+	f.commit("s", p2.version(), { 0 });
+	assert_false(f.st.pending_upto("s", sync_at));
+	assert_true(f.st.pending_upto("s", p3.version()));
+	assert_int_equal(f.st.newest("s")->version, p2.version());
+	assert_false(f.st.pending_upto("other", sync_at));
+}
+
+void test_dead_owner(void **)
+{
+	Fx f;
+	uint64_t c1 = f.client(1), c2 = f.client(2), c3 = f.client(3);
+	uint64_t a = f.segment(c1, 0x100000000, 64 * kMiB);
+	f.segment(c2, 0x200000000, 64 * kMiB);
+	f.segment(c3, 0x300000000, 64 * kMiB);
+	for (int i = 0; i < 10; i++)
+		f.put(c2, "o" + std::to_string(i), 2 * kMiB, 2);
+	lg::PutStart pend = f.start(c2, "mid", kMiB, Fx::cfg(3));
+	int on_a = -1;
+	for (int i = 0; i < pend.replicas_size(); i++)
+		if (pend.replicas(i).shards(0).segment_id() == a)
+			on_a = i;
+	assert_true(on_a >= 0);
+	size_t touching = f.st.replicas_on(a).size();
+	assert_true(touching > 0);
+
+	lg::Record dead;
+	dead.mutable_client_remove()->set_client_id(c1);
+	dead.mutable_client_remove()->set_dead(true);
+	f.apply(dead);
+	assert_int_equal(f.st.segment(a)->desc.state(), pb::SEGMENT_DEAD);
+	assert_true(f.st.replicas_on(a).empty());
+	// the dropped replicas' places stay taken while they may be copied
+	assert_true(f.st.segment(a)->alloc->used() > 0);
+	auto salvage = f.st.take_salvage();
+	assert_int_equal(salvage.size(), touching - 1);	// the pending one is not salvage
+	// every version that lost one is planned for repair, one replica short
+	// (a replica's shards keep off the other replica's segments)
+	std::set<std::pair<std::string, uint64_t>> hit;
+	for (const auto &sv : salvage)
+		hit.insert({ sv.key, sv.version });
+	assert_int_equal(hit.size(), salvage.size());
+	auto plans = f.st.plan_repairs();
+	assert_int_equal(plans.size(), hit.size());
+	for (const auto &p : plans) {
+		assert_int_equal(p.dram_missing, 1);
+		assert_int_equal(f.st.newest(p.key)->replicas.size(), 1);
+	}
+	// a remount while salvage is held: new puts do not land on it
+	{
+		uint64_t c1b = f.client(1);
+		bool rem = false;
+		assert_int_equal(f.segment(c1b, 0x100000000, 64 * kMiB, &rem), a);
+		assert_true(rem);
+		for (int k = 0; k < 20; k++)
+			f.start(c1b, "z" + std::to_string(k), kMiB, Fx::cfg(1));
+		std::map<uint64_t, std::vector<std::pair<uint64_t, uint64_t>>> held;
+		for (const auto &sv : salvage)
+			for (const auto &sh : sv.replica.shards())
+				held[sh.segment_id()].push_back({ sh.offset(), sh.offset() + sh.length() });
+		for (const auto &[key, o] : f.st.objects())
+			for (const auto &[ver, v] : o.versions)
+				for (const auto &r : v.replicas)
+					for (const auto &sh : r.r.shards())
+						for (const auto &[b, e] : held[sh.segment_id()])
+							assert_true(sh.offset() + sh.length() <= b || sh.offset() >= e);
+		for (const auto &sv : salvage)
+			f.st.release_replica(sv.replica);
+		lg::Record dead2;
+		dead2.mutable_client_remove()->set_client_id(c1b);
+		dead2.mutable_client_remove()->set_dead(true);
+		f.apply(dead2);
+		f.st.drop_salvage();
+		for (int k = 0; k < 20; k++) {
+			lg::Record ab;
+			std::string e2;
+			const VersionState *zv = nullptr;
+			if (const ObjectState *zo = f.st.find_object("z" + std::to_string(k)))
+				zv = &zo->versions.begin()->second;
+			if (zv && !zv->complete) {
+				assert_int_equal(f.st.plan_put_abort("z" + std::to_string(k), zv->version, &ab, &e2), 0);
+				f.apply(ab);
+			}
+		}
+		assert_int_equal(f.st.segment(a)->alloc->used(), 0);
+	}
+	// a new replica goes on the living, shard j away from the survivor's
+	std::string err;
+	pb::Replica r;
+	const VersionState *v = f.st.newest(plans[0].key);
+	assert_int_equal(f.st.place_replica(plans[0].key, plans[0].version, pb::SEGMENT_DRAM, {}, -1,
+					    &r, &err), 0);
+	for (int j = 0; j < r.shards_size(); j++) {
+		assert_true(r.shards(j).segment_id() != a);
+		assert_true(r.shards(j).segment_id() != v->replicas[0].r.shards(j).segment_id());
+	}
+	f.st.release_replica(r);
+	// the two living segments each hold shard j of one replica already:
+	// a third replica has no place
+	lg::Record add;
+	add.mutable_replica_add()->set_key(plans[0].key);
+	add.mutable_replica_add()->set_version(plans[0].version);
+	assert_int_equal(f.st.place_replica(plans[0].key, plans[0].version, pb::SEGMENT_DRAM, {}, -1,
+					    &r, &err), 0);
+	f.st.release_replica(r);
+	*add.mutable_replica_add()->mutable_replica() = r;
+	f.apply(add);
+	assert_int_equal(f.st.place_replica(plans[0].key, plans[0].version, pb::SEGMENT_DRAM, {}, -1,
+					    &r, &err), -ENOSPC);
+	uint64_t c4 = f.client(4);
+	f.segment(c4, 0x400000000, 64 * kMiB);
+	assert_int_equal(f.st.place_replica(plans[0].key, plans[0].version, pb::SEGMENT_DRAM, {}, -1,
+					    &r, &err), 0);
+	f.st.release_replica(r);
+	// nothing placed on the dead segment
+	for (int k = 0; k < 10; k++) {
+		lg::PutStart p = f.start(c2, "n" + std::to_string(k), kMiB, Fx::cfg(3));
+		for (const auto &rep : p.replicas())
+			assert_true(rep.shards(0).segment_id() != a);
+	}
+	// the pending put: its replica on the dead segment does not count
+	f.commit("mid", pend.version(), { static_cast<uint32_t>(on_a) }, -ESTALE);
+	assert_null(f.st.find_version("mid", pend.version()));
+	// the owner's node comes back with the same memory: the same id, alive
+	uint64_t c1c = f.client(1);
+	bool remounted = false;
+	assert_int_equal(f.segment(c1c, 0x100000000, 64 * kMiB, &remounted), a);
+	assert_true(remounted);
+	assert_int_equal(f.st.segment(a)->desc.state(), pb::SEGMENT_ALIVE);
+	assert_no_overlap(f.st);
+}
+
+void test_leave_and_remove(void **)
+{
+	Fx f;
+	uint64_t c1 = f.client(1), c2 = f.client(2);
+	uint64_t a = f.segment(c1, 0x100000000, 64 * kMiB);
+	uint64_t b = f.segment(c2, 0x200000000, 64 * kMiB);
+	f.put(c2, "x", kMiB, 2);
+	// a leave without drain: the memory stays, owned by nobody
+	lg::Record leave;
+	leave.mutable_client_remove()->set_client_id(c1);
+	f.apply(leave);
+	assert_int_equal(f.st.segment(a)->desc.state(), pb::SEGMENT_ALIVE);
+	assert_int_equal(f.st.segment(a)->desc.owner(), 0);
+	assert_int_equal(f.st.newest("x")->replicas.size(), 2);
+	// a removal drops its replicas; the id is not reused
+	lg::Record rm;
+	rm.mutable_segment_remove()->set_segment_id(a);
+	f.apply(rm);
+	assert_null(f.st.segment(a));
+	assert_int_equal(f.st.newest("x")->replicas.size(), 1);
+	assert_int_equal(f.st.newest("x")->replicas[0].r.shards(0).segment_id(), b);
+	uint64_t n = f.segment(c2, 0x100000000, 64 * kMiB);
+	assert_true(n > b);
+}
+
+void test_replicate_plan(void **)
+{
+	Fx f;
+	uint64_t c = f.client(1);
+	for (int i = 0; i < 3; i++)
+		f.segment(c, 0x100000000ULL * (i + 1), 64 * kMiB);
+	uint64_t v = f.put(c, "r", 3 * kMiB, 3);
+	std::vector<lg::Record> recs;
+	uint64_t ver = 0;
+	std::string err;
+	assert_int_equal(f.st.plan_replicate("r", Fx::cfg(1, 0, pb::FLUSH_LAZY), &recs, &ver, &err), 0);
+	assert_int_equal(ver, v);
+	for (const auto &r : recs)
+		f.apply(r);
+	assert_int_equal(f.st.newest("r")->replicas.size(), 1);
+	assert_int_equal(f.st.newest("r")->config.flush(), pb::FLUSH_LAZY);
+	auto fl = f.st.plan_flushes();
+	assert_int_equal(fl.size(), 1);
+	recs.clear();
+	assert_int_equal(f.st.plan_replicate("r", Fx::cfg(2), &recs, &ver, &err), 0);
+	for (const auto &r : recs)
+		f.apply(r);
+	auto plans = f.st.plan_repairs();
+	assert_int_equal(plans.size(), 1);
+	assert_int_equal(plans[0].dram_missing, 1);
+	recs.clear();
+	assert_int_equal(f.st.plan_replicate("r", Fx::cfg(0), &recs, &ver, &err), -EINVAL);
+	assert_int_equal(f.st.plan_replicate("nothere", Fx::cfg(1), &recs, &ver, &err), -ENOENT);
+}
+
+void test_bad_input(void **)
+{
+	Limits lim;
+	lim.max_object_size = 8 * kMiB;
+	Fx f(lim);
+	uint64_t c = f.client(1);
+	f.segment(c, 0x100000000, 64 * kMiB);
+	f.start(c, "", kMiB, Fx::cfg(1), -EINVAL);
+	f.start(c, std::string(1025, 'k'), kMiB, Fx::cfg(1), -EINVAL);
+	f.start(c, std::string(1024, 'k'), kMiB, Fx::cfg(1), 0);
+	f.start(c, std::string("a\0b", 3), kMiB, Fx::cfg(1), -EINVAL);
+	f.start(c, "zero", 0, Fx::cfg(1), -EINVAL);
+	f.start(c, "big", 8 * kMiB + 1, Fx::cfg(1), -EINVAL);
+	f.start(c, "max", 8 * kMiB, Fx::cfg(1), 0);
+	f.start(c, "norep", kMiB, Fx::cfg(0), -EINVAL);
+	GetResult g;
+	std::string err;
+	assert_int_equal(f.st.get("", -1, &g, &err), -EINVAL);
+	assert_int_equal(f.st.get("absent", -1, &g, &err), -ENOENT);
+	f.commit("absent", 12345, { 0 }, -ENOENT);
+	lg::PutStart p = f.start(c, "idx", kMiB, Fx::cfg(1));
+	f.commit("idx", p.version(), { 7 }, -EINVAL);
+	// segments: too small, no address; unknown client
+	pb::SegmentDesc d;
+	d.set_size(4096);
+	d.set_node_id(1);
+	d.set_gaddr(0x500000000);
+	lg::Record r;
+	uint64_t id;
+	bool rem;
+	assert_int_equal(f.st.plan_register_segment(c, d, &r, &id, &rem, &err), -EINVAL);
+	d.set_size(kMiB);
+	d.set_gaddr(0);
+	assert_int_equal(f.st.plan_register_segment(c, d, &r, &id, &rem, &err), -EINVAL);
+	d.set_gaddr(0x500000000);
+	assert_int_equal(f.st.plan_register_segment(999, d, &r, &id, &rem, &err), -ENOENT);
+	pb::Member m;
+	assert_int_equal(f.st.plan_register_client(m, 0, &r, &err), -EINVAL);
+	// a record that does not fit the state is refused, not applied
+	lg::Record bogus;
+	bogus.mutable_put_commit()->set_key("nope");
+	bogus.mutable_put_commit()->set_version(77);
+	assert_int_equal(f.st.apply(bogus, &err), -EINVAL);
+	assert_int_equal(f.st.apply(lg::Record(), &err), -EINVAL);
+}
+
+// The journal with the file log: group commit, snapshots, reload.
+void test_journal_reload(void **)
+{
+	char tmpl[] = "/tmp/test_store_meta.XXXXXX";
+	assert_non_null(mkdtemp(tmpl));
+	std::string dir = tmpl, err;
+	Limits lim;
+	std::string live;
+	{
+		std::mutex mu;
+		MasterState st(lim);
+		auto log = open_file_log(dir, &err);
+		assert_non_null(log.get());
+		int failed = 0;
+		Journal j(std::move(log), 5, mu,
+			  [&] {
+				  lg::Snapshot s;
+				  st.snapshot(&s);
+				  return s.SerializeAsString();
+			  },
+			  [&](int ret, const std::string &) { failed = ret; });
+		Fx f(lim);	// plans; its records go to st through the journal
+		uint64_t c = f.client(1);
+		f.segment(c, 0x100000000, 64 * kMiB);
+		for (int i = 0; i < 30; i++)
+			f.put(c, "j" + std::to_string(i % 4), 64 * 1024);
+		uint64_t seq = 0;
+		// one by one (an entry each), then a burst (group committed)
+		for (size_t i = 0; i < f.log.size(); i++) {
+			{
+				std::lock_guard<std::mutex> g(mu);
+				assert_int_equal(st.apply(f.log[i], &err), 0);
+				seq = j.submit(f.log[i]);
+			}
+			if (i < f.log.size() / 2)
+				assert_int_equal(j.wait(seq, &err), 0);
+		}
+		assert_int_equal(j.wait(seq, &err), 0);
+		assert_int_equal(failed, 0);
+		assert_true(j.records_since_snapshot() < 10);
+		live = image_of(st);
+		j.stop();
+	}
+	auto log = open_file_log(dir, &err);
+	assert_non_null(log.get());
+	std::string snap;
+	std::vector<std::string> recs;
+	assert_int_equal(log->load(&snap, &recs, &err), 0);
+	assert_false(snap.empty());
+	MasterState st(lim);
+	lg::Snapshot s;
+	assert_true(s.ParseFromString(snap));
+	assert_int_equal(st.restore(s, &err), 0);
+	for (const auto &e : recs) {
+		lg::LogEntry entry;
+		assert_true(entry.ParseFromString(e));
+		for (const auto &r : entry.records())
+			assert_int_equal(st.apply(r, &err), 0);
+	}
+	assert_string_equal(image_of(st).c_str(), live.c_str());
+	log.reset();
+	std::string cmd = "rm -rf " + dir;
+	assert_int_equal(system(cmd.c_str()), 0);
+}
+
+}  // namespace
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_replay_equals_live),
+		cmocka_unit_test(test_remount_keeps_allocations),
+		cmocka_unit_test(test_placement_distinct),
+		cmocka_unit_test(test_prefer_local),
+		cmocka_unit_test(test_replicas_above_segments),
+		cmocka_unit_test(test_pending_expiry),
+		cmocka_unit_test(test_version_visibility),
+		cmocka_unit_test(test_gc_after_lease),
+		cmocka_unit_test(test_del),
+		cmocka_unit_test(test_list),
+		cmocka_unit_test(test_sync_waits_for_earlier_puts),
+		cmocka_unit_test(test_dead_owner),
+		cmocka_unit_test(test_leave_and_remove),
+		cmocka_unit_test(test_replicate_plan),
+		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_journal_reload),
+	};
+	return cmocka_run_group_tests(tests, nullptr, nullptr);
+}

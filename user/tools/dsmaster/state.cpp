@@ -1,1 +1,1105 @@
-// placeholder
+// SPDX-License-Identifier: BSD-2-Clause
+// The master's metadata state machine; state.hpp says how it is driven.
+#include "state.hpp"
+
+#include <algorithm>
+#include <cerrno>
+
+namespace dsmem::store {
+
+namespace {
+
+int fail(std::string *err, int ret, std::string msg)
+{
+	if (err)
+		*err = std::move(msg);
+	return ret;
+}
+
+std::string vname(const std::string &key, uint64_t version)
+{
+	return "'" + key.substr(0, 64) + (key.size() > 64 ? "...'" : "'") + " version " +
+	       std::to_string(version);
+}
+
+uint64_t div_up(uint64_t a, uint64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+}  // namespace
+
+const char *segment_state_name(pb::SegmentState s)
+{
+	switch (s) {
+	case pb::SEGMENT_ALIVE:
+		return "alive";
+	case pb::SEGMENT_DRAINING:
+		return "draining";
+	case pb::SEGMENT_DEAD:
+		return "dead";
+	default:
+		return "?";
+	}
+}
+
+// ---- validation
+
+int MasterState::check_key(const std::string &key, std::string *err)
+{
+	if (key.empty())
+		return fail(err, -EINVAL, "empty key");
+	if (key.size() > kKeyMax)
+		return fail(err, -EINVAL, "key of " + std::to_string(key.size()) +
+						  " bytes; the limit is " + std::to_string(kKeyMax));
+	if (key.find('\0') != std::string::npos)
+		return fail(err, -EINVAL, "key with a NUL byte");
+	return 0;
+}
+
+bool MasterState::touches(const pb::Replica &r, uint64_t segment_id)
+{
+	for (const auto &s : r.shards())
+		if (s.segment_id() == segment_id)
+			return true;
+	return false;
+}
+
+// ---- lookups
+
+const ObjectState *MasterState::find_object(const std::string &key) const
+{
+	auto it = objects_.find(key);
+	return it == objects_.end() ? nullptr : &it->second;
+}
+
+const VersionState *MasterState::find_version(const std::string &key, uint64_t version) const
+{
+	const ObjectState *o = find_object(key);
+	if (!o)
+		return nullptr;
+	auto it = o->versions.find(version);
+	return it == o->versions.end() ? nullptr : &it->second;
+}
+
+VersionState *MasterState::version_mut(const std::string &key, uint64_t version)
+{
+	return const_cast<VersionState *>(find_version(key, version));
+}
+
+const VersionState *MasterState::newest(const std::string &key) const
+{
+	const ObjectState *o = find_object(key);
+	if (!o)
+		return nullptr;
+	for (auto it = o->versions.rbegin(); it != o->versions.rend(); ++it)
+		if (it->second.complete && !it->second.deleted)
+			return &it->second;
+	return nullptr;
+}
+
+const SegmentState *MasterState::segment(uint64_t id) const
+{
+	auto it = segments_.find(id);
+	return it == segments_.end() ? nullptr : &it->second;
+}
+
+void MasterState::segment_desc(const SegmentState &s, pb::SegmentDesc *out) const
+{
+	*out = s.desc;
+	out->set_used(s.alloc ? s.alloc->used() : 0);
+}
+
+uint64_t MasterState::object_count() const
+{
+	uint64_t n = 0;
+	for (const auto &[key, o] : objects_)
+		if (newest(key))
+			n++;
+	return n;
+}
+
+uint64_t MasterState::version_count() const
+{
+	uint64_t n = 0;
+	for (const auto &[key, o] : objects_)
+		n += o.versions.size();
+	return n;
+}
+
+void MasterState::object_info(const std::string &key, const VersionState &v, bool with_replicas,
+			      pb::ObjectInfo *out) const
+{
+	const ObjectState *o = find_object(key);
+
+	out->Clear();
+	out->set_key(key);
+	out->set_version(v.version);
+	out->set_size(v.size);
+	*out->mutable_config() = v.config;
+	if (with_replicas)
+		for (const auto &r : v.replicas)
+			if (!r.lost)
+				*out->add_replicas() = r.r;
+	uint64_t fv = o ? o->flushed_version : 0;
+	out->set_flushed(fv == v.version);
+	out->set_flushed_version(fv);
+	out->set_ctime_ns(v.ctime_ns);
+}
+
+std::vector<MasterState::ReplicaRef> MasterState::replicas_on(uint64_t segment_id) const
+{
+	std::vector<ReplicaRef> out;
+
+	for (const auto &[key, o] : objects_)
+		for (const auto &[ver, v] : o.versions)
+			for (size_t i = 0; i < v.replicas.size(); i++)
+				if (!v.replicas[i].lost && touches(v.replicas[i].r, segment_id))
+					out.push_back({ key, ver, static_cast<uint32_t>(i), v.complete });
+	return out;
+}
+
+// ---- allocation
+
+int MasterState::reserve_replica(const pb::Replica &r, std::string *err)
+{
+	for (int i = 0; i < r.shards_size(); i++) {
+		const pb::Shard &s = r.shards(i);
+		auto it = segments_.find(s.segment_id());
+		if (it == segments_.end() || !it->second.alloc->reserve(s.offset(), s.length())) {
+			for (int j = 0; j < i; j++) {
+				const pb::Shard &t = r.shards(j);
+				segments_.at(t.segment_id()).alloc->release(t.offset(), t.length());
+			}
+			return fail(err, -EINVAL,
+				    "shard [" + std::to_string(s.offset()) + ", +" +
+					    std::to_string(s.length()) + ") of segment " +
+					    std::to_string(s.segment_id()) +
+					    (it == segments_.end() ? " which is unknown" : " is taken"));
+		}
+	}
+	return 0;
+}
+
+void MasterState::free_replica(const pb::Replica &r)
+{
+	for (const auto &s : r.shards()) {
+		auto it = segments_.find(s.segment_id());
+		if (it != segments_.end())
+			it->second.alloc->release(s.offset(), s.length());
+	}
+}
+
+void MasterState::release_replica(const pb::Replica &r)
+{
+	free_replica(r);
+}
+
+std::vector<uint64_t> MasterState::candidates(pb::SegmentType type) const
+{
+	std::vector<uint64_t> out;
+
+	for (const auto &[id, s] : segments_)
+		if (s.desc.type() == type && s.desc.state() == pb::SEGMENT_ALIVE)
+			out.push_back(id);
+	return out;
+}
+
+int MasterState::place_shards(pb::SegmentType type, uint64_t size, uint64_t shard_size,
+			      const std::vector<std::set<uint64_t>> &used_per_shard,
+			      const std::vector<uint64_t> &preferred, const std::set<uint64_t> &exclude,
+			      pb::Replica *out)
+{
+	std::vector<uint64_t> all = candidates(type);
+	uint64_t nshards = div_up(size, shard_size);
+	// segments the other replicas use at any index go last: one segment
+	// lost then costs one replica, not a shard of each
+	std::set<uint64_t> used_any;
+	for (const auto &u : used_per_shard)
+		used_any.insert(u.begin(), u.end());
+
+	out->Clear();
+	out->set_type(type);
+	for (uint64_t j = 0; j < nshards; j++) {
+		uint64_t len = std::min(shard_size, size - j * shard_size);
+		std::vector<uint64_t> order;
+
+		// random order (Fisher-Yates), the preferred segments first
+		std::vector<uint64_t> rest = all;
+		for (size_t i = rest.size(); i > 1; i--) {
+			rng_ ^= rng_ << 13;
+			rng_ ^= rng_ >> 7;
+			rng_ ^= rng_ << 17;
+			std::swap(rest[i - 1], rest[rng_ % i]);
+		}
+		for (uint64_t p : preferred)
+			order.push_back(p);
+		for (int pass = 0; pass < 2; pass++)
+			for (uint64_t c : rest)
+				if (std::find(preferred.begin(), preferred.end(), c) == preferred.end() &&
+				    (used_any.count(c) != 0) == (pass == 1))
+					order.push_back(c);
+
+		bool placed = false;
+		for (uint64_t id : order) {
+			if (exclude.count(id) || (j < used_per_shard.size() && used_per_shard[j].count(id)))
+				continue;
+			auto it = segments_.find(id);
+			if (it == segments_.end() || it->second.desc.type() != type ||
+			    it->second.desc.state() != pb::SEGMENT_ALIVE)
+				continue;
+			std::optional<uint64_t> off = it->second.alloc->allocate(len);
+			if (!off)
+				continue;
+			pb::Shard *s = out->add_shards();
+			s->set_segment_id(id);
+			s->set_offset(*off);
+			s->set_length(len);
+			placed = true;
+			break;
+		}
+		if (!placed) {
+			free_replica(*out);
+			out->clear_shards();
+			return -ENOSPC;
+		}
+	}
+	return 0;
+}
+
+// ---- planners
+
+int MasterState::plan_term(lg::Record *rec) const
+{
+	rec->mutable_term()->set_term(term_ + 1);
+	return 0;
+}
+
+int MasterState::plan_register_client(const pb::Member &self, uint64_t previous_id,
+				      lg::Record *rec, std::string *err) const
+{
+	if (self.node_id() == 0)
+		return fail(err, -EINVAL, "a client without a dsmem node (node_id 0)");
+	if (self.addr().empty())
+		return fail(err, -EINVAL, "a client without an address");
+	if (self.port() == 0 || self.port() > 65535)
+		return fail(err, -EINVAL, "a client without an rdma_cm port");
+	lg::ClientAdd *a = rec->mutable_client_add();
+	uint64_t id = previous_id && clients_.count(previous_id) ? previous_id : next_client_id_;
+	a->set_client_id(id);
+	*a->mutable_member() = self;
+	a->mutable_member()->set_client_id(id);
+	a->mutable_member()->set_master(false);
+	return 0;
+}
+
+int MasterState::plan_register_segment(uint64_t client_id, const pb::SegmentDesc &desc,
+				       lg::Record *rec, uint64_t *id, bool *remounted,
+				       std::string *err) const
+{
+	// client 0: a segment nobody owns (an NVMe-oF namespace an operator
+	// adds); it is never declared dead
+	if (client_id && !clients_.count(client_id))
+		return fail(err, -ENOENT, "unknown client " + std::to_string(client_id) +
+						  "; register again");
+	if (desc.size() < kAllocUnit)
+		return fail(err, -EINVAL, "a segment of " + std::to_string(desc.size()) +
+						  " bytes; the least is " + std::to_string(kAllocUnit));
+	if (desc.type() == pb::SEGMENT_DRAM) {
+		if (!desc.node_id() || !desc.gaddr())
+			return fail(err, -EINVAL, "a DRAM segment needs its node and global address");
+	} else if (desc.type() == pb::SEGMENT_NVMEOF) {
+		if (desc.traddr().empty() || desc.subnqn().empty() || !desc.trsvcid())
+			return fail(err, -EINVAL, "an NVMe-oF segment needs traddr, trsvcid and subnqn");
+	} else {
+		return fail(err, -EINVAL, "unknown segment type");
+	}
+
+	const SegmentState *known = nullptr;
+	for (const auto &[sid, s] : segments_) {
+		const pb::SegmentDesc &d = s.desc;
+		if (d.type() != desc.type())
+			continue;
+		if (desc.type() == pb::SEGMENT_DRAM ? d.gaddr() == desc.gaddr()
+						    : d.traddr() == desc.traddr() &&
+							      d.trsvcid() == desc.trsvcid() &&
+							      d.subnqn() == desc.subnqn() &&
+							      d.base() == desc.base()) {
+			known = &s;
+			break;
+		}
+	}
+	pb::SegmentDesc *nd = rec->mutable_segment_add()->mutable_desc();
+	*nd = desc;
+	nd->set_owner(client_id);
+	nd->set_state(pb::SEGMENT_ALIVE);
+	nd->set_used(0);
+	if (known) {
+		// the same memory again: its shards are where the metadata says
+		if (OffsetAllocator::round(desc.size()) < known->alloc->size() &&
+		    known->alloc->used())
+			return fail(err, -EINVAL, "segment " + std::to_string(known->desc.id()) +
+							  " remounted smaller than it was");
+		*id = known->desc.id();
+		*remounted = true;
+		nd->set_id(*id);
+		nd->set_size(known->desc.size());
+		if (known->desc.owner() == client_id && known->desc.state() == pb::SEGMENT_ALIVE)
+			rec->Clear();
+		return 0;
+	}
+	*id = next_segment_id_;
+	*remounted = false;
+	nd->set_id(*id);
+	return 0;
+}
+
+int MasterState::plan_put_start(uint64_t client_id, const std::string &key, uint64_t size,
+				const pb::ReplicateConfig &config,
+				const std::set<uint64_t> &exclude, int64_t now_ns,
+				lg::Record *rec, std::string *err)
+{
+	if (int ret = check_key(key, err))
+		return ret;
+	if (size == 0)
+		return fail(err, -EINVAL, "an object of 0 bytes");
+	if (size > limits_.max_object_size)
+		return fail(err, -EINVAL, "an object of " + std::to_string(size) +
+						  " bytes; the limit is " +
+						  std::to_string(limits_.max_object_size));
+	if (config.dram_replicas() + config.nvmeof_replicas() == 0)
+		return fail(err, -EINVAL, "no replica asked for (dram 0, nvmeof 0)");
+	if (config.dram_replicas() > 64 || config.nvmeof_replicas() > 64)
+		return fail(err, -EINVAL, "more than 64 replicas of one kind");
+
+	std::vector<uint64_t> local;
+	if (config.prefer_local() && client_id)
+		for (const auto &[id, s] : segments_)
+			if (s.desc.owner() == client_id && s.desc.type() == pb::SEGMENT_DRAM)
+				local.push_back(id);
+
+	lg::PutStart *p = rec->mutable_put_start();
+	uint64_t nshards = div_up(size, limits_.shard_size);
+	std::vector<std::set<uint64_t>> used(nshards);
+	for (uint32_t i = 0; i < config.dram_replicas(); i++) {
+		pb::Replica r;
+		if (place_shards(pb::SEGMENT_DRAM, size, limits_.shard_size, used,
+				 i == 0 ? local : std::vector<uint64_t>{}, exclude, &r))
+			break;
+		for (int j = 0; j < r.shards_size(); j++)
+			used[j].insert(r.shards(j).segment_id());
+		*p->add_replicas() = std::move(r);
+	}
+	std::vector<std::set<uint64_t>> nused(1);
+	uint64_t nsize = OffsetAllocator::round(size);
+	for (uint32_t i = 0; i < config.nvmeof_replicas(); i++) {
+		pb::Replica r;
+		if (place_shards(pb::SEGMENT_NVMEOF, size, nsize, nused, {}, exclude, &r))
+			break;
+		nused[0].insert(r.shards(0).segment_id());
+		*p->add_replicas() = std::move(r);
+	}
+	// apply() reserves what placement found
+	for (const auto &r : p->replicas())
+		free_replica(r);
+	if (p->replicas_size() == 0) {
+		rec->Clear();
+		return fail(err, -ENOSPC, "no segment has room for " + std::to_string(size) +
+						  " bytes (" + std::to_string(candidates(pb::SEGMENT_DRAM).size()) +
+						  " DRAM, " +
+						  std::to_string(candidates(pb::SEGMENT_NVMEOF).size()) +
+						  " NVMe-oF segments alive)");
+	}
+	p->set_key(key);
+	p->set_version(next_version_);
+	p->set_size(size);
+	*p->mutable_config() = config;
+	p->set_deadline_ns(now_ns + limits_.put_timeout_ns);
+	p->set_client_id(client_id);
+	return 0;
+}
+
+int MasterState::plan_put_commit(const std::string &key, uint64_t version,
+				 const std::vector<uint32_t> &done, int64_t now_ns,
+				 lg::Record *rec, lg::Record *abort, std::string *err) const
+{
+	if (int ret = check_key(key, err))
+		return ret;
+	const VersionState *v = find_version(key, version);
+	if (!v) {
+		if (version && version < next_version_)
+			return fail(err, -ESTALE, "put of " + vname(key, version) +
+							  " expired or was aborted");
+		return fail(err, -ENOENT, "no put of " + vname(key, version));
+	}
+	if (v->complete)
+		return 0;	// a retried commit: *rec stays empty
+	if (now_ns > v->deadline_ns) {
+		abort->mutable_put_abort()->set_key(key);
+		abort->mutable_put_abort()->set_version(version);
+		abort->mutable_put_abort()->set_expired(true);
+		return fail(err, -ESTALE, "put of " + vname(key, version) + " expired");
+	}
+	lg::PutCommit *c = rec->mutable_put_commit();
+	std::set<uint32_t> seen;
+	for (uint32_t i : done) {
+		if (i >= v->replicas.size())
+			return fail(err, -EINVAL, "replica index " + std::to_string(i) + " of " +
+							  std::to_string(v->replicas.size()));
+		if (v->replicas[i].lost || !seen.insert(i).second)
+			continue;
+		c->add_done(i);
+	}
+	if (c->done_size() == 0) {
+		rec->Clear();
+		abort->mutable_put_abort()->set_key(key);
+		abort->mutable_put_abort()->set_version(version);
+		return fail(err, -ESTALE, done.empty() ? "no replica of " + vname(key, version) + " was written"
+						       : "every written replica of " + vname(key, version) +
+								 " lost its segment");
+	}
+	c->set_key(key);
+	c->set_version(version);
+	c->set_ctime_ns(now_ns);
+	return 0;
+}
+
+int MasterState::plan_put_abort(const std::string &key, uint64_t version, lg::Record *rec,
+				std::string *err) const
+{
+	if (int ret = check_key(key, err))
+		return ret;
+	const VersionState *v = find_version(key, version);
+	if (!v)
+		return fail(err, -ENOENT, "no put of " + vname(key, version));
+	if (v->complete)
+		return fail(err, -EINVAL, vname(key, version) + " is already complete");
+	rec->mutable_put_abort()->set_key(key);
+	rec->mutable_put_abort()->set_version(version);
+	return 0;
+}
+
+int MasterState::plan_del(const std::string &key, lg::Record *rec, uint64_t *versions,
+			  std::string *err) const
+{
+	if (int ret = check_key(key, err))
+		return ret;
+	const ObjectState *o = find_object(key);
+	if (!o || !newest(key))
+		return fail(err, -ENOENT, "no object '" + key.substr(0, 64) + "'");
+	*versions = 0;
+	for (const auto &[ver, v] : o->versions)
+		if (!v.deleted && v.complete)
+			(*versions)++;
+	// every put begun before: a pending one must not resurrect the key
+	rec->mutable_del()->set_key(key);
+	rec->mutable_del()->set_up_to(next_version_ - 1);
+	return 0;
+}
+
+int MasterState::plan_replicate(const std::string &key, const pb::ReplicateConfig &config,
+				std::vector<lg::Record> *recs, uint64_t *version,
+				std::string *err) const
+{
+	if (int ret = check_key(key, err))
+		return ret;
+	if (config.dram_replicas() + config.nvmeof_replicas() == 0)
+		return fail(err, -EINVAL, "no replica asked for (dram 0, nvmeof 0); use del");
+	if (config.dram_replicas() > 64 || config.nvmeof_replicas() > 64)
+		return fail(err, -EINVAL, "more than 64 replicas of one kind");
+	const VersionState *v = newest(key);
+	if (!v)
+		return fail(err, -ENOENT, "no object '" + key.substr(0, 64) + "'");
+	*version = v->version;
+	lg::Record cs;
+	cs.mutable_config_set()->set_key(key);
+	cs.mutable_config_set()->set_version(v->version);
+	*cs.mutable_config_set()->mutable_config() = config;
+	recs->push_back(cs);
+
+	// drop the newest replicas first: the oldest have been read the most
+	uint32_t have[2] = { 0, 0 }, want[2] = { config.dram_replicas(), config.nvmeof_replicas() };
+	std::vector<uint32_t> drop;
+	for (const auto &r : v->replicas) {
+		int t = r.r.type() == pb::SEGMENT_NVMEOF;
+		have[t]++;
+	}
+	for (size_t i = v->replicas.size(); i-- > 0;) {
+		int t = v->replicas[i].r.type() == pb::SEGMENT_NVMEOF;
+		if (have[t] > want[t]) {
+			have[t]--;
+			drop.push_back(static_cast<uint32_t>(i));
+		}
+	}
+	// a replica must be left: keep the first one if the config drops all
+	if (drop.size() == v->replicas.size() && !drop.empty())
+		drop.pop_back();
+	// indexes shift as replicas go: drop the highest first (drop is descending)
+	for (uint32_t i : drop) {
+		lg::Record r;
+		r.mutable_replica_drop()->set_key(key);
+		r.mutable_replica_drop()->set_version(v->version);
+		r.mutable_replica_drop()->set_index(i);
+		recs->push_back(r);
+	}
+	return 0;
+}
+
+int MasterState::place_replica(const std::string &key, uint64_t version, pb::SegmentType type,
+			       const std::set<uint64_t> &avoid, int skip, pb::Replica *out,
+			       std::string *err)
+{
+	const VersionState *v = find_version(key, version);
+	if (!v)
+		return fail(err, -ENOENT, "no " + vname(key, version));
+	uint64_t shard = type == pb::SEGMENT_DRAM ? limits_.shard_size : OffsetAllocator::round(v->size);
+	std::vector<std::set<uint64_t>> used(div_up(v->size, shard));
+	for (size_t i = 0; i < v->replicas.size(); i++) {
+		const ReplicaState &r = v->replicas[i];
+		if (r.lost || r.r.type() != type || static_cast<int>(i) == skip)
+			continue;
+		for (int j = 0; j < r.r.shards_size() && j < static_cast<int>(used.size()); j++)
+			used[j].insert(r.r.shards(j).segment_id());
+	}
+	if (place_shards(type, v->size, shard, used, {}, avoid, out))
+		return fail(err, -ENOSPC, "no room for another replica of " + vname(key, version));
+	return 0;
+}
+
+// ---- queries
+
+int MasterState::get(const std::string &key, int64_t min_version, GetResult *res,
+		     std::string *err) const
+{
+	if (int ret = check_key(key, err))
+		return ret;
+	const VersionState *v = newest(key);
+	if (!v)
+		return fail(err, -ENOENT, find_object(key) ? "no complete version of '" + key.substr(0, 64) + "'"
+							   : "no object '" + key.substr(0, 64) + "'");
+	if (min_version >= 0 && static_cast<uint64_t>(min_version) >= next_version_)
+		return fail(err, -ERANGE, "min_version " + std::to_string(min_version) +
+						  " is in the future (the newest version given out is " +
+						  std::to_string(next_version_ - 1) + ")");
+	*res = GetResult{};
+	if (min_version >= 0 && v->version < static_cast<uint64_t>(min_version)) {
+		object_info(key, *v, false, &res->object);
+		res->below_min_version = true;
+		return 0;
+	}
+	object_info(key, *v, true, &res->object);
+	if (res->object.replicas_size() == 0) {
+		if (!res->object.flushed())
+			return fail(err, -EAGAIN, "every replica of " + vname(key, v->version) +
+							  " is gone and it is not in the slow tier");
+		res->slow_tier = true;
+	}
+	return 0;
+}
+
+int MasterState::list(const std::string &prefix, const std::string &start_after, uint32_t limit,
+		      std::vector<pb::ObjectInfo> *out, bool *more) const
+{
+	if (!limit || limit > limits_.list_page)
+		limit = limits_.list_page;
+	*more = false;
+	auto it = start_after.empty() || start_after < prefix ? objects_.lower_bound(prefix)
+							       : objects_.upper_bound(start_after);
+	for (; it != objects_.end(); ++it) {
+		if (it->first.compare(0, prefix.size(), prefix) != 0)
+			break;
+		const VersionState *v = newest(it->first);
+		if (!v)
+			continue;
+		if (out->size() == limit) {
+			*more = true;
+			break;
+		}
+		out->emplace_back();
+		object_info(it->first, *v, true, &out->back());
+	}
+	return 0;
+}
+
+bool MasterState::pending_upto(const std::string &key, uint64_t up_to) const
+{
+	const ObjectState *o = find_object(key);
+	if (!o)
+		return false;
+	for (const auto &[ver, v] : o->versions) {
+		if (ver > up_to)
+			break;
+		if (!v.complete)
+			return true;
+	}
+	return false;
+}
+
+std::vector<lg::Record> MasterState::plan_expiry(int64_t now_ns) const
+{
+	std::vector<lg::Record> out;
+
+	for (const auto &[key, o] : objects_)
+		for (const auto &[ver, v] : o.versions)
+			if (!v.complete && now_ns > v.deadline_ns) {
+				lg::Record r;
+				r.mutable_put_abort()->set_key(key);
+				r.mutable_put_abort()->set_version(ver);
+				r.mutable_put_abort()->set_expired(true);
+				out.push_back(std::move(r));
+			}
+	return out;
+}
+
+std::vector<lg::Record> MasterState::plan_gc(int64_t now_ns) const
+{
+	std::vector<lg::Record> out;
+
+	if (now_ns < gc_not_before_ns_)
+		return out;
+	for (const auto &[key, o] : objects_) {
+		const VersionState *n = newest(key);
+		for (const auto &[ver, v] : o.versions) {
+			if (!v.complete)
+				continue;
+			if (!v.deleted && (!n || ver >= n->version))
+				continue;
+			if (leased(key, ver, now_ns))
+				continue;
+			lg::Record r;
+			r.mutable_version_drop()->set_key(key);
+			r.mutable_version_drop()->set_version(ver);
+			out.push_back(std::move(r));
+		}
+	}
+	return out;
+}
+
+std::vector<RepairPlan> MasterState::plan_repairs() const
+{
+	std::vector<RepairPlan> out;
+
+	for (const auto &[key, o] : objects_)
+		if (std::optional<RepairPlan> p = plan_repair(key))
+			out.push_back(std::move(*p));
+	return out;
+}
+
+std::optional<RepairPlan> MasterState::plan_repair(const std::string &key) const
+{
+	const VersionState *v = newest(key);
+	if (!v)
+		return std::nullopt;
+	uint32_t good[2] = { 0, 0 };
+	for (const auto &r : v->replicas) {
+		bool ok = true;
+		for (const auto &s : r.r.shards()) {
+			const SegmentState *seg = segment(s.segment_id());
+			if (!seg || seg->desc.state() != pb::SEGMENT_ALIVE)
+				ok = false;
+		}
+		if (ok)
+			good[r.r.type() == pb::SEGMENT_NVMEOF]++;
+	}
+	RepairPlan p;
+	p.key = key;
+	p.version = v->version;
+	if (good[0] < v->config.dram_replicas())
+		p.dram_missing = v->config.dram_replicas() - good[0];
+	if (good[1] < v->config.nvmeof_replicas())
+		p.nvmeof_missing = v->config.nvmeof_replicas() - good[1];
+	if (p.dram_missing || p.nvmeof_missing)
+		return p;
+	return std::nullopt;
+}
+
+std::vector<std::pair<std::string, uint64_t>> MasterState::plan_flushes() const
+{
+	std::vector<std::pair<std::string, uint64_t>> out;
+
+	for (const auto &[key, o] : objects_) {
+		const VersionState *v = newest(key);
+		if (v && v->config.flush() != pb::FLUSH_NONE && o.flushed_version < v->version)
+			out.emplace_back(key, v->version);
+	}
+	return out;
+}
+
+void MasterState::lease(const std::string &key, uint64_t version, int64_t until_ns)
+{
+	int64_t &u = leases_[{ key, version }];
+	u = std::max(u, until_ns);
+}
+
+bool MasterState::leased(const std::string &key, uint64_t version, int64_t now_ns) const
+{
+	if (pins_.count({ key, version }))
+		return true;
+	auto it = leases_.find({ key, version });
+	return it != leases_.end() && it->second > now_ns;
+}
+
+void MasterState::unpin(const std::string &key, uint64_t version)
+{
+	auto it = pins_.find({ key, version });
+	if (it != pins_.end() && --it->second <= 0)
+		pins_.erase(it);
+}
+
+void MasterState::expire_leases(int64_t now_ns)
+{
+	std::erase_if(leases_, [now_ns](const auto &kv) { return kv.second <= now_ns; });
+}
+
+void MasterState::drop_salvage()
+{
+	for (const auto &s : salvage_)
+		free_replica(s.replica);
+	salvage_.clear();
+}
+
+std::vector<Salvage> MasterState::take_salvage()
+{
+	std::vector<Salvage> out;
+	out.swap(salvage_);
+	return out;
+}
+
+// ---- apply
+
+void MasterState::drop_segment_replicas(uint64_t id, bool dead)
+{
+	for (auto &[key, o] : objects_)
+		for (auto &[ver, v] : o.versions) {
+			for (size_t i = 0; i < v.replicas.size();) {
+				ReplicaState &r = v.replicas[i];
+				if (r.lost || !touches(r.r, id)) {
+					i++;
+					continue;
+				}
+				if (!v.complete) {
+					// indexes of a pending put are the client's: keep its place
+					free_replica(r.r);
+					r.lost = true;
+					i++;
+					continue;
+				}
+				// salvage keeps its places allocated: if the segment comes
+				// back, nothing new lands on bytes still to be copied
+				if (dead)
+					salvage_.push_back({ key, ver, r.r });
+				else
+					free_replica(r.r);
+				v.replicas.erase(v.replicas.begin() + static_cast<long>(i));
+			}
+		}
+}
+
+void MasterState::erase_version(const std::string &key, uint64_t version)
+{
+	auto it = objects_.find(key);
+	if (it == objects_.end())
+		return;
+	auto vit = it->second.versions.find(version);
+	if (vit != it->second.versions.end()) {
+		for (const auto &r : vit->second.replicas)
+			if (!r.lost)
+				free_replica(r.r);
+		it->second.versions.erase(vit);
+	}
+	leases_.erase({ key, version });
+	if (it->second.versions.empty() && !it->second.flushed_version)
+		objects_.erase(it);
+}
+
+int MasterState::apply_segment_add(const lg::SegmentAdd &r, std::string *err)
+{
+	const pb::SegmentDesc &d = r.desc();
+	if (!d.id() || d.size() < kAllocUnit)
+		return fail(err, -EINVAL, "segment add without an id or size");
+	auto it = segments_.find(d.id());
+	if (it != segments_.end()) {
+		uint64_t size = it->second.desc.size();
+		it->second.desc = d;
+		it->second.desc.set_size(size);
+		it->second.desc.set_used(0);
+		return 0;
+	}
+	SegmentState s;
+	s.desc = d;
+	s.desc.set_used(0);
+	s.alloc = std::make_unique<OffsetAllocator>(d.size());
+	segments_.emplace(d.id(), std::move(s));
+	next_segment_id_ = std::max(next_segment_id_, d.id() + 1);
+	return 0;
+}
+
+int MasterState::apply_put_start(const lg::PutStart &r, std::string *err)
+{
+	if (int ret = check_key(r.key(), err))
+		return ret;
+	if (!r.version() || find_version(r.key(), r.version()))
+		return fail(err, -EINVAL, "put start of " + vname(r.key(), r.version()) + " again");
+	for (int i = 0; i < r.replicas_size(); i++) {
+		if (int ret = reserve_replica(r.replicas(i), err)) {
+			for (int j = 0; j < i; j++)
+				free_replica(r.replicas(j));
+			return ret;
+		}
+	}
+	VersionState v;
+	v.version = r.version();
+	v.size = r.size();
+	v.client_id = r.client_id();
+	v.config = r.config();
+	v.deadline_ns = r.deadline_ns();
+	for (const auto &rep : r.replicas())
+		v.replicas.push_back({ rep, false });
+	objects_[r.key()].versions.emplace(v.version, std::move(v));
+	next_version_ = std::max(next_version_, r.version() + 1);
+	return 0;
+}
+
+int MasterState::apply_put_commit(const lg::PutCommit &r, std::string *err)
+{
+	VersionState *v = version_mut(r.key(), r.version());
+	if (!v || v->complete)
+		return fail(err, -EINVAL, "commit of " + vname(r.key(), r.version()) +
+						  (v ? " again" : " which is not pending"));
+	std::set<uint32_t> done(r.done().begin(), r.done().end());
+	std::vector<ReplicaState> kept;
+	for (size_t i = 0; i < v->replicas.size(); i++) {
+		ReplicaState &rep = v->replicas[i];
+		if (rep.lost)
+			continue;
+		if (!done.count(static_cast<uint32_t>(i))) {
+			free_replica(rep.r);
+			continue;
+		}
+		kept.push_back(std::move(rep));
+	}
+	v->replicas = std::move(kept);
+	v->complete = true;
+	v->deadline_ns = 0;
+	v->ctime_ns = r.ctime_ns();
+	return 0;
+}
+
+int MasterState::apply_replica_add(const lg::ReplicaAdd &r, std::string *err)
+{
+	VersionState *v = version_mut(r.key(), r.version());
+	if (!v || !v->complete)
+		return fail(err, -EINVAL, "replica added to " + vname(r.key(), r.version()) +
+						  " which is not complete");
+	if (int ret = reserve_replica(r.replica(), err))
+		return ret;
+	v->replicas.push_back({ r.replica(), false });
+	return 0;
+}
+
+int MasterState::apply(const lg::Record &rec, std::string *err)
+{
+	switch (rec.rec_case()) {
+	case lg::Record::kTerm:
+		term_ = std::max(term_, rec.term().term());
+		return 0;
+	case lg::Record::kClientAdd: {
+		const auto &r = rec.client_add();
+		if (!r.client_id())
+			return fail(err, -EINVAL, "client add without an id");
+		clients_[r.client_id()] = r.member();
+		next_client_id_ = std::max(next_client_id_, r.client_id() + 1);
+		return 0;
+	}
+	case lg::Record::kClientRemove: {
+		const auto &r = rec.client_remove();
+		clients_.erase(r.client_id());
+		for (auto &[id, s] : segments_) {
+			if (s.desc.owner() != r.client_id())
+				continue;
+			if (r.dead()) {
+				s.desc.set_state(pb::SEGMENT_DEAD);
+				drop_segment_replicas(id, true);
+			} else {
+				// kernel memory outlives the process: it stays, unowned
+				s.desc.set_owner(0);
+			}
+		}
+		return 0;
+	}
+	case lg::Record::kSegmentAdd:
+		return apply_segment_add(rec.segment_add(), err);
+	case lg::Record::kSegmentState: {
+		const auto &r = rec.segment_state();
+		auto it = segments_.find(r.segment_id());
+		if (it == segments_.end())
+			return fail(err, -EINVAL, "state of unknown segment " + std::to_string(r.segment_id()));
+		it->second.desc.set_state(r.state());
+		if (r.state() == pb::SEGMENT_DEAD)
+			drop_segment_replicas(r.segment_id(), true);
+		return 0;
+	}
+	case lg::Record::kSegmentRemove: {
+		const auto &r = rec.segment_remove();
+		if (!segments_.count(r.segment_id()))
+			return fail(err, -EINVAL, "removal of unknown segment " + std::to_string(r.segment_id()));
+		drop_segment_replicas(r.segment_id(), false);
+		segments_.erase(r.segment_id());
+		return 0;
+	}
+	case lg::Record::kPutStart:
+		return apply_put_start(rec.put_start(), err);
+	case lg::Record::kPutCommit:
+		return apply_put_commit(rec.put_commit(), err);
+	case lg::Record::kPutAbort: {
+		const auto &r = rec.put_abort();
+		const VersionState *v = find_version(r.key(), r.version());
+		if (!v || v->complete)
+			return fail(err, -EINVAL, "abort of " + vname(r.key(), r.version()) +
+							  " which is not pending");
+		erase_version(r.key(), r.version());
+		return 0;
+	}
+	case lg::Record::kVersionDrop: {
+		const auto &r = rec.version_drop();
+		if (!find_version(r.key(), r.version()))
+			return fail(err, -EINVAL, "drop of unknown " + vname(r.key(), r.version()));
+		erase_version(r.key(), r.version());
+		return 0;
+	}
+	case lg::Record::kReplicaAdd:
+		return apply_replica_add(rec.replica_add(), err);
+	case lg::Record::kReplicaDrop: {
+		const auto &r = rec.replica_drop();
+		VersionState *v = version_mut(r.key(), r.version());
+		if (!v || !v->complete || r.index() >= v->replicas.size())
+			return fail(err, -EINVAL, "drop of replica " + std::to_string(r.index()) +
+							  " of " + vname(r.key(), r.version()));
+		free_replica(v->replicas[r.index()].r);
+		v->replicas.erase(v->replicas.begin() + r.index());
+		return 0;
+	}
+	case lg::Record::kFlushed: {
+		const auto &r = rec.flushed();
+		auto it = objects_.find(r.key());
+		if (it == objects_.end())
+			return fail(err, -EINVAL, "flush of unknown key '" + r.key().substr(0, 64) + "'");
+		it->second.flushed_version = std::max(it->second.flushed_version, r.version());
+		return 0;
+	}
+	case lg::Record::kDel: {
+		const auto &r = rec.del();
+		auto it = objects_.find(r.key());
+		if (it == objects_.end())
+			return fail(err, -EINVAL, "del of unknown key '" + r.key().substr(0, 64) + "'");
+		for (auto &[ver, v] : it->second.versions)
+			if (ver <= r.up_to())
+				v.deleted = true;
+		// the slow tier's copy goes with it (the master deletes it)
+		if (it->second.flushed_version <= r.up_to())
+			it->second.flushed_version = 0;
+		return 0;
+	}
+	case lg::Record::kConfigSet: {
+		const auto &r = rec.config_set();
+		VersionState *v = version_mut(r.key(), r.version());
+		if (!v)
+			return fail(err, -EINVAL, "config of unknown " + vname(r.key(), r.version()));
+		v->config = r.config();
+		return 0;
+	}
+	case lg::Record::REC_NOT_SET:
+		break;
+	}
+	return fail(err, -EINVAL, "an empty or unknown log record");
+}
+
+// ---- snapshot
+
+void MasterState::snapshot(lg::Snapshot *snap) const
+{
+	snap->Clear();
+	snap->set_term(term_);
+	snap->set_next_version(next_version_);
+	snap->set_next_client_id(next_client_id_);
+	snap->set_next_segment_id(next_segment_id_);
+	for (const auto &[id, m] : clients_) {
+		lg::ClientAdd *c = snap->add_clients();
+		c->set_client_id(id);
+		*c->mutable_member() = m;
+	}
+	for (const auto &[id, s] : segments_) {
+		pb::SegmentDesc *d = snap->add_segments();
+		*d = s.desc;
+		d->set_used(0);
+	}
+	for (const auto &[key, o] : objects_) {
+		lg::ObjectEntry *e = snap->add_objects();
+		e->set_key(key);
+		e->set_flushed_version(o.flushed_version);
+		for (const auto &[ver, v] : o.versions) {
+			lg::VersionEntry *ve = e->add_versions();
+			ve->set_version(ver);
+			ve->set_size(v.size);
+			*ve->mutable_config() = v.config;
+			ve->set_complete(v.complete);
+			ve->set_deleted(v.deleted);
+			ve->set_deadline_ns(v.deadline_ns);
+			ve->set_ctime_ns(v.ctime_ns);
+			ve->set_client_id(v.client_id);
+			for (const auto &r : v.replicas) {
+				lg::ReplicaEntry *re = ve->add_replicas();
+				*re->mutable_replica() = r.r;
+				re->set_lost(r.lost);
+			}
+		}
+	}
+}
+
+int MasterState::restore(const lg::Snapshot &snap, std::string *err)
+{
+	clients_.clear();
+	segments_.clear();
+	objects_.clear();
+	leases_.clear();
+	salvage_.clear();
+	term_ = snap.term();
+	next_version_ = std::max<uint64_t>(1, snap.next_version());
+	next_client_id_ = std::max<uint64_t>(1, snap.next_client_id());
+	next_segment_id_ = std::max<uint64_t>(1, snap.next_segment_id());
+	for (const auto &c : snap.clients())
+		clients_[c.client_id()] = c.member();
+	for (const auto &d : snap.segments()) {
+		lg::SegmentAdd a;
+		*a.mutable_desc() = d;
+		if (int ret = apply_segment_add(a, err))
+			return ret;
+	}
+	for (const auto &e : snap.objects()) {
+		ObjectState &o = objects_[e.key()];
+		o.flushed_version = e.flushed_version();
+		for (const auto &ve : e.versions()) {
+			VersionState v;
+			v.version = ve.version();
+			v.size = ve.size();
+			v.config = ve.config();
+			v.complete = ve.complete();
+			v.deleted = ve.deleted();
+			v.deadline_ns = ve.deadline_ns();
+			v.ctime_ns = ve.ctime_ns();
+			v.client_id = ve.client_id();
+			for (const auto &re : ve.replicas()) {
+				// the allocators are rebuilt from what the metadata holds
+				if (!re.lost())
+					if (int ret = reserve_replica(re.replica(), err))
+						return ret;
+				v.replicas.push_back({ re.replica(), re.lost() });
+			}
+			next_version_ = std::max(next_version_, v.version + 1);
+			o.versions.emplace(v.version, std::move(v));
+		}
+	}
+	return 0;
+}
+
+}  // namespace dsmem::store

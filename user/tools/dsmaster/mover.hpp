@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The master's data mover: copies replicas (re-replication, Replicate,
+// drain) and reads them for the slow tier, through the master's own dsmem
+// node (RDMA READ into a registered bounce buffer, WRITE out of it) and
+// NVMe-oF namespaces.  It opens the node lazily, so a master on a host
+// without the dsmem module still runs the control plane.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "dsstore.pb.h"
+#include "nvmeof.hpp"
+
+struct ds_xfer;
+
+namespace dsmem::store {
+
+// One shard, resolved to where it lives.
+struct Place {
+	v1::SegmentDesc seg;
+	uint64_t offset = 0, length = 0;
+};
+using Resolved = std::vector<Place>;	// a replica's shards, in object order
+
+class Mover {
+public:
+	explicit Mover(uint32_t node_id) : node_id_(node_id) {}
+	~Mover();
+	Mover(const Mover &) = delete;
+	Mover &operator=(const Mover &) = delete;
+
+	// Bytes [off, off + len) of the object a replica holds.
+	int read(const Resolved &src, uint64_t off, void *buf, uint64_t len, std::string *err);
+	int write(const Resolved &dst, uint64_t off, const void *buf, uint64_t len, std::string *err);
+	// A whole object, in pieces of the bounce buffer's size.
+	int copy(const Resolved &src, const Resolved &dst, uint64_t size, std::string *err);
+	// 0 if the node can be used (opens it); the reason if not.
+	int ready(std::string *err);
+
+private:
+	int open_locked(std::string *err);
+	int rdma(bool write, const Place &p, uint64_t off, uint64_t buf_off, uint64_t len,
+		 std::string *err);
+	int nvme(bool write, const Place &p, uint64_t off, void *buf, uint64_t len, std::string *err);
+	int io(bool write, const Resolved &r, uint64_t off, char *buf, uint64_t len, std::string *err);
+
+	uint32_t node_id_;
+	std::mutex m_;			// one copy at a time: a ds_xfer is per thread
+	ds_xfer *x_ = nullptr;
+	char *bounce_ = nullptr;
+	uint32_t mr_ = 0;
+	int64_t next_try_ns_ = 0;
+	std::string open_err_;
+	std::map<uint64_t, std::unique_ptr<NvmeofTarget>> nvme_;	// by segment id
+};
+
+}  // namespace dsmem::store

@@ -1,0 +1,925 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// dsmaster's RPCs.  Each takes the state mutex for its planning and
+// applying (short), then waits for its log record without it; copies of
+// data (EAGER flush, Replicate, drain) run without the mutex too.
+#include "service.hpp"
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+
+namespace dsmem::store {
+
+namespace {
+
+constexpr uint64_t kSlowReadMax = 2ULL << 20;	// under gRPC's 4 MiB message default
+
+int64_t mono_ms()
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+}  // namespace
+
+int64_t now_ns()
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+void log_line(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "dsmaster: %s\n", buf);
+}
+
+grpc::Status to_status(int ret, const std::string &msg)
+{
+	grpc::StatusCode c;
+
+	switch (ret) {
+	case 0:
+		return grpc::Status::OK;
+	case -EINVAL:
+		c = grpc::StatusCode::INVALID_ARGUMENT;
+		break;
+	case -ENOENT:
+		c = grpc::StatusCode::NOT_FOUND;
+		break;
+	case -ENOSPC:
+		c = grpc::StatusCode::RESOURCE_EXHAUSTED;
+		break;
+	case -ESTALE:
+		c = grpc::StatusCode::ABORTED;
+		break;
+	case -ERANGE:
+		c = grpc::StatusCode::OUT_OF_RANGE;
+		break;
+	case -ETIMEDOUT:
+		c = grpc::StatusCode::DEADLINE_EXCEEDED;
+		break;
+	case -EAGAIN:
+	case -ESHUTDOWN:
+		c = grpc::StatusCode::UNAVAILABLE;
+		break;
+	case -EPERM:
+		c = grpc::StatusCode::PERMISSION_DENIED;
+		break;
+	default:
+		c = grpc::StatusCode::INTERNAL;
+		break;
+	}
+	return grpc::Status(c, msg.empty() ? std::string(strerror(-ret)) : msg);
+}
+
+// ---- Leader: life
+
+Leader::Leader(const Options &opts, SlowTier *slow, Mover *mover)
+	: opts_(opts), slow_(slow), mover_(mover), st_(opts.limits)
+{
+}
+
+Leader::~Leader()
+{
+	stop();
+}
+
+uint64_t Leader::term()
+{
+	std::lock_guard<std::mutex> g(mu_);
+	return st_.term();
+}
+
+int Leader::start(std::unique_ptr<MetaLog> log, std::function<void(const std::string &)> on_lost,
+		  std::string *err)
+{
+	std::string snap;
+	std::vector<std::string> recs;
+
+	if (int ret = log->load(&snap, &recs, err))
+		return ret;
+	std::lock_guard<std::mutex> g(mu_);
+	if (!snap.empty()) {
+		lg::Snapshot s;
+		if (!s.ParseFromString(snap)) {
+			*err = "the metadata snapshot does not parse";
+			return -EIO;
+		}
+		if (int ret = st_.restore(s, err))
+			return ret;
+	}
+	uint64_t nrec = 0;
+	for (size_t i = 0; i < recs.size(); i++) {
+		lg::LogEntry e;
+		if (!e.ParseFromString(recs[i])) {
+			*err = "metadata log entry " + std::to_string(i) + " does not parse";
+			return -EIO;
+		}
+		for (const auto &r : e.records()) {
+			if (int ret = st_.apply(r, err)) {
+				*err = "metadata log entry " + std::to_string(i) + ": " + *err;
+				return ret;
+			}
+			nrec++;
+		}
+	}
+	// the old leader's Get leases are unknown: give them their time
+	st_.set_gc_not_before(now_ns() + opts_.limits.get_lease_ns);
+	// a replica dropped during the replay is not known to be readable
+	st_.drop_salvage();
+	// clients must find the new leader first (gRPC reconnects back off):
+	// those known from the log get a longer first timeout
+	int64_t timeout = static_cast<int64_t>(opts_.heartbeat_timeout_ms);
+	int64_t t = mono_ms() + std::max<int64_t>(3 * timeout, 10000) - timeout;
+	for (const auto &[id, m] : st_.clients())
+		last_seen_[id] = t;
+
+	journal_ = std::make_unique<Journal>(
+		std::move(log), opts_.snapshot_every, mu_,
+		[this] {
+			lg::Snapshot s;
+			st_.snapshot(&s);
+			return s.SerializeAsString();
+		},
+		[on_lost](int ret, const std::string &msg) {
+			on_lost("metadata log append failed (" + std::string(strerror(-ret)) + "): " + msg);
+		});
+	lg::Record term;
+	st_.plan_term(&term);
+	uint64_t seq;
+	if (int ret = commit_locked(term, &seq, err))
+		return ret;
+	// the term record must be durable before anything is served
+	mu_.unlock();
+	int ret = wait_durable(seq, err);
+	mu_.lock();
+	if (ret)
+		return ret;
+	log_line("leader (term %llu): %llu objects, %llu versions, %zu clients, %zu segments "
+		 "(%zu log records replayed, %s)",
+		 static_cast<unsigned long long>(st_.term()),
+		 static_cast<unsigned long long>(st_.object_count()),
+		 static_cast<unsigned long long>(st_.version_count()), st_.clients().size(),
+		 st_.segments().size(), static_cast<size_t>(nrec), journal_->describe().c_str());
+	for (const auto &[id, m] : st_.clients())
+		if (m.node_id() < opts_.node)
+			peer_queue_.push_back(m);
+	serving_ = true;
+	threads_.emplace_back([this] { heartbeat_loop(); });
+	threads_.emplace_back([this] { gc_loop(); });
+	threads_.emplace_back([this] { repair_loop(); });
+	threads_.emplace_back([this] { flush_loop(); });
+	threads_.emplace_back([this] { peer_loop(); });
+	return 0;
+}
+
+void Leader::stop()
+{
+	if (stopping_.exchange(true))
+		return;
+	serving_ = false;
+	{
+		std::lock_guard<std::mutex> g(wm_);
+		wcv_.notify_all();
+		repair_cv_.notify_all();
+		peer_cv_.notify_all();
+	}
+	for (auto &t : threads_)
+		if (t.joinable())
+			t.join();
+	if (journal_)
+		journal_->stop();
+	std::lock_guard<std::mutex> g(mu_);
+	for (auto &[id, w] : watchers_) {
+		std::lock_guard<std::mutex> wg(w->m);
+		w->closed = true;
+		w->cv.notify_all();
+	}
+	sync_cv_.notify_all();
+}
+
+void Leader::set_standbys(std::vector<std::string> s)
+{
+	std::lock_guard<std::mutex> g(mu_);
+	standbys_ = std::move(s);
+}
+
+// ---- Leader: helpers
+
+int Leader::commit_locked(const lg::Record &rec, uint64_t *seq, std::string *err)
+{
+	if (stopping_) {
+		*err = "the master is stepping down";
+		return -EAGAIN;
+	}
+	if (int ret = st_.apply(rec, err)) {
+		log_line("BUG: a planned record does not apply: %s", err->c_str());
+		return ret;
+	}
+	*seq = journal_->submit(rec);
+	return 0;
+}
+
+int Leader::wait_durable(uint64_t seq, std::string *err)
+{
+	int ret = journal_->wait(seq, err);
+	// the state has it but the log does not: not acknowledged, and this
+	// master stops serving (the journal reported it)
+	return ret ? -EAGAIN : 0;
+}
+
+int Leader::commit(const std::vector<lg::Record> &recs, std::string *err)
+{
+	uint64_t seq = 0;
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		for (const auto &r : recs)
+			if (int ret = commit_locked(r, &seq, err))
+				return ret;
+	}
+	return seq ? wait_durable(seq, err) : 0;
+}
+
+v1::Member Leader::self_member() const
+{
+	v1::Member m;
+	m.set_client_id(0);
+	m.set_node_id(opts_.node);
+	m.set_addr(opts_.addr);
+	m.set_port(opts_.port);
+	m.set_master(true);
+	return m;
+}
+
+void Leader::push_event(const v1::Event &ev, uint64_t except_client)
+{
+	std::lock_guard<std::mutex> g(mu_);
+	for (auto &[id, w] : watchers_) {
+		if (id == except_client)
+			continue;
+		std::lock_guard<std::mutex> wg(w->m);
+		w->events.push_back(ev);
+		w->cv.notify_all();
+	}
+}
+
+Resolved Leader::resolve_locked(const v1::Replica &r) const
+{
+	Resolved out;
+	for (const auto &s : r.shards()) {
+		Place p;
+		if (const SegmentState *seg = st_.segment(s.segment_id()))
+			p.seg = seg->desc;
+		else
+			p.seg.set_id(s.segment_id());
+		p.offset = s.offset();
+		p.length = s.length();
+		out.push_back(p);
+	}
+	return out;
+}
+
+bool Leader::source_locked(const std::string &key, uint64_t version, int skip,
+			   v1::Replica *out) const
+{
+	const VersionState *v = st_.find_version(key, version);
+	if (!v)
+		return false;
+	const v1::Replica *best = nullptr;
+	for (size_t i = 0; i < v->replicas.size(); i++) {
+		const ReplicaState &r = v->replicas[i];
+		if (r.lost || static_cast<int>(i) == skip)
+			continue;
+		bool ok = true;
+		for (const auto &s : r.r.shards()) {
+			const SegmentState *seg = st_.segment(s.segment_id());
+			if (!seg || seg->desc.state() == v1::SEGMENT_DEAD)
+				ok = false;
+		}
+		if (!ok)
+			continue;
+		if (!best || (best->type() != v1::SEGMENT_DRAM && r.r.type() == v1::SEGMENT_DRAM))
+			best = &r.r;
+	}
+	if (!best)
+		return false;
+	*out = *best;
+	return true;
+}
+
+std::shared_ptr<std::mutex> Leader::key_lock(std::map<std::string, std::weak_ptr<std::mutex>> &locks,
+					     const std::string &key)
+{
+	std::lock_guard<std::mutex> g(flush_locks_m_);
+	auto &w = locks[key];
+	std::shared_ptr<std::mutex> l = w.lock();
+	if (!l) {
+		l = std::make_shared<std::mutex>();
+		w = l;
+	}
+	// forget the keys nobody holds now and then
+	if (locks.size() > 4096)
+		std::erase_if(locks, [](const auto &kv) { return kv.second.expired(); });
+	return l;
+}
+
+bool Leader::readopt_one_locked(lg::Record *rec)
+{
+	int64_t now = now_ns();
+
+	for (auto it = salvage_.begin(); it != salvage_.end(); ++it) {
+		const auto &[key, ver] = it->first;
+		std::vector<v1::Replica> &list = it->second;
+		const VersionState *v = st_.find_version(key, ver);
+		std::optional<RepairPlan> p = st_.plan_repair(key);
+		// only while no copy reads it (a repair holds a pin)
+		if (!v || !v->complete || !p || p->version != ver || st_.leased(key, ver, now))
+			continue;
+		for (size_t i = 0; i < list.size(); i++) {
+			const v1::Replica &r = list[i];
+			uint32_t missing = r.type() == v1::SEGMENT_DRAM ? p->dram_missing : p->nvmeof_missing;
+			bool ok = missing > 0;
+			for (const auto &s : r.shards()) {
+				const SegmentState *seg = st_.segment(s.segment_id());
+				ok = ok && seg && seg->desc.state() == v1::SEGMENT_ALIVE;
+			}
+			// shard j apart from the other replicas' shard j
+			for (size_t k = 0; ok && k < v->replicas.size(); k++) {
+				const v1::Replica &o = v->replicas[k].r;
+				if (v->replicas[k].lost || o.type() != r.type())
+					continue;
+				for (int j = 0; j < r.shards_size() && j < o.shards_size(); j++)
+					ok = ok && o.shards(j).segment_id() != r.shards(j).segment_id();
+			}
+			if (!ok)
+				continue;
+			rec->Clear();
+			rec->mutable_replica_add()->set_key(key);
+			rec->mutable_replica_add()->set_version(ver);
+			*rec->mutable_replica_add()->mutable_replica() = r;
+			// apply() reserves again the places the salvage held
+			st_.release_replica(r);
+			list.erase(list.begin() + static_cast<long>(i));
+			if (list.empty())
+				salvage_.erase(it);
+			return true;
+		}
+	}
+	return false;
+}
+
+void Leader::alive_locked(uint64_t client_id)
+{
+	if (client_id && st_.clients().count(client_id))
+		last_seen_[client_id] = mono_ms();
+}
+
+void Leader::collect_salvage_locked()
+{
+	for (auto &s : st_.take_salvage())
+		salvage_[{ s.key, s.version }].push_back(std::move(s.replica));
+}
+
+// ---- RPCs
+
+grpc::Status Leader::RegisterClient(const v1::RegisterClientRequest *q, v1::RegisterClientResponse *a)
+{
+	std::string err;
+	lg::Record rec;
+	uint64_t seq;
+	v1::Member m;
+
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		if (int ret = st_.plan_register_client(q->self(), q->previous_client_id(), &rec, &err))
+			return to_status(ret, err);
+		if (int ret = commit_locked(rec, &seq, &err))
+			return to_status(ret, err);
+		m = rec.client_add().member();
+		last_seen_[m.client_id()] = mono_ms();
+		a->set_client_id(m.client_id());
+		*a->add_members() = self_member();
+		for (const auto &[id, c] : st_.clients())
+			if (id != m.client_id())
+				*a->add_members() = c;
+		for (const auto &[id, s] : st_.segments())
+			st_.segment_desc(s, a->add_segments());
+		a->set_heartbeat_ms(opts_.heartbeat_ms);
+		a->set_dram_shard_size(opts_.limits.shard_size);
+		a->set_max_object_size(opts_.limits.max_object_size);
+	}
+	if (int ret = wait_durable(seq, &err))
+		return to_status(ret, err);
+	log_line("client %llu joined: node %u at %s port %u%s",
+		 static_cast<unsigned long long>(m.client_id()), m.node_id(), m.addr().c_str(),
+		 m.port(), q->previous_client_id() == m.client_id() ? " (again)" : "");
+	v1::Event ev;
+	*ev.mutable_member_joined() = m;
+	push_event(ev, m.client_id());
+	if (m.node_id() < opts_.node)
+		want_peer(m);
+	return grpc::Status::OK;
+}
+
+grpc::Status Leader::RegisterSegment(const v1::RegisterSegmentRequest *q, v1::RegisterSegmentResponse *a)
+{
+	std::string err;
+	lg::Record rec;
+	uint64_t seq = 0, id = 0;
+	bool remounted = false;
+	v1::SegmentDesc desc;
+
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		alive_locked(q->client_id());
+		if (int ret = st_.plan_register_segment(q->client_id(), q->desc(), &rec, &id,
+							&remounted, &err))
+			return to_status(ret, err);
+		if (rec.rec_case() != lg::Record::REC_NOT_SET)
+			if (int ret = commit_locked(rec, &seq, &err))
+				return to_status(ret, err);
+		lg::Record again;
+		while (remounted && seq && readopt_one_locked(&again)) {
+			if (int ret = commit_locked(again, &seq, &err))
+				return to_status(ret, err);
+			log_line("'%s' version %llu: its replica on segment %llu is readable again",
+				 again.replica_add().key().substr(0, 64).c_str(),
+				 static_cast<unsigned long long>(again.replica_add().version()),
+				 static_cast<unsigned long long>(id));
+		}
+		st_.segment_desc(*st_.segment(id), &desc);
+	}
+	if (seq)
+		if (int ret = wait_durable(seq, &err))
+			return to_status(ret, err);
+	a->set_segment_id(id);
+	a->set_remounted(remounted);
+	if (seq) {
+		log_line("segment %llu %s: %s, %llu bytes, client %llu%s",
+			 static_cast<unsigned long long>(id), remounted ? "remounted" : "added",
+			 desc.type() == v1::SEGMENT_DRAM ? "DRAM" : "NVMe-oF",
+			 static_cast<unsigned long long>(desc.size()),
+			 static_cast<unsigned long long>(q->client_id()),
+			 remounted ? (", " + std::to_string(desc.used()) + " bytes in use kept").c_str() : "");
+		v1::Event ev;
+		*ev.mutable_segment_setup() = desc;
+		push_event(ev, q->client_id());
+		kick_repair();
+	}
+	return grpc::Status::OK;
+}
+
+grpc::Status Leader::UnregisterSegment(const v1::UnregisterSegmentRequest *q,
+				       v1::UnregisterSegmentResponse *a)
+{
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		const SegmentState *s = st_.segment(q->segment_id());
+		if (!s)
+			return to_status(-ENOENT, "no segment " + std::to_string(q->segment_id()));
+		if (s->desc.owner() && s->desc.owner() != q->client_id())
+			return to_status(-EPERM, "segment " + std::to_string(q->segment_id()) +
+							 " belongs to client " +
+							 std::to_string(s->desc.owner()));
+	}
+	uint64_t moved = 0, lost = 0;
+	if (q->drain()) {
+		drain(q->segment_id(), &moved, &lost);
+	} else {
+		std::string err;
+		if (int ret = remove_segment(q->segment_id(), &lost, &err))
+			return to_status(ret, err);
+	}
+	a->set_moved(moved);
+	a->set_lost(lost);
+	return grpc::Status::OK;
+}
+
+grpc::Status Leader::Leave(const v1::LeaveRequest *q, v1::LeaveResponse *a)
+{
+	std::vector<uint64_t> segs;
+	v1::Member m;
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		auto it = st_.clients().find(q->client_id());
+		if (it == st_.clients().end())
+			return to_status(-ENOENT, "unknown client " + std::to_string(q->client_id()));
+		m = it->second;
+		for (const auto &[id, s] : st_.segments())
+			if (s.desc.owner() == q->client_id())
+				segs.push_back(id);
+	}
+	uint64_t moved = 0, lost = 0;
+	if (q->drain())
+		for (uint64_t id : segs)
+			drain(id, &moved, &lost);
+	lg::Record rec;
+	rec.mutable_client_remove()->set_client_id(q->client_id());
+	std::string err;
+	if (int ret = commit({ rec }, &err))
+		return to_status(ret, err);
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		last_seen_.erase(q->client_id());
+		auto w = watchers_.find(q->client_id());
+		if (w != watchers_.end()) {
+			std::lock_guard<std::mutex> wg(w->second->m);
+			w->second->closed = true;
+			w->second->cv.notify_all();
+			watchers_.erase(w);
+		}
+	}
+	log_line("client %llu left%s: %llu replicas moved, %llu lost",
+		 static_cast<unsigned long long>(q->client_id()), q->drain() ? " (drained)" : "",
+		 static_cast<unsigned long long>(moved), static_cast<unsigned long long>(lost));
+	v1::Event ev;
+	*ev.mutable_member_left() = m;
+	push_event(ev, q->client_id());
+	a->set_moved(moved);
+	a->set_lost(lost);
+	return grpc::Status::OK;
+}
+
+grpc::Status Leader::Heartbeat(const v1::HeartbeatRequest *q, v1::HeartbeatResponse *a)
+{
+	std::lock_guard<std::mutex> g(mu_);
+	if (!st_.clients().count(q->client_id()))
+		return to_status(-ENOENT, "unknown client " + std::to_string(q->client_id()) +
+						  "; register again");
+	last_seen_[q->client_id()] = mono_ms();
+	a->set_term(st_.term());
+	return grpc::Status::OK;
+}
+
+grpc::Status Leader::Watch(grpc::ServerContext *ctx, const v1::WatchRequest *q,
+			   grpc::ServerWriter<v1::Event> *w)
+{
+	auto watcher = std::make_shared<Watcher>();
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		if (!st_.clients().count(q->client_id()))
+			return to_status(-ENOENT, "unknown client " + std::to_string(q->client_id()) +
+							  "; register again");
+		auto old = watchers_.find(q->client_id());
+		if (old != watchers_.end()) {
+			std::lock_guard<std::mutex> wg(old->second->m);
+			old->second->closed = true;
+			old->second->cv.notify_all();
+		}
+		watchers_[q->client_id()] = watcher;
+	}
+	for (;;) {
+		std::deque<v1::Event> evs;
+		{
+			std::unique_lock<std::mutex> l(watcher->m);
+			watcher->cv.wait_for(l, std::chrono::milliseconds(250),
+					     [&] { return watcher->closed || !watcher->events.empty(); });
+			evs.swap(watcher->events);
+			if (watcher->closed && evs.empty())
+				break;
+		}
+		if (ctx->IsCancelled())
+			break;
+		for (const auto &ev : evs)
+			if (!w->Write(ev))
+				goto out;
+	}
+out:
+	std::lock_guard<std::mutex> g(mu_);
+	auto it = watchers_.find(q->client_id());
+	if (it != watchers_.end() && it->second == watcher)
+		watchers_.erase(it);
+	if (stopping_)
+		return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the master stepped down");
+	return grpc::Status::OK;
+}
+
+grpc::Status Leader::PutStart(const v1::PutStartRequest *q, v1::PutStartResponse *a)
+{
+	std::string err;
+	lg::Record rec;
+	uint64_t seq;
+	std::set<uint64_t> exclude(q->exclude_segments().begin(), q->exclude_segments().end());
+
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		alive_locked(q->client_id());
+		if (int ret = st_.plan_put_start(q->client_id(), q->key(), q->size(), q->config(),
+						 exclude, now_ns(), &rec, &err))
+			return to_status(ret, err);
+		if (int ret = commit_locked(rec, &seq, &err))
+			return to_status(ret, err);
+	}
+	const lg::PutStart &p = rec.put_start();
+	a->set_version(p.version());
+	*a->mutable_replicas() = p.replicas();
+	a->set_deadline_ns(p.deadline_ns());
+	a->set_dram_wanted(q->config().dram_replicas());
+	a->set_nvmeof_wanted(q->config().nvmeof_replicas());
+	if (int ret = wait_durable(seq, &err))
+		return to_status(ret, err);
+	if (opts_.verbose)
+		log_line("put start '%s' version %llu: %d replicas", q->key().substr(0, 64).c_str(),
+			 static_cast<unsigned long long>(p.version()), p.replicas_size());
+	return grpc::Status::OK;
+}
+
+grpc::Status Leader::PutCommit(const v1::PutCommitRequest *q, v1::PutCommitResponse *a)
+{
+	std::string err;
+	lg::Record rec, abort;
+	uint64_t seq = 0;
+	std::vector<uint32_t> done(q->done().begin(), q->done().end());
+	v1::ReplicateConfig config;
+
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		alive_locked(q->client_id());
+		int ret = st_.plan_put_commit(q->key(), q->version(), done, now_ns(), &rec, &abort, &err);
+		if (ret) {
+			std::string aerr;
+			if (abort.rec_case() != lg::Record::REC_NOT_SET &&
+			    !commit_locked(abort, &seq, &aerr))
+				sync_cv_.notify_all();
+			mu_.unlock();
+			if (seq)
+				wait_durable(seq, &aerr);
+			mu_.lock();
+			return to_status(ret, err);
+		}
+		if (rec.rec_case() != lg::Record::REC_NOT_SET)
+			if (int cret = commit_locked(rec, &seq, &err))
+				return to_status(cret, err);
+		const VersionState *v = st_.find_version(q->key(), q->version());
+		for (const auto &r : v->replicas) {
+			if (r.r.type() == v1::SEGMENT_DRAM)
+				a->set_dram_replicas(a->dram_replicas() + 1);
+			else
+				a->set_nvmeof_replicas(a->nvmeof_replicas() + 1);
+		}
+		config = v->config;
+		const ObjectState *o = st_.find_object(q->key());
+		a->set_flushed(o && o->flushed_version == q->version());
+		sync_cv_.notify_all();
+	}
+	if (seq)
+		if (int ret = wait_durable(seq, &err))
+			return to_status(ret, err);
+	if (opts_.verbose)
+		log_line("put commit '%s' version %llu", q->key().substr(0, 64).c_str(),
+			 static_cast<unsigned long long>(q->version()));
+	if (config.flush() == v1::FLUSH_EAGER && !a->flushed()) {
+		bool flushed = false;
+		std::string ferr;
+		int ret = flush(q->key(), q->version(), &flushed, &ferr);
+		a->set_flushed(flushed);
+		if (ret) {
+			// the put is complete; the flusher retries later
+			a->set_flush_errno(-ret);
+			a->set_flush_error(ferr);
+			log_line("eager flush of '%s' version %llu failed: %s",
+				 q->key().substr(0, 64).c_str(),
+				 static_cast<unsigned long long>(q->version()), ferr.c_str());
+		}
+	}
+	return grpc::Status::OK;
+}
+
+grpc::Status Leader::PutAbort(const v1::PutAbortRequest *q, v1::PutAbortResponse *)
+{
+	std::string err;
+	lg::Record rec;
+	uint64_t seq;
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		alive_locked(q->client_id());
+		if (int ret = st_.plan_put_abort(q->key(), q->version(), &rec, &err))
+			return to_status(ret, err);
+		if (int ret = commit_locked(rec, &seq, &err))
+			return to_status(ret, err);
+		sync_cv_.notify_all();
+	}
+	if (int ret = wait_durable(seq, &err))
+		return to_status(ret, err);
+	return grpc::Status::OK;
+}
+
+grpc::Status Leader::Get(const v1::GetRequest *q, v1::GetResponse *a)
+{
+	std::string err;
+	GetResult res;
+	std::lock_guard<std::mutex> g(mu_);
+
+	if (int ret = st_.get(q->key(), q->min_version(), &res, &err))
+		return to_status(ret, err);
+	*a->mutable_object() = std::move(res.object);
+	a->set_slow_tier(res.slow_tier);
+	a->set_below_min_version(res.below_min_version);
+	if (!res.below_min_version && !res.slow_tier) {
+		int64_t until = now_ns() + opts_.limits.get_lease_ns;
+		st_.lease(q->key(), a->object().version(), until);
+		a->set_lease_until_ns(until);
+	}
+	return grpc::Status::OK;
+}
+
+grpc::Status Leader::SlowRead(const v1::SlowReadRequest *q, v1::SlowReadResponse *a)
+{
+	std::string err;
+	if (int ret = MasterState::check_key(q->key(), &err))
+		return to_status(ret, err);
+	if (!slow_)
+		return to_status(-ENOENT, "no slow tier");
+	uint64_t len = std::min(q->length(), kSlowReadMax), version = 0, size = 0;
+	std::string data;
+	int ret = slow_->get(q->key(), q->offset(), len, &data, &version, &size);
+	if (ret)
+		return to_status(ret, ret == -ENOENT ? "'" + q->key().substr(0, 64) + "' is not in the slow tier"
+						     : "slow tier: " + std::string(strerror(-ret)));
+	a->set_version(version);
+	a->set_data(std::move(data));
+	return grpc::Status::OK;
+}
+
+grpc::Status Leader::Replicate(const v1::ReplicateRequest *q, v1::ReplicateResponse *a)
+{
+	std::string err;
+	std::vector<lg::Record> recs;
+	uint64_t version = 0;
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		if (int ret = st_.plan_replicate(q->key(), q->config(), &recs, &version, &err))
+			return to_status(ret, err);
+	}
+	if (int ret = commit(recs, &err))
+		return to_status(ret, err);
+	repair(q->key(), true);
+	bool flushed = false;
+	if (q->config().flush() == v1::FLUSH_EAGER) {
+		int ret = flush(q->key(), version, &flushed, &err);
+		if (ret)
+			log_line("flush of '%s' version %llu failed: %s", q->key().substr(0, 64).c_str(),
+				 static_cast<unsigned long long>(version), err.c_str());
+	}
+	std::lock_guard<std::mutex> g(mu_);
+	const VersionState *v = st_.find_version(q->key(), version);
+	if (!v)
+		return to_status(-ENOENT, "'" + q->key().substr(0, 64) + "' went away meanwhile");
+	for (const auto &r : v->replicas) {
+		if (r.r.type() == v1::SEGMENT_DRAM)
+			a->set_dram_replicas(a->dram_replicas() + 1);
+		else
+			a->set_nvmeof_replicas(a->nvmeof_replicas() + 1);
+	}
+	const ObjectState *o = st_.find_object(q->key());
+	a->set_version(version);
+	a->set_flushed(flushed || (o && o->flushed_version == version));
+	return grpc::Status::OK;
+}
+
+grpc::Status Leader::Del(const v1::DelRequest *q, v1::DelResponse *a)
+{
+	std::string err;
+	lg::Record rec;
+	uint64_t versions = 0, seq;
+	// no flush of this key runs while it goes (nor starts and resurrects it)
+	auto fl = flush_lock(q->key());
+	std::lock_guard<std::mutex> fg(*fl);
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		if (int ret = st_.plan_del(q->key(), &rec, &versions, &err))
+			return to_status(ret, err);
+		if (int ret = commit_locked(rec, &seq, &err))
+			return to_status(ret, err);
+	}
+	if (int ret = wait_durable(seq, &err))
+		return to_status(ret, err);
+	if (slow_) {
+		int ret = slow_->del(q->key());
+		if (ret && ret != -ENOENT)
+			log_line("slow tier: deleting '%s': %s", q->key().substr(0, 64).c_str(),
+				 strerror(-ret));
+	}
+	a->set_versions(versions);
+	return grpc::Status::OK;
+}
+
+grpc::Status Leader::List(const v1::ListRequest *q, v1::ListResponse *a)
+{
+	std::vector<v1::ObjectInfo> out;
+	bool more = false;
+	std::lock_guard<std::mutex> g(mu_);
+
+	st_.list(q->prefix(), q->start_after(), q->limit(), &out, &more);
+	for (auto &o : out)
+		*a->add_objects() = std::move(o);
+	a->set_more(more);
+	return grpc::Status::OK;
+}
+
+grpc::Status Leader::Sync(const v1::SyncRequest *q, v1::SyncResponse *a)
+{
+	std::string err;
+	if (int ret = MasterState::check_key(q->key(), &err))
+		return to_status(ret, err);
+	std::unique_lock<std::mutex> l(mu_);
+	uint64_t up_to = st_.next_version() - 1;
+	// every put begun before this call ends by its deadline, at the latest
+	auto limit = std::chrono::steady_clock::now() +
+		     std::chrono::nanoseconds(opts_.limits.put_timeout_ns) + std::chrono::milliseconds(opts_.gc_ms * 2 + 1000);
+	bool ok = sync_cv_.wait_until(l, limit, [&] {
+		return stopping_ || !st_.pending_upto(q->key(), up_to);
+	});
+	if (stopping_)
+		return to_status(-EAGAIN, "the master stepped down");
+	if (!ok)
+		return to_status(-ETIMEDOUT, "puts of '" + q->key().substr(0, 64) + "' still pending");
+	const VersionState *v = st_.newest(q->key());
+	a->set_version(v ? v->version : 0);
+	return grpc::Status::OK;
+}
+
+grpc::Status Leader::MasterInfo(const v1::MasterInfoRequest *, v1::MasterInfoResponse *a)
+{
+	std::lock_guard<std::mutex> g(mu_);
+	a->set_leader(opts_.advertise);
+	for (const auto &s : standbys_)
+		a->add_standbys(s);
+	a->set_term(st_.term());
+	a->set_objects(st_.object_count());
+	a->set_versions(st_.version_count());
+	a->set_metadata_bytes(journal_->bytes());
+	a->set_log_records(journal_->records_since_snapshot());
+	a->set_persistence(journal_->describe());
+	a->set_global_version(st_.next_version() - 1);
+	*a->add_members() = self_member();
+	for (const auto &[id, m] : st_.clients())
+		*a->add_members() = m;
+	a->set_ops(ops.load());
+	a->set_slow_tier(slow_ ? slow_->describe() : "");
+	return grpc::Status::OK;
+}
+
+grpc::Status Leader::SegmentList(const v1::SegmentListRequest *, v1::SegmentListResponse *a)
+{
+	std::lock_guard<std::mutex> g(mu_);
+	for (const auto &[id, s] : st_.segments())
+		st_.segment_desc(s, a->add_segments());
+	return grpc::Status::OK;
+}
+
+// ---- MasterService
+
+void MasterService::set_leader(std::shared_ptr<Leader> l)
+{
+	std::lock_guard<std::mutex> g(m_);
+	leader_ = std::move(l);
+}
+
+std::shared_ptr<Leader> MasterService::leader()
+{
+	std::lock_guard<std::mutex> g(m_);
+	if (leader_ && !leader_->serving())
+		return nullptr;
+	return leader_;
+}
+
+void MasterService::set_leader_addr(const std::string &addr)
+{
+	std::lock_guard<std::mutex> g(m_);
+	leader_addr_ = addr;
+}
+
+grpc::Status MasterService::not_leader()
+{
+	std::lock_guard<std::mutex> g(m_);
+	if (shutting_down_)
+		return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the master is shutting down");
+	if (leader_addr_.empty() || leader_addr_ == opts_.advertise)
+		return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+				    "not the leader; no leader elected yet");
+	return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+			    "not the leader; leader is " + leader_addr_);
+}
+
+grpc::Status MasterService::Watch(grpc::ServerContext *ctx, const v1::WatchRequest *q,
+				  grpc::ServerWriter<v1::Event> *w)
+{
+	auto l = leader();
+	if (!l)
+		return not_leader();
+	l->ops++;
+	return l->Watch(ctx, q, w);
+}
+
+}  // namespace dsmem::store

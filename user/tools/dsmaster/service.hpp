@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// dsmaster's gRPC service.  A Leader is one term of leadership: the state
+// replayed from the metadata log, the journal that makes changes durable,
+// the workers (heartbeats, GC, expiry, re-replication, flush, peering)
+// and the data mover.  MasterService answers RPCs with the current Leader,
+// or FAILED_PRECONDITION "not the leader; leader is ADDR" when there is none.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "dsstore.grpc.pb.h"
+#include "journal.hpp"
+#include "mover.hpp"
+#include "slowtier.hpp"
+#include "state.hpp"
+
+namespace dsmem::store {
+
+struct Options {
+	std::string listen = "0.0.0.0:7700";
+	std::string advertise;		// default: listen, with --addr for 0.0.0.0
+	uint32_t node = 0;
+	std::string addr;
+	uint32_t port = 0;
+	std::string data_dir = "/var/lib/dsmem/master";
+	std::string etcd;
+	std::string etcd_prefix = "/dsmem/store";
+	int64_t etcd_ttl_s = 2;
+	std::string slow_tier = "dir:/var/lib/dsmem/slow";
+	Limits limits;
+	uint64_t heartbeat_ms = 500;
+	uint64_t heartbeat_timeout_ms = 3000;
+	uint64_t gc_ms = 1000;
+	uint64_t flush_ms = 1000;
+	uint64_t snapshot_every = 10000;
+	bool verbose = false;
+};
+
+int64_t now_ns();	// CLOCK_REALTIME
+void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+grpc::Status to_status(int ret, const std::string &msg);
+
+// A client's Watch stream: events queued for it.
+struct Watcher {
+	std::mutex m;
+	std::condition_variable cv;
+	std::deque<v1::Event> events;
+	bool closed = false;
+};
+
+class Leader : public std::enable_shared_from_this<Leader> {
+public:
+	Leader(const Options &opts, SlowTier *slow, Mover *mover);
+	~Leader();
+
+	// Replays the log's snapshot and records, logs a new term, starts
+	// the journal and the workers.  on_lost: the log refused a write
+	// (leadership lost, disk failed).
+	int start(std::unique_ptr<MetaLog> log, std::function<void(const std::string &)> on_lost,
+		  std::string *err);
+	void stop();
+	bool serving() const { return serving_; }
+	uint64_t term();
+
+	grpc::Status RegisterClient(const v1::RegisterClientRequest *q, v1::RegisterClientResponse *a);
+	grpc::Status RegisterSegment(const v1::RegisterSegmentRequest *q, v1::RegisterSegmentResponse *a);
+	grpc::Status UnregisterSegment(const v1::UnregisterSegmentRequest *q,
+				       v1::UnregisterSegmentResponse *a);
+	grpc::Status Leave(const v1::LeaveRequest *q, v1::LeaveResponse *a);
+	grpc::Status Heartbeat(const v1::HeartbeatRequest *q, v1::HeartbeatResponse *a);
+	grpc::Status Watch(grpc::ServerContext *ctx, const v1::WatchRequest *q,
+			   grpc::ServerWriter<v1::Event> *w);
+	grpc::Status PutStart(const v1::PutStartRequest *q, v1::PutStartResponse *a);
+	grpc::Status PutCommit(const v1::PutCommitRequest *q, v1::PutCommitResponse *a);
+	grpc::Status PutAbort(const v1::PutAbortRequest *q, v1::PutAbortResponse *a);
+	grpc::Status Get(const v1::GetRequest *q, v1::GetResponse *a);
+	grpc::Status SlowRead(const v1::SlowReadRequest *q, v1::SlowReadResponse *a);
+	grpc::Status Replicate(const v1::ReplicateRequest *q, v1::ReplicateResponse *a);
+	grpc::Status Del(const v1::DelRequest *q, v1::DelResponse *a);
+	grpc::Status List(const v1::ListRequest *q, v1::ListResponse *a);
+	grpc::Status Sync(const v1::SyncRequest *q, v1::SyncResponse *a);
+	grpc::Status MasterInfo(const v1::MasterInfoRequest *q, v1::MasterInfoResponse *a);
+	grpc::Status SegmentList(const v1::SegmentListRequest *q, v1::SegmentListResponse *a);
+
+	std::atomic<uint64_t> ops{ 0 };
+	// Set by the election loop: who else campaigns.
+	void set_standbys(std::vector<std::string> s);
+
+private:
+	// Under mu_: apply + submit; the sequence number to wait for.
+	int commit_locked(const log::v1::Record &rec, uint64_t *seq, std::string *err);
+	int wait_durable(uint64_t seq, std::string *err);
+	// Apply, log and wait, for workers (takes mu_).
+	int commit(const std::vector<log::v1::Record> &recs, std::string *err);
+	void push_event(const v1::Event &ev, uint64_t except_client);
+	v1::Member self_member() const;
+	Resolved resolve_locked(const v1::Replica &r) const;
+	// A readable replica of (key, version): a DRAM one first, not on a
+	// dead segment; skip (index) excluded.  false if none.
+	bool source_locked(const std::string &key, uint64_t version, int skip, v1::Replica *out) const;
+	// One flush of a key at a time (version order), and one change of
+	// its replicas (two repairs would both see it short and both add).
+	std::shared_ptr<std::mutex> flush_lock(const std::string &key) { return key_lock(flush_locks_, key); }
+	std::shared_ptr<std::mutex> replica_lock(const std::string &key) { return key_lock(replica_locks_, key); }
+	std::shared_ptr<std::mutex> key_lock(std::map<std::string, std::weak_ptr<std::mutex>> &locks,
+					     const std::string &key);
+	void collect_salvage_locked();
+	// A segment back from the dead: the salvage on it is whole again
+	// (nothing was allocated over it), so it is a replica once more.
+	// One ReplicaAdd at a time (each changes what the next may do); the
+	// salvage it takes gives up its places for apply() to reserve.
+	bool readopt_one_locked(log::v1::Record *rec);
+	// Any call of a known client is a sign of life, as good as a beat.
+	void alive_locked(uint64_t client_id);
+
+	// workers.cpp
+	void heartbeat_loop();
+	void gc_loop();
+	void repair_loop();
+	void flush_loop();
+	void peer_loop();
+	void kick_repair();
+	void want_peer(const v1::Member &m);
+	bool sleep_for(std::chrono::milliseconds d, std::condition_variable *cv = nullptr,
+		       bool *flag = nullptr);
+	void declare_dead_locked(uint64_t client_id, std::vector<log::v1::Record> *recs);
+	// Makes one more replica of (key, version) of type; 0 done.
+	int add_replica(const std::string &key, uint64_t version, v1::SegmentType type,
+			const std::set<uint64_t> &avoid, int replace_index, std::string *err);
+	// Brings the newest version of key up to its config; wait: for a
+	// repair of the key already running (else -EBUSY).
+	int repair(const std::string &key, bool wait);
+	// Flush (key, version) to the slow tier; *flushed.
+	int flush(const std::string &key, uint64_t version, bool *flushed, std::string *err);
+	// Move every replica off segment id, then forget it.
+	void drain(uint64_t segment_id, uint64_t *moved, uint64_t *lost);
+	int remove_segment(uint64_t segment_id, uint64_t *lost, std::string *err);
+
+	Options opts_;
+	SlowTier *slow_;
+	Mover *mover_;
+	std::mutex mu_;			// the state
+	MasterState st_;
+	std::unique_ptr<Journal> journal_;
+	std::condition_variable sync_cv_;	// a put ended (Sync waits on it)
+	std::map<uint64_t, int64_t> last_seen_;	// client -> CLOCK_MONOTONIC ms
+	std::map<uint64_t, std::shared_ptr<Watcher>> watchers_;
+	std::map<std::pair<std::string, uint64_t>, std::vector<v1::Replica>> salvage_;
+	std::vector<std::string> standbys_;
+
+	std::mutex flush_locks_m_;
+	std::map<std::string, std::weak_ptr<std::mutex>> flush_locks_, replica_locks_;
+
+	std::mutex wm_;			// workers' sleep and kicks
+	std::condition_variable wcv_, repair_cv_, peer_cv_;
+	bool repair_kicked_ = false, peer_kicked_ = false;
+	std::deque<v1::Member> peer_queue_;
+	std::atomic<bool> stopping_{ false };
+	std::atomic<bool> serving_{ false };
+	std::vector<std::thread> threads_;
+};
+
+class MasterService final : public v1::Master::Service {
+public:
+	explicit MasterService(const Options &opts) : opts_(opts) {}
+
+	void set_leader(std::shared_ptr<Leader> l);
+	std::shared_ptr<Leader> leader();
+	// Who leads, for the redirect message ("" none known).
+	void set_leader_addr(const std::string &addr);
+	void shutting_down() { shutting_down_ = true; }
+
+#define DSM_UNARY(name)                                                                   \
+	grpc::Status name(grpc::ServerContext *, const v1::name##Request *q,              \
+			  v1::name##Response *a) override                                 \
+	{                                                                                 \
+		auto l = leader();                                                        \
+		if (!l)                                                                   \
+			return not_leader();                                              \
+		l->ops++;                                                                 \
+		return l->name(q, a);                                                     \
+	}
+	DSM_UNARY(RegisterClient)
+	DSM_UNARY(RegisterSegment)
+	DSM_UNARY(UnregisterSegment)
+	DSM_UNARY(Leave)
+	DSM_UNARY(Heartbeat)
+	DSM_UNARY(PutStart)
+	DSM_UNARY(PutCommit)
+	DSM_UNARY(PutAbort)
+	DSM_UNARY(Get)
+	DSM_UNARY(SlowRead)
+	DSM_UNARY(Replicate)
+	DSM_UNARY(Del)
+	DSM_UNARY(List)
+	DSM_UNARY(Sync)
+	DSM_UNARY(MasterInfo)
+	DSM_UNARY(SegmentList)
+#undef DSM_UNARY
+
+	grpc::Status Watch(grpc::ServerContext *ctx, const v1::WatchRequest *q,
+			   grpc::ServerWriter<v1::Event> *w) override;
+
+private:
+	grpc::Status not_leader();
+
+	const Options &opts_;
+	std::mutex m_;
+	std::shared_ptr<Leader> leader_;
+	std::string leader_addr_;
+	std::atomic<bool> shutting_down_{ false };
+};
+
+// election.cpp: serve until SIGTERM/SIGINT; the exit status.
+int run_master(const Options &opts);
+
+}  // namespace dsmem::store

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// dsmaster's metadata: members, segments, objects (key -> versions ->
+// replicas -> shards) and the counters (versions, client and segment ids).
+//
+// The state changes only through apply(record): the live path plans a
+// change (validation, placement), turns it into a log record, applies it
+// and logs it; a master that restarts or takes over replays the snapshot
+// and the log through the same apply.  The allocators are not persisted:
+// they are rebuilt from the shards the metadata holds (reserve), so an
+// offset in use is never handed out again, whatever happened before.
+//
+// Not thread-safe: the master serialises on one mutex.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "alloc.hpp"
+#include "dsstore.pb.h"
+#include "dsstore_log.pb.h"
+
+namespace dsmem::store {
+
+namespace pb = dsmem::store::v1;
+namespace lg = dsmem::store::log::v1;
+
+inline constexpr size_t kKeyMax = 1024;
+
+struct Limits {
+	uint64_t shard_size = 1ULL << 20;	// dram_shard_size
+	uint64_t max_object_size = 1ULL << 30;
+	int64_t put_timeout_ns = 60LL * 1000 * 1000 * 1000;
+	int64_t get_lease_ns = 10LL * 1000 * 1000 * 1000;
+	uint32_t list_page = 1000;
+};
+
+struct ReplicaState {
+	pb::Replica r;
+	bool lost = false;	// pending put: a segment under it went away
+};
+
+struct VersionState {
+	uint64_t version = 0, size = 0, client_id = 0;
+	pb::ReplicateConfig config;
+	bool complete = false, deleted = false;
+	int64_t deadline_ns = 0, ctime_ns = 0;
+	std::vector<ReplicaState> replicas;
+};
+
+struct ObjectState {
+	std::map<uint64_t, VersionState> versions;
+	uint64_t flushed_version = 0;	// the slow tier's copy
+};
+
+struct SegmentState {
+	pb::SegmentDesc desc;		// used is filled from alloc on the way out
+	std::unique_ptr<OffsetAllocator> alloc;
+};
+
+// A replica dropped because its segment died: the bytes may still be
+// readable (kernel memory outlives its owner), a last source before the
+// slow tier.  Volatile: a new leader has none.
+struct Salvage {
+	std::string key;
+	uint64_t version = 0;
+	pb::Replica replica;
+};
+
+// A version short of the replicas its config asks for.
+struct RepairPlan {
+	std::string key;
+	uint64_t version = 0;
+	uint32_t dram_missing = 0, nvmeof_missing = 0;
+};
+
+// What a Get answers.
+struct GetResult {
+	pb::ObjectInfo object;
+	bool slow_tier = false;
+	bool below_min_version = false;
+};
+
+class MasterState {
+public:
+	explicit MasterState(const Limits &limits) : limits_(limits) {}
+	MasterState(const MasterState &) = delete;
+	MasterState &operator=(const MasterState &) = delete;
+
+	const Limits &limits() const { return limits_; }
+
+	// The one way the state changes.  -EINVAL (with *err) for a record
+	// that does not fit the state: a corrupt log, or a bug.
+	int apply(const lg::Record &rec, std::string *err);
+	void snapshot(lg::Snapshot *snap) const;
+	int restore(const lg::Snapshot &snap, std::string *err);
+
+	// ---- planners: validate and build the record; the state is unchanged
+	// (placement allocates to find room, then gives it back: apply reserves)
+	int plan_term(lg::Record *rec) const;
+	int plan_register_client(const pb::Member &self, uint64_t previous_id,
+				 lg::Record *rec, std::string *err) const;
+	// *rec stays empty (no record) when the same segment is already mounted
+	// by this client: *id is the answer.
+	int plan_register_segment(uint64_t client_id, const pb::SegmentDesc &desc,
+				  lg::Record *rec, uint64_t *id, bool *remounted,
+				  std::string *err) const;
+	int plan_put_start(uint64_t client_id, const std::string &key, uint64_t size,
+			   const pb::ReplicateConfig &config,
+			   const std::set<uint64_t> &exclude, int64_t now_ns,
+			   lg::Record *rec, std::string *err);
+	// -ESTALE: expired or aborted; *abort holds a PutAbort to log when the
+	// commit found the put past its deadline or without a usable replica.
+	int plan_put_commit(const std::string &key, uint64_t version,
+			    const std::vector<uint32_t> &done, int64_t now_ns,
+			    lg::Record *rec, lg::Record *abort, std::string *err) const;
+	int plan_put_abort(const std::string &key, uint64_t version, lg::Record *rec,
+			   std::string *err) const;
+	int plan_del(const std::string &key, lg::Record *rec, uint64_t *versions,
+		     std::string *err) const;
+	// Records taking a version's replicas down to config (drops), plus
+	// the ConfigSet; the caller adds replicas with the mover.
+	int plan_replicate(const std::string &key, const pb::ReplicateConfig &config,
+			   std::vector<lg::Record> *recs, uint64_t *version,
+			   std::string *err) const;
+	// A new replica of (key, version) of the given type, placed away from
+	// the segments its shard indexes already use (and from avoid).  It
+	// stays allocated until release_replica() or apply(ReplicaAdd)
+	// (which the caller precedes with release_replica, as apply reserves).
+	// skip: the index of a replica being replaced (its places do not count).
+	int place_replica(const std::string &key, uint64_t version, pb::SegmentType type,
+			  const std::set<uint64_t> &avoid, int skip, pb::Replica *out,
+			  std::string *err);
+	void release_replica(const pb::Replica &r);
+
+	// ---- queries
+	static int check_key(const std::string &key, std::string *err);
+	int get(const std::string &key, int64_t min_version, GetResult *res,
+		std::string *err) const;
+	int list(const std::string &prefix, const std::string &start_after, uint32_t limit,
+		 std::vector<pb::ObjectInfo> *out, bool *more) const;
+	// A put of key numbered <= up_to still pending?
+	bool pending_upto(const std::string &key, uint64_t up_to) const;
+	// The newest complete, not deleted version; nullptr if none.
+	const VersionState *newest(const std::string &key) const;
+	const VersionState *find_version(const std::string &key, uint64_t version) const;
+	const ObjectState *find_object(const std::string &key) const;
+	void object_info(const std::string &key, const VersionState &v, bool with_replicas,
+			 pb::ObjectInfo *out) const;
+
+	// Records for pending puts past their deadline.
+	std::vector<lg::Record> plan_expiry(int64_t now_ns) const;
+	// Records dropping versions superseded or deleted, not under a lease.
+	std::vector<lg::Record> plan_gc(int64_t now_ns) const;
+	// Newest versions short of replicas (every type counted, DRAM
+	// replicas on DRAINING segments not counted as good).
+	std::vector<RepairPlan> plan_repairs() const;
+	std::optional<RepairPlan> plan_repair(const std::string &key) const;
+	// Newest versions with flush LAZY (or EAGER) not in the slow tier.
+	std::vector<std::pair<std::string, uint64_t>> plan_flushes() const;
+
+	// Leases (volatile): a Get's, or the mover's while it reads.
+	void lease(const std::string &key, uint64_t version, int64_t until_ns);
+	bool leased(const std::string &key, uint64_t version, int64_t now_ns) const;
+	// The mover's hold while it reads a version (counted).
+	void pin(const std::string &key, uint64_t version) { pins_[{ key, version }]++; }
+	void unpin(const std::string &key, uint64_t version);
+	void expire_leases(int64_t now_ns);
+	// No GC before this (a new leader does not know the old one's leases).
+	void set_gc_not_before(int64_t ns) { gc_not_before_ns_ = ns; }
+
+	// Salvage holds its shards' places until it is dropped: the taker
+	// owns them then (release_replica when done with one).
+	std::vector<Salvage> take_salvage();
+	void drop_salvage();
+
+	// ---- counters and listings
+	uint64_t term() const { return term_; }
+	uint64_t next_version() const { return next_version_; }
+	uint64_t next_client_id() const { return next_client_id_; }
+	uint64_t next_segment_id() const { return next_segment_id_; }
+	uint64_t object_count() const;
+	uint64_t version_count() const;
+	const std::map<uint64_t, pb::Member> &clients() const { return clients_; }
+	const std::map<uint64_t, SegmentState> &segments() const { return segments_; }
+	const SegmentState *segment(uint64_t id) const;
+	void segment_desc(const SegmentState &s, pb::SegmentDesc *out) const;
+	const std::map<std::string, ObjectState> &objects() const { return objects_; }
+	// Versions with a replica touching segment id: (key, version, replica index).
+	struct ReplicaRef {
+		std::string key;
+		uint64_t version;
+		uint32_t index;
+		bool complete;
+	};
+	std::vector<ReplicaRef> replicas_on(uint64_t segment_id) const;
+
+private:
+	int apply_segment_add(const lg::SegmentAdd &r, std::string *err);
+	int apply_put_start(const lg::PutStart &r, std::string *err);
+	int apply_put_commit(const lg::PutCommit &r, std::string *err);
+	int apply_replica_add(const lg::ReplicaAdd &r, std::string *err);
+	int reserve_replica(const pb::Replica &r, std::string *err);
+	void free_replica(const pb::Replica &r);
+	// Drop every replica touching segment id; dead: keep them as salvage.
+	void drop_segment_replicas(uint64_t id, bool dead);
+	void erase_version(const std::string &key, uint64_t version);
+	VersionState *version_mut(const std::string &key, uint64_t version);
+	static bool touches(const pb::Replica &r, uint64_t segment_id);
+	// Candidate segments for new shards, ALIVE and of this type.
+	std::vector<uint64_t> candidates(pb::SegmentType type) const;
+	int place_shards(pb::SegmentType type, uint64_t size, uint64_t shard_size,
+			 const std::vector<std::set<uint64_t>> &used_per_shard,
+			 const std::vector<uint64_t> &preferred, const std::set<uint64_t> &exclude,
+			 pb::Replica *out);
+
+	Limits limits_;
+	uint64_t term_ = 0;
+	uint64_t next_version_ = 1;
+	uint64_t next_client_id_ = 1;
+	uint64_t next_segment_id_ = 1;
+	std::map<uint64_t, pb::Member> clients_;
+	std::map<uint64_t, SegmentState> segments_;
+	std::map<std::string, ObjectState> objects_;
+	std::map<std::pair<std::string, uint64_t>, int64_t> leases_;
+	std::map<std::pair<std::string, uint64_t>, int> pins_;
+	int64_t gc_not_before_ns_ = 0;
+	std::vector<Salvage> salvage_;
+	uint64_t rng_ = 0x9e3779b97f4a7c15ULL;	// placement's xorshift
+};
+
+const char *segment_state_name(pb::SegmentState s);
+
+}  // namespace dsmem::store

@@ -1,0 +1,690 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// dsmaster's background work: heartbeat monitor, expiry of pending puts,
+// GC of superseded and deleted versions, re-replication, the LAZY
+// flusher, draining, and the master's own peering with clients.  Each
+// plans under the state mutex, moves data without it, and re-takes it to
+// commit what it did (checking that the world did not move meanwhile).
+#include <dsmem/ds.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <tuple>
+
+#include "service.hpp"
+
+namespace dsmem::store {
+
+namespace {
+
+int64_t mono_ms()
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+}  // namespace
+
+bool Leader::sleep_for(std::chrono::milliseconds d, std::condition_variable *cv, bool *flag)
+{
+	std::unique_lock<std::mutex> l(wm_);
+	std::condition_variable &c = cv ? *cv : wcv_;
+	c.wait_for(l, d, [&] { return stopping_.load() || (flag && *flag); });
+	if (flag)
+		*flag = false;
+	return !stopping_;
+}
+
+void Leader::kick_repair()
+{
+	std::lock_guard<std::mutex> g(wm_);
+	repair_kicked_ = true;
+	repair_cv_.notify_all();
+}
+
+void Leader::want_peer(const v1::Member &m)
+{
+	std::lock_guard<std::mutex> g(wm_);
+	peer_queue_.push_back(m);
+	peer_kicked_ = true;
+	peer_cv_.notify_all();
+}
+
+// ---- heartbeats
+
+void Leader::declare_dead_locked(uint64_t client_id, std::vector<lg::Record> *recs)
+{
+	lg::Record r;
+	r.mutable_client_remove()->set_client_id(client_id);
+	r.mutable_client_remove()->set_dead(true);
+	recs->push_back(r);
+}
+
+void Leader::heartbeat_loop()
+{
+	auto period = std::chrono::milliseconds(std::max<uint64_t>(50, opts_.heartbeat_ms / 2));
+
+	while (sleep_for(period)) {
+		std::vector<v1::Member> dead;
+		std::vector<v1::SegmentDesc> segs;
+		// per dead client: the replicas it takes along (one per replica,
+		// however many of its segments that replica touches)
+		std::map<uint64_t, std::set<std::tuple<std::string, uint64_t, uint32_t>>> dropped;
+		uint64_t seq = 0;
+		std::string err;
+		{
+			std::lock_guard<std::mutex> g(mu_);
+			int64_t now = mono_ms();
+			for (const auto &[id, m] : st_.clients()) {
+				auto it = last_seen_.find(id);
+				if (it == last_seen_.end()) {
+					last_seen_[id] = now;
+					continue;
+				}
+				if (now - it->second > static_cast<int64_t>(opts_.heartbeat_timeout_ms))
+					dead.push_back(m);
+			}
+			for (const auto &m : dead) {
+				for (const auto &[id, s] : st_.segments())
+					if (s.desc.owner() == m.client_id()) {
+						segs.push_back(s.desc);
+						for (const auto &r : st_.replicas_on(id))
+							if (r.complete)
+								dropped[m.client_id()].insert({ r.key, r.version, r.index });
+					}
+				std::vector<lg::Record> recs;
+				declare_dead_locked(m.client_id(), &recs);
+				for (const auto &r : recs)
+					if (commit_locked(r, &seq, &err))
+						break;
+				last_seen_.erase(m.client_id());
+				auto w = watchers_.find(m.client_id());
+				if (w != watchers_.end()) {
+					std::lock_guard<std::mutex> wg(w->second->m);
+					w->second->closed = true;
+					w->second->cv.notify_all();
+					watchers_.erase(w);
+				}
+			}
+			collect_salvage_locked();
+		}
+		if (dead.empty())
+			continue;
+		if (seq && wait_durable(seq, &err))
+			return;
+		for (const auto &m : dead) {
+			std::string list;
+			size_t n = dropped[m.client_id()].size();
+			for (const auto &s : segs)
+				if (s.owner() == m.client_id())
+					list += (list.empty() ? "" : ",") + std::to_string(s.id());
+			log_line("client %llu (node %u) dead: no heartbeat for %llu ms; segments %s dead, "
+				 "%zu replicas dropped",
+				 static_cast<unsigned long long>(m.client_id()), m.node_id(),
+				 static_cast<unsigned long long>(opts_.heartbeat_timeout_ms),
+				 list.empty() ? "(none)" : list.c_str(), n);
+			v1::Event ev;
+			*ev.mutable_member_left() = m;
+			push_event(ev, m.client_id());
+		}
+		for (auto s : segs) {
+			s.set_state(v1::SEGMENT_DEAD);
+			v1::Event ev;
+			*ev.mutable_segment_removed() = s;
+			push_event(ev, 0);
+		}
+		kick_repair();
+	}
+}
+
+// ---- expiry and GC
+
+void Leader::gc_loop()
+{
+	auto period = std::chrono::milliseconds(std::max<uint64_t>(50, opts_.gc_ms));
+
+	while (sleep_for(period)) {
+		uint64_t seq = 0, expired = 0, dropped = 0;
+		std::string err;
+		{
+			std::lock_guard<std::mutex> g(mu_);
+			int64_t now = now_ns();
+			st_.expire_leases(now);
+			for (const auto &r : st_.plan_expiry(now)) {
+				if (commit_locked(r, &seq, &err))
+					break;
+				expired++;
+				if (opts_.verbose)
+					log_line("put of '%s' version %llu expired",
+						 r.put_abort().key().substr(0, 64).c_str(),
+						 static_cast<unsigned long long>(r.put_abort().version()));
+			}
+			for (const auto &r : st_.plan_gc(now)) {
+				if (commit_locked(r, &seq, &err))
+					break;
+				dropped++;
+			}
+			if (expired)
+				sync_cv_.notify_all();
+			// salvage no longer needed: the version is gone, superseded
+			// or has its replicas again (and no copy reads it now)
+			for (auto it = salvage_.begin(); it != salvage_.end();) {
+				const auto &[key, ver] = it->first;
+				const VersionState *n = st_.newest(key);
+				std::optional<RepairPlan> p = st_.plan_repair(key);
+				bool needed = n && n->version == ver && p && p->version == ver;
+				if (needed || st_.leased(key, ver, now)) {
+					++it;
+					continue;
+				}
+				for (const auto &r : it->second)
+					st_.release_replica(r);
+				it = salvage_.erase(it);
+			}
+		}
+		if (seq && wait_durable(seq, &err))
+			return;
+		if (opts_.verbose && (expired || dropped))
+			log_line("gc: %llu pending puts expired, %llu versions freed",
+				 static_cast<unsigned long long>(expired),
+				 static_cast<unsigned long long>(dropped));
+	}
+}
+
+// ---- re-replication
+
+int Leader::add_replica(const std::string &key, uint64_t version, v1::SegmentType type,
+			const std::set<uint64_t> &avoid, int replace_index, std::string *err)
+{
+	v1::Replica src, dst, old;
+	Resolved src_r, dst_r;
+	bool from_slow = false, from_salvage = false;
+	uint64_t size;
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		const VersionState *v = st_.find_version(key, version);
+		if (!v || !v->complete) {
+			*err = "version gone";
+			return -ENOENT;
+		}
+		size = v->size;
+		if (replace_index >= 0) {
+			if (static_cast<size_t>(replace_index) >= v->replicas.size()) {
+				*err = "the replica moved meanwhile";
+				return -ESTALE;
+			}
+			old = v->replicas[replace_index].r;
+			bool on_avoided = false;
+			for (const auto &s : old.shards())
+				on_avoided = on_avoided || avoid.count(s.segment_id());
+			if (!on_avoided) {
+				*err = "the replica moved meanwhile";
+				return -ESTALE;
+			}
+		}
+		if (!source_locked(key, version, -1, &src)) {
+			auto sv = salvage_.find({ key, version });
+			const ObjectState *o = st_.find_object(key);
+			if (sv != salvage_.end() && !sv->second.empty()) {
+				// the dead owner's memory may still answer
+				src = sv->second.back();
+				from_salvage = true;
+			} else if (o && o->flushed_version == version && slow_) {
+				from_slow = true;
+			} else {
+				*err = "no replica left to copy from";
+				return -ENODATA;
+			}
+		}
+		if (int ret = st_.place_replica(key, version, type, avoid, replace_index, &dst, err))
+			return ret;
+		if (!from_slow)
+			src_r = resolve_locked(src);
+		dst_r = resolve_locked(dst);
+		st_.pin(key, version);
+	}
+
+	int ret;
+	if (from_slow) {
+		std::string data;
+		uint64_t sver = 0, ssize = 0;
+		ret = slow_->get(key, 0, size, &data, &sver, &ssize);
+		if (!ret && (sver != version || data.size() != size)) {
+			*err = "the slow tier holds another version";
+			ret = -ENODATA;
+		} else if (ret) {
+			*err = "slow tier: " + std::string(strerror(-ret));
+		} else {
+			ret = mover_->write(dst_r, 0, data.data(), size, err);
+		}
+	} else {
+		ret = mover_->copy(src_r, dst_r, size, err);
+	}
+
+	uint64_t seq = 0;
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		st_.unpin(key, version);
+		if (ret && from_salvage) {
+			// that salvage did not answer (yet: its node may come back,
+			// and a remount makes it a replica again): try the next first
+			auto sv = salvage_.find({ key, version });
+			if (sv != salvage_.end() && sv->second.size() > 1)
+				std::rotate(sv->second.rbegin(), sv->second.rbegin() + 1, sv->second.rend());
+		}
+		const VersionState *v = st_.find_version(key, version);
+		bool still = v && v->complete;
+		for (const auto &s : dst.shards()) {
+			const SegmentState *seg = st_.segment(s.segment_id());
+			if (!seg || seg->desc.state() != v1::SEGMENT_ALIVE)
+				still = false;
+		}
+		st_.release_replica(dst);
+		if (ret) {
+			return ret;
+		}
+		if (!still) {
+			*err = "the version or the new place went away during the copy";
+			return -ESTALE;
+		}
+		lg::Record add;
+		add.mutable_replica_add()->set_key(key);
+		add.mutable_replica_add()->set_version(version);
+		*add.mutable_replica_add()->mutable_replica() = dst;
+		if ((ret = commit_locked(add, &seq, err)))
+			return ret;
+		if (replace_index >= 0) {
+			// find the old one again: indexes move as replicas come and go
+			std::string want = old.SerializeAsString();
+			v = st_.find_version(key, version);
+			for (size_t i = 0; i < v->replicas.size(); i++)
+				if (v->replicas[i].r.SerializeAsString() == want) {
+					lg::Record drop;
+					drop.mutable_replica_drop()->set_key(key);
+					drop.mutable_replica_drop()->set_version(version);
+					drop.mutable_replica_drop()->set_index(static_cast<uint32_t>(i));
+					if ((ret = commit_locked(drop, &seq, err)))
+						return ret;
+					break;
+				}
+		}
+	}
+	return wait_durable(seq, err);
+}
+
+int Leader::repair(const std::string &key, bool wait)
+{
+	int made = 0, ret = 0;
+	std::string err;
+	auto rl = replica_lock(key);
+	std::unique_lock<std::mutex> held(*rl, std::defer_lock);
+	if (wait)
+		held.lock();
+	else if (!held.try_lock())
+		return -EBUSY;
+	RepairPlan p;
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		std::optional<RepairPlan> plan = st_.plan_repair(key);
+		if (!plan)
+			return 0;
+		p = *plan;
+	}
+
+	for (uint32_t i = 0; i < p.dram_missing; i++) {
+		if ((ret = add_replica(p.key, p.version, v1::SEGMENT_DRAM, {}, -1, &err)))
+			break;
+		made++;
+	}
+	for (uint32_t i = 0; !ret && i < p.nvmeof_missing; i++) {
+		if ((ret = add_replica(p.key, p.version, v1::SEGMENT_NVMEOF, {}, -1, &err)))
+			break;
+		made++;
+	}
+	if (made)
+		log_line("re-replicated '%s' version %llu: %d new replicas",
+			 p.key.substr(0, 64).c_str(), static_cast<unsigned long long>(p.version), made);
+	if (ret && ret != -ENOSPC && opts_.verbose)
+		log_line("re-replication of '%s' version %llu: %s", p.key.substr(0, 64).c_str(),
+			 static_cast<unsigned long long>(p.version), err.c_str());
+	if (ret == -ENODATA && !made) {
+		std::lock_guard<std::mutex> g(mu_);
+		log_line("'%s' version %llu has no replica left and is not in the slow tier: lost",
+			 p.key.substr(0, 64).c_str(), static_cast<unsigned long long>(p.version));
+	}
+	return ret;
+}
+
+void Leader::repair_loop()
+{
+	auto period = std::chrono::milliseconds(std::max<uint64_t>(100, opts_.gc_ms));
+	// (key, version) found without a source: said once, not every pass
+	std::set<std::pair<std::string, uint64_t>> hopeless;
+
+	while (sleep_for(period, &repair_cv_, &repair_kicked_)) {
+		std::vector<RepairPlan> plans;
+		{
+			std::lock_guard<std::mutex> g(mu_);
+			plans = st_.plan_repairs();
+		}
+		for (const auto &p : plans) {
+			if (stopping_)
+				return;
+			if (hopeless.count({ p.key, p.version }))
+				continue;
+			std::string err;
+			int ret;
+			{
+				// a put that got fewer replicas than it asked for waits
+				// here for room: skip the copy when there is none
+				std::lock_guard<std::mutex> g(mu_);
+				v1::Replica probe;
+				ret = st_.place_replica(p.key, p.version,
+							p.dram_missing ? v1::SEGMENT_DRAM : v1::SEGMENT_NVMEOF,
+							{}, -1, &probe, &err);
+				if (!ret)
+					st_.release_replica(probe);
+			}
+			if (ret)
+				continue;
+			if (repair(p.key, false) == -ENODATA)
+				hopeless.insert({ p.key, p.version });
+		}
+	}
+}
+
+// ---- flush
+
+int Leader::flush(const std::string &key, uint64_t version, bool *flushed, std::string *err)
+{
+	*flushed = false;
+	if (!slow_) {
+		*err = "no slow tier";
+		return -ENODEV;
+	}
+	auto fl = flush_lock(key);
+	std::lock_guard<std::mutex> fg(*fl);
+	v1::Replica src;
+	Resolved src_r;
+	uint64_t size;
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		const VersionState *v = st_.find_version(key, version);
+		const ObjectState *o = st_.find_object(key);
+		if (!v || !v->complete || v->deleted) {
+			*err = "version gone";
+			return -ENOENT;
+		}
+		if (o->flushed_version >= version) {
+			// a newer one is there already: the slow tier never goes back
+			*flushed = o->flushed_version == version;
+			return 0;
+		}
+		if (!source_locked(key, version, -1, &src)) {
+			*err = "no replica to flush from";
+			return -ENODATA;
+		}
+		src_r = resolve_locked(src);
+		size = v->size;
+		st_.pin(key, version);
+	}
+	std::string data;
+	int ret = 0;
+	try {
+		data.resize(size);
+	} catch (const std::bad_alloc &) {
+		ret = -ENOMEM;
+		*err = "no memory for a buffer of " + std::to_string(size) + " bytes";
+	}
+	if (!ret)
+		ret = mover_->read(src_r, 0, data.data(), size, err);
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		st_.unpin(key, version);
+	}
+	if (ret)
+		return ret;
+	ret = slow_->put(key, version, data.data(), size);
+	if (ret) {
+		*err = "slow tier " + slow_->describe() + ": " + strerror(-ret);
+		return ret;
+	}
+	uint64_t seq = 0;
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		if (!st_.find_object(key))
+			return 0;
+		lg::Record r;
+		r.mutable_flushed()->set_key(key);
+		r.mutable_flushed()->set_version(version);
+		if ((ret = commit_locked(r, &seq, err)))
+			return ret;
+	}
+	if ((ret = wait_durable(seq, err)))
+		return ret;
+	*flushed = true;
+	if (opts_.verbose)
+		log_line("flushed '%s' version %llu", key.substr(0, 64).c_str(),
+			 static_cast<unsigned long long>(version));
+	return 0;
+}
+
+void Leader::flush_loop()
+{
+	auto period = std::chrono::milliseconds(std::max<uint64_t>(50, opts_.flush_ms));
+	std::string last_err;
+
+	while (sleep_for(period)) {
+		std::vector<std::pair<std::string, uint64_t>> todo;
+		{
+			std::lock_guard<std::mutex> g(mu_);
+			todo = st_.plan_flushes();
+		}
+		for (const auto &[key, version] : todo) {
+			if (stopping_)
+				return;
+			bool flushed;
+			std::string err;
+			int ret = flush(key, version, &flushed, &err);
+			// disk full and the like: said once until it changes; retried
+			if (ret && ret != -ENOENT && err != last_err) {
+				log_line("lazy flush of '%s' version %llu: %s (retrying)",
+					 key.substr(0, 64).c_str(), static_cast<unsigned long long>(version),
+					 err.c_str());
+				last_err = err;
+			}
+			if (ret == -ENOSPC || ret == -ENODEV)
+				break;
+		}
+	}
+}
+
+// ---- drain and removal
+
+int Leader::remove_segment(uint64_t segment_id, uint64_t *lost, std::string *err)
+{
+	v1::SegmentDesc desc;
+	uint64_t seq;
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		const SegmentState *s = st_.segment(segment_id);
+		if (!s) {
+			*err = "no segment " + std::to_string(segment_id);
+			return -ENOENT;
+		}
+		desc = s->desc;
+		for (const auto &r : st_.replicas_on(segment_id))
+			if (r.complete)
+				(*lost)++;
+		lg::Record rec;
+		rec.mutable_segment_remove()->set_segment_id(segment_id);
+		if (int ret = commit_locked(rec, &seq, err))
+			return ret;
+	}
+	if (int ret = wait_durable(seq, err))
+		return ret;
+	log_line("segment %llu removed: %llu replicas dropped",
+		 static_cast<unsigned long long>(segment_id), static_cast<unsigned long long>(*lost));
+	v1::Event ev;
+	*ev.mutable_segment_removed() = desc;
+	push_event(ev, 0);
+	kick_repair();
+	return 0;
+}
+
+void Leader::drain(uint64_t segment_id, uint64_t *moved, uint64_t *lost)
+{
+	std::string err;
+	lg::Record rec;
+	rec.mutable_segment_state()->set_segment_id(segment_id);
+	rec.mutable_segment_state()->set_state(v1::SEGMENT_DRAINING);
+	if (commit({ rec }, &err)) {
+		log_line("drain of segment %llu: %s", static_cast<unsigned long long>(segment_id),
+			 err.c_str());
+		return;
+	}
+	log_line("segment %llu draining", static_cast<unsigned long long>(segment_id));
+	// each pass moves one replica; the list changes as replicas move
+	std::set<std::pair<std::string, uint64_t>> failed;
+	for (;;) {
+		std::string key;
+		uint64_t version = 0;
+		int index = -1;
+		bool newest = false, enough = false;
+		v1::SegmentType type = v1::SEGMENT_DRAM;
+		{
+			std::lock_guard<std::mutex> g(mu_);
+			for (const auto &r : st_.replicas_on(segment_id)) {
+				if (!r.complete || failed.count({ r.key, r.version }))
+					continue;
+				key = r.key;
+				version = r.version;
+				index = static_cast<int>(r.index);
+				const VersionState *n = st_.newest(key);
+				const VersionState *v = st_.find_version(key, version);
+				newest = n == v;
+				type = v->replicas[index].r.type();
+				// enough good ones elsewhere (a repair got there first)?
+				uint32_t good = 0;
+				for (const auto &o : v->replicas) {
+					if (o.r.type() != type)
+						continue;
+					bool ok = true;
+					for (const auto &s : o.r.shards()) {
+						const SegmentState *seg = st_.segment(s.segment_id());
+						ok = ok && seg && seg->desc.state() == v1::SEGMENT_ALIVE;
+					}
+					good += ok;
+				}
+				uint32_t want = type == v1::SEGMENT_DRAM ? v->config.dram_replicas()
+									 : v->config.nvmeof_replicas();
+				enough = good >= want && good > 0;
+				break;
+			}
+		}
+		if (index < 0 || stopping_)
+			break;
+		if (!newest || enough) {
+			// superseded (GC takes it anyway) or copies enough: just drop it
+			lg::Record d;
+			d.mutable_replica_drop()->set_key(key);
+			d.mutable_replica_drop()->set_version(version);
+			d.mutable_replica_drop()->set_index(static_cast<uint32_t>(index));
+			if (!newest) {
+				std::lock_guard<std::mutex> g(mu_);
+				const VersionState *v = st_.find_version(key, version);
+				// a superseded version under a Get lease keeps its last copy
+				if (v->replicas.size() == 1) {
+					failed.insert({ key, version });
+					continue;
+				}
+			}
+			if (commit({ d }, &err)) {
+				failed.insert({ key, version });
+				continue;
+			}
+			continue;
+		}
+		auto rl = replica_lock(key);
+		std::unique_lock<std::mutex> held(*rl);
+		int ret = add_replica(key, version, type, { segment_id }, index, &err);
+		held.unlock();
+		if (ret == -ESTALE)
+			continue;	// raced with a repair: look again
+		if (ret) {
+			log_line("drain of segment %llu: '%s' version %llu: %s",
+				 static_cast<unsigned long long>(segment_id), key.substr(0, 64).c_str(),
+				 static_cast<unsigned long long>(version), err.c_str());
+			failed.insert({ key, version });
+			(*lost)++;
+			continue;
+		}
+		(*moved)++;
+	}
+	uint64_t dropped = 0;
+	if (!stopping_ && !remove_segment(segment_id, &dropped, &err))
+		log_line("segment %llu drained: %llu replicas moved, %llu lost",
+			 static_cast<unsigned long long>(segment_id), static_cast<unsigned long long>(*moved),
+			 static_cast<unsigned long long>(*lost));
+}
+
+// ---- the master's own dsmem peering
+
+void Leader::peer_loop()
+{
+	struct ds_ctx *ctx = nullptr;
+	bool said = false;
+
+	while (sleep_for(std::chrono::milliseconds(1000), &peer_cv_, &peer_kicked_)) {
+		std::deque<v1::Member> todo;
+		{
+			std::lock_guard<std::mutex> g(wm_);
+			todo.swap(peer_queue_);
+		}
+		if (todo.empty())
+			continue;
+		if (!ctx) {
+			int ret = ds_ctx_open(&ctx);
+			if (ret) {
+				ctx = nullptr;
+				if (!said)
+					log_line("cannot connect to clients' nodes: dsmem: %s", strerror(-ret));
+				said = true;
+				continue;
+			}
+		}
+		struct ds_peer_info *peers = nullptr;
+		size_t n = 0;
+		int ret = ds_peer_list(ctx, opts_.node, &peers, &n);
+		if (ret) {
+			log_line("peers of node %u: %s %s", opts_.node, strerror(-ret), ds_ctx_errmsg(ctx));
+			continue;
+		}
+		for (const auto &m : todo) {
+			bool have = false;
+			for (size_t i = 0; i < n; i++)
+				if (peers[i].remote_node == m.node_id() ||
+				    (m.addr() == peers[i].addr && peers[i].port == m.port()))
+					have = true;
+			if (have)
+				continue;
+			uint32_t pid = 0;
+			ret = ds_peer_add(ctx, opts_.node, m.addr().c_str(),
+					  static_cast<uint16_t>(m.port()), &pid);
+			if (ret)
+				log_line("peer to node %u at %s port %u: %s %s", m.node_id(), m.addr().c_str(),
+					 m.port(), strerror(-ret), ds_ctx_errmsg(ctx));
+			else
+				log_line("peer %u to client node %u at %s port %u", pid, m.node_id(),
+					 m.addr().c_str(), m.port());
+		}
+		free(peers);
+	}
+	if (ctx)
+		ds_ctx_close(ctx);
+}
+
+}  // namespace dsmem::store
