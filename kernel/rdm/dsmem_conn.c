@@ -355,7 +355,10 @@ static void dsmem_conn_release_work(struct work_struct *work)
 	unsigned int delay = 0;
 	u8 state;
 
-	/* posters hold post_sem for read: after this, nobody posts */
+	/*
+	 * Posters, and the handler making the QP, hold post_sem for read:
+	 * after this nobody posts, and conn->qp does not change any more.
+	 */
 	down_write(&conn->post_sem);
 	up_write(&conn->post_sem);
 
@@ -399,9 +402,18 @@ static void dsmem_conn_release_work(struct work_struct *work)
 	if (!peer->deleted)
 		dsmem_peer_set_state(peer, state, conn->close_err);
 	if (reconnect) {
-		dsmem_stat_inc(DSMEM_STAT_RECONNECTS);
-		queue_delayed_work(dsmem_wq, &peer->connect_work,
-				   msecs_to_jiffies(delay));
+		/*
+		 * Under the lock, as dsmem_peer_delete sets deleted before it
+		 * cancels: a reconnect is either cancelled there or not queued.
+		 */
+		spin_lock_bh(&peer->lock);
+		reconnect = !peer->deleted;
+		if (reconnect)
+			queue_delayed_work(dsmem_wq, &peer->connect_work,
+					   msecs_to_jiffies(delay));
+		spin_unlock_bh(&peer->lock);
+		if (reconnect)
+			dsmem_stat_inc(DSMEM_STAT_RECONNECTS);
 	}
 	/* a peer that connected to us is gone with its connection */
 	if (peer->passive && dsmem_peer_unlink(peer)) {
@@ -414,12 +426,38 @@ static void dsmem_conn_release_work(struct work_struct *work)
 	dsmem_conn_put(conn);	/* dsmem_conn_close's */
 }
 
+/*
+ * The route is resolved: make the QP and connect.  The release work looks
+ * at conn->qp once, after taking post_sem for write, and the handler may
+ * still run until the release destroys the id: so the QP is made under
+ * post_sem, and never for a connection that is already closing -- or its
+ * PD, CQ, QP and their tokens would outlive the connection.
+ */
+static int dsmem_conn_connect(struct dsmem_conn *conn)
+{
+	struct rdma_conn_param param;
+	struct dsmem_wire_cm cm;
+	int ret;
+
+	down_read(&conn->post_sem);
+	if (READ_ONCE(conn->state) == DSMEM_CONN_CLOSING) {
+		ret = -ECONNABORTED;
+		goto out;
+	}
+	ret = dsmem_conn_create_qp(conn);
+	if (ret)
+		goto out;
+	dsmem_conn_param(conn, &param, &cm, 0);
+	ret = rdma_connect_locked(conn->cm_id, &param);
+out:
+	up_read(&conn->post_sem);
+	return ret;
+}
+
 int dsmem_conn_cm_event(struct dsmem_conn *conn, struct rdma_cm_event *ev)
 {
 	struct rdma_cm_id *id = conn->cm_id;
 	struct dsmem_wire_cm_info info;
-	struct rdma_conn_param param;
-	struct dsmem_wire_cm cm;
 	int ret = 0;
 
 	switch (ev->event) {
@@ -432,11 +470,7 @@ int dsmem_conn_cm_event(struct dsmem_conn *conn, struct rdma_cm_event *ev)
 		ret = rdma_resolve_route(id, DSMEM_RESOLVE_TIMEOUT_MS);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		ret = dsmem_conn_create_qp(conn);
-		if (ret)
-			break;
-		dsmem_conn_param(conn, &param, &cm, 0);
-		ret = rdma_connect_locked(id, &param);
+		ret = dsmem_conn_connect(conn);
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
 		if (!conn->peer->passive) {
@@ -450,7 +484,11 @@ int dsmem_conn_cm_event(struct dsmem_conn *conn, struct rdma_cm_event *ev)
 			conn->remote_node = info.src_node;
 		}
 		conn->established = true;
-		queue_work(dsmem_wq, &conn->up_work);
+		/* the release cancels the up work once: none after that */
+		spin_lock_bh(&conn->lock);
+		if (conn->state == DSMEM_CONN_CONNECTING)
+			queue_work(dsmem_wq, &conn->up_work);
+		spin_unlock_bh(&conn->lock);
 		break;
 	case RDMA_CM_EVENT_REJECTED:
 		dsmem_stat_inc(DSMEM_STAT_CONN_REJECTED);

@@ -52,12 +52,18 @@ static int dsmem_msg_post_recv(struct dsmem_conn *conn, struct dsmem_recv *r)
 	return ib_post_recv(conn->qp, &wr, NULL);
 }
 
-/* Put a consumed buffer back, unless the connection is going away. */
+/*
+ * Put a consumed buffer back, unless the connection is going away.  Runs
+ * in softirq (the CQ polls there), where post_sem must not sleep: only
+ * the release work takes it for write, after the state went CLOSING, so
+ * a failed trylock means the connection is closing anyway.
+ */
 static void dsmem_msg_repost(struct dsmem_conn *conn, struct dsmem_recv *r)
 {
 	int ret;
 
-	down_read(&conn->post_sem);
+	if (!down_read_trylock(&conn->post_sem))
+		return;
 	if (READ_ONCE(conn->state) == DSMEM_CONN_CLOSING) {
 		up_read(&conn->post_sem);
 		return;

@@ -480,6 +480,20 @@ void dsmem_tc_start(void)
 	queue_delayed_work(dsmem_wq, &dsmem_tc.maint_work, DSMEM_TC_MAINT_JIFFIES);
 }
 
+/* Name what was left behind, so that a leak says whose it is. */
+static void dsmem_tc_report_leaks(void)
+{
+	struct dsmem_tc_obj *obj;
+	unsigned long eid;
+	char what[96];
+
+	xa_for_each(&dsmem_tc.objs, eid, obj) {
+		dsmem_tc_describe(eid, what, sizeof(what));
+		pr_warn("dsmem: token %#lx left behind: %s\n", eid, what);
+		kfree(obj);
+	}
+}
+
 /* Every object is gone (nodes were torn down) before this runs. */
 void dsmem_tc_exit(void)
 {
@@ -488,7 +502,8 @@ void dsmem_tc_exit(void)
 	dsmem_tc_trace_exit();
 	cancel_delayed_work_sync(&dsmem_tc.maint_work);
 	cancel_work_sync(&dsmem_tc.run_work);
-	WARN_ON(!xa_empty(&dsmem_tc.objs));
+	if (WARN_ON(!xa_empty(&dsmem_tc.objs)))
+		dsmem_tc_report_leaks();
 	xa_destroy(&dsmem_tc.objs);
 	dsmem_tc_inst_destroy(&dsmem_tc.live);
 	/* pages wait for a grace period: the callbacks are this module's */

@@ -34,6 +34,24 @@ static void fill(uint8_t *p, size_t n, unsigned int seed)
 	}
 }
 
+/* Tokens left of a node (0: of every node), once teardowns have settled. */
+static int tokens_left(struct ds_ctx *ctx, uint32_t node)
+{
+	struct ds_token_info *t;
+	size_t n = 0;
+
+	/* a passive end may finish its release just after the node is gone */
+	for (int i = 0; i < 100; i++) {
+		if (ds_token_list(ctx, -1, node, &t, &n))
+			return -1;
+		ds_token_list_free(t);
+		if (!n)
+			break;
+		usleep(50000);
+	}
+	return (int)n;
+}
+
 FIXTURE(rdm) {
 	struct ds_ctx *ctx;
 	struct ds_xfer *x;
@@ -517,6 +535,102 @@ TEST_F(rdm, control_errors)
 	/* a revoked grant is gone at the peer too */
 	ASSERT_EQ(0, ds_seg_revoke(self->ctx, 2, 2, 1));
 	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, self->peer, 1));
+}
+
+/*
+ * A node that is its own peer: it connects to its own port, so it holds
+ * both ends of one connection, and reaches the segment it granted itself
+ * through either.  Deleting the node releases both ends and every token.
+ */
+TEST_F_TIMEOUT(rdm, loopback_peer, 120)
+{
+	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
+	enum { N = 64, SZ = 4096 };
+	static uint8_t src[N * SZ], dst[N * SZ];
+	struct ds_transfer_request r[2 * N];
+	struct ds_transfer_status st[2 * N];
+	struct ds_peer_info *peers;
+	struct ds_seg_info s;
+	struct ds_xfer *x;
+	uint32_t peer, msrc, mdst;
+	uint64_t task;
+	size_t n;
+	int state;
+
+	ASSERT_EQ(0, ds_node_add(self->ctx, 3, "rxe0", PORT_B + 1));
+	ASSERT_EQ(0, ds_seg_add(self->ctx, 3, 1 << 20, -1, DS_TRANSLATE_SEGMENT, &s));
+	ASSERT_EQ(0, ds_seg_grant(self->ctx, 3, s.id, 3, DSMEM_PERM_ALL));
+	ASSERT_EQ(0, ds_peer_add(self->ctx, 3, addr, PORT_B + 1, &peer))
+		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+	ASSERT_EQ(0, wait_rsegs(self->ctx, 3, peer, 1));
+
+	/* both ends are the node's peers, and each was granted the segment */
+	ASSERT_EQ(0, ds_peer_list(self->ctx, 3, &peers, &n));
+	EXPECT_EQ(2, n);
+	for (size_t i = 0; i < n; i++) {
+		EXPECT_EQ(3, peers[i].remote_node);
+		EXPECT_EQ(i ? 1 : 0, peers[i].passive);
+	}
+	free(peers);
+
+	ASSERT_EQ(0, ds_xfer_open(3, &x));
+	fill(src, sizeof(src), 3);
+	memset(dst, 0, sizeof(dst));
+	ASSERT_EQ(0, ds_mr_reg(x, src, sizeof(src), &msrc));
+	ASSERT_EQ(0, ds_mr_reg(x, dst, sizeof(dst), &mdst));
+	for (int i = 0; i < N; i++) {
+		r[i] = (struct ds_transfer_request){
+			.mr = msrc, .source_offset = (uint64_t)i * SZ,
+			.target_id = s.addr, .target_offset = (uint64_t)i * SZ,
+			.length = SZ, .opcode = DS_OP_WRITE };
+		r[N + i] = (struct ds_transfer_request){
+			.mr = mdst, .source_offset = (uint64_t)i * SZ,
+			.target_id = s.addr, .target_offset = (uint64_t)i * SZ,
+			.length = SZ, .opcode = DS_OP_READ };
+	}
+	ASSERT_EQ(0, ds_batch_submit(x, r, N, &task));
+	ASSERT_EQ(0, ds_task_query(x, task, 1, 1, &state, st, N));
+	EXPECT_EQ(DS_TASK_COMPLETE, state);
+	ASSERT_EQ(0, ds_batch_submit(x, r + N, N, &task));
+	ASSERT_EQ(0, ds_task_query(x, task, 1, 1, &state, st + N, N));
+	EXPECT_EQ(DS_TASK_COMPLETE, state);
+	EXPECT_EQ(0, memcmp(src, dst, sizeof(src)));
+	/* the registrations' tokens are the descriptor's: they go with it */
+	ds_xfer_close(x);
+	ASSERT_EQ(0, ds_node_del(self->ctx, 3));
+	EXPECT_EQ(0, tokens_left(self->ctx, 3));
+}
+
+/*
+ * The side that connected is re-connecting, to a node that is gone, when
+ * its own node is deleted: whatever step the attempt is at, its
+ * connection goes whole, with its PD, CQ and QP and their tokens.
+ */
+TEST_F_TIMEOUT(rdm, delete_while_reconnecting, 300)
+{
+	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
+
+	ds_xfer_close(self->x);
+	self->x = NULL;
+	for (int i = 0; i < 16; i++) {
+		struct ds_peer_info p = { 0 };
+
+		/* node 2 goes: node 1 tries again after 100, 200, 400 ms */
+		ASSERT_EQ(0, ds_node_del(self->ctx, 2));
+		usleep((i * 37 % 16) * 40000);
+		ASSERT_EQ(0, ds_node_del(self->ctx, 1));
+		ASSERT_EQ(0, tokens_left(self->ctx, 0)) TH_LOG("round %d", i);
+		ASSERT_EQ(0, ds_node_add(self->ctx, 1, "rxe0", PORT_A));
+		ASSERT_EQ(0, ds_node_add(self->ctx, 2, "rxe0", PORT_B));
+		ASSERT_EQ(0, ds_peer_add(self->ctx, 1, addr, PORT_B, &self->peer));
+		for (int j = 0; j < 200; j++) {
+			if (!ds_peer_get(self->ctx, 1, self->peer, &p) &&
+			    p.state == DS_PEER_UP)
+				break;
+			usleep(50000);
+		}
+		ASSERT_EQ(DS_PEER_UP, p.state);
+	}
 }
 
 TEST_F_TIMEOUT(rdm, unload_with_live_peers, 120)

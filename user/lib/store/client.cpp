@@ -1620,11 +1620,40 @@ int ClientCore::put(const char *key, const struct iovec *iov, size_t n,
 	}
 	std::string k(key);
 	std::vector<iovec> v(iov, iov + n);
-	return tasks_.submit(DS_STORE_TASK_PUT, cfg_.timeout_ms,
-			     [this, k, v, c](unsigned w, Clock::time_point d, ds_store_task_status *st) {
-				     return do_put(w, d, k, v, c, st);
-			     },
-			     task);
+	std::lock_guard<std::mutex> lk(puts_mu_);
+	int ret = tasks_.submit(DS_STORE_TASK_PUT, cfg_.timeout_ms,
+				[this, k, v, c](unsigned w, Clock::time_point d, ds_store_task_status *st) {
+					return do_put(w, d, k, v, c, st);
+				},
+				task);
+	if (!ret) {
+		std::vector<uint64_t> &ids = puts_by_key_[k];
+		std::erase_if(ids, [this](uint64_t id) {
+			ds_store_task_status st{};
+			tasks_.query(id, 0, false, &st);
+			return st.state > DS_STORE_PENDING;
+		});
+		ids.push_back(*task);
+	}
+	return ret;
+}
+
+// The puts of key submitted so far and maybe not done; forgets done ones.
+std::vector<uint64_t> ClientCore::earlier_puts(const std::string &key)
+{
+	std::lock_guard<std::mutex> lk(puts_mu_);
+	auto it = puts_by_key_.find(key);
+	if (it == puts_by_key_.end())
+		return {};
+	std::erase_if(it->second, [this](uint64_t id) {
+		ds_store_task_status st{};
+		tasks_.query(id, 0, false, &st);
+		return st.state > DS_STORE_PENDING;
+	});
+	std::vector<uint64_t> ids = it->second;
+	if (ids.empty())
+		puts_by_key_.erase(it);
+	return ids;
 }
 
 int ClientCore::get(const char *key, const struct iovec *iov, size_t n, int64_t min_version,
@@ -1712,8 +1741,22 @@ int ClientCore::sync(const char *key, uint64_t *task, std::string *err)
 	}
 	pb::SyncRequest req;
 	req.set_key(key);
+	// Tasks run in submission order, so these puts have started (or
+	// ended) by the time the sync runs: waiting on them cannot deadlock.
+	std::vector<uint64_t> before = earlier_puts(key);
 	return tasks_.submit(DS_STORE_TASK_SYNC, cfg_.timeout_ms,
-			     [this, req](unsigned, Clock::time_point d, ds_store_task_status *st) {
+			     [this, req, before](unsigned, Clock::time_point d, ds_store_task_status *st) {
+				     for (uint64_t id : before) {
+					     ds_store_task_status pst{};
+					     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+						     d - Clock::now()).count();
+					     if (left <= 0)
+						     return -ETIMEDOUT;
+					     tasks_.query(id, static_cast<int>(std::min<int64_t>(left, INT32_MAX)),
+							  false, &pst);
+					     if (pst.state <= DS_STORE_PENDING)
+						     return -ETIMEDOUT;
+				     }
 				     pb::SyncResponse resp;
 				     std::string e;
 				     int ret = masters_.call(&pb::Master::Stub::Sync, req, &resp, d, &e);

@@ -302,6 +302,12 @@ private:
 	std::mutex nvme_mu_;
 	std::map<std::string, std::shared_ptr<NvmeSlot>> nvme_;
 
+	// This client's puts not known to be done, by key: a Sync waits for
+	// those submitted before it (the master only knows puts that started).
+	std::mutex puts_mu_;
+	std::unordered_map<std::string, std::vector<uint64_t>> puts_by_key_;
+	std::vector<uint64_t> earlier_puts(const std::string &key);
+
 	std::mutex rejoin_mu_;
 	std::mutex stop_mu_;
 	std::condition_variable stop_cv_;
