@@ -22,8 +22,11 @@
 # of tracking a page's first write, against mprotect + SIGSEGV and
 # userfaultfd write-protect; live migrations between two nodes of the
 # guest, 40 and 400 MiB, clean and with a writer, their prefill bandwidth
-# against perftest's ib_write_bw on the same rxe).  obj arrives with its
-# capability.
+# against perftest's ib_write_bw on the same rxe); obj (the object store:
+# dsmaster and two clients with segments, a third client putting and
+# getting 1 MiB and 16 MiB objects against perftest's ib_write_bw and
+# ib_read_bw of the same message size on the same rxe, 16 KiB ops/s and
+# p99, the master's metadata operations/s).
 #
 # sim and ui run on the host, needing neither the module nor a guest; the
 # other subsets run in one guest after them.
@@ -34,8 +37,11 @@ dsctl=$top/build/user/user/tools/dsctl
 rdm_bench=$top/build/user/bench/rdm_bench
 cache_bench=$top/build/user/bench/cache_bench
 slope_bench=$top/build/user/bench/slope_bench
-implemented=(ctl rdm cache sim ui btree slope)
-planned=(obj)
+obj_bench=$top/build/user/bench/obj_bench
+store_worker=$top/build/user/kselftest/store_worker
+dsmaster=$top/build/user/user/tools/dsmaster/dsmaster
+implemented=(ctl rdm cache sim ui btree slope obj)
+planned=()
 host=(sim ui)
 
 # Mean wall time of one invocation, in ms, over N runs.
@@ -228,6 +234,84 @@ bench_btree() {
 	done
 
 	for n in 1 2 3 4; do "$ctl" node del id $n; done
+}
+
+# The object store: dsmaster (node 51) and two clients (nodes 52, 53)
+# contributing 160 MiB each, held by store_worker processes; obj_bench
+# joins as node 54 with no memory of its own, so every byte crosses rxe.
+# One replica: a put is RDMA WRITEs to one segment, a get READs.  perftest
+# runs on the same rxe in the same guest at the same message size (16 MiB
+# objects move as 1 MiB shards, so ib_*_bw of 1 MiB is their reference
+# too), both in MiB/s.
+bench_obj() {
+	local ctl=$dsctl dir=/tmp/dsmem-obj-bench m i out ours ref val fd1 fd2 n op sz bytes rc=0
+	local masters=127.0.0.1:7790 wp=()
+	rm -rf "$dir"
+	mkdir -p "$dir/m" "$dir/slow"
+	for n in 51 52 53 54; do "$ctl" node add id $n dev rxe0 port $((7700 + n)); done
+	"$dsmaster" --listen "$masters" --node 51 --addr "$DSMEM_LOCAL_ADDR" --port 7751 \
+		--data-dir "$dir/m" --slow-tier "dir:$dir/slow" 2>"$dir/master.log" &
+	m=$!
+	for ((i = 0; i < 300; i++)); do
+		"$store_worker" --masters "$masters" info 2>/dev/null | grep -q 'ret=0 leader=[^ ]' && break
+		sleep 0.2
+	done
+	# each client lives while its stdin (a fifo we hold open) does
+	for n in 52 53; do
+		mkfifo "$dir/w$n.in"
+		"$store_worker" --masters "$masters" --node $n --segment 160M \
+			<"$dir/w$n.in" >"$dir/w$n.out" 2>"$dir/w$n.log" &
+		wp+=($!)
+	done
+	exec {fd1}>"$dir/w52.in" {fd2}>"$dir/w53.in"
+	for n in 52 53; do
+		for ((i = 0; i < 600; i++)); do
+			grep -q '^ready' "$dir/w$n.out" 2>/dev/null && break
+			grep -q '^error' "$dir/w$n.out" 2>/dev/null && break
+			sleep 0.2
+		done
+		grep -q '^ready' "$dir/w$n.out" || { echo "bench: obj: client $n did not join: $(cat "$dir/w$n.out")" >&2; rc=1; }
+	done
+	out=$dir/out
+	: >"$out"
+	if [ $rc -eq 0 ]; then
+		"$store_worker" --masters "$masters" segments | sed 's/^/# /'
+		{
+			"$obj_bench" --masters "$masters" --node 54 --depth 4 bw 1M 48 &&
+			"$obj_bench" --masters "$masters" --node 54 --depth 2 bw 16M 6 &&
+			"$obj_bench" --masters "$masters" --node 54 --depth 4 ops 16K 400 &&
+			"$obj_bench" --masters "$masters" --node 54 --depth 4 meta 2000
+		} | tee -a "$out" || rc=1
+		"$ctl" -j master show master "$masters" 2>/dev/null | sed 's/^/# master: /' || true
+	fi
+	# perftest last, our clients' QPs idle by then: the same message size
+	# where perftest takes it, else 1 MiB (a 16 MiB object moves as 1 MiB
+	# shards anyway)
+	for op in write read; do
+		[ $rc -eq 0 ] || break
+		ours=put
+		[ $op = read ] && ours=get
+		for sz in 1M 16M; do
+			bytes=$((${sz%M} << 20))
+			ref=$(perftest ib_${op}_bw "$bytes" 4 -n $((64 / ${sz%M} + 2)))
+			[ -n "$ref" ] || ref=$(perftest ib_${op}_bw 1048576 4 -n 64)
+			echo "bench: obj.ib_${op}_bw_$sz $ref MiB/s"
+			val=$(awk -v k="obj.${ours}_bw_$sz" '$2 == k { print $3 }' "$out")
+			echo "bench: obj.${ours}_bw_$sz.ratio_vs_ib_${op}_bw $(ratio "$val" "$ref") x"
+		done
+	done
+	if [ $rc -ne 0 ]; then
+		echo "bench: obj: failed; the master's and the clients' last words:" >&2
+		tail -n 20 "$dir/master.log" "$dir"/w*.log "$dir"/w*.out >&2 || true
+	fi
+	exec {fd1}>&- {fd2}>&-
+	kill "$m" 2>/dev/null || true
+	wait "$m" 2>/dev/null || true
+	kill "${wp[@]}" 2>/dev/null || true
+	wait "${wp[@]}" 2>/dev/null || true
+	for n in 51 52 53 54; do "$ctl" node del id $n 2>/dev/null || true; done
+	rm -rf "$dir"
+	return $rc
 }
 
 bench_cache() {

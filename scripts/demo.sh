@@ -5,14 +5,16 @@
 # rxe0 exchanging data: a segment granted, a peer connected, memory
 # allocated, written and read by message and by one-sided RDMA; then a
 # B+tree held by two nodes' segments, loaded and queried by a third; then
-# a live std::map migrated from one node to another with Slope.
+# a live std::map migrated from one node to another with Slope; then the
+# object store: etcd, dsmaster and two clients lending memory, an object
+# put with two replicas and an eager flush, fetched from another node.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 dsctl=$top/build/user/user/tools/dsctl
 
 if [ "${1:-}" != --in-guest ]; then
-	exec "$top/scripts/guest" -t 300 -- "$0" --in-guest
+	exec "$top/scripts/guest" -t 480 -- "$0" --in-guest
 fi
 
 step() { printf '\n=== %s\n$ %s\n' "$1" "${*:2}"; "${@:2}"; }
@@ -160,3 +162,57 @@ wait "$ui" || true
 rm -rf "$uidir"
 step "a mutating command without CAP_NET_ADMIN is refused" \
 	setpriv --bounding-set -net_admin "$dsctl" statistic reset || true
+
+printf '\n=== the object store: a master, two clients lending memory, objects across nodes\n'
+sdir=/tmp/dsmem-demo-store
+rm -rf "$sdir"
+mkdir -p "$sdir/slow"
+worker=$top/build/user/kselftest/store_worker
+masters=127.0.0.1:7790
+export STORE_ENV_DIR=$sdir/env
+step "etcd on loopback: the master's metadata and its leader election live there" \
+	"$top/scripts/store-env" etcd-up 1
+etcd_eps=$(sed -n 's/^STORE_ETCD=//p' "$sdir/env/env")
+for n in 61 62 63 64 65; do "$dsctl" node add id $n dev rxe0 port $((7700 + n)); done
+echo "(nodes 61: the master's, 62 and 63: clients with memory, 64 and 65: dsctl's)"
+echo "$ dsmaster --listen $masters --node 61 --addr $DSMEM_LOCAL_ADDR --port 7761 --etcd $etcd_eps --slow-tier dir:$sdir/slow &"
+"$top/build/user/user/tools/dsmaster/dsmaster" --listen "$masters" --node 61 \
+	--addr "$DSMEM_LOCAL_ADDR" --port 7761 --etcd "$etcd_eps" \
+	--slow-tier "dir:$sdir/slow" 2>"$sdir/master.log" &
+master=$!
+for ((i = 0; i < 200; i++)); do
+	"$worker" --masters "$masters" info 2>/dev/null | grep -q 'ret=0 leader=[^ ]' && break
+	sleep 0.3
+done
+# a client lives as long as its stdin, a fifo held open here
+for n in 62 63; do
+	echo "$ store_worker --masters $masters --node $n --segment 64M &    # a client lending 64 MiB"
+	mkfifo "$sdir/w$n.in"
+	"$worker" --masters "$masters" --node $n --segment 64M <"$sdir/w$n.in" >"$sdir/w$n.out" 2>&1 &
+done
+exec {w62}>"$sdir/w62.in" {w63}>"$sdir/w63.in"
+for n in 62 63; do
+	for ((i = 0; i < 400; i++)); do grep -q '^ready' "$sdir/w$n.out" && break; sleep 0.3; done
+done
+head -c 3000000 /dev/urandom >"$sdir/object"
+step "an object of 3 MB from node 64: two DRAM replicas (on both clients), flushed before the put ends" \
+	"$dsctl" obj put demo/greeting file "$sdir/object" replicas 2 flush eager master "$masters" node 64
+step "fetched by another client, node 65 (RDMA READs from the segments)" \
+	"$dsctl" obj get demo/greeting file "$sdir/object.back" master "$masters" node 65
+cmp "$sdir/object" "$sdir/object.back" && echo "the same 3000000 bytes"
+step "a second version, small, one replica, no flush" \
+	sh -c "echo 'hello from node 64' | $dsctl obj put demo/hello file - replicas 1 master $masters node 64"
+step "read back to stdout" "$dsctl" obj get demo/hello file - master "$masters" node 65
+step "its newest version, replicas and flush state" \
+	"$dsctl" obj stat demo/greeting master "$masters" node 65
+step "every object" "$dsctl" obj list master "$masters" node 65
+step "the master: leader, standbys, metadata in etcd" "$dsctl" master show master "$masters"
+step "the pool's segments and their use" "$dsctl" segment show pool master "$masters"
+step "the slow tier (a directory tree): the flushed object" \
+	find "$sdir/slow" -type f
+exec {w62}>&- {w63}>&-
+kill "$master" 2>/dev/null || true
+wait "$master" 2>/dev/null || true
+for n in 61 62 63 64 65; do "$dsctl" node del id $n 2>/dev/null || true; done
+"$top/scripts/store-env" etcd-down
+rm -rf "$sdir"

@@ -190,7 +190,7 @@ std::string netdev_addr(const char *netdev)
 
 constexpr uint64_t kSlowChunk = 1 << 20;
 constexpr int kPutAttempts = 3;		// the first, then with exclusions
-constexpr int kGetAttempts = 4;
+constexpr int kGetAttempts = 8;
 constexpr unsigned kLeaseMarginPct = 20;	// of a Get lease, for the read
 constexpr unsigned kPutMarginPct = 10;		// of a put's time, for the commit
 
@@ -720,6 +720,8 @@ void ClientCore::heartbeat_loop()
 		if (sleep_or_stop(std::chrono::milliseconds(period)))
 			return;
 		uint64_t id = client_id_.load();
+		if (!id)
+			continue;	// not registered yet
 		pb::HeartbeatRequest req;
 		pb::HeartbeatResponse resp;
 		req.set_client_id(id);
@@ -919,11 +921,17 @@ int ClientCore::open(const ClientConfig &cfg, std::string *err)
 		}
 		workers_.push_back(std::move(w));
 	}
-	if (int ret = join(0, err))
-		return ret;
+	// Beat from the moment RegisterClient answers: making and zeroing the
+	// segment can outlast the heartbeat timeout on a slow host.  A beat
+	// that finds us unknown waits for this first join (rejoin_mu_).
+	heartbeat_ = std::thread([this] { heartbeat_loop(); });
+	{
+		std::lock_guard<std::mutex> g(rejoin_mu_);
+		if (int ret = join(0, err))
+			return ret;
+	}
 	self_peer();
 	open_ = true;
-	heartbeat_ = std::thread([this] { heartbeat_loop(); });
 	reconcile_ = std::thread([this] { reconcile_loop(); });
 	watch_ = std::thread([this] { watch_loop(); });
 	wait_ready();
@@ -987,6 +995,14 @@ void ClientCore::close(bool drain)
 			have_seg_ = false;
 		}
 		open_ = false;
+	}
+	if (heartbeat_.joinable()) {	// an open that failed after it started
+		stopping_ = true;
+		{
+			std::lock_guard<std::mutex> g(stop_mu_);
+			stop_cv_.notify_all();
+		}
+		heartbeat_.join();
 	}
 	for (auto &w : workers_) {
 		for (auto &[addr, r] : w->mrs)
@@ -1566,9 +1582,15 @@ int ClientCore::do_get(unsigned worker, Clock::time_point deadline, const std::s
 			return 0;
 		}
 		if (!read) {
-			if (Clock::now() >= deadline)
+			// the master may re-replicate meanwhile, and a peer that
+			// is still connecting (-ENOTCONN) or a grant on its way
+			// (-EACCES) is there a moment later: back off, then ask
+			auto pause = std::min<Clock::duration>(std::chrono::milliseconds(200 * (attempt + 1)),
+							      deadline - Clock::now());
+			if (pause <= Clock::duration::zero())
 				return -ETIMEDOUT;
-			continue;	// the master may have re-replicated meanwhile
+			std::this_thread::sleep_for(pause);
+			continue;
 		}
 		if (Clock::now() <= lease_end)
 			return 0;

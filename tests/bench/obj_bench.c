@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * obj_bench: the object store (dsmaster + libdsuser's client) measured
+ * from one client that contributes no memory, so that every byte crosses
+ * rxe to the other clients' segments.  Behind `make bench B=obj`.
+ *
+ *   obj_bench --masters H:P --node ID [--depth Q] [--replicas R] MODE ARGS
+ *
+ *   bw SIZE COUNT   COUNT puts of SIZE bytes, Q in flight, then a get of
+ *                   each; prints put and get bandwidth in MiB/s (2^20
+ *                   bytes, as perftest's MB/sec), and checks every get
+ *   ops SIZE COUNT  COUNT puts, then COUNT gets (Q in flight): ops/s and
+ *                   the p50/p99 of one operation, submit to completion
+ *   meta COUNT      COUNT Stat calls from Q threads (metadata only, no
+ *                   data moved): their rate, and the master's own count
+ *                   of metadata operations over the same time (MasterInfo
+ *                   ops) per second
+ *
+ * Lines: "bench: obj.NAME VALUE UNIT".  The keys are deleted at the end.
+ * Buffers are registered (ds_store_buf_reg): zero copy, as the issue asks.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <dsmem/store.h>
+
+#include "../kselftest/store_pattern.h"
+
+static struct ds_store *s;
+static const char *masters;
+static unsigned depth = 4, replicas = 1;
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "obj_bench: %s: %s (%s)\n", what, strerror(err < 0 ? -err : err),
+		s ? ds_store_errmsg(s) : "");
+	exit(1);
+}
+
+static uint64_t parse_size(const char *t)
+{
+	char *end;
+	uint64_t v = strtoull(t, &end, 0);
+
+	switch (*end) {
+	case 'K': case 'k': return v << 10;
+	case 'M': case 'm': return v << 20;
+	case 'G': case 'g': return v << 30;
+	default: return v;
+	}
+}
+
+/* "16K", "1M", "16M": the figure's name */
+static const char *label(uint64_t size, char *buf, size_t n)
+{
+	if (size >= (1 << 20) && !(size % (1 << 20)))
+		snprintf(buf, n, "%" PRIu64 "M", size >> 20);
+	else if (size >= 1024 && !(size % 1024))
+		snprintf(buf, n, "%" PRIu64 "K", size >> 10);
+	else
+		snprintf(buf, n, "%" PRIu64 "B", size);
+	return buf;
+}
+
+static void key_of(char *key, size_t n, uint64_t size, unsigned long i)
+{
+	snprintf(key, n, "obj_bench/%d/%" PRIu64 "/%lu", (int)getpid(), size, i);
+}
+
+struct slot {
+	uint64_t task;
+	double t0;
+	unsigned long i;
+	int busy;
+};
+
+/*
+ * COUNT operations (put or get) of SIZE, Q in flight over Q buffers;
+ * per-operation latencies into lat (may be NULL).  Returns the seconds.
+ */
+static double run_ops(int put, uint64_t size, unsigned long count, uint8_t **bufs,
+		      double *lat, unsigned long *bad)
+{
+	struct ds_store_replicate_config cfg = { .dram_replicas = replicas };
+	struct slot *sl = calloc(depth, sizeof(*sl));
+	unsigned long next = 0, done = 0;
+	double t0 = now_us();
+	char key[128];
+
+	while (done < count) {
+		for (unsigned q = 0; q < depth && next < count; q++) {
+			struct iovec iov;
+			int ret;
+
+			if (sl[q].busy)
+				continue;
+			iov.iov_base = bufs[q];
+			iov.iov_len = size;
+			key_of(key, sizeof(key), size, next);
+			if (put) {
+				/* the header names the object: gets can be checked */
+				memcpy(bufs[q] + 8, &(uint64_t){ next }, 8);
+				ret = ds_store_put(s, key, &iov, 1, &cfg, &sl[q].task);
+			} else {
+				ret = ds_store_get(s, key, &iov, 1, -1, 0, &sl[q].task);
+			}
+			if (ret)
+				die(put ? "put" : "get", ret);
+			sl[q].t0 = now_us();
+			sl[q].i = next++;
+			sl[q].busy = 1;
+		}
+		/* the oldest in flight */
+		unsigned o = 0;
+		for (unsigned q = 1; q < depth; q++)
+			if (sl[q].busy && (!sl[o].busy || sl[q].i < sl[o].i))
+				o = q;
+		struct ds_store_task_status st;
+		int ret = ds_store_task_query(s, sl[o].task, -1, 1, &st);
+
+		if (ret)
+			die("query", ret);
+		if (st.state != DS_STORE_COMPLETE)
+			die(put ? "put task" : "get task", st.err ? st.err : -EIO);
+		if (lat)
+			lat[done] = now_us() - sl[o].t0;
+		if (!put && bad) {
+			uint64_t seed, sz;
+
+			if (store_pat_seed(bufs[o], size, &seed, &sz) || seed != sl[o].i || sz != size)
+				++*bad;
+		}
+		sl[o].busy = 0;
+		done++;
+	}
+	free(sl);
+	return (now_us() - t0) / 1e6;
+}
+
+static uint8_t **buffers(uint64_t size)
+{
+	uint8_t **b = calloc(depth, sizeof(*b));
+
+	for (unsigned q = 0; q < depth; q++) {
+		b[q] = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (b[q] == MAP_FAILED)
+			die("mmap", -errno);
+		/* seed 0; the put writes each object's index over the seed */
+		store_pat_fill(b[q], size, 0);
+		int ret = ds_store_buf_reg(s, b[q], size);
+		if (ret)
+			die("buf_reg", ret);
+	}
+	return b;
+}
+
+static void cleanup(uint64_t size, unsigned long count, uint8_t **b)
+{
+	char key[128];
+
+	for (unsigned long i = 0; i < count; i++) {
+		uint64_t task;
+		struct ds_store_task_status st;
+
+		key_of(key, sizeof(key), size, i);
+		if (!ds_store_del(s, key, &task))
+			ds_store_task_query(s, task, -1, 1, &st);
+	}
+	for (unsigned q = 0; q < depth; q++) {
+		ds_store_buf_dereg(s, b[q]);
+		munmap(b[q], size);
+	}
+	free(b);
+}
+
+static void pct(double *lat, unsigned long n, double *p50, double *p99)
+{
+	qsort(lat, n, sizeof(*lat), cmp_double);
+	*p50 = lat[n / 2];
+	*p99 = lat[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1];
+}
+
+static void mode_bw(uint64_t size, unsigned long count)
+{
+	uint8_t **b = buffers(size);
+	unsigned long bad = 0;
+	double tp, tg;
+	char l[32];
+
+	label(size, l, sizeof(l));
+	tp = run_ops(1, size, count, b, NULL, NULL);
+	tg = run_ops(0, size, count, b, NULL, &bad);
+	printf("bench: obj.put_bw_%s %.1f MiB/s\n", l, count * (double)size / 1048576 / tp);
+	printf("bench: obj.get_bw_%s %.1f MiB/s\n", l, count * (double)size / 1048576 / tg);
+	if (bad)
+		fprintf(stderr, "obj_bench: %lu of %lu gets read the wrong object\n", bad, count);
+	cleanup(size, count, b);
+	if (bad)
+		exit(1);
+}
+
+static void mode_ops(uint64_t size, unsigned long count)
+{
+	uint8_t **b = buffers(size);
+	double *lat = calloc(count, sizeof(*lat)), t, p50, p99;
+	unsigned long bad = 0;
+	char l[32];
+
+	label(size, l, sizeof(l));
+	t = run_ops(1, size, count, b, lat, NULL);
+	pct(lat, count, &p50, &p99);
+	printf("bench: obj.put_%s_ops_per_s %.0f ops/s\n", l, count / t);
+	printf("bench: obj.put_%s_p50_us %.0f us\n", l, p50);
+	printf("bench: obj.put_%s_p99_us %.0f us\n", l, p99);
+	t = run_ops(0, size, count, b, lat, &bad);
+	pct(lat, count, &p50, &p99);
+	printf("bench: obj.get_%s_ops_per_s %.0f ops/s\n", l, count / t);
+	printf("bench: obj.get_%s_p50_us %.0f us\n", l, p50);
+	printf("bench: obj.get_%s_p99_us %.0f us\n", l, p99);
+	free(lat);
+	cleanup(size, count, b);
+	if (bad) {
+		fprintf(stderr, "obj_bench: %lu of %lu gets read the wrong object\n", bad, count);
+		exit(1);
+	}
+}
+
+static unsigned long meta_each;
+
+static void *meta_thread(void *arg)
+{
+	struct ds_store_object_info info;
+	char key[128];
+
+	key_of(key, sizeof(key), 1, 0);
+	for (unsigned long i = 0; i < meta_each; i++)
+		if (ds_store_stat(s, key, &info))
+			die("stat", -EIO);
+	return arg;
+}
+
+static uint64_t master_ops(void)
+{
+	struct ds_store_master_info mi;
+	char err[256];
+	int ret = ds_store_master_info(masters, &mi, err, sizeof(err));
+
+	if (ret) {
+		fprintf(stderr, "obj_bench: master info: %s\n", err);
+		exit(1);
+	}
+	return mi.ops;
+}
+
+static void mode_meta(unsigned long count)
+{
+	struct ds_store_replicate_config cfg = { .dram_replicas = 1 };
+	pthread_t *th = calloc(depth, sizeof(*th));
+	struct ds_store_task_status st;
+	uint8_t one = 1;
+	struct iovec iov = { &one, 1 };
+	uint64_t task, ops0, ops1;
+	char key[128];
+	double t0, t;
+
+	key_of(key, sizeof(key), 1, 0);
+	if (ds_store_put(s, key, &iov, 1, &cfg, &task) ||
+	    ds_store_task_query(s, task, -1, 1, &st) || st.state != DS_STORE_COMPLETE)
+		die("put", -EIO);
+	meta_each = count / depth ? count / depth : 1;
+	ops0 = master_ops();
+	t0 = now_us();
+	for (unsigned q = 0; q < depth; q++)
+		pthread_create(&th[q], NULL, meta_thread, NULL);
+	for (unsigned q = 0; q < depth; q++)
+		pthread_join(th[q], NULL);
+	t = (now_us() - t0) / 1e6;
+	ops1 = master_ops();
+	printf("bench: obj.stat_ops_per_s %.0f ops/s\n", meta_each * depth / t);
+	/* the master's count includes the one MasterInfo call that ends it */
+	printf("bench: obj.master_ops_per_s %.0f ops/s\n", (ops1 - ops0) / t);
+	if (!ds_store_del(s, key, &task))
+		ds_store_task_query(s, task, -1, 1, &st);
+	free(th);
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: obj_bench --masters H:P --node ID [--depth Q] [--replicas R]\n"
+			"                 bw SIZE COUNT | ops SIZE COUNT | meta COUNT\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "masters", required_argument, NULL, 'm' },
+		{ "node", required_argument, NULL, 'n' },
+		{ "depth", required_argument, NULL, 'q' },
+		{ "replicas", required_argument, NULL, 'r' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ds_store_config cfg = { 0 };
+	int c, ret;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'm': masters = optarg; break;
+		case 'n': cfg.node_id = strtoul(optarg, NULL, 0); break;
+		case 'q': depth = strtoul(optarg, NULL, 0); break;
+		case 'r': replicas = strtoul(optarg, NULL, 0); break;
+		default: usage();
+		}
+	}
+	if (!masters || !cfg.node_id || !depth || optind >= argc)
+		usage();
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	cfg.masters = masters;
+	cfg.threads = depth > 4 ? depth : 4;
+	ret = ds_store_open(&cfg, &s);
+	if (ret)
+		die("open", ret);
+	if (!strcmp(argv[optind], "bw") && optind + 2 < argc)
+		mode_bw(parse_size(argv[optind + 1]), strtoul(argv[optind + 2], NULL, 0));
+	else if (!strcmp(argv[optind], "ops") && optind + 2 < argc)
+		mode_ops(parse_size(argv[optind + 1]), strtoul(argv[optind + 2], NULL, 0));
+	else if (!strcmp(argv[optind], "meta") && optind + 1 < argc)
+		mode_meta(strtoul(argv[optind + 1], NULL, 0));
+	else
+		usage();
+	ds_store_close(s, 0);
+	return 0;
+}

@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The object store's selftests (store_test, twoguest_test): the processes
+ * they run -- dsmaster, and store_worker clients driven line by line over
+ * pipes -- and the fields of the workers' answers.
+ */
+#ifndef DSMEM_STORE_PROC_H
+#define DSMEM_STORE_PROC_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+struct proc {
+	pid_t pid;
+	int in, out;		/* its stdin (we write), its stdout (we read) */
+	char buf[65536];
+	size_t len;
+	char log[160];
+};
+
+
+static inline const char *beside(const char *name)
+{
+	static char path[4][PATH_MAX];
+	static int next;
+	char *p = path[next++ % 4];
+	ssize_t n = readlink("/proc/self/exe", p, PATH_MAX - 64);
+
+	if (n <= 0)
+		return name;
+	p[n] = 0;
+	strcpy(strrchr(p, '/') + 1, name);
+	return p;
+}
+
+static inline const char *worker_path(void)
+{
+	return beside("store_worker");
+}
+
+/* build/user/kselftest/X -> build/user/user/tools/dsmaster/dsmaster */
+static inline const char *dsmaster_path(void)
+{
+	return beside("../user/tools/dsmaster/dsmaster");
+}
+
+/* build/user/kselftest/X -> scripts/store-env of the repository */
+static inline const char *store_env_path(void)
+{
+	return beside("../../../scripts/store-env");
+}
+
+static inline pid_t spawn(struct proc *p, const char *log, char *const argv[], bool pipes)
+{
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 };
+
+	memset(p, 0, sizeof(*p));
+	p->in = p->out = -1;
+	snprintf(p->log, sizeof(p->log), "%s", log);
+	if (pipes && (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC)))
+		return -1;
+	fflush(NULL);
+	p->pid = fork();
+	if (p->pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		if (fd >= 0) {
+			dup2(fd, 2);
+			if (!pipes)
+				dup2(fd, 1);
+		}
+		if (pipes) {
+			dup2(in[0], 0);
+			dup2(out[1], 1);
+		} else {
+			int nul = open("/dev/null", O_RDONLY);
+
+			dup2(nul, 0);
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	if (pipes) {
+		close(in[0]);
+		close(out[1]);
+		p->in = in[1];
+		p->out = out[0];
+	}
+	return p->pid;
+}
+
+/* One line of p's output (without the newline), within timeout_ms. */
+static inline int read_line(struct proc *p, char *line, size_t size, int timeout_ms)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		char *nl = memchr(p->buf, '\n', p->len);
+		struct pollfd pfd = { .fd = p->out, .events = POLLIN };
+		int left, n;
+
+		if (nl) {
+			size_t l = nl - p->buf;
+
+			snprintf(line, size, "%.*s", (int)l, p->buf);
+			memmove(p->buf, nl + 1, p->len - l - 1);
+			p->len -= l + 1;
+			return 0;
+		}
+		if (p->out < 0)
+			return -EPIPE;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		left = timeout_ms - (int)((t.tv_sec - t0.tv_sec) * 1000 +
+					  (t.tv_nsec - t0.tv_nsec) / 1000000);
+		if (left <= 0)
+			return -ETIMEDOUT;
+		if (poll(&pfd, 1, left) <= 0)
+			continue;
+		n = read(p->out, p->buf + p->len, sizeof(p->buf) - 1 - p->len);
+		if (n <= 0)
+			return -EPIPE;
+		p->len += n;
+	}
+}
+
+static inline int vsend(struct proc *p, const char *fmt, va_list ap)
+{
+	char cmd[2048];
+	int n;
+
+	n = vsnprintf(cmd, sizeof(cmd) - 1, fmt, ap);
+	cmd[n++] = '\n';
+	if (p->in < 0 || write(p->in, cmd, n) != n)
+		return -EPIPE;
+	return 0;
+}
+
+/* Send a command to a worker, not waiting for its answer. */
+static inline int wsend(struct proc *p, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = vsend(p, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+/* Send a command to a worker and read its one-line answer. */
+static inline int wcmd(struct proc *p, char *reply, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	reply[0] = 0;
+	va_start(ap, fmt);
+	ret = vsend(p, fmt, ap);
+	va_end(ap);
+	if (ret)
+		return ret;
+	/* the task's own timeout (30 s by default) comes first */
+	return read_line(p, reply, size, 150000);
+}
+
+/* The value of field name in a worker's line (" name=VALUE"). */
+static inline const char *kv_str(const char *line, const char *name, char *out, size_t size)
+{
+	size_t l = strlen(name);
+	const char *s = line;
+
+	out[0] = 0;
+	while ((s = strstr(s, name))) {
+		if ((s == line || s[-1] == ' ') && s[l] == '=') {
+			size_t n = strcspn(s + l + 1, " ");
+
+			snprintf(out, size, "%.*s", (int)n, s + l + 1);
+			return out;
+		}
+		s += l;
+	}
+	return NULL;
+}
+
+static inline long long kv(const char *line, const char *name)
+{
+	char v[64];
+
+	if (!kv_str(line, name, v, sizeof(v)))
+		return LLONG_MIN;
+	return strtoll(v, NULL, 0);
+}
+
+static inline void stop_proc(struct proc *p, int sig)
+{
+	if (p->pid <= 0)
+		return;
+	kill(p->pid, sig);
+	if (sig != SIGKILL) {
+		for (int i = 0; i < 100; i++) {
+			if (waitpid(p->pid, NULL, WNOHANG) == p->pid) {
+				p->pid = 0;
+				break;
+			}
+			usleep(50000);
+		}
+		if (p->pid > 0)
+			kill(p->pid, SIGKILL);
+	}
+	if (p->pid > 0)
+		waitpid(p->pid, NULL, 0);
+	p->pid = 0;
+	if (p->in >= 0)
+		close(p->in);
+	if (p->out >= 0)
+		close(p->out);
+	p->in = p->out = -1;
+	p->len = 0;
+}
+
+/* A one-shot store_worker command (info, segments, nvmeof-register): its
+ * last line. */
+static inline int oneshot(const char *masters, char *out, size_t size, const char *fmt, ...)
+{
+	char cmd[1024], args[512];
+	va_list ap;
+	FILE *f;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof(cmd), "%s --masters %s %s 2>/dev/null", worker_path(), masters, args);
+	out[0] = 0;
+	f = popen(cmd, "r");
+	if (!f)
+		return -errno;
+	while (fgets(out, size, f))
+		;
+	st = pclose(f);
+	out[strcspn(out, "\n")] = 0;
+	return WIFEXITED(st) ? -WEXITSTATUS(st) : -1;
+}
+
+#endif

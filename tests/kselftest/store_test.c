@@ -1,0 +1,1071 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The pooled object store (issue #8) in one guest: dsmaster and three
+ * clients, each a process with a dsmem node of its own on rxe0, the
+ * clients each contributing a DRAM segment.  The clients are store_worker
+ * processes driven line by line (see its header), so that a test can
+ * kill one at any moment; the masters are the real daemon.
+ *
+ *   roundtrip_*    put/get with checksums, 1 B to 64 MiB, sharded, offsets
+ *   versions_*     version order, min_version (-ERANGE and the largest),
+ *                  Sync with a put in flight, Del
+ *   replication    up and down (Replicate); more replicas than segments
+ *   bad_input      empty/long key, size 0 and over the limit, unknown keys
+ *   flush_*        EAGER, LAZY, NONE, each checked in the slow tier's
+ *                  directory; the slow tier's disk full
+ *   nvmeof_*       a replica on a real NVMe-oF target (nvmet-rdma over
+ *                  rxe, scripts/store-env) read when the DRAM one is gone
+ *   fault_*        a segment owner killed mid-put; the master killed
+ *                  mid-put and restarted (file log); failover between two
+ *                  masters through etcd
+ *   nothing_lost   puts under an owner kill and a master restart, then
+ *                  every acknowledged object read back and checked
+ *
+ * Objects are store_pattern.h's: every get is checked byte for byte, so a
+ * partial or mixed version would show.  No test depends on timing: waits
+ * are bounded polls for a state.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <dsmem/ds.h>
+
+#include "kselftest_harness.h"
+#include "store_pattern.h"
+#include "store_proc.h"
+#include "util.h"
+
+#define DIR_BASE	"/tmp/dsmem-store-test"
+#define NODE_PORT	7600		/* node n listens on NODE_PORT + n */
+#define CLIENT_NODE	21		/* worker i: node 21 + i */
+#define MASTER_NODE	31		/* master i: node 31 + i */
+#define RPC_PORT	7700		/* master i: 127.0.0.1:7700 + i */
+#define NWORKERS	3
+#define SEGMENT		"96M"
+#define MAX_OBJECT	(72ull << 20)
+#define SLOW_TMPFS	"4m"		/* the slow tier: small, to fill it */
+
+#define ST_COMPLETE	4		/* DS_STORE_COMPLETE */
+#define ST_FAILED	6
+
+struct env {
+	char dir[64];
+	char masters[128];
+	char etcd[128];
+	struct ds_ctx *ctx;
+	struct proc m[2];
+	struct proc w[NWORKERS];
+	bool nvmet;
+	bool slow_mounted;
+	bool skip;
+	struct timespec up;	/* when the store was up */
+};
+
+/* ---- the store ---- */
+
+static uint32_t node_port(uint32_t node)
+{
+	return NODE_PORT + node;
+}
+
+/* Until the master at addr answers as the leader (~90 s): 0. */
+static int await_leader(const char *addr, char *info, size_t size)
+{
+	char leader[128];
+
+	for (int i = 0; i < 600; i++) {
+		if (!oneshot(addr, info, size, "info") && kv(info, "ret") == 0 &&
+		    kv_str(info, "leader", leader, sizeof(leader)) && leader[0])
+			return 0;
+		usleep(100000);
+	}
+	return -ETIMEDOUT;
+}
+
+static char *master_addr(int i, char *buf, size_t size)
+{
+	snprintf(buf, size, "127.0.0.1:%d", RPC_PORT + i);
+	return buf;
+}
+
+/*
+ * Start master i: file log in DIR/m<i> (or etcd), slow tier DIR/slow,
+ * short periods so that a lazy flush and a dead owner show up soon.
+ */
+static int start_master(struct env *e, int i, bool use_etcd)
+{
+	char listen[32], node[16], port[16], data[96], slow[96], log[96], maxobj[32];
+	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
+	char *argv[40];
+	int n = 0;
+
+	master_addr(i, listen, sizeof(listen));
+	snprintf(node, sizeof(node), "%d", MASTER_NODE + i);
+	snprintf(port, sizeof(port), "%u", node_port(MASTER_NODE + i));
+	snprintf(data, sizeof(data), "%s/m%d", e->dir, i);
+	snprintf(slow, sizeof(slow), "dir:%s/slow", e->dir);
+	snprintf(log, sizeof(log), "%s/master%d.log", e->dir, i);
+	snprintf(maxobj, sizeof(maxobj), "%llu", MAX_OBJECT);
+	mkdir(data, 0755);
+	argv[n++] = (char *)dsmaster_path();
+	argv[n++] = "--listen";
+	argv[n++] = listen;
+	argv[n++] = "--node";
+	argv[n++] = node;
+	argv[n++] = "--addr";
+	argv[n++] = (char *)addr;
+	argv[n++] = "--port";
+	argv[n++] = port;
+	if (use_etcd) {
+		argv[n++] = "--etcd";
+		argv[n++] = e->etcd;
+	} else {
+		argv[n++] = "--data-dir";
+		argv[n++] = data;
+	}
+	argv[n++] = "--slow-tier";
+	argv[n++] = slow;
+	argv[n++] = "--max-object-size";
+	argv[n++] = maxobj;
+	argv[n++] = "--heartbeat-timeout-ms";
+	argv[n++] = "3000";
+	argv[n++] = "--flush-ms";
+	argv[n++] = "200";
+	argv[n++] = "--gc-ms";
+	argv[n++] = "500";
+	argv[n++] = "-v";
+	argv[n] = NULL;
+	return spawn(&e->m[i], log, argv, false) > 0 ? 0 : -1;
+}
+
+static int start_worker(struct env *e, int i, const char *segment)
+{
+	char node[16], log[96];
+	char *argv[16];
+	int n = 0;
+
+	snprintf(node, sizeof(node), "%d", CLIENT_NODE + i);
+	snprintf(log, sizeof(log), "%s/worker%d.log", e->dir, i);
+	argv[n++] = (char *)worker_path();
+	argv[n++] = "--masters";
+	argv[n++] = e->masters;
+	argv[n++] = "--node";
+	argv[n++] = node;
+	argv[n++] = "--segment";
+	argv[n++] = (char *)segment;
+	argv[n] = NULL;
+	return spawn(&e->w[i], log, argv, true) > 0 ? 0 : -1;
+}
+
+/* Until worker i has joined: 0. */
+static int await_worker(struct env *e, int i)
+{
+	char line[512];
+
+	if (read_line(&e->w[i], line, sizeof(line), 120000))
+		return -ETIMEDOUT;
+	if (strncmp(line, "ready", 5)) {
+		fprintf(stderr, "# worker %d: %s\n", i, line);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Remove what a test that timed out (no teardown) may have left. */
+static void leftovers(struct env *e)
+{
+	for (int i = 0; i < NWORKERS; i++)
+		ds_node_del(e->ctx, CLIENT_NODE + i);
+	for (int i = 0; i < 2; i++)
+		ds_node_del(e->ctx, MASTER_NODE + i);
+	run("STORE_ENV_DIR=%s/env %s down >/dev/null 2>&1", DIR_BASE, store_env_path());
+	umount2(DIR_BASE "/slow", MNT_DETACH);
+	run("rm -rf %s", DIR_BASE);
+}
+
+struct env_opts {
+	int masters;		/* 1 or 2 */
+	bool etcd;
+	int workers;
+};
+
+static long ms_between(const struct timespec *a, const struct timespec *b)
+{
+	return (b->tv_sec - a->tv_sec) * 1000 + (b->tv_nsec - a->tv_nsec) / 1000000;
+}
+
+static int env_up(struct __test_metadata *_metadata, struct env *e, const struct env_opts *o)
+{
+	char info[1024], a[32];
+	struct timespec t0, t1, tl, tm;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	snprintf(e->dir, sizeof(e->dir), DIR_BASE);
+	for (int i = 0; i < 2; i++)
+		e->m[i].in = e->m[i].out = -1;
+	for (int i = 0; i < NWORKERS; i++)
+		e->w[i].in = e->w[i].out = -1;
+	if (ds_ctx_open(&e->ctx))
+		return -1;
+	leftovers(e);
+	clock_gettime(CLOCK_MONOTONIC, &tl);
+	if (mkdir(e->dir, 0755) || run("mkdir -p %s/slow %s/env", e->dir, e->dir))
+		return -1;
+	if (mount("tmpfs", DIR_BASE "/slow", "tmpfs", 0, "size=" SLOW_TMPFS))
+		return -1;
+	e->slow_mounted = true;
+	for (int i = 0; i < o->workers; i++)
+		if (ds_node_add(e->ctx, CLIENT_NODE + i, "rxe0", node_port(CLIENT_NODE + i))) {
+			TH_LOG("node %d: %s", CLIENT_NODE + i, ds_ctx_errmsg(e->ctx));
+			return -1;
+		}
+	for (int i = 0; i < o->masters; i++)
+		if (ds_node_add(e->ctx, MASTER_NODE + i, "rxe0", node_port(MASTER_NODE + i)))
+			return -1;
+	if (o->etcd) {
+		char cmd[PATH_MAX + 128], out[256];
+		FILE *f;
+
+		snprintf(cmd, sizeof(cmd), "STORE_ENV_DIR=%s/env %s etcd-up 1 2>&1", e->dir,
+			 store_env_path());
+		f = popen(cmd, "r");
+		if (!f)
+			return -1;
+		e->etcd[0] = 0;
+		while (fgets(out, sizeof(out), f))
+			if (!strncmp(out, "STORE_ETCD=", 11))
+				snprintf(e->etcd, sizeof(e->etcd), "%.127s", out + 11);
+		pclose(f);
+		e->etcd[strcspn(e->etcd, "\n")] = 0;
+		if (!e->etcd[0]) {
+			TH_LOG("etcd did not start");
+			return -1;
+		}
+	}
+	e->masters[0] = 0;
+	for (int i = 0; i < o->masters; i++) {
+		if (start_master(e, i, o->etcd))
+			return -1;
+		snprintf(e->masters + strlen(e->masters), sizeof(e->masters) - strlen(e->masters),
+			 "%s%s", i ? "," : "", master_addr(i, a, sizeof(a)));
+	}
+	if (await_leader(e->masters, info, sizeof(info))) {
+		TH_LOG("no master leads: %s", info);
+		return -1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &tm);
+	/* the clients join at once, as a pool's clients would */
+	for (int i = 0; i < o->workers; i++)
+		if (start_worker(e, i, SEGMENT))
+			return -1;
+	for (int i = 0; i < o->workers; i++)
+		if (await_worker(e, i)) {
+			TH_LOG("worker %d did not join", i);
+			return -1;
+		}
+	/* what the guest's speed costs each test before it starts */
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	e->up = t1;
+	TH_LOG("store up in %ld ms (cleaning %ld, master %ld, clients %ld)", ms_between(&t0, &t1),
+	       ms_between(&t0, &tl), ms_between(&tl, &tm), ms_between(&tm, &t1));
+	return 0;
+}
+
+static void env_down(struct __test_metadata *_metadata, struct env *e)
+{
+	struct timespec t;
+
+	if (e->up.tv_sec) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		TH_LOG("test body %ld ms", (t.tv_sec - e->up.tv_sec) * 1000 +
+		       (t.tv_nsec - e->up.tv_nsec) / 1000000);
+	}
+	if (!_metadata->passed) {
+		/* the daemons' own words on what went wrong */
+		run("tail -n 25 %s/master0.log %s/master1.log %s/worker*.log 2>/dev/null"
+		    " | sed 's/^/# /'", e->dir, e->dir, e->dir);
+	}
+	for (int i = 0; i < NWORKERS; i++)
+		stop_proc(&e->w[i], SIGKILL);
+	for (int i = 0; i < 2; i++)
+		stop_proc(&e->m[i], SIGTERM);
+	if (e->ctx) {
+		leftovers(e);
+		ds_ctx_close(e->ctx);
+	}
+}
+
+/* ---- the slow tier's files (user/lib/store/slowtier.cpp's DirTier) ---- */
+
+static uint64_t fnv1a(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h;
+}
+
+/*
+ * The slow tier's copy of key (plain [A-Za-z0-9._-] keys only): 0 and its
+ * version, and whether its data is pattern(seed), or -ENOENT.  Layout:
+ * PATH/<fnv1a(key) & 0xff as %02x>/<key>, a 32-byte header {magic "DSOB",
+ * format, version, size, crc32c, key length}, the key, (format 2) the
+ * chunk CRC table, the data.
+ */
+static int slow_copy(struct env *e, const char *key, uint64_t seed, uint64_t *version,
+		     int *intact)
+{
+	char path[256];
+	uint8_t hdr[32];
+	uint32_t magic, format, keylen;
+	uint64_t size, data_off;
+	uint8_t *data;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/slow/%02x/%s", e->dir, (unsigned)(fnv1a(key) & 0xff), key);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (fread(hdr, 1, sizeof(hdr), f) != sizeof(hdr)) {
+		fclose(f);
+		return -EIO;
+	}
+	memcpy(&magic, hdr, 4);
+	memcpy(&format, hdr + 4, 4);
+	memcpy(version, hdr + 8, 8);
+	memcpy(&size, hdr + 16, 8);
+	memcpy(&keylen, hdr + 28, 4);
+	/* format 2 has a CRC32C per MiB of data between the key and the data */
+	data_off = 32 + keylen + (format >= 2 ? 4 * ((size + (1 << 20) - 1) >> 20) : 0);
+	data = malloc(size + 1);
+	*intact = magic == 0x424f5344 && data && !fseek(f, data_off, SEEK_SET) &&
+		  fread(data, 1, size, f) == size && store_pat_check(data, size, seed, size, 0);
+	free(data);
+	fclose(f);
+	return 0;
+}
+
+/* ---- fixtures ---- */
+
+/* A failed set-up ends what it started: the harness runs no teardown
+ * after it, and the next test's would find the ports taken. */
+static int env_up_or_down(struct __test_metadata *_metadata, struct env *e,
+			  const struct env_opts *o)
+{
+	int ret = env_up(_metadata, e, o);
+
+	if (ret) {
+		_metadata->passed = 0;
+		env_down(_metadata, e);
+	}
+	return ret;
+}
+
+FIXTURE(st) {
+	struct env e;
+};
+
+/*
+ * STORE_TEST_ONLY=name[,name...] / STORE_TEST_SKIP=...: run a part (the
+ * harness of this kernel has no filter of its own).
+ */
+static bool filtered(const char *name)
+{
+	const char *only = getenv("STORE_TEST_ONLY"), *skip = getenv("STORE_TEST_SKIP");
+	char pat[128];
+
+	snprintf(pat, sizeof(pat), ",%s,", name);
+	if (only && *only) {
+		char list[1024];
+
+		snprintf(list, sizeof(list), ",%s,", only);
+		if (!strstr(list, pat))
+			return true;
+	}
+	if (skip && *skip) {
+		char list[1024];
+
+		snprintf(list, sizeof(list), ",%s,", skip);
+		if (strstr(list, pat))
+			return true;
+	}
+	return false;
+}
+
+/* the body's first line: a filtered test brought nothing up */
+#define SKIP_FILTERED() do { if (self->e.skip) SKIP(return, "filtered out"); } while (0)
+
+FIXTURE_SETUP(st)
+{
+	const struct env_opts o = { .masters = 1, .workers = NWORKERS };
+
+	self->e.skip = filtered(_metadata->name);
+	if (!self->e.skip)
+		ASSERT_EQ(0, env_up_or_down(_metadata, &self->e, &o));
+}
+
+FIXTURE_TEARDOWN(st)
+{
+	env_down(_metadata, &self->e);
+}
+
+FIXTURE(ha) {
+	struct env e;
+};
+
+FIXTURE_SETUP(ha)
+{
+	const struct env_opts o = { .masters = 2, .etcd = true, .workers = 2 };
+
+	self->e.skip = filtered(_metadata->name);
+	if (!self->e.skip)
+		ASSERT_EQ(0, env_up_or_down(_metadata, &self->e, &o));
+}
+
+FIXTURE_TEARDOWN(ha)
+{
+	env_down(_metadata, &self->e);
+}
+
+#define W(i) (&self->e.w[i])
+
+/* put and check it COMPLETE; its version */
+static long long put_ok(struct __test_metadata *_metadata, struct proc *w, const char *key,
+			unsigned long long size, unsigned long long seed, const char *opts)
+{
+	char r[1024];
+
+	if (wcmd(w, r, sizeof(r), "put %s %llu %llu %s", key, size, seed, opts ? opts : "")) {
+		TH_LOG("put %s: no answer", key);
+		return -1;
+	}
+	if (kv(r, "ret") != 0 || kv(r, "state") != ST_COMPLETE) {
+		TH_LOG("put %s: %s", key, r);
+		return -1;
+	}
+	return kv(r, "version");
+}
+
+/* get whole and check it: 1 when intact with this seed and size */
+static int get_check(struct __test_metadata *_metadata, struct proc *w, const char *key,
+		     unsigned long long size, unsigned long long seed, long long *version)
+{
+	char r[1024];
+
+	if (wcmd(w, r, sizeof(r), "get %s %llu expect %llu size %llu", key, size, seed, size))
+		return 0;
+	if (version)
+		*version = kv(r, "version");
+	if (kv(r, "state") != ST_COMPLETE || kv(r, "intact") != 1 ||
+	    kv(r, "bytes") != (long long)size) {
+		TH_LOG("get %s: %s", key, r);
+		return 0;
+	}
+	return 1;
+}
+
+/* ---- round trips ---- */
+
+TEST_F_TIMEOUT(st, roundtrip_sizes, 240)
+{
+	static const unsigned long long sizes[] = {
+		1, 7, 24, 4095, 16384, 16385, (1 << 20) + 3, 5 << 20,
+	};
+	char key[64], r[1024];
+
+	SKIP_FILTERED();
+	for (unsigned i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		long long v, got = 0;
+
+		snprintf(key, sizeof(key), "rt/%llu", sizes[i]);
+		/* written by one client, read by another and by itself */
+		v = put_ok(_metadata, W(0), key, sizes[i], 100 + i, "dram 1");
+		ASSERT_LT(0, v);
+		EXPECT_EQ(1, get_check(_metadata, W(1), key, sizes[i], 100 + i, &got));
+		EXPECT_EQ(v, got);
+		EXPECT_EQ(1, get_check(_metadata, W(0), key, sizes[i], 100 + i, NULL));
+	}
+	/* a range from an offset, across shard boundaries of the 5 MiB one */
+	ASSERT_EQ(0, wcmd(W(2), r, sizeof(r), "get rt/%llu %llu off %llu expect %u size %llu",
+			  5ull << 20, 2ull << 20, (1ull << 20) - 100, 107, 5ull << 20));
+	EXPECT_EQ(ST_COMPLETE, kv(r, "state")) TH_LOG("%s", r);
+	EXPECT_EQ(2 << 20, kv(r, "bytes")) TH_LOG("%s", r);
+	EXPECT_EQ(1, kv(r, "intact")) TH_LOG("%s", r);
+	/* a buffer larger than the object: the object's bytes */
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "get rt/4095 8192"));
+	EXPECT_EQ(4095, kv(r, "bytes")) TH_LOG("%s", r);
+	EXPECT_EQ(1, kv(r, "intact")) TH_LOG("%s", r);
+}
+
+/* 64 MiB once: 1 MiB shards spread over the three segments */
+TEST_F_TIMEOUT(st, roundtrip_64M, 300)
+{
+	long long v, got = 0;
+	char r[1024];
+
+	SKIP_FILTERED();
+	v = put_ok(_metadata, W(0), "rt/64M", 64ull << 20, 64, "dram 1");
+	ASSERT_LT(0, v);
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "stat rt/64M"));
+	EXPECT_EQ(1, kv(r, "dram")) TH_LOG("%s", r);
+	EXPECT_EQ(64ll << 20, kv(r, "size")) TH_LOG("%s", r);
+	EXPECT_EQ(1, get_check(_metadata, W(2), "rt/64M", 64ull << 20, 64, &got));
+	EXPECT_EQ(v, got);
+}
+
+/* ---- versions ---- */
+
+TEST_F_TIMEOUT(st, versions, 180)
+{
+	long long v1, v2, v3, sv;
+	char r[1024];
+	uint64_t task;
+
+	SKIP_FILTERED();
+	v1 = put_ok(_metadata, W(0), "ver/k", 100000, 1, "dram 1");
+	v2 = put_ok(_metadata, W(1), "ver/k", 50000, 2, "dram 1");
+	ASSERT_LT(0, v1);
+	ASSERT_LT(v1, v2);
+	/* the newest complete one, by default and as a minimum */
+	EXPECT_EQ(1, get_check(_metadata, W(2), "ver/k", 50000, 2, NULL));
+	ASSERT_EQ(0, wcmd(W(2), r, sizeof(r), "get ver/k 100000 min %lld", v2));
+	EXPECT_EQ(ST_COMPLETE, kv(r, "state")) TH_LOG("%s", r);
+	EXPECT_EQ(2, kv(r, "seed")) TH_LOG("%s", r);
+	/* older ones are not kept: a min below the newest gets the newest */
+	ASSERT_EQ(0, wcmd(W(2), r, sizeof(r), "get ver/k 100000 min %lld", v1));
+	EXPECT_EQ(v2, kv(r, "version")) TH_LOG("%s", r);
+	/* a min in the future: -ERANGE, with the largest readable version */
+	ASSERT_EQ(0, wcmd(W(2), r, sizeof(r), "get ver/k 100000 min %lld", v2 + 1000));
+	EXPECT_EQ(ST_FAILED, kv(r, "state")) TH_LOG("%s", r);
+	EXPECT_EQ(-ERANGE, kv(r, "err")) TH_LOG("%s", r);
+	EXPECT_EQ(v2, kv(r, "largest")) TH_LOG("%s", r);
+	/* Sync with a put in flight: it ends after the put, with its version */
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "put ver/k %llu 3 dram 2 nowait", 4ull << 20));
+	ASSERT_EQ(0, kv(r, "ret")) TH_LOG("%s", r);
+	task = kv(r, "task");
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "sync ver/k"));
+	EXPECT_EQ(ST_COMPLETE, kv(r, "state")) TH_LOG("%s", r);
+	sv = kv(r, "version");
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "wait %" PRIu64, task));
+	EXPECT_EQ(ST_COMPLETE, kv(r, "state")) TH_LOG("%s", r);
+	v3 = kv(r, "version");
+	EXPECT_LT(v2, v3);
+	EXPECT_EQ(v3, sv);
+	/* fresh: from another client, with Sync's version as the minimum */
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "get ver/k %llu min %lld", 4ull << 20, sv));
+	EXPECT_EQ(ST_COMPLETE, kv(r, "state")) TH_LOG("%s", r);
+	EXPECT_EQ(3, kv(r, "seed")) TH_LOG("%s", r);
+	EXPECT_EQ(1, kv(r, "intact")) TH_LOG("%s", r);
+	/* versions are global: another key's put comes after */
+	EXPECT_LT(v3, put_ok(_metadata, W(1), "ver/other", 10, 9, "dram 1"));
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "stat ver/k"));
+	EXPECT_EQ(v3, kv(r, "version")) TH_LOG("%s", r);
+	/* listed under its prefix, newest version each */
+	ASSERT_EQ(0, wcmd(W(2), r, sizeof(r), "list ver/"));
+	EXPECT_EQ(2, kv(r, "count")) TH_LOG("%s", r);
+	/* Del: gone for every client */
+	ASSERT_EQ(0, wcmd(W(2), r, sizeof(r), "del ver/k"));
+	EXPECT_EQ(ST_COMPLETE, kv(r, "state")) TH_LOG("%s", r);
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "get ver/k 100"));
+	EXPECT_EQ(-ENOENT, kv(r, "err")) TH_LOG("%s", r);
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "list ver/"));
+	EXPECT_EQ(1, kv(r, "count")) TH_LOG("%s", r);
+	/* a new put after Del still gets a newer version */
+	EXPECT_LT(v3, put_ok(_metadata, W(1), "ver/k", 10, 10, "dram 1"));
+}
+
+/* ---- replication ---- */
+
+TEST_F_TIMEOUT(st, replication, 180)
+{
+	char r[1024];
+	long long v;
+
+	SKIP_FILTERED();
+	v = put_ok(_metadata, W(0), "rep/k", 3ull << 20, 5, "dram 1");
+	ASSERT_LT(0, v);
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "stat rep/k"));
+	EXPECT_EQ(1, kv(r, "dram")) TH_LOG("%s", r);
+	/* up to three: one per segment */
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "replicate rep/k dram 3"));
+	EXPECT_EQ(ST_COMPLETE, kv(r, "state")) TH_LOG("%s", r);
+	EXPECT_EQ(3, kv(r, "dram")) TH_LOG("%s", r);
+	EXPECT_EQ(v, kv(r, "version")) TH_LOG("%s", r);
+	ASSERT_EQ(0, wcmd(W(2), r, sizeof(r), "stat rep/k"));
+	EXPECT_EQ(3, kv(r, "dram")) TH_LOG("%s", r);
+	EXPECT_EQ(1, get_check(_metadata, W(2), "rep/k", 3ull << 20, 5, NULL));
+	/* and down to one; the version is the same, the data too */
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "replicate rep/k dram 1"));
+	EXPECT_EQ(ST_COMPLETE, kv(r, "state")) TH_LOG("%s", r);
+	EXPECT_EQ(1, kv(r, "dram")) TH_LOG("%s", r);
+	ASSERT_EQ(0, wcmd(W(2), r, sizeof(r), "stat rep/k"));
+	EXPECT_EQ(1, kv(r, "dram")) TH_LOG("%s", r);
+	EXPECT_EQ(v, kv(r, "version")) TH_LOG("%s", r);
+	EXPECT_EQ(1, get_check(_metadata, W(0), "rep/k", 3ull << 20, 5, NULL));
+
+	/* more replicas than segments: the put says how many it got, one
+	 * per segment at most */
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "put rep/many 100000 6 dram 5"));
+	EXPECT_EQ(ST_COMPLETE, kv(r, "state")) TH_LOG("%s", r);
+	EXPECT_LE(1, kv(r, "dram")) TH_LOG("%s", r);
+	EXPECT_GE(NWORKERS, kv(r, "dram")) TH_LOG("%s", r);
+	if (kv(r, "dram") != NWORKERS)
+		TH_LOG("note: %lld of %d segments used: %s", kv(r, "dram"), NWORKERS, r);
+	EXPECT_EQ(1, get_check(_metadata, W(1), "rep/many", 100000, 6, NULL));
+	/* and so does Replicate */
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "replicate rep/k dram 4"));
+	EXPECT_EQ(ST_COMPLETE, kv(r, "state")) TH_LOG("%s", r);
+	EXPECT_LE(1, kv(r, "dram")) TH_LOG("%s", r);
+	EXPECT_GE(NWORKERS, kv(r, "dram")) TH_LOG("%s", r);
+	ASSERT_EQ(0, wcmd(W(2), r, sizeof(r), "stat rep/k"));
+	EXPECT_GE(NWORKERS, kv(r, "dram")) TH_LOG("%s", r);
+}
+
+/* ---- bad input ---- */
+
+/* the error a call reported, from its submission or from its task */
+static long long call_err(const char *r)
+{
+	long long ret = kv(r, "ret");
+
+	return ret ? ret : kv(r, "err");
+}
+
+TEST_F_TIMEOUT(st, bad_input, 180)
+{
+	char r[1024];
+
+	SKIP_FILTERED();
+	/* the empty key, a key over 1024 bytes */
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "put - 10 1"));
+	EXPECT_EQ(-EINVAL, call_err(r)) TH_LOG("%s", r);
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "get - 10"));
+	EXPECT_EQ(-EINVAL, call_err(r)) TH_LOG("%s", r);
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "put @1025 10 1"));
+	EXPECT_EQ(-EINVAL, call_err(r)) TH_LOG("%s", r);
+	/* 1024 bytes is fine */
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "put @1024 10 1"));
+	EXPECT_EQ(ST_COMPLETE, kv(r, "state")) TH_LOG("%s", r);
+	/* size 0, and one over the master's limit */
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "put bad/zero 0 1"));
+	EXPECT_EQ(-EINVAL, call_err(r)) TH_LOG("%s", r);
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "put bad/big %llu 1", MAX_OBJECT + 1));
+	EXPECT_NE(0, call_err(r)) TH_LOG("%s", r);
+	EXPECT_NE(ST_COMPLETE, kv(r, "state")) TH_LOG("%s", r);
+	/* no replica at all */
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "put bad/none 10 1 dram 0"));
+	EXPECT_NE(0, call_err(r)) TH_LOG("%s", r);
+	/* none of it is visible */
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "list bad/"));
+	EXPECT_EQ(0, kv(r, "count")) TH_LOG("%s", r);
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "get bad/big 100"));
+	EXPECT_EQ(-ENOENT, call_err(r)) TH_LOG("%s", r);
+	/* unknown keys */
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "del bad/nothing"));
+	EXPECT_EQ(-ENOENT, call_err(r)) TH_LOG("%s", r);
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "stat bad/nothing"));
+	EXPECT_EQ(-ENOENT, call_err(r)) TH_LOG("%s", r);
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "replicate bad/nothing dram 2"));
+	EXPECT_EQ(-ENOENT, call_err(r)) TH_LOG("%s", r);
+	/* a min_version on an unknown key: not found, or nothing in range */
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "get bad/nothing 100 min 5"));
+	EXPECT_TRUE(call_err(r) == -ENOENT || (call_err(r) == -ERANGE && kv(r, "largest") == -1))
+		TH_LOG("%s", r);
+	/* an unknown task */
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "wait 999999"));
+	EXPECT_EQ(2, kv(r, "state")) TH_LOG("%s", r);	/* INVALID */
+}
+
+/* ---- flush modes ---- */
+
+TEST_F_TIMEOUT(st, flush_modes, 180)
+{
+	uint64_t sv = 0;
+	long long v, vl, vn;
+	char r[1024];
+	int intact = 0, i;
+
+	SKIP_FILTERED();
+	/* EAGER: in the slow tier, with its version, when the put ends */
+	v = put_ok(_metadata, W(0), "fl-eager", 200000, 11, "dram 1 flush eager");
+	ASSERT_LT(0, v);
+	ASSERT_EQ(0, slow_copy(&self->e, "fl-eager", 11, &sv, &intact));
+	EXPECT_EQ(v, sv);
+	EXPECT_EQ(1, intact);
+	/* a newer version replaces it, in order */
+	v = put_ok(_metadata, W(1), "fl-eager", 100000, 12, "dram 1 flush eager");
+	ASSERT_EQ(0, slow_copy(&self->e, "fl-eager", 12, &sv, &intact));
+	EXPECT_EQ(v, sv);
+	EXPECT_EQ(1, intact);
+	ASSERT_EQ(0, wcmd(W(2), r, sizeof(r), "stat fl-eager"));
+	EXPECT_EQ(1, kv(r, "flushed")) TH_LOG("%s", r);
+	EXPECT_EQ(v, kv(r, "flushed_version")) TH_LOG("%s", r);
+
+	/* NONE first, then LAZY: once the lazy one is there, the flusher has
+	 * run after both were complete */
+	vn = put_ok(_metadata, W(0), "fl-none", 50000, 13, "dram 1 flush none");
+	vl = put_ok(_metadata, W(0), "fl-lazy", 50000, 14, "dram 1 flush lazy");
+	ASSERT_LT(0, vn);
+	ASSERT_LT(0, vl);
+	for (i = 0; i < 300; i++) {
+		if (!slow_copy(&self->e, "fl-lazy", 14, &sv, &intact) && sv == (uint64_t)vl)
+			break;
+		usleep(100000);
+	}
+	EXPECT_EQ(vl, sv) TH_LOG("the lazy flush never came");
+	EXPECT_EQ(1, intact);
+	EXPECT_EQ(-ENOENT, slow_copy(&self->e, "fl-none", 13, &sv, &intact));
+	ASSERT_EQ(0, wcmd(W(2), r, sizeof(r), "stat fl-none"));
+	EXPECT_EQ(0, kv(r, "flushed")) TH_LOG("%s", r);
+	/* lazy versions in a row: the newest one ends up there */
+	for (i = 0; i < 4; i++)
+		vl = put_ok(_metadata, W(i % 2), "fl-lazy", 20000, 20 + i, "dram 1 flush lazy");
+	for (i = 0; i < 300; i++) {
+		if (!slow_copy(&self->e, "fl-lazy", 23, &sv, &intact) && sv == (uint64_t)vl)
+			break;
+		usleep(100000);
+	}
+	EXPECT_EQ(vl, sv);
+	EXPECT_EQ(1, intact);
+}
+
+/* A full slow tier (4 MiB of tmpfs): the put completes, unflushed, and
+ * stays readable; the older copy there is untouched. */
+TEST_F_TIMEOUT(st, flush_disk_full, 180)
+{
+	uint64_t sv = 0;
+	long long v1, v2;
+	char r[1024];
+	int intact = 0;
+
+	SKIP_FILTERED();
+	v1 = put_ok(_metadata, W(0), "full-1", 3ull << 20, 31, "dram 1 flush eager");
+	ASSERT_LT(0, v1);
+	ASSERT_EQ(0, slow_copy(&self->e, "full-1", 31, &sv, &intact));
+	EXPECT_EQ(v1, sv);
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "put full-2 %llu 32 dram 1 flush eager", 3ull << 20));
+	EXPECT_EQ(ST_COMPLETE, kv(r, "state")) TH_LOG("%s", r);
+	EXPECT_EQ(0, kv(r, "flushed")) TH_LOG("%s", r);
+	EXPECT_EQ(-ENOSPC, kv(r, "err")) TH_LOG("%s", r);
+	v2 = kv(r, "version");
+	EXPECT_LT(v1, v2);
+	EXPECT_EQ(1, get_check(_metadata, W(2), "full-2", 3ull << 20, 32, NULL));
+	ASSERT_EQ(0, wcmd(W(2), r, sizeof(r), "stat full-2"));
+	EXPECT_EQ(0, kv(r, "flushed")) TH_LOG("%s", r);
+	EXPECT_EQ(-ENOENT, slow_copy(&self->e, "full-2", 32, &sv, &intact));
+	ASSERT_EQ(0, slow_copy(&self->e, "full-1", 31, &sv, &intact));
+	EXPECT_EQ(v1, sv);
+	EXPECT_EQ(1, intact);
+}
+
+/* ---- NVMe-oF ---- */
+
+/* 1 while the master lists a live segment of node */
+static int segment_alive(struct env *e, int node)
+{
+	return run("%s --masters %s segments 2>/dev/null | grep -Eq 'state=0 .*node=%d$'",
+		   worker_path(), e->masters, node) == 0;
+}
+
+TEST_F_TIMEOUT(st, nvmeof_replica_read, 240)
+{
+	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
+	char r[1024];
+	long long v, got = 0;
+	int i;
+
+	SKIP_FILTERED();
+	/* a real target: nvmet-rdma over rxe, a 64 MiB file behind it */
+	ASSERT_EQ(0, run("STORE_ENV_DIR=%s/env %s nvmet-up 64M >/dev/null", self->e.dir,
+			 store_env_path()));
+	self->e.nvmet = true;
+	oneshot(self->e.masters, r, sizeof(r),
+		"nvmeof-register %s 4420 nqn.2026-11.io.dsmem:store 0 %llu", addr, 64ull << 20);
+	ASSERT_EQ(0, kv(r, "ret")) TH_LOG("%s", r);
+	ASSERT_EQ(0, oneshot(self->e.masters, r, sizeof(r), "segments"));
+	EXPECT_EQ(NWORKERS + 1, kv(r, "count")) TH_LOG("%s", r);
+
+	/* one DRAM replica, on the writer's own segment, and one on NVMe-oF */
+	v = put_ok(_metadata, W(0), "nv/k", 3ull << 20, 41, "dram 1 nvme 1 local");
+	ASSERT_LT(0, v);
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "stat nv/k"));
+	EXPECT_EQ(1, kv(r, "dram")) TH_LOG("%s", r);
+	EXPECT_EQ(1, kv(r, "nvme")) TH_LOG("%s", r);
+	/* the DRAM replica's owner dies and its memory goes with its node */
+	stop_proc(W(0), SIGKILL);
+	ASSERT_EQ(0, ds_node_del(self->e.ctx, CLIENT_NODE));
+	/* at once: the master may still list the dead replica */
+	EXPECT_EQ(1, get_check(_metadata, W(1), "nv/k", 3ull << 20, 41, &got));
+	EXPECT_EQ(v, got);
+	/* after the owner is declared dead: re-made from the NVMe-oF copy */
+	for (i = 0; i < 100 && segment_alive(&self->e, CLIENT_NODE); i++)
+		usleep(300000);
+	EXPECT_EQ(0, segment_alive(&self->e, CLIENT_NODE)) TH_LOG("the dead owner's segment stays alive");
+	for (i = 0; i < 100; i++) {
+		if (!wcmd(W(2), r, sizeof(r), "stat nv/k") && kv(r, "dram") >= 1)
+			break;
+		usleep(300000);
+	}
+	EXPECT_EQ(1, kv(r, "dram")) TH_LOG("not re-replicated: %s", r);
+	EXPECT_EQ(1, get_check(_metadata, W(2), "nv/k", 3ull << 20, 41, &got));
+	EXPECT_EQ(v, got);
+}
+
+/* ---- faults ---- */
+
+/* ms since t0 */
+static long since_ms(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/*
+ * A segment owner killed mid-put: the put fails or completes on other
+ * segments; every get, during and after, returns a whole version (the
+ * old one or the new one) or an error -- never a mix.
+ */
+TEST_F_TIMEOUT(st, fault_owner_killed_mid_put, 240)
+{
+	const unsigned long long size = 6ull << 20;
+	char r[1024];
+	long long v0, vnew = -1;
+	uint64_t task;
+	int torn = 0, i;
+
+	SKIP_FILTERED();
+	v0 = put_ok(_metadata, W(2), "fo/k", size, 50, "dram 2");
+	ASSERT_LT(0, v0);
+	/* a new version from worker 2, shards on all three segments */
+	ASSERT_EQ(0, wcmd(W(2), r, sizeof(r), "put fo/k %llu 51 dram 3 nowait", size));
+	ASSERT_EQ(0, kv(r, "ret")) TH_LOG("%s", r);
+	task = kv(r, "task");
+	/* worker 0 dies with its segment while the bytes move */
+	usleep(300000);
+	stop_proc(W(0), SIGKILL);
+	ASSERT_EQ(0, ds_node_del(self->e.ctx, CLIENT_NODE));
+	/* reads meanwhile: whole or nothing */
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "get fo/k %llu", size));
+		if (kv(r, "state") == ST_COMPLETE) {
+			torn += kv(r, "intact") != 1;
+			EXPECT_TRUE(kv(r, "seed") == 50 || kv(r, "seed") == 51) TH_LOG("%s", r);
+		}
+	}
+	ASSERT_EQ(0, wcmd(W(2), r, sizeof(r), "wait %" PRIu64, task));
+	TH_LOG("the put: %s", r);
+	if (kv(r, "state") == ST_COMPLETE) {
+		vnew = kv(r, "version");
+		EXPECT_LT(0, kv(r, "dram")) TH_LOG("%s", r);
+	} else {
+		EXPECT_NE(0, kv(r, "err")) TH_LOG("%s", r);
+	}
+	/* after: the acknowledged version, whole; else the old one */
+	for (i = 0; i < 3; i++) {
+		long long got = 0;
+
+		if (vnew > 0) {
+			EXPECT_EQ(1, get_check(_metadata, W(1), "fo/k", size, 51, &got));
+			EXPECT_EQ(vnew, got);
+		} else {
+			EXPECT_EQ(1, get_check(_metadata, W(1), "fo/k", size, 50, &got));
+			EXPECT_EQ(v0, got);
+		}
+	}
+	EXPECT_EQ(0, torn);
+}
+
+/* Restart master 0 on its data directory (file log). */
+static int restart_master(struct env *e, int sig)
+{
+	char info[1024];
+
+	stop_proc(&e->m[0], sig);
+	if (start_master(e, 0, false))
+		return -1;
+	return await_leader(e->masters, info, sizeof(info));
+}
+
+/*
+ * The master killed (SIGKILL) with a put in flight, then restarted on its
+ * file log: every object completed before is there; the put in flight
+ * completed or failed, and is whole if it completed.
+ */
+TEST_F_TIMEOUT(st, fault_master_killed_mid_put, 240)
+{
+	char key[32], r[1024], info[1024];
+	long long v[6], vnew = -1;
+	uint64_t task;
+
+	SKIP_FILTERED();
+	for (int i = 0; i < 6; i++) {
+		snprintf(key, sizeof(key), "fm/%d", i);
+		v[i] = put_ok(_metadata, W(i % 3), key, 100000 + i * 50000, 60 + i,
+			      i % 2 ? "dram 2" : "dram 1");
+		ASSERT_LT(0, v[i]);
+	}
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "put fm/inflight %llu 70 dram 2 nowait", 4ull << 20));
+	task = kv(r, "task");
+	usleep(200000);
+	ASSERT_EQ(0, restart_master(&self->e, SIGKILL));
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "wait %" PRIu64, task));
+	TH_LOG("the put in flight: %s", r);
+	if (kv(r, "state") == ST_COMPLETE)
+		vnew = kv(r, "version");
+	for (int i = 0; i < 6; i++) {
+		long long got = 0;
+
+		snprintf(key, sizeof(key), "fm/%d", i);
+		EXPECT_EQ(1, get_check(_metadata, W(2), key, 100000 + i * 50000, 60 + i, &got));
+		EXPECT_EQ(v[i], got);
+	}
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "get fm/inflight %llu", 4ull << 20));
+	if (vnew > 0) {
+		EXPECT_EQ(ST_COMPLETE, kv(r, "state")) TH_LOG("%s", r);
+		EXPECT_EQ(vnew, kv(r, "version")) TH_LOG("%s", r);
+	}
+	if (kv(r, "state") == ST_COMPLETE)
+		EXPECT_EQ(1, kv(r, "intact")) TH_LOG("%s", r);
+	/* new versions are newer than anything before the crash */
+	EXPECT_LT(v[5], put_ok(_metadata, W(0), "fm/0", 1000, 80, "dram 1"));
+	/* and a clean restart (SIGTERM) too */
+	ASSERT_EQ(0, restart_master(&self->e, SIGTERM));
+	EXPECT_EQ(1, get_check(_metadata, W(1), "fm/0", 1000, 80, NULL));
+	EXPECT_EQ(1, get_check(_metadata, W(1), "fm/5", 350000, 65, NULL));
+	ASSERT_EQ(0, oneshot(self->e.masters, info, sizeof(info), "info"));
+	/* the six, and the one in flight if it completed */
+	EXPECT_EQ(6 + (vnew > 0), kv(info, "objects")) TH_LOG("%s", info);
+}
+
+/*
+ * Two masters on etcd: the leader killed, the standby takes over with
+ * every completed object; clients follow it.
+ */
+TEST_F_TIMEOUT(ha, fault_failover_etcd, 240)
+{
+	char key[32], r[1024], info[1024], leader[64], a0[32], a1[32];
+	long long v[5];
+	int lead, i;
+
+	SKIP_FILTERED();
+	ASSERT_EQ(0, oneshot(self->e.masters, info, sizeof(info), "info"));
+	ASSERT_NE(NULL, kv_str(info, "leader", leader, sizeof(leader)));
+	master_addr(0, a0, sizeof(a0));
+	master_addr(1, a1, sizeof(a1));
+	lead = !strcmp(leader, a1);
+	ASSERT_TRUE(!strcmp(leader, a0) || lead) TH_LOG("%s", info);
+	EXPECT_NE(NULL, strstr(info, "persistence=etcd")) TH_LOG("%s", info);
+	for (i = 0; i < 5; i++) {
+		snprintf(key, sizeof(key), "ha/%d", i);
+		v[i] = put_ok(_metadata, W(i % 2), key, 200000 + i, 90 + i, "dram 2");
+		ASSERT_LT(0, v[i]);
+	}
+	/* the standby knows it is one */
+	ASSERT_EQ(0, oneshot(lead ? a0 : a1, info, sizeof(info), "info"));
+	TH_LOG("standby: %s", info);
+
+	stop_proc(&self->e.m[lead], SIGKILL);
+	/* the other one leads (its lease on the leader key expires first) */
+	for (i = 0; i < 200; i++) {
+		if (!oneshot(lead ? a0 : a1, info, sizeof(info), "info") &&
+		    kv_str(info, "leader", leader, sizeof(leader)) &&
+		    !strcmp(leader, lead ? a0 : a1))
+			break;
+		usleep(300000);
+	}
+	ASSERT_STREQ(lead ? a0 : a1, leader) TH_LOG("%s", info);
+	for (i = 0; i < 5; i++) {
+		long long got = 0;
+
+		snprintf(key, sizeof(key), "ha/%d", i);
+		EXPECT_EQ(1, get_check(_metadata, W((i + 1) % 2), key, 200000 + i, 90 + i, &got));
+		EXPECT_EQ(v[i], got);
+	}
+	/* writes go on, with newer versions */
+	EXPECT_LT(v[4], put_ok(_metadata, W(0), "ha/after", 5000, 99, "dram 2"));
+	EXPECT_EQ(1, get_check(_metadata, W(1), "ha/after", 5000, 99, NULL));
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "list ha/"));
+	EXPECT_EQ(6, kv(r, "count")) TH_LOG("%s", r);
+}
+
+/*
+ * "Nothing lost": worker 2 puts N objects while worker 0 is killed (its
+ * segment gone) and the master is killed and restarted; then every
+ * acknowledged object is read back whole, with its version.
+ */
+TEST_F_TIMEOUT(st, nothing_lost, 300)
+{
+	enum { N = 36 };
+	const unsigned long long size = 256 << 10;
+	long long ver[N];
+	int acked = 0, failed = 0, lines = 0, torn = 0;
+	char line[1024], key[64];
+	struct timespec t0;
+
+	SKIP_FILTERED();
+	for (int i = 0; i < N; i++)
+		ver[i] = -1;
+	ASSERT_EQ(0, wsend(W(2), "loop nl/ %d %llu 1000 dram 2", N, size));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (since_ms(&t0) < 280000) {
+		if (read_line(W(2), line, sizeof(line), 150000))
+			break;
+		if (!strncmp(line, "ok done", 7))
+			break;
+		if (strncmp(line, "put ", 4))
+			continue;
+		lines++;
+		if (kv(line, "state") == ST_COMPLETE) {
+			kv_str(line, "key", key, sizeof(key));
+			ver[atoi(key + 3)] = kv(line, "version");
+			acked++;
+		} else {
+			failed++;
+			TH_LOG("%s", line);
+		}
+		/* the faults, a third and two thirds of the way */
+		if (lines == N / 3) {
+			stop_proc(W(0), SIGKILL);
+			EXPECT_EQ(0, ds_node_del(self->e.ctx, CLIENT_NODE));
+		}
+		if (lines == 2 * N / 3)
+			EXPECT_EQ(0, restart_master(&self->e, SIGKILL));
+	}
+	EXPECT_EQ(N, lines);
+	TH_LOG("%d acknowledged, %d failed", acked, failed);
+	EXPECT_LT(0, acked);
+	for (int i = 0; i < N; i++) {
+		char r[1024];
+
+		snprintf(key, sizeof(key), "nl/%d", i);
+		ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "get %s %llu", key, size));
+		if (ver[i] > 0) {
+			EXPECT_EQ(ST_COMPLETE, kv(r, "state")) TH_LOG("%s: %s", key, r);
+			EXPECT_EQ(ver[i], kv(r, "version")) TH_LOG("%s: %s", key, r);
+			EXPECT_EQ(1000 + i, kv(r, "seed")) TH_LOG("%s: %s", key, r);
+		}
+		if (kv(r, "state") == ST_COMPLETE)
+			torn += kv(r, "intact") != 1;
+	}
+	EXPECT_EQ(0, torn);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,555 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// store_worker: one client of the object store (dsmaster), driven line by
+// line by the kernel selftests (store_test, twoguest_test) and the bench,
+// as root in a test guest; libdsuser linked statically.
+//
+//   store_worker --masters H:P[,H:P] --node ID [--addr IP] [--segment SIZE]
+//                [--threads N] [--timeout-ms MS]
+//
+// It joins the store (ds_store_open; with --segment it contributes that
+// much DRAM of node ID), prints "ready client=1" (or "error ret=-E msg=..."
+// and exits 1), then reads commands on stdin and answers each with one
+// line on stdout, "ok" followed by key=value fields:
+//
+//   put KEY SIZE SEED [dram N] [nvme N] [flush none|lazy|eager] [local]
+//       [nowait]              -> ret [task] state err version dram nvme
+//                                flushed bytes (nowait: ret task)
+//   get KEY CAP [min V] [off O] [expect SEED [size S]]
+//                             -> ret state err version largest bytes
+//                                intact seed size
+//   wait TASK                 -> the task's fields, as put/get print them
+//   replicate KEY [dram N] [nvme N] [flush MODE]
+//                             -> ret state err version dram nvme flushed
+//   del KEY | sync KEY        -> ret state err version
+//   stat KEY                  -> ret version size dram nvme flushed
+//                                flushed_version
+//   list PREFIX               -> ret count more keys (comma-separated)
+//   loop PREFIX COUNT SIZE SEED0 [dram N] [nvme N] [flush MODE]
+//                             -> one "put key=... ret= ..." line per put of
+//                                PREFIX0, PREFIX1, ... (seed SEED0+i),
+//                                then "ok done=COUNT"
+//   close [drain]             -> ds_store_close, "ok", exit 0
+//   quit                      -> exit 0 without closing (as if killed)
+//
+// KEY "-" is the empty key; "@N" a key of N 'k's (for bad input).
+//
+// Object contents: store_pattern.h, a function of the seed and size.  A
+// get checks what it read: against "expect SEED" (and "size S", default
+// offset + bytes read) when given, else against the header the bytes
+// carry (from offset 0 only): intact=1 when every byte is right, so a
+// torn or mixed version cannot pass; intact=-1: nothing to check against.
+//
+// One-shot commands (no store handle, no node needed), printing one line:
+//   store_worker --masters M info       -> master info as key=value
+//   store_worker --masters M segments   -> one "segment id=..." line each
+//   store_worker --masters M nvmeof-register TRADDR TRSVCID NQN BASE SIZE
+//                                       -> "ok ret=0 segment=ID"
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <getopt.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <dsmem/store.h>
+
+#include "store_pattern.h"
+
+namespace {
+
+struct args {
+	std::string masters;
+	uint32_t node = 0;
+	std::string addr;
+	uint64_t segment = 0;
+	uint32_t threads = 0;
+	uint32_t timeout_ms = 0;
+	std::vector<std::string> oneshot;
+};
+
+ds_store *store;
+
+// Buffers: one grows to the largest object asked for (64 MiB at most in
+// the tests), mapped so that freeing it returns the memory at once.
+struct buffer {
+	uint8_t *p = nullptr;
+	size_t len = 0;
+
+	uint8_t *get(size_t n)
+	{
+		if (n <= len)
+			return p;
+		if (p)
+			munmap(p, len);
+		len = n < 4096 ? 4096 : n;
+		p = static_cast<uint8_t *>(mmap(nullptr, len, PROT_READ | PROT_WRITE,
+						MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+		if (p == MAP_FAILED) {
+			p = nullptr;
+			len = 0;
+		}
+		return p;
+	}
+};
+
+buffer put_buf, get_buf;
+
+uint64_t num(const std::string &s)
+{
+	char *end = nullptr;
+	errno = 0;
+	unsigned long long v = std::strtoull(s.c_str(), &end, 0);
+	if (errno || end == s.c_str())
+		return 0;
+	switch (*end) {
+	case 'K': case 'k': v <<= 10; break;
+	case 'M': case 'm': v <<= 20; break;
+	case 'G': case 'g': v <<= 30; break;
+	default: break;
+	}
+	return v;
+}
+
+std::string key_arg(const std::string &w)
+{
+	if (w == "-")
+		return "";
+	if (w.size() > 1 && w[0] == '@')
+		return std::string(num(w.substr(1)), 'k');
+	return w;
+}
+
+uint32_t flush_mode(const std::string &w)
+{
+	if (w == "eager")
+		return DS_STORE_FLUSH_EAGER;
+	if (w == "lazy")
+		return DS_STORE_FLUSH_LAZY;
+	return DS_STORE_FLUSH_NONE;
+}
+
+// Options "name value" after the positional words.
+struct opts {
+	ds_store_replicate_config cfg{1, 0, DS_STORE_FLUSH_NONE, 0};
+	bool nowait = false;
+	bool drain = false;
+	int64_t min = -1;
+	uint64_t off = 0;
+	bool has_expect = false;
+	uint64_t expect = 0;
+	uint64_t size = 0;
+
+	void parse(const std::vector<std::string> &w, size_t from)
+	{
+		for (size_t i = from; i < w.size(); i++) {
+			const std::string &o = w[i];
+			const std::string v = i + 1 < w.size() ? w[i + 1] : "";
+			if (o == "dram") { cfg.dram_replicas = static_cast<uint32_t>(num(v)); i++; }
+			else if (o == "nvme") { cfg.nvmeof_replicas = static_cast<uint32_t>(num(v)); i++; }
+			else if (o == "flush") { cfg.flush = flush_mode(v); i++; }
+			else if (o == "local") cfg.prefer_local = 1;
+			else if (o == "nowait") nowait = true;
+			else if (o == "drain") drain = true;
+			else if (o == "min") { min = std::strtoll(v.c_str(), nullptr, 0); i++; }
+			else if (o == "off") { off = num(v); i++; }
+			else if (o == "expect") { has_expect = true; expect = num(v); i++; }
+			else if (o == "size") { size = num(v); i++; }
+		}
+	}
+};
+
+// What a get read: its check.
+struct get_ctx {
+	uint64_t cap = 0;
+	uint64_t off = 0;
+	bool has_expect = false;
+	uint64_t expect = 0;
+	uint64_t size = 0;	/* 0: off + bytes read */
+};
+
+std::string msg_field()
+{
+	const char *m = ds_store_errmsg(store);
+	std::string s = m ? m : "";
+	for (char &c : s)
+		if (c == ' ' || c == '\n' || c == '\t')
+			c = '_';
+	return s.empty() ? "" : " msg=" + s;
+}
+
+std::string status_fields(const ds_store_task_status &st, const get_ctx *g)
+{
+	char b[512];
+	std::snprintf(b, sizeof(b),
+		      " state=%u err=%d version=%" PRId64 " largest=%" PRId64 " bytes=%" PRIu64
+		      " dram=%u nvme=%u flushed=%u",
+		      st.state, st.err, st.version, st.largest_version, st.bytes,
+		      st.dram_replicas, st.nvmeof_replicas, st.flushed);
+	std::string s = b;
+	if (g) {
+		int intact = -1;
+		uint64_t seed = 0, size = 0;
+		const uint64_t n = st.bytes < g->cap ? st.bytes : g->cap;
+		if (st.state == DS_STORE_COMPLETE) {
+			if (g->has_expect) {
+				seed = g->expect;
+				size = g->size ? g->size : g->off + n;
+				intact = store_pat_check(get_buf.p, n, seed, size, g->off);
+			} else if (!g->off && !store_pat_seed(get_buf.p, n, &seed, &size)) {
+				intact = store_pat_check(get_buf.p, n, seed, size, 0);
+			}
+		}
+		std::snprintf(b, sizeof(b), " intact=%d seed=%" PRIu64 " size=%" PRIu64, intact,
+			      seed, size);
+		s += b;
+	}
+	if (st.state != DS_STORE_COMPLETE)
+		s += msg_field();
+	return s;
+}
+
+// The buffers of puts still in flight (nowait), until they are waited for.
+std::map<uint64_t, std::vector<uint8_t>> inflight;
+
+// Tasks whose gets we must check when they are waited for.
+std::vector<std::pair<uint64_t, get_ctx>> pending_gets;
+
+std::string wait_task(uint64_t task)
+{
+	ds_store_task_status st{};
+	int ret = ds_store_task_query(store, task, -1, 1, &st);
+	if (ret)
+		return "ok ret=" + std::to_string(ret) + msg_field();
+	const get_ctx *g = nullptr;
+	get_ctx gc;
+	for (auto it = pending_gets.begin(); it != pending_gets.end(); ++it)
+		if (it->first == task) {
+			gc = it->second;
+			g = &gc;
+			pending_gets.erase(it);
+			break;
+		}
+	inflight.erase(task);
+	return "ok ret=0 task=" + std::to_string(task) + status_fields(st, g);
+}
+
+std::string do_put(const std::string &key, uint64_t size, uint64_t seed, const opts &o)
+{
+	std::vector<uint8_t> own;
+	uint8_t *p;
+	if (o.nowait) {
+		own.resize(size ? size : 1);
+		p = own.data();
+	} else {
+		p = put_buf.get(size ? size : 1);
+	}
+	if (!p)
+		return "ok ret=-12 msg=no_memory";
+	store_pat_fill(p, size, seed);
+	struct iovec iov = {p, size};
+	uint64_t task = 0;
+	int ret = ds_store_put(store, key.c_str(), &iov, 1, &o.cfg, &task);
+	if (ret)
+		return "ok ret=" + std::to_string(ret) + msg_field();
+	if (o.nowait) {
+		inflight[task] = std::move(own);
+		return "ok ret=0 task=" + std::to_string(task);
+	}
+	return wait_task(task);
+}
+
+std::string do_get(const std::string &key, uint64_t cap, const opts &o)
+{
+	uint8_t *p = get_buf.get(cap ? cap : 1);
+	if (!p)
+		return "ok ret=-12 msg=no_memory";
+	std::memset(p, 0, cap);
+	struct iovec iov = {p, cap};
+	uint64_t task = 0;
+	int ret = ds_store_get(store, key.c_str(), &iov, 1, o.min, o.off, &task);
+	if (ret)
+		return "ok ret=" + std::to_string(ret) + msg_field();
+	pending_gets.push_back({task, get_ctx{cap, o.off, o.has_expect, o.expect, o.size}});
+	return wait_task(task);
+}
+
+std::string do_stat(const std::string &key)
+{
+	ds_store_object_info info{};
+	int ret = ds_store_stat(store, key.c_str(), &info);
+	if (ret)
+		return "ok ret=" + std::to_string(ret) + msg_field();
+	char b[256];
+	std::snprintf(b, sizeof(b),
+		      "ok ret=0 version=%" PRIu64 " size=%" PRIu64 " dram=%u nvme=%u flushed=%u"
+		      " flushed_version=%" PRIu64,
+		      info.version, info.size, info.dram_replicas, info.nvmeof_replicas,
+		      info.flushed, info.flushed_version);
+	return b;
+}
+
+std::string do_list(const std::string &prefix)
+{
+	std::string keys;
+	size_t count = 0;
+	int more = 0;
+	std::string after;
+	for (;;) {
+		ds_store_object_list *l = nullptr;
+		int ret = ds_store_list(store, prefix.c_str(), after.empty() ? nullptr : after.c_str(),
+					0, &l);
+		if (ret)
+			return "ok ret=" + std::to_string(ret) + msg_field();
+		for (size_t i = 0; i < l->count; i++) {
+			keys += (keys.empty() ? "" : ",") + std::string(l->objects[i].key);
+			after = l->objects[i].key;
+		}
+		count += l->count;
+		more = l->more;
+		const bool again = l->more && l->count;
+		ds_store_list_free(l);
+		if (!again)
+			break;
+	}
+	return "ok ret=0 count=" + std::to_string(count) + " more=" + std::to_string(more) +
+	       " keys=" + keys;
+}
+
+std::string do_simple(int kind, const std::string &key, const opts &o)
+{
+	uint64_t task = 0;
+	int ret;
+	switch (kind) {
+	case DS_STORE_TASK_REPLICATE: ret = ds_store_replicate(store, key.c_str(), &o.cfg, &task); break;
+	case DS_STORE_TASK_DEL: ret = ds_store_del(store, key.c_str(), &task); break;
+	default: ret = ds_store_sync(store, key.c_str(), &task); break;
+	}
+	if (ret)
+		return "ok ret=" + std::to_string(ret) + msg_field();
+	return wait_task(task);
+}
+
+void do_loop(const std::vector<std::string> &w)
+{
+	if (w.size() < 5) {
+		std::printf("ok ret=-22 msg=usage\n");
+		return;
+	}
+	opts o;
+	o.parse(w, 5);
+	const uint64_t count = num(w[2]), size = num(w[3]), seed0 = num(w[4]);
+	for (uint64_t i = 0; i < count; i++) {
+		const std::string key = w[1] + std::to_string(i);
+		const uint64_t seed = seed0 + i;
+		std::string r = do_put(key, size, seed, o);
+		// "ok ret=..." -> "put key=K seed=S ret=..."
+		std::printf("put key=%s seed=%" PRIu64 " size=%" PRIu64 " %s\n", key.c_str(), seed,
+			    size, r.c_str() + 3);
+	}
+	std::printf("ok done=%" PRIu64 "\n", count);
+}
+
+std::vector<std::string> split(const std::string &line)
+{
+	std::vector<std::string> w;
+	size_t i = 0;
+	while (i < line.size()) {
+		while (i < line.size() && (line[i] == ' ' || line[i] == '\t'))
+			i++;
+		size_t j = i;
+		while (j < line.size() && line[j] != ' ' && line[j] != '\t')
+			j++;
+		if (j > i)
+			w.push_back(line.substr(i, j - i));
+		i = j;
+	}
+	return w;
+}
+
+[[noreturn]] void usage(const char *why)
+{
+	std::fprintf(stderr,
+		     "store_worker: %s\n"
+		     "usage: store_worker --masters H:P[,H:P] --node ID [--addr IP] [--segment SIZE]\n"
+		     "                    [--threads N] [--timeout-ms MS]\n",
+		     why);
+	std::exit(2);
+}
+
+args parse(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{"masters", required_argument, nullptr, 'm'},
+		{"node", required_argument, nullptr, 'n'},
+		{"addr", required_argument, nullptr, 'a'},
+		{"segment", required_argument, nullptr, 's'},
+		{"threads", required_argument, nullptr, 't'},
+		{"timeout-ms", required_argument, nullptr, 'T'},
+		{nullptr, 0, nullptr, 0},
+	};
+	args a;
+	for (int c; (c = getopt_long(argc, argv, "", lo, nullptr)) != -1;) {
+		switch (c) {
+		case 'm': a.masters = optarg; break;
+		case 'n': a.node = static_cast<uint32_t>(num(optarg)); break;
+		case 'a': a.addr = optarg; break;
+		case 's': a.segment = num(optarg); break;
+		case 't': a.threads = static_cast<uint32_t>(num(optarg)); break;
+		case 'T': a.timeout_ms = static_cast<uint32_t>(num(optarg)); break;
+		default: usage("unknown option");
+		}
+	}
+	for (int i = optind; i < argc; i++)
+		a.oneshot.push_back(argv[i]);
+	if (a.masters.empty())
+		usage("--masters is needed");
+	if (a.oneshot.empty() && !a.node)
+		usage("--node is needed");
+	return a;
+}
+
+std::string field(const char *s)
+{
+	std::string v = s;
+	for (char &c : v)
+		if (c == ' ' || c == '\n' || c == '\t')
+			c = '_';
+	return v;
+}
+
+int oneshot(const args &a)
+{
+	char err[512] = "";
+	const std::string &c = a.oneshot[0];
+	if (c == "info") {
+		struct ds_store_master_info mi{};
+		int ret = ds_store_master_info(a.masters.c_str(), &mi, err, sizeof(err));
+		if (ret) {
+			std::printf("ok ret=%d msg=%s\n", ret, field(err).c_str());
+			return 1;
+		}
+		std::printf("ok ret=0 leader=%s standbys=%s persistence=%s slow_tier=%s term=%" PRIu64
+			    " objects=%" PRIu64 " versions=%" PRIu64 " metadata_bytes=%" PRIu64
+			    " log_records=%" PRIu64 " global_version=%" PRIu64 " members=%" PRIu64
+			    " ops=%" PRIu64 "\n",
+			    field(mi.leader).c_str(), field(mi.standbys).c_str(),
+			    field(mi.persistence).c_str(), field(mi.slow_tier).c_str(), mi.term,
+			    mi.objects, mi.versions, mi.metadata_bytes, mi.log_records,
+			    mi.global_version, mi.members, mi.ops);
+		return 0;
+	}
+	if (c == "segments") {
+		ds_store_segment_info *segs = nullptr;
+		size_t n = 0;
+		int ret = ds_store_segment_list(a.masters.c_str(), &segs, &n, err, sizeof(err));
+		if (ret) {
+			std::printf("ok ret=%d msg=%s\n", ret, field(err).c_str());
+			return 1;
+		}
+		for (size_t i = 0; i < n; i++)
+			std::printf("segment id=%" PRIu64 " type=%u state=%u size=%" PRIu64
+				    " used=%" PRIu64 " owner=%" PRIu64 " node=%u\n",
+				    segs[i].id, segs[i].type, segs[i].state, segs[i].size,
+				    segs[i].used, segs[i].owner, segs[i].node_id);
+		std::printf("ok ret=0 count=%zu\n", n);
+		free(segs);
+		return 0;
+	}
+	if (c == "nvmeof-register" && a.oneshot.size() == 6) {
+		uint64_t id = 0;
+		int ret = ds_store_nvmeof_register(a.masters.c_str(), a.oneshot[1].c_str(),
+						   static_cast<uint32_t>(num(a.oneshot[2])),
+						   a.oneshot[3].c_str(), num(a.oneshot[4]),
+						   num(a.oneshot[5]), &id, err, sizeof(err));
+		if (ret) {
+			std::printf("ok ret=%d msg=%s\n", ret, field(err).c_str());
+			return 1;
+		}
+		std::printf("ok ret=0 segment=%" PRIu64 "\n", id);
+		return 0;
+	}
+	usage(("unknown one-shot command " + c).c_str());
+}
+
+}  // namespace
+
+int main(int argc, char **argv)
+{
+	const args a = parse(argc, argv);
+	std::setvbuf(stdout, nullptr, _IOLBF, 0);
+	if (!a.oneshot.empty())
+		return oneshot(a);
+
+	ds_store_config cfg{};
+	cfg.masters = a.masters.c_str();
+	cfg.node_id = a.node;
+	cfg.addr = a.addr.empty() ? nullptr : a.addr.c_str();
+	cfg.segment_size = a.segment;
+	cfg.threads = a.threads;
+	cfg.timeout_ms = a.timeout_ms;
+	int ret = ds_store_open(&cfg, &store);
+	if (ret) {
+		std::string m = store ? ds_store_errmsg(store) : "";
+		std::printf("error ret=%d msg=%s\n", ret, m.c_str());
+		return 1;
+	}
+	std::printf("ready node=%u segment=%" PRIu64 "\n", a.node, a.segment);
+
+	char *line = nullptr;
+	size_t cap = 0;
+	ssize_t n;
+	while ((n = getline(&line, &cap, stdin)) > 0) {
+		std::string l(line, static_cast<size_t>(n));
+		while (!l.empty() && (l.back() == '\n' || l.back() == '\r'))
+			l.pop_back();
+		std::vector<std::string> w = split(l);
+		if (w.empty())
+			continue;
+		const std::string &c = w[0];
+		opts o;
+		std::string r;
+		if (c == "put" && w.size() >= 4) {
+			o.parse(w, 4);
+			r = do_put(key_arg(w[1]), num(w[2]), num(w[3]), o);
+		} else if (c == "get" && w.size() >= 3) {
+			o.parse(w, 3);
+			r = do_get(key_arg(w[1]), num(w[2]), o);
+		} else if (c == "wait" && w.size() >= 2) {
+			r = wait_task(num(w[1]));
+		} else if (c == "replicate" && w.size() >= 2) {
+			o.parse(w, 2);
+			r = do_simple(DS_STORE_TASK_REPLICATE, key_arg(w[1]), o);
+		} else if (c == "del" && w.size() >= 2) {
+			r = do_simple(DS_STORE_TASK_DEL, key_arg(w[1]), o);
+		} else if (c == "sync" && w.size() >= 2) {
+			r = do_simple(DS_STORE_TASK_SYNC, key_arg(w[1]), o);
+		} else if (c == "stat" && w.size() >= 2) {
+			r = do_stat(key_arg(w[1]));
+		} else if (c == "list") {
+			r = do_list(w.size() >= 2 ? w[1] : "");
+		} else if (c == "loop") {
+			do_loop(w);
+			continue;
+		} else if (c == "close") {
+			o.parse(w, 1);
+			ds_store_close(store, o.drain);
+			std::printf("ok\n");
+			return 0;
+		} else if (c == "quit") {
+			std::printf("ok\n");
+			std::fflush(stdout);
+			_exit(0);
+		} else {
+			r = "ok ret=-22 msg=unknown_command";
+		}
+		std::printf("%s\n", r.c_str());
+	}
+	// stdin closed: the test is gone; leave as if killed (no drain)
+	_exit(0);
+}
