@@ -58,7 +58,8 @@ check "SONAME is libdsuser.so.1" \
 check "exports are exactly the version script's" bash -c "
 	diff <(nm -D --defined-only '$so' | awk '\$2 == \"T\" { sub(/@.*/, \"\", \$3); print \$3 }' | sort) \
 	     <(sed -n 's/^[[:space:]]*\(ds_[a-z_]*\);/\1/p' '$top/user/lib/libdsuser.map' | sort)"
-check "every function of ds.h is exported" bash -c "
-	diff <(grep -o '\bds_[a-z_]*(' '$top/user/lib/include/dsmem/ds.h' | tr -d '(' | sort -u) \
+check "every function of ds.h and store.h is exported" bash -c "
+	diff <(cat '$top/user/lib/include/dsmem/ds.h' '$top/user/lib/include/dsmem/store.h' |
+	       grep -o '\bds_[a-z_]*(' | tr -d '(' | sort -u) \
 	     <(sed -n 's/^[[:space:]]*\(ds_[a-z_]*\);/\1/p' '$top/user/lib/libdsuser.map' | sort -u)"
 exit $((failed > 0))
