@@ -99,6 +99,18 @@ int check_key(const char *key, std::string *why)
 	return 0;
 }
 
+// What every keyed submission checks first.
+int check_submit(const char *key, const uint64_t *task, std::string *why)
+{
+	if (int ret = check_key(key, why))
+		return ret;
+	if (!task) {
+		*why = "no task pointer";
+		return -EINVAL;
+	}
+	return 0;
+}
+
 namespace {
 
 constexpr uint32_t kReplicasMax = 64;	// the master's limit per kind
@@ -1736,12 +1748,8 @@ int ClientCore::replicate(const char *key, const ds_store_replicate_config *cfg,
 
 int ClientCore::del(const char *key, uint64_t *task, std::string *err)
 {
-	if (int ret = check_key(key, err))
+	if (int ret = check_submit(key, task, err))
 		return ret;
-	if (!task) {
-		*err = "no task pointer";
-		return -EINVAL;
-	}
 	pb::DelRequest req;
 	req.set_key(key);
 	return tasks_.submit(DS_STORE_TASK_DEL, cfg_.timeout_ms,
@@ -1755,12 +1763,8 @@ int ClientCore::del(const char *key, uint64_t *task, std::string *err)
 
 int ClientCore::sync(const char *key, uint64_t *task, std::string *err)
 {
-	if (int ret = check_key(key, err))
+	if (int ret = check_submit(key, task, err))
 		return ret;
-	if (!task) {
-		*err = "no task pointer";
-		return -EINVAL;
-	}
 	pb::SyncRequest req;
 	req.set_key(key);
 	// Tasks run in submission order, so these puts have started (or

@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include <dsmem/store.h>
+
 #include "alloc.hpp"
 #include "dsstore.pb.h"
 #include "dsstore_log.pb.h"
@@ -29,7 +31,7 @@ namespace dsmem::store {
 namespace pb = dsmem::store::v1;
 namespace lg = dsmem::store::log::v1;
 
-inline constexpr size_t kKeyMax = 1024;
+inline constexpr size_t kKeyMax = DS_STORE_KEY_MAX;	/* the client checks the same */
 
 struct Limits {
 	uint64_t shard_size = 1ULL << 20;	// dram_shard_size
