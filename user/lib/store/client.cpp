@@ -201,7 +201,7 @@ std::string netdev_addr(const char *netdev)
 }
 
 constexpr uint64_t kSlowChunk = 1 << 20;
-constexpr int kPutAttempts = 3;		// the first, then with exclusions
+constexpr int kPutAttempts = 6;		// the first, then backing off or excluding
 constexpr int kGetAttempts = 8;
 constexpr unsigned kLeaseMarginPct = 20;	// of a Get lease, for the read
 constexpr unsigned kPutMarginPct = 10;		// of a put's time, for the commit
@@ -1357,6 +1357,14 @@ int ClientCore::do_put(unsigned worker, Clock::time_point deadline, const std::s
 			     attempt + 1 < kPutAttempts && Clock::now() < deadline;
 		if (late || retry || !any_ok) {
 			abort();
+			if (retry && (last_err == -ENOTCONN || last_err == -EACCES)) {
+				// a peer still connecting, or a grant on its way:
+				// the same segments work a moment later
+				std::this_thread::sleep_for(std::min<Clock::duration>(
+					std::chrono::milliseconds(200 * (attempt + 1)),
+					deadline - Clock::now()));
+				continue;
+			}
 			if (retry) {
 				std::sort(failed_segs.begin(), failed_segs.end());
 				for (uint64_t s : failed_segs)
