@@ -110,6 +110,7 @@ enum dsmem_stat {
 	DSMEM_STAT_CONN_FAILED,
 	DSMEM_STAT_CONN_LOST,
 	DSMEM_STAT_CONN_REJECTED,
+	DSMEM_STAT_CONN_IO_TIMEOUT,
 	DSMEM_STAT_RECONNECTS,
 	DSMEM_STAT_SEG_ADDED,
 	DSMEM_STAT_SEG_REMOVED,
@@ -280,6 +281,9 @@ struct dsmem_conn {
 	struct llist_head slice_free;
 	spinlock_t slice_lock;		/* taking a slice, not returning one */
 	atomic_t msg_free;		/* message credits */
+	atomic_t credits_back;		/* credits returned, ever */
+	unsigned int wd_back;		/* the watchdog's last look at it */
+	unsigned long wd_since;		/* jiffies: no progress since */
 	wait_queue_head_t sq_wait;
 	struct dsmem_recv **recvs;
 	struct list_head rx_list;	/* received requests, under lock */
@@ -367,6 +371,8 @@ int dsmem_conn_cm_event(struct dsmem_conn *conn, struct rdma_cm_event *ev);
 struct dsmem_conn *dsmem_conn_lookup(struct dsmem_node *node, u32 remote);
 void dsmem_conn_put(struct dsmem_conn *conn);
 void dsmem_conn_close(struct dsmem_conn *conn, int err);
+int dsmem_wc_errno(enum ib_wc_status s);
+void dsmem_conn_wc_error(struct dsmem_conn *conn, const struct ib_wc *wc);
 bool dsmem_conn_post_begin(struct dsmem_conn *conn);
 void dsmem_conn_post_end(struct dsmem_conn *conn);
 int dsmem_conn_wait_credit(struct dsmem_conn *conn, atomic_t *credits);

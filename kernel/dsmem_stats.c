@@ -31,6 +31,7 @@ static const char * const dsmem_stat_names[] = {
 	[DSMEM_STAT_CONN_FAILED]		= "conn_failed",
 	[DSMEM_STAT_CONN_LOST]		= "conn_lost",
 	[DSMEM_STAT_CONN_REJECTED]	= "conn_rejected",
+	[DSMEM_STAT_CONN_IO_TIMEOUT]	= "conn_io_timeout",
 	[DSMEM_STAT_RECONNECTS]		= "reconnects",
 	[DSMEM_STAT_SEG_ADDED]		= "seg_added",
 	[DSMEM_STAT_SEG_REMOVED]		= "seg_removed",

@@ -9,8 +9,11 @@
  * any other peer's QP.  A lost connection is released whole and, for the
  * side that connected, replaced after a backoff.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/in.h>
 #include <linux/in6.h>
+#include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <linux/sched/signal.h>
 
@@ -209,7 +212,11 @@ static void dsmem_conn_param(struct dsmem_conn *conn,
 	/* READ and atomics need outstanding-read resources at both ends */
 	p->responder_resources = min_t(u32, a->max_qp_rd_atom, 16);
 	p->initiator_depth = min_t(u32, a->max_qp_init_rd_atom, 16);
-	p->retry_count = 7;
+	/*
+	 * rxe retries forever at 7 (as IB does for RNR only), so a dead link
+	 * would never fail a request; 6 lets the transport give up.
+	 */
+	p->retry_count = 6;
 	p->rnr_retry_count = 7;
 }
 
@@ -219,19 +226,58 @@ static void dsmem_conn_param(struct dsmem_conn *conn,
  */
 void dsmem_conn_close(struct dsmem_conn *conn, int err)
 {
+	bool was_up;
+
 	spin_lock_bh(&conn->lock);
 	if (conn->state == DSMEM_CONN_CLOSING) {
 		spin_unlock_bh(&conn->lock);
 		return;
 	}
+	was_up = conn->state == DSMEM_CONN_UP;
 	conn->state = DSMEM_CONN_CLOSING;
 	conn->close_err = err;
 	spin_unlock_bh(&conn->lock);
+
+	/* the first reason, here: the release may find the peer deleted */
+	if (was_up && err != -ECONNABORTED)
+		pr_notice_ratelimited("node %u: connection to node %u lost (%pe)\n",
+				      conn->peer->node->id, conn->remote_node,
+				      ERR_PTR(err));
 
 	wake_up_all(&conn->sq_wait);
 	kref_get(&conn->ref);
 	if (!queue_work(dsmem_wq, &conn->release_work))
 		dsmem_conn_put(conn);
+}
+
+/* What a failed work request tells its issuer. */
+int dsmem_wc_errno(enum ib_wc_status s)
+{
+	switch (s) {
+	case IB_WC_REM_ACCESS_ERR:
+	case IB_WC_LOC_PROT_ERR:
+		return -EACCES;
+	case IB_WC_WR_FLUSH_ERR:
+		return -ECONNRESET;
+	case IB_WC_RETRY_EXC_ERR:
+	case IB_WC_RNR_RETRY_EXC_ERR:
+		return -ETIMEDOUT;
+	case IB_WC_REM_INV_REQ_ERR:
+		return -EINVAL;
+	default:
+		return -EIO;
+	}
+}
+
+/*
+ * A work request completed in error.  An RC error leaves the QP unusable,
+ * and a flush we did not cause (the QP went to error under another work
+ * request, or under the provider) means the same: start over.  Closing is
+ * idempotent, so the flushes of our own close cost nothing.
+ */
+void dsmem_conn_wc_error(struct dsmem_conn *conn, const struct ib_wc *wc)
+{
+	dsmem_conn_close(conn, dsmem_wc_errno(wc->status));
 }
 
 bool dsmem_conn_post_begin(struct dsmem_conn *conn)
@@ -265,6 +311,7 @@ int dsmem_conn_wait_credit(struct dsmem_conn *conn, atomic_t *credits)
 
 void dsmem_conn_put_credit(struct dsmem_conn *conn, atomic_t *credits)
 {
+	atomic_inc(&conn->credits_back);	/* progress, for the watchdog */
 	atomic_inc(credits);
 	if (wq_has_sleeper(&conn->sq_wait))
 		wake_up(&conn->sq_wait);
@@ -308,13 +355,42 @@ static void dsmem_conn_up_work(struct work_struct *work)
 
 	/* requests that arrived before we were up */
 	queue_work(dsmem_wq, &conn->rx_work);
+	conn->wd_since = jiffies;
 	queue_delayed_work(dsmem_wq, &conn->keepalive_work,
 			   msecs_to_jiffies(DSMEM_KEEPALIVE_MS));
 	dsmem_seg_conn_up(conn);
 	dsmem_slope_conn_up(conn);
 }
 
-/* The RC transport acknowledges the ping; a dead peer fails the send. */
+static unsigned int io_timeout_ms = 8000;
+module_param(io_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(io_timeout_ms,
+		 "a connection with work requests outstanding and none completing for this long is closed (ms, >= 1000)");
+
+/*
+ * True when the send queue has had work outstanding and no completion for
+ * io_timeout_ms.  The transport's own retries need not end (a peer's link
+ * down, a stuck responder): this bounds every wait on the connection.
+ */
+static bool dsmem_conn_stalled(struct dsmem_conn *conn)
+{
+	unsigned int back = atomic_read(&conn->credits_back);
+	bool busy = atomic_read(&conn->sq_free) < DSMEM_SQ_DEPTH ||
+		    atomic_read(&conn->msg_free) < DSMEM_MSG_DEPTH;
+
+	if (!busy || back != conn->wd_back) {
+		conn->wd_back = back;
+		conn->wd_since = jiffies;
+		return false;
+	}
+	return time_after(jiffies, conn->wd_since +
+			  msecs_to_jiffies(max(io_timeout_ms, 1000U)));
+}
+
+/*
+ * The RC transport acknowledges the ping; a dead peer fails the send or,
+ * if the transport keeps retrying, leaves it outstanding: the watchdog.
+ */
 static void dsmem_conn_keepalive_work(struct work_struct *work)
 {
 	struct dsmem_conn *conn = container_of(to_delayed_work(work),
@@ -324,6 +400,14 @@ static void dsmem_conn_keepalive_work(struct work_struct *work)
 
 	if (READ_ONCE(conn->state) != DSMEM_CONN_UP)
 		return;
+	if (dsmem_conn_stalled(conn)) {
+		pr_warn_ratelimited("node %u: no completion from node %u for %u ms, closing the connection\n",
+				    conn->peer->node->id, conn->remote_node,
+				    io_timeout_ms);
+		dsmem_stat_inc(DSMEM_STAT_CONN_IO_TIMEOUT);
+		dsmem_conn_close(conn, -ETIMEDOUT);
+		return;
+	}
 	/* a busy connection proves itself; skip rather than queue behind */
 	if (atomic_read(&conn->msg_free) > 0)
 		dsmem_msg_send(conn, &ping);

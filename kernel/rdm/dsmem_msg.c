@@ -183,8 +183,7 @@ static void dsmem_msg_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	int ret;
 
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
-		if (wc->status != IB_WC_WR_FLUSH_ERR)
-			dsmem_conn_close(conn, -EIO);
+		dsmem_conn_wc_error(conn, wc);
 		return;
 	}
 	ib_dma_sync_single_for_cpu(conn->ibdev, r->dma, DSMEM_MSG_MAX,
@@ -214,9 +213,8 @@ static void dsmem_msg_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct dsmem_send *s = container_of(wc->wr_cqe, struct dsmem_send, cqe);
 	struct dsmem_conn *conn = s->conn;
 
-	if (unlikely(wc->status != IB_WC_SUCCESS &&
-		     wc->status != IB_WC_WR_FLUSH_ERR))
-		dsmem_conn_close(conn, -EIO);
+	if (unlikely(wc->status != IB_WC_SUCCESS))
+		dsmem_conn_wc_error(conn, wc);
 	ib_dma_unmap_single(conn->ibdev, s->dma, s->len, DMA_TO_DEVICE);
 	dsmem_conn_put_credit(conn, &conn->msg_free);
 	kfree(s);

@@ -167,9 +167,23 @@ static void dsmem_node_teardown(struct dsmem_node *node)
 
 	rdma_destroy_id(node->listen_id);
 
-	/* the peer table only shrinks now: the node is unlinked */
-	xa_for_each(&node->peers, i, peer)
+	/*
+	 * The peer table only shrinks now: the node is unlinked.  A passive
+	 * peer's release may unlink and free it meanwhile, so each one is
+	 * taken counted, under the lock that guards the table.
+	 */
+	for (;;) {
+		i = 0;
+		mutex_lock(&dsmem_rdm_lock);
+		peer = xa_find(&node->peers, &i, ULONG_MAX, XA_PRESENT);
+		if (peer)
+			kref_get(&peer->ref);
+		mutex_unlock(&dsmem_rdm_lock);
+		if (!peer)
+			break;
 		dsmem_peer_delete(peer);
+		dsmem_peer_put(peer);
+	}
 
 	mutex_lock(&dsmem_rdm_lock);
 	xa_for_each(&node->segs, i, seg) {

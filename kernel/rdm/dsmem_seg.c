@@ -458,6 +458,8 @@ static void dsmem_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 						struct dsmem_reg_wait, cqe);
 
 	w->status = wc->status == IB_WC_SUCCESS ? 0 : -EIO;
+	if (unlikely(w->status))
+		dsmem_conn_wc_error(w->conn, wc);
 	dsmem_conn_put_credit(w->conn, &w->conn->sq_free);
 	complete(&w->done);
 }

@@ -241,24 +241,6 @@ static void dsmem_task_req_done(struct dsmem_task *task, u32 req)
 		dsmem_task_finish(task);
 }
 
-static int dsmem_wc_errno(enum ib_wc_status s)
-{
-	switch (s) {
-	case IB_WC_REM_ACCESS_ERR:
-	case IB_WC_LOC_PROT_ERR:
-		return -EACCES;
-	case IB_WC_WR_FLUSH_ERR:
-		return -ECONNRESET;
-	case IB_WC_RETRY_EXC_ERR:
-	case IB_WC_RNR_RETRY_EXC_ERR:
-		return -ETIMEDOUT;
-	case IB_WC_REM_INV_REQ_ERR:
-		return -EINVAL;
-	default:
-		return -EIO;
-	}
-}
-
 static void dsmem_slice_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct dsmem_slice *s = container_of(wc->wr_cqe, struct dsmem_slice,
@@ -278,9 +260,7 @@ static void dsmem_slice_done(struct ib_cq *cq, struct ib_wc *wc)
 		if (!tr->status)
 			tr->status = dsmem_wc_errno(wc->status);
 		dsmem_stat_inc(DSMEM_STAT_XFER_ERRORS);
-		/* an RC error leaves the QP unusable: start over */
-		if (wc->status != IB_WC_WR_FLUSH_ERR)
-			dsmem_conn_close(conn, tr->status);
+		dsmem_conn_wc_error(conn, wc);
 	}
 	llist_add(&s->free, &conn->slice_free);
 	dsmem_conn_put_credit(conn, &conn->sq_free);

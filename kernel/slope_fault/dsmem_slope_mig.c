@@ -335,6 +335,8 @@ static void dsmem_slope_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 	unsigned long flags;
 
 	wr->status = wc->status == IB_WC_SUCCESS ? 0 : -EIO;
+	if (unlikely(wr->status))
+		dsmem_conn_wc_error(mig->conn, wc);
 	dsmem_conn_put_credit(mig->conn, &mig->conn->sq_free);
 	llist_add(&wr->node, &mig->wr_done);
 	/*

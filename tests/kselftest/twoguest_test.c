@@ -515,6 +515,11 @@ TEST_F_TIMEOUT(pair, slope_across_guests, 600)
 
 	self->done = true;	/* the btree test's flag: not ours */
 	if (self->id == 1) {
+		/*
+		 * Node 12 is this test's now: guest 0 connects only after this,
+		 * or it might reach the btree test's node 12 still going away.
+		 */
+		publish(dir, "sl_node", "1\n");
 		fd = sl_open(12);
 		ASSERT_LE(0, fd);
 		ASSERT_EQ(0, sl_recv(fd, &m)) TH_LOG("nothing arrived");
@@ -539,6 +544,7 @@ TEST_F_TIMEOUT(pair, slope_across_guests, 600)
 	}
 	fd = sl_open(11);
 	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, await_file_for(dir, "sl_node", buf, sizeof(buf), 1200));
 	ASSERT_EQ(0, ds_peer_add(self->ctx, 11, env_or_die("DSMEM_PEER_ADDR"), BT_PORT, &peer));
 	for (int i = 0; i < 600; i++) {
 		if (!ds_peer_get(self->ctx, 11, peer, &p) && p.state == DS_PEER_UP)
@@ -576,9 +582,52 @@ TEST_F_TIMEOUT(pair, slope_across_guests, 600)
 /*
  * dsmaster on guest 0; one client with a segment on each guest.  An
  * object put on guest 1, a replica on each guest, is read whole on guest 0.
- * (The link taken down under a put is not here: a transfer to a peer whose
- * link went away does not end yet; see docs/store.md, "Limits".)
+ * Then the link goes down under a run of puts from guest 1 (guest 0's
+ * cable is pulled for 10 s): every put ends, each COMPLETE or
+ * failed, never half there; once the link is back, a put reaches both
+ * guests again and guest 0 reads every acknowledged object whole.
  */
+/*
+ * Pull this guest's cable to the other guest ("off") or plug it back
+ * ("on"): the host's runner flips QEMU's link, so the NIC loses carrier and
+ * the interface stays configured, as when a cable or a switch port fails.
+ * (Not "ip link set down": on rxe that also fails the GSI QP's sends, which
+ * leaves the port unable to connect again until its rxe link is re-added.)
+ */
+static int set_link(const char *dir, int id, const char *state)
+{
+	char req[256], ack[256], tmp[300], got[128];
+	FILE *f;
+
+	snprintf(req, sizeof(req), "%s/g%d/link.req", dir, id);
+	snprintf(ack, sizeof(ack), "%s/g%d/link.ack", dir, id);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", req);
+	unlink(ack);
+	f = fopen(tmp, "we");
+	if (!f)
+		return -errno;
+	fprintf(f, "%s\n", state);
+	fclose(f);
+	if (rename(tmp, req))
+		return -errno;
+	for (int i = 0; i < 300; i++) {
+		if (!read_file(ack, got, sizeof(got))) {
+			unlink(ack);
+			got[strcspn(got, "\n")] = 0;
+			if (strcmp(got, state)) {
+				fprintf(stderr, "# link %s: %s\n", state, got);
+				return -EIO;
+			}
+			return 0;
+		}
+		usleep(100000);
+	}
+	return -ETIMEDOUT;
+}
+
+#define LK_PUTS	12		/* puts across the link cut */
+#define LK_SIZE	(2ull << 20)
+
 /* the processes and nodes, so that a failed assertion still ends them */
 FIXTURE(store2) {
 	struct proc master, w;
@@ -596,8 +645,16 @@ FIXTURE_SETUP(store2)
 
 FIXTURE_TEARDOWN(store2)
 {
-	if (!_metadata->passed)
+	if (!_metadata->passed) {
 		run("tail -n 30 /tmp/store2/*.log | sed 's/^/# /'");
+		/* the module's view: its peers and its counters */
+		run("%s peer show | sed 's/^/# /'", dsctl_path());
+		run("%s statistic show | grep -E 'conn|reconn|xfer_(errors|noconn)|msg_timeout'"
+		    " | sed 's/^/# /'", dsctl_path());
+	}
+	/* whatever happened, the cable is in for what follows */
+	if (self->id == 0)
+		set_link(env_or_die("DSMEM_RUN_DIR"), 0, "on");
 	stop_proc(&self->w, SIGKILL);
 	stop_proc(&self->master, SIGTERM);
 	ds_node_del(self->ctx, 41 + self->id);
@@ -606,14 +663,15 @@ FIXTURE_TEARDOWN(store2)
 	ds_ctx_close(self->ctx);
 }
 
-TEST_F_TIMEOUT(store2, store_across_guests, 420)
+TEST_F_TIMEOUT(store2, store_across_guests, 600)
 {
 	const char *dir = env_or_die("DSMEM_RUN_DIR");
 	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
 	char masters[64], node[16], log[64], r[1024], buf[256], nm[16];
 	struct proc *w = &self->w;
 	struct ds_ctx *ctx = self->ctx;
-	int id = self->id, n = 0;
+	int id = self->id, n = 0, nacked = 0;
+	char acked[2048] = "", *save = NULL;
 	char *argv[24];
 
 	run("rm -rf /tmp/store2; mkdir -p /tmp/store2/m /tmp/store2/slow");
@@ -684,8 +742,43 @@ TEST_F_TIMEOUT(store2, store_across_guests, 420)
 		publish(dir, "st_put", buf);
 		ASSERT_EQ(0, await_file_for(dir, "st_got", buf, sizeof(buf), 1200));
 
-		/* the reader is done before the client goes */
 		ASSERT_EQ(0, await_file_for(dir, "st_checked", buf, sizeof(buf), 1200));
+
+		/* puts while guest 0 takes the link down, and after it is back */
+		ASSERT_EQ(0, wsend(w, "loop lk/ %d %llu 500 dram 2", LK_PUTS, LK_SIZE));
+		for (int i = 0; i < LK_PUTS; i++) {
+			char key[32];
+
+			/* a put ends by its own timeout (20 s), whatever the link does */
+			ASSERT_EQ(0, read_line(w, r, sizeof(r), 150000)) TH_LOG("put %d never ended", i);
+			ASSERT_EQ(0, strncmp(r, "put ", 4)) TH_LOG("%s", r);
+			if (i == 0)
+				publish(dir, "st_loop", "1\n");
+			kv_str(r, "key", key, sizeof(key));
+			if (kv(r, "state") == 4) {
+				snprintf(acked + strlen(acked), sizeof(acked) - strlen(acked),
+					 "%s %lld\n", key, kv(r, "version"));
+				nacked++;
+			} else {
+				TH_LOG("across the link cut: %s", r);
+			}
+		}
+		ASSERT_EQ(0, read_line(w, r, sizeof(r), 150000));
+		ASSERT_EQ(0, await_file_for(dir, "st_link_up", buf, sizeof(buf), 1200));
+		/* the connection comes back: a put reaches both guests again */
+		for (int i = 0; i < 40; i++) {
+			ASSERT_EQ(0, wcmd(w, r, sizeof(r), "put lk/after %llu 600 dram 2", LK_SIZE));
+			if (kv(r, "state") == 4 && kv(r, "dram") == 2)
+				break;
+			sleep(2);
+		}
+		EXPECT_EQ(4, kv(r, "state")) TH_LOG("after the link came back: %s", r);
+		EXPECT_EQ(2, kv(r, "dram")) TH_LOG("after the link came back: %s", r);
+		snprintf(acked + strlen(acked), sizeof(acked) - strlen(acked), "lk/after %lld\n",
+			 kv(r, "version"));
+		TH_LOG("%d of %d puts acknowledged across the link cut", nacked, LK_PUTS);
+		publish(dir, "st_acked", acked);
+		ASSERT_EQ(0, await_file_for(dir, "st_read", buf, sizeof(buf), 1200));
 	} else {
 		ASSERT_EQ(0, await_file_for(dir, "st_put", buf, sizeof(buf), 1200));
 		ASSERT_EQ(0, wcmd(w, r, sizeof(r), "get tg/k %llu expect 7 size %llu",
@@ -696,6 +789,29 @@ TEST_F_TIMEOUT(store2, store_across_guests, 420)
 		publish(dir, "st_got", "1\n");
 
 		publish(dir, "st_checked", "1\n");
+
+		/* the cable out for 10 s, under guest 1's puts */
+		ASSERT_EQ(0, await_file_for(dir, "st_loop", buf, sizeof(buf), 1200));
+		ASSERT_EQ(0, set_link(dir, id, "off"));
+		sleep(10);
+		ASSERT_EQ(0, set_link(dir, id, "on"));
+		publish(dir, "st_link_up", "1\n");
+		/* every object guest 1 was told was stored, whole */
+		ASSERT_EQ(0, await_file_for(dir, "st_acked", acked, sizeof(acked), 3000));
+		for (char *line = strtok_r(acked, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save)) {
+			char key[32];
+			long long ver, seed;
+
+			ASSERT_EQ(2, sscanf(line, "%31s %lld", key, &ver));
+			seed = strcmp(key, "lk/after") ? 500 + atoi(key + 3) : 600;
+			ASSERT_EQ(0, wcmd(w, r, sizeof(r), "get %s %llu expect %lld size %llu", key,
+					  LK_SIZE, seed, LK_SIZE));
+			EXPECT_EQ(4, kv(r, "state")) TH_LOG("%s: %s", key, r);
+			EXPECT_EQ(ver, kv(r, "version")) TH_LOG("%s: %s", key, r);
+			EXPECT_EQ(1, kv(r, "intact")) TH_LOG("%s: %s", key, r);
+		}
+		publish(dir, "st_read", "1\n");
 	}
 }
 
