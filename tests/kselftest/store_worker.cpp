@@ -44,7 +44,11 @@
 //   store_worker --masters M segments   -> one "segment id=..." line each
 //   store_worker --masters M nvmeof-register TRADDR TRSVCID NQN BASE SIZE
 //                                       -> "ok ret=0 segment=ID"
+//   store_worker --masters M locate KEY -> "ok ret=0 version=V replicas=N
+//                                          sums=N r0=GADDR r0_len=L ..."
+//                                          (each replica's first shard)
 #include <cerrno>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -58,6 +62,9 @@
 #include <unistd.h>
 
 #include <dsmem/store.h>
+#include <grpcpp/grpcpp.h>
+
+#include "dsstore.grpc.pb.h"
 
 #include "store_pattern.h"
 
@@ -458,6 +465,46 @@ int oneshot(const args &a)
 				    segs[i].id, segs[i].type, segs[i].state, segs[i].size,
 				    segs[i].used, segs[i].owner, segs[i].node_id);
 		std::printf("ok ret=0 count=%zu\n", n);
+		free(segs);
+		return 0;
+	}
+	if (c == "locate" && a.oneshot.size() == 2) {
+		// where the newest version's replicas are: the master's own Get
+		// (the wire contract), for a test that damages one of them
+		namespace pb = dsmem::store::v1;
+		std::string first = a.masters.substr(0, a.masters.find(','));
+		auto stub = pb::Master::NewStub(
+			grpc::CreateChannel(first, grpc::InsecureChannelCredentials()));
+		pb::GetRequest req;
+		pb::GetResponse resp;
+		grpc::ClientContext ctx;
+		ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+		req.set_key(a.oneshot[1]);
+		req.set_min_version(-1);
+		grpc::Status s = stub->Get(&ctx, req, &resp);
+		if (!s.ok()) {
+			std::printf("ok ret=%d msg=%s\n", -EIO, field(s.error_message().c_str()).c_str());
+			return 1;
+		}
+		ds_store_segment_info *segs = nullptr;
+		size_t n = 0;
+		int ret = ds_store_segment_list(a.masters.c_str(), &segs, &n, err, sizeof(err));
+		if (ret) {
+			std::printf("ok ret=%d msg=%s\n", ret, field(err).c_str());
+			return 1;
+		}
+		const pb::ObjectInfo &o = resp.object();
+		std::printf("ok ret=0 version=%" PRIu64 " replicas=%d sums=%d", o.version(),
+			    o.replicas_size(), o.sums().xxh64_size());
+		// each replica's first shard: global address and length
+		for (int r = 0; r < o.replicas_size(); r++) {
+			const pb::Shard &sh = o.replicas(r).shards(0);
+			for (size_t i = 0; i < n; i++)
+				if (segs[i].id == sh.segment_id())
+					std::printf(" r%d=0x%" PRIx64 " r%d_len=%" PRIu64, r,
+						    segs[i].gaddr + sh.offset(), r, sh.length());
+		}
+		std::printf("\n");
 		free(segs);
 		return 0;
 	}

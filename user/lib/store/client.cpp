@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // The object store's client (see client.hpp and store.h).
 #include "client.hpp"
+#include "checksum.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -1216,6 +1217,9 @@ int ClientCore::do_put(unsigned worker, Clock::time_point deadline, const std::s
 	st->bytes = size;
 	std::vector<uint64_t> exclude;
 	int last_err = -EIO;
+	// what every later reader checks the bytes against
+	pb::Checksums sums;
+	make_sums(iov, size, &sums);
 
 	for (int attempt = 0; attempt < kPutAttempts; attempt++) {
 		pb::PutStartRequest req;
@@ -1383,6 +1387,7 @@ int ClientCore::do_put(unsigned worker, Clock::time_point deadline, const std::s
 		for (int r = 0; r < nrep; r++)
 			if (ok[r])
 				cr.add_done(static_cast<uint32_t>(r));
+		*cr.mutable_sums() = sums;
 		if (int ret = masters_.call(&pb::Master::Stub::PutCommit, cr, &commit, deadline, &err))
 			return ret;
 		st->version = static_cast<int64_t>(start.version());
@@ -1575,6 +1580,10 @@ int ClientCore::do_get(unsigned worker, Clock::time_point deadline, const std::s
 		for (int r : order) {
 			Worker &w = *workers_[worker];
 			int ret = read_replica(w, obj.replicas(r), iov, offset, len, deadline);
+			// a replica gone bad, or bytes the transport got wrong:
+			// never the object; the next copy may be whole
+			if (!ret)
+				ret = check_sums(obj.sums(), size, iov, offset, len, &err);
 			if (!ret) {
 				read = true;
 				break;
@@ -1596,6 +1605,8 @@ int ClientCore::do_get(unsigned worker, Clock::time_point deadline, const std::s
 									static_cast<int64_t>(found));
 				continue;
 			}
+			if (!ret)
+				ret = check_sums(obj.sums(), size, iov, offset, got, &err);
 			if (ret)
 				return ret;
 			st->bytes = got;

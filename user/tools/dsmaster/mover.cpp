@@ -11,6 +11,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "checksum.hpp"
 #include "nvmeof.hpp"
 
 namespace dsmem::store {
@@ -183,12 +184,16 @@ int Mover::write(const Resolved &dst, uint64_t off, const void *buf, uint64_t le
 	return 0;
 }
 
-int Mover::copy(const Resolved &src, const Resolved &dst, uint64_t size, std::string *err)
+int Mover::copy(const Resolved &src, const Resolved &dst, uint64_t size, const v1::Checksums &sums,
+		std::string *err)
 {
+	static_assert(kBounce % kSumChunk == 0, "a round holds whole checksum chunks");
 	std::vector<char> buf(std::min(kBounce, size));
 	for (uint64_t done = 0; done < size; done += kBounce) {
 		uint64_t n = std::min(kBounce, size - done);
 		if (int ret = read(src, done, buf.data(), n, err))
+			return ret;
+		if (int ret = check_sums(sums, size, { { buf.data(), n } }, done, n, err))
 			return ret;
 		if (int ret = write(dst, done, buf.data(), n, err))
 			return ret;

@@ -37,8 +37,11 @@ public:
 	// Bytes [off, off + len) of the object a replica holds.
 	int read(const Resolved &src, uint64_t off, void *buf, uint64_t len, std::string *err);
 	int write(const Resolved &dst, uint64_t off, const void *buf, uint64_t len, std::string *err);
-	// A whole object, in pieces of the bounce buffer's size.
-	int copy(const Resolved &src, const Resolved &dst, uint64_t size, std::string *err);
+	// A whole object, in pieces of the bounce buffer's size, each checked
+	// against the writer's sums before it goes on (-EBADMSG: the source
+	// is not the object).
+	int copy(const Resolved &src, const Resolved &dst, uint64_t size, const v1::Checksums &sums,
+		 std::string *err);
 	// 0 if the node can be used (opens it); the reason if not.
 	int ready(std::string *err);
 

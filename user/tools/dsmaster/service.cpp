@@ -645,7 +645,8 @@ grpc::Status Leader::PutCommit(const v1::PutCommitRequest *q, v1::PutCommitRespo
 	{
 		std::lock_guard<std::mutex> g(mu_);
 		alive_locked(q->client_id());
-		int ret = st_.plan_put_commit(q->key(), q->version(), done, now_ns(), &rec, &abort, &err);
+		int ret = st_.plan_put_commit(q->key(), q->version(), done, q->sums(), now_ns(), &rec,
+					      &abort, &err);
 		if (ret) {
 			std::string aerr;
 			if (abort.rec_case() != lg::Record::REC_NOT_SET &&

@@ -2,6 +2,8 @@
 // The master's metadata state machine; state.hpp says how it is driven.
 #include "state.hpp"
 
+#include "checksum.hpp"
+
 #include <algorithm>
 #include <cerrno>
 
@@ -145,6 +147,7 @@ void MasterState::object_info(const std::string &key, const VersionState &v, boo
 	out->set_flushed(fv == v.version);
 	out->set_flushed_version(fv);
 	out->set_ctime_ns(v.ctime_ns);
+	*out->mutable_sums() = v.sums;
 }
 
 std::vector<MasterState::ReplicaRef> MasterState::replicas_on(uint64_t segment_id) const
@@ -420,8 +423,9 @@ int MasterState::plan_put_start(uint64_t client_id, const std::string &key, uint
 }
 
 int MasterState::plan_put_commit(const std::string &key, uint64_t version,
-				 const std::vector<uint32_t> &done, int64_t now_ns,
-				 lg::Record *rec, lg::Record *abort, std::string *err) const
+				 const std::vector<uint32_t> &done, const pb::Checksums &sums,
+				 int64_t now_ns, lg::Record *rec, lg::Record *abort,
+				 std::string *err) const
 {
 	if (int ret = check_key(key, err))
 		return ret;
@@ -440,7 +444,10 @@ int MasterState::plan_put_commit(const std::string &key, uint64_t version,
 		abort->mutable_put_abort()->set_expired(true);
 		return fail(err, -ESTALE, "put of " + vname(key, version) + " expired");
 	}
+	if (int ret = valid_sums(sums, v->size, err))
+		return ret;
 	lg::PutCommit *c = rec->mutable_put_commit();
+	*c->mutable_sums() = sums;
 	std::set<uint32_t> seen;
 	for (uint32_t i : done) {
 		if (i >= v->replicas.size())
@@ -882,6 +889,7 @@ int MasterState::apply_put_commit(const lg::PutCommit &r, std::string *err)
 	v->complete = true;
 	v->deadline_ns = 0;
 	v->ctime_ns = r.ctime_ns();
+	v->sums = r.sums();
 	return 0;
 }
 
@@ -1046,6 +1054,7 @@ void MasterState::snapshot(lg::Snapshot *snap) const
 			ve->set_deleted(v.deleted);
 			ve->set_deadline_ns(v.deadline_ns);
 			ve->set_ctime_ns(v.ctime_ns);
+			*ve->mutable_sums() = v.sums;
 			ve->set_client_id(v.client_id);
 			for (const auto &r : v.replicas) {
 				lg::ReplicaEntry *re = ve->add_replicas();
@@ -1087,6 +1096,7 @@ int MasterState::restore(const lg::Snapshot &snap, std::string *err)
 			v.deleted = ve.deleted();
 			v.deadline_ns = ve.deadline_ns();
 			v.ctime_ns = ve.ctime_ns();
+			v.sums = ve.sums();
 			v.client_id = ve.client_id();
 			for (const auto &re : ve.replicas()) {
 				// the allocators are rebuilt from what the metadata holds

@@ -52,6 +52,7 @@ struct VersionState {
 	bool complete = false, deleted = false;
 	int64_t deadline_ns = 0, ctime_ns = 0;
 	std::vector<ReplicaState> replicas;
+	pb::Checksums sums;		// the writer's; empty: none
 };
 
 struct ObjectState {
@@ -117,9 +118,11 @@ public:
 			   lg::Record *rec, std::string *err);
 	// -ESTALE: expired or aborted; *abort holds a PutAbort to log when the
 	// commit found the put past its deadline or without a usable replica.
+	// sums: the writer's checksums of the bytes (empty: none)
 	int plan_put_commit(const std::string &key, uint64_t version,
-			    const std::vector<uint32_t> &done, int64_t now_ns,
-			    lg::Record *rec, lg::Record *abort, std::string *err) const;
+			    const std::vector<uint32_t> &done, const pb::Checksums &sums,
+			    int64_t now_ns, lg::Record *rec, lg::Record *abort,
+			    std::string *err) const;
 	int plan_put_abort(const std::string &key, uint64_t version, lg::Record *rec,
 			   std::string *err) const;
 	int plan_del(const std::string &key, lg::Record *rec, uint64_t *versions,

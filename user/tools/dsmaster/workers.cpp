@@ -13,6 +13,7 @@
 #include <ctime>
 #include <tuple>
 
+#include "checksum.hpp"
 #include "service.hpp"
 
 namespace dsmem::store {
@@ -200,6 +201,7 @@ int Leader::add_replica(const std::string &key, uint64_t version, v1::SegmentTyp
 			const std::set<uint64_t> &avoid, int replace_index, std::string *err)
 {
 	v1::Replica src, dst, old;
+	v1::Checksums sums;
 	Resolved src_r, dst_r;
 	bool from_slow = false, from_salvage = false;
 	uint64_t size;
@@ -211,6 +213,7 @@ int Leader::add_replica(const std::string &key, uint64_t version, v1::SegmentTyp
 			return -ENOENT;
 		}
 		size = v->size;
+		sums = v->sums;
 		if (replace_index >= 0) {
 			if (static_cast<size_t>(replace_index) >= v->replicas.size()) {
 				*err = "the replica moved meanwhile";
@@ -258,10 +261,12 @@ int Leader::add_replica(const std::string &key, uint64_t version, v1::SegmentTyp
 		} else if (ret) {
 			*err = "slow tier: " + std::string(strerror(-ret));
 		} else {
-			ret = mover_->write(dst_r, 0, data.data(), size, err);
+			ret = check_sums(sums, size, { { data.data(), size } }, 0, size, err);
+			if (!ret)
+				ret = mover_->write(dst_r, 0, data.data(), size, err);
 		}
 	} else {
-		ret = mover_->copy(src_r, dst_r, size, err);
+		ret = mover_->copy(src_r, dst_r, size, sums, err);
 	}
 
 	uint64_t seq = 0;
@@ -408,6 +413,7 @@ int Leader::flush(const std::string &key, uint64_t version, bool *flushed, std::
 	auto fl = flush_lock(key);
 	std::lock_guard<std::mutex> fg(*fl);
 	v1::Replica src;
+	v1::Checksums sums;
 	Resolved src_r;
 	uint64_t size;
 	{
@@ -429,6 +435,7 @@ int Leader::flush(const std::string &key, uint64_t version, bool *flushed, std::
 		}
 		src_r = resolve_locked(src);
 		size = v->size;
+		sums = v->sums;
 		st_.pin(key, version);
 	}
 	std::string data;
@@ -441,6 +448,9 @@ int Leader::flush(const std::string &key, uint64_t version, bool *flushed, std::
 	}
 	if (!ret)
 		ret = mover_->read(src_r, 0, data.data(), size, err);
+	// the slow tier gets the object or nothing
+	if (!ret)
+		ret = check_sums(sums, size, { { data.data(), size } }, 0, size, err);
 	{
 		std::lock_guard<std::mutex> g(mu_);
 		st_.unpin(key, version);

@@ -117,7 +117,8 @@ int ds_store_put(struct ds_store *s, const char *key, const struct iovec *iov,
  * leaves the rest of the buffers untouched.  min_version -1: any; a
  * newer min_version than exists fails with -ERANGE and reports the
  * largest readable one.  -ENODATA: no replica of the version is readable
- * and the slow tier has none.
+ * and the slow tier has none.  -EBADMSG: no copy matched the writer's
+ * checksums (each whole MiB read is checked; see docs/store.md).
  */
 int ds_store_get(struct ds_store *s, const char *key, const struct iovec *iov,
 		 size_t n, int64_t min_version, uint64_t offset, uint64_t *task);

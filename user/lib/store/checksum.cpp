@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The object checksums; checksum.hpp says what they are for.
+#include "checksum.hpp"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <memory>
+
+namespace dsmem::store {
+
+namespace {
+
+struct StateFree {
+	void operator()(XXH64_state_t *s) const { XXH64_freeState(s); }
+};
+using State = std::unique_ptr<XXH64_state_t, StateFree>;
+
+// Feed [from, to) of the bytes iov holds (iov[0] starts at byte base) to
+// one callback per contiguous piece.
+template <typename F>
+void walk(const std::vector<iovec> &iov, uint64_t base, uint64_t from, uint64_t to, F &&f)
+{
+	uint64_t pos = base;
+	for (const iovec &v : iov) {
+		uint64_t end = pos + v.iov_len;
+		uint64_t lo = std::max(pos, from), hi = std::min(end, to);
+		if (lo < hi)
+			f(static_cast<const char *>(v.iov_base) + (lo - pos), hi - lo);
+		if (end >= to)
+			break;
+		pos = end;
+	}
+}
+
+uint64_t chunk_sum(XXH64_state_t *st, const std::vector<iovec> &iov, uint64_t base, uint64_t from,
+		   uint64_t to)
+{
+	XXH64_reset(st, 0);
+	walk(iov, base, from, to, [st](const char *p, uint64_t n) { XXH64_update(st, p, n); });
+	return XXH64_digest(st);
+}
+
+}  // namespace
+
+void make_sums(const std::vector<iovec> &iov, uint64_t size, pb::Checksums *out)
+{
+	State st(XXH64_createState());
+	out->Clear();
+	out->set_chunk_size(kSumChunk);
+	for (uint64_t at = 0; at < size; at += kSumChunk)
+		out->add_xxh64(chunk_sum(st.get(), iov, 0, at, std::min(size, at + kSumChunk)));
+}
+
+int valid_sums(const pb::Checksums &sums, uint64_t size, std::string *err)
+{
+	if (sums.xxh64_size() == 0)
+		return 0;
+	uint64_t c = sums.chunk_size();
+	if (c < 4096 || c > (1U << 30) || (c & (c - 1))) {
+		*err = "checksum chunk size " + std::to_string(c) +
+		       " is not a power of two from 4 KiB to 1 GiB";
+		return -EINVAL;
+	}
+	if (static_cast<uint64_t>(sums.xxh64_size()) != (size + c - 1) / c) {
+		*err = std::to_string(sums.xxh64_size()) + " checksums for " + std::to_string(size) +
+		       " bytes in chunks of " + std::to_string(c);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int check_sums(const pb::Checksums &sums, uint64_t size, const std::vector<iovec> &iov,
+	       uint64_t off, uint64_t len, std::string *err)
+{
+	if (sums.xxh64_size() == 0)
+		return 0;
+	if (int ret = valid_sums(sums, size, err))
+		return ret;
+	uint64_t c = sums.chunk_size(), end = std::min(size, off + len);
+	State st(XXH64_createState());
+	for (uint64_t i = (off + c - 1) / c; i * c < end; i++) {
+		uint64_t from = i * c, to = std::min(size, from + c);
+		if (to > end)
+			break;	// cut by the range: not checked
+		if (chunk_sum(st.get(), iov, off, from, to) != sums.xxh64(static_cast<int>(i))) {
+			*err = "bytes " + std::to_string(from) + " to " + std::to_string(to) +
+			       " do not match their checksum";
+			return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+}  // namespace dsmem::store

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// An object's checksums (pb::Checksums): XXH64 of each kSumChunk bytes,
+// made by the writer and checked by every reader of a whole chunk -- the
+// client's gets, the master's copies and flushes.  One implementation for
+// both sides.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dsstore.pb.h"
+
+namespace dsmem::store {
+
+namespace pb = dsmem::store::v1;
+
+// 1 MiB: the DRAM shard's default, so a shard read whole is checked whole
+constexpr uint32_t kSumChunk = 1U << 20;
+
+// The checksums of the size bytes that iov holds in order.
+void make_sums(const std::vector<iovec> &iov, uint64_t size, pb::Checksums *out);
+
+// Bytes [off, off + len) of an object of size bytes, read into iov in
+// order: 0 if every chunk wholly inside them matches (chunks cut by the
+// range are not checked; no sums at all: nothing to check), -EBADMSG
+// and why otherwise, -EINVAL for sums that cannot be this object's.
+int check_sums(const pb::Checksums &sums, uint64_t size, const std::vector<iovec> &iov,
+	       uint64_t off, uint64_t len, std::string *err);
+
+// The sums' shape for an object of size bytes: 0, or -EINVAL and why.
+int valid_sums(const pb::Checksums &sums, uint64_t size, std::string *err);
+
+}  // namespace dsmem::store
