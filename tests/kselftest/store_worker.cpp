@@ -430,6 +430,16 @@ std::string field(const char *s)
 	return v;
 }
 
+// The pool's segments, or false once the error is printed.
+bool segment_list(const args &a, ds_store_segment_info **segs, size_t *n)
+{
+	char err[512] = "";
+	int ret = ds_store_segment_list(a.masters.c_str(), segs, n, err, sizeof(err));
+	if (ret)
+		std::printf("ok ret=%d msg=%s\n", ret, field(err).c_str());
+	return !ret;
+}
+
 int oneshot(const args &a)
 {
 	char err[512] = "";
@@ -454,11 +464,8 @@ int oneshot(const args &a)
 	if (c == "segments") {
 		ds_store_segment_info *segs = nullptr;
 		size_t n = 0;
-		int ret = ds_store_segment_list(a.masters.c_str(), &segs, &n, err, sizeof(err));
-		if (ret) {
-			std::printf("ok ret=%d msg=%s\n", ret, field(err).c_str());
+		if (!segment_list(a, &segs, &n))
 			return 1;
-		}
 		for (size_t i = 0; i < n; i++)
 			std::printf("segment id=%" PRIu64 " type=%u state=%u size=%" PRIu64
 				    " used=%" PRIu64 " owner=%" PRIu64 " node=%u\n",
@@ -488,11 +495,8 @@ int oneshot(const args &a)
 		}
 		ds_store_segment_info *segs = nullptr;
 		size_t n = 0;
-		int ret = ds_store_segment_list(a.masters.c_str(), &segs, &n, err, sizeof(err));
-		if (ret) {
-			std::printf("ok ret=%d msg=%s\n", ret, field(err).c_str());
+		if (!segment_list(a, &segs, &n))
 			return 1;
-		}
 		const pb::ObjectInfo &o = resp.object();
 		std::printf("ok ret=0 version=%" PRIu64 " replicas=%d sums=%d", o.version(),
 			    o.replicas_size(), o.sums().xxh64_size());
