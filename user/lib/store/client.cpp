@@ -1517,6 +1517,24 @@ int ClientCore::read_slow(const std::string &key, const std::vector<iovec> &iov,
 	return 0;
 }
 
+// Tell the master: it reads the replica itself and drops it if it agrees
+// (our transport may have been the one at fault).  Briefly: the get goes
+// on with the next replica whatever the answer.
+void ClientCore::report_bad(const pb::ObjectInfo &obj, const pb::Replica &rep,
+			    Clock::time_point deadline)
+{
+	if (!rep.shards_size())
+		return;
+	pb::ReportReplicaRequest req;
+	pb::ReportReplicaResponse resp;
+	std::string err;
+	req.set_key(obj.key());
+	req.set_version(obj.version());
+	*req.mutable_first_shard() = rep.shards(0);
+	masters_.call(&pb::Master::Stub::ReportReplica, req, &resp,
+		      std::min(deadline, Clock::now() + std::chrono::seconds(2)), &err);
+}
+
 int ClientCore::do_get(unsigned worker, Clock::time_point deadline, const std::string &key,
 		   const std::vector<iovec> &iov, int64_t min_version, uint64_t offset,
 		   ds_store_task_status *st)
@@ -1539,6 +1557,16 @@ int ClientCore::do_get(unsigned worker, Clock::time_point deadline, const std::s
 			pb::ObjectInfo newest;
 			if (ret == -ERANGE && stat(key, &newest, &err) == 0)
 				st->largest_version = static_cast<int64_t>(newest.version());
+			// no readable replica now: a repair may be copying one
+			if (ret == -ENODATA && attempt + 1 < kGetAttempts) {
+				last_err = ret;
+				auto pause = std::min<Clock::duration>(
+					std::chrono::milliseconds(200 * (attempt + 1)), deadline - Clock::now());
+				if (pause <= Clock::duration::zero())
+					return ret;
+				std::this_thread::sleep_for(pause);
+				continue;
+			}
 			return ret;
 		}
 		// the lease on our clock: the master's realtime is not ours
@@ -1584,6 +1612,8 @@ int ClientCore::do_get(unsigned worker, Clock::time_point deadline, const std::s
 			// never the object; the next copy may be whole
 			if (!ret)
 				ret = check_sums(obj.sums(), size, iov, offset, len, &err);
+			if (ret == -EBADMSG)
+				report_bad(obj, obj.replicas(r), deadline);
 			if (!ret) {
 				read = true;
 				break;

@@ -72,6 +72,10 @@ grpc::Status to_status(int ret, const std::string &msg)
 	case -ESHUTDOWN:
 		c = grpc::StatusCode::UNAVAILABLE;
 		break;
+	case -ENODATA:
+		// not "no master": the client must not retry it elsewhere
+		c = grpc::StatusCode::FAILED_PRECONDITION;
+		break;
 	case -EPERM:
 		c = grpc::StatusCode::PERMISSION_DENIED;
 		break;
@@ -312,8 +316,52 @@ bool Leader::source_locked(const std::string &key, uint64_t version, int skip,
 			best = &r.r;
 	}
 	if (!best)
-		return false;
+		return skip < 0 && compose_locked(*v, key, version, out);
 	*out = *best;
+	return true;
+}
+
+/*
+ * No whole replica is left, but shard j of every DRAM replica holds the
+ * same bytes (the same shard size): put one together from shards still on
+ * live segments, of the replicas left and of those dropped with a dead
+ * segment (salvage keeps their space).  A replica striped over every
+ * segment then survives the loss of one; the copy checks the sums.
+ */
+bool Leader::compose_locked(const VersionState &v, const std::string &key, uint64_t version,
+			    v1::Replica *out) const
+{
+	std::vector<const v1::Replica *> cands;
+	for (const auto &r : v.replicas)
+		if (!r.lost && r.r.type() == v1::SEGMENT_DRAM)
+			cands.push_back(&r.r);
+	auto sv = salvage_.find({ key, version });
+	if (sv != salvage_.end())
+		for (const auto &r : sv->second)
+			if (r.type() == v1::SEGMENT_DRAM)
+				cands.push_back(&r);
+	if (cands.empty())
+		return false;
+	const v1::Replica &shape = *cands.front();
+	v1::Replica c;
+	c.set_type(v1::SEGMENT_DRAM);
+	for (int j = 0; j < shape.shards_size(); j++) {
+		const v1::Shard *pick = nullptr;
+		for (const v1::Replica *r : cands) {
+			if (r->shards_size() != shape.shards_size() ||
+			    r->shards(j).length() != shape.shards(j).length())
+				continue;
+			const SegmentState *seg = st_.segment(r->shards(j).segment_id());
+			if (seg && seg->desc.state() != v1::SEGMENT_DEAD) {
+				pick = &r->shards(j);
+				break;
+			}
+		}
+		if (!pick)
+			return false;
+		*c.add_shards() = *pick;
+	}
+	*out = std::move(c);
 	return true;
 }
 

@@ -88,6 +88,7 @@ public:
 	grpc::Status Get(const v1::GetRequest *q, v1::GetResponse *a);
 	grpc::Status SlowRead(const v1::SlowReadRequest *q, v1::SlowReadResponse *a);
 	grpc::Status Replicate(const v1::ReplicateRequest *q, v1::ReplicateResponse *a);
+	grpc::Status ReportReplica(const v1::ReportReplicaRequest *q, v1::ReportReplicaResponse *a);
 	grpc::Status Del(const v1::DelRequest *q, v1::DelResponse *a);
 	grpc::Status List(const v1::ListRequest *q, v1::ListResponse *a);
 	grpc::Status Sync(const v1::SyncRequest *q, v1::SyncResponse *a);
@@ -110,6 +111,8 @@ private:
 	// A readable replica of (key, version): a DRAM one first, not on a
 	// dead segment; skip (index) excluded.  false if none.
 	bool source_locked(const std::string &key, uint64_t version, int skip, v1::Replica *out) const;
+	bool compose_locked(const VersionState &v, const std::string &key, uint64_t version,
+			    v1::Replica *out) const;
 	// One flush of a key at a time (version order), and one change of
 	// its replicas (two repairs would both see it short and both add).
 	std::shared_ptr<std::mutex> flush_lock(const std::string &key) { return key_lock(flush_locks_, key); }
@@ -203,6 +206,7 @@ public:
 	DSM_UNARY(Get)
 	DSM_UNARY(SlowRead)
 	DSM_UNARY(Replicate)
+	DSM_UNARY(ReportReplica)
 	DSM_UNARY(Del)
 	DSM_UNARY(List)
 	DSM_UNARY(Sync)

@@ -597,8 +597,9 @@ int MasterState::get(const std::string &key, int64_t min_version, GetResult *res
 	object_info(key, *v, true, &res->object);
 	if (res->object.replicas_size() == 0) {
 		if (!res->object.flushed())
-			return fail(err, -EAGAIN, "every replica of " + vname(key, v->version) +
-							  " is gone and it is not in the slow tier");
+			return fail(err, -ENODATA, "no readable replica: every replica of " +
+							   vname(key, v->version) +
+							   " is gone and it is not in the slow tier");
 		res->slow_tier = true;
 	}
 	return 0;
