@@ -678,6 +678,25 @@ TEST_F_TIMEOUT(st, bad_input, 180)
 	EXPECT_EQ(0, kv(r, "count")) TH_LOG("%s", r);
 	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "get bad/big 100"));
 	EXPECT_EQ(-ENOENT, call_err(r)) TH_LOG("%s", r);
+	/*
+	 * A replica reported bad: an unknown key or place is refused; a
+	 * replica the master reads whole stays (the reader may be wrong).
+	 */
+	{
+		char loc[1024];
+
+		oneshot(self->e.masters, r, sizeof(r), "report bad/nothing 1 1 0");
+		EXPECT_EQ(-ENOENT, kv(r, "ret")) TH_LOG("%s", r);
+		ASSERT_LT(0, put_ok(_metadata, W(0), "rep/k", 100000, 3, "dram 1"));
+		ASSERT_EQ(0, oneshot(self->e.masters, loc, sizeof(loc), "locate rep/k"));
+		oneshot(self->e.masters, r, sizeof(r), "report rep/k %lld %lld %lld", kv(loc, "version"),
+			kv(loc, "r0_seg"), kv(loc, "r0_off") + 16384);
+		EXPECT_EQ(-ENOENT, kv(r, "ret")) TH_LOG("%s", r);
+		ASSERT_EQ(0, oneshot(self->e.masters, r, sizeof(r), "report rep/k %lld %lld %lld",
+				     kv(loc, "version"), kv(loc, "r0_seg"), kv(loc, "r0_off")));
+		EXPECT_EQ(0, kv(r, "dropped")) TH_LOG("%s", r);
+		EXPECT_EQ(1, get_check(_metadata, W(1), "rep/k", 100000, 3, NULL));
+	}
 	/* unknown keys */
 	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "del bad/nothing"));
 	EXPECT_EQ(-ENOENT, call_err(r)) TH_LOG("%s", r);

@@ -45,8 +45,12 @@
 //   store_worker --masters M nvmeof-register TRADDR TRSVCID NQN BASE SIZE
 //                                       -> "ok ret=0 segment=ID"
 //   store_worker --masters M locate KEY -> "ok ret=0 version=V replicas=N
-//                                          sums=N r0=GADDR r0_len=L ..."
-//                                          (each replica's first shard)
+//                                          sums=N r0=GADDR r0_len=L r0_seg=S
+//                                          r0_off=O ..." (each replica's
+//                                          first shard)
+//   store_worker --masters M report KEY VERSION SEGMENT OFFSET
+//                                       -> "ok ret=0|-ENOENT dropped=0|1"
+//                                          (ReportReplica)
 #include <cerrno>
 #include <chrono>
 #include <cinttypes>
@@ -475,20 +479,37 @@ int oneshot(const args &a)
 		free(segs);
 		return 0;
 	}
-	if (c == "locate" && a.oneshot.size() == 2) {
-		// where the newest version's replicas are: the master's own Get
-		// (the wire contract), for a test that damages one of them
-		namespace pb = dsmem::store::v1;
+	namespace pb = dsmem::store::v1;
+	// the first master's RPC itself (the wire contract): for tests that
+	// damage a replica, or report one
+	auto stub = [&a] {
 		std::string first = a.masters.substr(0, a.masters.find(','));
-		auto stub = pb::Master::NewStub(
-			grpc::CreateChannel(first, grpc::InsecureChannelCredentials()));
+		return pb::Master::NewStub(grpc::CreateChannel(first, grpc::InsecureChannelCredentials()));
+	};
+	if (c == "report" && a.oneshot.size() == 5) {
+		pb::ReportReplicaRequest req;
+		pb::ReportReplicaResponse resp;
+		grpc::ClientContext ctx;
+		ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+		req.set_key(a.oneshot[1]);
+		req.set_version(num(a.oneshot[2]));
+		req.mutable_first_shard()->set_segment_id(num(a.oneshot[3]));
+		req.mutable_first_shard()->set_offset(num(a.oneshot[4]));
+		grpc::Status s = stub()->ReportReplica(&ctx, req, &resp);
+		int ret = s.ok() ? 0 : s.error_code() == grpc::StatusCode::NOT_FOUND ? -ENOENT : -EIO;
+		std::printf("ok ret=%d dropped=%d msg=%s\n", ret, resp.dropped(),
+			    field(s.error_message().c_str()).c_str());
+		return ret ? 1 : 0;
+	}
+	if (c == "locate" && a.oneshot.size() == 2) {
+		// where the newest version's replicas are
 		pb::GetRequest req;
 		pb::GetResponse resp;
 		grpc::ClientContext ctx;
 		ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
 		req.set_key(a.oneshot[1]);
 		req.set_min_version(-1);
-		grpc::Status s = stub->Get(&ctx, req, &resp);
+		grpc::Status s = stub()->Get(&ctx, req, &resp);
 		if (!s.ok()) {
 			std::printf("ok ret=%d msg=%s\n", -EIO, field(s.error_message().c_str()).c_str());
 			return 1;
@@ -500,13 +521,15 @@ int oneshot(const args &a)
 		const pb::ObjectInfo &o = resp.object();
 		std::printf("ok ret=0 version=%" PRIu64 " replicas=%d sums=%d", o.version(),
 			    o.replicas_size(), o.sums().xxh64_size());
-		// each replica's first shard: global address and length
+		// each replica's first shard: global address, length, place
 		for (int r = 0; r < o.replicas_size(); r++) {
 			const pb::Shard &sh = o.replicas(r).shards(0);
 			for (size_t i = 0; i < n; i++)
 				if (segs[i].id == sh.segment_id())
-					std::printf(" r%d=0x%" PRIx64 " r%d_len=%" PRIu64, r,
-						    segs[i].gaddr + sh.offset(), r, sh.length());
+					std::printf(" r%d=0x%" PRIx64 " r%d_len=%" PRIu64 " r%d_seg=%" PRIu64
+						    " r%d_off=%" PRIu64,
+						    r, segs[i].gaddr + sh.offset(), r, sh.length(), r,
+						    sh.segment_id(), r, sh.offset());
 		}
 		std::printf("\n");
 		free(segs);

@@ -596,33 +596,21 @@ TEST_F_TIMEOUT(pair, slope_across_guests, 600)
  */
 static int set_link(const char *dir, int id, const char *state)
 {
-	char req[256], ack[256], tmp[300], got[128];
-	FILE *f;
+	char req[32], ack[32], got[128], path[300];
 
-	snprintf(req, sizeof(req), "%s/g%d/link.req", dir, id);
-	snprintf(ack, sizeof(ack), "%s/g%d/link.ack", dir, id);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", req);
-	unlink(ack);
-	f = fopen(tmp, "we");
-	if (!f)
-		return -errno;
-	fprintf(f, "%s\n", state);
-	fclose(f);
-	if (rename(tmp, req))
-		return -errno;
-	for (int i = 0; i < 300; i++) {
-		if (!read_file(ack, got, sizeof(got))) {
-			unlink(ack);
-			got[strcspn(got, "\n")] = 0;
-			if (strcmp(got, state)) {
-				fprintf(stderr, "# link %s: %s\n", state, got);
-				return -EIO;
-			}
-			return 0;
-		}
-		usleep(100000);
+	snprintf(req, sizeof(req), "g%d/link.req", id);
+	snprintf(ack, sizeof(ack), "g%d/link.ack", id);
+	snprintf(got, sizeof(got), "%s\n", state);
+	publish(dir, req, got);
+	if (await_file_for(dir, ack, got, sizeof(got), 300))
+		return -ETIMEDOUT;
+	snprintf(path, sizeof(path), "%s/%s", dir, ack);
+	unlink(path);
+	if (strncmp(got, state, strlen(state)) || got[strlen(state)] != '\n') {
+		fprintf(stderr, "# link %s: %s", state, got);
+		return -EIO;
 	}
-	return -ETIMEDOUT;
+	return 0;
 }
 
 #define LK_PUTS	12		/* puts across the link cut */

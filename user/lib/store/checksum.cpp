@@ -12,33 +12,24 @@ namespace dsmem::store {
 
 namespace {
 
-struct StateFree {
-	void operator()(XXH64_state_t *s) const { XXH64_freeState(s); }
-};
-using State = std::unique_ptr<XXH64_state_t, StateFree>;
-
-// Feed [from, to) of the bytes iov holds (iov[0] starts at byte base) to
-// one callback per contiguous piece.
-template <typename F>
-void walk(const std::vector<iovec> &iov, uint64_t base, uint64_t from, uint64_t to, F &&f)
+// One hash state per thread, made once: no allocation per object on the
+// data path (and no dependence on the state's layout, which libxxhash
+// keeps private to static links).
+XXH64_state_t *hash_state()
 {
-	uint64_t pos = base;
-	for (const iovec &v : iov) {
-		uint64_t end = pos + v.iov_len;
-		uint64_t lo = std::max(pos, from), hi = std::min(end, to);
-		if (lo < hi)
-			f(static_cast<const char *>(v.iov_base) + (lo - pos), hi - lo);
-		if (end >= to)
-			break;
-		pos = end;
-	}
+	struct Free {
+		void operator()(XXH64_state_t *s) const { XXH64_freeState(s); }
+	};
+	thread_local std::unique_ptr<XXH64_state_t, Free> st(XXH64_createState());
+	return st.get();
 }
 
 uint64_t chunk_sum(XXH64_state_t *st, const std::vector<iovec> &iov, uint64_t base, uint64_t from,
 		   uint64_t to)
 {
 	XXH64_reset(st, 0);
-	walk(iov, base, from, to, [st](const char *p, uint64_t n) { XXH64_update(st, p, n); });
+	for_each_piece(iov, base, from, to,
+		       [st](char *p, uint64_t n, uint64_t) { XXH64_update(st, p, n); });
 	return XXH64_digest(st);
 }
 
@@ -46,11 +37,12 @@ uint64_t chunk_sum(XXH64_state_t *st, const std::vector<iovec> &iov, uint64_t ba
 
 void make_sums(const std::vector<iovec> &iov, uint64_t size, pb::Checksums *out)
 {
-	State st(XXH64_createState());
+	XXH64_state_t *st = hash_state();
 	out->Clear();
 	out->set_chunk_size(kSumChunk);
+	out->mutable_xxh64()->Reserve(static_cast<int>((size + kSumChunk - 1) / kSumChunk));
 	for (uint64_t at = 0; at < size; at += kSumChunk)
-		out->add_xxh64(chunk_sum(st.get(), iov, 0, at, std::min(size, at + kSumChunk)));
+		out->add_xxh64(chunk_sum(st, iov, 0, at, std::min(size, at + kSumChunk)));
 }
 
 int valid_sums(const pb::Checksums &sums, uint64_t size, std::string *err)
@@ -79,12 +71,12 @@ int check_sums(const pb::Checksums &sums, uint64_t size, const std::vector<iovec
 	if (int ret = valid_sums(sums, size, err))
 		return ret;
 	uint64_t c = sums.chunk_size(), end = std::min(size, off + len);
-	State st(XXH64_createState());
+	XXH64_state_t *st = hash_state();
 	for (uint64_t i = (off + c - 1) / c; i * c < end; i++) {
 		uint64_t from = i * c, to = std::min(size, from + c);
 		if (to > end)
 			break;	// cut by the range: not checked
-		if (chunk_sum(st.get(), iov, off, from, to) != sums.xxh64(static_cast<int>(i))) {
+		if (chunk_sum(st, iov, off, from, to) != sums.xxh64(static_cast<int>(i))) {
 			*err = "bytes " + std::to_string(from) + " to " + std::to_string(to) +
 			       " do not match their checksum";
 			return -EBADMSG;

@@ -17,6 +17,24 @@ namespace dsmem::store {
 
 namespace pb = dsmem::store::v1;
 
+// Object bytes [from, to) of iov (whose first byte is object byte base),
+// one contiguous piece at a time: f(pointer, length, object offset).
+template <typename F>
+void for_each_piece(const std::vector<iovec> &iov, uint64_t base, uint64_t from, uint64_t to,
+		    F &&f)
+{
+	uint64_t pos = base;
+	for (const iovec &v : iov) {
+		uint64_t end = pos + v.iov_len;
+		uint64_t lo = pos > from ? pos : from, hi = end < to ? end : to;
+		if (lo < hi)
+			f(static_cast<char *>(v.iov_base) + (lo - pos), hi - lo, lo);
+		if (end >= to)
+			break;
+		pos = end;
+	}
+}
+
 // 1 MiB: the DRAM shard's default, so a shard read whole is checked whole
 constexpr uint32_t kSumChunk = 1U << 20;
 

@@ -892,14 +892,20 @@ void ClientCore::watch_loop()
 
 // ---- open / close ----------------------------------------------------------
 
-int ClientCore::open(const ClientConfig &cfg, std::string *err)
+// The configuration with its defaults, and the masters to ask.
+int ClientCore::configure(const ClientConfig &cfg, std::string *err)
 {
 	cfg_ = cfg;
 	if (!cfg_.threads)
 		cfg_.threads = 4;
 	if (!cfg_.timeout_ms)
 		cfg_.timeout_ms = 30000;
-	if (int ret = masters_.set(cfg_.masters, err))
+	return masters_.set(cfg_.masters, err);
+}
+
+int ClientCore::open(const ClientConfig &cfg, std::string *err)
+{
+	if (int ret = configure(cfg, err))
 		return ret;
 	if (!cfg_.node_id) {
 		*err = "no node";
@@ -954,12 +960,7 @@ int ClientCore::open(const ClientConfig &cfg, std::string *err)
 
 int ClientCore::open_detached(const ClientConfig &cfg, std::string *err)
 {
-	cfg_ = cfg;
-	if (!cfg_.threads)
-		cfg_.threads = 4;
-	if (!cfg_.timeout_ms)
-		cfg_.timeout_ms = 30000;
-	if (int ret = masters_.set(cfg_.masters, err))
+	if (int ret = configure(cfg, err))
 		return ret;
 	tasks_.start(cfg_.threads);
 	return 0;
@@ -1110,16 +1111,8 @@ void ClientCore::source(Worker &w, void *p, uint64_t len, ds_transfer_request *r
 void ClientCore::pieces(const std::vector<iovec> &iov, uint64_t base, uint64_t a, uint64_t b,
 		    std::vector<Piece> *out)
 {
-	uint64_t pos = base;	// object offset of iov[i]'s first byte
-	for (const iovec &v : iov) {
-		uint64_t end = pos + v.iov_len;
-		uint64_t lo = std::max(pos, a), hi = std::min(end, b);
-		if (lo < hi)
-			out->push_back({static_cast<char *>(v.iov_base) + (lo - pos), hi - lo, lo});
-		if (end >= b)
-			break;
-		pos = end;
-	}
+	for_each_piece(iov, base, a, b,
+		       [out](char *p, uint64_t n, uint64_t obj_off) { out->push_back({p, n, obj_off}); });
 }
 
 int ClientCore::transfer(Worker &w, const std::vector<ds_transfer_request> &reqs, std::vector<int> *st)
@@ -1543,6 +1536,15 @@ int ClientCore::do_get(unsigned worker, Clock::time_point deadline, const std::s
 	for (const iovec &v : iov)
 		room += v.iov_len;
 	int last_err = -EIO;
+	// before asking again: false once the deadline is past
+	auto back_off = [deadline](int attempt) {
+		auto pause = std::min<Clock::duration>(std::chrono::milliseconds(200 * (attempt + 1)),
+						      deadline - Clock::now());
+		if (pause <= Clock::duration::zero())
+			return false;
+		std::this_thread::sleep_for(pause);
+		return true;
+	};
 
 	for (int attempt = 0; attempt < kGetAttempts; attempt++) {
 		pb::GetRequest req;
@@ -1558,13 +1560,8 @@ int ClientCore::do_get(unsigned worker, Clock::time_point deadline, const std::s
 			if (ret == -ERANGE && stat(key, &newest, &err) == 0)
 				st->largest_version = static_cast<int64_t>(newest.version());
 			// no readable replica now: a repair may be copying one
-			if (ret == -ENODATA && attempt + 1 < kGetAttempts) {
+			if (ret == -ENODATA && attempt + 1 < kGetAttempts && back_off(attempt)) {
 				last_err = ret;
-				auto pause = std::min<Clock::duration>(
-					std::chrono::milliseconds(200 * (attempt + 1)), deadline - Clock::now());
-				if (pause <= Clock::duration::zero())
-					return ret;
-				std::this_thread::sleep_for(pause);
 				continue;
 			}
 			return ret;
@@ -1646,11 +1643,8 @@ int ClientCore::do_get(unsigned worker, Clock::time_point deadline, const std::s
 			// the master may re-replicate meanwhile, and a peer that
 			// is still connecting (-ENOTCONN) or a grant on its way
 			// (-EACCES) is there a moment later: back off, then ask
-			auto pause = std::min<Clock::duration>(std::chrono::milliseconds(200 * (attempt + 1)),
-							      deadline - Clock::now());
-			if (pause <= Clock::duration::zero())
+			if (!back_off(attempt))
 				return -ETIMEDOUT;
-			std::this_thread::sleep_for(pause);
 			continue;
 		}
 		if (Clock::now() <= lease_end)

@@ -268,6 +268,7 @@ private:
 			 uint64_t offset, uint64_t len, Clock::time_point deadline);
 	// The slow tier's copy of exactly version `want`: -ESTALE (and
 	// *found) when the slow tier holds another one; *got the bytes read.
+	int configure(const ClientConfig &cfg, std::string *err);
 	void report_bad(const pb::ObjectInfo &obj, const pb::Replica &rep, Clock::time_point deadline);
 	int read_slow(const std::string &key, const std::vector<iovec> &iov, uint64_t offset,
 		      uint64_t len, uint64_t want, uint64_t *found, uint64_t *got,

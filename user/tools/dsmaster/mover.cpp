@@ -201,4 +201,17 @@ int Mover::copy(const Resolved &src, const Resolved &dst, uint64_t size, const v
 	return 0;
 }
 
+int Mover::check(const Resolved &src, uint64_t size, const v1::Checksums &sums, std::string *err)
+{
+	std::vector<char> buf(std::min(kBounce, size));
+	for (uint64_t done = 0; done < size; done += kBounce) {
+		uint64_t n = std::min(kBounce, size - done);
+		if (int ret = read(src, done, buf.data(), n, err))
+			return ret;
+		if (int ret = check_sums(sums, size, { { buf.data(), n } }, done, n, err))
+			return ret;
+	}
+	return 0;
+}
+
 }  // namespace dsmem::store

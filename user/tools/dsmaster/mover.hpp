@@ -42,6 +42,8 @@ public:
 	// is not the object).
 	int copy(const Resolved &src, const Resolved &dst, uint64_t size, const v1::Checksums &sums,
 		 std::string *err);
+	// Read a whole replica and check it against the sums (-EBADMSG).
+	int check(const Resolved &src, uint64_t size, const v1::Checksums &sums, std::string *err);
 	// 0 if the node can be used (opens it); the reason if not.
 	int ready(std::string *err);
 

@@ -738,15 +738,8 @@ grpc::Status Leader::ReportReplica(const v1::ReportReplicaRequest *q, v1::Report
 		r = resolve_locked(rep);
 		st_.pin(q->key(), q->version());
 	}
-	// the master's own read of it, whole, in rounds of whole chunks
-	std::vector<char> buf(std::min<uint64_t>(size, 4ULL * kSumChunk));
-	int ret = 0;
-	for (uint64_t at = 0; !ret && at < size; at += buf.size()) {
-		uint64_t n = std::min<uint64_t>(buf.size(), size - at);
-		ret = mover_->read(r, at, buf.data(), n, &err);
-		if (!ret)
-			ret = check_sums(sums, size, { { buf.data(), n } }, at, n, &err);
-	}
+	// the master's own read of it
+	int ret = mover_->check(r, size, sums, &err);
 	{
 		std::lock_guard<std::mutex> g(mu_);
 		st_.unpin(q->key(), q->version());
