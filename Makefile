@@ -5,10 +5,13 @@
 #
 #   make deps     install the Debian packages (scripts/setup.sh)
 #   make          build dsmem.ko, libdsuser, dsctl and the tests
-#   make check    lint the kernel code, run the unit tests and the guest tests
+#   make check    lint the kernel code, run the unit tests and the guest
+#                 tests, on Debian's kernel and on the debug kernel
 #   make demo     boot a guest and show what dsmem sees
 #   make bench    benchmarks (B=subset)
 #   make lint     W=1 + sparse + checkpatch --strict on kernel code
+#   make debug-kernel  build (once, cached) the KASAN/lockdep/kmemleak kernel
+#   make kernel-debug  dsmem.ko built against it (build/debug/kernel)
 
 KVER ?= $(shell ls -d /lib/modules/*/build 2>/dev/null | sed 's|/lib/modules/||;s|/build||' | sort -V | tail -n 1)
 KDIR ?= /lib/modules/$(KVER)/build
@@ -22,6 +25,10 @@ KERNEL_SOURCES := $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/*
 # Warnings are errors: the module must build clean at W=1.
 KBUILD_FLAGS := -C $(KDIR) M=$(CURDIR)/kernel W=1 KCFLAGS=-Werror
 
+# The debug tier's copy of the module: Kbuild writes objects next to the
+# sources, so it builds in a tree of links to kernel/ and include/.
+DEBUG_MOD := $(BUILD)/debug
+
 all: kernel user
 
 deps:
@@ -33,6 +40,16 @@ ksrc:
 kernel:
 	@test -d "$(KDIR)" || { echo "no kernel headers at '$(KDIR)': run 'make deps'" >&2; exit 1; }
 	$(MAKE) $(KBUILD_FLAGS) modules
+
+debug-kernel:
+	scripts/debug-kernel >/dev/null
+
+kernel-debug: debug-kernel
+	@mkdir -p $(DEBUG_MOD)
+	find $(DEBUG_MOD) -xtype l -delete
+	cd $(CURDIR) && find kernel include \( -name '*.[ch]' -o -name Kbuild \) \
+		! -name '*.mod.c' -exec sh -c 'mkdir -p "$$0/$${1%/*}" && ln -sf "$$PWD/$$1" "$$0/$$1"' $(DEBUG_MOD) {} \;
+	$(MAKE) -C $$(scripts/debug-kernel) M=$(DEBUG_MOD)/kernel W=1 KCFLAGS=-Werror modules
 
 user: ksrc
 	cmake -S . -B $(USER_BUILD) -DKSRC_DIR=$(KSRC) >/dev/null
@@ -49,6 +66,7 @@ lint: ksrc
 check: deps
 	$(MAKE) all
 	$(MAKE) lint
+	$(MAKE) kernel-debug
 	tests/run
 
 demo: deps
@@ -67,4 +85,4 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel clean
 	rm -rf $(BUILD)
 
-.PHONY: all deps ksrc kernel user lint check demo bench install clean
+.PHONY: all deps ksrc kernel debug-kernel kernel-debug user lint check demo bench install clean

@@ -12,6 +12,8 @@ packages=(
 	linux-image-amd64 linux-headers-amd64
 	# checkpatch.pl and kselftest_harness.h come from here (scripts/ksrc.sh)
 	linux-source-6.1 xz-utils
+	# the debug kernel of the debug test tier (scripts/debug-kernel)
+	bc bison flex libelf-dev
 	sparse perl python3 python3-yaml
 	# test guests
 	qemu-system-x86 busybox-static kmod cpio iproute2 iputils-ping procps
