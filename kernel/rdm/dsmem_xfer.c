@@ -13,6 +13,7 @@
 #include <linux/file.h>
 #include <linux/mm.h>
 #include <linux/poll.h>
+#include <linux/rcupdate.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -31,16 +32,27 @@ struct dsmem_umr {
 	struct sg_table sgt;
 	struct ib_device *ibdev;
 	bool writable;
-	bool mapped;
-	bool longterm;		/* charged to pinned_vm */
+	bool mapped;		/* under the owning file's lock */
 	unsigned long npinned;
-	struct mm_struct *mm;
+	struct mm_struct *mm;	/* npages are charged to its pinned_vm */
 	atomic_t users;		/* tasks using it */
 	u32 tc_mr;		/* token of a registration; 0 for a task's */
 };
 
+/*
+ * The state behind one open /dev/dsmem.  Lock order: file->lock ->
+ * node->file_lock, and file->lock -> dsmem_rdm_lock (dsmem_priv.h).
+ * file->lock is never held while waiting for a transfer.
+ *
+ * Counted: the descriptor holds one reference and dsmem_xfer_node_dead()
+ * one while it works on it, as the descriptor may be closed meanwhile.
+ * Freed after a grace period, as a transfer's finisher wakes poll_wq
+ * after it completed the task (dsmem_task_finish).
+ */
 struct dsmem_file {
-	struct mutex lock;	/* node, mrs, tasks; see dsmem_priv.h */
+	struct kref ref;
+	struct rcu_head rcu;
+	struct mutex lock;	/* node, dead, mrs, tasks, conn, every DMA unmap */
 	struct dsmem_node *node;	/* counted; NULL until attached */
 	bool dead;		/* the node went away */
 	struct list_head node_link;	/* node->files, node->file_lock */
@@ -57,7 +69,7 @@ struct dsmem_file {
 struct dsmem_task_req {
 	struct dsmem_xfer_req req;
 	struct dsmem_umr *umr;	/* registered, or pinned for this task */
-	bool own_umr;
+	bool own_umr;		/* unmapped under file->lock, once done */
 	atomic_t slices;	/* in flight, plus one while posting */
 	int status;
 	u64 bytes;
@@ -70,8 +82,8 @@ struct dsmem_task {
 	u32 nr;
 	atomic_t pending;	/* requests not done, plus one while posting */
 	atomic_t done_reqs;
-	struct completion done;
-	bool is_done;
+	struct completion done;	/* whoever saw it done may free the task */
+	bool is_done;		/* a hint for spinners; done is the truth */
 	struct dsmem_task_req reqs[];
 };
 
@@ -106,7 +118,7 @@ static void dsmem_umr_free(struct dsmem_umr *umr)
 	if (umr->npinned)
 		unpin_user_pages_dirty_lock(umr->pages, umr->npinned,
 					    umr->writable);
-	if (umr->longterm) {
+	if (umr->mm) {
 		atomic64_sub(umr->npages, &umr->mm->pinned_vm);
 		mmdrop(umr->mm);
 	}
@@ -116,15 +128,15 @@ static void dsmem_umr_free(struct dsmem_umr *umr)
 }
 
 /*
- * Pin [addr, addr + len) and map it.  Long-term pins (registrations) are
- * charged to RLIMIT_MEMLOCK as ib_umem does; a task's short pins are not.
+ * Pin [addr, addr + len) and map it.  Every pin is long-term and charged
+ * to RLIMIT_MEMLOCK as ib_umem does, a task's as much as a registration's:
+ * a task keeps its pins until it is released, which may be never.
  */
 static struct dsmem_umr *dsmem_umr_get(struct ib_device *ibdev, u64 addr,
-				       u64 len, bool writable, bool longterm)
+				       u64 len, bool writable)
 {
-	unsigned int gup = (writable ? FOLL_WRITE : 0) |
-			   (longterm ? FOLL_LONGTERM : 0);
-	unsigned long first = addr >> PAGE_SHIFT, i;
+	unsigned int gup = FOLL_LONGTERM | (writable ? FOLL_WRITE : 0);
+	unsigned long first = addr >> PAGE_SHIFT, limit, i;
 	struct scatterlist *sg;
 	struct dsmem_umr *umr;
 	u64 dma;
@@ -142,17 +154,13 @@ static struct dsmem_umr *dsmem_umr_get(struct ib_device *ibdev, u64 addr,
 	umr->npages = ((addr + len - 1) >> PAGE_SHIFT) - first + 1;
 	atomic_set(&umr->users, 0);
 
-	if (longterm) {
-		unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
-
-		umr->mm = current->mm;
-		mmgrab(umr->mm);
-		umr->longterm = true;
-		if (atomic64_add_return(umr->npages, &umr->mm->pinned_vm) >
-		    limit && !capable(CAP_IPC_LOCK)) {
-			ret = -ENOMEM;
-			goto err_free;
-		}
+	limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	umr->mm = current->mm;
+	mmgrab(umr->mm);
+	if (atomic64_add_return(umr->npages, &umr->mm->pinned_vm) > limit &&
+	    !capable(CAP_IPC_LOCK)) {
+		ret = -ENOMEM;
+		goto err_free;
 	}
 
 	umr->pages = kvcalloc(umr->npages, sizeof(*umr->pages), GFP_KERNEL);
@@ -224,14 +232,37 @@ static void dsmem_task_put(struct dsmem_task *task)
 	kref_put(&task->ref, dsmem_task_release);
 }
 
+/*
+ * Unmap a done task's own pins, under file->lock: that lock orders it
+ * against dsmem_xfer_node_dead(), after which the device may be gone.
+ * The last put, wherever it happens, then only unpins.
+ */
+static void dsmem_task_unmap(struct dsmem_task *task)
+{
+	u32 i;
+
+	lockdep_assert_held(&task->file->lock);
+	for (i = 0; i < task->nr; i++)
+		if (task->reqs[i].own_umr)
+			dsmem_umr_unmap(task->reqs[i].umr);
+}
+
 static void dsmem_task_finish(struct dsmem_task *task)
 {
 	struct dsmem_file *file = task->file;
 
 	WRITE_ONCE(task->is_done, true);
 	atomic_inc(&file->ndone);
+	/*
+	 * Once complete, a waiter may release the task and close the file:
+	 * the file is freed after a grace period (dsmem_file_put), so it is
+	 * still there for the wake-up.  Waking after completing means a
+	 * poller that is woken finds its task done.
+	 */
+	rcu_read_lock();
 	complete_all(&task->done);
 	wake_up_interruptible(&file->poll_wq);
+	rcu_read_unlock();
 }
 
 static void dsmem_task_req_done(struct dsmem_task *task, u32 req)
@@ -478,7 +509,7 @@ static int dsmem_xfer_check(struct dsmem_file *file, struct dsmem_task_req *tr)
 		return -EINVAL;
 	if (!r->mr) {
 		umr = dsmem_umr_get(file->node->sdev->ibdev, r->local, r->len,
-				    into_local, false);
+				    into_local);
 		if (IS_ERR(umr))
 			return PTR_ERR(umr);
 		tr->umr = umr;
@@ -543,6 +574,7 @@ int dsmem_xfer_open(struct dsmem_file **filep)
 
 	if (!file)
 		return -ENOMEM;
+	kref_init(&file->ref);
 	mutex_init(&file->lock);
 	INIT_LIST_HEAD(&file->node_link);
 	INIT_LIST_HEAD(&file->slope_tracks);
@@ -553,6 +585,35 @@ int dsmem_xfer_open(struct dsmem_file **filep)
 	return 0;
 }
 
+static void dsmem_file_free(struct kref *ref)
+{
+	struct dsmem_file *file = container_of(ref, struct dsmem_file, ref);
+
+	/* emptied by dsmem_xfer_release() */
+	xa_destroy(&file->tasks);
+	xa_destroy(&file->mrs);
+	kfree_rcu(file, rcu);
+}
+
+static void dsmem_file_put(struct dsmem_file *file)
+{
+	kref_put(&file->ref, dsmem_file_free);
+}
+
+/* Forget a done task; under file->lock. */
+static void dsmem_task_forget(struct dsmem_file *file, struct dsmem_task *task)
+{
+	lockdep_assert_held(&file->lock);
+	/* two callers may race to forget one task: one wins, one put */
+	if (xa_erase(&file->tasks, task->id) != task)
+		return;
+	atomic_dec(&file->ntasks);
+	atomic_dec(&file->ndone);
+	dsmem_task_unmap(task);
+	dsmem_task_put(task);
+}
+
+/* Under file->lock. */
 static void dsmem_file_detach(struct dsmem_file *file)
 {
 	struct dsmem_node *node = file->node;
@@ -572,30 +633,41 @@ void dsmem_xfer_release(struct dsmem_file *file)
 	struct dsmem_umr *umr;
 	unsigned long i;
 
-	/* in-flight transfers end: completed, or flushed by a close */
-	xa_for_each(&file->tasks, i, task) {
+	/*
+	 * In-flight transfers end: completed, or flushed by a close.  No
+	 * ioctl runs any more and dsmem_xfer_node_dead() removes no task, so
+	 * the table holds still while we wait without the lock.
+	 */
+	xa_for_each(&file->tasks, i, task)
 		wait_for_completion(&task->done);
-		xa_erase(&file->tasks, i);
-		dsmem_task_put(task);
-	}
+
+	mutex_lock(&file->lock);
+	xa_for_each(&file->tasks, i, task)
+		dsmem_task_forget(file, task);
 	xa_for_each(&file->mrs, i, umr) {
 		xa_erase(&file->mrs, i);
 		dsmem_umr_free(umr);
 	}
-	dsmem_slope_file_release(&file->slope_tracks);
-	if (file->node) {
+	if (file->node)
 		dsmem_file_detach(file);
+	mutex_unlock(&file->lock);
+
+	dsmem_slope_file_release(&file->slope_tracks);
+	if (file->node)
 		dsmem_node_put(file->node);
-	}
-	xa_destroy(&file->tasks);
-	xa_destroy(&file->mrs);
-	kfree(file);
+	dsmem_file_put(file);
 }
 
-/* The node is going: its device may go next, so unmap our pins now. */
+/*
+ * The node is going, and its device may go right after: unmap every pin
+ * of its files now, registered and tasks' own alike, so that nothing
+ * touches the device later.  Its connections are drained, so no transfer
+ * is in flight.
+ */
 void dsmem_xfer_node_dead(struct dsmem_node *node)
 {
 	struct dsmem_file *file;
+	struct dsmem_task *task;
 	struct dsmem_umr *umr;
 	unsigned long i;
 
@@ -603,8 +675,11 @@ void dsmem_xfer_node_dead(struct dsmem_node *node)
 		spin_lock(&node->file_lock);
 		file = list_first_entry_or_null(&node->files, struct dsmem_file,
 						node_link);
-		if (file)
+		if (file) {
 			list_del_init(&file->node_link);
+			/* the descriptor may be closed once we unlock */
+			kref_get(&file->ref);
+		}
 		spin_unlock(&node->file_lock);
 		if (!file)
 			return;
@@ -612,11 +687,16 @@ void dsmem_xfer_node_dead(struct dsmem_node *node)
 		file->dead = true;
 		xa_for_each(&file->mrs, i, umr)
 			dsmem_umr_unmap(umr);
+		xa_for_each(&file->tasks, i, task) {
+			WARN_ON_ONCE(!completion_done(&task->done));
+			dsmem_task_unmap(task);
+		}
 		if (file->conn) {
 			dsmem_conn_put(file->conn);
 			file->conn = NULL;
 		}
 		mutex_unlock(&file->lock);
+		dsmem_file_put(file);
 	}
 }
 
@@ -686,7 +766,7 @@ int dsmem_xfer_mr_reg(struct dsmem_file *file, void *arg)
 	if (ret)
 		goto out;
 	umr = dsmem_umr_get(file->node->sdev->ibdev, a->addr, a->len,
-			    a->flags & DSMEM_MR_WRITABLE, true);
+			    a->flags & DSMEM_MR_WRITABLE);
 	if (IS_ERR(umr)) {
 		ret = PTR_ERR(umr);
 		goto out;
@@ -757,16 +837,6 @@ static void dsmem_task_spin(struct dsmem_task *task)
 	}
 }
 
-/* Forget a done task; under file->lock. */
-static void dsmem_task_forget(struct dsmem_file *file, struct dsmem_task *task)
-{
-	if (xa_erase(&file->tasks, task->id) != task)
-		return;
-	atomic_dec(&file->ntasks);
-	atomic_dec(&file->ndone);
-	dsmem_task_put(task);
-}
-
 int dsmem_xfer_submit(struct dsmem_file *file, void *arg)
 {
 	struct dsmem_ioc_submit *a = arg;
@@ -827,8 +897,13 @@ int dsmem_xfer_submit(struct dsmem_file *file, void *arg)
 	a->task = id;
 
 	if (a->flags & DSMEM_SUBMIT_WAIT) {
-		/* transfers always end: by completion or by a flush */
+		/*
+		 * Ours while we wait: the id is out, and a TASK call with
+		 * RELEASE on it may forget the task as soon as it is done.
+		 */
+		kref_get(&task->ref);
 		mutex_unlock(&file->lock);
+		/* transfers always end: by completion or by a flush */
 		if (task->nr <= DSMEM_SPIN_REQS_MAX)
 			dsmem_task_spin(task);
 		wait_for_completion(&task->done);
@@ -839,6 +914,7 @@ int dsmem_xfer_submit(struct dsmem_file *file, void *arg)
 			mutex_unlock(&file->lock);
 			a->task = 0;
 		}
+		dsmem_task_put(task);
 		return 0;
 	}
 	mutex_unlock(&file->lock);
@@ -884,7 +960,11 @@ int dsmem_xfer_task(struct dsmem_file *file, void *arg)
 	a->done = atomic_read(&task->done_reqs);
 	for (i = 0; i < task->nr; i++)
 		a->bytes += READ_ONCE(task->reqs[i].bytes);
-	if (!READ_ONCE(task->is_done)) {
+	/*
+	 * Under the completion's lock: a task seen done here is no longer
+	 * touched by its finisher, so it may be released below.
+	 */
+	if (!completion_done(&task->done)) {
 		a->state = DSMEM_TASK_PENDING;
 		goto out;
 	}

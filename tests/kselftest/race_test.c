@@ -1,0 +1,507 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Races and lifetimes of the data path (issue 20): a synchronous submit
+ * against a release of its task by id, a completion against a close, a
+ * device removed under unreleased tasks, and the RLIMIT_MEMLOCK charge
+ * of a task's pinned buffers.  The racing tests hammer their window for a
+ * few seconds; under the debug kernel a lost race is a KASAN report.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/capability.h>
+#include <linux/membarrier.h>
+#include <linux/dsmem.h>
+#include <linux/dsmem_netlink.h>
+#include <dsmem/ds.h>
+
+#include "kselftest_harness.h"
+#include "util.h"
+
+#define PORT_A		7481
+#define PORT_B		7482
+#define SEG_SIZE	(1u << 20)
+#define RACE_NS		(3ull * 1000000000ull)
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* A descriptor of /dev/dsmem attached to node, or -errno. */
+static int xfer_open(uint32_t node)
+{
+	struct dsmem_ioc_attach a = { .node_id = node };
+	int fd, err;
+
+	fd = open("/dev/dsmem", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, DSMEM_IOC_ATTACH, &a)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* SUBMIT: 0 or -errno of the ioctl; *sub holds result and task. */
+static int submit(int fd, struct dsmem_xfer_req *r, uint32_t nr,
+		  uint32_t flags, struct dsmem_ioc_submit *sub)
+{
+	*sub = (struct dsmem_ioc_submit){
+		.reqs = (uintptr_t)r, .nr = nr, .req_size = sizeof(*r),
+		.flags = flags };
+	return ioctl(fd, DSMEM_IOC_SUBMIT, sub) ? -errno : 0;
+}
+
+/* TASK: 0 or -errno of the ioctl; *tq holds the state. */
+static int task_query(int fd, uint64_t id, uint32_t flags,
+		      struct dsmem_ioc_task *tq)
+{
+	*tq = (struct dsmem_ioc_task){ .task = id, .flags = flags };
+	return ioctl(fd, DSMEM_IOC_TASK, tq) ? -errno : 0;
+}
+
+/* mm->pinned_vm of this process, in KiB, or -1. */
+static long vm_pinned_kb(void)
+{
+	char buf[4096], *p;
+
+	if (read_file("/proc/self/status", buf, sizeof(buf)) < 0)
+		return -1;
+	p = strstr(buf, "VmPin:");
+	return p ? strtol(p + 6, NULL, 10) : -1;
+}
+
+/* Node 1 reaches node 2's segment, granted rw, over rxe0. */
+/* Taint bits a test added: not the module's own (O, E), nor older ones. */
+static unsigned long new_taint(unsigned long before)
+{
+	return kernel_taint() & ~before & ~(1UL << 12 | 1UL << 13);
+}
+
+FIXTURE(race) {
+	unsigned long taint;
+	struct ds_ctx *ctx;
+	uint32_t peer;
+	uint64_t seg;
+};
+
+FIXTURE_SETUP(race)
+{
+	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
+	struct ds_seg_info s;
+
+	self->taint = kernel_taint();
+	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
+	ASSERT_EQ(0, ds_node_add(self->ctx, 1, "rxe0", PORT_A))
+		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+	ASSERT_EQ(0, ds_node_add(self->ctx, 2, "rxe0", PORT_B));
+	ASSERT_EQ(0, ds_seg_add(self->ctx, 2, SEG_SIZE, -1,
+				DS_TRANSLATE_SEGMENT, &s));
+	self->seg = s.addr;
+	ASSERT_EQ(0, ds_seg_grant(self->ctx, 2, s.id, 1, DSMEM_PERM_ALL));
+	ASSERT_EQ(0, ds_peer_add(self->ctx, 1, addr, PORT_B, &self->peer))
+		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, self->peer, 1));
+}
+
+FIXTURE_TEARDOWN(race)
+{
+	ds_node_del(self->ctx, 1);
+	ds_node_del(self->ctx, 2);
+	ds_ctx_close(self->ctx);
+	EXPECT_EQ(0, new_taint(self->taint));
+}
+
+/*
+ * Item 1: task ids are cyclic, so another thread can name a task whose
+ * SUBMIT_WAIT is still running and release it the moment it is done.  The
+ * submitter must still read its own task afterwards (its result, its
+ * release).
+ */
+struct forget_race {
+	int fd;
+	_Atomic uint64_t last;		/* the submitter's last task id */
+	atomic_bool stop;
+};
+
+struct releaser {
+	struct forget_race *fr;
+	uint32_t flags;			/* its TASK flags */
+	unsigned long won;		/* tasks it saw done and released */
+	unsigned long bad;		/* seen done, yet not COMPLETE */
+	int err;			/* an unexpected errno */
+};
+
+static void *releaser(void *arg)
+{
+	struct releaser *rl = arg;
+	struct forget_race *fr = rl->fr;
+	struct dsmem_ioc_task tq;
+	int ret;
+
+	while (!atomic_load(&fr->stop)) {
+		uint64_t id = atomic_load(&fr->last) + 1;
+
+		ret = task_query(fr->fd, id, rl->flags, &tq);
+		if (ret == -ENOENT)
+			continue;
+		if (ret) {
+			rl->err = ret;
+			break;
+		}
+		if (tq.state == DSMEM_TASK_PENDING)
+			continue;
+		rl->won++;
+		if (tq.state != DSMEM_TASK_COMPLETE)
+			rl->bad++;
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(race, submit_wait_vs_task_release, 120)
+{
+	enum { NR = 8, LEN = 64 };
+	struct forget_race fr = {};
+	/* one polls, one sleeps in TASK_WAIT as the submitter does */
+	struct releaser rl[2] = {
+		{ .fr = &fr, .flags = DSMEM_TASK_RELEASE },
+		{ .fr = &fr, .flags = DSMEM_TASK_WAIT | DSMEM_TASK_RELEASE },
+	};
+	struct dsmem_xfer_req r[NR];
+	struct dsmem_ioc_mr_reg mr;
+	struct dsmem_ioc_submit sub;
+	struct dsmem_ioc_task tq;
+	unsigned long iters = 0, failed = 0;
+	uint64_t end = now_ns() + RACE_NS;
+	pthread_t t[2];
+	void *buf;
+	int ret;
+
+	fr.fd = xfer_open(1);
+	ASSERT_LE(0, fr.fd);
+	buf = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, buf);
+	mr = (struct dsmem_ioc_mr_reg){ .addr = (uintptr_t)buf, .len = 1 << 16,
+					.flags = DSMEM_MR_WRITABLE };
+	ASSERT_EQ(0, ioctl(fr.fd, DSMEM_IOC_MR_REG, &mr));
+	/* registered buffers: releasing the task is quick, the window wide */
+	for (int i = 0; i < NR; i++)
+		r[i] = (struct dsmem_xfer_req){
+			.opcode = DSMEM_XFER_READ, .mr = mr.handle,
+			.local = i * LEN, .remote = self->seg + i * LEN,
+			.len = LEN };
+
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, releaser, &rl[i]));
+	while (now_ns() < end && iters < 100000) {
+		/* one request spins for its task, eight sleep for theirs */
+		uint32_t nr = iters & 2 ? NR : 1;
+		bool keep = iters & 1;
+
+		ret = submit(fr.fd, r, nr, DSMEM_SUBMIT_WAIT |
+			     (keep ? 0 : DSMEM_SUBMIT_RELEASE), &sub);
+		if (ret) {
+			TH_LOG("submit: %s", strerror(-ret));
+			failed++;
+			break;
+		}
+		if (sub.result || (!keep && sub.task))
+			failed++;
+		if (keep) {
+			/* ours to release, unless a releaser was first */
+			ret = task_query(fr.fd, sub.task, DSMEM_TASK_RELEASE, &tq);
+			if (ret && ret != -ENOENT)
+				failed++;
+			atomic_store(&fr.last, sub.task);
+		} else {
+			/* ids are cyclic: it was the one after the last */
+			atomic_fetch_add(&fr.last, 1);
+		}
+		iters++;
+	}
+	atomic_store(&fr.stop, true);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	TH_LOG("%lu submits; other threads released %lu + %lu of them",
+	       iters, rl[0].won, rl[1].won);
+	EXPECT_EQ(0, failed);
+	EXPECT_EQ(0, rl[0].err);
+	EXPECT_EQ(0, rl[1].err);
+	EXPECT_EQ(0, rl[0].bad + rl[1].bad);
+	/* the window was exercised, not just the submitter's own release */
+	EXPECT_LT(0, rl[0].won + rl[1].won);
+	close(fr.fd);
+	munmap(buf, 1 << 16);
+}
+
+/*
+ * Item 2: a task's completion wakes poll() on its descriptor, while a
+ * close waiting for that completion frees the descriptor.
+ */
+struct close_race {
+	uint64_t seg;
+	uint64_t end;
+	unsigned int seed;
+	unsigned long iters;
+	int err;
+};
+
+static void *closer(void *arg)
+{
+	struct close_race *cr = arg;
+	struct dsmem_ioc_submit sub;
+	uint64_t local[4];
+	struct dsmem_xfer_req r = {
+		.opcode = DSMEM_XFER_READ, .local = (uintptr_t)local,
+		.remote = cr->seg, .len = sizeof(local) };
+	int fd, ret;
+
+	while (now_ns() < cr->end && cr->iters < 20000) {
+		fd = xfer_open(1);
+		if (fd < 0) {
+			cr->err = fd;
+			break;
+		}
+		ret = submit(fd, &r, 1, 0, &sub);
+		if (ret) {
+			cr->err = ret;
+			close(fd);
+			break;
+		}
+		if (cr->iters & 1) {
+			/*
+			 * Readable from just before the completion: close
+			 * then, and the release finds the task done at once.
+			 */
+			struct pollfd p = { .fd = fd, .events = POLLIN };
+
+			for (int i = 0; i < 100000 && !poll(&p, 1, 0); i++)
+				;
+		} else {
+			/* or around the time the completion arrives */
+			for (unsigned int spin = rand_r(&cr->seed) % 20000;
+			     spin; spin--)
+				__asm__ __volatile__("" ::: "memory");
+		}
+		close(fd);
+		cr->iters++;
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(race, completion_vs_close, 120)
+{
+	struct close_race cr[2];
+	pthread_t t[2];
+
+	for (int i = 0; i < 2; i++) {
+		cr[i] = (struct close_race){ .seg = self->seg + i * 4096,
+					     .end = now_ns() + RACE_NS,
+					     .seed = i + 1 };
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, closer, &cr[i]));
+	}
+	for (int i = 0; i < 2; i++) {
+		pthread_join(t[i], NULL);
+		EXPECT_EQ(0, cr[i].err) TH_LOG("%s", strerror(-cr[i].err));
+		EXPECT_LT(0, cr[i].iters);
+	}
+	TH_LOG("%lu + %lu submit-and-close rounds", cr[0].iters, cr[1].iters);
+}
+
+/*
+ * Item 3: the device goes (rdma link delete) under a descriptor whose
+ * tasks still hold their own pinned, mapped buffers.  Their mappings must
+ * go with the device; releasing the tasks later must not touch it.  The
+ * spare netdev's rxe1 serves, so that rxe0 stays for the other programs.
+ */
+FIXTURE(dev) {
+	unsigned long taint;
+	struct ds_ctx *ctx;
+};
+
+FIXTURE_SETUP(dev)
+{
+	const char *spare = env_or_die("DSMEM_SPARE_NETDEV");
+
+	self->taint = kernel_taint();
+	run("rdma link delete rxe1 2>/dev/null");
+	ASSERT_EQ(0, run("rdma link add rxe1 type rxe netdev %s", spare));
+	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
+}
+
+FIXTURE_TEARDOWN(dev)
+{
+	ds_node_del(self->ctx, 9);
+	ds_ctx_close(self->ctx);
+	run("rdma link delete rxe1 2>/dev/null");
+	EXPECT_EQ(0, new_taint(self->taint));
+}
+
+TEST_F_TIMEOUT(dev, removed_under_pinned_tasks, 120)
+{
+	enum { TASKS = 16, NR = 4, LEN = 3 * 4096 };
+	struct ds_ctx *ctx = self->ctx;
+	struct dsmem_xfer_req r[NR];
+	struct dsmem_ioc_submit sub;
+	struct dsmem_ioc_mr_reg mr;
+	struct dsmem_ioc_task tq;
+	uint64_t ids[TASKS];
+	uint8_t *buf;
+	int fd;
+
+	ASSERT_EQ(0, ds_node_add(ctx, 9, "rxe1", PORT_A + 10))
+		TH_LOG("%s", ds_ctx_errmsg(ctx));
+	fd = xfer_open(9);
+	ASSERT_LE(0, fd);
+
+	buf = mmap(NULL, TASKS * NR * LEN + LEN, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, buf);
+	mr = (struct dsmem_ioc_mr_reg){ .addr = (uintptr_t)buf, .len = LEN,
+					.flags = DSMEM_MR_WRITABLE };
+	ASSERT_EQ(0, ioctl(fd, DSMEM_IOC_MR_REG, &mr));
+
+	/*
+	 * No peer: each request pins and maps its buffer, then fails for
+	 * want of a connection, and its task keeps the pins until released.
+	 */
+	for (int t = 0; t < TASKS; t++) {
+		for (int i = 0; i < NR; i++)
+			r[i] = (struct dsmem_xfer_req){
+				.opcode = i & 1 ? DSMEM_XFER_WRITE :
+						  DSMEM_XFER_READ,
+				.local = (uintptr_t)buf + LEN +
+					 (uint64_t)(t * NR + i) * LEN + i * 100,
+				.remote = DSMEM_GADDR(2, 1, 0), .len = LEN - 200 };
+		/* and one through the registration */
+		r[0].mr = mr.handle;
+		r[0].local = 0;
+		ASSERT_EQ(0, submit(fd, r, NR, t & 1 ? DSMEM_SUBMIT_WAIT : 0,
+				    &sub));
+		if (t & 1)
+			EXPECT_EQ(-ENOTCONN, sub.result);
+		ids[t] = sub.task;
+	}
+
+	ASSERT_EQ(0, run("rdma link delete rxe1"));
+	/*
+	 * The ib_device is freed by kfree_rcu: let grace periods pass, so
+	 * that touching it later is a use after free, not a near miss.
+	 */
+	for (int i = 0; i < 10; i++) {
+		syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
+		usleep(300000);
+	}
+
+	/* the descriptor outlives its node: refused, but still readable */
+	EXPECT_EQ(-ENODEV, submit(fd, r, 1, DSMEM_SUBMIT_WAIT, &sub));
+	for (int t = 0; t < TASKS; t += 2) {
+		ASSERT_EQ(0, task_query(fd, ids[t], DSMEM_TASK_WAIT |
+					DSMEM_TASK_RELEASE, &tq));
+		EXPECT_EQ(DSMEM_TASK_FAILED, tq.state);
+		EXPECT_EQ(NR, tq.done);
+	}
+	/* the registration is busy until its last task goes, with the fd */
+	struct dsmem_ioc_mr_dereg dr = { .handle = mr.handle };
+
+	EXPECT_EQ(-1, ioctl(fd, DSMEM_IOC_MR_DEREG, &dr));
+	EXPECT_EQ(EBUSY, errno);
+	close(fd);
+
+	EXPECT_EQ(-ENOENT, ds_node_del(ctx, 9));
+	munmap(buf, TASKS * NR * LEN + LEN);
+}
+
+/* Clear CAP_IPC_LOCK from the effective set: 0 or -errno. */
+static int drop_ipc_lock(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -errno;
+	d[CAP_TO_INDEX(CAP_IPC_LOCK)].effective &= ~CAP_TO_MASK(CAP_IPC_LOCK);
+	return syscall(SYS_capset, &h, d) ? -errno : 0;
+}
+
+/*
+ * Item 4: a task's own buffers are pinned long-term and charged to
+ * RLIMIT_MEMLOCK like a registration: over the limit the request fails
+ * with -ENOMEM, and releasing the task returns the charge.
+ */
+TEST_F_TIMEOUT(race, task_pins_charge_memlock, 120)
+{
+	const struct rlimit lim = { 64 << 10, 64 << 10 };
+	struct dsmem_ioc_submit sub;
+	struct dsmem_ioc_task tq;
+	struct dsmem_ioc_mr_reg mr;
+	struct dsmem_xfer_req r = { .opcode = DSMEM_XFER_READ,
+				    .remote = self->seg };
+	uint64_t held;
+	uint8_t *buf;
+	int fd;
+
+	fd = xfer_open(1);		/* attaching needs CAP_NET_ADMIN */
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, drop_ipc_lock());
+	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &lim));
+	buf = mmap(NULL, 256 << 10, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, buf);
+	ASSERT_EQ(0, vm_pinned_kb());
+
+	/* 32 KiB held by an unreleased task */
+	r.local = (uintptr_t)buf;
+	r.len = 32 << 10;
+	ASSERT_EQ(0, submit(fd, &r, 1, DSMEM_SUBMIT_WAIT, &sub));
+	ASSERT_EQ(0, sub.result);
+	held = sub.task;
+	EXPECT_EQ(32, vm_pinned_kb());
+
+	/* 48 more would pass 64: refused, and not charged */
+	r.local = (uintptr_t)buf + (64 << 10);
+	r.len = 48 << 10;
+	ASSERT_EQ(0, submit(fd, &r, 1, DSMEM_SUBMIT_WAIT | DSMEM_SUBMIT_RELEASE,
+			    &sub));
+	EXPECT_EQ(-ENOMEM, sub.result);
+	EXPECT_EQ(32, vm_pinned_kb());
+	/* as a registration over the limit is */
+	mr = (struct dsmem_ioc_mr_reg){ .addr = (uintptr_t)buf + (64 << 10),
+					.len = 48 << 10 };
+	EXPECT_EQ(-1, ioctl(fd, DSMEM_IOC_MR_REG, &mr));
+	EXPECT_EQ(ENOMEM, errno);
+
+	/* the release returns the charge: now 48 fit */
+	ASSERT_EQ(0, task_query(fd, held, DSMEM_TASK_RELEASE, &tq));
+	EXPECT_EQ(DSMEM_TASK_COMPLETE, tq.state);
+	EXPECT_EQ(0, vm_pinned_kb());
+	ASSERT_EQ(0, submit(fd, &r, 1, DSMEM_SUBMIT_WAIT | DSMEM_SUBMIT_RELEASE,
+			    &sub));
+	EXPECT_EQ(0, sub.result);
+	EXPECT_EQ(0, vm_pinned_kb());
+	close(fd);
+	munmap(buf, 256 << 10);
+}
+
+TEST_HARNESS_MAIN
