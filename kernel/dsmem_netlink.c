@@ -281,48 +281,46 @@ err_cancel_msg:
 	return ret;
 }
 
-static void dsmem_nl_notify_net(struct dsmem_device *sdev, u8 cmd,
-				struct net *net)
+/*
+ * Announce a device event to every network namespace that may use the
+ * device (all of them in the RDMA core's shared mode, its own in exclusive
+ * mode) and has listeners.  Called with dsmem_devs_lock held.  The message
+ * is built before net_rwsem is taken: filling it queries the ports, and
+ * drivers take locks there that nest outside net_rwsem (rxe: usdev_lock ->
+ * rtnl_mutex -> net_rwsem).  net_rwsem rather than RCU, because the
+ * copies are sent with GFP_KERNEL.
+ */
+void dsmem_nl_notify_dev(struct dsmem_device *sdev, u8 cmd)
 {
-	struct sk_buff *skb;
-	int ret;
+	struct sk_buff *skb, *copy;
+	struct net *net;
 
 	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!skb)
 		goto err_count;
-	if (dsmem_nl_fill_dev(skb, sdev, 0, 0, 0, cmd)) {
-		nlmsg_free(skb);
-		goto err_count;
-	}
-	ret = genlmsg_multicast_netns(&dsmem_nl_family, net, skb, 0,
-				      DSMEM_NL_MCGRP_EVENTS, GFP_KERNEL);
-	/* -ESRCH only says that the last listener just left */
-	if (ret && ret != -ESRCH)
-		goto err_count;
-	dsmem_stat_inc(DSMEM_STAT_NL_EVENTS);
-	return;
-
-err_count:
-	dsmem_stat_inc(DSMEM_STAT_NL_EVENTS_DROPPED);
-}
-
-/*
- * Announce a device event to every network namespace that may use the
- * device (all of them in the RDMA core's shared mode, its own in exclusive
- * mode) and has listeners.  Called with dsmem_devs_lock held; net_rwsem
- * rather than RCU, because the messages are built with GFP_KERNEL.
- */
-void dsmem_nl_notify_dev(struct dsmem_device *sdev, u8 cmd)
-{
-	struct net *net;
+	if (dsmem_nl_fill_dev(skb, sdev, 0, 0, 0, cmd))
+		goto err_free_skb;
 
 	down_read(&net_rwsem);
-	for_each_net(net)
-		if (rdma_dev_access_netns(sdev->ibdev, net) &&
-		    genl_has_listeners(&dsmem_nl_family, net,
-				       DSMEM_NL_MCGRP_EVENTS))
-			dsmem_nl_notify_net(sdev, cmd, net);
+	for_each_net(net) {
+		if (!rdma_dev_access_netns(sdev->ibdev, net) ||
+		    !genl_has_listeners(&dsmem_nl_family, net,
+					DSMEM_NL_MCGRP_EVENTS))
+			continue;
+		copy = skb_clone(skb, GFP_KERNEL);
+		if (copy)
+			dsmem_nl_multicast(net, copy);
+		else
+			dsmem_stat_inc(DSMEM_STAT_NL_EVENTS_DROPPED);
+	}
 	up_read(&net_rwsem);
+	nlmsg_free(skb);
+	return;
+
+err_free_skb:
+	nlmsg_free(skb);
+err_count:
+	dsmem_stat_inc(DSMEM_STAT_NL_EVENTS_DROPPED);
 }
 
 struct genl_family *dsmem_nl_family_get(void)

@@ -165,7 +165,10 @@ extern struct ib_client dsmem_ib_client;
 /*
  * Lock order: ib_core's device and client locks (held around .add/.remove)
  *   -> dsmem_devs_lock -> net_rwsem (read, to announce events per netns)
- *   and -> the device's GID table lock (rdma_get_gid_attr).
+ *   and -> the device's GID table lock (rdma_get_gid_attr)
+ *   and -> the driver's own locks (query_port); never those under
+ *   net_rwsem, which they may nest outside (rxe: usdev_lock -> rtnl_mutex
+ *   -> net_rwsem).
  * dsmem_devs_lock protects dsmem_devs and every dsmem_device's name; a
  * device found in dsmem_devs under the lock has a live ibdev.
  */
