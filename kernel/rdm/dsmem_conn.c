@@ -36,6 +36,13 @@ void dsmem_peer_put(struct dsmem_peer *peer)
 	kref_put(&peer->ref, dsmem_peer_release);
 }
 
+/*
+ * Every xarray a file initialises shares one lock class: pending's lock is
+ * taken in softirq (with _bh in process context), the remote segments' only
+ * in process context.
+ */
+static struct lock_class_key dsmem_rsegs_lock_key;
+
 static void dsmem_conn_release(struct kref *ref)
 {
 	struct dsmem_conn *conn = container_of(ref, struct dsmem_conn, ref);
@@ -84,6 +91,8 @@ static struct dsmem_conn *dsmem_conn_alloc(struct dsmem_peer *peer)
 	INIT_DELAYED_WORK(&conn->keepalive_work, dsmem_conn_keepalive_work);
 	xa_init_flags(&conn->pending, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
 	xa_init(&conn->rsegs);
+	/* not the class of pending's lock, which the CQ handler takes */
+	lockdep_set_class(&conn->rsegs.xa_lock, &dsmem_rsegs_lock_key);
 	atomic_set(&conn->seq, 0);
 	return conn;
 }
@@ -786,6 +795,14 @@ int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 	return 0;
 
 err_destroy_qp:
+	/*
+	 * Destroying the QP flushes its receives, whose completions close
+	 * the connection: closing already, they queue no release (which
+	 * would destroy the id rdma_cm destroys on our error).
+	 */
+	spin_lock_bh(&conn->lock);
+	conn->state = DSMEM_CONN_CLOSING;
+	spin_unlock_bh(&conn->lock);
 	dsmem_conn_destroy_qp(conn);
 err_put_conn:
 	id->context = &node->cm_ctx;

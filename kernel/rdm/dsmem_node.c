@@ -4,6 +4,7 @@
  * an rdma_cm port it listens on.  Several nodes may share a device, so a
  * multi-node cluster fits in one host.
  */
+#include <linux/delay.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/slab.h>
@@ -43,7 +44,8 @@ struct dsmem_node *dsmem_node_find(u32 id, struct net *net)
 
 	lockdep_assert_held(&dsmem_rdm_lock);
 	node = xa_load(&dsmem_nodes, id);
-	if (!node || !net_eq(node->net, net))
+	/* dead in the table: still being made (dsmem_node_create) */
+	if (!node || node->dead || !net_eq(node->net, net))
 		return NULL;
 	return node;
 }
@@ -61,7 +63,12 @@ struct dsmem_node *dsmem_node_get(u32 id, struct net *net)
 	return node;
 }
 
-/* Listen on the port for IPv4 and IPv6 alike. */
+/*
+ * Listen on the port for IPv4 and IPv6 alike.  On failure node->listen_id
+ * may hold the id, for the caller to destroy without dsmem_rdm_lock: an
+ * rdma_listen() that failed part way may have run the handler already,
+ * and the handler takes that lock.
+ */
 static int dsmem_node_listen(struct dsmem_node *node)
 {
 	struct sockaddr_in6 sin6 = {
@@ -76,22 +83,14 @@ static int dsmem_node_listen(struct dsmem_node *node)
 			    RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
+	node->listen_id = id;
 	ret = rdma_set_afonly(id, 0);
 	if (ret)
-		goto err_destroy_id;
+		return ret;
 	ret = rdma_bind_addr(id, (struct sockaddr *)&sin6);
 	if (ret)
-		goto err_destroy_id;
-	ret = rdma_listen(id, DSMEM_NODE_PEERS_MAX);
-	if (ret)
-		goto err_destroy_id;
-	node->listen_id = id;
-	return 0;
-
-err_destroy_id:
-	/* never listened, so no handler can be running */
-	rdma_destroy_id(id);
-	return ret;
+		return ret;
+	return rdma_listen(id, DSMEM_NODE_PEERS_MAX);
 }
 
 int dsmem_node_create(u32 id, struct dsmem_device *sdev, u16 port,
@@ -99,6 +98,8 @@ int dsmem_node_create(u32 id, struct dsmem_device *sdev, u16 port,
 {
 	struct dsmem_node *node;
 	unsigned long i;
+	u32 index;
+	bool gone;
 	int ret;
 
 	lockdep_assert_held(&dsmem_rdm_lock);
@@ -129,22 +130,51 @@ int dsmem_node_create(u32 id, struct dsmem_device *sdev, u16 port,
 	INIT_LIST_HEAD(&node->files);
 	spin_lock_init(&node->file_lock);
 
+	/* until it is published, its listener turns requests away */
+	node->dead = true;
+
 	ret = dsmem_slope_node_init(node);
 	if (ret)
 		goto err_put_node;
+	/* the id and the port are taken; lookups do not see a dead node */
 	ret = xa_insert(&dsmem_nodes, id, node, GFP_KERNEL);
 	if (ret)
 		goto err_slope_dead;
-	/* after the insert, so nothing can fail once we listen */
+	/*
+	 * rdma_cm runs the listener's handler under its handler lock, and
+	 * the handler takes dsmem_rdm_lock; listening destroys the per
+	 * device listeners when it fails, which takes their handler locks:
+	 * listen, and unwind it, without our lock, as dsmem_node_teardown()
+	 * does.  The device may go meanwhile (dsmem_rdm_dev_remove() leaves
+	 * a dead node alone): it is looked up again afterwards.
+	 */
+	index = sdev->ibdev->index;
+	mutex_unlock(&dsmem_rdm_lock);
 	ret = dsmem_node_listen(node);
+	if (ret && node->listen_id)
+		rdma_destroy_id(node->listen_id);
+	mutex_lock(&dsmem_rdm_lock);
 	if (ret) {
 		NL_SET_ERR_MSG(extack, "cannot listen on this port");
 		goto err_erase_node;
 	}
+	mutex_lock(&dsmem_devs_lock);
+	gone = xa_load(&dsmem_devs, index) != sdev;
+	mutex_unlock(&dsmem_devs_lock);
+	if (gone || dsmem_rdm_closing) {
+		NL_SET_ERR_MSG(extack, "the device went away");
+		ret = -ENODEV;
+		goto err_destroy_listener;
+	}
+	node->dead = false;
 	dsmem_stat_inc(DSMEM_STAT_NODE_ADDED);
 	dsmem_nl_notify_node(node, DSMEM_CMD_NODE_NEW);
 	return 0;
 
+err_destroy_listener:
+	mutex_unlock(&dsmem_rdm_lock);
+	rdma_destroy_id(node->listen_id);
+	mutex_lock(&dsmem_rdm_lock);
 err_erase_node:
 	xa_erase(&dsmem_nodes, id);
 err_slope_dead:
@@ -228,7 +258,8 @@ void dsmem_rdm_dev_remove(struct dsmem_device *sdev)
 		found = NULL;
 		mutex_lock(&dsmem_rdm_lock);
 		xa_for_each(&dsmem_nodes, i, node) {
-			if (node->sdev != sdev)
+			/* one being made checks its device when it is done */
+			if (node->sdev != sdev || node->dead)
 				continue;
 			xa_erase(&dsmem_nodes, i);
 			node->dead = true;
@@ -278,6 +309,12 @@ void dsmem_rdm_exit(void)
 		mutex_lock(&dsmem_rdm_lock);
 		dsmem_rdm_closing = true;
 		node = xa_find(&dsmem_nodes, &i, ULONG_MAX, XA_PRESENT);
+		if (node && node->dead) {
+			/* being made: it sees dsmem_rdm_closing and goes */
+			mutex_unlock(&dsmem_rdm_lock);
+			msleep(20);
+			continue;
+		}
 		if (node) {
 			xa_erase(&dsmem_nodes, i);
 			node->dead = true;

@@ -305,6 +305,7 @@ int dsmem_nl_node_new(struct sk_buff *skb, struct genl_info *info)
 	mutex_unlock(&dsmem_devs_lock);
 	/* a device leaves dsmem_devs before its nodes are torn down, and
 	 * the teardown takes dsmem_rdm_lock: sdev stays valid while held
+	 * (dsmem_node_create() looks again after it drops it to listen)
 	 */
 	if (IS_ERR(sdev)) {
 		ret = PTR_ERR(sdev);
@@ -688,26 +689,37 @@ static struct dsmem_conn *dsmem_nl_conn(struct genl_info *info, u32 remote)
 	return conn;
 }
 
-static int dsmem_nl_rdm_reply(struct genl_info *info, u8 cmd,
-			      const struct dsmem_wire_msg *r, const void *data)
+/* Fills a reply from dsmem_nl_reply_new(): 0, or -EMSGSIZE */
+static int dsmem_nl_rdm_fill(struct sk_buff *msg, void *hdr, u8 cmd,
+			     const struct dsmem_wire_msg *r, const void *data)
 {
-	struct sk_buff *msg;
-	void *hdr;
-
-	msg = dsmem_nl_reply_new(info, cmd, &hdr);
-	if (!msg)
-		return -ENOMEM;
 	if (nla_put_u64_64bit(msg, DSMEM_ATTR_RDM_ADDR, r->addr,
 			      DSMEM_ATTR_PAD) ||
 	    nla_put_u64_64bit(msg, DSMEM_ATTR_RDM_LEN, r->len, DSMEM_ATTR_PAD) ||
 	    (cmd == DSMEM_CMD_RDM_ALLOC &&
 	     nla_put_u64_64bit(msg, DSMEM_ATTR_RDM_PA, r->aux,
 			       DSMEM_ATTR_PAD)) ||
-	    (data && nla_put(msg, DSMEM_ATTR_RDM_DATA, r->len, data))) {
-		nlmsg_free(msg);
+	    (data && nla_put(msg, DSMEM_ATTR_RDM_DATA, r->len, data)))
 		return -EMSGSIZE;
-	}
 	genlmsg_end(msg, hdr);
+	return 0;
+}
+
+static int dsmem_nl_rdm_reply(struct genl_info *info, u8 cmd,
+			      const struct dsmem_wire_msg *r, const void *data)
+{
+	struct sk_buff *msg;
+	void *hdr;
+	int ret;
+
+	msg = dsmem_nl_reply_new(info, cmd, &hdr);
+	if (!msg)
+		return -ENOMEM;
+	ret = dsmem_nl_rdm_fill(msg, hdr, cmd, r, data);
+	if (ret) {
+		nlmsg_free(msg);
+		return ret;
+	}
 	return genlmsg_reply(msg, info);
 }
 
@@ -733,12 +745,20 @@ static void dsmem_nl_rdm_err(struct genl_info *info, int ret)
 	}
 }
 
+/*
+ * The reply is made before the remote allocation, and an allocation whose
+ * address cannot reach the caller is given back: a failed request leaves
+ * nothing allocated.
+ */
 int dsmem_nl_rdm_alloc(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr *segid = info->attrs[DSMEM_ATTR_SEG_ID];
 	struct dsmem_wire_msg req = { .opcode = DSMEM_WIRE_ALLOC }, reply;
+	struct dsmem_wire_msg undo = { .opcode = DSMEM_WIRE_FREE };
 	struct dsmem_conn *conn;
+	struct sk_buff *msg;
 	u32 remote;
+	void *hdr;
 	int ret;
 
 	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_PEER_REMOTE_NODE) ||
@@ -747,16 +767,38 @@ int dsmem_nl_rdm_alloc(struct sk_buff *skb, struct genl_info *info)
 	req.len = nla_get_u64(info->attrs[DSMEM_ATTR_RDM_LEN]);
 	req.aux = segid ? nla_get_u32(segid) : 0;
 	remote = nla_get_u32(info->attrs[DSMEM_ATTR_PEER_REMOTE_NODE]);
+	msg = dsmem_nl_reply_new(info, DSMEM_CMD_RDM_ALLOC, &hdr);
+	if (!msg)
+		return -ENOMEM;
 	conn = dsmem_nl_conn(info, remote);
-	if (IS_ERR(conn))
-		return PTR_ERR(conn);
+	if (IS_ERR(conn)) {
+		ret = PTR_ERR(conn);
+		goto err_free_msg;
+	}
 	ret = dsmem_msg_call(conn, &req, &reply, NULL, 0);
-	dsmem_conn_put(conn);
 	if (ret) {
 		dsmem_nl_rdm_err(info, ret);
-		return ret;
+		goto err_put_conn;
 	}
-	return dsmem_nl_rdm_reply(info, DSMEM_CMD_RDM_ALLOC, &reply, NULL);
+	ret = dsmem_nl_rdm_fill(msg, hdr, DSMEM_CMD_RDM_ALLOC, &reply, NULL);
+	if (ret)
+		goto err_free_remote;
+	/* consumes msg, also when it fails */
+	ret = genlmsg_reply(msg, info);
+	msg = NULL;
+	if (ret)
+		goto err_free_remote;
+	dsmem_conn_put(conn);
+	return 0;
+
+err_free_remote:
+	undo.addr = reply.addr;
+	dsmem_msg_call(conn, &undo, &reply, NULL, 0);
+err_put_conn:
+	dsmem_conn_put(conn);
+err_free_msg:
+	nlmsg_free(msg);
+	return ret;
 }
 
 int dsmem_nl_rdm_free(struct sk_buff *skb, struct genl_info *info)

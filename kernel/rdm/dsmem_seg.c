@@ -42,6 +42,7 @@ static void dsmem_seg_free_chunks(struct dsmem_seg *seg)
 			__free_pages(seg->chunks[i], seg->chunk_order);
 	kvfree(seg->chunks);
 	seg->chunks = NULL;
+	seg->nchunks = 0;
 }
 
 /* All chunks of one order: the largest that divides the size and fits. */
@@ -56,11 +57,12 @@ static int dsmem_seg_alloc_chunks(struct dsmem_seg *seg)
 
 	for (;;) {
 		seg->chunk_order = order;
-		seg->nchunks = npages >> order;
-		seg->chunks = kvcalloc(seg->nchunks, sizeof(*seg->chunks),
+		/* nchunks counts the array's entries: none until it exists */
+		seg->chunks = kvcalloc(npages >> order, sizeof(*seg->chunks),
 				       GFP_KERNEL);
 		if (!seg->chunks)
 			return -ENOMEM;
+		seg->nchunks = npages >> order;
 		/* a large order may fail fast; no order calls the OOM killer */
 		try = gfp | (order ? __GFP_NORETRY : __GFP_RETRY_MAYFAIL);
 		for (i = 0; i < seg->nchunks; i++) {
@@ -644,9 +646,17 @@ static void dsmem_gmr_revoke(struct dsmem_gmr *gmr)
 		.opcode = DSMEM_WIRE_REVOKE,
 		.addr = gmr->seg->base,
 	}, reply;
+	int ret;
 
-	if (!dsmem_msg_call(gmr->conn, &req, &reply, NULL, 0))
+	ret = dsmem_msg_call(gmr->conn, &req, &reply, NULL, 0);
+	if (!ret)
 		dsmem_stat_inc(DSMEM_STAT_REVOKES_SENT);
+	else if (ret != -ENOENT)
+		/* the peer may still list the grant, whose keys die below:
+		 * start the connection over, which tells it only the grants
+		 * that remain (a closing connection stays closing)
+		 */
+		dsmem_conn_close(gmr->conn, ret);
 	dsmem_gmr_unlink(gmr);
 	dsmem_gmr_free(gmr);
 }

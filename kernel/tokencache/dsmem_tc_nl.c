@@ -161,6 +161,7 @@ int dsmem_nl_token_set(struct sk_buff *skb, struct genl_info *info)
 	struct dstc_entry *e;
 	struct dstc_stats *st;
 	u64 now = ktime_get_ns();
+	struct sk_buff *msg;
 	u16 gen;
 	u32 eid;
 	int ret;
@@ -178,6 +179,10 @@ int dsmem_nl_token_set(struct sk_buff *skb, struct genl_info *info)
 	}
 	gen = DSMEM_HANDLE_GEN(nla_get_u32(info->attrs[DSMEM_ATTR_TOKEN_HANDLE]));
 	e = dstc_entry(&in->c, eid);
+	/* made first: a change is not made unless it can be answered */
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
 
 	mutex_lock(&dsmem_tc.admin_lock);
 	spin_lock_bh(&in->lock);
@@ -217,7 +222,10 @@ int dsmem_nl_token_set(struct sk_buff *skb, struct genl_info *info)
 out_unlock:
 	spin_unlock_bh(&in->lock);
 	mutex_unlock(&dsmem_tc.admin_lock);
-	return ret ? ret : dsmem_nl_token_reply(info, eid, DSMEM_CMD_TOKEN_SET);
+	if (!ret)
+		ret = dsmem_nl_fill_token(msg, eid, info->snd_portid,
+					  info->snd_seq, 0, DSMEM_CMD_TOKEN_SET);
+	return dsmem_nl_reply_send(info, msg, ret);
 }
 
 /* ---- the cache --------------------------------------------------------- */
@@ -348,29 +356,45 @@ out:
 }
 
 /* A cache message (reply or event); NULL on failure. */
-static struct sk_buff *dsmem_nl_cache_msg(struct genl_info *info, u8 cmd,
-					  bool event)
+/* A cache message with its header, to fill by dsmem_nl_cache_end(). */
+static struct sk_buff *dsmem_nl_cache_new(struct genl_info *info, u8 cmd,
+					  bool event, void **hdr)
 {
 	struct sk_buff *msg = genlmsg_new(2 * NLMSG_GOODSIZE, GFP_KERNEL);
-	void *hdr;
 
 	if (!msg)
 		return NULL;
-	hdr = event ? genlmsg_put(msg, 0, 0, dsmem_nl_family_get(), 0, cmd) :
-		      genlmsg_put_reply(msg, info, dsmem_nl_family_get(), 0, cmd);
-	if (!hdr || dsmem_nl_fill_cache(msg)) {
+	*hdr = event ? genlmsg_put(msg, 0, 0, dsmem_nl_family_get(), 0, cmd) :
+		       genlmsg_put_reply(msg, info, dsmem_nl_family_get(), 0, cmd);
+	if (!*hdr) {
 		nlmsg_free(msg);
 		return NULL;
 	}
-	genlmsg_end(msg, hdr);
 	return msg;
+}
+
+/* The cache as it is now: 0, or -EMSGSIZE (msg is freed then). */
+static int dsmem_nl_cache_end(struct sk_buff *msg, void *hdr)
+{
+	if (dsmem_nl_fill_cache(msg)) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(msg, hdr);
+	return 0;
 }
 
 int dsmem_nl_cache_get(struct sk_buff *skb, struct genl_info *info)
 {
-	struct sk_buff *msg = dsmem_nl_cache_msg(info, DSMEM_CMD_CACHE_GET, false);
+	struct sk_buff *msg;
+	void *hdr;
+	int ret;
 
-	return msg ? genlmsg_reply(msg, info) : -EMSGSIZE;
+	msg = dsmem_nl_cache_new(info, DSMEM_CMD_CACHE_GET, false, &hdr);
+	if (!msg)
+		return -ENOMEM;
+	ret = dsmem_nl_cache_end(msg, hdr);
+	return ret ? ret : genlmsg_reply(msg, info);
 }
 
 static const struct nla_policy dsmem_cache_param_policy[DSMEM_CACHE_P_NR + 1] = {
@@ -411,8 +435,9 @@ int dsmem_nl_cache_set(struct sk_buff *skb, struct genl_info *info)
 	struct dsmem_tc_inst *in = &dsmem_tc.live;
 	struct nlattr *nest = info->attrs[DSMEM_ATTR_CACHE_PARAMS];
 	bool reset = nla_get_flag(info->attrs[DSMEM_ATTR_CACHE_RESET]);
+	struct sk_buff *msg, *ev;
+	void *hdr, *ev_hdr;
 	u64 p[DSTC_P_NR];
-	struct sk_buff *msg;
 	const char *why;
 	int ret;
 
@@ -420,11 +445,18 @@ int dsmem_nl_cache_set(struct sk_buff *skb, struct genl_info *info)
 		NL_SET_ERR_MSG(info->extack, "nothing to set: give parameters or reset");
 		return -EINVAL;
 	}
+	/* made first: a change is not made unless it can be answered; an
+	 * event that cannot be made is dropped, as dsmem_nl_notify() does
+	 */
+	msg = dsmem_nl_cache_new(info, DSMEM_CMD_CACHE_SET, false, &hdr);
+	if (!msg)
+		return -ENOMEM;
+	ev = dsmem_nl_cache_new(info, DSMEM_CMD_CACHE_SET, true, &ev_hdr);
 	mutex_lock(&dsmem_tc.admin_lock);
 	memcpy(p, in->c.p, sizeof(p));
 	ret = dsmem_nl_cache_params(nest, p, info->extack);
 	if (ret)
-		goto out_unlock;
+		goto err_unlock;
 	if (nest) {
 		spin_lock_bh(&in->lock);
 		ret = dstc_set_params_locked(&in->c, this_cpu_ptr(in->stats), p,
@@ -432,47 +464,60 @@ int dsmem_nl_cache_set(struct sk_buff *skb, struct genl_info *info)
 		spin_unlock_bh(&in->lock);
 		if (ret) {
 			dsmem_nl_set_err(info->extack, NULL, why);
-			goto out_unlock;
+			goto err_unlock;
 		}
 	}
 	if (reset)
 		dsmem_tc_inst_stats_reset(in);
-out_unlock:
 	mutex_unlock(&dsmem_tc.admin_lock);
-	if (ret)
-		return ret;
-	msg = dsmem_nl_cache_msg(info, DSMEM_CMD_CACHE_SET, true);
-	if (msg)
-		dsmem_nl_multicast(genl_info_net(info), msg);
-	msg = dsmem_nl_cache_msg(info, DSMEM_CMD_CACHE_SET, false);
-	return msg ? genlmsg_reply(msg, info) : -EMSGSIZE;
+	if (!ev || dsmem_nl_cache_end(ev, ev_hdr))
+		dsmem_stat_inc(DSMEM_STAT_NL_EVENTS_DROPPED);
+	else
+		dsmem_nl_multicast(genl_info_net(info), ev);
+	ret = dsmem_nl_cache_end(msg, hdr);
+	return ret ? ret : genlmsg_reply(msg, info);
+
+err_unlock:
+	mutex_unlock(&dsmem_tc.admin_lock);
+	nlmsg_free(ev);
+	nlmsg_free(msg);
+	return ret;
 }
 
 /* ---- trace ------------------------------------------------------------- */
 
-static struct sk_buff *dsmem_nl_trace_msg(struct genl_info *info, u8 cmd,
-					  bool event, u64 records, u64 dropped,
-					  int err)
+/* A trace message, to fill by dsmem_nl_trace_end(). */
+static struct sk_buff *dsmem_nl_trace_new(struct genl_info *info, u8 cmd,
+					  bool event, void **hdr)
 {
 	struct sk_buff *msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
-	void *hdr;
 
 	if (!msg)
 		return NULL;
-	hdr = event ? genlmsg_put(msg, 0, 0, dsmem_nl_family_get(), 0, cmd) :
-		      genlmsg_put_reply(msg, info, dsmem_nl_family_get(), 0, cmd);
-	if (!hdr ||
-	    nla_put_u8(msg, DSMEM_ATTR_TRACE_ACTIVE, cmd == DSMEM_CMD_TRACE_START) ||
+	*hdr = event ? genlmsg_put(msg, 0, 0, dsmem_nl_family_get(), 0, cmd) :
+		       genlmsg_put_reply(msg, info, dsmem_nl_family_get(), 0, cmd);
+	if (!*hdr) {
+		nlmsg_free(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+/* 0, or -EMSGSIZE (msg is freed then) */
+static int dsmem_nl_trace_end(struct sk_buff *msg, void *hdr, u8 cmd,
+			      u64 records, u64 dropped, int err)
+{
+	if (nla_put_u8(msg, DSMEM_ATTR_TRACE_ACTIVE, cmd == DSMEM_CMD_TRACE_START) ||
 	    nla_put_u64_64bit(msg, DSMEM_ATTR_TRACE_RECORDS, records,
 			      DSMEM_ATTR_PAD) ||
 	    nla_put_u64_64bit(msg, DSMEM_ATTR_TRACE_DROPPED, dropped,
 			      DSMEM_ATTR_PAD) ||
 	    nla_put_u32(msg, DSMEM_ATTR_TRACE_ERRNO, -err)) {
 		nlmsg_free(msg);
-		return NULL;
+		return -EMSGSIZE;
 	}
 	genlmsg_end(msg, hdr);
-	return msg;
+	return 0;
 }
 
 /* A private cache's parameters: the live ones, with the request's over them. */
@@ -483,46 +528,84 @@ static int dsmem_nl_private_params(struct genl_info *info, u64 *p)
 				     info->extack);
 }
 
-static int dsmem_nl_trace_done(struct genl_info *info, u8 cmd, u64 records,
+/* The reply and the event of a start or a stop, made before either. */
+struct dsmem_nl_trace_msgs {
+	struct sk_buff *reply, *event;
+	void *reply_hdr, *event_hdr;
+};
+
+static int dsmem_nl_trace_prepare(struct genl_info *info, u8 cmd,
+				  struct dsmem_nl_trace_msgs *m)
+{
+	m->reply = dsmem_nl_trace_new(info, cmd, false, &m->reply_hdr);
+	if (!m->reply)
+		return -ENOMEM;
+	/* without it the event is dropped, as dsmem_nl_notify() does */
+	m->event = dsmem_nl_trace_new(info, cmd, true, &m->event_hdr);
+	return 0;
+}
+
+static void dsmem_nl_trace_discard(struct dsmem_nl_trace_msgs *m)
+{
+	nlmsg_free(m->event);
+	nlmsg_free(m->reply);
+}
+
+static int dsmem_nl_trace_done(struct genl_info *info, u8 cmd,
+			       struct dsmem_nl_trace_msgs *m, u64 records,
 			       u64 dropped, int err)
 {
-	struct sk_buff *msg;
+	int ret;
 
-	msg = dsmem_nl_trace_msg(info, cmd, true, records, dropped, err);
-	if (msg)
-		dsmem_nl_multicast(genl_info_net(info), msg);
-	msg = dsmem_nl_trace_msg(info, cmd, false, records, dropped, err);
-	return msg ? genlmsg_reply(msg, info) : -EMSGSIZE;
+	if (!m->event || dsmem_nl_trace_end(m->event, m->event_hdr, cmd,
+					    records, dropped, err))
+		dsmem_stat_inc(DSMEM_STAT_NL_EVENTS_DROPPED);
+	else
+		dsmem_nl_multicast(genl_info_net(info), m->event);
+	ret = dsmem_nl_trace_end(m->reply, m->reply_hdr, cmd, records, dropped,
+				 err);
+	return ret ? ret : genlmsg_reply(m->reply, info);
 }
 
 int dsmem_nl_trace_start(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr *fd = info->attrs[DSMEM_ATTR_TRACE_FD];
+	struct dsmem_nl_trace_msgs m;
 	int ret;
 
 	if (!fd) {
 		NL_SET_ERR_MSG(info->extack, "a trace file descriptor is required");
 		return -EINVAL;
 	}
-	/* a doit runs in the sender's context: the descriptor is theirs */
-	ret = dsmem_tc_trace_start(nla_get_u32(fd), info->extack);
+	ret = dsmem_nl_trace_prepare(info, DSMEM_CMD_TRACE_START, &m);
 	if (ret)
 		return ret;
-	return dsmem_nl_trace_done(info, DSMEM_CMD_TRACE_START, 0, 0, 0);
+	/* a doit runs in the sender's context: the descriptor is theirs */
+	ret = dsmem_tc_trace_start(nla_get_u32(fd), info->extack);
+	if (ret) {
+		dsmem_nl_trace_discard(&m);
+		return ret;
+	}
+	return dsmem_nl_trace_done(info, DSMEM_CMD_TRACE_START, &m, 0, 0, 0);
 }
 
 int dsmem_nl_trace_stop(struct sk_buff *skb, struct genl_info *info)
 {
+	struct dsmem_nl_trace_msgs m;
 	u64 records, dropped;
 	int err, ret;
 
+	ret = dsmem_nl_trace_prepare(info, DSMEM_CMD_TRACE_STOP, &m);
+	if (ret)
+		return ret;
 	ret = dsmem_tc_trace_stop(&records, &dropped, &err);
 	if (ret) {
+		dsmem_nl_trace_discard(&m);
 		NL_SET_ERR_MSG(info->extack, "no trace capture is running");
 		return ret;
 	}
-	return dsmem_nl_trace_done(info, DSMEM_CMD_TRACE_STOP, records, dropped,
-				   err);
+	return dsmem_nl_trace_done(info, DSMEM_CMD_TRACE_STOP, &m, records,
+				   dropped, err);
 }
 
 /* ---- bench ------------------------------------------------------------- */

@@ -1885,6 +1885,46 @@ TEST_F_TIMEOUT(bt, values_out_of_line, 300)
 	ds_btree_close(t);
 }
 
+/* Where a tree's nodes are, by reading them in remote memory. */
+struct placement {
+	uint64_t nodes[2];	/* reachable nodes in segment 0, 1 */
+	uint64_t leaves[2];
+	uint64_t stray;		/* outside the segments' node space */
+};
+
+static int walk_nodes(struct ds_xfer *x, uint64_t node, uint32_t ns,
+		      const struct ds_btree_info *info, int depth, struct placement *w)
+{
+	uint8_t img[4096];
+	int s, ret;
+
+	if (ns > sizeof(img) || depth < 0)
+		return -EINVAL;
+	for (s = 0; s < 2; s++)
+		if (node >= info->segs[s] + (64 << 10) &&
+		    node + ns <= info->segs[s] + info->seg_size[s])
+			break;
+	if (s == 2) {
+		w->stray++;
+		return 0;
+	}
+	ret = ds_read(x, node, img, ns);
+	if (ret)
+		return ret;
+	if (rd32(img, NH_MAGIC) != NODE_MAGIC || rd64(img, NH_SUM) != image_sum(img, ns))
+		return -EIO;
+	w->nodes[s]++;
+	if (!img[NH_LEVEL]) {
+		w->leaves[s]++;
+		return 0;
+	}
+	ret = walk_nodes(x, rd64(img, NH_LEFTMOST), ns, info, depth - 1, w);
+	for (uint16_t i = 0; !ret && i < rd16(img, NH_COUNT); i++)
+		ret = walk_nodes(x, rd64(img, NH_SIZE + 16 * (size_t)i + 8), ns, info,
+				 depth - 1, w);
+	return ret;
+}
+
 /* The seed's layout: per-server regions, nodes by node_id % 2. */
 TEST_F_TIMEOUT(bt, seed_layout, 300)
 {
@@ -1892,6 +1932,8 @@ TEST_F_TIMEOUT(bt, seed_layout, 300)
 	uint64_t addr, v, s = seed_for(5), *keys = calloc(2000, 8), got[2000];
 	struct ds_btree_info info;
 	struct ds_btree *t, *t2;
+	struct placement w = {};
+	struct ds_xfer *x;
 	size_t n;
 
 	ASSERT_NE(NULL, keys);
@@ -1907,9 +1949,21 @@ TEST_F_TIMEOUT(bt, seed_layout, 300)
 	ASSERT_EQ(0, ds_btree_describe(t, &info));
 	EXPECT_EQ(DS_BTREE_SEED, info.layout);
 	EXPECT_LE(3, info.height);
-	/* both servers hold nodes */
-	EXPECT_LT(0, info.seg_used[0]);
-	EXPECT_LT(0, info.seg_used[1]);
+	/* both servers hold nodes: walk the tree in remote memory */
+	ASSERT_EQ(2, info.nsegs);
+	ASSERT_EQ(0, ds_xfer_open(1, &x));
+	ASSERT_EQ(0, walk_nodes(x, info.root & ~63ULL, info.node_size, &info, 8, &w));
+	ds_xfer_close(x);
+	TH_LOG("nodes %" PRIu64 " + %" PRIu64 ", leaves %" PRIu64 " + %" PRIu64
+	       ", %" PRIu64 " misplaced", w.nodes[0], w.nodes[1], w.leaves[0],
+	       w.leaves[1], w.stray);
+	EXPECT_EQ(0, w.stray);
+	EXPECT_LE(info.height, w.nodes[0] + w.nodes[1]);
+	/* nodes by node_id % 2: about half each, leaves too */
+	EXPECT_LE(w.nodes[0] + w.nodes[1], 4 * w.nodes[0]);
+	EXPECT_LE(w.nodes[0] + w.nodes[1], 4 * w.nodes[1]);
+	EXPECT_LE(w.leaves[0] + w.leaves[1], 4 * w.leaves[0]);
+	EXPECT_LE(w.leaves[0] + w.leaves[1], 4 * w.leaves[1]);
 	for (int i = 0; i < 2000; i++) {
 		ASSERT_EQ(0, get64(i % 2 ? t2 : t, keys[i], &v));
 		ASSERT_EQ(val_of(keys[i]), v);

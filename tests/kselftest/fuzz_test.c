@@ -4,13 +4,24 @@
  * request gets one of the documented errors, the module keeps answering,
  * and the kernel is not tainted (scripts/guest also checks the taint).
  * Deterministic: the seed is fixed and printed.
+ *
+ * The attached fuzzer runs the ioctls on a descriptor attached to a node
+ * with a connected peer, a granted segment and the Slope range mapped, with
+ * arguments built from the right structures (plausible addresses, lengths,
+ * handles and ids that earlier calls returned), so that they reach the
+ * handlers behind the dispatcher; it also remaps parts of the Slope range
+ * and touches pages in it, owned or not.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/dsmem.h>
@@ -177,6 +188,438 @@ TEST_F_TIMEOUT(fuzz, ioctl_random_commands, 600)
 	EXPECT_EQ(0, ioctl(dev, DSMEM_IOC_VERSION, &v));
 	EXPECT_EQ(DSMEM_ABI_VERSION, v.abi_version);
 	close(dev);
+	EXPECT_EQ(self->taint, kernel_taint());
+}
+
+/* ---- attached: structured arguments, mappings and faults ---- */
+
+#define PORT_BASE	7730		/* node n listens on PORT_BASE + n */
+#define PAGE		4096UL
+#define LIVE_ROUNDS	6000
+#define LIVE_SECONDS	90		/* and at most this long */
+#define BUF_SIZE	(1 << 20)
+#define SLOTS		16
+
+FIXTURE(live) {
+	struct ds_ctx *ctx;
+	uint32_t peer;
+	uint64_t seg;		/* node 2's segment, granted rw to node 1 */
+	unsigned long taint;
+};
+
+FIXTURE_SETUP(live)
+{
+	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
+	struct ds_seg_info s;
+
+	srandom(SEED + 1);
+	TH_LOG("seed 0x%x", SEED + 1);
+	self->taint = kernel_taint();
+	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
+	for (uint32_t id = 1; id <= 2; id++) {
+		ASSERT_EQ(0, ds_node_add(self->ctx, id, "rxe0", PORT_BASE + id))
+			TH_LOG("node %u: %s", id, ds_ctx_errmsg(self->ctx));
+	}
+	ASSERT_EQ(0, ds_seg_add(self->ctx, 2, 4 << 20, -1, DS_TRANSLATE_SEGMENT, &s));
+	self->seg = s.addr;
+	ASSERT_EQ(0, ds_seg_grant(self->ctx, 2, s.id, 1, DSMEM_PERM_ALL));
+	ASSERT_EQ(0, ds_peer_add(self->ctx, 1, addr, PORT_BASE + 2, &self->peer));
+	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, self->peer, 1));
+}
+
+FIXTURE_TEARDOWN(live)
+{
+	for (uint32_t n = 1; n <= 2; n++)
+		ds_node_del(self->ctx, n);
+	ds_ctx_close(self->ctx);
+}
+
+/* What earlier calls handed out, for later ones to use (or misuse). */
+struct live {
+	int fd;
+	uint8_t *buf;
+	uint64_t seg;
+	uint32_t mr[SLOTS];
+	uint64_t task[SLOTS];
+	uint64_t run[SLOTS];		/* Slope runs allocated: address */
+	uint64_t run_len[SLOTS];
+	uint64_t mig[SLOTS];
+	uint64_t dirty[SLOTS];
+	struct dsmem_slope_extent ext[8];
+	struct dsmem_xfer_req req[8];
+	struct dsmem_xfer_status st[8];
+};
+
+static uint64_t pick(const uint64_t *a)
+{
+	return rnd(4) ? a[rnd(SLOTS)] : ((uint64_t)random() << 32 | random());
+}
+
+static void keep(uint64_t *a, uint64_t v)
+{
+	a[rnd(SLOTS)] = v;
+}
+
+static uint64_t slope_addr(struct live *l)
+{
+	uint64_t r = pick(l->run);
+
+	if (r >= DSMEM_SLOPE_BASE && !rnd(2))
+		return r + PAGE * rnd(4);
+	return DSMEM_SLOPE_BASE + PAGE * (uint64_t)rnd(1 << 20);
+}
+
+/* extents, sorted and disjoint mostly; units of a page or 2 MiB */
+static uint32_t random_extents(struct live *l)
+{
+	uint32_t n = 1 + rnd(rnd(4) ? 1 : 8);
+	uint64_t a = slope_addr(l);
+
+	for (uint32_t i = 0; i < n; i++) {
+		l->ext[i].addr = a;
+		l->ext[i].len = PAGE * (1 + rnd(rnd(4) ? 16 : 600));
+		if (!rnd(20))
+			l->ext[i].len += rnd(PAGE);
+		a += l->ext[i].len + (rnd(3) ? 0 : PAGE * rnd(8));
+		if (!rnd(30))
+			a -= 2 * PAGE;
+	}
+	return n;
+}
+
+static void random_reqs(struct live *l, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct dsmem_xfer_req *r = &l->req[i];
+
+		memset(r, 0, sizeof(*r));
+		r->opcode = rnd(5);
+		r->mr = rnd(3) ? 0 : l->mr[rnd(SLOTS)];
+		r->local = r->mr ? rnd(BUF_SIZE) : (uintptr_t)(l->buf + rnd(BUF_SIZE / 2));
+		r->remote = l->seg + (rnd(8) ? 8 * (uint64_t)rnd(1 << 19) : (uint64_t)random() << 12);
+		r->len = rnd(3) ? 8 : rnd(8) ? rnd(65536) : rnd(BUF_SIZE);
+		r->compare_add = random();
+		r->swap = random();
+		if (!rnd(30))
+			r->flags = 1 << rnd(8);
+		if (!rnd(30))
+			r->remote = (uint64_t)random() << 20;
+	}
+}
+
+/* one ioctl with a structured, plausible and sometimes wrong argument */
+static int live_ioctl(struct live *l, unsigned int *nr)
+{
+	union {
+		struct dsmem_ioc_version v;
+		struct dsmem_ioc_attach at;
+		struct dsmem_ioc_mr_reg mr;
+		struct dsmem_ioc_mr_dereg md;
+		struct dsmem_ioc_submit sb;
+		struct dsmem_ioc_task tk;
+		struct dsmem_ioc_slope_alloc al;
+		struct dsmem_ioc_slope_free fr;
+		struct dsmem_ioc_slope_migrate mg;
+		struct dsmem_ioc_slope_mig mi;
+		struct dsmem_ioc_slope_dirty dt;
+		char raw[256];
+	} a;
+	unsigned long cmd;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	*nr = rnd(_IOC_NR(DSMEM_IOC_SLOPE_DIRTY) + 1);
+	switch (*nr) {
+	case _IOC_NR(DSMEM_IOC_VERSION):
+		cmd = DSMEM_IOC_VERSION;
+		break;
+	case _IOC_NR(DSMEM_IOC_ATTACH):		/* attached already, mostly */
+		cmd = DSMEM_IOC_ATTACH;
+		a.at.node_id = rnd(4);
+		break;
+	case _IOC_NR(DSMEM_IOC_MR_REG):
+		cmd = DSMEM_IOC_MR_REG;
+		a.mr.addr = (uintptr_t)l->buf + PAGE * rnd(BUF_SIZE / PAGE / 2) + (rnd(8) ? 0 : rnd(PAGE));
+		a.mr.len = rnd(4) ? PAGE * (1 + rnd(64)) : rnd(8) ? rnd(BUF_SIZE) : (uint64_t)random() << 16;
+		a.mr.flags = rnd(8) ? rnd(2) : 1 << rnd(8);
+		if (!rnd(20))
+			a.mr.addr = slope_addr(l);
+		break;
+	case _IOC_NR(DSMEM_IOC_MR_DEREG):
+		cmd = DSMEM_IOC_MR_DEREG;
+		a.md.handle = rnd(8) ? l->mr[rnd(SLOTS)] : random();
+		break;
+	case _IOC_NR(DSMEM_IOC_SUBMIT):
+		cmd = DSMEM_IOC_SUBMIT;
+		a.sb.nr = 1 + rnd(rnd(4) ? 2 : 8);
+		random_reqs(l, a.sb.nr);
+		a.sb.reqs = (uintptr_t)l->req;
+		a.sb.req_size = rnd(10) ? sizeof(struct dsmem_xfer_req) : rnd(128);
+		a.sb.flags = rnd(8) ? rnd(4) : 1 << rnd(8);
+		if (!rnd(40))
+			a.sb.nr = random();
+		break;
+	case _IOC_NR(DSMEM_IOC_TASK):
+		cmd = DSMEM_IOC_TASK;
+		a.tk.task = pick(l->task);
+		a.tk.status = rnd(2) ? (uintptr_t)l->st : 0;
+		a.tk.nr = a.tk.status ? 1 + rnd(8) : 0;
+		a.tk.flags = rnd(8) ? rnd(4) : 1 << rnd(8);
+		break;
+	case _IOC_NR(DSMEM_IOC_SLOPE_ALLOC):
+		cmd = DSMEM_IOC_SLOPE_ALLOC;
+		a.al.flags = rnd(8) ? (rnd(12) ? 0 : DSMEM_SLOPE_HUGE) | (rnd(2) ? DSMEM_SLOPE_NEW_OBJECT : 0)
+				    : 1 << rnd(8);
+		a.al.len = a.al.flags & DSMEM_SLOPE_HUGE ? DSMEM_SLOPE_HUGE_SIZE * (1 + rnd(2))
+						       : PAGE * (1 + rnd(rnd(4) ? 16 : 1024));
+		if (!rnd(20))
+			a.al.len = random();
+		if (!(a.al.flags & DSMEM_SLOPE_NEW_OBJECT) && rnd(2))
+			a.al.object = pick(l->run);
+		break;
+	case _IOC_NR(DSMEM_IOC_SLOPE_FREE):
+		cmd = DSMEM_IOC_SLOPE_FREE;
+		a.fr.nr = random_extents(l);
+		a.fr.extents = (uintptr_t)l->ext;
+		break;
+	case _IOC_NR(DSMEM_IOC_SLOPE_MIGRATE):
+		cmd = DSMEM_IOC_SLOPE_MIGRATE;
+		a.mg.nr = random_extents(l);
+		a.mg.extents = (uintptr_t)l->ext;
+		a.mg.dst_node = rnd(8) ? 2 : rnd(4);
+		a.mg.flags = rnd(8) ? 0 : rnd(3);
+		a.mg.max_rounds = rnd(3) ? rnd(4) : rnd(100);
+		a.mg.stop_pages = rnd(3) ? 0 : rnd(64);
+		a.mg.cookie = l->ext[0].addr;
+		break;
+	case _IOC_NR(DSMEM_IOC_SLOPE_MIG_GET):
+	case _IOC_NR(DSMEM_IOC_SLOPE_MIG_STOP):
+	case _IOC_NR(DSMEM_IOC_SLOPE_RECV):
+		cmd = *nr == _IOC_NR(DSMEM_IOC_SLOPE_MIG_GET) ? DSMEM_IOC_SLOPE_MIG_GET :
+		      *nr == _IOC_NR(DSMEM_IOC_SLOPE_MIG_STOP) ? DSMEM_IOC_SLOPE_MIG_STOP :
+		      DSMEM_IOC_SLOPE_RECV;
+		a.mi.id = pick(l->mig);
+		a.mi.flags = rnd(8) ? rnd(4) : 1 << rnd(8);
+		a.mi.state = rnd(7);
+		/* a bounded wait: 0 would wait for ever */
+		a.mi.timeout_ms = 1 + rnd(50);
+		break;
+	default:
+		cmd = DSMEM_IOC_SLOPE_DIRTY;
+		a.dt.op = rnd(8) ? rnd(3) : rnd(256);
+		a.dt.flags = rnd(8) ? rnd(4) : 1 << rnd(8);
+		if (a.dt.op == DSMEM_SLOPE_DIRTY_START || !rnd(8)) {
+			a.dt.nr = random_extents(l);
+			a.dt.extents = (uintptr_t)l->ext;
+		}
+		if (a.dt.op != DSMEM_SLOPE_DIRTY_START)
+			a.dt.id = pick(l->dirty);
+		if (a.dt.op == DSMEM_SLOPE_DIRTY_COLLECT && rnd(2)) {
+			a.dt.bitmap = (uintptr_t)l->buf + BUF_SIZE / 2;
+			a.dt.bitmap_len = rnd(4) ? rnd(4096) : rnd(BUF_SIZE / 2) + 1;
+		}
+		break;
+	}
+	if (!rnd(50))		/* a few random bytes past the known fields */
+		fill_random(a.raw + rnd(64), 8);
+	ret = ioctl(l->fd, cmd, &a) ? -errno : 0;
+	if (ret)
+		return ret;
+	switch (*nr) {
+	case _IOC_NR(DSMEM_IOC_MR_REG):
+		l->mr[rnd(SLOTS)] = a.mr.handle;
+		break;
+	case _IOC_NR(DSMEM_IOC_SUBMIT):
+		if (a.sb.task)
+			keep(l->task, a.sb.task);
+		break;
+	case _IOC_NR(DSMEM_IOC_SLOPE_ALLOC): {
+		unsigned int i = rnd(SLOTS);
+		struct dsmem_slope_extent e = { l->run[i], l->run_len[i] };
+		struct dsmem_ioc_slope_free f = { .extents = (uintptr_t)&e, .nr = 1 };
+
+		/* at most SLOTS runs live: the one replaced goes (unless it
+		 * moved or was freed since)
+		 */
+		if (e.addr)
+			ioctl(l->fd, DSMEM_IOC_SLOPE_FREE, &f);
+		l->run[i] = a.al.addr;
+		l->run_len[i] = a.al.len;
+		break;
+	}
+	case _IOC_NR(DSMEM_IOC_SLOPE_MIGRATE):
+		keep(l->mig, a.mg.id);
+		break;
+	case _IOC_NR(DSMEM_IOC_SLOPE_DIRTY):
+		if (a.dt.op == DSMEM_SLOPE_DIRTY_START)
+			keep(l->dirty, a.dt.id);
+		break;
+	}
+	return 0;
+}
+
+static sigjmp_buf touch_env;
+
+static void on_fault(int sig)
+{
+	siglongjmp(touch_env, sig);
+}
+
+/* A read or write of addr: 0, or the signal it raised (SIGBUS, SIGSEGV). */
+static int touch(uint64_t addr, bool write)
+{
+	int sig = sigsetjmp(touch_env, 1);
+
+	if (sig)
+		return sig;
+	if (write)
+		*(volatile uint64_t *)addr = addr;
+	else
+		(void)*(volatile uint64_t *)addr;
+	return 0;
+}
+
+/* unmap and map back a part of the Slope range at its own offset,
+ * maybe read-only for a while, maybe with its pages dropped */
+static int remap(struct live *l)
+{
+	uint64_t off = PAGE * (uint64_t)rnd(1 << 20), len = PAGE * (1 + rnd(512));
+	void *want = (void *)(DSMEM_SLOPE_BASE + off), *p;
+	int ret = 0;
+
+	if (munmap(want, len))
+		return -errno;
+	p = mmap(want, len, rnd(4) ? PROT_READ | PROT_WRITE : PROT_READ,
+		 MAP_SHARED | MAP_FIXED_NOREPLACE, l->fd, off);
+	if (p != want)
+		return p == MAP_FAILED ? -errno : -EFAULT;
+	if (!rnd(4) && madvise(p, len, MADV_DONTNEED))
+		ret = -errno;
+	/* whole and writable again for the next round */
+	if (mprotect(p, len, PROT_READ | PROT_WRITE))
+		ret = -errno;
+	return ret;
+}
+
+static bool live_errno(int e)
+{
+	switch (e) {
+	case -EINVAL: case -E2BIG: case -EFAULT: case -ENOTTY:
+	/* no such node, task, buffer, migration or tracker; not connected */
+	case -ENOENT: case -ENOTCONN:
+	/* in use, migrating, attached already; nothing arrived; waited */
+	case -EBUSY: case -EALREADY: case -EAGAIN: case -ETIMEDOUT:
+	/* too long, out of room or of Slope space; too many tasks */
+	case -ERANGE: case -EMSGSIZE: case -ENOSPC: case -ENOMEM:
+	/* a read-only grant or buffer, an operation the device lacks */
+	case -EACCES: case -EPERM: case -EOPNOTSUPP:
+		return true;
+	}
+	return false;
+}
+
+TEST_F_TIMEOUT(live, attached_ioctls_mmap_faults, 600)
+{
+	struct live l = { .seg = self->seg };
+	struct sigaction sa = { .sa_handler = on_fault }, obus, osegv;
+	int count[_IOC_NR(DSMEM_IOC_SLOPE_DIRTY) + 1][2] = {};
+	int other = 0, remaps = 0, touches = 0, owned_bad = 0, i;
+	struct dsmem_ioc_slope_alloc al = {};
+	struct dsmem_ioc_submit sb = {};
+	struct dsmem_xfer_req r = {};
+	time_t end = time(NULL) + LIVE_SECONDS;
+
+	l.buf = mmap(NULL, BUF_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, l.buf);
+	memset(l.buf, 0x33, BUF_SIZE);
+	l.fd = slope_open(1);
+	ASSERT_LE(0, l.fd);
+	ASSERT_EQ(0, slope_map(l.fd));
+	sigemptyset(&sa.sa_mask);
+	ASSERT_EQ(0, sigaction(SIGBUS, &sa, &obus));
+	ASSERT_EQ(0, sigaction(SIGSEGV, &sa, &osegv));
+
+	for (i = 0; i < LIVE_ROUNDS && time(NULL) < end; i++) {
+		unsigned int what = rnd(10), nr;
+		int ret;
+
+		if (what < 7) {
+			ret = live_ioctl(&l, &nr);
+			count[nr][!!ret]++;
+			if (ret && !live_errno(ret)) {
+				other++;
+				TH_LOG("round %d: ioctl nr %u: %s", i, nr, strerror(-ret));
+			}
+		} else if (what == 7) {
+			ret = remap(&l);
+			remaps++;
+			if (ret) {
+				other++;
+				TH_LOG("round %d: remap: %s", i, strerror(-ret));
+			}
+		} else {
+			/* an owned page (a run we allocated, unless it moved or
+			 * was freed), or anywhere */
+			unsigned int k = rnd(SLOTS);
+			uint64_t a = l.run[k] && rnd(2) ?
+				     l.run[k] + 8 * (uint64_t)rnd(l.run_len[k] / 8) :
+				     DSMEM_SLOPE_BASE + 8 * (uint64_t)rnd(1 << 30);
+			int sig = touch(a, rnd(2));
+
+			touches++;
+			if (sig && sig != SIGBUS) {
+				other++;
+				TH_LOG("round %d: touch %#llx: signal %d", i,
+				       (unsigned long long)a, sig);
+			}
+			if (sig && a >= l.run[k] && a < l.run[k] + l.run_len[k])
+				owned_bad++;	/* freed or migrated since: allowed */
+		}
+	}
+	sigaction(SIGBUS, &obus, NULL);
+	sigaction(SIGSEGV, &osegv, NULL);
+	TH_LOG("%d rounds, %d remaps, %d touches (%d in runs raised SIGBUS)",
+	       i, remaps, touches, owned_bad);
+	for (unsigned int nr = 0; nr <= _IOC_NR(DSMEM_IOC_SLOPE_DIRTY); nr++)
+		TH_LOG("ioctl nr %2u: %d ok, %d refused", nr, count[nr][0], count[nr][1]);
+	EXPECT_EQ(0, other);
+	/* the handlers were reached: every command succeeded at least once,
+	 * but ATTACH (attached already) and RECV (nothing is sent to node 1)
+	 */
+	for (unsigned int nr = 0; nr <= _IOC_NR(DSMEM_IOC_SLOPE_DIRTY); nr++) {
+		if (nr == _IOC_NR(DSMEM_IOC_ATTACH) || nr == _IOC_NR(DSMEM_IOC_SLOPE_RECV))
+			continue;
+		EXPECT_LT(0, count[nr][0]) TH_LOG("ioctl nr %u never succeeded", nr);
+	}
+
+	/* a well-formed transfer still works, then the descriptor goes */
+	r.opcode = DSMEM_XFER_WRITE;
+	r.local = (uintptr_t)l.buf;
+	r.remote = self->seg;
+	r.len = 4096;
+	sb.reqs = (uintptr_t)&r;
+	sb.nr = 1;
+	sb.req_size = sizeof(r);
+	sb.flags = DSMEM_SUBMIT_WAIT | DSMEM_SUBMIT_RELEASE;
+	EXPECT_EQ(0, ioctl(l.fd, DSMEM_IOC_SUBMIT, &sb)) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(0, sb.result);
+	munmap((void *)DSMEM_SLOPE_BASE, DSMEM_SLOPE_SIZE);
+	close(l.fd);
+	munmap(l.buf, BUF_SIZE);
+
+	/* the module is still usable: nodes go and come back */
+	EXPECT_EQ(0, ds_node_del(self->ctx, 1));
+	EXPECT_EQ(0, ds_node_del(self->ctx, 2));
+	ASSERT_EQ(0, ds_node_add(self->ctx, 1, "rxe0", PORT_BASE + 1));
+	l.fd = slope_open(1);
+	ASSERT_LE(0, l.fd);
+	ASSERT_EQ(0, slope_map(l.fd));
+	al.len = 4 * PAGE;
+	ASSERT_EQ(0, ioctl(l.fd, DSMEM_IOC_SLOPE_ALLOC, &al));
+	*(volatile uint64_t *)al.addr = 42;
+	EXPECT_EQ(42, *(volatile uint64_t *)al.addr);
+	munmap((void *)DSMEM_SLOPE_BASE, DSMEM_SLOPE_SIZE);
+	close(l.fd);
 	EXPECT_EQ(self->taint, kernel_taint());
 }
 
