@@ -26,7 +26,7 @@ static int __init dsmem_init(void)
 	if (ret)
 		return ret;
 
-	ret = dsmem_slope_fs_init();
+	ret = dsmem_slope_init();
 	if (ret)
 		goto err_tc;
 
@@ -56,10 +56,10 @@ err_nl:
 err_rdm:
 	dsmem_tc_exit();	/* its workers run on dsmem_wq */
 	dsmem_rdm_fini();
-	dsmem_slope_fs_exit();
+	dsmem_slope_exit();
 	return ret;
 err_slope:
-	dsmem_slope_fs_exit();
+	dsmem_slope_exit();
 err_tc:
 	dsmem_tc_exit();
 	return ret;
@@ -76,7 +76,7 @@ static void __exit dsmem_exit(void)
 	dsmem_tc_exit();
 	dsmem_rdm_fini();
 	/* after the last node: their inodes are of this filesystem */
-	dsmem_slope_fs_exit();
+	dsmem_slope_exit();
 }
 
 module_init(dsmem_init);

@@ -583,8 +583,8 @@ int dsmem_nl_cache_params(struct nlattr *nest, u64 *p,
  * entry points below are called, with no lock of ours held.
  */
 struct dsmem_slope;
-int dsmem_slope_fs_init(void);
-void dsmem_slope_fs_exit(void);
+int dsmem_slope_init(void);
+void dsmem_slope_exit(void);
 int dsmem_slope_node_init(struct dsmem_node *node);
 void dsmem_slope_node_dead(struct dsmem_node *node);
 void dsmem_slope_node_fini(struct dsmem_node *node);

@@ -44,15 +44,37 @@ static struct file_system_type dsmem_slope_fs_type = {
 	.kill_sb	 = kill_anon_super,
 };
 
-int dsmem_slope_fs_init(void)
+/*
+ * A connection's release, a dsmem_wq work, flushes the workers of its
+ * migrations: they are not dsmem_wq works too, or under memory pressure
+ * that queue's rescuer alone would wait for itself.
+ */
+struct workqueue_struct *dsmem_slope_wq;
+
+int dsmem_slope_init(void)
 {
+	int ret;
+
+	dsmem_slope_wq = alloc_workqueue("dsmem_slope",
+					 WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	if (!dsmem_slope_wq)
+		return -ENOMEM;
 	dsmem_slope_mnt = kern_mount(&dsmem_slope_fs_type);
-	return PTR_ERR_OR_ZERO(dsmem_slope_mnt);
+	if (IS_ERR(dsmem_slope_mnt)) {
+		ret = PTR_ERR(dsmem_slope_mnt);
+		goto err_destroy_wq;
+	}
+	return 0;
+
+err_destroy_wq:
+	destroy_workqueue(dsmem_slope_wq);
+	return ret;
 }
 
-void dsmem_slope_fs_exit(void)
+void dsmem_slope_exit(void)
 {
 	kern_unmount(dsmem_slope_mnt);
+	destroy_workqueue(dsmem_slope_wq);
 }
 
 int dsmem_slope_node_init(struct dsmem_node *node)

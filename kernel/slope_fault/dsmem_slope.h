@@ -125,6 +125,14 @@ struct dsmem_slope_mig {
 	u64 units;
 	struct page **pages;		/* each unit's first page */
 	u64 placed;			/* destination: pages we inserted */
+	/*
+	 * Pages of the units, in unit order, that the migration holds a
+	 * reference on: its DMA mappings and memory regions cover them, so
+	 * a SLOPE_FREE that drops them from s->pages meanwhile must not
+	 * free them.  Let go after the regions and the mappings are gone
+	 * (dsmem_slope_mig_unpin).
+	 */
+	u64 held;
 	u64 *dma;			/* each unit, mapped for the device */
 	bool mapped;
 	struct ib_mr **mrs;		/* ours, over the units in order */
@@ -161,6 +169,7 @@ struct dsmem_slope_mig {
 	u64 urgent[16];
 	unsigned int nurgent;
 	bool abort;			/* the connection went */
+	bool begun;			/* destination: BEGIN taken; mig_lock */
 	bool stop_taken;		/* a MIG_STOP runs or ran */
 	struct completion handover;	/* that MIG_STOP finished */
 	/* destination: BEGIN or HANDOVER data, as the PUTs bring it */
@@ -196,6 +205,9 @@ struct dsmem_slope {
 };
 
 /* dsmem_slope.c */
+/* dsmem_slope.c: migrations' workers; see there why not dsmem_wq */
+extern struct workqueue_struct *dsmem_slope_wq;
+
 void dsmem_slope_page_drop(struct dsmem_slope *s, pgoff_t idx);
 int dsmem_slope_populate(struct dsmem_slope *s, pgoff_t idx,
 			 unsigned int unit_shift, struct page **unit);

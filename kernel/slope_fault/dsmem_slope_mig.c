@@ -27,6 +27,7 @@
  */
 #include <linux/bitmap.h>
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
 #include <linux/pagemap.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -67,7 +68,7 @@ static void dsmem_slope_mig_release(struct kref *ref)
 	struct dsmem_slope_mig *mig = container_of(ref, struct dsmem_slope_mig,
 						   ref);
 
-	WARN_ON(mig->nmrs || mig->mapped || mig->track);
+	WARN_ON(mig->nmrs || mig->mapped || mig->held || mig->track);
 	if (mig->conn)
 		dsmem_conn_put(mig->conn);
 	kvfree(mig->stage);
@@ -258,6 +259,43 @@ static void dsmem_slope_mig_dereg(struct dsmem_slope_mig *mig)
 	mig->nmrs = 0;
 }
 
+static struct page *dsmem_slope_mig_page(struct dsmem_slope_mig *mig, u64 i)
+{
+	unsigned int order = mig->unit_shift - PAGE_SHIFT;
+
+	return mig->pages[i >> order] + (i & ((1ULL << order) - 1));
+}
+
+/*
+ * Source: a reference on every page of the units, before they are
+ * mapped for the device.  Under alloc_lock, after a 2 MiB unit was
+ * found contiguous, so that page + i is what s->pages holds.
+ */
+static void dsmem_slope_mig_hold(struct dsmem_slope_mig *mig)
+{
+	u64 i, n = mig->units << (mig->unit_shift - PAGE_SHIFT);
+
+	for (i = 0; i < n; i++)
+		get_page(dsmem_slope_mig_page(mig, i));
+	mig->held = n;
+}
+
+/*
+ * Nothing reaches the pages through us any more: the peer's keys are
+ * dead, the device mappings gone; only then are the pages let go, which
+ * frees those a SLOPE_FREE dropped meanwhile.
+ */
+static void dsmem_slope_mig_unpin(struct dsmem_slope_mig *mig)
+{
+	u64 i;
+
+	dsmem_slope_mig_dereg(mig);
+	dsmem_slope_mig_unmap_dma(mig);
+	for (i = 0; i < mig->held; i++)
+		put_page(dsmem_slope_mig_page(mig, i));
+	mig->held = 0;
+}
+
 /*
  * Memory regions over the units in order, each at iova i * span, for the
  * peer of this migration only.
@@ -267,11 +305,16 @@ static int dsmem_slope_mig_reg(struct dsmem_slope_mig *mig, int access)
 	struct dsmem_conn *conn = mig->conn;
 	u32 maxpl = conn->ibdev->attrs.max_fast_reg_page_list_len;
 	u64 unit = dsmem_slope_unit_bytes(mig), per, k;
+	/*
+	 * An entry to spare in each region: rxe (6.1) reads the map after
+	 * the last full one when a transfer ends at the region's end.
+	 */
+	u32 spare = maxpl > 1;
 	struct scatterlist *sgl;
 	u32 nmrs, i;
 	int ret;
 
-	per = min_t(u64, maxpl ? maxpl : 1, mig->units);
+	per = min_t(u64, maxpl ? maxpl - spare : 1, mig->units);
 	nmrs = DIV_ROUND_UP_ULL(mig->units, per);
 	if (nmrs > DSMEM_WIRE_SLOPE_KEYS_MAX)
 		return -E2BIG;
@@ -292,7 +335,7 @@ static int dsmem_slope_mig_reg(struct dsmem_slope_mig *mig, int access)
 			sg_dma_address(&sgl[k]) = mig->dma[i * per + k];
 			sg_dma_len(&sgl[k]) = unit;
 		}
-		mr = ib_alloc_mr(conn->pd, IB_MR_TYPE_MEM_REG, n);
+		mr = ib_alloc_mr(conn->pd, IB_MR_TYPE_MEM_REG, n + spare);
 		if (IS_ERR(mr)) {
 			ret = PTR_ERR(mr);
 			goto out;
@@ -561,6 +604,11 @@ static void dsmem_slope_mig_fail_source(struct dsmem_slope_mig *mig, int err,
 
 	if (tell_peer && !READ_ONCE(mig->abort))
 		dsmem_slope_mig_send_abort(mig);
+	/*
+	 * The peer's keys die first: once the tracker stops and the marks
+	 * go, the application may free the pages.
+	 */
+	dsmem_slope_mig_unpin(mig);
 	if (mig->track) {
 		dsmem_slope_track_stop(mig->track);
 		mig->track = NULL;
@@ -568,8 +616,6 @@ static void dsmem_slope_mig_fail_source(struct dsmem_slope_mig *mig, int err,
 	/* a failed MIG_STOP froze the pages: theirs again */
 	dsmem_slope_mark_extents(s, mig->ext, mig->nextents, DSMEM_SLOPE_GONE,
 				 false);
-	dsmem_slope_mig_dereg(mig);
-	dsmem_slope_mig_unmap_dma(mig);
 	mig->t_done = ktime_get();
 	dsmem_slope_mig_set_state(mig, DSMEM_SLOPE_MIG_FAILED, err);
 }
@@ -625,8 +671,6 @@ static void dsmem_slope_mig_pull(struct dsmem_slope_mig *mig)
 	u64 k;
 	u32 n;
 
-	/* after the handover's reply: the source writes no more */
-	dsmem_slope_mig_dereg(mig);
 	for (;;) {
 		k = mig->units;
 		spin_lock(&mig->urgent_lock);
@@ -661,7 +705,7 @@ static void dsmem_slope_mig_pull(struct dsmem_slope_mig *mig)
 	for_each_set_bit(k, mig->pending, mig->units)
 		dsmem_slope_mig_arrived(mig, k, 1, false);
 	bitmap_zero(mig->pending, mig->units);
-	dsmem_slope_mig_unmap_dma(mig);
+	dsmem_slope_mig_unpin(mig);
 
 	req.addr = mig->pulled_units;
 	req.len = mig->failed_units;
@@ -695,8 +739,7 @@ static void dsmem_slope_mig_free_source(struct dsmem_slope_mig *mig)
 	u64 j;
 	u32 i;
 
-	dsmem_slope_mig_dereg(mig);
-	dsmem_slope_mig_unmap_dma(mig);
+	dsmem_slope_mig_unpin(mig);
 	mutex_lock(&s->alloc_lock);
 	for (i = 0; i < mig->nextents; i++) {
 		pgoff_t idx = dsmem_slope_idx(mig->ext[i].addr);
@@ -737,7 +780,8 @@ static int dsmem_slope_mig_call(struct dsmem_slope_mig *mig, u8 opcode,
 				      (u32)DIV_ROUND_UP_ULL(mig->units, 1024));
 }
 
-static int dsmem_slope_mig_begin(struct dsmem_slope_mig *mig)
+/* The object's extents in a BEGIN; the destination's keys into keys. */
+static int dsmem_slope_mig_send_begin(struct dsmem_slope_mig *mig, void *keys)
 {
 	struct dsmem_slope_begin_info b = {
 		.cookie = mig->cookie,
@@ -745,24 +789,34 @@ static int dsmem_slope_mig_begin(struct dsmem_slope_mig *mig)
 		.nextents = mig->nextents,
 		.unit_shift = mig->unit_shift,
 	};
-	struct dsmem_slope_keys_info k;
 	size_t len = dsmem_slope_begin_size(mig->nextents);
-	void *buf, *keys;
-	u32 i, nkeys;
+	void *buf;
 	int ret;
 
 	buf = kvmalloc(len, GFP_KERNEL);
-	keys = kmalloc(DSMEM_WIRE_MAX_DATA, GFP_KERNEL);
-	if (!buf || !keys) {
-		ret = -ENOMEM;
-		goto out;
-	}
+	if (!buf)
+		return -ENOMEM;
 	ret = dsmem_slope_begin_encode(buf, len, &b, mig->ext);
-	if (ret < 0)
-		goto out;
-	memset(keys, 0, DSMEM_WIRE_MAX_DATA);
-	ret = dsmem_slope_mig_call(mig, DSMEM_WIRE_SLOPE_MIG_BEGIN, buf, len,
-				   keys, DSMEM_WIRE_MAX_DATA);
+	if (ret >= 0) {
+		memset(keys, 0, DSMEM_WIRE_MAX_DATA);
+		ret = dsmem_slope_mig_call(mig, DSMEM_WIRE_SLOPE_MIG_BEGIN, buf,
+					   len, keys, DSMEM_WIRE_MAX_DATA);
+	}
+	kvfree(buf);
+	return ret;
+}
+
+static int dsmem_slope_mig_begin(struct dsmem_slope_mig *mig)
+{
+	struct dsmem_slope_keys_info k;
+	u32 i, nkeys;
+	void *keys;
+	int ret;
+
+	keys = kmalloc(DSMEM_WIRE_MAX_DATA, GFP_KERNEL);
+	if (!keys)
+		return -ENOMEM;
+	ret = dsmem_slope_mig_send_begin(mig, keys);
 	if (ret)
 		goto out;
 	nkeys = le32_to_cpu(((struct dsmem_wire_slope_keys *)keys)->nkeys);
@@ -781,8 +835,29 @@ static int dsmem_slope_mig_begin(struct dsmem_slope_mig *mig)
 	mig->rspan = k.span;
 out:
 	kfree(keys);
-	kvfree(buf);
 	return ret;
+}
+
+/*
+ * Testing: the BEGIN of a migration handed over already, sent again, as
+ * a peer that retried or lies would.  The destination must refuse it and
+ * leave the migration, pulling or done, alone (slope_test).
+ */
+static bool slope_test_dup_begin;
+module_param(slope_test_dup_begin, bool, 0600);
+MODULE_PARM_DESC(slope_test_dup_begin,
+		 "testing: send each migration's BEGIN again after its handover");
+
+static void dsmem_slope_mig_dup_begin(struct dsmem_slope_mig *mig)
+{
+	void *keys = kmalloc(DSMEM_WIRE_MAX_DATA, GFP_KERNEL);
+	int ret = -ENOMEM;
+
+	if (keys)
+		ret = dsmem_slope_mig_send_begin(mig, keys);
+	kfree(keys);
+	pr_info("slope: migration %llu: BEGIN sent again after the handover: %d\n",
+		mig->id, ret);
 }
 
 /* A 2 MiB unit is one physically contiguous run of pages, or nothing. */
@@ -850,8 +925,7 @@ static void dsmem_slope_mig_setup_failed(struct dsmem_slope_mig *mig, int err,
 		dsmem_slope_track_stop(mig->track);
 		mig->track = NULL;
 	}
-	dsmem_slope_mig_dereg(mig);
-	dsmem_slope_mig_unmap_dma(mig);
+	dsmem_slope_mig_unpin(mig);
 	mutex_lock(&s->mig_lock);
 	mig->state = DSMEM_SLOPE_MIG_FAILED;
 	mig->error = err;
@@ -938,6 +1012,8 @@ int dsmem_slope_ioc_migrate(struct dsmem_node *node, void *arg)
 		ret = dsmem_slope_mig_pages(mig);
 	if (!ret && shift == DSMEM_SLOPE_HUGE_SHIFT)
 		ret = dsmem_slope_mig_check_huge(mig);
+	if (!ret)
+		dsmem_slope_mig_hold(mig);
 	if (!ret) {
 		mig->track = dsmem_slope_track_new(s, e, a->nr, shift, false);
 		if (IS_ERR(mig->track)) {
@@ -960,7 +1036,7 @@ int dsmem_slope_ioc_migrate(struct dsmem_node *node, void *arg)
 	}
 	a->id = mig->id;
 	kref_get(&mig->ref);
-	if (!queue_work(dsmem_wq, &mig->work))
+	if (!queue_work(dsmem_slope_wq, &mig->work))
 		dsmem_slope_mig_put(mig);
 	goto out;
 
@@ -1218,6 +1294,9 @@ int dsmem_slope_ioc_mig_stop(struct dsmem_node *node, void *arg)
 	mutex_unlock(&s->mig_lock);
 out:
 	complete_all(&mig->handover);
+	/* after the completion: the destination's DONE may wait for it */
+	if (!ret && READ_ONCE(slope_test_dup_begin))
+		dsmem_slope_mig_dup_begin(mig);
 	mutex_unlock(&mig->op_lock);
 	dsmem_slope_mig_put(mig);
 	return ret;
@@ -1302,8 +1381,7 @@ static void dsmem_slope_mig_discard(struct dsmem_slope_mig *mig)
 	u64 left = mig->placed, j;
 	u32 i;
 
-	dsmem_slope_mig_dereg(mig);
-	dsmem_slope_mig_unmap_dma(mig);
+	dsmem_slope_mig_unpin(mig);
 	mutex_lock(&s->alloc_lock);
 	for (i = 0; i < mig->nextents && left; i++) {
 		pgoff_t idx = dsmem_slope_idx(mig->ext[i].addr);
@@ -1366,6 +1444,9 @@ static int dsmem_slope_mig_place(struct dsmem_slope_mig *mig)
 					ret = ret == -EBUSY ? -EEXIST : ret;
 					break;
 				}
+				/* the migration's, until unpinned */
+				get_page(page + p);
+				mig->held++;
 				mig->placed++;
 			}
 		}
@@ -1387,13 +1468,24 @@ static int dsmem_slope_mig_on_begin(struct dsmem_conn *conn,
 
 	mutex_lock(&s->mig_lock);
 	mig = dsmem_slope_mig_incoming(s, conn, m->aux);
-	if (mig)
+	/*
+	 * One BEGIN per migration: a second one (a peer's retry, or a lie)
+	 * is refused and touches nothing -- the migration may be pulling
+	 * into its pages, or be the application's already.
+	 */
+	if (mig && (mig->begun || mig->state != DSMEM_SLOPE_MIG_INCOMING)) {
+		mutex_unlock(&s->mig_lock);
+		return -EALREADY;
+	}
+	if (mig) {
+		mig->begun = true;
 		kref_get(&mig->ref);
+	}
 	mutex_unlock(&s->mig_lock);
 	if (!mig)
 		return -ENOENT;
 	ret = -EPROTO;
-	if (mig->units || m->len != mig->staged)
+	if (m->len != mig->staged)
 		goto err_fail;
 	ret = dsmem_slope_begin_decode(mig->stage, mig->staged, &b);
 	if (ret)
@@ -1501,6 +1593,11 @@ static int dsmem_slope_mig_on_handover(struct dsmem_conn *conn,
 	mig->nrkeys = h.keys.nkeys;
 	mig->rspan = h.keys.span;
 	mig->staged = 0;
+	/*
+	 * The source wrote its last before it sent this: its keys die
+	 * before any unit is the application's, which may free it.
+	 */
+	dsmem_slope_mig_dereg(mig);
 	for (k = 0; k < mig->units; k++)
 		if (dsmem_slope_handover_dirty(&h, k))
 			__set_bit(k, mig->pending);
@@ -1532,7 +1629,7 @@ static int dsmem_slope_mig_on_handover(struct dsmem_conn *conn,
 	dsmem_slope_notify_mig(mig);
 	dsmem_msg_send(conn, reply);
 	kref_get(&mig->ref);
-	if (!queue_work(dsmem_wq, &mig->work))
+	if (!queue_work(dsmem_slope_wq, &mig->work))
 		dsmem_slope_mig_put(mig);
 	ret = 1;
 out:
@@ -1705,8 +1802,7 @@ void dsmem_slope_mig_conn_down(struct dsmem_slope *s, struct dsmem_conn *conn)
 		} else if (!dsmem_slope_mig_ended(mig)) {
 			dsmem_slope_mig_fail_source(mig, -ECONNRESET, false);
 		}
-		dsmem_slope_mig_dereg(mig);
-		dsmem_slope_mig_unmap_dma(mig);
+		dsmem_slope_mig_unpin(mig);
 		mutex_lock(&s->mig_lock);
 		mig->conn = NULL;
 		mutex_unlock(&s->mig_lock);
@@ -1723,7 +1819,7 @@ void dsmem_slope_mig_fini(struct dsmem_slope *s)
 
 	list_for_each_entry_safe(mig, tmp, &s->migs, link) {
 		list_del(&mig->link);
-		WARN_ON(mig->nmrs || mig->mapped);
+		WARN_ON(mig->nmrs || mig->mapped || mig->held);
 		if (mig->track) {
 			dsmem_slope_track_stop(mig->track);
 			mig->track = NULL;

@@ -8,8 +8,9 @@
  *   pages_*     allocation, first touch, free, SIGBUS outside what we own
  *   dirty_*     epochs of write tracking, by faults and by harvest
  *   migrate_*   objects moved from node 1 to node 2, with a writer
- *               during prefill, faults on units still to be pulled, 2 MiB
- *               units, concurrent migrations
+ *               during prefill, 2 MiB units, concurrent migrations; and
+ *               during the pull: a touched unit pulled first, pages freed
+ *               under it, a duplicate BEGIN
  *   fault_*     a destination lost mid-prefill, a source lost after the
  *               handover, bad input
  *   leases      allocation across nodes: no address handed out twice
@@ -70,14 +71,21 @@ static int mig_get(int fd, uint64_t id, uint32_t flags, uint32_t state,
 }
 
 /* Wait until the migration's state is not one of the passing ones. */
-static int mig_wait_past(int fd, uint64_t id, struct dsmem_ioc_slope_mig *m)
+static int mig_wait_past_ms(int fd, uint64_t id, struct dsmem_ioc_slope_mig *m,
+			    uint32_t timeout_ms)
 {
 	int ret = mig_get(fd, id, 0, 0, m);
 
 	while (!ret && (m->state == DSMEM_SLOPE_MIG_PREFILL ||
 			m->state == DSMEM_SLOPE_MIG_HANDED_OVER))
-		ret = mig_get(fd, id, DSMEM_SLOPE_MIG_WAIT, m->state, m);
+		ret = slope_mig_get(fd, id, DSMEM_SLOPE_MIG_WAIT, m->state,
+				    timeout_ms, m);
 	return ret;
+}
+
+static int mig_wait_past(int fd, uint64_t id, struct dsmem_ioc_slope_mig *m)
+{
+	return mig_wait_past_ms(fd, id, m, 60000);
 }
 
 static uint64_t fill_word(uint64_t addr, uint32_t gen)
@@ -121,6 +129,21 @@ static int touch_signal(uint64_t addr, bool write)
 	return WIFSIGNALED(st) ? WTERMSIG(st) : 0;
 }
 
+#define DUP_BEGIN	"/sys/module/dsmem/parameters/slope_test_dup_begin"
+
+/* The module's test hook: resend each BEGIN after the handover. */
+static int set_dup_begin(bool on)
+{
+	int fd = open(DUP_BEGIN, O_WRONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, on ? "Y" : "N", 1) != 1)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
 /* ---- the fixture ---- */
 
 FIXTURE(sl) {
@@ -143,6 +166,7 @@ FIXTURE_SETUP(sl)
 
 FIXTURE_TEARDOWN(sl)
 {
+	set_dup_begin(false);
 	for (uint32_t n = 1; n <= 2; n++)
 		ds_node_del(self->ctx, n);
 	ds_ctx_close(self->ctx);
@@ -369,8 +393,7 @@ static void *writer_run(void *arg)
  * page against the generations the sender wrote to a shared array, writes
  * to it (it is the owner now), and exits 0 when all was right.
  */
-static pid_t receiver(uint64_t addr, uint64_t pages, const uint32_t *gen,
-		      bool touch_first, uint64_t *waits)
+static pid_t receiver(uint64_t addr, uint64_t pages, const uint32_t *gen)
 {
 	pid_t pid = fork();
 
@@ -388,9 +411,6 @@ static pid_t receiver(uint64_t addr, uint64_t pages, const uint32_t *gen,
 			_exit(11);
 		if (m.cookie != addr || m.pages != pages)
 			_exit(12);
-		/* touch the last page first: likely still to be pulled */
-		if (touch_first)
-			(void)*(volatile uint64_t *)(addr + (pages - 1) * PAGE);
 		if (check(addr, pages * PAGE, gen))
 			_exit(13);
 		fill(addr, pages * PAGE, 0);
@@ -398,18 +418,15 @@ static pid_t receiver(uint64_t addr, uint64_t pages, const uint32_t *gen,
 			_exit(14);
 		if (mig_wait_past(fd, m.id, &m) || m.state != DSMEM_SLOPE_MIG_DONE)
 			_exit(15);
-		if (waits)
-			*waits = m.fault_waits;
 		_exit(0);
 	}
 }
 
 static void migrate_one(struct __test_metadata *_metadata, uint64_t pages,
-			uint32_t flags, bool writer, bool touch_first)
+			uint32_t flags, bool writer)
 {
-	uint32_t *gen = mmap(NULL, pages * sizeof(*gen) + 8, PROT_READ | PROT_WRITE,
+	uint32_t *gen = mmap(NULL, pages * sizeof(*gen), PROT_READ | PROT_WRITE,
 			     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	uint64_t *waits = (uint64_t *)(gen + pages);
 	struct dsmem_ioc_slope_migrate mg = { .dst_node = 2, .flags = flags };
 	struct dsmem_ioc_slope_mig m;
 	struct dsmem_slope_extent e;
@@ -426,7 +443,7 @@ static void migrate_one(struct __test_metadata *_metadata, uint64_t pages,
 	fill(a, pages * PAGE, 0);
 	e.addr = a;
 	e.len = pages * PAGE;
-	pid = receiver(a, pages, gen, touch_first, waits);
+	pid = receiver(a, pages, gen);
 	ASSERT_LT(0, pid);
 
 	w.addr = a;
@@ -465,27 +482,25 @@ static void migrate_one(struct __test_metadata *_metadata, uint64_t pages,
 	EXPECT_EQ(m.dirty_units, m.pulled_units);
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
 	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("receiver: status %#x", st);
-	if (touch_first)
-		TH_LOG("destination faults that waited: %" PRIu64, *waits);
 	ASSERT_EQ(0, mig_get(fd, mg.id, DSMEM_SLOPE_MIG_RELEASE, 0, &m));
 	EXPECT_EQ(-ENOENT, mig_get(fd, mg.id, 0, 0, &m));
 	close(fd);
-	munmap(gen, pages * sizeof(*gen) + 8);
+	munmap(gen, pages * sizeof(*gen));
 }
 
 TEST_F(sl, migrate_clean)
 {
-	migrate_one(_metadata, 512, 0, false, false);
+	migrate_one(_metadata, 512, 0, false);
 }
 
 TEST_F(sl, migrate_writer)
 {
-	migrate_one(_metadata, 2048, 0, true, true);
+	migrate_one(_metadata, 2048, 0, true);
 }
 
 TEST_F(sl, migrate_huge)
 {
-	migrate_one(_metadata, 2048, DSMEM_SLOPE_HUGE, true, false);
+	migrate_one(_metadata, 2048, DSMEM_SLOPE_HUGE, true);
 }
 
 /* ---- faults and bad input ---- */
@@ -714,6 +729,225 @@ TEST_F(sl, fault_source_lost)
 	munmap(gen, PAGES * sizeof(*gen));
 }
 
+/* ---- the pull after the handover ---- */
+
+/*
+ * An object of pages pages moves from node 1 to node 2; pages from clean
+ * on are written again after STOPPING, so that every one of them is
+ * dirty at the handover and pulled while the receiver runs.  The
+ * receiver does one of these while the pull is under way.
+ */
+/* tens of MiB each way: minutes under the debug kernel */
+#define PULL_WAIT_MS	600000
+
+enum pull_probe {
+	PULL_CHECK,	/* only check the object */
+	PULL_FAULT,	/* touch the unit the pull reaches last */
+	PULL_FREE,	/* free the clean pages */
+};
+
+/* what the receiver saw, in memory shared with the test */
+struct pull_seen {
+	uint64_t pulled_before;	/* MIG_GET just before the probe */
+	uint64_t pulled_after;	/* just after it */
+	uint32_t state_after;
+	int64_t freed_kb;	/* PULL_FREE: MemFree gained by the free */
+	uint64_t dirty_units;	/* at the end */
+	uint64_t pulled_units;
+	uint64_t fault_waits;
+};
+
+/* 0 when every word of [addr, addr + len) is what fill wrote with g */
+static int check_gen(uint64_t addr, uint64_t len, uint32_t g)
+{
+	for (uint64_t a = addr; a < addr + len; a += 8)
+		if (*(volatile uint64_t *)a != fill_word(a, g))
+			return -1;
+	return 0;
+}
+
+/* MemFree of /proc/meminfo, in KiB, or -1 */
+static int64_t mem_free_kb(void)
+{
+	char buf[4096], *p;
+	int64_t kb = -1;
+
+	if (read_file("/proc/meminfo", buf, sizeof(buf)) < 0)
+		return -1;
+	p = strstr(buf, "MemFree:");
+	if (p)
+		kb = strtoll(p + strlen("MemFree:"), NULL, 10);
+	return kb;
+}
+
+static void pull_receiver(uint64_t addr, uint64_t pages, uint64_t clean,
+			  enum pull_probe probe, struct pull_seen *seen)
+{
+	struct dsmem_ioc_slope_mig m = { .flags = DSMEM_SLOPE_MIG_WAIT, .timeout_ms = 120000 };
+	uint64_t last = addr + (pages - 1) * PAGE, id;
+	int fd = slope_open(2);
+	int64_t kb;
+
+	/* the range forked from the sender is node 1's */
+	munmap((void *)DSMEM_SLOPE_BASE, DSMEM_SLOPE_SIZE);
+	if (fd < 0 || slope_map(fd))
+		_exit(10);
+	if (ioctl(fd, DSMEM_IOC_SLOPE_RECV, &m))
+		_exit(11);
+	if (m.cookie != addr || m.pages != pages)
+		_exit(12);
+	id = m.id;
+	if (mig_get(fd, id, 0, 0, &m))
+		_exit(14);
+	seen->pulled_before = m.pulled_units;
+	if (probe == PULL_FAULT && check_gen(last, PAGE, 1))
+		_exit(15);
+	if (probe == PULL_FREE) {
+		/* the pull still maps them for the device: they stay */
+		kb = mem_free_kb();
+		if (slope_free(fd, addr, clean * PAGE))
+			_exit(16);
+		seen->freed_kb = mem_free_kb() - kb;
+	}
+	if (mig_get(fd, id, 0, 0, &m))
+		_exit(14);
+	seen->pulled_after = m.pulled_units;
+	seen->state_after = m.state;
+	if (probe != PULL_FREE && check_gen(addr, clean * PAGE, 0))
+		_exit(17);
+	if (check_gen(addr + clean * PAGE, (pages - clean) * PAGE, 1))
+		_exit(18);
+	if (probe == PULL_FREE && touch_signal(addr, false) != SIGBUS)
+		_exit(19);
+	if (mig_wait_past_ms(fd, id, &m, PULL_WAIT_MS) || m.state != DSMEM_SLOPE_MIG_DONE)
+		_exit(20);
+	seen->dirty_units = m.dirty_units;
+	seen->pulled_units = m.pulled_units;
+	seen->fault_waits = m.fault_waits;
+	_exit(0);
+}
+
+static void pull_run(struct __test_metadata *_metadata, uint64_t pages,
+		     uint64_t clean, enum pull_probe probe, bool dup_begin,
+		     struct pull_seen *seen)
+{
+	struct dsmem_ioc_slope_mig m;
+	int fd = slope_open(1), st;
+	uint64_t a = 0, id = 0;
+	pid_t pid;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, slope_map(fd));
+	ASSERT_EQ(0, slope_alloc(fd, pages * PAGE, 0, &a));
+	fill(a, pages * PAGE, 0);
+	memset(seen, 0, sizeof(*seen));
+	pid = fork();
+	if (!pid)
+		pull_receiver(a, pages, clean, probe, seen);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, migrate_start(fd, a, pages * PAGE, 2, 0, &id));
+	ASSERT_EQ(0, mig_wait_past_ms(fd, id, &m, PULL_WAIT_MS));
+	ASSERT_EQ(DSMEM_SLOPE_MIG_STOPPING, m.state) TH_LOG("error %d", m.error);
+	fill(a + clean * PAGE, (pages - clean) * PAGE, 1);
+	if (dup_begin)
+		ASSERT_EQ(0, set_dup_begin(true));
+	ASSERT_EQ(0, mig_stop(fd, id, &m)) TH_LOG("stop: %s", strerror(errno));
+	if (dup_begin)
+		ASSERT_EQ(0, set_dup_begin(false));
+	EXPECT_EQ(pages - clean, m.dirty_units);
+	ASSERT_EQ(0, mig_wait_past_ms(fd, id, &m, PULL_WAIT_MS));
+	EXPECT_EQ(DSMEM_SLOPE_MIG_DONE, m.state) TH_LOG("error %d", m.error);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("receiver: status %#x", st);
+	EXPECT_EQ(pages - clean, seen->dirty_units);
+	EXPECT_EQ(seen->dirty_units, seen->pulled_units);
+	TH_LOG("dirty %llu; pulled %llu before the probe, %llu after; state %u; "
+	       "%llu faults waited; pull %llu us",
+	       (unsigned long long)seen->dirty_units,
+	       (unsigned long long)seen->pulled_before,
+	       (unsigned long long)seen->pulled_after, seen->state_after,
+	       (unsigned long long)seen->fault_waits,
+	       (unsigned long long)m.pull_ns / 1000);
+	ASSERT_EQ(0, mig_get(fd, id, DSMEM_SLOPE_MIG_RELEASE, 0, &m));
+	close(fd);
+}
+
+static struct pull_seen *pull_seen_map(void)
+{
+	void *p = mmap(NULL, sizeof(struct pull_seen), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * A thread that touches a unit still to be pulled has it pulled first.
+ * The unit touched is the last in the pull's order: in order, the
+ * receiver would wait for (nearly) every other unit; put first, only for
+ * the requests already in flight (32 of at most 32 units).  What counts
+ * is the share of the units still to come when the receiver touched it
+ * that arrived meanwhile -- not a time, which TCG stretches.
+ */
+TEST_F_TIMEOUT(sl, migrate_fault_priority, 1200)
+{
+	enum { PAGES = 16384 };
+	struct pull_seen *seen = pull_seen_map();
+	uint64_t left;
+
+	ASSERT_NE(NULL, seen);
+	pull_run(_metadata, PAGES, 0, PULL_FAULT, false, seen);
+	left = PAGES - seen->pulled_before;
+	/* otherwise in-order and first look the same */
+	ASSERT_LT(seen->pulled_before, PAGES / 2)
+		TH_LOG("the pull was too far on when the receiver touched");
+	EXPECT_EQ(DSMEM_SLOPE_MIG_HANDED_OVER, seen->state_after);
+	EXPECT_LT(seen->pulled_after - seen->pulled_before, left / 2)
+		TH_LOG("the touched unit came in order, not first");
+	EXPECT_LE(1, seen->fault_waits);
+	munmap(seen, sizeof(*seen));
+}
+
+/*
+ * Pages the application frees while the pull still has them mapped for
+ * the device (and, until the handover, registered for the source to
+ * write) are not freed until the pull lets go of them.
+ */
+TEST_F_TIMEOUT(sl, migrate_free_during_pull, 1200)
+{
+	enum { PAGES = 24576, CLEAN = 8192 };
+	struct pull_seen *seen = pull_seen_map();
+
+	ASSERT_NE(NULL, seen);
+	pull_run(_metadata, PAGES, CLEAN, PULL_FREE, false, seen);
+	/* the pull was still on after the free */
+	ASSERT_EQ(DSMEM_SLOPE_MIG_HANDED_OVER, seen->state_after);
+	TH_LOG("MemFree: %lld KiB more after freeing %lu KiB",
+	       (long long)seen->freed_kb, CLEAN * PAGE / 1024);
+	/* nothing else here frees or takes memory by the MiB meanwhile */
+	EXPECT_GT(CLEAN * PAGE / 1024 / 2, seen->freed_kb)
+		TH_LOG("pages freed under the pull's DMA mappings");
+	munmap(seen, sizeof(*seen));
+}
+
+/*
+ * The source sends its BEGIN again just after the handover, while the
+ * destination pulls: refused, and the pull and the object are untouched.
+ */
+TEST_F_TIMEOUT(sl, migrate_dup_begin, 1200)
+{
+	enum { PAGES = 8192 };
+	struct pull_seen *seen = pull_seen_map();
+
+	ASSERT_NE(NULL, seen);
+	run("dmesg -c > /dev/null");
+	pull_run(_metadata, PAGES, PAGES / 4, PULL_CHECK, true, seen);
+	/* it reached the migration (not refused as a PUT to an ended one) */
+	EXPECT_EQ(0, run("dmesg | grep -q 'BEGIN sent again after the handover: %d$'",
+			 -EALREADY))
+		TH_LOG("the duplicate BEGIN was not sent, or not refused as one");
+	munmap(seen, sizeof(*seen));
+}
+
 /* Two objects each way between the same two nodes, at the same time. */
 struct mover {
 	uint32_t from, to;
@@ -904,12 +1138,13 @@ static const char *worker_path(void)
  */
 static void move_kind(struct __test_metadata *_metadata, const char *kind, unsigned long n)
 {
-	char sum[64], out[96];
+	char sum[64], out[96], sout[96];
 	pid_t pid;
 	int st, ret;
 
 	snprintf(sum, sizeof(sum), "/tmp/slope_sum.%d", getpid());
 	snprintf(out, sizeof(out), "/tmp/slope_recv.%d", getpid());
+	snprintf(sout, sizeof(sout), "/tmp/slope_send.%d", getpid());
 	unlink(sum);
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -920,18 +1155,22 @@ static void move_kind(struct __test_metadata *_metadata, const char *kind, unsig
 		      worker_path(), kind, sum, out, (char *)NULL);
 		_exit(127);
 	}
-	ret = run("%s send --node 1 --dst 2 --kind %s --n %lu --writer --sum-file %s"
-		  " | grep -E '^(checksum|writes|pages|rounds|dirty_units|no_owner_ns|"
-		  "total_ns)=' | tr '\\n' ' ' | sed 's/^/# send: /'; echo",
-		  worker_path(), kind, n, sum);
+	/* the sender's own exit status: a pipeline would give the last stage's */
+	ret = run("%s send --node 1 --dst 2 --kind %s --n %lu --writer --sum-file %s > %s",
+		  worker_path(), kind, n, sum, sout);
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	/* the figures, for the log only */
+	run("grep -E '^(checksum|writes|pages|rounds|dirty_units|no_owner_ns|total_ns)=' %s"
+	    " | tr '\\n' ' ' | sed 's/^/# send: /'; echo", sout);
 	run("grep -E '^(verified|modified|pulled_units|fault_waits|freed)=' %s"
 	    " | tr '\\n' ' ' | sed 's/^/# recv: /'; echo", out);
-	EXPECT_EQ(0, ret);
+	EXPECT_EQ(0, ret) TH_LOG("sender: exit status %d", ret);
+	EXPECT_EQ(0, run("grep -qx 'left=1' %s", sout)) TH_LOG("the object stayed with the sender");
 	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("receiver: status %#x", st);
 	EXPECT_EQ(0, run("grep -qx 'verified=1' %s", out)) TH_LOG("the receiver's checksum differs");
 	unlink(sum);
 	unlink(out);
+	unlink(sout);
 }
 
 TEST_F_TIMEOUT(sl, containers_vector, 300)
