@@ -781,9 +781,19 @@ int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 	peer->remote_node = info.src_node;
 	id->context = &conn->cm_ctx;
 
+	/*
+	 * Closing until it has its QP: a set-up that fails part way flushes
+	 * the receives it posted, and their completions must queue no
+	 * release, which would destroy the id that rdma_cm destroys when we
+	 * fail (fail-nth found the release running on a NULL id).
+	 */
+	conn->state = DSMEM_CONN_CLOSING;
 	ret = dsmem_conn_create_qp(conn);
 	if (ret)
 		goto err_put_conn;
+	spin_lock_bh(&conn->lock);
+	conn->state = DSMEM_CONN_CONNECTING;
+	spin_unlock_bh(&conn->lock);
 	dsmem_conn_param(conn, &param, &cm, info.src_node);
 	ret = rdma_accept(id, &param);
 	if (ret)
