@@ -785,7 +785,7 @@ int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 	 * Closing until it has its QP: a set-up that fails part way flushes
 	 * the receives it posted, and their completions must queue no
 	 * release, which would destroy the id that rdma_cm destroys when we
-	 * fail (fail-nth found the release running on a NULL id).
+	 * fail.
 	 */
 	conn->state = DSMEM_CONN_CLOSING;
 	ret = dsmem_conn_create_qp(conn);
@@ -795,25 +795,21 @@ int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 	conn->state = DSMEM_CONN_CONNECTING;
 	spin_unlock_bh(&conn->lock);
 	dsmem_conn_param(conn, &param, &cm, info.src_node);
-	ret = rdma_accept(id, &param);
-	if (ret)
-		goto err_destroy_qp;
-
 	peer->conn = conn;	/* the allocation's reference */
+	ret = rdma_accept(id, &param);
 	mutex_unlock(&dsmem_rdm_lock);
 	dsmem_nl_notify_peer(peer, DSMEM_CMD_PEER_NEW);
+	/*
+	 * A failed accept moves the QP to error, whose flushed receives
+	 * close the connection: from here on the release owns the QP and
+	 * the id, as for any connection, so rdma_cm must not destroy it.
+	 */
+	if (ret) {
+		dsmem_stat_inc(DSMEM_STAT_CONN_REJECTED);
+		dsmem_conn_close(conn, ret);
+	}
 	return 0;
 
-err_destroy_qp:
-	/*
-	 * Destroying the QP flushes its receives, whose completions close
-	 * the connection: closing already, they queue no release (which
-	 * would destroy the id rdma_cm destroys on our error).
-	 */
-	spin_lock_bh(&conn->lock);
-	conn->state = DSMEM_CONN_CLOSING;
-	spin_unlock_bh(&conn->lock);
-	dsmem_conn_destroy_qp(conn);
 err_put_conn:
 	id->context = &node->cm_ctx;
 	conn->cm_id = NULL;

@@ -1200,7 +1200,7 @@ TEST_F_TIMEOUT(fn, ioctl_xfer, 600)
 	CHECK_SKIP();
 	seg_setup(_metadata, self, true);
 	ASSERT_EQ(0, grant_live(self));
-	self->fd = slope_open(1);
+	self->fd = attach_open(1);
 	ASSERT_LE(0, self->fd);
 	SWEEP(.name = "ioctl-mr-reg", .run = mr_reg_run, .cleanup = mr_dereg);
 	SWEEP(.name = "ioctl-mr-dereg", .prep = mr_reg, .run = mr_dereg_run,
@@ -1499,7 +1499,7 @@ TEST_F_TIMEOUT(fn, ioctl_slope, 900)
 	ASSERT_EQ(0, node_add(self, 2));
 	ASSERT_EQ(0, ds_peer_add(self->ctx, 1, self->addr, PORT_BASE + 2, &self->peer));
 	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, self->peer, 0));
-	self->fd = slope_open(1);
+	self->fd = attach_open(1);
 	ASSERT_LE(0, self->fd);
 	SWEEP(.name = "mmap-slope", .run = mmap_run, .cleanup = unmap);
 	ASSERT_EQ(0, slope_map(self->fd));
@@ -1528,7 +1528,7 @@ TEST_F_TIMEOUT(fn, ioctl_slope, 900)
 	ASSERT_EQ(DSMEM_SLOPE_MIG_DONE, m.state);
 	SWEEP(.name = "ioctl-slope-mig-get", .run = mig_get_run);
 
-	self->fd2 = slope_open(2);
+	self->fd2 = attach_open(2);
 	ASSERT_LE(0, self->fd2);
 	/* node 2 has received the migration above: take it off the list */
 	do

@@ -532,7 +532,7 @@ TEST_F_TIMEOUT(live, attached_ioctls_mmap_faults, 600)
 	l.buf = mmap(NULL, BUF_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, l.buf);
 	memset(l.buf, 0x33, BUF_SIZE);
-	l.fd = slope_open(1);
+	l.fd = attach_open(1);
 	ASSERT_LE(0, l.fd);
 	ASSERT_EQ(0, slope_map(l.fd));
 	sigemptyset(&sa.sa_mask);
@@ -611,7 +611,7 @@ TEST_F_TIMEOUT(live, attached_ioctls_mmap_faults, 600)
 	EXPECT_EQ(0, ds_node_del(self->ctx, 1));
 	EXPECT_EQ(0, ds_node_del(self->ctx, 2));
 	ASSERT_EQ(0, ds_node_add(self->ctx, 1, "rxe0", PORT_BASE + 1));
-	l.fd = slope_open(1);
+	l.fd = attach_open(1);
 	ASSERT_LE(0, l.fd);
 	ASSERT_EQ(0, slope_map(l.fd));
 	al.len = 4 * PAGE;

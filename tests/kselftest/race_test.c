@@ -44,22 +44,6 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-/* A descriptor of /dev/dsmem attached to node, or -errno. */
-static int xfer_open(uint32_t node)
-{
-	struct dsmem_ioc_attach a = { .node_id = node };
-	int fd, err;
-
-	fd = open("/dev/dsmem", O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (ioctl(fd, DSMEM_IOC_ATTACH, &a)) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	return fd;
-}
 
 /* SUBMIT: 0 or -errno of the ioctl; *sub holds result and task. */
 static int submit(int fd, struct dsmem_xfer_req *r, uint32_t nr,
@@ -196,7 +180,7 @@ TEST_F_TIMEOUT(race, submit_wait_vs_task_release, 120)
 	void *buf;
 	int ret;
 
-	fr.fd = xfer_open(1);
+	fr.fd = attach_open(1);
 	ASSERT_LE(0, fr.fd);
 	buf = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -277,7 +261,7 @@ static void *closer(void *arg)
 	int fd, ret;
 
 	while (now_ns() < cr->end && cr->iters < 20000) {
-		fd = xfer_open(1);
+		fd = attach_open(1);
 		if (fd < 0) {
 			cr->err = fd;
 			break;
@@ -371,7 +355,7 @@ TEST_F_TIMEOUT(dev, removed_under_pinned_tasks, 120)
 
 	ASSERT_EQ(0, ds_node_add(ctx, 9, "rxe1", PORT_A + 10))
 		TH_LOG("%s", ds_ctx_errmsg(ctx));
-	fd = xfer_open(9);
+	fd = attach_open(9);
 	ASSERT_LE(0, fd);
 
 	buf = mmap(NULL, TASKS * NR * LEN + LEN, PROT_READ | PROT_WRITE,
@@ -462,7 +446,7 @@ TEST_F_TIMEOUT(race, task_pins_charge_memlock, 120)
 	uint8_t *buf;
 	int fd;
 
-	fd = xfer_open(1);		/* attaching needs CAP_NET_ADMIN */
+	fd = attach_open(1);		/* attaching needs CAP_NET_ADMIN */
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, drop_ipc_lock());
 	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &lim));

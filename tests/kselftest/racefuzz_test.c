@@ -123,22 +123,6 @@ static uint64_t fuzz_ns(void)
 	return (uint64_t)(s ? s : 1) * 1000000000ull;
 }
 
-/* A descriptor of /dev/dsmem attached to node, or -errno. */
-static int xfer_open(uint32_t node)
-{
-	struct dsmem_ioc_attach a = { .node_id = node };
-	int fd, err;
-
-	fd = open("/dev/dsmem", O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (ioctl(fd, DSMEM_IOC_ATTACH, &a)) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	return fd;
-}
 
 /* ---- what the threads share ---- */
 
@@ -331,7 +315,7 @@ static void *cycler(void *arg)
 	if (tbuf == MAP_FAILED)
 		return NULL;
 	while (running(f)) {
-		int fd = xfer_open(1), n;
+		int fd = attach_open(1), n;
 
 		if (fd < 0) {
 			usleep(1000);
@@ -668,7 +652,7 @@ static void *spare_user(void *arg)
 		int w = rn(s, 2), ret;
 
 		if (fds[w] < 0) {
-			fds[w] = xfer_open(nodes[w]);
+			fds[w] = attach_open(nodes[w]);
 			if (fds[w] < 0)
 				usleep(2000);
 			else
@@ -833,7 +817,7 @@ static void after_check(struct __test_metadata *_metadata, struct ds_ctx *ctx,
 	ASSERT_EQ(0, ds_seg_grant(ctx, CHECK_B, s.id, CHECK_A, DSMEM_PERM_ALL));
 	ASSERT_EQ(0, ds_peer_add(ctx, CHECK_A, addr, PORT_BASE + CHECK_B, &peer));
 	ASSERT_EQ(0, wait_rsegs(ctx, CHECK_A, peer, 1));
-	fd = xfer_open(CHECK_A);
+	fd = attach_open(CHECK_A);
 	ASSERT_LE(0, fd);
 	a = malloc(LEN);
 	b = malloc(LEN);
@@ -879,16 +863,16 @@ static void storm(struct __test_metadata *_metadata, FIXTURE_DATA(rf) *self,
 	f->spare_netdev = env_or_die("DSMEM_SPARE_NETDEV");
 	f->all = all && !strcmp(all, "1");
 	f->fd_slope = -1;
-	f->fd_a = xfer_open(1);
+	f->fd_a = attach_open(1);
 	ASSERT_LE(0, f->fd_a);
-	f->fd_b = xfer_open(1);
+	f->fd_b = attach_open(1);
 	ASSERT_LE(0, f->fd_b);
 	f->mrbuf = mmap(NULL, (size_t)MR_SLOTS * MR_SIZE, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, f->mrbuf);
 	memset(f->mrbuf, 0x77, (size_t)MR_SLOTS * MR_SIZE);
 	if (groups & G_SLOPE) {
-		f->fd_slope = slope_open(1);
+		f->fd_slope = attach_open(1);
 		ASSERT_LE(0, f->fd_slope);
 		ASSERT_EQ(0, slope_map(f->fd_slope));
 		sigemptyset(&sa.sa_mask);

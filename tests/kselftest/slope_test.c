@@ -186,7 +186,7 @@ TEST_F(sl, mapping_rules)
 	EXPECT_EQ(MAP_FAILED, p);
 	close(fd);
 
-	fd = slope_open(1);
+	fd = attach_open(1);
 	ASSERT_LE(0, fd);
 	/* elsewhere than the fixed base */
 	p = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -226,7 +226,7 @@ TEST_F(sl, mapping_rules)
 TEST_F(sl, pages_alloc_touch_free)
 {
 	struct dsmem_ioc_slope_alloc al = {};
-	int fd = slope_open(1), st;
+	int fd = attach_open(1), st;
 	uint64_t a = 0, b = 0, c = 0;
 	pid_t pid;
 
@@ -295,7 +295,7 @@ static void dirty_epochs(struct __test_metadata *_metadata, uint32_t flags)
 	struct dsmem_slope_extent e;
 	struct dsmem_ioc_slope_dirty d = { .op = DSMEM_SLOPE_DIRTY_START, .flags = flags };
 	uint8_t bm[N / 8];
-	int fd = slope_open(1);
+	int fd = attach_open(1);
 	uint64_t a = 0;
 
 	ASSERT_LE(0, fd);
@@ -401,7 +401,7 @@ static pid_t receiver(uint64_t addr, uint64_t pages, const uint32_t *gen)
 		return pid;
 	{
 		struct dsmem_ioc_slope_mig m = { .flags = DSMEM_SLOPE_MIG_WAIT, .timeout_ms = 60000 };
-		int fd = slope_open(2);
+		int fd = attach_open(2);
 
 		/* the range forked from the sender is node 1's */
 		munmap((void *)DSMEM_SLOPE_BASE, DSMEM_SLOPE_SIZE);
@@ -432,7 +432,7 @@ static void migrate_one(struct __test_metadata *_metadata, uint64_t pages,
 	struct dsmem_slope_extent e;
 	struct writer w = {};
 	pthread_t th;
-	int fd = slope_open(1), st;
+	int fd = attach_open(1), st;
 	uint64_t a = 0;
 	pid_t pid;
 
@@ -533,7 +533,7 @@ TEST_F(sl, fault_bad_input)
 	struct dsmem_ioc_slope_migrate mg = { .dst_node = 2 };
 	char big[sizeof(struct dsmem_ioc_slope_migrate) + 8];
 	struct dsmem_ioc_slope_mig m;
-	int fd = slope_open(1);
+	int fd = attach_open(1);
 	uint64_t a = 0, id = 0;
 
 	ASSERT_LE(0, fd);
@@ -612,7 +612,7 @@ TEST_F(sl, fault_destination_lost)
 	struct dsmem_ioc_slope_mig m;
 	struct writer w = {};
 	pthread_t th;
-	int fd = slope_open(1);
+	int fd = attach_open(1);
 	uint64_t a = 0, id = 0;
 
 	ASSERT_LE(0, fd);
@@ -666,7 +666,7 @@ TEST_F(sl, fault_source_lost)
 			     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	struct dsmem_ioc_slope_mig m;
 	struct writer w = {};
-	int fd = slope_open(1), pfd[2], st;
+	int fd = attach_open(1), pfd[2], st;
 	uint64_t a = 0, id = 0;
 	pthread_t th;
 	pid_t pid;
@@ -682,7 +682,7 @@ TEST_F(sl, fault_source_lost)
 		/* node 2: receive, wait for the end, then look at every page */
 		struct dsmem_ioc_slope_mig r = { .flags = DSMEM_SLOPE_MIG_WAIT, .timeout_ms = 60000 };
 		uint64_t lost = 0, bad = 0, v;
-		int rfd = slope_open(2);
+		int rfd = attach_open(2);
 		char c;
 
 		munmap((void *)DSMEM_SLOPE_BASE, DSMEM_SLOPE_SIZE);
@@ -785,7 +785,7 @@ static void pull_receiver(uint64_t addr, uint64_t pages, uint64_t clean,
 {
 	struct dsmem_ioc_slope_mig m = { .flags = DSMEM_SLOPE_MIG_WAIT, .timeout_ms = 120000 };
 	uint64_t last = addr + (pages - 1) * PAGE, id;
-	int fd = slope_open(2);
+	int fd = attach_open(2);
 	int64_t kb;
 
 	/* the range forked from the sender is node 1's */
@@ -832,7 +832,7 @@ static void pull_run(struct __test_metadata *_metadata, uint64_t pages,
 		     struct pull_seen *seen)
 {
 	struct dsmem_ioc_slope_mig m;
-	int fd = slope_open(1), st;
+	int fd = attach_open(1), st;
 	uint64_t a = 0, id = 0;
 	pid_t pid;
 
@@ -960,7 +960,7 @@ static void *mover_run(void *arg)
 	struct mover *mv = arg;
 	struct dsmem_ioc_slope_mig m;
 	uint64_t id = 0;
-	int fd = slope_open(mv->from);
+	int fd = attach_open(mv->from);
 
 	mv->result = -1;
 	if (fd < 0)
@@ -981,7 +981,7 @@ TEST_F(sl, migrate_concurrent)
 	enum { N = 4, PAGES = 512 };
 	struct mover mv[N];
 	pthread_t th[N];
-	int fd[3] = { -1, slope_open(1), slope_open(2) };
+	int fd[3] = { -1, attach_open(1), attach_open(2) };
 
 	ASSERT_LE(0, fd[1]);
 	ASSERT_LE(0, fd[2]);
@@ -1024,7 +1024,7 @@ TEST_F(sl, leases)
 {
 	enum { N = 6 };
 	uint64_t len = 520ull << 20, a[2][N], b = 0;
-	int fd[2] = { slope_open(1), slope_open(2) }, share[3] = { 0 };
+	int fd[2] = { attach_open(1), attach_open(2) }, share[3] = { 0 };
 
 	ASSERT_LE(0, fd[0]);
 	ASSERT_LE(0, fd[1]);
@@ -1075,7 +1075,7 @@ static int object_listed(uint32_t node, uint64_t addr, uint64_t pages)
  */
 TEST_F(sl, leases_free_after_migration)
 {
-	int fd = slope_open(1), st;
+	int fd = attach_open(1), st;
 	struct dsmem_ioc_slope_mig m;
 	uint64_t a = 0, b = 0, id = 0;
 	pid_t pid;
@@ -1088,7 +1088,7 @@ TEST_F(sl, leases_free_after_migration)
 	pid = fork();
 	if (!pid) {
 		struct dsmem_ioc_slope_mig r = { .flags = DSMEM_SLOPE_MIG_WAIT, .timeout_ms = 60000 };
-		int rfd = slope_open(2);
+		int rfd = attach_open(2);
 
 		munmap((void *)DSMEM_SLOPE_BASE, DSMEM_SLOPE_SIZE);
 		if (rfd < 0 || slope_map(rfd) || ioctl(rfd, DSMEM_IOC_SLOPE_RECV, &r) ||

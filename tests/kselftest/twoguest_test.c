@@ -368,7 +368,7 @@ TEST_F_TIMEOUT(pair, btree_across_guests, 500)
 /* node's descriptor, with the range mapped; -1 on failure */
 static int sl_open(uint32_t node)
 {
-	int fd = slope_open(node);
+	int fd = attach_open(node);
 
 	if (fd < 0 || slope_map(fd))
 		return -1;

@@ -200,7 +200,7 @@ int wait_rsegs(struct ds_ctx *ctx, uint32_t node, uint32_t peer, uint32_t n)
 	return -ETIMEDOUT;
 }
 
-int slope_open(uint32_t node)
+int attach_open(uint32_t node)
 {
 	struct dsmem_ioc_attach at = { .node_id = node };
 	int fd = open("/dev/dsmem", O_RDWR | O_CLOEXEC);

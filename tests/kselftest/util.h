@@ -53,9 +53,9 @@ int wait_rsegs(struct ds_ctx *ctx, uint32_t node, uint32_t peer, uint32_t n);
 struct ds_monitor;
 int wait_event(struct ds_monitor *mon, int type, const char *name);
 
-/* Slope, by raw ioctls.  A descriptor of /dev/dsmem attached to node, or
- * -errno. */
-int slope_open(uint32_t node);
+/* A descriptor of /dev/dsmem attached to node, or -errno. */
+int attach_open(uint32_t node);
+/* Slope, by raw ioctls. */
 /* The whole Slope range, at its fixed address: 0 or -errno. */
 int slope_map(int fd);
 /* MIG_GET of migration id with flags (WAIT: until its state is not state,
