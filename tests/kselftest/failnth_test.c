@@ -730,14 +730,6 @@ static int peer_del_done(fn_t *f)
 TEST_F_TIMEOUT(fn, nl_peer, 900)
 {
 	CHECK_SKIP();
-	/*
-	 * Open bug: a connection's release may run on a NULL rdma_cm id
-	 * while peers are added and deleted in quick succession (two of
-	 * three debug-tier runs, in the peer-new sweep).  It panics the
-	 * guest, so it runs only when asked for (docs/testing.md).
-	 */
-	if (!getenv("FAILNTH_PEER"))
-		SKIP(return, "FAILNTH_PEER=1 runs it: it hits an open bug (release_work on a NULL cm_id)");
 	ASSERT_EQ(0, node_add(self, 1));
 	ASSERT_EQ(0, node_add(self, 2));
 	/* the caller's part: the connection is made by rdma_cm's handlers */
