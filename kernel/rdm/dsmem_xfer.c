@@ -44,14 +44,12 @@ struct dsmem_umr {
  * node->file_lock, and file->lock -> dsmem_rdm_lock (dsmem_priv.h).
  * file->lock is never held while waiting for a transfer.
  *
- * Counted: the descriptor holds one reference and dsmem_xfer_node_dead()
- * one while it works on it, as the descriptor may be closed meanwhile.
- * Freed after a grace period, as a transfer's finisher wakes poll_wq
- * after it completed the task (dsmem_task_finish).
+ * Counted: the descriptor holds one reference, dsmem_xfer_node_dead()
+ * one while it works on it, as the descriptor may be closed meanwhile, and
+ * a task's finisher one across its wake-up (dsmem_task_finish).
  */
 struct dsmem_file {
 	struct kref ref;
-	struct rcu_head rcu;
 	struct mutex lock;	/* node, dead, mrs, tasks, conn, every DMA unmap */
 	struct dsmem_node *node;	/* counted; NULL until attached */
 	bool dead;		/* the node went away */
@@ -247,6 +245,8 @@ static void dsmem_task_unmap(struct dsmem_task *task)
 			dsmem_umr_unmap(task->reqs[i].umr);
 }
 
+static void dsmem_file_put(struct dsmem_file *file);
+
 static void dsmem_task_finish(struct dsmem_task *task)
 {
 	struct dsmem_file *file = task->file;
@@ -255,14 +255,14 @@ static void dsmem_task_finish(struct dsmem_task *task)
 	atomic_inc(&file->ndone);
 	/*
 	 * Once complete, a waiter may release the task and close the file:
-	 * the file is freed after a grace period (dsmem_file_put), so it is
-	 * still there for the wake-up.  Waking after completing means a
+	 * a reference, taken while the close still waits for this task,
+	 * keeps the file for the wake-up.  Waking after completing means a
 	 * poller that is woken finds its task done.
 	 */
-	rcu_read_lock();
+	kref_get(&file->ref);
 	complete_all(&task->done);
 	wake_up_interruptible(&file->poll_wq);
-	rcu_read_unlock();
+	dsmem_file_put(file);
 }
 
 static void dsmem_task_req_done(struct dsmem_task *task, u32 req)
@@ -592,7 +592,7 @@ static void dsmem_file_free(struct kref *ref)
 	/* emptied by dsmem_xfer_release() */
 	xa_destroy(&file->tasks);
 	xa_destroy(&file->mrs);
-	kfree_rcu(file, rcu);
+	kfree(file);
 }
 
 static void dsmem_file_put(struct dsmem_file *file)
