@@ -19,14 +19,16 @@ BUILD := $(CURDIR)/build
 USER_BUILD := $(BUILD)/user
 KSRC := $(BUILD)/ksrc
 CHECKPATCH := $(KSRC)/scripts/checkpatch.pl
-KERNEL_SOURCES := $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/*/*.c kernel/*/*.h)) \
-		  $(wildcard include/uapi/linux/*.h)
+KERNEL_SOURCES := $(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h kernel/*/*.c kernel/*/*.h \
+		  tests/kmod/*.c)) $(wildcard include/uapi/linux/*.h)
 
 # Warnings are errors: the module must build clean at W=1.
 KBUILD_FLAGS := -C $(KDIR) M=$(CURDIR)/kernel W=1 KCFLAGS=-Werror
 
-# The debug tier's copy of the module: Kbuild writes objects next to the
-# sources, so it builds in a tree of links to kernel/ and include/.
+# The debug tier's copy of the module, and the module that plants the
+# reports the tier must catch (tests/kmod): Kbuild writes objects next to
+# the sources, so they build in a tree of links to kernel/, include/ and
+# tests/kmod/.
 DEBUG_MOD := $(BUILD)/debug
 
 all: kernel user
@@ -47,9 +49,10 @@ debug-kernel:
 kernel-debug: debug-kernel
 	@mkdir -p $(DEBUG_MOD)
 	find $(DEBUG_MOD) -xtype l -delete
-	cd $(CURDIR) && find kernel include \( -name '*.[ch]' -o -name Kbuild \) \
+	cd $(CURDIR) && find kernel include tests/kmod \( -name '*.[ch]' -o -name Kbuild \) \
 		! -name '*.mod.c' -exec sh -c 'mkdir -p "$$0/$${1%/*}" && ln -sf "$$PWD/$$1" "$$0/$$1"' $(DEBUG_MOD) {} \;
 	$(MAKE) -C $$(scripts/debug-kernel) M=$(DEBUG_MOD)/kernel W=1 KCFLAGS=-Werror modules
+	$(MAKE) -C $$(scripts/debug-kernel) M=$(DEBUG_MOD)/tests/kmod W=1 KCFLAGS=-Werror modules
 
 user: ksrc
 	cmake -S . -B $(USER_BUILD) -DKSRC_DIR=$(KSRC) >/dev/null

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * dsmem_plant: the debug tier checking itself.  kreports_test loads it in
+ * a debug-kernel guest to plant the two things the tier exists to catch,
+ * a leak and a use after free, and expects scripts/guest.d/kreports to
+ * fail on each: a tier that stopped seeing them would otherwise pass every
+ * run.  Built against the debug kernel only (make kernel-debug).
+ */
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+static char *plant = "";
+module_param(plant, charp, 0400);
+MODULE_PARM_DESC(plant, "what to plant at load: leak or uaf");
+
+/* Through here, so that the compiler keeps what it cannot see used. */
+static void *dsmem_plant_sink;
+
+/* An object nothing points to any more: kmemleak's to find. */
+static noinline int dsmem_plant_leak(void)
+{
+	void *p = kmalloc(192, GFP_KERNEL);
+
+	if (!p)
+		return -ENOMEM;
+	memset(p, 0xa5, 192);
+	WRITE_ONCE(dsmem_plant_sink, p);
+	WRITE_ONCE(dsmem_plant_sink, NULL);
+	return 0;
+}
+
+/* A read of freed memory: KASAN's (or KFENCE's) to report. */
+static noinline int dsmem_plant_uaf(void)
+{
+	char *p = kmalloc(64, GFP_KERNEL);
+
+	if (!p)
+		return -ENOMEM;
+	WRITE_ONCE(dsmem_plant_sink, p);
+	kfree(p);
+	pr_info("dsmem_plant: read after free: %d\n",
+		READ_ONCE(((char *)READ_ONCE(dsmem_plant_sink))[8]));
+	WRITE_ONCE(dsmem_plant_sink, NULL);
+	return 0;
+}
+
+static int __init dsmem_plant_init(void)
+{
+	if (!strcmp(plant, "leak"))
+		return dsmem_plant_leak();
+	if (!strcmp(plant, "uaf"))
+		return dsmem_plant_uaf();
+	pr_err("dsmem_plant: plant=leak or plant=uaf\n");
+	return -EINVAL;
+}
+module_init(dsmem_plant_init);
+
+static void __exit dsmem_plant_exit(void)
+{
+}
+module_exit(dsmem_plant_exit);
+
+MODULE_DESCRIPTION("dsmem debug tier: planted leak and use after free");
+MODULE_LICENSE("Dual BSD/GPL");
