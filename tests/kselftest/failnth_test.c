@@ -654,6 +654,21 @@ static int peers(fn_t *f, uint32_t node)
 	return (int)n;
 }
 
+/*
+ * How long a passive peer may outlive its link: a missed disconnect is
+ * caught by the connection's I/O watchdog (io_timeout_ms, after a PING
+ * stops completing), and the debug kernel is slow -- three times that.
+ */
+static int passive_linger_ms(void)
+{
+	char buf[32];
+	int ms = 8000;
+
+	if (!read_file("/sys/module/dsmem/parameters/io_timeout_ms", buf, sizeof(buf)))
+		ms = atoi(buf);
+	return 3 * ms + 2000;
+}
+
 /* no peer on either node (the passive one goes once the link is down) */
 static int peers_del(fn_t *f)
 {
@@ -666,7 +681,7 @@ static int peers_del(fn_t *f)
 	if (ret)
 		return ret;
 	free(p);
-	for (int i = 0; i < 200; i++) {
+	for (int i = 0; i < passive_linger_ms() / 50; i++) {
 		if (peers(f, 2) == 0)
 			return 0;
 		usleep(50000);
