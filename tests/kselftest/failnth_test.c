@@ -674,14 +674,15 @@ static int peers_del(fn_t *f)
 {
 	struct ds_peer_info *p;
 	size_t n;
-	int ret = ds_peer_list(f->ctx, 1, &p, &n);
+	int ret = ds_peer_list(f->ctx, 1, &p, &n), polls;
 
 	for (size_t i = 0; !ret && i < n; i++)
 		ret = ignore(ds_peer_del(f->ctx, 1, p[i].id), -ENOENT);
 	if (ret)
 		return ret;
 	free(p);
-	for (int i = 0; i < passive_linger_ms() / 50; i++) {
+	polls = passive_linger_ms() / 50;
+	for (int i = 0; i < polls; i++) {
 		if (peers(f, 2) == 0)
 			return 0;
 		usleep(50000);

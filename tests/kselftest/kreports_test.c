@@ -72,9 +72,7 @@ static void show(const char *out)
 
 static bool debug_tier(void)
 {
-	const char *kernel = getenv("DSMEM_KERNEL");
-
-	return kernel && !strcmp(kernel, "debug") && getenv("DSMEM_KREPORTS");
+	return debug_kernel() && getenv("DSMEM_KREPORTS");
 }
 
 /* in each test: this harness runs the test after a SKIP in its set-up */

@@ -54,9 +54,7 @@
  */
 static bool light(void)
 {
-	const char *k = getenv("DSMEM_KERNEL");
-
-	return k && !strcmp(k, "debug");
+	return debug_kernel();
 }
 
 static uint64_t scaled(uint64_t pages)

@@ -97,6 +97,13 @@ int read_file(const char *path, char *buf, size_t size)
 	return 0;
 }
 
+bool debug_kernel(void)
+{
+	const char *kernel = getenv("DSMEM_KERNEL");
+
+	return kernel && !strcmp(kernel, "debug");
+}
+
 unsigned long kernel_taint(void)
 {
 	char buf[32];

@@ -23,6 +23,8 @@ const char *dsctl_path(void);
 /* read a whole small file into buf (NUL-terminated); -errno on failure */
 int read_file(const char *path, char *buf, size_t size);
 unsigned long kernel_taint(void);
+/* the guest runs the debug kernel (scripts/guest --kernel debug) */
+bool debug_kernel(void);
 
 /*
  * Raw requests to the dsmem family: built with libnl, sent as exact bytes
