@@ -181,8 +181,10 @@ err_del_tokens:
 err_destroy_qp:
 	rdma_destroy_qp(conn->cm_id);
 	conn->qp = NULL;
-	/* receive buffers the QP held, if any were posted */
+	/* the receives' flushes may still be queued: see destroy_qp */
+	ib_free_cq(conn->cq);
 	dsmem_msg_recv_free(conn);
+	goto err_dealloc_pd;
 err_free_cq:
 	ib_free_cq(conn->cq);
 err_dealloc_pd:
@@ -192,14 +194,19 @@ err_clear_pd:
 	return ret;
 }
 
-/* The QP is drained (or never carried a send): nothing completes later. */
+/*
+ * A drained QP has nothing left to complete, but one that never reached
+ * RTS is not drained: moving it to error flushes its posted receives, and
+ * those completions may still wait in the CQ for a softirq poll.  Freeing
+ * the CQ stops its polling, so the receive buffers go only after it.
+ */
 static void dsmem_conn_destroy_qp(struct dsmem_conn *conn)
 {
 	dsmem_conn_tokens_del(conn);
 	rdma_destroy_qp(conn->cm_id);
 	conn->qp = NULL;
-	dsmem_msg_recv_free(conn);
 	ib_free_cq(conn->cq);
+	dsmem_msg_recv_free(conn);
 	ib_dealloc_pd(conn->pd);
 	conn->pd = NULL;
 }

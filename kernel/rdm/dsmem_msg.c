@@ -101,7 +101,8 @@ int dsmem_msg_recv_init(struct dsmem_conn *conn)
 	}
 	/*
 	 * Posted buffers belong to the QP until it is destroyed: on failure
-	 * the caller destroys it, then frees them (dsmem_msg_recv_free).
+	 * the caller destroys it and its CQ, then frees them
+	 * (dsmem_msg_recv_free).
 	 */
 	for (i = 0; i < DSMEM_RQ_DEPTH; i++) {
 		ret = dsmem_msg_post_recv(conn, conn->recvs[i]);

@@ -401,6 +401,11 @@ static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 	rs = dsmem_rseg_lookup(conn, r->remote);
 	if (!rs) {
 		rcu_read_unlock();
+		/* a closing connection's grants go before it does */
+		if (READ_ONCE(conn->state) != DSMEM_CONN_UP) {
+			dsmem_stat_inc(DSMEM_STAT_XFER_NOCONN);
+			return -ECONNRESET;
+		}
 		dsmem_stat_inc(DSMEM_STAT_XFER_DENIED);
 		return -EACCES;
 	}

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * Races and lifetimes of the data path (issue 20): a synchronous submit
- * against a release of its task by id, a completion against a close, a
- * device removed under unreleased tasks, and the RLIMIT_MEMLOCK charge
+ * against a release of its task by id, a completion against a close, the
+ * flushed receives of refused connects, a device removed under unreleased
+ * tasks, and the RLIMIT_MEMLOCK charge
  * of a task's pinned buffers.  The racing tests hammer their window for a
  * few seconds; under the debug kernel a lost race is a KASAN report.
  */
@@ -310,6 +311,189 @@ TEST_F_TIMEOUT(race, completion_vs_close, 120)
 		EXPECT_LT(0, cr[i].iters);
 	}
 	TH_LOG("%lu + %lu submit-and-close rounds", cr[0].iters, cr[1].iters);
+}
+
+static uint64_t stat_value(struct ds_ctx *ctx, const char *name)
+{
+	struct ds_stat *st;
+	uint64_t v = 0;
+	size_t n;
+
+	if (ds_stats_get(ctx, &st, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(st[i].name, name))
+			v = st[i].value;
+	ds_stats_free(st);
+	return v;
+}
+
+/*
+ * A connect refused before it is established tears down a QP that was
+ * never drained: moving it to error flushes the receives it posted, and
+ * their completions may still wait in the CQ for a softirq poll when the
+ * release runs.  The receive buffers must outlive the CQ's polling (a CI
+ * run once panicked in __ib_process_cq calling a freed buffer's done).
+ * Peers to a port nobody listens on are refused over and over while
+ * other threads keep the softirqs busy with data-path completions.
+ */
+#define DEAD_PORT	7489
+#define REFUSED_PEERS	16
+
+struct busy_path {
+	uint64_t seg, end;
+	unsigned long iters;
+	int err;
+};
+
+static void *busy_path(void *arg)
+{
+	struct busy_path *b = arg;
+	struct dsmem_ioc_submit sub;
+	uint64_t local[512];
+	struct dsmem_xfer_req r = {
+		.opcode = DSMEM_XFER_READ, .local = (uintptr_t)local,
+		.remote = b->seg, .len = sizeof(local) };
+	int fd = attach_open(1);
+
+	if (fd < 0) {
+		b->err = fd;
+		return NULL;
+	}
+	while (now_ns() < b->end) {
+		int ret = submit(fd, &r, 1, DSMEM_SUBMIT_WAIT |
+				 DSMEM_SUBMIT_RELEASE, &sub);
+
+		if (ret || sub.result) {
+			b->err = ret ? ret : sub.result;
+			break;
+		}
+		b->iters++;
+	}
+	close(fd);
+	return NULL;
+}
+
+TEST_F_TIMEOUT(race, refused_connects_free_receives, 120)
+{
+	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
+	uint64_t before = stat_value(self->ctx, "conn_rejected");
+	uint64_t end = now_ns() + 2 * RACE_NS;
+	struct busy_path b[2];
+	unsigned long rounds = 0;
+	pthread_t t[2];
+
+	for (int i = 0; i < 2; i++) {
+		b[i] = (struct busy_path){ .seg = self->seg + i * 8192,
+					   .end = end };
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, busy_path, &b[i]));
+	}
+	while (now_ns() < end) {
+		uint32_t id[REFUSED_PEERS];
+		uint64_t want = stat_value(self->ctx, "conn_rejected") +
+				REFUSED_PEERS;
+
+		for (int i = 0; i < REFUSED_PEERS; i++)
+			ASSERT_EQ(0, ds_peer_add(self->ctx, 1, addr, DEAD_PORT,
+						 &id[i]))
+				TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+		/* each refused once; the first retry is 100 ms away */
+		for (int w = 0; w < 200; w++) {
+			if (stat_value(self->ctx, "conn_rejected") >= want)
+				break;
+			usleep(5000);
+		}
+		for (int i = 0; i < REFUSED_PEERS; i++)
+			ASSERT_EQ(0, ds_peer_del(self->ctx, 1, id[i]));
+		rounds++;
+	}
+	for (int i = 0; i < 2; i++) {
+		pthread_join(t[i], NULL);
+		EXPECT_EQ(0, b[i].err) TH_LOG("%s", strerror(-b[i].err));
+	}
+	TH_LOG("%lu rounds, %llu connects refused, %lu + %lu reads beside them",
+	       rounds, (unsigned long long)(stat_value(self->ctx,
+						       "conn_rejected") - before),
+	       b[0].iters, b[1].iters);
+	EXPECT_LE(rounds * REFUSED_PEERS,
+		  stat_value(self->ctx, "conn_rejected") - before);
+}
+
+/*
+ * A deep batch in flight when its peer is deleted: the QP is drained and
+ * every slice completes, by the NIC or with a flush, before the
+ * connection's slices go.  rdm_test does this once; here it is done again
+ * and again at varying depths into the batch (a CI run once panicked in
+ * __ib_process_cq there, on a completion whose context was freed).
+ */
+struct deep_batch {
+	int fd;
+	uint32_t mr;
+	uint64_t seg;
+	int ret, result;
+};
+
+static void *deep_batch(void *arg)
+{
+	enum { NR = DSMEM_SUBMIT_REQS_MAX, LEN = 4096, SPAN = 256 };
+	static struct dsmem_xfer_req r[NR];
+	struct deep_batch *d = arg;
+	struct dsmem_ioc_submit sub;
+
+	for (int i = 0; i < NR; i++)
+		r[i] = (struct dsmem_xfer_req){
+			.opcode = i & 1 ? DSMEM_XFER_WRITE : DSMEM_XFER_READ,
+			.mr = d->mr, .local = (uint64_t)(i % SPAN) * LEN,
+			.remote = d->seg + (uint64_t)(i % SPAN) * LEN,
+			.len = LEN };
+	d->ret = submit(d->fd, r, NR, DSMEM_SUBMIT_WAIT | DSMEM_SUBMIT_RELEASE,
+			&sub);
+	d->result = sub.result;
+	return NULL;
+}
+
+TEST_F_TIMEOUT(race, peer_lost_under_deep_batch, 180)
+{
+	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
+	struct deep_batch d = { .seg = self->seg };
+	struct dsmem_ioc_mr_reg mr;
+	unsigned int seed = 7, lost = 0, rounds = 0;
+	uint64_t end = now_ns() + 4 * RACE_NS;
+	void *buf;
+
+	d.fd = attach_open(1);
+	ASSERT_LE(0, d.fd);
+	buf = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, buf);
+	mr = (struct dsmem_ioc_mr_reg){ .addr = (uintptr_t)buf, .len = 1 << 20,
+					.flags = DSMEM_MR_WRITABLE };
+	ASSERT_EQ(0, ioctl(d.fd, DSMEM_IOC_MR_REG, &mr));
+	d.mr = mr.handle;
+
+	while (now_ns() < end && rounds < 40) {
+		pthread_t t;
+
+		ASSERT_EQ(0, pthread_create(&t, NULL, deep_batch, &d));
+		usleep(1000 + rand_r(&seed) % 40000);
+		ASSERT_EQ(0, ds_peer_del(self->ctx, 1, self->peer));
+		pthread_join(t, NULL);
+		/* done before the loss, or ended by it */
+		ASSERT_EQ(0, d.ret) TH_LOG("%s", strerror(-d.ret));
+		EXPECT_TRUE(d.result == 0 || d.result == -ECONNRESET ||
+			    d.result == -ENOTCONN)
+			TH_LOG("result %d", d.result);
+		lost += d.result != 0;
+		ASSERT_EQ(0, ds_peer_add(self->ctx, 1, addr, PORT_B,
+					 &self->peer));
+		ASSERT_EQ(0, wait_rsegs(self->ctx, 1, self->peer, 1));
+		rounds++;
+	}
+	TH_LOG("%u batches of %u, %u ended by the loss", rounds,
+	       DSMEM_SUBMIT_REQS_MAX, lost);
+	EXPECT_LT(0, lost);
+	close(d.fd);
+	munmap(buf, 1 << 20);
 }
 
 /*
