@@ -250,6 +250,7 @@ struct dsmem_rseg {
 struct dsmem_msg_wait {
 	struct completion done;
 	int status;			/* negative errno */
+	const struct dsmem_wire_msg *req;	/* what the reply must answer */
 	struct dsmem_wire_msg *reply;	/* filled on success */
 	void *data;			/* reply data copied here */
 	size_t data_max;

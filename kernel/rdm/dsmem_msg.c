@@ -165,13 +165,30 @@ static void dsmem_msg_complete(struct dsmem_conn *conn,
 		dsmem_stat_inc(DSMEM_STAT_MSG_BAD);
 		return;
 	}
+	/*
+	 * A reply that does not answer its request, or brings more data
+	 * than was asked for, is a lying or broken peer: its caller must not
+	 * take the reply for an answer (a REPLY_ALLOC to a READ would hand
+	 * back a buffer nothing wrote), and the connection goes.
+	 */
+	if (dsmem_wire_reply_check(w->req, m) ||
+	    (m->data && (!w->data || m->len > w->data_max))) {
+		pr_warn_ratelimited("node %u: reply %u from node %u does not answer request %u, closing the connection\n",
+				    conn->peer->node->id, m->opcode,
+				    conn->remote_node, w->req->opcode);
+		dsmem_stat_inc(DSMEM_STAT_MSG_BAD);
+		w->status = -EPROTO;
+		complete(&w->done);
+		dsmem_conn_close(conn, -EPROTO);
+		return;
+	}
 	if (m->status) {
 		w->status = m->status <= MAX_ERRNO ? -(int)m->status : -EIO;
 	} else {
 		*w->reply = *m;
 		w->reply->data = NULL;
-		if (m->data && w->data)
-			memcpy(w->data, m->data, min_t(u64, m->len, w->data_max));
+		if (m->data)
+			memcpy(w->data, m->data, m->len);
 	}
 	complete(&w->done);
 }
@@ -297,6 +314,7 @@ int dsmem_msg_call_timeout(struct dsmem_conn *conn, struct dsmem_wire_msg *req,
 			   size_t data_max, unsigned int timeout_ms)
 {
 	struct dsmem_msg_wait w = {
+		.req = req,
 		.reply = reply,
 		.data = data,
 		.data_max = data_max,

@@ -847,10 +847,9 @@ int dsmem_nl_rdm_read(struct sk_buff *skb, struct genl_info *info)
 		ret = PTR_ERR(conn);
 		goto out;
 	}
+	/* a reply that is not the range asked for is -EPROTO there */
 	ret = dsmem_msg_call(conn, &req, &reply, buf, req.len);
 	dsmem_conn_put(conn);
-	if (!ret && (reply.addr != req.addr || reply.len != req.len))
-		ret = -EPROTO;	/* a reply that does not answer us */
 	if (ret) {
 		dsmem_nl_rdm_err(info, ret);
 		goto out;

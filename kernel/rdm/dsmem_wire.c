@@ -16,38 +16,53 @@ struct dsmem_wire_rule {
 	bool len;		/* len must be non-zero */
 	bool failure;		/* status must be non-zero (an error reply) */
 	bool success;		/* status must be zero */
+	u8 answer;		/* a request: the reply that answers it */
+	u8 answer_error;	/* and another that may, carrying a status */
 };
 
 static const struct dsmem_wire_rule dsmem_wire_rules[] = {
-	[DSMEM_WIRE_ALLOC]		= { .len = true },
+	[DSMEM_WIRE_ALLOC]		= { .len = true,
+					    .answer = DSMEM_WIRE_REPLY_ALLOC },
 	[DSMEM_WIRE_REPLY_ALLOC]	= { .reply = true },
-	[DSMEM_WIRE_FREE]		= { .addr = true },
+	[DSMEM_WIRE_FREE]		= { .addr = true,
+					    .answer = DSMEM_WIRE_REPLY_FREE },
 	[DSMEM_WIRE_REPLY_FREE]		= { .reply = true },
-	[DSMEM_WIRE_READ]		= { .addr = true, .len = true },
+	[DSMEM_WIRE_READ]		= { .addr = true, .len = true,
+					    .answer = DSMEM_WIRE_REPLY_READ,
+					    .answer_error =
+						DSMEM_WIRE_REPLY_READ_ERROR },
 	[DSMEM_WIRE_REPLY_READ]		= { .reply = true, .data = true,
 					    .addr = true, .len = true,
 					    .success = true },
 	[DSMEM_WIRE_REPLY_READ_ERROR]	= { .reply = true, .failure = true },
 	[DSMEM_WIRE_WRITE]		= { .flags = DSMEM_WIRE_F_ACK,
 					    .data = true, .addr = true,
-					    .len = true },
+					    .len = true,
+					    .answer = DSMEM_WIRE_REPLY_WRITE },
 	[DSMEM_WIRE_REPLY_WRITE]	= { .reply = true },
-	[DSMEM_WIRE_GRANT]		= { .data = true, .len = true },
+	[DSMEM_WIRE_GRANT]		= { .data = true, .len = true,
+					    .answer = DSMEM_WIRE_REPLY_GRANT },
 	[DSMEM_WIRE_REPLY_GRANT]	= { .reply = true },
-	[DSMEM_WIRE_REVOKE]		= { },
+	[DSMEM_WIRE_REVOKE]		= {
+					    .answer = DSMEM_WIRE_REPLY_REVOKE },
 	[DSMEM_WIRE_REPLY_REVOKE]	= { .reply = true },
 	[DSMEM_WIRE_PING]		= { },
 	[DSMEM_WIRE_REPLY_ERROR]	= { .reply = true, .failure = true },
-	[DSMEM_WIRE_SLOPE_LEASE_REQ]	= { },
-	[DSMEM_WIRE_SLOPE_LEASE_RET]	= { },
+	[DSMEM_WIRE_SLOPE_LEASE_REQ]	= { .answer = DSMEM_WIRE_REPLY_SLOPE },
+	[DSMEM_WIRE_SLOPE_LEASE_RET]	= { .answer = DSMEM_WIRE_REPLY_SLOPE },
 	[DSMEM_WIRE_SLOPE_LEASE_COUNT]	= { },
-	[DSMEM_WIRE_SLOPE_FREE]		= { .data = true, .len = true },
-	[DSMEM_WIRE_SLOPE_MIG_PUT]	= { .data = true, .len = true },
+	[DSMEM_WIRE_SLOPE_FREE]		= { .data = true, .len = true,
+					    .answer = DSMEM_WIRE_REPLY_SLOPE },
+	[DSMEM_WIRE_SLOPE_MIG_PUT]	= { .data = true, .len = true,
+					    .answer = DSMEM_WIRE_REPLY_SLOPE },
 	/* len: bytes staged by the PUTs before it */
-	[DSMEM_WIRE_SLOPE_MIG_BEGIN]	= { .len = true },
-	[DSMEM_WIRE_SLOPE_MIG_HANDOVER]	= { .len = true },
-	[DSMEM_WIRE_SLOPE_MIG_DONE]	= { },
-	[DSMEM_WIRE_SLOPE_MIG_ABORT]	= { },
+	[DSMEM_WIRE_SLOPE_MIG_BEGIN]	= { .len = true,
+					    .answer = DSMEM_WIRE_REPLY_SLOPE_KEYS,
+					    .answer_error = DSMEM_WIRE_REPLY_SLOPE },
+	[DSMEM_WIRE_SLOPE_MIG_HANDOVER]	= { .len = true,
+					    .answer = DSMEM_WIRE_REPLY_SLOPE },
+	[DSMEM_WIRE_SLOPE_MIG_DONE]	= { .answer = DSMEM_WIRE_REPLY_SLOPE },
+	[DSMEM_WIRE_SLOPE_MIG_ABORT]	= { .answer = DSMEM_WIRE_REPLY_SLOPE },
 	[DSMEM_WIRE_REPLY_SLOPE]	= { .reply = true },
 	[DSMEM_WIRE_REPLY_SLOPE_KEYS]	= { .reply = true, .data = true,
 					    .len = true, .success = true },
@@ -87,6 +102,32 @@ static int dsmem_wire_check(const struct dsmem_wire_msg *m)
 		return -EMSGSIZE;
 	if (r->addr && m->addr + m->len < m->addr)
 		return -EOVERFLOW;
+	return 0;
+}
+
+/*
+ * Whether a (decoded) reply answers the request it names by tag: a tag
+ * is only a number the peer echoes, so the opcode must be the one the
+ * request expects -- or an error reply, which carries nothing but its
+ * status -- and a READ's data must be the range that was asked for.
+ */
+int dsmem_wire_reply_check(const struct dsmem_wire_msg *req,
+			   const struct dsmem_wire_msg *reply)
+{
+	const struct dsmem_wire_rule *r = dsmem_wire_rule(req->opcode);
+
+	if (!r || !r->answer)
+		return -EPROTO;		/* nothing was to answer this */
+	if (reply->opcode == DSMEM_WIRE_REPLY_ERROR)
+		return 0;
+	if (r->answer_error && reply->opcode == r->answer_error &&
+	    reply->status)
+		return 0;
+	if (reply->opcode != r->answer)
+		return -EPROTO;
+	if (reply->opcode == DSMEM_WIRE_REPLY_READ &&
+	    (reply->addr != req->addr || reply->len != req->len))
+		return -EPROTO;
 	return 0;
 }
 

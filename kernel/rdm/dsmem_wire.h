@@ -38,6 +38,9 @@ size_t dsmem_wire_size(u8 opcode, u64 len);
 int dsmem_wire_encode(void *buf, size_t size, const struct dsmem_wire_msg *m);
 /* Decode a received message of exactly size bytes; 0 or a negative errno. */
 int dsmem_wire_decode(const void *buf, size_t size, struct dsmem_wire_msg *m);
+/* 0 if reply answers req (tags aside), else -EPROTO. */
+int dsmem_wire_reply_check(const struct dsmem_wire_msg *req,
+			   const struct dsmem_wire_msg *reply);
 
 /* A GRANT's data, in host byte order; rkeys points into the buffer. */
 struct dsmem_wire_grant_info {

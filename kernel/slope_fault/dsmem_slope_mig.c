@@ -751,10 +751,13 @@ static void dsmem_slope_mig_free_source(struct dsmem_slope_mig *mig)
 	mutex_unlock(&s->alloc_lock);
 }
 
-/* Send data staged in PUTs, then the request that consumes it. */
+/*
+ * Send data staged in PUTs, then the request that consumes it; the
+ * reply's data, rlen bytes of it, lands in rdata.
+ */
 static int dsmem_slope_mig_call(struct dsmem_slope_mig *mig, u8 opcode,
 				const void *data, size_t len,
-				void *rdata, size_t rmax)
+				void *rdata, size_t rmax, size_t *rlen)
 {
 	struct dsmem_wire_msg req = { .opcode = DSMEM_WIRE_SLOPE_MIG_PUT,
 				      .aux = mig->id };
@@ -774,14 +777,18 @@ static int dsmem_slope_mig_call(struct dsmem_slope_mig *mig, u8 opcode,
 	req.opcode = opcode;
 	req.aux = mig->id;
 	req.len = len;
-	return dsmem_msg_call_timeout(mig->conn, &req, &reply, rdata, rmax,
-				      DSMEM_MSG_TIMEOUT_MS +
-				      DSMEM_SLOPE_BEGIN_MS_PER_1K *
-				      (u32)DIV_ROUND_UP_ULL(mig->units, 1024));
+	ret = dsmem_msg_call_timeout(mig->conn, &req, &reply, rdata, rmax,
+				     DSMEM_MSG_TIMEOUT_MS +
+				     DSMEM_SLOPE_BEGIN_MS_PER_1K *
+				     (u32)DIV_ROUND_UP_ULL(mig->units, 1024));
+	if (!ret && rlen)
+		*rlen = reply.len;
+	return ret;
 }
 
 /* The object's extents in a BEGIN; the destination's keys into keys. */
-static int dsmem_slope_mig_send_begin(struct dsmem_slope_mig *mig, void *keys)
+static int dsmem_slope_mig_send_begin(struct dsmem_slope_mig *mig, void *keys,
+				      size_t *klen)
 {
 	struct dsmem_slope_begin_info b = {
 		.cookie = mig->cookie,
@@ -800,7 +807,7 @@ static int dsmem_slope_mig_send_begin(struct dsmem_slope_mig *mig, void *keys)
 	if (ret >= 0) {
 		memset(keys, 0, DSMEM_WIRE_MAX_DATA);
 		ret = dsmem_slope_mig_call(mig, DSMEM_WIRE_SLOPE_MIG_BEGIN, buf,
-					   len, keys, DSMEM_WIRE_MAX_DATA);
+					   len, keys, DSMEM_WIRE_MAX_DATA, klen);
 	}
 	kvfree(buf);
 	return ret;
@@ -809,19 +816,20 @@ static int dsmem_slope_mig_send_begin(struct dsmem_slope_mig *mig, void *keys)
 static int dsmem_slope_mig_begin(struct dsmem_slope_mig *mig)
 {
 	struct dsmem_slope_keys_info k;
-	u32 i, nkeys;
+	size_t klen;
 	void *keys;
+	u32 i;
 	int ret;
 
 	keys = kmalloc(DSMEM_WIRE_MAX_DATA, GFP_KERNEL);
 	if (!keys)
 		return -ENOMEM;
-	ret = dsmem_slope_mig_send_begin(mig, keys);
+	ret = dsmem_slope_mig_send_begin(mig, keys, &klen);
 	if (ret)
 		goto out;
-	nkeys = le32_to_cpu(((struct dsmem_wire_slope_keys *)keys)->nkeys);
-	ret = dsmem_slope_keys_decode(keys, dsmem_slope_keys_size(nkeys),
-				      mig->units, mig->unit_shift, &k);
+	/* the keys are what the peer sent, not what its count claims */
+	ret = dsmem_slope_keys_decode(keys, klen, mig->units, mig->unit_shift,
+				      &k);
 	if (ret)
 		goto out;
 	mig->rkeys = kcalloc(k.nkeys, sizeof(u32), GFP_KERNEL);
@@ -852,9 +860,10 @@ static void dsmem_slope_mig_dup_begin(struct dsmem_slope_mig *mig)
 {
 	void *keys = kmalloc(DSMEM_WIRE_MAX_DATA, GFP_KERNEL);
 	int ret = -ENOMEM;
+	size_t klen;
 
 	if (keys)
-		ret = dsmem_slope_mig_send_begin(mig, keys);
+		ret = dsmem_slope_mig_send_begin(mig, keys, &klen);
 	kfree(keys);
 	pr_info("slope: migration %llu: BEGIN sent again after the handover: %d\n",
 		mig->id, ret);
@@ -1225,7 +1234,7 @@ static int dsmem_slope_mig_handover(struct dsmem_slope_mig *mig, u64 *ndirty)
 					  mig->nmrs, rkeys, dirty);
 	if (ret >= 0)
 		ret = dsmem_slope_mig_call(mig, DSMEM_WIRE_SLOPE_MIG_HANDOVER,
-					   buf, len, NULL, 0);
+					   buf, len, NULL, 0, NULL);
 out:
 	kfree(rkeys);
 	kvfree(buf);

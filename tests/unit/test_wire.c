@@ -3,8 +3,10 @@
  * The remote-memory wire codec (kernel/rdm/dsmem_wire.c, the very file the
  * module links): round trips, the byte layout, and malformed frames.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -756,6 +758,81 @@ static void test_random_grants(void **state)
 	assert_true(accepted > 1000);
 }
 
+/*
+ * A reply answers only the request it was made for: every request's own
+ * reply, its error form with a status, REPLY_ERROR; nothing else, and a
+ * READ's data only for the range asked.  (A REPLY_ALLOC taken for a READ's
+ * answer handed an unwritten buffer to userspace.)
+ */
+static void test_reply_answers_its_request(void **state)
+{
+	static const struct { uint8_t req, answer, error; } pairs[] = {
+		{ DSMEM_WIRE_ALLOC, DSMEM_WIRE_REPLY_ALLOC, 0 },
+		{ DSMEM_WIRE_FREE, DSMEM_WIRE_REPLY_FREE, 0 },
+		{ DSMEM_WIRE_READ, DSMEM_WIRE_REPLY_READ,
+		  DSMEM_WIRE_REPLY_READ_ERROR },
+		{ DSMEM_WIRE_WRITE, DSMEM_WIRE_REPLY_WRITE, 0 },
+		{ DSMEM_WIRE_GRANT, DSMEM_WIRE_REPLY_GRANT, 0 },
+		{ DSMEM_WIRE_REVOKE, DSMEM_WIRE_REPLY_REVOKE, 0 },
+		{ DSMEM_WIRE_SLOPE_LEASE_REQ, DSMEM_WIRE_REPLY_SLOPE, 0 },
+		{ DSMEM_WIRE_SLOPE_LEASE_RET, DSMEM_WIRE_REPLY_SLOPE, 0 },
+		{ DSMEM_WIRE_SLOPE_FREE, DSMEM_WIRE_REPLY_SLOPE, 0 },
+		{ DSMEM_WIRE_SLOPE_MIG_PUT, DSMEM_WIRE_REPLY_SLOPE, 0 },
+		{ DSMEM_WIRE_SLOPE_MIG_BEGIN, DSMEM_WIRE_REPLY_SLOPE_KEYS,
+		  DSMEM_WIRE_REPLY_SLOPE },
+		{ DSMEM_WIRE_SLOPE_MIG_HANDOVER, DSMEM_WIRE_REPLY_SLOPE, 0 },
+		{ DSMEM_WIRE_SLOPE_MIG_DONE, DSMEM_WIRE_REPLY_SLOPE, 0 },
+		{ DSMEM_WIRE_SLOPE_MIG_ABORT, DSMEM_WIRE_REPLY_SLOPE, 0 },
+	};
+	int answered = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		struct dsmem_wire_msg req = msg(pairs[i].req, 1ull << 40, 64);
+
+		for (int op = 0; op <= DSMEM_WIRE_OP_MAX + 1; op++) {
+			struct dsmem_wire_msg ok = msg(op, req.addr, req.len);
+			struct dsmem_wire_msg failed = ok;
+			bool yes = op == pairs[i].answer ||
+				   op == DSMEM_WIRE_REPLY_ERROR;
+
+			failed.status = 5;
+			assert_int_equal(dsmem_wire_reply_check(&req, &ok),
+					 yes ? 0 : -EPROTO);
+			yes = yes || (pairs[i].error && op == pairs[i].error);
+			assert_int_equal(dsmem_wire_reply_check(&req, &failed),
+					 yes ? 0 : -EPROTO);
+			answered += yes;
+		}
+	}
+	/* every request has its answer and REPLY_ERROR, two have an error form */
+	assert_int_equal(answered, 14 * 2 + 2);
+
+	/* a READ's data is about the range asked, all of it */
+	struct dsmem_wire_msg rd = msg(DSMEM_WIRE_READ, 4096, 100);
+	struct dsmem_wire_msg r = msg(DSMEM_WIRE_REPLY_READ, 4096, 100);
+
+	assert_int_equal(dsmem_wire_reply_check(&rd, &r), 0);
+	r.len = 99;
+	assert_int_equal(dsmem_wire_reply_check(&rd, &r), -EPROTO);
+	r.len = 100;
+	r.addr = 4096 + 64;
+	assert_int_equal(dsmem_wire_reply_check(&rd, &r), -EPROTO);
+
+	/* what expects no reply takes none: replies, PING, COUNT */
+	static const uint8_t no_answer[] = {
+		DSMEM_WIRE_REPLY_READ, DSMEM_WIRE_PING,
+		DSMEM_WIRE_SLOPE_LEASE_COUNT, 0, DSMEM_WIRE_OP_MAX + 1,
+	};
+	for (size_t i = 0; i < sizeof(no_answer); i++) {
+		struct dsmem_wire_msg q = msg(no_answer[i], 0, 0);
+
+		r = msg(DSMEM_WIRE_REPLY_ERROR, 0, 0);
+		r.status = 5;
+		assert_int_equal(dsmem_wire_reply_check(&q, &r), -EPROTO);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -776,6 +853,7 @@ int main(void)
 		cmocka_unit_test(test_cm_padded),
 		cmocka_unit_test(test_cm_rejects_malformed),
 		cmocka_unit_test(test_random_grants),
+		cmocka_unit_test(test_reply_answers_its_request),
 	};
 	return cmocka_run_group_tests_name("dsmem_wire", tests, NULL, NULL);
 }
