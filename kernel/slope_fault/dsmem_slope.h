@@ -268,7 +268,8 @@ void dsmem_slope_mig_fill(struct dsmem_slope_mig *mig,
 			  struct dsmem_ioc_slope_mig *a);
 
 /* dsmem_slope_nl.c */
-int dsmem_slope_fill_mig(struct sk_buff *skb, struct dsmem_slope_mig *mig);
+int dsmem_slope_fill_mig(struct sk_buff *skb, struct dsmem_slope_mig *mig,
+			 bool secrets);
 void dsmem_slope_notify_mig(struct dsmem_slope_mig *mig);
 
 #endif /* _DSMEM_SLOPE_H */

@@ -84,8 +84,13 @@ static int dsmem_slope_fill_obj(struct sk_buff *skb,
 	return 0;
 }
 
-/* Under s->mig_lock. */
-int dsmem_slope_fill_mig(struct sk_buff *skb, struct dsmem_slope_mig *mig)
+/*
+ * Under s->mig_lock.  The cookie is the object's address in its owner's
+ * address space: CAP_NET_ADMIN's only (secrets), as the owner has it from
+ * its own ioctl; the "events" group, open to any listener, never has it.
+ */
+int dsmem_slope_fill_mig(struct sk_buff *skb, struct dsmem_slope_mig *mig,
+			 bool secrets)
 {
 	struct dsmem_ioc_slope_mig a = {};
 	struct nlattr *nest;
@@ -136,10 +141,13 @@ int dsmem_slope_fill_mig(struct sk_buff *skb, struct dsmem_slope_mig *mig)
 	    nla_put_u8(skb, DSMEM_SLOPE_MIG_ATTR_UNIT_SHIFT, a.unit_shift) ||
 	    nla_put_u32(skb, DSMEM_SLOPE_MIG_ATTR_ROUNDS, a.rounds))
 		return -EMSGSIZE;
-	for (i = 0; i < ARRAY_SIZE(u64s); i++)
+	for (i = 0; i < ARRAY_SIZE(u64s); i++) {
+		if (u64s[i].attr == DSMEM_SLOPE_MIG_ATTR_COOKIE && !secrets)
+			continue;
 		if (nla_put_u64_64bit(skb, u64s[i].attr, vals[i],
 				      DSMEM_SLOPE_MIG_ATTR_PAD))
 			return -EMSGSIZE;
+	}
 	nla_nest_end(skb, nest);
 	return 0;
 }
@@ -160,7 +168,7 @@ static void *dsmem_slope_msg_start(struct sk_buff *skb, struct dsmem_node *node,
 /* One message: the summary, a lease or a migration (by phase). */
 static int dsmem_slope_dump_one(struct sk_buff *skb, struct netlink_callback *cb,
 				struct dsmem_node *node, unsigned long phase,
-				unsigned long *pos)
+				unsigned long *pos, bool secrets)
 {
 	struct dsmem_slope *s = node->slope;
 	struct dsmem_slope_lease *l;
@@ -208,6 +216,9 @@ static int dsmem_slope_dump_one(struct sk_buff *skb, struct netlink_callback *cb
 	case DSMEM_SLOPE_DUMP_OBJS: {
 		struct dsmem_slope_obj *obj;
 
+		/* where other processes keep their objects: secrets */
+		if (!secrets)
+			break;
 		mutex_lock(&s->alloc_lock);
 		i = *pos;
 		obj = xa_find(&s->objs, &i, ULONG_MAX, XA_PRESENT);
@@ -224,7 +235,7 @@ static int dsmem_slope_dump_one(struct sk_buff *skb, struct netlink_callback *cb
 		list_for_each_entry(mig, &s->migs, link) {
 			if (mig->id <= *pos)
 				continue;
-			ret = dsmem_slope_fill_mig(skb, mig);
+			ret = dsmem_slope_fill_mig(skb, mig, secrets);
 			*pos = mig->id;
 			break;
 		}
@@ -242,6 +253,7 @@ static int dsmem_slope_dump_one(struct sk_buff *skb, struct netlink_callback *cb
 int dsmem_nl_slope_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
+	bool secrets = netlink_capable(cb->skb, CAP_NET_ADMIN);
 	struct net *net = sock_net(cb->skb->sk);
 	unsigned long nid = max_t(unsigned long, cb->args[0], 1);
 	unsigned long phase = cb->args[1];
@@ -261,7 +273,8 @@ int dsmem_nl_slope_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 		while (phase < DSMEM_SLOPE_DUMP_NEXT_NODE) {
 			unsigned long was = pos;
 
-			ret = dsmem_slope_dump_one(skb, cb, node, phase, &pos);
+			ret = dsmem_slope_dump_one(skb, cb, node, phase, &pos,
+						   secrets);
 			if (ret == -ENOENT) {
 				/* this phase is over: the next one */
 				phase++;
@@ -336,7 +349,7 @@ void dsmem_slope_notify_mig(struct dsmem_slope_mig *mig)
 		return;
 	}
 	mutex_lock(&mig->s->mig_lock);
-	ret = dsmem_slope_fill_mig(skb, mig);
+	ret = dsmem_slope_fill_mig(skb, mig, false);
 	mutex_unlock(&mig->s->mig_lock);
 	if (ret) {
 		nlmsg_free(skb);

@@ -18,8 +18,12 @@ static void dsmem_nl_set_err(struct netlink_ext_ack *extack,
 	extack->bad_attr = bad;
 }
 
+/*
+ * An MR token's lkey is its rkey too on most devices (rxe among them):
+ * as RDMA's own netlink does, only CAP_NET_ADMIN sees keys (secrets).
+ */
 static int dsmem_nl_fill_token(struct sk_buff *skb, u32 eid, u32 portid,
-			       u32 seq, int flags, u8 cmd)
+			       u32 seq, int flags, u8 cmd, bool secrets)
 {
 	struct dstc_cache *c = &dsmem_tc.live.c;
 	struct dstc_entry *e = dstc_entry(c, eid);
@@ -32,6 +36,8 @@ static int dsmem_nl_fill_token(struct sk_buff *skb, u32 eid, u32 portid,
 
 	if (!e || dstc_peek(c, eid, &ctl, &off, &t))
 		return -ENOENT;
+	if (type == DSMEM_TOKEN_MR && !secrets)
+		t.mr.lkey = 0;
 	hdr = genlmsg_put(skb, portid, seq, dsmem_nl_family_get(), flags, cmd);
 	if (!hdr)
 		return -EMSGSIZE;
@@ -86,7 +92,8 @@ static int dsmem_nl_token_check(struct genl_info *info, u32 *eid)
 	return 0;
 }
 
-static int dsmem_nl_token_reply(struct genl_info *info, u32 eid, u8 cmd)
+static int dsmem_nl_token_reply(struct genl_info *info, u32 eid, u8 cmd,
+				bool secrets)
 {
 	struct sk_buff *msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 
@@ -94,7 +101,8 @@ static int dsmem_nl_token_reply(struct genl_info *info, u32 eid, u8 cmd)
 		return -ENOMEM;
 	return dsmem_nl_reply_send(info, msg,
 				   dsmem_nl_fill_token(msg, eid, info->snd_portid,
-						       info->snd_seq, 0, cmd));
+						       info->snd_seq, 0, cmd,
+						       secrets));
 }
 
 int dsmem_nl_token_get_doit(struct sk_buff *skb, struct genl_info *info)
@@ -102,12 +110,15 @@ int dsmem_nl_token_get_doit(struct sk_buff *skb, struct genl_info *info)
 	u32 eid;
 	int ret = dsmem_nl_token_check(info, &eid);
 
-	return ret ? ret : dsmem_nl_token_reply(info, eid, DSMEM_CMD_TOKEN_GET);
+	return ret ? ret : dsmem_nl_token_reply(info, eid, DSMEM_CMD_TOKEN_GET,
+					       netlink_capable(skb,
+							       CAP_NET_ADMIN));
 }
 
 int dsmem_nl_token_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
+	bool secrets = netlink_capable(cb->skb, CAP_NET_ADMIN);
 	struct net *net = sock_net(cb->skb->sk);
 	unsigned long eid = cb->args[0];
 	struct dstc_entry *e;
@@ -137,7 +148,7 @@ int dsmem_nl_token_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 			continue;
 		ret = dsmem_nl_fill_token(skb, eid, NETLINK_CB(cb->skb).portid,
 					  cb->nlh->nlmsg_seq, NLM_F_MULTI,
-					  DSMEM_CMD_TOKEN_GET);
+					  DSMEM_CMD_TOKEN_GET, secrets);
 		if (ret == -ENOENT) {
 			ret = 0;	/* went away meanwhile */
 			continue;
@@ -224,7 +235,8 @@ out_unlock:
 	mutex_unlock(&dsmem_tc.admin_lock);
 	if (!ret)
 		ret = dsmem_nl_fill_token(msg, eid, info->snd_portid,
-					  info->snd_seq, 0, DSMEM_CMD_TOKEN_SET);
+					  info->snd_seq, 0, DSMEM_CMD_TOKEN_SET,
+					  true);
 	return dsmem_nl_reply_send(info, msg, ret);
 }
 

@@ -1186,6 +1186,18 @@ static int object_listed(uint32_t node, uint64_t addr, uint64_t pages)
 }
 
 /*
+ * Where other processes keep their objects, and the cookies of their
+ * migrations, only CAP_NET_ADMIN reads: dsctl without it (its bounding
+ * set dropped) finds the listing in node's dump no more.
+ */
+static int listed_without_cap(uint32_t node, const char *key, uint64_t addr)
+{
+	return run("setpriv --bounding-set -net_admin %s -j slope show node %u | "
+		   "grep -q '\"%s\":\"0x%llx\"'", dsctl_path(), node, key,
+		   (unsigned long long)addr);
+}
+
+/*
  * An object freed where it went: its addresses go home, through relays;
  * dsctl lists it where its pages are, and nowhere once freed.
  */
@@ -1200,6 +1212,7 @@ TEST_F_TIMEOUT(sl, leases_free_after_migration, 300)
 	ASSERT_EQ(0, slope_map(fd));
 	ASSERT_EQ(0, slope_alloc(fd, 64 * PAGE, DSMEM_SLOPE_NEW_OBJECT, &a));
 	EXPECT_EQ(0, object_listed(1, a, 64));
+	EXPECT_EQ(1, listed_without_cap(1, "addr", a));
 	fill(a, 64 * PAGE, 0);
 	pid = fork();
 	if (!pid) {
@@ -1221,6 +1234,10 @@ TEST_F_TIMEOUT(sl, leases_free_after_migration, 300)
 	ASSERT_EQ(0, mig_stop(fd, id, &m));
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
 	ASSERT_EQ(0, st) TH_LOG("receiver: status %#x", st);
+	/* the source keeps its migration, cookie and all, until released */
+	EXPECT_EQ(0, run("%s -j slope show node 1 | grep -q '\"cookie\":\"0x%llx\"'",
+			 dsctl_path(), (unsigned long long)a));
+	EXPECT_EQ(1, listed_without_cap(1, "cookie", a));
 	EXPECT_NE(0, object_listed(2, a, 64));
 	/* the holder got them back: the same run again */
 	ASSERT_EQ(0, slope_alloc(fd, 64 * PAGE, 0, &b));

@@ -545,6 +545,68 @@ TEST_F(tc, mutations_need_cap_net_admin)
 }
 
 /* The synthetic sweep runs on a private cache and adds up. */
+/* An MR token's lkey (an rkey on rxe): its key is readable only by CAP_NET_ADMIN. */
+static uint32_t mr_lkey(const struct ds_token_info *t)
+{
+	struct dsmem_mr_token mr;
+
+	memcpy(&mr, t->data, sizeof(mr));
+	return mr.lkey;
+}
+
+TEST_F(tc, keys_need_cap_net_admin)
+{
+	struct ds_token_info *all, one;
+	size_t n, keyed = 0;
+	uint32_t handle = 0;
+	pid_t pid;
+	int status;
+
+	/* node 2's grant to node 1 registered MRs with remote access */
+	ASSERT_EQ(0, ds_token_list(self->ctx, DS_TOKEN_MR, 2, &all, &n));
+	for (size_t i = 0; i < n; i++)
+		if (mr_lkey(&all[i])) {
+			keyed++;
+			handle = all[i].handle;
+		}
+	ds_token_list_free(all);
+	ASSERT_LT(0, keyed) TH_LOG("no MR token of node 2 has a key");
+
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct ds_ctx *ctx;
+		size_t m, listed = 0;
+
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(10);
+		if (ds_ctx_open(&ctx))
+			_exit(11);
+		/* the tokens are listed, their keys are not */
+		if (ds_token_list(ctx, DS_TOKEN_MR, 2, &all, &m))
+			_exit(12);
+		for (size_t i = 0; i < m; i++) {
+			if (mr_lkey(&all[i]))
+				_exit(13);
+			listed++;
+		}
+		ds_token_list_free(all);
+		if (listed < keyed)
+			_exit(14);
+		if (ds_token_get(ctx, handle, &one) || mr_lkey(&one))
+			_exit(15);
+		ds_ctx_close(ctx);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("child step %d failed",
+						 WEXITSTATUS(status));
+	/* and CAP_NET_ADMIN still reads it */
+	ASSERT_EQ(0, ds_token_get(self->ctx, handle, &one));
+	EXPECT_NE(0, mr_lkey(&one));
+}
+
 TEST_F(tc, bench_adds_up)
 {
 	struct ds_cache_bench_result r;
