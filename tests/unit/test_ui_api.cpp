@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -691,6 +692,14 @@ void ids_stay_right_under_concurrency(void **)
 	});
 	std::vector<std::thread> ts;
 	std::atomic<int> wrong{ 0 };
+	std::mutex said_lock;
+	std::string said;	// what went wrong, for the log
+	auto bad = [&](const std::string &step, const httplib::Result &r) {
+		std::lock_guard<std::mutex> l(said_lock);
+		wrong++;
+		said += step + ": " + (r ? std::to_string(r->status) + " " + r->body.substr(0, 200)
+					 : "no response (" + httplib::to_string(r.error()) + ")") + "\n";
+	};
 	for (int t = 0; t < 4; t++)
 		ts.emplace_back([&, t] {
 			for (int k = 0; k < 8; k++) {
@@ -699,24 +708,24 @@ void ids_stay_right_under_concurrency(void **)
 					     { "sizes", { "10" } } };
 				auto r = post(admin, "/api/sim/runs", run);
 				if (!r || r->status != 202) {
-					wrong++;
+					bad("run " + name, r);
 					continue;
 				}
 				int64_t id = json::parse(r->body)["id"];
 				auto g = cli()->Get(("/api/sim/runs/" + std::to_string(id)).c_str(), admin.headers(false));
 				if (!g || g->status != 200 || json::parse(g->body)["name"] != name)
-					wrong++;
+					bad("run " + std::to_string(id) + " read back as " + name, g);
 				httplib::MultipartFormDataItems items = { { "file", "1\n2\n1\n", name + ".txt", "text/plain" } };
 				auto u = cli()->Post("/api/data/files", admin.headers(), items);
 				if (!u || u->status != 201) {
-					wrong++;
+					bad("upload " + name, u);
 					continue;
 				}
 				int64_t fid = json::parse(u->body)["id"];
 				auto f = cli()->Get(("/api/data/files/" + std::to_string(fid) + "/download").c_str(),
 						    admin.headers(false));
 				if (!f || f->body != "1\n2\n1\n")
-					wrong++;
+					bad("file " + std::to_string(fid) + " downloaded", f);
 				cli()->Delete(("/api/data/files/" + std::to_string(fid)).c_str(), admin.headers());
 			}
 		});
@@ -724,6 +733,8 @@ void ids_stay_right_under_concurrency(void **)
 		t.join();
 	stop = true;
 	noise.join();
+	if (wrong)
+		print_error("%s", said.c_str());
 	assert_int_equal(wrong.load(), 0);
 }
 
