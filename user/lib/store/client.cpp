@@ -1350,7 +1350,12 @@ int ClientCore::do_put(unsigned worker, Clock::time_point deadline, const std::s
 		// past the master's deadline its space may be someone else's:
 		// no commit
 		bool late = Clock::now() >= until;
-		bool retry = !late && cfg.dram_replicas && dram && !dram_ok &&
+		// a grant on its way (the peer is up, its grant not yet here)
+		// is a moment away: a put does not settle for fewer DRAM
+		// replicas for it, as it must for a peer that is gone
+		bool short_dram = dram_ok < dram && last_err == -EACCES;
+		bool retry = !late && cfg.dram_replicas && dram &&
+			     (!dram_ok || short_dram) &&
 			     attempt + 1 < kPutAttempts && Clock::now() < deadline;
 		if (late || retry || !any_ok) {
 			abort();
