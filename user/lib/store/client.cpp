@@ -202,7 +202,11 @@ std::string netdev_addr(const char *netdev)
 }
 
 constexpr uint64_t kSlowChunk = 1 << 20;
-constexpr int kPutAttempts = 6;		// the first, then backing off or excluding
+constexpr int kPutAttempts = 6;		// the first, then excluding what failed
+// how long a put waits for a peer still (re)connecting, or for its grant,
+// before it places the replica elsewhere: the node's longest reconnect
+// backoff (DSMEM_BACKOFF_MAX_MS, 5 s) and a connect
+constexpr auto kPeerSettle = std::chrono::seconds(8);
 constexpr int kGetAttempts = 8;
 constexpr unsigned kLeaseMarginPct = 20;	// of a Get lease, for the read
 constexpr unsigned kPutMarginPct = 10;		// of a put's time, for the commit
@@ -1214,7 +1218,8 @@ int ClientCore::do_put(unsigned worker, Clock::time_point deadline, const std::s
 	pb::Checksums sums;
 	make_sums(iov, size, &sums);
 
-	for (int attempt = 0; attempt < kPutAttempts; attempt++) {
+	Clock::time_point settle_until{};
+	for (int attempt = 0, waits = 0; attempt < kPutAttempts;) {
 		pb::PutStartRequest req;
 		pb::PutStartResponse start;
 		req.set_client_id(client_id_.load());
@@ -1359,19 +1364,28 @@ int ClientCore::do_put(unsigned worker, Clock::time_point deadline, const std::s
 			     attempt + 1 < kPutAttempts && Clock::now() < deadline;
 		if (late || retry || !any_ok) {
 			abort();
+			Clock::time_point now = Clock::now();
 			if (retry && (last_err == -ENOTCONN || last_err == -EACCES)) {
 				// a peer still connecting, or a grant on its way:
-				// the same segments work a moment later
-				std::this_thread::sleep_for(std::min<Clock::duration>(
-					std::chrono::milliseconds(200 * (attempt + 1)),
-					deadline - Clock::now()));
-				continue;
+				// the same segments work a moment later, so this
+				// is no attempt -- unless it lasts longer than a
+				// peer takes to come back
+				if (settle_until == Clock::time_point{})
+					settle_until = now + kPeerSettle;
+				if (now < settle_until) {
+					waits = std::min(waits + 1, 5);
+					std::this_thread::sleep_for(std::min<Clock::duration>(
+						{std::chrono::milliseconds(200 * waits),
+						 settle_until - now, deadline - now}));
+					continue;
+				}
 			}
 			if (retry) {
 				std::sort(failed_segs.begin(), failed_segs.end());
 				for (uint64_t s : failed_segs)
 					if (std::find(exclude.begin(), exclude.end(), s) == exclude.end())
 						exclude.push_back(s);
+				attempt++;
 				continue;
 			}
 			return late ? -ETIMEDOUT : last_err;
