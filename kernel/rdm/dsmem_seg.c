@@ -285,28 +285,40 @@ static void dsmem_seg_zero_page(struct dsmem_seg *seg, unsigned long pg)
 	clear_highpage(dsmem_seg_page(seg, pg));
 }
 
+/* Unmap pages [start, start + npg) of a page-translated segment. */
+static void dsmem_seg_unmap_pages(struct dsmem_seg *seg, unsigned long start,
+				  unsigned long npg)
+{
+	struct dsmem_seg_pte *pte;
+	unsigned long i;
+
+	lockdep_assert_held(&seg->lock);
+	for (i = start; i < start + npg; i++) {
+		pte = dsmem_seg_pte(seg, i);
+		if (WARN_ON_ONCE(!pte))
+			continue;
+		hlist_del(&pte->link);
+		seg->free_stack[seg->nfree++] = pte->pa_page;
+		kfree(pte);
+	}
+}
+
+/*
+ * A peer may ask for anything up to the segment's size: the space is
+ * checked before a page table entry is allocated, so a request the
+ * segment cannot hold costs nothing, and one it can costs an entry per
+ * page it gets.
+ */
 int dsmem_seg_alloc(struct dsmem_seg *seg, u64 len, u64 *va, u64 *pa)
 {
 	bool paged = seg->translate == DSMEM_TRANSLATE_PAGES;
-	struct dsmem_seg_pte **ptes = NULL;
+	struct dsmem_seg_pte *pte;
 	unsigned long npg, start, i;
 	int ret;
 
 	if (!len || len > seg->size)
 		return len ? -ENOMEM : -EINVAL;
 	npg = DIV_ROUND_UP(len, PAGE_SIZE);
-	if (paged) {
-		ptes = kvcalloc(npg, sizeof(*ptes), GFP_KERNEL);
-		if (!ptes)
-			return -ENOMEM;
-		for (i = 0; i < npg; i++) {
-			ptes[i] = kmalloc(sizeof(**ptes), GFP_KERNEL);
-			if (!ptes[i]) {
-				ret = -ENOMEM;
-				goto out_free;
-			}
-		}
-	}
 
 	mutex_lock(&seg->lock);
 	start = bitmap_find_next_zero_area(seg->va_map, seg->npages, 0, npg, 0);
@@ -314,53 +326,51 @@ int dsmem_seg_alloc(struct dsmem_seg *seg, u64 len, u64 *va, u64 *pa)
 		ret = -ENOMEM;
 		goto out_unlock;
 	}
+	for (i = 0; paged && i < npg; i++) {
+		pte = kmalloc(sizeof(*pte), GFP_KERNEL);
+		if (!pte) {
+			ret = -ENOMEM;
+			goto out_unmap;
+		}
+		pte->va_page = start + i;
+		pte->pa_page = seg->free_stack[--seg->nfree];
+		pte->perm = DSMEM_PERM_ALL;
+		hlist_add_head(&pte->link,
+			       &seg->ptab[hash_long(start + i, seg->ptab_bits)]);
+	}
 	ret = xa_err(xa_store(&seg->allocs, start, xa_mk_value(npg),
 			      GFP_KERNEL));
 	if (ret)
-		goto out_unlock;
+		goto out_unmap;
 	bitmap_set(seg->va_map, start, npg);
 	seg->used += (u64)npg << PAGE_SHIFT;
 
 	/* memory a previous owner freed is not readable by the next one */
-	for (i = 0; i < npg; i++) {
-		unsigned long pg = start + i;
-
-		if (paged) {
-			ptes[i]->va_page = start + i;
-			ptes[i]->pa_page = seg->free_stack[--seg->nfree];
-			ptes[i]->perm = DSMEM_PERM_ALL;
-			hlist_add_head(&ptes[i]->link,
-				       &seg->ptab[hash_long(start + i,
-							    seg->ptab_bits)]);
-			pg = ptes[i]->pa_page;
-			ptes[i] = NULL;
-		}
-		dsmem_seg_zero_page(seg, pg);
-	}
+	for (i = 0; i < npg; i++)
+		dsmem_seg_zero_page(seg, paged ?
+				    dsmem_seg_pte(seg, start + i)->pa_page :
+				    start + i);
 	*va = seg->base + ((u64)start << PAGE_SHIFT);
 	/* pa = va - va_base + pa_base, or the first frame's, when paged */
 	if (paged)
 		*pa = (u64)dsmem_seg_pte(seg, start)->pa_page << PAGE_SHIFT;
 	else
 		*pa = (u64)start << PAGE_SHIFT;
-	ret = 0;
+	mutex_unlock(&seg->lock);
+	return 0;
 
+out_unmap:
+	if (paged)
+		dsmem_seg_unmap_pages(seg, start, i);
 out_unlock:
 	mutex_unlock(&seg->lock);
-out_free:
-	if (ptes) {
-		for (i = 0; i < npg; i++)
-			kfree(ptes[i]);
-		kvfree(ptes);
-	}
 	return ret;
 }
 
 int dsmem_seg_free(struct dsmem_seg *seg, u64 va)
 {
 	u64 off = va - seg->base;
-	unsigned long start, npg, i;
-	struct dsmem_seg_pte *pte;
+	unsigned long start, npg;
 	void *e;
 
 	if (off >= seg->size || !PAGE_ALIGNED(off))
@@ -376,16 +386,8 @@ int dsmem_seg_free(struct dsmem_seg *seg, u64 va)
 	npg = xa_to_value(e);
 	bitmap_clear(seg->va_map, start, npg);
 	seg->used -= (u64)npg << PAGE_SHIFT;
-	if (seg->translate == DSMEM_TRANSLATE_PAGES) {
-		for (i = start; i < start + npg; i++) {
-			pte = dsmem_seg_pte(seg, i);
-			if (WARN_ON_ONCE(!pte))
-				continue;
-			hlist_del(&pte->link);
-			seg->free_stack[seg->nfree++] = pte->pa_page;
-			kfree(pte);
-		}
-	}
+	if (seg->translate == DSMEM_TRANSLATE_PAGES)
+		dsmem_seg_unmap_pages(seg, start, npg);
 	mutex_unlock(&seg->lock);
 	return 0;
 }

@@ -21,23 +21,6 @@
 #include "kselftest_harness.h"
 #include "util.h"
 
-#define TRACEFS "/sys/kernel/tracing"
-
-static int tracefs_write(const char *file, const char *val)
-{
-	char path[256];
-	int fd, ret = 0;
-
-	snprintf(path, sizeof(path), TRACEFS "/%s", file);
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 /* dsmem.ko's core [start, end) from /proc/modules, while it is loaded */
 static int module_range(unsigned long *start, unsigned long *end)
 {
@@ -186,9 +169,7 @@ TEST_F_TIMEOUT(mod, load_unload_20_times_without_leaks, 600)
 	unsigned long taint = kernel_taint();
 	int total_seen = 0;
 
-	if (access(TRACEFS "/trace", F_OK))
-		run("mount -t tracefs nodev " TRACEFS);
-	ASSERT_EQ(0, access(TRACEFS "/trace", F_OK)) TH_LOG("no tracefs");
+	ASSERT_EQ(0, tracefs_mount()) TH_LOG("no tracefs");
 	ASSERT_EQ(0, tracefs_write("buffer_size_kb", "8192"));
 	ASSERT_EQ(0, tracefs_write("trace_options", "sym-addr"));
 	/*

@@ -413,6 +413,66 @@ TEST_F(rdm, message_service)
 	EXPECT_EQ(-EACCES, ds_rdm_alloc(self->ctx, 1, 2, 3, 4096, &va, &pa));
 }
 
+/* lines of the trace buffer that are kmem:kmalloc events */
+static int traced_kmallocs(void)
+{
+	FILE *f = fopen(TRACEFS "/trace", "re");
+	char line[512];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += line[0] != '#' && strstr(line, " kmalloc: ") != NULL;
+	fclose(f);
+	return n;
+}
+
+/*
+ * A remote ALLOC that a page-translated segment cannot hold allocates
+ * nothing: space is checked before the page table entries are built,
+ * which otherwise cost a peer's every oversized request an entry per
+ * page of the segment.  Counted with the kmem:kmalloc event, filtered
+ * to calls from dsmem_seg_alloc.
+ */
+TEST_F_TIMEOUT(rdm, alloc_refused_costs_nothing, 300)
+{
+	uint64_t va, pa, va2, pa2;
+	unsigned long start, end;
+	struct ds_seg_info s;
+	char filter[128];
+	int fit, refused;
+
+	ASSERT_EQ(0, tracefs_mount());
+	ASSERT_EQ(0, kallsyms_func_range("dsmem", "dsmem_seg_alloc", &start, &end));
+	ASSERT_EQ(0, ds_seg_add(self->ctx, 2, SEG_SIZE, -1, DS_TRANSLATE_PAGES, &s));
+	ASSERT_EQ(0, ds_seg_grant(self->ctx, 2, s.id, 1, DSMEM_PERM_ALL));
+	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, self->peer, 3));
+
+	snprintf(filter, sizeof(filter), "call_site >= 0x%lx && call_site < 0x%lx", start, end);
+	ASSERT_EQ(0, tracefs_write("events/kmem/kmalloc/filter", filter));
+	ASSERT_EQ(0, tracefs_write("trace", ""));
+	ASSERT_EQ(0, tracefs_write("events/kmem/kmalloc/enable", "1"));
+	/* a fit: an entry per page, which also shows the count works */
+	EXPECT_EQ(0, ds_rdm_alloc(self->ctx, 1, 2, s.id, 8 * 4096, &va, &pa))
+		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+	fit = traced_kmallocs();
+	/* no room for the whole segment, nor for all but a page of it */
+	EXPECT_EQ(-ENOMEM, ds_rdm_alloc(self->ctx, 1, 2, s.id, SEG_SIZE, &va2, &pa2));
+	EXPECT_EQ(-ENOMEM, ds_rdm_alloc(self->ctx, 1, 2, s.id, SEG_SIZE - 4096, &va2, &pa2));
+	refused = traced_kmallocs() - fit;
+	tracefs_write("events/kmem/kmalloc/enable", "0");
+	tracefs_write("events/kmem/kmalloc/filter", "0");
+	tracefs_write("trace", "");
+	EXPECT_EQ(8, fit);
+	EXPECT_EQ(0, refused) TH_LOG("%d page table entries built for refused requests", refused);
+
+	/* freed, the whole segment fits */
+	EXPECT_EQ(0, ds_rdm_free(self->ctx, 1, va));
+	EXPECT_EQ(0, ds_rdm_alloc(self->ctx, 1, 2, s.id, SEG_SIZE, &va, &pa));
+	EXPECT_EQ(s.addr, va);
+}
+
 /* A segment removed under a reader: errors, no hang, and life goes on. */
 TEST_F_TIMEOUT(rdm, segment_removed_while_read, 120)
 {

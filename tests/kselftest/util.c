@@ -104,6 +104,58 @@ bool debug_kernel(void)
 	return kernel && !strcmp(kernel, "debug");
 }
 
+int tracefs_mount(void)
+{
+	if (access(TRACEFS "/trace", F_OK))
+		run("mount -t tracefs nodev " TRACEFS);
+	return access(TRACEFS "/trace", F_OK) ? -errno : 0;
+}
+
+int tracefs_write(const char *file, const char *val)
+{
+	char path[256];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), TRACEFS "/%s", file);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* the function's address, and the next symbol's as its end */
+int kallsyms_func_range(const char *module, const char *func, unsigned long *start,
+			unsigned long *end)
+{
+	char line[512], name[256], mod[80], want[84];
+	FILE *f = fopen("/proc/kallsyms", "re");
+	unsigned long a;
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	snprintf(want, sizeof(want), "[%s]", module);
+	*start = 0;
+	*end = ~0UL;
+	while (fgets(line, sizeof(line), f)) {
+		int n = sscanf(line, "%lx %*s %255s %79s", &a, name, mod);
+
+		if (n == 3 && !strcmp(mod, want) && !strcmp(name, func)) {
+			*start = a;
+			ret = a ? 0 : -EPERM;	/* addresses hidden */
+		}
+	}
+	rewind(f);
+	while (!ret && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx", &a) == 1 && a > *start && a < *end)
+			*end = a;
+	fclose(f);
+	return ret;
+}
+
 unsigned long kernel_taint(void)
 {
 	char buf[32];

@@ -26,6 +26,15 @@ unsigned long kernel_taint(void);
 /* the guest runs the debug kernel (scripts/guest --kernel debug) */
 bool debug_kernel(void);
 
+#define TRACEFS "/sys/kernel/tracing"
+/* mount tracefs if it is not; 0 when TRACEFS/trace is there */
+int tracefs_mount(void);
+/* write val to TRACEFS/file; -errno on failure */
+int tracefs_write(const char *file, const char *val);
+/* [start, end) of a function of a loaded module, from /proc/kallsyms */
+int kallsyms_func_range(const char *module, const char *func, unsigned long *start,
+			unsigned long *end);
+
 /*
  * Raw requests to the dsmem family: built with libnl, sent as exact bytes
  * on a plain socket (extended ACKs on) so that tests can break them.
