@@ -17,25 +17,6 @@
 #define VERSION_NR	_IOC_NR(DSMEM_IOC_VERSION)
 #define RW		(_IOC_READ | _IOC_WRITE)
 
-static uint64_t stat_value(const char *name)
-{
-	struct ds_stat *stats;
-	struct ds_ctx *ctx;
-	uint64_t v = ~0ULL;
-	size_t n;
-
-	if (ds_ctx_open(&ctx))
-		return v;
-	if (!ds_stats_get(ctx, &stats, &n)) {
-		for (size_t i = 0; i < n; i++)
-			if (!strcmp(stats[i].name, name))
-				v = stats[i].value;
-		ds_stats_free(stats);
-	}
-	ds_ctx_close(ctx);
-	return v;
-}
-
 FIXTURE(chrdev) {
 	int fd;
 };
@@ -67,7 +48,7 @@ TEST_F(chrdev, version)
 TEST_F(chrdev, unknown_command_is_enotty)
 {
 	struct dsmem_ioc_version v = {};
-	uint64_t before = stat_value("ioctl_unknown");
+	uint64_t before = stat_value(NULL, "ioctl_unknown");
 
 	/* a number past the table */
 	EXPECT_EQ(-1, ioctl(self->fd, _IOWR(DSMEM_IOCTL_MAGIC, 0x7f, v), &v));
@@ -80,20 +61,20 @@ TEST_F(chrdev, unknown_command_is_enotty)
 	EXPECT_EQ(ENOTTY, errno);
 	EXPECT_EQ(-1, ioctl(self->fd, _IO(DSMEM_IOCTL_MAGIC, VERSION_NR)));
 	EXPECT_EQ(ENOTTY, errno);
-	EXPECT_EQ(before + 4, stat_value("ioctl_unknown"));
+	EXPECT_EQ(before + 4, stat_value(NULL, "ioctl_unknown"));
 }
 
 TEST_F(chrdev, short_struct_is_einval)
 {
 	char buf[DSMEM_IOC_VERSION_SIZE_VER0] = {};
-	uint64_t before = stat_value("ioctl_short");
+	uint64_t before = stat_value(NULL, "ioctl_short");
 
 	EXPECT_EQ(-1, ioctl(self->fd, _IOC(RW, DSMEM_IOCTL_MAGIC, VERSION_NR,
 					   DSMEM_IOC_VERSION_SIZE_VER0 - 8), buf));
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(-1, ioctl(self->fd, _IOC(RW, DSMEM_IOCTL_MAGIC, VERSION_NR, 0), buf));
 	EXPECT_EQ(EINVAL, errno);
-	EXPECT_EQ(before + 2, stat_value("ioctl_short"));
+	EXPECT_EQ(before + 2, stat_value(NULL, "ioctl_short"));
 }
 
 TEST_F(chrdev, larger_struct_zero_tail_is_accepted)
@@ -118,7 +99,7 @@ TEST_F(chrdev, larger_struct_nonzero_tail_is_e2big)
 		struct dsmem_ioc_version v;
 		uint64_t future[4];
 	} big;
-	uint64_t before = stat_value("ioctl_nonzero_tail");
+	uint64_t before = stat_value(NULL, "ioctl_nonzero_tail");
 
 	memset(&big, 0, sizeof(big));
 	big.future[3] = 1;
@@ -126,7 +107,7 @@ TEST_F(chrdev, larger_struct_nonzero_tail_is_e2big)
 					   sizeof(big)), &big));
 	EXPECT_EQ(E2BIG, errno);
 	EXPECT_EQ(0, big.v.abi_version);	/* nothing was written back */
-	EXPECT_EQ(before + 1, stat_value("ioctl_nonzero_tail"));
+	EXPECT_EQ(before + 1, stat_value(NULL, "ioctl_nonzero_tail"));
 }
 
 TEST_F(chrdev, unknown_flags_are_einval)

@@ -313,21 +313,6 @@ TEST_F_TIMEOUT(race, completion_vs_close, 120)
 	TH_LOG("%lu + %lu submit-and-close rounds", cr[0].iters, cr[1].iters);
 }
 
-static uint64_t stat_value(struct ds_ctx *ctx, const char *name)
-{
-	struct ds_stat *st;
-	uint64_t v = 0;
-	size_t n;
-
-	if (ds_stats_get(ctx, &st, &n))
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(st[i].name, name))
-			v = st[i].value;
-	ds_stats_free(st);
-	return v;
-}
-
 /*
  * A connect refused before it is established tears down a QP that was
  * never drained: moving it to error flushes the receives it posted, and

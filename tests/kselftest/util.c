@@ -104,6 +104,26 @@ bool debug_kernel(void)
 	return kernel && !strcmp(kernel, "debug");
 }
 
+uint64_t stat_value(struct ds_ctx *ctx, const char *name)
+{
+	struct ds_ctx *own = NULL;
+	struct ds_stat *st;
+	uint64_t v = ~0ULL;
+	size_t n;
+
+	if (!ctx && ds_ctx_open(&own))
+		return v;
+	if (!ds_stats_get(ctx ? ctx : own, &st, &n)) {
+		for (size_t i = 0; i < n; i++)
+			if (!strcmp(st[i].name, name))
+				v = st[i].value;
+		ds_stats_free(st);
+	}
+	if (own)
+		ds_ctx_close(own);
+	return v;
+}
+
 int tracefs_mount(void)
 {
 	if (access(TRACEFS "/trace", F_OK))

@@ -25,6 +25,10 @@ int read_file(const char *path, char *buf, size_t size);
 unsigned long kernel_taint(void);
 /* the guest runs the debug kernel (scripts/guest --kernel debug) */
 bool debug_kernel(void);
+struct ds_ctx;
+/* a module counter by name (dsctl stats), through ctx or a context of its
+ * own (ctx NULL); ~0 if it cannot be read */
+uint64_t stat_value(struct ds_ctx *ctx, const char *name);
 
 #define TRACEFS "/sys/kernel/tracing"
 /* mount tracefs if it is not; 0 when TRACEFS/trace is there */

@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The rogue peer (rogue.h).  One RC QP, a ring of receive buffers and one
+ * send buffer in one memory region; sends complete before the next one is
+ * posted, receives are polled, nothing runs in the background.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "rogue.h"
+
+#define ROGUE_RECVS	32
+#define ROGUE_MSG_MAX	(DSMEM_WIRE_MAX_UNITS * DSMEM_WIRE_UNIT)
+/* larger than the node takes, for messages that must not fit */
+#define ROGUE_SEND_MAX	(2 * ROGUE_MSG_MAX)
+#define ROGUE_SEND_ID	UINT64_MAX
+
+struct rogue {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	uint8_t *buf;		/* ROGUE_RECVS receives, then the send */
+	enum rogue_mode mode;
+	/* receives completed and not yet looked at, in order */
+	uint32_t ready[ROGUE_RECVS], ready_len[ROGUE_RECVS];
+	unsigned int nready;
+	uint32_t seq, tag;
+	unsigned int grants;
+	bool sent;
+	bool closed;
+};
+
+static uint8_t *recv_buf(struct rogue *r, unsigned int i)
+{
+	return r->buf + (size_t)i * ROGUE_MSG_MAX;
+}
+
+static uint8_t *send_buf(struct rogue *r)
+{
+	return recv_buf(r, ROGUE_RECVS);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The next CM event, until want; the ends of a connection say so. */
+static int cm_wait(struct rogue *r, enum rdma_cm_event_type want, int timeout_ms)
+{
+	int64_t end = now_ms() + timeout_ms;
+	struct pollfd p = { .fd = r->ch->fd, .events = POLLIN };
+
+	for (;;) {
+		struct rdma_cm_event *ev;
+		enum rdma_cm_event_type type;
+		int left = (int)(end - now_ms());
+
+		if (left < 0 || poll(&p, 1, left) == 0)
+			return -ETIMEDOUT;
+		if (rdma_get_cm_event(r->ch, &ev)) {
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			return -errno;
+		}
+		type = ev->event;
+		rdma_ack_cm_event(ev);
+		if (type == want)
+			return 0;
+		switch (type) {
+		case RDMA_CM_EVENT_REJECTED:
+			return -ECONNREFUSED;
+		case RDMA_CM_EVENT_DISCONNECTED:
+		case RDMA_CM_EVENT_DEVICE_REMOVAL:
+			r->closed = true;
+			return -ECONNRESET;
+		case RDMA_CM_EVENT_ADDR_ERROR:
+		case RDMA_CM_EVENT_ROUTE_ERROR:
+		case RDMA_CM_EVENT_CONNECT_ERROR:
+		case RDMA_CM_EVENT_UNREACHABLE:
+			return -EHOSTUNREACH;
+		default:
+			break;
+		}
+	}
+}
+
+static int post_recv(struct rogue *r, unsigned int i)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)recv_buf(r, i),
+		.length = ROGUE_MSG_MAX,
+		.lkey = r->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(r->id->qp, &wr, &bad) ? -EIO : 0;
+}
+
+/* Poll one completion into r's state; 0 if there was none. */
+static int poll_one(struct rogue *r)
+{
+	struct ibv_wc wc;
+	int n = ibv_poll_cq(r->cq, 1, &wc);
+
+	if (n <= 0)
+		return n < 0 ? -EIO : 0;
+	if (wc.status != IBV_WC_SUCCESS) {
+		/* the QP is in error: the node went, or refused us */
+		r->closed = true;
+		return 1;
+	}
+	if (wc.wr_id == ROGUE_SEND_ID) {
+		r->sent = true;
+	} else if (r->nready < ROGUE_RECVS) {
+		r->ready[r->nready] = (uint32_t)wc.wr_id;
+		r->ready_len[r->nready++] = wc.byte_len;
+	}
+	return 1;
+}
+
+/* Poll until cond(r) or the deadline; the node closing ends it too. */
+static int poll_until(struct rogue *r, bool (*cond)(const struct rogue *), int64_t end)
+{
+	struct pollfd p = { .fd = r->ch->fd, .events = POLLIN };
+
+	while (!cond(r)) {
+		int ret = poll_one(r);
+
+		if (ret < 0)
+			return ret;
+		if (r->closed)
+			return -ECONNRESET;
+		if (ret)
+			continue;
+		/* a DISCONNECTED event, without blocking */
+		if (poll(&p, 1, 0) == 1 && cm_wait(r, RDMA_CM_EVENT_ESTABLISHED, 0) == -ECONNRESET)
+			return -ECONNRESET;
+		if (now_ms() >= end)
+			return -ETIMEDOUT;
+		usleep(200);
+	}
+	return 0;
+}
+
+static bool has_sent(const struct rogue *r)
+{
+	return r->sent;
+}
+
+static bool has_ready(const struct rogue *r)
+{
+	return r->nready > 0;
+}
+
+int rogue_send_raw(struct rogue *r, const void *buf, size_t len)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)send_buf(r),
+		.length = (uint32_t)len,
+		.lkey = r->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = ROGUE_SEND_ID,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	if (len > ROGUE_SEND_MAX)
+		return -EMSGSIZE;
+	if (r->closed)
+		return -ECONNRESET;
+	memcpy(send_buf(r), buf, len);
+	r->sent = false;
+	if (ibv_post_send(r->id->qp, &wr, &bad))
+		return -EIO;
+	return poll_until(r, has_sent, now_ms() + 10000);
+}
+
+int rogue_send(struct rogue *r, struct dsmem_wire_msg *m)
+{
+	uint8_t out[ROGUE_MSG_MAX];
+	int n;
+
+	m->seq = ++r->seq;
+	n = dsmem_wire_encode(out, sizeof(out), m);
+	if (n < 0)
+		return n;
+	return rogue_send_raw(r, out, (size_t)n);
+}
+
+/* The node's own requests that the mode answers (or swallows). */
+static bool handled(struct rogue *r, const struct dsmem_wire_msg *m)
+{
+	struct dsmem_wire_msg reply = { .tag = m->tag };
+
+	/* announcements, answered by nobody */
+	if (m->opcode == DSMEM_WIRE_PING || m->opcode == DSMEM_WIRE_SLOPE_LEASE_COUNT)
+		return true;
+	if (m->opcode != DSMEM_WIRE_GRANT && m->opcode != DSMEM_WIRE_REVOKE)
+		return false;
+	r->grants += m->opcode == DSMEM_WIRE_GRANT;
+	if (r->mode == ROGUE_ANSWER) {
+		reply.opcode = m->opcode == DSMEM_WIRE_GRANT ? DSMEM_WIRE_REPLY_GRANT :
+							       DSMEM_WIRE_REPLY_REVOKE;
+		rogue_send(r, &reply);
+	}
+	return true;
+}
+
+int rogue_recv(struct rogue *r, struct dsmem_wire_msg *m, void *data, size_t max,
+	       int timeout_ms)
+{
+	int64_t end = now_ms() + timeout_ms;
+
+	for (;;) {
+		uint32_t i, len;
+		bool mine;
+		int ret;
+
+		ret = poll_until(r, has_ready, end);
+		if (ret)
+			return ret;
+		i = r->ready[0];
+		len = r->ready_len[0];
+		memmove(r->ready, r->ready + 1, --r->nready * sizeof(r->ready[0]));
+		memmove(r->ready_len, r->ready_len + 1, r->nready * sizeof(r->ready_len[0]));
+		ret = dsmem_wire_decode(recv_buf(r, i), len, m);
+		if (ret) {
+			post_recv(r, i);
+			return -EBADMSG;
+		}
+		mine = !handled(r, m);
+		if (mine && m->data) {
+			if (data)
+				memcpy(data, m->data, m->len < max ? m->len : max);
+			m->data = data;
+		}
+		post_recv(r, i);
+		if (mine)
+			return 0;
+	}
+}
+
+int rogue_call(struct rogue *r, struct dsmem_wire_msg *req, struct dsmem_wire_msg *reply,
+	       void *data, size_t max, int timeout_ms)
+{
+	int64_t end = now_ms() + timeout_ms;
+	int ret;
+
+	req->tag = ++r->tag;
+	ret = rogue_send(r, req);
+	if (ret)
+		return ret;
+	do {
+		ret = rogue_recv(r, reply, data, max, (int)(end - now_ms()));
+	} while (!ret && reply->tag != req->tag);
+	return ret;
+}
+
+int rogue_wait_closed(struct rogue *r, int timeout_ms)
+{
+	int64_t end = now_ms() + timeout_ms;
+	struct dsmem_wire_msg m;
+
+	while (!r->closed && now_ms() < end) {
+		int ret = rogue_recv(r, &m, NULL, 0, (int)(end - now_ms()));
+
+		if (ret == -ECONNRESET)
+			break;
+	}
+	return r->closed ? 0 : -ETIMEDOUT;
+}
+
+unsigned int rogue_grants(const struct rogue *r)
+{
+	return r->grants;
+}
+
+int rogue_connect(struct rogue **rp, const char *addr, uint16_t port, uint32_t src,
+		  uint32_t dst, enum rogue_mode mode)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct dsmem_wire_cm_info info = { .src_node = src, .dst_node = dst };
+	size_t size = (size_t)ROGUE_RECVS * ROGUE_MSG_MAX + ROGUE_SEND_MAX;
+	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC };
+	struct rdma_conn_param cp = {};
+	struct dsmem_wire_cm cm;
+	struct rogue *r;
+	int ret;
+
+	*rp = NULL;
+	if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1)
+		return -EINVAL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->mode = mode;
+	r->ch = rdma_create_event_channel();
+	if (!r->ch) {
+		free(r);
+		return -errno;
+	}
+	fcntl(r->ch->fd, F_SETFL, fcntl(r->ch->fd, F_GETFL) | O_NONBLOCK);
+	ret = -EIO;
+	if (rdma_create_id(r->ch, &r->id, r, RDMA_PS_TCP))
+		goto err;
+	if (rdma_resolve_addr(r->id, NULL, (struct sockaddr *)&sin, 2000))
+		goto err;
+	ret = cm_wait(r, RDMA_CM_EVENT_ADDR_RESOLVED, 5000);
+	if (ret)
+		goto err;
+	ret = -EIO;
+	if (rdma_resolve_route(r->id, 2000))
+		goto err;
+	ret = cm_wait(r, RDMA_CM_EVENT_ROUTE_RESOLVED, 5000);
+	if (ret)
+		goto err;
+
+	ret = -ENOMEM;
+	r->pd = ibv_alloc_pd(r->id->verbs);
+	r->cq = r->pd ? ibv_create_cq(r->id->verbs, 2 * ROGUE_RECVS, NULL, NULL, 0) : NULL;
+	r->buf = aligned_alloc(4096, (size + 4095) & ~(size_t)4095);
+	if (!r->cq || !r->buf)
+		goto err;
+	r->mr = ibv_reg_mr(r->pd, r->buf, size, IBV_ACCESS_LOCAL_WRITE);
+	if (!r->mr)
+		goto err;
+	qa.send_cq = r->cq;
+	qa.recv_cq = r->cq;
+	qa.cap.max_send_wr = 4;
+	qa.cap.max_recv_wr = ROGUE_RECVS;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	if (rdma_create_qp(r->id, r->pd, &qa)) {
+		ret = -errno;
+		goto err;
+	}
+	for (unsigned int i = 0; i < ROGUE_RECVS; i++)
+		if (post_recv(r, i))
+			goto err;
+
+	dsmem_wire_cm_encode(&cm, &info);
+	cp.private_data = &cm;
+	cp.private_data_len = sizeof(cm);
+	cp.responder_resources = 1;
+	cp.initiator_depth = 1;
+	cp.retry_count = 6;
+	cp.rnr_retry_count = 7;
+	ret = -EIO;
+	if (rdma_connect(r->id, &cp))
+		goto err;
+	ret = cm_wait(r, RDMA_CM_EVENT_ESTABLISHED, 10000);
+	if (ret)
+		goto err;
+	*rp = r;
+	return 0;
+err:
+	rogue_close(r);
+	return ret;
+}
+
+void rogue_close(struct rogue *r)
+{
+	if (!r)
+		return;
+	if (r->id && r->id->qp) {
+		rdma_disconnect(r->id);
+		rdma_destroy_qp(r->id);
+	}
+	if (r->mr)
+		ibv_dereg_mr(r->mr);
+	if (r->cq)
+		ibv_destroy_cq(r->cq);
+	if (r->pd)
+		ibv_dealloc_pd(r->pd);
+	if (r->id)
+		rdma_destroy_id(r->id);
+	rdma_destroy_event_channel(r->ch);
+	free(r->buf);
+	free(r);
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * A rogue peer: a userspace end of a dsmem connection, on librdmacm and
+ * libibverbs, that claims whatever node id it is told and sends whatever
+ * bytes it is told -- well-formed messages through the module's own wire
+ * codec (kernel/rdm/dsmem_wire.c), or anything else raw.  rogue_test
+ * drives it against a node in the guest.
+ */
+#ifndef DSMEM_TEST_ROGUE_H
+#define DSMEM_TEST_ROGUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dsmem_wire.h"
+
+struct rogue;
+
+/* how a rogue answers the node's GRANT and REVOKE while it waits */
+enum rogue_mode {
+	ROGUE_ANSWER,		/* REPLY_GRANT / REPLY_REVOKE, status 0 */
+	ROGUE_SILENT,		/* never */
+};
+
+/*
+ * Connect to the node listening at addr:port, claiming node id src (and
+ * expecting dst, 0: any).  0, or -ECONNREFUSED when the node rejects the
+ * connect, or another -errno.
+ */
+int rogue_connect(struct rogue **r, const char *addr, uint16_t port, uint32_t src,
+		  uint32_t dst, enum rogue_mode mode);
+void rogue_close(struct rogue *r);
+
+/* send len raw bytes as one message */
+int rogue_send_raw(struct rogue *r, const void *buf, size_t len);
+/* encode and send m (its seq is filled in) */
+int rogue_send(struct rogue *r, struct dsmem_wire_msg *m);
+/*
+ * The next message from the node that is not a GRANT or REVOKE handled
+ * by the mode, decoded into m; its data (if any) copied to data (at most
+ * max bytes).  -ETIMEDOUT after timeout_ms, -ECONNRESET when the node
+ * closed the connection, -EBADMSG when it does not decode.
+ */
+int rogue_recv(struct rogue *r, struct dsmem_wire_msg *m, void *data, size_t max,
+	       int timeout_ms);
+/* send req with a fresh tag and wait for the message that carries it */
+int rogue_call(struct rogue *r, struct dsmem_wire_msg *req, struct dsmem_wire_msg *reply,
+	       void *data, size_t max, int timeout_ms);
+/* the node closed the connection (waits up to timeout_ms for it) */
+int rogue_wait_closed(struct rogue *r, int timeout_ms);
+/* GRANTs the rogue received so far */
+unsigned int rogue_grants(const struct rogue *r);
+
+#endif
