@@ -187,7 +187,9 @@ void dsmem_devs_check_empty(void);
  * dsmem_rdm_lock (a mutex) protects the node table, every node's peer and
  * segment tables, grants and the grant MRs.  It is never held while
  * waiting for rdma_cm (rdma_destroy_id waits for the id's handler, and the
- * handlers take it) nor while a connection drains.
+ * handlers take it), while a connection drains, nor while a peer answers
+ * a GRANT or REVOKE: those are sent under it, in the order decided, and
+ * awaited without it (dsmem_seg.c).
  */
 extern struct mutex dsmem_rdm_lock;
 extern struct workqueue_struct *dsmem_wq;
@@ -249,6 +251,7 @@ struct dsmem_rseg {
 /* A control message we sent and whose reply we wait for. */
 struct dsmem_msg_wait {
 	struct completion done;
+	u32 tag;
 	int status;			/* negative errno */
 	const struct dsmem_wire_msg *req;	/* what the reply must answer */
 	struct dsmem_wire_msg *reply;	/* filled on success */
@@ -299,7 +302,14 @@ struct dsmem_conn {
 	u32 next_tag;
 	atomic_t seq;
 	struct xarray rsegs;		/* segment base >> 36 -> dsmem_rseg */
-	struct list_head gmrs;		/* our segments' MRs in this PD */
+	/*
+	 * Our segments' MRs in this PD (dsmem_gmr), and those taken off to
+	 * be revoked, which the PD outlives; under dsmem_rdm_lock.  Closed:
+	 * the connection went down, no grant is pushed on it any more.
+	 */
+	struct list_head gmrs;
+	unsigned int gmrs_out;
+	bool gmrs_closed;
 	u32 tc_pd;			/* token handles; 0: none */
 	u32 tc_cq;
 	u32 tc_qp;
@@ -319,7 +329,10 @@ struct dsmem_seg {
 	struct page **chunks;
 	struct sg_table sgt;		/* chunks, mapped for the node's device */
 	struct xarray grants;		/* remote node -> xa_mk_value(perm) */
-	struct list_head gmrs;		/* dsmem_gmr, under dsmem_rdm_lock */
+	/* under dsmem_rdm_lock: as the connection's, and whether destroyed */
+	struct list_head gmrs;
+	unsigned int gmrs_out;
+	bool dead;
 	struct kref ref;		/* message handlers hold it */
 	struct rcu_head rcu;
 	struct mutex lock;		/* allocator and page table */
@@ -338,8 +351,14 @@ struct dsmem_seg {
 struct dsmem_gmr {
 	struct dsmem_seg *seg;
 	struct dsmem_conn *conn;
-	struct list_head seg_link;
+	struct list_head seg_link;	/* or a list of gmrs being revoked */
 	struct list_head conn_link;
+	u64 gen;			/* order of the GRANTs sent */
+	/* its REVOKE, sent under dsmem_rdm_lock and awaited without it */
+	struct dsmem_msg_wait revoke;
+	struct dsmem_wire_msg revoke_req;
+	struct dsmem_wire_msg revoke_reply;
+	int revoke_ret;
 	u64 span;
 	u32 perm;
 	unsigned int nmrs;
@@ -392,6 +411,11 @@ int dsmem_msg_call(struct dsmem_conn *conn, struct dsmem_wire_msg *req,
 int dsmem_msg_call_timeout(struct dsmem_conn *conn, struct dsmem_wire_msg *req,
 			   struct dsmem_wire_msg *reply, void *data,
 			   size_t data_max, unsigned int timeout_ms);
+int dsmem_msg_start(struct dsmem_conn *conn, struct dsmem_msg_wait *w,
+		    struct dsmem_wire_msg *req, struct dsmem_wire_msg *reply,
+		    void *data, size_t data_max);
+int dsmem_msg_finish(struct dsmem_conn *conn, struct dsmem_msg_wait *w,
+		     unsigned int timeout_ms);
 int dsmem_msg_send(struct dsmem_conn *conn, const struct dsmem_wire_msg *m);
 void dsmem_rsegs_free(struct dsmem_conn *conn);
 struct dsmem_rseg *dsmem_rseg_lookup(struct dsmem_conn *conn, u64 gaddr);

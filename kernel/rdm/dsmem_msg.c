@@ -136,24 +136,6 @@ void dsmem_msg_recv_free(struct dsmem_conn *conn)
 	conn->recvs = NULL;
 }
 
-static bool dsmem_msg_is_reply(u8 opcode)
-{
-	switch (opcode) {
-	case DSMEM_WIRE_REPLY_ALLOC:
-	case DSMEM_WIRE_REPLY_FREE:
-	case DSMEM_WIRE_REPLY_READ:
-	case DSMEM_WIRE_REPLY_READ_ERROR:
-	case DSMEM_WIRE_REPLY_WRITE:
-	case DSMEM_WIRE_REPLY_GRANT:
-	case DSMEM_WIRE_REPLY_REVOKE:
-	case DSMEM_WIRE_REPLY_ERROR:
-	case DSMEM_WIRE_REPLY_SLOPE:
-	case DSMEM_WIRE_REPLY_SLOPE_KEYS:
-		return true;
-	}
-	return false;
-}
-
 /* Softirq: hand a reply to the caller waiting for it. */
 static void dsmem_msg_complete(struct dsmem_conn *conn,
 			       const struct dsmem_wire_msg *m)
@@ -210,7 +192,7 @@ static void dsmem_msg_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	dsmem_stat_inc(DSMEM_STAT_MSG_RECV);
 
 	ret = dsmem_wire_decode(r->buf, r->len, &m);
-	if (!ret && dsmem_msg_is_reply(m.opcode)) {
+	if (!ret && dsmem_wire_is_reply(m.opcode)) {
 		dsmem_msg_complete(conn, &m);
 		dsmem_msg_repost(conn, r);
 		return;
@@ -308,23 +290,26 @@ int dsmem_msg_call(struct dsmem_conn *conn, struct dsmem_wire_msg *req,
 				      DSMEM_MSG_TIMEOUT_MS);
 }
 
-/* For a request whose handling takes longer, in proportion to its size. */
-int dsmem_msg_call_timeout(struct dsmem_conn *conn, struct dsmem_wire_msg *req,
-			   struct dsmem_wire_msg *reply, void *data,
-			   size_t data_max, unsigned int timeout_ms)
+/*
+ * Send a request and return: its reply completes w, which the caller
+ * waits for with dsmem_msg_finish, with no lock held if the caller took one
+ * to send in order (a grant, then the revoke that follows it).
+ */
+int dsmem_msg_start(struct dsmem_conn *conn, struct dsmem_msg_wait *w,
+		    struct dsmem_wire_msg *req, struct dsmem_wire_msg *reply,
+		    void *data, size_t data_max)
 {
-	struct dsmem_msg_wait w = {
+	bool closing;
+	int ret;
+
+	*w = (struct dsmem_msg_wait){
 		.req = req,
 		.reply = reply,
 		.data = data,
 		.data_max = data_max,
 	};
-	bool closing;
-	u32 tag;
-	int ret;
-
-	init_completion(&w.done);
-	ret = xa_alloc_cyclic_bh(&conn->pending, &tag, &w, xa_limit_32b,
+	init_completion(&w->done);
+	ret = xa_alloc_cyclic_bh(&conn->pending, &w->tag, w, xa_limit_32b,
 				 &conn->next_tag, GFP_KERNEL);
 	if (ret < 0)
 		return ret;
@@ -338,26 +323,44 @@ int dsmem_msg_call_timeout(struct dsmem_conn *conn, struct dsmem_wire_msg *req,
 		goto err_unpend;
 	}
 
-	req->tag = tag;
+	req->tag = w->tag;
 	req->seq = atomic_inc_return(&conn->seq);
 	ret = dsmem_msg_send(conn, req);
 	if (ret)
 		goto err_unpend;
+	return 0;
 
-	if (!wait_for_completion_timeout(&w.done,
+err_unpend:
+	if (xa_erase_bh(&conn->pending, w->tag) != w)
+		wait_for_completion(&w->done);
+	return ret;
+}
+
+/* The reply to a started request, or why there is none. */
+int dsmem_msg_finish(struct dsmem_conn *conn, struct dsmem_msg_wait *w,
+		     unsigned int timeout_ms)
+{
+	if (!wait_for_completion_timeout(&w->done,
 					 msecs_to_jiffies(timeout_ms))) {
-		if (xa_erase_bh(&conn->pending, tag) == &w) {
+		if (xa_erase_bh(&conn->pending, w->tag) == w) {
 			dsmem_stat_inc(DSMEM_STAT_MSG_TIMEOUT);
 			return -ETIMEDOUT;
 		}
-		wait_for_completion(&w.done);
+		wait_for_completion(&w->done);
 	}
-	return w.status;
+	return w->status;
+}
 
-err_unpend:
-	if (xa_erase_bh(&conn->pending, tag) != &w)
-		wait_for_completion(&w.done);
-	return ret;
+/* For a request whose handling takes longer, in proportion to its size. */
+int dsmem_msg_call_timeout(struct dsmem_conn *conn, struct dsmem_wire_msg *req,
+			   struct dsmem_wire_msg *reply, void *data,
+			   size_t data_max, unsigned int timeout_ms)
+{
+	struct dsmem_msg_wait w;
+	int ret;
+
+	ret = dsmem_msg_start(conn, &w, req, reply, data, data_max);
+	return ret ? ret : dsmem_msg_finish(conn, &w, timeout_ms);
 }
 
 void dsmem_msg_fail_pending(struct dsmem_conn *conn, int err)

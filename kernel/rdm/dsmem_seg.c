@@ -594,7 +594,24 @@ err_free_gmr:
 	return ERR_PTR(ret);
 }
 
-static int dsmem_gmr_announce(struct dsmem_gmr *gmr)
+/*
+ * Grants and the peers' answers.  A GRANT or REVOKE is sent under
+ * dsmem_rdm_lock, so each peer receives them in the order they were
+ * decided, and its answer is awaited without the lock: a peer that does
+ * not answer delays only whoever asked it, and is disconnected after
+ * DSMEM_MSG_TIMEOUT_MS.
+ *
+ * A gmr linked on its segment and connection is the grant's (answered or
+ * on its way); whoever unlinks it frees it.  One taken off to be revoked
+ * counts in both its segment's and its connection's gmrs_out until it is
+ * freed: the segment's memory stays mapped, and the connection's PD
+ * stays, until then.
+ */
+static DECLARE_WAIT_QUEUE_HEAD(dsmem_gmrs_wait);
+static u64 dsmem_gmr_gen;	/* under dsmem_rdm_lock */
+
+/* A GRANT of gmr: req points into the returned buffer, kfree'd after. */
+static void *dsmem_gmr_grant(struct dsmem_gmr *gmr, struct dsmem_wire_msg *req)
 {
 	struct dsmem_seg *seg = gmr->seg;
 	struct dsmem_wire_grant_info g = {
@@ -604,7 +621,6 @@ static int dsmem_gmr_announce(struct dsmem_gmr *gmr)
 		.perm = gmr->perm,
 		.nkeys = gmr->nmrs,
 	};
-	struct dsmem_wire_msg req = {}, reply;
 	size_t len = dsmem_wire_grant_size(gmr->nmrs);
 	u32 *rkeys;
 	void *data;
@@ -615,24 +631,26 @@ static int dsmem_gmr_announce(struct dsmem_gmr *gmr)
 	rkeys = kcalloc(max(gmr->nmrs, 1U), sizeof(*rkeys), GFP_KERNEL);
 	if (!data || !rkeys) {
 		ret = -ENOMEM;
-		goto out;
+		goto err_free;
 	}
 	for (i = 0; i < gmr->nmrs; i++)
 		rkeys[i] = gmr->mrs[i]->rkey;
 	ret = dsmem_wire_grant_encode(data, len, &g, rkeys);
 	if (ret < 0)
-		goto out;
-	req.opcode = DSMEM_WIRE_GRANT;
-	req.addr = seg->base;
-	req.len = len;
-	req.data = data;
-	ret = dsmem_msg_call(gmr->conn, &req, &reply, NULL, 0);
-	if (!ret)
-		dsmem_stat_inc(DSMEM_STAT_GRANTS_SENT);
-out:
+		goto err_free;
+	kfree(rkeys);
+	*req = (struct dsmem_wire_msg){
+		.opcode = DSMEM_WIRE_GRANT,
+		.addr = seg->base,
+		.len = len,
+		.data = data,
+	};
+	return data;
+
+err_free:
 	kfree(rkeys);
 	kfree(data);
-	return ret;
+	return ERR_PTR(ret);
 }
 
 static void dsmem_gmr_unlink(struct dsmem_gmr *gmr)
@@ -641,66 +659,130 @@ static void dsmem_gmr_unlink(struct dsmem_gmr *gmr)
 	list_del(&gmr->conn_link);
 }
 
-/* Tell the peer first, so it stops using the keys cleanly. */
-static void dsmem_gmr_revoke(struct dsmem_gmr *gmr)
+/*
+ * Under the lock: take gmr off its segment and connection and send its
+ * REVOKE -- the peer first, so it stops using the keys cleanly -- onto
+ * out, for dsmem_gmrs_revoke to finish without the lock.
+ */
+static void dsmem_gmr_take(struct dsmem_gmr *gmr, struct list_head *out)
 {
-	struct dsmem_wire_msg req = {
+	lockdep_assert_held(&dsmem_rdm_lock);
+	dsmem_gmr_unlink(gmr);
+	INIT_LIST_HEAD(&gmr->conn_link);
+	list_add_tail(&gmr->seg_link, out);
+	gmr->seg->gmrs_out++;
+	gmr->conn->gmrs_out++;
+	gmr->revoke_req = (struct dsmem_wire_msg){
 		.opcode = DSMEM_WIRE_REVOKE,
 		.addr = gmr->seg->base,
-	}, reply;
-	int ret;
-
-	ret = dsmem_msg_call(gmr->conn, &req, &reply, NULL, 0);
-	if (!ret)
-		dsmem_stat_inc(DSMEM_STAT_REVOKES_SENT);
-	else if (ret != -ENOENT)
-		/* the peer may still list the grant, whose keys die below:
-		 * start the connection over, which tells it only the grants
-		 * that remain (a closing connection stays closing)
-		 */
-		dsmem_conn_close(gmr->conn, ret);
-	dsmem_gmr_unlink(gmr);
-	dsmem_gmr_free(gmr);
+	};
+	gmr->revoke_ret = dsmem_msg_start(gmr->conn, &gmr->revoke,
+					  &gmr->revoke_req,
+					  &gmr->revoke_reply, NULL, 0);
 }
 
-static struct dsmem_gmr *dsmem_gmr_find(struct dsmem_seg *seg,
-					struct dsmem_conn *conn)
+/* Without the lock: the taken gmrs' answers, then their MRs go. */
+static void dsmem_gmrs_revoke(struct list_head *out)
 {
-	struct dsmem_gmr *gmr;
+	struct dsmem_gmr *gmr, *tmp;
 
-	list_for_each_entry(gmr, &seg->gmrs, seg_link)
-		if (gmr->conn == conn)
-			return gmr;
-	return NULL;
+	list_for_each_entry_safe(gmr, tmp, out, seg_link) {
+		struct dsmem_seg *seg = gmr->seg;
+		struct dsmem_conn *conn = gmr->conn;
+		int ret = gmr->revoke_ret;
+
+		if (!ret)
+			ret = dsmem_msg_finish(conn, &gmr->revoke,
+					       DSMEM_MSG_TIMEOUT_MS);
+		if (!ret)
+			dsmem_stat_inc(DSMEM_STAT_REVOKES_SENT);
+		else if (ret != -ENOENT)
+			/* the peer may still list the grant, whose keys die
+			 * below: start the connection over, which tells it
+			 * only the grants that remain
+			 */
+			dsmem_conn_close(conn, ret);
+		list_del(&gmr->seg_link);
+		dsmem_gmr_free(gmr);
+		/* the last touch of seg and conn: their waiters free them */
+		mutex_lock(&dsmem_rdm_lock);
+		seg->gmrs_out--;
+		conn->gmrs_out--;
+		wake_up_all(&dsmem_gmrs_wait);
+		mutex_unlock(&dsmem_rdm_lock);
+	}
 }
 
-/* Register and announce seg on conn; a previous grant there is replaced. */
+/*
+ * Register and announce seg on conn, under the lock, which is dropped
+ * while the peer answers: seg and conn are the caller's to hold.  A
+ * previous grant there is replaced once the peer took the new one.
+ */
 static int dsmem_seg_push(struct dsmem_seg *seg, struct dsmem_conn *conn,
 			  u32 perm)
 {
-	struct dsmem_gmr *gmr, *old;
+	struct dsmem_wire_msg req, reply;
+	struct dsmem_gmr *gmr, *it, *tmp;
+	struct dsmem_msg_wait w;
+	bool newer = false;
+	void *data;
+	u64 gen;
 	int ret;
 
 	lockdep_assert_held(&dsmem_rdm_lock);
-
+	if (seg->dead || conn->gmrs_closed)
+		return -ENOTCONN;
 	gmr = dsmem_gmr_register(seg, conn, perm);
 	if (IS_ERR(gmr))
 		return PTR_ERR(gmr);
-	ret = dsmem_gmr_announce(gmr);
-	if (ret) {
+	data = dsmem_gmr_grant(gmr, &req);
+	if (IS_ERR(data)) {
 		dsmem_gmr_free(gmr);
-		return ret;
+		return PTR_ERR(data);
 	}
-	old = dsmem_gmr_find(seg, conn);
-	if (old) {
-		dsmem_gmr_unlink(old);
-		dsmem_gmr_free(old);
-	}
+	gen = ++dsmem_gmr_gen;
+	gmr->gen = gen;
 	list_add_tail(&gmr->seg_link, &seg->gmrs);
 	list_add_tail(&gmr->conn_link, &conn->gmrs);
+	ret = dsmem_msg_start(conn, &w, &req, &reply, NULL, 0);
+	if (!ret) {
+		mutex_unlock(&dsmem_rdm_lock);
+		ret = dsmem_msg_finish(conn, &w, DSMEM_MSG_TIMEOUT_MS);
+		mutex_lock(&dsmem_rdm_lock);
+	}
+	kfree(data);
+
+	/* a revoke, or the end of the segment or connection, took it */
+	gmr = NULL;
+	list_for_each_entry(it, &seg->gmrs, seg_link)
+		if (it->gen == gen)
+			gmr = it;
+	if (!gmr)
+		return ret;
+	if (ret) {
+		dsmem_gmr_unlink(gmr);
+		dsmem_gmr_free(gmr);
+		/* a peer that does not take a grant starts over */
+		dsmem_conn_close(conn, ret);
+		return ret;
+	}
+	dsmem_stat_inc(DSMEM_STAT_GRANTS_SENT);
+	/*
+	 * The peer keeps the grant it received last, the newest sent: the
+	 * older ones go, and this one too if a newer one was sent.
+	 */
+	list_for_each_entry(it, &seg->gmrs, seg_link)
+		newer |= it->conn == conn && it->gen > gen;
+	list_for_each_entry_safe(it, tmp, &seg->gmrs, seg_link) {
+		if (it->conn == conn && (it->gen < gen || (newer && it == gmr))) {
+			dsmem_gmr_unlink(it);
+			dsmem_gmr_free(it);
+		}
+	}
 	return 0;
 }
 
+/* Under the lock, which is dropped while each peer answers. */
 int dsmem_seg_grant(struct dsmem_seg *seg, u32 remote, u32 perm)
 {
 	struct dsmem_node *node = seg->node;
@@ -715,6 +797,7 @@ int dsmem_seg_grant(struct dsmem_seg *seg, u32 remote, u32 perm)
 			      GFP_KERNEL));
 	if (ret)
 		return ret;
+	kref_get(&seg->ref);
 	/* connections up now; later ones get it when they come up */
 	xa_for_each(&node->peers, i, peer) {
 		conn = NULL;
@@ -727,17 +810,23 @@ int dsmem_seg_grant(struct dsmem_seg *seg, u32 remote, u32 perm)
 		spin_unlock_bh(&peer->lock);
 		if (!conn)
 			continue;
-		ret = dsmem_seg_push(seg, conn, perm);
+		/* a grant changed meanwhile is the later caller's to push */
+		ret = 0;
+		if (xa_load(&seg->grants, remote) == xa_mk_value(perm))
+			ret = dsmem_seg_push(seg, conn, perm);
 		if (ret && !first)
 			first = ret;
 		dsmem_conn_put(conn);
 	}
+	dsmem_seg_put(seg);
 	return first;
 }
 
+/* Under the lock, which is dropped while the peers answer. */
 int dsmem_seg_revoke(struct dsmem_seg *seg, u32 remote)
 {
 	struct dsmem_gmr *gmr, *tmp;
+	LIST_HEAD(out);
 
 	lockdep_assert_held(&dsmem_rdm_lock);
 
@@ -745,21 +834,35 @@ int dsmem_seg_revoke(struct dsmem_seg *seg, u32 remote)
 		return -ENOENT;
 	list_for_each_entry_safe(gmr, tmp, &seg->gmrs, seg_link)
 		if (gmr->conn->remote_node == remote)
-			dsmem_gmr_revoke(gmr);
+			dsmem_gmr_take(gmr, &out);
+	if (list_empty(&out))
+		return 0;
+	mutex_unlock(&dsmem_rdm_lock);
+	dsmem_gmrs_revoke(&out);
+	mutex_lock(&dsmem_rdm_lock);
 	return 0;
 }
 
-/* Unlinked from the node's table already; the memory goes with the last
- * reference, which a message handler may still hold for a moment.
+/*
+ * Unlinked from the node's table already; under the lock, which is
+ * dropped while the peers answer the revokes.  The memory goes with the
+ * last reference, which a message handler may still hold for a moment.
  */
 void dsmem_seg_destroy(struct dsmem_seg *seg)
 {
 	struct dsmem_gmr *gmr, *tmp;
+	LIST_HEAD(out);
 
 	lockdep_assert_held(&dsmem_rdm_lock);
 
+	seg->dead = true;
 	list_for_each_entry_safe(gmr, tmp, &seg->gmrs, seg_link)
-		dsmem_gmr_revoke(gmr);
+		dsmem_gmr_take(gmr, &out);
+	mutex_unlock(&dsmem_rdm_lock);
+	dsmem_gmrs_revoke(&out);
+	/* and the revokes of others (dsmem_seg_revoke) */
+	wait_event(dsmem_gmrs_wait, !READ_ONCE(seg->gmrs_out));
+	mutex_lock(&dsmem_rdm_lock);
 	dsmem_seg_unmap(seg);
 	dsmem_stat_inc(DSMEM_STAT_SEG_REMOVED);
 	dsmem_nl_notify_seg(seg, DSMEM_CMD_SEG_DEL);
@@ -771,11 +874,17 @@ void dsmem_seg_conn_up(struct dsmem_conn *conn)
 	struct dsmem_seg *seg;
 	unsigned long i;
 	u32 perm;
+	int ret;
 
 	mutex_lock(&dsmem_rdm_lock);
 	xa_for_each(&conn->peer->node->segs, i, seg) {
 		perm = dsmem_seg_perm(seg, conn->remote_node);
-		if (perm && dsmem_seg_push(seg, conn, perm))
+		if (!perm)
+			continue;
+		kref_get(&seg->ref);
+		ret = dsmem_seg_push(seg, conn, perm);
+		dsmem_seg_put(seg);
+		if (ret)
 			break;	/* the connection failed; it will be back */
 	}
 	mutex_unlock(&dsmem_rdm_lock);
@@ -786,9 +895,12 @@ void dsmem_seg_conn_down(struct dsmem_conn *conn)
 	struct dsmem_gmr *gmr, *tmp;
 
 	mutex_lock(&dsmem_rdm_lock);
+	conn->gmrs_closed = true;
 	list_for_each_entry_safe(gmr, tmp, &conn->gmrs, conn_link) {
 		dsmem_gmr_unlink(gmr);
 		dsmem_gmr_free(gmr);
 	}
 	mutex_unlock(&dsmem_rdm_lock);
+	/* revokes under way (their waits ended with the pending requests) */
+	wait_event(dsmem_gmrs_wait, !READ_ONCE(conn->gmrs_out));
 }

@@ -131,6 +131,13 @@ int dsmem_wire_reply_check(const struct dsmem_wire_msg *req,
 	return 0;
 }
 
+bool dsmem_wire_is_reply(u8 opcode)
+{
+	const struct dsmem_wire_rule *r = dsmem_wire_rule(opcode);
+
+	return r && r->reply;
+}
+
 size_t dsmem_wire_size(u8 opcode, u64 len)
 {
 	const struct dsmem_wire_rule *r = dsmem_wire_rule(opcode);

@@ -32,6 +32,8 @@ struct dsmem_wire_msg {
 	const void *data;
 };
 
+/* A reply to a request (answered by nothing), not a request. */
+bool dsmem_wire_is_reply(u8 opcode);
 /* Bytes a message of this opcode and length occupies; 0 if invalid. */
 size_t dsmem_wire_size(u8 opcode, u64 len);
 /* Encode into buf; the number of bytes written, or a negative errno. */

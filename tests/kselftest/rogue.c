@@ -37,6 +37,9 @@ struct rogue {
 	/* receives completed and not yet looked at, in order */
 	uint32_t ready[ROGUE_RECVS], ready_len[ROGUE_RECVS];
 	unsigned int nready;
+	/* messages a call passed over, for rogue_recv (their data dropped) */
+	struct dsmem_wire_msg backlog[8];
+	unsigned int nbacklog;
 	uint32_t seq, tag;
 	unsigned int grants;
 	bool sent;
@@ -231,6 +234,11 @@ int rogue_recv(struct rogue *r, struct dsmem_wire_msg *m, void *data, size_t max
 {
 	int64_t end = now_ms() + timeout_ms;
 
+	if (r->nbacklog) {
+		*m = r->backlog[0];
+		memmove(r->backlog, r->backlog + 1, --r->nbacklog * sizeof(r->backlog[0]));
+		return 0;
+	}
 	for (;;) {
 		uint32_t i, len;
 		bool mine;
@@ -270,10 +278,16 @@ int rogue_call(struct rogue *r, struct dsmem_wire_msg *req, struct dsmem_wire_ms
 	ret = rogue_send(r, req);
 	if (ret)
 		return ret;
-	do {
+	for (;;) {
 		ret = rogue_recv(r, reply, data, max, (int)(end - now_ms()));
-	} while (!ret && reply->tag != req->tag);
-	return ret;
+		if (ret || (reply->tag == req->tag && dsmem_wire_is_reply(reply->opcode)))
+			return ret;
+		/* the node's own request, meanwhile: kept for rogue_recv */
+		if (r->nbacklog < sizeof(r->backlog) / sizeof(r->backlog[0])) {
+			reply->data = NULL;
+			r->backlog[r->nbacklog++] = *reply;
+		}
+	}
 }
 
 int rogue_wait_closed(struct rogue *r, int timeout_ms)

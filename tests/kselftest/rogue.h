@@ -43,7 +43,11 @@ int rogue_send(struct rogue *r, struct dsmem_wire_msg *m);
  */
 int rogue_recv(struct rogue *r, struct dsmem_wire_msg *m, void *data, size_t max,
 	       int timeout_ms);
-/* send req with a fresh tag and wait for the message that carries it */
+/*
+ * Send req with a fresh tag and wait for the message that carries it;
+ * the node's own messages meanwhile are kept for rogue_recv, without
+ * their data.
+ */
 int rogue_call(struct rogue *r, struct dsmem_wire_msg *req, struct dsmem_wire_msg *reply,
 	       void *data, size_t max, int timeout_ms);
 /* the node closed the connection (waits up to timeout_ms for it) */

@@ -8,8 +8,8 @@
  * The debug tier runs the same cases under KASAN, lockdep and kmemleak.
  *
  * Not yet here, because the node does not yet defend against them: a
- * spoofed node id (no authentication), a connect flood, a peer that never
- * answers GRANT, and Slope's migration and lease abuse.
+ * spoofed node id (no authentication), a connect flood, and Slope's
+ * migration and lease abuse.
  */
 #include <endian.h>
 #include <errno.h>
@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -465,6 +466,49 @@ TEST_F_TIMEOUT(rogue, slope_begin_again_after_handover, 180)
 	close(fd);
 	free(obj);
 	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * A peer that never answers a GRANT: node 1 sends it one when it
+ * connects, and awaits the answer without its control-plane lock -- the
+ * administrator's requests and the other peers' grants go on meanwhile --
+ * then drops the silent peer after DSMEM_MSG_TIMEOUT_MS (3 s).
+ */
+TEST_F_TIMEOUT(rogue, silent_peer_stalls_nobody, 120)
+{
+	uint64_t timeouts = stat_value(self->ctx, "msg_timeout");
+	struct ds_seg_info s;
+	struct rogue *silent;
+	struct dsmem_wire_msg m;
+	int64_t t0, took;
+
+	rogue_close(self->r);
+	self->r = NULL;
+	ASSERT_EQ(0, rogue_connect(&silent, self->addr, PORT_1, ROGUE_ID, 1, ROGUE_SILENT));
+	/* node 1 waits for our answer from now on */
+	for (int i = 0; i < 50 && !rogue_grants(silent); i++)
+		rogue_recv(silent, &m, NULL, 0, 100);
+	ASSERT_LE(1, rogue_grants(silent));
+	t0 = now_ms();
+	ASSERT_EQ(0, ds_seg_add(self->ctx, 1, SEG_SIZE, -1, DS_TRANSLATE_SEGMENT, &s));
+	EXPECT_EQ(0, ds_seg_grant(self->ctx, 1, s.id, 2, DSMEM_PERM_ALL));
+	EXPECT_EQ(0, ds_seg_del(self->ctx, 1, s.id));
+	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
+	took = now_ms() - t0;
+	EXPECT_GT(2000, took) TH_LOG("node 1's control plane waited %lld ms for a silent peer",
+				     (long long)took);
+	/* and the silent peer is dropped */
+	EXPECT_EQ(0, rogue_wait_closed(silent, 15000));
+	EXPECT_LT(timeouts, stat_value(self->ctx, "msg_timeout"));
+	rogue_close(silent);
 }
 
 /* A message larger than the node's receive buffers ends the connection. */

@@ -764,6 +764,30 @@ static void test_random_grants(void **state)
  * READ's data only for the range asked.  (A REPLY_ALLOC taken for a READ's
  * answer handed an unwritten buffer to userspace.)
  */
+/* Replies are the answers, and every request's answer is one. */
+static void test_is_reply(void **state)
+{
+	static const uint8_t replies[] = {
+		DSMEM_WIRE_REPLY_ALLOC, DSMEM_WIRE_REPLY_FREE,
+		DSMEM_WIRE_REPLY_READ, DSMEM_WIRE_REPLY_READ_ERROR,
+		DSMEM_WIRE_REPLY_WRITE, DSMEM_WIRE_REPLY_GRANT,
+		DSMEM_WIRE_REPLY_REVOKE, DSMEM_WIRE_REPLY_ERROR,
+		DSMEM_WIRE_REPLY_SLOPE, DSMEM_WIRE_REPLY_SLOPE_KEYS,
+	};
+	int n = 0;
+
+	(void)state;
+	for (unsigned int op = 0; op <= 255; op++) {
+		bool want = false;
+
+		for (size_t i = 0; i < sizeof(replies); i++)
+			want |= replies[i] == op;
+		assert_int_equal(want, dsmem_wire_is_reply((uint8_t)op));
+		n += want;
+	}
+	assert_int_equal(sizeof(replies), n);
+}
+
 static void test_reply_answers_its_request(void **state)
 {
 	static const struct { uint8_t req, answer, error; } pairs[] = {
@@ -837,6 +861,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip_every_opcode),
+		cmocka_unit_test(test_is_reply),
 		cmocka_unit_test(test_byte_layout_is_little_endian),
 		cmocka_unit_test(test_size),
 		cmocka_unit_test(test_decode_rejects_malformed),
