@@ -762,8 +762,13 @@ static int dsmem_seg_push(struct dsmem_seg *seg, struct dsmem_conn *conn,
 	if (ret) {
 		dsmem_gmr_unlink(gmr);
 		dsmem_gmr_free(gmr);
-		/* a peer that does not take a grant starts over */
-		dsmem_conn_close(conn, ret);
+		/*
+		 * A peer that does not answer starts over; one that refuses
+		 * (it is out of memory, say) keeps its connection, without
+		 * the grant, rather than reconnect to be refused again.
+		 */
+		if (ret == -ETIMEDOUT)
+			dsmem_conn_close(conn, ret);
 		return ret;
 	}
 	dsmem_stat_inc(DSMEM_STAT_GRANTS_SENT);
