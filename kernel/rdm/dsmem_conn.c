@@ -802,6 +802,15 @@ int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 	conn->state = DSMEM_CONN_CONNECTING;
 	spin_unlock_bh(&conn->lock);
 	dsmem_conn_param(conn, &param, &cm, info.src_node);
+	/*
+	 * No more READs in flight to the peer than it has resources to
+	 * answer, nor more accepted than it says it sends: a peer that
+	 * offers fewer would otherwise see its responder overrun.
+	 */
+	param.initiator_depth = min_t(u8, param.initiator_depth,
+				      ev->param.conn.responder_resources);
+	param.responder_resources = min_t(u8, param.responder_resources,
+					  ev->param.conn.initiator_depth);
 	peer->conn = conn;	/* the allocation's reference */
 	ret = rdma_accept(id, &param);
 	mutex_unlock(&dsmem_rdm_lock);
