@@ -326,6 +326,11 @@ int dsmem_seg_alloc(struct dsmem_seg *seg, u64 len, u64 *va, u64 *pa)
 		ret = -ENOMEM;
 		goto out_unlock;
 	}
+	/*
+	 * pa = va - va_base + pa_base, or the first frame's when paged; and
+	 * memory a previous owner freed is not readable by the next one
+	 */
+	*pa = (u64)start << PAGE_SHIFT;
 	for (i = 0; paged && i < npg; i++) {
 		pte = kmalloc(sizeof(*pte), GFP_KERNEL);
 		if (!pte) {
@@ -337,6 +342,9 @@ int dsmem_seg_alloc(struct dsmem_seg *seg, u64 len, u64 *va, u64 *pa)
 		pte->perm = DSMEM_PERM_ALL;
 		hlist_add_head(&pte->link,
 			       &seg->ptab[hash_long(start + i, seg->ptab_bits)]);
+		dsmem_seg_zero_page(seg, pte->pa_page);
+		if (!i)
+			*pa = (u64)pte->pa_page << PAGE_SHIFT;
 	}
 	ret = xa_err(xa_store(&seg->allocs, start, xa_mk_value(npg),
 			      GFP_KERNEL));
@@ -344,18 +352,9 @@ int dsmem_seg_alloc(struct dsmem_seg *seg, u64 len, u64 *va, u64 *pa)
 		goto out_unmap;
 	bitmap_set(seg->va_map, start, npg);
 	seg->used += (u64)npg << PAGE_SHIFT;
-
-	/* memory a previous owner freed is not readable by the next one */
-	for (i = 0; i < npg; i++)
-		dsmem_seg_zero_page(seg, paged ?
-				    dsmem_seg_pte(seg, start + i)->pa_page :
-				    start + i);
+	for (i = 0; !paged && i < npg; i++)
+		dsmem_seg_zero_page(seg, start + i);
 	*va = seg->base + ((u64)start << PAGE_SHIFT);
-	/* pa = va - va_base + pa_base, or the first frame's, when paged */
-	if (paged)
-		*pa = (u64)dsmem_seg_pte(seg, start)->pa_page << PAGE_SHIFT;
-	else
-		*pa = (u64)start << PAGE_SHIFT;
 	mutex_unlock(&seg->lock);
 	return 0;
 
@@ -776,13 +775,19 @@ static int dsmem_seg_push(struct dsmem_seg *seg, struct dsmem_conn *conn,
 	 * The peer keeps the grant it received last, the newest sent: the
 	 * older ones go, and this one too if a newer one was sent.
 	 */
-	list_for_each_entry(it, &seg->gmrs, seg_link)
-		newer |= it->conn == conn && it->gen > gen;
 	list_for_each_entry_safe(it, tmp, &seg->gmrs, seg_link) {
-		if (it->conn == conn && (it->gen < gen || (newer && it == gmr))) {
+		if (it->conn != conn || it == gmr)
+			continue;
+		if (it->gen > gen) {
+			newer = true;
+		} else {
 			dsmem_gmr_unlink(it);
 			dsmem_gmr_free(it);
 		}
+	}
+	if (newer) {
+		dsmem_gmr_unlink(gmr);
+		dsmem_gmr_free(gmr);
 	}
 	return 0;
 }

@@ -18,6 +18,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "rogue.h"
+#include "util.h"
 
 #define ROGUE_RECVS	32
 #define ROGUE_MSG_MAX	(DSMEM_WIRE_MAX_UNITS * DSMEM_WIRE_UNIT)
@@ -54,14 +55,6 @@ static uint8_t *recv_buf(struct rogue *r, unsigned int i)
 static uint8_t *send_buf(struct rogue *r)
 {
 	return recv_buf(r, ROGUE_RECVS);
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* The next CM event, until want; the ends of a connection say so. */

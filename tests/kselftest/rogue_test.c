@@ -468,14 +468,6 @@ TEST_F_TIMEOUT(rogue, slope_begin_again_after_handover, 180)
 	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * A peer that never answers a GRANT: node 1 sends it one when it
  * connects, and awaits the answer without its control-plane lock -- the

@@ -9,6 +9,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
 
@@ -174,6 +175,14 @@ int kallsyms_func_range(const char *module, const char *func, unsigned long *sta
 			*end = a;
 	fclose(f);
 	return ret;
+}
+
+int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 unsigned long kernel_taint(void)

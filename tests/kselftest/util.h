@@ -25,6 +25,8 @@ int read_file(const char *path, char *buf, size_t size);
 unsigned long kernel_taint(void);
 /* the guest runs the debug kernel (scripts/guest --kernel debug) */
 bool debug_kernel(void);
+/* CLOCK_MONOTONIC in milliseconds */
+int64_t now_ms(void);
 struct ds_ctx;
 /* a module counter by name (dsctl stats), through ctx or a context of its
  * own (ctx NULL); ~0 if it cannot be read */
