@@ -32,7 +32,6 @@ struct rogue {
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 	struct ibv_mr *mr;
-	struct ibv_mr *exposed;
 	uint8_t *buf;		/* ROGUE_RECVS receives, then the send */
 	enum rogue_mode mode;
 	/* receives completed and not yet looked at, in order */
@@ -297,19 +296,6 @@ int rogue_wait_closed(struct rogue *r, int timeout_ms)
 	return r->closed ? 0 : -ETIMEDOUT;
 }
 
-int rogue_expose(struct rogue *r, void *buf, size_t len, uint32_t *rkey)
-{
-	if (r->exposed)
-		return -EBUSY;
-	r->exposed = ibv_reg_mr_iova(r->pd, buf, len, 0,
-				     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
-				     IBV_ACCESS_REMOTE_WRITE);
-	if (!r->exposed)
-		return -errno;
-	*rkey = r->exposed->rkey;
-	return 0;
-}
-
 unsigned int rogue_grants(const struct rogue *r)
 {
 	return r->grants;
@@ -406,8 +392,6 @@ void rogue_close(struct rogue *r)
 		rdma_disconnect(r->id);
 		rdma_destroy_qp(r->id);
 	}
-	if (r->exposed)
-		ibv_dereg_mr(r->exposed);
 	if (r->mr)
 		ibv_dereg_mr(r->mr);
 	if (r->cq)

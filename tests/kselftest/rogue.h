@@ -52,12 +52,6 @@ int rogue_call(struct rogue *r, struct dsmem_wire_msg *req, struct dsmem_wire_ms
 	       void *data, size_t max, int timeout_ms);
 /* the node closed the connection (waits up to timeout_ms for it) */
 int rogue_wait_closed(struct rogue *r, int timeout_ms);
-/*
- * Register len bytes at buf for the node's RDMA READs and WRITEs, at
- * iova 0 (as a Slope source's units are addressed); the key in *rkey.
- * Deregistered by rogue_close.
- */
-int rogue_expose(struct rogue *r, void *buf, size_t len, uint32_t *rkey);
 /* GRANTs the rogue received so far */
 unsigned int rogue_grants(const struct rogue *r);
 

@@ -19,9 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <linux/dsmem.h>
@@ -29,7 +26,6 @@
 #include <dsmem/ds.h>
 
 #include "kselftest_harness.h"
-#include "dsmem_slope_core.h"
 #include "rogue.h"
 #include "util.h"
 
@@ -373,99 +369,6 @@ TEST_F_TIMEOUT(rogue, reply_must_answer_its_request, 180)
 									cases[i].what);
 		EXPECT_EQ(0, honest_ok(self->ctx, self->seg)) TH_LOG("%s", cases[i].what);
 	}
-}
-
-/* A request from the rogue that must succeed; its reply in *reply. */
-static int rogue_ok(struct rogue *r, struct dsmem_wire_msg *req, struct dsmem_wire_msg *reply,
-		    void *data, size_t max)
-{
-	int ret = rogue_call(r, req, reply, data, max, WAIT_MS);
-
-	return ret ? ret : reply->status ? -(int)reply->status : 0;
-}
-
-/*
- * The rogue as a Slope source: it hands node 1 a 16-page object (every
- * page dirty, to be pulled from the rogue's memory), then sends the
- * migration's BEGIN again, as a peer that retried or lies would.  The
- * second BEGIN is refused with EALREADY and touches nothing: node 1
- * pulls the whole object and its application receives it intact.
- */
-TEST_F_TIMEOUT(rogue, slope_begin_again_after_handover, 180)
-{
-	const uint64_t units = 16, size = units << 12, wire_id = 77;
-	const uint64_t addr = DSMEM_SLOPE_BASE + (uint64_t)(ROGUE_ID - 1) * DSMEM_SLOPE_SHARE_SIZE;
-	struct dsmem_slope_extent ext = { .addr = addr, .len = size };
-	struct dsmem_slope_begin_info b = {
-		.cookie = addr, .units = units, .nextents = 1, .unit_shift = 12,
-	};
-	struct dsmem_wire_msg put = { .opcode = DSMEM_WIRE_SLOPE_MIG_PUT, .aux = wire_id };
-	struct dsmem_wire_msg begin = { .opcode = DSMEM_WIRE_SLOPE_MIG_BEGIN, .aux = wire_id };
-	struct dsmem_wire_msg hand = { .opcode = DSMEM_WIRE_SLOPE_MIG_HANDOVER, .aux = wire_id };
-	struct dsmem_wire_msg m, done = { .opcode = DSMEM_WIRE_REPLY_SLOPE };
-	struct dsmem_slope_keys_info keys;
-	struct dsmem_ioc_slope_mig mig = {};
-	unsigned long dirty[1] = { (1UL << units) - 1 };
-	uint8_t stage[DSMEM_WIRE_MAX_DATA], keybuf[DSMEM_WIRE_MAX_DATA];
-	uint8_t *obj = aligned_alloc(4096, size);
-	uint32_t rkey;
-	int n, fd;
-
-	ASSERT_NE(NULL, obj);
-	for (uint64_t i = 0; i < size; i++)
-		obj[i] = (uint8_t)(i * 7 + i / 4096);
-	ASSERT_EQ(0, rogue_expose(self->r, obj, size, &rkey));
-
-	/* BEGIN: staged by a PUT, answered with node 1's keys */
-	n = dsmem_slope_begin_encode(stage, sizeof(stage), &b, &ext);
-	ASSERT_LT(0, n);
-	put.len = n;
-	put.data = stage;
-	ASSERT_EQ(0, rogue_ok(self->r, &put, &m, NULL, 0));
-	begin.len = n;
-	ASSERT_EQ(0, rogue_ok(self->r, &begin, &m, keybuf, sizeof(keybuf)));
-	ASSERT_EQ(DSMEM_WIRE_REPLY_SLOPE_KEYS, m.opcode);
-	ASSERT_EQ(0, dsmem_slope_keys_decode(keybuf, m.len, units, 12, &keys));
-
-	/* HANDOVER: every unit dirty, to be pulled through our key */
-	n = dsmem_slope_handover_encode(stage, sizeof(stage), units, size, 1, &rkey, dirty);
-	ASSERT_LT(0, n);
-	put.len = n;
-	ASSERT_EQ(0, rogue_ok(self->r, &put, &m, NULL, 0));
-	hand.len = n;
-	ASSERT_EQ(0, rogue_ok(self->r, &hand, &m, NULL, 0));
-
-	/* and BEGIN again, while node 1 pulls */
-	EXPECT_EQ(-EALREADY, rogue_ok(self->r, &begin, &m, keybuf, sizeof(keybuf)));
-
-	/* node 1 pulled everything and says so */
-	do {
-		ASSERT_EQ(0, rogue_recv(self->r, &m, NULL, 0, 30000));
-	} while (m.opcode != DSMEM_WIRE_SLOPE_MIG_DONE);
-	EXPECT_EQ(wire_id, m.aux);
-	EXPECT_EQ(units, m.addr) TH_LOG("pulled");
-	EXPECT_EQ(0, m.len) TH_LOG("failed");
-	done.tag = m.tag;
-	EXPECT_EQ(0, rogue_send(self->r, &done));
-
-	/* the application on node 1 receives the object, intact */
-	fd = attach_open(1);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, slope_map(fd));
-	mig.flags = DSMEM_SLOPE_MIG_WAIT;
-	mig.timeout_ms = 10000;
-	ASSERT_EQ(0, ioctl(fd, DSMEM_IOC_SLOPE_RECV, &mig)) TH_LOG("recv: %s", strerror(errno));
-	EXPECT_EQ(addr, mig.cookie);
-	EXPECT_EQ(units, mig.pages);
-	ASSERT_EQ(0, slope_mig_get(fd, mig.id, DSMEM_SLOPE_MIG_WAIT, DSMEM_SLOPE_MIG_HANDED_OVER,
-				   10000, &mig));
-	EXPECT_EQ(DSMEM_SLOPE_MIG_DONE, mig.state) TH_LOG("error %d", mig.error);
-	EXPECT_EQ(0, memcmp((void *)addr, obj, size));
-	EXPECT_EQ(0, slope_mig_get(fd, mig.id, DSMEM_SLOPE_MIG_RELEASE, 0, 0, &mig));
-	munmap((void *)DSMEM_SLOPE_BASE, DSMEM_SLOPE_SIZE);
-	close(fd);
-	free(obj);
-	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
 }
 
 /*
