@@ -738,6 +738,80 @@ void ids_stay_right_under_concurrency(void **)
 	assert_int_equal(wrong.load(), 0);
 }
 
+void ids_are_never_reused(void **)
+{
+	// the newest file deleted, the next upload must not take its id: the
+	// deleter's unlink of "ID" raced with the new file's rename to it
+	int64_t first = body(upload(admin, "gone.txt", "1\n"))["id"];
+	assert_int_equal(cli()->Delete(("/api/data/files/" + std::to_string(first)).c_str(),
+				       admin.headers())->status, 200);
+	int64_t next = body(upload(admin, "next.txt", "2\n"))["id"];
+	assert_true(next > first);
+	assert_int_equal(cli()->Get(("/api/data/files/" + std::to_string(first) + "/download").c_str(),
+				    admin.headers(false))->status, 404);
+	assert_int_equal(cli()->Delete(("/api/data/files/" + std::to_string(next)).c_str(),
+				       admin.headers())->status, 200);
+}
+
+void a_first_schema_database_upgrades(void **)
+{
+	// a database made before ids were kept unique: its rows survive the
+	// upgrade, and a deleted id is not handed out again after it
+	std::string db = tmpdir + "/v1.db";
+	sqlite3 *h;
+	assert_int_equal(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+	const char *v1 =
+		"CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL,"
+		" hash TEXT NOT NULL, role TEXT NOT NULL CHECK (role IN ('admin','viewer')),"
+		" created REAL NOT NULL);"
+		"CREATE TABLE sessions (token_hash TEXT PRIMARY KEY, user_id INTEGER NOT NULL"
+		" REFERENCES users(id) ON DELETE CASCADE, csrf TEXT NOT NULL,"
+		" created REAL NOT NULL, expires REAL NOT NULL);"
+		"CREATE TABLE login_failures (name TEXT NOT NULL, addr TEXT NOT NULL, ts REAL NOT NULL);"
+		"CREATE INDEX login_failures_ts ON login_failures(ts);"
+		"CREATE TABLE events (id INTEGER PRIMARY KEY, ts REAL NOT NULL, level TEXT NOT NULL,"
+		" node INTEGER, component TEXT NOT NULL, message TEXT NOT NULL, data TEXT);"
+		"CREATE INDEX events_ts ON events(ts);"
+		"CREATE INDEX events_component ON events(component, id);"
+		"CREATE TABLE runs (id INTEGER PRIMARY KEY, name TEXT NOT NULL, user TEXT NOT NULL,"
+		" state TEXT NOT NULL, created REAL NOT NULL, finished REAL, error TEXT,"
+		" request TEXT NOT NULL, result TEXT);"
+		"CREATE TABLE files (id INTEGER PRIMARY KEY, name TEXT NOT NULL, user TEXT NOT NULL,"
+		" created REAL NOT NULL, size INTEGER NOT NULL, format TEXT NOT NULL,"
+		" requests INTEGER NOT NULL, objects INTEGER NOT NULL, csv TEXT, origin TEXT);"
+		"INSERT INTO runs VALUES (7, 'old run', 'alice', 'failed', 1, 2, 'gone', '{}', NULL);"
+		"INSERT INTO files VALUES (3, 'old.txt', 'alice', 1, 2, 'text', 1, 1, NULL, 'upload');"
+		"INSERT INTO files VALUES (5, 'newest.txt', 'alice', 1, 2, 'text', 1, 1, NULL, 'upload');"
+		"DELETE FROM files WHERE id = 5;"
+		"PRAGMA user_version=1;";
+	assert_int_equal(sqlite3_exec(h, v1, nullptr, nullptr, nullptr), SQLITE_OK);
+	sqlite3_close(h);
+	assert_int_equal(dsctl({ "ui", "user", "add", "carol", "role", "admin", "db", db }, "carol-password\n"), 0);
+
+	assert_int_equal(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+	auto one = [&](const char *sql) {
+		sqlite3_stmt *q;
+		assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &q, nullptr), SQLITE_OK);
+		assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+		std::string v = reinterpret_cast<const char *>(sqlite3_column_text(q, 0));
+		sqlite3_finalize(q);
+		return v;
+	};
+	assert_string_equal(one("PRAGMA user_version").c_str(), "2");
+	assert_string_equal(one("SELECT name FROM runs WHERE id = 7").c_str(), "old run");
+	assert_string_equal(one("SELECT name FROM files WHERE id = 3").c_str(), "old.txt");
+	// the id space goes on from the newest row still there; 4 and 5, once
+	// handed out or not, are never given again from here on
+	assert_int_equal(sqlite3_exec(h, "INSERT INTO files (name, user, created, size, format, requests,"
+				      " objects) VALUES ('n', 'carol', 1, 1, 'text', 1, 1);"
+				      "DELETE FROM files WHERE name = 'n';"
+				      "INSERT INTO files (name, user, created, size, format, requests,"
+				      " objects) VALUES ('m', 'carol', 1, 1, 'text', 1, 1)",
+				      nullptr, nullptr, nullptr), SQLITE_OK);
+	assert_string_equal(one("SELECT id FROM files WHERE name = 'm'").c_str(), "5");
+	sqlite3_close(h);
+}
+
 void names_that_are_not_utf8_break_nothing(void **)
 {
 	auto r = upload(admin, std::string("bad\xff\xfe name.txt"), "1\n2\n3\n");
@@ -903,6 +977,8 @@ int main()
 		cmocka_unit_test(binding_beyond_loopback_needs_tls),
 		cmocka_unit_test(big_bodies_are_refused_unread),
 		cmocka_unit_test(ids_stay_right_under_concurrency),
+		cmocka_unit_test(ids_are_never_reused),
+		cmocka_unit_test(a_first_schema_database_upgrades),
 		cmocka_unit_test(names_that_are_not_utf8_break_nothing),
 		cmocka_unit_test(runs_are_bounded),
 		cmocka_unit_test(concurrent_failures_do_not_pass_the_limit),

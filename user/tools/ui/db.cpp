@@ -32,6 +32,19 @@ const char *const schema[] = {
 	"CREATE TABLE files (id INTEGER PRIMARY KEY, name TEXT NOT NULL, user TEXT NOT NULL,"
 	" created REAL NOT NULL, size INTEGER NOT NULL, format TEXT NOT NULL,"
 	" requests INTEGER NOT NULL, objects INTEGER NOT NULL, csv TEXT, origin TEXT);",
+	// ids are never handed out twice: a deleted file's id, given to the
+	// next upload, let the deleter remove the new file from disk, and an
+	// old link (or audit line) named another run or file
+	"CREATE TABLE runs_v2 (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL,"
+	" user TEXT NOT NULL, state TEXT NOT NULL, created REAL NOT NULL, finished REAL,"
+	" error TEXT, request TEXT NOT NULL, result TEXT);"
+	"INSERT INTO runs_v2 SELECT * FROM runs; DROP TABLE runs;"
+	"ALTER TABLE runs_v2 RENAME TO runs;"
+	"CREATE TABLE files_v2 (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL,"
+	" user TEXT NOT NULL, created REAL NOT NULL, size INTEGER NOT NULL, format TEXT NOT NULL,"
+	" requests INTEGER NOT NULL, objects INTEGER NOT NULL, csv TEXT, origin TEXT);"
+	"INSERT INTO files_v2 SELECT * FROM files; DROP TABLE files;"
+	"ALTER TABLE files_v2 RENAME TO files;",
 };
 
 }  // namespace
@@ -73,9 +86,14 @@ db::db(const std::string &path)
 	sqlite3_busy_timeout(h_, 5000);
 	try {
 		exec("PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL");
-		stmt v(*this, "PRAGMA user_version");
-		v.step();
-		int64_t have = v.i64(0);
+		int64_t have;
+		{
+			// finished before the steps run: DROP TABLE fails while
+			// any statement is still open
+			stmt v(*this, "PRAGMA user_version");
+			v.step();
+			have = v.i64(0);
+		}
 		int64_t want = int64_t(sizeof(schema) / sizeof(schema[0]));
 		if (have > want)
 			raise(500, path + " was made by a newer dsctl (schema " + std::to_string(have) + ")");
