@@ -45,12 +45,30 @@ static struct netlink_range_validation dsmem_node_id_range = {
 	[DSMEM_ATTR_PEER_REMOTE_NODE] = \
 		NLA_POLICY_FULL_RANGE(NLA_U32, &dsmem_node_id_range)
 
-static const struct nla_policy dsmem_node_new_policy[DSMEM_ATTR_NODE_PORT + 1] = {
+#define DSMEM_POL_KEY_NAME \
+	[DSMEM_ATTR_KEY_NAME] = { .type = NLA_NUL_STRING, \
+				  .len = DSMEM_KEY_NAME_MAX - 1 }
+
+static const struct nla_policy dsmem_node_new_policy[DSMEM_ATTR_NODE_INSECURE + 1] = {
 	[DSMEM_ATTR_DEV_INDEX]	= { .type = NLA_U32 },
 	[DSMEM_ATTR_DEV_NAME]	= { .type = NLA_NUL_STRING,
 				    .len = IB_DEVICE_NAME_MAX - 1 },
 	DSMEM_POL_NODE_ID,
 	[DSMEM_ATTR_NODE_PORT]	= NLA_POLICY_MIN(NLA_U16, 1),
+	[DSMEM_ATTR_NODE_KEY]	= { .type = NLA_NUL_STRING,
+				    .len = DSMEM_KEY_NAME_MAX - 1 },
+	[DSMEM_ATTR_NODE_INSECURE] = { .type = NLA_FLAG },
+};
+
+static const struct nla_policy dsmem_key_new_policy[DSMEM_ATTR_KEY_REPLACE + 1] = {
+	DSMEM_POL_KEY_NAME,
+	[DSMEM_ATTR_KEY_DATA]	= NLA_POLICY_RANGE(NLA_BINARY, DSMEM_KEY_MIN,
+						   DSMEM_KEY_MAX),
+	[DSMEM_ATTR_KEY_REPLACE] = { .type = NLA_FLAG },
+};
+
+static const struct nla_policy dsmem_key_policy[DSMEM_ATTR_KEY_NAME + 1] = {
+	DSMEM_POL_KEY_NAME,
 };
 
 static const struct nla_policy dsmem_node_policy[DSMEM_ATTR_NODE_ID + 1] = {
@@ -722,6 +740,27 @@ static const struct genl_ops dsmem_nl_ops[] = {
 		.dumpit	= dsmem_nl_slope_get_dumpit,
 		.policy	= dsmem_node_policy,
 		.maxattr = ARRAY_SIZE(dsmem_node_policy) - 1,
+	},
+	{
+		.cmd	= DSMEM_CMD_KEY_NEW,
+		.doit	= dsmem_nl_key_new,
+		.policy	= dsmem_key_new_policy,
+		.maxattr = ARRAY_SIZE(dsmem_key_new_policy) - 1,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= DSMEM_CMD_KEY_DEL,
+		.doit	= dsmem_nl_key_del,
+		.policy	= dsmem_key_policy,
+		.maxattr = ARRAY_SIZE(dsmem_key_policy) - 1,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= DSMEM_CMD_KEY_GET,
+		.doit	= dsmem_nl_key_get_doit,
+		.dumpit	= dsmem_nl_key_get_dumpit,
+		.policy	= dsmem_key_policy,
+		.maxattr = ARRAY_SIZE(dsmem_key_policy) - 1,
 	},
 };
 

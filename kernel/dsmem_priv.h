@@ -59,6 +59,15 @@
 #define DSMEM_RESOLVE_TIMEOUT_MS	2000
 /* keepalive: an idle connection is probed this often */
 #define DSMEM_KEEPALIVE_MS	1000
+/* keys per network namespace */
+#define DSMEM_KEYS_MAX		16
+/*
+ * connections accepted and not yet authenticated, per node: a flood of
+ * connects takes these, not the peer slots of authenticated peers; and
+ * how long one may stay unauthenticated
+ */
+#define DSMEM_UNAUTH_MAX	16
+#define DSMEM_AUTH_TIMEOUT_MS	5000
 /* reconnect backoff, doubling from min to max */
 #define DSMEM_BACKOFF_MIN_MS	100
 #define DSMEM_BACKOFF_MAX_MS	5000
@@ -111,6 +120,12 @@ enum dsmem_stat {
 	DSMEM_STAT_CONN_LOST,
 	DSMEM_STAT_CONN_REJECTED,
 	DSMEM_STAT_CONN_IO_TIMEOUT,
+	DSMEM_STAT_CONN_POOL_FULL,
+	DSMEM_STAT_AUTH_OK,
+	DSMEM_STAT_AUTH_FAILED,
+	DSMEM_STAT_AUTH_MISMATCH,
+	DSMEM_STAT_AUTH_TIMEOUT,
+	DSMEM_STAT_AUTH_NOKEY,
 	DSMEM_STAT_RECONNECTS,
 	DSMEM_STAT_SEG_ADDED,
 	DSMEM_STAT_SEG_REMOVED,
@@ -214,6 +229,9 @@ struct dsmem_node {
 	struct xarray peers;		/* peer id -> dsmem_peer */
 	struct xarray segs;		/* segment id -> dsmem_seg */
 	u32 next_peer;
+	/* the key its peers prove; "": insecure (set at creation) */
+	char key[DSMEM_KEY_NAME_MAX];
+	atomic_t unauth;		/* connections not yet authenticated */
 	struct list_head files;		/* attached dsmem_file, file_lock */
 	spinlock_t file_lock;
 	struct dsmem_slope *slope;	/* its Slope range; slope_fault/ */
@@ -278,6 +296,19 @@ struct dsmem_conn {
 	u32 remote_node;		/* known once connected */
 	bool established;		/* the QP reached RTS: drain it */
 	bool was_up;
+	/*
+	 * The handshake (dsmem_auth.c): both nonces and QPNs, the peer's
+	 * proof once it arrived (under lock), whether ours went out, and
+	 * whether the connection counts in its node's unauthenticated pool.
+	 */
+	u8 nonce[DSMEM_WIRE_NONCE_LEN];
+	u8 peer_nonce[DSMEM_WIRE_NONCE_LEN];
+	u32 remote_qpn;
+	u8 peer_proof[DSMEM_WIRE_AUTH_LEN];
+	bool auth_got;
+	bool auth_sent;
+	unsigned long flags;		/* DSMEM_CONN_F_* bits */
+	struct delayed_work deadline_work;
 	spinlock_t lock;		/* state, rx_list; taken in softirq */
 	enum dsmem_conn_state state;
 	int close_err;
@@ -313,6 +344,11 @@ struct dsmem_conn {
 	u32 tc_pd;			/* token handles; 0: none */
 	u32 tc_cq;
 	u32 tc_qp;
+};
+
+/* struct dsmem_conn.flags bits */
+enum {
+	DSMEM_CONN_F_UNAUTH,		/* counted in node->unauth */
 };
 
 struct dsmem_seg_pte;
@@ -375,7 +411,8 @@ struct dsmem_node *dsmem_node_find(u32 id, struct net *net);
 struct dsmem_node *dsmem_node_get(u32 id, struct net *net);
 void dsmem_node_put(struct dsmem_node *node);
 int dsmem_node_create(u32 id, struct dsmem_device *sdev, u16 port,
-		      struct net *net, struct netlink_ext_ack *extack);
+		      const char *key, struct net *net,
+		      struct netlink_ext_ack *extack);
 int dsmem_node_destroy(u32 id, struct net *net,
 		       struct netlink_ext_ack *extack);
 int dsmem_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
@@ -401,6 +438,20 @@ void dsmem_conn_post_end(struct dsmem_conn *conn);
 int dsmem_conn_wait_credit(struct dsmem_conn *conn, atomic_t *credits);
 void dsmem_conn_put_credit(struct dsmem_conn *conn, atomic_t *credits);
 
+/* rdm/dsmem_auth.c */
+struct genl_info;
+struct netlink_callback;
+int dsmem_auth_init(void);
+void dsmem_auth_exit(void);
+bool dsmem_key_exists(struct net *net, const char *name);
+int dsmem_auth_proof(struct net *net, const char *name,
+		     const struct dsmem_wire_auth_info *a,
+		     u8 proof[DSMEM_WIRE_AUTH_LEN]);
+int dsmem_nl_key_new(struct sk_buff *skb, struct genl_info *info);
+int dsmem_nl_key_del(struct sk_buff *skb, struct genl_info *info);
+int dsmem_nl_key_get_doit(struct sk_buff *skb, struct genl_info *info);
+int dsmem_nl_key_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
+
 /* rdm/dsmem_msg.c */
 int dsmem_msg_recv_init(struct dsmem_conn *conn);
 void dsmem_msg_recv_free(struct dsmem_conn *conn);
@@ -417,6 +468,7 @@ int dsmem_msg_start(struct dsmem_conn *conn, struct dsmem_msg_wait *w,
 int dsmem_msg_finish(struct dsmem_conn *conn, struct dsmem_msg_wait *w,
 		     unsigned int timeout_ms);
 int dsmem_msg_send(struct dsmem_conn *conn, const struct dsmem_wire_msg *m);
+int dsmem_msg_send_auth(struct dsmem_conn *conn, const u8 *proof);
 void dsmem_rsegs_free(struct dsmem_conn *conn);
 struct dsmem_rseg *dsmem_rseg_lookup(struct dsmem_conn *conn, u64 gaddr);
 

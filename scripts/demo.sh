@@ -52,6 +52,14 @@ cat "$out"
 rm -f "$out"
 
 printf '\n=== two nodes on rxe0 exchange data\n'
+# every host of a cluster installs the same key; nodes prove it to each
+# other before anything is served (docs/security.md)
+keyfile=$(mktemp)
+head -c 32 /dev/urandom > "$keyfile"
+step "the cluster's key: nodes authenticate each other with it (\"cluster\" is the default)" \
+	"$dsctl" key add name cluster file "$keyfile"
+rm -f "$keyfile"
+"$dsctl" key show
 step "node 1 and node 2, each listening on its own port" \
 	"$dsctl" node add id 1 dev rxe0 port 7471
 "$dsctl" node add id 2 dev rxe0 port 7472

@@ -11,9 +11,11 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <crypto/algapi.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/moduleparam.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/sched/signal.h>
 
@@ -64,6 +66,7 @@ static void dsmem_conn_up_work(struct work_struct *work);
 static void dsmem_conn_release_work(struct work_struct *work);
 static void dsmem_conn_keepalive_work(struct work_struct *work);
 static void dsmem_peer_connect_work(struct work_struct *work);
+static void dsmem_conn_deadline_work(struct work_struct *work);
 
 static struct dsmem_conn *dsmem_conn_alloc(struct dsmem_peer *peer)
 {
@@ -89,6 +92,8 @@ static struct dsmem_conn *dsmem_conn_alloc(struct dsmem_peer *peer)
 	INIT_WORK(&conn->up_work, dsmem_conn_up_work);
 	INIT_WORK(&conn->release_work, dsmem_conn_release_work);
 	INIT_DELAYED_WORK(&conn->keepalive_work, dsmem_conn_keepalive_work);
+	INIT_DELAYED_WORK(&conn->deadline_work, dsmem_conn_deadline_work);
+	get_random_bytes(conn->nonce, sizeof(conn->nonce));
 	xa_init_flags(&conn->pending, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
 	xa_init(&conn->rsegs);
 	/* not the class of pending's lock, which the CQ handler takes */
@@ -211,6 +216,31 @@ static void dsmem_conn_destroy_qp(struct dsmem_conn *conn)
 	conn->pd = NULL;
 }
 
+static bool dsmem_conn_keyed(const struct dsmem_conn *conn)
+{
+	return conn->peer->node->key[0];
+}
+
+/*
+ * Whether the other end's rdma_cm private data asks for what the node
+ * asks: a keyed node and an insecure one never talk, so that neither
+ * end can talk the other down to no authentication.
+ */
+static int dsmem_node_check_flags(const struct dsmem_node *node,
+				  const struct dsmem_wire_cm_info *info)
+{
+	bool keyed = node->key[0];
+
+	if (keyed == !!(info->flags & DSMEM_WIRE_CM_F_AUTH))
+		return 0;
+	dsmem_stat_inc(DSMEM_STAT_AUTH_MISMATCH);
+	pr_notice_ratelimited("node %u: node %u %s, refusing the connection\n",
+			      node->id, info->src_node,
+			      keyed ? "does not authenticate" :
+			      "wants to authenticate and this node is insecure");
+	return -EKEYREJECTED;
+}
+
 static void dsmem_conn_param(struct dsmem_conn *conn,
 			     struct rdma_conn_param *p, struct dsmem_wire_cm *cm,
 			     u32 dst_node)
@@ -219,8 +249,10 @@ static void dsmem_conn_param(struct dsmem_conn *conn,
 	struct dsmem_wire_cm_info info = {
 		.src_node = conn->peer->node->id,
 		.dst_node = dst_node,
+		.flags = dsmem_conn_keyed(conn) ? DSMEM_WIRE_CM_F_AUTH : 0,
 	};
 
+	memcpy(info.nonce, conn->nonce, sizeof(info.nonce));
 	dsmem_wire_cm_encode(cm, &info);
 	memset(p, 0, sizeof(*p));
 	p->private_data = cm;
@@ -343,11 +375,97 @@ static void dsmem_peer_set_state(struct dsmem_peer *peer, u8 state, int err)
 	dsmem_nl_notify_peer(peer, DSMEM_CMD_PEER_STATE);
 }
 
+/* Counted out of the node's unauthenticated pool, once. */
+static void dsmem_conn_unauth_done(struct dsmem_conn *conn)
+{
+	if (test_and_clear_bit(DSMEM_CONN_F_UNAUTH, &conn->flags))
+		atomic_dec(&conn->peer->node->unauth);
+}
+
+/* What the proof of one end covers (struct dsmem_wire_cm). */
+static void dsmem_conn_auth_info(const struct dsmem_conn *conn, u8 role,
+				 struct dsmem_wire_auth_info *a)
+{
+	bool passive = conn->peer->passive;
+	u32 self = conn->peer->node->id, qpn = conn->qp->qp_num;
+
+	a->role = role;
+	a->nonce_c = passive ? conn->peer_nonce : conn->nonce;
+	a->nonce_a = passive ? conn->nonce : conn->peer_nonce;
+	a->node_c = passive ? conn->remote_node : self;
+	a->node_a = passive ? self : conn->remote_node;
+	a->qpn_c = passive ? conn->remote_qpn : qpn;
+	a->qpn_a = passive ? qpn : conn->remote_qpn;
+}
+
+/*
+ * Send our proof (once) and check the peer's: 0 when it holds the key,
+ * -EAGAIN while its proof has not arrived (its arrival queues us again).
+ */
+static int dsmem_conn_authenticate(struct dsmem_conn *conn)
+{
+	struct dsmem_node *node = conn->peer->node;
+	u8 proof[DSMEM_WIRE_AUTH_LEN];
+	struct dsmem_wire_auth_info a;
+	bool got;
+	int ret;
+
+	if (!conn->auth_sent) {
+		dsmem_conn_auth_info(conn, conn->peer->passive, &a);
+		ret = dsmem_auth_proof(node->net, node->key, &a, proof);
+		if (!ret)
+			ret = dsmem_msg_send_auth(conn, proof);
+		if (ret)
+			return ret;
+		conn->auth_sent = true;
+	}
+	spin_lock_bh(&conn->lock);
+	got = conn->auth_got;
+	spin_unlock_bh(&conn->lock);
+	if (!got)
+		return -EAGAIN;
+	dsmem_conn_auth_info(conn, !conn->peer->passive, &a);
+	ret = dsmem_auth_proof(node->net, node->key, &a, proof);
+	if (ret)
+		return ret;
+	ret = crypto_memneq(proof, conn->peer_proof, sizeof(proof)) ?
+	      -EKEYREJECTED : 0;
+	memzero_explicit(proof, sizeof(proof));
+	return ret;
+}
+
 static void dsmem_conn_up_work(struct work_struct *work)
 {
 	struct dsmem_conn *conn = container_of(work, struct dsmem_conn,
 					       up_work);
 	struct dsmem_peer *peer = conn->peer;
+	int ret;
+
+	/* a proof may arrive before rdma_cm announces the connection */
+	if (!smp_load_acquire(&conn->established))
+		return;
+	if (READ_ONCE(conn->state) != DSMEM_CONN_CONNECTING)
+		return;
+	if (dsmem_conn_keyed(conn)) {
+		ret = dsmem_conn_authenticate(conn);
+		if (ret == -EAGAIN)
+			return;
+		if (ret) {
+			dsmem_stat_inc(ret == -ENOKEY ? DSMEM_STAT_AUTH_NOKEY :
+				       ret == -EKEYREJECTED ?
+				       DSMEM_STAT_AUTH_FAILED :
+				       DSMEM_STAT_CONN_FAILED);
+			pr_notice_ratelimited("node %u: node %u not authenticated (%s), closing the connection\n",
+					      peer->node->id, conn->remote_node,
+					      ret == -ENOKEY ? "this node's key is gone" :
+					      ret == -EKEYREJECTED ? "wrong proof" :
+					      "cannot send the proof");
+			dsmem_conn_close(conn, ret);
+			return;
+		}
+		dsmem_stat_inc(DSMEM_STAT_AUTH_OK);
+	}
+	dsmem_conn_unauth_done(conn);
 
 	spin_lock_bh(&conn->lock);
 	if (conn->state != DSMEM_CONN_CONNECTING) {
@@ -431,6 +549,36 @@ static void dsmem_conn_keepalive_work(struct work_struct *work)
 			   msecs_to_jiffies(DSMEM_KEEPALIVE_MS));
 }
 
+/* A connection that did not authenticate in time goes. */
+static void dsmem_conn_deadline_work(struct work_struct *work)
+{
+	struct dsmem_conn *conn = container_of(to_delayed_work(work),
+					       struct dsmem_conn,
+					       deadline_work);
+
+	if (READ_ONCE(conn->state) != DSMEM_CONN_CONNECTING)
+		return;
+	pr_notice_ratelimited("node %u: node %u did not authenticate within %u ms, closing the connection\n",
+			      conn->peer->node->id, conn->remote_node,
+			      DSMEM_AUTH_TIMEOUT_MS);
+	dsmem_stat_inc(DSMEM_STAT_AUTH_TIMEOUT);
+	dsmem_conn_close(conn, -ETIMEDOUT);
+}
+
+/*
+ * Never for a closing connection: the rdma_cm handler may still run while
+ * the release tears it down, and the release cancels the deadline only
+ * once, after the id is destroyed.
+ */
+static void dsmem_conn_deadline_start(struct dsmem_conn *conn)
+{
+	spin_lock_bh(&conn->lock);
+	if (conn->state != DSMEM_CONN_CLOSING)
+		queue_delayed_work(dsmem_wq, &conn->deadline_work,
+				   msecs_to_jiffies(DSMEM_AUTH_TIMEOUT_MS));
+	spin_unlock_bh(&conn->lock);
+}
+
 /* Take the peer out of its node's table; true for the one who did. */
 static bool dsmem_peer_unlink(struct dsmem_peer *peer)
 {
@@ -465,6 +613,7 @@ static void dsmem_conn_release_work(struct work_struct *work)
 	dsmem_msg_fail_pending(conn, -ECONNRESET);
 	cancel_work_sync(&conn->up_work);
 	cancel_delayed_work_sync(&conn->keepalive_work);
+	dsmem_conn_unauth_done(conn);
 	dsmem_tc_qp_state(conn->tc_qp, IB_QPS_ERR);
 	if (conn->qp) {
 		rdma_disconnect(conn->cm_id);
@@ -481,6 +630,8 @@ static void dsmem_conn_release_work(struct work_struct *work)
 		dsmem_conn_destroy_qp(conn);
 	rdma_destroy_id(conn->cm_id);
 	conn->cm_id = NULL;
+	/* its handler, which may start the deadline, has run its last */
+	cancel_delayed_work_sync(&conn->deadline_work);
 
 	dsmem_stat_inc(conn->was_up ? DSMEM_STAT_CONN_LOST :
 				      DSMEM_STAT_CONN_FAILED);
@@ -579,11 +730,20 @@ int dsmem_conn_cm_event(struct dsmem_conn *conn, struct rdma_cm_event *ev)
 						   &info);
 			if (!ret && info.dst_node != conn->peer->node->id)
 				ret = -EPROTO;
+			if (!ret)
+				ret = dsmem_node_check_flags(conn->peer->node,
+							     &info);
 			if (ret)
 				break;
 			conn->remote_node = info.src_node;
+			memcpy(conn->peer_nonce, info.nonce,
+			       sizeof(conn->peer_nonce));
+			conn->remote_qpn = ev->param.conn.qp_num;
+			if (dsmem_conn_keyed(conn))
+				dsmem_conn_deadline_start(conn);
 		}
-		conn->established = true;
+		/* what up_work reads, before it may run */
+		smp_store_release(&conn->established, true);
 		/* the release cancels the up work once: none after that */
 		spin_lock_bh(&conn->lock);
 		if (conn->state == DSMEM_CONN_CONNECTING)
@@ -764,6 +924,18 @@ int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 		ret = -ENXIO;
 	if (ret)
 		goto err_count;
+	/* a connection to refuse costs nothing more than this */
+	ret = dsmem_node_check_flags(node, &info);
+	if (ret)
+		goto err_count;
+	if (atomic_inc_return(&node->unauth) > DSMEM_UNAUTH_MAX) {
+		atomic_dec(&node->unauth);
+		dsmem_stat_inc(DSMEM_STAT_CONN_POOL_FULL);
+		pr_notice_ratelimited("node %u: %u connections are authenticating, refusing another\n",
+				      node->id, DSMEM_UNAUTH_MAX);
+		ret = -EBUSY;
+		goto err_count;
+	}
 
 	memcpy(&addr, &id->route.addr.dst_addr,
 	       min(sizeof(addr), sizeof(id->route.addr.dst_addr)));
@@ -786,6 +958,10 @@ int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 	conn->cm_id = id;
 	conn->remote_node = info.src_node;
 	peer->remote_node = info.src_node;
+	memcpy(conn->peer_nonce, info.nonce, sizeof(conn->peer_nonce));
+	conn->remote_qpn = ev->param.conn.qp_num;
+	/* its pool slot: given back when it is up, or by its release */
+	set_bit(DSMEM_CONN_F_UNAUTH, &conn->flags);
 	id->context = &conn->cm_ctx;
 
 	/*
@@ -813,6 +989,8 @@ int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 					  ev->param.conn.initiator_depth);
 	peer->conn = conn;	/* the allocation's reference */
 	ret = rdma_accept(id, &param);
+	if (!ret)
+		dsmem_conn_deadline_start(conn);
 	mutex_unlock(&dsmem_rdm_lock);
 	dsmem_nl_notify_peer(peer, DSMEM_CMD_PEER_NEW);
 	/*
@@ -829,12 +1007,14 @@ int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 err_put_conn:
 	id->context = &node->cm_ctx;
 	conn->cm_id = NULL;
+	clear_bit(DSMEM_CONN_F_UNAUTH, &conn->flags);
 	dsmem_conn_put(conn);
 err_unlink_peer:
 	xa_erase(&node->peers, peer->id);
 	dsmem_peer_put(peer);
 err_unlock:
 	mutex_unlock(&dsmem_rdm_lock);
+	atomic_dec(&node->unauth);
 err_count:
 	dsmem_stat_inc(DSMEM_STAT_CONN_REJECTED);
 	return ret;

@@ -175,6 +175,32 @@ static void dsmem_msg_complete(struct dsmem_conn *conn,
 	complete(&w->done);
 }
 
+/*
+ * Softirq: the peer's proof, kept for the up work to check.  One per
+ * connection, of its length, before the connection is up, on a node that
+ * asked for one: anything else is a broken or lying peer.
+ */
+static void dsmem_msg_recv_auth(struct dsmem_conn *conn,
+				const struct dsmem_wire_msg *m)
+{
+	bool bad;
+
+	spin_lock(&conn->lock);
+	bad = conn->state != DSMEM_CONN_CONNECTING || conn->auth_got ||
+	      !conn->peer->node->key[0] || m->len != DSMEM_WIRE_AUTH_LEN;
+	if (!bad) {
+		memcpy(conn->peer_proof, m->data, DSMEM_WIRE_AUTH_LEN);
+		conn->auth_got = true;
+	}
+	spin_unlock(&conn->lock);
+	if (bad) {
+		dsmem_stat_inc(DSMEM_STAT_MSG_BAD);
+		dsmem_conn_close(conn, -EPROTO);
+		return;
+	}
+	queue_work(dsmem_wq, &conn->up_work);
+}
+
 static void dsmem_msg_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct dsmem_recv *r = container_of(wc->wr_cqe, struct dsmem_recv, cqe);
@@ -201,6 +227,11 @@ static void dsmem_msg_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		dsmem_msg_repost(conn, r);
 		return;
 	}
+	if (!ret && m.opcode == DSMEM_WIRE_AUTH) {
+		dsmem_msg_recv_auth(conn, &m);
+		dsmem_msg_repost(conn, r);
+		return;
+	}
 	/* requests, and garbage to be answered with an error */
 	spin_lock(&conn->lock);
 	list_add_tail(&r->link, &conn->rx_list);
@@ -220,7 +251,12 @@ static void dsmem_msg_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	kfree(s);
 }
 
-int dsmem_msg_send(struct dsmem_conn *conn, const struct dsmem_wire_msg *m)
+/*
+ * Post one message.  The handshake's proof goes out before the connection
+ * is up, when nothing else may: with one of the credits, all free then.
+ */
+static int __dsmem_msg_send(struct dsmem_conn *conn,
+			    const struct dsmem_wire_msg *m, bool handshake)
 {
 	size_t size = dsmem_wire_size(m->opcode, m->len);
 	struct ib_send_wr wr = {};
@@ -245,10 +281,16 @@ int dsmem_msg_send(struct dsmem_conn *conn, const struct dsmem_wire_msg *m)
 		goto err_free;
 	}
 
-	ret = dsmem_conn_wait_credit(conn, &conn->msg_free);
+	if (handshake)
+		ret = atomic_add_unless(&conn->msg_free, -1, 0) ? 0 : -EBUSY;
+	else
+		ret = dsmem_conn_wait_credit(conn, &conn->msg_free);
 	if (ret)
 		goto err_unmap;
-	if (!dsmem_conn_post_begin(conn)) {
+	down_read(&conn->post_sem);
+	if (READ_ONCE(conn->state) != (handshake ? DSMEM_CONN_CONNECTING :
+						   DSMEM_CONN_UP)) {
+		up_read(&conn->post_sem);
 		ret = -ECONNRESET;
 		goto err_put_credit;
 	}
@@ -261,7 +303,7 @@ int dsmem_msg_send(struct dsmem_conn *conn, const struct dsmem_wire_msg *m)
 	wr.opcode = IB_WR_SEND;
 	wr.send_flags = IB_SEND_SIGNALED;
 	ret = ib_post_send(conn->qp, &wr, NULL);
-	dsmem_conn_post_end(conn);
+	up_read(&conn->post_sem);
 	if (ret) {
 		dsmem_conn_close(conn, ret);
 		goto err_put_credit;
@@ -276,6 +318,22 @@ err_unmap:
 err_free:
 	kfree(s);
 	return ret;
+}
+
+int dsmem_msg_send(struct dsmem_conn *conn, const struct dsmem_wire_msg *m)
+{
+	return __dsmem_msg_send(conn, m, false);
+}
+
+int dsmem_msg_send_auth(struct dsmem_conn *conn, const u8 *proof)
+{
+	struct dsmem_wire_msg m = {
+		.opcode = DSMEM_WIRE_AUTH,
+		.len = DSMEM_WIRE_AUTH_LEN,
+		.data = proof,
+	};
+
+	return __dsmem_msg_send(conn, &m, true);
 }
 
 /*

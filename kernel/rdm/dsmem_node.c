@@ -4,6 +4,8 @@
  * an rdma_cm port it listens on.  Several nodes may share a device, so a
  * multi-node cluster fits in one host.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/delay.h>
 #include <linux/in.h>
 #include <linux/in6.h>
@@ -94,7 +96,8 @@ static int dsmem_node_listen(struct dsmem_node *node)
 }
 
 int dsmem_node_create(u32 id, struct dsmem_device *sdev, u16 port,
-		      struct net *net, struct netlink_ext_ack *extack)
+		      const char *key, struct net *net,
+		      struct netlink_ext_ack *extack)
 {
 	struct dsmem_node *node;
 	unsigned long i;
@@ -123,6 +126,9 @@ int dsmem_node_create(u32 id, struct dsmem_device *sdev, u16 port,
 	node->id = id;
 	node->port = port;
 	node->sdev = sdev;
+	if (key)
+		strscpy(node->key, key, sizeof(node->key));
+	atomic_set(&node->unauth, 0);
 	node->net = get_net(net);
 	kref_init(&node->ref);
 	xa_init_flags(&node->peers, XA_FLAGS_ALLOC1);
@@ -167,6 +173,9 @@ int dsmem_node_create(u32 id, struct dsmem_device *sdev, u16 port,
 		goto err_destroy_listener;
 	}
 	node->dead = false;
+	if (!node->key[0])
+		pr_warn_ratelimited("node %u is insecure: any host that reaches port %u can connect as any node id\n",
+				    id, port);
 	dsmem_stat_inc(DSMEM_STAT_NODE_ADDED);
 	dsmem_nl_notify_node(node, DSMEM_CMD_NODE_NEW);
 	return 0;
@@ -291,11 +300,16 @@ int dsmem_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 
 int dsmem_rdm_init(void)
 {
+	int ret;
+
 	/* ordered per item is all we need; unbound keeps latency low */
 	dsmem_wq = alloc_workqueue("dsmem", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!dsmem_wq)
 		return -ENOMEM;
-	return 0;
+	ret = dsmem_auth_init();
+	if (ret)
+		destroy_workqueue(dsmem_wq);
+	return ret;
 }
 
 /* Module unload: every node goes, connections first. */
@@ -330,6 +344,7 @@ void dsmem_rdm_exit(void)
 
 void dsmem_rdm_fini(void)
 {
+	dsmem_auth_exit();
 	destroy_workqueue(dsmem_wq);
 	xa_destroy(&dsmem_nodes);
 }

@@ -53,6 +53,10 @@ static int dsmem_nl_fill_node(struct sk_buff *skb, struct dsmem_node *node,
 		    nla_put_u32(skb, DSMEM_ATTR_NODE_PEER_COUNT, npeers) ||
 		    nla_put_u32(skb, DSMEM_ATTR_NODE_SEG_COUNT, nsegs))
 			goto err_cancel;
+		if (node->key[0] ?
+		    nla_put_string(skb, DSMEM_ATTR_NODE_KEY, node->key) :
+		    nla_put_flag(skb, DSMEM_ATTR_NODE_INSECURE))
+			goto err_cancel;
 	}
 	genlmsg_end(skb, hdr);
 	return 0;
@@ -292,12 +296,29 @@ static void *dsmem_nl_lookup(struct genl_info *info, enum dsmem_nl_obj kind)
 
 int dsmem_nl_node_new(struct sk_buff *skb, struct genl_info *info)
 {
+	const char *key = NULL;
 	struct dsmem_device *sdev;
 	int ret;
 
 	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_NODE_ID) ||
 	    GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_NODE_PORT))
 		return -EINVAL;
+	/* insecure is a choice to be made out loud, never a default */
+	if (!info->attrs[DSMEM_ATTR_NODE_KEY] == !info->attrs[DSMEM_ATTR_NODE_INSECURE]) {
+		NL_SET_ERR_MSG(info->extack,
+			       "a node names the key its peers prove (node-key), or is insecure (node-insecure)");
+		return -EINVAL;
+	}
+	if (info->attrs[DSMEM_ATTR_NODE_KEY]) {
+		key = nla_data(info->attrs[DSMEM_ATTR_NODE_KEY]);
+		/* checked now for a clear error; looked up at each handshake */
+		if (!dsmem_key_exists(genl_info_net(info), key)) {
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    info->attrs[DSMEM_ATTR_NODE_KEY],
+					    "no key of this name in this network namespace (dsctl key add)");
+			return -ENOKEY;
+		}
+	}
 
 	mutex_lock(&dsmem_rdm_lock);
 	mutex_lock(&dsmem_devs_lock);
@@ -314,7 +335,7 @@ int dsmem_nl_node_new(struct sk_buff *skb, struct genl_info *info)
 	ret = dsmem_node_create(nla_get_u32(info->attrs[DSMEM_ATTR_NODE_ID]),
 				sdev,
 				nla_get_u16(info->attrs[DSMEM_ATTR_NODE_PORT]),
-				genl_info_net(info), info->extack);
+				key, genl_info_net(info), info->extack);
 out:
 	mutex_unlock(&dsmem_rdm_lock);
 	return ret;

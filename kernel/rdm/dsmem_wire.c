@@ -66,6 +66,7 @@ static const struct dsmem_wire_rule dsmem_wire_rules[] = {
 	[DSMEM_WIRE_REPLY_SLOPE]	= { .reply = true },
 	[DSMEM_WIRE_REPLY_SLOPE_KEYS]	= { .reply = true, .data = true,
 					    .len = true, .success = true },
+	[DSMEM_WIRE_AUTH]		= { .data = true, .len = true },
 };
 
 static const struct dsmem_wire_rule *dsmem_wire_rule(u8 opcode)
@@ -312,8 +313,10 @@ void dsmem_wire_cm_encode(struct dsmem_wire_cm *cm,
 	memset(cm, 0, sizeof(*cm));
 	cm->magic = DSMEM_WIRE_MAGIC;
 	cm->version = DSMEM_WIRE_VERSION;
+	cm->flags = cpu_to_le16(info->flags);
 	cm->src_node = cpu_to_le32(info->src_node);
 	cm->dst_node = cpu_to_le32(info->dst_node);
+	memcpy(cm->nonce, info->nonce, sizeof(cm->nonce));
 }
 
 /* rdma_cm may hand us more bytes than were sent (padded to its size). */
@@ -328,12 +331,41 @@ int dsmem_wire_cm_decode(const void *buf, size_t size,
 		return -EBADMSG;
 	if (cm->version != DSMEM_WIRE_VERSION)
 		return -EPROTONOSUPPORT;
-	if (cm->reserved0 || cm->reserved1)
+	if ((le16_to_cpu(cm->flags) & ~DSMEM_WIRE_CM_F_ALL) || cm->reserved1)
 		return -EINVAL;
+	info->flags = le16_to_cpu(cm->flags);
 	info->src_node = le32_to_cpu(cm->src_node);
 	info->dst_node = le32_to_cpu(cm->dst_node);
+	memcpy(info->nonce, cm->nonce, sizeof(info->nonce));
 	if (!info->src_node || info->src_node > DSMEM_NODE_ID_MAX ||
 	    info->dst_node > DSMEM_NODE_ID_MAX)
 		return -EINVAL;
 	return 0;
+}
+
+static u8 *dsmem_wire_put_le32(u8 *p, u32 v)
+{
+	__le32 le = cpu_to_le32(v);
+
+	memcpy(p, &le, sizeof(le));
+	return p + sizeof(le);
+}
+
+void dsmem_wire_auth_input(u8 out[DSMEM_WIRE_AUTH_INPUT_LEN],
+			   const struct dsmem_wire_auth_info *a)
+{
+	static const char label[13] = "dsmem-auth-v1";
+	u8 *p = out;
+
+	memcpy(p, label, sizeof(label));
+	p += sizeof(label);
+	*p++ = a->role;
+	memcpy(p, a->nonce_c, DSMEM_WIRE_NONCE_LEN);
+	p += DSMEM_WIRE_NONCE_LEN;
+	memcpy(p, a->nonce_a, DSMEM_WIRE_NONCE_LEN);
+	p += DSMEM_WIRE_NONCE_LEN;
+	p = dsmem_wire_put_le32(p, a->node_c);
+	p = dsmem_wire_put_le32(p, a->node_a);
+	p = dsmem_wire_put_le32(p, a->qpn_c);
+	dsmem_wire_put_le32(p, a->qpn_a);
 }

@@ -63,11 +63,26 @@ int dsmem_wire_grant_decode(const void *buf, size_t size,
 			    struct dsmem_wire_grant_info *g);
 u32 dsmem_wire_grant_rkey(const struct dsmem_wire_grant_info *g, u32 i);
 
-/* rdma_cm private data: node ids of both ends. */
+/* rdma_cm private data: node ids of both ends, and the handshake's. */
 struct dsmem_wire_cm_info {
 	u32 src_node;
 	u32 dst_node;
+	u16 flags;
+	u8 nonce[DSMEM_WIRE_NONCE_LEN];
 };
+
+/* The bytes an AUTH proof is the HMAC of (see struct dsmem_wire_cm). */
+#define DSMEM_WIRE_AUTH_INPUT_LEN	(13 + 1 + 2 * DSMEM_WIRE_NONCE_LEN + 16)
+
+struct dsmem_wire_auth_info {
+	u8 role;			/* 0: the connecting end, 1: accepting */
+	const u8 *nonce_c, *nonce_a;
+	u32 node_c, node_a;
+	u32 qpn_c, qpn_a;
+};
+
+void dsmem_wire_auth_input(u8 out[DSMEM_WIRE_AUTH_INPUT_LEN],
+			   const struct dsmem_wire_auth_info *a);
 
 void dsmem_wire_cm_encode(struct dsmem_wire_cm *cm,
 			  const struct dsmem_wire_cm_info *info);

@@ -8,6 +8,10 @@
  *   rdm_bench bw read|write NODE GADDR SIZE ITERS DEPTH
  *	batches of DEPTH transfers of SIZE bytes, ITERS transfers in all;
  *	prints MB/s (10^6 bytes), as ib_*_bw's BW average
+ *   rdm_bench connect keyed|insecure ADDR ITERS
+ *	nodes 21 and 22 on rxe0, authenticated with the key "cluster" or
+ *	insecure; node 21 connects to node 22 at ADDR ITERS times, each
+ *	from peer add until the peer is up; prints the median in ms
  */
 #include <errno.h>
 #include <stdint.h>
@@ -15,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <sys/ioctl.h>
 
@@ -42,6 +47,51 @@ static int die(const char *what, int err)
 	return 1;
 }
 
+static int bench_connect(int argc, char **argv)
+{
+	const char *key = strcmp(argv[2], "insecure") ? "cluster" : NULL;
+	unsigned long iters = strtoul(argv[4], NULL, 0);
+	struct ds_ctx *ctx;
+	double *ms, t0;
+	int ret;
+
+	if (argc != 5 || !iters)
+		return die("arguments", -EINVAL);
+	ms = calloc(iters, sizeof(*ms));
+	ret = ds_ctx_open(&ctx);
+	if (!ret)
+		ret = ds_node_add_keyed(ctx, 21, "rxe0", 7521, key);
+	if (!ret)
+		ret = ds_node_add_keyed(ctx, 22, "rxe0", 7522, key);
+	for (unsigned long i = 0; !ret && i < iters; i++) {
+		struct ds_peer_info p = { 0 };
+		uint32_t peer;
+
+		t0 = now_us();
+		ret = ds_peer_add(ctx, 21, argv[3], 7522, &peer);
+		while (!ret && p.state != DS_PEER_UP && now_us() - t0 < 10e6) {
+			ret = ds_peer_get(ctx, 21, peer, &p);
+			if (!ret && p.state != DS_PEER_UP)
+				usleep(100);
+		}
+		ms[i] = (now_us() - t0) / 1e3;
+		if (!ret && p.state != DS_PEER_UP)
+			ret = -ETIMEDOUT;
+		if (!ret)
+			ret = ds_peer_del(ctx, 21, peer);
+		/* the passive end goes with its connection */
+		usleep(20000);
+	}
+	ds_node_del(ctx, 21);
+	ds_node_del(ctx, 22);
+	ds_ctx_close(ctx);
+	if (ret)
+		return die("connect", ret);
+	qsort(ms, iters, sizeof(*ms), cmp_double);
+	printf("%.2f\n", ms[iters / 2]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct ds_transfer_request *reqs;
@@ -54,8 +104,11 @@ int main(int argc, char **argv)
 	uint8_t *buf;
 	double *lat, t0;
 
+	if (argc > 1 && !strcmp(argv[1], "connect"))
+		return bench_connect(argc, argv);
 	if (argc < 7 || (strcmp(argv[1], "lat") && strcmp(argv[1], "bw"))) {
-		fprintf(stderr, "usage: rdm_bench lat|bw read|write NODE GADDR SIZE ITERS [DEPTH]\n");
+		fprintf(stderr, "usage: rdm_bench lat|bw read|write NODE GADDR SIZE ITERS [DEPTH]\n"
+			"       rdm_bench connect keyed|insecure ADDR ITERS\n");
 		return 2;
 	}
 	op = strcmp(argv[2], "read") ? DS_OP_WRITE : DS_OP_READ;

@@ -152,7 +152,7 @@ FIXTURE_SETUP(bt)
 	TH_LOG("seed %" PRIu64 " (BTREE_SEED=%" PRIu64 " replays it)", seed_base, seed_base);
 	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
 	for (uint32_t id = 1; id <= 4; id++) {
-		ASSERT_EQ(0, ds_node_add(self->ctx, id, "rxe0", PORT_BASE + id))
+		ASSERT_EQ(0, test_node_add(self->ctx, id, "rxe0", PORT_BASE + id))
 			TH_LOG("node %u: %s", id, ds_ctx_errmsg(self->ctx));
 	}
 	for (int m = 0; m < 2; m++) {

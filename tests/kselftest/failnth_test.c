@@ -175,6 +175,7 @@ FIXTURE_SETUP(fn)
 	ASSERT_EQ(0, setsockopt(self->nl.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
 	setsockopt(self->nl.fd, SOL_SOCKET, SO_RCVBUF, &(int){ 1 << 20 }, sizeof(int));
 	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
+	ASSERT_EQ(0, test_key_add(self->ctx));
 	self->addr = env_or_die("DSMEM_LOCAL_ADDR");
 	self->buf = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
@@ -418,6 +419,7 @@ static int ignore(int ret, int e)
 
 /* ---- nodes ---- */
 
+/* the key is added once, in the fixture: not a step under injection */
 static int node_add(fn_t *f, uint32_t id)
 {
 	return ds_node_add(f->ctx, id, "rxe0", PORT_BASE + id);
@@ -430,6 +432,7 @@ static int node_new_run(fn_t *f)
 	nla_put_u32(m, DSMEM_ATTR_NODE_ID, 1);
 	nla_put_string(m, DSMEM_ATTR_DEV_NAME, "rxe0");
 	nla_put_u16(m, DSMEM_ATTR_NODE_PORT, PORT_BASE + 1);
+	nla_put_string(m, DSMEM_ATTR_NODE_KEY, TEST_KEY_NAME);
 	return nl_do(f, m);
 }
 

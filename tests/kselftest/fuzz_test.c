@@ -217,7 +217,7 @@ FIXTURE_SETUP(live)
 	self->taint = kernel_taint();
 	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
 	for (uint32_t id = 1; id <= 2; id++) {
-		ASSERT_EQ(0, ds_node_add(self->ctx, id, "rxe0", PORT_BASE + id))
+		ASSERT_EQ(0, test_node_add(self->ctx, id, "rxe0", PORT_BASE + id))
 			TH_LOG("node %u: %s", id, ds_ctx_errmsg(self->ctx));
 	}
 	ASSERT_EQ(0, ds_seg_add(self->ctx, 2, 4 << 20, -1, DS_TRANSLATE_SEGMENT, &s));
@@ -610,7 +610,7 @@ TEST_F_TIMEOUT(live, attached_ioctls_mmap_faults, 600)
 	/* the module is still usable: nodes go and come back */
 	EXPECT_EQ(0, ds_node_del(self->ctx, 1));
 	EXPECT_EQ(0, ds_node_del(self->ctx, 2));
-	ASSERT_EQ(0, ds_node_add(self->ctx, 1, "rxe0", PORT_BASE + 1));
+	ASSERT_EQ(0, test_node_add(self->ctx, 1, "rxe0", PORT_BASE + 1));
 	l.fd = attach_open(1);
 	ASSERT_LE(0, l.fd);
 	ASSERT_EQ(0, slope_map(l.fd));

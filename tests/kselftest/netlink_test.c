@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -336,6 +337,143 @@ TEST_F_TIMEOUT(nl, dump_cursor_spans_messages, 300)
 
 	for (int i = 0; i < MANY; i++)
 		run("rdma link delete dsx%d; ip link delete dsv%da", i, i);
+}
+
+/*
+ * Keys: strictly checked, admin only, and the secret never comes back --
+ * not in a do, not in a dump (the raw bytes of the answers are searched
+ * for it), not to an unprivileged caller.
+ */
+TEST_F_TIMEOUT(nl, keys_are_checked_admin_only_and_never_read_back, 120)
+{
+	static const char name[] = "nl-test-key";
+	uint8_t secret[32], other[32], big[DSMEM_KEY_MAX + 1] = { 0 };
+	struct ds_key_info *keys;
+	struct nlmsghdr *h;
+	struct nl_msg *m;
+	char buf[65536];
+	size_t n, found = 0;
+	ssize_t got;
+	pid_t pid;
+	int status;
+
+	for (size_t i = 0; i < sizeof(secret); i++) {
+		secret[i] = (uint8_t)(0xa5 ^ i * 7);
+		other[i] = (uint8_t)(0x3c ^ i * 11);
+	}
+	ds_key_del(self->ctx, name);
+
+	/* the secret's length, and the name's, as the policy says */
+	m = raw_msg(&self->raw, DSMEM_CMD_KEY_NEW);
+	nla_put_string(m, DSMEM_ATTR_KEY_NAME, name);
+	nla_put(m, DSMEM_ATTR_KEY_DATA, DSMEM_KEY_MIN - 1, secret);
+	EXPECT_EQ(-ERANGE, raw_send(&self->raw, m, self->text, sizeof(self->text)));
+	EXPECT_NE(0, strlen(self->text)) TH_LOG("no extack text");
+	m = raw_msg(&self->raw, DSMEM_CMD_KEY_NEW);
+	nla_put_string(m, DSMEM_ATTR_KEY_NAME, name);
+	nla_put(m, DSMEM_ATTR_KEY_DATA, sizeof(big), big);
+	EXPECT_EQ(-ERANGE, raw_send(&self->raw, m, self->text, sizeof(self->text)));
+	m = raw_msg(&self->raw, DSMEM_CMD_KEY_NEW);
+	nla_put_string(m, DSMEM_ATTR_KEY_NAME, "");
+	nla_put(m, DSMEM_ATTR_KEY_DATA, sizeof(secret), secret);
+	EXPECT_EQ(-EINVAL, raw_send(&self->raw, m, self->text, sizeof(self->text)));
+	EXPECT_STREQ("a key needs a name", self->text);
+	m = raw_msg(&self->raw, DSMEM_CMD_KEY_NEW);
+	nla_put_string(m, DSMEM_ATTR_KEY_NAME, "a-name-of-thirty-two-bytes-long!");
+	nla_put(m, DSMEM_ATTR_KEY_DATA, sizeof(secret), secret);
+	EXPECT_EQ(-EINVAL, raw_send(&self->raw, m, self->text, sizeof(self->text)));
+	m = raw_msg(&self->raw, DSMEM_CMD_KEY_NEW);
+	nla_put_string(m, DSMEM_ATTR_KEY_NAME, name);
+	EXPECT_EQ(-EINVAL, raw_send(&self->raw, m, self->text, sizeof(self->text)));
+
+	/* added once; again only with replace */
+	ASSERT_EQ(0, ds_key_add(self->ctx, name, other, sizeof(other), 0));
+	EXPECT_EQ(-EEXIST, ds_key_add(self->ctx, name, secret, sizeof(secret), 0));
+	ASSERT_EQ(0, ds_key_add(self->ctx, name, secret, sizeof(secret), 1));
+	ASSERT_EQ(0, ds_key_list(self->ctx, &keys, &n));
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(keys[i].name, name)) {
+			found++;
+			EXPECT_EQ(sizeof(secret), keys[i].len);
+		}
+	free(keys);
+	EXPECT_EQ(1, found);
+
+	/* a node naming a key there is not, or a key and insecure */
+	EXPECT_EQ(-ENOKEY, ds_node_add_keyed(self->ctx, 40, "rxe0", 7440, "no-such-key"));
+	m = raw_msg(&self->raw, DSMEM_CMD_NODE_NEW);
+	nla_put_u32(m, DSMEM_ATTR_NODE_ID, 40);
+	nla_put_string(m, DSMEM_ATTR_DEV_NAME, "rxe0");
+	nla_put_u16(m, DSMEM_ATTR_NODE_PORT, 7440);
+	nla_put_string(m, DSMEM_ATTR_NODE_KEY, name);
+	nla_put_flag(m, DSMEM_ATTR_NODE_INSECURE);
+	EXPECT_EQ(-EINVAL, raw_send(&self->raw, m, self->text, sizeof(self->text)));
+	/* nor neither: insecure is said, never implied */
+	m = raw_msg(&self->raw, DSMEM_CMD_NODE_NEW);
+	nla_put_u32(m, DSMEM_ATTR_NODE_ID, 40);
+	nla_put_string(m, DSMEM_ATTR_DEV_NAME, "rxe0");
+	nla_put_u16(m, DSMEM_ATTR_NODE_PORT, 7440);
+	EXPECT_EQ(-EINVAL, raw_send(&self->raw, m, self->text, sizeof(self->text)));
+	EXPECT_NE(NULL, strstr(self->text, "node-insecure")) TH_LOG("%s", self->text);
+	/* an insecure node, explicitly, says so */
+	struct ds_node_info ni;
+	ASSERT_EQ(0, ds_node_add_keyed(self->ctx, 40, "rxe0", 7440, NULL));
+	ASSERT_EQ(0, ds_node_get(self->ctx, 40, &ni));
+	EXPECT_STREQ("", ni.key);
+	EXPECT_EQ(0, ds_node_del(self->ctx, 40));
+	ASSERT_EQ(0, ds_node_add_keyed(self->ctx, 40, "rxe0", 7440, name));
+	ASSERT_EQ(0, ds_node_get(self->ctx, 40, &ni));
+	EXPECT_STREQ(name, ni.key);
+	EXPECT_EQ(0, ds_node_del(self->ctx, 40));
+
+	/* the answers, raw: a do and a dump carry the name, never the secret */
+	for (int dump = 0; dump < 2; dump++) {
+		m = raw_msg(&self->raw, DSMEM_CMD_KEY_GET);
+		h = nlmsg_hdr(m);
+		if (dump)
+			h->nlmsg_flags |= NLM_F_DUMP;
+		else
+			nla_put_string(m, DSMEM_ATTR_KEY_NAME, name);
+		ASSERT_EQ((ssize_t)h->nlmsg_len, send(self->raw.fd, h, h->nlmsg_len, 0));
+		nlmsg_free(m);
+		bool named = false, done = false;
+		while (!done) {
+			got = recv(self->raw.fd, buf, sizeof(buf), 0);
+			ASSERT_GT(got, 0);
+			EXPECT_EQ(NULL, memmem(buf, got, secret, sizeof(secret)));
+			named |= memmem(buf, got, name, sizeof(name)) != NULL;
+			for (h = (void *)buf; NLMSG_OK(h, got); h = NLMSG_NEXT(h, got))
+				if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR)
+					done = true;
+		}
+		EXPECT_TRUE(named) TH_LOG("dump %d", dump);
+	}
+
+	/* unprivileged: no adding, no deleting; the names only */
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct ds_ctx *ctx;
+
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(10);
+		if (ds_ctx_open(&ctx))
+			_exit(11);
+		if (ds_key_add(ctx, "mine", secret, sizeof(secret), 1) != -EPERM)
+			_exit(12);
+		if (ds_key_del(ctx, name) != -EPERM)
+			_exit(13);
+		if (ds_key_list(ctx, &keys, &n))
+			_exit(14);
+		free(keys);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("child step %d failed", WEXITSTATUS(status));
+
+	EXPECT_EQ(0, ds_key_del(self->ctx, name));
+	EXPECT_EQ(-ENOENT, ds_key_del(self->ctx, name));
 }
 
 TEST_HARNESS_MAIN

@@ -96,9 +96,9 @@ FIXTURE_SETUP(race)
 
 	self->taint = kernel_taint();
 	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
-	ASSERT_EQ(0, ds_node_add(self->ctx, 1, "rxe0", PORT_A))
+	ASSERT_EQ(0, test_node_add(self->ctx, 1, "rxe0", PORT_A))
 		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
-	ASSERT_EQ(0, ds_node_add(self->ctx, 2, "rxe0", PORT_B));
+	ASSERT_EQ(0, test_node_add(self->ctx, 2, "rxe0", PORT_B));
 	ASSERT_EQ(0, ds_seg_add(self->ctx, 2, SEG_SIZE, -1,
 				DS_TRANSLATE_SEGMENT, &s));
 	self->seg = s.addr;
@@ -522,7 +522,7 @@ TEST_F_TIMEOUT(dev, removed_under_pinned_tasks, 120)
 	uint8_t *buf;
 	int fd;
 
-	ASSERT_EQ(0, ds_node_add(ctx, 9, "rxe1", PORT_A + 10))
+	ASSERT_EQ(0, test_node_add(ctx, 9, "rxe1", PORT_A + 10))
 		TH_LOG("%s", ds_ctx_errmsg(ctx));
 	fd = attach_open(9);
 	ASSERT_LE(0, fd);

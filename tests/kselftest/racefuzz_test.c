@@ -576,7 +576,7 @@ static bool rxe1_present(void)
 
 static void spare_node_new(struct fz *f, struct ds_ctx *ctx)
 {
-	if (ds_node_add(ctx, SPARE_NODE, "rxe0", PORT_BASE + SPARE_NODE))
+	if (test_node_add(ctx, SPARE_NODE, "rxe0", PORT_BASE + SPARE_NODE))
 		return;
 	/* not waited for: the connection races the deletion */
 	ds_seg_grant(ctx, 2, f->seg_id, SPARE_NODE, DSMEM_PERM_ALL);
@@ -610,14 +610,14 @@ static void *control(void *arg)
 			} else {
 				run("rdma link add rxe1 type rxe netdev %s 2>/dev/null",
 				    f->spare_netdev);
-				ds_node_add(ctx, DEV_NODE, "rxe1", PORT_BASE + DEV_NODE);
+				test_node_add(ctx, DEV_NODE, "rxe1", PORT_BASE + DEV_NODE);
 			}
 			atomic_fetch_add(&f->dev_cycles, 1);
 		} else if (what < 5) {
 			if (ds_node_get(ctx, DEV_NODE, &ni) == 0)
 				ds_node_del(ctx, DEV_NODE);
 			else
-				ds_node_add(ctx, DEV_NODE, "rxe1", PORT_BASE + DEV_NODE);
+				test_node_add(ctx, DEV_NODE, "rxe1", PORT_BASE + DEV_NODE);
 		} else {
 			/* a grant on node 2 changes under the spare's transfers */
 			if (rn(s, 2))
@@ -768,7 +768,7 @@ FIXTURE_SETUP(rf)
 	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
 	spare_cleanup(self->ctx);
 	for (uint32_t id = 1; id <= 2; id++) {
-		ASSERT_EQ(0, ds_node_add(self->ctx, id, "rxe0", PORT_BASE + id))
+		ASSERT_EQ(0, test_node_add(self->ctx, id, "rxe0", PORT_BASE + id))
 			TH_LOG("node %u: %s", id, ds_ctx_errmsg(self->ctx));
 	}
 	ASSERT_EQ(0, ds_seg_add(self->ctx, 2, SEG_SIZE, -1, DS_TRANSLATE_SEGMENT, &s));
@@ -810,9 +810,9 @@ static void after_check(struct __test_metadata *_metadata, struct ds_ctx *ctx,
 	EXPECT_FALSE(rxe1_present());
 	EXPECT_TRUE(module_loaded());
 
-	ASSERT_EQ(0, ds_node_add(ctx, CHECK_A, "rxe0", PORT_BASE + CHECK_A))
+	ASSERT_EQ(0, test_node_add(ctx, CHECK_A, "rxe0", PORT_BASE + CHECK_A))
 		TH_LOG("%s", ds_ctx_errmsg(ctx));
-	ASSERT_EQ(0, ds_node_add(ctx, CHECK_B, "rxe0", PORT_BASE + CHECK_B));
+	ASSERT_EQ(0, test_node_add(ctx, CHECK_B, "rxe0", PORT_BASE + CHECK_B));
 	ASSERT_EQ(0, ds_seg_add(ctx, CHECK_B, 1 << 20, -1, DS_TRANSLATE_SEGMENT, &s));
 	ASSERT_EQ(0, ds_seg_grant(ctx, CHECK_B, s.id, CHECK_A, DSMEM_PERM_ALL));
 	ASSERT_EQ(0, ds_peer_add(ctx, CHECK_A, addr, PORT_BASE + CHECK_B, &peer));

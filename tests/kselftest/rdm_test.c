@@ -67,9 +67,9 @@ FIXTURE_SETUP(rdm)
 	struct ds_seg_info s;
 
 	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
-	ASSERT_EQ(0, ds_node_add(self->ctx, 1, "rxe0", PORT_A))
+	ASSERT_EQ(0, test_node_add(self->ctx, 1, "rxe0", PORT_A))
 		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
-	ASSERT_EQ(0, ds_node_add(self->ctx, 2, "rxe0", PORT_B));
+	ASSERT_EQ(0, test_node_add(self->ctx, 2, "rxe0", PORT_B));
 	ASSERT_EQ(0, ds_seg_add(self->ctx, 2, SEG_SIZE, -1, DS_TRANSLATE_SEGMENT, &s));
 	self->seg = s.addr;
 	ASSERT_EQ(0, ds_seg_add(self->ctx, 2, 1 << 20, -1, DS_TRANSLATE_SEGMENT, &s));
@@ -576,12 +576,12 @@ TEST_F(rdm, control_errors)
 	struct ds_seg_info s;
 	uint32_t id;
 
-	EXPECT_EQ(-EEXIST, ds_node_add(self->ctx, 1, "rxe0", 9999));
-	EXPECT_EQ(-EADDRINUSE, ds_node_add(self->ctx, 3, "rxe0", PORT_A));
-	EXPECT_EQ(-ENODEV, ds_node_add(self->ctx, 3, "nosuchdev", 9999));
+	EXPECT_EQ(-EEXIST, test_node_add(self->ctx, 1, "rxe0", 9999));
+	EXPECT_EQ(-EADDRINUSE, test_node_add(self->ctx, 3, "rxe0", PORT_A));
+	EXPECT_EQ(-ENODEV, test_node_add(self->ctx, 3, "nosuchdev", 9999));
 	/* netlink's range checks answer -ERANGE */
-	EXPECT_EQ(-ERANGE, ds_node_add(self->ctx, 0, "rxe0", 9999));
-	EXPECT_EQ(-ERANGE, ds_node_add(self->ctx, 70000, "rxe0", 9999));
+	EXPECT_EQ(-ERANGE, test_node_add(self->ctx, 0, "rxe0", 9999));
+	EXPECT_EQ(-ERANGE, test_node_add(self->ctx, 70000, "rxe0", 9999));
 	EXPECT_EQ(-ENOENT, ds_node_del(self->ctx, 3));
 	EXPECT_EQ(-ENOENT, ds_peer_add(self->ctx, 3, "10.99.0.1", PORT_B, &id));
 	EXPECT_EQ(-ENOENT, ds_peer_del(self->ctx, 1, 200));
@@ -617,7 +617,7 @@ TEST_F_TIMEOUT(rdm, loopback_peer, 120)
 	size_t n;
 	int state;
 
-	ASSERT_EQ(0, ds_node_add(self->ctx, 3, "rxe0", PORT_B + 1));
+	ASSERT_EQ(0, test_node_add(self->ctx, 3, "rxe0", PORT_B + 1));
 	ASSERT_EQ(0, ds_seg_add(self->ctx, 3, 1 << 20, -1, DS_TRANSLATE_SEGMENT, &s));
 	ASSERT_EQ(0, ds_seg_grant(self->ctx, 3, s.id, 3, DSMEM_PERM_ALL));
 	ASSERT_EQ(0, ds_peer_add(self->ctx, 3, addr, PORT_B + 1, &peer))
@@ -680,8 +680,8 @@ TEST_F_TIMEOUT(rdm, delete_while_reconnecting, 300)
 		usleep((i * 37 % 16) * 40000);
 		ASSERT_EQ(0, ds_node_del(self->ctx, 1));
 		ASSERT_EQ(0, tokens_left(self->ctx, 0)) TH_LOG("round %d", i);
-		ASSERT_EQ(0, ds_node_add(self->ctx, 1, "rxe0", PORT_A));
-		ASSERT_EQ(0, ds_node_add(self->ctx, 2, "rxe0", PORT_B));
+		ASSERT_EQ(0, test_node_add(self->ctx, 1, "rxe0", PORT_A));
+		ASSERT_EQ(0, test_node_add(self->ctx, 2, "rxe0", PORT_B));
 		ASSERT_EQ(0, ds_peer_add(self->ctx, 1, addr, PORT_B, &self->peer));
 		for (int j = 0; j < 200; j++) {
 			if (!ds_peer_get(self->ctx, 1, self->peer, &p) &&

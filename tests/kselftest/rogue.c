@@ -16,6 +16,7 @@
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
+#include <sodium.h>
 
 #include "rogue.h"
 #include "util.h"
@@ -44,6 +45,12 @@ struct rogue {
 	unsigned int grants;
 	bool sent;
 	bool closed;
+	/* the ACCEPT's private data and the node's QPN, once established */
+	uint8_t accept_pd[64];
+	uint8_t accept_pd_len;
+	uint32_t remote_qpn;
+	uint8_t proof[DSMEM_WIRE_AUTH_LEN];
+	bool proved;
 };
 
 static uint8_t *recv_buf(struct rogue *r, unsigned int i)
@@ -75,6 +82,16 @@ static int cm_wait(struct rogue *r, enum rdma_cm_event_type want, int timeout_ms
 			return -errno;
 		}
 		type = ev->event;
+		if (type == RDMA_CM_EVENT_ESTABLISHED) {
+			size_t n = ev->param.conn.private_data_len;
+
+			if (n > sizeof(r->accept_pd))
+				n = sizeof(r->accept_pd);
+			if (ev->param.conn.private_data)
+				memcpy(r->accept_pd, ev->param.conn.private_data, n);
+			r->accept_pd_len = (uint8_t)n;
+			r->remote_qpn = ev->param.conn.qp_num;
+		}
 		rdma_ack_cm_event(ev);
 		if (type == want)
 			return 0;
@@ -301,8 +318,71 @@ unsigned int rogue_grants(const struct rogue *r)
 	return r->grants;
 }
 
+const uint8_t *rogue_proof(const struct rogue *r)
+{
+	return r->proved ? r->proof : NULL;
+}
+
+static void rogue_hmac(const void *key, size_t key_len, const struct dsmem_wire_auth_info *a,
+		       uint8_t out[DSMEM_WIRE_AUTH_LEN])
+{
+	uint8_t in[DSMEM_WIRE_AUTH_INPUT_LEN];
+	crypto_auth_hmacsha256_state st;
+
+	dsmem_wire_auth_input(in, a);
+	crypto_auth_hmacsha256_init(&st, key, key_len);
+	crypto_auth_hmacsha256_update(&st, in, sizeof(in));
+	crypto_auth_hmacsha256_final(&st, out);
+}
+
+/* The connector's half of the handshake, once established. */
+static int rogue_authenticate(struct rogue *r, const uint8_t *my_nonce, uint32_t src,
+			      const struct rogue_auth *auth)
+{
+	struct dsmem_wire_cm_info acc;
+	struct dsmem_wire_auth_info a = { .nonce_c = my_nonce, .node_c = src };
+	struct dsmem_wire_msg m = { .opcode = DSMEM_WIRE_AUTH, .len = DSMEM_WIRE_AUTH_LEN };
+	uint8_t want[DSMEM_WIRE_AUTH_LEN], got[DSMEM_WIRE_AUTH_LEN];
+	int ret;
+
+	if (dsmem_wire_cm_decode(r->accept_pd, r->accept_pd_len, &acc))
+		return -EBADMSG;
+	a.nonce_a = acc.nonce;
+	a.node_a = acc.src_node;
+	a.qpn_c = r->id->qp->qp_num;
+	a.qpn_a = r->remote_qpn;
+	if (auth->proof)
+		memcpy(r->proof, auth->proof, sizeof(r->proof));
+	else if (auth->key)
+		rogue_hmac(auth->key, auth->key_len, &a, r->proof);
+	else
+		return 0;	/* asks for the handshake, never proves anything */
+	m.data = r->proof;
+	ret = rogue_send(r, &m);
+	if (ret)
+		return ret;
+	r->proved = true;
+	if (!auth->key || auth->no_check)
+		return 0;
+	/* the node's proof comes first: nothing is served before it */
+	ret = rogue_recv(r, &m, got, sizeof(got), 10000);
+	if (ret)
+		return ret;
+	a.role = 1;
+	rogue_hmac(auth->key, auth->key_len, &a, want);
+	if (m.opcode != DSMEM_WIRE_AUTH || m.len != sizeof(got) || memcmp(got, want, sizeof(got)))
+		return -EKEYREJECTED;
+	return 0;
+}
+
 int rogue_connect(struct rogue **rp, const char *addr, uint16_t port, uint32_t src,
 		  uint32_t dst, enum rogue_mode mode)
+{
+	return rogue_connect_auth(rp, addr, port, src, dst, mode, NULL);
+}
+
+int rogue_connect_auth(struct rogue **rp, const char *addr, uint16_t port, uint32_t src,
+		       uint32_t dst, enum rogue_mode mode, const struct rogue_auth *auth)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
 	struct dsmem_wire_cm_info info = { .src_node = src, .dst_node = dst };
@@ -314,6 +394,8 @@ int rogue_connect(struct rogue **rp, const char *addr, uint16_t port, uint32_t s
 	int ret;
 
 	*rp = NULL;
+	if (sodium_init() < 0)
+		return -EIO;
 	if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1)
 		return -EINVAL;
 	r = calloc(1, sizeof(*r));
@@ -364,6 +446,9 @@ int rogue_connect(struct rogue **rp, const char *addr, uint16_t port, uint32_t s
 		if (post_recv(r, i))
 			goto err;
 
+	if (auth && auth->flag)
+		info.flags = DSMEM_WIRE_CM_F_AUTH;
+	randombytes_buf(info.nonce, sizeof(info.nonce));
 	dsmem_wire_cm_encode(&cm, &info);
 	cp.private_data = &cm;
 	cp.private_data_len = sizeof(cm);
@@ -377,6 +462,11 @@ int rogue_connect(struct rogue **rp, const char *addr, uint16_t port, uint32_t s
 	ret = cm_wait(r, RDMA_CM_EVENT_ESTABLISHED, 10000);
 	if (ret)
 		goto err;
+	if (auth && auth->flag) {
+		ret = rogue_authenticate(r, info.nonce, src, auth);
+		if (ret)
+			goto err;
+	}
 	*rp = r;
 	return 0;
 err:

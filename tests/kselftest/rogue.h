@@ -29,6 +29,27 @@ enum rogue_mode {
  */
 int rogue_connect(struct rogue **r, const char *addr, uint16_t port, uint32_t src,
 		  uint32_t dst, enum rogue_mode mode);
+
+/*
+ * What a rogue does about authentication (struct dsmem_wire_cm): whether
+ * its connect asks for it (DSMEM_WIRE_CM_F_AUTH), and then which proof it
+ * sends -- the right one for key (which may be the wrong key), exactly
+ * the bytes of proof (a recorded one, replayed), or none at all.  With
+ * key and not no_check, the node's own proof is checked too
+ * (-EKEYREJECTED if wrong).
+ */
+struct rogue_auth {
+	int flag;
+	const void *key;
+	size_t key_len;
+	const uint8_t *proof;	/* DSMEM_WIRE_AUTH_LEN bytes */
+	int no_check;		/* send the proof, do not wait for the node's */
+};
+
+int rogue_connect_auth(struct rogue **r, const char *addr, uint16_t port, uint32_t src,
+		       uint32_t dst, enum rogue_mode mode, const struct rogue_auth *auth);
+/* the proof this rogue sent (DSMEM_WIRE_AUTH_LEN bytes), or NULL */
+const uint8_t *rogue_proof(const struct rogue *r);
 void rogue_close(struct rogue *r);
 
 /* send len raw bytes as one message */

@@ -179,7 +179,7 @@ FIXTURE_SETUP(sl)
 
 	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
 	for (uint32_t id = 1; id <= 2; id++) {
-		ASSERT_EQ(0, ds_node_add(self->ctx, id, "rxe0", PORT_BASE + id))
+		ASSERT_EQ(0, test_node_add(self->ctx, id, "rxe0", PORT_BASE + id))
 			TH_LOG("node %u: %s", id, ds_ctx_errmsg(self->ctx));
 	}
 	ASSERT_EQ(0, ds_peer_add(self->ctx, 1, addr, PORT_BASE + 2, &self->peer));

@@ -232,12 +232,12 @@ static int env_up(struct __test_metadata *_metadata, struct env *e, const struct
 		return -1;
 	e->slow_mounted = true;
 	for (int i = 0; i < o->workers; i++)
-		if (ds_node_add(e->ctx, CLIENT_NODE + i, "rxe0", node_port(CLIENT_NODE + i))) {
+		if (test_node_add(e->ctx, CLIENT_NODE + i, "rxe0", node_port(CLIENT_NODE + i))) {
 			TH_LOG("node %d: %s", CLIENT_NODE + i, ds_ctx_errmsg(e->ctx));
 			return -1;
 		}
 	for (int i = 0; i < o->masters; i++)
-		if (ds_node_add(e->ctx, MASTER_NODE + i, "rxe0", node_port(MASTER_NODE + i)))
+		if (test_node_add(e->ctx, MASTER_NODE + i, "rxe0", node_port(MASTER_NODE + i)))
 			return -1;
 	if (o->etcd) {
 		char cmd[PATH_MAX + 128], out[256];

@@ -81,9 +81,9 @@ FIXTURE_SETUP(tc)
 	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
 	ASSERT_EQ(0, ds_cache_get(self->ctx, &c));
 	memcpy(self->saved, c.params, sizeof(self->saved));
-	ASSERT_EQ(0, ds_node_add(self->ctx, 1, "rxe0", PORT_A))
+	ASSERT_EQ(0, test_node_add(self->ctx, 1, "rxe0", PORT_A))
 		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
-	ASSERT_EQ(0, ds_node_add(self->ctx, 2, "rxe0", PORT_B));
+	ASSERT_EQ(0, test_node_add(self->ctx, 2, "rxe0", PORT_B));
 	ASSERT_EQ(0, ds_seg_add(self->ctx, 2, SEG_SIZE, -1, DS_TRANSLATE_SEGMENT, &s));
 	self->seg = s.addr;
 	ASSERT_EQ(0, ds_seg_grant(self->ctx, 2, 1, 1, DSMEM_PERM_ALL));

@@ -115,7 +115,7 @@ TEST(one_node_per_guest)
 	uint64_t seg, old, v;
 
 	ASSERT_EQ(0, ds_ctx_open(&ctx));
-	ASSERT_EQ(0, ds_node_add(ctx, id + 1, "rxe0", 7471));
+	ASSERT_EQ(0, test_node_add(ctx, id + 1, "rxe0", 7471));
 	if (id == 1) {
 		struct ds_peer_info *peers = NULL;
 		uint64_t theirs = 0;
@@ -204,7 +204,7 @@ FIXTURE_SETUP(pair)
 	self->dir = env_or_die("DSMEM_RUN_DIR");
 	self->id = atoi(env_or_die("DSMEM_GUEST_ID"));
 	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
-	ASSERT_EQ(0, ds_node_add(self->ctx, 11 + self->id, "rxe0", BT_PORT))
+	ASSERT_EQ(0, test_node_add(self->ctx, 11 + self->id, "rxe0", BT_PORT))
 		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
 }
 
@@ -667,7 +667,7 @@ TEST_F_TIMEOUT(store2, store_across_guests, 600)
 		char port[16];
 
 		/* the master's node 40 and its RPC on this guest's address */
-		ASSERT_EQ(0, ds_node_add(ctx, 40, "rxe0", 7740));
+		ASSERT_EQ(0, test_node_add(ctx, 40, "rxe0", 7740));
 		snprintf(masters, sizeof(masters), "%s:7700", addr);
 		snprintf(port, sizeof(port), "7740");
 		argv[n++] = (char *)dsmaster_path();
@@ -699,7 +699,7 @@ TEST_F_TIMEOUT(store2, store_across_guests, 600)
 
 	/* a client with 32 MiB on each guest: node 41 on guest 0, 42 on 1 */
 	snprintf(node, sizeof(node), "%d", 41 + id);
-	ASSERT_EQ(0, ds_node_add(ctx, 41 + id, "rxe0", 7741 + id));
+	ASSERT_EQ(0, test_node_add(ctx, 41 + id, "rxe0", 7741 + id));
 	snprintf(log, sizeof(log), "/tmp/store2/worker.log");
 	n = 0;
 	argv[n++] = (char *)beside("store_worker");

@@ -172,7 +172,7 @@ TEST_F(ui, module_events_reach_the_log_page)
 {
 	char needle[64];
 
-	ASSERT_EQ(0, ds_node_add(self->ctx, NODE_ID, "rxe0", NODE_PORT));
+	ASSERT_EQ(0, test_node_add(self->ctx, NODE_ID, "rxe0", NODE_PORT));
 	snprintf(needle, sizeof(needle), "\"node\":%d", NODE_ID);
 	EXPECT_TRUE(wait_for(_metadata, self, "/api/logs?component=node&limit=10",
 			     "node_new node 7", needle));
@@ -187,7 +187,7 @@ TEST_F(ui, cluster_view_reads_the_module)
 {
 	char *body;
 
-	ASSERT_EQ(0, ds_node_add(self->ctx, NODE_ID, "rxe0", NODE_PORT));
+	ASSERT_EQ(0, test_node_add(self->ctx, NODE_ID, "rxe0", NODE_PORT));
 	ASSERT_EQ(200, request(_metadata, self, "GET", "/api/cluster", NULL, &body));
 	EXPECT_NE(NULL, strstr(body, "\"module\":true")) TH_LOG("%s", body);
 	EXPECT_NE(NULL, strstr(body, "\"port\":18777"));

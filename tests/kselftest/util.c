@@ -323,3 +323,18 @@ int slope_mig_get(int fd, uint64_t id, uint32_t flags, uint32_t state,
 	m->timeout_ms = timeout_ms;
 	return ioctl(fd, DSMEM_IOC_SLOPE_MIG_GET, m) ? -errno : 0;
 }
+
+int test_key_add(struct ds_ctx *ctx)
+{
+	/* not a secret: tests only, and the same in every guest */
+	static const char key[] = "dsmem test cluster key, 32 bytes";
+
+	return ds_key_add(ctx, TEST_KEY_NAME, key, sizeof(key) - 1, 1);
+}
+
+int test_node_add(struct ds_ctx *ctx, uint32_t id, const char *dev, uint16_t port)
+{
+	int ret = test_key_add(ctx);
+
+	return ret ? ret : ds_node_add(ctx, id, dev, port);
+}

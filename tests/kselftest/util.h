@@ -60,6 +60,18 @@ int raw_send(struct raw_nl *r, struct nl_msg *m, char *text, size_t tlen);
  */
 int raw_answer(int fd, char *text, size_t tlen);
 
+/*
+ * The key every test node proves, "cluster" (the default of ds_node_add
+ * and dsctl): the same bytes in every guest, so that two guests' nodes
+ * authenticate each other.  Installed (again, replacing) before each node
+ * is added, since a test may have reloaded the module in between.
+ */
+#define TEST_KEY_NAME	"cluster"
+struct ds_ctx;
+int test_key_add(struct ds_ctx *ctx);
+/* ds_node_add, after test_key_add */
+int test_node_add(struct ds_ctx *ctx, uint32_t id, const char *dev, uint16_t port);
+
 /* Until peer of node is up and sees n remote segments (~20 s): 0 or
  * -ETIMEDOUT. */
 struct ds_ctx;

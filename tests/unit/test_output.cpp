@@ -318,11 +318,23 @@ void test_node_record(void **)
 {
 	record r = node_record(sample_node());
 	assert_string_equal(output::text(r).c_str(),
-		"node 1 dev rxe0 port 7471 peers 2 segments 1");
+		"node 1 dev rxe0 port 7471 peers 2 segments 1 insecure yes");
 	auto v = nlohmann::json::parse(capture(output::mode::json, r, false));
 	assert_int_equal(v[0]["node"].get<int>(), 1);
 	assert_string_equal(v[0]["dev"].get<std::string>().c_str(), "rxe0");
 	assert_int_equal(v[0]["segments"].get<int>(), 1);
+	assert_true(v[0]["insecure"].get<bool>());
+	assert_false(v[0].contains("key"));
+
+	// a keyed node names its key, and is not insecure
+	ds_node_info n = sample_node();
+	strcpy(n.key, "cluster");
+	r = node_record(n);
+	assert_string_equal(output::text(r).c_str(),
+		"node 1 dev rxe0 port 7471 peers 2 segments 1 key cluster");
+	v = nlohmann::json::parse(capture(output::mode::json, r, false));
+	assert_string_equal(v[0]["key"].get<std::string>().c_str(), "cluster");
+	assert_false(v[0].contains("insecure"));
 }
 
 void test_peer_record(void **)
@@ -416,7 +428,7 @@ void test_object_events(void **)
 	ev.type = DS_EVENT_NODE_NEW;
 	ev.node = sample_node();
 	assert_string_equal(output::text(event_record(ev)).c_str(),
-		"[NODE NEW] node 1 dev rxe0 port 7471 peers 2 segments 1");
+		"[NODE NEW] node 1 dev rxe0 port 7471 peers 2 segments 1 insecure yes");
 	ev.type = DS_EVENT_NODE_DEL;
 	assert_string_equal(output::text(event_record(ev)).c_str(), "[NODE DEL] node 1");
 

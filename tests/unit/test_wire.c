@@ -601,17 +601,24 @@ static void test_cm_roundtrip(void **state)
 		{ .src_node = 2, .dst_node = 0 },	/* CONNECT to any */
 		{ .src_node = DSMEM_NODE_ID_MAX, .dst_node = DSMEM_NODE_ID_MAX },
 	};
-	static const unsigned char expect[16] = {
-		0xd5, 1, 0, 0,
+	static const unsigned char expect[32] = {
+		0xd5, 1, 1, 0,		/* magic, version, flags (AUTH) */
 		0x34, 0x12, 0, 0,	/* src_node */
 		0xff, 0xff, 0, 0,	/* dst_node */
 		0, 0, 0, 0,
+		1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+	};
+	struct dsmem_wire_cm_info keyed = {
+		.src_node = 0x1234, .dst_node = 0xffff,
+		.flags = DSMEM_WIRE_CM_F_AUTH,
+		.nonce = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 },
 	};
 	struct dsmem_wire_cm cm;
 	struct dsmem_wire_cm_info out;
 
 	(void)state;
-	_Static_assert(sizeof(struct dsmem_wire_cm) == 16, "cm private data");
+	/* fits the 56 bytes a CONNECT's private data may have over IB */
+	_Static_assert(sizeof(struct dsmem_wire_cm) == 32, "cm private data");
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		memset(&cm, 0xaa, sizeof(cm));
 		dsmem_wire_cm_encode(&cm, &cases[i]);
@@ -619,9 +626,13 @@ static void test_cm_roundtrip(void **state)
 		assert_int_equal(dsmem_wire_cm_decode(&cm, sizeof(cm), &out), 0);
 		assert_int_equal(out.src_node, cases[i].src_node);
 		assert_int_equal(out.dst_node, cases[i].dst_node);
+		assert_int_equal(out.flags, 0);
 	}
-	dsmem_wire_cm_encode(&cm, &(struct dsmem_wire_cm_info){ 0x1234, 0xffff });
+	dsmem_wire_cm_encode(&cm, &keyed);
 	assert_memory_equal(&cm, expect, sizeof(expect));
+	assert_int_equal(dsmem_wire_cm_decode(&cm, sizeof(cm), &out), 0);
+	assert_int_equal(out.flags, DSMEM_WIRE_CM_F_AUTH);
+	assert_memory_equal(out.nonce, keyed.nonce, sizeof(out.nonce));
 }
 
 /* rdma_cm pads private data to its own size (56 bytes for RC on IB) */
@@ -633,7 +644,7 @@ static void test_cm_padded(void **state)
 	(void)state;
 	memset(pad, 0, sizeof(pad));
 	dsmem_wire_cm_encode((struct dsmem_wire_cm *)pad,
-			     &(struct dsmem_wire_cm_info){ 1, 2 });
+			     &(struct dsmem_wire_cm_info){ .src_node = 1, .dst_node = 2 });
 	assert_int_equal(dsmem_wire_cm_decode(pad, sizeof(pad), &out), 0);
 	assert_int_equal(out.src_node, 1);
 	assert_int_equal(out.dst_node, 2);
@@ -671,7 +682,7 @@ static void test_cm_rejects_malformed(void **state)
 	cm->version = 0;
 	assert_int_equal(dsmem_wire_cm_decode(b, sizeof(b), &out), -EPROTONOSUPPORT);
 	CM_RESET();
-	cm->reserved0 = htole16(1);
+	cm->flags = htole16(2);		/* a flag this version does not know */
 	assert_int_equal(dsmem_wire_cm_decode(b, sizeof(b), &out), -EINVAL);
 	CM_RESET();
 	cm->reserved1 = htole32(0x80000000);
@@ -688,9 +699,41 @@ static void test_cm_rejects_malformed(void **state)
 	CM_RESET();
 	cm->dst_node = htole32(DSMEM_NODE_ID_MAX + 1);
 	assert_int_equal(dsmem_wire_cm_decode(b, sizeof(b), &out), -EINVAL);
-	dsmem_wire_cm_encode(cm, &(struct dsmem_wire_cm_info){ 0, 1 });
+	dsmem_wire_cm_encode(cm, &(struct dsmem_wire_cm_info){ .src_node = 0, .dst_node = 1 });
 	assert_int_equal(dsmem_wire_cm_decode(b, sizeof(b), &out), -EINVAL);
 #undef CM_RESET
+}
+
+/* What an AUTH proof is the HMAC of, byte by byte (uapi dsmem_wire_cm). */
+static void test_auth_input(void **state)
+{
+	static const u8 nc[16] = { [0] = 0xc0, [15] = 0xcf };
+	static const u8 na[16] = { [0] = 0xa0, [15] = 0xaf };
+	struct dsmem_wire_auth_info a = {
+		.role = 1, .nonce_c = nc, .nonce_a = na,
+		.node_c = 0x0102, .node_a = 0x0304,
+		.qpn_c = 0x112233, .qpn_a = 0x445566,
+	};
+	u8 in[DSMEM_WIRE_AUTH_INPUT_LEN], want[DSMEM_WIRE_AUTH_INPUT_LEN];
+	u8 *p = want;
+
+	(void)state;
+	assert_int_equal(sizeof(in), 13 + 1 + 16 + 16 + 4 * 4);
+	memcpy(p, "dsmem-auth-v1", 13);
+	p += 13;
+	*p++ = 1;
+	memcpy(p, nc, 16);
+	p += 16;
+	memcpy(p, na, 16);
+	p += 16;
+	memcpy(p, (u8[]){ 0x02, 0x01, 0, 0, 0x04, 0x03, 0, 0,
+			  0x33, 0x22, 0x11, 0, 0x66, 0x55, 0x44, 0 }, 16);
+	dsmem_wire_auth_input(in, &a);
+	assert_memory_equal(in, want, sizeof(want));
+	/* the role is what tells the two proofs apart */
+	a.role = 0;
+	dsmem_wire_auth_input(in, &a);
+	assert_memory_not_equal(in, want, sizeof(want));
 }
 
 /*
@@ -876,6 +919,7 @@ int main(void)
 		cmocka_unit_test(test_grant_decode_rejects_malformed),
 		cmocka_unit_test(test_cm_roundtrip),
 		cmocka_unit_test(test_cm_padded),
+		cmocka_unit_test(test_auth_input),
 		cmocka_unit_test(test_cm_rejects_malformed),
 		cmocka_unit_test(test_random_grants),
 		cmocka_unit_test(test_reply_answers_its_request),

@@ -572,8 +572,25 @@ int parse_node(struct nl_msg *msg, ds_node_info *node, bool full)
 	node->port = get_u16(tb[DSMEM_ATTR_NODE_PORT]);
 	node->peer_count = get_u32(tb[DSMEM_ATTR_NODE_PEER_COUNT]);
 	node->seg_count = get_u32(tb[DSMEM_ATTR_NODE_SEG_COUNT]);
+	if (tb[DSMEM_ATTR_NODE_KEY] &&
+	    (ret = copy_string(node->key, sizeof(node->key), tb[DSMEM_ATTR_NODE_KEY])))
+		return ret;
 	return copy_string(node->dev_name, sizeof(node->dev_name),
 			   tb[DSMEM_ATTR_DEV_NAME]);
+}
+
+int parse_key(struct nl_msg *msg, ds_key_info *key, bool)
+{
+	struct nlattr *tb[DSMEM_ATTR_MAX + 1];
+	int ret = parse_top(msg, tb);
+
+	if (ret)
+		return ret;
+	if (!tb[DSMEM_ATTR_KEY_NAME] || !tb[DSMEM_ATTR_KEY_LEN])
+		return -EBADMSG;
+	memset(key, 0, sizeof(*key));
+	key->len = nla_get_u32(tb[DSMEM_ATTR_KEY_LEN]);
+	return copy_string(key->name, sizeof(key->name), tb[DSMEM_ATTR_KEY_NAME]);
 }
 
 int parse_peer(struct nl_msg *msg, ds_peer_info *peer, bool full)

@@ -45,6 +45,7 @@ int parse_stats(struct nl_msg *msg, std::vector<ds_stat> &out);
 // full: a GET reply or a NEW/STATE event; otherwise (a DEL event) only
 // the ids are required.
 int parse_node(struct nl_msg *msg, ds_node_info *node, bool full);
+int parse_key(struct nl_msg *msg, ds_key_info *key, bool full);
 int parse_peer(struct nl_msg *msg, ds_peer_info *peer, bool full);
 int parse_seg(struct nl_msg *msg, ds_seg_info *seg, bool full);
 int parse_rdm_alloc(struct nl_msg *msg, uint64_t *va, uint64_t *pa);

@@ -48,13 +48,55 @@ int dump(ds_ctx *ctx, uint8_t cmd, uint32_t node_id,
 DS_EXPORT int ds_node_add(struct ds_ctx *ctx, uint32_t id, const char *dev,
 			  uint16_t port)
 {
+	return ds_node_add_keyed(ctx, id, dev, port, DS_KEY_DEFAULT);
+}
+
+DS_EXPORT int ds_node_add_keyed(struct ds_ctx *ctx, uint32_t id, const char *dev,
+				uint16_t port, const char *key)
+{
 	if (!dev)
 		return fail(ctx, -EINVAL, "no device name");
 	return request(ctx, DSMEM_CMD_NODE_NEW, false, [&](attrs &a) {
 		a.u32(DSMEM_ATTR_NODE_ID, id);
 		a.str(DSMEM_ATTR_DEV_NAME, dev);
 		a.u16(DSMEM_ATTR_NODE_PORT, port);
+		if (key)
+			a.str(DSMEM_ATTR_NODE_KEY, key);
+		else
+			a.flag(DSMEM_ATTR_NODE_INSECURE);
 	}, ignore_replies);
+}
+
+DS_EXPORT int ds_key_add(struct ds_ctx *ctx, const char *name, const void *key,
+			 size_t len, int replace)
+{
+	if (!name || !*name || strlen(name) >= DS_KEY_NAME_MAX)
+		return fail(ctx, -EINVAL, ("a key name is 1 to " +
+					   std::to_string(DS_KEY_NAME_MAX - 1) + " bytes").c_str());
+	if (!key || len < DS_KEY_MIN || len > DS_KEY_MAX)
+		return fail(ctx, -EINVAL, ("a key is " + std::to_string(DS_KEY_MIN) + " to " +
+					   std::to_string(DS_KEY_MAX) + " bytes, not " +
+					   std::to_string(len)).c_str());
+	return request(ctx, DSMEM_CMD_KEY_NEW, false, [&](attrs &a) {
+		a.str(DSMEM_ATTR_KEY_NAME, name);
+		a.bin(DSMEM_ATTR_KEY_DATA, key, len);
+		if (replace)
+			a.flag(DSMEM_ATTR_KEY_REPLACE);
+	}, ignore_replies);
+}
+
+DS_EXPORT int ds_key_del(struct ds_ctx *ctx, const char *name)
+{
+	if (!name)
+		return fail(ctx, -EINVAL, "no key name");
+	return request(ctx, DSMEM_CMD_KEY_DEL, false, [&](attrs &a) {
+		a.str(DSMEM_ATTR_KEY_NAME, name);
+	}, ignore_replies);
+}
+
+DS_EXPORT int ds_key_list(struct ds_ctx *ctx, struct ds_key_info **keys, size_t *count)
+{
+	return dump(ctx, DSMEM_CMD_KEY_GET, 0, parse_key, keys, count);
 }
 
 DS_EXPORT int ds_node_del(struct ds_ctx *ctx, uint32_t id)

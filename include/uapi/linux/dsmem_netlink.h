@@ -54,6 +54,11 @@ enum dsmem_cmd {
 				 * leases and migrations, of all nodes or one
 				 */
 	DSMEM_CMD_SLOPE_MIG,	/* event: a migration changed state */
+	DSMEM_CMD_KEY_NEW,	/* do (admin): install a key of this netns */
+	DSMEM_CMD_KEY_DEL,	/* do (admin): remove (and zero) a key */
+	DSMEM_CMD_KEY_GET,	/* do: one key's name and length; dump: all.
+				 * The key itself is never sent back.
+				 */
 
 	__DSMEM_CMD_MAX,
 	DSMEM_CMD_MAX = __DSMEM_CMD_MAX - 1
@@ -152,10 +157,21 @@ enum dsmem_attr {
 	DSMEM_ATTR_SLOPE_LEASE,		/* nest, enum dsmem_slope_lease_attr */
 	DSMEM_ATTR_SLOPE_MIG,		/* nest, enum dsmem_slope_mig_attr */
 	DSMEM_ATTR_SLOPE_OBJ,		/* nest, enum dsmem_slope_obj_attr */
+	DSMEM_ATTR_KEY_NAME,		/* string, 1 .. DSMEM_KEY_NAME_MAX - 1 */
+	DSMEM_ATTR_KEY_DATA,		/* binary, DSMEM_KEY_MIN .. DSMEM_KEY_MAX */
+	DSMEM_ATTR_KEY_LEN,		/* u32, bytes of the key */
+	DSMEM_ATTR_KEY_REPLACE,		/* flag (KEY_NEW): replace one of the name */
+	DSMEM_ATTR_NODE_KEY,		/* string, the key its peers must prove */
+	DSMEM_ATTR_NODE_INSECURE,	/* flag: peers are not authenticated */
 
 	__DSMEM_ATTR_MAX,
 	DSMEM_ATTR_MAX = __DSMEM_ATTR_MAX - 1
 };
+
+/* keys: a name of at most this many bytes with its NUL, and the secret */
+#define DSMEM_KEY_NAME_MAX	32
+#define DSMEM_KEY_MIN		16
+#define DSMEM_KEY_MAX		64
 
 enum dsmem_port_attr {
 	DSMEM_PORT_ATTR_UNSPEC,

@@ -22,6 +22,12 @@
  *   REVOKE(addr = segment base)            -> REPLY_REVOKE(status)
  *   PING                                      no reply: the RC transport's
  *                                             own ACK proves the peer alive
+ *   AUTH(data = HMAC-SHA256 proof)            no reply: sent by both ends of
+ *                                             a keyed connection once it is
+ *                                             established; nothing else is
+ *                                             served on it before both
+ *                                             proofs are checked (see
+ *                                             struct dsmem_wire_cm)
  *
  * Slope (leases and migration):
  *   SLOPE_LEASE_REQ                        -> REPLY_SLOPE(addr = lease base)
@@ -87,6 +93,7 @@ enum dsmem_wire_op {
 	DSMEM_WIRE_SLOPE_MIG_ABORT,
 	DSMEM_WIRE_REPLY_SLOPE,
 	DSMEM_WIRE_REPLY_SLOPE_KEYS,
+	DSMEM_WIRE_AUTH,
 
 	__DSMEM_WIRE_OP_MAX,
 	DSMEM_WIRE_OP_MAX = __DSMEM_WIRE_OP_MAX - 1
@@ -199,23 +206,40 @@ struct dsmem_wire_slope_handover {
 	/* __le32 rkeys[nkeys], padded to 8 bytes, then __le64 bitmap[] */
 };
 
+/* struct dsmem_wire_cm.flags */
+#define DSMEM_WIRE_CM_F_AUTH	0x0001	/* the sender proves a key (AUTH) */
+#define DSMEM_WIRE_CM_F_ALL	DSMEM_WIRE_CM_F_AUTH
+
+#define DSMEM_WIRE_NONCE_LEN	16
+#define DSMEM_WIRE_AUTH_LEN	32	/* an HMAC-SHA256 */
+
 /**
  * struct dsmem_wire_cm - rdma_cm private data of CONNECT and ACCEPT
  * @magic:	DSMEM_WIRE_MAGIC
  * @version:	DSMEM_WIRE_VERSION
- * @reserved0:	must be 0
+ * @flags:	DSMEM_WIRE_CM_F_*; both ends must agree
  * @src_node:	the sender's node id
  * @dst_node:	CONNECT: the node expected at the other end (0: any);
  *		ACCEPT: the connecting node's id, echoed
  * @reserved1:	must be 0
+ * @nonce:	fresh random bytes of the sender, for this connection only
+ *
+ * With DSMEM_WIRE_CM_F_AUTH each end sends one AUTH, whose data is
+ * HMAC-SHA256(key, "dsmem-auth-v1" || role || connector's nonce ||
+ * acceptor's nonce || connector's node id || acceptor's node id ||
+ * connector's QPN || acceptor's QPN), role 0 from the end that connected
+ * and 1 from the end that accepted, ids and QPNs as __le32.  Both nonces
+ * make a recorded proof useless on a new connection, the QPNs tie it to
+ * this one, and the role keeps an end's own proof from being reflected.
  */
 struct dsmem_wire_cm {
 	__u8 magic;
 	__u8 version;
-	__le16 reserved0;
+	__le16 flags;
 	__le32 src_node;
 	__le32 dst_node;
 	__le32 reserved1;
+	__u8 nonce[DSMEM_WIRE_NONCE_LEN];
 };
 
 #endif /* _UAPI_LINUX_DSMEM_WIRE_H */

@@ -8,6 +8,9 @@ top=$(cd "$(dirname "$0")/../../.." && pwd)
 dsctl=$top/build/user/user/tools/dsctl
 dir=$(mktemp -d)
 export HOME=$dir	# Chromium's profile and caches
+# the nodes the test adds prove the cluster's key, as everywhere
+(umask 077; head -c 32 /dev/urandom > "$dir/cluster.key")
+"$dsctl" key add name cluster file "$dir/cluster.key" replace
 pass=$(head -c 12 /dev/urandom | base64)
 printf '%s\n' "$pass" | "$dsctl" ui user add guestadmin role admin db "$dir/ui.db"
 "$dsctl" ui listen 127.0.0.1:0 db "$dir/ui.db" > "$dir/out" &

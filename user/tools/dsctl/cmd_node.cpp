@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// dsctl node [show [id N]] | node add id N dev DEV port P | node del id N
+// dsctl node [show [id N]] | node add id N dev DEV port P [key NAME | insecure]
+//      | node del id N
 #include <linux/dsmem.h>
+
+#include <cerrno>
+#include <cstdio>
 
 #include "dsctl.hpp"
 
@@ -37,16 +41,27 @@ int node_show(env &e)
 
 int node_add(env &e)
 {
-	keywords kw = take_keywords(e, { "id", "dev", "port" });
+	keywords kw = take_keywords(e, { "id", "dev", "port", "key" }, { "insecure" });
 	uint32_t id = node_id(kw);
+	const std::string *key = kw.get("key");
+	if (key && kw.has("insecure"))
+		fail("a node is keyed or insecure, not both");
 	const std::string &dev = need(kw, "dev", "node");
 	unsigned int port;
 	if (!parse_u32(need(kw, "port", "node"), port) || !port || port > 65535)
 		fail("port needs a port number from 1 to 65535");
 
 	dsmem::context ctx = open_context();
-	check(ds_node_add(ctx.get(), id, dev.c_str(), static_cast<uint16_t>(port)), ctx,
-	      "cannot add node " + std::to_string(id));
+	const char *name = key ? key->c_str() : kw.has("insecure") ? nullptr : DS_KEY_DEFAULT;
+	int ret = ds_node_add_keyed(ctx.get(), id, dev.c_str(), static_cast<uint16_t>(port), name);
+	if (ret == -ENOKEY)
+		fail("cannot add node " + std::to_string(id) + ": no key \"" + name +
+		     "\" (add it: dsctl key add name " + name +
+		     " file FILE; or add the node insecure)");
+	check(ret, ctx, "cannot add node " + std::to_string(id));
+	if (!name)
+		fprintf(stderr, "Warning: node %u is insecure: any host that reaches port %u "
+			"can connect to it as any node id\n", id, port);
 	return 0;
 }
 
@@ -72,7 +87,7 @@ const command node_cmds[] = {
 const object node_object = {
 	"node", node_cmds, sizeof(node_cmds) / sizeof(node_cmds[0]),
 	"Usage: dsctl node [show [id N]]\n"
-	"       dsctl node add id N dev DEV port PORT\n"
+	"       dsctl node add id N dev DEV port PORT [ key NAME | insecure ]\n"
 	"       dsctl node del id N\n",
 	false,
 };

@@ -50,7 +50,8 @@ dsmem::context open_context();
 void check(int ret, const dsmem::context &ctx, const std::string &doing);
 
 // A command's "KEYWORD VALUE" words (see class keywords), or a failure.
-keywords take_keywords(env &e, const std::vector<std::string_view> &words);
+keywords take_keywords(env &e, const std::vector<std::string_view> &words,
+			const std::vector<std::string_view> &flags = {});
 // The value of a keyword the command cannot do without; fails with
 // "missing WORD, try \"dsctl OBJECT help\"" when it is not given.
 const std::string &need(const keywords &kw, std::string_view word, const char *object);
@@ -132,6 +133,7 @@ extern const object version_object;
 extern const object monitor_object;
 extern const object stat_object;
 extern const object node_object;
+extern const object key_object;
 extern const object peer_object;
 extern const object segment_object;
 extern const object rdm_object;

@@ -17,7 +17,7 @@ namespace {
 // Abbreviations go to the first object that fits: statistic stays "s".
 const object *const objects[] = {
 	&dev_object, &stat_object, &monitor_object, &version_object,
-	&node_object, &peer_object, &segment_object, &rdm_object,
+	&node_object, &peer_object, &segment_object, &rdm_object, &key_object,
 	&btree_object, &slope_object, &token_object, &cache_object, &sim_object, &ui_object,
 	&obj_object, &master_object,
 };
@@ -26,9 +26,9 @@ void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: dsctl [ OPTIONS ] OBJECT { COMMAND | help }\n"
-		"       dsctl [ -j [ -p ] ] { dev | node | peer | segment | slope | token |\n"
+		"       dsctl [ -j [ -p ] ] { dev | node | peer | segment | key | slope | token |\n"
 		"                             cache | obj | master | statistic | monitor | version }\n"
-		"where  OBJECT := { dev | node | peer | segment | rdm | btree | slope | token |\n"
+		"where  OBJECT := { dev | node | peer | segment | rdm | key | btree | slope | token |\n"
 		"                   cache | sim | ui | obj | master | statistic | monitor | version |\n"
 		"                   help }\n"
 		"       OPTIONS := { -V[ersion] | -j[son] | -p[retty] | -h[elp] }\n");
@@ -123,11 +123,12 @@ void check(int ret, const dsmem::context &ctx, const std::string &doing)
 		fail(dsmem::error{ret, ds_ctx_errmsg(ctx.get())}, doing);
 }
 
-keywords take_keywords(env &e, const std::vector<std::string_view> &words)
+keywords take_keywords(env &e, const std::vector<std::string_view> &words,
+			const std::vector<std::string_view> &flags)
 {
 	keywords kw;
 	std::string err;
-	if (!kw.parse(e.words, words, err))
+	if (!kw.parse(e.words, words, err, flags))
 		fail(err);
 	return kw;
 }

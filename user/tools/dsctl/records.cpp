@@ -180,6 +180,10 @@ record node_record(const ds_node_info &n)
 	r["port"] = n.port;
 	r["peers"] = n.peer_count;
 	r["segments"] = n.seg_count;
+	if (n.key[0])
+		r["key"] = n.key;
+	else
+		r["insecure"] = true;	// its peers are not authenticated
 	return r;
 }
 

@@ -21,6 +21,12 @@ extern "C" {
 #define DS_LIB_ABI_VERSION	1
 
 #define DS_NAME_MAX		64
+/* a key's name with its NUL; a key's secret, in bytes (DSMEM_KEY_*) */
+#define DS_KEY_NAME_MAX		32
+#define DS_KEY_MIN		16
+#define DS_KEY_MAX		64
+/* the key nodes prove unless told otherwise */
+#define DS_KEY_DEFAULT		"cluster"
 #define DS_DEV_PORTS_MAX	8
 
 struct ds_ctx;
@@ -77,7 +83,16 @@ struct ds_node_info {
 	uint32_t peer_count;
 	uint32_t seg_count;
 	uint32_t reserved1;
-	uint64_t reserved[4];
+	/* the key its peers prove; "": insecure (was reserved before 1.7) */
+	char key[DS_KEY_NAME_MAX];
+};
+
+/* A key of the caller's network namespace: its name, never the secret. */
+struct ds_key_info {
+	char name[DS_KEY_NAME_MAX];
+	uint32_t len;			/* bytes of the secret */
+	uint32_t reserved0;
+	uint64_t reserved[2];
 };
 
 #define DS_PEER_RSEGS_MAX	16
@@ -519,12 +534,34 @@ int ds_stats_reset(struct ds_ctx *ctx);
  * Nodes, peers and segments.  Adding and deleting needs CAP_NET_ADMIN.
  * Lists are freed with free().
  */
+/*
+ * A node whose connections are all authenticated with the key named
+ * DS_KEY_DEFAULT ("cluster"), which must have been added (ds_key_add):
+ * -ENOKEY if not.
+ */
 int ds_node_add(struct ds_ctx *ctx, uint32_t id, const char *dev,
 		uint16_t port);
+/*
+ * The same with the key named key; key NULL makes the node insecure, an
+ * explicit choice: any host that reaches its port may connect as any
+ * node id.
+ */
+int ds_node_add_keyed(struct ds_ctx *ctx, uint32_t id, const char *dev,
+		      uint16_t port, const char *key);
 int ds_node_del(struct ds_ctx *ctx, uint32_t id);
 int ds_node_get(struct ds_ctx *ctx, uint32_t id, struct ds_node_info *node);
 int ds_node_list(struct ds_ctx *ctx, struct ds_node_info **nodes,
 		 size_t *count);
+
+/*
+ * Keys of the caller's network namespace (CAP_NET_ADMIN to add or
+ * delete): len DS_KEY_MIN to DS_KEY_MAX bytes; replace non-zero replaces
+ * a key of the name.  The list is freed with free().
+ */
+int ds_key_add(struct ds_ctx *ctx, const char *name, const void *key,
+	       size_t len, int replace);
+int ds_key_del(struct ds_ctx *ctx, const char *name);
+int ds_key_list(struct ds_ctx *ctx, struct ds_key_info **keys, size_t *count);
 
 /* addr is a numeric IPv4 or IPv6 address; *peer_id may be NULL. */
 int ds_peer_add(struct ds_ctx *ctx, uint32_t node_id, const char *addr,

@@ -197,7 +197,24 @@ public:
 		return check(ds_node_add(get(), id, dev.c_str(), port));
 	}
 
+	// key empty: an insecure node, explicitly; node_add proves DS_KEY_DEFAULT
+	result<void> node_add_keyed(uint32_t id, const std::string &dev, uint16_t port,
+				    const std::string &key)
+	{
+		return check(ds_node_add_keyed(get(), id, dev.c_str(), port,
+					       key.empty() ? nullptr : key.c_str()));
+	}
+
 	result<void> node_del(uint32_t id) { return check(ds_node_del(get(), id)); }
+
+	// Keys: CAP_NET_ADMIN to add or delete; a list gives names, never secrets.
+	result<void> key_add(const std::string &name, const void *key, size_t len,
+			     bool replace = false)
+	{
+		return check(ds_key_add(get(), name.c_str(), key, len, replace));
+	}
+
+	result<void> key_del(const std::string &name) { return check(ds_key_del(get(), name.c_str())); }
 
 	result<ds_node_info> node(uint32_t id)
 	{
