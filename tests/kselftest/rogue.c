@@ -359,6 +359,14 @@ static int rogue_authenticate(struct rogue *r, const uint8_t *my_nonce, uint32_t
 		return 0;	/* asks for the handshake, never proves anything */
 	m.data = r->proof;
 	ret = rogue_send(r, &m);
+	/*
+	 * A node that reads a wrong proof closes at once, and its
+	 * disconnect may be seen before our send's completion: the proof
+	 * was delivered all the same, and what follows is the caller's to
+	 * judge (the connection is closed, nothing was served).
+	 */
+	if (ret == -ECONNRESET && auth->no_check)
+		ret = 0;
 	if (ret)
 		return ret;
 	r->proved = true;
