@@ -45,11 +45,14 @@ static struct netlink_range_validation dsmem_node_id_range = {
 	[DSMEM_ATTR_PEER_REMOTE_NODE] = \
 		NLA_POLICY_FULL_RANGE(NLA_U32, &dsmem_node_id_range)
 
+#define DSMEM_POL_NODE_ACCEPT \
+	[DSMEM_ATTR_NODE_ACCEPT] = NLA_POLICY_MAX(NLA_U8, DSMEM_ACCEPT_KEYED)
+
 #define DSMEM_POL_KEY_NAME \
 	[DSMEM_ATTR_KEY_NAME] = { .type = NLA_NUL_STRING, \
 				  .len = DSMEM_KEY_NAME_MAX - 1 }
 
-static const struct nla_policy dsmem_node_new_policy[DSMEM_ATTR_NODE_INSECURE + 1] = {
+static const struct nla_policy dsmem_node_new_policy[DSMEM_ATTR_NODE_ACCEPT + 1] = {
 	[DSMEM_ATTR_DEV_INDEX]	= { .type = NLA_U32 },
 	[DSMEM_ATTR_DEV_NAME]	= { .type = NLA_NUL_STRING,
 				    .len = IB_DEVICE_NAME_MAX - 1 },
@@ -58,6 +61,12 @@ static const struct nla_policy dsmem_node_new_policy[DSMEM_ATTR_NODE_INSECURE + 
 	[DSMEM_ATTR_NODE_KEY]	= { .type = NLA_NUL_STRING,
 				    .len = DSMEM_KEY_NAME_MAX - 1 },
 	[DSMEM_ATTR_NODE_INSECURE] = { .type = NLA_FLAG },
+	DSMEM_POL_NODE_ACCEPT,
+};
+
+static const struct nla_policy dsmem_node_set_policy[DSMEM_ATTR_NODE_ACCEPT + 1] = {
+	DSMEM_POL_NODE_ID,
+	DSMEM_POL_NODE_ACCEPT,
 };
 
 static const struct nla_policy dsmem_key_new_policy[DSMEM_ATTR_KEY_REPLACE + 1] = {
@@ -75,10 +84,12 @@ static const struct nla_policy dsmem_node_policy[DSMEM_ATTR_NODE_ID + 1] = {
 	DSMEM_POL_NODE_ID,
 };
 
-static const struct nla_policy dsmem_peer_new_policy[DSMEM_ATTR_PEER_PORT + 1] = {
+static const struct nla_policy dsmem_peer_new_policy[DSMEM_ATTR_PEER_LISTEN + 1] = {
 	DSMEM_POL_NODE_ID,
 	[DSMEM_ATTR_PEER_ADDR]	= NLA_POLICY_MIN_LEN(4),
 	[DSMEM_ATTR_PEER_PORT]	= NLA_POLICY_MIN(NLA_U16, 1),
+	DSMEM_POL_REMOTE_NODE,
+	[DSMEM_ATTR_PEER_LISTEN] = { .type = NLA_FLAG },
 };
 
 static const struct nla_policy dsmem_peer_policy[DSMEM_ATTR_PEER_ID + 1] = {
@@ -598,6 +609,13 @@ static const struct genl_ops dsmem_nl_ops[] = {
 		.dumpit	= dsmem_nl_node_get_dumpit,
 		.policy	= dsmem_node_policy,
 		.maxattr = ARRAY_SIZE(dsmem_node_policy) - 1,
+	},
+	{
+		.cmd	= DSMEM_CMD_NODE_SET,
+		.doit	= dsmem_nl_node_set,
+		.policy	= dsmem_node_set_policy,
+		.maxattr = ARRAY_SIZE(dsmem_node_set_policy) - 1,
+		.flags	= GENL_ADMIN_PERM,
 	},
 	{
 		.cmd	= DSMEM_CMD_PEER_NEW,

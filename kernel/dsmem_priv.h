@@ -68,9 +68,14 @@
  */
 #define DSMEM_UNAUTH_MAX	16
 #define DSMEM_AUTH_TIMEOUT_MS	5000
-/* reconnect backoff, doubling from min to max */
+/*
+ * reconnect backoff, doubling from min to max; to at most REFUSED_MAX
+ * while the other end refuses the connect: it is most likely being told
+ * about this node right now, and a refusal costs it nothing
+ */
 #define DSMEM_BACKOFF_MIN_MS	100
 #define DSMEM_BACKOFF_MAX_MS	5000
+#define DSMEM_BACKOFF_REFUSED_MAX_MS	1000
 /* largest memory chunk of a segment: order 9 is 2 MiB with 4 KiB pages */
 #define DSMEM_SEG_CHUNK_ORDER_MAX	9
 /* token cache: maintenance (idle demotion, aging, adaptation) period */
@@ -121,6 +126,9 @@ enum dsmem_stat {
 	DSMEM_STAT_CONN_REJECTED,
 	DSMEM_STAT_CONN_IO_TIMEOUT,
 	DSMEM_STAT_CONN_POOL_FULL,
+	DSMEM_STAT_CONN_UNKNOWN_PEER,
+	DSMEM_STAT_CONN_ID_IN_USE,
+	DSMEM_STAT_CONN_WRONG_NODE,
 	DSMEM_STAT_AUTH_OK,
 	DSMEM_STAT_AUTH_FAILED,
 	DSMEM_STAT_AUTH_MISMATCH,
@@ -231,6 +239,7 @@ struct dsmem_node {
 	u32 next_peer;
 	/* the key its peers prove; "": insecure (set at creation) */
 	char key[DSMEM_KEY_NAME_MAX];
+	u8 accept;			/* enum dsmem_accept, dsmem_rdm_lock */
 	atomic_t unauth;		/* connections not yet authenticated */
 	struct list_head files;		/* attached dsmem_file, file_lock */
 	spinlock_t file_lock;
@@ -241,9 +250,11 @@ struct dsmem_peer {
 	struct rcu_head rcu;		/* the data path looks peers up in RCU */
 	struct dsmem_node *node;	/* counted */
 	u32 id;
-	bool passive;
+	bool passive;			/* made by a connection, gone with it */
+	bool listen;			/* admitted when it connects, not dialled */
+	u32 expect_node;		/* the id it must have; 0: any */
 	struct kref ref;
-	struct sockaddr_storage addr;	/* with the port */
+	struct sockaddr_storage addr;	/* with the port (0 for listen) */
 	spinlock_t lock;		/* the fields below */
 	u8 state;			/* enum dsmem_peer_state */
 	bool deleted;
@@ -294,6 +305,7 @@ struct dsmem_conn {
 	struct ib_qp *qp;
 	u32 max_sge;
 	u32 remote_node;		/* known once connected */
+	bool passive;			/* the other end connected to us */
 	bool established;		/* the QP reached RTS: drain it */
 	bool was_up;
 	/*
@@ -411,7 +423,7 @@ struct dsmem_node *dsmem_node_find(u32 id, struct net *net);
 struct dsmem_node *dsmem_node_get(u32 id, struct net *net);
 void dsmem_node_put(struct dsmem_node *node);
 int dsmem_node_create(u32 id, struct dsmem_device *sdev, u16 port,
-		      const char *key, struct net *net,
+		      const char *key, u8 accept, struct net *net,
 		      struct netlink_ext_ack *extack);
 int dsmem_node_destroy(u32 id, struct net *net,
 		       struct netlink_ext_ack *extack);
@@ -422,6 +434,8 @@ struct dsmem_peer *dsmem_peer_create(struct dsmem_node *node,
 				     const struct sockaddr_storage *addr,
 				     bool passive);
 u16 dsmem_sockaddr_port(const struct sockaddr_storage *ss);
+bool dsmem_sockaddr_same_host(const struct sockaddr_storage *a,
+			      const struct sockaddr_storage *b);
 void dsmem_peer_put(struct dsmem_peer *peer);
 void dsmem_peer_delete(struct dsmem_peer *peer);
 void dsmem_peer_start(struct dsmem_peer *peer);
@@ -513,6 +527,7 @@ int dsmem_nl_node_new(struct sk_buff *skb, struct genl_info *info);
 int dsmem_nl_node_del(struct sk_buff *skb, struct genl_info *info);
 int dsmem_nl_node_get_doit(struct sk_buff *skb, struct genl_info *info);
 int dsmem_nl_node_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
+int dsmem_nl_node_set(struct sk_buff *skb, struct genl_info *info);
 int dsmem_nl_peer_new(struct sk_buff *skb, struct genl_info *info);
 int dsmem_nl_peer_del(struct sk_buff *skb, struct genl_info *info);
 int dsmem_nl_peer_get_doit(struct sk_buff *skb, struct genl_info *info);

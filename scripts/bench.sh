@@ -97,7 +97,8 @@ bench_rdm() {
 	seg=$("$ctl" -j segment add node 2 size 64M |
 	      python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["addr"])')
 	"$ctl" segment grant node 2 seg 1 to 1 perm rw
-	"$ctl" peer add node 1 addr "$DSMEM_LOCAL_ADDR" port 7472 >/dev/null
+	"$ctl" peer add node 2 addr "$DSMEM_LOCAL_ADDR" remote 1 listen >/dev/null
+	"$ctl" peer add node 1 addr "$DSMEM_LOCAL_ADDR" port 7472 remote 2 >/dev/null
 	for ((i = 0; i < 100; i++)); do
 		"$ctl" peer show node 1 | grep -q remote_seg && break
 		sleep 0.1
@@ -120,8 +121,8 @@ bench_rdm() {
 	"$ctl" node del id 2
 }
 
-# Nodes 1 and 2 on rxe0, node 1 connected to node 2 (which sees it as a
-# passive peer): slope_bench migrates from 1 to 2.  Its prefill pushes 4
+# Nodes 1 and 2 on rxe0, node 1 connected to node 2 (which admits it, a
+# listen peer): slope_bench migrates from 1 to 2.  Its prefill pushes 4
 # KiB pages to the destination, so its bandwidth is set against
 # ib_write_bw of 4 KiB messages; both in MiB/s (perftest's "MB/sec" is
 # 2^20 bytes).
@@ -129,7 +130,8 @@ bench_slope() {
 	local ctl=$dsctl out ours ref i
 	"$ctl" node add id 1 dev rxe0 port 7471
 	"$ctl" node add id 2 dev rxe0 port 7472
-	"$ctl" peer add node 1 addr "$DSMEM_LOCAL_ADDR" port 7472 >/dev/null
+	"$ctl" peer add node 2 addr "$DSMEM_LOCAL_ADDR" remote 1 listen >/dev/null
+	"$ctl" peer add node 1 addr "$DSMEM_LOCAL_ADDR" port 7472 remote 2 >/dev/null
 	for ((i = 0; i < 100; i++)); do
 		[ "$("$ctl" -j peer show | json_get 'sum(p["state"] == "up" for p in d)')" -ge 2 ] && break
 		sleep 0.1
@@ -163,8 +165,10 @@ bench_btree() {
 		"$ctl" segment grant node $n seg "$seg" to 4 perm rw
 	done
 	for n in 1 4; do
-		"$ctl" peer add node $n addr "$DSMEM_LOCAL_ADDR" port 7472 >/dev/null
-		"$ctl" peer add node $n addr "$DSMEM_LOCAL_ADDR" port 7473 >/dev/null
+		"$ctl" peer add node 2 addr "$DSMEM_LOCAL_ADDR" remote $n listen >/dev/null
+		"$ctl" peer add node 3 addr "$DSMEM_LOCAL_ADDR" remote $n listen >/dev/null
+		"$ctl" peer add node $n addr "$DSMEM_LOCAL_ADDR" port 7472 remote 2 >/dev/null
+		"$ctl" peer add node $n addr "$DSMEM_LOCAL_ADDR" port 7473 remote 3 >/dev/null
 	done
 	# both compute nodes hold the three grants before any tree is made
 	for ((i = 0; i < 200; i++)); do

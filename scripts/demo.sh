@@ -66,8 +66,10 @@ step "node 1 and node 2, each listening on its own port" \
 step "node 2 reserves 64 MiB and grants it to node 1" \
 	"$dsctl" segment add node 2 size 64M
 "$dsctl" segment grant node 2 seg 1 to 1 perm rw
-step "node 1 connects to node 2 (rdma_cm, RC QP)" \
-	"$dsctl" peer add node 1 addr "$DSMEM_LOCAL_ADDR" port 7472
+step "node 2 admits node 1 from its address: a node accepts only the peers it was told about" \
+	"$dsctl" peer add node 2 addr "$DSMEM_LOCAL_ADDR" remote 1 listen
+step "node 1 connects to node 2 (rdma_cm, RC QP), and proves the key" \
+	"$dsctl" peer add node 1 addr "$DSMEM_LOCAL_ADDR" port 7472 remote 2
 for ((i = 0; i < 100; i++)); do
 	"$dsctl" peer show node 1 | grep -q remote_seg && break
 	sleep 0.1
@@ -106,8 +108,9 @@ for n in 2 3; do
 	segs=$segs${segs:+,}$(python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["addr"])' <<<"$json")
 	"$dsctl" segment grant node $n seg "$seg" to 1 perm rw
 done
-step "node 1 connects to node 3 too" \
-	"$dsctl" peer add node 1 addr "$DSMEM_LOCAL_ADDR" port 7473
+"$dsctl" peer add node 3 addr "$DSMEM_LOCAL_ADDR" remote 1 listen >/dev/null
+step "node 1 connects to node 3 too (which admits it likewise)" \
+	"$dsctl" peer add node 1 addr "$DSMEM_LOCAL_ADDR" port 7473 remote 3
 for ((i = 0; i < 100; i++)); do
 	[ "$("$dsctl" peer show node 1 | grep -c remote_seg)" -ge 3 ] && break
 	sleep 0.1

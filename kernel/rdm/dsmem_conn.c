@@ -18,6 +18,7 @@
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/sched/signal.h>
+#include <net/ipv6.h>
 
 #include "../dsmem_priv.h"
 
@@ -241,6 +242,22 @@ static int dsmem_node_check_flags(const struct dsmem_node *node,
 	return -EKEYREJECTED;
 }
 
+/*
+ * Whether the node at the other end is the one the peer was added for:
+ * a peer that answers with another id is refused, as a node that is not
+ * the one the administrator meant.
+ */
+static int dsmem_conn_check_node(struct dsmem_peer *peer, u32 remote)
+{
+	if (!peer->expect_node || peer->expect_node == remote)
+		return 0;
+	dsmem_stat_inc(DSMEM_STAT_CONN_WRONG_NODE);
+	pr_notice_ratelimited("node %u: peer %u answered as node %u, not node %u\n",
+			      peer->node->id, peer->id, remote,
+			      peer->expect_node);
+	return -EPROTO;
+}
+
 static void dsmem_conn_param(struct dsmem_conn *conn,
 			     struct rdma_conn_param *p, struct dsmem_wire_cm *cm,
 			     u32 dst_node)
@@ -386,7 +403,7 @@ static void dsmem_conn_unauth_done(struct dsmem_conn *conn)
 static void dsmem_conn_auth_info(const struct dsmem_conn *conn, u8 role,
 				 struct dsmem_wire_auth_info *a)
 {
-	bool passive = conn->peer->passive;
+	bool passive = conn->passive;
 	u32 self = conn->peer->node->id, qpn = conn->qp->qp_num;
 
 	a->role = role;
@@ -411,7 +428,7 @@ static int dsmem_conn_authenticate(struct dsmem_conn *conn)
 	int ret;
 
 	if (!conn->auth_sent) {
-		dsmem_conn_auth_info(conn, conn->peer->passive, &a);
+		dsmem_conn_auth_info(conn, conn->passive, &a);
 		ret = dsmem_auth_proof(node->net, node->key, &a, proof);
 		if (!ret)
 			ret = dsmem_msg_send_auth(conn, proof);
@@ -424,7 +441,7 @@ static int dsmem_conn_authenticate(struct dsmem_conn *conn)
 	spin_unlock_bh(&conn->lock);
 	if (!got)
 		return -EAGAIN;
-	dsmem_conn_auth_info(conn, !conn->peer->passive, &a);
+	dsmem_conn_auth_info(conn, !conn->passive, &a);
 	ret = dsmem_auth_proof(node->net, node->key, &a, proof);
 	if (ret)
 		return ret;
@@ -642,11 +659,14 @@ static void dsmem_conn_release_work(struct work_struct *work)
 		peer->conn = NULL;
 		drop_peer_ref = true;
 	}
-	if (!peer->passive && !peer->deleted) {
+	if (!peer->passive && !peer->listen && !peer->deleted) {
 		reconnect = true;
 		delay = peer->backoff_ms;
 		peer->backoff_ms = min(peer->backoff_ms * 2,
+				       conn->close_err == -ECONNREFUSED ?
+				       (unsigned int)DSMEM_BACKOFF_REFUSED_MAX_MS :
 				       (unsigned int)DSMEM_BACKOFF_MAX_MS);
+		delay = min(delay, peer->backoff_ms);
 	}
 	spin_unlock_bh(&peer->lock);
 
@@ -724,12 +744,15 @@ int dsmem_conn_cm_event(struct dsmem_conn *conn, struct rdma_cm_event *ev)
 		ret = dsmem_conn_connect(conn);
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
-		if (!conn->peer->passive) {
+		if (!conn->passive) {
 			ret = dsmem_wire_cm_decode(ev->param.conn.private_data,
 						   ev->param.conn.private_data_len,
 						   &info);
 			if (!ret && info.dst_node != conn->peer->node->id)
 				ret = -EPROTO;
+			if (!ret)
+				ret = dsmem_conn_check_node(conn->peer,
+							    info.src_node);
 			if (!ret)
 				ret = dsmem_node_check_flags(conn->peer->node,
 							     &info);
@@ -809,7 +832,9 @@ struct dsmem_peer *dsmem_peer_create(struct dsmem_node *node,
 
 void dsmem_peer_start(struct dsmem_peer *peer)
 {
-	queue_delayed_work(dsmem_wq, &peer->connect_work, 0);
+	/* a listen peer waits for its connection */
+	if (!peer->listen)
+		queue_delayed_work(dsmem_wq, &peer->connect_work, 0);
 }
 
 static void dsmem_peer_connect_work(struct work_struct *work)
@@ -900,6 +925,86 @@ u16 dsmem_sockaddr_port(const struct sockaddr_storage *ss)
 	return 0;
 }
 
+static bool dsmem_sockaddr_v4(const struct sockaddr_storage *ss, __be32 *v4)
+{
+	const struct sockaddr_in6 *s6 = (const void *)ss;
+
+	if (ss->ss_family == AF_INET) {
+		*v4 = ((const struct sockaddr_in *)ss)->sin_addr.s_addr;
+		return true;
+	}
+	if (ss->ss_family == AF_INET6 && ipv6_addr_v4mapped(&s6->sin6_addr)) {
+		*v4 = s6->sin6_addr.s6_addr32[3];
+		return true;
+	}
+	return false;
+}
+
+/* The same host, whatever the ports (an IPv4-mapped IPv6 address is IPv4). */
+bool dsmem_sockaddr_same_host(const struct sockaddr_storage *a,
+			      const struct sockaddr_storage *b)
+{
+	__be32 a4, b4;
+	bool v4a = dsmem_sockaddr_v4(a, &a4), v4b = dsmem_sockaddr_v4(b, &b4);
+
+	if (v4a || v4b)
+		return v4a && v4b && a4 == b4;
+	return a->ss_family == AF_INET6 && b->ss_family == AF_INET6 &&
+	       ipv6_addr_equal(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr);
+}
+
+/*
+ * Admission, at connect time and before anything is made for it: a node
+ * admits the peers it was told about (their address, and their id when
+ * it was given), or anyone when it accepts keyed connections -- who then
+ * still has to prove the key; never an id that is up from another
+ * address.  Returns the listen peer waiting for this connection, NULL
+ * when a passive peer is to be made for it, or an error.
+ */
+static struct dsmem_peer *dsmem_conn_admit(struct dsmem_node *node,
+					   const struct sockaddr_storage *addr,
+					   u32 src)
+{
+	struct dsmem_peer *peer, *waiting = NULL;
+	bool known = false, in_use, idle;
+	unsigned long i;
+	u32 remote;
+
+	lockdep_assert_held(&dsmem_rdm_lock);
+
+	xa_for_each(&node->peers, i, peer) {
+		bool here = dsmem_sockaddr_same_host(&peer->addr, addr);
+
+		spin_lock_bh(&peer->lock);
+		remote = peer->remote_node;
+		idle = !peer->conn;
+		in_use = peer->conn && remote == src &&
+			 READ_ONCE(peer->conn->state) == DSMEM_CONN_UP;
+		spin_unlock_bh(&peer->lock);
+		if (in_use && !here) {
+			dsmem_stat_inc(DSMEM_STAT_CONN_ID_IN_USE);
+			pr_notice_ratelimited("node %u: node %u is connected from another address, refusing %pISc\n",
+					      node->id, src, addr);
+			return ERR_PTR(-EADDRINUSE);
+		}
+		if (peer->passive || !here)
+			continue;
+		if (peer->expect_node ? peer->expect_node != src :
+		    remote && remote != src)
+			continue;
+		known = true;
+		if (peer->listen && idle && !waiting)
+			waiting = peer;
+	}
+	if (waiting || known || node->accept == DSMEM_ACCEPT_KEYED)
+		return waiting;
+	dsmem_stat_inc(DSMEM_STAT_CONN_UNKNOWN_PEER);
+	pr_notice_ratelimited("node %u: node %u at %pISc is no peer of this node, refusing it\n",
+			      node->id, src, addr);
+	return ERR_PTR(-EACCES);
+}
+
 /*
  * A CONNECT_REQUEST on a node's listener.  Runs under the new id's handler
  * lock; a non-zero return makes rdma_cm reject and destroy the id, so
@@ -945,7 +1050,9 @@ int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 		ret = -ENODEV;
 		goto err_unlock;
 	}
-	peer = dsmem_peer_create(node, &addr, true);
+	peer = dsmem_conn_admit(node, &addr, info.src_node);
+	if (!peer)
+		peer = dsmem_peer_create(node, &addr, true);
 	if (IS_ERR(peer)) {
 		ret = PTR_ERR(peer);
 		goto err_unlock;
@@ -955,9 +1062,12 @@ int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 		ret = -ENOMEM;
 		goto err_unlink_peer;
 	}
+	conn->passive = true;
 	conn->cm_id = id;
 	conn->remote_node = info.src_node;
+	spin_lock_bh(&peer->lock);
 	peer->remote_node = info.src_node;
+	spin_unlock_bh(&peer->lock);
 	memcpy(conn->peer_nonce, info.nonce, sizeof(conn->peer_nonce));
 	conn->remote_qpn = ev->param.conn.qp_num;
 	/* its pool slot: given back when it is up, or by its release */
@@ -987,12 +1097,16 @@ int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 				      ev->param.conn.responder_resources);
 	param.responder_resources = min_t(u8, param.responder_resources,
 					  ev->param.conn.initiator_depth);
+	spin_lock_bh(&peer->lock);
 	peer->conn = conn;	/* the allocation's reference */
+	peer->state = DSMEM_PEER_CONNECTING;
+	spin_unlock_bh(&peer->lock);
 	ret = rdma_accept(id, &param);
 	if (!ret)
 		dsmem_conn_deadline_start(conn);
 	mutex_unlock(&dsmem_rdm_lock);
-	dsmem_nl_notify_peer(peer, DSMEM_CMD_PEER_NEW);
+	dsmem_nl_notify_peer(peer, peer->passive ? DSMEM_CMD_PEER_NEW :
+				   DSMEM_CMD_PEER_STATE);
 	/*
 	 * A failed accept moves the QP to error, whose flushed receives
 	 * close the connection: from here on the release owns the QP and
@@ -1010,8 +1124,10 @@ err_put_conn:
 	clear_bit(DSMEM_CONN_F_UNAUTH, &conn->flags);
 	dsmem_conn_put(conn);
 err_unlink_peer:
-	xa_erase(&node->peers, peer->id);
-	dsmem_peer_put(peer);
+	if (peer->passive) {
+		xa_erase(&node->peers, peer->id);
+		dsmem_peer_put(peer);
+	}
 err_unlock:
 	mutex_unlock(&dsmem_rdm_lock);
 	atomic_dec(&node->unauth);

@@ -96,7 +96,7 @@ static int dsmem_node_listen(struct dsmem_node *node)
 }
 
 int dsmem_node_create(u32 id, struct dsmem_device *sdev, u16 port,
-		      const char *key, struct net *net,
+		      const char *key, u8 accept, struct net *net,
 		      struct netlink_ext_ack *extack)
 {
 	struct dsmem_node *node;
@@ -128,6 +128,7 @@ int dsmem_node_create(u32 id, struct dsmem_device *sdev, u16 port,
 	node->sdev = sdev;
 	if (key)
 		strscpy(node->key, key, sizeof(node->key));
+	node->accept = accept;
 	atomic_set(&node->unauth, 0);
 	node->net = get_net(net);
 	kref_init(&node->ref);

@@ -57,6 +57,8 @@ static int dsmem_nl_fill_node(struct sk_buff *skb, struct dsmem_node *node,
 		    nla_put_string(skb, DSMEM_ATTR_NODE_KEY, node->key) :
 		    nla_put_flag(skb, DSMEM_ATTR_NODE_INSECURE))
 			goto err_cancel;
+		if (nla_put_u8(skb, DSMEM_ATTR_NODE_ACCEPT, node->accept))
+			goto err_cancel;
 	}
 	genlmsg_end(skb, hdr);
 	return 0;
@@ -133,6 +135,7 @@ static int dsmem_nl_fill_peer(struct sk_buff *skb, struct dsmem_peer *peer,
 			dsmem_sockaddr_port(&peer->addr)) ||
 	    nla_put_u8(skb, DSMEM_ATTR_PEER_STATE, state) ||
 	    nla_put_u8(skb, DSMEM_ATTR_PEER_PASSIVE, peer->passive) ||
+	    (peer->listen && nla_put_flag(skb, DSMEM_ATTR_PEER_LISTEN)) ||
 	    nla_put_u32(skb, DSMEM_ATTR_PEER_CONNECTS, connects) ||
 	    nla_put_u32(skb, DSMEM_ATTR_PEER_ERRNO, err) ||
 	    (remote && nla_put_u32(skb, DSMEM_ATTR_PEER_REMOTE_NODE, remote)) ||
@@ -294,8 +297,25 @@ static void *dsmem_nl_lookup(struct genl_info *info, enum dsmem_nl_obj kind)
 	return ERR_PTR(-ENOENT);
 }
 
+/* NODE_ACCEPT, checked against the node's key (insecure: "") */
+static int dsmem_nl_accept(struct genl_info *info, const char *key, u8 *accept)
+{
+	struct nlattr *a = info->attrs[DSMEM_ATTR_NODE_ACCEPT];
+
+	if (!a)
+		return 0;
+	*accept = nla_get_u8(a);
+	if (*accept == DSMEM_ACCEPT_KEYED && !key[0]) {
+		NL_SET_ERR_MSG_ATTR(info->extack, a,
+				    "an insecure node accepts only its peers: keyed acceptance needs a key");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int dsmem_nl_node_new(struct sk_buff *skb, struct genl_info *info)
 {
+	u8 accept = DSMEM_ACCEPT_PEERS;
 	const char *key = NULL;
 	struct dsmem_device *sdev;
 	int ret;
@@ -319,6 +339,9 @@ int dsmem_nl_node_new(struct sk_buff *skb, struct genl_info *info)
 			return -ENOKEY;
 		}
 	}
+	ret = dsmem_nl_accept(info, key ? key : "", &accept);
+	if (ret)
+		return ret;
 
 	mutex_lock(&dsmem_rdm_lock);
 	mutex_lock(&dsmem_devs_lock);
@@ -335,7 +358,34 @@ int dsmem_nl_node_new(struct sk_buff *skb, struct genl_info *info)
 	ret = dsmem_node_create(nla_get_u32(info->attrs[DSMEM_ATTR_NODE_ID]),
 				sdev,
 				nla_get_u16(info->attrs[DSMEM_ATTR_NODE_PORT]),
-				key, genl_info_net(info), info->extack);
+				key, accept, genl_info_net(info), info->extack);
+out:
+	mutex_unlock(&dsmem_rdm_lock);
+	return ret;
+}
+
+/* Admission changes apply to the next connect; connections stay. */
+int dsmem_nl_node_set(struct sk_buff *skb, struct genl_info *info)
+{
+	struct dsmem_node *node;
+	u8 accept;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_NODE_ACCEPT))
+		return -EINVAL;
+	mutex_lock(&dsmem_rdm_lock);
+	node = dsmem_nl_node(info);
+	if (IS_ERR(node)) {
+		ret = PTR_ERR(node);
+		goto out;
+	}
+	ret = dsmem_nl_accept(info, node->key, &accept);
+	if (!ret && node->accept != accept) {
+		node->accept = accept;
+		pr_info("node %u: accepts %s\n", node->id,
+			accept == DSMEM_ACCEPT_KEYED ?
+			"any address that proves its key" : "its peers only");
+	}
 out:
 	mutex_unlock(&dsmem_rdm_lock);
 	return ret;
@@ -445,13 +495,35 @@ int dsmem_nl_peer_new(struct sk_buff *skb, struct genl_info *info)
 	struct dsmem_node *node;
 	struct dsmem_peer *peer;
 	struct sk_buff *msg;
+	u32 expect = 0;
+	bool listen;
 	u16 port;
 	int ret;
 
-	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_PEER_ADDR) ||
-	    GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_PEER_PORT))
+	listen = nla_get_flag(info->attrs[DSMEM_ATTR_PEER_LISTEN]);
+	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_PEER_ADDR))
 		return -EINVAL;
-	port = nla_get_u16(info->attrs[DSMEM_ATTR_PEER_PORT]);
+	/* one that connects to us is known by its id, and has no port */
+	if (listen) {
+		if (!info->attrs[DSMEM_ATTR_PEER_REMOTE_NODE]) {
+			NL_SET_ERR_ATTR_MISS(info->extack, NULL,
+					     DSMEM_ATTR_PEER_REMOTE_NODE);
+			NL_SET_ERR_MSG(info->extack,
+				       "a listen peer names the node it admits (peer-remote-node)");
+			return -EINVAL;
+		}
+		if (info->attrs[DSMEM_ATTR_PEER_PORT]) {
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    info->attrs[DSMEM_ATTR_PEER_PORT],
+					    "a listen peer is not dialled: it has no port");
+			return -EINVAL;
+		}
+	} else if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_PEER_PORT)) {
+		return -EINVAL;
+	}
+	if (info->attrs[DSMEM_ATTR_PEER_REMOTE_NODE])
+		expect = nla_get_u32(info->attrs[DSMEM_ATTR_PEER_REMOTE_NODE]);
+	port = listen ? 0 : nla_get_u16(info->attrs[DSMEM_ATTR_PEER_PORT]);
 	ret = dsmem_nl_sockaddr(info, &ss, port);
 	if (ret)
 		return ret;
@@ -471,6 +543,12 @@ int dsmem_nl_peer_new(struct sk_buff *skb, struct genl_info *info)
 		NL_SET_ERR_MSG(info->extack, "the node has all the peers it may have");
 		goto err_unlock;
 	}
+	/* nobody sees it before the lock is dropped */
+	peer->listen = listen;
+	peer->expect_node = expect;
+	peer->remote_node = expect;
+	if (listen)
+		peer->state = DSMEM_PEER_DOWN;
 	kref_get(&peer->ref);
 	mutex_unlock(&dsmem_rdm_lock);
 

@@ -63,12 +63,15 @@ static int bench_connect(int argc, char **argv)
 		ret = ds_node_add_keyed(ctx, 21, "rxe0", 7521, key);
 	if (!ret)
 		ret = ds_node_add_keyed(ctx, 22, "rxe0", 7522, key);
+	/* node 22 admits node 21 from its address, as any node its peers */
+	if (!ret)
+		ret = ds_peer_add_id(ctx, 22, argv[3], 0, 21, DS_PEER_LISTEN, NULL);
 	for (unsigned long i = 0; !ret && i < iters; i++) {
 		struct ds_peer_info p = { 0 };
 		uint32_t peer;
 
 		t0 = now_us();
-		ret = ds_peer_add(ctx, 21, argv[3], 7522, &peer);
+		ret = ds_peer_add_id(ctx, 21, argv[3], 7522, 22, 0, &peer);
 		while (!ret && p.state != DS_PEER_UP && now_us() - t0 < 10e6) {
 			ret = ds_peer_get(ctx, 21, peer, &p);
 			if (!ret && p.state != DS_PEER_UP)
@@ -79,7 +82,7 @@ static int bench_connect(int argc, char **argv)
 			ret = -ETIMEDOUT;
 		if (!ret)
 			ret = ds_peer_del(ctx, 21, peer);
-		/* the passive end goes with its connection */
+		/* node 22's end is free again once the connection is gone */
 		usleep(20000);
 	}
 	ds_node_del(ctx, 21);

@@ -163,8 +163,8 @@ FIXTURE_SETUP(bt)
 	}
 	for (int c = 0; c < 2; c++)
 		for (int m = 0; m < 2; m++) {
-			ASSERT_EQ(0, ds_peer_add(self->ctx, 1 + c, addr, PORT_BASE + 3 + m,
-						 &self->peer[c][m]))
+			ASSERT_EQ(0, test_peer_add(self->ctx, 1 + c, addr, PORT_BASE + 3 + m,
+						   3 + m, &self->peer[c][m]))
 				TH_LOG("%s", ds_ctx_errmsg(self->ctx));
 			self->rsegs[c][m] = 1;
 		}

@@ -223,7 +223,7 @@ FIXTURE_SETUP(live)
 	ASSERT_EQ(0, ds_seg_add(self->ctx, 2, 4 << 20, -1, DS_TRANSLATE_SEGMENT, &s));
 	self->seg = s.addr;
 	ASSERT_EQ(0, ds_seg_grant(self->ctx, 2, s.id, 1, DSMEM_PERM_ALL));
-	ASSERT_EQ(0, ds_peer_add(self->ctx, 1, addr, PORT_BASE + 2, &self->peer));
+	ASSERT_EQ(0, test_peer_add(self->ctx, 1, addr, PORT_BASE + 2, 2, &self->peer));
 	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, self->peer, 1));
 }
 

@@ -476,4 +476,73 @@ TEST_F_TIMEOUT(nl, keys_are_checked_admin_only_and_never_read_back, 120)
 	EXPECT_EQ(-ENOENT, ds_key_del(self->ctx, name));
 }
 
+/*
+ * Admission, as the kernel checks it (the library refuses some first):
+ * a listen peer names its node and has no port; keyed admission needs a
+ * keyed node; the policy's range; and it is reported.
+ */
+TEST_F(nl, admission_attributes_are_checked)
+{
+	struct ds_node_info ni;
+	struct nl_msg *m;
+	uint32_t ip = htonl(0x0a630001);
+
+	ASSERT_EQ(0, test_node_add(self->ctx, 41, "rxe0", 7441));
+	ASSERT_EQ(0, ds_node_add_keyed(self->ctx, 42, "rxe0", 7442, NULL));
+
+	m = raw_msg(&self->raw, DSMEM_CMD_PEER_NEW);
+	nla_put_u32(m, DSMEM_ATTR_NODE_ID, 41);
+	nla_put(m, DSMEM_ATTR_PEER_ADDR, 4, &ip);
+	nla_put_flag(m, DSMEM_ATTR_PEER_LISTEN);
+	EXPECT_EQ(-EINVAL, raw_send(&self->raw, m, self->text, sizeof(self->text)));
+	EXPECT_NE(0, strlen(self->text)) TH_LOG("no extack text");
+
+	m = raw_msg(&self->raw, DSMEM_CMD_PEER_NEW);
+	nla_put_u32(m, DSMEM_ATTR_NODE_ID, 41);
+	nla_put(m, DSMEM_ATTR_PEER_ADDR, 4, &ip);
+	nla_put_u16(m, DSMEM_ATTR_PEER_PORT, 7442);
+	nla_put_u32(m, DSMEM_ATTR_PEER_REMOTE_NODE, 42);
+	nla_put_flag(m, DSMEM_ATTR_PEER_LISTEN);
+	EXPECT_EQ(-EINVAL, raw_send(&self->raw, m, self->text, sizeof(self->text)));
+	EXPECT_NE(NULL, strstr(self->text, "no port")) TH_LOG("%s", self->text);
+
+	/* a dialled peer still needs its port */
+	m = raw_msg(&self->raw, DSMEM_CMD_PEER_NEW);
+	nla_put_u32(m, DSMEM_ATTR_NODE_ID, 41);
+	nla_put(m, DSMEM_ATTR_PEER_ADDR, 4, &ip);
+	nla_put_u32(m, DSMEM_ATTR_PEER_REMOTE_NODE, 42);
+	EXPECT_EQ(-EINVAL, raw_send(&self->raw, m, NULL, 0));
+
+	m = raw_msg(&self->raw, DSMEM_CMD_NODE_SET);
+	nla_put_u32(m, DSMEM_ATTR_NODE_ID, 41);
+	nla_put_u8(m, DSMEM_ATTR_NODE_ACCEPT, DSMEM_ACCEPT_KEYED + 1);
+	EXPECT_EQ(-ERANGE, raw_send(&self->raw, m, NULL, 0));
+	m = raw_msg(&self->raw, DSMEM_CMD_NODE_SET);
+	nla_put_u32(m, DSMEM_ATTR_NODE_ID, 41);
+	EXPECT_EQ(-EINVAL, raw_send(&self->raw, m, NULL, 0));
+	m = raw_msg(&self->raw, DSMEM_CMD_NODE_SET);
+	nla_put_u32(m, DSMEM_ATTR_NODE_ID, 42);
+	nla_put_u8(m, DSMEM_ATTR_NODE_ACCEPT, DSMEM_ACCEPT_KEYED);
+	EXPECT_EQ(-EINVAL, raw_send(&self->raw, m, self->text, sizeof(self->text)));
+	EXPECT_NE(NULL, strstr(self->text, "insecure")) TH_LOG("%s", self->text);
+
+	/* at creation too, and reported */
+	m = raw_msg(&self->raw, DSMEM_CMD_NODE_NEW);
+	nla_put_u32(m, DSMEM_ATTR_NODE_ID, 43);
+	nla_put_string(m, DSMEM_ATTR_DEV_NAME, "rxe0");
+	nla_put_u16(m, DSMEM_ATTR_NODE_PORT, 7443);
+	nla_put_string(m, DSMEM_ATTR_NODE_KEY, TEST_KEY_NAME);
+	nla_put_u8(m, DSMEM_ATTR_NODE_ACCEPT, DSMEM_ACCEPT_KEYED);
+	EXPECT_EQ(0, raw_send(&self->raw, m, NULL, 0));
+	ASSERT_EQ(0, ds_node_get(self->ctx, 43, &ni));
+	EXPECT_EQ(DS_ACCEPT_KEYED, ni.accept);
+	ASSERT_EQ(0, ds_node_set_accept(self->ctx, 43, DS_ACCEPT_PEERS));
+	ASSERT_EQ(0, ds_node_get(self->ctx, 43, &ni));
+	EXPECT_EQ(DS_ACCEPT_PEERS, ni.accept);
+
+	EXPECT_EQ(0, ds_node_del(self->ctx, 43));
+	EXPECT_EQ(0, ds_node_del(self->ctx, 42));
+	EXPECT_EQ(0, ds_node_del(self->ctx, 41));
+}
+
 TEST_HARNESS_MAIN

@@ -103,7 +103,7 @@ FIXTURE_SETUP(race)
 				DS_TRANSLATE_SEGMENT, &s));
 	self->seg = s.addr;
 	ASSERT_EQ(0, ds_seg_grant(self->ctx, 2, s.id, 1, DSMEM_PERM_ALL));
-	ASSERT_EQ(0, ds_peer_add(self->ctx, 1, addr, PORT_B, &self->peer))
+	ASSERT_EQ(0, test_peer_add(self->ctx, 1, addr, PORT_B, 2, &self->peer))
 		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
 	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, self->peer, 1));
 }
@@ -469,8 +469,8 @@ TEST_F_TIMEOUT(race, peer_lost_under_deep_batch, 180)
 			    d.result == -ENOTCONN)
 			TH_LOG("result %d", d.result);
 		lost += d.result != 0;
-		ASSERT_EQ(0, ds_peer_add(self->ctx, 1, addr, PORT_B,
-					 &self->peer));
+		ASSERT_EQ(0, test_peer_add(self->ctx, 1, addr, PORT_B, 2,
+					   &self->peer));
 		ASSERT_EQ(0, wait_rsegs(self->ctx, 1, self->peer, 1));
 		rounds++;
 	}

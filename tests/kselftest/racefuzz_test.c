@@ -580,7 +580,7 @@ static void spare_node_new(struct fz *f, struct ds_ctx *ctx)
 		return;
 	/* not waited for: the connection races the deletion */
 	ds_seg_grant(ctx, 2, f->seg_id, SPARE_NODE, DSMEM_PERM_ALL);
-	ds_peer_add(ctx, SPARE_NODE, f->addr, PORT_BASE + 2, NULL);
+	test_peer_add(ctx, SPARE_NODE, f->addr, PORT_BASE + 2, 2, NULL);
 }
 
 static void *control(void *arg)
@@ -775,7 +775,7 @@ FIXTURE_SETUP(rf)
 	self->seg = s.addr;
 	self->seg_id = s.id;
 	ASSERT_EQ(0, ds_seg_grant(self->ctx, 2, s.id, 1, DSMEM_PERM_ALL));
-	ASSERT_EQ(0, ds_peer_add(self->ctx, 1, addr, PORT_BASE + 2, &self->peer))
+	ASSERT_EQ(0, test_peer_add(self->ctx, 1, addr, PORT_BASE + 2, 2, &self->peer))
 		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
 	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, self->peer, 1));
 }
@@ -815,7 +815,7 @@ static void after_check(struct __test_metadata *_metadata, struct ds_ctx *ctx,
 	ASSERT_EQ(0, test_node_add(ctx, CHECK_B, "rxe0", PORT_BASE + CHECK_B));
 	ASSERT_EQ(0, ds_seg_add(ctx, CHECK_B, 1 << 20, -1, DS_TRANSLATE_SEGMENT, &s));
 	ASSERT_EQ(0, ds_seg_grant(ctx, CHECK_B, s.id, CHECK_A, DSMEM_PERM_ALL));
-	ASSERT_EQ(0, ds_peer_add(ctx, CHECK_A, addr, PORT_BASE + CHECK_B, &peer));
+	ASSERT_EQ(0, test_peer_add(ctx, CHECK_A, addr, PORT_BASE + CHECK_B, CHECK_B, &peer));
 	ASSERT_EQ(0, wait_rsegs(ctx, CHECK_A, peer, 1));
 	fd = attach_open(CHECK_A);
 	ASSERT_LE(0, fd);

@@ -25,6 +25,8 @@
 #define SEG_SIZE	(16u << 20)
 #define PORT_A		7471
 #define PORT_B		7472
+#define PORT_5		7475		/* nodes 5 and 6: admission */
+#define PORT_6		7476
 
 static void fill(uint8_t *p, size_t n, unsigned int seed)
 {
@@ -70,6 +72,8 @@ FIXTURE_SETUP(rdm)
 	ASSERT_EQ(0, test_node_add(self->ctx, 1, "rxe0", PORT_A))
 		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
 	ASSERT_EQ(0, test_node_add(self->ctx, 2, "rxe0", PORT_B));
+	/* node 2 admits whoever proves the key; admission_* test peers */
+	ASSERT_EQ(0, ds_node_set_accept(self->ctx, 2, DS_ACCEPT_KEYED));
 	ASSERT_EQ(0, ds_seg_add(self->ctx, 2, SEG_SIZE, -1, DS_TRANSLATE_SEGMENT, &s));
 	self->seg = s.addr;
 	ASSERT_EQ(0, ds_seg_add(self->ctx, 2, 1 << 20, -1, DS_TRANSLATE_SEGMENT, &s));
@@ -570,6 +574,116 @@ TEST_F_TIMEOUT(rdm, reconnects_after_loss, 120)
 	EXPECT_EQ(0, ds_read(self->x, self->seg, buf, sizeof(buf)));
 }
 
+/* The peer once it reached state (~15 s at most: callers check p). */
+static void peer_settle(struct ds_ctx *ctx, uint32_t node, uint32_t peer,
+			uint8_t state, struct ds_peer_info *p)
+{
+	for (int i = 0; i < 300; i++) {
+		memset(p, 0, sizeof(*p));
+		if (!ds_peer_get(ctx, node, peer, p) && p->state == state)
+			return;
+		usleep(50000);
+	}
+}
+
+/*
+ * Admission: node 5 accepts only the peers it was told about.  Node 6
+ * dialling it is refused at connect time (and counted) until node 5 is
+ * told about it; then it is admitted, as node 6 only; a dialled peer that
+ * answers as another node than the one it was added for is refused by
+ * the dialling side.
+ */
+TEST_F_TIMEOUT(rdm, admission_by_peer, 120)
+{
+	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
+	struct ds_peer_info p, *peers;
+	uint64_t unknown, wrong;
+	uint32_t peer, other, listen = 0;
+	size_t n;
+
+	ASSERT_EQ(0, test_node_add(self->ctx, 5, "rxe0", PORT_5));
+	ASSERT_EQ(0, test_node_add(self->ctx, 6, "rxe0", PORT_6));
+	unknown = stat_value(self->ctx, "conn_unknown_peer");
+	wrong = stat_value(self->ctx, "conn_wrong_node");
+
+	/* nobody told node 5 about node 6: refused before anything is made */
+	ASSERT_EQ(0, ds_peer_add_id(self->ctx, 6, addr, PORT_5, 5, 0, &peer));
+	peer_settle(self->ctx, 6, peer, DS_PEER_ERROR, &p);
+	EXPECT_EQ(DS_PEER_ERROR, p.state);
+	EXPECT_EQ(ECONNREFUSED, p.last_errno);
+	EXPECT_LT(unknown, stat_value(self->ctx, "conn_unknown_peer"));
+	ASSERT_EQ(0, ds_peer_list(self->ctx, 5, &peers, &n));
+	EXPECT_EQ(0, n);
+	free(peers);
+
+	/* told (a listen peer): node 6's next attempt is admitted */
+	ASSERT_EQ(0, ds_peer_add_id(self->ctx, 5, addr, 0, 6, DS_PEER_LISTEN, &listen));
+	peer_settle(self->ctx, 6, peer, DS_PEER_UP, &p);
+	ASSERT_EQ(DS_PEER_UP, p.state);
+	ASSERT_EQ(0, ds_peer_get(self->ctx, 5, listen, &p));
+	EXPECT_EQ(DS_PEER_UP, p.state);
+	EXPECT_EQ(1, p.listen);
+	EXPECT_EQ(0, p.passive);
+	EXPECT_EQ(6, p.remote_node);
+	EXPECT_EQ(0, p.port);
+	ASSERT_EQ(0, ds_peer_list(self->ctx, 5, &peers, &n));
+	EXPECT_EQ(1, n);	/* the connection is the listen peer's */
+	free(peers);
+
+	/* node 5 admits node 6, not node 1 from the same address */
+	unknown = stat_value(self->ctx, "conn_unknown_peer");
+	ASSERT_EQ(0, ds_peer_add(self->ctx, 1, addr, PORT_5, &other));
+	peer_settle(self->ctx, 1, other, DS_PEER_ERROR, &p);
+	EXPECT_EQ(DS_PEER_ERROR, p.state);
+	EXPECT_EQ(ECONNREFUSED, p.last_errno);
+	EXPECT_LT(unknown, stat_value(self->ctx, "conn_unknown_peer"));
+	ASSERT_EQ(0, ds_peer_del(self->ctx, 1, other));
+
+	/* node 6 added node 5's port as node 9's: node 5 is not node 9 */
+	ASSERT_EQ(0, ds_peer_add_id(self->ctx, 6, addr, PORT_5, 9, 0, &other));
+	peer_settle(self->ctx, 6, other, DS_PEER_ERROR, &p);
+	EXPECT_EQ(DS_PEER_ERROR, p.state);
+	EXPECT_EQ(EPROTO, p.last_errno);
+	EXPECT_LT(wrong, stat_value(self->ctx, "conn_wrong_node"));
+	ASSERT_EQ(0, ds_peer_del(self->ctx, 6, other));
+
+	/* without its listen peer node 6 is a stranger again */
+	ASSERT_EQ(0, ds_peer_del(self->ctx, 5, listen));
+	peer_settle(self->ctx, 6, peer, DS_PEER_ERROR, &p);
+	EXPECT_EQ(DS_PEER_ERROR, p.state);
+	EXPECT_EQ(ECONNREFUSED, p.last_errno);
+	ASSERT_EQ(0, ds_node_del(self->ctx, 6));
+	ASSERT_EQ(0, ds_node_del(self->ctx, 5));
+}
+
+/* What a node admits is set with checks; the library checks first too. */
+TEST_F(rdm, admission_is_checked)
+{
+	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
+	struct ds_node_info nd;
+	uint32_t id;
+
+	ASSERT_EQ(0, ds_node_get(self->ctx, 1, &nd));
+	EXPECT_EQ(DS_ACCEPT_PEERS, nd.accept);	/* the default */
+	ASSERT_EQ(0, ds_node_get(self->ctx, 2, &nd));
+	EXPECT_EQ(DS_ACCEPT_KEYED, nd.accept);
+	EXPECT_EQ(-ENOENT, ds_node_set_accept(self->ctx, 9, DS_ACCEPT_KEYED));
+	EXPECT_EQ(-EINVAL, ds_node_set_accept(self->ctx, 1, 7));
+	/* an insecure node has no key to accept strangers on */
+	ASSERT_EQ(0, ds_node_add_keyed(self->ctx, 5, "rxe0", PORT_5, NULL));
+	EXPECT_EQ(-EINVAL, ds_node_set_accept(self->ctx, 5, DS_ACCEPT_KEYED));
+	EXPECT_NE(NULL, strstr(ds_ctx_errmsg(self->ctx), "insecure"))
+		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+	ASSERT_EQ(0, ds_node_get(self->ctx, 5, &nd));
+	EXPECT_EQ(DS_ACCEPT_PEERS, nd.accept);
+	/* a listen peer is one node, and is not dialled */
+	EXPECT_EQ(-EINVAL, ds_peer_add_id(self->ctx, 1, addr, 0, 0, DS_PEER_LISTEN, &id));
+	EXPECT_EQ(-EINVAL, ds_peer_add_id(self->ctx, 1, addr, PORT_5, 5, DS_PEER_LISTEN, &id));
+	EXPECT_EQ(-EINVAL, ds_peer_add_id(self->ctx, 1, addr, PORT_5, 5, 0x80, &id));
+	EXPECT_EQ(-ERANGE, ds_peer_add_id(self->ctx, 1, addr, PORT_5, 70000, 0, &id));
+	ASSERT_EQ(0, ds_node_del(self->ctx, 5));
+}
+
 /* Node, peer and segment commands refuse what they cannot do. */
 TEST_F(rdm, control_errors)
 {
@@ -682,7 +796,7 @@ TEST_F_TIMEOUT(rdm, delete_while_reconnecting, 300)
 		ASSERT_EQ(0, tokens_left(self->ctx, 0)) TH_LOG("round %d", i);
 		ASSERT_EQ(0, test_node_add(self->ctx, 1, "rxe0", PORT_A));
 		ASSERT_EQ(0, test_node_add(self->ctx, 2, "rxe0", PORT_B));
-		ASSERT_EQ(0, ds_peer_add(self->ctx, 1, addr, PORT_B, &self->peer));
+		ASSERT_EQ(0, test_peer_add(self->ctx, 1, addr, PORT_B, 2, &self->peer));
 		for (int j = 0; j < 200; j++) {
 			if (!ds_peer_get(self->ctx, 1, self->peer, &p) &&
 			    p.state == DS_PEER_UP)

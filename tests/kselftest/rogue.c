@@ -419,8 +419,19 @@ int rogue_connect_auth(struct rogue **rp, const char *addr, uint16_t port, uint3
 	ret = -EIO;
 	if (rdma_create_id(r->ch, &r->id, r, RDMA_PS_TCP))
 		goto err;
-	if (rdma_resolve_addr(r->id, NULL, (struct sockaddr *)&sin, 2000))
+	if (auth && auth->from) {
+		struct sockaddr_in from = { .sin_family = AF_INET };
+
+		if (inet_pton(AF_INET, auth->from, &from.sin_addr) != 1) {
+			ret = -EINVAL;
+			goto err;
+		}
+		if (rdma_resolve_addr(r->id, (struct sockaddr *)&from, (struct sockaddr *)&sin,
+				      2000))
+			goto err;
+	} else if (rdma_resolve_addr(r->id, NULL, (struct sockaddr *)&sin, 2000)) {
 		goto err;
+	}
 	ret = cm_wait(r, RDMA_CM_EVENT_ADDR_RESOLVED, 5000);
 	if (ret)
 		goto err;

@@ -105,6 +105,8 @@ FIXTURE_SETUP(rogue)
 	ASSERT_EQ(0, ds_node_add_keyed(self->ctx, 1, "rxe0", PORT_1, KEY_NAME))
 		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
 	ASSERT_EQ(0, ds_node_add_keyed(self->ctx, 2, "rxe0", PORT_2, KEY_NAME));
+	/* the rogue claims ids from node 2's address: only the key decides */
+	ASSERT_EQ(0, ds_node_set_accept(self->ctx, 1, DS_ACCEPT_KEYED));
 	ASSERT_EQ(0, ds_seg_add(self->ctx, 1, SEG_SIZE, -1, DS_TRANSLATE_SEGMENT, &s));
 	self->seg = s.addr;
 	self->seg_id = s.id;
@@ -490,6 +492,63 @@ TEST_F_TIMEOUT(rogue, spoofed_id_without_key_is_refused, 120)
 	EXPECT_EQ(-ECONNREFUSED, rogue_connect(&spoof, self->addr, PORT_1, 2, 1, ROGUE_ANSWER));
 	EXPECT_EQ(mismatch + 1, stat_value(self->ctx, "auth_mismatch"));
 	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
+}
+
+/*
+ * A second address of this guest, on the device rxe0 runs over (the GID
+ * table follows the netdev's addresses): "" when it cannot be had.
+ */
+static const char *second_addr(const char *addr)
+{
+	static char cmd[256];
+
+	snprintf(cmd, sizeof(cmd),
+		 "dev=$(ip -o -4 addr show | awk '$4 ~ \"^%s/\" { print $2; exit }'); "
+		 "ip addr replace 10.99.77.7/32 dev \"$dev\"", addr);
+	return system(cmd) ? "" : "10.99.77.7";
+}
+
+/*
+ * Admission by address, with a second address of this host: node 2 is
+ * up on node 1, so node 2's id is not taken from another address, even
+ * with the key (counted; node 2 keeps working); an id that is not up is,
+ * while node 1 accepts keyed connections; once node 1 accepts only its
+ * peers, the second address is a stranger.
+ */
+TEST_F_TIMEOUT(rogue, id_in_use_from_another_address, 120)
+{
+	struct rogue_auth from = keyed;
+	uint64_t in_use = stat_value(self->ctx, "conn_id_in_use");
+	uint64_t unknown;
+	struct rogue *r = NULL;
+	int ret = -ENETUNREACH;
+
+	from.from = second_addr(self->addr);
+	ASSERT_STRNE("", from.from);
+	/* the second address works: the rxe GID table takes it in a moment */
+	for (int i = 0; i < 50 && ret; i++) {
+		ret = rogue_connect_auth(&r, self->addr, PORT_1, ROGUE_ID + 1, 1, ROGUE_ANSWER,
+					 &from);
+		if (ret)
+			usleep(100000);
+	}
+	ASSERT_EQ(0, ret);
+	rogue_close(r);
+
+	EXPECT_EQ(-ECONNREFUSED, rogue_connect_auth(&r, self->addr, PORT_1, 2, 1, ROGUE_ANSWER,
+						    &from));
+	EXPECT_EQ(in_use + 1, stat_value(self->ctx, "conn_id_in_use"));
+	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
+
+	/* only its peers: node 2, from its own address */
+	ASSERT_EQ(0, ds_node_set_accept(self->ctx, 1, DS_ACCEPT_PEERS));
+	unknown = stat_value(self->ctx, "conn_unknown_peer");
+	EXPECT_EQ(-ECONNREFUSED, rogue_connect_auth(&r, self->addr, PORT_1, ROGUE_ID + 1, 1,
+						    ROGUE_ANSWER, &from));
+	EXPECT_EQ(unknown + 1, stat_value(self->ctx, "conn_unknown_peer"));
+	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
+	system("ip addr del 10.99.77.7/32 dev \"$(ip -o -4 addr show | "
+	       "awk '$4 == \"10.99.77.7/32\" { print $2; exit }')\"");
 }
 
 /*

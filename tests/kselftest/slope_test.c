@@ -182,7 +182,7 @@ FIXTURE_SETUP(sl)
 		ASSERT_EQ(0, test_node_add(self->ctx, id, "rxe0", PORT_BASE + id))
 			TH_LOG("node %u: %s", id, ds_ctx_errmsg(self->ctx));
 	}
-	ASSERT_EQ(0, ds_peer_add(self->ctx, 1, addr, PORT_BASE + 2, &self->peer));
+	ASSERT_EQ(0, test_peer_add(self->ctx, 1, addr, PORT_BASE + 2, 2, &self->peer));
 	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, self->peer, 0));
 }
 

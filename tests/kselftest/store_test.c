@@ -85,6 +85,38 @@ static uint32_t node_port(uint32_t node)
 	return NODE_PORT + node;
 }
 
+/*
+ * Until every client's node is up with every other client's (the higher
+ * id dials, once the lower admits it): 0, or -ETIMEDOUT after ~20 s.
+ */
+static int await_mesh(struct env *e, int workers)
+{
+	for (int tries = 0; tries < 400; tries++) {
+		bool all = true;
+
+		for (int i = 0; i < workers && all; i++) {
+			struct ds_peer_info *p;
+			size_t n;
+
+			if (ds_peer_list(e->ctx, CLIENT_NODE + i, &p, &n))
+				return -EIO;
+			for (int j = 0; j < workers && all; j++) {
+				bool up = j == i;
+
+				for (size_t k = 0; k < n && !up; k++)
+					up = p[k].state == DS_PEER_UP &&
+					     p[k].remote_node == (uint32_t)(CLIENT_NODE + j);
+				all = up;
+			}
+			free(p);
+		}
+		if (all)
+			return 0;
+		usleep(50000);
+	}
+	return -ETIMEDOUT;
+}
+
 /* Until the master at addr answers as the leader (~90 s): 0. */
 static int await_leader(const char *addr, char *info, size_t size)
 {
@@ -280,6 +312,11 @@ static int env_up(struct __test_metadata *_metadata, struct env *e, const struct
 			TH_LOG("worker %d did not join", i);
 			return -1;
 		}
+	/* a test's first put does not race the clients' connections */
+	if (await_mesh(e, o->workers)) {
+		TH_LOG("the clients' nodes did not all connect to each other");
+		return -1;
+	}
 	/* what the guest's speed costs each test before it starts */
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	e->up = t1;

@@ -87,7 +87,7 @@ FIXTURE_SETUP(tc)
 	ASSERT_EQ(0, ds_seg_add(self->ctx, 2, SEG_SIZE, -1, DS_TRANSLATE_SEGMENT, &s));
 	self->seg = s.addr;
 	ASSERT_EQ(0, ds_seg_grant(self->ctx, 2, 1, 1, DSMEM_PERM_ALL));
-	ASSERT_EQ(0, ds_peer_add(self->ctx, 1, addr, PORT_B, &self->peer));
+	ASSERT_EQ(0, test_peer_add(self->ctx, 1, addr, PORT_B, 2, &self->peer));
 	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, self->peer, 1));
 	ASSERT_EQ(0, ds_xfer_open(1, &self->x));
 }

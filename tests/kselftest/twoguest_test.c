@@ -121,6 +121,9 @@ TEST(one_node_per_guest)
 		uint64_t theirs = 0;
 		size_t n;
 
+		/* node 1 of the other guest is admitted, from its address only */
+		ASSERT_EQ(0, ds_peer_add_id(ctx, 2, env_or_die("DSMEM_PEER_ADDR"), 0, 1,
+					    DS_PEER_LISTEN, NULL));
 		ASSERT_EQ(0, ds_seg_add(ctx, 2, 4 << 20, -1, DS_TRANSLATE_SEGMENT, &s));
 		ASSERT_EQ(0, ds_seg_grant(ctx, 2, s.id, 1, DSMEM_PERM_ALL));
 		snprintf(text, sizeof(text), "%llu\n", (unsigned long long)s.addr);
@@ -156,7 +159,7 @@ TEST(one_node_per_guest)
 	ASSERT_EQ(0, ds_seg_grant(ctx, 1, s.id, 2, DSMEM_PERM_ALL));
 	ASSERT_EQ(0, await_file(dir, "seg", buf, sizeof(buf)));
 	seg = strtoull(buf, NULL, 10);
-	ASSERT_EQ(0, ds_peer_add(ctx, 1, env_or_die("DSMEM_PEER_ADDR"), 7471, &peer));
+	ASSERT_EQ(0, ds_peer_add_id(ctx, 1, env_or_die("DSMEM_PEER_ADDR"), 7471, 2, 0, &peer));
 	for (int i = 0; i < 600; i++) {
 		if (!ds_peer_get(ctx, 1, peer, &p) && p.state == DS_PEER_UP &&
 		    p.rseg_total == 1)
@@ -206,6 +209,10 @@ FIXTURE_SETUP(pair)
 	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
 	ASSERT_EQ(0, test_node_add(self->ctx, 11 + self->id, "rxe0", BT_PORT))
 		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+	/* node 11 (guest 0) connects to node 12, which admits it */
+	if (self->id == 1)
+		ASSERT_EQ(0, ds_peer_add_id(self->ctx, 12, env_or_die("DSMEM_PEER_ADDR"), 0, 11,
+					    DS_PEER_LISTEN, NULL));
 }
 
 /* also after a failed assertion: guest 1 must not wait for nothing */
@@ -278,7 +285,7 @@ TEST_F_TIMEOUT(pair, btree_across_guests, 500)
 	ASSERT_EQ(0, await_file(dir, "bt_seg", buf, sizeof(buf)));
 	seg = strtoull(buf, NULL, 10);
 	ASSERT_EQ(12, DSMEM_GADDR_NODE(seg));
-	ASSERT_EQ(0, ds_peer_add(ctx, 11, env_or_die("DSMEM_PEER_ADDR"), BT_PORT, &peer));
+	ASSERT_EQ(0, ds_peer_add_id(ctx, 11, env_or_die("DSMEM_PEER_ADDR"), BT_PORT, 12, 0, &peer));
 	for (int i = 0; i < 600; i++) {
 		if (!ds_peer_get(ctx, 11, peer, &p) && p.state == DS_PEER_UP && p.rseg_total == 1)
 			break;
@@ -545,7 +552,7 @@ TEST_F_TIMEOUT(pair, slope_across_guests, 600)
 	fd = sl_open(11);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, await_file_for(dir, "sl_node", buf, sizeof(buf), 1200));
-	ASSERT_EQ(0, ds_peer_add(self->ctx, 11, env_or_die("DSMEM_PEER_ADDR"), BT_PORT, &peer));
+	ASSERT_EQ(0, ds_peer_add_id(self->ctx, 11, env_or_die("DSMEM_PEER_ADDR"), BT_PORT, 12, 0, &peer));
 	for (int i = 0; i < 600; i++) {
 		if (!ds_peer_get(self->ctx, 11, peer, &p) && p.state == DS_PEER_UP)
 			break;

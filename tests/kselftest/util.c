@@ -338,3 +338,25 @@ int test_node_add(struct ds_ctx *ctx, uint32_t id, const char *dev, uint16_t por
 
 	return ret ? ret : ds_node_add(ctx, id, dev, port);
 }
+
+int test_peer_add(struct ds_ctx *ctx, uint32_t node, const char *addr, uint16_t port,
+		  uint32_t remote, uint32_t *peer)
+{
+	struct ds_peer_info *peers;
+	bool admitted = false;
+	size_t n;
+	int ret = ds_peer_list(ctx, remote, &peers, &n);
+
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < n; i++)
+		admitted |= peers[i].listen && peers[i].remote_node == node &&
+			    !strcmp(peers[i].addr, addr);
+	free(peers);
+	if (!admitted) {
+		ret = ds_peer_add_id(ctx, remote, addr, 0, node, DS_PEER_LISTEN, NULL);
+		if (ret)
+			return ret;
+	}
+	return ds_peer_add_id(ctx, node, addr, port, remote, 0, peer);
+}

@@ -71,6 +71,13 @@ struct ds_ctx;
 int test_key_add(struct ds_ctx *ctx);
 /* ds_node_add, after test_key_add */
 int test_node_add(struct ds_ctx *ctx, uint32_t id, const char *dev, uint16_t port);
+/*
+ * What `dsctl peer add` on both sides does: node dials remote (a node of
+ * this guest) at addr:port, as that node id, and remote admits node from
+ * addr (a listen peer, added once).  *peer may be NULL.
+ */
+int test_peer_add(struct ds_ctx *ctx, uint32_t node, const char *addr, uint16_t port,
+		  uint32_t remote, uint32_t *peer);
 
 /* Until peer of node is up and sees n remote segments (~20 s): 0 or
  * -ETIMEDOUT. */

@@ -2,7 +2,8 @@
 // dsctl key and node add's key words: each bad one refused with its own
 // message and exit status 1 before any module is asked (these run on the
 // host, where none is loaded) -- a key file others can read, a key of the
-// wrong size, a node both keyed and insecure -- and nothing on stdout.
+// wrong size, a node both keyed and insecure, admission words that do not
+// fit -- and nothing on stdout.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -90,6 +91,22 @@ void a_node_is_keyed_or_insecure(void **)
 	refused({ "node", "add", "id", "1", "dev", "rxe0", "port", "7471", "key" }, "key needs a value");
 }
 
+// admission words: node set's policy, and a peer that is dialled or listens
+void admission_words_are_checked(void **)
+{
+	refused({ "node", "set", "id", "1", "accept", "anyone" },
+		"accept needs peers or keyed, not \"anyone\"");
+	refused({ "node", "set", "id", "1" }, "missing accept, try \"dsctl node help\"");
+	refused({ "peer", "add", "node", "1", "addr", "10.0.0.1", "port", "7471", "listen" },
+		"a listen peer connects to this node: it takes no port");
+	refused({ "peer", "add", "node", "1", "addr", "10.0.0.1", "listen" },
+		"a listen peer is admitted as one node: it needs remote M");
+	refused({ "peer", "add", "node", "1", "addr", "10.0.0.1", "remote", "2" },
+		"missing port, try \"dsctl peer help\"");
+	refused({ "peer", "add", "node", "1", "addr", "10.0.0.1", "port", "1", "remote", "0" },
+		"remote needs a node id from 1 to 65535");
+}
+
 void help_is_usage(void **)
 {
 	result res = dsctl({ "key", "help" });
@@ -123,6 +140,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(key_files_are_checked),
 		cmocka_unit_test(a_node_is_keyed_or_insecure),
+		cmocka_unit_test(admission_words_are_checked),
 		cmocka_unit_test(help_is_usage),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -318,20 +318,22 @@ void test_node_record(void **)
 {
 	record r = node_record(sample_node());
 	assert_string_equal(output::text(r).c_str(),
-		"node 1 dev rxe0 port 7471 peers 2 segments 1 insecure yes");
+		"node 1 dev rxe0 port 7471 peers 2 segments 1 insecure yes accept peers");
 	auto v = nlohmann::json::parse(capture(output::mode::json, r, false));
 	assert_int_equal(v[0]["node"].get<int>(), 1);
 	assert_string_equal(v[0]["dev"].get<std::string>().c_str(), "rxe0");
 	assert_int_equal(v[0]["segments"].get<int>(), 1);
 	assert_true(v[0]["insecure"].get<bool>());
 	assert_false(v[0].contains("key"));
+	assert_string_equal(v[0]["accept"].get<std::string>().c_str(), "peers");
 
 	// a keyed node names its key, and is not insecure
 	ds_node_info n = sample_node();
 	strcpy(n.key, "cluster");
+	n.accept = DS_ACCEPT_KEYED;
 	r = node_record(n);
 	assert_string_equal(output::text(r).c_str(),
-		"node 1 dev rxe0 port 7471 peers 2 segments 1 key cluster");
+		"node 1 dev rxe0 port 7471 peers 2 segments 1 key cluster accept keyed");
 	v = nlohmann::json::parse(capture(output::mode::json, r, false));
 	assert_string_equal(v[0]["key"].get<std::string>().c_str(), "cluster");
 	assert_false(v[0].contains("insecure"));
@@ -359,6 +361,17 @@ void test_peer_record(void **)
 	assert_true(v[0]["passive"].get<bool>());
 	assert_int_equal(v[0]["errno"].get<int>(), 111);
 	assert_true(v[0]["remote_segs"].is_array() && v[0]["remote_segs"].empty());
+
+	// a listen peer: admitted as node 2, never dialled (no port)
+	p = sample_peer();
+	p.listen = 1;
+	p.port = 0;
+	p.nrsegs = p.rseg_total = 0;
+	r = peer_record(p);
+	assert_string_equal(output::text(r).c_str(),
+		"node 1 peer 3 addr 10.99.0.1 port 0 remote_node 2 state up listen yes connects 1");
+	v = nlohmann::json::parse(capture(output::mode::json, r, false));
+	assert_true(v[0]["listen"].get<bool>());
 
 	p.state = 77;
 	assert_string_equal(peer_state_name(p.state).c_str(), "unknown(77)");
@@ -428,7 +441,7 @@ void test_object_events(void **)
 	ev.type = DS_EVENT_NODE_NEW;
 	ev.node = sample_node();
 	assert_string_equal(output::text(event_record(ev)).c_str(),
-		"[NODE NEW] node 1 dev rxe0 port 7471 peers 2 segments 1 insecure yes");
+		"[NODE NEW] node 1 dev rxe0 port 7471 peers 2 segments 1 insecure yes accept peers");
 	ev.type = DS_EVENT_NODE_DEL;
 	assert_string_equal(output::text(event_record(ev)).c_str(), "[NODE DEL] node 1");
 

@@ -64,6 +64,8 @@ const bool policies_ready = [] {
 	fixed(top_policy[DSMEM_ATTR_PEER_PASSIVE], NLA_U8, 1);
 	fixed(top_policy[DSMEM_ATTR_PEER_CONNECTS], NLA_U32, 4);
 	fixed(top_policy[DSMEM_ATTR_PEER_ERRNO], NLA_U32, 4);
+	fixed(top_policy[DSMEM_ATTR_NODE_ACCEPT], NLA_U8, 1);
+	fixed(top_policy[DSMEM_ATTR_PEER_LISTEN], NLA_FLAG, 0);
 	fixed(top_policy[DSMEM_ATTR_SEG_ID], NLA_U32, 4);
 	fixed(top_policy[DSMEM_ATTR_SEG_SIZE], NLA_U64, 8);
 	fixed(top_policy[DSMEM_ATTR_SEG_NUMA], NLA_S32, 4);
@@ -572,6 +574,7 @@ int parse_node(struct nl_msg *msg, ds_node_info *node, bool full)
 	node->port = get_u16(tb[DSMEM_ATTR_NODE_PORT]);
 	node->peer_count = get_u32(tb[DSMEM_ATTR_NODE_PEER_COUNT]);
 	node->seg_count = get_u32(tb[DSMEM_ATTR_NODE_SEG_COUNT]);
+	node->accept = get_u8(tb[DSMEM_ATTR_NODE_ACCEPT]);
 	if (tb[DSMEM_ATTR_NODE_KEY] &&
 	    (ret = copy_string(node->key, sizeof(node->key), tb[DSMEM_ATTR_NODE_KEY])))
 		return ret;
@@ -611,6 +614,7 @@ int parse_peer(struct nl_msg *msg, ds_peer_info *peer, bool full)
 	peer->remote_node = get_u32(tb[DSMEM_ATTR_PEER_REMOTE_NODE]);
 	peer->state = get_u8(tb[DSMEM_ATTR_PEER_STATE]);
 	peer->passive = get_u8(tb[DSMEM_ATTR_PEER_PASSIVE]);
+	peer->listen = tb[DSMEM_ATTR_PEER_LISTEN] != nullptr;
 	peer->port = get_u16(tb[DSMEM_ATTR_PEER_PORT]);
 	peer->connects = get_u32(tb[DSMEM_ATTR_PEER_CONNECTS]);
 	peer->last_errno = get_u32(tb[DSMEM_ATTR_PEER_ERRNO]);

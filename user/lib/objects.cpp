@@ -120,11 +120,34 @@ DS_EXPORT int ds_node_list(struct ds_ctx *ctx, struct ds_node_info **nodes,
 	return dump(ctx, DSMEM_CMD_NODE_GET, 0, parse_node, nodes, count);
 }
 
+DS_EXPORT int ds_node_set_accept(struct ds_ctx *ctx, uint32_t id, int accept)
+{
+	if (accept != DS_ACCEPT_PEERS && accept != DS_ACCEPT_KEYED)
+		return fail(ctx, -EINVAL, "admission is DS_ACCEPT_PEERS or DS_ACCEPT_KEYED");
+	return request(ctx, DSMEM_CMD_NODE_SET, false, [=](attrs &a) {
+		a.u32(DSMEM_ATTR_NODE_ID, id);
+		a.u8(DSMEM_ATTR_NODE_ACCEPT, static_cast<uint8_t>(accept));
+	}, ignore_replies);
+}
+
 DS_EXPORT int ds_peer_add(struct ds_ctx *ctx, uint32_t node_id, const char *addr,
 			  uint16_t port, uint32_t *peer_id)
 {
+	return ds_peer_add_id(ctx, node_id, addr, port, 0, 0, peer_id);
+}
+
+DS_EXPORT int ds_peer_add_id(struct ds_ctx *ctx, uint32_t node_id, const char *addr,
+			     uint16_t port, uint32_t remote_node, unsigned int flags,
+			     uint32_t *peer_id)
+{
+	bool listen = flags & DS_PEER_LISTEN;
 	unsigned char bin[16];
 	size_t len;
+
+	if (flags & ~DS_PEER_LISTEN)
+		return fail(ctx, -EINVAL, "unknown peer flags");
+	if (listen && (!remote_node || port))
+		return fail(ctx, -EINVAL, "a listen peer has a node id and no port");
 
 	if (addr && inet_pton(AF_INET, addr, bin) == 1)
 		len = 4;
@@ -137,7 +160,12 @@ DS_EXPORT int ds_peer_add(struct ds_ctx *ctx, uint32_t node_id, const char *addr
 	int ret = request_one(ctx, DSMEM_CMD_PEER_NEW, [&](attrs &a) {
 		a.u32(DSMEM_ATTR_NODE_ID, node_id);
 		a.bin(DSMEM_ATTR_PEER_ADDR, bin, len);
-		a.u16(DSMEM_ATTR_PEER_PORT, port);
+		if (!listen)
+			a.u16(DSMEM_ATTR_PEER_PORT, port);
+		if (remote_node)
+			a.u32(DSMEM_ATTR_PEER_REMOTE_NODE, remote_node);
+		if (listen)
+			a.flag(DSMEM_ATTR_PEER_LISTEN);
 	}, [&peer](struct nl_msg *m) { return parse_peer(m, &peer, true); },
 	peer_id != nullptr);
 	if (!ret && peer_id)

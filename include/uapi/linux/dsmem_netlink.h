@@ -59,6 +59,7 @@ enum dsmem_cmd {
 	DSMEM_CMD_KEY_GET,	/* do: one key's name and length; dump: all.
 				 * The key itself is never sent back.
 				 */
+	DSMEM_CMD_NODE_SET,	/* do (admin): change a node's admission */
 
 	__DSMEM_CMD_MAX,
 	DSMEM_CMD_MAX = __DSMEM_CMD_MAX - 1
@@ -163,6 +164,10 @@ enum dsmem_attr {
 	DSMEM_ATTR_KEY_REPLACE,		/* flag (KEY_NEW): replace one of the name */
 	DSMEM_ATTR_NODE_KEY,		/* string, the key its peers must prove */
 	DSMEM_ATTR_NODE_INSECURE,	/* flag: peers are not authenticated */
+	DSMEM_ATTR_NODE_ACCEPT,		/* u8, enum dsmem_accept */
+	DSMEM_ATTR_PEER_LISTEN,		/* flag: admitted when it connects, never
+					 * dialled
+					 */
 
 	__DSMEM_ATTR_MAX,
 	DSMEM_ATTR_MAX = __DSMEM_ATTR_MAX - 1
@@ -200,6 +205,16 @@ enum dsmem_peer_state {
 	DSMEM_PEER_UP,			/* connected; transfers flow */
 	DSMEM_PEER_DOWN,		/* disconnected; reconnecting later */
 	DSMEM_PEER_ERROR,		/* the last attempt failed; see errno */
+};
+
+/*
+ * Whom a node's listener admits.  Either way a keyed node serves a
+ * connection only once it proved the key; admission is checked before,
+ * at connect time.
+ */
+enum dsmem_accept {
+	DSMEM_ACCEPT_PEERS,	/* only peers added with their address */
+	DSMEM_ACCEPT_KEYED,	/* any address (keyed nodes only) */
 };
 
 enum dsmem_translate {

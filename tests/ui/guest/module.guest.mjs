@@ -44,7 +44,10 @@ test('module events arrive live in the log page; the cluster page shows them', {
 
 		dsctl('segment', 'add', 'node', '8', 'size', '64M');
 		dsctl('segment', 'grant', 'node', '8', 'seg', '1', 'to', '7', 'perm', 'rw');
-		dsctl('peer', 'add', 'node', '7', 'addr', process.env.DSMEM_LOCAL_ADDR || '127.0.0.1', 'port', '18778');
+		// node 8 admits node 7 (a listen peer), which connects to it
+		const local = process.env.DSMEM_LOCAL_ADDR || '127.0.0.1';
+		dsctl('peer', 'add', 'node', '8', 'addr', local, 'remote', '7', 'listen');
+		dsctl('peer', 'add', 'node', '7', 'addr', local, 'port', '18778', 'remote', '8');
 		await page.goto('/#/cluster');
 		await page.locator('#cluster-nodes').waitFor();
 		try {

@@ -519,8 +519,24 @@ bool ClientCore::peer_exists(uint32_t node, const std::string &addr, uint32_t po
 	return found;
 }
 
+// Whether the node admits the member's node already (a listen peer).
+bool ClientCore::listen_exists(uint32_t node, const std::string &addr)
+{
+	ds_peer_info *peers = nullptr;
+	size_t n = 0;
+	if (ds_peer_list(ctx_, cfg_.node_id, &peers, &n))
+		return false;
+	bool found = false;
+	for (size_t i = 0; i < n && !found; i++)
+		found = peers[i].listen && peers[i].remote_node == node && addr == peers[i].addr;
+	free(peers);
+	return found;
+}
+
 // Grant our segment to the member's node and, from the higher node id,
-// connect to it: one connection serves both directions.
+// connect to it: one connection serves both directions.  The lower id
+// admits the higher (its node accepts only the peers it was told about),
+// and each end binds the connection to the member's node id.
 void ClientCore::apply_member(const pb::Member &m)
 {
 	if (m.node_id() == 0)
@@ -530,10 +546,14 @@ void ClientCore::apply_member(const pb::Member &m)
 		return;		// a member sharing our node reaches us as we do
 	if (have_seg_)
 		ds_seg_grant(ctx_, cfg_.node_id, seg_.id, m.node_id(), DS_PERM_ALL);
-	if (cfg_.node_id > m.node_id() && !m.addr().empty() &&
-	    !peer_exists(m.node_id(), m.addr(), m.port()))
-		ds_peer_add(ctx_, cfg_.node_id, m.addr().c_str(), static_cast<uint16_t>(m.port()),
-			    nullptr);
+	if (m.addr().empty())
+		return;
+	if (cfg_.node_id > m.node_id() && !peer_exists(m.node_id(), m.addr(), m.port()))
+		ds_peer_add_id(ctx_, cfg_.node_id, m.addr().c_str(), static_cast<uint16_t>(m.port()),
+			       m.node_id(), 0, nullptr);
+	if (cfg_.node_id < m.node_id() && !listen_exists(m.node_id(), m.addr()))
+		ds_peer_add_id(ctx_, cfg_.node_id, m.addr().c_str(), 0, m.node_id(),
+			       DS_PEER_LISTEN, nullptr);
 }
 
 void ClientCore::member_joined(const pb::Member &m)

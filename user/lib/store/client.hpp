@@ -239,6 +239,7 @@ private:
 	void member_left(const pb::Member &m);
 	void apply_member(const pb::Member &m);
 	bool peer_exists(uint32_t node, const std::string &addr, uint32_t port);
+	bool listen_exists(uint32_t node, const std::string &addr);
 	void wait_ready();
 	void reconcile_members();
 	void self_peer();

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // dsctl node [show [id N]] | node add id N dev DEV port P [key NAME | insecure]
-//      | node del id N
+//      | node set id N accept peers|keyed | node del id N
 #include <linux/dsmem.h>
 
 #include <cerrno>
@@ -65,6 +65,25 @@ int node_add(env &e)
 	return 0;
 }
 
+int node_set(env &e)
+{
+	keywords kw = take_keywords(e, { "id", "accept" });
+	uint32_t id = node_id(kw);
+	const std::string &accept = need(kw, "accept", "node");
+	int policy;
+	if (accept == "peers")
+		policy = DS_ACCEPT_PEERS;
+	else if (accept == "keyed")
+		policy = DS_ACCEPT_KEYED;
+	else
+		fail("accept needs peers or keyed, not \"" + accept + "\"");
+
+	dsmem::context ctx = open_context();
+	check(ds_node_set_accept(ctx.get(), id, policy), ctx,
+	      "cannot change node " + std::to_string(id));
+	return 0;
+}
+
 int node_del(env &e)
 {
 	keywords kw = take_keywords(e, { "id" });
@@ -79,6 +98,7 @@ const command node_cmds[] = {
 	{ "show", node_show },
 	{ "list", node_show },
 	{ "add", node_add },
+	{ "set", node_set },
 	{ "del", node_del },
 };
 
@@ -88,6 +108,7 @@ const object node_object = {
 	"node", node_cmds, sizeof(node_cmds) / sizeof(node_cmds[0]),
 	"Usage: dsctl node [show [id N]]\n"
 	"       dsctl node add id N dev DEV port PORT [ key NAME | insecure ]\n"
+	"       dsctl node set id N accept { peers | keyed }\n"
 	"       dsctl node del id N\n",
 	false,
 };

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// dsctl peer [show [node N [peer P]]] | peer add node N addr IP port PORT
+// dsctl peer [show [node N [peer P]]]
+//      | peer add node N addr IP { port PORT [remote M] | remote M listen }
 //      | peer del node N peer P
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -51,20 +52,30 @@ int peer_show(env &e)
 
 int peer_add(env &e)
 {
-	keywords kw = take_keywords(e, { "node", "addr", "port" });
+	keywords kw = take_keywords(e, { "node", "addr", "port", "remote" }, { "listen" });
 	uint32_t node = node_of(kw);
 	const std::string &addr = need(kw, "addr", "peer");
 	unsigned char buf[sizeof(struct in6_addr)];
 	if (inet_pton(AF_INET, addr.c_str(), buf) != 1 &&
 	    inet_pton(AF_INET6, addr.c_str(), buf) != 1)
 		fail("addr needs a numeric IPv4 or IPv6 address");
-	unsigned int port;
-	if (!parse_u32(need(kw, "port", "peer"), port) || !port || port > 65535)
+	bool listen = kw.has("listen");
+	uint32_t remote = 0;
+	id_arg(kw, "remote", DSMEM_NODE_ID_MAX, "node id", remote);
+	unsigned int port = 0;
+	if (listen) {
+		if (kw.get("port"))
+			fail("a listen peer connects to this node: it takes no port");
+		if (!remote)
+			fail("a listen peer is admitted as one node: it needs remote M");
+	} else if (!parse_u32(need(kw, "port", "peer"), port) || !port || port > 65535) {
 		fail("port needs a port number from 1 to 65535");
+	}
 
 	dsmem::context ctx = open_context();
 	uint32_t peer = 0;
-	check(ds_peer_add(ctx.get(), node, addr.c_str(), static_cast<uint16_t>(port), &peer),
+	check(ds_peer_add_id(ctx.get(), node, addr.c_str(), static_cast<uint16_t>(port), remote,
+			     listen ? DS_PEER_LISTEN : 0, &peer),
 	      ctx, "cannot add a peer to node " + std::to_string(node));
 	ds_peer_info p{};
 	check(ds_peer_get(ctx.get(), node, peer, &p), ctx,
@@ -97,7 +108,7 @@ const command peer_cmds[] = {
 const object peer_object = {
 	"peer", peer_cmds, sizeof(peer_cmds) / sizeof(peer_cmds[0]),
 	"Usage: dsctl peer [show [node N [peer P]]]\n"
-	"       dsctl peer add node N addr IP port PORT\n"
+	"       dsctl peer add node N addr IP { port PORT [ remote M ] | remote M listen }\n"
 	"       dsctl peer del node N peer P\n",
 	false,
 };

@@ -184,6 +184,7 @@ record node_record(const ds_node_info &n)
 		r["key"] = n.key;
 	else
 		r["insecure"] = true;	// its peers are not authenticated
+	r["accept"] = n.accept == DS_ACCEPT_KEYED ? "keyed" : "peers";
 	return r;
 }
 
@@ -202,6 +203,8 @@ record peer_record(const ds_peer_info &p)
 	r["state"] = peer_state_name(p.state);
 	if (p.passive)
 		r["passive"] = true;
+	if (p.listen)
+		r["listen"] = true;
 	r["connects"] = p.connects;
 	if (p.last_errno)
 		r["errno"] = p.last_errno;

@@ -176,7 +176,7 @@ int Leader::start(std::unique_ptr<MetaLog> log, std::function<void(const std::st
 		 static_cast<unsigned long long>(st_.version_count()), st_.clients().size(),
 		 st_.segments().size(), static_cast<size_t>(nrec), journal_->describe().c_str());
 	for (const auto &[id, m] : st_.clients())
-		if (m.node_id() < opts_.node)
+		if (m.node_id() != opts_.node)
 			peer_queue_.push_back(m);
 	serving_ = true;
 	threads_.emplace_back([this] { heartbeat_loop(); });
@@ -474,7 +474,7 @@ grpc::Status Leader::RegisterClient(const v1::RegisterClientRequest *q, v1::Regi
 	v1::Event ev;
 	*ev.mutable_member_joined() = m;
 	push_event(ev, m.client_id());
-	if (m.node_id() < opts_.node)
+	if (m.node_id() != opts_.node)
 		want_peer(m);
 	return grpc::Status::OK;
 }

@@ -673,23 +673,30 @@ void Leader::peer_loop()
 			log_line("peers of node %u: %s %s", opts_.node, strerror(-ret), ds_ctx_errmsg(ctx));
 			continue;
 		}
+		// The higher node id dials (as the clients do among themselves);
+		// the lower one admits it: a node accepts only its peers.
 		for (const auto &m : todo) {
-			bool have = false;
-			for (size_t i = 0; i < n; i++)
-				if (peers[i].remote_node == m.node_id() ||
-				    (m.addr() == peers[i].addr && peers[i].port == m.port()))
+			bool dial = m.node_id() < opts_.node, have = false;
+			for (size_t i = 0; i < n; i++) {
+				const ds_peer_info &p = peers[i];
+				if (dial ? !p.listen && (p.remote_node == m.node_id() ||
+							 (m.addr() == p.addr && p.port == m.port()))
+					 : p.listen && p.remote_node == m.node_id() && m.addr() == p.addr)
 					have = true;
+			}
 			if (have)
 				continue;
 			uint32_t pid = 0;
-			ret = ds_peer_add(ctx, opts_.node, m.addr().c_str(),
-					  static_cast<uint16_t>(m.port()), &pid);
+			ret = ds_peer_add_id(ctx, opts_.node, m.addr().c_str(),
+					     dial ? static_cast<uint16_t>(m.port()) : 0, m.node_id(),
+					     dial ? 0 : DS_PEER_LISTEN, &pid);
 			if (ret)
-				log_line("peer to node %u at %s port %u: %s %s", m.node_id(), m.addr().c_str(),
-					 m.port(), strerror(-ret), ds_ctx_errmsg(ctx));
+				log_line("peer %s node %u at %s port %u: %s %s", dial ? "to" : "admitting",
+					 m.node_id(), m.addr().c_str(), m.port(), strerror(-ret),
+					 ds_ctx_errmsg(ctx));
 			else
-				log_line("peer %u to client node %u at %s port %u", pid, m.node_id(),
-					 m.addr().c_str(), m.port());
+				log_line("peer %u %s client node %u at %s port %u", pid,
+					 dial ? "to" : "admitting", m.node_id(), m.addr().c_str(), m.port());
 		}
 		free(peers);
 	}

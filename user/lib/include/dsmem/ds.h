@@ -82,9 +82,16 @@ struct ds_node_info {
 	uint16_t reserved0;
 	uint32_t peer_count;
 	uint32_t seg_count;
-	uint32_t reserved1;
+	uint8_t accept;			/* enum ds_accept (reserved before 1.8) */
+	uint8_t reserved1[3];
 	/* the key its peers prove; "": insecure (was reserved before 1.7) */
 	char key[DS_KEY_NAME_MAX];
+};
+
+/* Whom a node admits when a connection is requested (DSUSER_1.8). */
+enum ds_accept {
+	DS_ACCEPT_PEERS = 0,		/* its peers' addresses (and ids) only */
+	DS_ACCEPT_KEYED = 1,		/* any address; a keyed node only */
 };
 
 /* A key of the caller's network namespace: its name, never the secret. */
@@ -131,7 +138,9 @@ struct ds_peer_info {
 	uint32_t rseg_total;		/* remote segments granted to us */
 	uint32_t nrsegs;		/* entries filled in rsegs[] */
 	struct ds_remote_seg rsegs[DS_PEER_RSEGS_MAX];
-	uint64_t reserved[4];
+	uint8_t listen;			/* 1: admitted, never dialled (1.8) */
+	uint8_t reserved0[7];
+	uint64_t reserved[3];
 };
 
 enum ds_translate {
@@ -563,9 +572,25 @@ int ds_key_add(struct ds_ctx *ctx, const char *name, const void *key,
 int ds_key_del(struct ds_ctx *ctx, const char *name);
 int ds_key_list(struct ds_ctx *ctx, struct ds_key_info **keys, size_t *count);
 
-/* addr is a numeric IPv4 or IPv6 address; *peer_id may be NULL. */
+/*
+ * addr is a numeric IPv4 or IPv6 address; *peer_id may be NULL.  A peer
+ * is dialled, and is also whom the node admits (DS_ACCEPT_PEERS): a
+ * connection from its address.
+ */
 int ds_peer_add(struct ds_ctx *ctx, uint32_t node_id, const char *addr,
 		uint16_t port, uint32_t *peer_id);
+/*
+ * The same, and the peer must be node remote_node (0: any; a peer that
+ * answers as another is refused).  With DS_PEER_LISTEN the node only
+ * admits it, never dials it: remote_node is needed and port is 0.
+ * (DSUSER_1.8)
+ */
+#define DS_PEER_LISTEN		0x1
+int ds_peer_add_id(struct ds_ctx *ctx, uint32_t node_id, const char *addr,
+		   uint16_t port, uint32_t remote_node, unsigned int flags,
+		   uint32_t *peer_id);
+/* enum ds_accept; keyed on an insecure node is -EINVAL (DSUSER_1.8) */
+int ds_node_set_accept(struct ds_ctx *ctx, uint32_t id, int accept);
 int ds_peer_del(struct ds_ctx *ctx, uint32_t node_id, uint32_t peer_id);
 int ds_peer_get(struct ds_ctx *ctx, uint32_t node_id, uint32_t peer_id,
 		struct ds_peer_info *peer);

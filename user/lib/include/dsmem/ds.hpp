@@ -207,6 +207,12 @@ public:
 
 	result<void> node_del(uint32_t id) { return check(ds_node_del(get(), id)); }
 
+	// Whom the node admits: DS_ACCEPT_PEERS, or DS_ACCEPT_KEYED (keyed nodes).
+	result<void> node_set_accept(uint32_t id, int accept)
+	{
+		return check(ds_node_set_accept(get(), id, accept));
+	}
+
 	// Keys: CAP_NET_ADMIN to add or delete; a list gives names, never secrets.
 	result<void> key_add(const std::string &name, const void *key, size_t len,
 			     bool replace = false)
@@ -236,6 +242,17 @@ public:
 	{
 		uint32_t id = 0;
 		if (int r = ds_peer_add(get(), node, addr.c_str(), port, &id))
+			return last_error(r);
+		return id;
+	}
+
+	// A peer that must be node remote (0: any); flags DS_PEER_LISTEN: admit
+	// it when it connects, never dial it (port 0).
+	result<uint32_t> peer_add_id(uint32_t node, const std::string &addr, uint16_t port,
+				     uint32_t remote, unsigned int flags = 0)
+	{
+		uint32_t id = 0;
+		if (int r = ds_peer_add_id(get(), node, addr.c_str(), port, remote, flags, &id))
 			return last_error(r);
 		return id;
 	}
