@@ -67,6 +67,8 @@ static const char * const dsmem_stat_names[] = {
 	[DSMEM_STAT_TC_PAGE_FAILED]	= "tc_page_failed",
 	[DSMEM_STAT_TC_PAGE_MISPLACED]	= "tc_page_misplaced",
 	[DSMEM_STAT_TC_TRACE_FAILED]	= "tc_trace_failed",
+	[DSMEM_STAT_SLOPE_LEASE_DENIED]	= "slope_lease_denied",
+	[DSMEM_STAT_SLOPE_FREE_DENIED]	= "slope_free_denied",
 };
 
 const char *dsmem_stat_name(enum dsmem_stat s)

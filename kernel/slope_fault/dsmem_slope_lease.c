@@ -25,6 +25,11 @@ module_param(slope_announce_ms, uint, 0644);
 MODULE_PARM_DESC(slope_announce_ms,
 		 "interval of the Slope free-lease announcements (ms, >= 10)");
 
+static unsigned int slope_leases_per_peer = 16;
+module_param(slope_leases_per_peer, uint, 0644);
+MODULE_PARM_DESC(slope_leases_per_peer,
+		 "leases of this node's share one peer may hold at a time (1 .. 64)");
+
 /* the lease holding a (global index over every share) */
 static u32 dsmem_slope_lease_of(u64 a)
 {
@@ -59,25 +64,37 @@ static u32 dsmem_slope_free_leases(struct dsmem_slope *s)
 	return n;
 }
 
-/* Give one lease of our share to node; -ENOSPC when none is left. */
+/*
+ * Give one lease of our share to node: -ENOSPC when none is left, and
+ * -EDQUOT when a peer holds its quota already, so that one peer cannot
+ * take the share every other node (and this one) allocates from.
+ */
 static int dsmem_slope_share_take(struct dsmem_slope *s, u32 node, u32 *lease)
 {
+	unsigned int quota = clamp_t(unsigned int, READ_ONCE(slope_leases_per_peer),
+				     1, DSMEM_SLOPE_LEASES_PER_NODE);
+	u32 i, free = DSMEM_SLOPE_LEASES_PER_NODE, held = 0;
 	int first = dsmem_slope_share_first(s);
-	u32 i;
+	int ret = 0;
 
 	if (first < 0)
 		return -ENOSPC;
 	mutex_lock(&s->share_lock);
-	for (i = 0; i < DSMEM_SLOPE_LEASES_PER_NODE; i++)
-		if (!s->holder[i])
-			break;
-	if (i < DSMEM_SLOPE_LEASES_PER_NODE)
-		s->holder[i] = node;
+	for (i = 0; i < DSMEM_SLOPE_LEASES_PER_NODE; i++) {
+		if (!s->holder[i] && free == DSMEM_SLOPE_LEASES_PER_NODE)
+			free = i;
+		held += s->holder[i] == node;
+	}
+	if (node != s->node->id && held >= quota)
+		ret = -EDQUOT;
+	else if (free == DSMEM_SLOPE_LEASES_PER_NODE)
+		ret = -ENOSPC;
+	else
+		s->holder[free] = node;
 	mutex_unlock(&s->share_lock);
-	if (i == DSMEM_SLOPE_LEASES_PER_NODE)
-		return -ENOSPC;
-	*lease = first + i;
-	return 0;
+	if (!ret)
+		*lease = first + free;
+	return ret;
 }
 
 /* The holder of a lease of our share, or 0. */
@@ -418,6 +435,56 @@ void dsmem_slope_lease_release(struct dsmem_slope *s,
 	dsmem_slope_release(s, e, n, false);
 }
 
+/*
+ * Whether a peer may free these addresses: none of them backs an object
+ * this node holds (a page here that was not handed over).  Freed, such
+ * an address would be handed out again while our object still uses it.
+ * Which other node owns an address no node knows, so a peer's free of
+ * another peer's object cannot be told from its own.
+ */
+static bool dsmem_slope_free_allowed(struct dsmem_slope *s,
+				     const struct dsmem_slope_extent *e, u32 n)
+{
+	XA_STATE(xas, &s->pages, 0);
+	bool ok = true;
+	void *entry;
+	u32 i;
+
+	rcu_read_lock();
+	for (i = 0; i < n && ok; i++) {
+		pgoff_t first = dsmem_slope_idx(e[i].addr);
+		pgoff_t last = first + (e[i].len >> PAGE_SHIFT) - 1;
+
+		xas_set(&xas, first);
+		xas_for_each(&xas, entry, last) {
+			if (xas_retry(&xas, entry))
+				continue;
+			if (!xas_get_mark(&xas, DSMEM_SLOPE_GONE)) {
+				ok = false;
+				break;
+			}
+		}
+	}
+	rcu_read_unlock();
+	return ok;
+}
+
+/*
+ * A relayed free comes from the node responsible for the lease, which
+ * knows its holder; nobody else may say it relays.
+ */
+static bool dsmem_slope_relay_allowed(u32 from,
+				      const struct dsmem_slope_extent *e, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		if (DSMEM_SLOPE_ADDR_NODE(e[i].addr) != from ||
+		    DSMEM_SLOPE_ADDR_NODE(e[i].addr + e[i].len - 1) != from)
+			return false;
+	return true;
+}
+
 int dsmem_slope_lease_msg(struct dsmem_conn *conn, struct dsmem_slope *s,
 			  const struct dsmem_wire_msg *m,
 			  struct dsmem_wire_msg *reply)
@@ -432,6 +499,12 @@ int dsmem_slope_lease_msg(struct dsmem_conn *conn, struct dsmem_slope *s,
 		ret = dsmem_slope_share_take(s, from, &lease);
 		if (!ret)
 			reply->addr = dsmem_slope_lease_base(lease);
+		if (ret == -EDQUOT) {
+			dsmem_stat_inc(DSMEM_STAT_SLOPE_LEASE_DENIED);
+			pr_notice_ratelimited("node %u: node %u holds %u leases of this node's share, refusing another\n",
+					      s->node->id, from,
+					      READ_ONCE(slope_leases_per_peer));
+		}
 		return ret;
 	case DSMEM_WIRE_SLOPE_LEASE_RET:
 		if (m->addr < DSMEM_SLOPE_BASE ||
@@ -459,6 +532,13 @@ int dsmem_slope_lease_msg(struct dsmem_conn *conn, struct dsmem_slope *s,
 		ret = dsmem_slope_extents_check(e, n, PAGE_SHIFT,
 						DSMEM_SLOPE_SIZE >> PAGE_SHIFT,
 						&(u64){ 0 });
+		if (!ret && ((m->aux && !dsmem_slope_relay_allowed(from, e, n)) ||
+			     !dsmem_slope_free_allowed(s, e, n))) {
+			dsmem_stat_inc(DSMEM_STAT_SLOPE_FREE_DENIED);
+			pr_notice_ratelimited("node %u: node %u frees Slope addresses it cannot own, refusing\n",
+					      s->node->id, from);
+			ret = -EACCES;
+		}
 		/* lease_lock only: never a lock an ioctl waits for us under */
 		if (!ret)
 			dsmem_slope_release(s, e, n, m->aux);

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 
 #include <linux/dsmem.h>
 #include <linux/dsmem_netlink.h>
@@ -549,6 +550,70 @@ TEST_F_TIMEOUT(rogue, id_in_use_from_another_address, 120)
 	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
 	system("ip addr del 10.99.77.7/32 dev \"$(ip -o -4 addr show | "
 	       "awk '$4 == \"10.99.77.7/32\" { print $2; exit }')\"");
+}
+
+#define LEASES_PER_PEER	"/sys/module/dsmem/parameters/slope_leases_per_peer"
+
+/*
+ * Slope from a key holder gone bad: it holds at most slope_leases_per_peer
+ * leases of node 1's share (the rest stays for node 1 and honest peers);
+ * it cannot free the addresses of node 1's own object (they are not given
+ * out again), nor pass a free off as relayed by the node responsible for
+ * the lease.
+ */
+TEST_F_TIMEOUT(rogue, slope_leases_and_frees_are_bounded, 120)
+{
+	struct dsmem_wire_msg req = { .opcode = DSMEM_WIRE_SLOPE_LEASE_REQ }, m;
+	uint64_t denied = stat_value(self->ctx, "slope_lease_denied");
+	uint64_t fdenied = stat_value(self->ctx, "slope_free_denied");
+	struct dsmem_ioc_slope_alloc obj = { .len = 64 * 4096, .flags = DSMEM_SLOPE_NEW_OBJECT };
+	struct dsmem_ioc_slope_alloc next = { .len = 64 * 4096, .flags = DSMEM_SLOPE_NEW_OBJECT };
+	struct dsmem_wire_slope_extent w;
+	uint64_t lease = 0;
+	char quota[16];
+	int got = 0, fd;
+
+	ASSERT_EQ(0, read_file(LEASES_PER_PEER, quota, sizeof(quota)));
+	ASSERT_EQ(0, write_file(LEASES_PER_PEER, "4"));
+	for (int i = 0; i < 8; i++) {
+		ASSERT_EQ(0, rogue_call(self->r, &req, &m, NULL, 0, WAIT_MS));
+		if (m.status) {
+			EXPECT_EQ(EDQUOT, m.status);
+			continue;
+		}
+		lease = m.addr;
+		got++;
+	}
+	ASSERT_EQ(0, write_file(LEASES_PER_PEER, quota));
+	EXPECT_EQ(4, got);
+	EXPECT_EQ(denied + 4, stat_value(self->ctx, "slope_lease_denied"));
+
+	/* node 1's own object: its addresses are not the rogue's to free */
+	fd = attach_open(1);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, DSMEM_IOC_SLOPE_ALLOC, &obj)) TH_LOG("%s", strerror(errno));
+	w.addr = htole64(obj.addr);
+	w.len = htole64(obj.len);
+	req = (struct dsmem_wire_msg){ .opcode = DSMEM_WIRE_SLOPE_FREE, .len = sizeof(w), .data = &w };
+	ASSERT_EQ(0, rogue_call(self->r, &req, &m, NULL, 0, WAIT_MS));
+	EXPECT_EQ(EACCES, m.status);
+	/* still node 1's: the next object lies elsewhere */
+	ASSERT_EQ(0, ioctl(fd, DSMEM_IOC_SLOPE_ALLOC, &next));
+	EXPECT_TRUE(next.addr >= obj.addr + obj.len || next.addr + next.len <= obj.addr)
+		TH_LOG("object at %#llx, the next at %#llx", (unsigned long long)obj.addr,
+		       (unsigned long long)next.addr);
+
+	/* a relay of a free, claimed by one that is not responsible for it */
+	ASSERT_NE(0, lease);
+	w.addr = htole64(lease);
+	w.len = htole64(4096);
+	req = (struct dsmem_wire_msg){ .opcode = DSMEM_WIRE_SLOPE_FREE, .aux = 1, .len = sizeof(w),
+				       .data = &w };
+	ASSERT_EQ(0, rogue_call(self->r, &req, &m, NULL, 0, WAIT_MS));
+	EXPECT_EQ(EACCES, m.status);
+	EXPECT_EQ(fdenied + 2, stat_value(self->ctx, "slope_free_denied"));
+	close(fd);
+	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
 }
 
 /*

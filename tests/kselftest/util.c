@@ -98,6 +98,19 @@ int read_file(const char *path, char *buf, size_t size)
 	return 0;
 }
 
+int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
+	size_t len = strlen(text);
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, len) != (ssize_t)len)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
 bool debug_kernel(void)
 {
 	const char *kernel = getenv("DSMEM_KERNEL");

@@ -22,6 +22,8 @@ int module_unload(void);
 const char *dsctl_path(void);
 /* read a whole small file into buf (NUL-terminated); -errno on failure */
 int read_file(const char *path, char *buf, size_t size);
+/* the whole of text into path (a module parameter, say): 0 or -errno */
+int write_file(const char *path, const char *text);
 unsigned long kernel_taint(void);
 /* the guest runs the debug kernel (scripts/guest --kernel debug) */
 bool debug_kernel(void);
