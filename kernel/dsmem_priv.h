@@ -55,6 +55,18 @@
  * at the destination, this much longer per 1024 units (4 MiB of pages)
  */
 #define DSMEM_SLOPE_BEGIN_MS_PER_1K	500
+/*
+ * Slope, per peer: incoming migrations that may hold memory here at once
+ * (unfinished, or handed over and not received yet), and the share of
+ * RAM they may hold together -- the defaults of the module parameters
+ * slope_peer_migs and slope_peer_bytes.  A migration handed over here
+ * that no process receives is dropped after slope_unreceived_ms (this by
+ * default, never sooner than the minimum).
+ */
+#define DSMEM_SLOPE_PEER_MIGS		8
+#define DSMEM_SLOPE_PEER_RAM_DIV	2
+#define DSMEM_SLOPE_UNRECEIVED_MS	60000
+#define DSMEM_SLOPE_UNRECEIVED_MS_MIN	100
 /* rdma_cm address and route resolution */
 #define DSMEM_RESOLVE_TIMEOUT_MS	2000
 /* keepalive: an idle connection is probed this often */
@@ -162,6 +174,9 @@ enum dsmem_stat {
 	DSMEM_STAT_TC_TRACE_FAILED,
 	DSMEM_STAT_SLOPE_LEASE_DENIED,
 	DSMEM_STAT_SLOPE_FREE_DENIED,
+	DSMEM_STAT_SLOPE_QUOTA_MIGS,
+	DSMEM_STAT_SLOPE_QUOTA_BYTES,
+	DSMEM_STAT_SLOPE_EXPIRED,
 	DSMEM_STAT_NR
 };
 

@@ -106,6 +106,7 @@ int dsmem_slope_node_init(struct dsmem_node *node)
 	s->runs = RB_ROOT_CACHED;
 	init_waitqueue_head(&s->mig_wait);
 	INIT_DELAYED_WORK(&s->announce_work, dsmem_slope_announce_work);
+	INIT_DELAYED_WORK(&s->expire_work, dsmem_slope_expire_work);
 	dsmem_slope_lease_init(s);
 	node->slope = s;
 	return 0;
@@ -116,12 +117,14 @@ err_free_slope:
 }
 
 /*
- * The node is going: no more announcements.  Its migrations end with its
- * connections (dsmem_slope_conn_down).
+ * The node is going: no more announcements, nor expiries (what is left
+ * goes with the node).  Its migrations end with its connections
+ * (dsmem_slope_conn_down).
  */
 void dsmem_slope_node_dead(struct dsmem_node *node)
 {
 	cancel_delayed_work_sync(&node->slope->announce_work);
+	cancel_delayed_work_sync(&node->slope->expire_work);
 }
 
 /* The last reference to the node: no VMA maps the range any more. */
@@ -134,6 +137,8 @@ void dsmem_slope_node_fini(struct dsmem_node *node)
 	if (!s)
 		return;
 	cancel_delayed_work_sync(&s->announce_work);
+	/* a pull that ended after dsmem_slope_node_dead may have queued it */
+	cancel_delayed_work_sync(&s->expire_work);
 	dsmem_slope_mig_fini(s);
 	/* descriptors hold the node while their trackers live */
 	WARN_ON(!list_empty(&s->trackers));
@@ -538,7 +543,13 @@ int dsmem_slope_ioc_free(struct dsmem_node *node, void *arg)
 	if (IS_ERR(e))
 		return PTR_ERR(e);
 	mutex_lock(&s->alloc_lock);
-	ret = dsmem_slope_extents_owned(s, e, a->nr);
+	/*
+	 * An object handed over here is not the application's until it
+	 * received it: until then its expiry may free it (and give its
+	 * addresses back) at any time.
+	 */
+	ret = dsmem_slope_extents_owned(s, e, a->nr) ?:
+	      dsmem_slope_mig_arriving(s, e, a->nr, false);
 	if (ret)
 		goto out;
 	for (k = 0; k < a->nr; k++) {

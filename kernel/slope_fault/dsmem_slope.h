@@ -12,6 +12,8 @@
  *   s->alloc_lock -> mmap_lock (unmap_mapping_range) -> page lock
  *	-> s->pages' xa_lock -> track->lock
  *   s->mig_lock nests inside s->alloc_lock and is a leaf otherwise
+ *	(the expiry of unreceived migrations takes both: alloc_lock ->
+ *	mig_lock, so that neither a FREE nor a RECV slips in between)
  * The fault path takes only the page lock, the xa_lock and track->lock.
  * Message handlers (a connection's rx work) take share_lock and
  * lease_lock, never alloc_lock, and nobody waits for a reply holding
@@ -172,6 +174,11 @@ struct dsmem_slope_mig {
 	bool begun;			/* destination: BEGIN taken; mig_lock */
 	bool stop_taken;		/* a MIG_STOP runs or ran */
 	struct completion handover;	/* that MIG_STOP finished */
+	/*
+	 * destination: the object's bytes, charged to its peer's quota at
+	 * the BEGIN (see dsmem_slope_peer_held); under mig_lock
+	 */
+	u64 charged;
 	/* destination: BEGIN or HANDOVER data, as the PUTs bring it */
 	void *stage;
 	size_t staged;
@@ -197,6 +204,8 @@ struct dsmem_slope {
 	struct list_head migs;
 	u64 next_mig;
 	u32 unreceived;			/* handed over to us, not yet RECV'd */
+	/* drops those not received in time (dsmem_slope_expire_work) */
+	struct delayed_work expire_work;
 	wait_queue_head_t mig_wait;	/* any migration's state changed */
 	u64 pages_owned;		/* under alloc_lock: pages the node owns */
 	/* under alloc_lock: objects by page of their address, their runs */
@@ -266,6 +275,10 @@ void dsmem_slope_mig_conn_down(struct dsmem_slope *s, struct dsmem_conn *conn);
 void dsmem_slope_mig_fini(struct dsmem_slope *s);
 void dsmem_slope_mig_fill(struct dsmem_slope_mig *mig,
 			  struct dsmem_ioc_slope_mig *a);
+int dsmem_slope_mig_arriving(struct dsmem_slope *s,
+			     const struct dsmem_slope_extent *e, u32 n,
+			     bool pulling);
+void dsmem_slope_expire_work(struct work_struct *work);
 
 /* dsmem_slope_nl.c */
 int dsmem_slope_fill_mig(struct sk_buff *skb, struct dsmem_slope_mig *mig,

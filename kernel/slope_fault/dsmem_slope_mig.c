@@ -40,14 +40,33 @@
 #define DSMEM_SLOPE_WRS		32
 /* units per work request at most (the connection's SGE limit applies) */
 #define DSMEM_SLOPE_SGE_MAX	32
-/* migrations arriving over one connection at a time, at most */
-#define DSMEM_SLOPE_INCOMING_MAX	8
 /* migrations that ended and were not released, per node, at most */
 #define DSMEM_SLOPE_ENDED_MAX	64
 /* staged BEGIN or HANDOVER data at most */
 #define DSMEM_SLOPE_STAGE_MAX						\
 	(sizeof(struct dsmem_wire_slope_begin) +			\
 	 DSMEM_SLOPE_EXTENTS_MAX * sizeof(struct dsmem_wire_slope_extent))
+
+/*
+ * What one peer's incoming migrations may hold here, whatever its
+ * connections: a peer that starts migrations and never hands them over,
+ * or hands over objects no process here receives, takes this much and
+ * no more.  Limits and defaults in dsmem_priv.h.
+ */
+static unsigned int slope_peer_migs = DSMEM_SLOPE_PEER_MIGS;
+module_param(slope_peer_migs, uint, 0644);
+MODULE_PARM_DESC(slope_peer_migs,
+		 "incoming Slope migrations one peer may have holding memory here: unfinished, or handed over and not received (0: none)");
+
+static unsigned long slope_peer_bytes;
+module_param(slope_peer_bytes, ulong, 0644);
+MODULE_PARM_DESC(slope_peer_bytes,
+		 "bytes one peer's incoming Slope migrations may hold here: pages and staged data (0: half of RAM)");
+
+static unsigned int slope_unreceived_ms = DSMEM_SLOPE_UNRECEIVED_MS;
+module_param(slope_unreceived_ms, uint, 0644);
+MODULE_PARM_DESC(slope_unreceived_ms,
+		 "a Slope migration handed over here that no process receives is dropped, its pages freed, this long after the handover (ms, >= 100)");
 
 struct dsmem_slope_wr {
 	struct ib_cqe cqe;
@@ -137,6 +156,64 @@ static bool dsmem_slope_mig_unreceived(const struct dsmem_slope_mig *mig)
 	return mig->incoming && mig->t_handover && !mig->received;
 }
 
+/*
+ * Destination: it holds memory on its peer's behalf -- pages, memory
+ * regions or staged data -- until it ends and, if it was handed over, a
+ * process received it (or it expired).
+ */
+static bool dsmem_slope_mig_holds(const struct dsmem_slope_mig *mig)
+{
+	return mig->incoming &&
+	       (!dsmem_slope_mig_ended(mig) || dsmem_slope_mig_unreceived(mig));
+}
+
+/* Under mig_lock: how many of peer's migrations hold memory here, and how much. */
+static unsigned int dsmem_slope_peer_held(struct dsmem_slope *s, u32 peer,
+					  u64 *bytes)
+{
+	struct dsmem_slope_mig *it;
+	unsigned int n = 0;
+
+	lockdep_assert_held(&s->mig_lock);
+	*bytes = 0;
+	list_for_each_entry(it, &s->migs, link) {
+		if (it->peer != peer || !dsmem_slope_mig_holds(it))
+			continue;
+		n++;
+		*bytes += it->charged + it->stage_cap;
+	}
+	return n;
+}
+
+static u64 dsmem_slope_peer_bytes_max(void)
+{
+	u64 max = READ_ONCE(slope_peer_bytes);
+
+	return max ?: ((u64)totalram_pages() << PAGE_SHIFT) /
+		      DSMEM_SLOPE_PEER_RAM_DIV;
+}
+
+/* A peer's migration refused before anything was allocated for it. */
+static int dsmem_slope_refuse(struct dsmem_slope *s, u32 peer, int err,
+			      const char *why)
+{
+	dsmem_stat_inc(err == -EBUSY ? DSMEM_STAT_SLOPE_QUOTA_MIGS :
+				       DSMEM_STAT_SLOPE_QUOTA_BYTES);
+	pr_info_ratelimited("slope: node %u: migration from node %u refused: %s\n",
+			    s->node->id, peer, why);
+	return err;
+}
+
+/* Under mig_lock: the staged data is consumed, or no longer wanted. */
+static void dsmem_slope_mig_unstage(struct dsmem_slope_mig *mig)
+{
+	lockdep_assert_held(&mig->s->mig_lock);
+	kvfree(mig->stage);
+	mig->stage = NULL;
+	mig->staged = 0;
+	mig->stage_cap = 0;
+}
+
 /* Under mig_lock: forget it; waiters on it see it gone. */
 static void dsmem_slope_mig_unlink(struct dsmem_slope_mig *mig)
 {
@@ -180,6 +257,9 @@ static void dsmem_slope_mig_set_state(struct dsmem_slope_mig *mig, u32 state,
 	mig->state = state;
 	if (error && !mig->error)
 		mig->error = error;
+	/* an ended one keeps its statistics, not its peer's data */
+	if (dsmem_slope_mig_ended(mig))
+		dsmem_slope_mig_unstage(mig);
 	mutex_unlock(&s->mig_lock);
 	wake_up_all(&s->mig_wait);
 	dsmem_slope_notify_mig(mig);
@@ -658,6 +738,16 @@ static void dsmem_slope_mig_prefill(struct dsmem_slope_mig *mig)
 	dsmem_slope_mig_set_state(mig, DSMEM_SLOPE_MIG_STOPPING, 0);
 }
 
+/*
+ * Look for unreceived migrations past their time now; the work arms
+ * itself again for the next one.
+ */
+static void dsmem_slope_expire_kick(struct dsmem_slope *s)
+{
+	if (!READ_ONCE(s->node->dead))
+		mod_delayed_work(dsmem_slope_wq, &s->expire_work, 0);
+}
+
 /* Destination: pull the units left dirty at the handover. */
 static void dsmem_slope_mig_pull(struct dsmem_slope_mig *mig)
 {
@@ -718,6 +808,8 @@ static void dsmem_slope_mig_pull(struct dsmem_slope_mig *mig)
 	else
 		dsmem_slope_mig_set_state(mig, DSMEM_SLOPE_MIG_DONE, 0);
 	wake_up_all(&s->page_wait);
+	/* its pages are let go: it may expire now, if nobody received it */
+	dsmem_slope_expire_kick(s);
 }
 
 static void dsmem_slope_mig_work(struct work_struct *work)
@@ -894,9 +986,13 @@ static int dsmem_slope_mig_check_huge(struct dsmem_slope_mig *mig)
 	return 0;
 }
 
-/* No migration arriving here may still hold any of these addresses. */
-static int dsmem_slope_mig_arrived_all(struct dsmem_slope *s,
-				       const struct dsmem_slope_extent *e, u32 n)
+/*
+ * -EBUSY when a migration arriving here still has any of these addresses:
+ * one not handed over, or not received yet, or (pulling) still pulling.
+ */
+int dsmem_slope_mig_arriving(struct dsmem_slope *s,
+			     const struct dsmem_slope_extent *e, u32 n,
+			     bool pulling)
 {
 	struct dsmem_slope_mig *it;
 	int ret = 0;
@@ -906,7 +1002,8 @@ static int dsmem_slope_mig_arrived_all(struct dsmem_slope *s,
 	list_for_each_entry(it, &s->migs, link) {
 		u32 j = 0;
 
-		if (!it->incoming || dsmem_slope_mig_ended(it) || !it->units)
+		if (!it->units || !(dsmem_slope_mig_unreceived(it) ||
+				    (pulling && dsmem_slope_mig_holds(it))))
 			continue;
 		/* both sorted: one merge finds any overlap */
 		for (i = 0; i < n && j < it->nextents && !ret;) {
@@ -1007,7 +1104,7 @@ int dsmem_slope_ioc_migrate(struct dsmem_node *node, void *arg)
 	/* every unit gets its pages now: they are what is sent */
 	mutex_lock(&s->alloc_lock);
 	ret = dsmem_slope_extents_owned(s, e, a->nr) ?:
-	      dsmem_slope_mig_arrived_all(s, e, a->nr);
+	      dsmem_slope_mig_arriving(s, e, a->nr, true);
 	per = 1ULL << (shift - PAGE_SHIFT);
 	for (i = 0; !ret && i < a->nr; i++) {
 		pgoff_t idx = dsmem_slope_idx(e[i].addr);
@@ -1199,6 +1296,111 @@ int dsmem_slope_ioc_recv(struct dsmem_node *node, void *arg)
 }
 
 /*
+ * Under mig_lock: an unreceived migration whose time is up and whose pull
+ * ended (until then the pull holds its pages, and its end kicks us), or
+ * NULL.  *wait: ms until the next one's time is up, or -1 for none.
+ */
+static struct dsmem_slope_mig *dsmem_slope_mig_overdue(struct dsmem_slope *s,
+						       s64 ms, s64 *wait)
+{
+	struct dsmem_slope_mig *mig;
+	ktime_t now = ktime_get();
+
+	lockdep_assert_held(&s->mig_lock);
+	*wait = -1;
+	list_for_each_entry(mig, &s->migs, link) {
+		s64 left;
+
+		if (!dsmem_slope_mig_unreceived(mig))
+			continue;
+		left = ms - ktime_ms_delta(now, mig->t_handover);
+		if (left > 0) {
+			if (*wait < 0 || left < *wait)
+				*wait = left;
+			continue;
+		}
+		if (dsmem_slope_mig_ended(mig))
+			return mig;
+	}
+	return NULL;
+}
+
+/*
+ * Under alloc_lock, unlinked: drop the object's pages as a FREE of them
+ * would.  Its pull ended, so nothing of the migration reaches them; it
+ * was not received, so no process has it, and FREE and MIGRATE left it
+ * alone (dsmem_slope_mig_arriving).  The source let go of the addresses
+ * at its DONE (or when it was lost): they go back to their lease.
+ */
+static void dsmem_slope_mig_expire(struct dsmem_slope_mig *mig)
+{
+	struct dsmem_slope *s = mig->s;
+	u64 n, j;
+	u32 i;
+
+	lockdep_assert_held(&s->alloc_lock);
+	for (i = 0; i < mig->nextents; i++) {
+		pgoff_t idx = dsmem_slope_idx(mig->ext[i].addr);
+
+		n = mig->ext[i].len >> PAGE_SHIFT;
+		for (j = 0; j < n; j++)
+			dsmem_slope_page_drop(s, idx + j);
+		dsmem_slope_runs_remove(s, idx, n);
+	}
+	n = mig->units << (mig->unit_shift - PAGE_SHIFT);
+	s->pages_owned -= min(s->pages_owned, n);
+	dsmem_slope_lease_release(s, mig->ext, mig->nextents);
+}
+
+/*
+ * A migration handed over here that no process received within
+ * slope_unreceived_ms goes, pages and all, as if it had failed: its peer
+ * cannot fill our memory with objects nobody takes.  A RECV meets us on
+ * mig_lock: it has the whole object, or (we unlinked it first) nothing --
+ * EAGAIN, or ETIMEDOUT when it waits.  alloc_lock, taken first, keeps a
+ * FREE of the same addresses out until the pages are gone.
+ */
+void dsmem_slope_expire_work(struct work_struct *work)
+{
+	struct dsmem_slope *s = container_of(to_delayed_work(work),
+					     struct dsmem_slope, expire_work);
+	s64 ms = max_t(u32, READ_ONCE(slope_unreceived_ms),
+		       DSMEM_SLOPE_UNRECEIVED_MS_MIN);
+	struct dsmem_slope_mig *mig;
+	s64 wait;
+
+	for (;;) {
+		mutex_lock(&s->alloc_lock);
+		mutex_lock(&s->mig_lock);
+		mig = dsmem_slope_mig_overdue(s, ms, &wait);
+		if (mig) {
+			kref_get(&mig->ref);
+			mig->state = DSMEM_SLOPE_MIG_FAILED;
+			mig->error = -ETIMEDOUT;
+			dsmem_slope_mig_unlink(mig);
+		}
+		mutex_unlock(&s->mig_lock);
+		if (mig)
+			dsmem_slope_mig_expire(mig);
+		mutex_unlock(&s->alloc_lock);
+		if (!mig)
+			break;
+		dsmem_stat_inc(DSMEM_STAT_SLOPE_EXPIRED);
+		pr_info_ratelimited("slope: node %u: migration %llu from node %u not received in %lld ms: %llu pages freed\n",
+				    s->node->id, mig->id, mig->peer, ms,
+				    mig->units << (mig->unit_shift - PAGE_SHIFT));
+		wake_up_all(&s->page_wait);
+		dsmem_slope_notify_mig(mig);
+		dsmem_slope_mig_put(mig);
+		cond_resched();
+	}
+	/* not mod_delayed_work: a kick queued meanwhile must keep its 0 */
+	if (wait >= 0 && !READ_ONCE(s->node->dead))
+		queue_delayed_work(dsmem_slope_wq, &s->expire_work,
+				   msecs_to_jiffies(wait));
+}
+
+/*
  * The application stopped touching the object: from now on a touch is a
  * SIGBUS, not a lost write.  Faults in flight hold their page locked
  * until their PTE is in, so after the marks, a pass over the page locks,
@@ -1328,26 +1530,40 @@ static struct dsmem_slope_mig *dsmem_slope_mig_incoming(struct dsmem_slope *s,
 static int dsmem_slope_stage(struct dsmem_conn *conn, struct dsmem_slope *s,
 			     const struct dsmem_wire_msg *m)
 {
+	size_t end = m->addr + m->len, cap, had;
 	struct dsmem_slope_mig *mig;
-	size_t end = m->addr + m->len;
+	unsigned int held;
+	u64 bytes;
 	int ret = 0;
 
 	if (end > DSMEM_SLOPE_STAGE_MAX)
 		return -EMSGSIZE;
 	mutex_lock(&s->mig_lock);
 	mig = dsmem_slope_mig_incoming(s, conn, m->aux);
+	if ((mig && dsmem_slope_mig_ended(mig)) ||
+	    m->addr != (mig ? mig->staged : 0)) {
+		ret = -EPROTO;
+		goto out;
+	}
+	/*
+	 * A peer gets a bounded share of us, counted over all its
+	 * connections, and checked before anything is allocated for it.
+	 */
+	held = dsmem_slope_peer_held(s, conn->remote_node, &bytes);
+	if (!mig && held >= READ_ONCE(slope_peer_migs)) {
+		ret = dsmem_slope_refuse(s, conn->remote_node, -EBUSY,
+					 "its migrations here are at slope_peer_migs");
+		goto out;
+	}
+	had = mig ? mig->stage_cap : 0;
+	cap = end > had ? min_t(size_t, max(end, 2 * had),
+				DSMEM_SLOPE_STAGE_MAX) : had;
+	if (bytes + cap - had > dsmem_slope_peer_bytes_max()) {
+		ret = dsmem_slope_refuse(s, conn->remote_node, -EDQUOT,
+					 "its migrations' data here would pass slope_peer_bytes");
+		goto out;
+	}
 	if (!mig) {
-		struct dsmem_slope_mig *it;
-		unsigned int arriving = 0;
-
-		/* a peer gets a bounded share of us */
-		list_for_each_entry(it, &s->migs, link)
-			arriving += it->incoming && it->conn == conn &&
-				    !dsmem_slope_mig_ended(it);
-		if (arriving >= DSMEM_SLOPE_INCOMING_MAX) {
-			ret = -EBUSY;
-			goto out;
-		}
 		/* the first part of a BEGIN: the migration starts here */
 		mig = dsmem_slope_mig_alloc(s, conn, true);
 		if (!mig) {
@@ -1358,12 +1574,7 @@ static int dsmem_slope_stage(struct dsmem_conn *conn, struct dsmem_slope *s,
 		mig->state = DSMEM_SLOPE_MIG_INCOMING;
 		dsmem_slope_mig_link(mig);
 	}
-	if (dsmem_slope_mig_ended(mig) || m->addr != mig->staged) {
-		ret = -EPROTO;
-		goto out;
-	}
-	if (end > mig->stage_cap) {
-		size_t cap = max_t(size_t, end, 2 * mig->stage_cap);
+	if (cap > mig->stage_cap) {
 		void *p = kvrealloc(mig->stage, mig->stage_cap, cap, GFP_KERNEL);
 
 		if (!p) {
@@ -1471,6 +1682,7 @@ static int dsmem_slope_mig_on_begin(struct dsmem_conn *conn,
 {
 	struct dsmem_slope_begin_info b;
 	struct dsmem_slope_mig *mig;
+	u64 bytes, held;
 	u32 *rkeys, i;
 	void *buf;
 	int ret;
@@ -1500,8 +1712,25 @@ static int dsmem_slope_mig_on_begin(struct dsmem_conn *conn,
 	if (ret)
 		goto err_fail;
 	/* no peer takes more than half of our memory in one object */
-	ret = -ENOMEM;
-	if ((b.units << (b.unit_shift - PAGE_SHIFT)) > totalram_pages() / 2)
+	if ((b.units << (b.unit_shift - PAGE_SHIFT)) > totalram_pages() / 2) {
+		ret = dsmem_slope_refuse(s, mig->peer, -ENOMEM,
+					 "the object is over half of RAM");
+		goto err_fail;
+	}
+	/*
+	 * nor more than its quota with everything its migrations hold here:
+	 * checked and charged in one go, before any page is allocated
+	 */
+	bytes = b.units << b.unit_shift;
+	mutex_lock(&s->mig_lock);
+	dsmem_slope_peer_held(s, mig->peer, &held);
+	if (held + bytes > dsmem_slope_peer_bytes_max())
+		ret = dsmem_slope_refuse(s, mig->peer, -EDQUOT,
+					 "its migrations here would pass slope_peer_bytes");
+	else
+		mig->charged = bytes;
+	mutex_unlock(&s->mig_lock);
+	if (ret)
 		goto err_fail;
 	mig->ext = kvmalloc_array(b.nextents, sizeof(*mig->ext), GFP_KERNEL);
 	mig->first = kvmalloc_array(b.nextents, sizeof(u64), GFP_KERNEL);
@@ -1519,7 +1748,10 @@ static int dsmem_slope_mig_on_begin(struct dsmem_conn *conn,
 	mig->cookie = b.cookie;
 	dsmem_slope_extents_index(mig->ext, mig->nextents, mig->unit_shift,
 				  mig->first);
-	mig->staged = 0;
+	/* the extents are copied: the BEGIN's data goes */
+	mutex_lock(&s->mig_lock);
+	dsmem_slope_mig_unstage(mig);
+	mutex_unlock(&s->mig_lock);
 
 	ret = dsmem_slope_mig_place(mig);
 	if (ret)
@@ -1601,7 +1833,6 @@ static int dsmem_slope_mig_on_handover(struct dsmem_conn *conn,
 		mig->rkeys[i] = dsmem_slope_rkey(h.keys.rkeys, i);
 	mig->nrkeys = h.keys.nkeys;
 	mig->rspan = h.keys.span;
-	mig->staged = 0;
 	/*
 	 * The source wrote its last before it sent this: its keys die
 	 * before any unit is the application's, which may free it.
@@ -1619,6 +1850,8 @@ static int dsmem_slope_mig_on_handover(struct dsmem_conn *conn,
 	}
 	wake_up_all(&s->page_wait);
 	mutex_lock(&s->mig_lock);
+	/* h pointed into it: read to the end above */
+	dsmem_slope_mig_unstage(mig);
 	mig->pulled_units = 0;
 	mig->t_handover = ktime_get();
 	mig->state = DSMEM_SLOPE_MIG_HANDED_OVER;
@@ -1640,6 +1873,8 @@ static int dsmem_slope_mig_on_handover(struct dsmem_conn *conn,
 	kref_get(&mig->ref);
 	if (!queue_work(dsmem_slope_wq, &mig->work))
 		dsmem_slope_mig_put(mig);
+	/* its time to be received runs from now */
+	dsmem_slope_expire_kick(s);
 	ret = 1;
 out:
 	dsmem_slope_mig_put(mig);

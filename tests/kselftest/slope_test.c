@@ -14,6 +14,9 @@
  *   fault_*     a destination lost mid-prefill, a source lost after the
  *               handover, bad input
  *   leases      allocation across nodes: no address handed out twice
+ *   quota_*     what one peer's migrations may hold at the destination:
+ *               how many, how many bytes; and objects nobody receives,
+ *               dropped after slope_unreceived_ms
  *   containers  std::vector / map / unordered_map / self-pointing type
  *               through libdsuser's allocator (slope_worker)
  */
@@ -166,17 +169,62 @@ static int set_dup_begin(bool on)
 	return ret;
 }
 
+/*
+ * The module parameters the quota tests lower: read at set-up, written
+ * back at tear-down, whatever the test did.
+ */
+static const char *const params[] = {
+	"slope_peer_migs", "slope_peer_bytes", "slope_unreceived_ms",
+};
+#define NPARAMS	(sizeof(params) / sizeof(params[0]))
+
+static int param_path(char *path, size_t len, const char *name)
+{
+	return snprintf(path, len, "/sys/module/dsmem/parameters/%s", name) < (int)len ? 0 : -1;
+}
+
+static int param_get(const char *name, uint64_t *v)
+{
+	char path[128], buf[32];
+
+	if (param_path(path, sizeof(path), name) || read_file(path, buf, sizeof(buf)))
+		return -1;
+	*v = strtoull(buf, NULL, 10);
+	return 0;
+}
+
+static int param_set(const char *name, uint64_t v)
+{
+	char path[128], buf[32];
+	int fd, n, ret = 0;
+
+	if (param_path(path, sizeof(path), name))
+		return -1;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+	if (write(fd, buf, n) != n)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
 /* ---- the fixture ---- */
 
 FIXTURE(sl) {
 	struct ds_ctx *ctx;
 	uint32_t peer;
+	uint64_t saved[NPARAMS];
 };
 
 FIXTURE_SETUP(sl)
 {
 	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
 
+	for (size_t i = 0; i < NPARAMS; i++) {
+		ASSERT_EQ(0, param_get(params[i], &self->saved[i])) TH_LOG("%s", params[i]);
+	}
 	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
 	for (uint32_t id = 1; id <= 2; id++) {
 		ASSERT_EQ(0, test_node_add(self->ctx, id, "rxe0", PORT_BASE + id))
@@ -191,6 +239,8 @@ FIXTURE_TEARDOWN(sl)
 	set_dup_begin(false);
 	for (uint32_t n = 1; n <= 2; n++)
 		ds_node_del(self->ctx, n);
+	for (size_t i = 0; i < NPARAMS; i++)
+		EXPECT_EQ(0, param_set(params[i], self->saved[i]));
 	ds_ctx_close(self->ctx);
 	EXPECT_EQ(0, kernel_taint() & ~(1UL << 12 | 1UL << 13));
 }
@@ -1243,6 +1293,243 @@ TEST_F_TIMEOUT(sl, leases_free_after_migration, 300)
 	ASSERT_EQ(0, slope_alloc(fd, 64 * PAGE, 0, &b));
 	EXPECT_EQ(a, b);
 	EXPECT_EQ(0, *(volatile uint64_t *)b);
+	close(fd);
+}
+
+/* ---- what a peer's migrations may hold at the destination ---- */
+
+/* A migration from node 1 started, handed over and done: 0 or -errno. */
+static int migrate_whole(int fd, uint64_t addr, uint64_t pages, uint64_t *id)
+{
+	struct dsmem_ioc_slope_mig m;
+	int ret = migrate_start(fd, addr, pages * PAGE, 2, 0, id);
+
+	if (ret)
+		return ret;
+	if (mig_wait_past(fd, *id, &m) || m.state != DSMEM_SLOPE_MIG_STOPPING)
+		return -EIO;
+	ret = mig_stop(fd, *id, &m);
+	if (ret)
+		return ret;
+	if (mig_wait_past(fd, *id, &m) || m.state != DSMEM_SLOPE_MIG_DONE)
+		return -EIO;
+	return 0;
+}
+
+/*
+ * RECV on node 2 (rfd), then until that migration's pull ended there:
+ * its cookie, or 0.
+ */
+static uint64_t receive_one(int rfd)
+{
+	struct dsmem_ioc_slope_mig m = { .flags = DSMEM_SLOPE_MIG_WAIT, .timeout_ms = 10000 };
+
+	if (ioctl(rfd, DSMEM_IOC_SLOPE_RECV, &m))
+		return 0;
+	if (mig_wait_past(rfd, m.id, &m) || m.state != DSMEM_SLOPE_MIG_DONE)
+		return 0;
+	return m.cookie;
+}
+
+static uint64_t pages_owned(struct ds_ctx *ctx, uint32_t node)
+{
+	struct ds_slope_range_info r;
+
+	return ds_slope_range_get(ctx, node, &r) ? ~0ULL : r.pages;
+}
+
+/*
+ * A storm of migrations from one peer: as many as slope_peer_migs are
+ * taken, the rest refused (EBUSY) and counted.  Handed over and never
+ * received, they still count: the peer gets no more until node 2
+ * receives one.
+ */
+TEST_F_TIMEOUT(sl, quota_migrations, 300)
+{
+	enum { MAX = 3, N = MAX + 2, PAGES = 16 };
+	int fd = attach_open(1), rfd = attach_open(2);
+	uint64_t a[N], id[N], refused, cookie;
+	int i;
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, rfd);
+	ASSERT_EQ(0, param_set("slope_peer_migs", MAX));
+	ASSERT_EQ(0, slope_map(fd));
+	for (i = 0; i < N; i++) {
+		ASSERT_EQ(0, slope_alloc(fd, PAGES * PAGE, 0, &a[i]));
+		fill(a[i], PAGES * PAGE, i);
+	}
+	refused = stat_value(self->ctx, "slope_quota_migs");
+	ASSERT_NE(~0ULL, refused);
+	/* all at once, none finished */
+	for (i = 0; i < N; i++)
+		EXPECT_EQ(i < MAX ? 0 : -EBUSY, migrate_start(fd, a[i], PAGES * PAGE, 2, 0, &id[i]))
+			TH_LOG("migration %d", i);
+	EXPECT_EQ(refused + N - MAX, stat_value(self->ctx, "slope_quota_migs"));
+	/* the refused ones are still here, whole */
+	for (i = MAX; i < N; i++)
+		EXPECT_EQ(0, check_gen(a[i], PAGES * PAGE, i));
+	/* handed over, done, not received: they still hold node 2's memory */
+	for (i = 0; i < MAX; i++) {
+		struct dsmem_ioc_slope_mig m;
+
+		ASSERT_EQ(0, mig_wait_past(fd, id[i], &m));
+		ASSERT_EQ(DSMEM_SLOPE_MIG_STOPPING, m.state);
+		ASSERT_EQ(0, mig_stop(fd, id[i], &m));
+		ASSERT_EQ(0, mig_wait_past(fd, id[i], &m));
+		EXPECT_EQ(DSMEM_SLOPE_MIG_DONE, m.state);
+	}
+	EXPECT_EQ(-EBUSY, migrate_start(fd, a[MAX], PAGES * PAGE, 2, 0, &id[MAX]));
+	EXPECT_EQ(refused + N - MAX + 1, stat_value(self->ctx, "slope_quota_migs"));
+	/* one received: room for one more, and only one */
+	cookie = receive_one(rfd);
+	EXPECT_TRUE(cookie == a[0] || cookie == a[1] || cookie == a[2]) TH_LOG("cookie %#llx",
+									(unsigned long long)cookie);
+	EXPECT_EQ(0, migrate_whole(fd, a[MAX], PAGES, &id[MAX]));
+	EXPECT_EQ(-EBUSY, migrate_start(fd, a[MAX + 1], PAGES * PAGE, 2, 0, &id[MAX + 1]));
+	/* all received: the peer may migrate again */
+	for (i = 0; i < MAX; i++)
+		EXPECT_NE(0, receive_one(rfd));
+	EXPECT_EQ(0, migrate_whole(fd, a[MAX + 1], PAGES, &id[MAX + 1]));
+	EXPECT_NE(0, receive_one(rfd));
+	EXPECT_EQ(refused + N - MAX + 2, stat_value(self->ctx, "slope_quota_migs"));
+	close(rfd);
+	close(fd);
+}
+
+/*
+ * slope_peer_bytes: the objects a peer has at node 2, handed over or on
+ * their way, and the one it begins, together; over it, EDQUOT and
+ * counted, and the object stays whole where it was.
+ */
+TEST_F_TIMEOUT(sl, quota_bytes, 300)
+{
+	/* 1 MiB, 1 MiB, 2 MiB (refused, then taken), 512 KiB */
+	static const uint64_t pages[] = { 256, 256, 512, 128 };
+	int fd = attach_open(1), rfd = attach_open(2);
+	uint64_t a[4], id[4], refused;
+	int i;
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, rfd);
+	ASSERT_EQ(0, param_set("slope_peer_bytes", 3ULL << 20));
+	ASSERT_EQ(0, slope_map(fd));
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, slope_alloc(fd, pages[i] * PAGE, 0, &a[i]));
+		fill(a[i], pages[i] * PAGE, 0);
+	}
+	refused = stat_value(self->ctx, "slope_quota_bytes");
+	ASSERT_NE(~0ULL, refused);
+	ASSERT_EQ(0, migrate_whole(fd, a[0], pages[0], &id[0]));
+	ASSERT_EQ(0, migrate_whole(fd, a[1], pages[1], &id[1]));
+	/* 2 MiB held, 2 more asked: over 3 MiB */
+	EXPECT_EQ(-EDQUOT, migrate_start(fd, a[2], pages[2] * PAGE, 2, 0, &id[2]));
+	EXPECT_EQ(refused + 1, stat_value(self->ctx, "slope_quota_bytes"));
+	EXPECT_EQ(0, check(a[2], pages[2] * PAGE, NULL));
+	/* bytes, not a count: a smaller one fits */
+	EXPECT_EQ(0, migrate_whole(fd, a[3], pages[3], &id[3]));
+	/* received, they are the application's, not the peer's */
+	for (i = 0; i < 3; i++)
+		EXPECT_NE(0, receive_one(rfd));
+	EXPECT_EQ(0, migrate_whole(fd, a[2], pages[2], &id[2]));
+	EXPECT_NE(0, receive_one(rfd));
+	EXPECT_EQ(refused + 1, stat_value(self->ctx, "slope_quota_bytes"));
+	close(rfd);
+	close(fd);
+}
+
+/*
+ * In a child on node 2: 0 when the page at addr reads fill's word of
+ * generation 0, 1 for SIGBUS, 2 for another value, 3 on error.
+ */
+static int node2_probe(uint64_t addr)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		int fd = attach_open(2);
+		uint64_t v;
+
+		munmap((void *)DSMEM_SLOPE_BASE, DSMEM_SLOPE_SIZE);
+		if (fd < 0 || slope_map(fd))
+			_exit(3);
+		signal(SIGBUS, probe_bus);
+		if (probe(addr, &v))
+			_exit(1);
+		_exit(v == fill_word(addr, 0) ? 0 : 2);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return 3;
+	return WEXITSTATUS(st);
+}
+
+/*
+ * A handed-over object nobody at node 2 receives is dropped after
+ * slope_unreceived_ms: counted, its pages gone from node 2 (a touch is
+ * SIGBUS, the node owns that many pages fewer), its addresses back with
+ * their lease at node 1; a receive that comes later finds nothing.
+ * Until then it is not the application's to free.
+ */
+TEST_F_TIMEOUT(sl, quota_unreceived_expires, 300)
+{
+	/* long enough for the checks before it, under the debug kernel too */
+	const int64_t EXPIRE_MS = light() ? 15000 : 5000;
+	enum { PAGES = 64 };
+	int fd = attach_open(1), rfd = attach_open(2);
+	struct dsmem_ioc_slope_mig m = {};
+	uint64_t a = 0, b = 0, id = 0, expired, owned;
+	int64_t t0;
+	int i;
+
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, rfd);
+	ASSERT_EQ(0, param_set("slope_unreceived_ms", EXPIRE_MS));
+	ASSERT_EQ(0, slope_map(fd));
+	ASSERT_EQ(0, slope_alloc(fd, PAGES * PAGE, DSMEM_SLOPE_NEW_OBJECT, &a));
+	fill(a, PAGES * PAGE, 0);
+	expired = stat_value(self->ctx, "slope_expired");
+	ASSERT_NE(~0ULL, expired);
+	owned = pages_owned(self->ctx, 2);
+	ASSERT_NE(~0ULL, owned);
+	t0 = now_ms();
+	ASSERT_EQ(0, migrate_whole(fd, a, PAGES, &id));
+	/* node 2 has it, listed, readable */
+	EXPECT_EQ(owned + PAGES, pages_owned(self->ctx, 2));
+	EXPECT_EQ(0, object_listed(2, a, PAGES));
+	EXPECT_EQ(0, node2_probe(a));
+	/* not received: nobody there may free it yet */
+	EXPECT_EQ(-EBUSY, slope_free(rfd, a, PAGES * PAGE));
+	ASSERT_GT(EXPIRE_MS, now_ms() - t0) TH_LOG("too slow to look before the expiry");
+	/* dropped after its time, not much later */
+	while (stat_value(self->ctx, "slope_expired") == expired && now_ms() - t0 < 10 * EXPIRE_MS)
+		usleep(50 * 1000);
+	ASSERT_EQ(expired + 1, stat_value(self->ctx, "slope_expired"))
+		TH_LOG("not dropped after %lld ms", (long long)(now_ms() - t0));
+	TH_LOG("dropped %lld ms after the migration started", (long long)(now_ms() - t0));
+	EXPECT_LE(EXPIRE_MS, now_ms() - t0);
+	/* its pages are gone from node 2 */
+	EXPECT_EQ(owned, pages_owned(self->ctx, 2));
+	EXPECT_NE(0, object_listed(2, a, PAGES));
+	EXPECT_EQ(1, node2_probe(a));
+	EXPECT_EQ(-EFAULT, slope_free(rfd, a, PAGES * PAGE));
+	/* a late receive finds nothing */
+	EXPECT_EQ(-1, ioctl(rfd, DSMEM_IOC_SLOPE_RECV, &m));
+	EXPECT_EQ(EAGAIN, errno);
+	m.flags = DSMEM_SLOPE_MIG_WAIT;
+	m.timeout_ms = 100;
+	EXPECT_EQ(-1, ioctl(rfd, DSMEM_IOC_SLOPE_RECV, &m));
+	EXPECT_EQ(ETIMEDOUT, errno);
+	/* the addresses are home: node 1 hands the same run out again */
+	for (i = 0; i < 50; i++) {
+		ASSERT_EQ(0, slope_alloc(fd, PAGES * PAGE, 0, &b));
+		if (b == a)
+			break;
+		ASSERT_EQ(0, slope_free(fd, b, PAGES * PAGE));
+		usleep(100 * 1000);
+	}
+	EXPECT_EQ(a, b);
+	close(rfd);
 	close(fd);
 }
 
