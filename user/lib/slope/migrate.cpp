@@ -210,6 +210,10 @@ int migrate_error(int err, uint32_t dst, uint32_t node)
 		return fail(err, "node %u is not a connected peer of node %u", dst, node);
 	case -EINVAL:
 		return fail(err, "the dsmem module refused the migration's extents or options");
+	case -EDQUOT:
+		return fail(err, "node %u refused the object: with what node %u's other migrations "
+			    "hold there it is over its slope_peer_bytes (received ones do not count)",
+			    dst, node);
 	}
 	return fail(err, "DSMEM_IOC_SLOPE_MIGRATE to node %u failed: %s", dst, strerror(-err));
 }
