@@ -14,7 +14,9 @@
  *  - a registrar: MR_REG and MR_DEREG of buffers the submitters use, and
  *    transfers of its own through them;
  *  - Slope: allocations, frees, faults from two threads, and migrations
- *    to node 2 started, stopped and released;
+ *    to node 2 started, stopped and released, received there or left to
+ *    expire (slope_unreceived_ms lowered for the storm, so that expiries
+ *    meet receives and pulls ending);
  *  - the control plane: a spare node on rxe0 deleted and created again,
  *    and a spare rxe1 (on $DSMEM_SPARE_NETDEV) with node 9 on it deleted
  *    and added, while another thread submits on descriptors attached to
@@ -135,6 +137,7 @@ struct fz {
 	bool all;			/* RACEFUZZ_ALL */
 	int fd_a, fd_b;			/* shared, attached to node 1 */
 	int fd_slope;			/* attached to node 1, range mapped */
+	int fd_recv;			/* attached to node 2: RECV only */
 	uint8_t *mrbuf;			/* MR_SLOTS regions of MR_SIZE */
 	_Atomic uint32_t mr[MR_SLOTS];	/* handles registered on fd_a (0: none) */
 	_Atomic uint64_t last_task;
@@ -453,7 +456,7 @@ static void *slope_mgr(void *arg)
 	struct dsmem_ioc_slope_mig m;
 
 	while (running(f)) {
-		uint32_t what = rn(s, 12), i = rn(s, RUNS), k = rn(s, MIGS);
+		uint32_t what = rn(s, 13), i = rn(s, RUNS), k = rn(s, MIGS);
 
 		if (what < 4) {
 			struct dsmem_ioc_slope_alloc al = {
@@ -515,6 +518,14 @@ static void *slope_mgr(void *arg)
 			memset(&m, 0, sizeof(m));
 			m.id = mig[k];
 			fz_ioctl(f, f->fd_slope, DSMEM_IOC_SLOPE_MIG_STOP, &m, "SLOPE_MIG_STOP");
+		} else if (what < 11) {
+			/* take one that arrived at node 2, or find it expired */
+			memset(&m, 0, sizeof(m));
+			if (rn(s, 2)) {
+				m.flags = DSMEM_SLOPE_MIG_WAIT;
+				m.timeout_ms = 1 + rn(s, 50);
+			}
+			fz_ioctl(f, f->fd_recv, DSMEM_IOC_SLOPE_RECV, &m, "SLOPE_RECV");
 		} else {
 			/* forget a finished one (or a random id) */
 			uint64_t id = mig[k] && rn(s, 4) ? mig[k] : rng_next(s);
@@ -747,6 +758,7 @@ FIXTURE(rf) {
 	uint64_t seg;
 	uint32_t seg_id;
 	uint32_t peer;
+	uint64_t unreceived_ms;		/* the parameter as it was */
 };
 
 static void spare_cleanup(struct ds_ctx *ctx)
@@ -765,6 +777,7 @@ FIXTURE_SETUP(rf)
 
 	env_or_die("DSMEM_SPARE_NETDEV");
 	self->taint = kernel_taint();
+	ASSERT_EQ(0, param_get("slope_unreceived_ms", &self->unreceived_ms));
 	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
 	spare_cleanup(self->ctx);
 	for (uint32_t id = 1; id <= 2; id++) {
@@ -786,6 +799,7 @@ FIXTURE_TEARDOWN(rf)
 	ds_node_del(self->ctx, 1);
 	ds_node_del(self->ctx, 2);
 	ds_ctx_close(self->ctx);
+	EXPECT_EQ(0, param_set("slope_unreceived_ms", self->unreceived_ms));
 	EXPECT_EQ(0, kernel_taint() & ~self->taint & ~(1UL << 12 | 1UL << 13));
 }
 
@@ -851,7 +865,7 @@ static void storm(struct __test_metadata *_metadata, FIXTURE_DATA(rf) *self,
 	struct thr th[16];
 	struct sigaction sa = { .sa_handler = on_fault }, obus, osegv;
 	const char *all = getenv("RACEFUZZ_ALL");
-	uint64_t seed = seed_base() ^ salt, t0;
+	uint64_t seed = seed_base() ^ salt, t0, refused = 0, expired = 0;
 	int n = 0;
 
 	ASSERT_NE(NULL, f);
@@ -863,6 +877,7 @@ static void storm(struct __test_metadata *_metadata, FIXTURE_DATA(rf) *self,
 	f->spare_netdev = env_or_die("DSMEM_SPARE_NETDEV");
 	f->all = all && !strcmp(all, "1");
 	f->fd_slope = -1;
+	f->fd_recv = -1;
 	f->fd_a = attach_open(1);
 	ASSERT_LE(0, f->fd_a);
 	f->fd_b = attach_open(1);
@@ -875,6 +890,13 @@ static void storm(struct __test_metadata *_metadata, FIXTURE_DATA(rf) *self,
 		f->fd_slope = attach_open(1);
 		ASSERT_LE(0, f->fd_slope);
 		ASSERT_EQ(0, slope_map(f->fd_slope));
+		f->fd_recv = attach_open(2);
+		refused = stat_value(NULL, "slope_quota_migs") +
+			  stat_value(NULL, "slope_quota_bytes");
+		expired = stat_value(NULL, "slope_expired");
+		ASSERT_LE(0, f->fd_recv);
+		/* the fixture puts it back */
+		ASSERT_EQ(0, param_set("slope_unreceived_ms", 200));
 		sigemptyset(&sa.sa_mask);
 		ASSERT_EQ(0, sigaction(SIGBUS, &sa, &obus));
 		ASSERT_EQ(0, sigaction(SIGSEGV, &sa, &osegv));
@@ -912,6 +934,11 @@ static void storm(struct __test_metadata *_metadata, FIXTURE_DATA(rf) *self,
 	if (groups & G_SLOPE) {
 		munmap((void *)DSMEM_SLOPE_BASE, DSMEM_SLOPE_SIZE);
 		close(f->fd_slope);
+		close(f->fd_recv);
+		TH_LOG("%llu migrations refused for node 2's quotas, %llu expired there",
+		       (unsigned long long)(stat_value(NULL, "slope_quota_migs") +
+					    stat_value(NULL, "slope_quota_bytes") - refused),
+		       (unsigned long long)(stat_value(NULL, "slope_expired") - expired));
 		sigaction(SIGBUS, &obus, NULL);
 		sigaction(SIGSEGV, &osegv, NULL);
 	}

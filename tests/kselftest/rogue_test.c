@@ -552,8 +552,6 @@ TEST_F_TIMEOUT(rogue, id_in_use_from_another_address, 120)
 	       "awk '$4 == \"10.99.77.7/32\" { print $2; exit }')\"");
 }
 
-#define LEASES_PER_PEER	"/sys/module/dsmem/parameters/slope_leases_per_peer"
-
 /*
  * Slope from a key holder gone bad: it holds at most slope_leases_per_peer
  * leases of node 1's share (the rest stays for node 1 and honest peers);
@@ -569,12 +567,11 @@ TEST_F_TIMEOUT(rogue, slope_leases_and_frees_are_bounded, 120)
 	struct dsmem_ioc_slope_alloc obj = { .len = 64 * 4096, .flags = DSMEM_SLOPE_NEW_OBJECT };
 	struct dsmem_ioc_slope_alloc next = { .len = 64 * 4096, .flags = DSMEM_SLOPE_NEW_OBJECT };
 	struct dsmem_wire_slope_extent w;
-	uint64_t lease = 0;
-	char quota[16];
+	uint64_t lease = 0, quota;
 	int got = 0, fd;
 
-	ASSERT_EQ(0, read_file(LEASES_PER_PEER, quota, sizeof(quota)));
-	ASSERT_EQ(0, write_file(LEASES_PER_PEER, "4"));
+	ASSERT_EQ(0, param_get("slope_leases_per_peer", &quota));
+	ASSERT_EQ(0, param_set("slope_leases_per_peer", 4));
 	for (int i = 0; i < 8; i++) {
 		ASSERT_EQ(0, rogue_call(self->r, &req, &m, NULL, 0, WAIT_MS));
 		if (m.status) {
@@ -584,7 +581,7 @@ TEST_F_TIMEOUT(rogue, slope_leases_and_frees_are_bounded, 120)
 		lease = m.addr;
 		got++;
 	}
-	ASSERT_EQ(0, write_file(LEASES_PER_PEER, quota));
+	ASSERT_EQ(0, param_set("slope_leases_per_peer", quota));
 	EXPECT_EQ(4, got);
 	EXPECT_EQ(denied + 4, stat_value(self->ctx, "slope_lease_denied"));
 

@@ -178,38 +178,6 @@ static const char *const params[] = {
 };
 #define NPARAMS	(sizeof(params) / sizeof(params[0]))
 
-static int param_path(char *path, size_t len, const char *name)
-{
-	return snprintf(path, len, "/sys/module/dsmem/parameters/%s", name) < (int)len ? 0 : -1;
-}
-
-static int param_get(const char *name, uint64_t *v)
-{
-	char path[128], buf[32];
-
-	if (param_path(path, sizeof(path), name) || read_file(path, buf, sizeof(buf)))
-		return -1;
-	*v = strtoull(buf, NULL, 10);
-	return 0;
-}
-
-static int param_set(const char *name, uint64_t v)
-{
-	char path[128], buf[32];
-	int fd, n, ret = 0;
-
-	if (param_path(path, sizeof(path), name))
-		return -1;
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
-	if (write(fd, buf, n) != n)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 /* ---- the fixture ---- */
 
 FIXTURE(sl) {

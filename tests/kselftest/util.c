@@ -98,14 +98,30 @@ int read_file(const char *path, char *buf, size_t size)
 	return 0;
 }
 
-int write_file(const char *path, const char *text)
+int param_get(const char *name, uint64_t *v)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
-	size_t len = strlen(text);
+	char path[128], buf[32];
+	int ret;
 
+	snprintf(path, sizeof(path), "/sys/module/dsmem/parameters/%s", name);
+	ret = read_file(path, buf, sizeof(buf));
+	if (ret)
+		return ret;
+	*v = strtoull(buf, NULL, 10);
+	return 0;
+}
+
+int param_set(const char *name, uint64_t v)
+{
+	char path[128], buf[32];
+	int fd, n, ret = 0;
+
+	snprintf(path, sizeof(path), "/sys/module/dsmem/parameters/%s", name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (write(fd, text, len) != (ssize_t)len)
+	n = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+	if (write(fd, buf, n) != n)
 		ret = -errno;
 	close(fd);
 	return ret;

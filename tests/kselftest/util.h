@@ -22,9 +22,10 @@ int module_unload(void);
 const char *dsctl_path(void);
 /* read a whole small file into buf (NUL-terminated); -errno on failure */
 int read_file(const char *path, char *buf, size_t size);
-/* the whole of text into path (a module parameter, say): 0 or -errno */
-int write_file(const char *path, const char *text);
 unsigned long kernel_taint(void);
+/* a numeric parameter of dsmem.ko (/sys/module/dsmem/parameters): 0 or -errno */
+int param_get(const char *name, uint64_t *v);
+int param_set(const char *name, uint64_t v);
 /* the guest runs the debug kernel (scripts/guest --kernel debug) */
 bool debug_kernel(void);
 /* CLOCK_MONOTONIC in milliseconds */
