@@ -1501,6 +1501,76 @@ TEST_F_TIMEOUT(sl, quota_unreceived_expires, 300)
 	close(fd);
 }
 
+/*
+ * In a child on node 2: RECV without waiting; 0 when it got the object at
+ * addr with every page whole, 1 for EAGAIN, more for anything else.
+ */
+static int node2_recv_check(uint64_t addr, uint64_t pages)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		struct dsmem_ioc_slope_mig m = {};
+		int fd = attach_open(2);
+
+		munmap((void *)DSMEM_SLOPE_BASE, DSMEM_SLOPE_SIZE);
+		if (fd < 0 || slope_map(fd))
+			_exit(3);
+		if (ioctl(fd, DSMEM_IOC_SLOPE_RECV, &m))
+			_exit(errno == EAGAIN ? 1 : 4);
+		if (m.cookie != addr || m.pages != pages)
+			_exit(5);
+		/* a page dropped under us would be SIGBUS: the default kills us */
+		_exit(check(addr, pages * PAGE, NULL) ? 6 : 0);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return 7;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 8;
+}
+
+/*
+ * Receives around the expiry's time: each one gets the whole object (and
+ * it never expires), or nothing (and it expired, once).  Late ones must
+ * find it gone.
+ */
+TEST_F_TIMEOUT(sl, quota_expiry_meets_receive, 300)
+{
+	enum { N = 6, PAGES = 16, EXPIRE_MS = 300, STEP_MS = 250 };
+	int fd = attach_open(1), got = 0, lost = 0;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, param_set("slope_unreceived_ms", EXPIRE_MS));
+	ASSERT_EQ(0, slope_map(fd));
+	for (int i = 0; i < N; i++) {
+		uint64_t a = 0, id = 0, expired = stat_value(self->ctx, "slope_expired");
+		int64_t t0;
+		int r;
+
+		ASSERT_EQ(0, slope_alloc(fd, PAGES * PAGE, 0, &a));
+		fill(a, PAGES * PAGE, 0);
+		ASSERT_EQ(0, migrate_whole(fd, a, PAGES, &id));
+		usleep(i * STEP_MS * 1000);
+		r = node2_recv_check(a, PAGES);
+		ASSERT_TRUE(r == 0 || r == 1) TH_LOG("receive %d: %d", i, r);
+		/* whatever was to happen to it has happened by then */
+		t0 = now_ms();
+		while (r == 1 && stat_value(self->ctx, "slope_expired") == expired &&
+		       now_ms() - t0 < 10000)
+			usleep(20 * 1000);
+		usleep(2 * EXPIRE_MS * 1000);
+		EXPECT_EQ(expired + (r == 1), stat_value(self->ctx, "slope_expired"))
+			TH_LOG("receive %d after %d ms: %s", i, i * STEP_MS,
+			       r ? "nothing" : "the object");
+		got += r == 0;
+		lost += r == 1;
+	}
+	TH_LOG("%d received, %d expired first", got, lost);
+	/* a second after the handover, nothing is left to receive */
+	EXPECT_LT(0, lost);
+	close(fd);
+}
+
 /* ---- containers through libdsuser (slope_worker) ---- */
 
 /* slope_worker, beside this program */
