@@ -64,6 +64,16 @@ void dsmem_conn_put(struct dsmem_conn *conn)
 }
 
 static void dsmem_conn_up_work(struct work_struct *work);
+/*
+ * The other end refused the connect: rejected, or reset before it came
+ * up (the flush of a rejected QP may close it before the rejection does).
+ */
+static bool dsmem_conn_refused(const struct dsmem_conn *conn)
+{
+	return !conn->was_up && (conn->close_err == -ECONNREFUSED ||
+				 conn->close_err == -ECONNRESET);
+}
+
 static void dsmem_conn_release_work(struct work_struct *work);
 static void dsmem_conn_keepalive_work(struct work_struct *work);
 static void dsmem_peer_connect_work(struct work_struct *work);
@@ -663,7 +673,7 @@ static void dsmem_conn_release_work(struct work_struct *work)
 		reconnect = true;
 		delay = peer->backoff_ms;
 		peer->backoff_ms = min(peer->backoff_ms * 2,
-				       conn->close_err == -ECONNREFUSED ?
+				       dsmem_conn_refused(conn) ?
 				       (unsigned int)DSMEM_BACKOFF_REFUSED_MAX_MS :
 				       (unsigned int)DSMEM_BACKOFF_MAX_MS);
 		delay = min(delay, peer->backoff_ms);
