@@ -938,29 +938,6 @@ out:
 	return ret;
 }
 
-/*
- * Testing: the BEGIN of a migration handed over already, sent again, as
- * a peer that retried or lies would.  The destination must refuse it and
- * leave the migration, pulling or done, alone (slope_test).
- */
-static bool slope_test_dup_begin;
-module_param(slope_test_dup_begin, bool, 0600);
-MODULE_PARM_DESC(slope_test_dup_begin,
-		 "testing: send each migration's BEGIN again after its handover");
-
-static void dsmem_slope_mig_dup_begin(struct dsmem_slope_mig *mig)
-{
-	void *keys = kmalloc(DSMEM_WIRE_MAX_DATA, GFP_KERNEL);
-	int ret = -ENOMEM;
-	size_t klen;
-
-	if (keys)
-		ret = dsmem_slope_mig_send_begin(mig, keys, &klen);
-	kfree(keys);
-	pr_info("slope: migration %llu: BEGIN sent again after the handover: %d\n",
-		mig->id, ret);
-}
-
 /* A 2 MiB unit is one physically contiguous run of pages, or nothing. */
 static int dsmem_slope_mig_check_huge(struct dsmem_slope_mig *mig)
 {
@@ -1505,9 +1482,6 @@ int dsmem_slope_ioc_mig_stop(struct dsmem_node *node, void *arg)
 	mutex_unlock(&s->mig_lock);
 out:
 	complete_all(&mig->handover);
-	/* after the completion: the destination's DONE may wait for it */
-	if (!ret && READ_ONCE(slope_test_dup_begin))
-		dsmem_slope_mig_dup_begin(mig);
 	mutex_unlock(&mig->op_lock);
 	dsmem_slope_mig_put(mig);
 	return ret;

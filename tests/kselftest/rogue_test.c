@@ -24,12 +24,14 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 
 #include <linux/dsmem.h>
 #include <linux/dsmem_netlink.h>
 #include <dsmem/ds.h>
 
 #include "kselftest_harness.h"
+#include "dsmem_slope_core.h"
 #include "rogue.h"
 #include "util.h"
 
@@ -550,6 +552,205 @@ TEST_F_TIMEOUT(rogue, id_in_use_from_another_address, 120)
 	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
 	system("ip addr del 10.99.77.7/32 dev \"$(ip -o -4 addr show | "
 	       "awk '$4 == \"10.99.77.7/32\" { print $2; exit }')\"");
+}
+
+/* ---- the rogue as a Slope source ---- */
+
+#define MIG_UNITS	16		/* pages of each object the rogue sends */
+
+/* A request from the rogue that must succeed: 0, -status or -errno. */
+static int rogue_ok(struct rogue *r, struct dsmem_wire_msg *req, struct dsmem_wire_msg *reply,
+		    void *data, size_t max)
+{
+	int ret = rogue_call(r, req, reply, data, max, WAIT_MS);
+
+	return ret ? ret : reply->status ? -(int)reply->status : 0;
+}
+
+/* The rogue's n-th object: in its own share of the Slope range. */
+static uint64_t rogue_obj(unsigned int n)
+{
+	return DSMEM_SLOPE_BASE + (uint64_t)(ROGUE_ID - 1) * DSMEM_SLOPE_SHARE_SIZE +
+	       (uint64_t)n * (MIG_UNITS << 12);
+}
+
+/*
+ * A migration's BEGIN from the rogue, staged by a PUT as a source's is:
+ * 0, or the -errno of the PUT or of the BEGIN.  No page is pushed: node 1
+ * places zero pages (a source that sends nothing leaks nothing to it).
+ */
+static int rogue_slope_begin(struct rogue *r, uint64_t wire_id, uint64_t addr)
+{
+	struct dsmem_slope_extent ext = { .addr = addr, .len = MIG_UNITS << 12 };
+	struct dsmem_slope_begin_info b = {
+		.cookie = addr, .units = MIG_UNITS, .nextents = 1, .unit_shift = 12,
+	};
+	struct dsmem_wire_msg put = { .opcode = DSMEM_WIRE_SLOPE_MIG_PUT, .aux = wire_id };
+	struct dsmem_wire_msg begin = { .opcode = DSMEM_WIRE_SLOPE_MIG_BEGIN, .aux = wire_id };
+	uint8_t stage[512], keys[DSMEM_WIRE_MAX_DATA];
+	struct dsmem_slope_keys_info k;
+	struct dsmem_wire_msg m;
+	int n = dsmem_slope_begin_encode(stage, sizeof(stage), &b, &ext), ret;
+
+	if (n < 0)
+		return n;
+	put.len = n;
+	put.data = stage;
+	ret = rogue_ok(r, &put, &m, NULL, 0);
+	if (ret)
+		return ret;
+	begin.len = n;
+	ret = rogue_ok(r, &begin, &m, keys, sizeof(keys));
+	if (ret)
+		return ret;
+	if (m.opcode != DSMEM_WIRE_REPLY_SLOPE_KEYS)
+		return -EPROTO;
+	return dsmem_slope_keys_decode(keys, m.len, MIG_UNITS, 12, &k);
+}
+
+/*
+ * The HANDOVER, with no unit dirty, so that node 1 pulls nothing from the
+ * rogue; then node 1's DONE, answered.  0 or -errno.
+ */
+static int rogue_slope_handover(struct rogue *r, uint64_t wire_id)
+{
+	struct dsmem_wire_msg put = { .opcode = DSMEM_WIRE_SLOPE_MIG_PUT, .aux = wire_id };
+	struct dsmem_wire_msg hand = { .opcode = DSMEM_WIRE_SLOPE_MIG_HANDOVER, .aux = wire_id };
+	struct dsmem_wire_msg m, done = { .opcode = DSMEM_WIRE_REPLY_SLOPE };
+	unsigned long dirty[1] = { 0 };
+	uint32_t rkey = 0;	/* never used: nothing to pull */
+	uint8_t stage[512];
+	int n = dsmem_slope_handover_encode(stage, sizeof(stage), MIG_UNITS, MIG_UNITS << 12, 1,
+					    &rkey, dirty), ret;
+
+	if (n < 0)
+		return n;
+	put.len = n;
+	put.data = stage;
+	ret = rogue_ok(r, &put, &m, NULL, 0);
+	if (ret)
+		return ret;
+	hand.len = n;
+	ret = rogue_ok(r, &hand, &m, NULL, 0);
+	if (ret)
+		return ret;
+	do {
+		ret = rogue_recv(r, &m, NULL, 0, 30000);
+	} while (!ret && !(m.opcode == DSMEM_WIRE_SLOPE_MIG_DONE && m.aux == wire_id));
+	if (ret)
+		return ret;
+	done.tag = m.tag;
+	return m.len ? -EIO : rogue_send(r, &done);
+}
+
+/* Abort an unfinished migration of the rogue's at node 1. */
+static int rogue_slope_abort(struct rogue *r, uint64_t wire_id)
+{
+	struct dsmem_wire_msg abort = { .opcode = DSMEM_WIRE_SLOPE_MIG_ABORT, .aux = wire_id }, m;
+
+	return rogue_ok(r, &abort, &m, NULL, 0);
+}
+
+/*
+ * A migration's BEGIN sent again after its handover, as a peer that
+ * retried or lies would: refused with EALREADY, touching nothing; node
+ * 1's application receives the object whole.
+ */
+TEST_F_TIMEOUT(rogue, slope_begin_again_after_handover, 180)
+{
+	const uint64_t addr = rogue_obj(0), size = MIG_UNITS << 12;
+	struct dsmem_slope_extent ext = { .addr = addr, .len = size };
+	struct dsmem_slope_begin_info b = {
+		.cookie = addr, .units = MIG_UNITS, .nextents = 1, .unit_shift = 12,
+	};
+	struct dsmem_wire_msg again = { .opcode = DSMEM_WIRE_SLOPE_MIG_BEGIN, .aux = 77 }, m;
+	uint8_t stage[512], keys[DSMEM_WIRE_MAX_DATA];
+	struct dsmem_ioc_slope_mig mig = {};
+	uint8_t zero[MIG_UNITS << 12] = { 0 };
+	int fd, n = dsmem_slope_begin_encode(stage, sizeof(stage), &b, &ext);
+
+	ASSERT_LT(0, n);
+	again.len = n;
+	ASSERT_EQ(0, rogue_slope_begin(self->r, 77, addr));
+	ASSERT_EQ(0, rogue_slope_handover(self->r, 77));
+	/* the BEGIN alone, as the source sent it (its staging PUT is over) */
+	EXPECT_EQ(-EALREADY, rogue_ok(self->r, &again, &m, keys, sizeof(keys)));
+
+	fd = attach_open(1);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, slope_map(fd));
+	mig.flags = DSMEM_SLOPE_MIG_WAIT;
+	mig.timeout_ms = 10000;
+	ASSERT_EQ(0, ioctl(fd, DSMEM_IOC_SLOPE_RECV, &mig)) TH_LOG("recv: %s", strerror(errno));
+	EXPECT_EQ(addr, mig.cookie);
+	EXPECT_EQ(MIG_UNITS, mig.pages);
+	ASSERT_EQ(0, slope_mig_get(fd, mig.id, DSMEM_SLOPE_MIG_WAIT, DSMEM_SLOPE_MIG_HANDED_OVER,
+				   10000, &mig));
+	EXPECT_EQ(DSMEM_SLOPE_MIG_DONE, mig.state) TH_LOG("error %d", mig.error);
+	EXPECT_EQ(0, memcmp((void *)addr, zero, size));
+	EXPECT_EQ(0, slope_mig_get(fd, mig.id, DSMEM_SLOPE_MIG_RELEASE, 0, 0, &mig));
+	munmap((void *)DSMEM_SLOPE_BASE, DSMEM_SLOPE_SIZE);
+	close(fd);
+	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
+}
+
+/*
+ * A storm of migrations from one peer: slope_peer_migs of them hold memory
+ * at node 1 at once, the rest are refused with EBUSY and counted; once
+ * those end, the peer may migrate again.
+ */
+TEST_F_TIMEOUT(rogue, slope_migration_storm_is_bounded, 180)
+{
+	uint64_t refused = stat_value(self->ctx, "slope_quota_migs"), migs;
+	int taken = 0, ret;
+
+	ASSERT_EQ(0, param_get("slope_peer_migs", &migs));
+	ASSERT_EQ(0, param_set("slope_peer_migs", 3));
+	for (unsigned int i = 0; i < 8; i++) {
+		ret = rogue_slope_begin(self->r, 100 + i, rogue_obj(i));
+		if (!ret)
+			taken++;
+		else
+			EXPECT_EQ(-EBUSY, ret) TH_LOG("migration %u", i);
+	}
+	EXPECT_EQ(3, taken);
+	EXPECT_EQ(refused + 5, stat_value(self->ctx, "slope_quota_migs"));
+	for (unsigned int i = 0; i < 3; i++)
+		EXPECT_EQ(0, rogue_slope_abort(self->r, 100 + i));
+	/* room again */
+	EXPECT_EQ(0, rogue_slope_begin(self->r, 200, rogue_obj(8)));
+	EXPECT_EQ(0, rogue_slope_abort(self->r, 200));
+	ASSERT_EQ(0, param_set("slope_peer_migs", migs));
+	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
+}
+
+/*
+ * Objects handed over that no process at node 1 receives: dropped after
+ * slope_unreceived_ms, counted, and nothing is left to receive.
+ */
+TEST_F_TIMEOUT(rogue, slope_unreceived_expire, 180)
+{
+	uint64_t expired = stat_value(self->ctx, "slope_expired");
+	struct dsmem_ioc_slope_mig mig = {};
+	uint64_t ms;
+	int fd;
+
+	ASSERT_EQ(0, param_get("slope_unreceived_ms", &ms));
+	ASSERT_EQ(0, param_set("slope_unreceived_ms", 1000));
+	for (unsigned int i = 0; i < 2; i++) {
+		ASSERT_EQ(0, rogue_slope_begin(self->r, 300 + i, rogue_obj(i)));
+		ASSERT_EQ(0, rogue_slope_handover(self->r, 300 + i));
+	}
+	for (int i = 0; i < 300 && stat_value(self->ctx, "slope_expired") < expired + 2; i++)
+		usleep(100000);
+	ASSERT_EQ(0, param_set("slope_unreceived_ms", ms));
+	EXPECT_EQ(expired + 2, stat_value(self->ctx, "slope_expired"));
+	fd = attach_open(1);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-1, ioctl(fd, DSMEM_IOC_SLOPE_RECV, &mig));
+	EXPECT_EQ(EAGAIN, errno);
+	close(fd);
+	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
 }
 
 /*

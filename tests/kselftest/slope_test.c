@@ -154,21 +154,6 @@ static int touch_signal(uint64_t addr, bool write)
 	return WIFSIGNALED(st) ? WTERMSIG(st) : 0;
 }
 
-#define DUP_BEGIN	"/sys/module/dsmem/parameters/slope_test_dup_begin"
-
-/* The module's test hook: resend each BEGIN after the handover. */
-static int set_dup_begin(bool on)
-{
-	int fd = open(DUP_BEGIN, O_WRONLY | O_CLOEXEC), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, on ? "Y" : "N", 1) != 1)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 /*
  * The module parameters the quota tests lower: read at set-up, written
  * back at tear-down, whatever the test did.
@@ -204,7 +189,6 @@ FIXTURE_SETUP(sl)
 
 FIXTURE_TEARDOWN(sl)
 {
-	set_dup_begin(false);
 	for (uint32_t n = 1; n <= 2; n++)
 		ds_node_del(self->ctx, n);
 	for (size_t i = 0; i < NPARAMS; i++)
@@ -782,7 +766,6 @@ TEST_F_TIMEOUT(sl, fault_source_lost, 300)
 #define PULL_WAIT_MS	600000
 
 enum pull_probe {
-	PULL_CHECK,	/* only check the object */
 	PULL_FAULT,	/* touch the unit the pull reaches last */
 	PULL_FREE,	/* free the clean pages */
 };
@@ -958,8 +941,7 @@ static void pull_receiver(uint64_t addr, uint64_t pages, uint64_t clean,
 }
 
 static void pull_run(struct __test_metadata *_metadata, uint64_t pages,
-		     uint64_t clean, enum pull_probe probe, bool dup_begin,
-		     struct pull_seen *seen)
+		     uint64_t clean, enum pull_probe probe, struct pull_seen *seen)
 {
 	struct dsmem_ioc_slope_mig m;
 	int fd = attach_open(1), st;
@@ -979,11 +961,7 @@ static void pull_run(struct __test_metadata *_metadata, uint64_t pages,
 	ASSERT_EQ(0, mig_wait_past_ms(fd, id, &m, PULL_WAIT_MS));
 	ASSERT_EQ(DSMEM_SLOPE_MIG_STOPPING, m.state) TH_LOG("error %d", m.error);
 	fill(a + clean * PAGE, (pages - clean) * PAGE, 1);
-	if (dup_begin)
-		ASSERT_EQ(0, set_dup_begin(true));
 	ASSERT_EQ(0, mig_stop(fd, id, &m)) TH_LOG("stop: %s", strerror(errno));
-	if (dup_begin)
-		ASSERT_EQ(0, set_dup_begin(false));
 	EXPECT_EQ(pages - clean, m.dirty_units);
 	ASSERT_EQ(0, mig_wait_past_ms(fd, id, &m, PULL_WAIT_MS));
 	EXPECT_EQ(DSMEM_SLOPE_MIG_DONE, m.state) TH_LOG("error %d", m.error);
@@ -1027,7 +1005,7 @@ TEST_F_TIMEOUT(sl, migrate_fault_priority, 1200)
 	/* a share of a long pull, which a quarter of it does not show */
 	SKIP_IF_LIGHT("the pull order needs 64 MiB to show");
 	ASSERT_NE(NULL, seen);
-	pull_run(_metadata, PAGES, 0, PULL_FAULT, false, seen);
+	pull_run(_metadata, PAGES, 0, PULL_FAULT, seen);
 	left = PAGES - seen->pulled_before;
 	/* otherwise in-order and first look the same */
 	ASSERT_LT(seen->pulled_before, PAGES / 2)
@@ -1051,7 +1029,7 @@ TEST_F_TIMEOUT(sl, migrate_free_during_pull, 1200)
 	struct pull_seen *seen = pull_seen_map();
 
 	ASSERT_NE(NULL, seen);
-	pull_run(_metadata, PAGES, CLEAN, PULL_FREE, false, seen);
+	pull_run(_metadata, PAGES, CLEAN, PULL_FREE, seen);
 	/* the pull was still on after the free */
 	ASSERT_EQ(DSMEM_SLOPE_MIG_HANDED_OVER, seen->state_after);
 	TH_LOG("%llu pages freed during the pull: frames free in the allocator %llu, "
@@ -1060,25 +1038,6 @@ TEST_F_TIMEOUT(sl, migrate_free_during_pull, 1200)
 	EXPECT_EQ(CLEAN, seen->freed);
 	EXPECT_EQ(0, seen->in_buddy + seen->reused)
 		TH_LOG("pages freed under the pull's DMA mappings");
-	munmap(seen, sizeof(*seen));
-}
-
-/*
- * The source sends its BEGIN again just after the handover, while the
- * destination pulls: refused, and the pull and the object are untouched.
- */
-TEST_F_TIMEOUT(sl, migrate_dup_begin, 1200)
-{
-	const uint64_t PAGES = scaled(8192);
-	struct pull_seen *seen = pull_seen_map();
-
-	ASSERT_NE(NULL, seen);
-	run("dmesg -c > /dev/null");
-	pull_run(_metadata, PAGES, PAGES / 4, PULL_CHECK, true, seen);
-	/* it reached the migration (not refused as a PUT to an ended one) */
-	EXPECT_EQ(0, run("dmesg | grep -q 'BEGIN sent again after the handover: %d$'",
-			 -EALREADY))
-		TH_LOG("the duplicate BEGIN was not sent, or not refused as one");
 	munmap(seen, sizeof(*seen));
 }
 
