@@ -575,6 +575,25 @@ static uint64_t rogue_obj(unsigned int n)
 }
 
 /*
+ * What a source sends as op (BEGIN or HANDOVER) of a migration: its n
+ * bytes of stage, staged by a PUT first.  0, or the -errno of either.
+ */
+static int rogue_staged(struct rogue *r, uint8_t op, uint64_t wire_id, void *stage, int n,
+			struct dsmem_wire_msg *reply, void *data, size_t max)
+{
+	struct dsmem_wire_msg put = { .opcode = DSMEM_WIRE_SLOPE_MIG_PUT, .aux = wire_id };
+	struct dsmem_wire_msg req = { .opcode = op, .aux = wire_id, .len = n };
+	int ret;
+
+	if (n < 0)
+		return n;
+	put.len = n;
+	put.data = stage;
+	ret = rogue_ok(r, &put, reply, NULL, 0);
+	return ret ? ret : rogue_ok(r, &req, reply, data, max);
+}
+
+/*
  * A migration's BEGIN from the rogue, staged by a PUT as a source's is:
  * 0, or the -errno of the PUT or of the BEGIN.  No page is pushed: node 1
  * places zero pages (a source that sends nothing leaks nothing to it).
@@ -585,22 +604,13 @@ static int rogue_slope_begin(struct rogue *r, uint64_t wire_id, uint64_t addr)
 	struct dsmem_slope_begin_info b = {
 		.cookie = addr, .units = MIG_UNITS, .nextents = 1, .unit_shift = 12,
 	};
-	struct dsmem_wire_msg put = { .opcode = DSMEM_WIRE_SLOPE_MIG_PUT, .aux = wire_id };
-	struct dsmem_wire_msg begin = { .opcode = DSMEM_WIRE_SLOPE_MIG_BEGIN, .aux = wire_id };
 	uint8_t stage[512], keys[DSMEM_WIRE_MAX_DATA];
 	struct dsmem_slope_keys_info k;
 	struct dsmem_wire_msg m;
-	int n = dsmem_slope_begin_encode(stage, sizeof(stage), &b, &ext), ret;
+	int ret = rogue_staged(r, DSMEM_WIRE_SLOPE_MIG_BEGIN, wire_id, stage,
+			       dsmem_slope_begin_encode(stage, sizeof(stage), &b, &ext),
+			       &m, keys, sizeof(keys));
 
-	if (n < 0)
-		return n;
-	put.len = n;
-	put.data = stage;
-	ret = rogue_ok(r, &put, &m, NULL, 0);
-	if (ret)
-		return ret;
-	begin.len = n;
-	ret = rogue_ok(r, &begin, &m, keys, sizeof(keys));
 	if (ret)
 		return ret;
 	if (m.opcode != DSMEM_WIRE_REPLY_SLOPE_KEYS)
@@ -614,24 +624,15 @@ static int rogue_slope_begin(struct rogue *r, uint64_t wire_id, uint64_t addr)
  */
 static int rogue_slope_handover(struct rogue *r, uint64_t wire_id)
 {
-	struct dsmem_wire_msg put = { .opcode = DSMEM_WIRE_SLOPE_MIG_PUT, .aux = wire_id };
-	struct dsmem_wire_msg hand = { .opcode = DSMEM_WIRE_SLOPE_MIG_HANDOVER, .aux = wire_id };
 	struct dsmem_wire_msg m, done = { .opcode = DSMEM_WIRE_REPLY_SLOPE };
 	unsigned long dirty[1] = { 0 };
 	uint32_t rkey = 0;	/* never used: nothing to pull */
 	uint8_t stage[512];
-	int n = dsmem_slope_handover_encode(stage, sizeof(stage), MIG_UNITS, MIG_UNITS << 12, 1,
-					    &rkey, dirty), ret;
+	int ret = rogue_staged(r, DSMEM_WIRE_SLOPE_MIG_HANDOVER, wire_id, stage,
+			       dsmem_slope_handover_encode(stage, sizeof(stage), MIG_UNITS,
+							   MIG_UNITS << 12, 1, &rkey, dirty),
+			       &m, NULL, 0);
 
-	if (n < 0)
-		return n;
-	put.len = n;
-	put.data = stage;
-	ret = rogue_ok(r, &put, &m, NULL, 0);
-	if (ret)
-		return ret;
-	hand.len = n;
-	ret = rogue_ok(r, &hand, &m, NULL, 0);
 	if (ret)
 		return ret;
 	do {
