@@ -451,8 +451,6 @@ struct dsmem_peer *dsmem_peer_create(struct dsmem_node *node,
 				     const struct sockaddr_storage *addr,
 				     bool passive);
 u16 dsmem_sockaddr_port(const struct sockaddr_storage *ss);
-bool dsmem_sockaddr_same_host(const struct sockaddr_storage *a,
-			      const struct sockaddr_storage *b);
 void dsmem_peer_put(struct dsmem_peer *peer);
 void dsmem_peer_delete(struct dsmem_peer *peer);
 void dsmem_peer_start(struct dsmem_peer *peer);

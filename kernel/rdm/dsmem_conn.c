@@ -951,8 +951,8 @@ static bool dsmem_sockaddr_v4(const struct sockaddr_storage *ss, __be32 *v4)
 }
 
 /* The same host, whatever the ports (an IPv4-mapped IPv6 address is IPv4). */
-bool dsmem_sockaddr_same_host(const struct sockaddr_storage *a,
-			      const struct sockaddr_storage *b)
+static bool dsmem_sockaddr_same_host(const struct sockaddr_storage *a,
+				     const struct sockaddr_storage *b)
 {
 	__be32 a4, b4;
 	bool v4a = dsmem_sockaddr_v4(a, &a4), v4b = dsmem_sockaddr_v4(b, &b4);
