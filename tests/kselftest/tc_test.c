@@ -506,10 +506,9 @@ TEST_F(tc, mutations_need_cap_net_admin)
 				      .layer = DS_TIER_L2 };
 	struct ds_token_info qp;
 	pid_t pid;
-	int status;
 
 	ASSERT_EQ(0, node_qp(self->ctx, 1, &qp));
-	pid = fork();
+	pid = fork_nobody();
 	ASSERT_GE(pid, 0);
 	if (pid == 0) {
 		uint64_t params[DS_CACHE_P_NR] = { [DS_CACHE_P_L1_CAPACITY] = 64 };
@@ -520,8 +519,6 @@ TEST_F(tc, mutations_need_cap_net_admin)
 		struct ds_ctx *ctx;
 		int fd = open("/dev/null", O_WRONLY);
 
-		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
-			_exit(10);
 		if (ds_ctx_open(&ctx))
 			_exit(11);
 		if (ds_cache_set(ctx, params, 1ULL << DS_CACHE_P_L1_CAPACITY, 0,
@@ -539,9 +536,7 @@ TEST_F(tc, mutations_need_cap_net_admin)
 		ds_ctx_close(ctx);
 		_exit(0);
 	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("child step %d failed", WEXITSTATUS(status));
+	EXPECT_EQ(0, child_step(pid)) TH_LOG("the unprivileged child's failing step");
 }
 
 /* The synthetic sweep runs on a private cache and adds up. */
@@ -560,7 +555,6 @@ TEST_F(tc, keys_need_cap_net_admin)
 	size_t n, keyed = 0;
 	uint32_t handle = 0;
 	pid_t pid;
-	int status;
 
 	/* node 2's grant to node 1 registered MRs with remote access */
 	ASSERT_EQ(0, ds_token_list(self->ctx, DS_TOKEN_MR, 2, &all, &n));
@@ -572,14 +566,12 @@ TEST_F(tc, keys_need_cap_net_admin)
 	ds_token_list_free(all);
 	ASSERT_LT(0, keyed) TH_LOG("no MR token of node 2 has a key");
 
-	pid = fork();
+	pid = fork_nobody();
 	ASSERT_GE(pid, 0);
 	if (pid == 0) {
 		struct ds_ctx *ctx;
 		size_t m, listed = 0;
 
-		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
-			_exit(10);
 		if (ds_ctx_open(&ctx))
 			_exit(11);
 		/* the tokens are listed, their keys are not */
@@ -598,10 +590,7 @@ TEST_F(tc, keys_need_cap_net_admin)
 		ds_ctx_close(ctx);
 		_exit(0);
 	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("child step %d failed",
-						 WEXITSTATUS(status));
+	EXPECT_EQ(0, child_step(pid)) TH_LOG("the unprivileged child's failing step");
 	/* and CAP_NET_ADMIN still reads it */
 	ASSERT_EQ(0, ds_token_get(self->ctx, handle, &one));
 	EXPECT_NE(0, mr_lkey(&one));
@@ -1018,17 +1007,14 @@ TEST_F(replay, refuses_bad_records)
 TEST_F(replay, needs_cap_net_admin)
 {
 	pid_t pid;
-	int status;
 
-	pid = fork();
+	pid = fork_nobody();
 	ASSERT_GE(pid, 0);
 	if (pid == 0) {
 		struct ds_trace_rec rec = rec_of(DS_TOKEN_QP, 0, DS_TRACE_READ, 1000);
 		struct ds_cache_replay_result r;
 		struct ds_ctx *ctx;
 
-		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
-			_exit(10);
 		if (ds_ctx_open(&ctx))
 			_exit(11);
 		if (ds_cache_replay(ctx, &rec, 1, 0, NULL, 0, &r) != -EPERM)
@@ -1036,9 +1022,7 @@ TEST_F(replay, needs_cap_net_admin)
 		ds_ctx_close(ctx);
 		_exit(0);
 	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("child step %d failed", WEXITSTATUS(status));
+	EXPECT_EQ(0, child_step(pid)) TH_LOG("the unprivileged child's failing step");
 }
 
 TEST_HARNESS_MAIN

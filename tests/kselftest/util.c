@@ -127,6 +127,25 @@ int param_set(const char *name, uint64_t v)
 	return ret;
 }
 
+pid_t fork_nobody(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0 &&
+	    (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534)))
+		_exit(10);
+	return pid;
+}
+
+int child_step(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
 bool debug_kernel(void)
 {
 	const char *kernel = getenv("DSMEM_KERNEL");

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* getenv() that names the missing variable on stderr */
 const char *env_or_die(const char *name);
@@ -26,6 +27,14 @@ unsigned long kernel_taint(void);
 /* a numeric parameter of dsmem.ko (/sys/module/dsmem/parameters): 0 or -errno */
 int param_get(const char *name, uint64_t *v);
 int param_set(const char *name, uint64_t v);
+/*
+ * fork() with the child as uid and gid 65534, without privilege (it exits
+ * 10 if it cannot drop it): 0 in the child, its pid or -1 in the parent.
+ * child_step() waits for it: its exit status (0, or the step that
+ * failed), -1 if it did not exit.
+ */
+pid_t fork_nobody(void);
+int child_step(pid_t pid);
 /* the guest runs the debug kernel (scripts/guest --kernel debug) */
 bool debug_kernel(void);
 /* CLOCK_MONOTONIC in milliseconds */
