@@ -454,9 +454,10 @@ TEST_F_TIMEOUT(rdm, alloc_refused_costs_nothing, 300)
 	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, self->peer, 3));
 
 	snprintf(filter, sizeof(filter), "call_site >= 0x%lx && call_site < 0x%lx", start, end);
+	ASSERT_EQ(0, tracefs_event_enable("kmem/kmalloc"));
 	ASSERT_EQ(0, tracefs_write("events/kmem/kmalloc/filter", filter));
 	ASSERT_EQ(0, tracefs_write("trace", ""));
-	ASSERT_EQ(0, tracefs_write("events/kmem/kmalloc/enable", "1"));
+	ASSERT_EQ(0, tracefs_write("tracing_on", "1"));
 	/* a fit: an entry per page, which also shows the count works */
 	EXPECT_EQ(0, ds_rdm_alloc(self->ctx, 1, 2, s.id, 8 * 4096, &va, &pa))
 		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
@@ -465,7 +466,7 @@ TEST_F_TIMEOUT(rdm, alloc_refused_costs_nothing, 300)
 	EXPECT_EQ(-ENOMEM, ds_rdm_alloc(self->ctx, 1, 2, s.id, SEG_SIZE, &va2, &pa2));
 	EXPECT_EQ(-ENOMEM, ds_rdm_alloc(self->ctx, 1, 2, s.id, SEG_SIZE - 4096, &va2, &pa2));
 	refused = traced_kmallocs() - fit;
-	tracefs_write("events/kmem/kmalloc/enable", "0");
+	tracefs_write("tracing_on", "0");
 	tracefs_write("events/kmem/kmalloc/filter", "0");
 	tracefs_write("trace", "");
 	EXPECT_EQ(8, fit);

@@ -195,6 +195,24 @@ int tracefs_write(const char *file, const char *val)
 	return ret;
 }
 
+int tracefs_event_enable(const char *event)
+{
+	char path[160], cur[4] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), TRACEFS "/events/%s/enable", event);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (!fgets(cur, sizeof(cur), f))
+		cur[0] = 0;
+	fclose(f);
+	if (cur[0] == '1')
+		return 0;
+	snprintf(path, sizeof(path), "events/%s/enable", event);
+	return tracefs_write(path, "1");
+}
+
 /* the function's address, and the next symbol's as its end */
 int kallsyms_func_range(const char *module, const char *func, unsigned long *start,
 			unsigned long *end)

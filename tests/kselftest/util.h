@@ -49,6 +49,12 @@ uint64_t stat_value(struct ds_ctx *ctx, const char *name);
 int tracefs_mount(void);
 /* write val to TRACEFS/file; -errno on failure */
 int tracefs_write(const char *file, const char *val);
+/*
+ * Enable an event ("kmem/kmalloc") for good: a no-op when tests/run
+ * enabled it at boot.  Tests never disable one (tests/run says why); they
+ * start and stop recording with tracefs_write("tracing_on", ...).
+ */
+int tracefs_event_enable(const char *event);
 /* [start, end) of a function of a loaded module, from /proc/kallsyms */
 int kallsyms_func_range(const char *module, const char *func, unsigned long *start,
 			unsigned long *end);
