@@ -9,6 +9,7 @@
 #                 tests, on Debian's kernel and on the debug kernel
 #   make demo     boot a guest and show what dsmem sees
 #   make bench    benchmarks (B=subset)
+#   make chaos    the object store under faults, checked (B=chaos)
 #   make lint     W=1 + sparse + checkpatch --strict on kernel code
 #   make debug-kernel  build (once, cached) the KASAN/lockdep/kmemleak kernel
 #   make kernel-debug  dsmem.ko built against it (build/debug/kernel)
@@ -80,6 +81,10 @@ bench: deps
 	$(MAKE) all
 	scripts/bench.sh $(B)
 
+# The object store under faults, checked (make bench B=chaos; CHAOS_SECONDS)
+chaos:
+	$(MAKE) bench B=chaos
+
 install: all
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel modules_install
 	cmake --install $(USER_BUILD)
@@ -88,4 +93,4 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel clean
 	rm -rf $(BUILD)
 
-.PHONY: all deps ksrc kernel debug-kernel kernel-debug user lint check demo bench install clean
+.PHONY: all deps ksrc kernel debug-kernel kernel-debug user lint check demo bench chaos install clean

@@ -26,7 +26,12 @@
 # dsmaster and two clients with segments, a third client putting and
 # getting 1 MiB and 16 MiB objects against perftest's ib_write_bw and
 # ib_read_bw of the same message size on the same rxe, 16 KiB ops/s and
-# p99, the master's metadata operations/s).
+# p99, the master's metadata operations/s); chaos (the object store under
+# faults, Jepsen-style: two masters, three etcd members, three clients
+# for CHAOS_SECONDS, default 600, with the nemesis killing and pausing
+# masters, etcd members and clients and delaying traffic; the checker's
+# operations, faults, linearizability violations and lost acknowledged
+# puts, which must be 0).
 #
 # sim and ui run on the host, needing neither the module nor a guest; the
 # other subsets run in one guest after them.
@@ -40,7 +45,7 @@ slope_bench=$top/build/user/bench/slope_bench
 obj_bench=$top/build/user/bench/obj_bench
 store_worker=$top/build/user/kselftest/store_worker
 dsmaster=$top/build/user/user/tools/dsmaster/dsmaster
-implemented=(ctl rdm cache sim ui btree slope obj)
+implemented=(ctl rdm cache sim ui btree slope obj chaos)
 planned=()
 host=(sim ui)
 
@@ -258,9 +263,13 @@ bench_obj() {
 	local masters=127.0.0.1:7790 wp=()
 	rm -rf "$dir"
 	mkdir -p "$dir/m" "$dir/slow"
+	# TLS as deployed: the clients and obj_bench find theirs in the dir
+	"$top/scripts/store-certs" init "$dir/tls"
+	export DSMEM_STORE_TLS_DIR=$dir/tls
 	for n in 51 52 53 54; do "$ctl" node add id $n dev rxe0 port $((7700 + n)); done
 	"$dsmaster" --listen "$masters" --node 51 --addr "$DSMEM_LOCAL_ADDR" --port 7751 \
-		--data-dir "$dir/m" --slow-tier "dir:$dir/slow" 2>"$dir/master.log" &
+		--data-dir "$dir/m" --slow-tier "dir:$dir/slow" --tls-ca "$dir/tls/ca.crt" \
+		--tls-cert "$dir/tls/master.crt" --tls-key "$dir/tls/master.key" 2>"$dir/master.log" &
 	m=$!
 	for ((i = 0; i < 300; i++)); do
 		"$store_worker" --masters "$masters" info 2>/dev/null | grep -q 'ret=0 leader=[^ ]' && break
@@ -321,6 +330,27 @@ bench_obj() {
 	wait "${wp[@]}" 2>/dev/null || true
 	for n in 51 52 53 54; do "$ctl" node del id $n 2>/dev/null || true; done
 	rm -rf "$dir"
+	return $rc
+}
+
+# The Jepsen-style run of store_test, longer: its checker's figures.
+bench_chaos() {
+	local out rc=0 seed=${CHAOS_SEED:-$((RANDOM + 1))}
+	out=$(mktemp)
+	# the seed, so that a failed run can be run again (CHAOS_SEED=...)
+	echo "# chaos: seed $seed" >&2
+	STORE_TEST_ONLY=linearizable_under_faults STORE_CHAOS_SECONDS=${CHAOS_SECONDS:-600} \
+		STORE_CHAOS_SEED=$seed \
+		"$top/build/user/kselftest/store_test" >"$out" 2>&1 || rc=1
+	grep -o 'bench: chaos\..*' "$out" || true
+	if [ $rc -ne 0 ]; then
+		echo "bench: chaos: the run failed (whole output: build/chaos-failed.log):" >&2
+		# what the test asserted, then the end of the masters' logs
+		grep -E 'store_test\.c:[0-9]+:' "$out" | grep -v 'bench: ' | tail -n 20 >&2
+		grep -E '^#|^not ok' "$out" | tail -n 40 >&2
+		cp "$out" "$top/build/chaos-failed.log"
+	fi
+	rm -f "$out"
 	return $rc
 }
 
@@ -544,5 +574,10 @@ for b in "${subsets[@]}"; do
 	fi
 done
 [ ${#guest_subsets[@]} -gt 0 ] || exit 0
-# a memory-only NUMA node: where the token cache puts L2, as CXL would be
-exec "$top/scripts/guest" --numa-memnode 128 -t 1200 -- "$0" --in-guest "${guest_subsets[@]}"
+# a memory-only NUMA node: where the token cache puts L2, as CXL would be;
+# the chaos run's length on top of the rest
+timeout=1200
+[[ " ${guest_subsets[*]} " != *" chaos "* ]] || timeout=$((timeout + ${CHAOS_SECONDS:-600} + 600))
+exec "$top/scripts/guest" --numa-memnode 128 -t "$timeout" -- \
+	env CHAOS_SECONDS="${CHAOS_SECONDS:-600}" CHAOS_SEED="${CHAOS_SEED:-$((RANDOM + 1))}" \
+	"$0" --in-guest "${guest_subsets[@]}"

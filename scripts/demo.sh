@@ -181,15 +181,22 @@ mkdir -p "$sdir/slow"
 worker=$top/build/user/kselftest/store_worker
 masters=127.0.0.1:7790
 export STORE_ENV_DIR=$sdir/env
-step "etcd on loopback: the master's metadata and its leader election live there" \
+step "a throwaway CA: certificates for the master, a client, an admin and mallory" \
+	sh -c "'$top/scripts/store-certs' init '$sdir/tls' $DSMEM_LOCAL_ADDR &&
+		'$top/scripts/store-certs' issue '$sdir/tls' mallory && ls '$sdir/tls'"
+# dsctl, the clients and etcd's health check find theirs here
+export DSMEM_STORE_TLS_DIR=$sdir/tls STORE_ETCD_TLS=$sdir/tls
+step "etcd on loopback, over TLS with client certificates: the master's metadata and its leader election live there" \
 	"$top/scripts/store-env" etcd-up 1
 etcd_eps=$(sed -n 's/^STORE_ETCD=//p' "$sdir/env/env")
 for n in 61 62 63 64 65; do "$dsctl" node add id $n dev rxe0 port $((7700 + n)); done
 echo "(nodes 61: the master's, 62 and 63: clients with memory, 64 and 65: dsctl's)"
-echo "$ dsmaster --listen $masters --node 61 --addr $DSMEM_LOCAL_ADDR --port 7761 --etcd $etcd_eps --slow-tier dir:$sdir/slow &"
+tls=(--tls-ca "$sdir/tls/ca.crt" --tls-cert "$sdir/tls/master.crt" --tls-key "$sdir/tls/master.key"
+	--etcd-cacert "$sdir/tls/ca.crt" --etcd-cert "$sdir/tls/master.crt" --etcd-key "$sdir/tls/master.key")
+echo "$ dsmaster --listen $masters --node 61 --addr $DSMEM_LOCAL_ADDR --port 7761 --etcd $etcd_eps --slow-tier dir:$sdir/slow ${tls[*]} &"
 "$top/build/user/user/tools/dsmaster/dsmaster" --listen "$masters" --node 61 \
 	--addr "$DSMEM_LOCAL_ADDR" --port 7761 --etcd "$etcd_eps" \
-	--slow-tier "dir:$sdir/slow" 2>"$sdir/master.log" &
+	--slow-tier "dir:$sdir/slow" "${tls[@]}" 2>"$sdir/master.log" &
 master=$!
 for ((i = 0; i < 200; i++)); do
 	"$worker" --masters "$masters" info 2>/dev/null | grep -q 'ret=0 leader=[^ ]' && break
@@ -217,6 +224,13 @@ step "read back to stdout" "$dsctl" obj get demo/hello file - master "$masters" 
 step "its newest version, replicas and flush state" \
 	"$dsctl" obj stat demo/greeting master "$masters" node 65
 step "every object" "$dsctl" obj list master "$masters" node 65
+step "mallory, certified but not the writer, may not delete it (the master reads who from the certificate)" \
+	env DSMEM_STORE_CERT="$sdir/tls/mallory.crt" DSMEM_STORE_KEY="$sdir/tls/mallory.key" \
+	"$dsctl" obj del demo/greeting master "$masters" node 65 || true
+"$top/scripts/store-certs" init "$sdir/other"
+step "nor may anyone whose certificate another CA signed, even to look" \
+	env DSMEM_STORE_CERT="$sdir/other/client.crt" DSMEM_STORE_KEY="$sdir/other/client.key" \
+	"$dsctl" master show master "$masters" || true
 step "the master: leader, standbys, metadata in etcd" "$dsctl" master show master "$masters"
 step "the pool's segments and their use" "$dsctl" segment show pool master "$masters"
 step "the slow tier (a directory tree): the flushed object" \
@@ -226,4 +240,5 @@ kill "$master" 2>/dev/null || true
 wait "$master" 2>/dev/null || true
 for n in 61 62 63 64 65; do "$dsctl" node del id $n 2>/dev/null || true; done
 "$top/scripts/store-env" etcd-down
+unset DSMEM_STORE_TLS_DIR STORE_ETCD_TLS
 rm -rf "$sdir"

@@ -55,6 +55,12 @@ static inline const char *dsmaster_path(void)
 	return beside("../user/tools/dsmaster/dsmaster");
 }
 
+/* build/user/kselftest/X -> scripts/store-certs of the repository */
+static inline const char *store_certs_path(void)
+{
+	return beside("../../../scripts/store-certs");
+}
+
 /* build/user/kselftest/X -> scripts/store-env of the repository */
 static inline const char *store_env_path(void)
 {
@@ -208,6 +214,7 @@ static inline void stop_proc(struct proc *p, int sig)
 	if (p->pid <= 0)
 		return;
 	kill(p->pid, sig);
+	kill(p->pid, SIGCONT);	/* a stopped one too */
 	if (sig != SIGKILL) {
 		for (int i = 0; i < 100; i++) {
 			if (waitpid(p->pid, NULL, WNOHANG) == p->pid) {
@@ -252,6 +259,58 @@ static inline int oneshot(const char *masters, char *out, size_t size, const cha
 	st = pclose(f);
 	out[strcspn(out, "\n")] = 0;
 	return WIFEXITED(st) ? -WEXITSTATUS(st) : -1;
+}
+
+/* ---- the Jepsen-style runs' verdict (docs/chaos.md) ---- */
+
+enum { CHAOS_OPS, CHAOS_VIOLATIONS, CHAOS_LOST_ACKED, CHAOS_BAD_CHECKSUM, CHAOS_FAULTS,
+       CHAOS_FAILED, CHAOS_INFO, CHAOS_FIGURES };
+
+/*
+ * Joins dir's hist.*.jsonl and nemesis.jsonl into dir/history.jsonl and
+ * has dschaos-check (beside the tests, in ../chaos) judge it.  Each line
+ * it prints is echoed as a TAP comment; figure[] gets its figures (-1 for
+ * one it did not print), why (when not NULL) the lines that are not
+ * figures, its reasons, to repeat after the daemons' logs.  The checker's
+ * exit status, -1 if it did not run.
+ */
+static inline int chaos_check(const char *dir, long long figure[CHAOS_FIGURES],
+			      char *why, size_t why_len)
+{
+	static const char *const names[CHAOS_FIGURES] = {
+		"chaos.ops", "chaos.violations", "chaos.lost_acked", "chaos.bad_checksum",
+		"chaos.faults", "chaos.fail", "chaos.info",
+	};
+	char cmd[PATH_MAX * 2], line[512];
+	FILE *f;
+	int st;
+
+	for (int i = 0; i < CHAOS_FIGURES; i++)
+		figure[i] = -1;
+	snprintf(cmd, sizeof(cmd), "cat %s/hist.*.jsonl %s/nemesis.jsonl > %s/history.jsonl && "
+		 "%s --bench %s/history.jsonl 2>&1", dir, dir, dir,
+		 beside("../chaos/dschaos-check"), dir);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		fprintf(stderr, "# %s\n", line);
+		if (why && strncmp(line, "bench: ", 7)) {
+			size_t used = strnlen(why, why_len);
+
+			snprintf(why + used, why_len - used, "# %s\n", line);
+		}
+		for (int i = 0; i < CHAOS_FIGURES; i++) {
+			size_t n = strlen(names[i]);
+
+			if (!strncmp(line, "bench: ", 7) && !strncmp(line + 7, names[i], n) &&
+			    line[7 + n] == ' ')
+				figure[i] = atoll(line + 8 + n);
+		}
+	}
+	st = pclose(f);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 #endif

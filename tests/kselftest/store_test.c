@@ -20,8 +20,15 @@
  *   fault_*        a segment owner killed mid-put; the master killed
  *                  mid-put and restarted (file log); failover between two
  *                  masters through etcd
+ *   fence_*        a leader stopped mid-copy while a new one leads: its
+ *                  late writes land only in space it reserved
+ *   slow_tier_*    every master of a group reaches the same slow tier
  *   nothing_lost   puts under an owner kill and a master restart, then
  *                  every acknowledged object read back and checked
+ *   auth_refusals  callers without a certificate, of another CA, or
+ *                  forging another client's id: refused, nothing changed
+ *   chaos.*        a Jepsen-style run: three clients' histories under
+ *                  faults, judged by dschaos-check (docs/chaos.md)
  *
  * Objects are store_pattern.h's: every get is checked byte for byte, so a
  * partial or mixed version would show.  No test depends on timing: waits
@@ -53,6 +60,7 @@
 #include "util.h"
 
 #define DIR_BASE	"/tmp/dsmem-store-test"
+#define TLS_DIR		"/tmp/dsmem-store-tls"	/* store-certs: ca, master, client, admin, mallory */
 #define NODE_PORT	7600		/* node n listens on NODE_PORT + n */
 #define CLIENT_NODE	21		/* worker i: node 21 + i */
 #define MASTER_NODE	31		/* master i: node 31 + i */
@@ -71,12 +79,28 @@ struct env {
 	char etcd[128];
 	struct ds_ctx *ctx;
 	struct proc m[2];
-	struct proc w[NWORKERS];
+	struct proc w[NWORKERS + 1];	/* and one a test may add (W(NWORKERS)) */
 	bool nvmet;
 	bool slow_mounted;
 	bool skip;
+	const char *gc_ms;	/* the masters' --gc-ms (default 500) */
+	const char *hb_timeout_ms;	/* their --heartbeat-timeout-ms (default 3000) */
 	struct timespec up;	/* when the store was up */
+	/* what went wrong, in the test's words: repeated after the logs */
+	char why[8192];
 };
+
+/* Says what went wrong now, and once more after the daemons' logs. */
+static void __attribute__((format(printf, 2, 3))) say_why(struct env *e, const char *fmt, ...)
+{
+	size_t used = strnlen(e->why, sizeof(e->why));
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(e->why + used, sizeof(e->why) - used, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s", e->why + used);
+}
 
 /* ---- the store ---- */
 
@@ -131,6 +155,20 @@ static int await_leader(const char *addr, char *info, size_t size)
 	return -ETIMEDOUT;
 }
 
+/* Until the master at addr says it leads itself (~60 s): 0. */
+static int await_leader_is(const char *addr, char *info, size_t size)
+{
+	char leader[128];
+
+	for (int i = 0; i < 200; i++) {
+		if (!oneshot(addr, info, size, "info") &&
+		    kv_str(info, "leader", leader, sizeof(leader)) && !strcmp(leader, addr))
+			return 0;
+		usleep(300000);
+	}
+	return -ETIMEDOUT;
+}
+
 static char *master_addr(int i, char *buf, size_t size)
 {
 	snprintf(buf, size, "127.0.0.1:%d", RPC_PORT + i);
@@ -138,10 +176,11 @@ static char *master_addr(int i, char *buf, size_t size)
 }
 
 /*
- * Start master i: file log in DIR/m<i> (or etcd), slow tier DIR/slow,
- * short periods so that a lazy flush and a dead owner show up soon.
+ * Start master i as p: file log in DIR/m<i> (or etcd), slow tier slow_spec
+ * (NULL: dir:DIR/slow, the one every master of a test shares), short
+ * periods so that a lazy flush and a dead owner show up soon.
  */
-static int start_master(struct env *e, int i, bool use_etcd)
+static int spawn_master(struct env *e, struct proc *p, int i, bool use_etcd, const char *slow_spec)
 {
 	char listen[32], node[16], port[16], data[96], slow[96], log[96], maxobj[32];
 	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
@@ -152,7 +191,10 @@ static int start_master(struct env *e, int i, bool use_etcd)
 	snprintf(node, sizeof(node), "%d", MASTER_NODE + i);
 	snprintf(port, sizeof(port), "%u", node_port(MASTER_NODE + i));
 	snprintf(data, sizeof(data), "%s/m%d", e->dir, i);
-	snprintf(slow, sizeof(slow), "dir:%s/slow", e->dir);
+	if (slow_spec)
+		snprintf(slow, sizeof(slow), "%s", slow_spec);
+	else
+		snprintf(slow, sizeof(slow), "dir:%s/slow", e->dir);
 	snprintf(log, sizeof(log), "%s/master%d.log", e->dir, i);
 	snprintf(maxobj, sizeof(maxobj), "%llu", MAX_OBJECT);
 	mkdir(data, 0755);
@@ -165,9 +207,22 @@ static int start_master(struct env *e, int i, bool use_etcd)
 	argv[n++] = (char *)addr;
 	argv[n++] = "--port";
 	argv[n++] = port;
+	argv[n++] = "--tls-ca";
+	argv[n++] = TLS_DIR "/ca.crt";
+	argv[n++] = "--tls-cert";
+	argv[n++] = TLS_DIR "/master.crt";
+	argv[n++] = "--tls-key";
+	argv[n++] = TLS_DIR "/master.key";
 	if (use_etcd) {
+		/* etcd over TLS, the master known by its certificate */
 		argv[n++] = "--etcd";
 		argv[n++] = e->etcd;
+		argv[n++] = "--etcd-cacert";
+		argv[n++] = TLS_DIR "/ca.crt";
+		argv[n++] = "--etcd-cert";
+		argv[n++] = TLS_DIR "/master.crt";
+		argv[n++] = "--etcd-key";
+		argv[n++] = TLS_DIR "/master.key";
 	} else {
 		argv[n++] = "--data-dir";
 		argv[n++] = data;
@@ -177,17 +232,23 @@ static int start_master(struct env *e, int i, bool use_etcd)
 	argv[n++] = "--max-object-size";
 	argv[n++] = maxobj;
 	argv[n++] = "--heartbeat-timeout-ms";
-	argv[n++] = "3000";
+	argv[n++] = (char *)(e->hb_timeout_ms ? e->hb_timeout_ms : "3000");
 	argv[n++] = "--flush-ms";
 	argv[n++] = "200";
 	argv[n++] = "--gc-ms";
-	argv[n++] = "500";
+	argv[n++] = (char *)(e->gc_ms ? e->gc_ms : "500");
 	argv[n++] = "-v";
 	argv[n] = NULL;
-	return spawn(&e->m[i], log, argv, false) > 0 ? 0 : -1;
+	return spawn(p, log, argv, false) > 0 ? 0 : -1;
 }
 
-static int start_worker(struct env *e, int i, const char *segment)
+static int start_master(struct env *e, int i, bool use_etcd)
+{
+	return spawn_master(e, &e->m[i], i, use_etcd, NULL);
+}
+
+/* Worker i as identity (NULL: "client", the library's default). */
+static int start_worker_as(struct env *e, int i, const char *segment, const char *identity)
 {
 	char node[16], log[96];
 	char *argv[16];
@@ -202,8 +263,17 @@ static int start_worker(struct env *e, int i, const char *segment)
 	argv[n++] = node;
 	argv[n++] = "--segment";
 	argv[n++] = (char *)segment;
+	if (identity) {
+		argv[n++] = "--identity";
+		argv[n++] = (char *)identity;
+	}
 	argv[n] = NULL;
 	return spawn(&e->w[i], log, argv, true) > 0 ? 0 : -1;
+}
+
+static int start_worker(struct env *e, int i, const char *segment)
+{
+	return start_worker_as(e, i, segment, NULL);
 }
 
 /* Until worker i has joined: 0. */
@@ -211,19 +281,32 @@ static int await_worker(struct env *e, int i)
 {
 	char line[512];
 
-	if (read_line(&e->w[i], line, sizeof(line), 120000))
+	if (read_line(&e->w[i], line, sizeof(line), 120000)) {
+		say_why(e, "# worker %d did not join within 120 s\n", i);
 		return -ETIMEDOUT;
+	}
 	if (strncmp(line, "ready", 5)) {
-		fprintf(stderr, "# worker %d: %s\n", i, line);
+		say_why(e, "# worker %d did not join: %s\n", i, line);
 		return -EIO;
 	}
 	return 0;
 }
 
+/* W(NWORKERS): a client as identity, on a node of its own, lending nothing. */
+static int extra_worker(struct env *e, const char *identity)
+{
+	int node = CLIENT_NODE + NWORKERS;
+
+	if (test_node_add(e->ctx, node, "rxe0", node_port(node)) ||
+	    start_worker_as(e, NWORKERS, "0", identity))
+		return -1;
+	return await_worker(e, NWORKERS);
+}
+
 /* Remove what a test that timed out (no teardown) may have left. */
 static void leftovers(struct env *e)
 {
-	for (int i = 0; i < NWORKERS; i++)
+	for (int i = 0; i <= NWORKERS; i++)
 		ds_node_del(e->ctx, CLIENT_NODE + i);
 	for (int i = 0; i < 2; i++)
 		ds_node_del(e->ctx, MASTER_NODE + i);
@@ -232,10 +315,15 @@ static void leftovers(struct env *e)
 	run("rm -rf %s", DIR_BASE);
 }
 
+static bool certs_made;
+
 struct env_opts {
 	int masters;		/* 1 or 2 */
 	bool etcd;
+	int etcd_members;	/* 0: 1 */
 	int workers;
+	const char *gc_ms;	/* the masters' --gc-ms; NULL: 500 */
+	const char *hb_timeout_ms;	/* --heartbeat-timeout-ms; NULL: 3000 */
 };
 
 static long ms_between(const struct timespec *a, const struct timespec *b)
@@ -250,13 +338,25 @@ static int env_up(struct __test_metadata *_metadata, struct env *e, const struct
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	snprintf(e->dir, sizeof(e->dir), DIR_BASE);
+	e->gc_ms = o->gc_ms;
+	e->hb_timeout_ms = o->hb_timeout_ms;
 	for (int i = 0; i < 2; i++)
 		e->m[i].in = e->m[i].out = -1;
-	for (int i = 0; i < NWORKERS; i++)
+	for (int i = 0; i <= NWORKERS; i++)
 		e->w[i].in = e->w[i].out = -1;
 	if (ds_ctx_open(&e->ctx))
 		return -1;
 	leftovers(e);
+	/* the parties' certificates, once per run; the workers (and their
+	 * one-shot calls) find theirs through DSMEM_STORE_TLS_DIR */
+	if (!certs_made) {
+		if (run("rm -rf %s && %s init %s %s && %s issue %s mallory", TLS_DIR,
+			store_certs_path(), TLS_DIR, env_or_die("DSMEM_LOCAL_ADDR"),
+			store_certs_path(), TLS_DIR))
+			return -1;
+		certs_made = true;
+	}
+	setenv("DSMEM_STORE_TLS_DIR", TLS_DIR, 1);
 	clock_gettime(CLOCK_MONOTONIC, &tl);
 	if (mkdir(e->dir, 0755) || run("mkdir -p %s/slow %s/env", e->dir, e->dir))
 		return -1;
@@ -275,8 +375,8 @@ static int env_up(struct __test_metadata *_metadata, struct env *e, const struct
 		char cmd[PATH_MAX + 128], out[256];
 		FILE *f;
 
-		snprintf(cmd, sizeof(cmd), "STORE_ENV_DIR=%s/env %s etcd-up 1 2>&1", e->dir,
-			 store_env_path());
+		snprintf(cmd, sizeof(cmd), "STORE_ENV_DIR=%s/env STORE_ETCD_TLS=%s %s etcd-up %d 2>&1",
+			 e->dir, TLS_DIR, store_env_path(), o->etcd_members ? o->etcd_members : 1);
 		f = popen(cmd, "r");
 		if (!f)
 			return -1;
@@ -338,8 +438,10 @@ static void env_down(struct __test_metadata *_metadata, struct env *e)
 		/* the daemons' own words on what went wrong */
 		run("tail -n 40 %s/master0.log %s/master1.log %s/worker*.log 2>/dev/null"
 		    " | sed 's/^/# /'", e->dir, e->dir, e->dir);
+		if (e->why[0])
+			fprintf(stderr, "# what went wrong, once more:\n%s", e->why);
 	}
-	for (int i = 0; i < NWORKERS; i++)
+	for (int i = 0; i <= NWORKERS; i++)
 		stop_proc(&e->w[i], SIGKILL);
 	for (int i = 0; i < 2; i++)
 		stop_proc(&e->m[i], SIGTERM);
@@ -478,6 +580,76 @@ FIXTURE_SETUP(ha)
 }
 
 FIXTURE_TEARDOWN(ha)
+{
+	env_down(_metadata, &self->e);
+}
+
+/*
+ * As ha, but no client is declared dead while a master is paused: the
+ * record of that would make a resumed leader's reads wait for etcd.
+ */
+FIXTURE(lease) {
+	struct env e;
+};
+
+FIXTURE_SETUP(lease)
+{
+	const struct env_opts o = { .masters = 2, .etcd = true, .workers = 2,
+				    .hb_timeout_ms = "120000" };
+
+	self->e.skip = filtered(_metadata->name);
+	if (!self->e.skip)
+		ASSERT_EQ(0, env_up_or_down(_metadata, &self->e, &o));
+}
+
+FIXTURE_TEARDOWN(lease)
+{
+	env_down(_metadata, &self->e);
+}
+
+/* The Jepsen-style run: two masters, three etcd members, three clients. */
+FIXTURE(chaos) {
+	struct env e;
+};
+
+FIXTURE_SETUP(chaos)
+{
+	const struct env_opts o = { .masters = 2, .etcd = true, .etcd_members = 3,
+				    .workers = NWORKERS };
+
+	self->e.skip = filtered(_metadata->name);
+	if (!self->e.skip)
+		ASSERT_EQ(0, env_up_or_down(_metadata, &self->e, &o));
+}
+
+FIXTURE_TEARDOWN(chaos)
+{
+	run("tc qdisc del dev lo root 2>/dev/null");
+	for (int i = 0; i < 2; i++)
+		if (self->e.m[i].pid > 0)
+			kill(self->e.m[i].pid, SIGCONT);
+	env_down(_metadata, &self->e);
+}
+
+/*
+ * ha, with no background repair or GC (their period is 10 minutes): a
+ * new leader copies nothing of its own accord, so what it gives out is
+ * only what a test asks for.
+ */
+FIXTURE(fence) {
+	struct env e;
+};
+
+FIXTURE_SETUP(fence)
+{
+	const struct env_opts o = { .masters = 2, .etcd = true, .workers = 2, .gc_ms = "600000" };
+
+	self->e.skip = filtered(_metadata->name);
+	if (!self->e.skip)
+		ASSERT_EQ(0, env_up_or_down(_metadata, &self->e, &o));
+}
+
+FIXTURE_TEARDOWN(fence)
 {
 	env_down(_metadata, &self->e);
 }
@@ -629,7 +801,124 @@ TEST_F_TIMEOUT(st, versions, 180)
 	EXPECT_LT(v3, put_ok(_metadata, W(1), "ver/k", 10, 10, "dram 1"));
 }
 
+/* ---- who may do what (TLS client certificates) ---- */
+
+/* the error a call reported, from its submission or from its task */
+static long long call_err(const char *r)
+{
+	long long ret = kv(r, "ret");
+
+	return ret ? ret : kv(r, "err");
+}
+
+
+/* Segment of node: its id and owner (client id), from the master's list. */
+static int segment_of(struct env *e, int node, long long *seg, long long *owner)
+{
+	char cmd[PATH_MAX + 256], line[512], want[32];
+	FILE *f;
+	int found = -ENOENT;
+
+	snprintf(cmd, sizeof(cmd), "%s --masters %s segments 2>/dev/null", worker_path(), e->masters);
+	snprintf(want, sizeof(want), " node=%d", node);
+	f = popen(cmd, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (!strncmp(line, "segment ", 8) && strstr(line, want) &&
+		    !strcmp(strstr(line, want), want)) {
+			*seg = kv(line, "id");
+			*owner = kv(line, "owner");
+			found = 0;
+		}
+	}
+	pclose(f);
+	return found;
+}
+
+TEST_F_TIMEOUT(st, auth_refusals, 240)
+{
+	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
+	char r[1024], victim[64], mallory_member[96];
+	long long seg, owner, seg2, owner2;
+
+	SKIP_FILTERED();
+	ASSERT_LT(0, put_ok(_metadata, W(0), "auth/k", 100000, 21, "dram 1"));
+	ASSERT_EQ(0, segment_of(&self->e, CLIENT_NODE, &seg, &owner));
+	snprintf(victim, sizeof(victim), "%lld %lld", seg, owner);
+	/* mallory's client: a node nobody runs (its members dial it in vain) */
+	snprintf(mallory_member, sizeof(mallory_member), "%d %s %u", CLIENT_NODE - 2, addr,
+		 node_port(CLIENT_NODE - 2));
+
+	/* no certificate, or one of another CA: nothing is served */
+	oneshot(self->e.masters, r, sizeof(r), "--identity none forge del auth/k");
+	EXPECT_EQ(-EACCES, kv(r, "ret")) TH_LOG("%s", r);
+	EXPECT_NE(NULL, strstr(r, "no_client_certificate")) TH_LOG("%s", r);
+	ASSERT_EQ(0, run("rm -rf %s.other && %s init %s.other >/dev/null", TLS_DIR,
+			 store_certs_path(), TLS_DIR));
+	setenv("DSMEM_STORE_CERT", TLS_DIR ".other/client.crt", 1);
+	setenv("DSMEM_STORE_KEY", TLS_DIR ".other/client.key", 1);
+	oneshot(self->e.masters, r, sizeof(r), "forge del auth/k");
+	EXPECT_EQ(-EACCES, kv(r, "ret")) TH_LOG("%s", r);
+	EXPECT_NE(NULL, strstr(r, "not_one_of_the_store's_CA")) TH_LOG("%s", r);
+	/* the library says the same, at once */
+	oneshot(self->e.masters, r, sizeof(r), "info");
+	EXPECT_EQ(-EACCES, kv(r, "ret")) TH_LOG("%s", r);
+	unsetenv("DSMEM_STORE_CERT");
+	unsetenv("DSMEM_STORE_KEY");
+	run("rm -rf %s.other", TLS_DIR);
+
+	/* a certified client (mallory) naming another's client id */
+	oneshot(self->e.masters, r, sizeof(r), "--identity mallory forge unregister %s", victim);
+	EXPECT_EQ(-EPERM, kv(r, "ret")) TH_LOG("%s", r);
+	oneshot(self->e.masters, r, sizeof(r), "--identity mallory forge leave %lld", owner);
+	EXPECT_EQ(-EPERM, kv(r, "ret")) TH_LOG("%s", r);
+	oneshot(self->e.masters, r, sizeof(r), "--identity mallory forge heartbeat %lld", owner);
+	EXPECT_EQ(-EPERM, kv(r, "ret")) TH_LOG("%s", r);
+	oneshot(self->e.masters, r, sizeof(r), "--identity mallory forge put auth/k %lld", owner);
+	EXPECT_EQ(-EPERM, kv(r, "ret")) TH_LOG("%s", r);
+	/* its objects: not replaced, not deleted, under its own id either */
+	oneshot(self->e.masters, r, sizeof(r), "--identity mallory forge put auth/k 0");
+	EXPECT_EQ(-EPERM, kv(r, "ret")) TH_LOG("%s", r);
+	EXPECT_NE(NULL, strstr(r, "belongs_to_client")) TH_LOG("%s", r);
+	oneshot(self->e.masters, r, sizeof(r), "--identity mallory forge del auth/k");
+	EXPECT_EQ(-EPERM, kv(r, "ret")) TH_LOG("%s", r);
+	/* its segment: not taken over by re-joining as it, nor by remounting */
+	oneshot(self->e.masters, r, sizeof(r), "--identity mallory forge rejoin %lld %s", owner,
+		mallory_member);
+	EXPECT_EQ(-EPERM, kv(r, "ret")) TH_LOG("%s", r);
+	oneshot(self->e.masters, r, sizeof(r), "--identity mallory forge remount %lld %s", seg,
+		mallory_member);
+	EXPECT_EQ(-EPERM, kv(r, "ret")) TH_LOG("%s", r);
+	/* admin work is an admin's */
+	oneshot(self->e.masters, r, sizeof(r), "--identity mallory forge replicate auth/k 2");
+	EXPECT_EQ(-EPERM, kv(r, "ret")) TH_LOG("%s", r);
+
+	/* through the library too: mallory's own client */
+	ASSERT_EQ(0, extra_worker(&self->e, "mallory"));
+	ASSERT_EQ(0, wcmd(W(NWORKERS), r, sizeof(r), "del auth/k"));
+	EXPECT_EQ(-EPERM, call_err(r)) TH_LOG("%s", r);
+	ASSERT_EQ(0, wcmd(W(NWORKERS), r, sizeof(r), "put auth/k 1000 3 dram 1"));
+	EXPECT_EQ(-EPERM, call_err(r)) TH_LOG("%s", r);
+	/* a key of its own it may write; the others may not touch it */
+	EXPECT_LT(0, put_ok(_metadata, W(NWORKERS), "auth/mallory", 1000, 4, "dram 1"));
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "del auth/mallory"));
+	EXPECT_EQ(-EPERM, call_err(r)) TH_LOG("%s", r);
+
+	/* and nothing changed */
+	EXPECT_EQ(1, get_check(_metadata, W(2), "auth/k", 100000, 21, NULL));
+	ASSERT_EQ(0, segment_of(&self->e, CLIENT_NODE, &seg2, &owner2));
+	EXPECT_EQ(seg, seg2);
+	EXPECT_EQ(owner, owner2);
+	EXPECT_LT(0, put_ok(_metadata, W(0), "auth/k", 100000, 22, "dram 1"));
+	EXPECT_EQ(1, get_check(_metadata, W(1), "auth/k", 100000, 22, NULL));
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "del auth/k"));
+	EXPECT_EQ(0, call_err(r)) TH_LOG("%s", r);
+}
+
 /* ---- replication ---- */
+
 
 TEST_F_TIMEOUT(st, replication, 180)
 {
@@ -641,8 +930,17 @@ TEST_F_TIMEOUT(st, replication, 180)
 	ASSERT_LT(0, v);
 	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "stat rep/k"));
 	EXPECT_EQ(1, kv(r, "dram")) TH_LOG("%s", r);
-	/* up to three: one per segment */
+	/* changing replicas is for an admin: a client is refused */
 	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "replicate rep/k dram 3"));
+	EXPECT_EQ(-EPERM, call_err(r)) TH_LOG("%s", r);
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "stat rep/k"));
+	EXPECT_EQ(1, kv(r, "dram")) TH_LOG("%s", r);
+	/* the admin: a client of its own, lending nothing */
+	ASSERT_EQ(0, extra_worker(&self->e, "admin"));
+	ASSERT_EQ(0, wcmd(W(NWORKERS), r, sizeof(r), "replicate rep/nothing dram 2"));
+	EXPECT_EQ(-ENOENT, call_err(r)) TH_LOG("%s", r);
+	/* up to three: one per segment */
+	ASSERT_EQ(0, wcmd(W(NWORKERS), r, sizeof(r), "replicate rep/k dram 3"));
 	EXPECT_EQ(ST_COMPLETE, kv(r, "state")) TH_LOG("%s", r);
 	EXPECT_EQ(3, kv(r, "dram")) TH_LOG("%s", r);
 	EXPECT_EQ(v, kv(r, "version")) TH_LOG("%s", r);
@@ -650,7 +948,7 @@ TEST_F_TIMEOUT(st, replication, 180)
 	EXPECT_EQ(3, kv(r, "dram")) TH_LOG("%s", r);
 	EXPECT_EQ(1, get_check(_metadata, W(2), "rep/k", 3ull << 20, 5, NULL));
 	/* and down to one; the version is the same, the data too */
-	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "replicate rep/k dram 1"));
+	ASSERT_EQ(0, wcmd(W(NWORKERS), r, sizeof(r), "replicate rep/k dram 1"));
 	EXPECT_EQ(ST_COMPLETE, kv(r, "state")) TH_LOG("%s", r);
 	EXPECT_EQ(1, kv(r, "dram")) TH_LOG("%s", r);
 	ASSERT_EQ(0, wcmd(W(2), r, sizeof(r), "stat rep/k"));
@@ -668,7 +966,7 @@ TEST_F_TIMEOUT(st, replication, 180)
 		TH_LOG("note: %lld of %d segments used: %s", kv(r, "dram"), NWORKERS, r);
 	EXPECT_EQ(1, get_check(_metadata, W(1), "rep/many", 100000, 6, NULL));
 	/* and so does Replicate */
-	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "replicate rep/k dram 4"));
+	ASSERT_EQ(0, wcmd(W(NWORKERS), r, sizeof(r), "replicate rep/k dram 4"));
 	EXPECT_EQ(ST_COMPLETE, kv(r, "state")) TH_LOG("%s", r);
 	EXPECT_LE(1, kv(r, "dram")) TH_LOG("%s", r);
 	EXPECT_GE(NWORKERS, kv(r, "dram")) TH_LOG("%s", r);
@@ -677,14 +975,6 @@ TEST_F_TIMEOUT(st, replication, 180)
 }
 
 /* ---- bad input ---- */
-
-/* the error a call reported, from its submission or from its task */
-static long long call_err(const char *r)
-{
-	long long ret = kv(r, "ret");
-
-	return ret ? ret : kv(r, "err");
-}
 
 TEST_F_TIMEOUT(st, bad_input, 180)
 {
@@ -739,8 +1029,9 @@ TEST_F_TIMEOUT(st, bad_input, 180)
 	EXPECT_EQ(-ENOENT, call_err(r)) TH_LOG("%s", r);
 	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "stat bad/nothing"));
 	EXPECT_EQ(-ENOENT, call_err(r)) TH_LOG("%s", r);
+	/* (not an admin's: refused before the key is looked at) */
 	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "replicate bad/nothing dram 2"));
-	EXPECT_EQ(-ENOENT, call_err(r)) TH_LOG("%s", r);
+	EXPECT_EQ(-EPERM, call_err(r)) TH_LOG("%s", r);
 	/* a min_version on an unknown key: not found, or nothing in range */
 	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "get bad/nothing 100 min 5"));
 	EXPECT_TRUE(call_err(r) == -ENOENT || (call_err(r) == -ERANGE && kv(r, "largest") == -1))
@@ -853,8 +1144,13 @@ TEST_F_TIMEOUT(st, nvmeof_replica_read, 240)
 	ASSERT_EQ(0, run("STORE_ENV_DIR=%s/env %s nvmet-up 64M >/dev/null", self->e.dir,
 			 store_env_path()));
 	self->e.nvmet = true;
+	/* the pool's, not a client's: an admin adds it */
 	oneshot(self->e.masters, r, sizeof(r),
 		"nvmeof-register %s 4420 nqn.2026-11.io.dsmem:store 0 %llu", addr, 64ull << 20);
+	EXPECT_EQ(-EPERM, kv(r, "ret")) TH_LOG("%s", r);
+	oneshot(self->e.masters, r, sizeof(r),
+		"--identity admin nvmeof-register %s 4420 nqn.2026-11.io.dsmem:store 0 %llu", addr,
+		64ull << 20);
 	ASSERT_EQ(0, kv(r, "ret")) TH_LOG("%s", r);
 	ASSERT_EQ(0, oneshot(self->e.masters, r, sizeof(r), "segments"));
 	EXPECT_EQ(NWORKERS + 1, kv(r, "count")) TH_LOG("%s", r);
@@ -1144,6 +1440,332 @@ TEST_F_TIMEOUT(ha, fault_failover_etcd, 240)
 	EXPECT_EQ(6, kv(r, "count")) TH_LOG("%s", r);
 }
 
+/* the pid in an etcd member's pid file (store-env's), 0 if none */
+static pid_t etcd_pid(struct env *e, int member)
+{
+	char path[PATH_MAX];
+	long pid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/env/etcd.%d.pid", e->dir, member);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%ld", &pid) != 1)
+		pid = 0;
+	fclose(f);
+	return pid > 0 ? (pid_t)pid : 0;
+}
+
+/*
+ * A leader that was stopped past its lease answers no read when it goes
+ * on.  The leader is paused, the standby takes over and a newer version
+ * of the key is put there; then etcd is paused too, so that the old
+ * leader, resumed, cannot learn for two seconds (its etcd deadline) that
+ * it was deposed.  A Get sent to it meanwhile -- connected while it was
+ * stopped, answered as soon as it runs -- must be refused, never answered
+ * with the older version.  Before the fix it answered with the older one.
+ */
+TEST_F_TIMEOUT(lease, resumed_leader_serves_no_stale_read, 240)
+{
+	char info[1024], leader[64], a[2][32], cmd[PATH_MAX + 128], r[1024] = "";
+	long long v1, v2, got = 0;
+	pid_t etcd;
+	FILE *f;
+	int lead;
+
+	SKIP_FILTERED();
+	master_addr(0, a[0], sizeof(a[0]));
+	master_addr(1, a[1], sizeof(a[1]));
+	ASSERT_EQ(0, oneshot(self->e.masters, info, sizeof(info), "info"));
+	ASSERT_NE(NULL, kv_str(info, "leader", leader, sizeof(leader)));
+	lead = !strcmp(leader, a[1]);
+	ASSERT_STREQ(a[lead], leader);
+	etcd = etcd_pid(&self->e, 0);
+	ASSERT_LT(0, etcd);
+	v1 = put_ok(_metadata, W(0), "lease/k", 100000, 1, "dram 2");
+	ASSERT_LT(0, v1);
+
+	ASSERT_LT(0, self->e.m[lead].pid);
+	ASSERT_EQ(0, kill(self->e.m[lead].pid, SIGSTOP));
+	ASSERT_EQ(0, await_leader_is(a[!lead], info, sizeof(info))) TH_LOG("%s", info);
+	v2 = put_ok(_metadata, W(1), "lease/k", 100000, 2, "dram 2");
+	ASSERT_LT(v1, v2);
+
+	ASSERT_EQ(0, kill(etcd, SIGSTOP));
+	/* the Get waits in the old leader's accept queue until it runs */
+	snprintf(cmd, sizeof(cmd), "%s --masters %s locate lease/k 2>&1", worker_path(), a[lead]);
+	f = popen(cmd, "r");
+	if (!f) {
+		kill(etcd, SIGCONT);
+		kill(self->e.m[lead].pid, SIGCONT);
+		ASSERT_NE(NULL, f);
+	}
+	usleep(1000000);
+	kill(self->e.m[lead].pid, SIGCONT);
+	while (fgets(r, sizeof(r), f))
+		if (strstr(r, "ret="))
+			break;
+	pclose(f);
+	kill(etcd, SIGCONT);
+	r[strcspn(r, "\n")] = 0;
+	TH_LOG("the resumed leader answered: %s", r);
+	EXPECT_NE(v1, kv(r, "version")) TH_LOG("a stale read: version %lld after %lld was acknowledged",
+					      v1, v2);
+	EXPECT_NE(NULL, strstr(r, "not_the_leader")) TH_LOG("%s", r);
+
+	/* and the store goes on with the newer version */
+	ASSERT_EQ(0, await_leader(self->e.masters, info, sizeof(info))) TH_LOG("%s", info);
+	EXPECT_EQ(1, get_check(_metadata, W(0), "lease/k", 100000, 2, &got));
+	EXPECT_EQ(v2, got);
+}
+
+/* The used bytes of segment id (-1 if not listed), as the masters say. */
+static long long segment_used(const char *masters, long long id)
+{
+	char cmd[PATH_MAX + 256], line[512];
+	long long used = -1;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "%s --masters %s segments 2>/dev/null", worker_path(), masters);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "segment ", 8) && kv(line, "id") == id)
+			used = kv(line, "used");
+	pclose(f);
+	return used;
+}
+
+/* How many lines of file contain needle. */
+static int count_lines(const char *file, const char *needle)
+{
+	char line[1024];
+	int n = 0;
+	FILE *f = fopen(file, "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	fclose(f);
+	return n;
+}
+
+/*
+ * A deposed leader's data writes are fenced.  Two NVMe-oF segments (no
+ * grant to revoke: whoever attached the namespace writes it); a 60 MiB
+ * object on the first; Replicate, sent to the leader alone, makes it copy
+ * the object to the second, 4 MiB at a time.  The leader is stopped
+ * (SIGSTOP) in the middle of that copy, the standby takes over, and
+ * worker 1 puts objects there, acknowledged by the new leader; then the
+ * old leader goes on (SIGCONT) and finishes its copy.  The space it
+ * writes must have been its own: reserved by a durable record before the
+ * first byte went out, and given to nobody by the new leader while a
+ * leader of that term may still write there.  Every acknowledged object
+ * reads back whole, with its checksums, and once the old leader has
+ * stopped the space it reserved is free again.  Before the fix the new
+ * leader gave that space to the new objects and the old leader's copy
+ * overwrote them.
+ */
+TEST_F_TIMEOUT(fence, fence_paused_leader, 480)
+{
+	enum { N = 16 };
+	const unsigned long long big = 60ull << 20, size = 4ull << 20, seg = 64ull << 20;
+	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
+	char r[1024], info[1024], leader[64], a[2][32], old_log[96], key[32], log[96];
+	long long acked[N], n1, n2, used = -1;
+	int lead, i, n_acked = 0, copies;
+	char *argv[12];
+	struct proc rep = { .pid = 0, .in = -1, .out = -1 };
+	struct timespec t0;
+
+	SKIP_FILTERED();
+	ASSERT_EQ(0, run("STORE_ENV_DIR=%s/env %s nvmet-up 128M >/dev/null", self->e.dir,
+			 store_env_path()));
+	self->e.nvmet = true;
+	ASSERT_EQ(0, oneshot(self->e.masters, r, sizeof(r),
+			     "--identity admin nvmeof-register %s 4420 nqn.2026-11.io.dsmem:store 0 %llu",
+			     addr, seg));
+	n1 = kv(r, "segment");
+	ASSERT_LT(0, n1) TH_LOG("%s", r);
+	ASSERT_EQ(0, oneshot(self->e.masters, info, sizeof(info), "info"));
+	ASSERT_NE(NULL, kv_str(info, "leader", leader, sizeof(leader)));
+	master_addr(0, a[0], sizeof(a[0]));
+	master_addr(1, a[1], sizeof(a[1]));
+	lead = !strcmp(leader, a[1]);
+	snprintf(old_log, sizeof(old_log), "%s/master%d.log", self->e.dir, lead);
+	/* the object, on the first segment (the only NVMe-oF one yet) */
+	ASSERT_LT(0, put_ok(_metadata, W(0), "fe/big", big, 7, "dram 0 nvme 1"));
+	ASSERT_EQ(0, oneshot(self->e.masters, r, sizeof(r),
+			     "--identity admin nvmeof-register %s 4420 nqn.2026-11.io.dsmem:store %llu %llu",
+			     addr, seg, seg));
+	n2 = kv(r, "segment");
+	ASSERT_LT(0, n2) TH_LOG("%s", r);
+	ASSERT_EQ(0, segment_used(self->e.masters, n2));
+	copies = count_lines(old_log, "re-replication of 'fe/big'");
+
+	/* a second copy, by the leader, to the second segment */
+	snprintf(log, sizeof(log), "%s/replicate.log", self->e.dir);
+	argv[0] = (char *)worker_path();
+	argv[1] = "--masters";
+	argv[2] = a[lead];
+	argv[3] = "--identity";	/* Replicate is an admin's */
+	argv[4] = "admin";
+	argv[5] = "replicate";
+	argv[6] = "fe/big";
+	argv[7] = "0";
+	argv[8] = "2";
+	argv[9] = NULL;
+	ASSERT_LT(0, spawn(&rep, log, argv, false));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (since_ms(&t0) < 60000 && (used = segment_used(a[lead], n2)) < (long long)big)
+		usleep(20000);
+	kill(self->e.m[lead].pid, SIGSTOP);
+	TH_LOG("leader %s stopped %ld ms after Replicate, its target segment %lld bytes used",
+	       a[lead], since_ms(&t0), used);
+	ASSERT_LE((long long)big, used) TH_LOG("the copy never began");
+
+	/* the standby takes over */
+	ASSERT_EQ(0, await_leader_is(a[!lead], info, sizeof(info))) TH_LOG("%s", info);
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "stat fe/big"));
+	TH_LOG("after the takeover: %s; the second segment: %lld bytes used", r,
+	       segment_used(a[!lead], n2));
+	if (kv(r, "nvme") > 1) {
+		kill(self->e.m[lead].pid, SIGCONT);
+		stop_proc(&rep, SIGKILL);
+		SKIP(return, "the copy was done before the leader stopped: no window");
+	}
+	/* acknowledged objects, as many as the new leader finds room for */
+	for (i = 0; i < N; i++) {
+		acked[i] = -1;
+		snprintf(key, sizeof(key), "fe/%d", i);
+		if (wcmd(W(1), r, sizeof(r), "put %s %llu %d dram 0 nvme 1", key, size, 100 + i))
+			break;
+		if (kv(r, "state") == ST_COMPLETE) {
+			acked[i] = kv(r, "version");
+			n_acked++;
+		}
+	}
+	TH_LOG("%d of %d puts acknowledged by the new leader; the second segment: %lld bytes used",
+	       n_acked, N, segment_used(a[!lead], n2));
+	EXPECT_LT(0, n_acked);
+	/* the old leader goes on, finishes its copy, and finds itself deposed */
+	kill(self->e.m[lead].pid, SIGCONT);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (since_ms(&t0) < 120000 && count_lines(old_log, "re-replication of 'fe/big'") == copies)
+		usleep(200000);
+	EXPECT_LT(copies, count_lines(old_log, "re-replication of 'fe/big'"))
+		TH_LOG("the old leader's copy never ended");
+	stop_proc(&rep, SIGKILL);
+	/* every acknowledged object, whole */
+	for (i = 0; i < N; i++) {
+		long long got = 0;
+
+		if (acked[i] < 0)
+			continue;
+		snprintf(key, sizeof(key), "fe/%d", i);
+		EXPECT_EQ(1, get_check(_metadata, W(1), key, size, 100 + i, &got)) TH_LOG("%s", key);
+		EXPECT_EQ(acked[i], got);
+	}
+	EXPECT_EQ(1, get_check(_metadata, W(1), "fe/big", big, 7, NULL));
+	/*
+	 * Once the old leader has stopped (and said so), the space it
+	 * reserved goes back: what is in use is the big object and the
+	 * acknowledged ones.
+	 */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		used = segment_used(a[!lead], n1) + segment_used(a[!lead], n2);
+		if (used == (long long)(big + n_acked * size))
+			break;
+		usleep(500000);
+	} while (since_ms(&t0) < 60000);
+	EXPECT_EQ((long long)(big + n_acked * size), used)
+		TH_LOG("the space the old leader reserved was never released");
+}
+
+/* Until p exits (0 and its status) or timeout_ms pass (-ETIMEDOUT). */
+static int await_exit(struct proc *p, int timeout_ms, int *status)
+{
+	for (int t = 0; t < timeout_ms; t += 100) {
+		if (waitpid(p->pid, status, WNOHANG) == p->pid) {
+			p->pid = 0;
+			return 0;
+		}
+		usleep(100000);
+	}
+	return -ETIMEDOUT;
+}
+
+/*
+ * Every master of a group must reach the same slow tier: a version one
+ * of them flushed is trusted by all (a repair copies it back, a get
+ * reads it), so with a directory of its own an EAGER-acknowledged flush
+ * could exist only on a dead leader's disk.  A third master with a
+ * directory of its own is refused at once, saying why; one with none
+ * (--slow-tier none) stands by.  With the shared directory (the two the
+ * fixture started), an EAGER-flushed object survives the leader's death
+ * and the loss of its only replica: the new leader copies it back from
+ * the slow tier.
+ */
+TEST_F_TIMEOUT(ha, slow_tier_shared, 300)
+{
+	const unsigned long long size = 3ull << 20;
+	char r[1024], info[1024], leader[64], a[2][32], spec[96], log[96];
+	struct proc m3 = { .pid = 0, .in = -1, .out = -1 };
+	int status = -1, lead, i;
+	long long v, got = 0;
+
+	SKIP_FILTERED();
+	/* another directory: refused */
+	snprintf(spec, sizeof(spec), "dir:%s/slow-own", self->e.dir);
+	snprintf(log, sizeof(log), "%s/master2.log", self->e.dir);
+	ASSERT_EQ(0, spawn_master(&self->e, &m3, 2, true, spec));
+	if (await_exit(&m3, 60000, &status)) {
+		stop_proc(&m3, SIGTERM);
+		ASSERT_TRUE(0) TH_LOG("a master with a slow tier of its own was not refused");
+	}
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) TH_LOG("status %d", status);
+	EXPECT_EQ(1, count_lines(log, "every master of a group must reach the same slow tier"));
+	/* none: stands by */
+	ASSERT_EQ(0, spawn_master(&self->e, &m3, 2, true, "none"));
+	for (i = 0; i < 300 && !count_lines(log, "standby; leader is"); i++)
+		usleep(100000);
+	EXPECT_EQ(-ETIMEDOUT, await_exit(&m3, 1000, &status)) TH_LOG("exited: %d", status);
+	EXPECT_LE(1, count_lines(log, "standby; leader is"));
+	stop_proc(&m3, SIGTERM);
+
+	/* the shared one: an EAGER flush outlives the leader and its replica */
+	ASSERT_EQ(0, oneshot(self->e.masters, info, sizeof(info), "info"));
+	ASSERT_NE(NULL, kv_str(info, "leader", leader, sizeof(leader)));
+	master_addr(0, a[0], sizeof(a[0]));
+	master_addr(1, a[1], sizeof(a[1]));
+	lead = !strcmp(leader, a[1]);
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "put sh/eager %llu 21 dram 1 local flush eager", size));
+	ASSERT_EQ(ST_COMPLETE, kv(r, "state")) TH_LOG("%s", r);
+	ASSERT_EQ(1, kv(r, "flushed")) TH_LOG("%s", r);
+	v = kv(r, "version");
+	stop_proc(&self->e.m[lead], SIGKILL);
+	stop_proc(W(0), SIGKILL);
+	ASSERT_EQ(0, ds_node_del(self->e.ctx, CLIENT_NODE));
+	ASSERT_EQ(0, await_leader_is(a[!lead], info, sizeof(info))) TH_LOG("%s", info);
+	EXPECT_EQ(1, get_check(_metadata, W(1), "sh/eager", size, 21, &got));
+	EXPECT_EQ(v, got);
+	/* and once worker 0 is dead, a replica again, copied from the slow tier */
+	for (i = 0; i < 100 && segment_alive(&self->e, CLIENT_NODE); i++)
+		usleep(300000);
+	EXPECT_EQ(0, segment_alive(&self->e, CLIENT_NODE)) TH_LOG("worker 0 never declared dead");
+	for (i = 0; i < 100; i++) {
+		if (!wcmd(W(1), r, sizeof(r), "stat sh/eager") && kv(r, "dram") == 1)
+			break;
+		usleep(300000);
+	}
+	EXPECT_EQ(1, kv(r, "dram")) TH_LOG("not copied back: %s", r);
+	EXPECT_EQ(1, get_check(_metadata, W(1), "sh/eager", size, 21, NULL));
+}
+
 /*
  * "Nothing lost": worker 2 puts N objects while worker 0 is killed (its
  * segment gone) and the master is killed and restarted; then every
@@ -1207,6 +1829,224 @@ TEST_F_TIMEOUT(st, nothing_lost, 300)
 			torn += kv(r, "intact") != 1;
 	}
 	EXPECT_EQ(0, torn);
+}
+
+/* ---- a Jepsen-style run (docs/chaos.md): histories under faults, checked ---- */
+
+#define CHAOS_KEYS	4
+#define CHAOS_DEFAULT_S	60
+
+struct chaos {
+	struct env *e;
+	int nemesis;		/* DIR/nemesis.jsonl */
+	uint64_t next_process;
+	uint64_t rng;
+	int faults;
+	unsigned turn;
+};
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static unsigned chaos_rand(struct chaos *c, unsigned n)
+{
+	c->rng ^= c->rng << 13;
+	c->rng ^= c->rng >> 7;
+	c->rng ^= c->rng << 17;
+	return (unsigned)(c->rng % n);
+}
+
+static void nemesis(struct chaos *c, const char *f, const char *fault, const char *detail)
+{
+	char b[256];
+	int n = snprintf(b, sizeof(b),
+			 "{\"type\":\"nemesis\",\"f\":\"%s\",\"fault\":\"%s\",\"detail\":\"%s\","
+			 "\"time\":%lld}\n", f, fault, detail, (long long)mono_ns());
+
+	if (write(c->nemesis, b, n) != n)
+		perror("nemesis");
+	if (!strcmp(f, "start"))
+		c->faults++;
+	fprintf(stderr, "# nemesis: %s %s (%s)\n", f, fault, detail);
+}
+
+/* Which master leads now: its index, or -1. */
+static int chaos_leader(struct chaos *c)
+{
+	char r[1024], leader[64], a[32];
+
+	if (oneshot(c->e->masters, r, sizeof(r), "info") || !kv_str(r, "leader", leader, sizeof(leader)))
+		return -1;
+	for (int i = 0; i < 2; i++)
+		if (!strcmp(leader, master_addr(i, a, sizeof(a))))
+			return i;
+	return -1;
+}
+
+/* Worker i runs the workload until until_ns, as a new process. */
+static int chaos_start(struct chaos *c, int i, int64_t until_ns)
+{
+	long long left = (until_ns - mono_ns()) / 1000000000LL;
+
+	if (left < 1)
+		left = 1;
+	c->next_process++;
+	/* two replicas: a killed client takes one with it, not the object */
+	return wsend(&c->e->w[i], "chaos %llu %d %lld %llu %s/hist.%llu.jsonl dram 2",
+		     (unsigned long long)c->next_process, CHAOS_KEYS, left,
+		     (unsigned long long)c->rng, c->e->dir, (unsigned long long)c->next_process);
+}
+
+static void sleep_ms(unsigned ms)
+{
+	usleep(ms * 1000);
+}
+
+/* One fault: started, held a while, healed. */
+static void chaos_fault(struct __test_metadata *_metadata, struct chaos *c, int64_t until)
+{
+	struct env *e = c->e;
+	char d[64];
+	/* every kind in turn, the worst first: a short run sees the most */
+	static const int order[] = { 2, 0, 4, 5, 3, 1, 6 };
+	int which = order[c->turn++ % 7], l = chaos_leader(c), i;
+
+	switch (which) {
+	case 0:	/* SIGKILL the leader (or any master if none is known) */
+	case 1:	/* SIGKILL a standby */
+		i = l < 0 ? (int)chaos_rand(c, 2) : which == 0 ? l : !l;
+		snprintf(d, sizeof(d), "master %d", i);
+		nemesis(c, "start", which ? "kill-standby" : "kill-leader", d);
+		stop_proc(&e->m[i], SIGKILL);
+		sleep_ms(1000 + chaos_rand(c, 2000));
+		EXPECT_EQ(0, start_master(e, i, true));
+		nemesis(c, "stop", which ? "kill-standby" : "kill-leader", d);
+		break;
+	case 2:	/* pause the leader past its lease: a standby takes over */
+	case 3:	/* pause a standby */
+		i = l < 0 ? (int)chaos_rand(c, 2) : which == 2 ? l : !l;
+		snprintf(d, sizeof(d), "master %d", i);
+		nemesis(c, "start", which == 2 ? "pause-leader" : "pause-standby", d);
+		/* (never pid 0: that would stop this test's process group) */
+		if (e->m[i].pid <= 0)
+			break;
+		kill(e->m[i].pid, SIGSTOP);
+		sleep_ms(2500 + chaos_rand(c, 3000));
+		kill(e->m[i].pid, SIGCONT);
+		nemesis(c, "stop", which == 2 ? "pause-leader" : "pause-standby", d);
+		break;
+	case 4:	/* SIGKILL an etcd member (the other two keep the quorum) */
+		i = (int)chaos_rand(c, 3);
+		snprintf(d, sizeof(d), "etcd member %d", i);
+		nemesis(c, "start", "kill-etcd-member", d);
+		run("STORE_ENV_DIR=%s/env %s etcd-kill %d", e->dir, store_env_path(), i);
+		sleep_ms(1000 + chaos_rand(c, 2000));
+		EXPECT_EQ(0, run("STORE_ENV_DIR=%s/env %s etcd-restart %d", e->dir, store_env_path(), i));
+		nemesis(c, "stop", "kill-etcd-member", d);
+		break;
+	case 5:	/* SIGKILL a client that lends a segment; it comes back */
+		i = (int)chaos_rand(c, NWORKERS);
+		snprintf(d, sizeof(d), "client %d", i);
+		nemesis(c, "start", "kill-client", d);
+		stop_proc(&e->w[i], SIGKILL);
+		sleep_ms(500 + chaos_rand(c, 1000));
+		EXPECT_EQ(0, start_worker(e, i, SEGMENT));
+		EXPECT_EQ(0, await_worker(e, i));
+		nemesis(c, "stop", "kill-client", d);
+		EXPECT_EQ(0, chaos_start(c, i, until));
+		break;
+	default: /* delays on loopback: gRPC, etcd and rxe's own traffic */
+		i = 10 + (int)chaos_rand(c, 40);
+		snprintf(d, sizeof(d), "netem %dms", i);
+		if (run("tc qdisc add dev lo root netem delay %dms 5ms 2>/dev/null", i))
+			break;
+		nemesis(c, "start", "delay", d);
+		sleep_ms(2000 + chaos_rand(c, 2000));
+		run("tc qdisc del dev lo root");
+		nemesis(c, "stop", "delay", d);
+		break;
+	}
+}
+
+/*
+ * Clients put, get, delete and probe four keys while the nemesis kills
+ * and pauses masters, kills an etcd member and clients, and delays
+ * traffic; then every key is read once more, and the checker decides
+ * whether each key's history is linearizable, whether an acknowledged put
+ * was lost and whether a read returned bad bytes.  STORE_CHAOS_SECONDS
+ * (default 60) and STORE_CHAOS_SEED (default 1) set the run; make bench
+ * B=chaos runs it longer and prints the checker's figures.
+ */
+TEST_F_TIMEOUT(chaos, linearizable_under_faults, 3600)
+{
+	const char *secs = getenv("STORE_CHAOS_SECONDS"), *seed = getenv("STORE_CHAOS_SEED");
+	struct chaos c = { .e = &self->e };
+	char path[PATH_MAX], line[512], verdict[4096] = "";
+	long long figure[CHAOS_FIGURES];
+	int64_t t0 = mono_ns(), until;
+	int i, st;
+
+	SKIP_FILTERED();
+	c.rng = (seed ? strtoull(seed, NULL, 0) : 1) * 0x9e3779b97f4a7c15ull | 1;
+	until = t0 + (secs ? atoll(secs) : CHAOS_DEFAULT_S) * 1000000000LL;
+	snprintf(path, sizeof(path), "%s/nemesis.jsonl", self->e.dir);
+	c.nemesis = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+	ASSERT_LE(0, c.nemesis);
+	for (i = 0; i < NWORKERS; i++)
+		ASSERT_EQ(0, chaos_start(&c, i, until));
+	/* faults one at a time, a quiet spell between them */
+	while (mono_ns() + 8000000000LL < until) {
+		sleep_ms(500 + chaos_rand(&c, 1000));
+		/* a fault ends (and heals) before the workload does */
+		if (mono_ns() + 6000000000LL < until)
+			chaos_fault(_metadata, &c, until);
+	}
+	/* the workload ends by its clock; an operation under way finishes
+	 * within the client's task timeout */
+	fprintf(stderr, "# nemesis: done, %d faults; waiting for the clients\n", c.faults);
+	for (i = 0; i < NWORKERS; i++) {
+		if (read_line(&self->e.w[i], line, sizeof(line), 180000))
+			say_why(&self->e, "# client %d: its workload never ended\n", i);
+		else if (strncmp(line, "ok done", 7))
+			say_why(&self->e, "# client %d: %s\n", i, line);
+	}
+	close(c.nemesis);
+	/* the final reads: what every key holds once the faults are over */
+	/* a leader within two minutes, or the run says where it stuck */
+	for (i = 0; i < 60 && chaos_leader(&c) < 0; i++)
+		sleep_ms(2000);
+	if (chaos_leader(&c) < 0)
+		say_why(&self->e, "# no master leads after the faults\n");
+	c.next_process++;
+	if (wcmd(&self->e.w[0], line, sizeof(line), "chaos-final %llu %d %s/hist.final.jsonl",
+		 (unsigned long long)c.next_process, CHAOS_KEYS, self->e.dir) ||
+	    strncmp(line, "ok done", 7))
+		say_why(&self->e, "# the final reads: %s\n", line);
+
+	st = chaos_check(self->e.dir, figure, verdict, sizeof(verdict));
+	if (st)
+		say_why(&self->e, "%s", verdict);
+	TH_LOG("bench: chaos.seconds %lld s", (long long)((mono_ns() - t0) / 1000000000LL));
+	/* 0: every key linearizable and decided, nothing lost, no bad bytes */
+	EXPECT_EQ(0, st) TH_LOG("the checker: status %d", st);
+	/* a run that did little, or saw no fault, proves nothing */
+	EXPECT_LT(100, figure[CHAOS_OPS]);
+	EXPECT_LE(3, figure[CHAOS_FAULTS]);
+	EXPECT_LE(3, c.faults);
+	EXPECT_EQ(0, figure[CHAOS_VIOLATIONS]);
+	EXPECT_EQ(0, figure[CHAOS_LOST_ACKED]);
+	EXPECT_EQ(0, figure[CHAOS_BAD_CHECKSUM]);
+	EXPECT_EQ(0, self->e.why[0]);
+	/* the history and the logs, kept where the host sees them */
+	snprintf(path, sizeof(path), "%s", beside("../../chaos-failed"));
+	if (!_metadata->passed && !run("rm -rf %s && mkdir -p %s && cp %s/*.jsonl %s/*.log %s/",
+				       path, path, self->e.dir, self->e.dir, path))
+		TH_LOG("history and logs kept in %s", path);
 }
 
 TEST_HARNESS_MAIN

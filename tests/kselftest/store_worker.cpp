@@ -4,7 +4,11 @@
 // as root in a test guest; libdsuser linked statically.
 //
 //   store_worker --masters H:P[,H:P] --node ID [--addr IP] [--segment SIZE]
-//                [--threads N] [--timeout-ms MS]
+//                [--threads N] [--timeout-ms MS] [--identity NAME]
+//
+// TLS: the library's defaults (DSMEM_STORE_TLS_DIR's ca.crt, client.crt,
+// client.key); --identity NAME takes NAME.crt and NAME.key there instead
+// (none: forge calls without a certificate).
 //
 // It joins the store (ds_store_open; with --segment it contributes that
 // much DRAM of node ID), prints "ready client=1" (or "error ret=-E msg=..."
@@ -28,6 +32,17 @@
 //                             -> one "put key=... ret= ..." line per put of
 //                                PREFIX0, PREFIX1, ... (seed SEED0+i),
 //                                then "ok done=COUNT"
+//   chaos PROCESS KEYS SECONDS SEED FILE [dram N]
+//                             -> a Jepsen-style workload: for SECONDS,
+//                                put/get/del/exist on keys ch/0..ch/KEYS-1
+//                                chosen by SEED, each operation's
+//                                invocation and completion appended to FILE
+//                                (docs/chaos.md's history, as process
+//                                PROCESS) as it happens; then "ok done
+//                                ops=N"
+//   chaos-final PROCESS KEYS FILE
+//                             -> a get of every key, marked final (what a
+//                                lost acknowledged put would show in)
 //   close [drain]             -> ds_store_close, "ok", exit 0
 //   quit                      -> exit 0 without closing (as if killed)
 //
@@ -50,7 +65,19 @@
 //                                          first shard)
 //   store_worker --masters M report KEY VERSION SEGMENT OFFSET
 //                                       -> "ok ret=0|-ENOENT dropped=0|1"
+//   store_worker --masters M forge WHAT ARGS...
+//       the RPC itself with a client_id the caller chooses, as a client
+//       that lies about who it is would; -> "ok ret=-ERRNO msg=..."
+//         unregister SEGMENT CLIENT   leave CLIENT     heartbeat CLIENT
+//         put KEY CLIENT (PutStart)   del KEY          replicate KEY DRAM
+//         rejoin CLIENT NODE ADDR PORT (RegisterClient, previous_client_id)
+//         remount SEGMENT NODE ADDR PORT (join as a new client, then
+//           RegisterSegment with that segment's description)
 //                                          (ReportReplica)
+//   store_worker --masters M replicate KEY DRAM NVME
+//                                       -> "ok ret=0 version=V dram=N nvme=N"
+//                                          (Replicate, at the first master
+//                                          only: no retry at another)
 #include <cerrno>
 #include <chrono>
 #include <cinttypes>
@@ -61,18 +88,24 @@
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
 #include <getopt.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <dsmem/store.h>
 #include <grpcpp/grpcpp.h>
 
+#include "client.hpp"
 #include "dsstore.grpc.pb.h"
+#include "tls.hpp"
 
 #include "store_pattern.h"
 
 namespace {
+
+bool g_no_cert;	// --identity none: raw calls without a certificate
 
 struct args {
 	std::string masters;
@@ -346,6 +379,156 @@ std::string do_simple(int kind, const std::string &key, const opts &o)
 	return wait_task(task);
 }
 
+// ---- the Jepsen-style workload (chaos_test, make bench B=chaos) ----
+
+int64_t mono_ns()
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+// One history line per write(2), O_APPEND: what was written before a
+// SIGKILL is whole.
+struct history_file {
+	int fd = -1;
+	uint64_t process = 0;
+
+	void event(const char *type, const char *f, const std::string &key, const std::string &more)
+	{
+		char b[512];
+		int n = std::snprintf(b, sizeof(b),
+				      "{\"type\":\"%s\",\"process\":%" PRIu64 ",\"f\":\"%s\","
+				      "\"key\":\"%s\",\"time\":%" PRId64 "%s}\n",
+				      type, process, f, key.c_str(), mono_ns(), more.c_str());
+		if (n > 0 && write(fd, b, static_cast<size_t>(n)) != n)
+			std::fprintf(stderr, "store_worker: history: %s\n", strerror(errno));
+	}
+};
+
+std::string errfield(int err)
+{
+	return ",\"error\":\"" + std::string(strerror(-err)) + "\"";
+}
+
+// A task to its end: 0 and *st, or the submission's -errno.  (The task
+// by pointer: it is set by the submission, an argument of the call.)
+int run_task(int ret, const uint64_t *task, ds_store_task_status *st)
+{
+	if (ret)
+		return ret;
+	ret = ds_store_task_query(store, *task, -1, 1, st);
+	if (ret)
+		return ret;
+	return st->state == DS_STORE_COMPLETE ? 0 : st->err ? st->err : -EIO;
+}
+
+// One operation, recorded.  A put that may have happened (a timeout, a
+// master lost mid-call) is info; one that surely did not (refused before
+// anything was placed) fail; a read that failed changed nothing: fail.
+void chaos_op(history_file &h, int what, const std::string &key, uint64_t value,
+	      const ds_store_replicate_config &cfg, bool final)
+{
+	ds_store_task_status st{};
+	uint64_t task = 0;
+	char more[160];
+	const char *f = what == 0 ? "put" : what == 1 ? "get" : what == 2 ? "del" : "exist";
+
+	if (what == 0) {
+		std::snprintf(more, sizeof(more), ",\"value\":%" PRIu64, value);
+		h.event("invoke", f, key, more);
+		const uint64_t size = 4096 * (1 + value % 4);
+		uint8_t *p = put_buf.get(size);
+		store_pat_fill(p, size, value);
+		struct iovec iov = {p, size};
+		int ret = run_task(ds_store_put(store, key.c_str(), &iov, 1, &cfg, &task), &task, &st);
+		if (!ret) {
+			std::snprintf(more, sizeof(more), ",\"version\":%" PRId64, st.version);
+			h.event("ok", f, key, more);
+		} else {
+			bool surely_not = ret == -EINVAL || ret == -ENOSPC || ret == -EPERM;
+			h.event(surely_not ? "fail" : "info", f, key, errfield(ret));
+		}
+		return;
+	}
+	h.event("invoke", f, key, final ? ",\"final\":true" : "");
+	if (what == 1) {
+		const uint64_t cap = 4 * 4096;
+		uint8_t *p = get_buf.get(cap);
+		std::memset(p, 0, cap);
+		struct iovec iov = {p, cap};
+		int ret = run_task(ds_store_get(store, key.c_str(), &iov, 1, -1, 0, &task), &task, &st);
+		uint64_t seed = 0, size = 0;
+		if (!ret) {
+			bool intact = !store_pat_seed(p, st.bytes, &seed, &size) && size == st.bytes &&
+				      store_pat_check(p, st.bytes, seed, size, 0);
+			std::snprintf(more, sizeof(more),
+				      ",\"found\":true,\"value\":%" PRIu64 ",\"version\":%" PRId64
+				      ",\"checksum_ok\":%s",
+				      seed, st.version, intact ? "true" : "false");
+			h.event("ok", f, key, more);
+		} else if (ret == -ENOENT) {
+			h.event("ok", f, key, ",\"found\":false");
+		} else {
+			h.event("fail", f, key, errfield(ret));
+		}
+	} else if (what == 2) {
+		int ret = run_task(ds_store_del(store, key.c_str(), &task), &task, &st);
+		if (!ret)
+			h.event("ok", f, key, ",\"found\":true");
+		else if (ret == -ENOENT)
+			h.event("ok", f, key, ",\"found\":false");
+		else
+			h.event(ret == -EPERM || ret == -EINVAL ? "fail" : "info", f, key, errfield(ret));
+	} else {
+		ds_store_object_info info{};
+		int ret = ds_store_stat(store, key.c_str(), &info);
+		if (!ret) {
+			std::snprintf(more, sizeof(more), ",\"found\":true,\"version\":%" PRIu64,
+				      info.version);
+			h.event("ok", f, key, more);
+		} else if (ret == -ENOENT) {
+			h.event("ok", f, key, ",\"found\":false");
+		} else {
+			h.event("fail", f, key, errfield(ret));
+		}
+	}
+}
+
+std::string do_chaos(const std::vector<std::string> &w, bool final)
+{
+	if ((!final && w.size() < 6) || (final && w.size() < 4))
+		return "ok ret=-22 msg=usage";
+	history_file h;
+	h.process = num(w[1]);
+	const uint64_t keys = num(w[2]);
+	const std::string &file = final ? w[3] : w[5];
+	h.fd = open(file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (h.fd < 0 || !keys)
+		return "ok ret=" + std::to_string(h.fd < 0 ? -errno : -EINVAL) + " msg=history";
+	opts o;
+	o.parse(w, final ? 4 : 6);
+	uint64_t ops = 0;
+	if (final) {
+		for (uint64_t k = 0; k < keys; k++, ops++)
+			chaos_op(h, 1, "ch/" + std::to_string(k), 0, o.cfg, true);
+	} else {
+		const int64_t until = mono_ns() + static_cast<int64_t>(num(w[3])) * 1000000000LL;
+		uint64_t rng = store_pat_mix(num(w[4]) ^ (h.process << 32)) | 1, n = 0;
+		while (mono_ns() < until) {
+			rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+			const std::string key = "ch/" + std::to_string(rng % keys);
+			// writes unique per process: the value names its put
+			const int r = static_cast<int>((rng >> 20) % 10);
+			const int what = r < 4 ? 0 : r < 7 ? 1 : r < 8 ? 2 : 3;
+			chaos_op(h, what, key, what == 0 ? (h.process << 24) | ++n : 0, o.cfg, false);
+			ops++;
+		}
+	}
+	close(h.fd);
+	return "ok done ops=" + std::to_string(ops);
+}
+
 void do_loop(const std::vector<std::string> &w)
 {
 	if (w.size() < 5) {
@@ -402,6 +585,7 @@ args parse(int argc, char **argv)
 		{"segment", required_argument, nullptr, 's'},
 		{"threads", required_argument, nullptr, 't'},
 		{"timeout-ms", required_argument, nullptr, 'T'},
+		{"identity", required_argument, nullptr, 'i'},
 		{nullptr, 0, nullptr, 0},
 	};
 	args a;
@@ -413,6 +597,15 @@ args parse(int argc, char **argv)
 		case 's': a.segment = num(optarg); break;
 		case 't': a.threads = static_cast<uint32_t>(num(optarg)); break;
 		case 'T': a.timeout_ms = static_cast<uint32_t>(num(optarg)); break;
+		case 'i': {
+			g_no_cert = !strcmp(optarg, "none");
+			// the library's per-file defaults, for the store and raw calls
+			const char *d = getenv(dsmem::store::kTlsDirEnv);
+			std::string dir = d && *d ? d : dsmem::store::kTlsDirDefault;
+			setenv("DSMEM_STORE_CERT", (dir + "/" + optarg + ".crt").c_str(), 1);
+			setenv("DSMEM_STORE_KEY", (dir + "/" + optarg + ".key").c_str(), 1);
+			break;
+		}
 		default: usage("unknown option");
 		}
 	}
@@ -442,6 +635,110 @@ bool segment_list(const args &a, ds_store_segment_info **segs, size_t *n)
 	if (ret)
 		std::printf("ok ret=%d msg=%s\n", ret, field(err).c_str());
 	return !ret;
+}
+
+// A status as "ok ret=-ERRNO msg=...", the exit status 0 when it is OK.
+int status_line(const grpc::Status &s)
+{
+	// the library's own table of statuses as errnos
+	int ret = dsmem::store::status_to_errno(s);
+	std::printf("ok ret=%d msg=%s\n", ret, field(s.error_message().c_str()).c_str());
+	return ret ? 1 : 0;
+}
+
+template <typename Stub>
+int forge(const std::vector<std::string> &w, Stub stub)
+{
+	namespace pb = dsmem::store::v1;
+	grpc::ClientContext ctx;
+	ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+	const std::string &what = w[1];
+	auto member = [&](pb::Member *m, size_t at) {
+		m->set_node_id(static_cast<uint32_t>(num(w[at])));
+		m->set_addr(w[at + 1]);
+		m->set_port(static_cast<uint32_t>(num(w[at + 2])));
+	};
+	if (what == "unregister" && w.size() == 4) {
+		pb::UnregisterSegmentRequest q;
+		pb::UnregisterSegmentResponse r;
+		q.set_segment_id(num(w[2]));
+		q.set_client_id(num(w[3]));
+		return status_line(stub()->UnregisterSegment(&ctx, q, &r));
+	}
+	if (what == "leave" && w.size() == 3) {
+		pb::LeaveRequest q;
+		pb::LeaveResponse r;
+		q.set_client_id(num(w[2]));
+		return status_line(stub()->Leave(&ctx, q, &r));
+	}
+	if (what == "heartbeat" && w.size() == 3) {
+		pb::HeartbeatRequest q;
+		pb::HeartbeatResponse r;
+		q.set_client_id(num(w[2]));
+		return status_line(stub()->Heartbeat(&ctx, q, &r));
+	}
+	if (what == "put" && w.size() == 4) {
+		pb::PutStartRequest q;
+		pb::PutStartResponse r;
+		q.set_key(w[2]);
+		q.set_client_id(num(w[3]));
+		q.set_size(4096);
+		q.mutable_config()->set_dram_replicas(1);
+		return status_line(stub()->PutStart(&ctx, q, &r));
+	}
+	if (what == "del" && w.size() == 3) {
+		pb::DelRequest q;
+		pb::DelResponse r;
+		q.set_key(w[2]);
+		return status_line(stub()->Del(&ctx, q, &r));
+	}
+	if (what == "replicate" && w.size() == 4) {
+		pb::ReplicateRequest q;
+		pb::ReplicateResponse r;
+		q.set_key(w[2]);
+		q.mutable_config()->set_dram_replicas(static_cast<uint32_t>(num(w[3])));
+		return status_line(stub()->Replicate(&ctx, q, &r));
+	}
+	if (what == "rejoin" && w.size() == 6) {
+		pb::RegisterClientRequest q;
+		pb::RegisterClientResponse r;
+		q.set_previous_client_id(num(w[2]));
+		member(q.mutable_self(), 3);
+		return status_line(stub()->RegisterClient(&ctx, q, &r));
+	}
+	if (what == "remount" && w.size() == 6) {
+		pb::SegmentListRequest lq;
+		pb::SegmentListResponse lr;
+		grpc::Status s = stub()->SegmentList(&ctx, lq, &lr);
+		if (!s.ok())
+			return status_line(s);
+		const pb::SegmentDesc *victim = nullptr;
+		for (const auto &d : lr.segments())
+			if (d.id() == num(w[2]))
+				victim = &d;
+		if (!victim)
+			return status_line(grpc::Status(grpc::StatusCode::NOT_FOUND, "no such segment"));
+		grpc::ClientContext jctx, sctx, lctx;
+		for (auto *x : { &jctx, &sctx, &lctx })
+			x->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+		pb::RegisterClientRequest jq;
+		pb::RegisterClientResponse jr;
+		member(jq.mutable_self(), 3);
+		s = stub()->RegisterClient(&jctx, jq, &jr);
+		if (!s.ok())
+			return status_line(s);
+		pb::RegisterSegmentRequest q;
+		pb::RegisterSegmentResponse r;
+		q.set_client_id(jr.client_id());
+		*q.mutable_desc() = *victim;
+		grpc::Status took = stub()->RegisterSegment(&sctx, q, &r);
+		pb::LeaveRequest bq;
+		pb::LeaveResponse br;
+		bq.set_client_id(jr.client_id());
+		stub()->Leave(&lctx, bq, &br);
+		return status_line(took);
+	}
+	usage(("unknown forge " + what).c_str());
 }
 
 int oneshot(const args &a)
@@ -484,8 +781,19 @@ int oneshot(const args &a)
 	// damage a replica, or report one
 	auto stub = [&a] {
 		std::string first = a.masters.substr(0, a.masters.find(','));
-		return pb::Master::NewStub(grpc::CreateChannel(first, grpc::InsecureChannelCredentials()));
+		std::shared_ptr<grpc::ChannelCredentials> creds;
+		std::string e;
+		auto f = dsmem::store::client_tls_files(nullptr, nullptr, nullptr, false);
+		if (g_no_cert)
+			f.cert = f.key = "";
+		if (dsmem::store::channel_credentials(f, &creds, &e)) {
+			std::fprintf(stderr, "store_worker: %s\n", e.c_str());
+			std::exit(1);
+		}
+		return pb::Master::NewStub(grpc::CreateChannel(first, creds));
 	};
+	if (c == "forge" && a.oneshot.size() >= 3)
+		return forge(a.oneshot, stub);
 	if (c == "report" && a.oneshot.size() == 5) {
 		pb::ReportReplicaRequest req;
 		pb::ReportReplicaResponse resp;
@@ -500,6 +808,20 @@ int oneshot(const args &a)
 		std::printf("ok ret=%d dropped=%d msg=%s\n", ret, resp.dropped(),
 			    field(s.error_message().c_str()).c_str());
 		return ret ? 1 : 0;
+	}
+	if (c == "replicate" && a.oneshot.size() == 4) {
+		pb::ReplicateRequest req;
+		pb::ReplicateResponse resp;
+		grpc::ClientContext ctx;
+		ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(300));
+		req.set_key(a.oneshot[1]);
+		req.mutable_config()->set_dram_replicas(static_cast<uint32_t>(num(a.oneshot[2])));
+		req.mutable_config()->set_nvmeof_replicas(static_cast<uint32_t>(num(a.oneshot[3])));
+		grpc::Status s = stub()->Replicate(&ctx, req, &resp);
+		std::printf("ok ret=%d version=%" PRIu64 " dram=%u nvme=%u msg=%s\n", s.ok() ? 0 : -EIO,
+			    resp.version(), resp.dram_replicas(), resp.nvmeof_replicas(),
+			    field(s.error_message().c_str()).c_str());
+		return s.ok() ? 0 : 1;
 	}
 	if (c == "locate" && a.oneshot.size() == 2) {
 		// where the newest version's replicas are
@@ -569,7 +891,8 @@ int main(int argc, char **argv)
 	cfg.timeout_ms = a.timeout_ms;
 	int ret = ds_store_open(&cfg, &store);
 	if (ret) {
-		std::string m = store ? ds_store_errmsg(store) : "";
+		// (the message is per thread: no handle needed)
+		std::string m = ds_store_errmsg(nullptr);
 		std::printf("error ret=%d msg=%s\n", ret, m.c_str());
 		return 1;
 	}
@@ -607,6 +930,10 @@ int main(int argc, char **argv)
 			r = do_stat(key_arg(w[1]));
 		} else if (c == "list") {
 			r = do_list(w.size() >= 2 ? w[1] : "");
+		} else if (c == "chaos") {
+			r = do_chaos(w, false);
+		} else if (c == "chaos-final") {
+			r = do_chaos(w, true);
 		} else if (c == "loop") {
 			do_loop(w);
 			continue;

@@ -123,6 +123,7 @@ std::unique_ptr<ds_store> detached(const std::string &masters = "127.0.0.1:1",
 	c.masters = masters;
 	c.threads = threads;
 	c.timeout_ms = timeout_ms;
+	c.tls.insecure = true;	// the fake masters are plaintext, on loopback
 	std::string err;
 	assert_int_equal(s->client.open_detached(c, &err), 0);
 	return s;
@@ -612,7 +613,9 @@ void test_no_master(void **)
 	Server lost("127.0.0.1:1");
 	Masters ms;
 	std::string e;
-	assert_int_equal(ms.set(lost.addr, &e), 0);
+	TlsFiles plain;
+	plain.insecure = true;
+	assert_int_equal(ms.set(lost.addr, plain, &e), 0);
 	pb::MasterInfoRequest req;
 	pb::MasterInfoResponse resp;
 	int ret = ms.call(&pb::Master::Stub::MasterInfo, req, &resp,
@@ -657,6 +660,8 @@ void test_task_errors(void **)
 
 int main(void)
 {
+	// the fake masters are plaintext on loopback: so are the C calls
+	setenv("DSMEM_STORE_INSECURE", "1", 1);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_status_mapping),
 		cmocka_unit_test(test_not_leader),

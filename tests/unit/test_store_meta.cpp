@@ -2,7 +2,7 @@
 // dsmaster's metadata state machine (user/tools/dsmaster/state.cpp) and
 // its group-committed log (journal.cpp): replay equals live, allocators
 // rebuilt from the metadata, placement, versions, leases, GC, Del, List,
-// Sync, dead owners, bad input.
+// Sync, dead owners, bad input, reservations for copies.
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -37,6 +37,7 @@ struct Fx {
 	MasterState st{ lim };
 	std::vector<lg::Record> log;
 	int64_t now = 1000 * kSec;
+	Caller who{ "app", false };	// the identity the helpers act as
 
 	Fx() = default;
 	explicit Fx(const Limits &l) : lim(l), st(l) {}
@@ -58,7 +59,7 @@ struct Fx {
 		m.set_port(7471);
 		lg::Record r;
 		std::string err;
-		assert_int_equal(st.plan_register_client(m, 0, &r, &err), 0);
+		assert_int_equal(st.plan_register_client(who, m, 0, &r, &err), 0);
 		apply(r);
 		return r.client_add().client_id();
 	}
@@ -81,7 +82,7 @@ struct Fx {
 		uint64_t id = 0;
 		bool rem = false;
 		std::string err;
-		assert_int_equal(st.plan_register_segment(client, d, &r, &id, &rem, &err), 0);
+		assert_int_equal(st.plan_register_segment(who, client, d, &r, &id, &rem, &err), 0);
 		if (r.rec_case() != lg::Record::REC_NOT_SET)
 			apply(r);
 		if (remounted)
@@ -105,7 +106,7 @@ struct Fx {
 	{
 		lg::Record r;
 		std::string err;
-		int ret = st.plan_put_start(client, key, size, c, {}, now, &r, &err);
+		int ret = st.plan_put_start(who, client, key, size, c, {}, now, &r, &err);
 		assert_int_equal(ret, expect);
 		if (!ret)
 			apply(r);
@@ -217,7 +218,7 @@ void test_replay_equals_live(void **)
 	f.apply(ab);
 	lg::Record del;
 	uint64_t n;
-	assert_int_equal(f.st.plan_del("k3", &del, &n, &err), 0);
+	assert_int_equal(f.st.plan_del(f.who, "k3", &del, &n, &err), 0);
 	f.apply(del);
 	for (const auto &r : f.st.plan_gc(f.now))
 		f.apply(r);
@@ -475,7 +476,7 @@ void test_del(void **)
 	lg::Record r;
 	uint64_t n = 0;
 	std::string err;
-	assert_int_equal(f.st.plan_del("d", &r, &n, &err), 0);
+	assert_int_equal(f.st.plan_del(f.who, "d", &r, &n, &err), 0);
 	assert_int_equal(n, 2);
 	f.apply(r);
 	GetResult g;
@@ -483,7 +484,7 @@ void test_del(void **)
 	// a put begun before the Del does not bring it back
 	f.commit("d", pend.version(), { 0 });
 	assert_int_equal(f.st.get("d", -1, &g, &err), -ENOENT);
-	assert_int_equal(f.st.plan_del("d", &r, &n, &err), -ENOENT);
+	assert_int_equal(f.st.plan_del(f.who, "d", &r, &n, &err), -ENOENT);
 	for (const auto &rec : f.st.plan_gc(f.now))
 		f.apply(rec);
 	assert_null(f.st.find_object("d"));
@@ -491,7 +492,67 @@ void test_del(void **)
 	// a put after the Del is a new object
 	f.put(c, "d", kMiB);
 	assert_int_equal(f.st.get("d", -1, &g, &err), 0);
-	assert_int_equal(f.st.plan_del("nothere", &r, &n, &err), -ENOENT);
+	assert_int_equal(f.st.plan_del(f.who, "nothere", &r, &n, &err), -ENOENT);
+}
+
+// Identities: what one writes or lends, another may not replace, delete,
+// remount or act for; an admin may.
+void test_ownership(void **)
+{
+	Fx f;
+	const Caller app{ "app", false }, mallory{ "mallory", false }, admin{ "admin", true };
+	std::string err;
+	uint64_t c = f.client(1);
+	uint64_t s = f.segment(c, 0x100000000, 64 * kMiB);
+	f.put(c, "k", kMiB);
+	assert_string_equal(f.st.clients().at(c).identity().c_str(), "app");
+	assert_string_equal(f.st.segment(s)->desc.owner_identity().c_str(), "app");
+
+	// another identity's client id, for a call or to re-join as
+	assert_int_equal(f.st.check_client(app, c, &err), 0);
+	assert_int_equal(f.st.check_client(mallory, c, &err), -EPERM);
+	assert_non_null(strstr(err.c_str(), "app"));
+	assert_int_equal(f.st.check_client(admin, c, &err), 0);
+	pb::Member m = f.st.clients().at(c);
+	lg::Record r;
+	assert_int_equal(f.st.plan_register_client(mallory, m, c, &r, &err), -EPERM);
+
+	// another identity's key: neither replaced nor deleted
+	f.who = mallory;
+	f.start(c, "k", kMiB, Fx::cfg(1), -EPERM);
+	uint64_t n = 0;
+	assert_int_equal(f.st.plan_del(mallory, "k", &r, &n, &err), -EPERM);
+	assert_non_null(strstr(err.c_str(), "belongs to app"));
+	GetResult g;
+	assert_int_equal(f.st.get("k", -1, &g, &err), 0);
+	assert_string_equal(g.object.owner().c_str(), "app");
+	// a new key is anyone's
+	uint64_t mc = f.client(2);
+	f.put(mc, "m", kMiB);
+
+	// another identity's segment: not remounted, even after its owner left
+	lg::Record leave;
+	leave.mutable_client_remove()->set_client_id(c);
+	f.apply(leave);
+	pb::SegmentDesc d = f.st.segment(s)->desc;
+	uint64_t id = 0;
+	bool rem = false;
+	assert_int_equal(f.st.plan_register_segment(mallory, mc, d, &r, &id, &rem, &err), -EPERM);
+	assert_non_null(strstr(err.c_str(), "app"));
+	// the admin may, and the segment stays app's
+	assert_int_equal(f.st.plan_register_segment(admin, mc, d, &r, &id, &rem, &err), 0);
+	assert_true(rem);
+	assert_string_equal(r.segment_add().desc().owner_identity().c_str(), "app");
+	assert_int_equal(f.st.plan_del(admin, "k", &r, &n, &err), 0);
+
+	// the owner identity outlives a snapshot
+	lg::Snapshot snap;
+	f.st.snapshot(&snap);
+	MasterState again(f.lim);
+	assert_int_equal(again.restore(snap, &err), 0);
+	assert_int_equal(again.plan_del(mallory, "k", &r, &n, &err), -EPERM);
+	assert_int_equal(again.get("m", -1, &g, &err), 0);
+	assert_string_equal(g.object.owner().c_str(), "mallory");
 }
 
 void test_list(void **)
@@ -669,6 +730,58 @@ void test_dead_owner(void **)
 	assert_no_overlap(f.st);
 }
 
+/*
+ * A leader frees the salvage of a dead segment without a record once it is
+ * not needed; the segment comes back and a new put lands where the
+ * salvage was.  A replay of that log must not hold the salvage: the put's
+ * record would find its place taken (a 10-minute chaos run's masters all
+ * failed to take over this way).
+ */
+void test_replay_after_salvage_released(void **)
+{
+	Fx f;
+	uint64_t c1 = f.client(1), c2 = f.client(2);
+	uint64_t a = f.segment(c1, 0x100000000, 4 * kMiB);
+	f.segment(c2, 0x200000000, 4 * kMiB);
+	f.put(c2, "k", kMiB, 2);
+
+	lg::Record dead;
+	dead.mutable_client_remove()->set_client_id(c1);
+	dead.mutable_client_remove()->set_dead(true);
+	f.apply(dead);
+	assert_true(f.st.segment(a)->alloc->used() > 0);	// held as salvage
+	for (const auto &sv : f.st.take_salvage())
+		f.st.release_replica(sv.replica);	// as the leader's GC does
+	bool rem = false;
+	uint64_t c1b = f.client(1);
+	assert_int_equal(f.segment(c1b, 0x100000000, 4 * kMiB, &rem), a);
+	assert_true(rem);
+	// two replicas on two segments: one is on a, where the salvage was
+	f.put(c2, "after", kMiB, 2);
+	bool reused = false;
+	for (const auto &r : f.st.newest("after")->replicas)
+		reused = reused || (r.r.shards(0).segment_id() == a && r.r.shards(0).offset() == 0);
+	assert_true(reused);
+
+	// a plain apply of the log holds the salvage, and the put does not fit
+	Limits lim;
+	MasterState plain(lim);
+	std::string err;
+	int ret = 0;
+	for (size_t i = 0; i < f.log.size() && !ret; i++)
+		ret = plain.apply(f.log[i], &err);
+	assert_int_equal(ret, -EINVAL);
+	assert_true(err.find("is taken") != std::string::npos);
+	// replayed as a new leader does, it is the live state
+	MasterState st(lim);
+	st.set_replaying(true);
+	replay(st, f.log);
+	st.set_replaying(false);
+	assert_true(st.take_salvage().empty());
+	assert_string_equal(image_of(st).c_str(), f.image().c_str());
+	assert_no_overlap(st);
+}
+
 void test_leave_and_remove(void **)
 {
 	Fx f;
@@ -754,20 +867,146 @@ void test_bad_input(void **)
 	lg::Record r;
 	uint64_t id;
 	bool rem;
-	assert_int_equal(f.st.plan_register_segment(c, d, &r, &id, &rem, &err), -EINVAL);
+	assert_int_equal(f.st.plan_register_segment(f.who, c, d, &r, &id, &rem, &err), -EINVAL);
 	d.set_size(kMiB);
 	d.set_gaddr(0);
-	assert_int_equal(f.st.plan_register_segment(c, d, &r, &id, &rem, &err), -EINVAL);
+	assert_int_equal(f.st.plan_register_segment(f.who, c, d, &r, &id, &rem, &err), -EINVAL);
 	d.set_gaddr(0x500000000);
-	assert_int_equal(f.st.plan_register_segment(999, d, &r, &id, &rem, &err), -ENOENT);
+	assert_int_equal(f.st.plan_register_segment(f.who, 999, d, &r, &id, &rem, &err), -ENOENT);
 	pb::Member m;
-	assert_int_equal(f.st.plan_register_client(m, 0, &r, &err), -EINVAL);
+	assert_int_equal(f.st.plan_register_client(f.who, m, 0, &r, &err), -EINVAL);
 	// a record that does not fit the state is refused, not applied
 	lg::Record bogus;
 	bogus.mutable_put_commit()->set_key("nope");
 	bogus.mutable_put_commit()->set_version(77);
 	assert_int_equal(f.st.apply(bogus, &err), -EINVAL);
 	assert_int_equal(f.st.apply(lg::Record(), &err), -EINVAL);
+}
+
+bool overlaps(const pb::Replica &a, const pb::Replica &b)
+{
+	for (const auto &x : a.shards())
+		for (const auto &y : b.shards())
+			if (x.segment_id() == y.segment_id() &&
+			    x.offset() < y.offset() + OffsetAllocator::round(y.length()) &&
+			    y.offset() < x.offset() + OffsetAllocator::round(x.length()))
+				return true;
+	return false;
+}
+
+// Space reserved for a copy (ReplicaReserve) is nobody else's until a
+// ReplicaAdd takes it over or a ReplicaRelease gives it back: not under a
+// later term either (a leader of the term that reserved it may still be
+// writing there), and not after a snapshot or a replay.
+void test_reservations(void **)
+{
+	Fx f;
+	std::string err;
+	uint64_t c1 = f.client(1), c2 = f.client(2);
+	uint64_t s1 = f.segment(c1, 0x100000000, 16 * kMiB);
+	uint64_t s2 = f.segment(c2, 0x200000000, 16 * kMiB);
+	lg::Record t;
+	f.st.plan_term(&t);
+	f.apply(t);
+	uint64_t v = f.put(c1, "k", 6 * kMiB);
+	// a second replica of k, reserved by term 1 (placed, released, reserved)
+	pb::Replica dst;
+	assert_int_equal(f.st.place_replica("k", v, pb::SEGMENT_DRAM, {}, -1, &dst, &err), 0);
+	f.st.release_replica(dst);
+	lg::Record res;
+	f.st.plan_reserve("k", v, dst, &res);
+	assert_int_equal(res.replica_reserve().term(), 1);
+	uint64_t id = res.replica_reserve().id();
+	assert_true(id > 0);
+	uint64_t used = f.st.segment(s1)->alloc->used() + f.st.segment(s2)->alloc->used();
+	f.apply(res);
+	assert_int_equal(f.st.segment(s1)->alloc->used() + f.st.segment(s2)->alloc->used(),
+			 used + 6 * kMiB);
+	assert_int_equal(f.st.reservations().size(), 1);
+	// the same id twice, or over space in use: a corrupt log
+	assert_int_equal(f.st.apply(res, &err), -EINVAL);
+	lg::Record clash = res;
+	clash.mutable_replica_reserve()->set_id(id + 1);
+	assert_int_equal(f.st.apply(clash, &err), -EINVAL);
+
+	// a new term: still reserved; puts fill everything else around it
+	f.st.plan_term(&t);
+	f.apply(t);
+	for (int i = 0; i < 40; i++) {
+		lg::Record r;
+		if (f.st.plan_put_start(f.who, c2, "o" + std::to_string(i), kMiB, Fx::cfg(1), {}, f.now, &r,
+					&err))
+			break;
+		f.apply(r);
+		for (const auto &rep : r.put_start().replicas())
+			assert_false(overlaps(rep, dst));
+	}
+	assert_int_equal(f.st.segment(s1)->alloc->used() + f.st.segment(s2)->alloc->used(),
+			 32 * kMiB);
+
+	// replay and a snapshot keep it, and the next id
+	MasterState a(f.lim);
+	replay(a, f.log);
+	assert_string_equal(image_of(a).c_str(), f.image().c_str());
+	lg::Snapshot snap;
+	f.st.snapshot(&snap);
+	MasterState b(f.lim);
+	assert_int_equal(b.restore(snap, &err), 0);
+	assert_string_equal(image_of(b).c_str(), f.image().c_str());
+	lg::Record next;
+	b.plan_reserve("k", v, dst, &next);
+	assert_int_equal(next.replica_reserve().id(), id + 1);
+	assert_int_equal(next.replica_reserve().term(), 2);
+
+	// a ReplicaAdd takes the space over (no second reservation of it);
+	// one naming another place, or an unknown reservation, is refused
+	lg::Record add;
+	add.mutable_replica_add()->set_key("k");
+	add.mutable_replica_add()->set_version(v);
+	*add.mutable_replica_add()->mutable_replica() = dst;
+	add.mutable_replica_add()->set_reservation(id + 7);
+	assert_int_equal(b.apply(add, &err), -EINVAL);
+	lg::Record wrong = add;
+	wrong.mutable_replica_add()->set_reservation(id);
+	wrong.mutable_replica_add()->mutable_replica()->mutable_shards(0)->set_offset(
+		dst.shards(0).offset() + 16384);
+	assert_int_equal(b.apply(wrong, &err), -EINVAL);
+	add.mutable_replica_add()->set_reservation(id);
+	assert_int_equal(b.apply(add, &err), 0);
+	assert_true(b.reservations().empty());
+	assert_int_equal(b.find_version("k", v)->replicas.size(), 2);
+	assert_int_equal(b.segment(s1)->alloc->used() + b.segment(s2)->alloc->used(), 32 * kMiB);
+
+	// a ReplicaRelease gives it back: room for 6 MiB more
+	lg::Record rel;
+	rel.mutable_replica_release()->set_id(id);
+	f.apply(rel);
+	assert_true(f.st.reservations().empty());
+	assert_int_equal(f.st.segment(s1)->alloc->used() + f.st.segment(s2)->alloc->used(),
+			 26 * kMiB);
+	assert_int_equal(f.st.apply(rel, &err), -EINVAL);	// released once
+	MasterState c(f.lim);
+	replay(c, f.log);
+	assert_string_equal(image_of(c).c_str(), f.image().c_str());
+
+	// a reservation outlives the removal of its segment (its space on
+	// others stays taken), in a snapshot too
+	assert_int_equal(f.st.place_replica("k", v, pb::SEGMENT_DRAM, {}, -1, &dst, &err), 0);
+	f.st.release_replica(dst);
+	res.Clear();
+	f.st.plan_reserve("k", v, dst, &res);
+	f.apply(res);
+	lg::Record rm;
+	rm.mutable_segment_remove()->set_segment_id(dst.shards(0).segment_id());
+	f.apply(rm);
+	assert_int_equal(f.st.reservations().size(), 1);
+	f.st.snapshot(&snap);
+	MasterState d(f.lim);
+	assert_int_equal(d.restore(snap, &err), 0);
+	assert_string_equal(image_of(d).c_str(), f.image().c_str());
+	rel.mutable_replica_release()->set_id(res.replica_reserve().id());
+	f.apply(rel);
+	assert_true(f.st.reservations().empty());
 }
 
 // The journal with the file log: group commit, snapshots, reload.
@@ -922,11 +1161,14 @@ int main(void)
 		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_sync_waits_for_earlier_puts),
 		cmocka_unit_test(test_dead_owner),
+		cmocka_unit_test(test_replay_after_salvage_released),
 		cmocka_unit_test(test_leave_and_remove),
 		cmocka_unit_test(test_replicate_plan),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_ownership),
 		cmocka_unit_test(test_journal_reload),
 		cmocka_unit_test(test_checksums),
+		cmocka_unit_test(test_reservations),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

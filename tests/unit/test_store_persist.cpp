@@ -4,7 +4,8 @@
 // directory fsyncs), the directory slow tier (chunk CRCs, two masters
 // racing, stale tmp files), and against a real etcd (started here on loopback, free
 // ports, a temporary data directory) the client, the etcd metadata log,
-// fencing by the leader key and the election's keepalive.
+// fencing by the leader key and the election's keepalive, the group's one
+// slow tier.
 #include <cstdarg>
 #include <cstddef>
 #include <csetjmp>
@@ -15,6 +16,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <thread>
@@ -453,7 +455,8 @@ void slow_tier_odd_keys(void **)
 	// files stay in the fan-out subdirectories, names within NAME_MAX, no tmp left
 	size_t files = 0;
 	for (auto &e : fs::recursive_directory_iterator(dir)) {
-		if (!e.is_regular_file() || e.path().filename() == ".lock")
+		if (!e.is_regular_file() || e.path().filename() == ".lock" ||
+		    e.path().filename() == ".dsmem-tier-id")
 			continue;
 		files++;
 		assert_true(e.path().filename().string().size() <= 255);
@@ -643,6 +646,171 @@ void slow_tier_stale_tmp(void **)
 	fs::remove_all(dir);
 }
 
+// Two long keys whose escaped names are cut to the same name: the same
+// first 183 bytes and the same 64-bit FNV-1a hash.  The pair was found
+// offline with Pollard's rho over keys of 190 'a's and ten bytes that
+// carry 7 bits of x each (0x80 | bits): f(x) = the hash of such a key, a
+// collision of f is one of the cut names.  Neither key may ever overwrite,
+// read or delete the other's copy.
+std::string colliding_key(uint64_t x)
+{
+	std::string k(190, 'a');
+	for (int i = 0; i < 10; i++)
+		k += static_cast<char>(0x80 | ((x >> (7 * i)) & 0x7f));
+	return k;
+}
+
+uint64_t fnv1a(const std::string &s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (unsigned char c : s)
+		h = (h ^ c) * 0x100000001b3ull;
+	return h;
+}
+
+void slow_tier_colliding_keys(void **)
+{
+	std::string dir = make_tmpdir(), err, data;
+	const std::string k1 = colliding_key(0xc8dc14674207c78bull);
+	const std::string k2 = colliding_key(0x3ddf2ffa5535f7f7ull);
+	uint64_t ver = 0;
+
+	assert_true(k1 != k2);
+	assert_true(fnv1a(k1) == fnv1a(k2));	// the precondition: one cut name
+	auto t = open_slow_tier("dir:" + dir, &err);
+	assert_true(t != nullptr);
+	auto files = [&] {
+		size_t n = 0;
+		for (auto &e : fs::recursive_directory_iterator(dir))
+			n += e.is_regular_file() && e.path().filename().string()[0] != '.';
+		return n;
+	};
+	auto reads = [&](const std::string &k, const char *want, uint64_t wver) {
+		uint64_t v = 0;
+		assert_int_equal(t->get(k, 0, 100, &data, &v, nullptr), 0);
+		assert_string_equal(data.c_str(), want);
+		assert_int_equal(v, wver);
+		assert_int_equal(t->version(k, &v, nullptr), 0);
+		assert_int_equal(v, wver);
+	};
+
+	assert_int_equal(t->put(k1, 1, "one", 3), 0);
+	assert_int_equal(t->version(k2, &ver, nullptr), -ENOENT);	// k1's file is not k2's
+	assert_int_equal(t->put(k2, 2, "two", 3), 0);
+	assert_int_equal(files(), 2);
+	reads(k1, "one", 1);
+	reads(k2, "two", 2);
+	// new versions replace each key's own copy, never the other's
+	assert_int_equal(t->put(k1, 3, "three", 5), 0);
+	assert_int_equal(t->put(k2, 4, "four", 4), 0);
+	assert_int_equal(t->put(k2, 1, "old", 3), 0);	// never backwards, still
+	reads(k1, "three", 3);
+	reads(k2, "four", 4);
+	assert_int_equal(files(), 2);
+	// another process's tier on the same directory sees the same
+	{
+		auto t2 = open_slow_tier("dir:" + dir, &err);
+		assert_int_equal(t2->get(k2, 0, 100, &data, &ver, nullptr), 0);
+		assert_string_equal(data.c_str(), "four");
+	}
+	// deleting one keeps the other, whichever goes first
+	assert_int_equal(t->del(k1), 0);
+	assert_int_equal(t->get(k1, 0, 100, &data, &ver, nullptr), -ENOENT);
+	assert_int_equal(t->del(k1), -ENOENT);
+	reads(k2, "four", 4);
+	assert_int_equal(t->put(k1, 5, "five", 4), 0);
+	reads(k1, "five", 5);
+	reads(k2, "four", 4);
+	assert_int_equal(t->del(k2), 0);
+	assert_int_equal(t->version(k2, &ver, nullptr), -ENOENT);
+	reads(k1, "five", 5);
+	assert_int_equal(t->put(k2, 6, "six", 3), 0);
+	reads(k2, "six", 6);
+	assert_int_equal(files(), 2);
+	// a damaged file of one is not replaced by a put of the other (it
+	// could be anyone's); its own key reads -EIO, not the other's bytes
+	std::string victim;
+	for (auto &e : fs::recursive_directory_iterator(dir)) {
+		if (!e.is_regular_file() || e.path().filename().string()[0] == '.')
+			continue;
+		std::ifstream in(e.path(), std::ios::binary);
+		std::string d((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+		if (d.find("five") != std::string::npos)
+			victim = e.path();
+	}
+	assert_false(victim.empty());
+	{
+		int fd = open(victim.c_str(), O_RDWR);
+		assert_int_equal(pwrite(fd, "XXXX", 4, 0), 4);	// the magic
+		close(fd);
+	}
+	assert_int_equal(t->get(k1, 0, 100, &data, &ver, nullptr), -EIO);
+	assert_int_equal(t->put(k2, 7, "seven", 5), 0);
+	reads(k2, "seven", 7);
+	assert_int_equal(t->put(k1, 8, "eight", 5), 0);
+	reads(k1, "eight", 8);
+	reads(k2, "seven", 7);
+	assert_int_equal(t->del(k2), 0);
+	assert_int_equal(t->del(k1), 0);
+	// only the damaged file is left, and nobody can say whose it was
+	assert_int_equal(t->version(k1, &ver, nullptr), -EIO);
+	assert_int_equal(files(), 1);
+	fs::remove_all(dir);
+}
+
+// A tree's identity: made by the first tier that opens it, the same for
+// every tier opened on it (by any path, in any process), another for
+// another tree; a damaged one does not open.
+void slow_tier_identity(void **)
+{
+	std::string a = make_tmpdir(), b = make_tmpdir(), err;
+	auto t1 = open_slow_tier("dir:" + a, &err);
+	assert_true(t1 != nullptr);
+	assert_int_equal(t1->id().size(), 32);
+	auto t2 = open_slow_tier("dir:" + a + "/./", &err);
+	assert_string_equal(t2->id().c_str(), t1->id().c_str());
+	int fd[2];
+	assert_int_equal(pipe(fd), 0);
+	pid_t child = fork();
+	if (child == 0) {
+		std::string e;
+		auto t = open_slow_tier("dir:" + a, &e);
+		std::string id = t ? t->id() : "";
+		_exit(write(fd[1], id.data(), id.size()) == static_cast<ssize_t>(id.size()) ? 0 : 1);
+	}
+	close(fd[1]);
+	char buf[64] = "";
+	assert_int_equal(read(fd[0], buf, sizeof(buf) - 1), 32);
+	close(fd[0]);
+	waitpid(child, nullptr, 0);
+	assert_string_equal(buf, t1->id().c_str());
+	auto t3 = open_slow_tier("dir:" + b, &err);
+	assert_true(t3 != nullptr);
+	assert_string_not_equal(t3->id().c_str(), t1->id().c_str());
+	// many opening an empty tree at once agree on one id
+	std::string c = make_tmpdir();
+	std::vector<std::string> ids(8);
+	std::vector<std::thread> th;
+	for (size_t i = 0; i < ids.size(); i++)
+		th.emplace_back([&, i] {
+			std::string e;
+			auto t = open_slow_tier("dir:" + c, &e);
+			ids[i] = t ? t->id() : "";
+		});
+	for (auto &x : th)
+		x.join();
+	for (const auto &id : ids)
+		assert_string_equal(id.c_str(), ids[0].c_str());
+	assert_int_equal(ids[0].size(), 32);
+	// damaged: refused, with the file named
+	std::ofstream(b + "/.dsmem-tier-id") << "dsmem-slow-tier nothex\n";
+	assert_true(open_slow_tier("dir:" + b, &err) == nullptr);
+	assert_true(err.find(".dsmem-tier-id") != std::string::npos);
+	fs::remove_all(a);
+	fs::remove_all(b);
+	fs::remove_all(c);
+}
+
 // A full disk: a 256 KiB tmpfs (root only; skipped elsewhere).
 void slow_tier_enospc(void **)
 {
@@ -664,7 +832,8 @@ void slow_tier_enospc(void **)
 		assert_true(data == small);
 		size_t files = 0;	// the failed tmp file is gone
 		for (auto &e : fs::recursive_directory_iterator(dir))
-			files += e.is_regular_file() && e.path().filename() != ".lock";
+			files += e.is_regular_file() && e.path().filename() != ".lock" &&
+				 e.path().filename() != ".dsmem-tier-id";
 		assert_int_equal(files, 1);
 		// room again: the newer version goes in
 		assert_int_equal(t->put("obj", 3, small.data(), 1000), 0);
@@ -1021,6 +1190,34 @@ void etcd_append_no_overwrite(void **)
 	e.resign();
 }
 
+// The group's slow tier: the first master's tier is recorded; masters
+// with the same tree (another path to it) agree, one with a tree of its
+// own is refused (-EXDEV) with a message that says what to do.
+void etcd_slow_tier_claim(void **)
+{
+	auto c = etcd_client();
+	std::string a = make_tmpdir(), b = make_tmpdir(), err;
+	auto t1 = open_slow_tier("dir:" + a, &err), t2 = open_slow_tier("dir:" + a + "/", &err);
+	auto other = open_slow_tier("dir:" + b, &err);
+	assert_int_equal(claim_slow_tier(*c, "/st/slow-tier", *t1, &err), 0);
+	assert_int_equal(claim_slow_tier(*c, "/st/slow-tier", *t2, &err), 0);
+	assert_int_equal(claim_slow_tier(*c, "/st/slow-tier", *t1, &err), 0);
+	err.clear();
+	assert_int_equal(claim_slow_tier(*c, "/st/slow-tier", *other, &err), -EXDEV);
+	assert_true(err.find("every master of a group must reach the same slow tier") != std::string::npos);
+	assert_true(err.find(b) != std::string::npos);
+	EtcdKV kv;
+	assert_int_equal(c->get("/st/slow-tier", &kv, &err), 0);
+	assert_string_equal(kv.value.c_str(), t1->id().c_str());
+	assert_int_equal(kv.lease, 0);	// outlives every master
+	// another group (prefix) may have its own
+	assert_int_equal(claim_slow_tier(*c, "/st2/slow-tier", *other, &err), 0);
+	EtcdClient dead("127.0.0.1:1");
+	assert_int_equal(claim_slow_tier(dead, "/st/slow-tier", *other, &err), -EAGAIN);
+	fs::remove_all(a);
+	fs::remove_all(b);
+}
+
 void etcd_keepalive(void **)
 {
 	auto c = etcd_client();
@@ -1029,29 +1226,42 @@ void etcd_keepalive(void **)
 	bool l1 = false, l2 = false;
 
 	assert_int_equal(e1.keepalive(&err), -ESTALE);	// not a leader yet
+	assert_int_equal(e1.held_until_ns(), 0);
+	int64_t sent = Election::clock_ns();
 	assert_int_equal(e1.campaign(&l1, &err), 0);
 	assert_true(l1);
-	// kept alive past its TTL, it stays the leader
+	// held for nine tenths of the TTL from before the grant was sent
+	int64_t held = e1.held_until_ns();
+	assert_true(held >= sent + 1800000000LL && held <= Election::clock_ns() + 1800000000LL);
+	// kept alive past its TTL, it stays the leader, its hold moving on
 	auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(3500);
 	while (std::chrono::steady_clock::now() < until) {
 		assert_int_equal(e1.keepalive(&err), 0);
+		assert_true(e1.held_until_ns() > held);
+		held = e1.held_until_ns();
 		std::this_thread::sleep_for(std::chrono::milliseconds(500));
 	}
 	assert_int_equal(e2.campaign(&l2, &err), 0);
 	assert_false(l2);
-	// left alone, the lease runs out and the standby takes over
+	assert_int_equal(e2.held_until_ns(), 0);
+	// left alone, the lease runs out and the standby takes over -- never
+	// while the old leader may still think it holds the key
 	until = std::chrono::steady_clock::now() + std::chrono::seconds(8);
 	while (!l2 && std::chrono::steady_clock::now() < until) {
 		std::this_thread::sleep_for(std::chrono::milliseconds(250));
 		assert_int_equal(e2.campaign(&l2, &err), 0);
 	}
 	assert_true(l2);
+	assert_true(Election::clock_ns() >= held);
+	assert_true(e2.held_until_ns() > Election::clock_ns());
 	assert_int_equal(e1.keepalive(&err), -ESTALE);
+	assert_int_equal(e1.held_until_ns(), 0);
 	// the loser can campaign again (a new lease) and waits its turn
 	assert_int_equal(e1.campaign(&l1, &err), 0);
 	assert_false(l1);
 	assert_int_equal(e2.keepalive(&err), 0);
 	e2.resign();
+	assert_int_equal(e2.held_until_ns(), 0);
 	assert_int_equal(e1.campaign(&l1, &err), 0);
 	assert_true(l1);
 	e1.resign();
@@ -1072,6 +1282,8 @@ int main(void)
 		cmocka_unit_test(slow_tier_chunk_crc),
 		cmocka_unit_test(slow_tier_two_masters),
 		cmocka_unit_test(slow_tier_stale_tmp),
+		cmocka_unit_test(slow_tier_colliding_keys),
+		cmocka_unit_test(slow_tier_identity),
 		cmocka_unit_test(slow_tier_enospc),
 	};
 	const struct CMUnitTest etcd[] = {
@@ -1080,6 +1292,7 @@ int main(void)
 		cmocka_unit_test(etcd_fencing),
 		cmocka_unit_test(etcd_append_no_overwrite),
 		cmocka_unit_test(etcd_keepalive),
+		cmocka_unit_test(etcd_slow_tier_claim),
 	};
 	int failed = cmocka_run_group_tests_name("store_persist_local", local, NULL, NULL);
 	failed += cmocka_run_group_tests_name("store_persist_etcd", etcd, etcd_start, etcd_stop);

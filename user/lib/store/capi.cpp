@@ -13,6 +13,9 @@
 
 using namespace dsmem::store;
 
+// The config is ABI: the TLS fields took the place of reserved[4].
+static_assert(sizeof(void *) != 8 || sizeof(struct ds_store_config) == 72, "ds_store_config changed size");
+
 namespace {
 
 // The calling thread's last failure: a handle is shared between threads.
@@ -78,7 +81,8 @@ int one_call(const char *masters, Masters::Method<Req, Resp> m, const Req &req, 
 {
 	Masters ms;
 	std::string err;
-	int ret = masters ? ms.set(masters, &err) : (err = "no master address", -EINVAL);
+	TlsFiles tls = client_tls_files(nullptr, nullptr, nullptr, false);
+	int ret = masters ? ms.set(masters, tls, &err) : (err = "no master address", -EINVAL);
 	if (!ret)
 		ret = ms.call(m, req, resp, Clock::now() + std::chrono::seconds(10), &err);
 	if (ret)
@@ -105,6 +109,10 @@ DS_EXPORT int ds_store_open(const struct ds_store_config *cfg, struct ds_store *
 		c.segment_size = cfg->segment_size;
 		c.threads = cfg->threads;
 		c.timeout_ms = cfg->timeout_ms;
+		if (cfg->flags & ~DS_STORE_INSECURE)
+			return fail(-EINVAL, "unknown flags");
+		c.tls = client_tls_files(cfg->tls_ca, cfg->tls_cert, cfg->tls_key,
+					 cfg->flags & DS_STORE_INSECURE);
 		if (c.threads > 256)
 			return fail(-EINVAL, "at most 256 threads");
 		auto s = std::make_unique<ds_store>();

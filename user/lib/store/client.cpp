@@ -225,9 +225,10 @@ Clock::time_point local_deadline(Clock::time_point sent, int64_t realtime_at_res
 
 // ---- masters ---------------------------------------------------------------
 
-int Masters::set(const std::string &list, std::string *err)
+int Masters::set(const std::string &list, const TlsFiles &tls, std::string *err)
 {
 	std::lock_guard<std::mutex> g(mu_);
+	stubs_.clear();
 	addrs_.clear();
 	size_t pos = 0;
 	while (pos <= list.size()) {
@@ -252,6 +253,12 @@ int Masters::set(const std::string &list, std::string *err)
 		*err = "no master address";
 		return -EINVAL;
 	}
+	if (tls.insecure && !loopback_only(list)) {
+		*err = "insecure (plaintext) calls go to masters on loopback only, not to " + list;
+		return -EINVAL;
+	}
+	if (int ret = channel_credentials(tls, &creds_, err))
+		return ret;
 	cur_ = 0;
 	return 0;
 }
@@ -272,18 +279,21 @@ std::shared_ptr<pb::Master::Stub> Masters::stub_for(const std::string &addr)
 {
 	auto it = stubs_.find(addr);
 	if (it != stubs_.end())
-		return it->second;
+		return it->second.stub;
 	grpc::ChannelArguments args;
 	args.SetMaxReceiveMessageSize(64 << 20);
 	// a dead master should be noticed within seconds, not minutes
 	args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
 	args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+	// and a connect attempt into a cut link gives up within a second
+	// (default 20 s), so that the link's return is noticed at once
+	args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 1000);
 	args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 2000);
 	args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 2000);
 	args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-	auto ch = grpc::CreateCustomChannel(addr, grpc::InsecureChannelCredentials(), args);
+	auto ch = grpc::CreateCustomChannel(addr, creds_, args);
 	std::shared_ptr<pb::Master::Stub> stub(pb::Master::NewStub(ch));
-	stubs_[addr] = stub;
+	stubs_[addr] = { ch, stub };
 	return stub;
 }
 
@@ -304,6 +314,14 @@ void Masters::follow(const std::string &addr)
 		it = addrs_.end() - 1;
 	}
 	cur_ = static_cast<size_t>(it - addrs_.begin());
+}
+
+void Masters::forget(const std::string &addr)
+{
+	std::lock_guard<std::mutex> g(mu_);
+	auto it = stubs_.find(addr);
+	if (it != stubs_.end() && it->second.ch->GetState(false) == GRPC_CHANNEL_TRANSIENT_FAILURE)
+		stubs_.erase(it);
 }
 
 void Masters::advance(const std::string &from)
@@ -903,6 +921,8 @@ void ClientCore::watch_loop()
 		if (stopping_ || leaving_)
 			return;
 		std::string hint;
+		if (s.error_code() == grpc::StatusCode::UNAVAILABLE)
+			masters_.forget(addr);
 		if (not_leader(s, &hint) && !hint.empty())
 			masters_.follow(hint);
 		else if (!got)
@@ -924,7 +944,7 @@ int ClientCore::configure(const ClientConfig &cfg, std::string *err)
 		cfg_.threads = 4;
 	if (!cfg_.timeout_ms)
 		cfg_.timeout_ms = 30000;
-	return masters_.set(cfg_.masters, err);
+	return masters_.set(cfg_.masters, cfg_.tls, err);
 }
 
 int ClientCore::open(const ClientConfig &cfg, std::string *err)

@@ -27,6 +27,7 @@
 
 #include "dsstore.grpc.pb.h"
 #include "nvmeof.hpp"
+#include "tls.hpp"
 
 namespace dsmem::store {
 
@@ -60,7 +61,8 @@ Clock::time_point local_deadline(Clock::time_point sent, int64_t realtime_at_res
 // follow redirections, trying the others while one is unreachable.
 class Masters {
 public:
-	int set(const std::string &list, std::string *err);	// "h:p[,h:p...]"
+	// "h:p[,h:p...]", reached with tls's credentials (insecure: loopback only)
+	int set(const std::string &list, const TlsFiles &tls, std::string *err);
 	std::string leader() const;
 
 	template <typename Req, typename Resp>
@@ -90,6 +92,8 @@ public:
 			bool redirect = not_leader(s, &hint);
 			bool down = s.error_code() == grpc::StatusCode::UNAVAILABLE;
 			unreachable |= down;
+			if (down)
+				forget(addr);
 			if (!redirect && !down) {
 				*err = addr + ": " + s.error_message();
 				// out of time while no master answered at all
@@ -120,6 +124,10 @@ public:
 	std::shared_ptr<pb::Master::Stub> current(std::string *addr);
 	void follow(const std::string &addr);
 	void advance(const std::string &from);
+	// A TLS channel that failed to connect keeps failing after the master
+	// is back (gRPC 1.51: a master restarted, a link cut and restored):
+	// one in TRANSIENT_FAILURE is dropped, the next call makes a fresh one.
+	void forget(const std::string &addr);
 
 private:
 	size_t addrs_size() const;
@@ -128,7 +136,12 @@ private:
 	mutable std::mutex mu_;
 	std::vector<std::string> addrs_;
 	size_t cur_ = 0;
-	std::map<std::string, std::shared_ptr<pb::Master::Stub>> stubs_;
+	struct Chan {
+		std::shared_ptr<grpc::Channel> ch;
+		std::shared_ptr<pb::Master::Stub> stub;
+	};
+	std::map<std::string, Chan> stubs_;
+	std::shared_ptr<grpc::ChannelCredentials> creds_;
 };
 
 // Tasks: queued (WAITING), run by a worker (PENDING), then done.
@@ -181,6 +194,7 @@ struct ClientConfig {
 	uint64_t segment_size = 0;
 	uint32_t threads = 4;
 	uint32_t timeout_ms = 30000;
+	TlsFiles tls;
 };
 
 class ClientCore {

@@ -4,6 +4,8 @@
 // UNAVAILABLE (down, or a member without a leader).
 #include "etcd.hpp"
 
+#include <time.h>
+
 #include <cerrno>
 #include <grpcpp/grpcpp.h>
 
@@ -37,6 +39,8 @@ struct EtcdClient::Impl {
 	};
 	std::mutex m;
 	std::vector<Endpoint> eps;
+	std::shared_ptr<grpc::ChannelCredentials> creds;	// null: creds_err
+	std::string creds_err;
 	std::atomic<size_t> current{ 0 };
 
 	// A copy: another thread may drop the endpoint's channel meanwhile.
@@ -54,7 +58,7 @@ struct EtcdClient::Impl {
 			// second, not after gRPC's backoff of up to two minutes
 			args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
 			args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-			e.channel = grpc::CreateCustomChannel(e.addr, grpc::InsecureChannelCredentials(), args);
+			e.channel = grpc::CreateCustomChannel(e.addr, creds, args);
 			e.kv = pb::KV::NewStub(e.channel);
 			e.lease = pb::Lease::NewStub(e.channel);
 		}
@@ -102,6 +106,11 @@ struct EtcdClient::Impl {
 		grpc::Status s;
 		std::string tried;
 
+		if (!creds) {
+			if (err)
+				*err = std::string("etcd ") + what + ": " + creds_err;
+			return -EACCES;
+		}
 		for (size_t k = 0; k < n; k++) {
 			size_t i = (start + k) % n;
 			Endpoint e = endpoint(i);
@@ -125,9 +134,15 @@ struct EtcdClient::Impl {
 	}
 };
 
-EtcdClient::EtcdClient(const std::string &endpoints) : endpoints_(endpoints), impl_(new Impl)
+EtcdClient::EtcdClient(const std::string &endpoints, const TlsFiles &tls)
+	: endpoints_(endpoints), impl_(new Impl)
 {
 	size_t pos = 0;
+
+	if (tls.ca.empty())
+		impl_->creds = grpc::InsecureChannelCredentials();
+	else if (channel_credentials(tls, &impl_->creds, &impl_->creds_err))
+		impl_->creds.reset();
 
 	while (pos <= endpoints.size()) {
 		size_t comma = endpoints.find(',', pos);
@@ -450,21 +465,38 @@ Election::Election(std::shared_ptr<EtcdClient> etcd, std::string key, std::strin
 {
 }
 
+int64_t Election::clock_ns()
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+void Election::renewed(int64_t sent_ns, int64_t ttl_s)
+{
+	lease_ends_ns_ = sent_ns + ttl_s * 900000000LL;
+}
+
 int Election::campaign(bool *leader, std::string *err)
 {
 	std::lock_guard g(m_);
 
 	*leader = false;
+	held_until_ns_ = 0;
 	// a lease kept from an earlier try is reused while it lives
 	if (lease_) {
-		int64_t ttl;
+		int64_t ttl, sent = clock_ns();
 		if (etcd_->lease_keepalive(lease_, &ttl, nullptr))
 			lease_ = 0;
+		else
+			renewed(sent, ttl);
 	}
 	if (!lease_) {
 		rev_ = 0;
+		int64_t sent = clock_ns();
 		if (int ret = etcd_->lease_grant(ttl_s_, &lease_, err))
 			return ret;
+		renewed(sent, ttl_s_);	// etcd grants at least what is asked
 	}
 	bool won = false;
 	int64_t rev = 0;
@@ -484,6 +516,7 @@ int Election::campaign(bool *leader, std::string *err)
 	}
 	if (won) {
 		rev_ = rev;
+		held_until_ns_ = lease_ends_ns_;
 		*leader = true;
 	}
 	return 0;
@@ -498,11 +531,12 @@ int Election::keepalive(std::string *err)
 			*err = "not the leader";
 		return -ESTALE;
 	}
-	int64_t ttl;
+	int64_t ttl, sent = clock_ns();
 	int ret = etcd_->lease_keepalive(lease_, &ttl, err);
 	if (ret == -ENOENT) {
 		lease_ = 0;
 		rev_ = 0;
+		held_until_ns_ = 0;
 		return -ESTALE;
 	}
 	if (ret)
@@ -514,7 +548,12 @@ int Election::keepalive(std::string *err)
 		if (err)
 			*err = "leader key " + key_ + " is no longer ours";
 		rev_ = 0;
+		held_until_ns_ = 0;
 		return -ESTALE;
+	}
+	if (!ret) {
+		renewed(sent, ttl);
+		held_until_ns_ = lease_ends_ns_;
 	}
 	return ret;
 }
@@ -523,6 +562,7 @@ void Election::resign()
 {
 	std::lock_guard g(m_);
 
+	held_until_ns_ = 0;
 	if (lease_)
 		etcd_->lease_revoke(lease_, nullptr);
 	lease_ = 0;

@@ -18,6 +18,8 @@
 #include <utility>
 #include <vector>
 
+#include "tls.hpp"
+
 namespace dsmem::store {
 
 inline constexpr std::chrono::milliseconds kEtcdDeadline{ 2000 };
@@ -41,7 +43,9 @@ std::string etcd_prefix_end(const std::string &prefix);
 
 class EtcdClient {	// thread-safe
 public:
-	explicit EtcdClient(const std::string &endpoints);	// "127.0.0.1:2379[,...]" tries each
+	// "127.0.0.1:2379[,...]" tries each; over TLS (client certificate
+	// too, for etcd's --client-cert-auth) when tls.ca is set
+	explicit EtcdClient(const std::string &endpoints, const TlsFiles &tls = {});
 	~EtcdClient();
 	EtcdClient(const EtcdClient &) = delete;
 	EtcdClient &operator=(const EtcdClient &) = delete;
@@ -93,14 +97,26 @@ public:
 	void resign();					// revoke the lease
 	int leader(std::string *value, std::string *err);	// current holder's value, -ENOENT none
 	int64_t revision() const;			// our key's create_revision (the fence)
+	// Until when (clock_ns()) nobody else can hold the key: 0 unless we
+	// hold it.  etcd keeps a lease TTL seconds past a renewal it
+	// receives, so at least that long past the moment the renewal was
+	// sent, less a tenth for clocks that run at different rates.
+	int64_t held_until_ns() const { return held_until_ns_.load(); }
+	// CLOCK_BOOTTIME: it runs on while this process is stopped and while
+	// the host sleeps, as etcd's clock does
+	static int64_t clock_ns();
 
 private:
+	void renewed(int64_t sent_ns, int64_t ttl_s);
+
 	std::shared_ptr<EtcdClient> etcd_;
 	std::string key_, value_;
 	int64_t ttl_s_;
 	std::mutex m_;
 	int64_t lease_ = 0;
+	int64_t lease_ends_ns_ = 0;	// the hold the last grant or renewal gives
 	std::atomic<int64_t> rev_{ 0 };
+	std::atomic<int64_t> held_until_ns_{ 0 };
 };
 
 }  // namespace dsmem::store

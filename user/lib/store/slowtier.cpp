@@ -3,10 +3,17 @@
 //
 // Escaping keeps [A-Za-z0-9._-] and writes every other byte as %XX, so any
 // key (up to 1024 bytes, no NUL) maps to one name and back.  An escaped
-// name too long for the file system is cut and ends in a hash of the whole
-// key; the file's header holds the key itself, so a read checks it is the
-// key it wanted.  The hash's low byte picks the subdirectory, 256 of them.
-// Names starting with '.' are ours (an escaped key never starts with one).
+// name too long for the file system is cut and ends in ~ and a hash of the
+// whole key; the file's header holds the key itself.  Cut names can
+// collide (two long keys with the same first bytes and the same hash), so
+// they are chained: slot 0 is the cut name, slot n the cut name and ".n".
+// A key's file is the slot whose header holds the key; a put of a key the
+// chain does not hold takes the first free slot, and a delete moves the
+// chain's last file into the slot it frees, so the chain has no holes.
+// A cut name is exactly kMaxName long and holds '~' (which escaping never
+// writes), and slots 1 and up are longer: no escaped name is one of them.
+// The hash's low byte picks the subdirectory, 256 of them.  Names starting
+// with '.' are ours (an escaped key never starts with one).
 //
 // File (format 2): header {magic, format, version, size, crc32c of the
 // data, key length}, the key, a table of one crc32c per kChunk (1 MiB) of
@@ -16,17 +23,32 @@
 // the whole object.
 //
 // A put writes PATH/xx/.name.tmp.<host>.<pid>.<n>, fsyncs it, and then,
-// holding PATH/xx/.lock (flock LOCK_EX), reads the stored version again,
-// renames the tmp file over the old file unless that is as new, and fsyncs
-// the directory: a crash leaves the old copy or the new one.  The flock is
-// what makes "never goes backwards" hold between processes (an old leader
-// and a new one on the same directory, also over NFS, where Linux maps
-// flock to POSIX locks); a mutex picked by the key's hash serializes the
-// threads of one process in front of it.  Deletes take both too.
+// holding PATH/xx/.lock (flock LOCK_EX), looks the key up again, renames
+// the tmp file over the key's file (or into a free slot) unless that is as
+// new, and fsyncs the directory: a crash leaves the old copy or the new one.
+// The flock is what makes "never goes backwards" hold between processes (an
+// old leader and a new one on the same directory, also over NFS, where
+// Linux maps flock to POSIX locks); a mutex picked by the key's hash
+// serializes the threads of one process in front of it.  Deletes take both
+// too.  Reads take neither, but a read of a chained key that finds nothing
+// looks again under the flock (LOCK_SH): a delete may have been moving the
+// file it wanted from one slot to another.
+//
+// A damaged file (its header unreadable) under a name that is not cut is
+// the key's own and is replaced by its next put; in a chain it could be
+// any key's, so it is left alone (the key goes to a free slot) and a read
+// that finds nothing else says -EIO.
 //
 // Opening the tier removes tmp files a crash left behind: those of this
 // host whose process is gone, and any older than kStaleTmp (another host's,
 // a reused pid, an older naming).
+//
+// PATH/.dsmem-tier-id names the tree ("dsmem-slow-tier <32 hex digits>"):
+// the first master to open it writes a random id to a tmp file and links
+// it there (link(2) fails if another got there first, also over NFS; then
+// that one's is read), so every master reaching the tree, by any path,
+// reads the same id, and masters with trees of their own read different
+// ones.
 #include "slowtier.hpp"
 
 #include <algorithm>
@@ -45,6 +67,9 @@
 #include <unistd.h>
 #include <vector>
 
+#include <sys/random.h>
+
+#include "etcd.hpp"
 #include "persist.hpp"	// crc32c
 
 namespace dsmem::store {
@@ -57,6 +82,8 @@ constexpr size_t kObjHeader = 4 + 4 + 8 + 8 + 4 + 4;	// magic format version siz
 constexpr uint64_t kChunk = 1 << 20;	// one CRC per this many bytes of data
 constexpr size_t kMaxName = 200;	// of NAME_MAX 255, room for ".tmp.<host>.<pid>.<n>"
 constexpr time_t kStaleTmp = 60 * 60;	// a tmp file this old is a crash's, whoever wrote it
+constexpr char kIdFile[] = ".dsmem-tier-id";
+constexpr char kIdTag[] = "dsmem-slow-tier ";
 
 uint64_t fnv1a(const std::string &s)
 {
@@ -176,16 +203,17 @@ const std::string &host_tag()
 	return tag;
 }
 
-// PATH/xx/.lock, flock'ed exclusively for as long as it lives.
+// PATH/xx/.lock, flock'ed (exclusively, or shared for a reader) for as
+// long as it lives.
 class DirLock {
 public:
-	int lock(const std::string &dir)
+	int lock(const std::string &dir, bool shared = false)
 	{
 		std::string p = dir + "/.lock";
 		fd_ = open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 		if (fd_ < 0)
 			return -errno;
-		while (flock(fd_, LOCK_EX)) {
+		while (flock(fd_, shared ? LOCK_SH : LOCK_EX)) {
 			if (errno != EINTR)
 				return -errno;
 		}
@@ -234,9 +262,75 @@ void clean_tmp(const std::string &dir)
 		unlink(v.c_str());	// best effort
 }
 
+// The tree's id, made if it has none: 0, or -errno with *err.
+int tier_id(const std::string &root, std::string *id, std::string *err)
+{
+	const std::string path = root + "/" + kIdFile;
+	for (int tries = 0; tries < 2; tries++) {
+		int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			char buf[128];
+			ssize_t n = read(fd, buf, sizeof(buf) - 1);
+			close(fd);
+			std::string s(buf, n > 0 ? static_cast<size_t>(n) : 0);
+			size_t tag = strlen(kIdTag);
+			if (s.size() == tag + 33 && !s.compare(0, tag, kIdTag) && s.back() == '\n' &&
+			    s.find_first_not_of("0123456789abcdef", tag) == tag + 32) {
+				*id = s.substr(tag, 32);
+				return 0;
+			}
+			*err = path + " is damaged (want \"" + kIdTag + "\" and 32 hex digits)";
+			return -EIO;
+		}
+		if (errno != ENOENT) {
+			*err = path + ": " + strerror(errno);
+			return -errno;
+		}
+		// none yet: ours, unless another master links its own first
+		unsigned char rnd[16];
+		if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) {
+			*err = std::string("getrandom: ") + strerror(errno);
+			return -EIO;
+		}
+		std::string line = kIdTag;
+		for (unsigned char c : rnd) {
+			char h[3];
+			snprintf(h, sizeof(h), "%02x", c);
+			line += h;
+		}
+		line += '\n';
+		// a name of its own: threads of one process may race here too
+		static std::atomic<uint64_t> seq{ 0 };
+		char suffix[64];
+		snprintf(suffix, sizeof(suffix), ".tmp.%s.%d.%llu", host_tag().c_str(),
+			 static_cast<int>(getpid()), static_cast<unsigned long long>(seq++));
+		const std::string tmp = path + suffix;
+		fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			*err = tmp + ": " + strerror(errno);
+			return -errno;
+		}
+		int ret = write_exact(fd, line.data(), line.size());
+		if (!ret && fsync(fd))
+			ret = -errno;
+		close(fd);
+		if (!ret && link(tmp.c_str(), path.c_str()) && errno != EEXIST)
+			ret = -errno;
+		unlink(tmp.c_str());
+		if (!ret)
+			ret = fsync_dir(root);
+		if (ret) {
+			*err = path + ": " + strerror(-ret);
+			return ret;
+		}
+	}
+	*err = path + " cannot be read back";
+	return -EIO;
+}
+
 class DirTier : public SlowTier {
 public:
-	explicit DirTier(std::string root) : root_(std::move(root)) {}
+	DirTier(std::string root, std::string id) : root_(std::move(root)), id_(std::move(id)) {}
 
 	int put(const std::string &key, uint64_t version, const void *data, uint64_t len) override;
 	int get(const std::string &key, uint64_t off, uint64_t len, std::string *data, uint64_t *version,
@@ -244,19 +338,32 @@ public:
 	int version(const std::string &key, uint64_t *version, uint64_t *size) override;
 	int del(const std::string &key) override;
 	std::string describe() const override { return "dir:" + root_; }
+	std::string id() const override { return id_; }
 
 private:
 	struct Place {
 		std::string dir, name;
 		uint64_t hash;
-		std::string path() const { return dir + "/" + name; }
+		bool cut = false;	// name cut to kMaxName: chained
+		std::string path(unsigned slot = 0) const
+		{
+			return dir + "/" + name + (slot ? "." + std::to_string(slot) : "");
+		}
 	};
 	Place place(const std::string &key) const;
-	// The stored header, if the file is this key's: -ENOENT otherwise.
-	int open_key(const Place &pl, const std::string &key, int *fd, Header *h);
+	// Opens path: 0 with its header if the file is this key's, 1 if it is
+	// another key's, -ENOENT if there is none, -EIO if it is damaged.
+	int open_path(const std::string &path, const std::string &key, int *fd, Header *h);
+	// The key's file: 0 with *fd, *h and *slot.  Else -ENOENT, or -EIO
+	// (a damaged file that may be the key's), and *end the free slot a
+	// put of the key takes.
+	int find_key(const Place &pl, const std::string &key, int *fd, Header *h, unsigned *slot,
+		     unsigned *end);
+	// find_key, and once more under the flock if a chain held nothing.
+	int lookup(const Place &pl, const std::string &key, int *fd, Header *h);
 	std::mutex &lock_for(const Place &pl) { return locks_[pl.hash % locks_.size()]; }
 
-	std::string root_;
+	std::string root_, id_;
 	std::array<std::mutex, 64> locks_;
 };
 
@@ -277,21 +384,61 @@ DirTier::Place DirTier::place(const std::string &key) const
 		char tail[24];
 		snprintf(tail, sizeof(tail), "~%016llx", static_cast<unsigned long long>(pl.hash));
 		pl.name = pl.name.substr(0, kMaxName - 17) + tail;
+		pl.cut = true;
 	}
 	return pl;
 }
 
-int DirTier::open_key(const Place &pl, const std::string &key, int *fd, Header *h)
+int DirTier::open_path(const std::string &path, const std::string &key, int *fd, Header *h)
 {
-	*fd = open(pl.path().c_str(), O_RDONLY | O_CLOEXEC);
+	*fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
 	if (*fd < 0)
 		return -errno;
 	int ret = read_header(*fd, h);
 	if (!ret && h->key != key)
-		ret = -ENOENT;	// a cut name's hash collision: another key's file
+		ret = 1;	// a cut name's hash collision: another key's file
 	if (ret) {
 		close(*fd);
 		*fd = -1;
+	}
+	return ret;
+}
+
+int DirTier::find_key(const Place &pl, const std::string &key, int *fd, Header *h, unsigned *slot,
+		      unsigned *end)
+{
+	bool damaged = false;
+
+	*end = 0;
+	for (unsigned n = 0;; n++) {
+		int ret = open_path(pl.path(n), key, fd, h);
+		if (ret == 0) {
+			*slot = n;
+			return 0;
+		}
+		if (!pl.cut)	// one file, the key's or none
+			return ret == 1 ? -ENOENT : ret;
+		if (ret == -ENOENT) {
+			*end = n;
+			return damaged ? -EIO : -ENOENT;
+		}
+		if (ret == -EIO)
+			damaged = true;	// whose? keep looking
+		else if (ret != 1)
+			return ret;
+	}
+}
+
+int DirTier::lookup(const Place &pl, const std::string &key, int *fd, Header *h)
+{
+	unsigned slot, end;
+	int ret = find_key(pl, key, fd, h, &slot, &end);
+
+	if (pl.cut && (ret == -ENOENT || ret == -EIO)) {
+		DirLock dl;
+		if (dl.lock(pl.dir, true))
+			return ret;	// no subdirectory: no such key
+		ret = find_key(pl, key, fd, h, &slot, &end);
 	}
 	return ret;
 }
@@ -304,10 +451,11 @@ int DirTier::put(const std::string &key, uint64_t version, const void *data, uin
 	std::lock_guard g(lock_for(pl));
 	int fd;
 	Header old;
+	unsigned slot = 0, end = 0;
 
 	// a cheap look first: an old version costs no write (checked again,
 	// under the directory's flock, before the rename)
-	int ret = open_key(pl, key, &fd, &old);
+	int ret = find_key(pl, key, &fd, &old, &slot, &end);
 	if (ret == 0) {
 		close(fd);
 		if (old.version >= version)
@@ -363,16 +511,18 @@ int DirTier::put(const std::string &key, uint64_t version, const void *data, uin
 		DirLock dl;
 		ret = dl.lock(pl.dir);
 		if (!ret) {
-			ret = open_key(pl, key, &fd, &old);
+			ret = find_key(pl, key, &fd, &old, &slot, &end);
 			if (ret == 0) {
 				close(fd);
 				if (old.version >= version) {
 					unlink(tmp.c_str());
 					return 0;	// never backwards
 				}
+			} else {
+				slot = end;	// a free slot, never another key's file
 			}
 			if (ret == 0 || ret == -ENOENT || ret == -EIO)
-				ret = rename(tmp.c_str(), pl.path().c_str()) ? -errno : 0;
+				ret = rename(tmp.c_str(), pl.path(slot).c_str()) ? -errno : 0;
 			renamed = !ret;
 			// the directory fsync under the lock too: the next
 			// holder's rename must not reach the disk before ours
@@ -392,7 +542,7 @@ int DirTier::get(const std::string &key, uint64_t off, uint64_t len, std::string
 	int fd;
 	Header h;
 
-	if (int ret = open_key(pl, key, &fd, &h))
+	if (int ret = lookup(pl, key, &fd, &h))
 		return ret;
 	if (off > h.size) {
 		close(fd);
@@ -447,7 +597,7 @@ int DirTier::version(const std::string &key, uint64_t *version, uint64_t *size)
 	int fd;
 	Header h;
 
-	if (int ret = open_key(pl, key, &fd, &h))
+	if (int ret = lookup(pl, key, &fd, &h))
 		return ret;
 	close(fd);
 	if (version)
@@ -464,16 +614,25 @@ int DirTier::del(const std::string &key)
 	int fd;
 	Header h;
 	DirLock dl;
+	unsigned slot = 0, end = 0;
 
 	if (int ret = dl.lock(pl.dir))
 		return ret;	// -ENOENT: no subdirectory, no such key
-	if (int ret = open_key(pl, key, &fd, &h)) {
-		if (ret != -EIO)
+	if (int ret = find_key(pl, key, &fd, &h, &slot, &end)) {
+		// a damaged file is the key's only under a name of its own
+		if (ret != -EIO || pl.cut)
 			return ret;
 	} else {
 		close(fd);
 	}
-	if (unlink(pl.path().c_str()))
+	// the chain's last file moves into the slot (one rename, which
+	// replaces the key's file): no hole for a later lookup to stop at
+	unsigned last = slot;
+	struct stat st;
+	while (pl.cut && !lstat(pl.path(last + 1).c_str(), &st))
+		last++;
+	if (last > slot ? rename(pl.path(last).c_str(), pl.path(slot).c_str())
+			: unlink(pl.path(slot).c_str()))
 		return -errno;
 	return fsync_dir(pl.dir);
 }
@@ -507,16 +666,37 @@ std::unique_ptr<SlowTier> open_slow_tier(const std::string &spec, std::string *e
 			*err = "slow tier " + rest + ": " + strerror(errno);
 			return nullptr;
 		}
+		std::string id, why;
+		if (tier_id(rest, &id, &why)) {
+			*err = "slow tier " + rest + ": " + why;
+			return nullptr;
+		}
 		// tmp files a crash left behind
 		for (unsigned i = 0; i < 256; i++) {
 			char sub[8];
 			snprintf(sub, sizeof(sub), "/%02x", i);
 			clean_tmp(rest + sub);
 		}
-		return std::make_unique<DirTier>(rest);
+		return std::make_unique<DirTier>(rest, id);
 	}
 	*err = "slow tier " + spec + ": unknown kind (want dir:/path)";
 	return nullptr;
+}
+
+int claim_slow_tier(EtcdClient &etcd, const std::string &key, const SlowTier &tier, std::string *err)
+{
+	bool won = false;
+	int64_t rev = 0;
+	std::string group;
+	if (int ret = etcd.create_if_absent(key, tier.id(), 0, &won, &rev, &group, err))
+		return ret;
+	if (won || group == tier.id())
+		return 0;
+	*err = "the slow tier " + tier.describe() + " (id " + tier.id() +
+	       ") is not the one the other masters use (id " + group + ", in etcd under " + key +
+	       "): every master of a group must reach the same slow tier (a shared mount), since "
+	       "a version flushed by one is trusted by all; or run this one with --slow-tier none";
+	return -EXDEV;
 }
 
 }  // namespace dsmem::store

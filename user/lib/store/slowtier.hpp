@@ -23,14 +23,30 @@ public:
 	virtual int version(const std::string &key, uint64_t *version, uint64_t *size) = 0;	// -ENOENT
 	virtual int del(const std::string &key) = 0;	// -ENOENT
 	virtual std::string describe() const = 0;	// "dir:/path"
+	// What the store is, whoever reaches it and by which path: two
+	// masters have the same id only if they write the same copies.
+	virtual std::string id() const = 0;
 };
 
-// "dir:/path" (a directory tree; keys escaped to safe file names, written
+// "dir:/path" (a directory tree; keys escaped to safe file names, long
+// ones cut and chained so that no two keys share a file; written
 // as tmp + fsync + rename with a header of version, size and CRC and a CRC
 // per 1 MiB chunk).  Several processes may share the tree (an old leader
 // and a new one): the version compare-and-replace holds a flock on the
 // fan-out directory's .lock.  Opening removes tmp files left by a crash
-// (this host's dead pids, or older than an hour).
+// (this host's dead pids, or older than an hour).  The tree's id is a
+// random one in PATH/.dsmem-tier-id, made by the first master that opens
+// it (a damaged one: the tier does not open).
 std::unique_ptr<SlowTier> open_slow_tier(const std::string &spec, std::string *err);
+
+class EtcdClient;
+
+// Masters with failover share their metadata, and with it the flushed
+// versions that a repair or a read trusts to be in the slow tier: all of
+// them must reach the same one.  The first to start records its tier's id
+// under key (PREFIX/slow-tier); a master whose tier has another id must
+// neither lead nor stand by: -EXDEV, and *err says so.  Other errors are
+// etcd's (retry).
+int claim_slow_tier(EtcdClient &etcd, const std::string &key, const SlowTier &tier, std::string *err);
 
 }  // namespace dsmem::store

@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
@@ -77,6 +78,9 @@ int run_single(const Options &opts, MasterService &svc, SlowTier *slow, Mover *m
 		return 1;
 	}
 	auto leader = std::make_shared<Leader>(opts, slow, mover);
+	// the file log is locked: whoever led an earlier term is gone, and
+	// its copies with it
+	leader->set_quiesced([](uint64_t) { return true; });
 	if (int ret = leader->start(std::move(log), [&](const std::string &why) { stopper.set_lost(why); },
 				    &err)) {
 		log_line("cannot load the metadata (%s): %s", strerror(-ret), err.c_str());
@@ -95,6 +99,17 @@ int run_single(const Options &opts, MasterService &svc, SlowTier *slow, Mover *m
 		return 1;
 	}
 	return 0;
+}
+
+// PREFIX/quiesced/TERM: the leader of term has stopped, after the last
+// byte of its copies (Leader::stop waits for them), so a later leader may
+// give the space that term reserved to others.  Not fenced: a deposed
+// leader writes it.
+std::string quiesced_key(const Options &opts, uint64_t term)
+{
+	char t[24];
+	snprintf(t, sizeof(t), "%020llu", static_cast<unsigned long long>(term));
+	return opts.etcd_prefix + "/quiesced/" + t;
 }
 
 // The standby registry entry, on its own lease.
@@ -123,7 +138,7 @@ struct Registry {
 
 int run_ha(const Options &opts, MasterService &svc, SlowTier *slow, Mover *mover, Stopper &stopper)
 {
-	auto etcd = std::make_shared<EtcdClient>(opts.etcd);
+	auto etcd = std::make_shared<EtcdClient>(opts.etcd, opts.etcd_tls);
 	const std::string leader_key = opts.etcd_prefix + "/leader";
 	Election election(etcd, leader_key, opts.advertise, opts.etcd_ttl_s);
 	Registry reg{ etcd, opts.etcd_prefix + "/masters/" + opts.advertise, opts.advertise,
@@ -131,12 +146,39 @@ int run_ha(const Options &opts, MasterService &svc, SlowTier *slow, Mover *mover
 	auto period = std::chrono::milliseconds(std::max<int64_t>(100, opts.etcd_ttl_s * 1000 / 3));
 	std::shared_ptr<Leader> leader;
 	std::string last_holder, last_err;
+	std::vector<uint64_t> unsaid;	// terms led and stopped, not yet in etcd
+	// every master of the group reaches the same slow tier (or has none)
+	bool claimed = !slow, refused = false;
+	auto say_stopped = [&] {
+		std::string err;
+		std::erase_if(unsaid, [&](uint64_t t) {
+			return !etcd->put(quiesced_key(opts, t), opts.advertise, 0, &err);
+		});
+	};
 
 	log_line("campaigning on %s at %s (ttl %llds)", leader_key.c_str(), opts.etcd.c_str(),
 		 static_cast<long long>(opts.etcd_ttl_s));
 	auto step = [&] {
 		std::string err;
+		if (!claimed) {
+			int ret = claim_slow_tier(*etcd, opts.etcd_prefix + "/slow-tier", *slow, &err);
+			if (ret == -EXDEV) {
+				log_line("refusing to serve: %s", err.c_str());
+				refused = true;
+				return;
+			}
+			if (ret) {
+				if (err != last_err)
+					log_line("etcd: %s", err.c_str());
+				last_err = err;
+				return;
+			}
+			claimed = true;
+			log_line("slow tier %s (id %s): the group's", slow->describe().c_str(),
+				 slow->id().c_str());
+		}
 		reg.beat();
+		say_stopped();
 		if (!leader) {
 			stopper.take_lost();	// a late word from a term already over
 			bool won = false;
@@ -162,6 +204,14 @@ int run_ha(const Options &opts, MasterService &svc, SlowTier *slow, Mover *mover
 			std::unique_ptr<MetaLog> log = open_etcd_log(etcd, opts.etcd_prefix + "/meta",
 								     leader_key, election.revision(), &err);
 			auto l = log ? std::make_shared<Leader>(opts, slow, mover) : nullptr;
+			if (l) {
+				l->extend_lease(election.held_until_ns());
+				l->set_quiesced([etcd, &opts](uint64_t t) {
+					EtcdKV kv;
+					std::string e;
+					return etcd->get(quiesced_key(opts, t), &kv, &e) == 0;
+				});
+			}
 			if (!log || (ret = l->start(std::move(log),
 						    [&](const std::string &why) { stopper.set_lost(why); },
 						    &err))) {
@@ -182,12 +232,16 @@ int run_ha(const Options &opts, MasterService &svc, SlowTier *slow, Mover *mover
 			log_line("leadership lost: %s", lost.empty() ? err.c_str() : lost.c_str());
 			svc.set_leader(nullptr);
 			svc.set_leader_addr("");
+			uint64_t term = leader->term();
 			leader->stop();
+			unsaid.push_back(term);
+			say_stopped();
 			leader.reset();
 			election.resign();
 			last_holder.clear();
 			return;
 		}
+		leader->extend_lease(election.held_until_ns());
 		std::vector<EtcdKV> masters;
 		if (!etcd->range(opts.etcd_prefix + "/masters/", &masters, &err)) {
 			std::vector<std::string> standbys;
@@ -197,20 +251,24 @@ int run_ha(const Options &opts, MasterService &svc, SlowTier *slow, Mover *mover
 			leader->set_standbys(std::move(standbys));
 		}
 	};
-	while (!stopper.stopping()) {
+	while (!stopper.stopping() && !refused) {
 		step();
-		stopper.wait(period);
+		if (!refused)
+			stopper.wait(period);
 	}
 
 	svc.shutting_down();
 	svc.set_leader(nullptr);
 	if (leader) {
+		uint64_t term = leader->term();
 		leader->stop();
+		unsaid.push_back(term);
 		election.resign();
 		log_line("resigned");
 	}
+	say_stopped();
 	reg.leave();
-	return 0;
+	return refused ? 1 : 0;
 }
 
 }  // namespace
@@ -238,10 +296,18 @@ int run_master(const Options &opts)
 		}
 	}
 	Mover mover(opts.node);
+	std::shared_ptr<grpc::ServerCredentials> creds;
+	std::string cerr;
+	if (server_credentials(opts.tls, &creds, &cerr)) {
+		log_line("TLS: %s", cerr.c_str());
+		return 1;
+	}
+	if (opts.tls.insecure)
+		log_line("INSECURE: --insecure given: no TLS, every caller on loopback is trusted as an admin");
 	MasterService svc(opts);
 	grpc::ServerBuilder b;
 	int port = 0;
-	b.AddListeningPort(opts.listen, grpc::InsecureServerCredentials(), &port);
+	b.AddListeningPort(opts.listen, creds, &port);
 	b.RegisterService(&svc);
 	b.SetMaxReceiveMessageSize(64 << 20);
 	b.SetMaxSendMessageSize(64 << 20);

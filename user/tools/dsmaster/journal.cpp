@@ -68,6 +68,18 @@ int Journal::wait(uint64_t seq, std::string *err)
 	return failed_;
 }
 
+uint64_t Journal::submitted() const
+{
+	std::lock_guard<std::mutex> g(m_);
+	return submitted_;
+}
+
+uint64_t Journal::durable() const
+{
+	std::lock_guard<std::mutex> g(m_);
+	return durable_;
+}
+
 // Appends batch (serialised records) as entries of at most kEntryMax.
 int Journal::append_batch(std::vector<std::string> &batch, std::string *err)
 {

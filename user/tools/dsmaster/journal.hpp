@@ -36,6 +36,10 @@ public:
 	uint64_t submit(const log::v1::Record &rec);
 	// 0 once every record up to seq is durable; the append's -errno if not.
 	int wait(uint64_t seq, std::string *err);
+	// The sequence number of the last record submitted (under the state
+	// mutex: of the last one applied), and of the last one durable.
+	uint64_t submitted() const;
+	uint64_t durable() const;
 	void stop();
 
 	// as of the last append or compaction (the log is the writer's alone)

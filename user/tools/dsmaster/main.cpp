@@ -25,7 +25,9 @@ const char usage_text[] =
 	"                [--shard-size BYTES] [--max-object-size BYTES]\n"
 	"                [--heartbeat-ms N] [--heartbeat-timeout-ms N]\n"
 	"                [--put-timeout-ms N] [--get-lease-ms N] [--gc-ms N] [--flush-ms N]\n"
-	"                [--snapshot-every N] [-v]\n";
+	"                [--snapshot-every N] [-v]\n"
+	"                [--tls-ca FILE --tls-cert FILE --tls-key FILE | --insecure]\n"
+	"                [--admin NAME]... [--etcd-cacert FILE [--etcd-cert FILE --etcd-key FILE]]\n";
 
 [[noreturn]] void die(const std::string &msg)
 {
@@ -67,7 +69,8 @@ int main(int argc, char **argv)
 	enum {
 		o_listen = 256, o_node, o_addr, o_port, o_data_dir, o_etcd, o_etcd_prefix, o_etcd_ttl,
 		o_advertise, o_slow_tier, o_shard, o_max_obj, o_hb, o_hb_timeout, o_put_timeout,
-		o_lease, o_gc, o_flush, o_snapshot, o_help,
+		o_lease, o_gc, o_flush, o_snapshot, o_help, o_tls_ca, o_tls_cert, o_tls_key, o_insecure,
+		o_admin, o_etcd_ca, o_etcd_cert, o_etcd_key,
 	};
 	static const struct option longopts[] = {
 		{ "listen", required_argument, nullptr, o_listen },
@@ -89,12 +92,20 @@ int main(int argc, char **argv)
 		{ "gc-ms", required_argument, nullptr, o_gc },
 		{ "flush-ms", required_argument, nullptr, o_flush },
 		{ "snapshot-every", required_argument, nullptr, o_snapshot },
+		{ "tls-ca", required_argument, nullptr, o_tls_ca },
+		{ "tls-cert", required_argument, nullptr, o_tls_cert },
+		{ "tls-key", required_argument, nullptr, o_tls_key },
+		{ "insecure", no_argument, nullptr, o_insecure },
+		{ "admin", required_argument, nullptr, o_admin },
+		{ "etcd-cacert", required_argument, nullptr, o_etcd_ca },
+		{ "etcd-cert", required_argument, nullptr, o_etcd_cert },
+		{ "etcd-key", required_argument, nullptr, o_etcd_key },
 		{ "verbose", no_argument, nullptr, 'v' },
 		{ "help", no_argument, nullptr, o_help },
 		{ nullptr, 0, nullptr, 0 },
 	};
 	Options o;
-	bool data_dir_given = false, listen_given = false;
+	bool data_dir_given = false, listen_given = false, tls_given = false, admin_given = false;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "vh", longopts, nullptr)) != -1) {
@@ -122,6 +133,21 @@ int main(int argc, char **argv)
 		case o_gc: o.gc_ms = number("gc-ms", optarg, false); break;
 		case o_flush: o.flush_ms = number("flush-ms", optarg, false); break;
 		case o_snapshot: o.snapshot_every = number("snapshot-every", optarg, false); break;
+		case o_tls_ca: o.tls.ca = optarg; tls_given = true; break;
+		case o_tls_cert: o.tls.cert = optarg; tls_given = true; break;
+		case o_tls_key: o.tls.key = optarg; tls_given = true; break;
+		case o_insecure: o.tls.insecure = true; break;
+		case o_admin:
+			if (!admin_given)
+				o.admins.clear();
+			admin_given = true;
+			if (!*optarg)
+				die("--admin needs a certificate common name");
+			o.admins.insert(optarg);
+			break;
+		case o_etcd_ca: o.etcd_tls.ca = optarg; break;
+		case o_etcd_cert: o.etcd_tls.cert = optarg; break;
+		case o_etcd_key: o.etcd_tls.key = optarg; break;
 		case 'v': o.verbose = true; break;
 		case 'h':
 		case o_help: fputs(usage_text, stdout); return 0;
@@ -150,6 +176,22 @@ int main(int argc, char **argv)
 		die("--snapshot-every must be 1 or more");
 	if (o.port > 65535)
 		die("--port must be 1 to 65535");
+	if (o.tls.insecure && tls_given)
+		die("--insecure and --tls-* exclude each other");
+	if (o.tls.insecure && !dsmem::store::loopback_only(o.listen))
+		die("--insecure listens on loopback only (127.0.0.1:PORT or [::1]:PORT), not on " + o.listen);
+	if (!o.etcd_tls.ca.empty() && o.etcd_tls.cert.empty() != o.etcd_tls.key.empty())
+		die("--etcd-cert and --etcd-key go together");
+	if (o.etcd_tls.ca.empty() && !(o.etcd_tls.cert.empty() && o.etcd_tls.key.empty()))
+		die("--etcd-cert and --etcd-key need --etcd-cacert (etcd over TLS)");
+	if (!o.etcd_tls.ca.empty()) {
+		if (o.etcd.empty())
+			die("--etcd-cacert is for --etcd");
+		std::shared_ptr<grpc::ChannelCredentials> creds;
+		std::string err;
+		if (dsmem::store::channel_credentials(o.etcd_tls, &creds, &err))
+			die("etcd TLS: " + err);
+	}
 
 	// the node's port, and a word now if the data mover will not work
 	struct ds_ctx *ctx = nullptr;

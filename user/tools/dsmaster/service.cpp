@@ -4,6 +4,8 @@
 // data (EAGER flush, Replicate, drain) run without the mutex too.
 #include "service.hpp"
 
+#include "etcd.hpp"
+
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -21,6 +23,48 @@ int64_t mono_ms()
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+// The key a record changes; nullptr for records about no one key.
+const std::string *record_key(const lg::Record &r)
+{
+	switch (r.rec_case()) {
+	case lg::Record::kPutStart:
+		return &r.put_start().key();
+	case lg::Record::kPutCommit:
+		return &r.put_commit().key();
+	case lg::Record::kPutAbort:
+		return &r.put_abort().key();
+	case lg::Record::kVersionDrop:
+		return &r.version_drop().key();
+	case lg::Record::kReplicaAdd:
+		return &r.replica_add().key();
+	case lg::Record::kReplicaDrop:
+		return &r.replica_drop().key();
+	case lg::Record::kFlushed:
+		return &r.flushed().key();
+	case lg::Record::kDel:
+		return &r.del().key();
+	case lg::Record::kConfigSet:
+		return &r.config_set().key();
+	default:
+		return nullptr;
+	}
+}
+
+// Records that change the replicas of any number of keys (a dead client
+// or segment drops them, a remount makes a segment live again).
+bool changes_replicas(const lg::Record &r)
+{
+	switch (r.rec_case()) {
+	case lg::Record::kClientRemove:
+	case lg::Record::kSegmentAdd:
+	case lg::Record::kSegmentState:
+	case lg::Record::kSegmentRemove:
+		return true;
+	default:
+		return false;
+	}
 }
 
 }  // namespace
@@ -113,6 +157,7 @@ int Leader::start(std::unique_ptr<MetaLog> log, std::function<void(const std::st
 	if (int ret = log->load(&snap, &recs, err))
 		return ret;
 	std::lock_guard<std::mutex> g(mu_);
+	st_.set_replaying(true);
 	if (!snap.empty()) {
 		lg::Snapshot s;
 		if (!s.ParseFromString(snap)) {
@@ -139,8 +184,9 @@ int Leader::start(std::unique_ptr<MetaLog> log, std::function<void(const std::st
 	}
 	// the old leader's Get leases are unknown: give them their time
 	st_.set_gc_not_before(now_ns() + opts_.limits.get_lease_ns);
-	// a replica dropped during the replay is not known to be readable
-	st_.drop_salvage();
+	// a replica dropped during the replay is not known to be readable:
+	// its places went back as it was dropped
+	st_.set_replaying(false);
 	// clients must find the new leader first (gRPC reconnects back off):
 	// those known from the log get a longer first timeout
 	int64_t timeout = static_cast<int64_t>(opts_.heartbeat_timeout_ms);
@@ -175,6 +221,17 @@ int Leader::start(std::unique_ptr<MetaLog> log, std::function<void(const std::st
 		 static_cast<unsigned long long>(st_.object_count()),
 		 static_cast<unsigned long long>(st_.version_count()), st_.clients().size(),
 		 st_.segments().size(), static_cast<size_t>(nrec), journal_->describe().c_str());
+	// an earlier leader's copies that never ended: it may still be writing
+	for (const auto &[id, r] : st_.reservations()) {
+		uint64_t bytes = 0;
+		for (const auto &sh : r.replica().shards())
+			bytes += sh.length();
+		log_line("quarantined: %llu bytes reserved by term %llu for a copy of '%s' version %llu "
+			 "(reservation %llu), until that leader is known to have stopped",
+			 static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(r.term()),
+			 r.key().substr(0, 64).c_str(), static_cast<unsigned long long>(r.version()),
+			 static_cast<unsigned long long>(id));
+	}
 	for (const auto &[id, m] : st_.clients())
 		if (m.node_id() != opts_.node)
 			peer_queue_.push_back(m);
@@ -201,6 +258,12 @@ void Leader::stop()
 	for (auto &t : threads_)
 		if (t.joinable())
 			t.join();
+	{
+		// copies of RPC threads (Replicate, drain) write their last
+		// byte before this leader is said to have stopped
+		std::unique_lock<std::mutex> l(mu_);
+		writing_cv_.wait(l, [this] { return writing_ == 0; });
+	}
 	if (journal_)
 		journal_->stop();
 	std::lock_guard<std::mutex> g(mu_);
@@ -231,6 +294,10 @@ int Leader::commit_locked(const lg::Record &rec, uint64_t *seq, std::string *err
 		return ret;
 	}
 	*seq = journal_->submit(rec);
+	if (const std::string *key = record_key(rec))
+		key_seq_[*key] = *seq;
+	else if (changes_replicas(rec))
+		wide_seq_ = *seq;
 	return 0;
 }
 
@@ -240,6 +307,47 @@ int Leader::wait_durable(uint64_t seq, std::string *err)
 	// the state has it but the log does not: not acknowledged, and this
 	// master stops serving (the journal reported it)
 	return ret ? -EAGAIN : 0;
+}
+
+/*
+ * A record is applied before it is durable (so that the log's order is
+ * the order of application), and a reply computed from the state then may
+ * show it: a put or a delete this master would forget if it died now, or
+ * if the append failed.  So a reply waits until the last record that
+ * changed what it shows is durable.
+ */
+uint64_t Leader::read_seq_locked(const std::string *key) const
+{
+	if (!key)
+		return journal_->submitted();
+	auto it = key_seq_.find(*key);
+	return std::max(it == key_seq_.end() ? 0 : it->second, wide_seq_);
+}
+
+grpc::Status Leader::durable_reply(uint64_t seq, grpc::Status status)
+{
+	std::string err;
+	if (seq && wait_durable(seq, &err))
+		return to_status(-EAGAIN, err);
+	return status;
+}
+
+bool Leader::leased() const
+{
+	return Election::clock_ns() < lease_until_ns_.load();
+}
+
+/*
+ * Checked after the read: if the lease still holds now, it held when the
+ * state was read, and no newer leader had changed anything by then.
+ */
+grpc::Status Leader::read_reply(uint64_t seq, grpc::Status status)
+{
+	grpc::Status s = durable_reply(seq, std::move(status));
+	if (!leased())
+		return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+				    "not the leader; its lease on leadership ran out");
+	return s;
 }
 
 int Leader::commit(const std::vector<lg::Record> &recs, std::string *err)
@@ -426,10 +534,24 @@ bool Leader::readopt_one_locked(lg::Record *rec)
 	return false;
 }
 
-void Leader::alive_locked(uint64_t client_id)
+void Leader::alive_locked(const Caller &c, uint64_t client_id)
 {
-	if (client_id && st_.clients().count(client_id))
+	std::string err;
+	if (client_id && st_.clients().count(client_id) && !st_.check_client(c, client_id, &err))
 		last_seen_[client_id] = mono_ms();
+}
+
+int Leader::own_put_locked(const Caller &c, uint64_t client_id, const std::string &key,
+			   uint64_t version, std::string *err)
+{
+	if (int ret = st_.check_client(c, client_id, err))
+		return ret;
+	const VersionState *v = st_.find_version(key, version);
+	if (c.admin || !v || v->owner == c.identity)
+		return 0;
+	*err = "the put of '" + key.substr(0, 64) + "' version " + std::to_string(version) +
+	       " is " + v->owner + "'s, not " + c.identity + "'s";
+	return -EPERM;
 }
 
 void Leader::collect_salvage_locked()
@@ -440,7 +562,7 @@ void Leader::collect_salvage_locked()
 
 // ---- RPCs
 
-grpc::Status Leader::RegisterClient(const v1::RegisterClientRequest *q, v1::RegisterClientResponse *a)
+grpc::Status Leader::RegisterClient(const Caller &c, const v1::RegisterClientRequest *q, v1::RegisterClientResponse *a)
 {
 	std::string err;
 	lg::Record rec;
@@ -449,7 +571,7 @@ grpc::Status Leader::RegisterClient(const v1::RegisterClientRequest *q, v1::Regi
 
 	{
 		std::lock_guard<std::mutex> g(mu_);
-		if (int ret = st_.plan_register_client(q->self(), q->previous_client_id(), &rec, &err))
+		if (int ret = st_.plan_register_client(c, q->self(), q->previous_client_id(), &rec, &err))
 			return to_status(ret, err);
 		if (int ret = commit_locked(rec, &seq, &err))
 			return to_status(ret, err);
@@ -457,9 +579,9 @@ grpc::Status Leader::RegisterClient(const v1::RegisterClientRequest *q, v1::Regi
 		last_seen_[m.client_id()] = mono_ms();
 		a->set_client_id(m.client_id());
 		*a->add_members() = self_member();
-		for (const auto &[id, c] : st_.clients())
+		for (const auto &[id, other] : st_.clients())
 			if (id != m.client_id())
-				*a->add_members() = c;
+				*a->add_members() = other;
 		for (const auto &[id, s] : st_.segments())
 			st_.segment_desc(s, a->add_segments());
 		a->set_heartbeat_ms(opts_.heartbeat_ms);
@@ -479,18 +601,24 @@ grpc::Status Leader::RegisterClient(const v1::RegisterClientRequest *q, v1::Regi
 	return grpc::Status::OK;
 }
 
-grpc::Status Leader::RegisterSegment(const v1::RegisterSegmentRequest *q, v1::RegisterSegmentResponse *a)
+grpc::Status Leader::RegisterSegment(const Caller &c, const v1::RegisterSegmentRequest *q, v1::RegisterSegmentResponse *a)
 {
 	std::string err;
 	lg::Record rec;
-	uint64_t seq = 0, id = 0;
+	uint64_t seq = 0, id = 0, shown = 0;
 	bool remounted = false;
 	v1::SegmentDesc desc;
 
 	{
 		std::lock_guard<std::mutex> g(mu_);
-		alive_locked(q->client_id());
-		if (int ret = st_.plan_register_segment(q->client_id(), q->desc(), &rec, &id,
+		if (int ret = st_.check_client(c, q->client_id(), &err))
+			return to_status(ret, err);
+		// memory no client lends (an NVMe-oF namespace) is the pool's
+		if (!c.admin && (!q->client_id() || q->desc().type() != v1::SEGMENT_DRAM))
+			return to_status(-EPERM, "only an admin adds a segment no client owns, or an "
+						 "NVMe-oF namespace (" + c.identity + " is not one)");
+		alive_locked(c, q->client_id());
+		if (int ret = st_.plan_register_segment(c, q->client_id(), q->desc(), &rec, &id,
 							&remounted, &err))
 			return to_status(ret, err);
 		if (rec.rec_case() != lg::Record::REC_NOT_SET)
@@ -506,9 +634,11 @@ grpc::Status Leader::RegisterSegment(const v1::RegisterSegmentRequest *q, v1::Re
 				 static_cast<unsigned long long>(id));
 		}
 		st_.segment_desc(*st_.segment(id), &desc);
+		// already mounted: its mount may be a record still in flight
+		shown = seq ? seq : wide_seq_;
 	}
-	if (seq)
-		if (int ret = wait_durable(seq, &err))
+	if (shown)
+		if (int ret = wait_durable(shown, &err))
 			return to_status(ret, err);
 	a->set_segment_id(id);
 	a->set_remounted(remounted);
@@ -527,7 +657,7 @@ grpc::Status Leader::RegisterSegment(const v1::RegisterSegmentRequest *q, v1::Re
 	return grpc::Status::OK;
 }
 
-grpc::Status Leader::UnregisterSegment(const v1::UnregisterSegmentRequest *q,
+grpc::Status Leader::UnregisterSegment(const Caller &c, const v1::UnregisterSegmentRequest *q,
 				       v1::UnregisterSegmentResponse *a)
 {
 	{
@@ -535,7 +665,14 @@ grpc::Status Leader::UnregisterSegment(const v1::UnregisterSegmentRequest *q,
 		const SegmentState *s = st_.segment(q->segment_id());
 		if (!s)
 			return to_status(-ENOENT, "no segment " + std::to_string(q->segment_id()));
-		if (s->desc.owner() && s->desc.owner() != q->client_id())
+		std::string err;
+		if (int ret = st_.check_client(c, q->client_id(), &err))
+			return to_status(ret, err);
+		if (!c.admin && s->desc.owner_identity() != c.identity)
+			return to_status(-EPERM, "segment " + std::to_string(q->segment_id()) + " is " +
+							 s->desc.owner_identity() + "'s, not " +
+							 c.identity + "'s");
+		if (!c.admin && s->desc.owner() && s->desc.owner() != q->client_id())
 			return to_status(-EPERM, "segment " + std::to_string(q->segment_id()) +
 							 " belongs to client " +
 							 std::to_string(s->desc.owner()));
@@ -553,7 +690,7 @@ grpc::Status Leader::UnregisterSegment(const v1::UnregisterSegmentRequest *q,
 	return grpc::Status::OK;
 }
 
-grpc::Status Leader::Leave(const v1::LeaveRequest *q, v1::LeaveResponse *a)
+grpc::Status Leader::Leave(const Caller &c, const v1::LeaveRequest *q, v1::LeaveResponse *a)
 {
 	std::vector<uint64_t> segs;
 	v1::Member m;
@@ -562,6 +699,9 @@ grpc::Status Leader::Leave(const v1::LeaveRequest *q, v1::LeaveResponse *a)
 		auto it = st_.clients().find(q->client_id());
 		if (it == st_.clients().end())
 			return to_status(-ENOENT, "unknown client " + std::to_string(q->client_id()));
+		std::string err;
+		if (int ret = st_.check_client(c, q->client_id(), &err))
+			return to_status(ret, err);
 		m = it->second;
 		for (const auto &[id, s] : st_.segments())
 			if (s.desc.owner() == q->client_id())
@@ -598,26 +738,32 @@ grpc::Status Leader::Leave(const v1::LeaveRequest *q, v1::LeaveResponse *a)
 	return grpc::Status::OK;
 }
 
-grpc::Status Leader::Heartbeat(const v1::HeartbeatRequest *q, v1::HeartbeatResponse *a)
+grpc::Status Leader::Heartbeat(const Caller &c, const v1::HeartbeatRequest *q, v1::HeartbeatResponse *a)
 {
 	std::lock_guard<std::mutex> g(mu_);
+	std::string err;
 	if (!st_.clients().count(q->client_id()))
 		return to_status(-ENOENT, "unknown client " + std::to_string(q->client_id()) +
 						  "; register again");
+	if (int ret = st_.check_client(c, q->client_id(), &err))
+		return to_status(ret, err);
 	last_seen_[q->client_id()] = mono_ms();
 	a->set_term(st_.term());
 	return grpc::Status::OK;
 }
 
-grpc::Status Leader::Watch(grpc::ServerContext *ctx, const v1::WatchRequest *q,
+grpc::Status Leader::Watch(const Caller &c, grpc::ServerContext *ctx, const v1::WatchRequest *q,
 			   grpc::ServerWriter<v1::Event> *w)
 {
 	auto watcher = std::make_shared<Watcher>();
 	{
 		std::lock_guard<std::mutex> g(mu_);
+		std::string err;
 		if (!st_.clients().count(q->client_id()))
 			return to_status(-ENOENT, "unknown client " + std::to_string(q->client_id()) +
 							  "; register again");
+		if (int ret = st_.check_client(c, q->client_id(), &err))
+			return to_status(ret, err);
 		auto old = watchers_.find(q->client_id());
 		if (old != watchers_.end()) {
 			std::lock_guard<std::mutex> wg(old->second->m);
@@ -652,7 +798,7 @@ out:
 	return grpc::Status::OK;
 }
 
-grpc::Status Leader::PutStart(const v1::PutStartRequest *q, v1::PutStartResponse *a)
+grpc::Status Leader::PutStart(const Caller &c, const v1::PutStartRequest *q, v1::PutStartResponse *a)
 {
 	std::string err;
 	lg::Record rec;
@@ -661,8 +807,10 @@ grpc::Status Leader::PutStart(const v1::PutStartRequest *q, v1::PutStartResponse
 
 	{
 		std::lock_guard<std::mutex> g(mu_);
-		alive_locked(q->client_id());
-		if (int ret = st_.plan_put_start(q->client_id(), q->key(), q->size(), q->config(),
+		if (int ret = st_.check_client(c, q->client_id(), &err))
+			return to_status(ret, err);
+		alive_locked(c, q->client_id());
+		if (int ret = st_.plan_put_start(c, q->client_id(), q->key(), q->size(), q->config(),
 						 exclude, now_ns(), &rec, &err))
 			return to_status(ret, err);
 		if (int ret = commit_locked(rec, &seq, &err))
@@ -682,7 +830,7 @@ grpc::Status Leader::PutStart(const v1::PutStartRequest *q, v1::PutStartResponse
 	return grpc::Status::OK;
 }
 
-grpc::Status Leader::PutCommit(const v1::PutCommitRequest *q, v1::PutCommitResponse *a)
+grpc::Status Leader::PutCommit(const Caller &c, const v1::PutCommitRequest *q, v1::PutCommitResponse *a)
 {
 	std::string err;
 	lg::Record rec, abort;
@@ -692,7 +840,9 @@ grpc::Status Leader::PutCommit(const v1::PutCommitRequest *q, v1::PutCommitRespo
 
 	{
 		std::lock_guard<std::mutex> g(mu_);
-		alive_locked(q->client_id());
+		if (int ret = own_put_locked(c, q->client_id(), q->key(), q->version(), &err))
+			return to_status(ret, err);
+		alive_locked(c, q->client_id());
 		int ret = st_.plan_put_commit(q->key(), q->version(), done, q->sums(), now_ns(), &rec,
 					      &abort, &err);
 		if (ret) {
@@ -700,15 +850,21 @@ grpc::Status Leader::PutCommit(const v1::PutCommitRequest *q, v1::PutCommitRespo
 			if (abort.rec_case() != lg::Record::REC_NOT_SET &&
 			    !commit_locked(abort, &seq, &aerr))
 				sync_cv_.notify_all();
+			// (an abort or expiry by someone else may be in flight)
+			if (!seq)
+				seq = read_seq_locked(&q->key());
 			mu_.unlock();
-			if (seq)
-				wait_durable(seq, &aerr);
+			grpc::Status s = durable_reply(seq, to_status(ret, err));
 			mu_.lock();
-			return to_status(ret, err);
+			return s;
 		}
-		if (rec.rec_case() != lg::Record::REC_NOT_SET)
+		if (rec.rec_case() != lg::Record::REC_NOT_SET) {
 			if (int cret = commit_locked(rec, &seq, &err))
 				return to_status(cret, err);
+		} else {
+			// a retried commit: the first one's record may be in flight
+			seq = read_seq_locked(&q->key());
+		}
 		const VersionState *v = st_.find_version(q->key(), q->version());
 		for (const auto &r : v->replicas) {
 			if (r.r.type() == v1::SEGMENT_DRAM)
@@ -744,14 +900,16 @@ grpc::Status Leader::PutCommit(const v1::PutCommitRequest *q, v1::PutCommitRespo
 	return grpc::Status::OK;
 }
 
-grpc::Status Leader::PutAbort(const v1::PutAbortRequest *q, v1::PutAbortResponse *)
+grpc::Status Leader::PutAbort(const Caller &c, const v1::PutAbortRequest *q, v1::PutAbortResponse *)
 {
 	std::string err;
 	lg::Record rec;
 	uint64_t seq;
 	{
 		std::lock_guard<std::mutex> g(mu_);
-		alive_locked(q->client_id());
+		if (int ret = own_put_locked(c, q->client_id(), q->key(), q->version(), &err))
+			return to_status(ret, err);
+		alive_locked(c, q->client_id());
 		if (int ret = st_.plan_put_abort(q->key(), q->version(), &rec, &err))
 			return to_status(ret, err);
 		if (int ret = commit_locked(rec, &seq, &err))
@@ -763,26 +921,32 @@ grpc::Status Leader::PutAbort(const v1::PutAbortRequest *q, v1::PutAbortResponse
 	return grpc::Status::OK;
 }
 
-grpc::Status Leader::Get(const v1::GetRequest *q, v1::GetResponse *a)
+grpc::Status Leader::Get(const Caller &, const v1::GetRequest *q, v1::GetResponse *a)
 {
 	std::string err;
 	GetResult res;
-	std::lock_guard<std::mutex> g(mu_);
-
-	if (int ret = st_.get(q->key(), q->min_version(), &res, &err))
-		return to_status(ret, err);
-	*a->mutable_object() = std::move(res.object);
-	a->set_slow_tier(res.slow_tier);
-	a->set_below_min_version(res.below_min_version);
-	if (!res.below_min_version && !res.slow_tier) {
-		int64_t until = now_ns() + opts_.limits.get_lease_ns;
-		st_.lease(q->key(), a->object().version(), until);
-		a->set_lease_until_ns(until);
+	uint64_t seq;
+	int ret;
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		seq = read_seq_locked(&q->key());
+		// an error waits too: it may show a delete in flight
+		ret = st_.get(q->key(), q->min_version(), &res, &err);
+		if (!ret) {
+			*a->mutable_object() = std::move(res.object);
+			a->set_slow_tier(res.slow_tier);
+			a->set_below_min_version(res.below_min_version);
+			if (!res.below_min_version && !res.slow_tier) {
+				int64_t until = now_ns() + opts_.limits.get_lease_ns;
+				st_.lease(q->key(), a->object().version(), until);
+				a->set_lease_until_ns(until);
+			}
+		}
 	}
-	return grpc::Status::OK;
+	return read_reply(seq, to_status(ret, err));
 }
 
-grpc::Status Leader::SlowRead(const v1::SlowReadRequest *q, v1::SlowReadResponse *a)
+grpc::Status Leader::SlowRead(const Caller &, const v1::SlowReadRequest *q, v1::SlowReadResponse *a)
 {
 	std::string err;
 	if (int ret = MasterState::check_key(q->key(), &err))
@@ -793,18 +957,22 @@ grpc::Status Leader::SlowRead(const v1::SlowReadRequest *q, v1::SlowReadResponse
 	std::string data;
 	int ret = slow_->get(q->key(), q->offset(), len, &data, &version, &size);
 	if (ret)
-		return to_status(ret, ret == -ENOENT ? "'" + q->key().substr(0, 64) + "' is not in the slow tier"
-						     : "slow tier: " + std::string(strerror(-ret)));
+		return read_reply(0, to_status(ret, ret == -ENOENT ? "'" + q->key().substr(0, 64) +
+								     "' is not in the slow tier"
+								   : "slow tier: " + std::string(strerror(-ret))));
 	a->set_version(version);
 	a->set_data(std::move(data));
-	return grpc::Status::OK;
+	return read_reply(0, grpc::Status::OK);
 }
 
-grpc::Status Leader::Replicate(const v1::ReplicateRequest *q, v1::ReplicateResponse *a)
+grpc::Status Leader::Replicate(const Caller &c, const v1::ReplicateRequest *q, v1::ReplicateResponse *a)
 {
 	std::string err;
 	std::vector<lg::Record> recs;
 	uint64_t version = 0;
+	if (!c.admin)
+		return to_status(-EPERM, "changing an object's replicas is for an admin (" +
+						 c.identity + " is not one)");
 	{
 		std::lock_guard<std::mutex> g(mu_);
 		if (int ret = st_.plan_replicate(q->key(), q->config(), &recs, &version, &err))
@@ -820,23 +988,29 @@ grpc::Status Leader::Replicate(const v1::ReplicateRequest *q, v1::ReplicateRespo
 			log_line("flush of '%s' version %llu failed: %s", q->key().substr(0, 64).c_str(),
 				 static_cast<unsigned long long>(version), err.c_str());
 	}
-	std::lock_guard<std::mutex> g(mu_);
-	const VersionState *v = st_.find_version(q->key(), version);
-	if (!v)
-		return to_status(-ENOENT, "'" + q->key().substr(0, 64) + "' went away meanwhile");
-	for (const auto &r : v->replicas) {
-		if (r.r.type() == v1::SEGMENT_DRAM)
-			a->set_dram_replicas(a->dram_replicas() + 1);
-		else
-			a->set_nvmeof_replicas(a->nvmeof_replicas() + 1);
+	uint64_t seq;
+	bool gone;
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		seq = read_seq_locked(&q->key());
+		const VersionState *v = st_.find_version(q->key(), version);
+		gone = !v;
+		for (size_t i = 0; v && i < v->replicas.size(); i++) {
+			if (v->replicas[i].r.type() == v1::SEGMENT_DRAM)
+				a->set_dram_replicas(a->dram_replicas() + 1);
+			else
+				a->set_nvmeof_replicas(a->nvmeof_replicas() + 1);
+		}
+		const ObjectState *o = st_.find_object(q->key());
+		a->set_version(version);
+		a->set_flushed(flushed || (o && o->flushed_version == version));
 	}
-	const ObjectState *o = st_.find_object(q->key());
-	a->set_version(version);
-	a->set_flushed(flushed || (o && o->flushed_version == version));
-	return grpc::Status::OK;
+	return durable_reply(seq, gone ? to_status(-ENOENT, "'" + q->key().substr(0, 64) +
+								  "' went away meanwhile")
+				       : grpc::Status::OK);
 }
 
-grpc::Status Leader::Del(const v1::DelRequest *q, v1::DelResponse *a)
+grpc::Status Leader::Del(const Caller &c, const v1::DelRequest *q, v1::DelResponse *a)
 {
 	std::string err;
 	lg::Record rec;
@@ -845,9 +1019,13 @@ grpc::Status Leader::Del(const v1::DelRequest *q, v1::DelResponse *a)
 	auto fl = flush_lock(q->key());
 	std::lock_guard<std::mutex> fg(*fl);
 	{
-		std::lock_guard<std::mutex> g(mu_);
-		if (int ret = st_.plan_del(q->key(), &rec, &versions, &err))
-			return to_status(ret, err);
+		std::unique_lock<std::mutex> g(mu_);
+		if (int ret = st_.plan_del(c, q->key(), &rec, &versions, &err)) {
+			// "no object" may be another delete in flight
+			seq = read_seq_locked(&q->key());
+			g.unlock();
+			return read_reply(seq, to_status(ret, err));
+		}
 		if (int ret = commit_locked(rec, &seq, &err))
 			return to_status(ret, err);
 	}
@@ -863,20 +1041,23 @@ grpc::Status Leader::Del(const v1::DelRequest *q, v1::DelResponse *a)
 	return grpc::Status::OK;
 }
 
-grpc::Status Leader::List(const v1::ListRequest *q, v1::ListResponse *a)
+grpc::Status Leader::List(const Caller &, const v1::ListRequest *q, v1::ListResponse *a)
 {
 	std::vector<v1::ObjectInfo> out;
 	bool more = false;
-	std::lock_guard<std::mutex> g(mu_);
-
-	st_.list(q->prefix(), q->start_after(), q->limit(), &out, &more);
+	uint64_t seq;
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		seq = read_seq_locked(nullptr);
+		st_.list(q->prefix(), q->start_after(), q->limit(), &out, &more);
+	}
 	for (auto &o : out)
 		*a->add_objects() = std::move(o);
 	a->set_more(more);
-	return grpc::Status::OK;
+	return read_reply(seq, grpc::Status::OK);
 }
 
-grpc::Status Leader::Sync(const v1::SyncRequest *q, v1::SyncResponse *a)
+grpc::Status Leader::Sync(const Caller &, const v1::SyncRequest *q, v1::SyncResponse *a)
 {
 	std::string err;
 	if (int ret = MasterState::check_key(q->key(), &err))
@@ -895,12 +1076,16 @@ grpc::Status Leader::Sync(const v1::SyncRequest *q, v1::SyncResponse *a)
 		return to_status(-ETIMEDOUT, "puts of '" + q->key().substr(0, 64) + "' still pending");
 	const VersionState *v = st_.newest(q->key());
 	a->set_version(v ? v->version : 0);
-	return grpc::Status::OK;
+	// the puts it waited for ended: their records may be in flight
+	uint64_t seq = read_seq_locked(&q->key());
+	l.unlock();
+	return read_reply(seq, grpc::Status::OK);
 }
 
-grpc::Status Leader::MasterInfo(const v1::MasterInfoRequest *, v1::MasterInfoResponse *a)
+grpc::Status Leader::MasterInfo(const Caller &, const v1::MasterInfoRequest *, v1::MasterInfoResponse *a)
 {
-	std::lock_guard<std::mutex> g(mu_);
+	std::unique_lock<std::mutex> g(mu_);
+	uint64_t seq = read_seq_locked(nullptr);
 	a->set_leader(opts_.advertise);
 	for (const auto &s : standbys_)
 		a->add_standbys(s);
@@ -916,15 +1101,20 @@ grpc::Status Leader::MasterInfo(const v1::MasterInfoRequest *, v1::MasterInfoRes
 		*a->add_members() = m;
 	a->set_ops(ops.load());
 	a->set_slow_tier(slow_ ? slow_->describe() : "");
-	return grpc::Status::OK;
+	g.unlock();
+	return read_reply(seq, grpc::Status::OK);
 }
 
-grpc::Status Leader::SegmentList(const v1::SegmentListRequest *, v1::SegmentListResponse *a)
+grpc::Status Leader::SegmentList(const Caller &, const v1::SegmentListRequest *, v1::SegmentListResponse *a)
 {
-	std::lock_guard<std::mutex> g(mu_);
-	for (const auto &[id, s] : st_.segments())
-		st_.segment_desc(s, a->add_segments());
-	return grpc::Status::OK;
+	uint64_t seq;
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		seq = read_seq_locked(nullptr);
+		for (const auto &[id, s] : st_.segments())
+			st_.segment_desc(s, a->add_segments());
+	}
+	return read_reply(seq, grpc::Status::OK);
 }
 
 // ---- MasterService
@@ -961,14 +1151,38 @@ grpc::Status MasterService::not_leader()
 			    "not the leader; leader is " + leader_addr_);
 }
 
+MasterService::MasterService(const Options &opts) : opts_(opts)
+{
+	if (!opts_.tls.insecure && verifier_.load(opts_.tls.ca, &verifier_err_))
+		log_line("TLS: %s", verifier_err_.c_str());
+}
+
+grpc::Status MasterService::authenticate(const grpc::ServerContext &ctx, Caller *c)
+{
+	if (opts_.tls.insecure) {
+		c->identity.clear();
+		c->admin = true;
+		return grpc::Status::OK;
+	}
+	std::string why;
+	c->identity = verifier_.identity(ctx, &why);
+	if (c->identity.empty())
+		return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, why);
+	c->admin = opts_.admins.count(c->identity) > 0;
+	return grpc::Status::OK;
+}
+
 grpc::Status MasterService::Watch(grpc::ServerContext *ctx, const v1::WatchRequest *q,
 				  grpc::ServerWriter<v1::Event> *w)
 {
+	Caller c;
+	if (grpc::Status s = authenticate(*ctx, &c); !s.ok())
+		return s;
 	auto l = leader();
 	if (!l)
 		return not_leader();
 	l->ops++;
-	return l->Watch(ctx, q, w);
+	return l->Watch(c, ctx, q, w);
 }
 
 }  // namespace dsmem::store

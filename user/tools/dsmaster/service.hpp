@@ -9,6 +9,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -24,6 +25,7 @@
 #include "mover.hpp"
 #include "slowtier.hpp"
 #include "state.hpp"
+#include "tls.hpp"
 
 namespace dsmem::store {
 
@@ -45,6 +47,13 @@ struct Options {
 	uint64_t flush_ms = 1000;
 	uint64_t snapshot_every = 10000;
 	bool verbose = false;
+	// who may call: certificates of tls.ca (tls.insecure: anyone, on
+	// loopback); admins: the common names that may act for anyone
+	TlsFiles tls{ "/etc/dsmem/store/ca.crt", "/etc/dsmem/store/master.crt",
+		      "/etc/dsmem/store/master.key", false };
+	std::set<std::string> admins{ "admin" };
+	// etcd over TLS when etcd_tls.ca is set (its cert and key: client auth)
+	TlsFiles etcd_tls;
 };
 
 int64_t now_ns();	// CLOCK_REALTIME
@@ -74,35 +83,57 @@ public:
 	bool serving() const { return serving_; }
 	uint64_t term();
 
-	grpc::Status RegisterClient(const v1::RegisterClientRequest *q, v1::RegisterClientResponse *a);
-	grpc::Status RegisterSegment(const v1::RegisterSegmentRequest *q, v1::RegisterSegmentResponse *a);
-	grpc::Status UnregisterSegment(const v1::UnregisterSegmentRequest *q,
+	grpc::Status RegisterClient(const Caller &c, const v1::RegisterClientRequest *q, v1::RegisterClientResponse *a);
+	grpc::Status RegisterSegment(const Caller &c, const v1::RegisterSegmentRequest *q, v1::RegisterSegmentResponse *a);
+	grpc::Status UnregisterSegment(const Caller &c, const v1::UnregisterSegmentRequest *q,
 				       v1::UnregisterSegmentResponse *a);
-	grpc::Status Leave(const v1::LeaveRequest *q, v1::LeaveResponse *a);
-	grpc::Status Heartbeat(const v1::HeartbeatRequest *q, v1::HeartbeatResponse *a);
-	grpc::Status Watch(grpc::ServerContext *ctx, const v1::WatchRequest *q,
+	grpc::Status Leave(const Caller &c, const v1::LeaveRequest *q, v1::LeaveResponse *a);
+	grpc::Status Heartbeat(const Caller &c, const v1::HeartbeatRequest *q, v1::HeartbeatResponse *a);
+	grpc::Status Watch(const Caller &c, grpc::ServerContext *ctx, const v1::WatchRequest *q,
 			   grpc::ServerWriter<v1::Event> *w);
-	grpc::Status PutStart(const v1::PutStartRequest *q, v1::PutStartResponse *a);
-	grpc::Status PutCommit(const v1::PutCommitRequest *q, v1::PutCommitResponse *a);
-	grpc::Status PutAbort(const v1::PutAbortRequest *q, v1::PutAbortResponse *a);
-	grpc::Status Get(const v1::GetRequest *q, v1::GetResponse *a);
-	grpc::Status SlowRead(const v1::SlowReadRequest *q, v1::SlowReadResponse *a);
-	grpc::Status Replicate(const v1::ReplicateRequest *q, v1::ReplicateResponse *a);
-	grpc::Status ReportReplica(const v1::ReportReplicaRequest *q, v1::ReportReplicaResponse *a);
-	grpc::Status Del(const v1::DelRequest *q, v1::DelResponse *a);
-	grpc::Status List(const v1::ListRequest *q, v1::ListResponse *a);
-	grpc::Status Sync(const v1::SyncRequest *q, v1::SyncResponse *a);
-	grpc::Status MasterInfo(const v1::MasterInfoRequest *q, v1::MasterInfoResponse *a);
-	grpc::Status SegmentList(const v1::SegmentListRequest *q, v1::SegmentListResponse *a);
+	grpc::Status PutStart(const Caller &c, const v1::PutStartRequest *q, v1::PutStartResponse *a);
+	grpc::Status PutCommit(const Caller &c, const v1::PutCommitRequest *q, v1::PutCommitResponse *a);
+	grpc::Status PutAbort(const Caller &c, const v1::PutAbortRequest *q, v1::PutAbortResponse *a);
+	grpc::Status Get(const Caller &c, const v1::GetRequest *q, v1::GetResponse *a);
+	grpc::Status SlowRead(const Caller &c, const v1::SlowReadRequest *q, v1::SlowReadResponse *a);
+	grpc::Status Replicate(const Caller &c, const v1::ReplicateRequest *q, v1::ReplicateResponse *a);
+	grpc::Status ReportReplica(const Caller &c, const v1::ReportReplicaRequest *q, v1::ReportReplicaResponse *a);
+	grpc::Status Del(const Caller &c, const v1::DelRequest *q, v1::DelResponse *a);
+	grpc::Status List(const Caller &c, const v1::ListRequest *q, v1::ListResponse *a);
+	grpc::Status Sync(const Caller &c, const v1::SyncRequest *q, v1::SyncResponse *a);
+	grpc::Status MasterInfo(const Caller &c, const v1::MasterInfoRequest *q, v1::MasterInfoResponse *a);
+	grpc::Status SegmentList(const Caller &c, const v1::SegmentListRequest *q, v1::SegmentListResponse *a);
 
 	std::atomic<uint64_t> ops{ 0 };
 	// Set by the election loop: who else campaigns.
 	void set_standbys(std::vector<std::string> s);
+	// Before start(): whether the leader of an earlier term is known to
+	// have stopped, and with it its writes into the pool (called without
+	// the state mutex).  Until then, the space that term reserved for its
+	// copies stays quarantined.  Unset: never known.
+	void set_quiesced(std::function<bool(uint64_t term)> f) { quiesced_ = std::move(f); }
+	// Until when (Election::clock_ns()) no other master can have been
+	// elected: the election loop moves it on with each renewal of the
+	// leader key's lease.  Reads are answered only before it, so a leader
+	// that was paused or cut off past it cannot serve what a newer leader
+	// has since changed.  Unset (one master, no etcd): for ever.
+	void extend_lease(int64_t until_ns) { lease_until_ns_ = until_ns; }
 
 private:
 	// Under mu_: apply + submit; the sequence number to wait for.
 	int commit_locked(const log::v1::Record &rec, uint64_t *seq, std::string *err);
 	int wait_durable(uint64_t seq, std::string *err);
+	// Replies show only what is durable.  Under mu_: the sequence number
+	// a reply about key must wait for (its last record, and the last
+	// change of clients or segments, which drops replicas); key nullptr:
+	// the last record applied, for replies about everything.
+	uint64_t read_seq_locked(const std::string *key) const;
+	// status once seq is durable; UNAVAILABLE if it never will be (the
+	// append failed: this master forgets what the reply would have said).
+	grpc::Status durable_reply(uint64_t seq, grpc::Status status);
+	// durable_reply for a read: "not the leader" once the lease ran out
+	grpc::Status read_reply(uint64_t seq, grpc::Status status);
+	bool leased() const;
 	// Apply, log and wait, for workers (takes mu_).
 	int commit(const std::vector<log::v1::Record> &recs, std::string *err);
 	void push_event(const v1::Event &ev, uint64_t except_client);
@@ -120,13 +151,19 @@ private:
 	std::shared_ptr<std::mutex> key_lock(std::map<std::string, std::weak_ptr<std::mutex>> &locks,
 					     const std::string &key);
 	void collect_salvage_locked();
+	// Gives back the reservations of earlier terms whose leaders stopped.
+	void release_quarantine();
 	// A segment back from the dead: the salvage on it is whole again
 	// (nothing was allocated over it), so it is a replica once more.
 	// One ReplicaAdd at a time (each changes what the next may do); the
 	// salvage it takes gives up its places for apply() to reserve.
 	bool readopt_one_locked(log::v1::Record *rec);
-	// Any call of a known client is a sign of life, as good as a beat.
-	void alive_locked(uint64_t client_id);
+	// Any call of a known client is a sign of life, as good as a beat
+	// (but only from its own identity).
+	void alive_locked(const Caller &c, uint64_t client_id);
+	// PutCommit and PutAbort: client_id and the put are the caller's.
+	int own_put_locked(const Caller &c, uint64_t client_id, const std::string &key,
+			   uint64_t version, std::string *err);
 
 	// workers.cpp
 	void heartbeat_loop();
@@ -139,7 +176,8 @@ private:
 	bool sleep_for(std::chrono::milliseconds d, std::condition_variable *cv = nullptr,
 		       bool *flag = nullptr);
 	void declare_dead_locked(uint64_t client_id, std::vector<log::v1::Record> *recs);
-	// Makes one more replica of (key, version) of type; 0 done.
+	// Makes one more replica of (key, version) of type; 0 done.  It
+	// writes only into space a durable ReplicaReserve of this term holds.
 	int add_replica(const std::string &key, uint64_t version, v1::SegmentType type,
 			const std::set<uint64_t> &avoid, int replace_index, std::string *err);
 	// Brings the newest version of key up to its config; wait: for a
@@ -161,6 +199,14 @@ private:
 	std::map<uint64_t, int64_t> last_seen_;	// client -> CLOCK_MONOTONIC ms
 	std::map<uint64_t, std::shared_ptr<Watcher>> watchers_;
 	std::map<std::pair<std::string, uint64_t>, std::vector<v1::Replica>> salvage_;
+	// key -> the sequence number of its last record, until durable (the
+	// GC thread forgets durable ones); the last client or segment change
+	std::map<std::string, uint64_t> key_seq_;
+	uint64_t wide_seq_ = 0;
+	// copies writing into the pool (under mu_): stop() waits for them
+	int writing_ = 0;
+	std::condition_variable writing_cv_;
+	std::function<bool(uint64_t)> quiesced_;
 	std::vector<std::string> standbys_;
 
 	std::mutex flush_locks_m_;
@@ -172,12 +218,13 @@ private:
 	std::deque<v1::Member> peer_queue_;
 	std::atomic<bool> stopping_{ false };
 	std::atomic<bool> serving_{ false };
+	std::atomic<int64_t> lease_until_ns_{ INT64_MAX };
 	std::vector<std::thread> threads_;
 };
 
 class MasterService final : public v1::Master::Service {
 public:
-	explicit MasterService(const Options &opts) : opts_(opts) {}
+	explicit MasterService(const Options &opts);
 
 	void set_leader(std::shared_ptr<Leader> l);
 	std::shared_ptr<Leader> leader();
@@ -186,14 +233,17 @@ public:
 	void shutting_down() { shutting_down_ = true; }
 
 #define DSM_UNARY(name)                                                                   \
-	grpc::Status name(grpc::ServerContext *, const v1::name##Request *q,              \
+	grpc::Status name(grpc::ServerContext *ctx, const v1::name##Request *q,           \
 			  v1::name##Response *a) override                                 \
 	{                                                                                 \
+		Caller c;                                                                 \
+		if (grpc::Status s = authenticate(*ctx, &c); !s.ok())                     \
+			return s;                                                         \
 		auto l = leader();                                                        \
 		if (!l)                                                                   \
 			return not_leader();                                              \
 		l->ops++;                                                                 \
-		return l->name(q, a);                                                     \
+		return l->name(c, q, a);                                                  \
 	}
 	DSM_UNARY(RegisterClient)
 	DSM_UNARY(RegisterSegment)
@@ -219,8 +269,12 @@ public:
 
 private:
 	grpc::Status not_leader();
+	// The caller's identity from its certificate; UNAUTHENTICATED without.
+	grpc::Status authenticate(const grpc::ServerContext &ctx, Caller *c);
 
 	const Options &opts_;
+	PeerVerifier verifier_;
+	std::string verifier_err_;	// the CA did not load
 	std::mutex m_;
 	std::shared_ptr<Leader> leader_;
 	std::string leader_addr_;

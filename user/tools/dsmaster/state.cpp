@@ -148,6 +148,7 @@ void MasterState::object_info(const std::string &key, const VersionState &v, boo
 	out->set_flushed_version(fv);
 	out->set_ctime_ns(v.ctime_ns);
 	*out->mutable_sums() = v.sums;
+	out->set_owner(v.owner);
 }
 
 std::vector<MasterState::ReplicaRef> MasterState::replicas_on(uint64_t segment_id) const
@@ -278,9 +279,33 @@ int MasterState::plan_term(lg::Record *rec) const
 	return 0;
 }
 
-int MasterState::plan_register_client(const pb::Member &self, uint64_t previous_id,
+int MasterState::check_client(const Caller &c, uint64_t client_id, std::string *err) const
+{
+	auto it = clients_.find(client_id);
+	if (c.admin || it == clients_.end() || it->second.identity() == c.identity)
+		return 0;
+	return fail(err, -EPERM, "client " + std::to_string(client_id) + " is " +
+					 it->second.identity() + "'s, not " + c.identity + "'s");
+}
+
+int MasterState::check_owner(const Caller &c, const std::string &key, std::string *err) const
+{
+	const ObjectState *o = find_object(key);
+	if (c.admin || !o)
+		return 0;
+	for (const auto &[ver, v] : o->versions)
+		if (!v.deleted && v.owner != c.identity)
+			return fail(err, -EPERM, "'" + key.substr(0, 64) + "' belongs to " + v.owner +
+							 ", not " + c.identity);
+	return 0;
+}
+
+int MasterState::plan_register_client(const Caller &c, const pb::Member &self, uint64_t previous_id,
 				      lg::Record *rec, std::string *err) const
 {
+	if (previous_id)
+		if (int ret = check_client(c, previous_id, err))
+			return ret;
 	if (self.node_id() == 0)
 		return fail(err, -EINVAL, "a client without a dsmem node (node_id 0)");
 	if (self.addr().empty())
@@ -293,10 +318,11 @@ int MasterState::plan_register_client(const pb::Member &self, uint64_t previous_
 	*a->mutable_member() = self;
 	a->mutable_member()->set_client_id(id);
 	a->mutable_member()->set_master(false);
+	a->mutable_member()->set_identity(c.identity);
 	return 0;
 }
 
-int MasterState::plan_register_segment(uint64_t client_id, const pb::SegmentDesc &desc,
+int MasterState::plan_register_segment(const Caller &c, uint64_t client_id, const pb::SegmentDesc &desc,
 				       lg::Record *rec, uint64_t *id, bool *remounted,
 				       std::string *err) const
 {
@@ -332,9 +358,14 @@ int MasterState::plan_register_segment(uint64_t client_id, const pb::SegmentDesc
 			break;
 		}
 	}
+	if (known && !c.admin && known->desc.owner_identity() != c.identity)
+		return fail(err, -EPERM, "segment " + std::to_string(known->desc.id()) + " is " +
+						 known->desc.owner_identity() + "'s, not " + c.identity + "'s");
 	pb::SegmentDesc *nd = rec->mutable_segment_add()->mutable_desc();
 	*nd = desc;
 	nd->set_owner(client_id);
+	// an admin remounting keeps the owner; anyone else is the owner
+	nd->set_owner_identity(known && c.admin ? known->desc.owner_identity() : c.identity);
 	nd->set_state(pb::SEGMENT_ALIVE);
 	nd->set_used(0);
 	if (known) {
@@ -357,7 +388,7 @@ int MasterState::plan_register_segment(uint64_t client_id, const pb::SegmentDesc
 	return 0;
 }
 
-int MasterState::plan_put_start(uint64_t client_id, const std::string &key, uint64_t size,
+int MasterState::plan_put_start(const Caller &c, uint64_t client_id, const std::string &key, uint64_t size,
 				const pb::ReplicateConfig &config,
 				const std::set<uint64_t> &exclude, int64_t now_ns,
 				lg::Record *rec, std::string *err)
@@ -374,6 +405,8 @@ int MasterState::plan_put_start(uint64_t client_id, const std::string &key, uint
 		return fail(err, -EINVAL, "no replica asked for (dram 0, nvmeof 0)");
 	if (config.dram_replicas() > 64 || config.nvmeof_replicas() > 64)
 		return fail(err, -EINVAL, "more than 64 replicas of one kind");
+	if (int ret = check_owner(c, key, err))
+		return ret;
 
 	std::vector<uint64_t> local;
 	if (config.prefer_local() && client_id)
@@ -414,6 +447,7 @@ int MasterState::plan_put_start(uint64_t client_id, const std::string &key, uint
 						  " NVMe-oF segments alive)");
 	}
 	p->set_key(key);
+	p->set_owner(c.identity);
 	p->set_version(next_version_);
 	p->set_size(size);
 	*p->mutable_config() = config;
@@ -486,14 +520,16 @@ int MasterState::plan_put_abort(const std::string &key, uint64_t version, lg::Re
 	return 0;
 }
 
-int MasterState::plan_del(const std::string &key, lg::Record *rec, uint64_t *versions,
-			  std::string *err) const
+int MasterState::plan_del(const Caller &c, const std::string &key, lg::Record *rec,
+			  uint64_t *versions, std::string *err) const
 {
 	if (int ret = check_key(key, err))
 		return ret;
 	const ObjectState *o = find_object(key);
 	if (!o || !newest(key))
 		return fail(err, -ENOENT, "no object '" + key.substr(0, 64) + "'");
+	if (int ret = check_owner(c, key, err))
+		return ret;
 	*versions = 0;
 	for (const auto &[ver, v] : o->versions)
 		if (!v.deleted && v.complete)
@@ -571,6 +607,17 @@ int MasterState::place_replica(const std::string &key, uint64_t version, pb::Seg
 	if (place_shards(type, v->size, shard, used, {}, avoid, out))
 		return fail(err, -ENOSPC, "no room for another replica of " + vname(key, version));
 	return 0;
+}
+
+void MasterState::plan_reserve(const std::string &key, uint64_t version, const pb::Replica &r,
+			       lg::Record *rec) const
+{
+	lg::ReplicaReserve *res = rec->mutable_replica_reserve();
+	res->set_id(next_reservation_id_);
+	res->set_key(key);
+	res->set_version(version);
+	*res->mutable_replica() = r;
+	res->set_term(term_);
 }
 
 // ---- queries
@@ -794,7 +841,7 @@ void MasterState::drop_segment_replicas(uint64_t id, bool dead)
 				}
 				// salvage keeps its places allocated: if the segment comes
 				// back, nothing new lands on bytes still to be copied
-				if (dead)
+				if (dead && !replaying_)
 					salvage_.push_back({ key, ver, r.r });
 				else
 					free_replica(r.r);
@@ -859,6 +906,7 @@ int MasterState::apply_put_start(const lg::PutStart &r, std::string *err)
 	v.version = r.version();
 	v.size = r.size();
 	v.client_id = r.client_id();
+	v.owner = r.owner();
 	v.config = r.config();
 	v.deadline_ns = r.deadline_ns();
 	for (const auto &rep : r.replicas())
@@ -900,8 +948,18 @@ int MasterState::apply_replica_add(const lg::ReplicaAdd &r, std::string *err)
 	if (!v || !v->complete)
 		return fail(err, -EINVAL, "replica added to " + vname(r.key(), r.version()) +
 						  " which is not complete");
-	if (int ret = reserve_replica(r.replica(), err))
+	if (r.reservation()) {
+		// written where it was reserved: the space is the replica's now
+		auto it = reservations_.find(r.reservation());
+		if (it == reservations_.end() ||
+		    it->second.replica().SerializeAsString() != r.replica().SerializeAsString())
+			return fail(err, -EINVAL, "replica of " + vname(r.key(), r.version()) +
+							  " added where reservation " +
+							  std::to_string(r.reservation()) + " is not");
+		reservations_.erase(it);
+	} else if (int ret = reserve_replica(r.replica(), err)) {
 		return ret;
+	}
 	v->replicas.push_back({ r.replica(), false });
 	return 0;
 }
@@ -1017,6 +1075,25 @@ int MasterState::apply(const lg::Record &rec, std::string *err)
 		v->config = r.config();
 		return 0;
 	}
+	case lg::Record::kReplicaReserve: {
+		const auto &r = rec.replica_reserve();
+		if (!r.id() || reservations_.count(r.id()))
+			return fail(err, -EINVAL, "reservation " + std::to_string(r.id()) + " again");
+		if (int ret = reserve_replica(r.replica(), err))
+			return ret;
+		reservations_[r.id()] = r;
+		next_reservation_id_ = std::max(next_reservation_id_, r.id() + 1);
+		return 0;
+	}
+	case lg::Record::kReplicaRelease: {
+		auto it = reservations_.find(rec.replica_release().id());
+		if (it == reservations_.end())
+			return fail(err, -EINVAL, "release of unknown reservation " +
+							  std::to_string(rec.replica_release().id()));
+		free_replica(it->second.replica());
+		reservations_.erase(it);
+		return 0;
+	}
 	case lg::Record::REC_NOT_SET:
 		break;
 	}
@@ -1042,6 +1119,9 @@ void MasterState::snapshot(lg::Snapshot *snap) const
 		*d = s.desc;
 		d->set_used(0);
 	}
+	for (const auto &[id, r] : reservations_)
+		*snap->add_reservations() = r;
+	snap->set_next_reservation_id(next_reservation_id_);
 	for (const auto &[key, o] : objects_) {
 		lg::ObjectEntry *e = snap->add_objects();
 		e->set_key(key);
@@ -1057,6 +1137,7 @@ void MasterState::snapshot(lg::Snapshot *snap) const
 			ve->set_ctime_ns(v.ctime_ns);
 			*ve->mutable_sums() = v.sums;
 			ve->set_client_id(v.client_id);
+			ve->set_owner(v.owner);
 			for (const auto &r : v.replicas) {
 				lg::ReplicaEntry *re = ve->add_replicas();
 				*re->mutable_replica() = r.r;
@@ -1073,7 +1154,9 @@ int MasterState::restore(const lg::Snapshot &snap, std::string *err)
 	objects_.clear();
 	leases_.clear();
 	salvage_.clear();
+	reservations_.clear();
 	term_ = snap.term();
+	next_reservation_id_ = std::max<uint64_t>(1, snap.next_reservation_id());
 	next_version_ = std::max<uint64_t>(1, snap.next_version());
 	next_client_id_ = std::max<uint64_t>(1, snap.next_client_id());
 	next_segment_id_ = std::max<uint64_t>(1, snap.next_segment_id());
@@ -1099,6 +1182,7 @@ int MasterState::restore(const lg::Snapshot &snap, std::string *err)
 			v.ctime_ns = ve.ctime_ns();
 			v.sums = ve.sums();
 			v.client_id = ve.client_id();
+			v.owner = ve.owner();
 			for (const auto &re : ve.replicas()) {
 				// the allocators are rebuilt from what the metadata holds
 				if (!re.lost())
@@ -1109,6 +1193,18 @@ int MasterState::restore(const lg::Snapshot &snap, std::string *err)
 			next_version_ = std::max(next_version_, v.version + 1);
 			o.versions.emplace(v.version, std::move(v));
 		}
+	}
+	for (const auto &r : snap.reservations()) {
+		// a segment removed since keeps no allocator to reserve in
+		pb::Replica live = r.replica();
+		live.clear_shards();
+		for (const auto &sh : r.replica().shards())
+			if (segments_.count(sh.segment_id()))
+				*live.add_shards() = sh;
+		if (int ret = reserve_replica(live, err))
+			return ret;
+		reservations_[r.id()] = r;
+		next_reservation_id_ = std::max(next_reservation_id_, r.id() + 1);
 	}
 	return 0;
 }

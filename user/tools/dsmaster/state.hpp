@@ -41,6 +41,13 @@ struct Limits {
 	uint32_t list_page = 1000;
 };
 
+// Who calls: the common name of its certificate, and whether it is an
+// admin (acts for anyone).  Insecure mode: "" and admin.
+struct Caller {
+	std::string identity;
+	bool admin = false;
+};
+
 struct ReplicaState {
 	pb::Replica r;
 	bool lost = false;	// pending put: a segment under it went away
@@ -48,6 +55,7 @@ struct ReplicaState {
 
 struct VersionState {
 	uint64_t version = 0, size = 0, client_id = 0;
+	std::string owner;		// the writer's identity
 	pb::ReplicateConfig config;
 	bool complete = false, deleted = false;
 	int64_t deadline_ns = 0, ctime_ns = 0;
@@ -105,14 +113,21 @@ public:
 	// ---- planners: validate and build the record; the state is unchanged
 	// (placement allocates to find room, then gives it back: apply reserves)
 	int plan_term(lg::Record *rec) const;
-	int plan_register_client(const pb::Member &self, uint64_t previous_id,
+	// -EPERM: previous_id is another identity's client.
+	int plan_register_client(const Caller &c, const pb::Member &self, uint64_t previous_id,
 				 lg::Record *rec, std::string *err) const;
 	// *rec stays empty (no record) when the same segment is already mounted
-	// by this client: *id is the answer.
-	int plan_register_segment(uint64_t client_id, const pb::SegmentDesc &desc,
+	// by this client: *id is the answer.  -EPERM: the segment is known as
+	// another identity's.
+	int plan_register_segment(const Caller &c, uint64_t client_id, const pb::SegmentDesc &desc,
 				  lg::Record *rec, uint64_t *id, bool *remounted,
 				  std::string *err) const;
-	int plan_put_start(uint64_t client_id, const std::string &key, uint64_t size,
+	// -EPERM: key has a version of another identity (the caller may
+	// neither replace nor delete it).
+	int check_owner(const Caller &c, const std::string &key, std::string *err) const;
+	// -EPERM: client_id is known and registered by another identity.
+	int check_client(const Caller &c, uint64_t client_id, std::string *err) const;
+	int plan_put_start(const Caller &c, uint64_t client_id, const std::string &key, uint64_t size,
 			   const pb::ReplicateConfig &config,
 			   const std::set<uint64_t> &exclude, int64_t now_ns,
 			   lg::Record *rec, std::string *err);
@@ -125,7 +140,7 @@ public:
 			    std::string *err) const;
 	int plan_put_abort(const std::string &key, uint64_t version, lg::Record *rec,
 			   std::string *err) const;
-	int plan_del(const std::string &key, lg::Record *rec, uint64_t *versions,
+	int plan_del(const Caller &c, const std::string &key, lg::Record *rec, uint64_t *versions,
 		     std::string *err) const;
 	// Records taking a version's replicas down to config (drops), plus
 	// the ConfigSet; the caller adds replicas with the mover.
@@ -141,6 +156,14 @@ public:
 			  const std::set<uint64_t> &avoid, int skip, pb::Replica *out,
 			  std::string *err);
 	void release_replica(const pb::Replica &r);
+	// The record reserving r (placed, then released: apply reserves) for a
+	// copy of (key, version) by this term's leader, which writes into
+	// space only once such a record is durable.  A ReplicaAdd naming it
+	// takes the space over, a ReplicaRelease gives it back; until then it
+	// is nobody else's, whichever term leads (see dsstore_log.proto).
+	void plan_reserve(const std::string &key, uint64_t version, const pb::Replica &r,
+			  lg::Record *rec) const;
+	const std::map<uint64_t, lg::ReplicaReserve> &reservations() const { return reservations_; }
 
 	// ---- queries
 	static int check_key(const std::string &key, std::string *err);
@@ -182,6 +205,11 @@ public:
 	// owns them then (release_replica when done with one).
 	std::vector<Salvage> take_salvage();
 	void drop_salvage();
+	// While a log is replayed, a dead segment's replicas give their places
+	// back at once instead of becoming salvage: the leader that wrote the
+	// log released its salvage without a record, and a later record of
+	// the log may have placed a new replica there.
+	void set_replaying(bool on) { replaying_ = on; }
 
 	// ---- counters and listings
 	uint64_t term() const { return term_; }
@@ -235,6 +263,9 @@ private:
 	std::map<std::pair<std::string, uint64_t>, int> pins_;
 	int64_t gc_not_before_ns_ = 0;
 	std::vector<Salvage> salvage_;
+	bool replaying_ = false;
+	std::map<uint64_t, lg::ReplicaReserve> reservations_;	// by id
+	uint64_t next_reservation_id_ = 1;
 	uint64_t rng_ = 0x9e3779b97f4a7c15ULL;	// placement's xorshift
 };
 

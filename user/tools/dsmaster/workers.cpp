@@ -67,8 +67,15 @@ void Leader::declare_dead_locked(uint64_t client_id, std::vector<lg::Record> *re
 void Leader::heartbeat_loop()
 {
 	auto period = std::chrono::milliseconds(std::max<uint64_t>(50, opts_.heartbeat_ms / 2));
+	int64_t quarantine_at = 0;
 
 	while (sleep_for(period)) {
+		// (here, not in the GC: whatever --gc-ms is, a few seconds after
+		// an old leader said it stopped its space is free again)
+		if (mono_ms() >= quarantine_at) {
+			release_quarantine();
+			quarantine_at = mono_ms() + 2000;
+		}
 		std::vector<v1::Member> dead;
 		std::vector<v1::SegmentDesc> segs;
 		// per dead client: the replicas it takes along (one per replica,
@@ -170,6 +177,9 @@ void Leader::gc_loop()
 			}
 			if (expired)
 				sync_cv_.notify_all();
+			// replies need not wait for records durable already
+			uint64_t durable = journal_->durable();
+			std::erase_if(key_seq_, [durable](const auto &kv) { return kv.second <= durable; });
 			// salvage no longer needed: the version is gone, superseded
 			// or has its replicas again (and no copy reads it now)
 			for (auto it = salvage_.begin(); it != salvage_.end();) {
@@ -195,16 +205,74 @@ void Leader::gc_loop()
 	}
 }
 
+/*
+ * Space an earlier term reserved for a copy it never finished: its leader
+ * may still be writing there (stopped, or cut off from etcd while its
+ * RDMA goes on), so nobody is given it until that leader is known to have
+ * stopped -- it says so once its last copy ended, or the file log's lock
+ * proves it gone.  A leader that died without saying so leaves the space
+ * quarantined until its segments are removed.
+ */
+void Leader::release_quarantine()
+{
+	if (!quiesced_)
+		return;
+	std::set<uint64_t> terms, stopped;
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		for (const auto &[id, r] : st_.reservations())
+			if (r.term() < st_.term())
+				terms.insert(r.term());
+	}
+	for (uint64_t t : terms)
+		if (quiesced_(t))
+			stopped.insert(t);
+	if (stopped.empty())
+		return;
+	uint64_t seq = 0, bytes = 0;
+	size_t n = 0;
+	std::string err;
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		std::vector<lg::ReplicaReserve> done;
+		for (const auto &[id, r] : st_.reservations())
+			if (stopped.count(r.term()))
+				done.push_back(r);
+		for (const auto &r : done) {
+			lg::Record rel;
+			rel.mutable_replica_release()->set_id(r.id());
+			if (commit_locked(rel, &seq, &err))
+				break;
+			for (const auto &sh : r.replica().shards())
+				bytes += sh.length();
+			n++;
+		}
+	}
+	if (seq && !wait_durable(seq, &err))
+		log_line("quarantine over: %zu reservations (%llu bytes) of %zu stopped terms released",
+			 n, static_cast<unsigned long long>(bytes), stopped.size());
+}
+
 // ---- re-replication
 
+/*
+ * The copy is written only into space this term reserved with a durable
+ * record (ReplicaReserve), which with etcd is fenced by the leader key: a
+ * leader deposed before that record (stopped, cut off from etcd) writes
+ * nothing, and one deposed after it writes only where every later leader
+ * keeps everyone else out (quarantine) until this one is known to have
+ * stopped.  Placing the replica and writing it before a record said so
+ * let a stopped old leader, continued, overwrite space the new leader had
+ * given to an acknowledged object.
+ */
 int Leader::add_replica(const std::string &key, uint64_t version, v1::SegmentType type,
 			const std::set<uint64_t> &avoid, int replace_index, std::string *err)
 {
 	v1::Replica src, dst, old;
 	v1::Checksums sums;
 	Resolved src_r, dst_r;
-	bool from_slow = false, from_salvage = false;
-	uint64_t size;
+	bool from_slow = false, from_salvage = false, flushed = false;
+	uint64_t size, seq = 0, reservation;
 	{
 		std::lock_guard<std::mutex> g(mu_);
 		const VersionState *v = st_.find_version(key, version);
@@ -228,14 +296,15 @@ int Leader::add_replica(const std::string &key, uint64_t version, v1::SegmentTyp
 				return -ESTALE;
 			}
 		}
+		const ObjectState *o = st_.find_object(key);
+		flushed = o && o->flushed_version == version && slow_;
 		if (!source_locked(key, version, -1, &src)) {
 			auto sv = salvage_.find({ key, version });
-			const ObjectState *o = st_.find_object(key);
 			if (sv != salvage_.end() && !sv->second.empty()) {
 				// the dead owner's memory may still answer
 				src = sv->second.back();
 				from_salvage = true;
-			} else if (o && o->flushed_version == version && slow_) {
+			} else if (flushed) {
 				from_slow = true;
 			} else {
 				*err = "no replica left to copy from";
@@ -244,35 +313,60 @@ int Leader::add_replica(const std::string &key, uint64_t version, v1::SegmentTyp
 		}
 		if (int ret = st_.place_replica(key, version, type, avoid, replace_index, &dst, err))
 			return ret;
+		// apply() reserves it again, for this term
+		st_.release_replica(dst);
+		lg::Record res;
+		st_.plan_reserve(key, version, dst, &res);
+		if (int ret = commit_locked(res, &seq, err))
+			return ret;
+		reservation = res.replica_reserve().id();
+		writing_++;
 		if (!from_slow)
 			src_r = resolve_locked(src);
 		dst_r = resolve_locked(dst);
 		st_.pin(key, version);
 	}
 
-	int ret;
-	if (from_slow) {
+	auto copy_from_slow = [&] {
 		std::string data;
 		uint64_t sver = 0, ssize = 0;
-		ret = slow_->get(key, 0, size, &data, &sver, &ssize);
-		if (!ret && (sver != version || data.size() != size)) {
+		int r = slow_->get(key, 0, size, &data, &sver, &ssize);
+		if (!r && (sver != version || data.size() != size)) {
 			*err = "the slow tier holds another version";
-			ret = -ENODATA;
-		} else if (ret) {
-			*err = "slow tier: " + std::string(strerror(-ret));
+			r = -ENODATA;
+		} else if (r) {
+			*err = "slow tier: " + std::string(strerror(-r));
 		} else {
-			ret = check_sums(sums, size, { { data.data(), size } }, 0, size, err);
-			if (!ret)
-				ret = mover_->write(dst_r, 0, data.data(), size, err);
+			r = check_sums(sums, size, { { data.data(), size } }, 0, size, err);
+			if (!r)
+				r = mover_->write(dst_r, 0, data.data(), size, err);
 		}
-	} else {
+		return r;
+	};
+	// not one byte before the reservation is durable (if it never is,
+	// this leader stops serving: the journal said so)
+	int ret = wait_durable(seq, err);
+	if (!ret && from_slow) {
+		ret = copy_from_slow();
+	} else if (!ret) {
 		ret = mover_->copy(src_r, dst_r, size, sums, err);
+		// the dead owner's memory did not answer: the slow tier is the
+		// last source (a salvage that never answers again must not
+		// keep the version from it)
+		if (ret && from_salvage && flushed) {
+			log_line("'%s' version %llu: its dead owner's memory did not answer (%s); "
+				 "copying it from the slow tier", key.substr(0, 64).c_str(),
+				 static_cast<unsigned long long>(version), err->c_str());
+			ret = copy_from_slow();
+		}
 	}
 
-	uint64_t seq = 0;
+	seq = 0;
 	{
 		std::lock_guard<std::mutex> g(mu_);
 		st_.unpin(key, version);
+		writing_--;
+		writing_cv_.notify_all();
 		if (ret && from_salvage) {
 			// that salvage did not answer (yet: its node may come back,
 			// and a remount makes it a replica again): try the next first
@@ -287,18 +381,24 @@ int Leader::add_replica(const std::string &key, uint64_t version, v1::SegmentTyp
 			if (!seg || seg->desc.state() != v1::SEGMENT_ALIVE)
 				still = false;
 		}
-		st_.release_replica(dst);
-		if (ret) {
+		if (ret || !still) {
+			// the space goes back (if this leader can still say so; if
+			// not, the next one keeps it until this one has stopped)
+			lg::Record rel;
+			rel.mutable_replica_release()->set_id(reservation);
+			std::string rerr;
+			commit_locked(rel, &seq, &rerr);
+			if (!ret) {
+				*err = "the version or the new place went away during the copy";
+				ret = -ESTALE;
+			}
 			return ret;
-		}
-		if (!still) {
-			*err = "the version or the new place went away during the copy";
-			return -ESTALE;
 		}
 		lg::Record add;
 		add.mutable_replica_add()->set_key(key);
 		add.mutable_replica_add()->set_version(version);
 		*add.mutable_replica_add()->mutable_replica() = dst;
+		add.mutable_replica_add()->set_reservation(reservation);
 		if ((ret = commit_locked(add, &seq, err)))
 			return ret;
 		if (replace_index >= 0) {
@@ -717,7 +817,7 @@ bool starts_with(const v1::Replica &r, const v1::Shard &sh)
 
 }  // namespace
 
-grpc::Status Leader::ReportReplica(const v1::ReportReplicaRequest *q, v1::ReportReplicaResponse *a)
+grpc::Status Leader::ReportReplica(const Caller &, const v1::ReportReplicaRequest *q, v1::ReportReplicaResponse *a)
 {
 	std::string err;
 	const std::string name = "'" + q->key().substr(0, 64) + "' version " + std::to_string(q->version());

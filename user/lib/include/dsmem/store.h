@@ -46,8 +46,24 @@ struct ds_store_config {
 	uint64_t segment_size;		/* DRAM to contribute; 0: none */
 	uint32_t threads;		/* task workers; 0: 4 */
 	uint32_t timeout_ms;		/* per task; 0: 30000 */
-	uint64_t reserved[4];
+	/*
+	 * TLS to the masters (PEM files).  NULL: $DSMEM_STORE_CA,
+	 * $DSMEM_STORE_CERT, $DSMEM_STORE_KEY, else ca.crt, client.crt and
+	 * client.key in $DSMEM_STORE_TLS_DIR (default /etc/dsmem/store).
+	 * The read-only calls below take the same defaults.
+	 */
+	const char *tls_ca;		/* the CA the masters' certificates are of */
+	const char *tls_cert;		/* this client's certificate (its identity) */
+	const char *tls_key;		/* and its private key */
+	uint32_t flags;			/* DS_STORE_* */
+	uint32_t reserved1;
 };
+
+/*
+ * Plaintext, to masters on loopback only (dsmaster --insecure); also
+ * DSMEM_STORE_INSECURE=1 in the environment.
+ */
+#define DS_STORE_INSECURE	(1u << 0)
 
 /*
  * Join: register with the master, contribute the segment (remounting
@@ -62,6 +78,7 @@ int ds_store_open(const struct ds_store_config *cfg, struct ds_store **sp);
  * client's heartbeats are missed (then it re-replicates).
  */
 void ds_store_close(struct ds_store *s, int drain);
+/* Why this thread's last call failed; s may be NULL (a failed open). */
 const char *ds_store_errmsg(const struct ds_store *s);
 
 /* Tasks. */

@@ -51,6 +51,9 @@ struct Config {
 	uint64_t segment_size = 0;	// DRAM to contribute; 0: none
 	uint32_t threads = 0;		// 0: 4
 	uint32_t timeout_ms = 0;	// per task; 0: 30000
+	// TLS files; "": DSMEM_STORE_CA/CERT/KEY, else DSMEM_STORE_TLS_DIR's
+	std::string tls_ca, tls_cert, tls_key;
+	bool insecure = false;		// plaintext to a loopback master
 };
 
 namespace detail {
@@ -127,6 +130,10 @@ public:
 		c.segment_size = cfg.segment_size;
 		c.threads = cfg.threads;
 		c.timeout_ms = cfg.timeout_ms;
+		c.tls_ca = cfg.tls_ca.empty() ? nullptr : cfg.tls_ca.c_str();
+		c.tls_cert = cfg.tls_cert.empty() ? nullptr : cfg.tls_cert.c_str();
+		c.tls_key = cfg.tls_key.empty() ? nullptr : cfg.tls_key.c_str();
+		c.flags = cfg.insecure ? DS_STORE_INSECURE : 0;
 		ds_store *s = nullptr;
 		if (int r = ds_store_open(&c, &s))
 			return error{r, ds_store_errmsg(nullptr)};

@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// dsmaster's Leader (user/tools/dsmaster/service.cpp) answering RPCs over
+// a metadata log whose appends wait at a gate, as a hung etcd or disk
+// makes them wait: no reply may reflect a change that is not durable yet
+// (a put or a delete the master would forget if it died, or if the
+// append failed).  And a Leader taking over a log where an earlier term
+// reserved space for a copy it never finished: that space is given to
+// nobody until the earlier leader is known to have stopped.  No dsmem
+// module is needed: the Leader's own node is never used (no data moves
+// here).
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mover.hpp"
+#include "persist.hpp"
+#include "service.hpp"
+
+// cmocka last: its macros do not mix with the C++ headers
+#include <cstdarg>
+#include <cstddef>
+#include <csetjmp>
+extern "C" {
+#include <cmocka.h>
+}
+
+using namespace dsmem::store;
+
+namespace {
+
+// the identity the test's client calls as (an ordinary one, not an admin)
+const Caller kApp{ "app", false };
+
+constexpr uint32_t kNode = 9;
+
+// The log's entries and its gate, shared with the test.
+struct Gate {
+	std::mutex m;
+	std::condition_variable cv;
+	bool open = true;
+	int fail = 0;		// closed and failing: appends at the gate return it
+	int waiting = 0;	// appends waiting at the gate
+	std::vector<std::string> entries;	// appended (durable)
+
+	void close_gate()
+	{
+		std::lock_guard<std::mutex> g(m);
+		open = false;
+	}
+	void open_gate()
+	{
+		std::lock_guard<std::mutex> g(m);
+		open = true;
+		cv.notify_all();
+	}
+	void fail_gate(int ret)
+	{
+		std::lock_guard<std::mutex> g(m);
+		fail = ret;
+		cv.notify_all();
+	}
+	// Until an append waits at the gate (the journal's writer has the
+	// record): true, or false after 10 s.
+	bool await_waiting()
+	{
+		std::unique_lock<std::mutex> l(m);
+		return cv.wait_for(l, std::chrono::seconds(10), [&] { return waiting > 0; });
+	}
+};
+
+class GateLog : public MetaLog {
+public:
+	explicit GateLog(std::shared_ptr<Gate> g) : g_(std::move(g)) {}
+	int load(std::string *snapshot, std::vector<std::string> *records, std::string *) override
+	{
+		std::lock_guard<std::mutex> l(g_->m);
+		snapshot->clear();
+		*records = g_->entries;
+		return 0;
+	}
+	int append(const std::string &record, std::string *err) override
+	{
+		std::unique_lock<std::mutex> l(g_->m);
+		g_->waiting++;
+		g_->cv.notify_all();
+		g_->cv.wait(l, [&] { return g_->open || g_->fail; });
+		g_->waiting--;
+		if (!g_->open) {
+			*err = "the gate failed the append";
+			return g_->fail;
+		}
+		g_->entries.push_back(record);
+		return 0;
+	}
+	int compact(const std::string &, std::string *) override { return 0; }
+	uint64_t records_since_snapshot() const override { return 0; }
+	uint64_t bytes() const override { return 0; }
+	std::string describe() const override { return "gate"; }
+
+private:
+	std::shared_ptr<Gate> g_;
+};
+
+// A Leader on a gated log (with entries: replayed), with one client and
+// one DRAM segment of its own (none with entries).
+struct Fx {
+	std::shared_ptr<Gate> gate = std::make_shared<Gate>();
+	Options opts;
+	Mover mover{ kNode };
+	std::shared_ptr<Leader> leader;
+	std::atomic<int> lost{ 0 };
+	std::atomic<bool> quiesced{ false };
+	uint64_t client = 0;
+
+	explicit Fx(std::vector<std::string> entries = {})
+	{
+		opts.node = kNode;
+		opts.addr = "127.0.0.1";
+		opts.port = 7479;
+		opts.advertise = "127.0.0.1:7700";
+		opts.heartbeat_timeout_ms = 600000;	// nobody beats here
+		opts.heartbeat_ms = 100;
+		opts.snapshot_every = 1u << 30;
+		gate->entries = std::move(entries);
+		bool replay = !gate->entries.empty();
+		leader = std::make_shared<Leader>(opts, nullptr, &mover);
+		leader->set_quiesced([this](uint64_t) { return quiesced.load(); });
+		std::string err;
+		int ret = leader->start(std::make_unique<GateLog>(gate),
+					[this](const std::string &) { lost++; }, &err);
+		if (ret)
+			fail_msg("start: %s", err.c_str());
+		if (replay)
+			return;
+		v1::RegisterClientRequest rq;
+		v1::RegisterClientResponse ra;
+		rq.mutable_self()->set_node_id(kNode);
+		rq.mutable_self()->set_addr("127.0.0.1");
+		rq.mutable_self()->set_port(7479);
+		assert_true(leader->RegisterClient(kApp, &rq, &ra).ok());
+		client = ra.client_id();
+		v1::RegisterSegmentRequest sq;
+		v1::RegisterSegmentResponse sa;
+		sq.set_client_id(client);
+		sq.mutable_desc()->set_type(v1::SEGMENT_DRAM);
+		sq.mutable_desc()->set_size(64 << 20);
+		sq.mutable_desc()->set_node_id(kNode);
+		sq.mutable_desc()->set_gaddr(0x9001000000000ull);
+		assert_true(leader->RegisterSegment(kApp, &sq, &sa).ok());
+	}
+	~Fx()
+	{
+		gate->open_gate();
+		leader->stop();
+	}
+
+	uint64_t put_start(const std::string &key)
+	{
+		v1::PutStartRequest q;
+		v1::PutStartResponse a;
+		q.set_client_id(client);
+		q.set_key(key);
+		q.set_size(1000);
+		q.mutable_config()->set_dram_replicas(1);
+		grpc::Status s = leader->PutStart(kApp, &q, &a);
+		if (!s.ok())
+			fail_msg("put start %s: %s", key.c_str(), s.error_message().c_str());
+		return a.version();
+	}
+	grpc::Status put_commit(const std::string &key, uint64_t version)
+	{
+		v1::PutCommitRequest q;
+		v1::PutCommitResponse a;
+		q.set_client_id(client);
+		q.set_key(key);
+		q.set_version(version);
+		q.add_done(0);
+		return leader->PutCommit(kApp, &q, &a);
+	}
+	uint64_t put(const std::string &key)
+	{
+		uint64_t v = put_start(key);
+		assert_true(put_commit(key, v).ok());
+		return v;
+	}
+	grpc::Status get(const std::string &key, uint64_t *version)
+	{
+		v1::GetRequest q;
+		v1::GetResponse a;
+		q.set_key(key);
+		q.set_min_version(-1);
+		grpc::Status s = leader->Get(kApp, &q, &a);
+		*version = a.object().version();
+		return s;
+	}
+};
+
+// An RPC run in a thread; done once it answered.
+struct Call {
+	std::atomic<bool> done{ false };
+	grpc::Status status;
+	uint64_t value = 0;
+	std::thread t;
+
+	template <typename F> void run(F f)
+	{
+		t = std::thread([this, f] {
+			status = f(&value);
+			done = true;
+		});
+	}
+	void join()
+	{
+		if (t.joinable())
+			t.join();
+	}
+	~Call() { join(); }
+};
+
+// Long enough for a reply that does not wait to have come.
+void settle()
+{
+	std::this_thread::sleep_for(std::chrono::milliseconds(300));
+}
+
+// A commit whose record is not durable yet: a Get (and a retried commit)
+// waits for it, and when its append fails, says UNAVAILABLE -- never the
+// version the master would have forgotten.
+void test_get_waits_for_durable_put(void **)
+{
+	Fx f;
+	uint64_t v1 = f.put("k"), got = 0;
+	assert_true(f.get("k", &got).ok());
+	assert_int_equal(got, v1);
+	uint64_t v2 = f.put_start("k");
+
+	f.gate->close_gate();
+	Call commit, get, retry;
+	commit.run([&](uint64_t *) { return f.put_commit("k", v2); });
+	assert_true(f.gate->await_waiting());
+	get.run([&](uint64_t *v) { return f.get("k", v); });
+	retry.run([&](uint64_t *) { return f.put_commit("k", v2); });
+	settle();
+	// what answered early; the gate goes first, so that a failure here
+	// leaves no thread behind
+	bool early_get = get.done, early_retry = retry.done, early_commit = commit.done;
+	uint64_t early_version = get.value;
+	f.gate->fail_gate(-EIO);
+	commit.join();
+	get.join();
+	retry.join();
+	if (early_get)
+		fail_msg("Get answered (version %llu, %s) before the commit of version %llu was durable",
+			 (unsigned long long)early_version, get.status.ok() ? "OK" : "an error",
+			 (unsigned long long)v2);
+	assert_false(early_retry);	// a retried commit acknowledges nothing early either
+	assert_false(early_commit);
+	assert_int_equal(commit.status.error_code(), grpc::StatusCode::UNAVAILABLE);
+	assert_int_equal(get.status.error_code(), grpc::StatusCode::UNAVAILABLE);
+	assert_int_equal(retry.status.error_code(), grpc::StatusCode::UNAVAILABLE);
+	assert_int_equal(f.lost.load(), 1);
+}
+
+// A delete not durable yet: Get, List, Sync and MasterInfo still wait;
+// once it is durable they see it.
+void test_reads_wait_for_durable_del(void **)
+{
+	Fx f;
+	uint64_t v1 = f.put("d/k"), got = 0;
+
+	f.gate->close_gate();
+	Call del, get, list, sync, info;
+	del.run([&](uint64_t *) {
+		v1::DelRequest q;
+		v1::DelResponse a;
+		q.set_key("d/k");
+		return f.leader->Del(kApp, &q, &a);
+	});
+	assert_true(f.gate->await_waiting());
+	get.run([&](uint64_t *v) { return f.get("d/k", v); });
+	list.run([&](uint64_t *n) {
+		v1::ListRequest q;
+		v1::ListResponse a;
+		q.set_prefix("d/");
+		grpc::Status s = f.leader->List(kApp, &q, &a);
+		*n = static_cast<uint64_t>(a.objects_size());
+		return s;
+	});
+	sync.run([&](uint64_t *v) {
+		v1::SyncRequest q;
+		v1::SyncResponse a;
+		q.set_key("d/k");
+		grpc::Status s = f.leader->Sync(kApp, &q, &a);
+		*v = a.version();
+		return s;
+	});
+	info.run([&](uint64_t *n) {
+		v1::MasterInfoRequest q;
+		v1::MasterInfoResponse a;
+		grpc::Status s = f.leader->MasterInfo(kApp, &q, &a);
+		*n = a.objects();
+		return s;
+	});
+	settle();
+	bool early[5] = { get.done, list.done, sync.done, info.done, del.done };
+	f.gate->open_gate();
+	del.join();
+	get.join();
+	list.join();
+	sync.join();
+	info.join();
+	if (early[0])
+		fail_msg("Get answered (%s) before the delete was durable",
+			 get.status.ok() ? "OK" : get.status.error_message().c_str());
+	assert_false(early[1]);	// List
+	assert_false(early[2]);	// Sync
+	assert_false(early[3]);	// MasterInfo
+	assert_false(early[4]);	// Del itself
+	assert_true(del.status.ok());
+	assert_int_equal(get.status.error_code(), grpc::StatusCode::NOT_FOUND);
+	assert_true(list.status.ok());
+	assert_int_equal(list.value, 0);
+	assert_true(sync.status.ok());
+	assert_int_equal(sync.value, 0);
+	assert_true(info.status.ok());
+	assert_int_equal(info.value, 0);
+	// durable reads cost nothing when nothing is in flight
+	assert_int_equal(f.get("d/k", &got).error_code(), grpc::StatusCode::NOT_FOUND);
+	assert_true(v1 > 0);
+	assert_int_equal(f.lost.load(), 0);
+}
+
+// Reads of other keys do not wait for a key's record in flight.
+void test_other_keys_do_not_wait(void **)
+{
+	Fx f;
+	uint64_t va = f.put("a"), got = 0;
+	uint64_t vb = f.put_start("b");
+
+	f.gate->close_gate();
+	Call commit;
+	commit.run([&](uint64_t *) { return f.put_commit("b", vb); });
+	assert_true(f.gate->await_waiting());
+	assert_true(f.get("a", &got).ok());
+	assert_int_equal(got, va);
+	f.gate->open_gate();
+	commit.join();
+	assert_true(commit.status.ok());
+	assert_true(f.get("b", &got).ok());
+	assert_int_equal(got, vb);
+}
+
+// The used bytes of each segment, as SegmentList says.
+std::map<uint64_t, uint64_t> used_of(Leader &l)
+{
+	v1::SegmentListRequest q;
+	v1::SegmentListResponse a;
+	assert_true(l.SegmentList(kApp, &q, &a).ok());
+	std::map<uint64_t, uint64_t> out;
+	for (const auto &d : a.segments())
+		out[d.id()] = d.used();
+	return out;
+}
+
+bool overlaps(const v1::Replica &a, const v1::Replica &b)
+{
+	for (const auto &x : a.shards())
+		for (const auto &y : b.shards())
+			if (x.segment_id() == y.segment_id() && x.offset() < y.offset() + y.length() &&
+			    y.offset() < x.offset() + x.length())
+				return true;
+	return false;
+}
+
+// The leader of term 1 reserved space for a copy and never said it was
+// done (stopped, or cut off, mid-copy): the leader of term 2 gives that
+// space to no put -- a late write of the old one would land in it --
+// until the old leader is known to have stopped; then it is free again.
+void test_earlier_reservation_quarantined(void **)
+{
+	// what term 1 left in the log: two clients with a segment each, an
+	// object on one, and a second copy of it reserved on the other
+	MasterState st{ Limits() };
+	std::vector<std::string> entries;
+	std::string err;
+	auto log = [&](const lg::Record &r) {
+		assert_int_equal(st.apply(r, &err), 0);
+		lg::LogEntry e;
+		*e.add_records() = r;
+		entries.push_back(e.SerializeAsString());
+	};
+	lg::Record r;
+	st.plan_term(&r);
+	log(r);
+	uint64_t seg[2];
+	for (int i = 0; i < 2; i++) {
+		v1::Member m;
+		m.set_node_id(kNode);
+		m.set_addr("127.0.0.1");
+		m.set_port(7479);
+		r.Clear();
+		assert_int_equal(st.plan_register_client(kApp, m, 0, &r, &err), 0);
+		log(r);
+		uint64_t client = r.client_add().client_id();
+		v1::SegmentDesc d;
+		d.set_type(v1::SEGMENT_DRAM);
+		d.set_size(16 << 20);
+		d.set_node_id(kNode);
+		d.set_gaddr(0x9001000000000ull + (static_cast<uint64_t>(i) << 36));
+		uint64_t id;
+		bool remounted;
+		r.Clear();
+		assert_int_equal(st.plan_register_segment(kApp, client, d, &r, &id, &remounted, &err), 0);
+		log(r);
+		seg[i] = id;
+	}
+	v1::ReplicateConfig cfg;
+	cfg.set_dram_replicas(1);
+	r.Clear();
+	assert_int_equal(st.plan_put_start(kApp, 1, "k", 8 << 20, cfg, {}, 1000, &r, &err), 0);
+	log(r);
+	uint64_t v = r.put_start().version();
+	lg::Record c, abort;
+	assert_int_equal(st.plan_put_commit("k", v, { 0 }, v1::Checksums(), 1000, &c, &abort, &err), 0);
+	log(c);
+	v1::Replica dst;
+	assert_int_equal(st.place_replica("k", v, v1::SEGMENT_DRAM, {}, -1, &dst, &err), 0);
+	st.release_replica(dst);
+	r.Clear();
+	st.plan_reserve("k", v, dst, &r);
+	log(r);
+
+	Fx f(entries);
+	auto used = used_of(*f.leader);
+	assert_int_equal(used[seg[0]] + used[seg[1]], 16 << 20);
+	// puts take the rest, never the reserved space
+	uint64_t got = 0;
+	for (int i = 0; i < 40; i++) {
+		v1::PutStartRequest q;
+		v1::PutStartResponse a;
+		q.set_client_id(2);
+		q.set_key("p" + std::to_string(i));
+		q.set_size(1 << 20);
+		q.mutable_config()->set_dram_replicas(1);
+		if (!f.leader->PutStart(kApp, &q, &a).ok())
+			break;
+		for (const auto &rep : a.replicas()) {
+			if (overlaps(rep, dst))
+				fail_msg("put %d placed on space term 1 reserved", i);
+			got += rep.shards_size() ? rep.shards(0).length() : 0;
+		}
+	}
+	assert_int_equal(got, 16 << 20);	// 32 MiB, less the object and the reservation
+	// still so a while later: nobody said term 1 stopped
+	std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+	used = used_of(*f.leader);
+	assert_int_equal(used[seg[0]] + used[seg[1]], 32 << 20);
+	// it did: the space is free again (within a few seconds)
+	f.quiesced = true;
+	for (int i = 0; i < 100; i++) {
+		used = used_of(*f.leader);
+		if (used[seg[0]] + used[seg[1]] == 24 << 20)
+			break;
+		std::this_thread::sleep_for(std::chrono::milliseconds(100));
+	}
+	assert_int_equal(used[seg[0]] + used[seg[1]], 24 << 20);
+	// and the release is in the log
+	bool released = false;
+	for (const auto &e : f.gate->entries) {
+		lg::LogEntry le;
+		assert_true(le.ParseFromString(e));
+		for (const auto &rec : le.records())
+			released |= rec.has_replica_release() &&
+				    rec.replica_release().id() == r.replica_reserve().id();
+	}
+	assert_true(released);
+}
+
+}  // namespace
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_get_waits_for_durable_put),
+		cmocka_unit_test(test_reads_wait_for_durable_del),
+		cmocka_unit_test(test_other_keys_do_not_wait),
+		cmocka_unit_test(test_earlier_reservation_quarantined),
+	};
+	return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
