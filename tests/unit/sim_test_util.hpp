@@ -57,28 +57,26 @@ inline std::string slurp(const std::string &path)
 	return out;
 }
 
-#ifdef DS_DSCTL
-// dsctl (the build's, DS_DSCTL) with these words: its exit status,
-// stdout and stderr.
+// A program with these words: its exit status, stdout and stderr.
 struct result {
 	int status;
 	std::string out, err;
 };
 
-inline result dsctl(const std::vector<std::string> &words)
+inline result run_prog(const char *path, const std::vector<std::string> &words)
 {
 	char out[] = "/tmp/dssim-out-XXXXXX", err[] = "/tmp/dssim-err-XXXXXX";
 	int fo = mkstemp(out), fe = mkstemp(err);
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		std::vector<char *> argv = { const_cast<char *>(DS_DSCTL) };
+		std::vector<char *> argv = { const_cast<char *>(path) };
 		for (const auto &w : words)
 			argv.push_back(const_cast<char *>(w.c_str()));
 		argv.push_back(nullptr);
 		dup2(fo, 1);
 		dup2(fe, 2);
-		execv(DS_DSCTL, argv.data());
+		execv(path, argv.data());
 		_exit(127);
 	}
 	int st = 0;
@@ -89,6 +87,13 @@ inline result dsctl(const std::vector<std::string> &words)
 	unlink(out);
 	unlink(err);
 	return r;
+}
+
+#ifdef DS_DSCTL
+// dsctl (the build's, DS_DSCTL) with these words.
+inline result dsctl(const std::vector<std::string> &words)
+{
+	return run_prog(DS_DSCTL, words);
 }
 #endif
 

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// dsmaster's option checks, through the built dsmaster: each bad
+// combination refused with its own message and exit status 2 before
+// anything is opened (these run on the host, where no module is loaded).
+// The ones that guard security above all: plaintext only on loopback, and
+// etcd's TLS given whole or not at all.
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstddef>
+#include <csetjmp>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "sim.hpp"	// before cmocka.h, whose fail() macro iostream's would meet
+
+extern "C" {
+#include <cmocka.h>
+}
+
+#include "sim_test_util.hpp"
+
+using namespace simtest;
+
+namespace {
+
+using words = std::vector<std::string>;
+
+// what every run below needs, so that only the words under test are wrong
+words base(const words &more)
+{
+	words w = { "--listen", "127.0.0.1:7700", "--node", "1", "--addr", "10.0.0.1" };
+	w.insert(w.end(), more.begin(), more.end());
+	return w;
+}
+
+void refused(const words &w, const std::string &error)
+{
+	result res = run_prog(DS_DSMASTER, w);
+	std::string want = "dsmaster: " + error + "\n";
+	std::string cmd;
+	for (const std::string &s : w)
+		cmd += " " + s;
+
+	if (res.status != 2 || res.err.compare(0, want.size(), want))
+		print_error("dsmaster%s: status %d, stderr %s", cmd.c_str(), res.status, res.err.c_str());
+	assert_int_equal(res.status, 2);
+	assert_string_equal(res.err.substr(0, want.size()).c_str(), want.c_str());
+	assert_string_equal(res.out.c_str(), "");
+}
+
+void plaintext_only_on_loopback(void **)
+{
+	refused({ "--listen", "10.0.0.1:7700", "--node", "1", "--addr", "10.0.0.1", "--insecure" },
+		"--insecure listens on loopback only (127.0.0.1:PORT or [::1]:PORT), not on "
+		"10.0.0.1:7700");
+	refused({ "--listen", "0.0.0.0:7700", "--node", "1", "--addr", "10.0.0.1", "--insecure" },
+		"--insecure listens on loopback only (127.0.0.1:PORT or [::1]:PORT), not on "
+		"0.0.0.0:7700");
+	refused(base({ "--insecure", "--tls-ca", "/etc/ssl/certs/ca-certificates.crt" }),
+		"--insecure and --tls-* exclude each other");
+}
+
+void etcd_tls_whole_or_not_at_all(void **)
+{
+	const std::string ca = write_file("ca.crt", "not a certificate\n");
+
+	refused(base({ "--etcd", "127.0.0.1:2379", "--etcd-cacert", ca, "--etcd-cert", ca }),
+		"--etcd-cert and --etcd-key go together");
+	refused(base({ "--etcd", "127.0.0.1:2379", "--etcd-cacert", ca, "--etcd-key", ca }),
+		"--etcd-cert and --etcd-key go together");
+	refused(base({ "--etcd", "127.0.0.1:2379", "--etcd-cert", ca, "--etcd-key", ca }),
+		"--etcd-cert and --etcd-key need --etcd-cacert (etcd over TLS)");
+	refused(base({ "--etcd-cacert", ca }), "--etcd-cacert is for --etcd");
+	const std::string none = tmp_path("none.crt");
+	refused(base({ "--etcd", "127.0.0.1:2379", "--etcd-cacert", none }),
+		"etcd TLS: cannot read the CA certificate " + none + ": No such file or directory");
+}
+
+void the_rest(void **)
+{
+	refused({ "--node", "1", "--addr", "10.0.0.1" }, "--listen HOST:PORT is needed");
+	refused({ "--listen", "127.0.0.1:7700", "--addr", "10.0.0.1" },
+		"--node ID (the master's dsmem node, 1 or more) is needed");
+	refused(base({ "--data-dir", "/tmp", "--etcd", "127.0.0.1:2379" }),
+		"--data-dir and --etcd exclude each other (with etcd the metadata lives there)");
+	refused(base({ "--etcd", "127.0.0.1:2379", "--etcd-ttl", "0" }),
+		"--etcd-ttl needs 1 second or more");
+	refused(base({ "stray" }), "unexpected argument 'stray'");
+}
+
+}  // namespace
+
+int main()
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(plaintext_only_on_loopback),
+		cmocka_unit_test(etcd_tls_whole_or_not_at_all),
+		cmocka_unit_test(the_rest),
+	};
+	return cmocka_run_group_tests(tests, make_tmp_dir, remove_tmp_dir);
+}
