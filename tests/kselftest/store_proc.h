@@ -209,6 +209,9 @@ static inline long long kv(const char *line, const char *name)
 	return strtoll(v, NULL, 0);
 }
 
+/* processes stop_proc() saw survive SIGKILL: a test that kills fails on one */
+static int procs_stuck;
+
 static inline void stop_proc(struct proc *p, int sig)
 {
 	if (p->pid <= 0)
@@ -226,8 +229,26 @@ static inline void stop_proc(struct proc *p, int sig)
 		if (p->pid > 0)
 			kill(p->pid, SIGKILL);
 	}
-	if (p->pid > 0)
-		waitpid(p->pid, NULL, 0);
+	/* bounded: a process that cannot die (stuck in the kernel) is a
+	 * finding to report, not a reason to hang the run */
+	for (int i = 0; p->pid > 0 && i < 1200; i++) {
+		if (waitpid(p->pid, NULL, WNOHANG) == p->pid)
+			p->pid = 0;
+		else
+			usleep(50000);
+	}
+	if (p->pid > 0) {
+		char cmd[256];
+
+		procs_stuck++;
+		fprintf(stderr, "# pid %d did not die within 60 s of SIGKILL; its threads' kernel stacks:\n",
+			(int)p->pid);
+		snprintf(cmd, sizeof(cmd),
+			 "for t in /proc/%d/task/*; do echo \"$t $(cat $t/comm) $(cat $t/wchan)\"; "
+			 "cat $t/stack; done 2>&1 | sed 's/^/#   /' >&2", (int)p->pid);
+		if (system(cmd))
+			fprintf(stderr, "#   (could not read them)\n");
+	}
 	p->pid = 0;
 	if (p->in >= 0)
 		close(p->in);

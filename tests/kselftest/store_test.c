@@ -315,6 +315,16 @@ static void leftovers(struct env *e)
 	run("rm -rf %s", DIR_BASE);
 }
 
+/*
+ * A write to a worker that died (killed by a test, or failed to join)
+ * says EPIPE, and the test says what it means; SIGPIPE would end the run
+ * without a word.
+ */
+static void __attribute__((constructor)) ignore_sigpipe(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+}
+
 static bool certs_made;
 
 struct env_opts {
@@ -899,6 +909,9 @@ TEST_F_TIMEOUT(st, auth_refusals, 240)
 	ASSERT_EQ(0, extra_worker(&self->e, "mallory"));
 	ASSERT_EQ(0, wcmd(W(NWORKERS), r, sizeof(r), "del auth/k"));
 	EXPECT_EQ(-EPERM, call_err(r)) TH_LOG("%s", r);
+	/* the task's reason is the master's (spaces as _) */
+	EXPECT_NE(NULL, strstr(r, "_'auth/k'_belongs_to_client,_not_mallory"))
+		TH_LOG("%s", r);
 	ASSERT_EQ(0, wcmd(W(NWORKERS), r, sizeof(r), "put auth/k 1000 3 dram 1"));
 	EXPECT_EQ(-EPERM, call_err(r)) TH_LOG("%s", r);
 	/* a key of its own it may write; the others may not touch it */
@@ -1974,6 +1987,23 @@ static void chaos_fault(struct __test_metadata *_metadata, struct chaos *c, int6
 }
 
 /*
+ * A run that outlives any of its bounded waits hung somewhere unbounded:
+ * say what every process was doing, then end it (a signal handler's
+ * system() is not async-signal-safe, but this is the run's last word).
+ */
+static void chaos_hung(int sig)
+{
+	static const char m[] = "# chaos: the run hung; its processes:\n";
+
+	(void)sig;
+	if (write(2, m, sizeof(m) - 1) < 0)
+		_exit(1);
+	if (system("ps -eo pid,ppid,stat,wchan:24,etime,args | sed 's/^/#   /' >&2"))
+		_exit(1);
+	_exit(1);
+}
+
+/*
  * Clients put, get, delete and probe four keys while the nemesis kills
  * and pauses masters, kills an etcd member and clients, and delays
  * traffic; then every key is read once more, and the checker decides
@@ -1994,6 +2024,9 @@ TEST_F_TIMEOUT(chaos, linearizable_under_faults, 3600)
 	SKIP_FILTERED();
 	c.rng = (seed ? strtoull(seed, NULL, 0) : 1) * 0x9e3779b97f4a7c15ull | 1;
 	until = t0 + (secs ? atoll(secs) : CHAOS_DEFAULT_S) * 1000000000LL;
+	/* the run, then at worst every bounded wait after it */
+	signal(SIGALRM, chaos_hung);
+	alarm((secs ? atoi(secs) : CHAOS_DEFAULT_S) + 900);
 	snprintf(path, sizeof(path), "%s/nemesis.jsonl", self->e.dir);
 	c.nemesis = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
 	ASSERT_LE(0, c.nemesis);
@@ -2028,6 +2061,7 @@ TEST_F_TIMEOUT(chaos, linearizable_under_faults, 3600)
 	    strncmp(line, "ok done", 7))
 		say_why(&self->e, "# the final reads: %s\n", line);
 
+	alarm(0);
 	st = chaos_check(self->e.dir, figure, verdict, sizeof(verdict));
 	if (st)
 		say_why(&self->e, "%s", verdict);
@@ -2041,6 +2075,7 @@ TEST_F_TIMEOUT(chaos, linearizable_under_faults, 3600)
 	EXPECT_EQ(0, figure[CHAOS_VIOLATIONS]);
 	EXPECT_EQ(0, figure[CHAOS_LOST_ACKED]);
 	EXPECT_EQ(0, figure[CHAOS_BAD_CHECKSUM]);
+	EXPECT_EQ(0, procs_stuck) TH_LOG("a killed process did not die");
 	EXPECT_EQ(0, self->e.why[0]);
 	/* the history and the logs, kept where the host sees them */
 	snprintf(path, sizeof(path), "%s", beside("../../chaos-failed"));

@@ -280,7 +280,8 @@ std::string wait_task(uint64_t task)
 			break;
 		}
 	inflight.erase(task);
-	return "ok ret=0 task=" + std::to_string(task) + status_fields(st, g);
+	// a task that ended with an error: the reason its query left
+	return "ok ret=0 task=" + std::to_string(task) + status_fields(st, g) + (st.err ? msg_field() : "");
 }
 
 std::string do_put(const std::string &key, uint64_t size, uint64_t seed, const opts &o)

@@ -427,18 +427,20 @@ void test_task_states(void **)
 	uint64_t a = 0, b = 0, c = 0;
 	ds_store_task_status st{};
 	assert_int_equal(q.submit(DS_STORE_TASK_PUT, 10000,
-				  [&](unsigned w, Clock::time_point, ds_store_task_status *s) {
+				  [&](unsigned w, Clock::time_point, ds_store_task_status *s, std::string *) {
 					  assert_int_equal(w, 0);
 					  gate.wait();
 					  s->version = 42;
 					  return 0;
 				  }, &a), 0);
 	assert_int_equal(q.submit(DS_STORE_TASK_GET, 10000,
-				  [](unsigned, Clock::time_point, ds_store_task_status *) { return 0; },
+				  [](unsigned, Clock::time_point, ds_store_task_status *, std::string *) { return 0; },
 				  &b), 0);
 	assert_int_equal(q.submit(DS_STORE_TASK_DEL, 10000,
-				  [](unsigned, Clock::time_point, ds_store_task_status *) { return -ENOENT; },
-				  &c), 0);
+				  [](unsigned, Clock::time_point, ds_store_task_status *, std::string *why) {
+					  *why = "no key k";
+					  return -ENOENT;
+				  }, &c), 0);
 	assert_true(a != b && b != c);
 	gate.wait_entered();
 	assert_int_equal(q.query(a, 0, true, &st), 0);
@@ -457,14 +459,18 @@ void test_task_states(void **)
 	assert_int_equal(st.state, DS_STORE_CANCELED);
 	assert_int_equal(st.err, -ECANCELED);
 	gate.release();
-	assert_int_equal(q.query(a, -1, false, &st), 0);
+	std::string why = "stale";
+	assert_int_equal(q.query(a, -1, false, &st, &why), 0);
 	assert_int_equal(st.state, DS_STORE_COMPLETE);
 	assert_int_equal(st.version, 42);
 	assert_int_equal(st.err, 0);
-	assert_int_equal(q.query(c, -1, false, &st), 0);
+	assert_string_equal(why.c_str(), "");
+	// a failed task keeps its reason
+	assert_int_equal(q.query(c, -1, false, &st, &why), 0);
 	assert_int_equal(st.state, DS_STORE_FAILED);
 	assert_int_equal(st.err, -ENOENT);
 	assert_int_equal(st.kind, DS_STORE_TASK_DEL);
+	assert_string_equal(why.c_str(), "no key k");
 	// release forgets done tasks only when asked
 	assert_int_equal(q.size(), 3);
 	assert_int_equal(q.query(a, 0, true, &st), 0);
@@ -476,7 +482,7 @@ void test_task_states(void **)
 	assert_int_equal(q.size(), 0);
 	q.stop();
 	assert_int_equal(q.submit(DS_STORE_TASK_PUT, 100,
-				  [](unsigned, Clock::time_point, ds_store_task_status *) { return 0; },
+				  [](unsigned, Clock::time_point, ds_store_task_status *, std::string *) { return 0; },
 				  &a), -ESHUTDOWN);
 }
 
@@ -488,14 +494,14 @@ void test_task_timeout(void **)
 	uint64_t a = 0, b = 0, c = 0;
 	ds_store_task_status st{};
 	q.submit(DS_STORE_TASK_PUT, 10000,
-		 [&](unsigned, Clock::time_point, ds_store_task_status *) {
+		 [&](unsigned, Clock::time_point, ds_store_task_status *, std::string *) {
 			 gate.wait();
 			 return 0;
 		 }, &a);
 	// queued behind it with a short deadline: times out without running
 	std::atomic<bool> ran{false};
 	q.submit(DS_STORE_TASK_GET, 30,
-		 [&](unsigned, Clock::time_point, ds_store_task_status *) {
+		 [&](unsigned, Clock::time_point, ds_store_task_status *, std::string *) {
 			 ran = true;
 			 return 0;
 		 }, &b);
@@ -509,7 +515,7 @@ void test_task_timeout(void **)
 	gate.release();
 	// a running task that ends with -ETIMEDOUT is a TIMEOUT too
 	q.submit(DS_STORE_TASK_SYNC, 10000,
-		 [](unsigned, Clock::time_point, ds_store_task_status *) { return -ETIMEDOUT; }, &c);
+		 [](unsigned, Clock::time_point, ds_store_task_status *, std::string *) { return -ETIMEDOUT; }, &c);
 	assert_int_equal(q.query(c, -1, true, &st), 0);
 	assert_int_equal(st.state, DS_STORE_TIMEOUT);
 	assert_int_equal(q.query(a, -1, true, &st), 0);
@@ -524,12 +530,12 @@ void test_stop_cancels_waiting(void **)
 	Gate gate;
 	uint64_t a = 0, b = 0;
 	q->submit(DS_STORE_TASK_PUT, 10000,
-		  [&](unsigned, Clock::time_point, ds_store_task_status *) {
+		  [&](unsigned, Clock::time_point, ds_store_task_status *, std::string *) {
 			  gate.wait();
 			  return 0;
 		  }, &a);
 	q->submit(DS_STORE_TASK_PUT, 10000,
-		  [](unsigned, Clock::time_point, ds_store_task_status *) { return 0; }, &b);
+		  [](unsigned, Clock::time_point, ds_store_task_status *, std::string *) { return 0; }, &b);
 	gate.wait_entered();
 	std::thread stopper([&] { q->stop(); });
 	std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -550,7 +556,7 @@ void test_many_workers(void **)
 	std::vector<uint64_t> ids(200);
 	for (size_t i = 0; i < ids.size(); i++)
 		assert_int_equal(q.submit(DS_STORE_TASK_GET, 10000,
-					  [&, i](unsigned w, Clock::time_point, ds_store_task_status *s) {
+					  [&, i](unsigned w, Clock::time_point, ds_store_task_status *s, std::string *) {
 						  assert_true(w < 4);
 						  sum += static_cast<int>(i);
 						  s->bytes = i;
@@ -640,9 +646,22 @@ void test_task_errors(void **)
 	assert_int_equal(st.err, -EINVAL);
 	assert_int_equal(st.kind, DS_STORE_TASK_PUT);
 	assert_int_equal(st.bytes, sizeof(small));
+	// its reason: the master's words, left by the query that reported it
+	assert_non_null(strstr(ds_store_errmsg(nullptr), ": bad"));
 	assert_int_equal(ds_store_task_query(s.get(), t2, -1, 1, &st), 0);
 	assert_int_equal(st.state, DS_STORE_FAILED);
 	assert_int_equal(st.err, -ENOSPC);
+	assert_string_equal(ds_store_errmsg(nullptr), (m.addr + ": no room").c_str());
+	// the C++ layer's error says the same
+	assert_int_equal(ds_store_put(s.get(), "k", &v2, 1, nullptr, &t2), 0);
+	auto r = Task::check(Task(s.get(), t2).wait());
+	assert_false(r.ok());
+	assert_int_equal(r.err().code, -ENOSPC);
+	assert_string_equal(r.err().message.c_str(), ("failed: " + m.addr + ": no room").c_str());
+	// a task nobody submitted
+	assert_int_equal(ds_store_task_query(s.get(), 999999, 0, 1, &st), 0);
+	assert_int_equal(st.state, DS_STORE_INVALID);
+	assert_string_equal(ds_store_errmsg(nullptr), "no such task");
 	// a master that is not there: TIMEOUT at the task's deadline
 	auto d = detached(dead_addr(), 1, 300);
 	assert_int_equal(ds_store_del(d.get(), "k", &t1), 0);

@@ -484,6 +484,75 @@ void test_earlier_reservation_quarantined(void **)
 	assert_true(released);
 }
 
+v1::DelRequest del_request(const std::string &key, uint64_t request_id)
+{
+	v1::DelRequest q;
+	q.set_key(key);
+	q.set_request_id(request_id);
+	return q;
+}
+
+// A retried delete (the same request id) gets the first attempt's answer,
+// from this leader or the next one, and never before the first attempt's
+// record is durable; a new delete of the key finds nothing.
+void test_retried_del_gets_its_answer(void **)
+{
+	Fx f;
+	f.put("r/k");
+	f.put("r/k");
+	v1::DelRequest first = del_request("r/k", 77);
+	v1::DelResponse a;
+	assert_true(f.leader->Del(kApp, &first, &a).ok());
+	assert_int_equal(a.versions(), 2);
+	a.Clear();
+	assert_true(f.leader->Del(kApp, &first, &a).ok());
+	assert_int_equal(a.versions(), 2);
+	v1::DelRequest other = del_request("r/k", 78), plain = del_request("r/k", 0);
+	assert_int_equal(f.leader->Del(kApp, &other, &a).error_code(), grpc::StatusCode::NOT_FOUND);
+	assert_int_equal(f.leader->Del(kApp, &plain, &a).error_code(), grpc::StatusCode::NOT_FOUND);
+	// the same id for another key is another request
+	f.put("r/j");
+	v1::DelRequest j = del_request("r/j", 77);
+	a.Clear();
+	assert_true(f.leader->Del(kApp, &j, &a).ok());
+	assert_int_equal(a.versions(), 1);
+
+	// a retry while the first attempt's record is in flight waits for it
+	f.put("r/m");
+	f.gate->close_gate();
+	v1::DelRequest m = del_request("r/m", 79);
+	Call del, retry;
+	del.run([&](uint64_t *n) {
+		v1::DelResponse r;
+		grpc::Status st = f.leader->Del(kApp, &m, &r);
+		*n = r.versions();
+		return st;
+	});
+	assert_true(f.gate->await_waiting());
+	retry.run([&](uint64_t *n) {
+		v1::DelResponse r;
+		grpc::Status st = f.leader->Del(kApp, &m, &r);
+		*n = r.versions();
+		return st;
+	});
+	settle();
+	bool early = retry.done;
+	f.gate->open_gate();
+	del.join();
+	retry.join();
+	assert_false(early);
+	assert_true(del.status.ok());
+	assert_true(retry.status.ok());
+	assert_int_equal(retry.value, 1);
+
+	// the next leader, from the log, answers the retry the same way
+	Fx next(f.gate->entries);
+	a.Clear();
+	assert_true(next.leader->Del(kApp, &first, &a).ok());
+	assert_int_equal(a.versions(), 2);
+	assert_int_equal(next.leader->Del(kApp, &other, &a).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
 }  // namespace
 
 int main(void)
@@ -493,6 +562,7 @@ int main(void)
 		cmocka_unit_test(test_reads_wait_for_durable_del),
 		cmocka_unit_test(test_other_keys_do_not_wait),
 		cmocka_unit_test(test_earlier_reservation_quarantined),
+		cmocka_unit_test(test_retried_del_gets_its_answer),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -495,6 +495,50 @@ void test_del(void **)
 	assert_int_equal(f.st.plan_del(f.who, "nothere", &r, &n, &err), -ENOENT);
 }
 
+// The recent deletes with a request id: found by key and id, the oldest
+// forgotten past the limit, kept through a snapshot and a replay (a retry
+// may reach the next leader).
+void test_recent_dels(void **)
+{
+	Limits lim;
+	lim.recent_dels = 3;
+	Fx f(lim);
+	uint64_t c = f.client(1);
+	f.segment(c, 0x100000000, 64 * kMiB);
+	std::string err;
+	for (int i = 0; i < 5; i++) {
+		std::string key = "r" + std::to_string(i);
+		f.put(c, key, kMiB);
+		f.put(c, key, kMiB);
+		lg::Record r;
+		uint64_t n = 0;
+		assert_int_equal(f.st.plan_del(f.who, key, &r, &n, &err), 0);
+		assert_int_equal(r.del().versions(), 2);
+		r.mutable_del()->set_request_id(100 + i);
+		f.apply(r);
+	}
+	const lg::Del *d = f.st.recent_del("r4", 104);
+	assert_non_null(d);
+	assert_int_equal(d->versions(), 2);
+	assert_non_null(f.st.recent_del("r2", 102));
+	assert_null(f.st.recent_del("r1", 101));	// past the limit
+	assert_null(f.st.recent_del("r3", 104));	// another key's id
+	assert_null(f.st.recent_del("r4", 0));
+
+	lg::Snapshot snap;
+	f.st.snapshot(&snap);
+	MasterState restored(lim);
+	assert_int_equal(restored.restore(snap, &err), 0);
+	assert_non_null(restored.recent_del("r2", 102));
+	assert_int_equal(restored.recent_del("r3", 103)->versions(), 2);
+	assert_null(restored.recent_del("r1", 101));
+	MasterState replayed(lim);
+	replay(replayed, f.log);
+	assert_non_null(replayed.recent_del("r4", 104));
+	assert_null(replayed.recent_del("r0", 100));
+	assert_string_equal(image_of(replayed).c_str(), f.image().c_str());
+}
+
 // Identities: what one writes or lends, another may not replace, delete,
 // remount or act for; an admin may.
 void test_ownership(void **)
@@ -1158,6 +1202,7 @@ int main(void)
 		cmocka_unit_test(test_version_visibility),
 		cmocka_unit_test(test_gc_after_lease),
 		cmocka_unit_test(test_del),
+		cmocka_unit_test(test_recent_dels),
 		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_sync_waits_for_earlier_puts),
 		cmocka_unit_test(test_dead_owner),

@@ -1267,6 +1267,28 @@ void etcd_keepalive(void **)
 	e1.resign();
 }
 
+// A holder busy longer than the TTL (a takeover replaying a long log)
+// keeps the key while a LeaseRenewer lives, and loses it without one.
+void etcd_lease_renewed_meanwhile(void **)
+{
+	auto c = etcd_client();
+	std::string err;
+	Election e(c, "/rn/leader", "a", 1);
+	bool won = false;
+	assert_int_equal(e.campaign(&won, &err), 0);
+	assert_true(won);
+	int64_t held = e.held_until_ns();
+	{
+		LeaseRenewer renewing(e, std::chrono::milliseconds(300));
+		std::this_thread::sleep_for(std::chrono::seconds(3));
+	}
+	assert_true(e.held_until_ns() > held);
+	assert_int_equal(e.keepalive(&err), 0);
+	std::this_thread::sleep_for(std::chrono::seconds(3));
+	assert_int_equal(e.keepalive(&err), -ESTALE);
+	e.resign();
+}
+
 }  // namespace
 
 int main(void)
@@ -1292,6 +1314,7 @@ int main(void)
 		cmocka_unit_test(etcd_fencing),
 		cmocka_unit_test(etcd_append_no_overwrite),
 		cmocka_unit_test(etcd_keepalive),
+		cmocka_unit_test(etcd_lease_renewed_meanwhile),
 		cmocka_unit_test(etcd_slow_tier_claim),
 	};
 	int failed = cmocka_run_group_tests_name("store_persist_local", local, NULL, NULL);

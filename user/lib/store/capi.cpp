@@ -208,7 +208,14 @@ DS_EXPORT int ds_store_task_query(struct ds_store *s, uint64_t task, int wait_ms
 			return fail(-EINVAL, s ? "no status pointer" : "no store handle");
 		if (wait_ms < -1)
 			return fail(-EINVAL, "wait_ms must be -1, 0 or a time");
-		return s->client.tasks().query(task, wait_ms, release != 0, st);
+		std::string why;
+		int ret = s->client.tasks().query(task, wait_ms, release != 0, st, &why);
+		// a task that ended without completing: its reason is the
+		// thread's message, as a failed call's would be
+		if (!ret && st->err && st->state != DS_STORE_WAITING && st->state != DS_STORE_PENDING)
+			fail(st->err, st->state == DS_STORE_INVALID && st->err == -ENOENT && why.empty()
+					      ? "no such task" : why);
+		return ret;
 	});
 }
 

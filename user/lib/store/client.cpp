@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <random>
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -199,6 +200,18 @@ std::string netdev_addr(const char *netdev)
 	}
 	freeifaddrs(ifa);
 	return out;
+}
+
+// A name for one request, the same on each of its retries: 64 random
+// bits, never 0 (none).
+uint64_t new_request_id()
+{
+	thread_local std::mt19937_64 rng{ (static_cast<uint64_t>(std::random_device{}()) << 32) ^
+					  std::random_device{}() };
+	uint64_t id;
+	while (!(id = rng()))
+		;
+	return id;
 }
 
 constexpr uint64_t kSlowChunk = 1 << 20;
@@ -398,8 +411,9 @@ void TaskQueue::worker(unsigned index)
 		Fn fn = std::move(t->fn);
 		lk.unlock();
 		int ret;
+		std::string why;
 		try {
-			ret = fn(index, t->deadline, &st);
+			ret = fn(index, t->deadline, &st, &why);
 		} catch (const std::bad_alloc &) {
 			ret = -ENOMEM;
 		} catch (...) {
@@ -422,11 +436,14 @@ void TaskQueue::worker(unsigned index)
 		}
 		st.kind = t->st.kind;
 		t->st = st;
+		if (ret)
+			t->why = std::move(why);
 		done_cv_.notify_all();
 	}
 }
 
-int TaskQueue::query(uint64_t id, int wait_ms, bool release, ds_store_task_status *st)
+int TaskQueue::query(uint64_t id, int wait_ms, bool release, ds_store_task_status *st,
+		     std::string *why)
 {
 	std::unique_lock<std::mutex> lk(mu_);
 	auto until = Clock::now() + std::chrono::milliseconds(wait_ms < 0 ? 0 : wait_ms);
@@ -445,6 +462,8 @@ int TaskQueue::query(uint64_t id, int wait_ms, bool release, ds_store_task_statu
 		bool is_done = done(*t);
 		if (is_done || wait_ms == 0 || (wait_ms > 0 && Clock::now() >= until)) {
 			*st = t->st;
+			if (why)
+				*why = is_done ? t->why : "";
 			if (is_done && release)
 				tasks_.erase(it);
 			return 0;
@@ -1246,7 +1265,7 @@ int ClientCore::nvmeof_target(const pb::SegmentDesc &d, NvmeofTarget **t, std::s
 
 int ClientCore::do_put(unsigned worker, Clock::time_point deadline, const std::string &key,
 		   const std::vector<iovec> &iov, const ds_store_replicate_config &cfg,
-		   ds_store_task_status *st)
+		   ds_store_task_status *st, std::string *why)
 {
 	uint64_t size = 0;
 	for (const iovec &v : iov)
@@ -1268,7 +1287,9 @@ int ClientCore::do_put(unsigned worker, Clock::time_point deadline, const std::s
 		*req.mutable_config() = to_pb(cfg);
 		for (uint64_t s : exclude)
 			req.add_exclude_segments(s);
-		std::string err;
+		// each attempt's reason replaces the last's
+		std::string &err = *why;
+		err.clear();
 		Clock::time_point sent = Clock::now();
 		if (int ret = masters_.call(&pb::Master::Stub::PutStart, req, &start, deadline, &err))
 			return ret;
@@ -1291,7 +1312,8 @@ int ClientCore::do_put(unsigned worker, Clock::time_point deadline, const std::s
 		};
 		if (worker >= workers_.size()) {
 			abort();
-			return -ENODEV;		// detached: no data path
+			err = "detached: no data path";
+			return -ENODEV;
 		}
 		int nrep = start.replicas_size();
 		std::vector<bool> ok(static_cast<size_t>(nrep), true);
@@ -1311,9 +1333,11 @@ int ClientCore::do_put(unsigned worker, Clock::time_point deadline, const std::s
 			uint64_t pos = 0;
 			for (const pb::Shard &sh : rep.shards()) {
 				pb::SegmentDesc d;
-				if (segment(sh.segment_id(), &d, until)) {
+				if (int ret = segment(sh.segment_id(), &d, until)) {
 					ok[r] = false;
 					failed_segs.push_back(sh.segment_id());
+					err = "segment " + std::to_string(sh.segment_id()) + ": " +
+					      strerror(-ret);
 					pos += sh.length();
 					continue;
 				}
@@ -1349,6 +1373,8 @@ int ClientCore::do_put(unsigned worker, Clock::time_point deadline, const std::s
 					ok[owner[i].first] = false;
 					failed_segs.push_back(owner[i].second);
 					last_err = status[i];
+					err = "writing to segment " + std::to_string(owner[i].second) +
+					      ": " + strerror(-status[i]);
 				}
 			}
 		}
@@ -1428,6 +1454,8 @@ int ClientCore::do_put(unsigned worker, Clock::time_point deadline, const std::s
 				attempt++;
 				continue;
 			}
+			if (late)
+				err = "the put's time ran out before its commit";
 			return late ? -ETIMEDOUT : last_err;
 		}
 
@@ -1589,7 +1617,7 @@ void ClientCore::report_bad(const pb::ObjectInfo &obj, const pb::Replica &rep,
 
 int ClientCore::do_get(unsigned worker, Clock::time_point deadline, const std::string &key,
 		   const std::vector<iovec> &iov, int64_t min_version, uint64_t offset,
-		   ds_store_task_status *st)
+		   ds_store_task_status *st, std::string *why)
 {
 	uint64_t room = 0;
 	for (const iovec &v : iov)
@@ -1611,7 +1639,9 @@ int ClientCore::do_get(unsigned worker, Clock::time_point deadline, const std::s
 		req.set_client_id(client_id_.load());
 		req.set_key(key);
 		req.set_min_version(min_version);
-		std::string err;
+		// each attempt's reason replaces the last's
+		std::string &err = *why;
+		err.clear();
 		Clock::time_point sent = Clock::now();
 		if (int ret = masters_.call(&pb::Master::Stub::Get, req, &resp, deadline, &err)) {
 			// a min_version no put was given yet: say what there is
@@ -1628,11 +1658,15 @@ int ClientCore::do_get(unsigned worker, Clock::time_point deadline, const std::s
 		// the lease on our clock: the master's realtime is not ours
 		Clock::time_point lease_end =
 			local_deadline(sent, realtime_ns(), resp.lease_until_ns(), kLeaseMarginPct);
-		if (worker >= workers_.size())
-			return -ENODEV;		// detached: no data path
+		if (worker >= workers_.size()) {
+			err = "detached: no data path";
+			return -ENODEV;
+		}
 		const pb::ObjectInfo &obj = resp.object();
 		if (resp.below_min_version()) {
 			st->largest_version = obj.version() ? static_cast<int64_t>(obj.version()) : -1;
+			err = "the newest version is " + std::to_string(obj.version()) +
+			      ", older than min_version " + std::to_string(min_version);
 			return -ERANGE;
 		}
 		uint64_t size = obj.size();
@@ -1675,6 +1709,9 @@ int ClientCore::do_get(unsigned worker, Clock::time_point deadline, const std::s
 				break;
 			}
 			last_err = ret;
+			if (ret != -EBADMSG)
+				err = std::string("reading a replica of version ") +
+				      std::to_string(obj.version()) + ": " + strerror(-ret);
 		}
 		if (!read && (resp.slow_tier() || obj.flushed() || obj.flushed_version() >= obj.version())) {
 			uint64_t found = 0, got = 0;
@@ -1758,9 +1795,8 @@ int ClientCore::put(const char *key, const struct iovec *iov, size_t n,
 	std::vector<iovec> v(iov, iov + n);
 	std::lock_guard<std::mutex> lk(puts_mu_);
 	int ret = tasks_.submit(DS_STORE_TASK_PUT, cfg_.timeout_ms,
-				[this, k, v, c](unsigned w, Clock::time_point d, ds_store_task_status *st) {
-					return do_put(w, d, k, v, c, st);
-				},
+				[this, k, v, c](unsigned w, Clock::time_point d, ds_store_task_status *st,
+						std::string *why) { return do_put(w, d, k, v, c, st, why); },
 				task);
 	if (!ret) {
 		std::vector<uint64_t> &ids = puts_by_key_[k];
@@ -1812,8 +1848,8 @@ int ClientCore::get(const char *key, const struct iovec *iov, size_t n, int64_t 
 	std::vector<iovec> v(iov, iov + n);
 	return tasks_.submit(DS_STORE_TASK_GET, cfg_.timeout_ms,
 			     [this, k, v, min_version, offset](unsigned w, Clock::time_point d,
-							       ds_store_task_status *st) {
-				     return do_get(w, d, k, v, min_version, offset, st);
+							       ds_store_task_status *st, std::string *why) {
+				     return do_get(w, d, k, v, min_version, offset, st, why);
 			     },
 			     task);
 }
@@ -1833,10 +1869,10 @@ int ClientCore::replicate(const char *key, const ds_store_replicate_config *cfg,
 	req.set_key(key);
 	*req.mutable_config() = to_pb(*cfg);
 	return tasks_.submit(DS_STORE_TASK_REPLICATE, cfg_.timeout_ms,
-			     [this, req](unsigned, Clock::time_point d, ds_store_task_status *st) {
+			     [this, req](unsigned, Clock::time_point d, ds_store_task_status *st,
+					 std::string *why) {
 				     pb::ReplicateResponse resp;
-				     std::string e;
-				     int ret = masters_.call(&pb::Master::Stub::Replicate, req, &resp, d, &e);
+				     int ret = masters_.call(&pb::Master::Stub::Replicate, req, &resp, d, why);
 				     if (ret)
 					     return ret;
 				     st->version = static_cast<int64_t>(resp.version());
@@ -1854,11 +1890,14 @@ int ClientCore::del(const char *key, uint64_t *task, std::string *err)
 		return ret;
 	pb::DelRequest req;
 	req.set_key(key);
+	// a retry at another master must not delete what came after
+	// (or find nothing and say so) if the first attempt did it
+	req.set_request_id(new_request_id());
 	return tasks_.submit(DS_STORE_TASK_DEL, cfg_.timeout_ms,
-			     [this, req](unsigned, Clock::time_point d, ds_store_task_status *) {
+			     [this, req](unsigned, Clock::time_point d, ds_store_task_status *,
+					 std::string *why) {
 				     pb::DelResponse resp;
-				     std::string e;
-				     return masters_.call(&pb::Master::Stub::Del, req, &resp, d, &e);
+				     return masters_.call(&pb::Master::Stub::Del, req, &resp, d, why);
 			     },
 			     task);
 }
@@ -1873,7 +1912,8 @@ int ClientCore::sync(const char *key, uint64_t *task, std::string *err)
 	// ended) by the time the sync runs: waiting on them cannot deadlock.
 	std::vector<uint64_t> before = earlier_puts(key);
 	return tasks_.submit(DS_STORE_TASK_SYNC, cfg_.timeout_ms,
-			     [this, req, before](unsigned, Clock::time_point d, ds_store_task_status *st) {
+			     [this, req, before](unsigned, Clock::time_point d, ds_store_task_status *st,
+						 std::string *why) {
 				     for (uint64_t id : before) {
 					     ds_store_task_status pst{};
 					     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -1886,8 +1926,7 @@ int ClientCore::sync(const char *key, uint64_t *task, std::string *err)
 						     return -ETIMEDOUT;
 				     }
 				     pb::SyncResponse resp;
-				     std::string e;
-				     int ret = masters_.call(&pb::Master::Stub::Sync, req, &resp, d, &e);
+				     int ret = masters_.call(&pb::Master::Stub::Sync, req, &resp, d, why);
 				     if (!ret)
 					     st->version = resp.version() ? static_cast<int64_t>(resp.version()) : -1;
 				     return ret;

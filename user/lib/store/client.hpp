@@ -148,9 +148,10 @@ private:
 class TaskQueue {
 public:
 	// Runs on worker `worker`; fills *st (version, replicas, ...);
-	// returns 0 (COMPLETE), -ETIMEDOUT (TIMEOUT) or -errno (FAILED).
+	// returns 0 (COMPLETE), -ETIMEDOUT (TIMEOUT) or -errno (FAILED), and
+	// on failure may say why in *why (the master's words, a segment...).
 	using Fn = std::function<int(unsigned worker, Clock::time_point deadline,
-				     ds_store_task_status *st)>;
+				     ds_store_task_status *st, std::string *why)>;
 
 	TaskQueue() = default;
 	TaskQueue(const TaskQueue &) = delete;
@@ -160,8 +161,10 @@ public:
 	void start(unsigned workers);
 	// -ESHUTDOWN once stopped.
 	int submit(uint32_t kind, uint32_t timeout_ms, Fn fn, uint64_t *id);
-	// Unknown ids report INVALID (-ENOENT in err) and return 0.
-	int query(uint64_t id, int wait_ms, bool release, ds_store_task_status *st);
+	// Unknown ids report INVALID (-ENOENT in err) and return 0; why (when
+	// not NULL) gets a done task's reason, "" if it completed or gave none.
+	int query(uint64_t id, int wait_ms, bool release, ds_store_task_status *st,
+		  std::string *why = nullptr);
 	int cancel(uint64_t id);	// -EBUSY running or done, -ENOENT unknown
 	// Cancel what waits, let running tasks end, join the workers.
 	void stop();
@@ -170,6 +173,7 @@ public:
 private:
 	struct Task {
 		ds_store_task_status st{};
+		std::string why;	// a failed task's reason
 		Fn fn;
 		Clock::time_point deadline;
 	};
@@ -275,10 +279,10 @@ private:
 
 	int do_put(unsigned worker, Clock::time_point deadline, const std::string &key,
 		   const std::vector<iovec> &iov, const ds_store_replicate_config &cfg,
-		   ds_store_task_status *st);
+		   ds_store_task_status *st, std::string *why);
 	int do_get(unsigned worker, Clock::time_point deadline, const std::string &key,
 		   const std::vector<iovec> &iov, int64_t min_version, uint64_t offset,
-		   ds_store_task_status *st);
+		   ds_store_task_status *st, std::string *why);
 	int read_replica(Worker &w, const pb::Replica &rep, const std::vector<iovec> &iov,
 			 uint64_t offset, uint64_t len, Clock::time_point deadline);
 	// The slow tier's copy of exactly version `want`: -ESTALE (and

@@ -585,4 +585,27 @@ int64_t Election::revision() const
 	return rev_.load();
 }
 
+LeaseRenewer::LeaseRenewer(Election &e, std::chrono::milliseconds period)
+	: t_([this, &e, period] {
+		  std::unique_lock<std::mutex> l(m_);
+		  while (!cv_.wait_for(l, period, [this] { return done_; })) {
+			  l.unlock();
+			  std::string err;
+			  e.keepalive(&err);
+			  l.lock();
+		  }
+	  })
+{
+}
+
+LeaseRenewer::~LeaseRenewer()
+{
+	{
+		std::lock_guard<std::mutex> g(m_);
+		done_ = true;
+	}
+	cv_.notify_all();
+	t_.join();
+}
+
 }  // namespace dsmem::store

@@ -11,10 +11,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -117,6 +119,27 @@ private:
 	int64_t lease_ends_ns_ = 0;	// the hold the last grant or renewal gives
 	std::atomic<int64_t> rev_{ 0 };
 	std::atomic<int64_t> held_until_ns_{ 0 };
+};
+
+// Renews an election's lease every period on a thread of its own while it
+// lives, for whoever holds it through work longer than the TTL: a master
+// taking over replays the whole log before it can renew again, and a long
+// log under load outlasted the TTL -- the lease ran out, the takeover's
+// fenced writes failed, and the next campaign replayed the same log
+// again: no leader for good.  A renewal that fails is for the holder's
+// fenced writes to find.
+class LeaseRenewer {
+public:
+	LeaseRenewer(Election &e, std::chrono::milliseconds period);
+	~LeaseRenewer();
+	LeaseRenewer(const LeaseRenewer &) = delete;
+	LeaseRenewer &operator=(const LeaseRenewer &) = delete;
+
+private:
+	std::mutex m_;
+	std::condition_variable cv_;
+	bool done_ = false;
+	std::thread t_;		// last: started once the rest is there
 };
 
 }  // namespace dsmem::store

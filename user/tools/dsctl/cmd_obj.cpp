@@ -83,8 +83,9 @@ public:
 		fail(doing + ": " + task_why(st));
 	}
 
-	// A task says only its error number (the library's message is the
-	// calling thread's, not the task's).
+	// Why a task ended without completing: the reason the query left in
+	// the thread's message (the master's words when it refused), else
+	// its error number.
 	static std::string task_why(const ds_store_task_status &st)
 	{
 		if (st.state == DS_STORE_TIMEOUT && !st.err)
@@ -93,7 +94,8 @@ public:
 			return "canceled";
 		if (st.state == DS_STORE_INVALID && !st.err)
 			return "no such task";
-		return strerror(st.err ? -st.err : EIO);
+		const char *m = ds_store_errmsg(nullptr);
+		return m && *m ? m : strerror(st.err ? -st.err : EIO);
 	}
 
 private:

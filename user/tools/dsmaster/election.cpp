@@ -201,20 +201,30 @@ int run_ha(const Options &opts, MasterService &svc, SlowTier *slow, Mover *mover
 				return;
 			}
 			log_line("elected (fence revision %lld)", static_cast<long long>(election.revision()));
-			std::unique_ptr<MetaLog> log = open_etcd_log(etcd, opts.etcd_prefix + "/meta",
-								     leader_key, election.revision(), &err);
-			auto l = log ? std::make_shared<Leader>(opts, slow, mover) : nullptr;
-			if (l) {
-				l->extend_lease(election.held_until_ns());
-				l->set_quiesced([etcd, &opts](uint64_t t) {
-					EtcdKV kv;
-					std::string e;
-					return etcd->get(quiesced_key(opts, t), &kv, &e) == 0;
-				});
+			std::shared_ptr<Leader> l;
+			{
+				// the lease lives on through the takeover, however
+				// long the log takes to read and replay
+				LeaseRenewer renewing(election, period);
+				std::unique_ptr<MetaLog> log = open_etcd_log(etcd, opts.etcd_prefix + "/meta",
+									     leader_key, election.revision(),
+									     &err);
+				if (log) {
+					l = std::make_shared<Leader>(opts, slow, mover);
+					l->extend_lease(election.held_until_ns());
+					l->set_quiesced([etcd, &opts](uint64_t t) {
+						EtcdKV kv;
+						std::string e;
+						return etcd->get(quiesced_key(opts, t), &kv, &e) == 0;
+					});
+					ret = l->start(std::move(log),
+						       [&](const std::string &why) { stopper.set_lost(why); },
+						       &err);
+				}
 			}
-			if (!log || (ret = l->start(std::move(log),
-						    [&](const std::string &why) { stopper.set_lost(why); },
-						    &err))) {
+			if (l && !ret)
+				l->extend_lease(election.held_until_ns());
+			if (!l || ret) {
 				log_line("cannot take over: %s", err.c_str());
 				if (l)
 					l->stop();

@@ -1020,12 +1020,23 @@ grpc::Status Leader::Del(const Caller &c, const v1::DelRequest *q, v1::DelRespon
 	std::lock_guard<std::mutex> fg(*fl);
 	{
 		std::unique_lock<std::mutex> g(mu_);
+		// a retry of a delete already carried out: its answer again,
+		// once its record is durable (it may still be in flight).  (Not
+		// its slow tier delete: the key may have a newer copy there
+		// now; a copy the first attempt left is one nothing points to.)
+		if (const lg::Del *done = st_.recent_del(q->key(), q->request_id())) {
+			a->set_versions(done->versions());
+			seq = read_seq_locked(&q->key());
+			g.unlock();
+			return read_reply(seq, grpc::Status::OK);
+		}
 		if (int ret = st_.plan_del(c, q->key(), &rec, &versions, &err)) {
 			// "no object" may be another delete in flight
 			seq = read_seq_locked(&q->key());
 			g.unlock();
 			return read_reply(seq, to_status(ret, err));
 		}
+		rec.mutable_del()->set_request_id(q->request_id());
 		if (int ret = commit_locked(rec, &seq, &err))
 			return to_status(ret, err);
 	}

@@ -537,7 +537,27 @@ int MasterState::plan_del(const Caller &c, const std::string &key, lg::Record *r
 	// every put begun before: a pending one must not resurrect the key
 	rec->mutable_del()->set_key(key);
 	rec->mutable_del()->set_up_to(next_version_ - 1);
+	rec->mutable_del()->set_versions(*versions);
 	return 0;
+}
+
+const lg::Del *MasterState::recent_del(const std::string &key, uint64_t request_id) const
+{
+	if (!request_id)
+		return nullptr;
+	for (auto it = recent_dels_.rbegin(); it != recent_dels_.rend(); ++it)
+		if (it->request_id() == request_id && it->key() == key)
+			return &*it;
+	return nullptr;
+}
+
+void MasterState::remember_del(const lg::Del &d)
+{
+	if (!d.request_id() || !limits_.recent_dels)
+		return;
+	recent_dels_.push_back(d);
+	while (recent_dels_.size() > limits_.recent_dels)
+		recent_dels_.pop_front();
 }
 
 int MasterState::plan_replicate(const std::string &key, const pb::ReplicateConfig &config,
@@ -1065,6 +1085,7 @@ int MasterState::apply(const lg::Record &rec, std::string *err)
 		// the slow tier's copy goes with it (the master deletes it)
 		if (it->second.flushed_version <= r.up_to())
 			it->second.flushed_version = 0;
+		remember_del(r);
 		return 0;
 	}
 	case lg::Record::kConfigSet: {
@@ -1122,6 +1143,8 @@ void MasterState::snapshot(lg::Snapshot *snap) const
 	for (const auto &[id, r] : reservations_)
 		*snap->add_reservations() = r;
 	snap->set_next_reservation_id(next_reservation_id_);
+	for (const lg::Del &d : recent_dels_)
+		*snap->add_recent_dels() = d;
 	for (const auto &[key, o] : objects_) {
 		lg::ObjectEntry *e = snap->add_objects();
 		e->set_key(key);
@@ -1155,6 +1178,9 @@ int MasterState::restore(const lg::Snapshot &snap, std::string *err)
 	leases_.clear();
 	salvage_.clear();
 	reservations_.clear();
+	recent_dels_.clear();
+	for (const lg::Del &d : snap.recent_dels())
+		remember_del(d);
 	term_ = snap.term();
 	next_reservation_id_ = std::max<uint64_t>(1, snap.next_reservation_id());
 	next_version_ = std::max<uint64_t>(1, snap.next_version());

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -39,6 +40,9 @@ struct Limits {
 	int64_t put_timeout_ns = 60LL * 1000 * 1000 * 1000;
 	int64_t get_lease_ns = 10LL * 1000 * 1000 * 1000;
 	uint32_t list_page = 1000;
+	// deletes remembered by request id, for a retry of one whose answer
+	// was lost with a leader (a retry comes within a call's timeout)
+	uint32_t recent_dels = 4096;
 };
 
 // Who calls: the common name of its certificate, and whether it is an
@@ -142,6 +146,9 @@ public:
 			   std::string *err) const;
 	int plan_del(const Caller &c, const std::string &key, lg::Record *rec, uint64_t *versions,
 		     std::string *err) const;
+	// The delete of key with this request id, among the recent ones; NULL
+	// if none (request id 0: never).
+	const lg::Del *recent_del(const std::string &key, uint64_t request_id) const;
 	// Records taking a version's replicas down to config (drops), plus
 	// the ConfigSet; the caller adds replicas with the mover.
 	int plan_replicate(const std::string &key, const pb::ReplicateConfig &config,
@@ -265,6 +272,9 @@ private:
 	std::vector<Salvage> salvage_;
 	bool replaying_ = false;
 	std::map<uint64_t, lg::ReplicaReserve> reservations_;	// by id
+	// the last limits_.recent_dels deletes with a request id, oldest first
+	std::deque<lg::Del> recent_dels_;
+	void remember_del(const lg::Del &d);
 	uint64_t next_reservation_id_ = 1;
 	uint64_t rng_ = 0x9e3779b97f4a7c15ULL;	// placement's xorshift
 };

@@ -151,7 +151,9 @@ int ds_store_sync(struct ds_store *s, const char *key, uint64_t *task);
 /*
  * QueryTask.  wait_ms: 0 returns at once, -1 waits until done.  A done
  * task is forgotten after a query with release set.  An unknown task
- * reports DS_STORE_INVALID.
+ * reports DS_STORE_INVALID.  A query that reports a task ended with err
+ * set (FAILED, TIMEOUT, INVALID, CANCELED; an EAGER put's flush) leaves
+ * its reason in ds_store_errmsg(): the master's words when it refused.
  */
 int ds_store_task_query(struct ds_store *s, uint64_t task, int wait_ms,
 			int release, struct ds_store_task_status *st);

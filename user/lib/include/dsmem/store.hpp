@@ -97,13 +97,20 @@ public:
 		return {};
 	}
 
-	// done and COMPLETE: the status; otherwise its err as an error
+	// done and COMPLETE: the status; otherwise its err as an error, with
+	// the reason the query that reported it left in this thread (call it
+	// on wait()'s answer, before another call of the store)
 	static result<TaskStatus> check(result<TaskStatus> r)
 	{
 		if (!r)
 			return r;
-		if (r->state != DS_STORE_COMPLETE)
-			return error{r->err ? r->err : -EIO, state_name(r->state)};
+		if (r->state != DS_STORE_COMPLETE) {
+			std::string m = state_name(r->state);
+			const char *why = ds_store_errmsg(nullptr);
+			if (r->err && why && *why)
+				m += std::string(": ") + why;
+			return error{r->err ? r->err : -EIO, m};
+		}
 		return r;
 	}
 
