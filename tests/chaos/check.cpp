@@ -43,6 +43,7 @@
 #include <chrono>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -778,16 +779,19 @@ bool searcher::covered()
 
 verdict searcher::run()
 {
+	// what an expansion decides: the search's end, or nothing yet
+	auto ended = [this](step s) -> std::optional<verdict> {
+		if (s == step::done)
+			return verdict::linearizable;
+		if (s == step::budget) {
+			snapshot();
+			return verdict::undecided;
+		}
+		return std::nullopt;
+	};
 	frames_.push_back(save());
-	switch (expand(0)) {
-	case step::done:
-		return verdict::linearizable;
-	case step::budget:
-		snapshot();
-		return verdict::undecided;
-	case step::more:
-		break;
-	}
+	if (auto v = ended(expand(0)))
+		return *v;
 	while (!frames_.empty()) {
 		size_t fi = frames_.size() - 1;
 		if (frames_[fi].mv_next < frames_[fi].mv_end) {
@@ -801,15 +805,8 @@ verdict searcher::run()
 				cur_ = anonymous;
 			}
 			apply(static_cast<size_t>(mv.op));
-			switch (expand(fi + 1)) {
-			case step::done:
-				return verdict::linearizable;
-			case step::budget:
-				snapshot();
-				return verdict::undecided;
-			case step::more:
-				break;
-			}
+			if (auto v = ended(expand(fi + 1)))
+				return *v;
 			continue;
 		}
 		snapshot();

@@ -521,20 +521,16 @@ void test_retried_del_gets_its_answer(void **)
 	f.put("r/m");
 	f.gate->close_gate();
 	v1::DelRequest m = del_request("r/m", 79);
+	auto del_m = [&](uint64_t *n) {
+		v1::DelResponse r;
+		grpc::Status st = f.leader->Del(kApp, &m, &r);
+		*n = r.versions();
+		return st;
+	};
 	Call del, retry;
-	del.run([&](uint64_t *n) {
-		v1::DelResponse r;
-		grpc::Status st = f.leader->Del(kApp, &m, &r);
-		*n = r.versions();
-		return st;
-	});
+	del.run(del_m);
 	assert_true(f.gate->await_waiting());
-	retry.run([&](uint64_t *n) {
-		v1::DelResponse r;
-		grpc::Status st = f.leader->Del(kApp, &m, &r);
-		*n = r.versions();
-		return st;
-	});
+	retry.run(del_m);
 	settle();
 	bool early = retry.done;
 	f.gate->open_gate();
