@@ -86,6 +86,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fcntl.h>
@@ -890,7 +891,19 @@ int main(int argc, char **argv)
 	cfg.segment_size = a.segment;
 	cfg.threads = a.threads;
 	cfg.timeout_ms = a.timeout_ms;
-	int ret = ds_store_open(&cfg, &store);
+	// A pool's client starting while the masters elect (an etcd member
+	// starved, a leader's lease expiring) keeps trying, as an
+	// application's start-up would: each open is bounded by the timeout;
+	// the harness gives a join 120 s.
+	auto join_until = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+	int ret, tries = 0;
+	while ((ret = ds_store_open(&cfg, &store)) == -EAGAIN || ret == -ETIMEDOUT) {
+		if (std::chrono::steady_clock::now() >= join_until)
+			break;
+		std::fprintf(stderr, "store_worker: join attempt %d: %s; again\n", ++tries,
+			     ds_store_errmsg(nullptr));
+		std::this_thread::sleep_for(std::chrono::milliseconds(500));
+	}
 	if (ret) {
 		// (the message is per thread: no handle needed)
 		std::string m = ds_store_errmsg(nullptr);
