@@ -519,8 +519,7 @@ static void dsmem_conn_up_work(struct work_struct *work)
 	conn->wd_since = jiffies;
 	queue_delayed_work(dsmem_wq, &conn->keepalive_work,
 			   msecs_to_jiffies(DSMEM_KEEPALIVE_MS));
-	dsmem_seg_conn_up(conn);
-	dsmem_slope_conn_up(conn);
+	dsmem_services_conn_up(conn);
 }
 
 static unsigned int io_timeout_ms = 8000;
@@ -650,9 +649,7 @@ static void dsmem_conn_release_work(struct work_struct *work)
 	}
 	cancel_work_sync(&conn->rx_work);
 	dsmem_msg_fail_pending(conn, -ECONNRESET);
-	dsmem_seg_conn_down(conn);
-	dsmem_slope_conn_down(conn);
-	dsmem_rsegs_free(conn);
+	dsmem_services_conn_down(conn);
 	if (conn->qp)
 		dsmem_conn_destroy_qp(conn);
 	rdma_destroy_id(conn->cm_id);
