@@ -471,8 +471,10 @@ void dsmem_conn_put(struct dsmem_conn *conn);
 void dsmem_conn_close(struct dsmem_conn *conn, int err);
 int dsmem_wc_errno(enum ib_wc_status s);
 void dsmem_conn_wc_error(struct dsmem_conn *conn, const struct ib_wc *wc);
-bool dsmem_conn_post_begin(struct dsmem_conn *conn);
-void dsmem_conn_post_end(struct dsmem_conn *conn);
+int dsmem_conn_post(struct dsmem_conn *conn, struct ib_send_wr *wr,
+		    atomic_t *credits, enum dsmem_conn_state state,
+		    void (*undo)(struct ib_send_wr *wr));
+u32 dsmem_conn_max_sge(struct dsmem_conn *conn, bool read);
 int dsmem_conn_wait_credit(struct dsmem_conn *conn, atomic_t *credits);
 void dsmem_conn_put_credit(struct dsmem_conn *conn, atomic_t *credits);
 

@@ -287,13 +287,6 @@ static int __dsmem_msg_send(struct dsmem_conn *conn,
 		ret = dsmem_conn_wait_credit(conn, &conn->msg_free);
 	if (ret)
 		goto err_unmap;
-	down_read(&conn->post_sem);
-	if (READ_ONCE(conn->state) != (handshake ? DSMEM_CONN_CONNECTING :
-						   DSMEM_CONN_UP)) {
-		up_read(&conn->post_sem);
-		ret = -ECONNRESET;
-		goto err_put_credit;
-	}
 	sge.addr = s->dma;
 	sge.length = size;
 	sge.lkey = conn->pd->local_dma_lkey;
@@ -302,17 +295,14 @@ static int __dsmem_msg_send(struct dsmem_conn *conn,
 	wr.num_sge = 1;
 	wr.opcode = IB_WR_SEND;
 	wr.send_flags = IB_SEND_SIGNALED;
-	ret = ib_post_send(conn->qp, &wr, NULL);
-	up_read(&conn->post_sem);
-	if (ret) {
-		dsmem_conn_close(conn, ret);
-		goto err_put_credit;
-	}
+	ret = dsmem_conn_post(conn, &wr, &conn->msg_free,
+			      handshake ? DSMEM_CONN_CONNECTING : DSMEM_CONN_UP,
+			      NULL);
+	if (ret)
+		goto err_unmap;
 	dsmem_stat_inc(DSMEM_STAT_MSG_SENT);
 	return 0;
 
-err_put_credit:
-	dsmem_conn_put_credit(conn, &conn->msg_free);
 err_unmap:
 	ib_dma_unmap_single(conn->ibdev, s->dma, size, DMA_TO_DEVICE);
 err_free:

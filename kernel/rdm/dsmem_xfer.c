@@ -370,6 +370,16 @@ static u32 dsmem_umr_sges(struct dsmem_umr *umr, u64 off, u32 len,
 	return done;
 }
 
+/* A slice that was not posted: its request waits for one less. */
+static void dsmem_slice_unpost(struct ib_send_wr *wr)
+{
+	struct dsmem_slice *s = container_of(wr->wr_cqe, struct dsmem_slice,
+					     cqe);
+
+	atomic_dec(&s->task->reqs[s->req].slices);
+	llist_add(&s->free, &s->conn->slice_free);
+}
+
 static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 				 struct dsmem_conn *conn, u64 off, u32 *lenp)
 {
@@ -432,10 +442,8 @@ static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 
 	len = min_t(u64, r->len - off, DSMEM_SLICE_BYTES);
 	len = min_t(u64, len, span_end - roff);
-	/* a READ may take fewer SGEs than a WRITE (iWARP: one) */
-	max_sge = r->opcode == DSMEM_XFER_READ ? conn->qp->max_read_sge :
-						 conn->max_sge;
-	max_sge = clamp_t(u32, max_sge, 1, ARRAY_SIZE(sge));
+	max_sge = min_t(u32, ARRAY_SIZE(sge),
+			dsmem_conn_max_sge(conn, r->opcode == DSMEM_XFER_READ));
 	len = dsmem_umr_sges(tr->umr, r->local - (tr->own_umr ? tr->umr->addr : 0) + off,
 			     len, sge, max_sge, conn->pd->local_dma_lkey, &nsge);
 
@@ -478,26 +486,14 @@ static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 	wr.rdma.wr.num_sge = nsge;
 	wr.rdma.wr.send_flags = IB_SEND_SIGNALED;
 
-	if (!dsmem_conn_post_begin(conn)) {
-		ret = -ECONNRESET;
-		goto err_put_credit;
-	}
 	atomic_inc(&tr->slices);
-	ret = ib_post_send(conn->qp, &wr.rdma.wr, NULL);
-	dsmem_conn_post_end(conn);
-	if (ret) {
-		atomic_dec(&tr->slices);
-		dsmem_conn_close(conn, ret);
-		goto err_put_credit;
-	}
+	ret = dsmem_conn_post(conn, &wr.rdma.wr, &conn->sq_free, DSMEM_CONN_UP,
+			      dsmem_slice_unpost);
+	if (ret)
+		return ret;
 	dsmem_stat_inc(DSMEM_STAT_XFER_SLICES);
 	*lenp = len;
 	return 0;
-
-err_put_credit:
-	llist_add(&s->free, &conn->slice_free);
-	dsmem_conn_put_credit(conn, &conn->sq_free);
-	return ret;
 }
 
 static int dsmem_xfer_check(struct dsmem_xfer_file *file, struct dsmem_task_req *tr)

@@ -572,6 +572,16 @@ static int dsmem_slope_mig_drain(struct dsmem_slope_mig *mig)
  * READ theirs into ours (destination).  They lie in one of the peer's
  * regions and n is at most the connection's SGE limit.
  */
+/* A request that was not posted: nothing of it will complete. */
+static void dsmem_slope_wr_unpost(struct ib_send_wr *w)
+{
+	struct dsmem_slope_wr *wr = container_of(w->wr_cqe,
+						 struct dsmem_slope_wr, cqe);
+
+	atomic_dec(&wr->mig->inflight);
+	llist_add(&wr->node, &wr->mig->wr_free);
+}
+
 static int dsmem_slope_mig_post(struct dsmem_slope_mig *mig, u64 k, u32 n,
 				int *err)
 {
@@ -608,18 +618,8 @@ static int dsmem_slope_mig_post(struct dsmem_slope_mig *mig, u64 k, u32 n,
 	w.rkey = mig->rkeys[k / rper];
 
 	atomic_inc(&mig->inflight);
-	if (!dsmem_conn_post_begin(conn)) {
-		ret = -ECONNRESET;
-	} else {
-		ret = ib_post_send(conn->qp, &w.wr, NULL);
-		dsmem_conn_post_end(conn);
-	}
-	if (ret) {
-		atomic_dec(&mig->inflight);
-		dsmem_conn_put_credit(conn, &conn->sq_free);
-		llist_add(&wr->node, &mig->wr_free);
-	}
-	return ret;
+	return dsmem_conn_post(conn, &w.wr, &conn->sq_free, DSMEM_CONN_UP,
+			       dsmem_slope_wr_unpost);
 }
 
 /* The longest run of set bits from k that one request can carry. */
@@ -628,10 +628,8 @@ static u32 dsmem_slope_run(struct dsmem_slope_mig *mig,
 {
 	u64 rper = mig->rspan >> mig->unit_shift;
 	u64 stop = min(mig->units, (k / rper + 1) * rper);
-	/* a READ may take fewer SGEs than a WRITE (iWARP: one) */
-	u32 sge = mig->incoming ? mig->conn->qp->max_read_sge :
-				  mig->conn->max_sge;
-	u32 n = 1, max = clamp_t(u32, sge, 1, DSMEM_SLOPE_SGE_MAX);
+	u32 n = 1, max = min_t(u32, DSMEM_SLOPE_SGE_MAX,
+			       dsmem_conn_max_sge(mig->conn, mig->incoming));
 
 	while (n < max && k + n < stop && test_bit(k + n, set))
 		n++;
