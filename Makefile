@@ -60,12 +60,14 @@ user: ksrc
 	@# its own make, not a sub-make of this one (no directory chatter)
 	env -u MAKEFLAGS -u MAKELEVEL cmake --build $(USER_BUILD) -j$(shell nproc)
 
-# sparse over every file (C=2 checks even up-to-date objects), checkpatch.
+# sparse over every file (C=2 checks even up-to-date objects), the
+# module's layers (scripts/check-layers), checkpatch.
 lint: ksrc
 	$(MAKE) $(KBUILD_FLAGS) C=2 CF="-D__CHECK_ENDIAN__" modules 2>&1 | tee $(BUILD)/sparse.log
 	@! grep -E "warning:|error:" $(BUILD)/sparse.log || { echo "lint: sparse or W=1 findings above" >&2; exit 1; }
+	scripts/check-layers
 	$(CHECKPATCH) --strict --no-tree --quiet --ignore FILE_PATH_CHANGES -f $(KERNEL_SOURCES)
-	@echo "lint: W=1, sparse and checkpatch --strict are clean"
+	@echo "lint: W=1, sparse, layers and checkpatch --strict are clean"
 
 check: deps
 	$(MAKE) all

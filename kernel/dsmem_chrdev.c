@@ -12,9 +12,11 @@
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include "dsmem_priv.h"
+#include "dsmem_chrdev.h"
 
 /* dsmem_ioctl_desc.flags */
 #define DSMEM_IOCF_ADMIN	BIT(0)	/* needs CAP_NET_ADMIN */
@@ -40,13 +42,14 @@ static int dsmem_ioc_version(struct file *filp, void *arg);
 /* the data path's handlers take the descriptor's state */
 static int dsmem_ioc_attach(struct file *filp, void *arg)
 {
+	struct dsmem_file *file = filp->private_data;
 	struct dsmem_node *node;
 	int ret;
 
-	ret = dsmem_xfer_attach(filp->private_data, arg);
+	ret = dsmem_xfer_attach(file->xfer, arg);
 	if (ret)
 		return ret;
-	node = dsmem_xfer_node_get(filp->private_data);
+	node = dsmem_xfer_node_get(file->xfer);
 	if (node) {
 		dsmem_slope_attach(filp, node);
 		dsmem_node_put(node);
@@ -58,7 +61,8 @@ static int dsmem_ioc_attach(struct file *filp, void *arg)
 static int dsmem_ioc_slope(struct file *filp, void *arg,
 			   int (*fn)(struct dsmem_node *node, void *arg))
 {
-	struct dsmem_node *node = dsmem_xfer_node_get(filp->private_data);
+	struct dsmem_file *file = filp->private_data;
+	struct dsmem_node *node = dsmem_xfer_node_get(file->xfer);
 	int ret;
 
 	if (!node)
@@ -98,29 +102,48 @@ static int dsmem_ioc_slope_recv(struct file *filp, void *arg)
 	return dsmem_ioc_slope(filp, arg, dsmem_slope_ioc_recv);
 }
 
+/* The trackers belong to the descriptor; each holds its node. */
 static int dsmem_ioc_slope_dirty(struct file *filp, void *arg)
 {
-	return dsmem_xfer_slope_dirty(filp->private_data, arg);
+	struct dsmem_file *file = filp->private_data;
+	struct dsmem_node *node = dsmem_xfer_node_get(file->xfer);
+	int ret;
+
+	if (!node)
+		return -ENOTCONN;
+	mutex_lock(&file->slope_lock);
+	ret = dsmem_slope_ioc_dirty(&file->slope_tracks, node, arg);
+	mutex_unlock(&file->slope_lock);
+	dsmem_node_put(node);
+	return ret;
 }
 
 static int dsmem_ioc_mr_reg(struct file *filp, void *arg)
 {
-	return dsmem_xfer_mr_reg(filp->private_data, arg);
+	struct dsmem_file *file = filp->private_data;
+
+	return dsmem_xfer_mr_reg(file->xfer, arg);
 }
 
 static int dsmem_ioc_mr_dereg(struct file *filp, void *arg)
 {
-	return dsmem_xfer_mr_dereg(filp->private_data, arg);
+	struct dsmem_file *file = filp->private_data;
+
+	return dsmem_xfer_mr_dereg(file->xfer, arg);
 }
 
 static int dsmem_ioc_submit(struct file *filp, void *arg)
 {
-	return dsmem_xfer_submit(filp->private_data, arg);
+	struct dsmem_file *file = filp->private_data;
+
+	return dsmem_xfer_submit(file->xfer, arg);
 }
 
 static int dsmem_ioc_task(struct file *filp, void *arg)
 {
-	return dsmem_xfer_task(filp->private_data, arg);
+	struct dsmem_file *file = filp->private_data;
+
+	return dsmem_xfer_task(file->xfer, arg);
 }
 
 static const struct dsmem_ioctl_desc dsmem_ioctls[] = {
@@ -226,16 +249,30 @@ static int dsmem_open(struct inode *inode, struct file *filp)
 	struct dsmem_file *file;
 	int ret;
 
-	ret = dsmem_xfer_open(&file);
+	file = kzalloc(sizeof(*file), GFP_KERNEL);
+	if (!file)
+		return -ENOMEM;
+	ret = dsmem_xfer_open(&file->xfer);
 	if (ret)
-		return ret;
+		goto err_free_file;
+	mutex_init(&file->slope_lock);
+	INIT_LIST_HEAD(&file->slope_tracks);
 	filp->private_data = file;
 	return 0;
+
+err_free_file:
+	kfree(file);
+	return ret;
 }
 
 static int dsmem_release(struct inode *inode, struct file *filp)
 {
-	dsmem_xfer_release(filp->private_data);
+	struct dsmem_file *file = filp->private_data;
+
+	/* transfers end first; the trackers hold their nodes themselves */
+	dsmem_xfer_release(file->xfer);
+	dsmem_slope_file_release(&file->slope_tracks);
+	kfree(file);
 	return 0;
 }
 
@@ -246,7 +283,9 @@ static int dsmem_mmap(struct file *filp, struct vm_area_struct *vma)
 
 static __poll_t dsmem_poll(struct file *filp, poll_table *wait)
 {
-	return dsmem_xfer_poll(filp->private_data, filp, wait);
+	struct dsmem_file *file = filp->private_data;
+
+	return dsmem_xfer_poll(file->xfer, filp, wait);
 }
 
 static const struct file_operations dsmem_fops = {

@@ -2,42 +2,41 @@
 /*
  * dsmem: disaggregated memory over RDMA -- module entry points.
  *
- * Bring-up order is such that each interface exists before anything can
- * announce through it: netlink first (device events are multicast from
- * ib_client .add), then /dev/dsmem, then the ib_client.  Tear-down is the
- * reverse.
+ * Bring-up goes from the bottom up: the workqueue everything queues on,
+ * the token cache, the transport (with its segment service), Slope (a
+ * service registered with the transport), then the interfaces, each
+ * before anything can announce through it: netlink (device events are
+ * multicast from ib_client .add), /dev/dsmem, and last the ib_client.
+ * Tear-down is the exact reverse.
  */
 #include <linux/module.h>
 #include <net/genetlink.h>
 
 #include "dsmem_priv.h"
 
-u64 dsmem_features(void)
-{
-	return DSMEM_FEAT_DEV_EVENTS | DSMEM_FEAT_STATS | DSMEM_FEAT_RDM |
-	       DSMEM_FEAT_TOKENCACHE | DSMEM_FEAT_SLOPE;
-}
-
 static int __init dsmem_init(void)
 {
 	int ret;
 
-	ret = dsmem_tc_init();
+	ret = dsmem_wq_init();
 	if (ret)
 		return ret;
 
-	ret = dsmem_slope_init();
+	ret = dsmem_tc_init();
 	if (ret)
-		goto err_tc;
+		goto err_wq;
 
 	ret = dsmem_rdm_init();
 	if (ret)
-		goto err_slope;
-	dsmem_tc_start();
+		goto err_tc;
+
+	ret = dsmem_slope_init();
+	if (ret)
+		goto err_rdm;
 
 	ret = dsmem_nl_init();
 	if (ret)
-		goto err_rdm;
+		goto err_slope;
 
 	ret = dsmem_chrdev_init();
 	if (ret)
@@ -53,30 +52,33 @@ err_chrdev:
 	dsmem_chrdev_exit();
 err_nl:
 	dsmem_nl_exit();
-err_rdm:
-	dsmem_tc_exit();	/* its workers run on dsmem_wq */
-	dsmem_rdm_fini();
-	dsmem_slope_exit();
-	return ret;
 err_slope:
 	dsmem_slope_exit();
+err_rdm:
+	dsmem_rdm_exit();
 err_tc:
 	dsmem_tc_exit();
+err_wq:
+	dsmem_wq_exit();
 	return ret;
 }
 
 static void __exit dsmem_exit(void)
 {
-	/* nodes first: their connections use the devices */
-	dsmem_rdm_exit();
+	/*
+	 * What netlink made while the module ran goes first: every node,
+	 * its connections and segments, while the devices are still there.
+	 * The rest undoes dsmem_init() step by step.
+	 */
+	dsmem_rdm_stop();
 	ib_unregister_client(&dsmem_ib_client);
 	dsmem_devs_check_empty();
 	dsmem_chrdev_exit();
 	dsmem_nl_exit();
-	dsmem_tc_exit();
-	dsmem_rdm_fini();
-	/* after the last node: their inodes are of this filesystem */
 	dsmem_slope_exit();
+	dsmem_rdm_exit();
+	dsmem_tc_exit();
+	dsmem_wq_exit();
 }
 
 module_init(dsmem_init);

@@ -21,7 +21,8 @@
 #include <uapi/linux/dsmem.h>
 #include <uapi/linux/dsmem_netlink.h>
 
-#include "rdm/dsmem_wire.h"
+#include "dsmem_wire.h"
+#include "rdm/dsmem_service.h"
 #include "tokencache/dsmem_tc_core.h"
 
 #define DSMEM_MODULE_VERSION	"0.1.0"
@@ -71,6 +72,8 @@
 #define DSMEM_RESOLVE_TIMEOUT_MS	2000
 /* keepalive: an idle connection is probed this often */
 #define DSMEM_KEEPALIVE_MS	1000
+/* services registered with the transport (segments, Slope) */
+#define DSMEM_SERVICES_MAX	4
 /* keys per network namespace */
 #define DSMEM_KEYS_MAX		16
 /*
@@ -200,7 +203,12 @@ const char *dsmem_stat_name(enum dsmem_stat s);
 u64 dsmem_stat_read(enum dsmem_stat s);
 void dsmem_stats_reset(void);
 
-/* dsmem_dev.c: the ib_client and the device table */
+/* dsmem_wq.c: the module's workqueue, first up and last down */
+extern struct workqueue_struct *dsmem_wq;
+int dsmem_wq_init(void);
+void dsmem_wq_exit(void);
+
+/* rdm/dsmem_dev.c: the ib_client and the device table */
 extern struct ib_client dsmem_ib_client;
 /*
  * Lock order: ib_core's device and client locks (held around .add/.remove)
@@ -232,7 +240,6 @@ void dsmem_devs_check_empty(void);
  * awaited without it (dsmem_seg.c).
  */
 extern struct mutex dsmem_rdm_lock;
-extern struct workqueue_struct *dsmem_wq;
 
 struct dsmem_conn;
 
@@ -258,9 +265,11 @@ struct dsmem_node {
 	char key[DSMEM_KEY_NAME_MAX];
 	u8 accept;			/* enum dsmem_accept, dsmem_rdm_lock */
 	atomic_t unauth;		/* connections not yet authenticated */
-	struct list_head files;		/* attached dsmem_file, file_lock */
+	struct list_head files;		/* attached dsmem_xfer_file, file_lock */
 	spinlock_t file_lock;
-	struct dsmem_slope *slope;	/* its Slope range; slope_fault/ */
+	/* each service's state of the node (dsmem_service.c) */
+	void *svc_priv[DSMEM_SERVICES_MAX];
+	unsigned int svc_ready;		/* services whose node_init ran */
 };
 
 struct dsmem_peer {
@@ -433,8 +442,8 @@ struct dsmem_gmr {
 
 /* rdm/dsmem_node.c */
 int dsmem_rdm_init(void);
+void dsmem_rdm_stop(void);
 void dsmem_rdm_exit(void);
-void dsmem_rdm_fini(void);
 void dsmem_rdm_dev_remove(struct dsmem_device *sdev);
 struct dsmem_node *dsmem_node_find(u32 id, struct net *net);
 struct dsmem_node *dsmem_node_get(u32 id, struct net *net);
@@ -462,8 +471,10 @@ void dsmem_conn_put(struct dsmem_conn *conn);
 void dsmem_conn_close(struct dsmem_conn *conn, int err);
 int dsmem_wc_errno(enum ib_wc_status s);
 void dsmem_conn_wc_error(struct dsmem_conn *conn, const struct ib_wc *wc);
-bool dsmem_conn_post_begin(struct dsmem_conn *conn);
-void dsmem_conn_post_end(struct dsmem_conn *conn);
+int dsmem_conn_post(struct dsmem_conn *conn, struct ib_send_wr *wr,
+		    atomic_t *credits, enum dsmem_conn_state state,
+		    void (*undo)(struct ib_send_wr *wr));
+u32 dsmem_conn_max_sge(struct dsmem_conn *conn, bool read);
 int dsmem_conn_wait_credit(struct dsmem_conn *conn, atomic_t *credits);
 void dsmem_conn_put_credit(struct dsmem_conn *conn, atomic_t *credits);
 
@@ -498,7 +509,10 @@ int dsmem_msg_finish(struct dsmem_conn *conn, struct dsmem_msg_wait *w,
 		     unsigned int timeout_ms);
 int dsmem_msg_send(struct dsmem_conn *conn, const struct dsmem_wire_msg *m);
 int dsmem_msg_send_auth(struct dsmem_conn *conn, const u8 *proof);
-void dsmem_rsegs_free(struct dsmem_conn *conn);
+
+/* rdm/dsmem_seg_msg.c: the segment service */
+int dsmem_seg_service_init(void);
+void dsmem_seg_service_exit(void);
 struct dsmem_rseg *dsmem_rseg_lookup(struct dsmem_conn *conn, u64 gaddr);
 
 /* rdm/dsmem_seg.c */
@@ -520,20 +534,19 @@ int dsmem_seg_access(struct dsmem_seg *seg, u64 va, void *buf, u64 len,
 		     bool write);
 
 /* rdm/dsmem_xfer.c: the data path behind /dev/dsmem */
-struct dsmem_file;
+struct dsmem_xfer_file;
 int dsmem_xfer_conn_init(struct dsmem_conn *conn);
-int dsmem_xfer_open(struct dsmem_file **filep);
-void dsmem_xfer_release(struct dsmem_file *file);
-__poll_t dsmem_xfer_poll(struct dsmem_file *file, struct file *filp,
+int dsmem_xfer_open(struct dsmem_xfer_file **filep);
+void dsmem_xfer_release(struct dsmem_xfer_file *file);
+__poll_t dsmem_xfer_poll(struct dsmem_xfer_file *file, struct file *filp,
 			 poll_table *wait);
-int dsmem_xfer_attach(struct dsmem_file *file, void *arg);
-int dsmem_xfer_mr_reg(struct dsmem_file *file, void *arg);
-int dsmem_xfer_mr_dereg(struct dsmem_file *file, void *arg);
-int dsmem_xfer_submit(struct dsmem_file *file, void *arg);
-int dsmem_xfer_task(struct dsmem_file *file, void *arg);
+int dsmem_xfer_attach(struct dsmem_xfer_file *file, void *arg);
+int dsmem_xfer_mr_reg(struct dsmem_xfer_file *file, void *arg);
+int dsmem_xfer_mr_dereg(struct dsmem_xfer_file *file, void *arg);
+int dsmem_xfer_submit(struct dsmem_xfer_file *file, void *arg);
+int dsmem_xfer_task(struct dsmem_xfer_file *file, void *arg);
 void dsmem_xfer_node_dead(struct dsmem_node *node);
-struct dsmem_node *dsmem_xfer_node_get(struct dsmem_file *file);
-int dsmem_xfer_slope_dirty(struct dsmem_file *file, void *arg);
+struct dsmem_node *dsmem_xfer_node_get(struct dsmem_xfer_file *file);
 
 /* rdm/dsmem_rdm_nl.c: netlink handlers of nodes, peers, segments */
 struct genl_info;
@@ -627,7 +640,6 @@ extern struct dsmem_trace __rcu *dsmem_trace_cur;
 
 /* tokencache/dsmem_tc.c */
 int dsmem_tc_init(void);
-void dsmem_tc_start(void);
 void dsmem_tc_exit(void);
 int dsmem_tc_inst_init(struct dsmem_tc_inst *in, u32 nentries, const u64 *p);
 void dsmem_tc_inst_destroy(struct dsmem_tc_inst *in);
@@ -692,13 +704,6 @@ int dsmem_nl_cache_params(struct nlattr *nest, u64 *p,
 struct dsmem_slope;
 int dsmem_slope_init(void);
 void dsmem_slope_exit(void);
-int dsmem_slope_node_init(struct dsmem_node *node);
-void dsmem_slope_node_dead(struct dsmem_node *node);
-void dsmem_slope_node_fini(struct dsmem_node *node);
-void dsmem_slope_conn_up(struct dsmem_conn *conn);
-void dsmem_slope_conn_down(struct dsmem_conn *conn);
-int dsmem_slope_msg(struct dsmem_conn *conn, const struct dsmem_wire_msg *m,
-		    struct dsmem_wire_msg *reply, void **data);
 void dsmem_slope_attach(struct file *filp, struct dsmem_node *node);
 int dsmem_slope_mmap(struct file *filp, struct vm_area_struct *vma);
 int dsmem_slope_ioc_alloc(struct dsmem_node *node, void *arg);
@@ -732,7 +737,11 @@ void dsmem_nl_multicast(struct net *net, struct sk_buff *skb);
 int dsmem_chrdev_init(void);
 void dsmem_chrdev_exit(void);
 
-/* dsmem_main.c */
-u64 dsmem_features(void);
+/* what this module offers (DSMEM_FEAT_*): the version ioctl and netlink */
+static inline u64 dsmem_features(void)
+{
+	return DSMEM_FEAT_DEV_EVENTS | DSMEM_FEAT_STATS | DSMEM_FEAT_RDM |
+	       DSMEM_FEAT_TOKENCACHE | DSMEM_FEAT_SLOPE;
+}
 
 #endif /* _DSMEM_PRIV_H */

@@ -355,18 +355,41 @@ void dsmem_conn_wc_error(struct dsmem_conn *conn, const struct ib_wc *wc)
 	dsmem_conn_close(conn, dsmem_wc_errno(wc->status));
 }
 
-bool dsmem_conn_post_begin(struct dsmem_conn *conn)
+/*
+ * The one way work goes on a connection's send queue.  The caller took a
+ * credit of @credits (dsmem_conn_wait_credit) and then prepared @wr and
+ * what its completion needs.  It is posted only while the connection is
+ * in @state (UP; CONNECTING for the handshake), under post_sem, so that
+ * a closing connection has seen every post before it drains.  On failure
+ * @undo (may be NULL) gives back what the caller prepared for @wr, then
+ * the credit goes back -- in that order, so that whoever the credit wakes
+ * finds what it implies -- and a post the provider refused closes the
+ * connection: its queue is in a state we cannot know.
+ */
+int dsmem_conn_post(struct dsmem_conn *conn, struct ib_send_wr *wr,
+		    atomic_t *credits, enum dsmem_conn_state state,
+		    void (*undo)(struct ib_send_wr *wr))
 {
+	int ret = -ECONNRESET;
+
 	down_read(&conn->post_sem);
-	if (READ_ONCE(conn->state) == DSMEM_CONN_UP)
-		return true;
+	if (READ_ONCE(conn->state) == state)
+		ret = ib_post_send(conn->qp, wr, NULL);
 	up_read(&conn->post_sem);
-	return false;
+	if (likely(!ret))
+		return 0;
+	if (ret != -ECONNRESET)
+		dsmem_conn_close(conn, ret);
+	if (undo)
+		undo(wr);
+	dsmem_conn_put_credit(conn, credits);
+	return ret;
 }
 
-void dsmem_conn_post_end(struct dsmem_conn *conn)
+/* SGEs one work request may carry: a READ may take fewer (iWARP: one). */
+u32 dsmem_conn_max_sge(struct dsmem_conn *conn, bool read)
 {
-	up_read(&conn->post_sem);
+	return max_t(u32, read ? conn->qp->max_read_sge : conn->max_sge, 1);
 }
 
 /* Take one credit, sleeping while there is none; fails once closing. */
@@ -519,8 +542,7 @@ static void dsmem_conn_up_work(struct work_struct *work)
 	conn->wd_since = jiffies;
 	queue_delayed_work(dsmem_wq, &conn->keepalive_work,
 			   msecs_to_jiffies(DSMEM_KEEPALIVE_MS));
-	dsmem_seg_conn_up(conn);
-	dsmem_slope_conn_up(conn);
+	dsmem_services_conn_up(conn);
 }
 
 static unsigned int io_timeout_ms = 8000;
@@ -650,9 +672,7 @@ static void dsmem_conn_release_work(struct work_struct *work)
 	}
 	cancel_work_sync(&conn->rx_work);
 	dsmem_msg_fail_pending(conn, -ECONNRESET);
-	dsmem_seg_conn_down(conn);
-	dsmem_slope_conn_down(conn);
-	dsmem_rsegs_free(conn);
+	dsmem_services_conn_down(conn);
 	if (conn->qp)
 		dsmem_conn_destroy_qp(conn);
 	rdma_destroy_id(conn->cm_id);

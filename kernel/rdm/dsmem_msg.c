@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * dsmem: the control protocol over RDMA SEND/RECV -- the seed-002
- * remote-memory service (ALLOC, FREE, READ, WRITE) and the grants that
- * make segments reachable by one-sided verbs.
+ * dsmem: the control protocol over RDMA SEND/RECV.  Requests are decoded
+ * once here and handed to the service that registered their opcode
+ * (dsmem_service.h); replies wake the caller that waits for them.
  *
  * Replies are matched to their requests in the receive completion
  * (softirq), so a caller wakes without a context switch in between.
@@ -287,13 +287,6 @@ static int __dsmem_msg_send(struct dsmem_conn *conn,
 		ret = dsmem_conn_wait_credit(conn, &conn->msg_free);
 	if (ret)
 		goto err_unmap;
-	down_read(&conn->post_sem);
-	if (READ_ONCE(conn->state) != (handshake ? DSMEM_CONN_CONNECTING :
-						   DSMEM_CONN_UP)) {
-		up_read(&conn->post_sem);
-		ret = -ECONNRESET;
-		goto err_put_credit;
-	}
 	sge.addr = s->dma;
 	sge.length = size;
 	sge.lkey = conn->pd->local_dma_lkey;
@@ -302,17 +295,14 @@ static int __dsmem_msg_send(struct dsmem_conn *conn,
 	wr.num_sge = 1;
 	wr.opcode = IB_WR_SEND;
 	wr.send_flags = IB_SEND_SIGNALED;
-	ret = ib_post_send(conn->qp, &wr, NULL);
-	up_read(&conn->post_sem);
-	if (ret) {
-		dsmem_conn_close(conn, ret);
-		goto err_put_credit;
-	}
+	ret = dsmem_conn_post(conn, &wr, &conn->msg_free,
+			      handshake ? DSMEM_CONN_CONNECTING : DSMEM_CONN_UP,
+			      NULL);
+	if (ret)
+		goto err_unmap;
 	dsmem_stat_inc(DSMEM_STAT_MSG_SENT);
 	return 0;
 
-err_put_credit:
-	dsmem_conn_put_credit(conn, &conn->msg_free);
 err_unmap:
 	ib_dma_unmap_single(conn->ibdev, s->dma, size, DMA_TO_DEVICE);
 err_free:
@@ -434,151 +424,12 @@ void dsmem_msg_fail_pending(struct dsmem_conn *conn, int err)
 	}
 }
 
-/* Remote segments: what peers granted to this connection. */
-
-struct dsmem_rseg *dsmem_rseg_lookup(struct dsmem_conn *conn, u64 gaddr)
-{
-	return xa_load(&conn->rsegs, gaddr >> DSMEM_GADDR_SEG_SHIFT);
-}
-
-static int dsmem_rseg_install(struct dsmem_conn *conn,
-			      const struct dsmem_wire_msg *m)
-{
-	struct dsmem_wire_grant_info g;
-	struct dsmem_rseg *rs, *old;
-	u32 i;
-	int ret;
-
-	ret = dsmem_wire_grant_decode(m->data, m->len, &g);
-	if (ret)
-		return ret;
-	/* a peer grants its own memory, whole segments, and nothing else */
-	if (g.base != m->addr || DSMEM_GADDR_OFF(g.base) ||
-	    !DSMEM_GADDR_SEG(g.base) || g.size > DSMEM_SEG_SIZE_MAX)
-		return -EINVAL;
-	if (DSMEM_GADDR_NODE(g.base) != conn->remote_node)
-		return -EACCES;
-
-	rs = kzalloc(struct_size(rs, rkeys, g.nkeys), GFP_KERNEL);
-	if (!rs)
-		return -ENOMEM;
-	rs->base = g.base;
-	rs->size = g.size;
-	rs->span = g.span;
-	rs->perm = g.perm;
-	rs->nkeys = g.nkeys;
-	for (i = 0; i < g.nkeys; i++)
-		rs->rkeys[i] = dsmem_wire_grant_rkey(&g, i);
-
-	old = xa_store(&conn->rsegs, g.base >> DSMEM_GADDR_SEG_SHIFT, rs,
-		       GFP_KERNEL);
-	if (xa_is_err(old)) {
-		kfree(rs);
-		return xa_err(old);
-	}
-	if (old)
-		kfree_rcu(old, rcu);
-	return 0;
-}
-
-static int dsmem_rseg_remove(struct dsmem_conn *conn, u64 base)
-{
-	struct dsmem_rseg *old;
-
-	old = xa_erase(&conn->rsegs, base >> DSMEM_GADDR_SEG_SHIFT);
-	if (!old)
-		return -ENOENT;
-	kfree_rcu(old, rcu);
-	return 0;
-}
-
-void dsmem_rsegs_free(struct dsmem_conn *conn)
-{
-	struct dsmem_rseg *rs;
-	unsigned long i;
-
-	xa_for_each(&conn->rsegs, i, rs) {
-		xa_erase(&conn->rsegs, i);
-		kfree_rcu(rs, rcu);
-	}
-}
-
-/* The seed-002 service: a peer's requests on our node's memory. */
-
-static struct dsmem_seg *dsmem_msg_seg(struct dsmem_conn *conn, u64 addr,
-				       u32 need, int *err)
-{
-	struct dsmem_seg *seg;
-
-	if (DSMEM_GADDR_NODE(addr) != conn->peer->node->id) {
-		*err = -EFAULT;
-		dsmem_stat_inc(DSMEM_STAT_MSG_RANGE);
-		return NULL;
-	}
-	seg = dsmem_seg_by_addr(conn->peer->node, addr);
-	if (!seg) {
-		*err = -EFAULT;
-		dsmem_stat_inc(DSMEM_STAT_MSG_RANGE);
-		return NULL;
-	}
-	if ((dsmem_seg_perm(seg, conn->remote_node) & need) != need) {
-		dsmem_seg_put(seg);
-		*err = -EACCES;
-		dsmem_stat_inc(DSMEM_STAT_MSG_DENIED);
-		return NULL;
-	}
-	return seg;
-}
-
-static int dsmem_msg_alloc(struct dsmem_conn *conn,
-			   const struct dsmem_wire_msg *m,
-			   struct dsmem_wire_msg *reply)
-{
-	struct dsmem_node *node = conn->peer->node;
-	struct dsmem_seg *seg;
-	unsigned long i;
-	int ret = -ENOMEM;
-
-	reply->opcode = DSMEM_WIRE_REPLY_ALLOC;
-	reply->len = m->len;
-	if (m->aux) {
-		if (m->aux > DSMEM_SEG_ID_MAX)
-			return -EINVAL;
-		seg = dsmem_msg_seg(conn, DSMEM_GADDR(node->id, m->aux, 0),
-				    DSMEM_PERM_WRITE, &ret);
-		if (!seg)
-			return ret;
-		ret = dsmem_seg_alloc(seg, m->len, &reply->addr, &reply->aux);
-		dsmem_seg_put(seg);
-		return ret;
-	}
-	/* any segment we may allocate in, first fit */
-	for (i = 1; i <= DSMEM_SEG_ID_MAX; i++) {
-		rcu_read_lock();
-		seg = xa_find(&node->segs, &i, DSMEM_SEG_ID_MAX, XA_PRESENT);
-		if (seg && !kref_get_unless_zero(&seg->ref))
-			seg = NULL;
-		rcu_read_unlock();
-		if (!seg)
-			break;
-		if (dsmem_seg_perm(seg, conn->remote_node) & DSMEM_PERM_WRITE)
-			ret = dsmem_seg_alloc(seg, m->len, &reply->addr,
-					      &reply->aux);
-		dsmem_seg_put(seg);
-		if (!ret)
-			return 0;
-	}
-	if (ret == -EACCES)
-		dsmem_stat_inc(DSMEM_STAT_MSG_DENIED);
-	return ret;
-}
-
 static void dsmem_msg_handle(struct dsmem_conn *conn, struct dsmem_recv *r)
 {
 	const struct dsmem_wire_hdr *h = (const void *)r->buf;
 	struct dsmem_wire_msg m, reply = {};
-	struct dsmem_seg *seg;
-	void *buf = NULL;
+	const struct dsmem_msg_op *op;
+	void *buf = NULL, *priv;
 	int ret;
 
 	ret = dsmem_wire_decode(r->buf, r->len, &m);
@@ -595,80 +446,23 @@ static void dsmem_msg_handle(struct dsmem_conn *conn, struct dsmem_recv *r)
 	}
 	reply.tag = m.tag;
 
-	switch (m.opcode) {
-	case DSMEM_WIRE_ALLOC:
-		ret = dsmem_msg_alloc(conn, &m, &reply);
-		break;
-	case DSMEM_WIRE_FREE:
-		reply.opcode = DSMEM_WIRE_REPLY_FREE;
-		seg = dsmem_msg_seg(conn, m.addr, DSMEM_PERM_WRITE, &ret);
-		if (!seg)
-			break;
-		ret = dsmem_seg_free(seg, m.addr);
-		dsmem_seg_put(seg);
-		break;
-	case DSMEM_WIRE_READ:
-		reply.opcode = DSMEM_WIRE_REPLY_READ;
-		seg = dsmem_msg_seg(conn, m.addr, DSMEM_PERM_READ, &ret);
-		if (!seg)
-			break;
-		buf = kmalloc(m.len, GFP_KERNEL);
-		ret = buf ? dsmem_seg_access(seg, m.addr, buf, m.len, false) :
-			    -ENOMEM;
-		dsmem_seg_put(seg);
-		reply.addr = m.addr;
-		reply.len = m.len;
-		reply.data = buf;
-		break;
-	case DSMEM_WIRE_WRITE:
-		reply.opcode = DSMEM_WIRE_REPLY_WRITE;
-		seg = dsmem_msg_seg(conn, m.addr, DSMEM_PERM_WRITE, &ret);
-		if (seg) {
-			ret = dsmem_seg_access(seg, m.addr, (void *)m.data,
-					       m.len, true);
-			dsmem_seg_put(seg);
-		}
-		/* a write is answered only when asked to be */
-		if (!(m.flags & DSMEM_WIRE_F_ACK))
-			return;
-		break;
-	case DSMEM_WIRE_GRANT:
-		reply.opcode = DSMEM_WIRE_REPLY_GRANT;
-		ret = dsmem_rseg_install(conn, &m);
-		if (ret)
-			dsmem_stat_inc(DSMEM_STAT_MSG_BAD);
-		break;
-	case DSMEM_WIRE_REVOKE:
-		reply.opcode = DSMEM_WIRE_REPLY_REVOKE;
-		ret = dsmem_rseg_remove(conn, m.addr);
-		break;
-	case DSMEM_WIRE_SLOPE_LEASE_REQ:
-	case DSMEM_WIRE_SLOPE_LEASE_RET:
-	case DSMEM_WIRE_SLOPE_LEASE_COUNT:
-	case DSMEM_WIRE_SLOPE_FREE:
-	case DSMEM_WIRE_SLOPE_MIG_PUT:
-	case DSMEM_WIRE_SLOPE_MIG_BEGIN:
-	case DSMEM_WIRE_SLOPE_MIG_HANDOVER:
-	case DSMEM_WIRE_SLOPE_MIG_DONE:
-	case DSMEM_WIRE_SLOPE_MIG_ABORT:
-		reply.opcode = DSMEM_WIRE_REPLY_SLOPE;
-		ret = dsmem_slope_msg(conn, &m, &reply, &buf);
-		/* an announcement, or a request that answered itself */
-		if (ret == 1)
-			return;
-		break;
-	default:
+	op = dsmem_services_op(m.opcode, &priv, conn->peer->node);
+	if (!op) {
 		/* a reply nobody asked for, or a request we do not serve */
 		dsmem_stat_inc(DSMEM_STAT_MSG_BAD);
 		reply.opcode = DSMEM_WIRE_REPLY_ERROR;
 		ret = -EOPNOTSUPP;
-		break;
+	} else {
+		reply.opcode = op->reply;
+		ret = op->handle(conn, priv, &m, &reply, &buf);
+		if (ret == DSMEM_MSG_NO_REPLY) {
+			kfree(buf);
+			return;
+		}
+		if (ret && op->reply_err)
+			reply.opcode = op->reply_err;
 	}
 	if (ret) {
-		if (reply.opcode == DSMEM_WIRE_REPLY_READ)
-			reply.opcode = DSMEM_WIRE_REPLY_READ_ERROR;
-		if (reply.opcode == DSMEM_WIRE_REPLY_SLOPE_KEYS)
-			reply.opcode = DSMEM_WIRE_REPLY_SLOPE;
 		reply.status = -ret;
 		reply.addr = 0;
 		reply.len = 0;

@@ -18,7 +18,6 @@
 DEFINE_MUTEX(dsmem_rdm_lock);
 /* node id -> dsmem_node, under dsmem_rdm_lock */
 static DEFINE_XARRAY(dsmem_nodes);
-struct workqueue_struct *dsmem_wq;
 /* set by module unload, under dsmem_rdm_lock: no new nodes */
 static bool dsmem_rdm_closing;
 
@@ -27,7 +26,7 @@ static void dsmem_node_release(struct kref *ref)
 	struct dsmem_node *node = container_of(ref, struct dsmem_node, ref);
 
 	WARN_ON(!xa_empty(&node->peers) || !xa_empty(&node->segs));
-	dsmem_slope_node_fini(node);
+	dsmem_services_node_fini(node);
 	xa_destroy(&node->peers);
 	xa_destroy(&node->segs);
 	put_net(node->net);
@@ -140,13 +139,13 @@ int dsmem_node_create(u32 id, struct dsmem_device *sdev, u16 port,
 	/* until it is published, its listener turns requests away */
 	node->dead = true;
 
-	ret = dsmem_slope_node_init(node);
+	ret = dsmem_services_node_init(node);
 	if (ret)
 		goto err_put_node;
 	/* the id and the port are taken; lookups do not see a dead node */
 	ret = xa_insert(&dsmem_nodes, id, node, GFP_KERNEL);
 	if (ret)
-		goto err_slope_dead;
+		goto err_services_dead;
 	/*
 	 * rdma_cm runs the listener's handler under its handler lock, and
 	 * the handler takes dsmem_rdm_lock; listening destroys the per
@@ -187,8 +186,8 @@ err_destroy_listener:
 	mutex_lock(&dsmem_rdm_lock);
 err_erase_node:
 	xa_erase(&dsmem_nodes, id);
-err_slope_dead:
-	dsmem_slope_node_dead(node);
+err_services_dead:
+	dsmem_services_node_dead(node);
 err_put_node:
 	dsmem_node_put(node);
 	return ret;
@@ -233,7 +232,7 @@ static void dsmem_node_teardown(struct dsmem_node *node)
 	mutex_unlock(&dsmem_rdm_lock);
 
 	dsmem_xfer_node_dead(node);
-	dsmem_slope_node_dead(node);
+	dsmem_services_node_dead(node);
 	dsmem_stat_inc(DSMEM_STAT_NODE_REMOVED);
 	dsmem_nl_notify_node(node, DSMEM_CMD_NODE_DEL);
 	dsmem_node_put(node);
@@ -303,18 +302,21 @@ int dsmem_rdm_init(void)
 {
 	int ret;
 
-	/* ordered per item is all we need; unbound keeps latency low */
-	dsmem_wq = alloc_workqueue("dsmem", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
-	if (!dsmem_wq)
-		return -ENOMEM;
 	ret = dsmem_auth_init();
 	if (ret)
-		destroy_workqueue(dsmem_wq);
+		return ret;
+	ret = dsmem_seg_service_init();
+	if (ret)
+		goto err_auth_exit;
+	return 0;
+
+err_auth_exit:
+	dsmem_auth_exit();
 	return ret;
 }
 
-/* Module unload: every node goes, connections first. */
-void dsmem_rdm_exit(void)
+/* Module unload: every node goes, connections first; no new one comes. */
+void dsmem_rdm_stop(void)
 {
 	struct dsmem_node *node;
 	unsigned long i;
@@ -343,9 +345,9 @@ void dsmem_rdm_exit(void)
 	flush_workqueue(dsmem_wq);
 }
 
-void dsmem_rdm_fini(void)
+void dsmem_rdm_exit(void)
 {
+	dsmem_seg_service_exit();
 	dsmem_auth_exit();
-	destroy_workqueue(dsmem_wq);
 	xa_destroy(&dsmem_nodes);
 }

@@ -487,16 +487,10 @@ int dsmem_reg_post(struct dsmem_conn *conn, struct ib_mr *mr, int access)
 	ret = dsmem_conn_wait_credit(conn, &conn->sq_free);
 	if (ret)
 		return ret;
-	if (!dsmem_conn_post_begin(conn)) {
-		dsmem_conn_put_credit(conn, &conn->sq_free);
-		return -ECONNRESET;
-	}
-	ret = ib_post_send(conn->qp, &wr.wr, NULL);
-	dsmem_conn_post_end(conn);
-	if (ret) {
-		dsmem_conn_put_credit(conn, &conn->sq_free);
+	ret = dsmem_conn_post(conn, &wr.wr, &conn->sq_free, DSMEM_CONN_UP,
+			      NULL);
+	if (ret)
 		return ret;
-	}
 	/* a closing connection flushes it: this wait ends */
 	wait_for_completion(&w.done);
 	return w.status;

@@ -40,7 +40,8 @@ struct dsmem_umr {
 };
 
 /*
- * The state behind one open /dev/dsmem.  Lock order: file->lock ->
+ * The data path's part of one open /dev/dsmem (struct dsmem_file,
+ * dsmem_chrdev.h).  Lock order: file->lock ->
  * node->file_lock, and file->lock -> dsmem_rdm_lock (dsmem_priv.h).
  * file->lock is never held while waiting for a transfer.
  *
@@ -48,7 +49,7 @@ struct dsmem_umr {
  * one while it works on it, as the descriptor may be closed meanwhile, and
  * a task's finisher one across its wake-up (dsmem_task_finish).
  */
-struct dsmem_file {
+struct dsmem_xfer_file {
 	struct kref ref;
 	struct mutex lock;	/* node, dead, mrs, tasks, conn, every DMA unmap */
 	struct dsmem_node *node;	/* counted; NULL until attached */
@@ -61,7 +62,6 @@ struct dsmem_file {
 	atomic_t ndone;		/* done, not yet released */
 	wait_queue_head_t poll_wq;
 	struct dsmem_conn *conn;	/* last used, counted */
-	struct list_head slope_tracks;	/* DSMEM_IOC_SLOPE_DIRTY's, lock */
 };
 
 struct dsmem_task_req {
@@ -75,7 +75,7 @@ struct dsmem_task_req {
 
 struct dsmem_task {
 	struct kref ref;
-	struct dsmem_file *file;
+	struct dsmem_xfer_file *file;
 	u32 id;
 	u32 nr;
 	atomic_t pending;	/* requests not done, plus one while posting */
@@ -245,11 +245,11 @@ static void dsmem_task_unmap(struct dsmem_task *task)
 			dsmem_umr_unmap(task->reqs[i].umr);
 }
 
-static void dsmem_file_put(struct dsmem_file *file);
+static void dsmem_file_put(struct dsmem_xfer_file *file);
 
 static void dsmem_task_finish(struct dsmem_task *task)
 {
-	struct dsmem_file *file = task->file;
+	struct dsmem_xfer_file *file = task->file;
 
 	WRITE_ONCE(task->is_done, true);
 	atomic_inc(&file->ndone);
@@ -318,7 +318,7 @@ int dsmem_xfer_conn_init(struct dsmem_conn *conn)
 }
 
 /* The up connection to the addressed node, cached per descriptor. */
-static struct dsmem_conn *dsmem_file_conn(struct dsmem_file *file, u32 remote)
+static struct dsmem_conn *dsmem_file_conn(struct dsmem_xfer_file *file, u32 remote)
 {
 	struct dsmem_conn *conn = file->conn;
 
@@ -370,6 +370,16 @@ static u32 dsmem_umr_sges(struct dsmem_umr *umr, u64 off, u32 len,
 	return done;
 }
 
+/* A slice that was not posted: its request waits for one less. */
+static void dsmem_slice_unpost(struct ib_send_wr *wr)
+{
+	struct dsmem_slice *s = container_of(wr->wr_cqe, struct dsmem_slice,
+					     cqe);
+
+	atomic_dec(&s->task->reqs[s->req].slices);
+	llist_add(&s->free, &s->conn->slice_free);
+}
+
 static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 				 struct dsmem_conn *conn, u64 off, u32 *lenp)
 {
@@ -384,7 +394,7 @@ static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 		struct ib_rdma_wr rdma;
 		struct ib_atomic_wr atomic;
 	} wr = {};
-	u32 need, rkey, len, nsge;
+	u32 need, rkey, len, nsge, max_sge;
 	u64 roff, span_end;
 	int ret;
 
@@ -432,9 +442,10 @@ static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 
 	len = min_t(u64, r->len - off, DSMEM_SLICE_BYTES);
 	len = min_t(u64, len, span_end - roff);
+	max_sge = min_t(u32, ARRAY_SIZE(sge),
+			dsmem_conn_max_sge(conn, r->opcode == DSMEM_XFER_READ));
 	len = dsmem_umr_sges(tr->umr, r->local - (tr->own_umr ? tr->umr->addr : 0) + off,
-			     len, sge, min_t(u32, conn->max_sge, ARRAY_SIZE(sge)),
-			     conn->pd->local_dma_lkey, &nsge);
+			     len, sge, max_sge, conn->pd->local_dma_lkey, &nsge);
 
 	ret = dsmem_conn_wait_credit(conn, &conn->sq_free);
 	if (ret)
@@ -475,29 +486,17 @@ static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 	wr.rdma.wr.num_sge = nsge;
 	wr.rdma.wr.send_flags = IB_SEND_SIGNALED;
 
-	if (!dsmem_conn_post_begin(conn)) {
-		ret = -ECONNRESET;
-		goto err_put_credit;
-	}
 	atomic_inc(&tr->slices);
-	ret = ib_post_send(conn->qp, &wr.rdma.wr, NULL);
-	dsmem_conn_post_end(conn);
-	if (ret) {
-		atomic_dec(&tr->slices);
-		dsmem_conn_close(conn, ret);
-		goto err_put_credit;
-	}
+	ret = dsmem_conn_post(conn, &wr.rdma.wr, &conn->sq_free, DSMEM_CONN_UP,
+			      dsmem_slice_unpost);
+	if (ret)
+		return ret;
 	dsmem_stat_inc(DSMEM_STAT_XFER_SLICES);
 	*lenp = len;
 	return 0;
-
-err_put_credit:
-	llist_add(&s->free, &conn->slice_free);
-	dsmem_conn_put_credit(conn, &conn->sq_free);
-	return ret;
 }
 
-static int dsmem_xfer_check(struct dsmem_file *file, struct dsmem_task_req *tr)
+static int dsmem_xfer_check(struct dsmem_xfer_file *file, struct dsmem_task_req *tr)
 {
 	struct dsmem_xfer_req *r = &tr->req;
 	bool atomic = r->opcode == DSMEM_XFER_CAS || r->opcode == DSMEM_XFER_FAA;
@@ -537,7 +536,7 @@ static int dsmem_xfer_check(struct dsmem_file *file, struct dsmem_task_req *tr)
 }
 
 /* Start one transfer; its status says why it could not. */
-static void dsmem_xfer_start(struct dsmem_file *file, struct dsmem_task *task,
+static void dsmem_xfer_start(struct dsmem_xfer_file *file, struct dsmem_task *task,
 			     u32 i)
 {
 	struct dsmem_task_req *tr = &task->reqs[i];
@@ -573,16 +572,15 @@ out:
 		dsmem_task_req_done(task, i);
 }
 
-int dsmem_xfer_open(struct dsmem_file **filep)
+int dsmem_xfer_open(struct dsmem_xfer_file **filep)
 {
-	struct dsmem_file *file = kzalloc(sizeof(*file), GFP_KERNEL);
+	struct dsmem_xfer_file *file = kzalloc(sizeof(*file), GFP_KERNEL);
 
 	if (!file)
 		return -ENOMEM;
 	kref_init(&file->ref);
 	mutex_init(&file->lock);
 	INIT_LIST_HEAD(&file->node_link);
-	INIT_LIST_HEAD(&file->slope_tracks);
 	xa_init_flags(&file->mrs, XA_FLAGS_ALLOC1);
 	xa_init_flags(&file->tasks, XA_FLAGS_ALLOC1);
 	init_waitqueue_head(&file->poll_wq);
@@ -592,7 +590,7 @@ int dsmem_xfer_open(struct dsmem_file **filep)
 
 static void dsmem_file_free(struct kref *ref)
 {
-	struct dsmem_file *file = container_of(ref, struct dsmem_file, ref);
+	struct dsmem_xfer_file *file = container_of(ref, struct dsmem_xfer_file, ref);
 
 	/* emptied by dsmem_xfer_release() */
 	xa_destroy(&file->tasks);
@@ -600,13 +598,13 @@ static void dsmem_file_free(struct kref *ref)
 	kfree(file);
 }
 
-static void dsmem_file_put(struct dsmem_file *file)
+static void dsmem_file_put(struct dsmem_xfer_file *file)
 {
 	kref_put(&file->ref, dsmem_file_free);
 }
 
 /* Forget a done task; under file->lock. */
-static void dsmem_task_forget(struct dsmem_file *file, struct dsmem_task *task)
+static void dsmem_task_forget(struct dsmem_xfer_file *file, struct dsmem_task *task)
 {
 	lockdep_assert_held(&file->lock);
 	/* two callers may race to forget one task: one wins, one put */
@@ -619,7 +617,7 @@ static void dsmem_task_forget(struct dsmem_file *file, struct dsmem_task *task)
 }
 
 /* Under file->lock. */
-static void dsmem_file_detach(struct dsmem_file *file)
+static void dsmem_file_detach(struct dsmem_xfer_file *file)
 {
 	struct dsmem_node *node = file->node;
 
@@ -632,7 +630,7 @@ static void dsmem_file_detach(struct dsmem_file *file)
 	}
 }
 
-void dsmem_xfer_release(struct dsmem_file *file)
+void dsmem_xfer_release(struct dsmem_xfer_file *file)
 {
 	struct dsmem_task *task;
 	struct dsmem_umr *umr;
@@ -657,7 +655,6 @@ void dsmem_xfer_release(struct dsmem_file *file)
 		dsmem_file_detach(file);
 	mutex_unlock(&file->lock);
 
-	dsmem_slope_file_release(&file->slope_tracks);
 	if (file->node)
 		dsmem_node_put(file->node);
 	dsmem_file_put(file);
@@ -671,14 +668,14 @@ void dsmem_xfer_release(struct dsmem_file *file)
  */
 void dsmem_xfer_node_dead(struct dsmem_node *node)
 {
-	struct dsmem_file *file;
+	struct dsmem_xfer_file *file;
 	struct dsmem_task *task;
 	struct dsmem_umr *umr;
 	unsigned long i;
 
 	for (;;) {
 		spin_lock(&node->file_lock);
-		file = list_first_entry_or_null(&node->files, struct dsmem_file,
+		file = list_first_entry_or_null(&node->files, struct dsmem_xfer_file,
 						node_link);
 		if (file) {
 			list_del_init(&file->node_link);
@@ -705,7 +702,7 @@ void dsmem_xfer_node_dead(struct dsmem_node *node)
 	}
 }
 
-__poll_t dsmem_xfer_poll(struct dsmem_file *file, struct file *filp,
+__poll_t dsmem_xfer_poll(struct dsmem_xfer_file *file, struct file *filp,
 			 poll_table *wait)
 {
 	poll_wait(filp, &file->poll_wq, wait);
@@ -713,7 +710,7 @@ __poll_t dsmem_xfer_poll(struct dsmem_file *file, struct file *filp,
 }
 
 /* Under file->lock: attached to a node that is still there. */
-static int dsmem_file_usable(struct dsmem_file *file)
+static int dsmem_file_usable(struct dsmem_xfer_file *file)
 {
 	if (!file->node)
 		return -ENOTCONN;
@@ -722,7 +719,7 @@ static int dsmem_file_usable(struct dsmem_file *file)
 	return 0;
 }
 
-int dsmem_xfer_attach(struct dsmem_file *file, void *arg)
+int dsmem_xfer_attach(struct dsmem_xfer_file *file, void *arg)
 {
 	struct dsmem_ioc_attach *a = arg;
 	struct dsmem_node *node;
@@ -755,7 +752,7 @@ out:
 	return ret;
 }
 
-int dsmem_xfer_mr_reg(struct dsmem_file *file, void *arg)
+int dsmem_xfer_mr_reg(struct dsmem_xfer_file *file, void *arg)
 {
 	struct dsmem_ioc_mr_reg *a = arg;
 	struct dsmem_umr *umr;
@@ -794,7 +791,7 @@ out:
 	return ret;
 }
 
-int dsmem_xfer_mr_dereg(struct dsmem_file *file, void *arg)
+int dsmem_xfer_mr_dereg(struct dsmem_xfer_file *file, void *arg)
 {
 	struct dsmem_ioc_mr_dereg *a = arg;
 	struct dsmem_umr *umr;
@@ -842,7 +839,7 @@ static void dsmem_task_spin(struct dsmem_task *task)
 	}
 }
 
-int dsmem_xfer_submit(struct dsmem_file *file, void *arg)
+int dsmem_xfer_submit(struct dsmem_xfer_file *file, void *arg)
 {
 	struct dsmem_ioc_submit *a = arg;
 	u64 __user *ureqs = u64_to_user_ptr(a->reqs);
@@ -932,7 +929,7 @@ err_free_task:
 	return ret;
 }
 
-int dsmem_xfer_task(struct dsmem_file *file, void *arg)
+int dsmem_xfer_task(struct dsmem_xfer_file *file, void *arg)
 {
 	struct dsmem_ioc_task *a = arg;
 	struct dsmem_xfer_status __user *ust = u64_to_user_ptr(a->status);
@@ -998,7 +995,7 @@ out:
 }
 
 /* The attached node, counted: for calls that must not hold file->lock. */
-struct dsmem_node *dsmem_xfer_node_get(struct dsmem_file *file)
+struct dsmem_node *dsmem_xfer_node_get(struct dsmem_xfer_file *file)
 {
 	struct dsmem_node *node = NULL;
 
@@ -1009,17 +1006,4 @@ struct dsmem_node *dsmem_xfer_node_get(struct dsmem_file *file)
 	}
 	mutex_unlock(&file->lock);
 	return node;
-}
-
-int dsmem_xfer_slope_dirty(struct dsmem_file *file, void *arg)
-{
-	int ret;
-
-	mutex_lock(&file->lock);
-	ret = dsmem_file_usable(file);
-	if (!ret)
-		ret = dsmem_slope_ioc_dirty(&file->slope_tracks, file->node,
-					    arg);
-	mutex_unlock(&file->lock);
-	return ret;
 }

@@ -51,6 +51,14 @@ static struct file_system_type dsmem_slope_fs_type = {
  */
 struct workqueue_struct *dsmem_slope_wq;
 
+static struct dsmem_service dsmem_slope_service;
+
+/* The node's Slope state, made by dsmem_slope_node_init. */
+struct dsmem_slope *dsmem_slope_of(const struct dsmem_node *node)
+{
+	return dsmem_node_priv(node, &dsmem_slope_service);
+}
+
 int dsmem_slope_init(void)
 {
 	int ret;
@@ -64,8 +72,13 @@ int dsmem_slope_init(void)
 		ret = PTR_ERR(dsmem_slope_mnt);
 		goto err_destroy_wq;
 	}
+	ret = dsmem_service_register(&dsmem_slope_service);
+	if (ret)
+		goto err_unmount;
 	return 0;
 
+err_unmount:
+	kern_unmount(dsmem_slope_mnt);
 err_destroy_wq:
 	destroy_workqueue(dsmem_slope_wq);
 	return ret;
@@ -73,11 +86,12 @@ err_destroy_wq:
 
 void dsmem_slope_exit(void)
 {
+	dsmem_service_unregister(&dsmem_slope_service);
 	kern_unmount(dsmem_slope_mnt);
 	destroy_workqueue(dsmem_slope_wq);
 }
 
-int dsmem_slope_node_init(struct dsmem_node *node)
+static int dsmem_slope_node_init(struct dsmem_node *node, void **priv)
 {
 	struct dsmem_slope *s;
 	int ret;
@@ -108,7 +122,7 @@ int dsmem_slope_node_init(struct dsmem_node *node)
 	INIT_DELAYED_WORK(&s->announce_work, dsmem_slope_announce_work);
 	INIT_DELAYED_WORK(&s->expire_work, dsmem_slope_expire_work);
 	dsmem_slope_lease_init(s);
-	node->slope = s;
+	*priv = s;
 	return 0;
 
 err_free_slope:
@@ -121,21 +135,21 @@ err_free_slope:
  * goes with the node).  Its migrations end with its connections
  * (dsmem_slope_conn_down).
  */
-void dsmem_slope_node_dead(struct dsmem_node *node)
+static void dsmem_slope_node_dead(struct dsmem_node *node, void *priv)
 {
-	cancel_delayed_work_sync(&node->slope->announce_work);
-	cancel_delayed_work_sync(&node->slope->expire_work);
+	struct dsmem_slope *s = priv;
+
+	cancel_delayed_work_sync(&s->announce_work);
+	cancel_delayed_work_sync(&s->expire_work);
 }
 
 /* The last reference to the node: no VMA maps the range any more. */
-void dsmem_slope_node_fini(struct dsmem_node *node)
+static void dsmem_slope_node_fini(struct dsmem_node *node, void *priv)
 {
-	struct dsmem_slope *s = node->slope;
+	struct dsmem_slope *s = priv;
 	unsigned long i;
 	void *entry;
 
-	if (!s)
-		return;
 	cancel_delayed_work_sync(&s->announce_work);
 	/* a pull that ended after dsmem_slope_node_dead may have queued it */
 	cancel_delayed_work_sync(&s->expire_work);
@@ -155,7 +169,7 @@ void dsmem_slope_node_fini(struct dsmem_node *node)
 void dsmem_slope_attach(struct file *filp, struct dsmem_node *node)
 {
 	/* before any mmap: the VMAs link into the node's mapping */
-	filp->f_mapping = node->slope->inode->i_mapping;
+	filp->f_mapping = dsmem_slope_of(node)->inode->i_mapping;
 }
 
 /*
@@ -291,14 +305,14 @@ void dsmem_slope_unmap(struct dsmem_slope *s, const struct dsmem_slope_extent *e
 				    e[i].len >> PAGE_SHIFT, false);
 }
 
-static struct dsmem_slope *dsmem_slope_of(struct vm_fault *vmf)
+static struct dsmem_slope *dsmem_slope_of_vmf(struct vm_fault *vmf)
 {
 	return vmf->vma->vm_private_data;
 }
 
 static vm_fault_t dsmem_slope_fault(struct vm_fault *vmf)
 {
-	struct dsmem_slope *s = dsmem_slope_of(vmf);
+	struct dsmem_slope *s = dsmem_slope_of_vmf(vmf);
 	pgoff_t idx = vmf->pgoff;
 	struct page *page;
 	void *entry;
@@ -349,7 +363,7 @@ again:
  */
 static vm_fault_t dsmem_slope_mkwrite(struct vm_fault *vmf)
 {
-	struct dsmem_slope *s = dsmem_slope_of(vmf);
+	struct dsmem_slope *s = dsmem_slope_of_vmf(vmf);
 	struct page *page = vmf->page;
 	pgoff_t idx = vmf->pgoff;
 
@@ -411,7 +425,7 @@ int dsmem_slope_mmap(struct file *filp, struct vm_area_struct *vma)
 int dsmem_slope_ioc_alloc(struct dsmem_node *node, void *arg)
 {
 	struct dsmem_ioc_slope_alloc *a = arg;
-	struct dsmem_slope *s = node->slope;
+	struct dsmem_slope *s = dsmem_slope_of(node);
 	bool huge = a->flags & DSMEM_SLOPE_HUGE;
 	u64 unit = huge ? DSMEM_SLOPE_HUGE_SIZE : PAGE_SIZE;
 	u64 npages, addr, i;
@@ -530,7 +544,7 @@ int dsmem_slope_extents_owned(struct dsmem_slope *s,
 int dsmem_slope_ioc_free(struct dsmem_node *node, void *arg)
 {
 	struct dsmem_ioc_slope_free *a = arg;
-	struct dsmem_slope *s = node->slope;
+	struct dsmem_slope *s = dsmem_slope_of(node);
 	struct dsmem_slope_extent *e;
 	u64 pages, i;
 	u32 k;
@@ -569,32 +583,48 @@ out:
 }
 
 /* A Slope request from a peer; 1: no reply to send (none, or sent). */
-int dsmem_slope_msg(struct dsmem_conn *conn, const struct dsmem_wire_msg *m,
-		    struct dsmem_wire_msg *reply, void **data)
+static void dsmem_slope_conn_up(struct dsmem_conn *conn, void *priv)
 {
-	struct dsmem_slope *s = conn->peer->node->slope;
-
-	switch (m->opcode) {
-	case DSMEM_WIRE_SLOPE_LEASE_REQ:
-	case DSMEM_WIRE_SLOPE_LEASE_RET:
-	case DSMEM_WIRE_SLOPE_LEASE_COUNT:
-	case DSMEM_WIRE_SLOPE_FREE:
-		return dsmem_slope_lease_msg(conn, s, m, reply);
-	default:
-		return dsmem_slope_mig_msg(conn, s, m, reply, data);
-	}
-}
-
-void dsmem_slope_conn_up(struct dsmem_conn *conn)
-{
-	struct dsmem_node *node = conn->peer->node;
+	struct dsmem_slope *s = priv;
 
 	/* a new peer learns our free leases at once */
-	if (!READ_ONCE(node->dead))
-		mod_delayed_work(dsmem_wq, &node->slope->announce_work, 0);
+	if (!READ_ONCE(s->node->dead))
+		mod_delayed_work(dsmem_wq, &s->announce_work, 0);
 }
 
-void dsmem_slope_conn_down(struct dsmem_conn *conn)
+static void dsmem_slope_conn_down(struct dsmem_conn *conn, void *priv)
 {
-	dsmem_slope_mig_conn_down(conn->peer->node->slope, conn);
+	dsmem_slope_mig_conn_down(priv, conn);
 }
+
+/* What Slope serves; every answer is REPLY_SLOPE (BEGIN's may carry keys) */
+static const struct dsmem_msg_op dsmem_slope_ops[] = {
+	{ DSMEM_WIRE_SLOPE_LEASE_REQ, DSMEM_WIRE_REPLY_SLOPE, 0,
+	  dsmem_slope_on_lease_req },
+	{ DSMEM_WIRE_SLOPE_LEASE_RET, DSMEM_WIRE_REPLY_SLOPE, 0,
+	  dsmem_slope_on_lease_ret },
+	{ DSMEM_WIRE_SLOPE_LEASE_COUNT, DSMEM_WIRE_REPLY_SLOPE, 0,
+	  dsmem_slope_on_lease_count },
+	{ DSMEM_WIRE_SLOPE_FREE, DSMEM_WIRE_REPLY_SLOPE, 0, dsmem_slope_on_free },
+	{ DSMEM_WIRE_SLOPE_MIG_PUT, DSMEM_WIRE_REPLY_SLOPE, 0,
+	  dsmem_slope_on_mig_put },
+	{ DSMEM_WIRE_SLOPE_MIG_BEGIN, DSMEM_WIRE_REPLY_SLOPE,
+	  DSMEM_WIRE_REPLY_SLOPE, dsmem_slope_on_mig_begin },
+	{ DSMEM_WIRE_SLOPE_MIG_HANDOVER, DSMEM_WIRE_REPLY_SLOPE, 0,
+	  dsmem_slope_on_mig_handover },
+	{ DSMEM_WIRE_SLOPE_MIG_DONE, DSMEM_WIRE_REPLY_SLOPE, 0,
+	  dsmem_slope_on_mig_done },
+	{ DSMEM_WIRE_SLOPE_MIG_ABORT, DSMEM_WIRE_REPLY_SLOPE, 0,
+	  dsmem_slope_on_mig_abort },
+};
+
+static struct dsmem_service dsmem_slope_service = {
+	.name		= "slope",
+	.node_init	= dsmem_slope_node_init,
+	.node_dead	= dsmem_slope_node_dead,
+	.node_fini	= dsmem_slope_node_fini,
+	.conn_up	= dsmem_slope_conn_up,
+	.conn_down	= dsmem_slope_conn_down,
+	.ops		= dsmem_slope_ops,
+	.nops		= ARRAY_SIZE(dsmem_slope_ops),
+};

@@ -242,14 +242,27 @@ void dsmem_slope_runs_remove(struct dsmem_slope *s, pgoff_t start,
 			     unsigned long n);
 void dsmem_slope_runs_fini(struct dsmem_slope *s);
 
+/* dsmem_slope.c */
+struct dsmem_slope *dsmem_slope_of(const struct dsmem_node *node);
+
 /* dsmem_slope_lease.c */
 int dsmem_slope_lease_alloc(struct dsmem_slope *s, u64 npages, bool huge,
 			    u64 *addr);
 void dsmem_slope_lease_release(struct dsmem_slope *s,
 			       const struct dsmem_slope_extent *e, u32 n);
-int dsmem_slope_lease_msg(struct dsmem_conn *conn, struct dsmem_slope *s,
-			  const struct dsmem_wire_msg *m,
-			  struct dsmem_wire_msg *reply);
+/* request handlers (struct dsmem_msg_op): @priv is the node's dsmem_slope */
+int dsmem_slope_on_lease_req(struct dsmem_conn *conn, void *priv,
+			     const struct dsmem_wire_msg *m,
+			     struct dsmem_wire_msg *reply, void **data);
+int dsmem_slope_on_lease_ret(struct dsmem_conn *conn, void *priv,
+			     const struct dsmem_wire_msg *m,
+			     struct dsmem_wire_msg *reply, void **data);
+int dsmem_slope_on_lease_count(struct dsmem_conn *conn, void *priv,
+			       const struct dsmem_wire_msg *m,
+			       struct dsmem_wire_msg *reply, void **data);
+int dsmem_slope_on_free(struct dsmem_conn *conn, void *priv,
+			const struct dsmem_wire_msg *m,
+			struct dsmem_wire_msg *reply, void **data);
 void dsmem_slope_lease_init(struct dsmem_slope *s);
 void dsmem_slope_lease_fini(struct dsmem_slope *s);
 void dsmem_slope_announce_work(struct work_struct *work);
@@ -266,9 +279,22 @@ unsigned long *dsmem_slope_track_switch(struct dsmem_slope_track *t,
 					u64 *ndirty);
 
 /* dsmem_slope_mig.c */
-int dsmem_slope_mig_msg(struct dsmem_conn *conn, struct dsmem_slope *s,
-			const struct dsmem_wire_msg *m,
-			struct dsmem_wire_msg *reply, void **data);
+/* request handlers (struct dsmem_msg_op), as the lease ones */
+int dsmem_slope_on_mig_put(struct dsmem_conn *conn, void *priv,
+			   const struct dsmem_wire_msg *m,
+			   struct dsmem_wire_msg *reply, void **data);
+int dsmem_slope_on_mig_begin(struct dsmem_conn *conn, void *priv,
+			     const struct dsmem_wire_msg *m,
+			     struct dsmem_wire_msg *reply, void **data);
+int dsmem_slope_on_mig_handover(struct dsmem_conn *conn, void *priv,
+				const struct dsmem_wire_msg *m,
+				struct dsmem_wire_msg *reply, void **data);
+int dsmem_slope_on_mig_abort(struct dsmem_conn *conn, void *priv,
+			     const struct dsmem_wire_msg *m,
+			     struct dsmem_wire_msg *reply, void **data);
+int dsmem_slope_on_mig_done(struct dsmem_conn *conn, void *priv,
+			    const struct dsmem_wire_msg *m,
+			    struct dsmem_wire_msg *reply, void **data);
 vm_fault_t dsmem_slope_fault_wait(struct vm_fault *vmf, struct dsmem_slope *s,
 				  pgoff_t idx);
 void dsmem_slope_mig_conn_down(struct dsmem_slope *s, struct dsmem_conn *conn);

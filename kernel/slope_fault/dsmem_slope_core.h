@@ -7,15 +7,14 @@
 #ifndef _DSMEM_SLOPE_CORE_H
 #define _DSMEM_SLOPE_CORE_H
 
-#include "../rdm/dsmem_portable.h"
+#include "../dsmem_portable.h"
 
 #ifdef __KERNEL__
 #include <uapi/linux/dsmem.h>
-#include <uapi/linux/dsmem_wire.h>
 #else
 #include <linux/dsmem.h>
-#include <linux/dsmem_wire.h>
 #endif
+#include "../dsmem_proto.h"
 
 #define DSMEM_SLOPE_PAGE_SHIFT	12
 

@@ -485,67 +485,85 @@ static bool dsmem_slope_relay_allowed(u32 from,
 	return true;
 }
 
-int dsmem_slope_lease_msg(struct dsmem_conn *conn, struct dsmem_slope *s,
-			  const struct dsmem_wire_msg *m,
-			  struct dsmem_wire_msg *reply)
+int dsmem_slope_on_lease_req(struct dsmem_conn *conn, void *priv,
+			     const struct dsmem_wire_msg *m,
+			     struct dsmem_wire_msg *reply, void **data)
 {
-	u32 from = conn->remote_node, lease, i, n;
-	const struct dsmem_wire_slope_extent *w;
+	struct dsmem_slope *s = priv;
+	u32 from = conn->remote_node, lease;
+	int ret;
+
+	ret = dsmem_slope_share_take(s, from, &lease);
+	if (!ret)
+		reply->addr = dsmem_slope_lease_base(lease);
+	if (ret == -EDQUOT) {
+		dsmem_stat_inc(DSMEM_STAT_SLOPE_LEASE_DENIED);
+		pr_notice_ratelimited("node %u: node %u holds %u leases of this node's share, refusing another\n",
+				      s->node->id, from,
+				      READ_ONCE(slope_leases_per_peer));
+	}
+	return ret;
+}
+
+int dsmem_slope_on_lease_ret(struct dsmem_conn *conn, void *priv,
+			     const struct dsmem_wire_msg *m,
+			     struct dsmem_wire_msg *reply, void **data)
+{
+	if (m->addr < DSMEM_SLOPE_BASE ||
+	    m->addr - DSMEM_SLOPE_BASE >= DSMEM_SLOPE_SIZE)
+		return -ERANGE;
+	return dsmem_slope_share_put(priv, dsmem_slope_lease_of(m->addr),
+				     conn->remote_node);
+}
+
+int dsmem_slope_on_lease_count(struct dsmem_conn *conn, void *priv,
+			       const struct dsmem_wire_msg *m,
+			       struct dsmem_wire_msg *reply, void **data)
+{
+	struct dsmem_slope *s = priv;
+	u32 from = conn->remote_node;
+
+	if (from && from <= DSMEM_SLOPE_NODES_MAX)
+		WRITE_ONCE(s->peer_free[from],
+			   min_t(u64, m->aux, DSMEM_SLOPE_LEASES_PER_NODE));
+	return DSMEM_MSG_NO_REPLY;
+}
+
+int dsmem_slope_on_free(struct dsmem_conn *conn, void *priv,
+			const struct dsmem_wire_msg *m,
+			struct dsmem_wire_msg *reply, void **data)
+{
+	const struct dsmem_wire_slope_extent *w = m->data;
+	struct dsmem_slope *s = priv;
+	u32 from = conn->remote_node, i, n;
 	struct dsmem_slope_extent *e;
 	int ret;
 
-	switch (m->opcode) {
-	case DSMEM_WIRE_SLOPE_LEASE_REQ:
-		ret = dsmem_slope_share_take(s, from, &lease);
-		if (!ret)
-			reply->addr = dsmem_slope_lease_base(lease);
-		if (ret == -EDQUOT) {
-			dsmem_stat_inc(DSMEM_STAT_SLOPE_LEASE_DENIED);
-			pr_notice_ratelimited("node %u: node %u holds %u leases of this node's share, refusing another\n",
-					      s->node->id, from,
-					      READ_ONCE(slope_leases_per_peer));
-		}
-		return ret;
-	case DSMEM_WIRE_SLOPE_LEASE_RET:
-		if (m->addr < DSMEM_SLOPE_BASE ||
-		    m->addr - DSMEM_SLOPE_BASE >= DSMEM_SLOPE_SIZE)
-			return -ERANGE;
-		return dsmem_slope_share_put(s, dsmem_slope_lease_of(m->addr),
-					     from);
-	case DSMEM_WIRE_SLOPE_LEASE_COUNT:
-		if (from && from <= DSMEM_SLOPE_NODES_MAX)
-			WRITE_ONCE(s->peer_free[from],
-				   min_t(u64, m->aux, DSMEM_SLOPE_LEASES_PER_NODE));
-		return 1;
-	case DSMEM_WIRE_SLOPE_FREE:
-		if (m->len % sizeof(*w) || m->aux > 1)
-			return -EINVAL;
-		n = m->len / sizeof(*w);
-		w = m->data;
-		e = kmalloc_array(n, sizeof(*e), GFP_KERNEL);
-		if (!e)
-			return -ENOMEM;
-		for (i = 0; i < n; i++) {
-			e[i].addr = le64_to_cpu(w[i].addr);
-			e[i].len = le64_to_cpu(w[i].len);
-		}
-		ret = dsmem_slope_extents_check(e, n, PAGE_SHIFT,
-						DSMEM_SLOPE_SIZE >> PAGE_SHIFT,
-						&(u64){ 0 });
-		if (!ret && ((m->aux && !dsmem_slope_relay_allowed(from, e, n)) ||
-			     !dsmem_slope_free_allowed(s, e, n))) {
-			dsmem_stat_inc(DSMEM_STAT_SLOPE_FREE_DENIED);
-			pr_notice_ratelimited("node %u: node %u frees Slope addresses it cannot own, refusing\n",
-					      s->node->id, from);
-			ret = -EACCES;
-		}
-		/* lease_lock only: never a lock an ioctl waits for us under */
-		if (!ret)
-			dsmem_slope_release(s, e, n, m->aux);
-		kfree(e);
-		return ret;
+	if (m->len % sizeof(*w) || m->aux > 1)
+		return -EINVAL;
+	n = m->len / sizeof(*w);
+	e = kmalloc_array(n, sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		e[i].addr = le64_to_cpu(w[i].addr);
+		e[i].len = le64_to_cpu(w[i].len);
 	}
-	return -EOPNOTSUPP;
+	ret = dsmem_slope_extents_check(e, n, PAGE_SHIFT,
+					DSMEM_SLOPE_SIZE >> PAGE_SHIFT,
+					&(u64){ 0 });
+	if (!ret && ((m->aux && !dsmem_slope_relay_allowed(from, e, n)) ||
+		     !dsmem_slope_free_allowed(s, e, n))) {
+		dsmem_stat_inc(DSMEM_STAT_SLOPE_FREE_DENIED);
+		pr_notice_ratelimited("node %u: node %u frees Slope addresses it cannot own, refusing\n",
+				      s->node->id, from);
+		ret = -EACCES;
+	}
+	/* lease_lock only: never a lock an ioctl waits for us under */
+	if (!ret)
+		dsmem_slope_release(s, e, n, m->aux);
+	kfree(e);
+	return ret;
 }
 
 void dsmem_slope_announce_work(struct work_struct *work)

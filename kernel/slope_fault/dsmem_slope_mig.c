@@ -572,6 +572,16 @@ static int dsmem_slope_mig_drain(struct dsmem_slope_mig *mig)
  * READ theirs into ours (destination).  They lie in one of the peer's
  * regions and n is at most the connection's SGE limit.
  */
+/* A request that was not posted: nothing of it will complete. */
+static void dsmem_slope_wr_unpost(struct ib_send_wr *w)
+{
+	struct dsmem_slope_wr *wr = container_of(w->wr_cqe,
+						 struct dsmem_slope_wr, cqe);
+
+	atomic_dec(&wr->mig->inflight);
+	llist_add(&wr->node, &wr->mig->wr_free);
+}
+
 static int dsmem_slope_mig_post(struct dsmem_slope_mig *mig, u64 k, u32 n,
 				int *err)
 {
@@ -608,18 +618,8 @@ static int dsmem_slope_mig_post(struct dsmem_slope_mig *mig, u64 k, u32 n,
 	w.rkey = mig->rkeys[k / rper];
 
 	atomic_inc(&mig->inflight);
-	if (!dsmem_conn_post_begin(conn)) {
-		ret = -ECONNRESET;
-	} else {
-		ret = ib_post_send(conn->qp, &w.wr, NULL);
-		dsmem_conn_post_end(conn);
-	}
-	if (ret) {
-		atomic_dec(&mig->inflight);
-		dsmem_conn_put_credit(conn, &conn->sq_free);
-		llist_add(&wr->node, &mig->wr_free);
-	}
-	return ret;
+	return dsmem_conn_post(conn, &w.wr, &conn->sq_free, DSMEM_CONN_UP,
+			       dsmem_slope_wr_unpost);
 }
 
 /* The longest run of set bits from k that one request can carry. */
@@ -628,10 +628,8 @@ static u32 dsmem_slope_run(struct dsmem_slope_mig *mig,
 {
 	u64 rper = mig->rspan >> mig->unit_shift;
 	u64 stop = min(mig->units, (k / rper + 1) * rper);
-	/* a READ may take fewer SGEs than a WRITE (iWARP: one) */
-	u32 sge = mig->incoming ? mig->conn->qp->max_read_sge :
-				  mig->conn->max_sge;
-	u32 n = 1, max = clamp_t(u32, sge, 1, DSMEM_SLOPE_SGE_MAX);
+	u32 n = 1, max = min_t(u32, DSMEM_SLOPE_SGE_MAX,
+			       dsmem_conn_max_sge(mig->conn, mig->incoming));
 
 	while (n < max && k + n < stop && test_bit(k + n, set))
 		n++;
@@ -1019,7 +1017,7 @@ static void dsmem_slope_mig_setup_failed(struct dsmem_slope_mig *mig, int err,
 int dsmem_slope_ioc_migrate(struct dsmem_node *node, void *arg)
 {
 	struct dsmem_ioc_slope_migrate *a = arg;
-	struct dsmem_slope *s = node->slope;
+	struct dsmem_slope *s = dsmem_slope_of(node);
 	unsigned int shift = a->flags & DSMEM_SLOPE_HUGE ?
 			     DSMEM_SLOPE_HUGE_SHIFT : PAGE_SHIFT;
 	struct dsmem_slope_mig *mig;
@@ -1211,7 +1209,7 @@ static int dsmem_slope_mig_wait(struct dsmem_slope *s,
 int dsmem_slope_ioc_mig_get(struct dsmem_node *node, void *arg)
 {
 	struct dsmem_ioc_slope_mig *a = arg;
-	struct dsmem_slope *s = node->slope;
+	struct dsmem_slope *s = dsmem_slope_of(node);
 	struct dsmem_slope_mig *mig;
 	int ret = 0;
 
@@ -1242,7 +1240,7 @@ int dsmem_slope_ioc_mig_get(struct dsmem_node *node, void *arg)
 int dsmem_slope_ioc_recv(struct dsmem_node *node, void *arg)
 {
 	struct dsmem_ioc_slope_mig *a = arg;
-	struct dsmem_slope *s = node->slope;
+	struct dsmem_slope *s = dsmem_slope_of(node);
 	struct dsmem_slope_mig *mig;
 	int ret;
 
@@ -1423,7 +1421,7 @@ out:
 int dsmem_slope_ioc_mig_stop(struct dsmem_node *node, void *arg)
 {
 	struct dsmem_ioc_slope_mig *a = arg;
-	struct dsmem_slope *s = node->slope;
+	struct dsmem_slope *s = dsmem_slope_of(node);
 	struct dsmem_slope_mig *mig;
 	u64 ndirty = 0;
 	int ret;
@@ -1501,9 +1499,11 @@ static struct dsmem_slope_mig *dsmem_slope_mig_incoming(struct dsmem_slope *s,
 	return NULL;
 }
 
-static int dsmem_slope_stage(struct dsmem_conn *conn, struct dsmem_slope *s,
-			     const struct dsmem_wire_msg *m)
+int dsmem_slope_on_mig_put(struct dsmem_conn *conn, void *priv,
+			   const struct dsmem_wire_msg *m,
+			   struct dsmem_wire_msg *reply, void **data)
 {
+	struct dsmem_slope *s = priv;
 	size_t end = m->addr + m->len, cap, had;
 	struct dsmem_slope_mig *mig;
 	unsigned int held;
@@ -1649,11 +1649,11 @@ static int dsmem_slope_mig_place(struct dsmem_slope_mig *mig)
 	return ret;
 }
 
-static int dsmem_slope_mig_on_begin(struct dsmem_conn *conn,
-				    struct dsmem_slope *s,
-				    const struct dsmem_wire_msg *m,
-				    struct dsmem_wire_msg *reply, void **data)
+int dsmem_slope_on_mig_begin(struct dsmem_conn *conn, void *priv,
+			     const struct dsmem_wire_msg *m,
+			     struct dsmem_wire_msg *reply, void **data)
 {
+	struct dsmem_slope *s = priv;
 	struct dsmem_slope_begin_info b;
 	struct dsmem_slope_mig *mig;
 	u64 bytes, held;
@@ -1771,13 +1771,13 @@ err_fail:
 /*
  * The reply goes out before the first pull: on the send queue it would
  * otherwise wait behind the READs, and the no-owner window with it.
- * Returns 1 when it answered.
+ * Returns DSMEM_MSG_NO_REPLY when it answered.
  */
-static int dsmem_slope_mig_on_handover(struct dsmem_conn *conn,
-				       struct dsmem_slope *s,
-				       const struct dsmem_wire_msg *m,
-				       struct dsmem_wire_msg *reply)
+int dsmem_slope_on_mig_handover(struct dsmem_conn *conn, void *priv,
+				const struct dsmem_wire_msg *m,
+				struct dsmem_wire_msg *reply, void **data)
 {
+	struct dsmem_slope *s = priv;
 	struct dsmem_slope_handover_info h;
 	struct dsmem_slope_mig *mig;
 	u64 k, end;
@@ -1849,75 +1849,73 @@ static int dsmem_slope_mig_on_handover(struct dsmem_conn *conn,
 		dsmem_slope_mig_put(mig);
 	/* its time to be received runs from now */
 	dsmem_slope_expire_kick(s);
-	ret = 1;
+	ret = DSMEM_MSG_NO_REPLY;
 out:
 	dsmem_slope_mig_put(mig);
 	return ret;
 }
 
-int dsmem_slope_mig_msg(struct dsmem_conn *conn, struct dsmem_slope *s,
-			const struct dsmem_wire_msg *m,
-			struct dsmem_wire_msg *reply, void **data)
+int dsmem_slope_on_mig_abort(struct dsmem_conn *conn, void *priv,
+			     const struct dsmem_wire_msg *m,
+			     struct dsmem_wire_msg *reply, void **data)
 {
+	struct dsmem_slope *s = priv;
 	struct dsmem_slope_mig *mig;
 
-	switch (m->opcode) {
-	case DSMEM_WIRE_SLOPE_MIG_PUT:
-		return dsmem_slope_stage(conn, s, m);
-	case DSMEM_WIRE_SLOPE_MIG_BEGIN:
-		return dsmem_slope_mig_on_begin(conn, s, m, reply, data);
-	case DSMEM_WIRE_SLOPE_MIG_HANDOVER:
-		return dsmem_slope_mig_on_handover(conn, s, m, reply);
-	case DSMEM_WIRE_SLOPE_MIG_ABORT:
-		mutex_lock(&s->mig_lock);
-		mig = dsmem_slope_mig_incoming(s, conn, m->aux);
-		/* taken over already: the source must not take it back */
-		if (mig && mig->t_handover) {
-			mutex_unlock(&s->mig_lock);
-			return -EALREADY;
-		}
-		if (mig && mig->state == DSMEM_SLOPE_MIG_INCOMING)
-			kref_get(&mig->ref);
-		else
-			mig = NULL;
+	mutex_lock(&s->mig_lock);
+	mig = dsmem_slope_mig_incoming(s, conn, m->aux);
+	/* taken over already: the source must not take it back */
+	if (mig && mig->t_handover) {
 		mutex_unlock(&s->mig_lock);
-		if (!mig)
-			return 0;	/* nothing arrived, or it ended */
-		dsmem_slope_mig_discard(mig);
-		mig->t_done = ktime_get();
-		dsmem_slope_mig_set_state(mig, DSMEM_SLOPE_MIG_FAILED,
-					  -ECANCELED);
-		dsmem_slope_mig_put(mig);
-		return 0;
-	case DSMEM_WIRE_SLOPE_MIG_DONE:
-		mutex_lock(&s->mig_lock);
-		mig = dsmem_slope_mig_find(s, m->aux);
-		if (mig && !mig->incoming && mig->conn == conn && mig->stop_taken)
-			kref_get(&mig->ref);
-		else
-			mig = NULL;
-		mutex_unlock(&s->mig_lock);
-		if (!mig)
-			return -ENOENT;
-		/*
-		 * The destination may finish before our MIG_STOP has seen
-		 * the handover's reply; that needs no receive work, so
-		 * waiting for it here is safe.
-		 */
-		wait_for_completion(&mig->handover);
-		if (READ_ONCE(mig->state) != DSMEM_SLOPE_MIG_HANDED_OVER) {
-			dsmem_slope_mig_put(mig);
-			return -ENOENT;
-		}
-		dsmem_slope_mig_free_source(mig);
-		mig->pulled_units = m->addr;
-		mig->failed_units = m->len;
-		mig->t_done = ktime_get();
-		dsmem_slope_mig_set_state(mig, DSMEM_SLOPE_MIG_DONE, 0);
-		dsmem_slope_mig_put(mig);
-		return 0;
+		return -EALREADY;
 	}
-	return -EOPNOTSUPP;
+	if (mig && mig->state == DSMEM_SLOPE_MIG_INCOMING)
+		kref_get(&mig->ref);
+	else
+		mig = NULL;
+	mutex_unlock(&s->mig_lock);
+	if (!mig)
+		return 0;	/* nothing arrived, or it ended */
+	dsmem_slope_mig_discard(mig);
+	mig->t_done = ktime_get();
+	dsmem_slope_mig_set_state(mig, DSMEM_SLOPE_MIG_FAILED, -ECANCELED);
+	dsmem_slope_mig_put(mig);
+	return 0;
+}
+
+int dsmem_slope_on_mig_done(struct dsmem_conn *conn, void *priv,
+			    const struct dsmem_wire_msg *m,
+			    struct dsmem_wire_msg *reply, void **data)
+{
+	struct dsmem_slope *s = priv;
+	struct dsmem_slope_mig *mig;
+
+	mutex_lock(&s->mig_lock);
+	mig = dsmem_slope_mig_find(s, m->aux);
+	if (mig && !mig->incoming && mig->conn == conn && mig->stop_taken)
+		kref_get(&mig->ref);
+	else
+		mig = NULL;
+	mutex_unlock(&s->mig_lock);
+	if (!mig)
+		return -ENOENT;
+	/*
+	 * The destination may finish before our MIG_STOP has seen
+	 * the handover's reply; that needs no receive work, so
+	 * waiting for it here is safe.
+	 */
+	wait_for_completion(&mig->handover);
+	if (READ_ONCE(mig->state) != DSMEM_SLOPE_MIG_HANDED_OVER) {
+		dsmem_slope_mig_put(mig);
+		return -ENOENT;
+	}
+	dsmem_slope_mig_free_source(mig);
+	mig->pulled_units = m->addr;
+	mig->failed_units = m->len;
+	mig->t_done = ktime_get();
+	dsmem_slope_mig_set_state(mig, DSMEM_SLOPE_MIG_DONE, 0);
+	dsmem_slope_mig_put(mig);
+	return 0;
 }
 
 /*

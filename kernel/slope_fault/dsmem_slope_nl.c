@@ -170,7 +170,7 @@ static int dsmem_slope_dump_one(struct sk_buff *skb, struct netlink_callback *cb
 				struct dsmem_node *node, unsigned long phase,
 				unsigned long *pos, bool secrets)
 {
-	struct dsmem_slope *s = node->slope;
+	struct dsmem_slope *s = dsmem_slope_of(node);
 	struct dsmem_slope_lease *l;
 	struct dsmem_slope_mig *mig;
 	unsigned long i;
@@ -320,7 +320,7 @@ int dsmem_nl_slope_get_doit(struct sk_buff *skb, struct genl_info *info)
 		return -ENOMEM;
 	}
 	ret = nla_put_u32(msg, DSMEM_ATTR_NODE_ID, node->id) ?:
-	      dsmem_slope_fill_summary(msg, node->slope);
+	      dsmem_slope_fill_summary(msg, dsmem_slope_of(node));
 	dsmem_node_put(node);
 	if (!ret)
 		genlmsg_end(msg, hdr);

@@ -264,7 +264,7 @@ int dsmem_slope_ioc_dirty(struct list_head *owned, struct dsmem_node *node,
 			  void *arg)
 {
 	struct dsmem_ioc_slope_dirty *a = arg;
-	struct dsmem_slope *s = node->slope;
+	struct dsmem_slope *s = dsmem_slope_of(node);
 	struct dsmem_slope_utrack *u = NULL, *it;
 	unsigned int shift = a->flags & DSMEM_SLOPE_HUGE ?
 			     DSMEM_SLOPE_HUGE_SHIFT : PAGE_SHIFT;

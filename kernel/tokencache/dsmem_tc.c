@@ -467,17 +467,13 @@ int dsmem_tc_init(void)
 	if (ret)
 		goto err_free_total;
 	dsmem_tc.rate_ns = ktime_get_ns();
+	/* dsmem_wq exists (dsmem_main.c); no object has a token yet */
+	queue_delayed_work(dsmem_wq, &dsmem_tc.maint_work, DSMEM_TC_MAINT_JIFFIES);
 	return 0;
 
 err_free_total:
 	kfree(dsmem_tc.maint_total);
 	return ret;
-}
-
-/* After dsmem_wq exists; before any object gets a token. */
-void dsmem_tc_start(void)
-{
-	queue_delayed_work(dsmem_wq, &dsmem_tc.maint_work, DSMEM_TC_MAINT_JIFFIES);
 }
 
 /* Name what was left behind, so that a leak says whose it is. */

@@ -20,7 +20,7 @@
 #ifndef _DSMEM_TC_CORE_H
 #define _DSMEM_TC_CORE_H
 
-#include "../rdm/dsmem_portable.h"
+#include "../dsmem_portable.h"
 
 #ifdef __KERNEL__
 #include <uapi/linux/dsmem_token.h>

@@ -3,7 +3,7 @@
  * A rogue peer: a userspace end of a dsmem connection, on librdmacm and
  * libibverbs, that claims whatever node id it is told and sends whatever
  * bytes it is told -- well-formed messages through the module's own wire
- * codec (kernel/rdm/dsmem_wire.c), or anything else raw.  rogue_test
+ * codec (kernel/dsmem_wire.c), or anything else raw.  rogue_test
  * drives it against a node in the guest.
  */
 #ifndef DSMEM_TEST_ROGUE_H

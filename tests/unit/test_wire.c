@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The remote-memory wire codec (kernel/rdm/dsmem_wire.c, the very file the
+ * The remote-memory wire codec (kernel/dsmem_wire.c, the very file the
  * module links): round trips, the byte layout, and malformed frames.
  */
 #include <errno.h>
@@ -704,7 +704,7 @@ static void test_cm_rejects_malformed(void **state)
 #undef CM_RESET
 }
 
-/* What an AUTH proof is the HMAC of, byte by byte (uapi dsmem_wire_cm). */
+/* What an AUTH proof is the HMAC of, byte by byte (struct dsmem_wire_cm, dsmem_proto.h). */
 static void test_auth_input(void **state)
 {
 	static const u8 nc[16] = { [0] = 0xc0, [15] = 0xcf };

@@ -1,7 +1,10 @@
-/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause) */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * dsmem: the remote-memory wire format (after seed 002), carried in RDMA
- * SEND/RECV messages between dsmem modules.
+ * SEND/RECV messages between dsmem modules.  Not user ABI: only modules
+ * speak it (and the project's own tests, which compile dsmem_wire.c);
+ * the one figure userspace needs, the largest data of a READ or WRITE, is
+ * DSMEM_RDM_DATA_MAX in linux/dsmem_netlink.h.
  *
  * A message is a whole number of 64-byte units.  The first unit is a
  * struct dsmem_wire_hdr; data units follow for the operations that carry
@@ -54,8 +57,8 @@
  * A reply echoes the request's tag.  status is a positive errno, zero on
  * success, and is set only in replies.
  */
-#ifndef _UAPI_LINUX_DSMEM_WIRE_H
-#define _UAPI_LINUX_DSMEM_WIRE_H
+#ifndef _DSMEM_PROTO_H
+#define _DSMEM_PROTO_H
 
 #include <linux/types.h>
 
@@ -242,4 +245,4 @@ struct dsmem_wire_cm {
 	__u8 nonce[DSMEM_WIRE_NONCE_LEN];
 };
 
-#endif /* _UAPI_LINUX_DSMEM_WIRE_H */
+#endif /* _DSMEM_PROTO_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * dsmem: encoder and decoder of the wire format in uapi/linux/dsmem_wire.h.
+ * dsmem: encoder and decoder of the wire format in dsmem_proto.h.
  * Portable C: the module and the userspace tests compile the same file.
  */
 #ifndef _DSMEM_WIRE_H
@@ -10,11 +10,10 @@
 
 #ifdef __KERNEL__
 #include <uapi/linux/dsmem.h>
-#include <uapi/linux/dsmem_wire.h>
 #else
 #include <linux/dsmem.h>
-#include <linux/dsmem_wire.h>
 #endif
+#include "dsmem_proto.h"
 
 /* A message in host byte order. */
 struct dsmem_wire_msg {
