@@ -10,7 +10,8 @@
 #   make demo     boot a guest and show what dsmem sees
 #   make bench    benchmarks (B=subset)
 #   make chaos    the object store under faults, checked (B=chaos)
-#   make lint     W=1 + sparse + checkpatch --strict on kernel code
+#   make lint     generated netlink code current; W=1 + sparse +
+#                 checkpatch --strict on kernel code
 #   make debug-kernel  build (once, cached) the KASAN/lockdep/kmemleak kernel
 #   make kernel-debug  dsmem.ko built against it (build/debug/kernel)
 
@@ -60,9 +61,11 @@ user: ksrc
 	@# its own make, not a sub-make of this one (no directory chatter)
 	env -u MAKEFLAGS -u MAKELEVEL cmake --build $(USER_BUILD) -j$(shell nproc)
 
-# sparse over every file (C=2 checks even up-to-date objects), the
-# module's layers (scripts/check-layers), checkpatch.
+# the generated netlink code is current, then sparse over every file (C=2
+# checks even up-to-date objects), the module's layers
+# (scripts/check-layers), checkpatch.
 lint: ksrc
+	scripts/nlgen.py --check
 	$(MAKE) $(KBUILD_FLAGS) C=2 CF="-D__CHECK_ENDIAN__" modules 2>&1 | tee $(BUILD)/sparse.log
 	@! grep -E "warning:|error:" $(BUILD)/sparse.log || { echo "lint: sparse or W=1 findings above" >&2; exit 1; }
 	scripts/check-layers

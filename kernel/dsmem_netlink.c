@@ -3,8 +3,9 @@
  * dsmem: the generic netlink family "dsmem".
  *
  * Documentation/netlink/specs/dsmem.yaml describes every command and
- * attribute.  Each operation carries its own strict policy; operations
- * without one accept no attributes at all (resv_start_op covers them all).
+ * attribute; scripts/nlgen.py generates the policies, the op table and the
+ * family from it (dsmem_nl_gen.c).  Here are the family's own handlers and
+ * the helpers every handler uses.
  */
 #include <linux/module.h>
 #include <net/genetlink.h>
@@ -12,195 +13,10 @@
 #include <rdma/ib_cache.h>
 
 #include "dsmem_priv.h"
+#include "dsmem_nl_gen.h"
 
-static struct genl_family dsmem_nl_family;
-
-enum dsmem_nl_mcgrp {
-	DSMEM_NL_MCGRP_EVENTS,
-};
-
-static const struct genl_multicast_group dsmem_nl_mcgrps[] = {
-	[DSMEM_NL_MCGRP_EVENTS] = { .name = DSMEM_GENL_MCGRP_EVENTS },
-};
-
-static const struct nla_policy dsmem_dev_get_policy[DSMEM_ATTR_DEV_NAME + 1] = {
-	[DSMEM_ATTR_DEV_INDEX]	= { .type = NLA_U32 },
-	[DSMEM_ATTR_DEV_NAME]	= { .type = NLA_NUL_STRING,
-				    .len = IB_DEVICE_NAME_MAX - 1 },
-};
-
-/* NLA_POLICY_RANGE bounds are s16: node ids need the full form */
-static struct netlink_range_validation dsmem_node_id_range = {
-	.min = 1,
-	.max = DSMEM_NODE_ID_MAX,
-};
-
-#define DSMEM_POL_NODE_ID \
-	[DSMEM_ATTR_NODE_ID] = NLA_POLICY_FULL_RANGE(NLA_U32, &dsmem_node_id_range)
-#define DSMEM_POL_PEER_ID \
-	[DSMEM_ATTR_PEER_ID] = NLA_POLICY_RANGE(NLA_U32, 1, DSMEM_NODE_PEERS_MAX)
-#define DSMEM_POL_SEG_ID \
-	[DSMEM_ATTR_SEG_ID] = NLA_POLICY_RANGE(NLA_U32, 1, DSMEM_SEG_ID_MAX)
-#define DSMEM_POL_REMOTE_NODE \
-	[DSMEM_ATTR_PEER_REMOTE_NODE] = \
-		NLA_POLICY_FULL_RANGE(NLA_U32, &dsmem_node_id_range)
-
-#define DSMEM_POL_NODE_ACCEPT \
-	[DSMEM_ATTR_NODE_ACCEPT] = NLA_POLICY_MAX(NLA_U8, DSMEM_ACCEPT_KEYED)
-
-#define DSMEM_POL_KEY_NAME \
-	[DSMEM_ATTR_KEY_NAME] = { .type = NLA_NUL_STRING, \
-				  .len = DSMEM_KEY_NAME_MAX - 1 }
-
-static const struct nla_policy dsmem_node_new_policy[DSMEM_ATTR_NODE_ACCEPT + 1] = {
-	[DSMEM_ATTR_DEV_INDEX]	= { .type = NLA_U32 },
-	[DSMEM_ATTR_DEV_NAME]	= { .type = NLA_NUL_STRING,
-				    .len = IB_DEVICE_NAME_MAX - 1 },
-	DSMEM_POL_NODE_ID,
-	[DSMEM_ATTR_NODE_PORT]	= NLA_POLICY_MIN(NLA_U16, 1),
-	[DSMEM_ATTR_NODE_KEY]	= { .type = NLA_NUL_STRING,
-				    .len = DSMEM_KEY_NAME_MAX - 1 },
-	[DSMEM_ATTR_NODE_INSECURE] = { .type = NLA_FLAG },
-	DSMEM_POL_NODE_ACCEPT,
-};
-
-static const struct nla_policy dsmem_node_set_policy[DSMEM_ATTR_NODE_ACCEPT + 1] = {
-	DSMEM_POL_NODE_ID,
-	DSMEM_POL_NODE_ACCEPT,
-};
-
-static const struct nla_policy dsmem_key_new_policy[DSMEM_ATTR_KEY_REPLACE + 1] = {
-	DSMEM_POL_KEY_NAME,
-	[DSMEM_ATTR_KEY_DATA]	= NLA_POLICY_RANGE(NLA_BINARY, DSMEM_KEY_MIN,
-						   DSMEM_KEY_MAX),
-	[DSMEM_ATTR_KEY_REPLACE] = { .type = NLA_FLAG },
-};
-
-static const struct nla_policy dsmem_key_policy[DSMEM_ATTR_KEY_NAME + 1] = {
-	DSMEM_POL_KEY_NAME,
-};
-
-static const struct nla_policy dsmem_node_policy[DSMEM_ATTR_NODE_ID + 1] = {
-	DSMEM_POL_NODE_ID,
-};
-
-static const struct nla_policy dsmem_peer_new_policy[DSMEM_ATTR_PEER_LISTEN + 1] = {
-	DSMEM_POL_NODE_ID,
-	[DSMEM_ATTR_PEER_ADDR]	= NLA_POLICY_MIN_LEN(4),
-	[DSMEM_ATTR_PEER_PORT]	= NLA_POLICY_MIN(NLA_U16, 1),
-	DSMEM_POL_REMOTE_NODE,
-	[DSMEM_ATTR_PEER_LISTEN] = { .type = NLA_FLAG },
-};
-
-static const struct nla_policy dsmem_peer_policy[DSMEM_ATTR_PEER_ID + 1] = {
-	DSMEM_POL_NODE_ID,
-	DSMEM_POL_PEER_ID,
-};
-
-static const struct nla_policy dsmem_seg_new_policy[DSMEM_ATTR_SEG_TRANSLATE + 1] = {
-	DSMEM_POL_NODE_ID,
-	[DSMEM_ATTR_SEG_SIZE]	= NLA_POLICY_MIN(NLA_U64, 1),
-	[DSMEM_ATTR_SEG_NUMA]	= NLA_POLICY_RANGE(NLA_S32, -1, MAX_NUMNODES - 1),
-	[DSMEM_ATTR_SEG_TRANSLATE] = NLA_POLICY_MAX(NLA_U8, DSMEM_TRANSLATE_PAGES),
-};
-
-static const struct nla_policy dsmem_seg_policy[DSMEM_ATTR_SEG_ID + 1] = {
-	DSMEM_POL_NODE_ID,
-	DSMEM_POL_SEG_ID,
-};
-
-static const struct nla_policy dsmem_seg_grant_policy[DSMEM_ATTR_SEG_PERM + 1] = {
-	DSMEM_POL_NODE_ID,
-	DSMEM_POL_REMOTE_NODE,
-	DSMEM_POL_SEG_ID,
-	[DSMEM_ATTR_SEG_PERM]	= NLA_POLICY_RANGE(NLA_U8, 1, DSMEM_PERM_ALL),
-};
-
-static const struct nla_policy dsmem_seg_revoke_policy[DSMEM_ATTR_SEG_ID + 1] = {
-	DSMEM_POL_NODE_ID,
-	DSMEM_POL_REMOTE_NODE,
-	DSMEM_POL_SEG_ID,
-};
-
-static const struct nla_policy dsmem_rdm_alloc_policy[DSMEM_ATTR_RDM_LEN + 1] = {
-	DSMEM_POL_NODE_ID,
-	DSMEM_POL_REMOTE_NODE,
-	DSMEM_POL_SEG_ID,
-	[DSMEM_ATTR_RDM_LEN]	= NLA_POLICY_MIN(NLA_U64, 1),
-};
-
-static const struct nla_policy dsmem_rdm_free_policy[DSMEM_ATTR_RDM_ADDR + 1] = {
-	DSMEM_POL_NODE_ID,
-	[DSMEM_ATTR_RDM_ADDR]	= { .type = NLA_U64 },
-};
-
-static const struct nla_policy dsmem_rdm_read_policy[DSMEM_ATTR_RDM_LEN + 1] = {
-	DSMEM_POL_NODE_ID,
-	[DSMEM_ATTR_RDM_ADDR]	= { .type = NLA_U64 },
-	[DSMEM_ATTR_RDM_LEN]	= NLA_POLICY_MIN(NLA_U64, 1),
-};
-
-static const struct nla_policy dsmem_rdm_write_policy[DSMEM_ATTR_RDM_DATA + 1] = {
-	DSMEM_POL_NODE_ID,
-	[DSMEM_ATTR_RDM_ADDR]	= { .type = NLA_U64 },
-	[DSMEM_ATTR_RDM_DATA]	= { .type = NLA_BINARY,
-				    .len = DSMEM_WIRE_MAX_DATA },
-};
-
-static const struct nla_policy dsmem_token_get_policy[DSMEM_ATTR_TOKEN_TYPE + 1] = {
-	DSMEM_POL_NODE_ID,
-	[DSMEM_ATTR_TOKEN_HANDLE] = { .type = NLA_U32 },
-	[DSMEM_ATTR_TOKEN_TYPE]	= NLA_POLICY_MAX(NLA_U8, DSMEM_TOKEN_TYPES - 1),
-};
-
-static const struct nla_policy dsmem_token_set_policy[DSMEM_ATTR_TOKEN_PINNED + 1] = {
-	[DSMEM_ATTR_TOKEN_HANDLE] = { .type = NLA_U32 },
-	[DSMEM_ATTR_TOKEN_LAYER] = NLA_POLICY_RANGE(NLA_U8, DSMEM_TIER_L1,
-						    DSMEM_TIER_L3),
-	[DSMEM_ATTR_TOKEN_VERSION] = { .type = NLA_U32 },
-	[DSMEM_ATTR_TOKEN_PINNED] = NLA_POLICY_MAX(NLA_U8, 1),
-};
-
-/* parameter values are range-checked by the core, which names them */
-static const struct nla_policy dsmem_cache_set_policy[DSMEM_ATTR_CACHE_RESET + 1] = {
-	[DSMEM_ATTR_CACHE_PARAMS] = { .type = NLA_NESTED },
-	[DSMEM_ATTR_CACHE_RESET] = { .type = NLA_FLAG },
-};
-
-static const struct nla_policy dsmem_trace_start_policy[DSMEM_ATTR_TRACE_FD + 1] = {
-	[DSMEM_ATTR_TRACE_FD]	= { .type = NLA_U32 },
-};
-
-static struct netlink_range_validation dsmem_bench_ops_range = {
-	.min = 1,
-	.max = 100000000,
-};
-
-static const struct nla_policy dsmem_cache_bench_policy[DSMEM_ATTR_BENCH_SEED + 1] = {
-	[DSMEM_ATTR_CACHE_PARAMS] = { .type = NLA_NESTED },
-	[DSMEM_ATTR_BENCH_QPS]	= NLA_POLICY_RANGE(NLA_U32, 1, DSMEM_BENCH_QPS_MAX),
-	[DSMEM_ATTR_BENCH_OPS]	= NLA_POLICY_FULL_RANGE(NLA_U32, &dsmem_bench_ops_range),
-	[DSMEM_ATTR_BENCH_SEED]	= { .type = NLA_U32 },
-};
-
-static struct netlink_range_validation dsmem_replay_maint_range = {
-	.min = DSMEM_REPLAY_MAINT_NS_MIN,
-	.max = DSMEM_REPLAY_MAINT_NS_MAX,
-};
-
-/* whole records are checked by the handler */
-static struct netlink_range_validation dsmem_replay_recs_range = {
-	.min = sizeof(struct dsmem_trace_rec),
-	.max = DSMEM_REPLAY_RECS_MAX * sizeof(struct dsmem_trace_rec),
-};
-
-static const struct nla_policy dsmem_cache_replay_policy[DSMEM_ATTR_REPLAY_RECS + 1] = {
-	[DSMEM_ATTR_CACHE_PARAMS] = { .type = NLA_NESTED },
-	[DSMEM_ATTR_REPLAY_MAINT_NS] = NLA_POLICY_FULL_RANGE(NLA_U64,
-							     &dsmem_replay_maint_range),
-	[DSMEM_ATTR_REPLAY_RECS] = NLA_POLICY_FULL_RANGE(NLA_BINARY,
-							 &dsmem_replay_recs_range),
-};
+/* the policy's limit is the one a wire message carries */
+static_assert(DSMEM_RDM_DATA_MAX == DSMEM_WIRE_MAX_DATA);
 
 static int dsmem_nl_fill_port(struct sk_buff *skb, struct ib_device *ibdev,
 			      u32 port)
@@ -394,7 +210,7 @@ int dsmem_nl_reply_send(struct genl_info *info, struct sk_buff *msg, int ret)
 	return genlmsg_reply(msg, info);
 }
 
-static int dsmem_nl_version_get(struct sk_buff *skb, struct genl_info *info)
+int dsmem_nl_version_get(struct sk_buff *skb, struct genl_info *info)
 {
 	struct sk_buff *msg;
 	void *hdr;
@@ -447,7 +263,7 @@ struct dsmem_device *dsmem_nl_find_dev(struct genl_info *info)
 	return ERR_PTR(-ENODEV);
 }
 
-static int dsmem_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
+int dsmem_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct dsmem_device *sdev;
 	struct sk_buff *msg;
@@ -492,8 +308,7 @@ static int dsmem_nl_dev_get_dump_check(struct netlink_callback *cb)
  * spans several messages survives devices coming and going in between;
  * cb->args[1] says the request was checked.
  */
-static int dsmem_nl_dev_get_dumpit(struct sk_buff *skb,
-				   struct netlink_callback *cb)
+int dsmem_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	struct net *net = sock_net(cb->skb->sk);
 	unsigned long next = cb->args[0];
@@ -531,7 +346,7 @@ static int dsmem_nl_dev_get_dumpit(struct sk_buff *skb,
 	return skb->len;
 }
 
-static int dsmem_nl_stats_get(struct sk_buff *skb, struct genl_info *info)
+int dsmem_nl_stats_get(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr *stats, *stat;
 	struct sk_buff *msg;
@@ -562,240 +377,11 @@ err_free_msg:
 	return -EMSGSIZE;
 }
 
-static int dsmem_nl_stats_reset(struct sk_buff *skb, struct genl_info *info)
+int dsmem_nl_stats_reset(struct sk_buff *skb, struct genl_info *info)
 {
 	dsmem_stats_reset();
 	return 0;
 }
-
-static const struct genl_ops dsmem_nl_ops[] = {
-	{
-		.cmd	= DSMEM_CMD_VERSION_GET,
-		.doit	= dsmem_nl_version_get,
-	},
-	{
-		.cmd	= DSMEM_CMD_DEV_GET,
-		.doit	= dsmem_nl_dev_get_doit,
-		.dumpit	= dsmem_nl_dev_get_dumpit,
-		.policy	= dsmem_dev_get_policy,
-		.maxattr = ARRAY_SIZE(dsmem_dev_get_policy) - 1,
-	},
-	{
-		.cmd	= DSMEM_CMD_STATS_GET,
-		.doit	= dsmem_nl_stats_get,
-	},
-	{
-		.cmd	= DSMEM_CMD_STATS_RESET,
-		.doit	= dsmem_nl_stats_reset,
-		.flags	= GENL_ADMIN_PERM,
-	},
-	{
-		.cmd	= DSMEM_CMD_NODE_NEW,
-		.doit	= dsmem_nl_node_new,
-		.policy	= dsmem_node_new_policy,
-		.maxattr = ARRAY_SIZE(dsmem_node_new_policy) - 1,
-		.flags	= GENL_ADMIN_PERM,
-	},
-	{
-		.cmd	= DSMEM_CMD_NODE_DEL,
-		.doit	= dsmem_nl_node_del,
-		.policy	= dsmem_node_policy,
-		.maxattr = ARRAY_SIZE(dsmem_node_policy) - 1,
-		.flags	= GENL_ADMIN_PERM,
-	},
-	{
-		.cmd	= DSMEM_CMD_NODE_GET,
-		.doit	= dsmem_nl_node_get_doit,
-		.dumpit	= dsmem_nl_node_get_dumpit,
-		.policy	= dsmem_node_policy,
-		.maxattr = ARRAY_SIZE(dsmem_node_policy) - 1,
-	},
-	{
-		.cmd	= DSMEM_CMD_NODE_SET,
-		.doit	= dsmem_nl_node_set,
-		.policy	= dsmem_node_set_policy,
-		.maxattr = ARRAY_SIZE(dsmem_node_set_policy) - 1,
-		.flags	= GENL_ADMIN_PERM,
-	},
-	{
-		.cmd	= DSMEM_CMD_PEER_NEW,
-		.doit	= dsmem_nl_peer_new,
-		.policy	= dsmem_peer_new_policy,
-		.maxattr = ARRAY_SIZE(dsmem_peer_new_policy) - 1,
-		.flags	= GENL_ADMIN_PERM,
-	},
-	{
-		.cmd	= DSMEM_CMD_PEER_DEL,
-		.doit	= dsmem_nl_peer_del,
-		.policy	= dsmem_peer_policy,
-		.maxattr = ARRAY_SIZE(dsmem_peer_policy) - 1,
-		.flags	= GENL_ADMIN_PERM,
-	},
-	{
-		.cmd	= DSMEM_CMD_PEER_GET,
-		.doit	= dsmem_nl_peer_get_doit,
-		.dumpit	= dsmem_nl_peer_get_dumpit,
-		.policy	= dsmem_peer_policy,
-		.maxattr = ARRAY_SIZE(dsmem_peer_policy) - 1,
-	},
-	{
-		.cmd	= DSMEM_CMD_SEG_NEW,
-		.doit	= dsmem_nl_seg_new,
-		.policy	= dsmem_seg_new_policy,
-		.maxattr = ARRAY_SIZE(dsmem_seg_new_policy) - 1,
-		.flags	= GENL_ADMIN_PERM,
-	},
-	{
-		.cmd	= DSMEM_CMD_SEG_DEL,
-		.doit	= dsmem_nl_seg_del,
-		.policy	= dsmem_seg_policy,
-		.maxattr = ARRAY_SIZE(dsmem_seg_policy) - 1,
-		.flags	= GENL_ADMIN_PERM,
-	},
-	{
-		.cmd	= DSMEM_CMD_SEG_GET,
-		.doit	= dsmem_nl_seg_get_doit,
-		.dumpit	= dsmem_nl_seg_get_dumpit,
-		.policy	= dsmem_seg_policy,
-		.maxattr = ARRAY_SIZE(dsmem_seg_policy) - 1,
-	},
-	{
-		.cmd	= DSMEM_CMD_SEG_GRANT,
-		.doit	= dsmem_nl_seg_grant,
-		.policy	= dsmem_seg_grant_policy,
-		.maxattr = ARRAY_SIZE(dsmem_seg_grant_policy) - 1,
-		.flags	= GENL_ADMIN_PERM,
-	},
-	{
-		.cmd	= DSMEM_CMD_SEG_REVOKE,
-		.doit	= dsmem_nl_seg_revoke,
-		.policy	= dsmem_seg_revoke_policy,
-		.maxattr = ARRAY_SIZE(dsmem_seg_revoke_policy) - 1,
-		.flags	= GENL_ADMIN_PERM,
-	},
-	{
-		.cmd	= DSMEM_CMD_RDM_ALLOC,
-		.doit	= dsmem_nl_rdm_alloc,
-		.policy	= dsmem_rdm_alloc_policy,
-		.maxattr = ARRAY_SIZE(dsmem_rdm_alloc_policy) - 1,
-		.flags	= GENL_ADMIN_PERM,
-	},
-	{
-		.cmd	= DSMEM_CMD_RDM_FREE,
-		.doit	= dsmem_nl_rdm_free,
-		.policy	= dsmem_rdm_free_policy,
-		.maxattr = ARRAY_SIZE(dsmem_rdm_free_policy) - 1,
-		.flags	= GENL_ADMIN_PERM,
-	},
-	{
-		.cmd	= DSMEM_CMD_RDM_READ,
-		.doit	= dsmem_nl_rdm_read,
-		.policy	= dsmem_rdm_read_policy,
-		.maxattr = ARRAY_SIZE(dsmem_rdm_read_policy) - 1,
-		.flags	= GENL_ADMIN_PERM,
-	},
-	{
-		.cmd	= DSMEM_CMD_RDM_WRITE,
-		.doit	= dsmem_nl_rdm_write,
-		.policy	= dsmem_rdm_write_policy,
-		.maxattr = ARRAY_SIZE(dsmem_rdm_write_policy) - 1,
-		.flags	= GENL_ADMIN_PERM,
-	},
-	{
-		.cmd	= DSMEM_CMD_TOKEN_GET,
-		.doit	= dsmem_nl_token_get_doit,
-		.dumpit	= dsmem_nl_token_get_dumpit,
-		.policy	= dsmem_token_get_policy,
-		.maxattr = ARRAY_SIZE(dsmem_token_get_policy) - 1,
-	},
-	{
-		.cmd	= DSMEM_CMD_TOKEN_SET,
-		.doit	= dsmem_nl_token_set,
-		.policy	= dsmem_token_set_policy,
-		.maxattr = ARRAY_SIZE(dsmem_token_set_policy) - 1,
-		.flags	= GENL_ADMIN_PERM,
-	},
-	{
-		.cmd	= DSMEM_CMD_CACHE_GET,
-		.doit	= dsmem_nl_cache_get,
-	},
-	{
-		.cmd	= DSMEM_CMD_CACHE_SET,
-		.doit	= dsmem_nl_cache_set,
-		.policy	= dsmem_cache_set_policy,
-		.maxattr = ARRAY_SIZE(dsmem_cache_set_policy) - 1,
-		.flags	= GENL_ADMIN_PERM,
-	},
-	{
-		.cmd	= DSMEM_CMD_TRACE_START,
-		.doit	= dsmem_nl_trace_start,
-		.policy	= dsmem_trace_start_policy,
-		.maxattr = ARRAY_SIZE(dsmem_trace_start_policy) - 1,
-		.flags	= GENL_ADMIN_PERM,
-	},
-	{
-		.cmd	= DSMEM_CMD_TRACE_STOP,
-		.doit	= dsmem_nl_trace_stop,
-		.flags	= GENL_ADMIN_PERM,
-	},
-	{
-		.cmd	= DSMEM_CMD_CACHE_BENCH,
-		.doit	= dsmem_nl_cache_bench,
-		.policy	= dsmem_cache_bench_policy,
-		.maxattr = ARRAY_SIZE(dsmem_cache_bench_policy) - 1,
-		.flags	= GENL_ADMIN_PERM,
-	},
-	{
-		.cmd	= DSMEM_CMD_CACHE_REPLAY,
-		.doit	= dsmem_nl_cache_replay,
-		.policy	= dsmem_cache_replay_policy,
-		.maxattr = ARRAY_SIZE(dsmem_cache_replay_policy) - 1,
-		.flags	= GENL_ADMIN_PERM,
-	},
-	{
-		.cmd	= DSMEM_CMD_SLOPE_GET,
-		.doit	= dsmem_nl_slope_get_doit,
-		.dumpit	= dsmem_nl_slope_get_dumpit,
-		.policy	= dsmem_node_policy,
-		.maxattr = ARRAY_SIZE(dsmem_node_policy) - 1,
-	},
-	{
-		.cmd	= DSMEM_CMD_KEY_NEW,
-		.doit	= dsmem_nl_key_new,
-		.policy	= dsmem_key_new_policy,
-		.maxattr = ARRAY_SIZE(dsmem_key_new_policy) - 1,
-		.flags	= GENL_ADMIN_PERM,
-	},
-	{
-		.cmd	= DSMEM_CMD_KEY_DEL,
-		.doit	= dsmem_nl_key_del,
-		.policy	= dsmem_key_policy,
-		.maxattr = ARRAY_SIZE(dsmem_key_policy) - 1,
-		.flags	= GENL_ADMIN_PERM,
-	},
-	{
-		.cmd	= DSMEM_CMD_KEY_GET,
-		.doit	= dsmem_nl_key_get_doit,
-		.dumpit	= dsmem_nl_key_get_dumpit,
-		.policy	= dsmem_key_policy,
-		.maxattr = ARRAY_SIZE(dsmem_key_policy) - 1,
-	},
-};
-
-static struct genl_family dsmem_nl_family __ro_after_init = {
-	.name		= DSMEM_GENL_NAME,
-	.version	= DSMEM_GENL_VERSION,
-	.maxattr	= DSMEM_ATTR_MAX,
-	/* each namespace sees the devices it may use (rdma_dev_access_netns) */
-	.netnsok	= true,
-	.parallel_ops	= true,
-	.module		= THIS_MODULE,
-	.ops		= dsmem_nl_ops,
-	.n_ops		= ARRAY_SIZE(dsmem_nl_ops),
-	.resv_start_op	= DSMEM_CMD_VERSION_GET,
-	.mcgrps		= dsmem_nl_mcgrps,
-	.n_mcgrps	= ARRAY_SIZE(dsmem_nl_mcgrps),
-};
 
 int dsmem_nl_init(void)
 {

@@ -20,6 +20,8 @@
 
 #include <uapi/linux/dsmem.h>
 #include <uapi/linux/dsmem_netlink.h>
+/* the netlink handlers, declared with the op table that names them */
+#include "dsmem_nl_gen.h"
 
 #include "dsmem_wire.h"
 #include "rdm/dsmem_service.h"
@@ -479,18 +481,12 @@ int dsmem_conn_wait_credit(struct dsmem_conn *conn, atomic_t *credits);
 void dsmem_conn_put_credit(struct dsmem_conn *conn, atomic_t *credits);
 
 /* rdm/dsmem_auth.c */
-struct genl_info;
-struct netlink_callback;
 int dsmem_auth_init(void);
 void dsmem_auth_exit(void);
 bool dsmem_key_exists(struct net *net, const char *name);
 int dsmem_auth_proof(struct net *net, const char *name,
 		     const struct dsmem_wire_auth_info *a,
 		     u8 proof[DSMEM_WIRE_AUTH_LEN]);
-int dsmem_nl_key_new(struct sk_buff *skb, struct genl_info *info);
-int dsmem_nl_key_del(struct sk_buff *skb, struct genl_info *info);
-int dsmem_nl_key_get_doit(struct sk_buff *skb, struct genl_info *info);
-int dsmem_nl_key_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
 
 /* rdm/dsmem_msg.c */
 int dsmem_msg_recv_init(struct dsmem_conn *conn);
@@ -548,28 +544,7 @@ int dsmem_xfer_task(struct dsmem_xfer_file *file, void *arg);
 void dsmem_xfer_node_dead(struct dsmem_node *node);
 struct dsmem_node *dsmem_xfer_node_get(struct dsmem_xfer_file *file);
 
-/* rdm/dsmem_rdm_nl.c: netlink handlers of nodes, peers, segments */
-struct genl_info;
-struct netlink_callback;
-int dsmem_nl_node_new(struct sk_buff *skb, struct genl_info *info);
-int dsmem_nl_node_del(struct sk_buff *skb, struct genl_info *info);
-int dsmem_nl_node_get_doit(struct sk_buff *skb, struct genl_info *info);
-int dsmem_nl_node_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
-int dsmem_nl_node_set(struct sk_buff *skb, struct genl_info *info);
-int dsmem_nl_peer_new(struct sk_buff *skb, struct genl_info *info);
-int dsmem_nl_peer_del(struct sk_buff *skb, struct genl_info *info);
-int dsmem_nl_peer_get_doit(struct sk_buff *skb, struct genl_info *info);
-int dsmem_nl_peer_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
-int dsmem_nl_seg_new(struct sk_buff *skb, struct genl_info *info);
-int dsmem_nl_seg_del(struct sk_buff *skb, struct genl_info *info);
-int dsmem_nl_seg_get_doit(struct sk_buff *skb, struct genl_info *info);
-int dsmem_nl_seg_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
-int dsmem_nl_seg_grant(struct sk_buff *skb, struct genl_info *info);
-int dsmem_nl_seg_revoke(struct sk_buff *skb, struct genl_info *info);
-int dsmem_nl_rdm_alloc(struct sk_buff *skb, struct genl_info *info);
-int dsmem_nl_rdm_free(struct sk_buff *skb, struct genl_info *info);
-int dsmem_nl_rdm_read(struct sk_buff *skb, struct genl_info *info);
-int dsmem_nl_rdm_write(struct sk_buff *skb, struct genl_info *info);
+/* rdm/dsmem_rdm_nl.c: notifications of nodes, peers, segments */
 void dsmem_nl_notify_node(struct dsmem_node *node, u8 cmd);
 void dsmem_nl_notify_peer(struct dsmem_peer *peer, u8 cmd);
 void dsmem_nl_notify_seg(struct dsmem_seg *seg, u8 cmd);
@@ -683,15 +658,6 @@ int dsmem_tc_replay(const void *recs, u32 n, u64 maint_ns, const u64 *p,
 		    struct dsmem_tc_replay_res *r, const char **why);
 
 /* tokencache/dsmem_tc_nl.c */
-int dsmem_nl_token_get_doit(struct sk_buff *skb, struct genl_info *info);
-int dsmem_nl_token_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
-int dsmem_nl_token_set(struct sk_buff *skb, struct genl_info *info);
-int dsmem_nl_cache_get(struct sk_buff *skb, struct genl_info *info);
-int dsmem_nl_cache_set(struct sk_buff *skb, struct genl_info *info);
-int dsmem_nl_trace_start(struct sk_buff *skb, struct genl_info *info);
-int dsmem_nl_trace_stop(struct sk_buff *skb, struct genl_info *info);
-int dsmem_nl_cache_bench(struct sk_buff *skb, struct genl_info *info);
-int dsmem_nl_cache_replay(struct sk_buff *skb, struct genl_info *info);
 int dsmem_nl_cache_params(struct nlattr *nest, u64 *p,
 			  struct netlink_ext_ack *extack);
 
@@ -715,10 +681,6 @@ int dsmem_slope_ioc_recv(struct dsmem_node *node, void *arg);
 int dsmem_slope_ioc_dirty(struct list_head *owned, struct dsmem_node *node,
 			  void *arg);
 void dsmem_slope_file_release(struct list_head *owned);
-struct genl_info;
-struct netlink_callback;
-int dsmem_nl_slope_get_doit(struct sk_buff *skb, struct genl_info *info);
-int dsmem_nl_slope_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
 /* rdm/dsmem_seg.c, for slope_fault/ too */
 int dsmem_reg_post(struct dsmem_conn *conn, struct ib_mr *mr, int access);
 

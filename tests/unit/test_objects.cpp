@@ -14,7 +14,6 @@
 #include <linux/dsmem.h>
 #include <linux/dsmem_netlink.h>
 #include <linux/dsmem_token.h>
-#include <linux/dsmem_wire.h>
 
 #include "ds_internal.hpp"
 #include "tc_core.hpp"
@@ -495,11 +494,11 @@ void test_rdm_alloc(void **)
 void test_rdm_read(void **)
 {
 	const uint64_t va = DSMEM_GADDR(4, 1, 64);
-	std::string data(DSMEM_WIRE_MAX_DATA, 'd');
-	char buf[DSMEM_WIRE_MAX_DATA + 8] = {};
+	std::string data(DSMEM_RDM_DATA_MAX, 'd');
+	char buf[DSMEM_RDM_DATA_MAX + 8] = {};
 
 	// the largest reply: more than a default (page-sized) message
-	struct nl_msg *m = reply(DSMEM_CMD_RDM_READ, 2 * DSMEM_WIRE_MAX_DATA);
+	struct nl_msg *m = reply(DSMEM_CMD_RDM_READ, 2 * DSMEM_RDM_DATA_MAX);
 	put_u64(m, DSMEM_ATTR_RDM_ADDR, va, DSMEM_ATTR_PAD);
 	assert_int_equal(nla_put(m, DSMEM_ATTR_RDM_DATA, data.size(), data.data()), 0);
 	assert_int_equal(parse_rdm_read(m, va, buf, data.size()), 0);
@@ -510,9 +509,9 @@ void test_rdm_read(void **)
 	assert_int_equal(parse_rdm_read(m, va + 8, buf, data.size()), -EBADMSG);
 	nlmsg_free(m);
 
-	m = reply(DSMEM_CMD_RDM_READ, 2 * DSMEM_WIRE_MAX_DATA + 64);	// too much
-	assert_int_equal(nla_put(m, DSMEM_ATTR_RDM_DATA, DSMEM_WIRE_MAX_DATA + 8, buf), 0);
-	assert_int_equal(parse_rdm_read(m, va, buf, DSMEM_WIRE_MAX_DATA + 8), -EBADMSG);
+	m = reply(DSMEM_CMD_RDM_READ, 2 * DSMEM_RDM_DATA_MAX + 64);	// too much
+	assert_int_equal(nla_put(m, DSMEM_ATTR_RDM_DATA, DSMEM_RDM_DATA_MAX + 8, buf), 0);
+	assert_int_equal(parse_rdm_read(m, va, buf, DSMEM_RDM_DATA_MAX + 8), -EBADMSG);
 	nlmsg_free(m);
 
 	m = reply(DSMEM_CMD_RDM_READ);	// no data at all
@@ -523,7 +522,7 @@ void test_rdm_read(void **)
 
 void test_request_room_for_rdm_write(void **)
 {
-	std::string data(DSMEM_WIRE_MAX_DATA, 'w');
+	std::string data(DSMEM_RDM_DATA_MAX, 'w');
 
 	// a page-sized message cannot carry a full write...
 	struct nl_msg *m = build_request(kFamily, DSMEM_CMD_RDM_WRITE, false);

@@ -7,173 +7,14 @@
 
 #include <arpa/inet.h>
 #include <linux/dsmem_netlink.h>
-#include <linux/dsmem_wire.h>
 
 #include "ds_internal.hpp"
+#include "nl_gen.h"
 #include "tc_core.hpp"
 
 namespace dsmem::detail {
 
 namespace {
-
-struct nla_policy top_policy[DSMEM_ATTR_MAX + 1];
-struct nla_policy port_policy[DSMEM_PORT_ATTR_MAX + 1];
-struct nla_policy stat_policy[DSMEM_STAT_ATTR_MAX + 1];
-struct nla_policy rseg_policy[DSMEM_RSEG_ATTR_MAX + 1];
-struct nla_policy grant_policy[DSMEM_GRANT_ATTR_MAX + 1];
-struct nla_policy tier_policy[DSMEM_TIER_ATTR_MAX + 1];
-// CACHE_PARAMS nests one u64 per parameter, of type index + 1
-struct nla_policy param_policy[DSMEM_CACHE_P_NR + 1];
-struct nla_policy bench_policy[DSMEM_BENCH_ATTR_MAX + 1];
-struct nla_policy slope_lease_policy[DSMEM_SLOPE_LEASE_ATTR_MAX + 1];
-struct nla_policy slope_mig_policy[DSMEM_SLOPE_MIG_ATTR_MAX + 1];
-struct nla_policy slope_obj_policy[DSMEM_SLOPE_OBJ_ATTR_MAX + 1];
-
-// libnl checks minimum lengths; exact widths are checked here.
-const bool policies_ready = [] {
-	auto fixed = [](struct nla_policy &p, uint16_t type, uint16_t len) {
-		p.type = type;
-		p.minlen = len;
-		p.maxlen = len;
-	};
-	fixed(top_policy[DSMEM_ATTR_ABI_VERSION], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_FAMILY_VERSION], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_FEATURES], NLA_U64, 8);
-	fixed(top_policy[DSMEM_ATTR_DEV_INDEX], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_DEV_NODE_GUID], NLA_U64, 8);
-	fixed(top_policy[DSMEM_ATTR_DEV_NODE_TYPE], NLA_U8, 1);
-	fixed(top_policy[DSMEM_ATTR_DEV_PORT_COUNT], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_DEV_MAX_QP], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_DEV_MAX_CQE], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_DEV_MAX_MR], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_DEV_MAX_QP_WR], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_DEV_ATOMIC_CAP], NLA_U8, 1);
-	top_policy[DSMEM_ATTR_MODULE_VERSION].type = NLA_STRING;
-	top_policy[DSMEM_ATTR_DEV_NAME].type = NLA_STRING;
-	top_policy[DSMEM_ATTR_DEV_FW_VERSION].type = NLA_STRING;
-	top_policy[DSMEM_ATTR_DEV_PORTS].type = NLA_NESTED;
-	top_policy[DSMEM_ATTR_STATS].type = NLA_NESTED;
-	fixed(top_policy[DSMEM_ATTR_NODE_ID], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_NODE_PORT], NLA_U16, 2);
-	fixed(top_policy[DSMEM_ATTR_NODE_PEER_COUNT], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_NODE_SEG_COUNT], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_PEER_ID], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_PEER_PORT], NLA_U16, 2);
-	fixed(top_policy[DSMEM_ATTR_PEER_STATE], NLA_U8, 1);
-	fixed(top_policy[DSMEM_ATTR_PEER_REMOTE_NODE], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_PEER_PASSIVE], NLA_U8, 1);
-	fixed(top_policy[DSMEM_ATTR_PEER_CONNECTS], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_PEER_ERRNO], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_NODE_ACCEPT], NLA_U8, 1);
-	fixed(top_policy[DSMEM_ATTR_PEER_LISTEN], NLA_FLAG, 0);
-	fixed(top_policy[DSMEM_ATTR_SEG_ID], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_SEG_SIZE], NLA_U64, 8);
-	fixed(top_policy[DSMEM_ATTR_SEG_NUMA], NLA_S32, 4);
-	fixed(top_policy[DSMEM_ATTR_SEG_TRANSLATE], NLA_U8, 1);
-	fixed(top_policy[DSMEM_ATTR_SEG_ADDR], NLA_U64, 8);
-	fixed(top_policy[DSMEM_ATTR_SEG_USED], NLA_U64, 8);
-	fixed(top_policy[DSMEM_ATTR_SEG_PAGE_SIZE], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_SEG_PERM], NLA_U8, 1);
-	fixed(top_policy[DSMEM_ATTR_RDM_ADDR], NLA_U64, 8);
-	fixed(top_policy[DSMEM_ATTR_RDM_LEN], NLA_U64, 8);
-	fixed(top_policy[DSMEM_ATTR_RDM_PA], NLA_U64, 8);
-	// PEER_ADDR (4 or 16 bytes) and RDM_DATA are checked where used
-	top_policy[DSMEM_ATTR_PEER_REMOTE_SEGS].type = NLA_NESTED;
-	top_policy[DSMEM_ATTR_REMOTE_SEG].type = NLA_NESTED;
-	top_policy[DSMEM_ATTR_SEG_GRANTS].type = NLA_NESTED;
-	top_policy[DSMEM_ATTR_GRANT].type = NLA_NESTED;
-
-	fixed(port_policy[DSMEM_PORT_ATTR_INDEX], NLA_U32, 4);
-	fixed(port_policy[DSMEM_PORT_ATTR_STATE], NLA_U8, 1);
-	fixed(port_policy[DSMEM_PORT_ATTR_ACTIVE_MTU], NLA_U32, 4);
-	fixed(port_policy[DSMEM_PORT_ATTR_LINK_LAYER], NLA_U8, 1);
-	port_policy[DSMEM_PORT_ATTR_NETDEV].type = NLA_STRING;
-
-	stat_policy[DSMEM_STAT_ATTR_NAME].type = NLA_STRING;
-	fixed(stat_policy[DSMEM_STAT_ATTR_VALUE], NLA_U64, 8);
-
-	fixed(rseg_policy[DSMEM_RSEG_ATTR_ADDR], NLA_U64, 8);
-	fixed(rseg_policy[DSMEM_RSEG_ATTR_SIZE], NLA_U64, 8);
-	fixed(rseg_policy[DSMEM_RSEG_ATTR_PERM], NLA_U8, 1);
-	fixed(rseg_policy[DSMEM_RSEG_ATTR_KEYS], NLA_U32, 4);
-
-	fixed(grant_policy[DSMEM_GRANT_ATTR_REMOTE_NODE], NLA_U32, 4);
-	fixed(grant_policy[DSMEM_GRANT_ATTR_PERM], NLA_U8, 1);
-
-	// tokens and the token cache; TOKEN_DATA is checked where used
-	fixed(top_policy[DSMEM_ATTR_TOKEN_HANDLE], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_TOKEN_TYPE], NLA_U8, 1);
-	fixed(top_policy[DSMEM_ATTR_TOKEN_LAYER], NLA_U8, 1);
-	fixed(top_policy[DSMEM_ATTR_TOKEN_FLAGS], NLA_U8, 1);
-	fixed(top_policy[DSMEM_ATTR_TOKEN_VERSION], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_TOKEN_OFFSET], NLA_U32, 4);
-	top_policy[DSMEM_ATTR_TOKEN_OBJECT].type = NLA_STRING;
-	fixed(top_policy[DSMEM_ATTR_TOKEN_HITS], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_TOKEN_ACCESSES], NLA_U64, 8);
-	fixed(top_policy[DSMEM_ATTR_TOKEN_PINNED], NLA_U8, 1);
-	top_policy[DSMEM_ATTR_CACHE_PARAMS].type = NLA_NESTED;
-	top_policy[DSMEM_ATTR_CACHE_STATS].type = NLA_NESTED;
-	top_policy[DSMEM_ATTR_CACHE_TIERS].type = NLA_NESTED;
-	top_policy[DSMEM_ATTR_CACHE_TIER].type = NLA_NESTED;
-	fixed(top_policy[DSMEM_ATTR_CACHE_RESET], NLA_FLAG, 0);
-	fixed(top_policy[DSMEM_ATTR_CACHE_PROMOTE_L1], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_CACHE_PROMOTE_L2], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_CACHE_ENTRIES], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_CACHE_PINNED], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_CACHE_QUEUED], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_CACHE_MIGRATE_RATE], NLA_U64, 8);
-	fixed(top_policy[DSMEM_ATTR_TRACE_FD], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_TRACE_ACTIVE], NLA_U8, 1);
-	fixed(top_policy[DSMEM_ATTR_TRACE_RECORDS], NLA_U64, 8);
-	fixed(top_policy[DSMEM_ATTR_TRACE_DROPPED], NLA_U64, 8);
-	fixed(top_policy[DSMEM_ATTR_TRACE_ERRNO], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_BENCH_QPS], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_BENCH_OPS], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_BENCH_SEED], NLA_U32, 4);
-	top_policy[DSMEM_ATTR_BENCH_RESULT].type = NLA_NESTED;
-	fixed(top_policy[DSMEM_ATTR_REPLAY_MAINT_NS], NLA_U64, 8);
-	fixed(top_policy[DSMEM_ATTR_REPLAY_TRUNCATED], NLA_FLAG, 0);
-	// REPLAY_RECS and REPLAY_MOVES are checked where used
-
-	fixed(tier_policy[DSMEM_TIER_ATTR_ID], NLA_U8, 1);
-	fixed(tier_policy[DSMEM_TIER_ATTR_ENTRIES], NLA_U32, 4);
-	fixed(tier_policy[DSMEM_TIER_ATTR_CAPACITY], NLA_U32, 4);
-	fixed(tier_policy[DSMEM_TIER_ATTR_NUMA], NLA_S32, 4);
-	for (int i = DSMEM_TIER_ATTR_BYTES; i <= DSMEM_TIER_ATTR_COST_P99_NS; i++)
-		if (i != DSMEM_TIER_ATTR_NUMA)
-			fixed(tier_policy[i], NLA_U64, 8);
-
-	for (int i = 1; i <= DSMEM_CACHE_P_NR; i++)
-		fixed(param_policy[i], NLA_U64, 8);
-	for (int i = DSMEM_BENCH_ATTR_ACCESSES; i <= DSMEM_BENCH_ATTR_MAX; i++)
-		fixed(bench_policy[i], NLA_U64, 8);
-
-	// Slope: a node's summary, and its leases and migrations as nests
-	fixed(top_policy[DSMEM_ATTR_SLOPE_BASE], NLA_U64, 8);
-	fixed(top_policy[DSMEM_ATTR_SLOPE_SIZE], NLA_U64, 8);
-	fixed(top_policy[DSMEM_ATTR_SLOPE_PAGES], NLA_U64, 8);
-	fixed(top_policy[DSMEM_ATTR_SLOPE_LEASES_HELD], NLA_U32, 4);
-	fixed(top_policy[DSMEM_ATTR_SLOPE_LEASES_FREE], NLA_U32, 4);
-	top_policy[DSMEM_ATTR_SLOPE_LEASE].type = NLA_NESTED;
-	top_policy[DSMEM_ATTR_SLOPE_MIG].type = NLA_NESTED;
-	top_policy[DSMEM_ATTR_SLOPE_OBJ].type = NLA_NESTED;
-	fixed(slope_obj_policy[DSMEM_SLOPE_OBJ_ATTR_ADDR], NLA_U64, 8);
-	fixed(slope_obj_policy[DSMEM_SLOPE_OBJ_ATTR_PAGES], NLA_U64, 8);
-	fixed(slope_obj_policy[DSMEM_SLOPE_OBJ_ATTR_RUNS], NLA_U32, 4);
-	fixed(slope_lease_policy[DSMEM_SLOPE_LEASE_ATTR_BASE], NLA_U64, 8);
-	fixed(slope_lease_policy[DSMEM_SLOPE_LEASE_ATTR_HOLDER], NLA_U32, 4);
-	fixed(slope_lease_policy[DSMEM_SLOPE_LEASE_ATTR_RESPONSIBLE], NLA_U32, 4);
-	fixed(slope_lease_policy[DSMEM_SLOPE_LEASE_ATTR_USED], NLA_U64, 8);
-	for (int i = DSMEM_SLOPE_MIG_ATTR_ID; i <= DSMEM_SLOPE_MIG_ATTR_MAX; i++)
-		fixed(slope_mig_policy[i], NLA_U64, 8);
-	fixed(slope_mig_policy[DSMEM_SLOPE_MIG_ATTR_STATE], NLA_U8, 1);
-	fixed(slope_mig_policy[DSMEM_SLOPE_MIG_ATTR_INCOMING], NLA_U8, 1);
-	fixed(slope_mig_policy[DSMEM_SLOPE_MIG_ATTR_UNIT_SHIFT], NLA_U8, 1);
-	fixed(slope_mig_policy[DSMEM_SLOPE_MIG_ATTR_ERRNO], NLA_U32, 4);
-	fixed(slope_mig_policy[DSMEM_SLOPE_MIG_ATTR_PEER], NLA_U32, 4);
-	fixed(slope_mig_policy[DSMEM_SLOPE_MIG_ATTR_ROUNDS], NLA_U32, 4);
-	return true;
-}();
 
 // Fixed-width attributes must be exactly their width (libnl only checks
 // the minimum); strings must be terminated and fit the destination.
@@ -211,11 +52,10 @@ int copy_string(char *dst, size_t size, struct nlattr *a)
 int parse_top(struct nl_msg *msg, struct nlattr **tb)
 {
 	struct nlmsghdr *nlh = nlmsg_hdr(msg);
-	(void)policies_ready;
 
 	if (!genlmsg_valid_hdr(nlh, 0))
 		return -EBADMSG;
-	if (genlmsg_parse(nlh, 0, tb, DSMEM_ATTR_MAX, top_policy) < 0)
+	if (genlmsg_parse(nlh, 0, tb, DSMEM_ATTR_MAX, ds_nl_dsmem_policy) < 0)
 		return -EBADMSG;
 	// libnl ignores a truncated trailing attribute; a reply must not have one
 	struct nlattr *a;
@@ -225,15 +65,15 @@ int parse_top(struct nl_msg *msg, struct nlattr **tb)
 	}
 	if (rem != 0)
 		return -EBADMSG;
-	return check_widths(tb, DSMEM_ATTR_MAX, top_policy);
+	return check_widths(tb, DSMEM_ATTR_MAX, ds_nl_dsmem_policy);
 }
 
 int parse_port(struct nlattr *nest, ds_port_info *p)
 {
 	struct nlattr *tb[DSMEM_PORT_ATTR_MAX + 1];
 
-	if (nla_parse_nested(tb, DSMEM_PORT_ATTR_MAX, nest, port_policy) < 0 ||
-	    check_widths(tb, DSMEM_PORT_ATTR_MAX, port_policy))
+	if (nla_parse_nested(tb, DSMEM_PORT_ATTR_MAX, nest, ds_nl_port_policy) < 0 ||
+	    check_widths(tb, DSMEM_PORT_ATTR_MAX, ds_nl_port_policy))
 		return -EBADMSG;
 	if (!tb[DSMEM_PORT_ATTR_INDEX])
 		return -EBADMSG;
@@ -276,8 +116,8 @@ int parse_rseg(struct nlattr *nest, ds_remote_seg *r)
 {
 	struct nlattr *tb[DSMEM_RSEG_ATTR_MAX + 1];
 
-	if (nla_parse_nested(tb, DSMEM_RSEG_ATTR_MAX, nest, rseg_policy) < 0 ||
-	    check_widths(tb, DSMEM_RSEG_ATTR_MAX, rseg_policy) ||
+	if (nla_parse_nested(tb, DSMEM_RSEG_ATTR_MAX, nest, ds_nl_rseg_policy) < 0 ||
+	    check_widths(tb, DSMEM_RSEG_ATTR_MAX, ds_nl_rseg_policy) ||
 	    !tb[DSMEM_RSEG_ATTR_ADDR] || !tb[DSMEM_RSEG_ATTR_SIZE])
 		return -EBADMSG;
 	memset(r, 0, sizeof(*r));
@@ -292,8 +132,8 @@ int parse_grant(struct nlattr *nest, ds_grant_info *g)
 {
 	struct nlattr *tb[DSMEM_GRANT_ATTR_MAX + 1];
 
-	if (nla_parse_nested(tb, DSMEM_GRANT_ATTR_MAX, nest, grant_policy) < 0 ||
-	    check_widths(tb, DSMEM_GRANT_ATTR_MAX, grant_policy) ||
+	if (nla_parse_nested(tb, DSMEM_GRANT_ATTR_MAX, nest, ds_nl_grant_policy) < 0 ||
+	    check_widths(tb, DSMEM_GRANT_ATTR_MAX, ds_nl_grant_policy) ||
 	    !tb[DSMEM_GRANT_ATTR_REMOTE_NODE] || !tb[DSMEM_GRANT_ATTR_PERM])
 		return -EBADMSG;
 	memset(g, 0, sizeof(*g));
@@ -307,8 +147,8 @@ int parse_stat(struct nlattr *nest, ds_stat *s)
 {
 	struct nlattr *st[DSMEM_STAT_ATTR_MAX + 1];
 
-	if (nla_parse_nested(st, DSMEM_STAT_ATTR_MAX, nest, stat_policy) < 0 ||
-	    check_widths(st, DSMEM_STAT_ATTR_MAX, stat_policy) ||
+	if (nla_parse_nested(st, DSMEM_STAT_ATTR_MAX, nest, ds_nl_stat_policy) < 0 ||
+	    check_widths(st, DSMEM_STAT_ATTR_MAX, ds_nl_stat_policy) ||
 	    !st[DSMEM_STAT_ATTR_NAME] || !st[DSMEM_STAT_ATTR_VALUE])
 		return -EBADMSG;
 	memset(s, 0, sizeof(*s));
@@ -322,8 +162,8 @@ int parse_tier(struct nlattr *nest, ds_cache_tier *t)
 {
 	struct nlattr *tb[DSMEM_TIER_ATTR_MAX + 1];
 
-	if (nla_parse_nested(tb, DSMEM_TIER_ATTR_MAX, nest, tier_policy) < 0 ||
-	    check_widths(tb, DSMEM_TIER_ATTR_MAX, tier_policy) ||
+	if (nla_parse_nested(tb, DSMEM_TIER_ATTR_MAX, nest, ds_nl_tier_policy) < 0 ||
+	    check_widths(tb, DSMEM_TIER_ATTR_MAX, ds_nl_tier_policy) ||
 	    !tb[DSMEM_TIER_ATTR_ID] || !tb[DSMEM_TIER_ATTR_ENTRIES] ||
 	    !tb[DSMEM_TIER_ATTR_CAPACITY])
 		return -EBADMSG;
@@ -349,8 +189,8 @@ int parse_slope_lease(struct nlattr *nest, ds_slope_lease_info *l)
 {
 	struct nlattr *tb[DSMEM_SLOPE_LEASE_ATTR_MAX + 1];
 
-	if (nla_parse_nested(tb, DSMEM_SLOPE_LEASE_ATTR_MAX, nest, slope_lease_policy) < 0 ||
-	    check_widths(tb, DSMEM_SLOPE_LEASE_ATTR_MAX, slope_lease_policy) ||
+	if (nla_parse_nested(tb, DSMEM_SLOPE_LEASE_ATTR_MAX, nest, ds_nl_slope_lease_policy) < 0 ||
+	    check_widths(tb, DSMEM_SLOPE_LEASE_ATTR_MAX, ds_nl_slope_lease_policy) ||
 	    !tb[DSMEM_SLOPE_LEASE_ATTR_BASE])
 		return -EBADMSG;
 	l->base = nla_get_u64(tb[DSMEM_SLOPE_LEASE_ATTR_BASE]);
@@ -366,8 +206,8 @@ int parse_slope_obj(struct nlattr *nest, ds_slope_object_info *o)
 {
 	struct nlattr *tb[DSMEM_SLOPE_OBJ_ATTR_MAX + 1];
 
-	if (nla_parse_nested(tb, DSMEM_SLOPE_OBJ_ATTR_MAX, nest, slope_obj_policy) < 0 ||
-	    check_widths(tb, DSMEM_SLOPE_OBJ_ATTR_MAX, slope_obj_policy) ||
+	if (nla_parse_nested(tb, DSMEM_SLOPE_OBJ_ATTR_MAX, nest, ds_nl_slope_obj_policy) < 0 ||
+	    check_widths(tb, DSMEM_SLOPE_OBJ_ATTR_MAX, ds_nl_slope_obj_policy) ||
 	    !tb[DSMEM_SLOPE_OBJ_ATTR_ADDR])
 		return -EBADMSG;
 	o->addr = nla_get_u64(tb[DSMEM_SLOPE_OBJ_ATTR_ADDR]);
@@ -381,8 +221,8 @@ int parse_slope_mig_nest(struct nlattr *nest, ds_slope_mig_info *m)
 {
 	struct nlattr *tb[DSMEM_SLOPE_MIG_ATTR_MAX + 1];
 
-	if (nla_parse_nested(tb, DSMEM_SLOPE_MIG_ATTR_MAX, nest, slope_mig_policy) < 0 ||
-	    check_widths(tb, DSMEM_SLOPE_MIG_ATTR_MAX, slope_mig_policy) ||
+	if (nla_parse_nested(tb, DSMEM_SLOPE_MIG_ATTR_MAX, nest, ds_nl_slope_mig_policy) < 0 ||
+	    check_widths(tb, DSMEM_SLOPE_MIG_ATTR_MAX, ds_nl_slope_mig_policy) ||
 	    !tb[DSMEM_SLOPE_MIG_ATTR_ID] || !tb[DSMEM_SLOPE_MIG_ATTR_STATE])
 		return -EBADMSG;
 	m->id = nla_get_u64(tb[DSMEM_SLOPE_MIG_ATTR_ID]);
@@ -699,7 +539,7 @@ int parse_rdm_read(struct nl_msg *msg, uint64_t va, void *buf, size_t len)
 		return ret;
 	struct nlattr *data = tb[DSMEM_ATTR_RDM_DATA];
 	if (!data || static_cast<size_t>(nla_len(data)) != len ||
-	    len > DSMEM_WIRE_MAX_DATA)
+	    len > DSMEM_RDM_DATA_MAX)
 		return -EBADMSG;
 	if (tb[DSMEM_ATTR_RDM_ADDR] && nla_get_u64(tb[DSMEM_ATTR_RDM_ADDR]) != va)
 		return -EBADMSG;	// the answer to another question
@@ -762,8 +602,8 @@ int parse_cache(struct nl_msg *msg, ds_cache_info *c)
 
 	// every parameter this library knows; a newer module's are skipped
 	if (nla_parse_nested(pt, DSMEM_CACHE_P_NR, tb[DSMEM_ATTR_CACHE_PARAMS],
-			     param_policy) < 0 ||
-	    check_widths(pt, DSMEM_CACHE_P_NR, param_policy))
+			     ds_nl_cache_param_policy) < 0 ||
+	    check_widths(pt, DSMEM_CACHE_P_NR, ds_nl_cache_param_policy))
 		return -EBADMSG;
 	for (int i = 0; i < DSMEM_CACHE_P_NR; i++) {
 		if (!pt[i + 1])
@@ -848,8 +688,8 @@ int parse_bench(struct nl_msg *msg, ds_cache_bench_result *r)
 		return ret;
 	if (!tb[DSMEM_ATTR_BENCH_RESULT] ||
 	    nla_parse_nested(bt, DSMEM_BENCH_ATTR_MAX, tb[DSMEM_ATTR_BENCH_RESULT],
-			     bench_policy) < 0 ||
-	    check_widths(bt, DSMEM_BENCH_ATTR_MAX, bench_policy) ||
+			     ds_nl_bench_policy) < 0 ||
+	    check_widths(bt, DSMEM_BENCH_ATTR_MAX, ds_nl_bench_policy) ||
 	    !bt[DSMEM_BENCH_ATTR_ACCESSES])
 		return -EBADMSG;
 	memset(r, 0, sizeof(*r));

@@ -9,7 +9,6 @@
 #include <arpa/inet.h>
 
 #include <linux/dsmem_netlink.h>
-#include <linux/dsmem_wire.h>
 
 #include "ds_internal.hpp"
 
@@ -20,7 +19,7 @@ using namespace dsmem::detail;
 #define DS_STR(x) DS_STR_(x)
 
 static_assert(DS_PERM_READ == DSMEM_PERM_READ && DS_PERM_WRITE == DSMEM_PERM_WRITE);
-static_assert(DS_RDM_DATA_MAX == DSMEM_WIRE_MAX_DATA);
+static_assert(DS_RDM_DATA_MAX == DSMEM_RDM_DATA_MAX);
 
 namespace {
 

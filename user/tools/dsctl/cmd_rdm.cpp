@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include <linux/dsmem.h>
-#include <linux/dsmem_wire.h>
+#include <linux/dsmem_netlink.h>
 
 #include "dsctl.hpp"
 
@@ -76,9 +76,9 @@ int rdm_read(env &e)
 	uint32_t node = node_of(kw);
 	uint64_t va = addr_of(kw);
 	uint64_t len;
-	if (!parse_size(need(kw, "len", "rdm"), len) || !len || len > DSMEM_WIRE_MAX_DATA)
+	if (!parse_size(need(kw, "len", "rdm"), len) || !len || len > DSMEM_RDM_DATA_MAX)
 		fail("len needs a number of bytes from 1 to " +
-		     std::to_string(DSMEM_WIRE_MAX_DATA));
+		     std::to_string(DSMEM_RDM_DATA_MAX));
 
 	dsmem::context ctx = open_context();
 	std::vector<uint8_t> buf(len);
@@ -99,8 +99,8 @@ int rdm_write(env &e)
 	if (kw.has("data") == kw.has("value"))
 		fail("give exactly one of data and value, try \"dsctl rdm help\"");
 	if (const std::string *v = kw.get("data")) {
-		if (!parse_hex_data(*v, bytes) || bytes.size() > DSMEM_WIRE_MAX_DATA)
-			fail("data needs from 1 to " + std::to_string(DSMEM_WIRE_MAX_DATA) +
+		if (!parse_hex_data(*v, bytes) || bytes.size() > DSMEM_RDM_DATA_MAX)
+			fail("data needs from 1 to " + std::to_string(DSMEM_RDM_DATA_MAX) +
 			     " bytes in hexadecimal, two digits each");
 	} else {
 		uint64_t value;

@@ -618,7 +618,7 @@ int ds_seg_revoke(struct ds_ctx *ctx, uint32_t node_id, uint32_t seg_id,
  * node_id is the local node that sends; the remote node is the one the
  * address names (for alloc: remote_node, and seg_id 0 for any segment
  * granted to us with write permission).  Reads and writes move at most
- * DS_RDM_DATA_MAX bytes (DSMEM_WIRE_MAX_DATA).  All need CAP_NET_ADMIN.
+ * DS_RDM_DATA_MAX bytes (DSMEM_RDM_DATA_MAX).  All need CAP_NET_ADMIN.
  */
 #define DS_RDM_DATA_MAX		4096
 
