@@ -27,7 +27,6 @@
 
 #include "dsctl.hpp"
 #include "sim.hpp"
-#include "sim_exec.hpp"
 
 namespace dsctl {
 
