@@ -8,6 +8,10 @@
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <linux/dsmem_netlink.h>
 
 #include "cli.hpp"
@@ -522,12 +526,63 @@ void test_keywords_flags(void **)
 	}
 }
 
+// dsctl ui's lookup of the console: beside dsctl, then PATH, then the
+// installed sbin; only executable regular files count.
+std::string make_dir(const std::string &base, const char *name)
+{
+	std::string d = base + "/" + name;
+	assert_int_equal(mkdir(d.c_str(), 0700), 0);
+	return d;
+}
+
+void make_file(const std::string &path, mode_t mode)
+{
+	int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, mode);
+	assert_true(fd >= 0);
+	close(fd);
+}
+
+void test_find_program(void **)
+{
+	char tmpl[] = "/tmp/test_cli.XXXXXX";
+	assert_non_null(mkdtemp(tmpl));
+	std::string base = tmpl;
+	std::string self = make_dir(base, "self"), p1 = make_dir(base, "p1"),
+		    p2 = make_dir(base, "p2"), sbin = make_dir(base, "sbin");
+	std::string path = p1 + ":" + p2;
+
+	assert_string_equal(find_program("prog", self, path.c_str(), sbin).c_str(), "");
+	make_file(sbin + "/prog", 0755);
+	assert_string_equal(find_program("prog", self, path.c_str(), sbin).c_str(),
+			    (sbin + "/prog").c_str());
+	make_file(p2 + "/prog", 0755);
+	assert_string_equal(find_program("prog", self, path.c_str(), sbin).c_str(),
+			    (p2 + "/prog").c_str());
+	// not executable, or a directory: passed over
+	make_file(p1 + "/prog", 0644);
+	make_dir(self, "prog");
+	assert_string_equal(find_program("prog", self, path.c_str(), sbin).c_str(),
+			    (p2 + "/prog").c_str());
+	assert_string_equal(find_program("prog", self, nullptr, sbin).c_str(),
+			    (sbin + "/prog").c_str());
+	rmdir((self + "/prog").c_str());
+	make_file(self + "/prog", 0755);
+	assert_string_equal(find_program("prog", self, path.c_str(), sbin).c_str(),
+			    (self + "/prog").c_str());
+
+	for (const std::string &f : { self + "/prog", p1 + "/prog", p2 + "/prog", sbin + "/prog" })
+		unlink(f.c_str());
+	for (const std::string &d : { self, p1, p2, sbin, base })
+		rmdir(d.c_str());
+}
+
 }  // namespace
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_matches_prefixes),
+		cmocka_unit_test(test_find_program),
 		cmocka_unit_test(test_global_json_pretty),
 		cmocka_unit_test(test_global_stops_at_object),
 		cmocka_unit_test(test_global_pretty_alone_is_accepted),

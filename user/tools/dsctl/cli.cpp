@@ -6,6 +6,8 @@
 #include <climits>
 #include <cstdlib>
 #include <getopt.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <linux/dsmem_netlink.h>
 
@@ -332,6 +334,45 @@ bool parse_cache_words(args &a, const std::vector<std::string_view> &words,
 		cs.mask |= bit;
 	}
 	return true;
+}
+
+// Every item, empty ones included: "lru," and "" are refused by whoever
+// reads the items, not taken as "lru" or as nothing.
+std::vector<std::string> split_list(const std::string &s, char sep)
+{
+	std::vector<std::string> out;
+	size_t start = 0;
+
+	for (size_t at; (at = s.find(sep, start)) != std::string::npos; start = at + 1)
+		out.push_back(s.substr(start, at - start));
+	out.push_back(s.substr(start));
+	return out;
+}
+
+std::string find_program(const std::string &name, const std::string &self_dir,
+			 const char *path, const std::string &fallback_dir)
+{
+	std::vector<std::string> dirs = { self_dir };
+	for (std::string_view rest = path ? path : ""; path;) {
+		size_t colon = rest.find(':');
+		// an empty entry is the current directory, as for execvp()
+		std::string_view dir = rest.substr(0, colon);
+		dirs.emplace_back(dir.empty() ? "." : dir);
+		if (colon == std::string_view::npos)
+			break;
+		rest.remove_prefix(colon + 1);
+	}
+	dirs.push_back(fallback_dir);
+	for (const std::string &dir : dirs) {
+		if (dir.empty())
+			continue;
+		std::string file = dir + "/" + name;
+		struct stat st;
+		if (stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+		    access(file.c_str(), X_OK) == 0)
+			return file;
+	}
+	return "";
 }
 
 }  // namespace dsctl

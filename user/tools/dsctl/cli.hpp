@@ -124,4 +124,14 @@ bool parse_cache_words(args &a, const std::vector<std::string_view> &words,
 		       const std::vector<std::string_view> &flags, keywords &kw,
 		       cache_settings &cs, std::string &err);
 
+// Every item of a comma (or sep) separated list, empty ones included.
+std::vector<std::string> split_list(const std::string &s, char sep);
+
+// Where program name is: in self_dir first (the directory dsctl runs
+// from, so that a build tree runs its own programs), then in each
+// directory of path (PATH's syntax, nullptr for none), then in
+// fallback_dir.  The first executable file of that name; "" when none.
+std::string find_program(const std::string &name, const std::string &self_dir,
+			 const char *path, const std::string &fallback_dir);
+
 }  // namespace dsctl

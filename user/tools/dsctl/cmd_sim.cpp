@@ -29,7 +29,7 @@
 
 #include "dsctl.hpp"
 #include "run.hpp"
-#include "sim_exec.hpp"
+#include "exec.hpp"
 
 namespace dsctl {
 

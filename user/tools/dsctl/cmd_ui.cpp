@@ -4,174 +4,67 @@
 //      | ui user [show] [db PATH]
 //      | ui user add NAME [role admin|viewer] [db PATH]
 //      | ui user del NAME [db PATH]
+// The console is its own program, dsmem-console(8): dsctl execs it with
+// these words, so that dsctl links no HTTP server, database or crypto.
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
-#include <iostream>
-
-#include <sys/stat.h>
-#include <termios.h>
+#include <limits.h>
 #include <unistd.h>
 
 #include "dsctl.hpp"
-#include "ui.hpp"
 
 namespace dsctl {
 
 namespace {
 
-// $XDG_STATE_HOME/dsmem/ui.db, else ~/.local/state/dsmem/ui.db
-std::string default_db()
+const char console_program[] = "dsmem-console";
+
+// The directory of the running dsctl: a build tree's dsctl runs the
+// console built beside it.
+std::string self_dir()
 {
-	const char *state = getenv("XDG_STATE_HOME");
-	if (state && *state)
-		return std::string(state) + "/dsmem/ui.db";
-	const char *home = getenv("HOME");
-	if (!home || !*home)
-		fail("no HOME to keep the console's database in: give db PATH");
-	return std::string(home) + "/.local/state/dsmem/ui.db";
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+
+	if (n <= 0)
+		return "";
+	std::string exe(buf, size_t(n));
+	return exe.substr(0, exe.rfind('/'));
 }
 
-std::string db_of(const keywords &kw)
+// Replace dsctl by the console, with the output options and the words.
+[[noreturn]] void exec_console(env &e, const char *verb)
 {
-	return kw.has("db") ? *kw.get("db") : default_db();
-}
-
-// The words left, with "--listen" taken as "listen" (the form daemons'
-// users type).
-args dashless(env &e)
-{
-	std::vector<std::string> w;
-	while (!e.words.empty()) {
-		std::string s = e.words.next();
-		w.push_back(s.rfind("--", 0) == 0 && s.size() > 2 ? s.substr(2) : s);
-	}
-	return args(w);
-}
-
-keywords words_of(env &e, const std::vector<std::string_view> &words,
-		  const std::vector<std::string_view> &flags = {})
-{
-	args a = dashless(e);
-	keywords kw;
-	std::string err;
-	if (!kw.parse(a, words, err, flags))
-		fail(err + ", try \"dsctl ui help\"");
-	return kw;
-}
-
-// Errors of the console's parts become dsctl's "Error: ..."
-template <typename F>
-int guarded(F f)
-{
-	try {
-		return f();
-	} catch (const dsui::http_error &e) {
-		fail(e.what);
-	}
-}
-
-// A password from the terminal (asked twice, not echoed) or, when stdin
-// is not one, its first line.
-std::string read_password()
-{
-	std::string pw, again;
-
-	if (!isatty(STDIN_FILENO)) {
-		if (!std::getline(std::cin, pw))
-			fail("no password on standard input");
-		return pw;
-	}
-	struct termios old, quiet;
-	tcgetattr(STDIN_FILENO, &old);
-	quiet = old;
-	quiet.c_lflag &= ~tcflag_t(ECHO);
-	tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet);
-	fputs("Password: ", stderr);
-	bool ok = bool(std::getline(std::cin, pw));
-	fputs("\nAgain: ", stderr);
-	ok = ok && std::getline(std::cin, again);
-	fputs("\n", stderr);
-	tcsetattr(STDIN_FILENO, TCSAFLUSH, &old);
-	if (!ok)
-		fail("no password given");
-	if (pw != again)
-		fail("the passwords differ");
-	return pw;
+	std::string file = find_program(console_program, self_dir(), getenv("PATH"), DSCTL_SBINDIR);
+	if (file.empty())
+		fail(std::string(console_program) + " is not beside dsctl, in PATH or in " DSCTL_SBINDIR
+		     ": install it to use dsctl ui");
+	std::vector<std::string> words = { file };
+	if (e.opts.json)
+		words.push_back("-j");
+	if (e.opts.pretty)
+		words.push_back("-p");
+	words.push_back(verb);
+	while (!e.words.empty())
+		words.push_back(e.words.next());
+	std::vector<char *> argv;
+	for (std::string &w : words)
+		argv.push_back(w.data());
+	argv.push_back(nullptr);
+	fflush(stdout);
+	execv(file.c_str(), argv.data());
+	fail("cannot run " + file + ": " + strerror(errno));
 }
 
 int ui_serve(env &e)
 {
-	keywords kw = words_of(e, { "listen", "db", "cert", "key", "upload-limit", "session-ttl", "traces" },
-			       { "insecure" });
-	dsui::config c;
-
-	c.insecure = kw.has("insecure");
-	if (kw.has("listen")) {
-		const std::string &l = *kw.get("listen");
-		size_t colon = l.rfind(':');
-		unsigned int port;
-		if (colon == std::string::npos || !parse_u32(l.substr(colon + 1), port) || port > 65535)
-			fail("listen takes ADDRESS:PORT (port 0: any free port), not \"" + l + "\"");
-		c.host = l.substr(0, colon);
-		if (c.host.size() > 2 && c.host.front() == '[' && c.host.back() == ']')
-			c.host = c.host.substr(1, c.host.size() - 2);
-		c.port = uint16_t(port);
-	}
-	c.db_path = db_of(kw);
-	c.cert = kw.has("cert") ? *kw.get("cert") : "";
-	c.key = kw.has("key") ? *kw.get("key") : "";
-	c.traces_dir = kw.has("traces") ? *kw.get("traces") : "";
-	if (kw.has("upload-limit") &&
-	    (!parse_size(*kw.get("upload-limit"), c.upload_limit) || !c.upload_limit))
-		fail("upload-limit takes a number of bytes with an optional K, M or G suffix");
-	if (kw.has("session-ttl") &&
-	    (!parse_u64(*kw.get("session-ttl"), c.session_ttl) || !c.session_ttl ||
-	     c.session_ttl > 30 * 86400))
-		fail("session-ttl takes seconds, from 1 to 2592000 (30 days)");
-	return guarded([&] { return dsui::serve(c); });
+	exec_console(e, "serve");
 }
 
 int ui_user(env &e)
 {
-	std::string verb = e.words.empty() ? "show" : e.words.peek();
-
-	if (verb == "add" || verb == "del" || matches(verb, "show"))
-		e.words.next();
-	else
-		verb = "show";	// "ui user db PATH"
-	if (verb != "add" && verb != "del") {
-		keywords kw = words_of(e, { "db" });
-		return guarded([&] {
-			dsui::db d(db_of(kw));
-			e.out.begin_list();
-			for (const auto &u : dsui::user_list(d))
-				e.out.add({ { "user", u["name"] }, { "role", u["role"] } });
-			return 0;
-		});
-	}
-	if (e.words.empty())
-		fail("missing NAME, try \"dsctl ui help\"");
-	std::string name = e.words.next();
-	keywords kw = words_of(e, verb == "add" ? std::vector<std::string_view>{ "role", "db" }
-						: std::vector<std::string_view>{ "db" });
-	return guarded([&] {
-		umask(077);	// as serve makes it: the hashes are no one else's
-		dsui::db d(db_of(kw));
-		if (verb == "del") {
-			dsui::user_del(d, name);
-			dsui::log_event(d, "info", "audit", -1, "user " + name + " deleted (dsctl)");
-			return 0;
-		}
-		std::string role = kw.has("role") ? *kw.get("role") : "viewer";
-		// refused before the password is asked for
-		if (!dsui::valid_name(name))
-			fail("a user name is letters, digits, '.', '_' or '-' (at most 64)");
-		if (role != "admin" && role != "viewer")
-			fail("role is admin or viewer");
-		dsui::user_add(d, name, read_password(), role);
-		dsui::log_event(d, "info", "audit", -1, "user " + name + " added as " + role + " (dsctl)");
-		return 0;
-	});
+	exec_console(e, "user");
 }
 
 const command ui_cmds[] = {
@@ -192,7 +85,8 @@ extern const object ui_object = {
 	"Keywords may be written --keyword too.\n"
 	"The password of user add is asked on the terminal, or read from the first line\n"
 	"of standard input.  listen defaults to 127.0.0.1:8080, db to\n"
-	"$XDG_STATE_HOME/dsmem/ui.db (~/.local/state/dsmem/ui.db).\n",
+	"$XDG_STATE_HOME/dsmem/ui.db (~/.local/state/dsmem/ui.db).\n"
+	"dsctl ui runs the console daemon, dsmem-console(8).\n",
 	true,
 };
 

@@ -42,6 +42,10 @@ struct object {
 	bool default_takes_words;
 };
 
+// A program's main: run(argc, argv), a failure printed as
+// "Error: <what>" on stderr with exit code 1.
+int run_reporting(int (*run)(int argc, char **argv), int argc, char **argv);
+
 // Raise a failure from a library error (prefers the kernel's own text).
 [[noreturn]] void fail(const dsmem::error &e, const std::string &doing);
 [[noreturn]] void fail(const std::string &what);

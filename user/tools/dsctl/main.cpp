@@ -99,80 +99,9 @@ int run(int argc, char **argv)
 
 }  // namespace
 
-void fail(const std::string &what)
-{
-	throw failure{what};
-}
-
-void fail(const dsmem::error &e, const std::string &doing)
-{
-	throw failure{doing + ": " + e.what()};
-}
-
-dsmem::context open_context()
-{
-	auto ctx = dsmem::context::open();
-	if (!ctx)
-		fail(ctx.err().what());
-	return std::move(ctx).value();
-}
-
-void check(int ret, const dsmem::context &ctx, const std::string &doing)
-{
-	if (ret < 0)
-		fail(dsmem::error{ret, ds_ctx_errmsg(ctx.get())}, doing);
-}
-
-keywords take_keywords(env &e, const std::vector<std::string_view> &words,
-			const std::vector<std::string_view> &flags)
-{
-	keywords kw;
-	std::string err;
-	if (!kw.parse(e.words, words, err, flags))
-		fail(err);
-	return kw;
-}
-
-const std::string &need(const keywords &kw, std::string_view word, const char *object)
-{
-	const std::string *v = kw.get(word);
-	if (!v)
-		fail("missing " + std::string(word) + ", try \"dsctl " + object + " help\"");
-	return *v;
-}
-
-bool id_arg(const keywords &kw, std::string_view word, uint32_t max,
-	    const char *what, uint32_t &out)
-{
-	const std::string *v = kw.get(word);
-	unsigned int id;
-
-	if (!v)
-		return false;
-	if (!parse_u32(*v, id) || !id || id > max)
-		fail(std::string(word) + " needs a " + what + " from 1 to " + std::to_string(max));
-	out = id;
-	return true;
-}
-
-uint32_t need_id(const keywords &kw, std::string_view word, uint32_t max,
-		 const char *what, const char *object)
-{
-	uint32_t id = 0;
-	need(kw, word, object);
-	id_arg(kw, word, max, what, id);
-	return id;
-}
-
 }  // namespace dsctl
 
 int main(int argc, char **argv)
 {
-	try {
-		return dsctl::run(argc, argv);
-	} catch (const dsctl::failure &f) {
-		fflush(stdout);
-		fprintf(stderr, "Error: %s\n", f.what.c_str());
-		return 1;
-	}
+	return dsctl::run_reporting(dsctl::run, argc, argv);
 }

@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "dsctl.hpp"
-#include "sim_exec.hpp"
+#include "exec.hpp"
 #include "ui.hpp"
 
 namespace dsui {

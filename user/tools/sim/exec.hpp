@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// "dsctl sim run" as a function: the command and the web console make
-// their runs through it, so both report the same record.
+// "dsctl sim run" as a function: the simulator's spec parsing and runs,
+// keywords in, one record out.  dsctl's sim command and the web console
+// make their runs through it, so both report the same record.  It speaks
+// dsctl's words (keywords, record, failure) as both of its callers do.
 #pragma once
 
 #include <string>
@@ -15,9 +17,6 @@ namespace dsctl {
 
 // The keywords "dsctl sim run" takes.
 extern const std::vector<std::string_view> sim_run_words;
-
-// Every item of a comma (or sep) separated list, empty ones included.
-std::vector<std::string> split_list(const std::string &s, char sep);
 
 // Every check of kw that needs no trace (sim_execute makes them too),
 // and a generator's size against max_requests (0: any): throws failure

@@ -13,7 +13,7 @@
 #include <linux/dsmem_token.h>
 
 #include "dsctl.hpp"
-#include "sim_exec.hpp"
+#include "exec.hpp"
 
 namespace dsctl {
 
@@ -22,19 +22,6 @@ const std::vector<std::string_view> sim_run_words = {
 	"latency", "threads", "window", "shards", "plot", "output", "interval",
 	"maint", "params", "moves", "seed", "link", "mem", "warmup",
 };
-
-// Every item, empty ones included: "lru," and "" are refused by whoever
-// reads the items, not taken as "lru" or as nothing.
-std::vector<std::string> split_list(const std::string &s, char sep)
-{
-	std::vector<std::string> out;
-	size_t start = 0;
-
-	for (size_t at; (at = s.find(sep, start)) != std::string::npos; start = at + 1)
-		out.push_back(s.substr(start, at - start));
-	out.push_back(s.substr(start));
-	return out;
-}
 
 namespace {
 

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// dsmem-console -- the web console, a daemon of its own ("dsctl ui" runs it):
+//   dsmem-console [ -j [ -p ] ] [serve] [listen ADDR:PORT] [db PATH]
+//          [cert FILE key FILE] [insecure] [upload-limit BYTES]
+//          [session-ttl SECONDS] [traces DIR]
+//      | user [show] [db PATH]
+//      | user add NAME [role admin|viewer] [db PATH]
+//      | user del NAME [db PATH]
+// Keywords may be written --keyword too.  Its messages name "dsctl ui",
+// the word operators type.
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "dsctl.hpp"
+#include "ui.hpp"
+
+namespace dsui {
+
+namespace {
+
+using namespace dsctl;
+
+// $XDG_STATE_HOME/dsmem/ui.db, else ~/.local/state/dsmem/ui.db
+std::string default_db()
+{
+	const char *state = getenv("XDG_STATE_HOME");
+	if (state && *state)
+		return std::string(state) + "/dsmem/ui.db";
+	const char *home = getenv("HOME");
+	if (!home || !*home)
+		fail("no HOME to keep the console's database in: give db PATH");
+	return std::string(home) + "/.local/state/dsmem/ui.db";
+}
+
+std::string db_of(const keywords &kw)
+{
+	return kw.has("db") ? *kw.get("db") : default_db();
+}
+
+// The words left, with "--listen" taken as "listen" (the form daemons'
+// users type).
+args dashless(env &e)
+{
+	std::vector<std::string> w;
+	while (!e.words.empty()) {
+		std::string s = e.words.next();
+		w.push_back(s.rfind("--", 0) == 0 && s.size() > 2 ? s.substr(2) : s);
+	}
+	return args(w);
+}
+
+keywords words_of(env &e, const std::vector<std::string_view> &words,
+		  const std::vector<std::string_view> &flags = {})
+{
+	args a = dashless(e);
+	keywords kw;
+	std::string err;
+	if (!kw.parse(a, words, err, flags))
+		fail(err + ", try \"dsctl ui help\"");
+	return kw;
+}
+
+// Errors of the console's parts become dsctl's "Error: ..."
+template <typename F>
+int guarded(F f)
+{
+	try {
+		return f();
+	} catch (const dsui::http_error &e) {
+		fail(e.what);
+	}
+}
+
+// A password from the terminal (asked twice, not echoed) or, when stdin
+// is not one, its first line.
+std::string read_password()
+{
+	std::string pw, again;
+
+	if (!isatty(STDIN_FILENO)) {
+		if (!std::getline(std::cin, pw))
+			fail("no password on standard input");
+		return pw;
+	}
+	struct termios old, quiet;
+	tcgetattr(STDIN_FILENO, &old);
+	quiet = old;
+	quiet.c_lflag &= ~tcflag_t(ECHO);
+	tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet);
+	fputs("Password: ", stderr);
+	bool ok = bool(std::getline(std::cin, pw));
+	fputs("\nAgain: ", stderr);
+	ok = ok && std::getline(std::cin, again);
+	fputs("\n", stderr);
+	tcsetattr(STDIN_FILENO, TCSAFLUSH, &old);
+	if (!ok)
+		fail("no password given");
+	if (pw != again)
+		fail("the passwords differ");
+	return pw;
+}
+
+int ui_serve(env &e)
+{
+	keywords kw = words_of(e, { "listen", "db", "cert", "key", "upload-limit", "session-ttl", "traces" },
+			       { "insecure" });
+	dsui::config c;
+
+	c.insecure = kw.has("insecure");
+	if (kw.has("listen")) {
+		const std::string &l = *kw.get("listen");
+		size_t colon = l.rfind(':');
+		unsigned int port;
+		if (colon == std::string::npos || !parse_u32(l.substr(colon + 1), port) || port > 65535)
+			fail("listen takes ADDRESS:PORT (port 0: any free port), not \"" + l + "\"");
+		c.host = l.substr(0, colon);
+		if (c.host.size() > 2 && c.host.front() == '[' && c.host.back() == ']')
+			c.host = c.host.substr(1, c.host.size() - 2);
+		c.port = uint16_t(port);
+	}
+	c.db_path = db_of(kw);
+	c.cert = kw.has("cert") ? *kw.get("cert") : "";
+	c.key = kw.has("key") ? *kw.get("key") : "";
+	c.traces_dir = kw.has("traces") ? *kw.get("traces") : "";
+	if (kw.has("upload-limit") &&
+	    (!parse_size(*kw.get("upload-limit"), c.upload_limit) || !c.upload_limit))
+		fail("upload-limit takes a number of bytes with an optional K, M or G suffix");
+	if (kw.has("session-ttl") &&
+	    (!parse_u64(*kw.get("session-ttl"), c.session_ttl) || !c.session_ttl ||
+	     c.session_ttl > 30 * 86400))
+		fail("session-ttl takes seconds, from 1 to 2592000 (30 days)");
+	return guarded([&] { return dsui::serve(c); });
+}
+
+int ui_user(env &e)
+{
+	std::string verb = e.words.empty() ? "show" : e.words.peek();
+
+	if (verb == "add" || verb == "del" || matches(verb, "show"))
+		e.words.next();
+	else
+		verb = "show";	// "ui user db PATH"
+	if (verb != "add" && verb != "del") {
+		keywords kw = words_of(e, { "db" });
+		return guarded([&] {
+			dsui::db d(db_of(kw));
+			e.out.begin_list();
+			for (const auto &u : dsui::user_list(d))
+				e.out.add({ { "user", u["name"] }, { "role", u["role"] } });
+			return 0;
+		});
+	}
+	if (e.words.empty())
+		fail("missing NAME, try \"dsctl ui help\"");
+	std::string name = e.words.next();
+	keywords kw = words_of(e, verb == "add" ? std::vector<std::string_view>{ "role", "db" }
+						: std::vector<std::string_view>{ "db" });
+	return guarded([&] {
+		umask(077);	// as serve makes it: the hashes are no one else's
+		dsui::db d(db_of(kw));
+		if (verb == "del") {
+			dsui::user_del(d, name);
+			dsui::log_event(d, "info", "audit", -1, "user " + name + " deleted (dsctl)");
+			return 0;
+		}
+		std::string role = kw.has("role") ? *kw.get("role") : "viewer";
+		// refused before the password is asked for
+		if (!dsui::valid_name(name))
+			fail("a user name is letters, digits, '.', '_' or '-' (at most 64)");
+		if (role != "admin" && role != "viewer")
+			fail("role is admin or viewer");
+		dsui::user_add(d, name, read_password(), role);
+		dsui::log_event(d, "info", "audit", -1, "user " + name + " added as " + role + " (dsctl)");
+		return 0;
+	});
+}
+
+const char usage_text[] =
+	"Usage: dsmem-console [ -j [ -p ] ] [ serve ] [ listen ADDR:PORT ] [ db PATH ]\n"
+	"                     [ cert FILE key FILE ] [ insecure ] [ upload-limit BYTES ]\n"
+	"                     [ session-ttl SECONDS ] [ traces DIR ]\n"
+	"       dsmem-console [ -j [ -p ] ] user [ show ] [ db PATH ]\n"
+	"       dsmem-console user add NAME [ role { admin | viewer } ] [ db PATH ]\n"
+	"       dsmem-console user del NAME [ db PATH ]\n"
+	"Keywords may be written --keyword too; see dsmem-console(8).\n";
+
+int run(int argc, char **argv)
+{
+	global_opts opts;
+	int i = 1;
+
+	// only the options before the words: "--listen" is a keyword
+	for (; i < argc; i++) {
+		std::string_view o = argv[i];
+		if (o == "-j" || o == "-json" || o == "--json") {
+			opts.json = true;
+		} else if (o == "-p" || o == "-pretty" || o == "--pretty") {
+			opts.pretty = true;
+		} else if (o == "-h" || o == "-help" || o == "--help" || o == "help") {
+			fputs(usage_text, stdout);
+			return 0;
+		} else if (o == "-V" || o == "-version" || o == "--version") {
+			printf("dsmem-console, dsmem %s\n", DSCTL_VERSION);
+			return 0;
+		} else {
+			break;
+		}
+	}
+	args words(std::vector<std::string>(argv + i, argv + argc));
+	int (*fn)(env &) = ui_serve;
+	if (!words.empty() && matches(words.peek(), "user")) {
+		fn = ui_user;
+		words.next();
+	} else if (!words.empty() && matches(words.peek(), "serve")) {
+		words.next();
+	}
+	output out(opts.json ? (opts.pretty ? output::mode::pretty_json : output::mode::json)
+			     : output::mode::text,
+		   stdout);
+	env e{ opts, out, words };
+	int ret = fn(e);
+	out.finish();
+	return ret;
+}
+
+}  // namespace
+
+}  // namespace dsui
+
+int main(int argc, char **argv)
+{
+	return dsctl::run_reporting(dsui::run, argc, argv);
+}
