@@ -1,7 +1,8 @@
 #!/bin/bash
 # libdsuser as a consumer sees it: installed into a staging root, found by
 # pkg-config, linked shared and static from C and C++, exporting exactly
-# the symbols of its version script with the right SONAME.  TAP output.
+# the symbols of its version script with the right SONAME, and without
+# gRPC; libdsstore (the object store's client) beside it.  TAP output.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,7 +25,7 @@ check() {	# check "description" command...
 	fi
 }
 
-echo "1..8"
+echo "1..12"
 rm -rf "$stage" "$out"
 mkdir -p "$out"
 check "cmake --install into a staging root" \
@@ -58,8 +59,21 @@ check "SONAME is libdsuser.so.1" \
 check "exports are exactly the version script's" bash -c "
 	diff <(nm -D --defined-only '$so' | awk '\$2 == \"T\" { sub(/@.*/, \"\", \$3); print \$3 }' | sort) \
 	     <(sed -n 's/^[[:space:]]*\(ds_[a-z_]*\);/\1/p' '$top/user/lib/libdsuser.map' | sort)"
-check "every function of ds.h and store.h is exported" bash -c "
-	diff <(cat '$top/user/lib/include/dsmem/ds.h' '$top/user/lib/include/dsmem/store.h' |
-	       grep -o '\bds_[a-z_]*(' | tr -d '(' | sort -u) \
+check "every function of ds.h is exported" bash -c "
+	diff <(grep -o '\bds_[a-z_]*(' '$top/user/lib/include/dsmem/ds.h' | tr -d '(' | sort -u) \
 	     <(sed -n 's/^[[:space:]]*\(ds_[a-z_]*\);/\1/p' '$top/user/lib/libdsuser.map' | sort -u)"
+# programs that never use the object store do not load gRPC
+check "libdsuser needs no gRPC or protobuf" sh -c "
+	readelf -d '$so' | grep -q NEEDED && ! readelf -d '$so' | grep NEEDED | grep -Ei 'grpc|gpr|protobuf|absl'"
+
+check "pkg-config knows libdsstore 0.1.0, requiring libdsuser" \
+	sh -c '[ "$(pkg-config --modversion libdsstore)" = 0.1.0 ] &&
+	       pkg-config --print-requires libdsstore | grep -qx libdsuser'
+store_so=$(ls "$libdir"/libdsstore.so.*.*.* | head -n 1)
+check "SONAME is libdsstore.so.1" \
+	sh -c "objdump -p '$store_so' | grep -q 'SONAME *libdsstore.so.1\$'"
+check "libdsstore exports are exactly its version script's, and every function of store.h" bash -c "
+	map=\$(sed -n 's/^[[:space:]]*\(ds_[a-z_]*\);/\1/p' '$top/user/lib/store/libdsstore.map' | sort -u)
+	diff <(nm -D --defined-only '$store_so' | awk '\$2 == \"T\" { sub(/@.*/, \"\", \$3); print \$3 }' | sort) - <<< \"\$map\" &&
+	diff <(grep -o '\bds_[a-z_]*(' '$top/user/lib/include/dsmem/store.h' | tr -d '(' | sort -u) - <<< \"\$map\""
 exit $((failed > 0))

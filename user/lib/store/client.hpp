@@ -56,6 +56,15 @@ int check_key(const char *key, std::string *why);
 // a clock far ahead of the master's) gives sent, i.e. "over".
 Clock::time_point local_deadline(Clock::time_point sent, int64_t realtime_at_response,
 				 int64_t until_ns, unsigned margin_pct);
+// CLOCK_REALTIME in ns, as the master's deadlines are given.
+int64_t realtime_ns();
+// The C API's replication config as the RPCs carry it.
+pb::ReplicateConfig to_pb(const ds_store_replicate_config &c);
+// A replica's shard's length, for for_each_shard (shards.hpp).
+inline uint64_t shard_length(const pb::Shard &s)
+{
+	return s.length();
+}
 
 // The masters, by address; calls go to the one believed to lead and
 // follow redirections, trying the others while one is unreachable.
@@ -273,6 +282,18 @@ private:
 	static void pieces(const std::vector<iovec> &iov, uint64_t base, uint64_t a, uint64_t b,
 			   std::vector<Piece> *out);
 	void source(Worker &w, void *p, uint64_t len, ds_transfer_request *r);
+	// A shard's object bytes [lo, hi) (the shard starting at object byte
+	// start; iov byte 0 is object byte base) as RDMA requests of opcode
+	// on segment d, each with its buffer in *bufs.
+	static void shard_requests(uint32_t opcode, const pb::SegmentDesc &d, const pb::Shard &sh,
+				   uint64_t start, const std::vector<iovec> &iov, uint64_t base,
+				   uint64_t lo, uint64_t hi, std::vector<ds_transfer_request> *reqs,
+				   std::vector<void *> *bufs);
+	// The same bytes written or read at once through an NVMe-oF shard's
+	// block device; a write is on the media (synced) when it returns 0.
+	int nvmeof_io(bool write, const pb::Shard &sh, uint64_t start, const std::vector<iovec> &iov,
+		      uint64_t base, uint64_t lo, uint64_t hi, Clock::time_point deadline,
+		      std::string *err);
 	// Run DS requests on worker w; per-request status into *st.
 	int transfer(Worker &w, const std::vector<ds_transfer_request> &reqs,
 		     std::vector<int> *st);

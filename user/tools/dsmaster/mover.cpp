@@ -13,6 +13,7 @@
 
 #include "checksum.hpp"
 #include "nvmeof.hpp"
+#include "shards.hpp"
 
 namespace dsmem::store {
 
@@ -131,28 +132,22 @@ int Mover::nvme(bool write, const Place &p, uint64_t off, void *buf, uint64_t le
 // caller-facing copy is buf (up to kBounce bytes at a time).
 int Mover::io(bool write, const Resolved &r, uint64_t off, char *buf, uint64_t len, std::string *err)
 {
-	uint64_t pos = 0;	// object offset of shard r[i]
-	for (const Place &p : r) {
-		uint64_t s_end = pos + p.length;
-		uint64_t a = std::max(off, pos), b = std::min(off + len, s_end);
-		if (a < b) {
-			char *at = buf + (a - off);
-			int ret;
-			if (p.seg.type() == v1::SEGMENT_NVMEOF) {
-				ret = nvme(write, p, a - pos, at, b - a, err);
-			} else {
-				if (write)
-					memcpy(bounce_, at, b - a);
-				ret = rdma(write, p, a - pos, 0, b - a, err);
-				if (!ret && !write)
-					memcpy(at, bounce_, b - a);
-			}
-			if (ret)
-				return ret;
-		}
-		pos = s_end;
-	}
-	if (pos < off + len) {
+	uint64_t reach = 0;
+	int ret = for_each_shard(r, [](const Place &p) { return p.length; }, off, off + len,
+				 [&](const Place &p, uint64_t first, uint64_t lo, uint64_t hi) {
+		char *at = buf + (lo - off);
+		if (p.seg.type() == v1::SEGMENT_NVMEOF)
+			return nvme(write, p, lo - first, at, hi - lo, err);
+		if (write)
+			memcpy(bounce_, at, hi - lo);
+		int st = rdma(write, p, lo - first, 0, hi - lo, err);
+		if (!st && !write)
+			memcpy(at, bounce_, hi - lo);
+		return st;
+	}, &reach);
+	if (ret)
+		return ret;
+	if (reach < off + len) {
 		*err = "replica shorter than the object";
 		return -EINVAL;
 	}

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * libdsuser: the pooled object store's client (DSUSER_1.6).
+ * libdsstore: the pooled object store's client (DSUSER_1.6).
  *
  * A client joins the store run by dsmaster, contributes a DRAM segment of
  * its dsmem node to the pool, and puts and gets objects.  Every operation

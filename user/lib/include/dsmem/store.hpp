@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// libdsuser -- header-only C++20 layer over the object store's C ABI
+// libdsstore -- header-only C++20 layer over the object store's C ABI
 // (store.h).  RAII client, task handles, dsmem::result for failures;
 // nothing here throws.
 #pragma once

@@ -51,8 +51,12 @@ public:
 // durable) and fails if it cannot.
 std::unique_ptr<MetaLog> open_file_log(const std::string &dir, std::string *err);
 
-// Tests only: when set, called instead of fsync(2) on a directory by the
-// file log (returns 0 or -errno); nullptr restores the real one.
+// fsync(2) on a directory, so the entries made or renamed in it are
+// durable: the file log's and the slow tier's one way.  0 or -errno.
+int fsync_dir(const std::string &dir);
+
+// Tests only: when set, called instead of fsync(2) on a directory by
+// fsync_dir (returns 0 or -errno); nullptr restores the real one.
 void set_dir_fsync_hook_for_test(int (*hook)(const char *dir));
 
 // Keys PREFIX/snapshot and PREFIX/log/<20-digit seq>; every write is a Txn

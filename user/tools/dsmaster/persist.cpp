@@ -152,18 +152,6 @@ int read_file(const std::string &path, std::string *out)
 
 int (*dir_fsync_hook)(const char *dir) = nullptr;	// tests: fail it on purpose
 
-int fsync_dir(const std::string &dir)
-{
-	if (dir_fsync_hook)
-		return dir_fsync_hook(dir.c_str());
-	int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	int ret = fsync(fd) ? -errno : 0;
-	close(fd);
-	return ret;
-}
-
 // Each directory it makes is made durable in its parent.
 int mkdir_p(const std::string &path)
 {
@@ -809,6 +797,18 @@ int EtcdLog::compact(const std::string &snapshot, std::string *err)
 }
 
 }  // namespace
+
+int fsync_dir(const std::string &dir)
+{
+	if (dir_fsync_hook)
+		return dir_fsync_hook(dir.c_str());
+	int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int ret = fsync(fd) ? -errno : 0;
+	close(fd);
+	return ret;
+}
 
 void set_dir_fsync_hook_for_test(int (*hook)(const char *dir))
 {

@@ -70,7 +70,7 @@
 #include <sys/random.h>
 
 #include "etcd.hpp"
-#include "persist.hpp"	// crc32c
+#include "persist.hpp"	// crc32c, fsync_dir
 
 namespace dsmem::store {
 
@@ -177,16 +177,6 @@ int read_header(int fd, Header *h)
 	h->format = format;
 	h->key.resize(keylen);
 	return read_exact(fd, h->key.data(), keylen, kObjHeader);
-}
-
-int fsync_dir(const std::string &dir)
-{
-	int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	int ret = fsync(fd) ? -errno : 0;
-	close(fd);
-	return ret;
 }
 
 // A short tag of this host's name, so a tmp file's pid is only judged

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// What the C API submits: argument checks, then tasks for puts, gets,
+// replications, deletes and syncs; listings and stats answered at once.
+#include "client.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+namespace dsmem::store {
+
+namespace {
+
+// What every keyed submission checks first.
+int check_submit(const char *key, const uint64_t *task, std::string *why)
+{
+	if (int ret = check_key(key, why))
+		return ret;
+	if (!task) {
+		*why = "no task pointer";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+constexpr uint32_t kReplicasMax = 64;	// the master's limit per kind
+
+int check_config(const ds_store_replicate_config *c, std::string *why)
+{
+	if (c->flush > DS_STORE_FLUSH_EAGER) {
+		*why = "flush must be none, lazy or eager";
+		return -EINVAL;
+	}
+	if (c->prefer_local > 1) {
+		*why = "prefer_local must be 0 or 1";
+		return -EINVAL;
+	}
+	// what the master would refuse (INVALID_ARGUMENT) anyway
+	if (c->dram_replicas == 0 && c->nvmeof_replicas == 0) {
+		*why = "no replicas: dram_replicas and nvmeof_replicas are both 0";
+		return -EINVAL;
+	}
+	if (c->dram_replicas > kReplicasMax || c->nvmeof_replicas > kReplicasMax) {
+		*why = "at most " + std::to_string(kReplicasMax) + " replicas of each kind";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int check_iov(const struct iovec *iov, size_t n, uint64_t *total, std::string *why)
+{
+	*total = 0;
+	if (!iov || n == 0) {
+		*why = "no buffers";
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!iov[i].iov_base && iov[i].iov_len) {
+			*why = "buffer " + std::to_string(i) + " is NULL";
+			return -EINVAL;
+		}
+		if (__builtin_add_overflow(*total, iov[i].iov_len, total)) {
+			*why = "buffers overflow";
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+// A name for one request, the same on each of its retries: 64 random
+// bits, never 0 (none).
+uint64_t new_request_id()
+{
+	thread_local std::mt19937_64 rng{ (static_cast<uint64_t>(std::random_device{}()) << 32) ^
+					  std::random_device{}() };
+	uint64_t id;
+	while (!(id = rng()))
+		;
+	return id;
+}
+
+}  // namespace
+
+int ClientCore::put(const char *key, const struct iovec *iov, size_t n,
+		const ds_store_replicate_config *cfg, uint64_t *task, std::string *err)
+{
+	uint64_t total = 0;
+	if (int ret = check_key(key, err))
+		return ret;
+	if (int ret = check_iov(iov, n, &total, err))
+		return ret;
+	if (!total) {
+		*err = "empty object";
+		return -EINVAL;
+	}
+	uint64_t max_size = max_object_size_.load();
+	if (max_size && total > max_size) {
+		*err = "object of " + std::to_string(total) + " bytes is over the limit of " +
+		       std::to_string(max_size);
+		return -EINVAL;
+	}
+	ds_store_replicate_config c{1, 0, DS_STORE_FLUSH_NONE, 0};
+	if (cfg)
+		c = *cfg;
+	if (int ret = check_config(&c, err))
+		return ret;
+	if (!task) {
+		*err = "no task pointer";
+		return -EINVAL;
+	}
+	std::string k(key);
+	std::vector<iovec> v(iov, iov + n);
+	std::lock_guard<std::mutex> lk(puts_mu_);
+	int ret = tasks_.submit(DS_STORE_TASK_PUT, cfg_.timeout_ms,
+				[this, k, v, c](unsigned w, Clock::time_point d, ds_store_task_status *st,
+						std::string *why) { return do_put(w, d, k, v, c, st, why); },
+				task);
+	if (!ret) {
+		std::vector<uint64_t> &ids = puts_by_key_[k];
+		std::erase_if(ids, [this](uint64_t id) {
+			ds_store_task_status st{};
+			tasks_.query(id, 0, false, &st);
+			return st.state > DS_STORE_PENDING;
+		});
+		ids.push_back(*task);
+	}
+	return ret;
+}
+
+// The puts of key submitted so far and maybe not done; forgets done ones.
+std::vector<uint64_t> ClientCore::earlier_puts(const std::string &key)
+{
+	std::lock_guard<std::mutex> lk(puts_mu_);
+	auto it = puts_by_key_.find(key);
+	if (it == puts_by_key_.end())
+		return {};
+	std::erase_if(it->second, [this](uint64_t id) {
+		ds_store_task_status st{};
+		tasks_.query(id, 0, false, &st);
+		return st.state > DS_STORE_PENDING;
+	});
+	std::vector<uint64_t> ids = it->second;
+	if (ids.empty())
+		puts_by_key_.erase(it);
+	return ids;
+}
+
+int ClientCore::get(const char *key, const struct iovec *iov, size_t n, int64_t min_version,
+		uint64_t offset, uint64_t *task, std::string *err)
+{
+	uint64_t total = 0;
+	if (int ret = check_key(key, err))
+		return ret;
+	if (int ret = check_iov(iov, n, &total, err))
+		return ret;
+	if (min_version < -1) {
+		*err = "min_version must be -1 or a version";
+		return -EINVAL;
+	}
+	if (!task) {
+		*err = "no task pointer";
+		return -EINVAL;
+	}
+	std::string k(key);
+	std::vector<iovec> v(iov, iov + n);
+	return tasks_.submit(DS_STORE_TASK_GET, cfg_.timeout_ms,
+			     [this, k, v, min_version, offset](unsigned w, Clock::time_point d,
+							       ds_store_task_status *st, std::string *why) {
+				     return do_get(w, d, k, v, min_version, offset, st, why);
+			     },
+			     task);
+}
+
+int ClientCore::replicate(const char *key, const ds_store_replicate_config *cfg, uint64_t *task,
+		      std::string *err)
+{
+	if (int ret = check_key(key, err))
+		return ret;
+	if (!cfg || !task) {
+		*err = cfg ? "no task pointer" : "no replicate config";
+		return -EINVAL;
+	}
+	if (int ret = check_config(cfg, err))
+		return ret;
+	pb::ReplicateRequest req;
+	req.set_key(key);
+	*req.mutable_config() = to_pb(*cfg);
+	return tasks_.submit(DS_STORE_TASK_REPLICATE, cfg_.timeout_ms,
+			     [this, req](unsigned, Clock::time_point d, ds_store_task_status *st,
+					 std::string *why) {
+				     pb::ReplicateResponse resp;
+				     int ret = masters_.call(&pb::Master::Stub::Replicate, req, &resp, d, why);
+				     if (ret)
+					     return ret;
+				     st->version = static_cast<int64_t>(resp.version());
+				     st->dram_replicas = resp.dram_replicas();
+				     st->nvmeof_replicas = resp.nvmeof_replicas();
+				     st->flushed = resp.flushed();
+				     return 0;
+			     },
+			     task);
+}
+
+int ClientCore::del(const char *key, uint64_t *task, std::string *err)
+{
+	if (int ret = check_submit(key, task, err))
+		return ret;
+	pb::DelRequest req;
+	req.set_key(key);
+	// a retry at another master must not delete what came after
+	// (or find nothing and say so) if the first attempt did it
+	req.set_request_id(new_request_id());
+	return tasks_.submit(DS_STORE_TASK_DEL, cfg_.timeout_ms,
+			     [this, req](unsigned, Clock::time_point d, ds_store_task_status *,
+					 std::string *why) {
+				     pb::DelResponse resp;
+				     return masters_.call(&pb::Master::Stub::Del, req, &resp, d, why);
+			     },
+			     task);
+}
+
+int ClientCore::sync(const char *key, uint64_t *task, std::string *err)
+{
+	if (int ret = check_submit(key, task, err))
+		return ret;
+	pb::SyncRequest req;
+	req.set_key(key);
+	// Tasks run in submission order, so these puts have started (or
+	// ended) by the time the sync runs: waiting on them cannot deadlock.
+	std::vector<uint64_t> before = earlier_puts(key);
+	return tasks_.submit(DS_STORE_TASK_SYNC, cfg_.timeout_ms,
+			     [this, req, before](unsigned, Clock::time_point d, ds_store_task_status *st,
+						 std::string *why) {
+				     for (uint64_t id : before) {
+					     ds_store_task_status pst{};
+					     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+						     d - Clock::now()).count();
+					     if (left <= 0)
+						     return -ETIMEDOUT;
+					     tasks_.query(id, static_cast<int>(std::min<int64_t>(left, INT32_MAX)),
+							  false, &pst);
+					     if (pst.state <= DS_STORE_PENDING)
+						     return -ETIMEDOUT;
+				     }
+				     pb::SyncResponse resp;
+				     int ret = masters_.call(&pb::Master::Stub::Sync, req, &resp, d, why);
+				     if (!ret)
+					     st->version = resp.version() ? static_cast<int64_t>(resp.version()) : -1;
+				     return ret;
+			     },
+			     task);
+}
+
+int ClientCore::list(const std::string &prefix, const std::string &after, uint32_t limit,
+		 pb::ListResponse *out, std::string *err)
+{
+	pb::ListRequest req;
+	req.set_prefix(prefix);
+	req.set_start_after(after);
+	req.set_limit(limit);
+	return masters_.call(&pb::Master::Stub::List, req, out, deadline_in(cfg_.timeout_ms), err);
+}
+
+// The newest complete version, without taking a Get lease: the first
+// key of a listing by the key itself is the key, if it exists.
+int ClientCore::stat(const std::string &key, pb::ObjectInfo *out, std::string *err)
+{
+	pb::ListResponse resp;
+	if (int ret = list(key, "", 1, &resp, err))
+		return ret;
+	if (resp.objects_size() == 0 || resp.objects(0).key() != key) {
+		*err = "no object " + key;
+		return -ENOENT;
+	}
+	*out = resp.objects(0);
+	return 0;
+}
+
+}  // namespace dsmem::store
