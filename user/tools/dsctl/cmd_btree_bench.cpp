@@ -249,6 +249,17 @@ struct kind_result {
 	uint64_t rtt[4] = {};
 	uint64_t bytes_read = 0;
 	latency_hist lat;
+
+	// adds another thread's or process's counts of the same kind
+	void merge(const kind_result &b)
+	{
+		ops += b.ops;
+		not_found += b.not_found;
+		for (int j = 0; j < 4; j++)
+			rtt[j] += b.rtt[j];
+		bytes_read += b.bytes_read;
+		lat.merge(b.lat);
+	}
 };
 
 // What a compute-node process sends through its pipe: a message (err 0:
@@ -669,16 +680,8 @@ void run_compute_node(const bench_opts &o, uint32_t proc, int out, int go)
 	r->probe_ns = probe_ns;
 	r->attributed = nr.attribute;
 	for (unsigned i = 0; i < T; i++)
-		for (unsigned k = 0; k < k_kinds; k++) {
-			kind_result &a = r->kinds[k];
-			const kind_result &b = ws[i].kinds[k];
-			a.ops += b.ops;
-			a.not_found += b.not_found;
-			for (int j = 0; j < 4; j++)
-				a.rtt[j] += b.rtt[j];
-			a.bytes_read += b.bytes_read;
-			a.lat.merge(b.lat);
-		}
+		for (unsigned k = 0; k < k_kinds; k++)
+			r->kinds[k].merge(ws[i].kinds[k]);
 	r->stats = run_stats;
 	if (auto after = tree.info()) {
 		r->client_id = after.value().client_id;
@@ -916,14 +919,8 @@ int bt_bench(env &e)
 		const proc_result &pr = res[p];
 		uint64_t n = 0;
 		for (unsigned k = 0; k < k_kinds; k++) {
-			kind_result &a = kinds[k];
 			const kind_result &b = pr.kinds[k];
-			a.ops += b.ops;
-			a.not_found += b.not_found;
-			for (int j = 0; j < 4; j++)
-				a.rtt[j] += b.rtt[j];
-			a.bytes_read += b.bytes_read;
-			a.lat.merge(b.lat);
+			kinds[k].merge(b);
 			all.merge(b.lat);
 			n += b.ops;
 			not_found += b.not_found;
