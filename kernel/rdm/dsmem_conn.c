@@ -370,15 +370,18 @@ int dsmem_conn_post(struct dsmem_conn *conn, struct ib_send_wr *wr,
 		    atomic_t *credits, enum dsmem_conn_state state,
 		    void (*undo)(struct ib_send_wr *wr))
 {
+	bool refused = false;
 	int ret = -ECONNRESET;
 
 	down_read(&conn->post_sem);
-	if (READ_ONCE(conn->state) == state)
+	if (READ_ONCE(conn->state) == state) {
 		ret = ib_post_send(conn->qp, wr, NULL);
+		refused = ret;
+	}
 	up_read(&conn->post_sem);
 	if (likely(!ret))
 		return 0;
-	if (ret != -ECONNRESET)
+	if (refused)
 		dsmem_conn_close(conn, ret);
 	if (undo)
 		undo(wr);

@@ -459,8 +459,8 @@ static void dsmem_msg_handle(struct dsmem_conn *conn, struct dsmem_recv *r)
 			kfree(buf);
 			return;
 		}
-		if (ret && op->reply_err)
-			reply.opcode = op->reply_err;
+		if (ret)
+			reply.opcode = op->reply_err ?: op->reply;
 	}
 	if (ret) {
 		reply.status = -ret;

@@ -10,9 +10,11 @@
 
 static struct dsmem_service *dsmem_services[DSMEM_SERVICES_MAX];
 static unsigned int dsmem_nservices;
-/* request opcode -> its service's entry */
-static const struct dsmem_msg_op *dsmem_msg_ops[DSMEM_WIRE_OP_MAX + 1];
-static struct dsmem_service *dsmem_msg_svc[DSMEM_WIRE_OP_MAX + 1];
+/* request opcode -> its entry and the service that registered it */
+static struct {
+	const struct dsmem_msg_op *op;
+	struct dsmem_service *svc;
+} dsmem_msg_routes[DSMEM_WIRE_OP_MAX + 1];
 
 int dsmem_service_register(struct dsmem_service *svc)
 {
@@ -24,21 +26,19 @@ int dsmem_service_register(struct dsmem_service *svc)
 		const struct dsmem_msg_op *op = &svc->ops[i];
 
 		if (WARN_ON(op->opcode > DSMEM_WIRE_OP_MAX ||
-			    dsmem_msg_ops[op->opcode] ||
+			    dsmem_msg_routes[op->opcode].op ||
 			    dsmem_wire_is_reply(op->opcode) || !op->handle))
 			goto err_unclaim;
-		dsmem_msg_ops[op->opcode] = op;
-		dsmem_msg_svc[op->opcode] = svc;
+		dsmem_msg_routes[op->opcode].op = op;
+		dsmem_msg_routes[op->opcode].svc = svc;
 	}
 	svc->index = dsmem_nservices;
 	dsmem_services[dsmem_nservices++] = svc;
 	return 0;
 
 err_unclaim:
-	while (i--) {
-		dsmem_msg_ops[svc->ops[i].opcode] = NULL;
-		dsmem_msg_svc[svc->ops[i].opcode] = NULL;
-	}
+	while (i--)
+		dsmem_msg_routes[svc->ops[i].opcode].op = NULL;
 	return -EINVAL;
 }
 
@@ -50,10 +50,8 @@ void dsmem_service_unregister(struct dsmem_service *svc)
 	if (WARN_ON(!dsmem_nservices ||
 		    dsmem_services[dsmem_nservices - 1] != svc))
 		return;
-	for (i = 0; i < svc->nops; i++) {
-		dsmem_msg_ops[svc->ops[i].opcode] = NULL;
-		dsmem_msg_svc[svc->ops[i].opcode] = NULL;
-	}
+	for (i = 0; i < svc->nops; i++)
+		dsmem_msg_routes[svc->ops[i].opcode].op = NULL;
 	dsmem_services[--dsmem_nservices] = NULL;
 }
 
@@ -131,11 +129,8 @@ void dsmem_services_conn_down(struct dsmem_conn *conn)
 const struct dsmem_msg_op *dsmem_services_op(u8 opcode, void **priv,
 					     struct dsmem_node *node)
 {
-	struct dsmem_service *svc;
-
-	if (opcode > DSMEM_WIRE_OP_MAX || !dsmem_msg_ops[opcode])
+	if (opcode > DSMEM_WIRE_OP_MAX || !dsmem_msg_routes[opcode].op)
 		return NULL;
-	svc = dsmem_msg_svc[opcode];
-	*priv = node->svc_priv[svc->index];
-	return dsmem_msg_ops[opcode];
+	*priv = node->svc_priv[dsmem_msg_routes[opcode].svc->index];
+	return dsmem_msg_routes[opcode].op;
 }
