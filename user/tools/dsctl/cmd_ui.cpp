@@ -36,9 +36,11 @@ std::string self_dir()
 // Replace dsctl by the console, with the output options and the words.
 [[noreturn]] void exec_console(env &e, const char *verb)
 {
-	std::string file = find_program(console_program, self_dir(), getenv("PATH"), DSCTL_SBINDIR);
+	// Not PATH: dsctl runs as root for its admin words, and root's PATH
+	// (sudo -E, su without -) may name a directory a user can write.
+	std::string file = find_program(console_program, self_dir(), nullptr, DSCTL_SBINDIR);
 	if (file.empty())
-		fail(std::string(console_program) + " is not beside dsctl, in PATH or in " DSCTL_SBINDIR
+		fail(std::string(console_program) + " is not beside dsctl or in " DSCTL_SBINDIR
 		     ": install it to use dsctl ui");
 	std::vector<std::string> words = { file };
 	if (e.opts.json)

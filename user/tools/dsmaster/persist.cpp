@@ -152,7 +152,8 @@ int read_file(const std::string &path, std::string *out)
 
 int (*dir_fsync_hook)(const char *dir) = nullptr;	// tests: fail it on purpose
 
-// Each directory it makes is made durable in its parent.
+}  // namespace
+
 int mkdir_p(const std::string &path)
 {
 	for (size_t pos = 1; pos <= path.size(); pos++) {
@@ -170,6 +171,8 @@ int mkdir_p(const std::string &path)
 	}
 	return 0;
 }
+
+namespace {
 
 template <typename T> void put_le(std::string *s, T v)
 {

@@ -55,6 +55,9 @@ std::unique_ptr<MetaLog> open_file_log(const std::string &dir, std::string *err)
 // durable: the file log's and the slow tier's one way.  0 or -errno.
 int fsync_dir(const std::string &dir);
 
+// mkdir -p, each directory it makes durable in its parent.  0 or -errno.
+int mkdir_p(const std::string &path);
+
 // Tests only: when set, called instead of fsync(2) on a directory by
 // fsync_dir (returns 0 or -errno); nullptr restores the real one.
 void set_dir_fsync_hook_for_test(int (*hook)(const char *dir));

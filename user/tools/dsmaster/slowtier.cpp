@@ -643,14 +643,9 @@ std::unique_ptr<SlowTier> open_slow_tier(const std::string &spec, std::string *e
 			return nullptr;
 		}
 		// create the tree; the last component must be a directory we can write
-		for (size_t pos = 1; pos <= rest.size(); pos++) {
-			if (pos < rest.size() && rest[pos] != '/')
-				continue;
-			std::string part = rest.substr(0, pos);
-			if (mkdir(part.c_str(), 0755) && errno != EEXIST) {
-				*err = "slow tier " + part + ": " + strerror(errno);
-				return nullptr;
-			}
+		if (int ret = mkdir_p(rest)) {
+			*err = "slow tier " + rest + ": " + strerror(-ret);
+			return nullptr;
 		}
 		if (access(rest.c_str(), W_OK | X_OK)) {
 			*err = "slow tier " + rest + ": " + strerror(errno);
