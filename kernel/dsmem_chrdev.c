@@ -17,6 +17,8 @@
 
 #include "dsmem_priv.h"
 #include "dsmem_chrdev.h"
+#include "rdm/dsmem_rdm.h"
+#include "slope_fault/dsmem_slope.h"
 
 /* dsmem_ioctl_desc.flags */
 #define DSMEM_IOCF_ADMIN	BIT(0)	/* needs CAP_NET_ADMIN */

@@ -23,4 +23,8 @@ struct dsmem_file {
 	struct list_head slope_tracks;
 };
 
+/* dsmem_chrdev.c */
+int dsmem_chrdev_init(void);
+void dsmem_chrdev_exit(void);
+
 #endif /* _DSMEM_CHRDEV_H */

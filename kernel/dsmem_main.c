@@ -13,6 +13,11 @@
 #include <net/genetlink.h>
 
 #include "dsmem_priv.h"
+#include "dsmem_chrdev.h"
+#include "dsmem_netlink.h"
+#include "rdm/dsmem_rdm.h"
+#include "tokencache/dsmem_tc.h"
+#include "slope_fault/dsmem_slope.h"
 
 static int __init dsmem_init(void)
 {

@@ -13,7 +13,8 @@
 #include <rdma/ib_cache.h>
 
 #include "dsmem_priv.h"
-#include "dsmem_nl_gen.h"
+#include "dsmem_netlink.h"
+#include "dsmem_wire.h"
 
 /* the policy's limit is the one a wire message carries */
 static_assert(DSMEM_RDM_DATA_MAX == DSMEM_WIRE_MAX_DATA);

@@ -3,6 +3,7 @@
 
 #include <linux/module.h>
 #include "dsmem_priv.h"
+#include "tokencache/dsmem_tc_core.h"
 #include "dsmem_nl_gen.h"
 
 static struct netlink_range_validation dsmem_node_id_range = {

@@ -16,7 +16,8 @@
 #include <net/genetlink.h>
 #include <net/netns/generic.h>
 
-#include "../dsmem_priv.h"
+#include "../dsmem_netlink.h"
+#include "dsmem_rdm.h"
 
 struct dsmem_key {
 	struct list_head link;

@@ -20,7 +20,8 @@
 #include <linux/sched/signal.h>
 #include <net/ipv6.h>
 
-#include "../dsmem_priv.h"
+#include "../tokencache/dsmem_tc.h"
+#include "dsmem_rdm.h"
 
 #define DSMEM_SGE_MAX		32
 #define DSMEM_SEND_WR	(DSMEM_SQ_DEPTH + DSMEM_MSG_DEPTH + 1)

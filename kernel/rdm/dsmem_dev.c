@@ -7,7 +7,8 @@
 #include <linux/xarray.h>
 #include <linux/mutex.h>
 
-#include "../dsmem_priv.h"
+#include "../dsmem_netlink.h"
+#include "dsmem_rdm.h"
 
 /* protects dsmem_devs and device names; lock order in dsmem_priv.h */
 DEFINE_MUTEX(dsmem_devs_lock);

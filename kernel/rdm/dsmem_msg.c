@@ -11,7 +11,7 @@
  */
 #include <linux/slab.h>
 
-#include "../dsmem_priv.h"
+#include "dsmem_rdm.h"
 
 #define DSMEM_MSG_MAX	(DSMEM_WIRE_MAX_UNITS * DSMEM_WIRE_UNIT)
 

@@ -12,9 +12,9 @@
 #include <linux/slab.h>
 #include <net/net_namespace.h>
 
-#include "../dsmem_priv.h"
+#include "dsmem_rdm.h"
 
-/* see the lock order in dsmem_priv.h */
+/* see the lock order in dsmem_rdm.h */
 DEFINE_MUTEX(dsmem_rdm_lock);
 /* node id -> dsmem_node, under dsmem_rdm_lock */
 static DEFINE_XARRAY(dsmem_nodes);

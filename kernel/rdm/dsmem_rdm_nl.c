@@ -11,7 +11,8 @@
 #include <net/genetlink.h>
 #include <net/ipv6.h>
 
-#include "../dsmem_priv.h"
+#include "../dsmem_netlink.h"
+#include "dsmem_rdm.h"
 
 static int dsmem_nl_put_addr(struct sk_buff *skb, int type,
 			     const struct sockaddr_storage *ss)

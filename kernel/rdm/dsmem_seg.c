@@ -18,7 +18,8 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
-#include "../dsmem_priv.h"
+#include "../tokencache/dsmem_tc.h"
+#include "dsmem_rdm.h"
 
 struct dsmem_seg_pte {
 	struct hlist_node link;

@@ -8,7 +8,7 @@
  */
 #include <linux/slab.h>
 
-#include "../dsmem_priv.h"
+#include "dsmem_rdm.h"
 
 /* Remote segments: what peers granted to this connection. */
 

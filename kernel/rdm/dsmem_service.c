@@ -6,7 +6,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include "../dsmem_priv.h"
+#include "dsmem_rdm.h"
 
 static struct dsmem_service *dsmem_services[DSMEM_SERVICES_MAX];
 static unsigned int dsmem_nservices;

@@ -20,7 +20,8 @@
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 
-#include "../dsmem_priv.h"
+#include "../tokencache/dsmem_tc.h"
+#include "dsmem_rdm.h"
 
 /* Pinned user memory, mapped for the node's device. */
 struct dsmem_umr {
@@ -42,7 +43,7 @@ struct dsmem_umr {
 /*
  * The data path's part of one open /dev/dsmem (struct dsmem_file,
  * dsmem_chrdev.h).  Lock order: file->lock ->
- * node->file_lock, and file->lock -> dsmem_rdm_lock (dsmem_priv.h).
+ * node->file_lock, and file->lock -> dsmem_rdm_lock (dsmem_rdm.h).
  * file->lock is never held while waiting for a transfer.
  *
  * Counted: the descriptor holds one reference, dsmem_xfer_node_dead()

@@ -27,8 +27,29 @@
 #include <linux/rculist.h>
 #include <linux/xarray.h>
 
-#include "../dsmem_priv.h"
+#include "../rdm/dsmem_rdm.h"
 #include "dsmem_slope_core.h"
+
+/*
+ * What the rest of the module calls: the Slope range of each node, its
+ * dirty tracking and the migration of objects.  From outside, only the
+ * ioctl and message entry points below are called, with no lock of ours
+ * held.
+ */
+struct dsmem_slope;
+int dsmem_slope_init(void);
+void dsmem_slope_exit(void);
+void dsmem_slope_attach(struct file *filp, struct dsmem_node *node);
+int dsmem_slope_mmap(struct file *filp, struct vm_area_struct *vma);
+int dsmem_slope_ioc_alloc(struct dsmem_node *node, void *arg);
+int dsmem_slope_ioc_free(struct dsmem_node *node, void *arg);
+int dsmem_slope_ioc_migrate(struct dsmem_node *node, void *arg);
+int dsmem_slope_ioc_mig_get(struct dsmem_node *node, void *arg);
+int dsmem_slope_ioc_mig_stop(struct dsmem_node *node, void *arg);
+int dsmem_slope_ioc_recv(struct dsmem_node *node, void *arg);
+int dsmem_slope_ioc_dirty(struct list_head *owned, struct dsmem_node *node,
+			  void *arg);
+void dsmem_slope_file_release(struct list_head *owned);
 
 #define DSMEM_SLOPE_RESERVED	xa_mk_value(0)
 /* s->pages marks */

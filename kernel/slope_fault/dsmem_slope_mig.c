@@ -51,7 +51,7 @@
  * What one peer's incoming migrations may hold here, whatever its
  * connections: a peer that starts migrations and never hands them over,
  * or hands over objects no process here receives, takes this much and
- * no more.  Limits and defaults in dsmem_priv.h.
+ * no more.  Limits and defaults in dsmem_limits.h.
  */
 static unsigned int slope_peer_migs = DSMEM_SLOPE_PEER_MIGS;
 module_param(slope_peer_migs, uint, 0644);

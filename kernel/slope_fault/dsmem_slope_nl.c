@@ -5,6 +5,7 @@
  */
 #include <net/genetlink.h>
 
+#include "../dsmem_netlink.h"
 #include "dsmem_slope.h"
 
 /* dump cursor: cb->args[0] node, [1] phase, [2] position in the phase */

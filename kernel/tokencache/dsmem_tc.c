@@ -19,8 +19,7 @@
 #include <linux/sched/signal.h>
 #include <linux/vmalloc.h>
 
-#include "../dsmem_priv.h"
-#include "dsmem_tc_core.h"
+#include "dsmem_tc.h"
 
 struct dsmem_tc dsmem_tc;
 

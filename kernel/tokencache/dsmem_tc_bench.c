@@ -20,7 +20,7 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
-#include "../dsmem_priv.h"
+#include "dsmem_tc.h"
 
 #define DSMEM_BENCH_OP_NS	100
 /* every 1000 ops, before the first access of the op that starts a period */

@@ -6,7 +6,8 @@
 #include <linux/slab.h>
 #include <net/genetlink.h>
 
-#include "../dsmem_priv.h"
+#include "../dsmem_netlink.h"
+#include "dsmem_tc.h"
 
 /* The core's messages are static text: extack may keep the pointer. */
 static void dsmem_nl_set_err(struct netlink_ext_ack *extack,

@@ -15,7 +15,7 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
-#include "../dsmem_priv.h"
+#include "dsmem_tc.h"
 
 /* struct dsmem_trace_rec as it is written */
 struct dsmem_trace_le {

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * dsmem: the module's limits and defaults, of every layer, kept together
+ * so that their relations (message depths, timeouts, quotas) can be read
+ * at one glance.
+ */
+#ifndef _DSMEM_LIMITS_H
+#define _DSMEM_LIMITS_H
+
+#include <linux/time64.h>
+
+#include <uapi/linux/dsmem.h>
+
+/*
+ * Limits, all in one place.
+ */
+/* largest ioctl argument the dispatcher copies in; checked per entry */
+#define DSMEM_IOCTL_ARG_MAX	256
+/* ports reported per device; more are summarised by the port count */
+#define DSMEM_DEV_PORTS_MAX	64
+/* peers per node, segments per node (the global address has 12 bits) */
+#define DSMEM_NODE_PEERS_MAX	256
+#define DSMEM_NODE_SEGS_MAX	DSMEM_SEG_ID_MAX
+/* one-sided work requests in flight per connection */
+#define DSMEM_SQ_DEPTH		256
+/* receive buffers per connection, each one whole wire message */
+#define DSMEM_RQ_DEPTH		64
+/* control messages (sends) in flight per connection */
+#define DSMEM_MSG_DEPTH		32
+/* bytes per one-sided work request: large transfers are cut and pipelined */
+#define DSMEM_SLICE_BYTES	(256 * 1024)
+/* a synchronous batch this small polls for its completion first ... */
+#define DSMEM_SPIN_REQS_MAX	4
+/* ... for at most this long */
+#define DSMEM_SPIN_NS		(200 * NSEC_PER_USEC)
+/* a request message waits this long for its reply */
+#define DSMEM_MSG_TIMEOUT_MS	3000
+/*
+ * ... and a Slope BEGIN, which allocates and registers the object's pages
+ * at the destination, this much longer per 1024 units (4 MiB of pages)
+ */
+#define DSMEM_SLOPE_BEGIN_MS_PER_1K	500
+/*
+ * Slope, per peer: incoming migrations that may hold memory here at once
+ * (unfinished, or handed over and not received yet), and the share of
+ * RAM they may hold together -- the defaults of the module parameters
+ * slope_peer_migs and slope_peer_bytes.  A migration handed over here
+ * that no process receives is dropped after slope_unreceived_ms (this by
+ * default, never sooner than the minimum).
+ */
+#define DSMEM_SLOPE_PEER_MIGS		8
+#define DSMEM_SLOPE_PEER_RAM_DIV	2
+#define DSMEM_SLOPE_UNRECEIVED_MS	60000
+#define DSMEM_SLOPE_UNRECEIVED_MS_MIN	100
+/* rdma_cm address and route resolution */
+#define DSMEM_RESOLVE_TIMEOUT_MS	2000
+/* keepalive: an idle connection is probed this often */
+#define DSMEM_KEEPALIVE_MS	1000
+/* services registered with the transport (segments, Slope) */
+#define DSMEM_SERVICES_MAX	4
+/* keys per network namespace */
+#define DSMEM_KEYS_MAX		16
+/*
+ * connections accepted and not yet authenticated, per node: a flood of
+ * connects takes these, not the peer slots of authenticated peers; and
+ * how long one may stay unauthenticated
+ */
+#define DSMEM_UNAUTH_MAX	16
+#define DSMEM_AUTH_TIMEOUT_MS	5000
+/*
+ * reconnect backoff, doubling from min to max; to at most REFUSED_MAX
+ * while the other end refuses the connect: it is most likely being told
+ * about this node right now, and a refusal costs it nothing
+ */
+#define DSMEM_BACKOFF_MIN_MS	100
+#define DSMEM_BACKOFF_MAX_MS	5000
+#define DSMEM_BACKOFF_REFUSED_MAX_MS	1000
+/* largest memory chunk of a segment: order 9 is 2 MiB with 4 KiB pages */
+#define DSMEM_SEG_CHUNK_ORDER_MAX	9
+/* token cache: maintenance (idle demotion, aging, adaptation) period */
+#define DSMEM_TC_MAINT_JIFFIES	1
+/* trace capture: records per CPU ring, per write, and the drain period */
+#define DSMEM_TRACE_RING	16384
+#define DSMEM_TRACE_BOUNCE	2048
+#define DSMEM_TRACE_DRAIN_MS	50
+/* CACHE_BENCH: synthetic queue pairs at most */
+#define DSMEM_BENCH_QPS_MAX	16384
+/*
+ * CACHE_REPLAY: trace records per request and moves per reply, each array
+ * one attribute (whose length is 16 bits); maintenance period of the
+ * replay, as the cache's other times
+ */
+#define DSMEM_REPLAY_RECS_MAX	2048
+#define DSMEM_REPLAY_MOVES_MAX	8191
+#define DSMEM_REPLAY_MAINT_NS_MIN	NSEC_PER_USEC
+#define DSMEM_REPLAY_MAINT_NS_MAX	(60ULL * NSEC_PER_SEC)
+
+#endif /* _DSMEM_LIMITS_H */
