@@ -299,7 +299,7 @@ void dsmem_slope_track_mark(struct dsmem_slope *s, pgoff_t idx);
 unsigned long *dsmem_slope_track_switch(struct dsmem_slope_track *t,
 					u64 *ndirty);
 
-/* dsmem_slope_mig.c */
+/* dsmem_slope_mig*.c; what only they share is in dsmem_slope_mig.h */
 /* request handlers (struct dsmem_msg_op), as the lease ones */
 int dsmem_slope_on_mig_put(struct dsmem_conn *conn, void *priv,
 			   const struct dsmem_wire_msg *m,
