@@ -94,5 +94,11 @@
 #define DSMEM_REPLAY_MOVES_MAX	8191
 #define DSMEM_REPLAY_MAINT_NS_MIN	NSEC_PER_USEC
 #define DSMEM_REPLAY_MAINT_NS_MAX	(60ULL * NSEC_PER_SEC)
+/* one-sided work requests of a Slope migration in flight */
+#define DSMEM_SLOPE_WRS		32
+/* units per work request at most (the connection's SGE limit applies) */
+#define DSMEM_SLOPE_SGE_MAX	32
+/* migrations that ended and were not released, per node, at most */
+#define DSMEM_SLOPE_ENDED_MAX	64
 
 #endif /* _DSMEM_LIMITS_H */

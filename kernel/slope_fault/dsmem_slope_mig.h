@@ -14,13 +14,7 @@
 
 #include "dsmem_slope.h"
 
-/* one-sided work requests of a migration in flight */
-#define DSMEM_SLOPE_WRS		32
-/* units per work request at most (the connection's SGE limit applies) */
-#define DSMEM_SLOPE_SGE_MAX	32
-/* migrations that ended and were not released, per node, at most */
-#define DSMEM_SLOPE_ENDED_MAX	64
-/* staged BEGIN or HANDOVER data at most */
+/* staged BEGIN or HANDOVER data at most: the largest of the two messages */
 #define DSMEM_SLOPE_STAGE_MAX						\
 	(sizeof(struct dsmem_wire_slope_begin) +			\
 	 DSMEM_SLOPE_EXTENTS_MAX * sizeof(struct dsmem_wire_slope_extent))

@@ -129,11 +129,6 @@ int dsmem_slope_mig_drain(struct dsmem_slope_mig *mig)
 	return dsmem_slope_mig_reap(mig);
 }
 
-/*
- * Move n consecutive units from k on: WRITE ours to theirs (source) or
- * READ theirs into ours (destination).  They lie in one of the peer's
- * regions and n is at most the connection's SGE limit.
- */
 /* A request that was not posted: nothing of it will complete. */
 static void dsmem_slope_wr_unpost(struct ib_send_wr *w)
 {
@@ -144,6 +139,11 @@ static void dsmem_slope_wr_unpost(struct ib_send_wr *w)
 	llist_add(&wr->node, &wr->mig->wr_free);
 }
 
+/*
+ * Move n consecutive units from k on: WRITE ours to theirs (source) or
+ * READ theirs into ours (destination).  They lie in one of the peer's
+ * regions and n is at most the connection's SGE limit.
+ */
 int dsmem_slope_mig_post(struct dsmem_slope_mig *mig, u64 k, u32 n,
 			 int *err)
 {
