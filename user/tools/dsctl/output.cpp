@@ -2,6 +2,8 @@
 #include "output.hpp"
 
 #include <cctype>
+#include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <vector>
 
@@ -256,6 +258,26 @@ void output::finish()
 	listed_ = false;
 	list_ = record::array();
 	fflush(out_);
+}
+
+double round1(double v)
+{
+	return std::round(v * 10.0) / 10.0;
+}
+
+double round2(double v)
+{
+	return std::round(v * 100.0) / 100.0;
+}
+
+double round4(double v)
+{
+	return std::round(v * 10000.0) / 10000.0;
+}
+
+std::string errno_text(int err)
+{
+	return std::strerror(err < 0 ? -err : err);
 }
 
 }  // namespace dsctl

@@ -54,4 +54,12 @@ std::string duration_string(uint64_t ns);
 // line and no "*" for repeated lines.  "" for no bytes.
 std::string hexdump(const uint8_t *data, size_t len);
 
+// v to one, two or four decimals, as dsctl prints rates, times and ratios.
+double round1(double v);
+double round2(double v);
+double round4(double v);
+
+// The text of an errno value given with either sign (-EIO or EIO).
+std::string errno_text(int err);
+
 }  // namespace dsctl
