@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdarg>
 #include <cstring>
 #include <cstdlib>
 #include <vector>
@@ -251,6 +252,12 @@ void output::stream(const record &r)
 	fflush(out_);
 }
 
+void output::text_block(const std::string &lines)
+{
+	if (mode_ == mode::text)
+		fputs(lines.c_str(), out_);
+}
+
 void output::finish()
 {
 	if (listed_ && mode_ != mode::text)
@@ -258,6 +265,23 @@ void output::finish()
 	listed_ = false;
 	list_ = record::array();
 	fflush(out_);
+}
+
+std::string strprintf(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	int n = vsnprintf(nullptr, 0, fmt, ap);
+	va_end(ap);
+	if (n <= 0)
+		return {};
+	std::string s(static_cast<size_t>(n) + 1, '\0');
+	va_start(ap, fmt);
+	vsnprintf(s.data(), s.size(), fmt, ap);
+	va_end(ap);
+	s.resize(static_cast<size_t>(n));
+	return s;
 }
 
 double round1(double v)

@@ -30,6 +30,13 @@ public:
 	// command prints nothing on stdout (not even "[]").
 	void finish();
 
+	// A command whose own words choose the output after it (sim run's
+	// -j, -p and output json|table|csv) sets the mode before it prints.
+	void set_mode(mode m) { mode_ = m; }
+	// Lines of a command's own text layout (sim run's table and CSV),
+	// printed as they are, in text mode; JSON takes records instead.
+	void text_block(const std::string &lines);
+
 	// Text rendering of one record, exposed for tests.
 	static std::string text(const record &r);
 
@@ -58,6 +65,9 @@ std::string hexdump(const uint8_t *data, size_t len);
 double round1(double v);
 double round2(double v);
 double round4(double v);
+
+// Text as printf(fmt, ...) would print it.
+std::string strprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 // The text of an errno value given with either sign (-EIO or EIO).
 std::string errno_text(int err);
