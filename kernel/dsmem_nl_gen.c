@@ -36,6 +36,28 @@ static struct netlink_range_validation dsmem_replay_recs_range = {
 	.max = DSMEM_REPLAY_RECS_MAX * sizeof(struct dsmem_trace_rec),
 };
 
+const struct nla_policy dsmem_cache_param_nl_policy[DSMEM_CACHE_P_NR + 1] = {
+	[DSMEM_CACHE_P_L1_CAPACITY + 1] = { .type = NLA_U64 },
+	[DSMEM_CACHE_P_L2_CAPACITY + 1] = { .type = NLA_U64 },
+	[DSMEM_CACHE_P_PROMOTE_L2 + 1] = { .type = NLA_U64 },
+	[DSMEM_CACHE_P_PROMOTE_L1 + 1] = { .type = NLA_U64 },
+	[DSMEM_CACHE_P_WINDOW_NS + 1] = { .type = NLA_U64 },
+	[DSMEM_CACHE_P_L1_IDLE_NS + 1] = { .type = NLA_U64 },
+	[DSMEM_CACHE_P_L2_IDLE_NS + 1] = { .type = NLA_U64 },
+	[DSMEM_CACHE_P_AGING_NS + 1] = { .type = NLA_U64 },
+	[DSMEM_CACHE_P_BATCH_THRESHOLD + 1] = { .type = NLA_U64 },
+	[DSMEM_CACHE_P_BATCH_MAX + 1] = { .type = NLA_U64 },
+	[DSMEM_CACHE_P_QUEUE_MAX + 1] = { .type = NLA_U64 },
+	[DSMEM_CACHE_P_CAS_RETRIES + 1] = { .type = NLA_U64 },
+	[DSMEM_CACHE_P_PREFETCH + 1] = { .type = NLA_U64 },
+	[DSMEM_CACHE_P_COST_L1_NS + 1] = { .type = NLA_U64 },
+	[DSMEM_CACHE_P_COST_L2_NS + 1] = { .type = NLA_U64 },
+	[DSMEM_CACHE_P_COST_L3_NS + 1] = { .type = NLA_U64 },
+	[DSMEM_CACHE_P_MODE + 1] = { .type = NLA_U64 },
+	[DSMEM_CACHE_P_MIGRATE_BUDGET + 1] = { .type = NLA_U64 },
+	[DSMEM_CACHE_P_ADAPT_NS + 1] = { .type = NLA_U64 },
+};
+
 static const struct nla_policy dsmem_dev_get_nl_policy[DSMEM_ATTR_DEV_NAME + 1] = {
 	[DSMEM_ATTR_DEV_INDEX] = { .type = NLA_U32 },
 	[DSMEM_ATTR_DEV_NAME] = {
@@ -159,7 +181,8 @@ static const struct nla_policy dsmem_token_set_nl_policy[DSMEM_ATTR_TOKEN_PINNED
 };
 
 static const struct nla_policy dsmem_cache_set_nl_policy[DSMEM_ATTR_CACHE_RESET + 1] = {
-	[DSMEM_ATTR_CACHE_PARAMS] = { .type = NLA_NESTED },
+	[DSMEM_ATTR_CACHE_PARAMS] =
+		NLA_POLICY_NESTED(dsmem_cache_param_nl_policy),
 	[DSMEM_ATTR_CACHE_RESET] = { .type = NLA_FLAG },
 };
 
@@ -168,7 +191,8 @@ static const struct nla_policy dsmem_trace_start_nl_policy[DSMEM_ATTR_TRACE_FD +
 };
 
 static const struct nla_policy dsmem_cache_bench_nl_policy[DSMEM_ATTR_BENCH_SEED + 1] = {
-	[DSMEM_ATTR_CACHE_PARAMS] = { .type = NLA_NESTED },
+	[DSMEM_ATTR_CACHE_PARAMS] =
+		NLA_POLICY_NESTED(dsmem_cache_param_nl_policy),
 	[DSMEM_ATTR_BENCH_QPS] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &dsmem_bench_qps_range),
 	[DSMEM_ATTR_BENCH_OPS] =
@@ -177,7 +201,8 @@ static const struct nla_policy dsmem_cache_bench_nl_policy[DSMEM_ATTR_BENCH_SEED
 };
 
 static const struct nla_policy dsmem_cache_replay_nl_policy[DSMEM_ATTR_REPLAY_RECS + 1] = {
-	[DSMEM_ATTR_CACHE_PARAMS] = { .type = NLA_NESTED },
+	[DSMEM_ATTR_CACHE_PARAMS] =
+		NLA_POLICY_NESTED(dsmem_cache_param_nl_policy),
 	[DSMEM_ATTR_REPLAY_MAINT_NS] =
 		NLA_POLICY_FULL_RANGE(NLA_U64, &dsmem_replay_maint_ns_range),
 	[DSMEM_ATTR_REPLAY_RECS] =

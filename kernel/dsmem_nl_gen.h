@@ -13,6 +13,9 @@ enum dsmem_nl_mcgrp {
 
 extern struct genl_family dsmem_nl_family;
 
+/* the policies of the attribute sets requests nest */
+extern const struct nla_policy dsmem_cache_param_nl_policy[DSMEM_CACHE_P_NR + 1];
+
 int dsmem_nl_version_get(struct sk_buff *skb, struct genl_info *info);
 int dsmem_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info);
 int dsmem_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);

@@ -10,10 +10,13 @@ the kernel's tools/net/ynl/ynl-gen-c.py (which Linux 6.1 does not ship):
   include/uapi/linux/dsmem_netlink.h  the uAPI: family defines, commands,
                                       attribute sets, enums, flags, consts
                                       and structs of the spec
-  kernel/dsmem_nl_gen.h, .c           the per-op policies, the op table,
-                                      the multicast groups and the family;
-                                      the handlers are declared here and
-                                      defined in the hand-written files
+  kernel/dsmem_nl_gen.h, .c           the per-op policies, the policies
+                                      of the attribute sets requests nest
+                                      (declared, for nla_parse_nested),
+                                      the op table, the multicast groups
+                                      and the family; the handlers are
+                                      declared here and defined in the
+                                      hand-written files
   user/lib/nl_gen.h, .c               libnl attribute policies of every
                                       attribute set, for the codec
 
@@ -29,6 +32,11 @@ What the spec says beyond ynl's genetlink-legacy schema:
                 no value the spec knows; a signed expression is taken to
                 fit (the compiler refuses an overflow).  A string
                 or binary with only max-len is { .len = max-len }.
+  kernel-checks of an attribute set: "handler" when the kernel's handler,
+                not its policy, enforces the checks of the set's attributes
+                (to name the value out of range, or check them as a
+                whole); the set's kernel policy then takes their types
+                only.  The default, "policy", renders them as above.
   uapi-offset   of an attribute set: the header numbers its attributes
                 this much lower than their types (indexes nested as
                 index + 1); attr-cnt-name then counts them.
@@ -348,6 +356,8 @@ def kernel_policy_entry(fam, aset, name, ranges):
     a = fam.attr(aset, name)
     t = a["type"]
     chk = a.get("checks", {})
+    if kernel_checks(fam, aset) == "handler":
+        chk = {}
     if t in SCALAR_WIDTH:
         nla = "NLA_" + t.upper()
         lo = fam.check_value(chk["min"]) if "min" in chk else None
@@ -356,6 +366,9 @@ def kernel_policy_entry(fam, aset, name, ranges):
     if t == "flag":
         return "{ .type = NLA_FLAG }"
     if t == "nest":
+        if "nested-attributes" in a:
+            return "NLA_POLICY_NESTED(%s)" % nested_policy_name(
+                fam, fam.sets[a["nested-attributes"]])
         return "{ .type = NLA_NESTED }"
     if t == "string":
         ml = fam.check_value(chk["max-len"])[0] if "max-len" in chk else None
@@ -402,6 +415,63 @@ def range_policy(fam, name, nla, lo, hi, ranges):
     rname = ranges.setdefault((lo[0], hi[0]), "%s_%s_range" % (
         c_lower(fam.name), c_lower(name)))
     return "NLA_POLICY_FULL_RANGE(%s, &%s)" % (nla, rname)
+
+
+def kernel_checks(fam, aset):
+    """Who enforces a set's checks in the kernel: "policy" or "handler"."""
+    how = fam.set_root(aset).get("kernel-checks", "policy")
+    if how not in ("policy", "handler"):
+        raise SystemExit("nlgen: set %s: kernel-checks is policy or handler, "
+                         "not %r" % (aset["name"], how))
+    return how
+
+
+def nested_policy_name(fam, aset):
+    return "%s_%s_nl_policy" % (c_lower(fam.name), c_lower(aset["name"]))
+
+
+def kernel_set_max(fam, aset):
+    """The C expression of a nested set's highest attribute type in its
+    kernel policy."""
+    root = fam.set_root(aset)
+    if "subset-of" not in aset and ("attr-max-name" in root or
+                                    "uapi-offset" in root):
+        return fam.set_max(root)
+    order = dict(fam.set_values[root["name"]])
+    last = max((a["name"] for a in aset["attributes"]),
+               key=lambda n: order[n])
+    return fam.attr_index(aset, last)
+
+
+def kernel_set_attrs(fam, aset):
+    """The attributes a nested set's kernel policy takes: all but the
+    unused and pad ones, which stay NLA_UNSPEC (refused by strict
+    validation, as in the per-op policies)."""
+    return [a["name"] for a in aset["attributes"]
+            if fam.attr(aset, a["name"])["type"] not in ("unused", "pad")]
+
+
+def kernel_nested_sets(fam, policies):
+    """[set] of every attribute set a request nests, through the per-op
+    policies' nest attributes and, in turn, the nests of those sets; a set
+    comes after the sets it nests, so that its policy can name theirs."""
+    out, seen = [], set()
+
+    def visit(aset, names):
+        for n in names:
+            a = fam.attr(aset, n)
+            if a["type"] != "nest" or "nested-attributes" not in a:
+                continue
+            sub = fam.sets[a["nested-attributes"]]
+            if sub["name"] in seen:
+                continue
+            seen.add(sub["name"])
+            visit(sub, kernel_set_attrs(fam, sub))
+            out.append(sub)
+
+    for aset, attrs in policies.values():
+        visit(aset, attrs)
+    return out
 
 
 def op_request_attrs(op):
@@ -462,6 +532,13 @@ def render_kernel_h(fam, spec_path):
     for g in fam.groups:
         out.append("\t%s_NL_MCGRP_%s," % (c_name(fam.name), c_name(g["name"])))
     out += ["};", "", "extern struct genl_family %s_nl_family;" % lname, ""]
+    nested = kernel_nested_sets(fam, kernel_ops(fam)[1])
+    if nested:
+        out.append("/* the policies of the attribute sets requests nest */")
+        for aset in nested:
+            out.append("extern const struct nla_policy %s[%s + 1];" % (
+                nested_policy_name(fam, aset), kernel_set_max(fam, aset)))
+        out.append("")
     for op in fam.ops:
         for member, fn in handlers(fam, op):
             if member == "doit":
@@ -492,10 +569,21 @@ def render_kernel_c(fam, spec_path):
 
     ranges = {}
     bodies = []
-    for pname, (aset, attrs) in policies.items():
-        maxattr = fam.attr_index(aset, attrs[-1])
-        body = ["static const struct nla_policy %s[%s + 1] = {" % (pname,
-                                                                  maxattr)]
+    # the nested sets' policies first (shared, so declared in the header),
+    # then the per-op ones, which name them
+    todo = [(nested_policy_name(fam, s), "const", s, kernel_set_attrs(fam, s),
+             kernel_set_max(fam, s))
+            for s in kernel_nested_sets(fam, policies)]
+    clash = {n for n, *_ in todo} & set(policies)
+    if clash:
+        raise SystemExit("nlgen: policy names of a set and an op clash: %s"
+                         % ", ".join(sorted(clash)))
+    todo += [(pname, "static const", aset, attrs,
+              fam.attr_index(aset, attrs[-1]))
+             for pname, (aset, attrs) in policies.items()]
+    for pname, storage, aset, attrs, maxattr in todo:
+        body = ["%s struct nla_policy %s[%s + 1] = {" % (storage, pname,
+                                                        maxattr)]
         for a in attrs:
             ent = kernel_policy_entry(fam, aset, a, ranges)
             line = "\t[%s] = %s," % (fam.attr_index(aset, a), ent)

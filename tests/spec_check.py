@@ -16,8 +16,8 @@ spec generates, and what the generator does not read:
   groups that exist;
   the token cache's parameters (enum dsmem_cache_param, indexes nested as
   attribute type index + 1): the module's nested policy
-  (kernel/tokencache/dsmem_tc_nl.c) takes types 1 .. DSMEM_CACHE_P_NR as
-  the spec types them, and each parameter's checks (min, max) and doc
+  (dsmem_cache_param_nl_policy, generated into kernel/dsmem_nl_gen.c)
+  takes types 1 .. DSMEM_CACHE_P_NR as the spec types them, and each parameter's checks (min, max) and doc
   (opening with its name in the module's table and saying its default)
   agree with that table (dstc_params in kernel/tokencache/dsmem_tc_core.c).
 
@@ -50,7 +50,8 @@ INDEX_KEYED = {
         "table": "dstc_params",
         "table_file": "kernel/tokencache/dsmem_tc_core.c",
         "table_header": "kernel/tokencache/dsmem_tc_core.h",
-        "policy_file": "kernel/tokencache/dsmem_tc_nl.c",
+        "policy": "dsmem_cache_param_nl_policy",
+        "policy_file": "kernel/dsmem_nl_gen.c",
     },
 }
 
@@ -521,20 +522,31 @@ def run(spec_path, tap):
         attrs = {c_name(prefix, a["name"]): a for a in match["attributes"]}
         count = dict(enums.get(enum, [])).get(keyed["count"])
 
-        # the nested policy: [1 ... COUNT] = { .type = NLA_X }
+        # the nested policy: POLICY[COUNT + 1] = { [1 ... COUNT] = { .type
+        # = NLA_X } } or an entry [ENTRY + 1] = NLA_X... for each parameter
         why = []
         ptext = strip_c_comments(read(os.path.join(TOP, keyed["policy_file"])))
+        body = re.search(r"\b%s\s*\[\s*%s\s*\+\s*1\s*\]\s*=\s*\{(.*?)\n\};"
+                         % (re.escape(keyed["policy"]),
+                            re.escape(keyed["count"])), ptext, re.S)
+        body = body.group(1) if body else ""
         pol = re.search(r"\[\s*1\s*\.\.\.\s*%s\s*\]\s*=\s*\{\s*"
                         r"\.type\s*=\s*(NLA_\w+)" % re.escape(keyed["count"]),
-                        ptext)
-        if not pol:
-            why.append("no policy [1 ... %s] in %s" % (keyed["count"],
-                                                        keyed["policy_file"]))
-        else:
-            for n, a in sorted(attrs.items()):
-                if pol.group(1) not in POLICY_TYPES.get(a.get("type"), set()):
-                    why.append("%s is %s in the spec, %s in the policy"
-                               % (n, a.get("type"), pol.group(1)))
+                        body)
+        if not body:
+            why.append("no policy %s[%s + 1] in %s" % (
+                keyed["policy"], keyed["count"], keyed["policy_file"]))
+        for n, a in sorted(attrs.items()):
+            if not body:
+                break
+            ent = pol or re.search(
+                r"\[\s*%s\s*\+\s*1\s*\]\s*=\s*(?:\{\s*\.type\s*=\s*|"
+                r"NLA_POLICY_\w+\(\s*)(NLA_\w+)" % re.escape(n), body)
+            if not ent:
+                why.append("%s (type %s + 1) is not in the policy" % (n, n))
+            elif ent.group(1) not in POLICY_TYPES.get(a.get("type"), set()):
+                why.append("%s is %s in the spec, %s in the policy"
+                           % (n, a.get("type"), ent.group(1)))
         tap.check(not why, "set %r: the nested policy takes types 1 .. %s as "
                   "the spec types them" % (match["name"], keyed["count"]), why)
 

@@ -410,11 +410,10 @@ int dsmem_nl_cache_get(struct sk_buff *skb, struct genl_info *info)
 	return ret ? ret : genlmsg_reply(msg, info);
 }
 
-static const struct nla_policy dsmem_cache_param_policy[DSMEM_CACHE_P_NR + 1] = {
-	[1 ... DSMEM_CACHE_P_NR] = { .type = NLA_U64 },
-};
-
-/* Parameters from a CACHE_PARAMS nest over base; ranges are the core's. */
+/*
+ * Parameters from a CACHE_PARAMS nest over base; the nest's policy (from
+ * the spec) takes the types, the ranges are the core's.
+ */
 int dsmem_nl_cache_params(struct nlattr *nest, u64 *p,
 			  struct netlink_ext_ack *extack)
 {
@@ -425,7 +424,7 @@ int dsmem_nl_cache_params(struct nlattr *nest, u64 *p,
 	if (!nest)
 		return 0;
 	ret = nla_parse_nested(tb, DSMEM_CACHE_P_NR, nest,
-			       dsmem_cache_param_policy, extack);
+			       dsmem_cache_param_nl_policy, extack);
 	if (ret)
 		return ret;
 	for (i = 0; i < DSTC_P_NR; i++)

@@ -25,7 +25,8 @@ using namespace dsctl;
 
 namespace {
 
-int parse(std::vector<std::string> words, global_opts &o, std::string &err)
+int parse(std::vector<std::string> words, global_opts &o, std::string &err,
+	  bool words_follow = false)
 {
 	std::vector<char *> argv;
 	static std::vector<std::string> keep;
@@ -33,7 +34,7 @@ int parse(std::vector<std::string> words, global_opts &o, std::string &err)
 	for (auto &w : keep)
 		argv.push_back(w.data());
 	argv.push_back(nullptr);
-	return parse_global(static_cast<int>(keep.size()), argv.data(), o, err);
+	return parse_global(static_cast<int>(keep.size()), argv.data(), o, err, words_follow);
 }
 
 void test_matches_prefixes(void **)
@@ -102,6 +103,25 @@ void test_global_long_options(void **)
 	std::string err;
 	assert_int_equal(parse({ "dsctl", "--json", "--pretty", "version" }, o, err), 3);
 	assert_true(o.json && o.pretty);
+}
+
+void test_global_words_follow(void **)
+{
+	// dsmem-console: the first word that is no option starts its
+	// keywords, which may be written --keyword
+	global_opts o;
+	std::string err;
+	assert_int_equal(parse({ "c", "-j", "--listen", "x" }, o, err, true), 2);
+	assert_true(o.json);
+	o = {};
+	assert_int_equal(parse({ "c", "-p", "-jlisten", "x" }, o, err, true), 2);
+	assert_true(o.pretty);
+	assert_false(o.json);
+	o = {};
+	assert_int_equal(parse({ "c", "--db", "x", "-j" }, o, err, true), 1);
+	assert_false(o.json);
+	assert_int_equal(parse({ "c", "-V" }, o, err, true), 2);
+	assert_true(o.show_version);
 }
 
 void test_parse_u32(void **)
@@ -589,6 +609,7 @@ int main(void)
 		cmocka_unit_test(test_global_iproute2_single_dash_words),
 		cmocka_unit_test(test_global_unknown_option),
 		cmocka_unit_test(test_global_long_options),
+		cmocka_unit_test(test_global_words_follow),
 		cmocka_unit_test(test_parse_u32),
 		cmocka_unit_test(test_args_consume),
 		cmocka_unit_test(test_parse_u64),

@@ -15,8 +15,6 @@ bool second_of(const keywords &kw, const char *key, const char *first, const cha
 	       bool def);
 uint32_t node_of(const keywords &kw);
 uint64_t tree_of(const keywords &kw);
-uint64_t u64_arg(const keywords &kw, std::string_view word, uint64_t dflt, uint64_t lo,
-		 uint64_t hi);
 // "tree ADDR through node N", as messages name a tree
 std::string through(uint64_t addr, uint32_t node);
 // The text of a library error.  ENOENT means "no tree there" (absent) as

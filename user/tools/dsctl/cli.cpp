@@ -21,7 +21,7 @@ bool matches(std::string_view arg, std::string_view word)
 	       word.substr(0, arg.size()) == arg;
 }
 
-int parse_global(int argc, char **argv, global_opts &opts, std::string &err)
+int parse_global(int argc, char **argv, global_opts &opts, std::string &err, bool words_follow)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, nullptr, 'j' },
@@ -30,13 +30,26 @@ int parse_global(int argc, char **argv, global_opts &opts, std::string &err)
 		{ "help", no_argument, nullptr, 'h' },
 		{ nullptr, 0, nullptr, 0 },
 	};
-	int c;
+	int c, word = 1;		// the word getopt reads
+	global_opts before = opts;	// as that word found them
 
 	opterr = 0;
-	optind = 1;
+	optind = 0;	// a full reset, whatever a parse before left behind
 	// '+': stop at OBJECT, so that command words are never options;
 	// _only: "-json" and "-pretty" work as in iproute2.
-	while ((c = getopt_long_only(argc, argv, "+jpVh", longopts, nullptr)) != -1) {
+	for (;;) {
+		if (optind && optind != word) {	// 0: the reset, at word 1
+			word = optind;
+			before = opts;
+		}
+		c = getopt_long_only(argc, argv, "+jpVh", longopts, nullptr);
+		if (c == -1)
+			break;
+		if (c == '?' && words_follow) {
+			// a keyword: none of the options in its word count
+			opts = before;
+			return word;
+		}
 		switch (c) {
 		case 'j': opts.json = true; break;
 		case 'p': opts.pretty = true; break;

@@ -24,8 +24,11 @@ struct global_opts {
 };
 
 // Parse the options before OBJECT; returns the index of OBJECT in argv,
-// or -1 with err set.
-int parse_global(int argc, char **argv, global_opts &opts, std::string &err);
+// or -1 with err set.  With words_follow (a program whose keywords may be
+// written --keyword, as dsmem-console's), the first word that is no
+// option ends the options instead, and its index is returned.
+int parse_global(int argc, char **argv, global_opts &opts, std::string &err,
+		 bool words_follow = false);
 
 // The words after OBJECT, consumed left to right.
 class args {

@@ -46,19 +46,6 @@ uint64_t tree_of(const keywords &kw)
 	return a;
 }
 
-uint64_t u64_arg(const keywords &kw, std::string_view word, uint64_t dflt, uint64_t lo,
-		 uint64_t hi)
-{
-	const std::string *v = kw.get(word);
-	uint64_t x;
-	if (!v)
-		return dflt;
-	if (!parse_u64(*v, x) || x < lo || x > hi)
-		fail(std::string(word) + " needs a number from " + std::to_string(lo) + " to " +
-		     std::to_string(hi));
-	return x;
-}
-
 std::string through(uint64_t addr, uint32_t node)
 {
 	return "tree " + addr_string(addr) + " through node " + std::to_string(node);

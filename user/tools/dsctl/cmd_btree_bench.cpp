@@ -34,21 +34,6 @@ uint64_t ns_since(steady::time_point t0)
 		std::chrono::duration_cast<std::chrono::nanoseconds>(steady::now() - t0).count());
 }
 
-double round1(double v)
-{
-	return std::round(v * 10.0) / 10.0;
-}
-
-double round2(double v)
-{
-	return std::round(v * 100.0) / 100.0;
-}
-
-std::string errno_text(int ret)
-{
-	return std::strerror(-ret);
-}
-
 void add_stats(struct ds_btree_stats &a, const struct ds_btree_stats &b)
 {
 	// the struct is all uint64_t: summed field by field

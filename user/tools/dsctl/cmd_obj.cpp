@@ -64,7 +64,7 @@ public:
 		const char *m = ds_store_errmsg(s_);
 		if (m && *m)
 			return m;
-		return strerror(err < 0 ? -err : err);
+		return errno_text(err);
 	}
 
 	void check(int ret, const std::string &doing) const

@@ -83,80 +83,86 @@ private:
 };
 
 // The table: one line per run, the columns a reader compares.
-void print_table(const record &doc)
+std::string table_text(const record &doc)
 {
+	std::string text;
+
 	const record &tr = doc["trace"];
 	// a sweep has no one number of objects (null in JSON): "-"
-	printf("trace %s format %s requests %s objects %s\n", tr["name"].get<std::string>().c_str(),
-	       tr["format"].get<std::string>().c_str(), tr["requests"].dump().c_str(),
-	       tr["objects"].is_null() ? "-" : tr["objects"].dump().c_str());
+	text += strprintf("trace %s format %s requests %s objects %s\n", tr["name"].get<std::string>().c_str(),
+			  tr["format"].get<std::string>().c_str(), tr["requests"].dump().c_str(),
+			  tr["objects"].is_null() ? "-" : tr["objects"].dump().c_str());
 	if (doc.contains("runs")) {
-		printf("%-14s %12s %8s %8s %8s %8s %10s %10s %10s %9s %8s %9s\n", "POLICY", "SIZE",
-		       "MISS", "L1", "L2", "L3", "PROMOTE", "DEMOTE", "EVICT", "MEAN_NS", "P99_NS",
-		       "MREQ/S");
+		text += strprintf("%-14s %12s %8s %8s %8s %8s %10s %10s %10s %9s %8s %9s\n", "POLICY", "SIZE",
+				  "MISS", "L1", "L2", "L3", "PROMOTE", "DEMOTE", "EVICT", "MEAN_NS", "P99_NS",
+				  "MREQ/S");
 		for (const auto &r : doc["runs"]) {
 			std::string size = r["size"].dump() + (r["unit"] == "bytes" ? "B" : "");
-			printf("%-14s %12s %8.4f %8.4f %8.4f %8.4f %10s %10s %10s %9.1f %8s %9.2f\n",
-			       r["policy"].get<std::string>().c_str(), size.c_str(),
-			       r["miss_ratio"].get<double>(), r["tiers"][0]["ratio"].get<double>(),
-			       r["tiers"][1]["ratio"].get<double>(), r["tiers"][2]["ratio"].get<double>(),
-			       r["promotions"].dump().c_str(), r["demotions"].dump().c_str(),
-			       r["evictions"].dump().c_str(), r["mean_ns"].get<double>(),
-			       r["p99_ns"].dump().c_str(), r["mreqs_per_s"].get<double>());
+			text += strprintf("%-14s %12s %8.4f %8.4f %8.4f %8.4f %10s %10s %10s %9.1f %8s %9.2f\n",
+					  r["policy"].get<std::string>().c_str(), size.c_str(),
+					  r["miss_ratio"].get<double>(), r["tiers"][0]["ratio"].get<double>(),
+					  r["tiers"][1]["ratio"].get<double>(), r["tiers"][2]["ratio"].get<double>(),
+					  r["promotions"].dump().c_str(), r["demotions"].dump().c_str(),
+					  r["evictions"].dump().c_str(), r["mean_ns"].get<double>(),
+					  r["p99_ns"].dump().c_str(), r["mreqs_per_s"].get<double>());
 		}
 	}
 	if (doc.contains("shards")) {
-		const record &s = doc["shards"];
-		printf("shards rate %g requests %s: miss ratio error mean %.4f max %.4f\n",
-		       s["rate"].get<double>(), s["requests"].dump().c_str(),
-		       s["mean_abs_error"].get<double>(), s["max_abs_error"].get<double>());
-		for (const auto &p : s["points"])
-			printf("  %-14s %12s exact %.4f sampled %.4f\n",
-			       p["policy"].get<std::string>().c_str(), p["size"].dump().c_str(),
-			       p["exact"].get<double>(), p["sampled"].get<double>());
+		const record &sh = doc["shards"];
+		text += strprintf("shards rate %g requests %s: miss ratio error mean %.4f max %.4f\n",
+				  sh["rate"].get<double>(), sh["requests"].dump().c_str(),
+				  sh["mean_abs_error"].get<double>(), sh["max_abs_error"].get<double>());
+		for (const auto &p : sh["points"])
+			text += strprintf("  %-14s %12s exact %.4f sampled %.4f\n",
+					  p["policy"].get<std::string>().c_str(), p["size"].dump().c_str(),
+					  p["exact"].get<double>(), p["sampled"].get<double>());
 	}
 	if (doc.contains("sweep")) {
-		printf("%-8s %-14s %12s %10s %10s %8s\n", "QPS", "POLICY", "SIZE", "OP_NS", "MOPS",
-		       "MISS");
+		text += strprintf("%-8s %-14s %12s %10s %10s %8s\n", "QPS", "POLICY", "SIZE", "OP_NS", "MOPS",
+				  "MISS");
 		for (const auto &p : doc["sweep"])
-			printf("%-8s %-14s %12s %10.1f %10.2f %8.4f\n", p["qps"].dump().c_str(),
-			       p["policy"].get<std::string>().c_str(), p["size"].dump().c_str(),
-			       p["op_ns"].get<double>(), p["mops"].get<double>(),
-			       p["miss_ratio"].get<double>());
+			text += strprintf("%-8s %-14s %12s %10.1f %10.2f %8.4f\n", p["qps"].dump().c_str(),
+					  p["policy"].get<std::string>().c_str(), p["size"].dump().c_str(),
+					  p["op_ns"].get<double>(), p["mops"].get<double>(),
+					  p["miss_ratio"].get<double>());
 		for (const auto &k : doc["sweep_knees"])
-			printf("knee %s size %s: %s QPs\n", k["policy"].get<std::string>().c_str(),
-			       k["size"].dump().c_str(),
-			       k["knee_qps"].is_null() ? "-" : k["knee_qps"].dump().c_str());
+			text += strprintf("knee %s size %s: %s QPs\n", k["policy"].get<std::string>().c_str(),
+					  k["size"].dump().c_str(),
+					  k["knee_qps"].is_null() ? "-" : k["knee_qps"].dump().c_str());
 	}
-	printf("simulated %s requests in %.3f s, peak memory %s MiB\n",
-	       doc["simulated_requests"].dump().c_str(), doc["seconds"].get<double>(),
-	       doc["peak_rss_mib"].dump().c_str());
+	text += strprintf("simulated %s requests in %.3f s, peak memory %s MiB\n",
+			  doc["simulated_requests"].dump().c_str(), doc["seconds"].get<double>(),
+			  doc["peak_rss_mib"].dump().c_str());
+	return text;
 }
 
 // CSV: one row per run (or per sweep point), the table's columns.
-void print_csv(const record &doc)
+std::string csv_text(const record &doc)
 {
+	std::string text;
+
 	if (doc.contains("sweep")) {
-		printf("qps,policy,size,op_ns,mops,miss_ratio\n");
+		text += strprintf("qps,policy,size,op_ns,mops,miss_ratio\n");
 		for (const auto &p : doc["sweep"])
-			printf("%s,%s,%s,%.2f,%.4f,%.6f\n", p["qps"].dump().c_str(),
-			       p["policy"].get<std::string>().c_str(), p["size"].dump().c_str(),
-			       p["op_ns"].get<double>(), p["mops"].get<double>(),
-			       p["miss_ratio"].get<double>());
-		return;
+			text += strprintf("%s,%s,%s,%.2f,%.4f,%.6f\n", p["qps"].dump().c_str(),
+					  p["policy"].get<std::string>().c_str(), p["size"].dump().c_str(),
+					  p["op_ns"].get<double>(), p["mops"].get<double>(),
+					  p["miss_ratio"].get<double>());
+		return text;
 	}
-	printf("policy,size,unit,requests,miss_ratio,byte_miss_ratio,l1,l2,l3,promotions,"
-	       "demotions,evictions,writebacks,mean_ns,p99_ns,mreqs_per_s\n");
+	text += strprintf("policy,size,unit,requests,miss_ratio,byte_miss_ratio,l1,l2,l3,promotions,"
+			  "demotions,evictions,writebacks,mean_ns,p99_ns,mreqs_per_s\n");
 	for (const auto &r : doc["runs"])
-		printf("%s,%s,%s,%s,%.6f,%.6f,%s,%s,%s,%s,%s,%s,%s,%.2f,%s,%.3f\n",
-		       r["policy"].get<std::string>().c_str(), r["size"].dump().c_str(),
-		       r["unit"].get<std::string>().c_str(), r["requests"].dump().c_str(),
-		       r["miss_ratio"].get<double>(), r["byte_miss_ratio"].get<double>(),
-		       r["tiers"][0]["served"].dump().c_str(), r["tiers"][1]["served"].dump().c_str(),
-		       r["tiers"][2]["served"].dump().c_str(), r["promotions"].dump().c_str(),
-		       r["demotions"].dump().c_str(), r["evictions"].dump().c_str(),
-		       r["writebacks"].dump().c_str(), r["mean_ns"].get<double>(),
-		       r["p99_ns"].dump().c_str(), r["mreqs_per_s"].get<double>());
+		text += strprintf("%s,%s,%s,%s,%.6f,%.6f,%s,%s,%s,%s,%s,%s,%s,%.2f,%s,%.3f\n",
+				  r["policy"].get<std::string>().c_str(), r["size"].dump().c_str(),
+				  r["unit"].get<std::string>().c_str(), r["requests"].dump().c_str(),
+				  r["miss_ratio"].get<double>(), r["byte_miss_ratio"].get<double>(),
+				  r["tiers"][0]["served"].dump().c_str(), r["tiers"][1]["served"].dump().c_str(),
+				  r["tiers"][2]["served"].dump().c_str(), r["promotions"].dump().c_str(),
+				  r["demotions"].dump().c_str(), r["evictions"].dump().c_str(),
+				  r["writebacks"].dump().c_str(), r["mean_ns"].get<double>(),
+				  r["p99_ns"].dump().c_str(), r["mreqs_per_s"].get<double>());
+	return text;
 }
 
 // A gnuplot single-quoted string: '' is a quote; a line break would end
@@ -373,13 +379,13 @@ int sim_run_command(env &e)
 	}
 	if (kw.has("plot"))
 		plot(*kw.get("plot"), doc);
+	// through dsctl's output, in the mode the words after the command chose
 	if (outfmt == "json") {
-		fputs(doc.dump(pretty ? 4 : -1).c_str(), stdout);
-		fputc('\n', stdout);
-	} else if (outfmt == "csv") {
-		print_csv(doc);
+		e.out.set_mode(pretty ? output::mode::pretty_json : output::mode::json);
+		e.out.stream(doc);
 	} else {
-		print_table(doc);
+		e.out.set_mode(output::mode::text);
+		e.out.text_block(outfmt == "csv" ? csv_text(doc) : table_text(doc));
 	}
 	return 0;
 }

@@ -64,6 +64,20 @@ bool id_arg(const keywords &kw, std::string_view word, uint32_t max,
 	return true;
 }
 
+uint64_t u64_arg(const keywords &kw, std::string_view word, uint64_t dflt, uint64_t lo,
+		 uint64_t hi, bool echo)
+{
+	const std::string *v = kw.get(word);
+	uint64_t x;
+
+	if (!v)
+		return dflt;
+	if (!parse_u64(*v, x) || x < lo || x > hi)
+		fail(std::string(word) + " needs a number from " + std::to_string(lo) + " to " +
+		     std::to_string(hi) + (echo ? ", not \"" + *v + "\"" : ""));
+	return x;
+}
+
 uint32_t need_id(const keywords &kw, std::string_view word, uint32_t max,
 		 const char *what, const char *object)
 {
@@ -71,6 +85,17 @@ uint32_t need_id(const keywords &kw, std::string_view word, uint32_t max,
 	need(kw, word, object);
 	id_arg(kw, word, max, what, id);
 	return id;
+}
+
+int run_command(command_fn fn, const global_opts &opts, args &words)
+{
+	output out(opts.json ? (opts.pretty ? output::mode::pretty_json : output::mode::json)
+			     : output::mode::text,
+		   stdout);
+	env e{ opts, out, words };
+	int ret = fn(e);
+	out.finish();
+	return ret;
 }
 
 int run_reporting(int (*run)(int argc, char **argv), int argc, char **argv)

@@ -42,6 +42,10 @@ struct object {
 	bool default_takes_words;
 };
 
+// Run a command on words, printing through an output of the mode opts
+// ask for (-j, -p) on stdout; its return is the command's.
+int run_command(command_fn fn, const global_opts &opts, args &words);
+
 // A program's main: run(argc, argv), a failure printed as
 // "Error: <what>" on stderr with exit code 1.
 int run_reporting(int (*run)(int argc, char **argv), int argc, char **argv);
@@ -63,6 +67,11 @@ const std::string &need(const keywords &kw, std::string_view word, const char *o
 // ("WORD needs a WHAT from 1 to MAX") when its value is not one.
 bool id_arg(const keywords &kw, std::string_view word, uint32_t max,
 	    const char *what, uint32_t &out);
+// A number from lo to hi: dflt when the keyword is absent, a failure
+// ("WORD needs a number from LO to HI", then, with echo, ", not \"VALUE\"")
+// when its value is not one.
+uint64_t u64_arg(const keywords &kw, std::string_view word, uint64_t dflt, uint64_t lo,
+		 uint64_t hi, bool echo = false);
 // An id the command cannot do without: need(), then id_arg().
 uint32_t need_id(const keywords &kw, std::string_view word, uint32_t max,
 		 const char *what, const char *object);
@@ -110,8 +119,6 @@ record token_flags_record(uint8_t flags);
 // A token, its fields decoded by the module's table under "fields".
 record token_record(const ds_token_info &t);
 std::string cache_mode_name(uint64_t mode);
-// A ratio or fraction to four decimals, as dsctl prints them.
-double round4(double v);
 // part / whole to four decimals; null when whole is 0
 record ratio_record(uint64_t part, uint64_t whole);
 record cache_params_record(const ds_cache_info &c);

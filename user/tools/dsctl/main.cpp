@@ -88,13 +88,7 @@ int run(int argc, char **argv)
 			     obj->name + "\", try \"dsctl " + obj->name + " help\"");
 	}
 
-	output out(opts.json ? (opts.pretty ? output::mode::pretty_json : output::mode::json)
-			     : output::mode::text,
-		   stdout);
-	env e{opts, out, words};
-	int ret = fn(e);
-	out.finish();
-	return ret;
+	return run_command(fn, opts, words);
 }
 
 }  // namespace

@@ -2,6 +2,9 @@
 #include "output.hpp"
 
 #include <cctype>
+#include <cmath>
+#include <cstdarg>
+#include <cstring>
 #include <cstdlib>
 #include <vector>
 
@@ -249,6 +252,12 @@ void output::stream(const record &r)
 	fflush(out_);
 }
 
+void output::text_block(const std::string &lines)
+{
+	if (mode_ == mode::text)
+		fputs(lines.c_str(), out_);
+}
+
 void output::finish()
 {
 	if (listed_ && mode_ != mode::text)
@@ -256,6 +265,43 @@ void output::finish()
 	listed_ = false;
 	list_ = record::array();
 	fflush(out_);
+}
+
+std::string strprintf(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	int n = vsnprintf(nullptr, 0, fmt, ap);
+	va_end(ap);
+	if (n <= 0)
+		return {};
+	std::string s(static_cast<size_t>(n) + 1, '\0');
+	va_start(ap, fmt);
+	vsnprintf(s.data(), s.size(), fmt, ap);
+	va_end(ap);
+	s.resize(static_cast<size_t>(n));
+	return s;
+}
+
+double round1(double v)
+{
+	return std::round(v * 10.0) / 10.0;
+}
+
+double round2(double v)
+{
+	return std::round(v * 100.0) / 100.0;
+}
+
+double round4(double v)
+{
+	return std::round(v * 10000.0) / 10000.0;
+}
+
+std::string errno_text(int err)
+{
+	return std::strerror(err < 0 ? -err : err);
 }
 
 }  // namespace dsctl

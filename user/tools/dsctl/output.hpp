@@ -30,6 +30,13 @@ public:
 	// command prints nothing on stdout (not even "[]").
 	void finish();
 
+	// A command whose own words choose the output after it (sim run's
+	// -j, -p and output json|table|csv) sets the mode before it prints.
+	void set_mode(mode m) { mode_ = m; }
+	// Lines of a command's own text layout (sim run's table and CSV),
+	// printed as they are, in text mode; JSON takes records instead.
+	void text_block(const std::string &lines);
+
 	// Text rendering of one record, exposed for tests.
 	static std::string text(const record &r);
 
@@ -53,5 +60,16 @@ std::string duration_string(uint64_t ns);
 // printable ones between bars; lines joined by newlines, no final offset
 // line and no "*" for repeated lines.  "" for no bytes.
 std::string hexdump(const uint8_t *data, size_t len);
+
+// v to one, two or four decimals, as dsctl prints rates, times and ratios.
+double round1(double v);
+double round2(double v);
+double round4(double v);
+
+// Text as printf(fmt, ...) would print it.
+std::string strprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+// The text of an errno value given with either sign (-EIO or EIO).
+std::string errno_text(int err);
 
 }  // namespace dsctl

@@ -352,11 +352,6 @@ std::string cache_mode_name(uint64_t mode)
 	}
 }
 
-double round4(double v)
-{
-	return std::round(v * 10000.0) / 10000.0;
-}
-
 record ratio_record(uint64_t part, uint64_t whole)
 {
 	if (!whole)

@@ -121,16 +121,6 @@ record version_value(int64_t v)
 	return v < 0 ? record(nullptr) : record(v);
 }
 
-double round2(double v)
-{
-	return std::round(v * 100.0) / 100.0;
-}
-
-std::string errno_text(int32_t err)
-{
-	return strerror(err < 0 ? -err : err);
-}
-
 }  // namespace
 
 bool valid_masters(std::string_view s)
@@ -624,8 +614,8 @@ record pool_segment_record(const ds_store_segment_info &s)
 	r["state"] = pool_segment_state_name(s.state);
 	r["size"] = s.size;
 	r["used"] = s.used;
-	r["use"] = s.size ? record(std::round(static_cast<double>(s.used) /
-					      static_cast<double>(s.size) * 10000.0) / 10000.0)
+	r["use"] = s.size ? record(round4(static_cast<double>(s.used) /
+						     static_cast<double>(s.size)))
 			  : record(nullptr);
 	r["owner"] = s.owner ? record(s.owner) : record(nullptr);
 	if (s.type == 1) {

@@ -194,7 +194,30 @@ constexpr size_t kLogHeader = 4 + 4 + 8;		// magic format gen
 constexpr size_t kFrameHeader = 4 + 4;			// len crc
 constexpr uint32_t kMaxRecord = 256u << 20;		// a bigger length is a torn header
 
-class FileLog : public MetaLog {
+// What both backends count, under their lock: the snapshot's generation
+// and size, and the records and bytes of the log after it.
+class CountedLog : public MetaLog {
+public:
+	uint64_t records_since_snapshot() const override
+	{
+		std::lock_guard g(m_);
+		return records_;
+	}
+	uint64_t bytes() const override
+	{
+		std::lock_guard g(m_);
+		return snap_bytes_ + log_bytes_;
+	}
+
+protected:
+	mutable std::mutex m_;
+	uint64_t gen_ = 0;		// the snapshot's
+	uint64_t snap_bytes_ = 0;
+	uint64_t log_bytes_ = 0;
+	uint64_t records_ = 0;		// in the log, after the snapshot
+};
+
+class FileLog : public CountedLog {
 public:
 	explicit FileLog(std::string dir) : dir_(std::move(dir)) {}
 	~FileLog() override
@@ -209,16 +232,6 @@ public:
 	int load(std::string *snapshot, std::vector<std::string> *records, std::string *err) override;
 	int append(const std::string &record, std::string *err) override;
 	int compact(const std::string &snapshot, std::string *err) override;
-	uint64_t records_since_snapshot() const override
-	{
-		std::lock_guard g(m_);
-		return records_;
-	}
-	uint64_t bytes() const override
-	{
-		std::lock_guard g(m_);
-		return snap_bytes_ + log_end_;
-	}
 	std::string describe() const override { return "file:" + dir_; }
 
 private:
@@ -228,15 +241,12 @@ private:
 	int reset_covered_log(std::string *err);
 	int scan_log(std::vector<std::string> *records, std::string *err);
 
+	// gen_: the log's must match; log_bytes_: the end of the last good
+	// record, where the next is written
 	std::string dir_;
-	mutable std::mutex m_;
 	int lock_fd_ = -1, log_fd_ = -1;
-	uint64_t gen_ = 0;		// the snapshot's; the log's must match
-	uint64_t snap_bytes_ = 0;
-	uint64_t log_end_ = 0;		// the end of the last good record
-	uint64_t records_ = 0;
 	bool log_stale_ = false;	// a compaction could not empty the log yet
-	bool tail_dirty_ = false;	// a failed append's bytes may lie past log_end_
+	bool tail_dirty_ = false;	// a failed append's bytes may lie past log_bytes_
 };
 
 // data == nullptr: the header only (gen_, snap_bytes_).
@@ -294,7 +304,7 @@ int FileLog::reset_log(std::string *err)
 	}
 	log_stale_ = false;
 	tail_dirty_ = false;
-	log_end_ = kLogHeader;
+	log_bytes_ = kLogHeader;
 	records_ = 0;
 	return 0;
 }
@@ -393,7 +403,7 @@ int FileLog::scan_log(std::vector<std::string> *records, std::string *err)
 		}
 	}
 	tail_dirty_ = false;
-	log_end_ = pos;
+	log_bytes_ = pos;
 	records_ = n;
 	return 0;
 }
@@ -457,7 +467,7 @@ int FileLog::append(const std::string &record, std::string *err)
 	if (tail_dirty_) {
 		// a frame shorter than the failed one must not leave its
 		// remains behind it (they would read as damage)
-		if (ftruncate(log_fd_, static_cast<off_t>(log_end_)) || fdatasync(log_fd_)) {
+		if (ftruncate(log_fd_, static_cast<off_t>(log_bytes_)) || fdatasync(log_fd_)) {
 			*err = errstr(path("log") + ": cutting a failed append", errno);
 			return -EIO;
 		}
@@ -468,17 +478,17 @@ int FileLog::append(const std::string &record, std::string *err)
 	put_le<uint32_t>(&frame, static_cast<uint32_t>(record.size()));
 	put_le<uint32_t>(&frame, crc32c(0, record.data(), record.size()));
 	frame += record;
-	int ret = write_all(log_fd_, frame.data(), frame.size(), static_cast<off_t>(log_end_));
+	int ret = write_all(log_fd_, frame.data(), frame.size(), static_cast<off_t>(log_bytes_));
 	if (!ret && fdatasync(log_fd_))
 		ret = -errno;
 	if (ret) {
 		*err = errstr(path("log"), -ret);
 		// a partial frame would read as a torn tail; cut it now anyway
-		if (ftruncate(log_fd_, static_cast<off_t>(log_end_)) || fdatasync(log_fd_))
+		if (ftruncate(log_fd_, static_cast<off_t>(log_bytes_)) || fdatasync(log_fd_))
 			tail_dirty_ = true;
 		return ret;
 	}
-	log_end_ += frame.size();
+	log_bytes_ += frame.size();
 	records_++;
 	return 0;
 }
@@ -574,7 +584,7 @@ bool decode_pointer(const std::string &v, SnapPointer *p)
 	return true;
 }
 
-class EtcdLog : public MetaLog {
+class EtcdLog : public CountedLog {
 public:
 	EtcdLog(std::shared_ptr<EtcdClient> etcd, std::string prefix, std::string fence_key,
 		int64_t fence_rev)
@@ -588,16 +598,6 @@ public:
 	int load(std::string *snapshot, std::vector<std::string> *records, std::string *err) override;
 	int append(const std::string &record, std::string *err) override;
 	int compact(const std::string &snapshot, std::string *err) override;
-	uint64_t records_since_snapshot() const override
-	{
-		std::lock_guard g(m_);
-		return records_;
-	}
-	uint64_t bytes() const override
-	{
-		std::lock_guard g(m_);
-		return snap_bytes_ + log_bytes_;
-	}
 	std::string describe() const override { return "etcd:" + etcd_->endpoints() + prefix_; }
 
 private:
@@ -611,8 +611,7 @@ private:
 	std::shared_ptr<EtcdClient> etcd_;
 	std::string prefix_, fence_key_;
 	int64_t fence_rev_;
-	mutable std::mutex m_;
-	uint64_t gen_ = 0, next_seq_ = 1, records_ = 0, snap_bytes_ = 0, log_bytes_ = 0;
+	uint64_t next_seq_ = 1;
 	bool unsure_ = false;	// an append failed ambiguously: read log/next_seq_ first
 };
 

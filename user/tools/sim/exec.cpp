@@ -25,19 +25,6 @@ const std::vector<std::string_view> sim_run_words = {
 
 namespace {
 
-uint64_t number(const keywords &kw, std::string_view word, uint64_t def, uint64_t min, uint64_t max)
-{
-	const std::string *v = kw.get(word);
-	uint64_t n;
-
-	if (!v)
-		return def;
-	if (!parse_u64(*v, n) || n < min || n > max)
-		fail(std::string(word) + " needs a number from " + std::to_string(min) + " to " +
-		     std::to_string(max) + ", not \"" + *v + "\"");
-	return n;
-}
-
 double fraction(const keywords &kw, std::string_view word, double def, double min, double max)
 {
 	const std::string *v = kw.get(word);
@@ -144,10 +131,10 @@ record run_record(const dssim::run_result &r, bool windows)
 	rec["evictions"] = c.evictions;
 	rec["writebacks"] = c.writebacks;
 	rec["refused"] = c.admissions_refused;
-	rec["mean_ns"] = std::round(r.mean_ns() * 10) / 10;
+	rec["mean_ns"] = round1(r.mean_ns());
 	rec["p99_ns"] = r.p99_ns;
-	rec["seconds"] = std::round(r.seconds * 1e4) / 1e4;
-	rec["mreqs_per_s"] = std::round(r.mreqs_per_s() * 100) / 100;
+	rec["seconds"] = round4(r.seconds);
+	rec["mreqs_per_s"] = round2(r.mreqs_per_s());
 	rec["one_pass"] = r.one_pass;	// seconds and speed are the pass's
 	if (windows) {
 		record w = record::array();
@@ -230,7 +217,7 @@ void run_sweep(std::string_view sw_spec, const dssim::sweep_spec &sw, sim_setup 
 			double op_ns = double(r.total_ns) / double(sw.ops - warm_ops) + payload_ns;
 			pts.push_back({ { "qps", qps }, { "policy", r.spec.policy },
 					{ "size", r.spec.o.cap.value },
-					{ "op_ns", std::round(op_ns * 100) / 100 },
+					{ "op_ns", round2(op_ns) },
 					{ "mops", std::round(1000 / op_ns * 1000) / 1000 },
 					{ "miss_ratio", round4(r.miss_ratio()) } });
 			rates[{ r.spec.policy, r.spec.o.cap.value }].push_back({ qps, 1000 / op_ns });
@@ -368,10 +355,11 @@ sim_setup make_setup(const keywords &kw)
 			dssim::make_policy(p, dssim::trace{}, su.o);	// throws: unknown
 	if (su.sizes.empty() || su.policies.empty())
 		fail("policy and size take comma-separated lists");
-	su.threads = unsigned(number(kw, "threads", std::max(1u, std::thread::hardware_concurrency()), 1, 1024));
-	su.o.interval_ns = number(kw, "interval", 100, 1, 1000000000);
-	su.o.maint_ns = number(kw, "maint", 0, 0, 1000000000000ULL);
-	su.o.seed = number(kw, "seed", 1, 0, UINT64_MAX);
+	su.threads = unsigned(u64_arg(kw, "threads", std::max(1u, std::thread::hardware_concurrency()),
+				      1, 1024, true));
+	su.o.interval_ns = u64_arg(kw, "interval", 100, 1, 1000000000, true);
+	su.o.maint_ns = u64_arg(kw, "maint", 0, 0, 1000000000000ULL, true);
+	su.o.seed = u64_arg(kw, "seed", 1, 0, UINT64_MAX, true);
 	if (kw.has("latency"))
 		parse_latency(*kw.get("latency"), su.o.cost_ns);
 	if (kw.has("tiers")) {
@@ -384,7 +372,7 @@ sim_setup make_setup(const keywords &kw)
 		parse_params(*kw.get("params"), su.o);
 	su.link_gbps = fraction(kw, "link", 100, 0.001, 100000);
 	su.warmup_given = kw.has("warmup");
-	su.warmup = number(kw, "warmup", 0, 0, UINT64_MAX);
+	su.warmup = u64_arg(kw, "warmup", 0, 0, UINT64_MAX, true);
 	// checked before the runs, not after them
 	su.shards = kw.has("shards") ? fraction(kw, "shards", 0.01, 1e-6, 1) : 0;
 	if (kw.has("mem") && (!parse_size(*kw.get("mem"), su.mem_limit) || !su.mem_limit))
@@ -437,7 +425,7 @@ record sim_execute(const keywords &kw, dssim::progress *prog)
 			ro.format = kw.get("format") ? *kw.get("format") : "";
 			if (kw.has("csv"))
 				ro.csv = dssim::parse_csv_map(*kw.get("csv"));
-			ro.limit = number(kw, "limit", 0, 1, UINT64_MAX);
+			ro.limit = u64_arg(kw, "limit", 0, 1, UINT64_MAX, true);
 			// hold only what the policies read: a 20M-request trace
 			// is 480 MiB with both, 160 MiB without
 			auto wants = [&](const char *prefix) {
@@ -456,7 +444,7 @@ record sim_execute(const keywords &kw, dssim::progress *prog)
 		if (su.warmup >= t.size())
 			fail("warmup must leave some of the trace's " + std::to_string(t.size()) +
 			     " requests");
-		su.window = number(kw, "window", default_window(t.size()), 1, UINT64_MAX);
+		su.window = u64_arg(kw, "window", default_window(t.size()), 1, UINT64_MAX, true);
 		auto specs = make_specs(su, t);
 		// moves FILE: the first seed run's, recorded by it alone
 		auto first_seed = std::find_if(specs.begin(), specs.end(), [](const auto &s) {
@@ -481,7 +469,7 @@ record sim_execute(const keywords &kw, dssim::progress *prog)
 	doc["seconds"] = std::round(secs * 1000) / 1000;
 	doc["mreqs_per_s"] = std::round(double(simulated) / secs / 1e4) / 100;
 	doc["threads"] = su.threads;
-	doc["peak_rss_mib"] = std::round(double(dssim::peak_rss()) / (1 << 20) * 10) / 10;
+	doc["peak_rss_mib"] = round1(double(dssim::peak_rss()) / (1 << 20));
 
 	return doc;
 }

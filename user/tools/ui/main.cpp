@@ -192,24 +192,17 @@ const char usage_text[] =
 int run(int argc, char **argv)
 {
 	global_opts opts;
-	int i = 1;
+	std::string err;
+	// dsctl's options, only before the words: "--listen" is a keyword
+	int i = parse_global(argc, argv, opts, err, true);
 
-	// only the options before the words: "--listen" is a keyword
-	for (; i < argc; i++) {
-		std::string_view o = argv[i];
-		if (o == "-j" || o == "-json" || o == "--json") {
-			opts.json = true;
-		} else if (o == "-p" || o == "-pretty" || o == "--pretty") {
-			opts.pretty = true;
-		} else if (o == "-h" || o == "-help" || o == "--help" || o == "help") {
-			fputs(usage_text, stdout);
-			return 0;
-		} else if (o == "-V" || o == "-version" || o == "--version") {
-			printf("dsmem-console, dsmem %s\n", DSCTL_VERSION);
-			return 0;
-		} else {
-			break;
-		}
+	if (opts.show_version) {
+		printf("dsmem-console, dsmem %s\n", DSCTL_VERSION);
+		return 0;
+	}
+	if (opts.help || (i < argc && std::string_view(argv[i]) == "help")) {
+		fputs(usage_text, stdout);
+		return 0;
 	}
 	args words(std::vector<std::string>(argv + i, argv + argc));
 	int (*fn)(env &) = ui_serve;
@@ -219,13 +212,7 @@ int run(int argc, char **argv)
 	} else if (!words.empty() && matches(words.peek(), "serve")) {
 		words.next();
 	}
-	output out(opts.json ? (opts.pretty ? output::mode::pretty_json : output::mode::json)
-			     : output::mode::text,
-		   stdout);
-	env e{ opts, out, words };
-	int ret = fn(e);
-	out.finish();
-	return ret;
+	return run_command(fn, opts, words);
 }
 
 }  // namespace
