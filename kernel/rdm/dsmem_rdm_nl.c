@@ -297,18 +297,16 @@ static void *dsmem_nl_lookup(struct genl_info *info, enum dsmem_nl_obj kind,
 {
 	int attr = kind == DSMEM_NL_PEER ? DSMEM_ATTR_PEER_ID : DSMEM_ATTR_SEG_ID;
 	struct dsmem_node *node = dsmem_nl_node(info, true);
-	struct nlattr *a;
+	struct nlattr *a = info->attrs[attr];
 	void *obj;
 
 	*nodep = node;
 	if (IS_ERR(node) || kind == DSMEM_NL_NODE)
 		return node;
-	/* only now: a node command's attribute table may end before attr */
 	if (GENL_REQ_ATTR_CHECK(info, attr)) {
 		obj = ERR_PTR(-EINVAL);
 		goto err_unlock_node;
 	}
-	a = info->attrs[attr];
 	obj = xa_load(kind == DSMEM_NL_PEER ? &node->peers : &node->segs,
 		      nla_get_u32(a));
 	if (obj)
