@@ -54,6 +54,12 @@
 #define DSMEM_SLOPE_UNRECEIVED_MS_MIN	100
 /* rdma_cm address and route resolution */
 #define DSMEM_RESOLVE_TIMEOUT_MS	2000
+/*
+ * a disconnected QP is destroyed after rdma_cm's timewait (about half a
+ * second on RoCE) or after this, whichever is first: the peer's packets
+ * sent before our QP left RTS may still be in the device's receive path
+ */
+#define DSMEM_TIMEWAIT_MAX_MS	2000
 /* keepalive: an idle connection is probed this often */
 #define DSMEM_KEEPALIVE_MS	1000
 /* services registered with the transport (segments, Slope) */

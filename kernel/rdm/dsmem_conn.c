@@ -98,6 +98,7 @@ static struct dsmem_conn *dsmem_conn_alloc(struct dsmem_peer *peer)
 	atomic_set(&conn->sq_free, DSMEM_SQ_DEPTH);
 	atomic_set(&conn->msg_free, DSMEM_MSG_DEPTH);
 	init_waitqueue_head(&conn->sq_wait);
+	init_completion(&conn->timewait);
 	INIT_LIST_HEAD(&conn->rx_list);
 	INIT_LIST_HEAD(&conn->gmrs);
 	INIT_WORK(&conn->rx_work, dsmem_msg_rx_work);
@@ -647,6 +648,20 @@ static bool dsmem_peer_unlink(struct dsmem_peer *peer)
 	return owned;
 }
 
+/*
+ * Wait for rdma_cm's timewait before the QP goes, as the CM's QP reuse rule
+ * asks, and bounded, as a peer that never answers our DREQ keeps the CM
+ * retrying for minutes.  It also lets a peer's packet that arrived before
+ * the QP left RTS finish in the device: rxe in 6.1 still writes to a QP for
+ * a moment after dropping its last reference to it.
+ */
+static void dsmem_conn_wait_timewait(struct dsmem_conn *conn)
+{
+	if (!wait_for_completion_timeout(&conn->timewait,
+					 msecs_to_jiffies(DSMEM_TIMEWAIT_MAX_MS)))
+		dsmem_stat_inc(DSMEM_STAT_CONN_TIMEWAIT_TIMEOUT);
+}
+
 static void dsmem_conn_release_work(struct work_struct *work)
 {
 	struct dsmem_conn *conn = container_of(work, struct dsmem_conn,
@@ -677,13 +692,11 @@ static void dsmem_conn_release_work(struct work_struct *work)
 	cancel_work_sync(&conn->rx_work);
 	dsmem_msg_fail_pending(conn, -ECONNRESET);
 	dsmem_services_conn_down(conn);
-	if (conn->qp)
-		dsmem_conn_destroy_qp(conn);
-	rdma_destroy_id(conn->cm_id);
-	conn->cm_id = NULL;
-	/* its handler, which may start the deadline, has run its last */
-	cancel_delayed_work_sync(&conn->deadline_work);
 
+	/*
+	 * Nothing uses the connection any more: the peer learns now, and
+	 * reconnects, without waiting for the timewait below.
+	 */
 	dsmem_stat_inc(conn->was_up ? DSMEM_STAT_CONN_LOST :
 				      DSMEM_STAT_CONN_FAILED);
 	state = conn->was_up ? DSMEM_PEER_DOWN : DSMEM_PEER_ERROR;
@@ -725,6 +738,16 @@ static void dsmem_conn_release_work(struct work_struct *work)
 		dsmem_nl_notify_peer(peer, DSMEM_CMD_PEER_DEL);
 		dsmem_peer_put(peer);
 	}
+
+	if (conn->qp) {
+		if (conn->established)
+			dsmem_conn_wait_timewait(conn);
+		dsmem_conn_destroy_qp(conn);
+	}
+	rdma_destroy_id(conn->cm_id);
+	conn->cm_id = NULL;
+	/* its handler, which may start the deadline, has run its last */
+	cancel_delayed_work_sync(&conn->deadline_work);
 
 	if (drop_peer_ref)
 		dsmem_conn_put(conn);
@@ -822,6 +845,9 @@ int dsmem_conn_cm_event(struct dsmem_conn *conn, struct rdma_cm_event *ev)
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		ret = -ENODEV;
+		break;
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+		complete(&conn->timewait);
 		break;
 	default:
 		break;

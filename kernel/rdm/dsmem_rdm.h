@@ -133,6 +133,7 @@ struct dsmem_conn {
 	u32 remote_node;		/* known once connected */
 	bool passive;			/* the other end connected to us */
 	bool established;		/* the QP reached RTS: drain it */
+	struct completion timewait;	/* rdma_cm's TIMEWAIT_EXIT came */
 	bool was_up;
 	/*
 	 * The handshake (dsmem_auth.c): both nonces and QPNs, the peer's
