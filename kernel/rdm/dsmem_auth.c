@@ -29,7 +29,7 @@ struct dsmem_key {
 
 /* Keys of one network namespace. */
 struct dsmem_key_net {
-	struct mutex lock;		/* the list; dsmem_rdm_lock -> lock */
+	struct mutex lock;		/* the list; a leaf */
 	struct list_head keys;
 	unsigned int nkeys;
 };

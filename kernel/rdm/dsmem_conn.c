@@ -639,12 +639,12 @@ static bool dsmem_peer_unlink(struct dsmem_peer *peer)
 	struct dsmem_node *node = peer->node;
 	bool owned = false;
 
-	mutex_lock(&dsmem_rdm_lock);
+	mutex_lock(&node->lock);
 	if (xa_load(&node->peers, peer->id) == peer) {
 		xa_erase(&node->peers, peer->id);
 		owned = true;
 	}
-	mutex_unlock(&dsmem_rdm_lock);
+	mutex_unlock(&node->lock);
 	return owned;
 }
 
@@ -865,7 +865,7 @@ struct dsmem_peer *dsmem_peer_create(struct dsmem_node *node,
 	struct dsmem_peer *peer;
 	int ret;
 
-	lockdep_assert_held(&dsmem_rdm_lock);
+	lockdep_assert_held(&node->lock);
 
 	peer = kzalloc(sizeof(*peer), GFP_KERNEL);
 	if (!peer)
@@ -1031,7 +1031,7 @@ static struct dsmem_peer *dsmem_conn_admit(struct dsmem_node *node,
 	unsigned long i;
 	u32 remote;
 
-	lockdep_assert_held(&dsmem_rdm_lock);
+	lockdep_assert_held(&node->lock);
 
 	xa_for_each(&node->peers, i, peer) {
 		bool here = dsmem_sockaddr_same_host(&peer->addr, addr);
@@ -1105,8 +1105,14 @@ int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 	memcpy(&addr, &id->route.addr.dst_addr,
 	       min(sizeof(addr), sizeof(id->route.addr.dst_addr)));
 
-	mutex_lock(&dsmem_rdm_lock);
-	if (node->dead) {
+	/*
+	 * The node's lock only: requests to other nodes, and their segments'
+	 * registrations, go on meanwhile.  The node may be going: its
+	 * teardown destroys this listener, which waits for us, before it
+	 * empties the peer table.
+	 */
+	mutex_lock(&node->lock);
+	if (READ_ONCE(node->dead)) {
 		ret = -ENODEV;
 		goto err_unlock;
 	}
@@ -1164,7 +1170,7 @@ int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 	ret = rdma_accept(id, &param);
 	if (!ret)
 		dsmem_conn_deadline_start(conn);
-	mutex_unlock(&dsmem_rdm_lock);
+	mutex_unlock(&node->lock);
 	dsmem_nl_notify_peer(peer, peer->passive ? DSMEM_CMD_PEER_NEW :
 				   DSMEM_CMD_PEER_STATE);
 	/*
@@ -1189,7 +1195,7 @@ err_unlink_peer:
 		dsmem_peer_put(peer);
 	}
 err_unlock:
-	mutex_unlock(&dsmem_rdm_lock);
+	mutex_unlock(&node->lock);
 	atomic_dec(&node->unauth);
 err_count:
 	dsmem_stat_inc(DSMEM_STAT_CONN_REJECTED);

@@ -14,11 +14,14 @@
 
 #include "dsmem_rdm.h"
 
-/* see the lock order in dsmem_rdm.h */
-DEFINE_MUTEX(dsmem_rdm_lock);
-/* node id -> dsmem_node, under dsmem_rdm_lock */
+/*
+ * The node table's lock: never held with a node's lock, nor while waiting
+ * for anything of a node (see the lock order in dsmem_rdm.h).
+ */
+DEFINE_MUTEX(dsmem_nodes_lock);
+/* node id -> dsmem_node, under dsmem_nodes_lock */
 static DEFINE_XARRAY(dsmem_nodes);
-/* set by module unload, under dsmem_rdm_lock: no new nodes */
+/* set by module unload, under dsmem_nodes_lock: no new nodes */
 static bool dsmem_rdm_closing;
 
 static void dsmem_node_release(struct kref *ref)
@@ -29,6 +32,7 @@ static void dsmem_node_release(struct kref *ref)
 	dsmem_services_node_fini(node);
 	xa_destroy(&node->peers);
 	xa_destroy(&node->segs);
+	mutex_destroy(&node->lock);
 	put_net(node->net);
 	kfree(node);
 }
@@ -38,17 +42,11 @@ void dsmem_node_put(struct dsmem_node *node)
 	kref_put(&node->ref, dsmem_node_release);
 }
 
-/* Under dsmem_rdm_lock: the live node of this id in this namespace. */
-struct dsmem_node *dsmem_node_find(u32 id, struct net *net)
+/* dead in the table: still being made (dsmem_node_create) */
+static bool dsmem_node_live(struct dsmem_node *node, struct net *net)
 {
-	struct dsmem_node *node;
-
-	lockdep_assert_held(&dsmem_rdm_lock);
-	node = xa_load(&dsmem_nodes, id);
-	/* dead in the table: still being made (dsmem_node_create) */
-	if (!node || node->dead || !net_eq(node->net, net))
-		return NULL;
-	return node;
+	lockdep_assert_held(&dsmem_nodes_lock);
+	return !node->dead && net_eq(node->net, net);
 }
 
 /* A counted reference to a live node, or NULL. */
@@ -56,19 +54,57 @@ struct dsmem_node *dsmem_node_get(u32 id, struct net *net)
 {
 	struct dsmem_node *node;
 
-	mutex_lock(&dsmem_rdm_lock);
-	node = dsmem_node_find(id, net);
-	if (node)
+	mutex_lock(&dsmem_nodes_lock);
+	node = xa_load(&dsmem_nodes, id);
+	if (node && dsmem_node_live(node, net))
 		kref_get(&node->ref);
-	mutex_unlock(&dsmem_rdm_lock);
+	else
+		node = NULL;
+	mutex_unlock(&dsmem_nodes_lock);
 	return node;
 }
 
 /*
+ * The first live node of the namespace with an id in [*id, max], counted,
+ * its id in *id; NULL when there is none.  Dumps walk the table with it
+ * and take each node's lock in turn, with the table's dropped.
+ */
+struct dsmem_node *dsmem_node_next(unsigned long *id, unsigned long max,
+				   struct net *net)
+{
+	struct dsmem_node *node;
+	unsigned long i;
+
+	mutex_lock(&dsmem_nodes_lock);
+	xa_for_each_range(&dsmem_nodes, i, node, *id, max) {
+		if (!dsmem_node_live(node, net))
+			continue;
+		kref_get(&node->ref);
+		*id = i;
+		break;
+	}
+	mutex_unlock(&dsmem_nodes_lock);
+	return node;
+}
+
+/*
+ * Lock a counted node to add to its tables: false, with the lock dropped,
+ * once it is unlinked -- its teardown empties them after setting dead.
+ */
+bool dsmem_node_lock_live(struct dsmem_node *node)
+{
+	mutex_lock(&node->lock);
+	if (!READ_ONCE(node->dead))
+		return true;
+	mutex_unlock(&node->lock);
+	return false;
+}
+
+/*
  * Listen on the port for IPv4 and IPv6 alike.  On failure node->listen_id
- * may hold the id, for the caller to destroy without dsmem_rdm_lock: an
+ * may hold the id, for the caller to destroy without our locks: an
  * rdma_listen() that failed part way may have run the handler already,
- * and the handler takes that lock.
+ * and the handler takes node->lock.
  */
 static int dsmem_node_listen(struct dsmem_node *node)
 {
@@ -104,7 +140,7 @@ int dsmem_node_create(u32 id, struct dsmem_device *sdev, u16 port,
 	bool gone;
 	int ret;
 
-	lockdep_assert_held(&dsmem_rdm_lock);
+	lockdep_assert_held(&dsmem_nodes_lock);
 
 	if (dsmem_rdm_closing)
 		return -ESHUTDOWN;
@@ -131,6 +167,7 @@ int dsmem_node_create(u32 id, struct dsmem_device *sdev, u16 port,
 	atomic_set(&node->unauth, 0);
 	node->net = get_net(net);
 	kref_init(&node->ref);
+	mutex_init(&node->lock);
 	xa_init_flags(&node->peers, XA_FLAGS_ALLOC1);
 	xa_init_flags(&node->segs, XA_FLAGS_ALLOC1);
 	INIT_LIST_HEAD(&node->files);
@@ -147,19 +184,20 @@ int dsmem_node_create(u32 id, struct dsmem_device *sdev, u16 port,
 	if (ret)
 		goto err_services_dead;
 	/*
-	 * rdma_cm runs the listener's handler under its handler lock, and
-	 * the handler takes dsmem_rdm_lock; listening destroys the per
-	 * device listeners when it fails, which takes their handler locks:
-	 * listen, and unwind it, without our lock, as dsmem_node_teardown()
-	 * does.  The device may go meanwhile (dsmem_rdm_dev_remove() leaves
-	 * a dead node alone): it is looked up again afterwards.
+	 * rdma_cm runs the listener's handler under its handler lock;
+	 * listening destroys the per device listeners when it fails, which
+	 * takes their handler locks: listen, and unwind it, without the
+	 * table's lock, as dsmem_node_teardown() does, and so that node
+	 * changes elsewhere do not wait for it.  The device may go meanwhile
+	 * (dsmem_rdm_dev_remove() leaves a dead node alone): it is looked up
+	 * again afterwards.
 	 */
 	index = sdev->ibdev->index;
-	mutex_unlock(&dsmem_rdm_lock);
+	mutex_unlock(&dsmem_nodes_lock);
 	ret = dsmem_node_listen(node);
 	if (ret && node->listen_id)
 		rdma_destroy_id(node->listen_id);
-	mutex_lock(&dsmem_rdm_lock);
+	mutex_lock(&dsmem_nodes_lock);
 	if (ret) {
 		NL_SET_ERR_MSG(extack, "cannot listen on this port");
 		goto err_erase_node;
@@ -172,7 +210,8 @@ int dsmem_node_create(u32 id, struct dsmem_device *sdev, u16 port,
 		ret = -ENODEV;
 		goto err_destroy_listener;
 	}
-	node->dead = false;
+	/* its listener's handler reads it under node->lock */
+	WRITE_ONCE(node->dead, false);
 	if (!node->key[0])
 		pr_warn_ratelimited("node %u is insecure: any host that reaches port %u can connect as any node id\n",
 				    id, port);
@@ -181,9 +220,9 @@ int dsmem_node_create(u32 id, struct dsmem_device *sdev, u16 port,
 	return 0;
 
 err_destroy_listener:
-	mutex_unlock(&dsmem_rdm_lock);
+	mutex_unlock(&dsmem_nodes_lock);
 	rdma_destroy_id(node->listen_id);
-	mutex_lock(&dsmem_rdm_lock);
+	mutex_lock(&dsmem_nodes_lock);
 err_erase_node:
 	xa_erase(&dsmem_nodes, id);
 err_services_dead:
@@ -194,9 +233,11 @@ err_put_node:
 }
 
 /*
- * Tear down a node that was unlinked under dsmem_rdm_lock: called without
- * the lock, because destroying the listener waits for its handler, and
- * closing a connection waits for its release.
+ * Tear down a node that was unlinked, and marked dead, under
+ * dsmem_nodes_lock: called without our locks, because destroying the
+ * listener waits for its handler, and closing a connection waits for its
+ * release.  It takes node->lock only after dead was set: nothing is added
+ * to the node's tables once it has emptied them.
  */
 static void dsmem_node_teardown(struct dsmem_node *node)
 {
@@ -213,23 +254,23 @@ static void dsmem_node_teardown(struct dsmem_node *node)
 	 */
 	for (;;) {
 		i = 0;
-		mutex_lock(&dsmem_rdm_lock);
+		mutex_lock(&node->lock);
 		peer = xa_find(&node->peers, &i, ULONG_MAX, XA_PRESENT);
 		if (peer)
 			kref_get(&peer->ref);
-		mutex_unlock(&dsmem_rdm_lock);
+		mutex_unlock(&node->lock);
 		if (!peer)
 			break;
 		dsmem_peer_delete(peer);
 		dsmem_peer_put(peer);
 	}
 
-	mutex_lock(&dsmem_rdm_lock);
+	mutex_lock(&node->lock);
 	xa_for_each(&node->segs, i, seg) {
 		xa_erase(&node->segs, i);
 		dsmem_seg_destroy(seg);
 	}
-	mutex_unlock(&dsmem_rdm_lock);
+	mutex_unlock(&node->lock);
 
 	dsmem_xfer_node_dead(node);
 	dsmem_services_node_dead(node);
@@ -242,16 +283,16 @@ int dsmem_node_destroy(u32 id, struct net *net, struct netlink_ext_ack *extack)
 {
 	struct dsmem_node *node;
 
-	mutex_lock(&dsmem_rdm_lock);
-	node = dsmem_node_find(id, net);
-	if (!node) {
-		mutex_unlock(&dsmem_rdm_lock);
+	mutex_lock(&dsmem_nodes_lock);
+	node = xa_load(&dsmem_nodes, id);
+	if (!node || !dsmem_node_live(node, net)) {
+		mutex_unlock(&dsmem_nodes_lock);
 		NL_SET_ERR_MSG(extack, "no such node");
 		return -ENOENT;
 	}
 	xa_erase(&dsmem_nodes, id);
-	node->dead = true;
-	mutex_unlock(&dsmem_rdm_lock);
+	WRITE_ONCE(node->dead, true);
+	mutex_unlock(&dsmem_nodes_lock);
 
 	dsmem_node_teardown(node);
 	return 0;
@@ -265,17 +306,17 @@ void dsmem_rdm_dev_remove(struct dsmem_device *sdev)
 
 	do {
 		found = NULL;
-		mutex_lock(&dsmem_rdm_lock);
+		mutex_lock(&dsmem_nodes_lock);
 		xa_for_each(&dsmem_nodes, i, node) {
 			/* one being made checks its device when it is done */
 			if (node->sdev != sdev || node->dead)
 				continue;
 			xa_erase(&dsmem_nodes, i);
-			node->dead = true;
+			WRITE_ONCE(node->dead, true);
 			found = node;
 			break;
 		}
-		mutex_unlock(&dsmem_rdm_lock);
+		mutex_unlock(&dsmem_nodes_lock);
 		if (found)
 			dsmem_node_teardown(found);
 	} while (found);
@@ -323,20 +364,20 @@ void dsmem_rdm_stop(void)
 
 	for (;;) {
 		i = 0;
-		mutex_lock(&dsmem_rdm_lock);
+		mutex_lock(&dsmem_nodes_lock);
 		dsmem_rdm_closing = true;
 		node = xa_find(&dsmem_nodes, &i, ULONG_MAX, XA_PRESENT);
 		if (node && node->dead) {
 			/* being made: it sees dsmem_rdm_closing and goes */
-			mutex_unlock(&dsmem_rdm_lock);
+			mutex_unlock(&dsmem_nodes_lock);
 			msleep(20);
 			continue;
 		}
 		if (node) {
 			xa_erase(&dsmem_nodes, i);
-			node->dead = true;
+			WRITE_ONCE(node->dead, true);
 		}
-		mutex_unlock(&dsmem_rdm_lock);
+		mutex_unlock(&dsmem_nodes_lock);
 		if (!node)
 			break;
 		dsmem_node_teardown(node);

@@ -29,17 +29,24 @@
  * path.
  *
  * Lock order:
- *   dsmem_rdm_lock -> dsmem_devs_lock -> net_rwsem
- *   dsmem_rdm_lock -> seg->lock, peer->lock, conn->lock (spinlocks, leaves)
- *   file->lock -> dsmem_rdm_lock
- * dsmem_rdm_lock (a mutex) protects the node table, every node's peer and
- * segment tables, grants and the grant MRs.  It is never held while
- * waiting for rdma_cm (rdma_destroy_id waits for the id's handler, and the
- * handlers take it), while a connection drains, nor while a peer answers
- * a GRANT or REVOKE: those are sent under it, in the order decided, and
- * awaited without it (dsmem_seg.c).
+ *   dsmem_nodes_lock -> dsmem_devs_lock -> net_rwsem
+ *   rdma_cm's handler lock -> dsmem_node.lock -> seg->lock (a leaf),
+ *	peer->lock, conn->lock (spinlocks, leaves), dsmem_tc_inst.lock
+ *   file->lock -> dsmem_nodes_lock
+ * dsmem_nodes_lock (dsmem_node.c) protects the node table, each node's
+ * dead flag and the module's stopping flag.  A node's lock protects its
+ * peer and segment tables, its admission, its segments' grants and the
+ * grant MRs of its segments and connections.  The two never nest: a node
+ * is looked up counted under dsmem_nodes_lock, which is dropped before
+ * node->lock is taken.  No path takes two nodes' locks: nodes talk to
+ * each other, on one host too, only through their connections.
+ * Neither lock is held while waiting for rdma_cm (rdma_destroy_id waits
+ * for the id's handler, and the handlers take node->lock), while a
+ * connection drains, nor while a peer answers a GRANT or REVOKE: those
+ * are sent under node->lock, in the order decided, and awaited without
+ * it (dsmem_seg.c).
  */
-extern struct mutex dsmem_rdm_lock;
+extern struct mutex dsmem_nodes_lock;
 
 struct dsmem_conn;
 
@@ -53,17 +60,26 @@ struct dsmem_node {
 	enum dsmem_cm_ctx cm_ctx;	/* DSMEM_CM_LISTENER */
 	u32 id;
 	u16 port;
-	bool dead;			/* unlinked; under dsmem_rdm_lock */
+	/*
+	 * Unlinked, or not published yet: under dsmem_nodes_lock.  Read
+	 * under lock too: the teardown sets it before it takes lock to empty
+	 * the tables, so whatever adds to them under lock sees it, or is
+	 * emptied (dsmem_node_lock_live).
+	 */
+	bool dead;
 	struct kref ref;
+	struct mutex lock;		/* see the lock order above */
 	struct dsmem_device *sdev;	/* its ibdev outlives the node */
 	struct net *net;
 	struct rdma_cm_id *listen_id;
+	/* under lock; the data path looks them up in RCU */
 	struct xarray peers;		/* peer id -> dsmem_peer */
 	struct xarray segs;		/* segment id -> dsmem_seg */
-	u32 next_peer;
+	u32 next_peer;			/* lock */
+	u64 gmr_gen;			/* lock: the last GRANT's, dsmem_gmr */
 	/* the key its peers prove; "": insecure (set at creation) */
 	char key[DSMEM_KEY_NAME_MAX];
-	u8 accept;			/* enum dsmem_accept, dsmem_rdm_lock */
+	u8 accept;			/* enum dsmem_accept, lock */
 	atomic_t unauth;		/* connections not yet authenticated */
 	struct list_head files;		/* attached dsmem_xfer_file, file_lock */
 	spinlock_t file_lock;
@@ -174,7 +190,7 @@ struct dsmem_conn {
 	struct xarray rsegs;		/* segment base >> 36 -> dsmem_rseg */
 	/*
 	 * Our segments' MRs in this PD (dsmem_gmr), and those taken off to
-	 * be revoked, which the PD outlives; under dsmem_rdm_lock.  Closed:
+	 * be revoked, which the PD outlives; under the node's lock.  Closed:
 	 * the connection went down, no grant is pushed on it any more.
 	 */
 	struct list_head gmrs;
@@ -204,7 +220,7 @@ struct dsmem_seg {
 	struct page **chunks;
 	struct sg_table sgt;		/* chunks, mapped for the node's device */
 	struct xarray grants;		/* remote node -> xa_mk_value(perm) */
-	/* under dsmem_rdm_lock: as the connection's, and whether destroyed */
+	/* under the node's lock: as the connection's, and whether destroyed */
 	struct list_head gmrs;
 	unsigned int gmrs_out;
 	bool dead;
@@ -229,7 +245,7 @@ struct dsmem_gmr {
 	struct list_head seg_link;	/* or a list of gmrs being revoked */
 	struct list_head conn_link;
 	u64 gen;			/* order of the GRANTs sent */
-	/* its REVOKE, sent under dsmem_rdm_lock and awaited without it */
+	/* its REVOKE, sent under the node's lock and awaited without it */
 	struct dsmem_msg_wait revoke;
 	struct dsmem_wire_msg revoke_req;
 	struct dsmem_wire_msg revoke_reply;
@@ -246,8 +262,10 @@ int dsmem_rdm_init(void);
 void dsmem_rdm_stop(void);
 void dsmem_rdm_exit(void);
 void dsmem_rdm_dev_remove(struct dsmem_device *sdev);
-struct dsmem_node *dsmem_node_find(u32 id, struct net *net);
 struct dsmem_node *dsmem_node_get(u32 id, struct net *net);
+struct dsmem_node *dsmem_node_next(unsigned long *id, unsigned long max,
+				   struct net *net);
+bool dsmem_node_lock_live(struct dsmem_node *node);
 void dsmem_node_put(struct dsmem_node *node);
 int dsmem_node_create(u32 id, struct dsmem_device *sdev, u16 port,
 		      const char *key, u8 accept, struct net *net,

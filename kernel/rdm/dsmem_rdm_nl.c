@@ -259,15 +259,22 @@ void dsmem_nl_notify_seg(struct dsmem_seg *seg, u8 cmd)
 	dsmem_nl_notify(seg->node->net, DSMEM_NL_SEG, seg, cmd);
 }
 
-/* Under dsmem_rdm_lock: the node the request names. */
-static struct dsmem_node *dsmem_nl_node(struct genl_info *info)
+/*
+ * The node the request names, counted and, with @lock, locked while it is
+ * live (dsmem_nl_node_unlock).
+ */
+static struct dsmem_node *dsmem_nl_node(struct genl_info *info, bool lock)
 {
 	struct nlattr *a = info->attrs[DSMEM_ATTR_NODE_ID];
 	struct dsmem_node *node;
 
 	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_NODE_ID))
 		return ERR_PTR(-EINVAL);
-	node = dsmem_node_find(nla_get_u32(a), genl_info_net(info));
+	node = dsmem_node_get(nla_get_u32(a), genl_info_net(info));
+	if (node && lock && !dsmem_node_lock_live(node)) {
+		dsmem_node_put(node);
+		node = NULL;
+	}
 	if (!node) {
 		NL_SET_ERR_MSG_ATTR(info->extack, a, "no such node");
 		return ERR_PTR(-ENOENT);
@@ -275,18 +282,33 @@ static struct dsmem_node *dsmem_nl_node(struct genl_info *info)
 	return node;
 }
 
-/* Under dsmem_rdm_lock: the node, peer or segment the request names. */
-static void *dsmem_nl_lookup(struct genl_info *info, enum dsmem_nl_obj kind)
+static void dsmem_nl_node_unlock(struct dsmem_node *node)
+{
+	mutex_unlock(&node->lock);
+	dsmem_node_put(node);
+}
+
+/*
+ * The node, peer or segment the request names, found under its node's
+ * lock, which is held, with the node counted in *nodep, on success.
+ */
+static void *dsmem_nl_lookup(struct genl_info *info, enum dsmem_nl_obj kind,
+			     struct dsmem_node **nodep)
 {
 	int attr = kind == DSMEM_NL_PEER ? DSMEM_ATTR_PEER_ID : DSMEM_ATTR_SEG_ID;
-	struct dsmem_node *node = dsmem_nl_node(info);
-	struct nlattr *a = info->attrs[attr];
+	struct dsmem_node *node = dsmem_nl_node(info, true);
+	struct nlattr *a;
 	void *obj;
 
+	*nodep = node;
 	if (IS_ERR(node) || kind == DSMEM_NL_NODE)
 		return node;
-	if (GENL_REQ_ATTR_CHECK(info, attr))
-		return ERR_PTR(-EINVAL);
+	/* only now: a node command's attribute table may end before attr */
+	if (GENL_REQ_ATTR_CHECK(info, attr)) {
+		obj = ERR_PTR(-EINVAL);
+		goto err_unlock_node;
+	}
+	a = info->attrs[attr];
 	obj = xa_load(kind == DSMEM_NL_PEER ? &node->peers : &node->segs,
 		      nla_get_u32(a));
 	if (obj)
@@ -295,7 +317,10 @@ static void *dsmem_nl_lookup(struct genl_info *info, enum dsmem_nl_obj kind)
 		NL_SET_ERR_MSG_ATTR(info->extack, a, "no such peer");
 	else
 		NL_SET_ERR_MSG_ATTR(info->extack, a, "no such segment");
-	return ERR_PTR(-ENOENT);
+	obj = ERR_PTR(-ENOENT);
+err_unlock_node:
+	dsmem_nl_node_unlock(node);
+	return obj;
 }
 
 /* NODE_ACCEPT, checked against the node's key (insecure: "") */
@@ -344,12 +369,12 @@ int dsmem_nl_node_new(struct sk_buff *skb, struct genl_info *info)
 	if (ret)
 		return ret;
 
-	mutex_lock(&dsmem_rdm_lock);
+	mutex_lock(&dsmem_nodes_lock);
 	mutex_lock(&dsmem_devs_lock);
 	sdev = dsmem_nl_find_dev(info);
 	mutex_unlock(&dsmem_devs_lock);
 	/* a device leaves dsmem_devs before its nodes are torn down, and
-	 * the teardown takes dsmem_rdm_lock: sdev stays valid while held
+	 * the teardown takes dsmem_nodes_lock: sdev stays valid while held
 	 * (dsmem_node_create() looks again after it drops it to listen)
 	 */
 	if (IS_ERR(sdev)) {
@@ -361,7 +386,7 @@ int dsmem_nl_node_new(struct sk_buff *skb, struct genl_info *info)
 				nla_get_u16(info->attrs[DSMEM_ATTR_NODE_PORT]),
 				key, accept, genl_info_net(info), info->extack);
 out:
-	mutex_unlock(&dsmem_rdm_lock);
+	mutex_unlock(&dsmem_nodes_lock);
 	return ret;
 }
 
@@ -374,12 +399,9 @@ int dsmem_nl_node_set(struct sk_buff *skb, struct genl_info *info)
 
 	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_NODE_ACCEPT))
 		return -EINVAL;
-	mutex_lock(&dsmem_rdm_lock);
-	node = dsmem_nl_node(info);
-	if (IS_ERR(node)) {
-		ret = PTR_ERR(node);
-		goto out;
-	}
+	node = dsmem_nl_node(info, true);
+	if (IS_ERR(node))
+		return PTR_ERR(node);
 	ret = dsmem_nl_accept(info, node->key, &accept);
 	if (!ret && node->accept != accept) {
 		node->accept = accept;
@@ -387,8 +409,7 @@ int dsmem_nl_node_set(struct sk_buff *skb, struct genl_info *info)
 			accept == DSMEM_ACCEPT_KEYED ?
 			"any address that proves its key" : "its peers only");
 	}
-out:
-	mutex_unlock(&dsmem_rdm_lock);
+	dsmem_nl_node_unlock(node);
 	return ret;
 }
 
@@ -408,6 +429,7 @@ static int dsmem_nl_get_doit(struct genl_info *info, enum dsmem_nl_obj kind)
 		[DSMEM_NL_PEER] = DSMEM_CMD_PEER_GET,
 		[DSMEM_NL_SEG] = DSMEM_CMD_SEG_GET,
 	};
+	struct dsmem_node *node;
 	struct sk_buff *msg;
 	void *obj;
 	int ret;
@@ -415,12 +437,12 @@ static int dsmem_nl_get_doit(struct genl_info *info, enum dsmem_nl_obj kind)
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
-	mutex_lock(&dsmem_rdm_lock);
-	obj = dsmem_nl_lookup(info, kind);
-	ret = IS_ERR(obj) ? PTR_ERR(obj) :
-	      dsmem_nl_fill_obj(msg, kind, obj, info->snd_portid,
+	obj = dsmem_nl_lookup(info, kind, &node);
+	if (IS_ERR(obj))
+		return dsmem_nl_reply_send(info, msg, PTR_ERR(obj));
+	ret = dsmem_nl_fill_obj(msg, kind, obj, info->snd_portid,
 				info->snd_seq, 0, cmds[kind]);
-	mutex_unlock(&dsmem_rdm_lock);
+	dsmem_nl_node_unlock(node);
 	return dsmem_nl_reply_send(info, msg, ret);
 }
 
@@ -429,7 +451,10 @@ int dsmem_nl_node_get_doit(struct sk_buff *skb, struct genl_info *info)
 	return dsmem_nl_get_doit(info, DSMEM_NL_NODE);
 }
 
-/* cb->args[0]: next node id; [1]: next peer or segment id; [2]: checked */
+/*
+ * cb->args[0]: next node id; [1]: next peer or segment id; [2]: checked.
+ * Each node is described under its own lock, taken in turn.
+ */
 int dsmem_nl_node_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
@@ -447,18 +472,16 @@ int dsmem_nl_node_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 		}
 		cb->args[2] = 1;
 	}
-	mutex_lock(&dsmem_rdm_lock);
-	for (; id <= DSMEM_NODE_ID_MAX; id++) {
-		node = dsmem_node_find(id, net);
-		if (!node)
-			continue;
+	for (; (node = dsmem_node_next(&id, DSMEM_NODE_ID_MAX, net)); id++) {
+		mutex_lock(&node->lock);
 		ret = dsmem_nl_fill_node(skb, node, NETLINK_CB(cb->skb).portid,
 					 cb->nlh->nlmsg_seq, NLM_F_MULTI,
 					 DSMEM_CMD_NODE_GET);
+		mutex_unlock(&node->lock);
+		dsmem_node_put(node);
 		if (ret)
 			break;
 	}
-	mutex_unlock(&dsmem_rdm_lock);
 	cb->args[0] = id;
 	if (ret && !skb->len)
 		return ret;
@@ -532,17 +555,16 @@ int dsmem_nl_peer_new(struct sk_buff *skb, struct genl_info *info)
 	if (!msg)
 		return -ENOMEM;
 
-	mutex_lock(&dsmem_rdm_lock);
-	node = dsmem_nl_node(info);
+	node = dsmem_nl_node(info, true);
 	if (IS_ERR(node)) {
 		ret = PTR_ERR(node);
-		goto err_unlock;
+		goto err_free_msg;
 	}
 	peer = dsmem_peer_create(node, &ss, false);
 	if (IS_ERR(peer)) {
 		ret = PTR_ERR(peer);
 		NL_SET_ERR_MSG(info->extack, "the node has all the peers it may have");
-		goto err_unlock;
+		goto err_unlock_node;
 	}
 	/* nobody sees it before the lock is dropped */
 	peer->listen = listen;
@@ -551,7 +573,7 @@ int dsmem_nl_peer_new(struct sk_buff *skb, struct genl_info *info)
 	if (listen)
 		peer->state = DSMEM_PEER_DOWN;
 	kref_get(&peer->ref);
-	mutex_unlock(&dsmem_rdm_lock);
+	dsmem_nl_node_unlock(node);
 
 	dsmem_nl_notify_peer(peer, DSMEM_CMD_PEER_NEW);
 	dsmem_peer_start(peer);
@@ -560,24 +582,24 @@ int dsmem_nl_peer_new(struct sk_buff *skb, struct genl_info *info)
 	dsmem_peer_put(peer);
 	return dsmem_nl_reply_send(info, msg, ret);
 
-err_unlock:
-	mutex_unlock(&dsmem_rdm_lock);
+err_unlock_node:
+	dsmem_nl_node_unlock(node);
+err_free_msg:
 	nlmsg_free(msg);
 	return ret;
 }
 
 int dsmem_nl_peer_del(struct sk_buff *skb, struct genl_info *info)
 {
+	struct dsmem_node *node;
 	struct dsmem_peer *peer;
 
-	mutex_lock(&dsmem_rdm_lock);
-	peer = dsmem_nl_lookup(info, DSMEM_NL_PEER);
-	if (!IS_ERR(peer))
-		kref_get(&peer->ref);
-	mutex_unlock(&dsmem_rdm_lock);
+	peer = dsmem_nl_lookup(info, DSMEM_NL_PEER, &node);
 	if (IS_ERR(peer))
 		return PTR_ERR(peer);
-	/* waits for the connection's release, which takes the lock */
+	kref_get(&peer->ref);
+	dsmem_nl_node_unlock(node);
+	/* waits for the connection's release, which takes node->lock */
 	dsmem_peer_delete(peer);
 	dsmem_peer_put(peer);
 	return 0;
@@ -627,13 +649,11 @@ static int dsmem_nl_dump_objs(struct sk_buff *skb, struct netlink_callback *cb,
 	if (filter && nid < filter)
 		nid = filter;
 
-	mutex_lock(&dsmem_rdm_lock);
-	for (; nid <= DSMEM_NODE_ID_MAX; nid++, oid = 0) {
-		if (filter && nid != filter)
-			break;
-		node = dsmem_node_find(nid, net);
-		if (!node)
-			continue;
+	/* each node's objects under its lock, the nodes in turn */
+	for (; (node = dsmem_node_next(&nid, filter ? filter :
+					     DSMEM_NODE_ID_MAX, net));
+	     nid++, oid = 0) {
+		mutex_lock(&node->lock);
 		xa_for_each_start(peers ? &node->peers : &node->segs, oid, obj,
 				  oid) {
 			ret = dsmem_nl_fill_obj(skb,
@@ -643,11 +663,13 @@ static int dsmem_nl_dump_objs(struct sk_buff *skb, struct netlink_callback *cb,
 						peers ? DSMEM_CMD_PEER_GET :
 							DSMEM_CMD_SEG_GET);
 			if (ret)
-				goto out;
+				break;
 		}
+		mutex_unlock(&node->lock);
+		dsmem_node_put(node);
+		if (ret)
+			break;
 	}
-out:
-	mutex_unlock(&dsmem_rdm_lock);
 	cb->args[0] = nid;
 	cb->args[1] = oid;
 	if (ret && !skb->len)
@@ -679,12 +701,9 @@ int dsmem_nl_seg_new(struct sk_buff *skb, struct genl_info *info)
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
-	mutex_lock(&dsmem_rdm_lock);
-	node = dsmem_nl_node(info);
-	if (IS_ERR(node)) {
-		ret = PTR_ERR(node);
-		goto out_unlock;
-	}
+	node = dsmem_nl_node(info, true);
+	if (IS_ERR(node))
+		return dsmem_nl_reply_send(info, msg, PTR_ERR(node));
 	ret = dsmem_seg_create(node,
 			       nla_get_u64(info->attrs[DSMEM_ATTR_SEG_SIZE]),
 			       numa ? nla_get_s32(numa) : NUMA_NO_NODE,
@@ -696,22 +715,22 @@ int dsmem_nl_seg_new(struct sk_buff *skb, struct genl_info *info)
 	ret = dsmem_nl_fill_seg(msg, seg, info->snd_portid, info->snd_seq, 0,
 				DSMEM_CMD_SEG_NEW);
 out_unlock:
-	mutex_unlock(&dsmem_rdm_lock);
+	dsmem_nl_node_unlock(node);
 	return dsmem_nl_reply_send(info, msg, ret);
 }
 
 int dsmem_nl_seg_del(struct sk_buff *skb, struct genl_info *info)
 {
+	struct dsmem_node *node;
 	struct dsmem_seg *seg;
 
-	mutex_lock(&dsmem_rdm_lock);
-	seg = dsmem_nl_lookup(info, DSMEM_NL_SEG);
-	if (!IS_ERR(seg)) {
-		xa_erase(&seg->node->segs, seg->id);
-		dsmem_seg_destroy(seg);
-	}
-	mutex_unlock(&dsmem_rdm_lock);
-	return PTR_ERR_OR_ZERO(seg);
+	seg = dsmem_nl_lookup(info, DSMEM_NL_SEG, &node);
+	if (IS_ERR(seg))
+		return PTR_ERR(seg);
+	xa_erase(&node->segs, seg->id);
+	dsmem_seg_destroy(seg);
+	dsmem_nl_node_unlock(node);
+	return 0;
 }
 
 int dsmem_nl_seg_get_doit(struct sk_buff *skb, struct genl_info *info)
@@ -722,49 +741,43 @@ int dsmem_nl_seg_get_doit(struct sk_buff *skb, struct genl_info *info)
 int dsmem_nl_seg_grant(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr *perm = info->attrs[DSMEM_ATTR_SEG_PERM];
+	struct dsmem_node *node;
 	struct dsmem_seg *seg;
 	u32 remote;
 	int ret;
 
 	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_PEER_REMOTE_NODE))
 		return -EINVAL;
-	mutex_lock(&dsmem_rdm_lock);
-	seg = dsmem_nl_lookup(info, DSMEM_NL_SEG);
-	if (IS_ERR(seg)) {
-		ret = PTR_ERR(seg);
-		goto out;
-	}
+	seg = dsmem_nl_lookup(info, DSMEM_NL_SEG, &node);
+	if (IS_ERR(seg))
+		return PTR_ERR(seg);
 	remote = nla_get_u32(info->attrs[DSMEM_ATTR_PEER_REMOTE_NODE]);
 	ret = dsmem_seg_grant(seg, remote,
 			      perm ? nla_get_u8(perm) : DSMEM_PERM_ALL);
 	if (ret)
 		NL_SET_ERR_MSG(info->extack,
 			       "granted, but a connected peer did not take the grant");
-out:
-	mutex_unlock(&dsmem_rdm_lock);
+	dsmem_nl_node_unlock(node);
 	return ret;
 }
 
 int dsmem_nl_seg_revoke(struct sk_buff *skb, struct genl_info *info)
 {
+	struct dsmem_node *node;
 	struct dsmem_seg *seg;
 	u32 remote;
 	int ret;
 
 	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_PEER_REMOTE_NODE))
 		return -EINVAL;
-	mutex_lock(&dsmem_rdm_lock);
-	seg = dsmem_nl_lookup(info, DSMEM_NL_SEG);
-	if (IS_ERR(seg)) {
-		ret = PTR_ERR(seg);
-		goto out;
-	}
+	seg = dsmem_nl_lookup(info, DSMEM_NL_SEG, &node);
+	if (IS_ERR(seg))
+		return PTR_ERR(seg);
 	remote = nla_get_u32(info->attrs[DSMEM_ATTR_PEER_REMOTE_NODE]);
 	ret = dsmem_seg_revoke(seg, remote);
 	if (ret)
 		NL_SET_ERR_MSG(info->extack, "the node has no grant on this segment");
-out:
-	mutex_unlock(&dsmem_rdm_lock);
+	dsmem_nl_node_unlock(node);
 	return ret;
 }
 
@@ -774,14 +787,12 @@ static struct dsmem_conn *dsmem_nl_conn(struct genl_info *info, u32 remote)
 	struct dsmem_node *node;
 	struct dsmem_conn *conn;
 
-	mutex_lock(&dsmem_rdm_lock);
-	node = dsmem_nl_node(info);
-	if (IS_ERR(node)) {
-		mutex_unlock(&dsmem_rdm_lock);
+	/* the peers are looked up in RCU: no lock */
+	node = dsmem_nl_node(info, false);
+	if (IS_ERR(node))
 		return ERR_CAST(node);
-	}
 	conn = dsmem_conn_lookup(node, remote);
-	mutex_unlock(&dsmem_rdm_lock);
+	dsmem_node_put(node);
 	if (!conn) {
 		NL_SET_ERR_MSG(info->extack, "no peer is up to that node");
 		return ERR_PTR(-ENOTCONN);

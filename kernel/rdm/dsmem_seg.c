@@ -169,7 +169,8 @@ int dsmem_seg_create(struct dsmem_node *node, u64 size, int numa,
 	u32 id;
 	int ret;
 
-	lockdep_assert_held(&dsmem_rdm_lock);
+	/* the allocation and mapping hold up this node only */
+	lockdep_assert_held(&node->lock);
 
 	if (!size || size > DSMEM_SEG_SIZE_MAX || !PAGE_ALIGNED(size)) {
 		NL_SET_ERR_MSG(extack,
@@ -589,11 +590,12 @@ err_free_gmr:
 }
 
 /*
- * Grants and the peers' answers.  A GRANT or REVOKE is sent under
- * dsmem_rdm_lock, so each peer receives them in the order they were
- * decided, and its answer is awaited without the lock: a peer that does
- * not answer delays only whoever asked it, and is disconnected after
- * DSMEM_MSG_TIMEOUT_MS.
+ * Grants and the peers' answers.  A GRANT or REVOKE is sent under the
+ * segment's node's lock, so each peer receives them in the order they
+ * were decided, and its answer is awaited without the lock: a peer that
+ * does not answer delays only whoever asked it, and is disconnected after
+ * DSMEM_MSG_TIMEOUT_MS.  A segment, its grants and the connections they
+ * go on are one node's: one node's lock covers them.
  *
  * A gmr linked on its segment and connection is the grant's (answered or
  * on its way); whoever unlinks it frees it.  One taken off to be revoked
@@ -602,7 +604,6 @@ err_free_gmr:
  * stays, until then.
  */
 static DECLARE_WAIT_QUEUE_HEAD(dsmem_gmrs_wait);
-static u64 dsmem_gmr_gen;	/* under dsmem_rdm_lock */
 
 /* A GRANT of gmr: req points into the returned buffer, kfree'd after. */
 static void *dsmem_gmr_grant(struct dsmem_gmr *gmr, struct dsmem_wire_msg *req)
@@ -660,7 +661,7 @@ static void dsmem_gmr_unlink(struct dsmem_gmr *gmr)
  */
 static void dsmem_gmr_take(struct dsmem_gmr *gmr, struct list_head *out)
 {
-	lockdep_assert_held(&dsmem_rdm_lock);
+	lockdep_assert_held(&gmr->seg->node->lock);
 	dsmem_gmr_unlink(gmr);
 	INIT_LIST_HEAD(&gmr->conn_link);
 	list_add_tail(&gmr->seg_link, out);
@@ -675,13 +676,18 @@ static void dsmem_gmr_take(struct dsmem_gmr *gmr, struct list_head *out)
 					  &gmr->revoke_reply, NULL, 0);
 }
 
-/* Without the lock: the taken gmrs' answers, then their MRs go. */
+/*
+ * Without the lock: the taken gmrs' answers, then their MRs go.  The
+ * caller holds the node: a segment or connection, and its reference to
+ * the node, may go as soon as its waiter is woken.
+ */
 static void dsmem_gmrs_revoke(struct list_head *out)
 {
 	struct dsmem_gmr *gmr, *tmp;
 
 	list_for_each_entry_safe(gmr, tmp, out, seg_link) {
 		struct dsmem_seg *seg = gmr->seg;
+		struct dsmem_node *node = seg->node;
 		struct dsmem_conn *conn = gmr->conn;
 		int ret = gmr->revoke_ret;
 
@@ -699,11 +705,11 @@ static void dsmem_gmrs_revoke(struct list_head *out)
 		list_del(&gmr->seg_link);
 		dsmem_gmr_free(gmr);
 		/* the last touch of seg and conn: their waiters free them */
-		mutex_lock(&dsmem_rdm_lock);
+		mutex_lock(&node->lock);
 		seg->gmrs_out--;
 		conn->gmrs_out--;
 		wake_up_all(&dsmem_gmrs_wait);
-		mutex_unlock(&dsmem_rdm_lock);
+		mutex_unlock(&node->lock);
 	}
 }
 
@@ -715,6 +721,7 @@ static void dsmem_gmrs_revoke(struct list_head *out)
 static int dsmem_seg_push(struct dsmem_seg *seg, struct dsmem_conn *conn,
 			  u32 perm)
 {
+	struct dsmem_node *node = seg->node;
 	struct dsmem_wire_msg req, reply;
 	struct dsmem_gmr *gmr, *it, *tmp;
 	struct dsmem_msg_wait w;
@@ -723,7 +730,7 @@ static int dsmem_seg_push(struct dsmem_seg *seg, struct dsmem_conn *conn,
 	u64 gen;
 	int ret;
 
-	lockdep_assert_held(&dsmem_rdm_lock);
+	lockdep_assert_held(&node->lock);
 	if (seg->dead || conn->gmrs_closed)
 		return -ENOTCONN;
 	gmr = dsmem_gmr_register(seg, conn, perm);
@@ -734,15 +741,15 @@ static int dsmem_seg_push(struct dsmem_seg *seg, struct dsmem_conn *conn,
 		dsmem_gmr_free(gmr);
 		return PTR_ERR(data);
 	}
-	gen = ++dsmem_gmr_gen;
+	gen = ++node->gmr_gen;
 	gmr->gen = gen;
 	list_add_tail(&gmr->seg_link, &seg->gmrs);
 	list_add_tail(&gmr->conn_link, &conn->gmrs);
 	ret = dsmem_msg_start(conn, &w, &req, &reply, NULL, 0);
 	if (!ret) {
-		mutex_unlock(&dsmem_rdm_lock);
+		mutex_unlock(&node->lock);
 		ret = dsmem_msg_finish(conn, &w, DSMEM_MSG_TIMEOUT_MS);
-		mutex_lock(&dsmem_rdm_lock);
+		mutex_lock(&node->lock);
 	}
 	kfree(data);
 
@@ -796,7 +803,7 @@ int dsmem_seg_grant(struct dsmem_seg *seg, u32 remote, u32 perm)
 	unsigned long i;
 	int ret, first = 0;
 
-	lockdep_assert_held(&dsmem_rdm_lock);
+	lockdep_assert_held(&node->lock);
 
 	ret = xa_err(xa_store(&seg->grants, remote, xa_mk_value(perm),
 			      GFP_KERNEL));
@@ -830,10 +837,11 @@ int dsmem_seg_grant(struct dsmem_seg *seg, u32 remote, u32 perm)
 /* Under the lock, which is dropped while the peers answer. */
 int dsmem_seg_revoke(struct dsmem_seg *seg, u32 remote)
 {
+	struct dsmem_node *node = seg->node;
 	struct dsmem_gmr *gmr, *tmp;
 	LIST_HEAD(out);
 
-	lockdep_assert_held(&dsmem_rdm_lock);
+	lockdep_assert_held(&node->lock);
 
 	if (!xa_erase(&seg->grants, remote))
 		return -ENOENT;
@@ -842,9 +850,9 @@ int dsmem_seg_revoke(struct dsmem_seg *seg, u32 remote)
 			dsmem_gmr_take(gmr, &out);
 	if (list_empty(&out))
 		return 0;
-	mutex_unlock(&dsmem_rdm_lock);
+	mutex_unlock(&node->lock);
 	dsmem_gmrs_revoke(&out);
-	mutex_lock(&dsmem_rdm_lock);
+	mutex_lock(&node->lock);
 	return 0;
 }
 
@@ -855,19 +863,20 @@ int dsmem_seg_revoke(struct dsmem_seg *seg, u32 remote)
  */
 void dsmem_seg_destroy(struct dsmem_seg *seg)
 {
+	struct dsmem_node *node = seg->node;
 	struct dsmem_gmr *gmr, *tmp;
 	LIST_HEAD(out);
 
-	lockdep_assert_held(&dsmem_rdm_lock);
+	lockdep_assert_held(&node->lock);
 
 	seg->dead = true;
 	list_for_each_entry_safe(gmr, tmp, &seg->gmrs, seg_link)
 		dsmem_gmr_take(gmr, &out);
-	mutex_unlock(&dsmem_rdm_lock);
+	mutex_unlock(&node->lock);
 	dsmem_gmrs_revoke(&out);
 	/* and the revokes of others (dsmem_seg_revoke) */
 	wait_event(dsmem_gmrs_wait, !READ_ONCE(seg->gmrs_out));
-	mutex_lock(&dsmem_rdm_lock);
+	mutex_lock(&node->lock);
 	dsmem_seg_unmap(seg);
 	dsmem_stat_inc(DSMEM_STAT_SEG_REMOVED);
 	dsmem_nl_notify_seg(seg, DSMEM_CMD_SEG_DEL);
@@ -876,13 +885,14 @@ void dsmem_seg_destroy(struct dsmem_seg *seg)
 
 void dsmem_seg_conn_up(struct dsmem_conn *conn)
 {
+	struct dsmem_node *node = conn->peer->node;
 	struct dsmem_seg *seg;
 	unsigned long i;
 	u32 perm;
 	int ret;
 
-	mutex_lock(&dsmem_rdm_lock);
-	xa_for_each(&conn->peer->node->segs, i, seg) {
+	mutex_lock(&node->lock);
+	xa_for_each(&node->segs, i, seg) {
 		perm = dsmem_seg_perm(seg, conn->remote_node);
 		if (!perm)
 			continue;
@@ -892,20 +902,21 @@ void dsmem_seg_conn_up(struct dsmem_conn *conn)
 		if (ret)
 			break;	/* the connection failed; it will be back */
 	}
-	mutex_unlock(&dsmem_rdm_lock);
+	mutex_unlock(&node->lock);
 }
 
 void dsmem_seg_conn_down(struct dsmem_conn *conn)
 {
+	struct dsmem_node *node = conn->peer->node;
 	struct dsmem_gmr *gmr, *tmp;
 
-	mutex_lock(&dsmem_rdm_lock);
+	mutex_lock(&node->lock);
 	conn->gmrs_closed = true;
 	list_for_each_entry_safe(gmr, tmp, &conn->gmrs, conn_link) {
 		dsmem_gmr_unlink(gmr);
 		dsmem_gmr_free(gmr);
 	}
-	mutex_unlock(&dsmem_rdm_lock);
+	mutex_unlock(&node->lock);
 	/* revokes under way (their waits ended with the pending requests) */
 	wait_event(dsmem_gmrs_wait, !READ_ONCE(conn->gmrs_out));
 }

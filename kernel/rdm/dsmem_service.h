@@ -40,9 +40,9 @@ struct dsmem_msg_op {
 
 /*
  * A service.  Every hook is optional.  Nodes: .node_init makes the
- * service's state of a node (*priv), under dsmem_rdm_lock, before the node
- * is published; .node_dead runs once the node is unlinked and its
- * connections are closed, without the lock; .node_fini frees the state at
+ * service's state of a node (*priv), under dsmem_nodes_lock, before the
+ * node is published; .node_dead runs once the node is unlinked and its
+ * connections are closed, without our locks; .node_fini frees the state at
  * the node's last reference.  Connections: .conn_up once a connection to
  * an authenticated peer is up, .conn_down as it closes, after it drained
  * (nothing of it completes any more), both from the module's workqueue.

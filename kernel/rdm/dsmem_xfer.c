@@ -43,7 +43,7 @@ struct dsmem_umr {
 /*
  * The data path's part of one open /dev/dsmem (struct dsmem_file,
  * dsmem_chrdev.h).  Lock order: file->lock ->
- * node->file_lock, and file->lock -> dsmem_rdm_lock (dsmem_rdm.h).
+ * node->file_lock, and file->lock -> dsmem_nodes_lock (dsmem_rdm.h).
  * file->lock is never held while waiting for a transfer.
  *
  * Counted: the descriptor holds one reference, dsmem_xfer_node_dead()

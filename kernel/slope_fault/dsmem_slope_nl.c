@@ -258,19 +258,27 @@ int dsmem_nl_slope_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	struct net *net = sock_net(cb->skb->sk);
 	unsigned long nid = max_t(unsigned long, cb->args[0], 1);
 	unsigned long phase = cb->args[1];
-	unsigned long pos = cb->args[2], filter = 0;
+	unsigned long pos = cb->args[2], last = DSMEM_NODE_ID_MAX, want;
 	struct dsmem_node *node;
 	int ret = 0;
 
-	if (info->attrs[DSMEM_ATTR_NODE_ID])
-		filter = nla_get_u32(info->attrs[DSMEM_ATTR_NODE_ID]);
-	if (filter && nid < filter)
-		nid = filter;
-	for (; nid <= DSMEM_NODE_ID_MAX && (!filter || nid == filter);
-	     nid++, phase = 0, pos = 0) {
-		node = dsmem_node_get(nid, net);
-		if (!node)
-			continue;
+	if (info->attrs[DSMEM_ATTR_NODE_ID] &&
+	    nla_get_u32(info->attrs[DSMEM_ATTR_NODE_ID])) {
+		last = nla_get_u32(info->attrs[DSMEM_ATTR_NODE_ID]);
+		nid = max(nid, last);
+	}
+	for (; nid <= last; nid++, phase = 0, pos = 0) {
+		want = nid;
+		node = dsmem_node_next(&nid, last, net);
+		if (!node) {
+			nid = last + 1;
+			break;
+		}
+		if (nid != want) {
+			/* the node the last part stopped in is gone */
+			phase = 0;
+			pos = 0;
+		}
 		while (phase < DSMEM_SLOPE_DUMP_NEXT_NODE) {
 			unsigned long was = pos;
 

@@ -22,11 +22,12 @@
  * tokencache/: tokens and handles of the module's RDMA objects and the
  * three-tier cache they are resolved through.
  *
- * Lock order: dsmem_rdm_lock -> dsmem_tc.admin_lock -> dsmem_tc_inst.lock
- * (a spinlock, taken _bh: completions resolve tokens in softirq; a leaf
- * but for the page allocator).  dsmem_trace_lock (dsmem_tc_trace.c) only
- * nests inside nothing of ours.  Resolving takes no lock but an L2 entry's
- * LRU move and a promotion's queueing.
+ * Lock order: dsmem_node.lock (grant MRs' tokens) and dsmem_tc.admin_lock,
+ * never nested, -> dsmem_tc_inst.lock (a spinlock, taken _bh: completions
+ * resolve tokens in softirq; a leaf but for the page allocator).
+ * dsmem_trace_lock (dsmem_tc_trace.c) only nests inside nothing of ours.
+ * Resolving takes no lock but an L2 entry's LRU move and a promotion's
+ * queueing.
  */
 enum dsmem_tc_kind {
 	DSMEM_TC_CONN,		/* a connection's PD, CQ or QP */
