@@ -556,31 +556,18 @@ def render_kernel_h(fam, spec_path):
     return "\n".join(out) + "\n"
 
 
-def render_kernel_c(fam, spec_path):
-    lname = c_lower(fam.name)
-    ops, policies = kernel_ops(fam)
-    out = ["// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause"]
-    out += banner(spec_path, "//")
-    out.append("")
+def kernel_includes(fam, lname):
+    out = []
     for h in fam.kfam.get("headers", []):
-        out.append("#include <%s>" % h if h.startswith("linux/") or
-                   h.startswith("net/") else '#include "%s"' % h)
-    out += ['#include "%s_nl_gen.h"' % lname, ""]
+        system = h.split("/")[0] in ("linux", "net", "rdma", "uapi")
+        out.append("#include <%s>" % h if system else '#include "%s"' % h)
+    return out + ['#include "%s_nl_gen.h"' % lname, ""]
 
-    ranges = {}
-    bodies = []
-    # the nested sets' policies first (shared, so declared in the header),
-    # then the per-op ones, which name them
-    todo = [(nested_policy_name(fam, s), "const", s, kernel_set_attrs(fam, s),
-             kernel_set_max(fam, s))
-            for s in kernel_nested_sets(fam, policies)]
-    clash = {n for n, *_ in todo} & set(policies)
-    if clash:
-        raise SystemExit("nlgen: policy names of a set and an op clash: %s"
-                         % ", ".join(sorted(clash)))
-    todo += [(pname, "static const", aset, attrs,
-              fam.attr_index(aset, attrs[-1]))
-             for pname, (aset, attrs) in policies.items()]
+
+def render_policies(fam, todo):
+    """The range validations and policy tables of todo's
+    (name, storage, set, attrs, maxattr), as C lines."""
+    ranges, bodies = {}, []
     for pname, storage, aset, attrs, maxattr in todo:
         body = ["%s struct nla_policy %s[%s + 1] = {" % (storage, pname,
                                                         maxattr)]
@@ -595,10 +582,45 @@ def render_kernel_c(fam, spec_path):
             body.append(line)
         body += ["};", ""]
         bodies += body
+    out = []
     for (lo, hi), rname in ranges.items():
         out += ["static struct netlink_range_validation %s = {" % rname,
                 "\t.min = %s," % lo, "\t.max = %s," % hi, "};", ""]
-    out += bodies
+    return out + bodies
+
+
+def render_kernel_policy_c(fam, spec_path):
+    """The policies of the attribute sets requests nest: netlink plumbing,
+    which the handlers of every layer parse their nests with, apart from
+    the op table, which names the handlers."""
+    lname = c_lower(fam.name)
+    policies = kernel_ops(fam)[1]
+    out = ["// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause"]
+    out += banner(spec_path, "//")
+    out.append("")
+    out += kernel_includes(fam, lname)
+    todo = [(nested_policy_name(fam, s), "const", s, kernel_set_attrs(fam, s),
+             kernel_set_max(fam, s))
+            for s in kernel_nested_sets(fam, policies)]
+    clash = {n for n, *_ in todo} & set(policies)
+    if clash:
+        raise SystemExit("nlgen: policy names of a set and an op clash: %s"
+                         % ", ".join(sorted(clash)))
+    out += render_policies(fam, todo)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def render_kernel_c(fam, spec_path):
+    lname = c_lower(fam.name)
+    ops, policies = kernel_ops(fam)
+    out = ["// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause"]
+    out += banner(spec_path, "//")
+    out.append("")
+    out += kernel_includes(fam, lname)
+    # the per-op policies; they name the nested sets' (dsmem_nl_policy.c)
+    out += render_policies(fam, [(pname, "static const", aset, attrs,
+                                  fam.attr_index(aset, attrs[-1]))
+                                 for pname, (aset, attrs) in policies.items()])
 
     out.append("static const struct genl_ops %s_nl_ops[] = {" % lname)
     for op, pname, _ in ops:
@@ -707,6 +729,7 @@ OUTPUTS = (
     ("include/uapi/linux/dsmem_netlink.h", render_uapi),
     ("kernel/dsmem_nl_gen.h", render_kernel_h),
     ("kernel/dsmem_nl_gen.c", render_kernel_c),
+    ("kernel/dsmem_nl_policy.c", render_kernel_policy_c),
     ("user/lib/nl_gen.h", render_user_h),
     ("user/lib/nl_gen.c", render_user_c),
 )

@@ -16,7 +16,7 @@ spec generates, and what the generator does not read:
   groups that exist;
   the token cache's parameters (enum dsmem_cache_param, indexes nested as
   attribute type index + 1): the module's nested policy
-  (dsmem_cache_param_nl_policy, generated into kernel/dsmem_nl_gen.c)
+  (dsmem_cache_param_nl_policy, generated into kernel/dsmem_nl_policy.c)
   takes types 1 .. DSMEM_CACHE_P_NR as the spec types them, and each parameter's checks (min, max) and doc
   (opening with its name in the module's table and saying its default)
   agree with that table (dstc_params in kernel/tokencache/dsmem_tc_core.c).
@@ -51,7 +51,7 @@ INDEX_KEYED = {
         "table_file": "kernel/tokencache/dsmem_tc_core.c",
         "table_header": "kernel/tokencache/dsmem_tc_core.h",
         "policy": "dsmem_cache_param_nl_policy",
-        "policy_file": "kernel/dsmem_nl_gen.c",
+        "policy_file": "kernel/dsmem_nl_policy.c",
     },
 }
 
