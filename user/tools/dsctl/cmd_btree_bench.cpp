@@ -150,8 +150,8 @@ int bt_load(env &e)
 	r["keys"] = count;
 	r["order"] = sorted ? "sorted" : "random";
 	r["threads"] = threads;
-	r["seconds"] = round4(l.seconds);
-	r["ops_per_sec"] = round1(static_cast<double>(count) / l.seconds);
+	r["seconds"] = round_to(l.seconds, 4);
+	r["ops_per_sec"] = round_to(static_cast<double>(count) / l.seconds, 1);
 	r["rtt_per_op"] = ratio_record(rtt_total(s), count);
 	r["lock_retries_per_op"] = ratio_record(s.lock_retries, count);
 	r["splits"] = s.splits;
@@ -197,7 +197,7 @@ public:
 		for (unsigned i = 0; i < buckets; i++) {
 			seen += n_[i];
 			if (seen >= want)
-				return round2(mid(i) / 1000.0);
+				return round_to(mid(i) / 1000.0, 2);
 		}
 		return nullptr;
 	}
@@ -803,7 +803,7 @@ int bt_bench(env &e)
 			load_result l = load_keys(t.get(), o.keys, false, o.threads,
 						  t.value_size());
 			check_load(l);
-			r["load_ops_per_sec"] = round1(static_cast<double>(l.keys) / l.seconds);
+			r["load_ops_per_sec"] = round_to(static_cast<double>(l.keys) / l.seconds, 1);
 		} else {
 			r["load_ops_per_sec"] = nullptr;
 		}
@@ -918,8 +918,8 @@ int bt_bench(env &e)
 		nd["node"] = pr.node;
 		nd["client_id"] = pr.client_id;
 		nd["ops"] = n;
-		nd["ops_per_sec"] = pr.elapsed_ns ? round1(static_cast<double>(n) * 1e9 /
-							   static_cast<double>(pr.elapsed_ns))
+		nd["ops_per_sec"] = pr.elapsed_ns ? round_to(static_cast<double>(n) * 1e9 /
+							   static_cast<double>(pr.elapsed_ns), 1)
 						  : 0.0;
 		nd["cache_entries"] = pr.cache_entries;
 		nd["cache_bytes"] = pr.cache_bytes;
@@ -934,8 +934,8 @@ int bt_bench(env &e)
 	double secs = static_cast<double>(elapsed) / 1e9;
 	double tput = secs > 0 ? static_cast<double>(ops) / secs : 0;
 	r["ops"] = ops;
-	r["seconds"] = round4(secs);
-	r["ops_per_sec"] = round1(tput);
+	r["seconds"] = round_to(secs, 4);
+	r["ops_per_sec"] = round_to(tput, 1);
 	r["p50_us"] = all.quantile_us(0.50);
 	r["p99_us"] = all.quantile_us(0.99);
 	r["rtt_per_op"] = ratio_record(rtt_total(st), ops);
@@ -948,10 +948,10 @@ int bt_bench(env &e)
 	r["cache_hit_rate"] = ratio_record(st.cache_hits, st.cache_hits + st.cache_misses);
 	r["lock_retries_per_op"] = ratio_record(st.lock_retries, ops);
 	r["not_found"] = not_found;
-	r["floor_reads_per_sec"] = round1(floor_rps);
-	r["floor_read_us"] = round2(floor_us);
+	r["floor_reads_per_sec"] = round_to(floor_rps, 1);
+	r["floor_read_us"] = round_to(floor_us, 2);
 	// per thread, so that with one thread it is the ratio
-	r["ratio_vs_floor"] = floor_rps > 0 ? record(round4(tput / (nprocs * o.threads) / floor_rps))
+	r["ratio_vs_floor"] = floor_rps > 0 ? record(round_to(tput / (nprocs * o.threads) / floor_rps, 4))
 					    : record(nullptr);
 	record kr = record::array();
 	for (unsigned k = 0; k < k_kinds; k++)

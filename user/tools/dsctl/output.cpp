@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include "output.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdarg>
@@ -284,19 +285,13 @@ std::string strprintf(const char *fmt, ...)
 	return s;
 }
 
-double round1(double v)
+double round_to(double v, int decimals)
 {
-	return std::round(v * 10.0) / 10.0;
-}
+	// exact powers of ten, so a figure prints the same on every build
+	static constexpr double scale[] = { 1.0, 10.0, 100.0, 1000.0, 10000.0 };
+	const double k = scale[std::clamp(decimals, 0, 4)];
 
-double round2(double v)
-{
-	return std::round(v * 100.0) / 100.0;
-}
-
-double round4(double v)
-{
-	return std::round(v * 10000.0) / 10000.0;
+	return std::round(v * k) / k;
 }
 
 std::string errno_text(int err)

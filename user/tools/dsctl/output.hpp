@@ -61,10 +61,8 @@ std::string duration_string(uint64_t ns);
 // line and no "*" for repeated lines.  "" for no bytes.
 std::string hexdump(const uint8_t *data, size_t len);
 
-// v to one, two or four decimals, as dsctl prints rates, times and ratios.
-double round1(double v);
-double round2(double v);
-double round4(double v);
+// v to 0..4 decimals, as dsctl prints rates (1), times (2) and ratios (4).
+double round_to(double v, int decimals);
 
 // Text as printf(fmt, ...) would print it.
 std::string strprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

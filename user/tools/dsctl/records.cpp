@@ -356,7 +356,7 @@ record ratio_record(uint64_t part, uint64_t whole)
 {
 	if (!whole)
 		return nullptr;
-	return round4(static_cast<double>(part) / static_cast<double>(whole));
+	return round_to(static_cast<double>(part) / static_cast<double>(whole), 4);
 }
 
 record cache_params_record(const ds_cache_info &c)

@@ -614,8 +614,8 @@ record pool_segment_record(const ds_store_segment_info &s)
 	r["state"] = pool_segment_state_name(s.state);
 	r["size"] = s.size;
 	r["used"] = s.used;
-	r["use"] = s.size ? record(round4(static_cast<double>(s.used) /
-						     static_cast<double>(s.size)))
+	r["use"] = s.size ? record(round_to(static_cast<double>(s.used) /
+						     static_cast<double>(s.size), 4))
 			  : record(nullptr);
 	r["owner"] = s.owner ? record(s.owner) : record(nullptr);
 	if (s.type == 1) {
@@ -654,14 +654,14 @@ record latencies::quantile_us(double q)
 	std::sort(ns.begin(), ns.end());
 	size_t want = static_cast<size_t>(std::ceil(q * static_cast<double>(ns.size())));
 	want = std::clamp<size_t>(want, 1, ns.size());
-	return round2(static_cast<double>(ns[want - 1]) / 1000.0);
+	return round_to(static_cast<double>(ns[want - 1]) / 1000.0, 2);
 }
 
 record per_second(uint64_t n, uint64_t ns)
 {
 	if (!ns)
 		return nullptr;
-	return round2(static_cast<double>(n) * 1e9 / static_cast<double>(ns));
+	return round_to(static_cast<double>(n) * 1e9 / static_cast<double>(ns), 2);
 }
 
 record bench_record(const bench_args &a, bench_result &res)
@@ -677,7 +677,7 @@ record bench_record(const bench_args &a, bench_result &res)
 	auto mb = [](uint64_t bytes, uint64_t ns) {
 		if (!ns)
 			return record(nullptr);
-		return record(round2(static_cast<double>(bytes) * 1e3 / static_cast<double>(ns)));
+		return record(round_to(static_cast<double>(bytes) * 1e3 / static_cast<double>(ns), 2));
 	};
 	r["fill_ops"] = res.fill.ns.size();
 	r["fill_ops_per_s"] = per_second(res.fill.ns.size(), res.fill_ns);

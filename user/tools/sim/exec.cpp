@@ -118,28 +118,28 @@ record run_record(const dssim::run_result &r, bool windows)
 	rec["requests"] = c.requests;
 	rec["hits"] = c.hits[0];
 	rec["misses"] = c.requests - c.hits[0];
-	rec["hit_ratio"] = round4(ratio(c.hits[0], c.requests));
-	rec["miss_ratio"] = round4(r.miss_ratio());
-	rec["byte_miss_ratio"] = round4(ratio(c.miss_bytes, c.bytes));
+	rec["hit_ratio"] = round_to(ratio(c.hits[0], c.requests), 4);
+	rec["miss_ratio"] = round_to(r.miss_ratio(), 4);
+	rec["byte_miss_ratio"] = round_to(ratio(c.miss_bytes, c.bytes), 4);
 	record tiers = record::array();
 	for (int k = 0; k < 3; k++)
 		tiers.push_back({ { "tier", tier_label(k) }, { "served", c.hits[k] },
-				  { "ratio", round4(ratio(c.hits[k], c.requests)) } });
+				  { "ratio", round_to(ratio(c.hits[k], c.requests), 4) } });
 	rec["tiers"] = tiers;
 	rec["promotions"] = c.promotions;
 	rec["demotions"] = c.demotions;
 	rec["evictions"] = c.evictions;
 	rec["writebacks"] = c.writebacks;
 	rec["refused"] = c.admissions_refused;
-	rec["mean_ns"] = round1(r.mean_ns());
+	rec["mean_ns"] = round_to(r.mean_ns(), 1);
 	rec["p99_ns"] = r.p99_ns;
-	rec["seconds"] = round4(r.seconds);
-	rec["mreqs_per_s"] = round2(r.mreqs_per_s());
+	rec["seconds"] = round_to(r.seconds, 4);
+	rec["mreqs_per_s"] = round_to(r.mreqs_per_s(), 2);
 	rec["one_pass"] = r.one_pass;	// seconds and speed are the pass's
 	if (windows) {
 		record w = record::array();
 		for (double v : r.windows)
-			w.push_back(round4(v));
+			w.push_back(round_to(v, 4));
 		rec["windows"] = w;
 	}
 	return rec;
@@ -217,9 +217,9 @@ void run_sweep(std::string_view sw_spec, const dssim::sweep_spec &sw, sim_setup 
 			double op_ns = double(r.total_ns) / double(sw.ops - warm_ops) + payload_ns;
 			pts.push_back({ { "qps", qps }, { "policy", r.spec.policy },
 					{ "size", r.spec.o.cap.value },
-					{ "op_ns", round2(op_ns) },
+					{ "op_ns", round_to(op_ns, 2) },
 					{ "mops", std::round(1000 / op_ns * 1000) / 1000 },
-					{ "miss_ratio", round4(r.miss_ratio()) } });
+					{ "miss_ratio", round_to(r.miss_ratio(), 4) } });
 			rates[{ r.spec.policy, r.spec.o.cap.value }].push_back({ qps, 1000 / op_ns });
 		}
 	}
@@ -311,12 +311,12 @@ void run_shards(const dssim::trace &t, const std::vector<dssim::run_result> &exa
 		sum += err;
 		max = std::max(max, err);
 		pts.push_back({ { "policy", exact[k].spec.policy }, { "size", exact[k].spec.o.cap.value },
-				{ "exact", round4(e) }, { "sampled", round4(m) }, { "sampled_raw", round4(raw) },
-				{ "abs_error", round4(err) } });
+				{ "exact", round_to(e, 4) }, { "sampled", round_to(m, 4) }, { "sampled_raw", round_to(raw, 4) },
+				{ "abs_error", round_to(err, 4) } });
 	}
 	doc["shards"] = { { "rate", rate }, { "requests", s.size() },
-			  { "mean_abs_error", round4(sum / double(res.size())) },
-			  { "max_abs_error", round4(max) }, { "points", pts } };
+			  { "mean_abs_error", round_to(sum / double(res.size()), 4) },
+			  { "max_abs_error", round_to(max, 4) }, { "points", pts } };
 }
 
 void write_moves(const std::string &file, const std::vector<dssim::run_result> &res)
@@ -469,7 +469,7 @@ record sim_execute(const keywords &kw, dssim::progress *prog)
 	doc["seconds"] = std::round(secs * 1000) / 1000;
 	doc["mreqs_per_s"] = std::round(double(simulated) / secs / 1e4) / 100;
 	doc["threads"] = su.threads;
-	doc["peak_rss_mib"] = round1(double(dssim::peak_rss()) / (1 << 20));
+	doc["peak_rss_mib"] = round_to(double(dssim::peak_rss()) / (1 << 20), 1);
 
 	return doc;
 }
