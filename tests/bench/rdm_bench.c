@@ -7,7 +7,8 @@
  *	(median) latency in microseconds, as ib_*_lat's t_typical
  *   rdm_bench bw read|write NODE GADDR SIZE ITERS DEPTH
  *	batches of DEPTH transfers of SIZE bytes, ITERS transfers in all;
- *	prints MB/s (10^6 bytes), as ib_*_bw's BW average
+ *	prints MiB/s (2^20 bytes a second), the unit of ib_*_bw's
+ *	"BW average [MB/sec]"
  *   rdm_bench connect keyed|insecure ADDR ITERS
  *	nodes 21 and 22 on rxe0, authenticated with the key "cluster" or
  *	insecure; node 21 connects to node 22 at ADDR ITERS times, each
@@ -174,7 +175,7 @@ int main(int argc, char **argv)
 			return die("batch", ret ? ret : st[0].status);
 	}
 	printf("%.2f\n", (double)size * ((iters + depth - 1) / depth * depth) /
-			 (now_us() - t0));
+			 (now_us() - t0) * 1e6 / (1 << 20));
 	ds_xfer_close(x);
 	return 0;
 }
