@@ -248,6 +248,28 @@ static void dsmem_node_teardown(struct dsmem_node *node)
 	rdma_destroy_id(node->listen_id);
 
 	/*
+	 * Close every connection first, and reconnect none: their releases
+	 * then wait out their timewaits together, and deleting the peers one
+	 * by one below waits about one timewait in all rather than one each.
+	 */
+	mutex_lock(&node->lock);
+	xa_for_each(&node->peers, i, peer) {
+		struct dsmem_conn *conn;
+
+		spin_lock_bh(&peer->lock);
+		peer->deleted = true;
+		conn = peer->conn;
+		if (conn)
+			kref_get(&conn->ref);
+		spin_unlock_bh(&peer->lock);
+		if (conn) {
+			dsmem_conn_close(conn, -ECONNABORTED);
+			dsmem_conn_put(conn);
+		}
+	}
+	mutex_unlock(&node->lock);
+
+	/*
 	 * The peer table only shrinks now: the node is unlinked.  A passive
 	 * peer's release may unlink and free it meanwhile, so each one is
 	 * taken counted, under the lock that guards the table.
