@@ -79,6 +79,11 @@ static void dsmem_conn_release_work(struct work_struct *work);
 static void dsmem_conn_keepalive_work(struct work_struct *work);
 static void dsmem_peer_connect_work(struct work_struct *work);
 static void dsmem_conn_deadline_work(struct work_struct *work);
+static void dsmem_conn_reap_work(struct work_struct *work);
+
+/* Released connections whose QPs wait out their timewait; leaf lock. */
+static LIST_HEAD(dsmem_conns_reaping);
+static DEFINE_SPINLOCK(dsmem_reap_lock);
 
 static struct dsmem_conn *dsmem_conn_alloc(struct dsmem_peer *peer)
 {
@@ -98,7 +103,7 @@ static struct dsmem_conn *dsmem_conn_alloc(struct dsmem_peer *peer)
 	atomic_set(&conn->sq_free, DSMEM_SQ_DEPTH);
 	atomic_set(&conn->msg_free, DSMEM_MSG_DEPTH);
 	init_waitqueue_head(&conn->sq_wait);
-	init_completion(&conn->timewait);
+	INIT_LIST_HEAD(&conn->reap_link);
 	INIT_LIST_HEAD(&conn->rx_list);
 	INIT_LIST_HEAD(&conn->gmrs);
 	INIT_WORK(&conn->rx_work, dsmem_msg_rx_work);
@@ -106,6 +111,7 @@ static struct dsmem_conn *dsmem_conn_alloc(struct dsmem_peer *peer)
 	INIT_WORK(&conn->release_work, dsmem_conn_release_work);
 	INIT_DELAYED_WORK(&conn->keepalive_work, dsmem_conn_keepalive_work);
 	INIT_DELAYED_WORK(&conn->deadline_work, dsmem_conn_deadline_work);
+	INIT_DELAYED_WORK(&conn->reap_work, dsmem_conn_reap_work);
 	get_random_bytes(conn->nonce, sizeof(conn->nonce));
 	xa_init_flags(&conn->pending, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
 	xa_init(&conn->rsegs);
@@ -220,7 +226,6 @@ err_clear_pd:
  */
 static void dsmem_conn_destroy_qp(struct dsmem_conn *conn)
 {
-	dsmem_conn_tokens_del(conn);
 	rdma_destroy_qp(conn->cm_id);
 	conn->qp = NULL;
 	ib_free_cq(conn->cq);
@@ -648,18 +653,86 @@ static bool dsmem_peer_unlink(struct dsmem_peer *peer)
 	return owned;
 }
 
-/*
- * Wait for rdma_cm's timewait before the QP goes, as the CM's QP reuse rule
- * asks, and bounded, as a peer that never answers our DREQ keeps the CM
- * retrying for minutes.  It also lets a peer's packet that arrived before
- * the QP left RTS finish in the device: rxe in 6.1 still writes to a QP for
- * a moment after dropping its last reference to it.
- */
-static void dsmem_conn_wait_timewait(struct dsmem_conn *conn)
+/* The QP, its CQ and PD, and the id go; the handler has run its last. */
+static void dsmem_conn_reap(struct dsmem_conn *conn)
 {
-	if (!wait_for_completion_timeout(&conn->timewait,
-					 msecs_to_jiffies(DSMEM_TIMEWAIT_MAX_MS)))
+	if (conn->qp)
+		dsmem_conn_destroy_qp(conn);
+	rdma_destroy_id(conn->cm_id);
+	conn->cm_id = NULL;
+	/* its handler, which may start the deadline, has run its last */
+	cancel_delayed_work_sync(&conn->deadline_work);
+}
+
+static void dsmem_conn_reap_work(struct work_struct *work)
+{
+	struct dsmem_conn *conn = container_of(to_delayed_work(work),
+					       struct dsmem_conn, reap_work);
+
+	spin_lock_bh(&conn->lock);
+	/* the handler queues it no more: this run may wait for the handler */
+	if (!conn->timewait_exit)
 		dsmem_stat_inc(DSMEM_STAT_CONN_TIMEWAIT_TIMEOUT);
+	conn->reaping = false;
+	spin_unlock_bh(&conn->lock);
+
+	dsmem_conn_reap(conn);
+	/* listed until done: dsmem_conns_reap_now waits for this run */
+	spin_lock(&dsmem_reap_lock);
+	list_del_init(&conn->reap_link);
+	spin_unlock(&dsmem_reap_lock);
+	dsmem_conn_put(conn);
+}
+
+/*
+ * A drained QP goes after rdma_cm's timewait, as the CM's QP reuse rule
+ * asks, or after DSMEM_TIMEWAIT_MAX_MS if that is first: a peer that never
+ * answers our DREQ keeps the CM retrying for minutes, and rxe's timewait
+ * runs for seconds.  Meanwhile a peer's packet that arrived before the QP
+ * left RTS finishes in the device: rxe in 6.1 still writes to a QP for a
+ * moment after dropping its last reference to it.  Nobody waits for this
+ * but module exit and device removal (dsmem_conns_reap_now).
+ */
+static void dsmem_conn_reap_later(struct dsmem_conn *conn)
+{
+	unsigned long delay = msecs_to_jiffies(DSMEM_TIMEWAIT_MAX_MS);
+
+	kref_get(&conn->ref);
+	spin_lock(&dsmem_reap_lock);
+	list_add_tail(&conn->reap_link, &dsmem_conns_reaping);
+	spin_unlock(&dsmem_reap_lock);
+	spin_lock_bh(&conn->lock);
+	conn->reaping = true;
+	queue_delayed_work(dsmem_wq, &conn->reap_work,
+			   conn->timewait_exit ? 0 : delay);
+	spin_unlock_bh(&conn->lock);
+}
+
+/*
+ * Reap now what waits, on one device or (NULL) all: before the device
+ * goes, or the module.
+ */
+void dsmem_conns_reap_now(struct ib_device *ibdev)
+{
+	struct dsmem_conn *conn, *found;
+
+	do {
+		found = NULL;
+		spin_lock(&dsmem_reap_lock);
+		list_for_each_entry(conn, &dsmem_conns_reaping, reap_link) {
+			if (!ibdev || conn->ibdev == ibdev) {
+				kref_get(&conn->ref);
+				found = conn;
+				break;
+			}
+		}
+		spin_unlock(&dsmem_reap_lock);
+		if (found) {
+			/* runs it now, if still pending, and waits for it */
+			flush_delayed_work(&found->reap_work);
+			dsmem_conn_put(found);
+		}
+	} while (found);
 }
 
 static void dsmem_conn_release_work(struct work_struct *work)
@@ -693,10 +766,7 @@ static void dsmem_conn_release_work(struct work_struct *work)
 	dsmem_msg_fail_pending(conn, -ECONNRESET);
 	dsmem_services_conn_down(conn);
 
-	/*
-	 * Nothing uses the connection any more: the peer learns now, and
-	 * reconnects, without waiting for the timewait below.
-	 */
+	/* nothing uses the connection any more: the peer learns now */
 	dsmem_stat_inc(conn->was_up ? DSMEM_STAT_CONN_LOST :
 				      DSMEM_STAT_CONN_FAILED);
 	state = conn->was_up ? DSMEM_PEER_DOWN : DSMEM_PEER_ERROR;
@@ -739,15 +809,13 @@ static void dsmem_conn_release_work(struct work_struct *work)
 		dsmem_peer_put(peer);
 	}
 
-	if (conn->qp) {
-		if (conn->established)
-			dsmem_conn_wait_timewait(conn);
-		dsmem_conn_destroy_qp(conn);
-	}
-	rdma_destroy_id(conn->cm_id);
-	conn->cm_id = NULL;
-	/* its handler, which may start the deadline, has run its last */
-	cancel_delayed_work_sync(&conn->deadline_work);
+	/* nothing resolves the connection's tokens any more */
+	if (conn->qp)
+		dsmem_conn_tokens_del(conn);
+	if (conn->qp && conn->established)
+		dsmem_conn_reap_later(conn);
+	else
+		dsmem_conn_reap(conn);
 
 	if (drop_peer_ref)
 		dsmem_conn_put(conn);
@@ -847,7 +915,11 @@ int dsmem_conn_cm_event(struct dsmem_conn *conn, struct rdma_cm_event *ev)
 		ret = -ENODEV;
 		break;
 	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
-		complete(&conn->timewait);
+		spin_lock_bh(&conn->lock);
+		conn->timewait_exit = true;
+		if (conn->reaping)
+			mod_delayed_work(dsmem_wq, &conn->reap_work, 0);
+		spin_unlock_bh(&conn->lock);
 		break;
 	default:
 		break;

@@ -342,6 +342,7 @@ void dsmem_rdm_dev_remove(struct dsmem_device *sdev)
 		if (found)
 			dsmem_node_teardown(found);
 	} while (found);
+	dsmem_conns_reap_now(sdev->ibdev);
 }
 
 int dsmem_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
@@ -406,6 +407,8 @@ void dsmem_rdm_stop(void)
 	}
 	/* peers' reconnect works were cancelled by their deletion */
 	flush_workqueue(dsmem_wq);
+	/* no release runs now, to queue a QP to reap after this */
+	dsmem_conns_reap_now(NULL);
 }
 
 void dsmem_rdm_exit(void)

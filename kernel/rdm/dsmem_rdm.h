@@ -149,7 +149,6 @@ struct dsmem_conn {
 	u32 remote_node;		/* known once connected */
 	bool passive;			/* the other end connected to us */
 	bool established;		/* the QP reached RTS: drain it */
-	struct completion timewait;	/* rdma_cm's TIMEWAIT_EXIT came */
 	bool was_up;
 	/*
 	 * The handshake (dsmem_auth.c): both nonces and QPNs, the peer's
@@ -164,7 +163,7 @@ struct dsmem_conn {
 	bool auth_sent;
 	unsigned long flags;		/* DSMEM_CONN_F_* bits */
 	struct delayed_work deadline_work;
-	spinlock_t lock;		/* state, rx_list; taken in softirq */
+	spinlock_t lock;		/* state, rx_list, reap flags; softirq */
 	enum dsmem_conn_state state;
 	int close_err;
 	/* posting happens under read; the close path takes write once */
@@ -184,6 +183,15 @@ struct dsmem_conn {
 	struct work_struct up_work;
 	struct work_struct release_work;
 	struct delayed_work keepalive_work;
+	/*
+	 * Released, its QP, CQ, PD and id wait out rdma_cm's timewait,
+	 * bounded (dsmem_conn_reap_later): whether that wait is queued, and
+	 * whether TIMEWAIT_EXIT came, under lock.
+	 */
+	struct delayed_work reap_work;
+	struct list_head reap_link;	/* dsmem_conns_reaping */
+	bool reaping;
+	bool timewait_exit;
 	struct xarray pending;		/* tag -> dsmem_msg_wait */
 	u32 next_tag;
 	atomic_t seq;
@@ -288,6 +296,7 @@ int dsmem_conn_cm_event(struct dsmem_conn *conn, struct rdma_cm_event *ev);
 struct dsmem_conn *dsmem_conn_lookup(struct dsmem_node *node, u32 remote);
 void dsmem_conn_put(struct dsmem_conn *conn);
 void dsmem_conn_close(struct dsmem_conn *conn, int err);
+void dsmem_conns_reap_now(struct ib_device *ibdev);
 int dsmem_wc_errno(enum ib_wc_status s);
 void dsmem_conn_wc_error(struct dsmem_conn *conn, const struct ib_wc *wc);
 int dsmem_conn_post(struct dsmem_conn *conn, struct ib_send_wr *wr,
