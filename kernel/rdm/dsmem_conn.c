@@ -1021,13 +1021,15 @@ err_retry:
 	dsmem_peer_set_state(peer, DSMEM_PEER_ERROR, ret);
 }
 
-/* Delete a peer: unlink it, stop reconnecting, release its connection. */
-void dsmem_peer_delete(struct dsmem_peer *peer)
+/*
+ * Stop a peer: it connects no more, and its connection, if it has one, is
+ * closing.  Returns that connection, counted, or NULL.  Deleted is set
+ * before the connect work is cancelled: a run that already started either
+ * saw it, or made the connection this then closes.
+ */
+static struct dsmem_conn *dsmem_peer_stop(struct dsmem_peer *peer)
 {
 	struct dsmem_conn *conn;
-
-	if (!dsmem_peer_unlink(peer))
-		return;
 
 	spin_lock_bh(&peer->lock);
 	peer->deleted = true;
@@ -1039,8 +1041,30 @@ void dsmem_peer_delete(struct dsmem_peer *peer)
 	if (conn)
 		kref_get(&conn->ref);
 	spin_unlock_bh(&peer->lock);
-	if (conn) {
+	if (conn)
 		dsmem_conn_close(conn, -ECONNABORTED);
+	return conn;
+}
+
+/* Stop a peer and let its connection's release run without waiting. */
+void dsmem_peer_close(struct dsmem_peer *peer)
+{
+	struct dsmem_conn *conn = dsmem_peer_stop(peer);
+
+	if (conn)
+		dsmem_conn_put(conn);
+}
+
+/* Delete a peer: unlink it, stop reconnecting, release its connection. */
+void dsmem_peer_delete(struct dsmem_peer *peer)
+{
+	struct dsmem_conn *conn;
+
+	if (!dsmem_peer_unlink(peer))
+		return;
+
+	conn = dsmem_peer_stop(peer);
+	if (conn) {
 		flush_work(&conn->release_work);
 		dsmem_conn_put(conn);
 	}

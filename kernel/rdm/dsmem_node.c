@@ -239,6 +239,24 @@ err_put_node:
  * release.  It takes node->lock only after dead was set: nothing is added
  * to the node's tables once it has emptied them.
  */
+/*
+ * The first peer at *index or above, counted, or NULL.  The table only
+ * shrinks now, as the node is unlinked; but a passive peer's release may
+ * unlink and free a peer meanwhile, so each is taken under the table's lock.
+ */
+static struct dsmem_peer *dsmem_node_peer_from(struct dsmem_node *node,
+					       unsigned long *index)
+{
+	struct dsmem_peer *peer;
+
+	mutex_lock(&node->lock);
+	peer = xa_find(&node->peers, index, ULONG_MAX, XA_PRESENT);
+	if (peer)
+		kref_get(&peer->ref);
+	mutex_unlock(&node->lock);
+	return peer;
+}
+
 static void dsmem_node_teardown(struct dsmem_node *node)
 {
 	struct dsmem_peer *peer;
@@ -248,41 +266,15 @@ static void dsmem_node_teardown(struct dsmem_node *node)
 	rdma_destroy_id(node->listen_id);
 
 	/*
-	 * Close every connection first, and reconnect none: their releases
-	 * then wait out their timewaits together, and deleting the peers one
-	 * by one below waits about one timewait in all rather than one each.
+	 * Close every connection first: their releases then run together,
+	 * and deleting the peers one by one below waits for the slowest of
+	 * them rather than for each in turn.
 	 */
-	mutex_lock(&node->lock);
-	xa_for_each(&node->peers, i, peer) {
-		struct dsmem_conn *conn;
-
-		spin_lock_bh(&peer->lock);
-		peer->deleted = true;
-		conn = peer->conn;
-		if (conn)
-			kref_get(&conn->ref);
-		spin_unlock_bh(&peer->lock);
-		if (conn) {
-			dsmem_conn_close(conn, -ECONNABORTED);
-			dsmem_conn_put(conn);
-		}
+	for (i = 0; (peer = dsmem_node_peer_from(node, &i)); i++) {
+		dsmem_peer_close(peer);
+		dsmem_peer_put(peer);
 	}
-	mutex_unlock(&node->lock);
-
-	/*
-	 * The peer table only shrinks now: the node is unlinked.  A passive
-	 * peer's release may unlink and free it meanwhile, so each one is
-	 * taken counted, under the lock that guards the table.
-	 */
-	for (;;) {
-		i = 0;
-		mutex_lock(&node->lock);
-		peer = xa_find(&node->peers, &i, ULONG_MAX, XA_PRESENT);
-		if (peer)
-			kref_get(&peer->ref);
-		mutex_unlock(&node->lock);
-		if (!peer)
-			break;
+	for (i = 0; (peer = dsmem_node_peer_from(node, &i)); i++) {
 		dsmem_peer_delete(peer);
 		dsmem_peer_put(peer);
 	}

@@ -289,6 +289,7 @@ struct dsmem_peer *dsmem_peer_create(struct dsmem_node *node,
 u16 dsmem_sockaddr_port(const struct sockaddr_storage *ss);
 void dsmem_peer_put(struct dsmem_peer *peer);
 void dsmem_peer_delete(struct dsmem_peer *peer);
+void dsmem_peer_close(struct dsmem_peer *peer);
 void dsmem_peer_start(struct dsmem_peer *peer);
 int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 			      struct rdma_cm_event *ev);
