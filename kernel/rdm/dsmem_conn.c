@@ -81,7 +81,7 @@ static void dsmem_peer_connect_work(struct work_struct *work);
 static void dsmem_conn_deadline_work(struct work_struct *work);
 static void dsmem_conn_reap_work(struct work_struct *work);
 
-/* Released connections whose QPs wait out their timewait; leaf lock. */
+/* Released connections whose QPs wait out their timewait; -> conn->lock */
 static LIST_HEAD(dsmem_conns_reaping);
 static DEFINE_SPINLOCK(dsmem_reap_lock);
 
@@ -670,10 +670,14 @@ static void dsmem_conn_reap_work(struct work_struct *work)
 					       struct dsmem_conn, reap_work);
 
 	spin_lock_bh(&conn->lock);
-	/* the handler queues it no more: this run may wait for the handler */
+	/*
+	 * The handler queues it no more, so this run may wait for the
+	 * handler; and a queueing it did after the run started goes.
+	 */
 	if (!conn->timewait_exit)
 		dsmem_stat_inc(DSMEM_STAT_CONN_TIMEWAIT_TIMEOUT);
 	conn->reaping = false;
+	cancel_delayed_work(&conn->reap_work);
 	spin_unlock_bh(&conn->lock);
 
 	dsmem_conn_reap(conn);
@@ -698,14 +702,15 @@ static void dsmem_conn_reap_later(struct dsmem_conn *conn)
 	unsigned long delay = msecs_to_jiffies(DSMEM_TIMEWAIT_MAX_MS);
 
 	kref_get(&conn->ref);
+	/* listed and queued at once: dsmem_conns_reap_now flushes it */
 	spin_lock(&dsmem_reap_lock);
 	list_add_tail(&conn->reap_link, &dsmem_conns_reaping);
-	spin_unlock(&dsmem_reap_lock);
 	spin_lock_bh(&conn->lock);
 	conn->reaping = true;
 	queue_delayed_work(dsmem_wq, &conn->reap_work,
 			   conn->timewait_exit ? 0 : delay);
 	spin_unlock_bh(&conn->lock);
+	spin_unlock(&dsmem_reap_lock);
 }
 
 /*
@@ -759,14 +764,27 @@ static void dsmem_conn_release_work(struct work_struct *work)
 	if (conn->qp) {
 		rdma_disconnect(conn->cm_id);
 		/* every posted request completes, with a flush error */
-		if (conn->established)
+		if (READ_ONCE(conn->qp_live))
 			ib_drain_qp(conn->qp);
 	}
 	cancel_work_sync(&conn->rx_work);
 	dsmem_msg_fail_pending(conn, -ECONNRESET);
 	dsmem_services_conn_down(conn);
 
-	/* nothing uses the connection any more: the peer learns now */
+	/*
+	 * Nothing uses the connection any more.  Its QP goes, or is queued
+	 * to go, before peer->conn is cleared: whoever then finds the peer
+	 * without a connection (a node's teardown, device removal) finds
+	 * this one on the reap list, or gone.
+	 */
+	if (conn->qp)
+		dsmem_conn_tokens_del(conn);
+	if (conn->qp && READ_ONCE(conn->qp_live))
+		dsmem_conn_reap_later(conn);
+	else
+		dsmem_conn_reap(conn);
+
+	/* the peer learns now, without waiting for the QP's timewait */
 	dsmem_stat_inc(conn->was_up ? DSMEM_STAT_CONN_LOST :
 				      DSMEM_STAT_CONN_FAILED);
 	state = conn->was_up ? DSMEM_PEER_DOWN : DSMEM_PEER_ERROR;
@@ -808,14 +826,6 @@ static void dsmem_conn_release_work(struct work_struct *work)
 		dsmem_nl_notify_peer(peer, DSMEM_CMD_PEER_DEL);
 		dsmem_peer_put(peer);
 	}
-
-	/* nothing resolves the connection's tokens any more */
-	if (conn->qp)
-		dsmem_conn_tokens_del(conn);
-	if (conn->qp && conn->established)
-		dsmem_conn_reap_later(conn);
-	else
-		dsmem_conn_reap(conn);
 
 	if (drop_peer_ref)
 		dsmem_conn_put(conn);
@@ -890,6 +900,7 @@ int dsmem_conn_cm_event(struct dsmem_conn *conn, struct rdma_cm_event *ev)
 			if (dsmem_conn_keyed(conn))
 				dsmem_conn_deadline_start(conn);
 		}
+		WRITE_ONCE(conn->qp_live, true);
 		/* what up_work reads, before it may run */
 		smp_store_release(&conn->established, true);
 		/* the release cancels the up work once: none after that */
@@ -964,9 +975,15 @@ struct dsmem_peer *dsmem_peer_create(struct dsmem_node *node,
 
 void dsmem_peer_start(struct dsmem_peer *peer)
 {
-	/* a listen peer waits for its connection */
-	if (!peer->listen)
+	/*
+	 * A listen peer waits for its connection.  Under the lock, as
+	 * dsmem_peer_stop sets deleted before it cancels: a peer deleted
+	 * since it was made is not started.
+	 */
+	spin_lock_bh(&peer->lock);
+	if (!peer->listen && !peer->deleted)
 		queue_delayed_work(dsmem_wq, &peer->connect_work, 0);
+	spin_unlock_bh(&peer->lock);
 }
 
 static void dsmem_peer_connect_work(struct work_struct *work)
@@ -1264,8 +1281,11 @@ int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 	peer->state = DSMEM_PEER_CONNECTING;
 	spin_unlock_bh(&peer->lock);
 	ret = rdma_accept(id, &param);
-	if (!ret)
+	if (!ret) {
+		/* at RTS now: the peer may send before it says ESTABLISHED */
+		WRITE_ONCE(conn->qp_live, true);
 		dsmem_conn_deadline_start(conn);
+	}
 	mutex_unlock(&node->lock);
 	dsmem_nl_notify_peer(peer, peer->passive ? DSMEM_CMD_PEER_NEW :
 				   DSMEM_CMD_PEER_STATE);

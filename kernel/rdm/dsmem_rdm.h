@@ -31,7 +31,9 @@
  * Lock order:
  *   dsmem_nodes_lock -> dsmem_devs_lock -> net_rwsem
  *   rdma_cm's handler lock -> dsmem_node.lock -> seg->lock (a leaf),
- *	peer->lock, conn->lock (spinlocks, leaves), dsmem_tc_inst.lock
+ *	peer->lock, conn->lock (spinlocks, leaves), dsmem_tc_inst.lock,
+ *	conn->post_sem (read: a GRANT sent), dsmem_key_net.lock
+ *   dsmem_reap_lock (dsmem_conn.c) -> conn->lock
  *   file->lock -> dsmem_nodes_lock
  * dsmem_nodes_lock (dsmem_node.c) protects the node table, each node's
  * dead flag and the module's stopping flag.  A node's lock protects its
@@ -148,7 +150,8 @@ struct dsmem_conn {
 	u32 max_sge;
 	u32 remote_node;		/* known once connected */
 	bool passive;			/* the other end connected to us */
-	bool established;		/* the QP reached RTS: drain it */
+	bool established;		/* rdma_cm said ESTABLISHED */
+	bool qp_live;			/* the QP reached RTS: drain it */
 	bool was_up;
 	/*
 	 * The handshake (dsmem_auth.c): both nonces and QPNs, the peer's

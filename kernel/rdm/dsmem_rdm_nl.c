@@ -473,7 +473,11 @@ int dsmem_nl_node_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 		cb->args[2] = 1;
 	}
 	for (; (node = dsmem_node_next(&id, DSMEM_NODE_ID_MAX, net)); id++) {
-		mutex_lock(&node->lock);
+		/* one going away may have lost its device already */
+		if (!dsmem_node_lock_live(node)) {
+			dsmem_node_put(node);
+			continue;
+		}
 		ret = dsmem_nl_fill_node(skb, node, NETLINK_CB(cb->skb).portid,
 					 cb->nlh->nlmsg_seq, NLM_F_MULTI,
 					 DSMEM_CMD_NODE_GET);
@@ -636,7 +640,7 @@ static int dsmem_nl_dump_objs(struct sk_buff *skb, struct netlink_callback *cb,
 {
 	struct net *net = sock_net(cb->skb->sk);
 	unsigned long nid = cb->args[0], oid = cb->args[1];
-	unsigned long filter = cb->args[3];
+	unsigned long filter = cb->args[3], want;
 	struct dsmem_node *node;
 	void *obj;
 	int ret;
@@ -650,10 +654,19 @@ static int dsmem_nl_dump_objs(struct sk_buff *skb, struct netlink_callback *cb,
 		nid = filter;
 
 	/* each node's objects under its lock, the nodes in turn */
-	for (; (node = dsmem_node_next(&nid, filter ? filter :
-					     DSMEM_NODE_ID_MAX, net));
-	     nid++, oid = 0) {
-		mutex_lock(&node->lock);
+	for (;; nid++, oid = 0) {
+		want = nid;
+		node = dsmem_node_next(&nid, filter ? filter : DSMEM_NODE_ID_MAX,
+				       net);
+		if (!node)
+			break;
+		/* the node the last part stopped in is gone: start the next's */
+		if (nid != want)
+			oid = 0;
+		if (!dsmem_node_lock_live(node)) {
+			dsmem_node_put(node);
+			continue;
+		}
 		xa_for_each_start(peers ? &node->peers : &node->segs, oid, obj,
 				  oid) {
 			ret = dsmem_nl_fill_obj(skb,
