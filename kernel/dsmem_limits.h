@@ -55,9 +55,9 @@
 /* rdma_cm address and route resolution */
 #define DSMEM_RESOLVE_TIMEOUT_MS	2000
 /*
- * a disconnected QP is destroyed after rdma_cm's timewait (about half a
- * second on RoCE) or after this, whichever is first: the peer's packets
- * sent before our QP left RTS may still be in the device's receive path
+ * a disconnected QP is destroyed after rdma_cm's timewait or after this,
+ * whichever is first (on rxe, always this: its timewait is longer): the
+ * peer's packets sent before our QP left RTS may still be in the device
  */
 #define DSMEM_TIMEWAIT_MAX_MS	2000
 /* keepalive: an idle connection is probed this often */
