@@ -148,6 +148,20 @@ static int dsmem_ioc_task(struct file *filp, void *arg)
 	return dsmem_xfer_task(file->xfer, arg);
 }
 
+static int dsmem_ioc_ring_setup(struct file *filp, void *arg)
+{
+	struct dsmem_file *file = filp->private_data;
+
+	return dsmem_ring_setup(file->xfer, arg);
+}
+
+static int dsmem_ioc_ring_enter(struct file *filp, void *arg)
+{
+	struct dsmem_file *file = filp->private_data;
+
+	return dsmem_ring_enter(file->xfer, arg);
+}
+
 static const struct dsmem_ioctl_desc dsmem_ioctls[] = {
 	DSMEM_IOCTL(VERSION, dsmem_ioc_version, 0),
 	/* attaching is what grants the use of a node's connections */
@@ -163,6 +177,8 @@ static const struct dsmem_ioctl_desc dsmem_ioctls[] = {
 	DSMEM_IOCTL(SLOPE_MIG_STOP, dsmem_ioc_slope_mig_stop, 0),
 	DSMEM_IOCTL(SLOPE_RECV, dsmem_ioc_slope_recv, 0),
 	DSMEM_IOCTL(SLOPE_DIRTY, dsmem_ioc_slope_dirty, 0),
+	DSMEM_IOCTL(RING_SETUP, dsmem_ioc_ring_setup, 0),
+	DSMEM_IOCTL(RING_ENTER, dsmem_ioc_ring_enter, 0),
 };
 
 static int dsmem_ioc_version(struct file *filp, void *arg)
@@ -201,6 +217,11 @@ static long dsmem_ioctl(struct file *filp, unsigned int cmd, unsigned long uarg)
 	BUILD_BUG_ON(sizeof(struct dsmem_ioc_slope_migrate) != DSMEM_IOC_SLOPE_MIGRATE_SIZE_VER0);
 	BUILD_BUG_ON(sizeof(struct dsmem_ioc_slope_mig) != DSMEM_IOC_SLOPE_MIG_SIZE_VER0);
 	BUILD_BUG_ON(sizeof(struct dsmem_ioc_slope_dirty) != DSMEM_IOC_SLOPE_DIRTY_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct dsmem_ioc_ring_setup) != DSMEM_IOC_RING_SETUP_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct dsmem_ioc_ring_enter) != DSMEM_IOC_RING_ENTER_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct dsmem_ring_ctl) != DSMEM_RING_ENTRIES_OFFSET);
+	BUILD_BUG_ON(sizeof(struct dsmem_sqe) != 64);
+	BUILD_BUG_ON(sizeof(struct dsmem_cqe) != 32);
 	BUILD_BUG_ON(sizeof(struct dsmem_xfer_req) != 48);
 	BUILD_BUG_ON(sizeof(struct dsmem_xfer_status) != 16);
 	BUILD_BUG_ON(sizeof(struct dsmem_ioc_version) > DSMEM_IOCTL_ARG_MAX);
@@ -280,6 +301,11 @@ static int dsmem_release(struct inode *inode, struct file *filp)
 
 static int dsmem_mmap(struct file *filp, struct vm_area_struct *vma)
 {
+	struct dsmem_file *file = filp->private_data;
+	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
+
+	if (off >= DSMEM_RING_OFF_SQ)
+		return dsmem_ring_mmap(file->xfer, vma);
 	return dsmem_slope_mmap(filp, vma);
 }
 

@@ -33,6 +33,8 @@
 #define DSMEM_SPIN_REQS_MAX	4
 /* ... for at most this long */
 #define DSMEM_SPIN_NS		(200 * NSEC_PER_USEC)
+/* a ring's thread polls an empty submission ring this long, then sleeps */
+#define DSMEM_RING_IDLE_US	2000
 /* a request message waits this long for its reply */
 #define DSMEM_MSG_TIMEOUT_MS	3000
 /*

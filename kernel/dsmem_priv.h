@@ -139,7 +139,7 @@ void dsmem_devs_check_empty(void);
 static inline u64 dsmem_features(void)
 {
 	return DSMEM_FEAT_DEV_EVENTS | DSMEM_FEAT_STATS | DSMEM_FEAT_RDM |
-	       DSMEM_FEAT_TOKENCACHE | DSMEM_FEAT_SLOPE;
+	       DSMEM_FEAT_TOKENCACHE | DSMEM_FEAT_SLOPE | DSMEM_FEAT_RINGS;
 }
 
 #endif /* _DSMEM_PRIV_H */

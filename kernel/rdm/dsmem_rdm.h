@@ -374,6 +374,11 @@ int dsmem_xfer_task(struct dsmem_xfer_file *file, void *arg);
 void dsmem_xfer_node_dead(struct dsmem_node *node);
 struct dsmem_node *dsmem_xfer_node_get(struct dsmem_xfer_file *file);
 
+/* rdm/dsmem_ring.c: the data path's shared rings */
+int dsmem_ring_setup(struct dsmem_xfer_file *file, void *arg);
+int dsmem_ring_enter(struct dsmem_xfer_file *file, void *arg);
+int dsmem_ring_mmap(struct dsmem_xfer_file *file, struct vm_area_struct *vma);
+
 /* rdm/dsmem_rdm_nl.c: notifications of nodes, peers, segments */
 void dsmem_nl_notify_node(struct dsmem_node *node, u8 cmd);
 void dsmem_nl_notify_peer(struct dsmem_peer *peer, u8 cmd);

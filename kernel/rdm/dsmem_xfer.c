@@ -22,69 +22,7 @@
 
 #include "../tokencache/dsmem_tc.h"
 #include "dsmem_rdm.h"
-
-/* Pinned user memory, mapped for the node's device. */
-struct dsmem_umr {
-	u64 addr;		/* first byte the caller named */
-	u64 len;
-	unsigned long npages;
-	struct page **pages;
-	u64 *dma;		/* per page */
-	struct sg_table sgt;
-	struct ib_device *ibdev;
-	bool writable;
-	bool mapped;		/* under the owning file's lock */
-	unsigned long npinned;
-	struct mm_struct *mm;	/* npages are charged to its pinned_vm */
-	atomic_t users;		/* tasks using it */
-	u32 tc_mr;		/* token of a registration; 0 for a task's */
-};
-
-/*
- * The data path's part of one open /dev/dsmem (struct dsmem_file,
- * dsmem_chrdev.h).  Lock order: file->lock ->
- * node->file_lock, and file->lock -> dsmem_nodes_lock (dsmem_rdm.h).
- * file->lock is never held while waiting for a transfer.
- *
- * Counted: the descriptor holds one reference, dsmem_xfer_node_dead()
- * one while it works on it, as the descriptor may be closed meanwhile, and
- * a task's finisher one across its wake-up (dsmem_task_finish).
- */
-struct dsmem_xfer_file {
-	struct kref ref;
-	struct mutex lock;	/* node, dead, mrs, tasks, conn, every DMA unmap */
-	struct dsmem_node *node;	/* counted; NULL until attached */
-	bool dead;		/* the node went away */
-	struct list_head node_link;	/* node->files, node->file_lock */
-	struct xarray mrs;	/* handle -> dsmem_umr */
-	struct xarray tasks;	/* id -> dsmem_task */
-	u32 next_task;
-	atomic_t ntasks;
-	atomic_t ndone;		/* done, not yet released */
-	wait_queue_head_t poll_wq;
-	struct dsmem_conn *conn;	/* last used, counted */
-};
-
-struct dsmem_task_req {
-	struct dsmem_xfer_req req;
-	struct dsmem_umr *umr;	/* registered, or pinned for this task */
-	bool own_umr;		/* unmapped under file->lock, once done */
-	atomic_t slices;	/* in flight, plus one while posting */
-	int status;
-	u64 bytes;
-};
-
-struct dsmem_task {
-	struct kref ref;
-	struct dsmem_xfer_file *file;
-	u32 id;
-	u32 nr;
-	atomic_t pending;	/* requests not done, plus one while posting */
-	atomic_t done_reqs;
-	struct completion done;	/* whoever saw it done may free the task */
-	bool is_done;		/* a hint for spinners; done is the truth */
-	struct dsmem_task_req reqs[];
-};
+#include "dsmem_xfer.h"
 
 /*
  * One work request in flight.  A connection owns one per send credit, so
@@ -268,6 +206,10 @@ static void dsmem_task_finish(struct dsmem_task *task)
 
 static void dsmem_task_req_done(struct dsmem_task *task, u32 req)
 {
+	if (task->ring) {
+		dsmem_ring_req_done(task->ring, req);
+		return;
+	}
 	atomic_inc(&task->done_reqs);
 	if (atomic_dec_and_test(&task->pending))
 		dsmem_task_finish(task);
@@ -537,7 +479,7 @@ static int dsmem_xfer_check(struct dsmem_xfer_file *file, struct dsmem_task_req 
 }
 
 /* Start one transfer; its status says why it could not. */
-static void dsmem_xfer_start(struct dsmem_xfer_file *file, struct dsmem_task *task,
+void dsmem_xfer_start(struct dsmem_xfer_file *file, struct dsmem_task *task,
 			     u32 i)
 {
 	struct dsmem_task_req *tr = &task->reqs[i];
@@ -644,6 +586,9 @@ void dsmem_xfer_release(struct dsmem_xfer_file *file)
 	 */
 	xa_for_each(&file->tasks, i, task)
 		wait_for_completion(&task->done);
+	/* no mapping is left: the release comes after the last munmap */
+	if (file->ring)
+		dsmem_ring_destroy(file->ring);
 
 	mutex_lock(&file->lock);
 	xa_for_each(&file->tasks, i, task)
@@ -711,7 +656,7 @@ __poll_t dsmem_xfer_poll(struct dsmem_xfer_file *file, struct file *filp,
 }
 
 /* Under file->lock: attached to a node that is still there. */
-static int dsmem_file_usable(struct dsmem_xfer_file *file)
+int dsmem_file_usable(struct dsmem_xfer_file *file)
 {
 	if (!file->node)
 		return -ENOTCONN;

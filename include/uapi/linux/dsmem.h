@@ -35,6 +35,8 @@
 #define DSMEM_FEAT_TOKENCACHE	_BITULL(3)
 /* Slope: the migratable range, its leases, dirty tracking and migration */
 #define DSMEM_FEAT_SLOPE	_BITULL(4)
+/* the data path's shared submission and completion rings */
+#define DSMEM_FEAT_RINGS	_BITULL(5)
 
 /*
  * Global addresses.  A 64-bit remote address names a node, one of its
@@ -537,5 +539,132 @@ struct dsmem_ioc_slope_dirty {
 
 #define DSMEM_IOC_SLOPE_DIRTY_SIZE_VER0	64
 #define DSMEM_IOC_SLOPE_DIRTY	_IOWR(DSMEM_IOCTL_MAGIC, 0x0c, struct dsmem_ioc_slope_dirty)
+
+/*
+ * Shared rings: the data path with no system call per operation.
+ *
+ * DSMEM_IOC_RING_SETUP on an attached descriptor makes a submission ring
+ * (SQ) of struct dsmem_sqe and a completion ring (CQ) of struct dsmem_cqe;
+ * mmap(NULL, sq_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, sq_off) and
+ * the same for the CQ map them.  Each region opens with a struct
+ * dsmem_ring_ctl; its entries follow at DSMEM_RING_ENTRIES_OFFSET.
+ *
+ * The program produces SQ entries and consumes CQ entries: it writes
+ * entries, then advances the SQ's tail with a store-release; it reads the
+ * CQ's tail with a load-acquire, the entries before it, then advances the
+ * CQ's head.  The module does the mirror image.  Indexes are free-running
+ * 32-bit counters; an entry's slot is index & (entries - 1).
+ *
+ * A kernel thread consumes the SQ.  After idle_us without work it sets
+ * DSMEM_RING_NEED_WAKEUP in the SQ's flags and sleeps; a program that
+ * sees the flag after advancing the tail wakes it with DSMEM_IOC_RING_ENTER
+ * and DSMEM_ENTER_SQ_WAKEUP.  DSMEM_ENTER_GETEVENTS sleeps until
+ * min_complete entries wait in the CQ.
+ *
+ * Ring entries name registered buffers only (mr != 0).  A malformed entry
+ * completes with an error status; the module never stalls or faults on
+ * what a program writes into its rings.  The module takes an SQ entry only
+ * when its completion has room in the CQ, so the CQ never overflows.
+ */
+struct dsmem_ring_ctl {
+	__u32 head;		/* consumer's */
+	__u32 __pad0[15];
+	__u32 tail;		/* producer's */
+	__u32 __pad1[15];
+	__u32 flags;		/* DSMEM_RING_* */
+	__u32 __pad2[15];
+};
+
+#define DSMEM_RING_ENTRIES_OFFSET	192	/* sizeof(struct dsmem_ring_ctl) */
+/* struct dsmem_ring_ctl.flags of the SQ */
+#define DSMEM_RING_NEED_WAKEUP	0x01
+
+/**
+ * struct dsmem_sqe - one transfer submitted through the SQ
+ * @req:	as in DSMEM_IOC_SUBMIT; @req.mr must name a registered buffer
+ * @user_data:	returned in the completion
+ * @__rsvd:	must be 0
+ */
+struct dsmem_sqe {
+	struct dsmem_xfer_req req;
+	__u64 user_data;
+	__u64 __rsvd;
+};
+
+/**
+ * struct dsmem_cqe - the outcome of one SQ entry
+ * @user_data:	the entry's
+ * @bytes:	bytes moved
+ * @status:	0 or a negative errno
+ * @flags:	0
+ * @__rsvd:	0
+ */
+struct dsmem_cqe {
+	__u64 user_data;
+	__u64 bytes;
+	__s32 status;
+	__u32 flags;
+	__u64 __rsvd;
+};
+
+#define DSMEM_RING_ENTRIES_MAX	4096
+/* mmap offsets of the two regions (beyond Slope's) */
+#define DSMEM_RING_OFF_SQ	(1ULL << 48)
+#define DSMEM_RING_OFF_CQ	(DSMEM_RING_OFF_SQ + (1ULL << 40))
+
+/* struct dsmem_ioc_ring_setup.flags: none defined yet */
+#define DSMEM_RING_SETUP_FLAGS_ALL	0
+
+/**
+ * struct dsmem_ioc_ring_setup - DSMEM_IOC_RING_SETUP argument
+ * @sq_entries:	in: wanted, 1 .. DSMEM_RING_ENTRIES_MAX; out: made (the
+ *		next power of two)
+ * @cq_entries:	in: 0 (twice the SQ's) or wanted, at least sq_entries;
+ *		out: made
+ * @flags:	in: DSMEM_RING_SETUP_*
+ * @idle_us:	in: how long the SQ thread polls an empty ring before it
+ *		sleeps; 0: the module's default
+ * @sq_bytes:	out: length to map at @sq_off
+ * @cq_bytes:	out: length to map at @cq_off
+ * @sq_off:	out: DSMEM_RING_OFF_SQ
+ * @cq_off:	out: DSMEM_RING_OFF_CQ
+ *
+ * One pair of rings per descriptor: -EBUSY for a second.
+ */
+struct dsmem_ioc_ring_setup {
+	__u32 sq_entries;
+	__u32 cq_entries;
+	__u32 flags;
+	__u32 idle_us;
+	__u32 sq_bytes;
+	__u32 cq_bytes;
+	__u64 sq_off;
+	__u64 cq_off;
+};
+
+#define DSMEM_IOC_RING_SETUP_SIZE_VER0	40
+#define DSMEM_IOC_RING_SETUP	_IOWR(DSMEM_IOCTL_MAGIC, 0x0d, struct dsmem_ioc_ring_setup)
+
+/* struct dsmem_ioc_ring_enter.flags */
+#define DSMEM_ENTER_SQ_WAKEUP	0x01	/* wake the SQ thread */
+#define DSMEM_ENTER_GETEVENTS	0x02	/* wait for min_complete CQ entries */
+#define DSMEM_ENTER_FLAGS_ALL	(DSMEM_ENTER_SQ_WAKEUP | DSMEM_ENTER_GETEVENTS)
+
+/**
+ * struct dsmem_ioc_ring_enter - DSMEM_IOC_RING_ENTER argument
+ * @flags:	in: DSMEM_ENTER_*
+ * @min_complete: in: with GETEVENTS, 1 .. the CQ's entries
+ * @timeout_ns:	in: with GETEVENTS, 0 for none; -ETIME when it passes
+ *
+ * A wait interrupted by a signal returns -EINTR.
+ */
+struct dsmem_ioc_ring_enter {
+	__u32 flags;
+	__u32 min_complete;
+	__u64 timeout_ns;
+};
+
+#define DSMEM_IOC_RING_ENTER_SIZE_VER0	16
+#define DSMEM_IOC_RING_ENTER	_IOWR(DSMEM_IOCTL_MAGIC, 0x0e, struct dsmem_ioc_ring_enter)
 
 #endif /* _UAPI_LINUX_DSMEM_H */

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * dsmem: what the data path's two front doors share -- the ioctl batches
+ * (dsmem_xfer.c) and the shared rings (dsmem_ring.c).
+ */
+#ifndef _DSMEM_XFER_H
+#define _DSMEM_XFER_H
+
+#include <linux/kref.h>
+#include <linux/mutex.h>
+#include <linux/scatterlist.h>
+#include <linux/wait.h>
+#include <linux/xarray.h>
+#include <rdma/ib_verbs.h>
+#include <uapi/linux/dsmem.h>
+
+struct dsmem_ring;
+
+/* Pinned user memory, mapped for the node's device. */
+struct dsmem_umr {
+	u64 addr;		/* first byte the caller named */
+	u64 len;
+	unsigned long npages;
+	struct page **pages;
+	u64 *dma;		/* per page */
+	struct sg_table sgt;
+	struct ib_device *ibdev;
+	bool writable;
+	bool mapped;		/* under the owning file's lock */
+	unsigned long npinned;
+	struct mm_struct *mm;	/* npages are charged to its pinned_vm */
+	atomic_t users;		/* tasks using it */
+	u32 tc_mr;		/* token of a registration; 0 for a task's */
+};
+
+/*
+ * The data path's part of one open /dev/dsmem (struct dsmem_file,
+ * dsmem_chrdev.h).  Lock order: file->lock ->
+ * node->file_lock, and file->lock -> dsmem_nodes_lock (dsmem_rdm.h).
+ * file->lock is never held while waiting for a transfer.
+ *
+ * Counted: the descriptor holds one reference, dsmem_xfer_node_dead()
+ * one while it works on it, as the descriptor may be closed meanwhile, and
+ * a task's finisher one across its wake-up (dsmem_task_finish).
+ */
+struct dsmem_xfer_file {
+	struct kref ref;
+	struct mutex lock;	/* node, dead, mrs, tasks, conn, every DMA unmap */
+	struct dsmem_node *node;	/* counted; NULL until attached */
+	bool dead;		/* the node went away */
+	struct list_head node_link;	/* node->files, node->file_lock */
+	struct xarray mrs;	/* handle -> dsmem_umr */
+	struct xarray tasks;	/* id -> dsmem_task */
+	u32 next_task;
+	atomic_t ntasks;
+	atomic_t ndone;		/* done, not yet released */
+	wait_queue_head_t poll_wq;
+	struct dsmem_conn *conn;	/* last used, counted */
+	struct dsmem_ring *ring;	/* set once, under lock; dsmem_ring.c */
+};
+
+struct dsmem_task_req {
+	struct dsmem_xfer_req req;
+	struct dsmem_umr *umr;	/* registered, or pinned for this task */
+	bool own_umr;		/* unmapped under file->lock, once done */
+	atomic_t slices;	/* in flight, plus one while posting */
+	int status;
+	u64 bytes;
+	u64 user_data;		/* a ring entry's */
+};
+
+struct dsmem_task {
+	struct kref ref;
+	struct dsmem_xfer_file *file;
+	u32 id;
+	u32 nr;
+	atomic_t pending;	/* requests not done, plus one while posting */
+	atomic_t done_reqs;
+	struct completion done;	/* whoever saw it done may free the task */
+	bool is_done;		/* a hint for spinners; done is the truth */
+	struct dsmem_ring *ring;	/* a ring's slots, not a batch */
+	struct dsmem_task_req reqs[];
+};
+
+/* dsmem_xfer.c */
+int dsmem_file_usable(struct dsmem_xfer_file *file);
+void dsmem_xfer_start(struct dsmem_xfer_file *file, struct dsmem_task *task,
+		      u32 i);
+
+/* dsmem_ring.c */
+void dsmem_ring_req_done(struct dsmem_ring *ring, u32 slot);
+void dsmem_ring_destroy(struct dsmem_ring *ring);
+
+#endif /* _DSMEM_XFER_H */
