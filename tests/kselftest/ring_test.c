@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The data path's shared rings, driven through the raw ABI: node 1 moves
+ * data to and from node 2's segment through a submission and a completion
+ * ring it maps, and everything a program can write into its rings or pass
+ * to the two ioctls is tried against the module.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <linux/dsmem.h>
+#include <linux/dsmem_netlink.h>
+#include <dsmem/ds.h>
+
+#include "kselftest_harness.h"
+#include "util.h"
+
+#define SEG_SIZE	(16u << 20)
+#define BUF_SIZE	(10u << 20)
+#define PORT_A		7481
+#define PORT_B		7482
+
+struct ring {
+	int fd;
+	struct dsmem_ioc_ring_setup s;
+	uint8_t *sq_mem, *cq_mem;
+	struct dsmem_ring_ctl *sq, *cq;
+	struct dsmem_sqe *sqes;
+	struct dsmem_cqe *cqes;
+	uint32_t sq_tail, cq_head;
+};
+
+static int ring_open(struct ring *r, int fd, uint32_t entries, uint32_t idle_us)
+{
+	memset(r, 0, sizeof(*r));
+	r->fd = fd;
+	r->s.sq_entries = entries;
+	r->s.idle_us = idle_us;
+	if (ioctl(fd, DSMEM_IOC_RING_SETUP, &r->s))
+		return -errno;
+	r->sq_mem = mmap(NULL, r->s.sq_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 fd, r->s.sq_off);
+	r->cq_mem = mmap(NULL, r->s.cq_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 fd, r->s.cq_off);
+	if (r->sq_mem == MAP_FAILED || r->cq_mem == MAP_FAILED)
+		return -errno;
+	r->sq = (void *)r->sq_mem;
+	r->cq = (void *)r->cq_mem;
+	r->sqes = (void *)(r->sq_mem + DSMEM_RING_ENTRIES_OFFSET);
+	r->cqes = (void *)(r->cq_mem + DSMEM_RING_ENTRIES_OFFSET);
+	return 0;
+}
+
+static void ring_close(struct ring *r)
+{
+	munmap(r->sq_mem, r->s.sq_bytes);
+	munmap(r->cq_mem, r->s.cq_bytes);
+}
+
+static void ring_push(struct ring *r, const struct dsmem_sqe *e)
+{
+	r->sqes[r->sq_tail & (r->s.sq_entries - 1)] = *e;
+	r->sq_tail++;
+}
+
+/* Publish the tail, and wake the thread if it went to sleep. */
+static int ring_submit(struct ring *r)
+{
+	struct dsmem_ioc_ring_enter en = { .flags = DSMEM_ENTER_SQ_WAKEUP };
+
+	__atomic_store_n(&r->sq->tail, r->sq_tail, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&r->sq->flags, __ATOMIC_RELAXED) & DSMEM_RING_NEED_WAKEUP)
+		return ioctl(r->fd, DSMEM_IOC_RING_ENTER, &en) ? -errno : 1;
+	return 0;
+}
+
+/* Wait for and take one completion: spin a little, then sleep. */
+static int ring_reap(struct ring *r, struct dsmem_cqe *out)
+{
+	struct dsmem_ioc_ring_enter en = { .flags = DSMEM_ENTER_GETEVENTS,
+					   .min_complete = 1,
+					   .timeout_ns = 10000000000ull };
+
+	for (int spin = 0;; spin++) {
+		if (__atomic_load_n(&r->cq->tail, __ATOMIC_ACQUIRE) != r->cq_head)
+			break;
+		if (spin > 1000 && ioctl(r->fd, DSMEM_IOC_RING_ENTER, &en))
+			return -errno;
+	}
+	*out = r->cqes[r->cq_head & (r->s.cq_entries - 1)];
+	r->cq_head++;
+	__atomic_store_n(&r->cq->head, r->cq_head, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static void fill(uint8_t *p, size_t n, unsigned int seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		p[i] = seed >> 16;
+	}
+}
+
+FIXTURE(ring) {
+	struct ds_ctx *ctx;
+	uint64_t seg;
+	int fd;
+	uint8_t *buf;
+	uint32_t mr;
+	struct ring r;
+};
+
+FIXTURE_SETUP(ring)
+{
+	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
+	struct dsmem_ioc_mr_reg reg = { .flags = DSMEM_MR_WRITABLE };
+	struct ds_seg_info s;
+	uint32_t peer;
+
+	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
+	ASSERT_EQ(0, test_node_add(self->ctx, 1, "rxe0", PORT_A))
+		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+	ASSERT_EQ(0, test_node_add(self->ctx, 2, "rxe0", PORT_B));
+	ASSERT_EQ(0, ds_node_set_accept(self->ctx, 2, DS_ACCEPT_KEYED));
+	ASSERT_EQ(0, ds_seg_add(self->ctx, 2, SEG_SIZE, -1, DS_TRANSLATE_SEGMENT, &s));
+	self->seg = s.addr;
+	ASSERT_EQ(0, ds_seg_grant(self->ctx, 2, 1, 1, DSMEM_PERM_ALL));
+	ASSERT_EQ(0, ds_peer_add(self->ctx, 1, addr, PORT_B, &peer))
+		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, peer, 1));
+	self->fd = attach_open(1);
+	ASSERT_LE(0, self->fd);
+	self->buf = aligned_alloc(4096, BUF_SIZE);
+	ASSERT_NE(NULL, self->buf);
+	reg.addr = (uintptr_t)self->buf;
+	reg.len = BUF_SIZE;
+	ASSERT_EQ(0, ioctl(self->fd, DSMEM_IOC_MR_REG, &reg));
+	self->mr = reg.handle;
+}
+
+FIXTURE_TEARDOWN(ring)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	free(self->buf);
+	ds_node_del(self->ctx, 1);
+	ds_node_del(self->ctx, 2);
+	ds_ctx_close(self->ctx);
+	EXPECT_EQ(0, kernel_taint() & ~(1UL << 12 | 1UL << 13));
+}
+
+static struct dsmem_sqe xfer(uint8_t op, uint32_t mr, uint64_t local, uint64_t remote,
+			     uint64_t len, uint64_t user_data)
+{
+	return (struct dsmem_sqe){ .req = { .opcode = op, .mr = mr, .local = local,
+					    .remote = remote, .len = len },
+				   .user_data = user_data };
+}
+
+/* 1 B to 4 MiB at unaligned offsets, written then read back, verified. */
+TEST_F_TIMEOUT(ring, roundtrip_sizes, 300)
+{
+	static const size_t sizes[] = { 1, 7, 64, 4095, 4097, 65539,
+					(1 << 20) + 5, 4 << 20 };
+	uint8_t *out = self->buf, *in = self->buf + (4 << 20) + 64;
+	struct dsmem_cqe c;
+
+	ASSERT_EQ(0, ring_open(&self->r, self->fd, 8, 0));
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t n = sizes[i], off = (i * 4099) % 4096 + 1;
+		uint64_t ra = self->seg + (i * 1234567) % (SEG_SIZE - n);
+		struct dsmem_sqe w = xfer(DSMEM_XFER_WRITE, self->mr, off, ra, n, 2 * i);
+		struct dsmem_sqe rd = xfer(DSMEM_XFER_READ, self->mr,
+					   in - self->buf + 3, ra, n, 2 * i + 1);
+
+		fill(out + off, n, i + 1);
+		memset(in + 3, 0, n);
+		ring_push(&self->r, &w);
+		ASSERT_LE(0, ring_submit(&self->r));
+		ASSERT_EQ(0, ring_reap(&self->r, &c));
+		ASSERT_EQ(2 * i, c.user_data);
+		ASSERT_EQ(0, c.status) TH_LOG("write of %zu: %d", n, c.status);
+		ASSERT_EQ(n, c.bytes);
+		ring_push(&self->r, &rd);
+		ASSERT_LE(0, ring_submit(&self->r));
+		ASSERT_EQ(0, ring_reap(&self->r, &c));
+		ASSERT_EQ(2 * i + 1, c.user_data);
+		ASSERT_EQ(0, c.status);
+		ASSERT_EQ(0, memcmp(out + off, in + 3, n)) TH_LOG("size %zu", n);
+	}
+	ring_close(&self->r);
+}
+
+/* A full ring of reads in flight, CAS and FAA, and each completion once. */
+TEST_F_TIMEOUT(ring, deep_queue_and_atomics, 300)
+{
+	enum { N = 64, SZ = 4096 };
+	uint8_t seen[N] = { 0 };
+	struct dsmem_sqe cas;
+	struct dsmem_cqe c;
+	uint64_t *word = (uint64_t *)(self->buf + BUF_SIZE - 64);
+
+	ASSERT_EQ(0, ring_open(&self->r, self->fd, N, 0));
+	ASSERT_EQ(N, self->r.s.sq_entries);
+	ASSERT_EQ(2 * N, self->r.s.cq_entries);
+	fill(self->buf, N * SZ, 7);
+	for (int i = 0; i < N; i++) {
+		struct dsmem_sqe e = xfer(DSMEM_XFER_WRITE, self->mr, i * SZ,
+					  self->seg + i * SZ, SZ, i);
+		ring_push(&self->r, &e);
+	}
+	ASSERT_LE(0, ring_submit(&self->r));
+	for (int i = 0; i < N; i++) {
+		ASSERT_EQ(0, ring_reap(&self->r, &c));
+		ASSERT_GT(N, c.user_data);
+		ASSERT_EQ(0, seen[c.user_data]++);
+		ASSERT_EQ(0, c.status);
+	}
+	/* FAA three times, then CAS from the value found */
+	word[0] = 0;
+	for (int i = 0; i < 3; i++) {
+		struct dsmem_sqe e = xfer(DSMEM_XFER_FAA, self->mr, BUF_SIZE - 64,
+					  self->seg + SEG_SIZE - 8, 8, 100 + i);
+		e.req.compare_add = 5;
+		ring_push(&self->r, &e);
+		ASSERT_LE(0, ring_submit(&self->r));
+		ASSERT_EQ(0, ring_reap(&self->r, &c));
+		ASSERT_EQ(0, c.status);
+	}
+	cas = xfer(DSMEM_XFER_CAS, self->mr, BUF_SIZE - 64, self->seg + SEG_SIZE - 8,
+		   8, 200);
+	cas.req.compare_add = 15;
+	cas.req.swap = 42;
+	ring_push(&self->r, &cas);
+	ASSERT_LE(0, ring_submit(&self->r));
+	ASSERT_EQ(0, ring_reap(&self->r, &c));
+	ASSERT_EQ(0, c.status);
+	/* the value found: three adds of 5 */
+	ASSERT_EQ(15, word[0]);
+	ring_close(&self->r);
+}
+
+/* Hostile entries: each fails alone, with an errno, and the ring goes on. */
+TEST_F(ring, bad_entries_fail_alone)
+{
+	struct {
+		struct dsmem_sqe e;
+		int status;
+	} bad[] = {
+		{ xfer(DSMEM_XFER_READ, 0, 0, 0, 8, 0), -EINVAL },	/* no mr */
+		{ xfer(DSMEM_XFER_READ, 999, 0, 0, 8, 0), -ENOENT },
+		{ xfer(9, 1, 0, 0, 8, 0), -EINVAL },
+		{ xfer(DSMEM_XFER_READ, 1, BUF_SIZE - 4, 0, 8, 0), -ERANGE },
+		{ xfer(DSMEM_XFER_READ, 1, 0, 0, 0, 0), -EINVAL },
+		{ xfer(DSMEM_XFER_CAS, 1, 0, 0, 4, 0), -EINVAL },
+		{ xfer(DSMEM_XFER_READ, 1, 0, 0, 8, 0), -ERANGE },	/* past the segment */
+	};
+	struct dsmem_sqe rsvd, good;
+	struct dsmem_cqe c;
+	size_t i;
+
+	ASSERT_EQ(0, ring_open(&self->r, self->fd, 16, 0));
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		bad[i].e.req.mr = bad[i].e.req.mr == 1 ? self->mr : bad[i].e.req.mr;
+		if (i == 6)
+			bad[i].e.req.remote = self->seg + SEG_SIZE - 4;
+		bad[i].e.user_data = i;
+		ring_push(&self->r, &bad[i].e);
+	}
+	rsvd = xfer(DSMEM_XFER_READ, self->mr, 0, self->seg, 8, 77);
+	rsvd.__rsvd = 1;
+	ring_push(&self->r, &rsvd);
+	ASSERT_LE(0, ring_submit(&self->r));
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ASSERT_EQ(0, ring_reap(&self->r, &c));
+		ASSERT_EQ(i, c.user_data);
+		EXPECT_EQ(bad[i].status, c.status)
+			TH_LOG("entry %zu", i);
+	}
+	ASSERT_EQ(0, ring_reap(&self->r, &c));
+	EXPECT_EQ(77, c.user_data);
+	EXPECT_EQ(-EINVAL, c.status);
+	/* and a good one after */
+	good = xfer(DSMEM_XFER_READ, self->mr, 0, self->seg, 64, 78);
+	ring_push(&self->r, &good);
+	ASSERT_LE(0, ring_submit(&self->r));
+	ASSERT_EQ(0, ring_reap(&self->r, &c));
+	EXPECT_EQ(78, c.user_data);
+	EXPECT_EQ(0, c.status);
+	ring_close(&self->r);
+}
+
+/*
+ * Indexes a program makes up: a tail far beyond a full ring is taken as a
+ * full ring; a CQ head beyond the tail stalls that ring, nothing else.
+ */
+TEST_F_TIMEOUT(ring, hostile_indexes, 120)
+{
+	struct dsmem_ioc_ring_enter en = { .flags = DSMEM_ENTER_GETEVENTS,
+					   .min_complete = 1, .timeout_ns = 300000000 };
+	struct dsmem_cqe c;
+	uint32_t got;
+
+	ASSERT_EQ(0, ring_open(&self->r, self->fd, 4, 0));
+	/* every slot holds a valid small read */
+	for (int i = 0; i < 4; i++) {
+		struct dsmem_sqe e = xfer(DSMEM_XFER_READ, self->mr, i * 64, self->seg, 64, i);
+
+		self->r.sqes[i] = e;
+	}
+	self->r.sq_tail = 1000003;
+	ASSERT_LE(0, ring_submit(&self->r));
+	/* a full ring's worth, at most: the CQ holds twice the SQ */
+	usleep(300000);
+	got = __atomic_load_n(&self->r.cq->tail, __ATOMIC_ACQUIRE);
+	EXPECT_GE(8, got);
+	EXPECT_LE(4, got);
+	while (self->r.cq_head != got)
+		ASSERT_EQ(0, ring_reap(&self->r, &c));
+	/* a CQ head ahead of the tail: no room is left, nothing faults */
+	__atomic_store_n(&self->r.cq->head,
+			 __atomic_load_n(&self->r.cq->tail, __ATOMIC_ACQUIRE) + 100,
+			 __ATOMIC_RELEASE);
+	usleep(200000);
+	got = __atomic_load_n(&self->r.cq->tail, __ATOMIC_ACQUIRE);
+	usleep(200000);
+	EXPECT_EQ(got, __atomic_load_n(&self->r.cq->tail, __ATOMIC_ACQUIRE));
+	/* GETEVENTS with that head returns at once or times out, never hangs */
+	errno = 0;
+	ioctl(self->fd, DSMEM_IOC_RING_ENTER, &en);
+	EXPECT_NE(EFAULT, errno);
+	ring_close(&self->r);
+}
+
+/* The thread sleeps after idle_us, says so, and an enter wakes it. */
+TEST_F_TIMEOUT(ring, idle_thread_sleeps_and_wakes, 120)
+{
+	struct dsmem_cqe c;
+	struct dsmem_sqe e = xfer(DSMEM_XFER_READ, self->mr, 0, self->seg, 8, 5);
+	int woke = 0;
+
+	ASSERT_EQ(0, ring_open(&self->r, self->fd, 4, 1000));
+	for (int i = 0; i < 100 &&
+	     !(__atomic_load_n(&self->r.sq->flags, __ATOMIC_ACQUIRE) &
+	       DSMEM_RING_NEED_WAKEUP); i++)
+		usleep(10000);
+	ASSERT_TRUE(__atomic_load_n(&self->r.sq->flags, __ATOMIC_ACQUIRE) &
+		    DSMEM_RING_NEED_WAKEUP);
+	ring_push(&self->r, &e);
+	woke = ring_submit(&self->r);
+	ASSERT_EQ(1, woke);
+	ASSERT_EQ(0, ring_reap(&self->r, &c));
+	EXPECT_EQ(5, c.user_data);
+	EXPECT_EQ(0, c.status);
+	ring_close(&self->r);
+}
+
+/* What the ioctls and mmap refuse. */
+TEST_F(ring, setup_enter_and_mmap_are_checked)
+{
+	struct dsmem_ioc_ring_setup s = { 0 };
+	struct dsmem_ioc_ring_enter en = { 0 };
+	int unattached = open("/dev/dsmem", O_RDWR | O_CLOEXEC);
+	void *p;
+
+	ASSERT_LE(0, unattached);
+	s.sq_entries = 4;
+	EXPECT_EQ(-1, ioctl(unattached, DSMEM_IOC_RING_SETUP, &s));
+	EXPECT_EQ(ENOTCONN, errno);
+	en.flags = DSMEM_ENTER_SQ_WAKEUP;
+	EXPECT_EQ(-1, ioctl(self->fd, DSMEM_IOC_RING_ENTER, &en));
+	EXPECT_EQ(ENXIO, errno);
+	close(unattached);
+
+	s = (struct dsmem_ioc_ring_setup){ .sq_entries = 0 };
+	EXPECT_EQ(-1, ioctl(self->fd, DSMEM_IOC_RING_SETUP, &s));
+	EXPECT_EQ(EINVAL, errno);
+	s = (struct dsmem_ioc_ring_setup){ .sq_entries = DSMEM_RING_ENTRIES_MAX + 1 };
+	EXPECT_EQ(-1, ioctl(self->fd, DSMEM_IOC_RING_SETUP, &s));
+	EXPECT_EQ(EINVAL, errno);
+	s = (struct dsmem_ioc_ring_setup){ .sq_entries = 8, .cq_entries = 4 };
+	EXPECT_EQ(-1, ioctl(self->fd, DSMEM_IOC_RING_SETUP, &s));
+	EXPECT_EQ(EINVAL, errno);
+	s = (struct dsmem_ioc_ring_setup){ .sq_entries = 8, .flags = 1 };
+	EXPECT_EQ(-1, ioctl(self->fd, DSMEM_IOC_RING_SETUP, &s));
+	EXPECT_EQ(EINVAL, errno);
+
+	ASSERT_EQ(0, ring_open(&self->r, self->fd, 5, 0));
+	EXPECT_EQ(8, self->r.s.sq_entries);
+	EXPECT_EQ(16, self->r.s.cq_entries);
+	s = (struct dsmem_ioc_ring_setup){ .sq_entries = 8 };
+	EXPECT_EQ(-1, ioctl(self->fd, DSMEM_IOC_RING_SETUP, &s));
+	EXPECT_EQ(EBUSY, errno);
+
+	/* private, executable, too long, elsewhere */
+	p = mmap(NULL, self->r.s.sq_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE,
+		 self->fd, self->r.s.sq_off);
+	EXPECT_EQ(MAP_FAILED, p);
+	p = mmap(NULL, self->r.s.sq_bytes, PROT_READ | PROT_EXEC, MAP_SHARED,
+		 self->fd, self->r.s.sq_off);
+	EXPECT_EQ(MAP_FAILED, p);
+	p = mmap(NULL, self->r.s.sq_bytes + 4096, PROT_READ, MAP_SHARED,
+		 self->fd, self->r.s.sq_off);
+	EXPECT_EQ(MAP_FAILED, p);
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, self->fd,
+		 self->r.s.sq_off + 4096);
+	EXPECT_EQ(MAP_FAILED, p);
+	/* an exec upgrade of a good mapping */
+	EXPECT_EQ(-1, mprotect(self->r.sq_mem, self->r.s.sq_bytes,
+			       PROT_READ | PROT_EXEC));
+
+	en = (struct dsmem_ioc_ring_enter){ .flags = 4 };
+	EXPECT_EQ(-1, ioctl(self->fd, DSMEM_IOC_RING_ENTER, &en));
+	EXPECT_EQ(EINVAL, errno);
+	en = (struct dsmem_ioc_ring_enter){ .flags = DSMEM_ENTER_GETEVENTS };
+	EXPECT_EQ(-1, ioctl(self->fd, DSMEM_IOC_RING_ENTER, &en));
+	EXPECT_EQ(EINVAL, errno);
+	en = (struct dsmem_ioc_ring_enter){ .flags = DSMEM_ENTER_GETEVENTS,
+					    .min_complete = 1, .timeout_ns = 1000000 };
+	EXPECT_EQ(-1, ioctl(self->fd, DSMEM_IOC_RING_ENTER, &en));
+	EXPECT_EQ(ETIME, errno);
+	ring_close(&self->r);
+}
+
+/* Closing with transfers in flight and rings mapped elsewhere. */
+TEST_F_TIMEOUT(ring, close_with_work_in_flight, 120)
+{
+	struct dsmem_ioc_mr_dereg dr = { .handle = self->mr };
+
+	ASSERT_EQ(0, ring_open(&self->r, self->fd, 64, 0));
+	for (int i = 0; i < 64; i++) {
+		struct dsmem_sqe e = xfer(DSMEM_XFER_READ, self->mr, i * 65536,
+					  self->seg + i * 65536, 65536, i);
+		ring_push(&self->r, &e);
+	}
+	ASSERT_LE(0, ring_submit(&self->r));
+	/* in use by the ring's transfers, or already free */
+	if (ioctl(self->fd, DSMEM_IOC_MR_DEREG, &dr))
+		EXPECT_EQ(EBUSY, errno);
+	close(self->fd);
+	self->fd = -1;
+	/* the mappings hold the descriptor: every completion still arrives */
+	for (int i = 0; i < 1000 &&
+	     __atomic_load_n(&self->r.cq->tail, __ATOMIC_ACQUIRE) != 64; i++)
+		usleep(10000);
+	EXPECT_EQ(64, __atomic_load_n(&self->r.cq->tail, __ATOMIC_ACQUIRE));
+	for (int i = 0; i < 64; i++)
+		EXPECT_EQ(0, self->r.cqes[i].status);
+	ring_close(&self->r);
+}
+
+TEST_HARNESS_MAIN
