@@ -195,6 +195,13 @@ static int dsmem_ring_thread(void *arg)
 	u64 idle_end = ktime_get_ns() + ring->idle_ns;
 
 	while (!kthread_should_stop()) {
+		/*
+		 * Run the softirqs our posts raised (a software device's
+		 * tasklets, the CQ's irq_poll) here, as the ioctl path's
+		 * spin does, not in ksoftirqd after a wake-up.
+		 */
+		local_bh_disable();
+		local_bh_enable();
 		if (dsmem_ring_consume(ring)) {
 			idle_end = ktime_get_ns() + ring->idle_ns;
 			cond_resched();
