@@ -334,7 +334,8 @@ int dsmem_ring_setup(struct dsmem_xfer_file *file, void *arg)
 		ring->thread = NULL;
 		goto err_free_ring;
 	}
-	file->ring = ring;
+	/* set up before it is seen */
+	smp_store_release(&file->ring, ring);
 	mutex_unlock(&file->lock);
 
 	a->sq_entries = sq;
@@ -356,14 +357,13 @@ out_unlock:
 	return ret;
 }
 
+/*
+ * Set once and gone only with the descriptor, so read without file->lock:
+ * mmap holds mmap_lock, which file->lock nests (pinning a registration).
+ */
 static struct dsmem_ring *dsmem_file_ring(struct dsmem_xfer_file *file)
 {
-	struct dsmem_ring *ring;
-
-	mutex_lock(&file->lock);
-	ring = file->ring;
-	mutex_unlock(&file->lock);
-	return ring;
+	return smp_load_acquire(&file->ring);
 }
 
 static bool dsmem_ring_cq_ready(struct dsmem_ring *ring, u32 min)

@@ -434,6 +434,7 @@ TEST_F(ring, setup_enter_and_mmap_are_checked)
 TEST_F_TIMEOUT(ring, close_with_work_in_flight, 120)
 {
 	struct dsmem_ioc_mr_dereg dr = { .handle = self->mr };
+	bool dereged;
 
 	ASSERT_EQ(0, ring_open(&self->r, self->fd, 64, 0));
 	for (int i = 0; i < 64; i++) {
@@ -442,8 +443,12 @@ TEST_F_TIMEOUT(ring, close_with_work_in_flight, 120)
 		ring_push(&self->r, &e);
 	}
 	ASSERT_LE(0, ring_submit(&self->r));
-	/* in use by the ring's transfers, or already free */
-	if (ioctl(self->fd, DSMEM_IOC_MR_DEREG, &dr))
+	/*
+	 * Busy while the ring's transfers use it; or gone, if the thread had
+	 * taken none yet: then the entries it takes later find no buffer.
+	 */
+	dereged = !ioctl(self->fd, DSMEM_IOC_MR_DEREG, &dr);
+	if (!dereged)
 		EXPECT_EQ(EBUSY, errno);
 	close(self->fd);
 	self->fd = -1;
@@ -452,8 +457,11 @@ TEST_F_TIMEOUT(ring, close_with_work_in_flight, 120)
 	     __atomic_load_n(&self->r.cq->tail, __ATOMIC_ACQUIRE) != 64; i++)
 		usleep(10000);
 	EXPECT_EQ(64, __atomic_load_n(&self->r.cq->tail, __ATOMIC_ACQUIRE));
-	for (int i = 0; i < 64; i++)
-		EXPECT_EQ(0, self->r.cqes[i].status);
+	for (int i = 0; i < 64; i++) {
+		int st = self->r.cqes[i].status;
+
+		EXPECT_TRUE(st == 0 || (dereged && st == -ENOENT)) TH_LOG("%d", st);
+	}
 	ring_close(&self->r);
 }
 
