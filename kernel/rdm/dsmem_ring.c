@@ -111,12 +111,17 @@ void dsmem_ring_req_done(struct dsmem_ring *ring, u32 slot)
 	smp_store_release(&ring->cq_ctl->tail, ring->cq_tail);
 	ring->free[ring->nfree++] = slot;
 	ring->inflight--;
-	spin_unlock_bh(&ring->cq_lock);
-
-	/* pairs with the waiter's barrier in prepare_to_wait */
-	smp_mb();
+	/*
+	 * Still under cq_lock: the teardown frees the ring once it sees
+	 * nothing in flight under this lock, so nothing here may touch the
+	 * ring after the unlock.  wq_has_sleeper() pairs with the waiters'
+	 * barrier in prepare_to_wait and poll_wait.
+	 */
 	if (wq_has_sleeper(&ring->cq_wait))
 		wake_up(&ring->cq_wait);
+	if (wq_has_sleeper(&ring->file->poll_wq))
+		wake_up_interruptible(&ring->file->poll_wq);
+	spin_unlock_bh(&ring->cq_lock);
 }
 
 /* Take one entry: copied once, checked, started or failed. */
@@ -173,9 +178,22 @@ static u32 dsmem_ring_consume(struct dsmem_ring *ring)
 	return n;
 }
 
-static bool dsmem_ring_sq_empty(struct dsmem_ring *ring)
+/*
+ * Work the thread could do now: an entry, and room for its completion.
+ * A full CQ is the program's to empty, so the thread sleeps on it too,
+ * and the program wakes it with the head it advanced.
+ */
+static bool dsmem_ring_has_work(struct dsmem_ring *ring)
 {
-	return READ_ONCE(ring->sq_ctl->tail) == ring->sq_head;
+	bool room;
+
+	if (READ_ONCE(ring->sq_ctl->tail) == ring->sq_head)
+		return false;
+	spin_lock_bh(&ring->cq_lock);
+	room = ring->nfree &&
+	       dsmem_ring_cq_used(ring) + ring->inflight < ring->cq_entries;
+	spin_unlock_bh(&ring->cq_lock);
+	return room;
 }
 
 static bool dsmem_ring_woken(struct dsmem_ring *ring)
@@ -213,13 +231,13 @@ static int dsmem_ring_thread(void *arg)
 			continue;
 		}
 		/*
-		 * Going to sleep: say so, then look at the tail once more.
-		 * The program stores its tail, then reads the flags; one of
-		 * the two sees the other's store.
+		 * Going to sleep: say so, then look at the tail and the CQ's
+		 * head once more.  The program stores them, then reads the
+		 * flags; one of the two sees the other's store.
 		 */
 		WRITE_ONCE(ring->sq_ctl->flags, DSMEM_RING_NEED_WAKEUP);
 		smp_mb();
-		if (dsmem_ring_sq_empty(ring))
+		if (!dsmem_ring_has_work(ring))
 			wait_event_idle(ring->sq_wait, dsmem_ring_woken(ring));
 		WRITE_ONCE(ring->sq_ctl->flags, 0);
 		idle_end = ktime_get_ns() + ring->idle_ns;
@@ -370,6 +388,14 @@ static bool dsmem_ring_cq_ready(struct dsmem_ring *ring, u32 min)
 {
 	return smp_load_acquire(&ring->cq_ctl->tail) -
 	       READ_ONCE(ring->cq_ctl->head) >= min;
+}
+
+/* poll(): completions wait in the CQ */
+bool dsmem_ring_pollin(struct dsmem_xfer_file *file)
+{
+	struct dsmem_ring *ring = dsmem_file_ring(file);
+
+	return ring && dsmem_ring_cq_ready(ring, 1);
 }
 
 int dsmem_ring_enter(struct dsmem_xfer_file *file, void *arg)

@@ -652,7 +652,9 @@ __poll_t dsmem_xfer_poll(struct dsmem_xfer_file *file, struct file *filp,
 			 poll_table *wait)
 {
 	poll_wait(filp, &file->poll_wq, wait);
-	return atomic_read(&file->ndone) ? EPOLLIN | EPOLLRDNORM : 0;
+	if (atomic_read(&file->ndone) || dsmem_ring_pollin(file))
+		return EPOLLIN | EPOLLRDNORM;
+	return 0;
 }
 
 /* Under file->lock: attached to a node that is still there. */

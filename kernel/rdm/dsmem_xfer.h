@@ -90,5 +90,6 @@ void dsmem_xfer_start(struct dsmem_xfer_file *file, struct dsmem_task *task,
 /* dsmem_ring.c */
 void dsmem_ring_req_done(struct dsmem_ring *ring, u32 slot);
 void dsmem_ring_destroy(struct dsmem_ring *ring);
+bool dsmem_ring_pollin(struct dsmem_xfer_file *file);
 
 #endif /* _DSMEM_XFER_H */

@@ -5,6 +5,7 @@
  * ring it maps, and everything a program can write into its rings or pass
  * to the two ioctls is tried against the module.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -360,6 +361,108 @@ TEST_F_TIMEOUT(ring, idle_thread_sleeps_and_wakes, 120)
 	ASSERT_EQ(0, ring_reap(&self->r, &c));
 	EXPECT_EQ(5, c.user_data);
 	EXPECT_EQ(0, c.status);
+	ring_close(&self->r);
+}
+
+/* The CPU time (ticks) of our ring's thread, dsmem-sq/<our pid>; -1 if none. */
+static long sq_thread_ticks(void)
+{
+	char want[32], path[300], comm[32], stat[512];
+	struct dirent *d;
+	long ticks = -1;
+	DIR *dir;
+
+	snprintf(want, sizeof(want), "dsmem-sq/%d\n", getpid());
+	dir = opendir("/proc");
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir)) && ticks < 0) {
+		unsigned long ut, st;
+		char *p;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%s/comm", d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (!fgets(comm, sizeof(comm), f) || strcmp(comm, want)) {
+			fclose(f);
+			continue;
+		}
+		fclose(f);
+		snprintf(path, sizeof(path), "/proc/%s/stat", d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			break;
+		/* fields 14 and 15, after the comm's closing parenthesis */
+		if (fgets(stat, sizeof(stat), f) && (p = strrchr(stat, ')')) &&
+		    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+			   &ut, &st) == 2)
+			ticks = (long)(ut + st);
+		fclose(f);
+	}
+	closedir(dir);
+	return ticks;
+}
+
+/*
+ * A full CQ with entries still in the SQ: the thread cannot take them,
+ * so it sleeps rather than spin; the program's head and a wake-up resume
+ * it.
+ */
+TEST_F_TIMEOUT(ring, full_cq_thread_sleeps, 120)
+{
+	struct dsmem_ioc_ring_enter en = { .flags = DSMEM_ENTER_GETEVENTS |
+						    DSMEM_ENTER_SQ_WAKEUP,
+					   .min_complete = 1 };
+	struct dsmem_cqe c;
+	uint32_t cq;
+	long t0, t1;
+
+	ASSERT_EQ(0, ring_open(&self->r, self->fd, 4, 1000));
+	cq = self->r.s.cq_entries;
+	ASSERT_EQ(8, cq);
+	for (uint32_t i = 0; i < cq + 4; i++) {
+		struct dsmem_sqe e = xfer(DSMEM_XFER_READ, self->mr, 8 * i,
+					  self->seg, 8, i);
+
+		while (self->r.sq_tail - __atomic_load_n(&self->r.sq->head, __ATOMIC_ACQUIRE) ==
+		       self->r.s.sq_entries)
+			usleep(1000);
+		ring_push(&self->r, &e);
+		ASSERT_LE(0, ring_submit(&self->r));
+	}
+	/* the CQ fills; four entries stay in the SQ */
+	for (int i = 0; i < 1000 &&
+	     __atomic_load_n(&self->r.cq->tail, __ATOMIC_ACQUIRE) != cq; i++)
+		usleep(1000);
+	ASSERT_EQ(cq, __atomic_load_n(&self->r.cq->tail, __ATOMIC_ACQUIRE));
+	for (int i = 0; i < 100 &&
+	     !(__atomic_load_n(&self->r.sq->flags, __ATOMIC_ACQUIRE) &
+	       DSMEM_RING_NEED_WAKEUP); i++)
+		usleep(10000);
+	ASSERT_TRUE(__atomic_load_n(&self->r.sq->flags, __ATOMIC_ACQUIRE) &
+		    DSMEM_RING_NEED_WAKEUP);
+	EXPECT_EQ(self->r.sq_tail - 4, __atomic_load_n(&self->r.sq->head, __ATOMIC_ACQUIRE));
+	t0 = sq_thread_ticks();
+	ASSERT_LE(0, t0);
+	usleep(500000);
+	t1 = sq_thread_ticks();
+	EXPECT_GE(2, t1 - t0) TH_LOG("the thread ran %ld ticks while it had nothing it could do",
+				     t1 - t0);
+
+	/* consume the CQ, then wake the thread with the head moved */
+	for (uint32_t i = 0; i < cq; i++) {
+		ASSERT_EQ(0, ring_reap(&self->r, &c));
+		EXPECT_EQ(i, c.user_data);
+		EXPECT_EQ(0, c.status);
+	}
+	ASSERT_EQ(0, ioctl(self->fd, DSMEM_IOC_RING_ENTER, &en));
+	for (uint32_t i = cq; i < cq + 4; i++) {
+		ASSERT_EQ(0, ring_reap(&self->r, &c));
+		EXPECT_EQ(i, c.user_data);
+		EXPECT_EQ(0, c.status);
+	}
 	ring_close(&self->r);
 }
 

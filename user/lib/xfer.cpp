@@ -1,21 +1,35 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// libdsuser data path: one-sided transfers on /dev/dsmem.  A batch is one
-// DSMEM_IOC_SUBMIT; a synchronous call is a batch of one and the
-// DSMEM_IOC_TASK that waits for it and releases it.
+// libdsuser data path: one-sided transfers on /dev/dsmem.
+//
+// With the module's shared rings (the default where it has them) a
+// transfer is an entry in the submission ring and its outcome an entry in
+// the completion ring: no system call while the module's submission
+// thread is awake and the completion comes within the spin.  Ring entries
+// name registered buffers only, so plain pointers go through a registered
+// bounce buffer (up to kBounce bytes), or as they are when they fall in a
+// buffer this handle registered.
+//
+// Without rings, or for a plain pointer larger than the bounce buffer, a
+// batch is one DSMEM_IOC_SUBMIT and a synchronous call a batch of one that
+// the same ioctl waits for and releases.
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstddef>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <vector>
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <linux/dsmem.h>
 
 #include "ds_internal.hpp"
+#include "xfer_ring.hpp"
 
 using namespace dsmem::detail;
 
@@ -33,6 +47,34 @@ static_assert(same(DS_TASK_PENDING, DSMEM_TASK_PENDING) &&
 static_assert(same(DS_OP_READ, DSMEM_XFER_READ) && same(DS_OP_WRITE, DSMEM_XFER_WRITE) &&
 	      same(DS_OP_CAS, DSMEM_XFER_CAS) && same(DS_OP_FAA, DSMEM_XFER_FAA));
 
+namespace {
+
+constexpr size_t kBounce = 64 * 1024;		// plain pointers up to this
+constexpr uint32_t kRingEntries = 256;		// the SQ's; the CQ twice that
+// A ring task's id and its entries' user_data carry this bit; the
+// module's task ids are below 2^31.
+constexpr uint64_t kRingTask = 1ull << 63;
+// a synchronous call's entries: kSyncMark | the request's index
+constexpr uint64_t kSyncMark = 1ull << 62;
+// the bound on one sleep, after which the wait looks at the SQ again
+constexpr uint64_t kSleepNs = 10 * 1000 * 1000;
+
+struct mr_range {
+	uintptr_t addr;
+	size_t len;
+	uint32_t mr;
+};
+
+// A batch submitted through the rings, until it is released.
+struct ring_task {
+	uint32_t gen = 0;
+	bool used = false;
+	uint32_t done = 0;
+	std::vector<ds_transfer_status> st;
+};
+
+}  // namespace
+
 struct ds_xfer {
 	// A synchronous call a signal cut short: its task is still in flight
 	// and, for an atomic, still to write the word it owns.
@@ -45,10 +87,27 @@ struct ds_xfer {
 	std::unique_ptr<uint64_t> word;	// where an atomic's old value lands
 	std::vector<orphan> orphans;
 
+	// the ring path; null without it
+	std::unique_ptr<dsmem::detail::xfer_ring> ring;
+	void *bounce = nullptr;		// kBounce bytes, registered as bounce_mr
+	uint32_t bounce_mr = 0;
+	std::vector<mr_range> mrs;	// what ds_mr_reg registered
+	std::vector<ring_task> tasks;	// slots; a task id names slot and gen
+	std::vector<uint32_t> free_tasks;
+	size_t live_tasks = 0;
+	// the synchronous call in progress
+	uint32_t sync_left = 0;
+	uint32_t sync_err_idx = UINT32_MAX;
+	int32_t sync_err = 0;
+
 	~ds_xfer()
 	{
+		ring.reset();		// unmapped before the descriptor goes
 		if (fd >= 0)
 			close(fd);
+		// the module's pins keep the pages of what is still in flight
+		if (bounce)
+			munmap(bounce, kBounce);
 	}
 };
 
@@ -127,12 +186,126 @@ int sync_one(ds_xfer *x, struct dsmem_xfer_req &req)
 
 }  // namespace
 
+// The ring path.
+namespace {
+
+// A plain pointer that falls in a buffer this handle registered: the
+// registration and the offset into it.
+bool find_mr(const ds_xfer *x, uintptr_t p, uint64_t len, uint32_t *mr,
+	     uint64_t *off)
+{
+	for (const auto &r : x->mrs) {
+		if (p >= r.addr && len <= r.len && p - r.addr <= r.len - len) {
+			*mr = r.mr;
+			*off = p - r.addr;
+			return true;
+		}
+	}
+	return false;
+}
+
+// One completion: a synchronous call's, or a ring task's.
+void complete(ds_xfer *x, const struct dsmem_cqe &c)
+{
+	uint64_t ud = c.user_data;
+	auto idx = static_cast<uint32_t>(ud);
+
+	if (ud & kRingTask) {
+		auto slot = static_cast<uint32_t>(ud >> 32) & 0x7fffffffu;
+
+		if (slot < x->tasks.size() && idx < x->tasks[slot].st.size()) {
+			ring_task &t = x->tasks[slot];
+
+			t.st[idx] = {c.status, 0, c.bytes};
+			t.done++;
+		}
+		return;
+	}
+	if (ud & kSyncMark) {
+		if (c.status && idx < x->sync_err_idx) {
+			x->sync_err_idx = idx;
+			x->sync_err = c.status;
+		}
+		x->sync_left--;
+	}
+}
+
+uint32_t reap_ring(ds_xfer *x)
+{
+	return x->ring->reap([x](const struct dsmem_cqe &c) { complete(x, c); });
+}
+
+// Reap what came, or wait (spin, then sleep) for something to come.
+// 0 when the caller should look at its condition again; -EINTR only when
+// interruptible; another -errno when the module refused the wait.
+int ring_wait(ds_xfer *x, bool interruptible)
+{
+	if (reap_ring(x))
+		return 0;
+	int ret = x->ring->wait_cqe(kSleepNs);
+	if (ret == -ETIME || (ret == -EINTR && !interruptible))
+		ret = 0;
+	if (!ret)
+		reap_ring(x);
+	return ret;
+}
+
+// Push n entries as the SQ makes room, the i-th with user_data tag | i.
+int ring_push(ds_xfer *x, const struct dsmem_xfer_req *reqs, size_t n,
+	      uint64_t tag)
+{
+	size_t next = 0;
+
+	while (next < n) {
+		uint32_t room = x->ring->sq_space();
+
+		if (!room) {
+			// a wake-up lost to a failed ioctl is retried here
+			if (int ret = ring_wait(x, false))
+				return ret;
+			continue;
+		}
+		for (; room && next < n; room--, next++)
+			x->ring->push(reqs[next], tag | next);
+		// a failed wake-up is retried by the wait, which wakes too
+		(void)x->ring->submit();
+	}
+	return 0;
+}
+
+// A synchronous batch on the rings: every request names a registered
+// buffer.  Like DSMEM_SUBMIT_WAIT, the first failed request's status.
+int ring_run(ds_xfer *x, const struct dsmem_xfer_req *reqs, size_t n)
+{
+	x->sync_left = static_cast<uint32_t>(n);
+	x->sync_err_idx = UINT32_MAX;
+	x->sync_err = 0;
+	int ret = ring_push(x, reqs, n, kSyncMark);
+	// A transfer always ends, so the wait does too; like the ioctl
+	// path's, it outlasts signals, and buffers are free on return.
+	while (!ret && x->sync_left)
+		ret = ring_wait(x, false);
+	return ret ? ret : x->sync_err;
+}
+
+bool all_registered(const struct dsmem_xfer_req *reqs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!reqs[i].mr)
+			return false;
+	return true;
+}
+
+}  // namespace
+
 int dsmem::detail::xfer_run(ds_xfer *x, const struct dsmem_xfer_req *reqs, size_t n)
 {
 	struct dsmem_ioc_submit sub = {};
 
 	if (n < 1 || n > DSMEM_SUBMIT_REQS_MAX)
 		return -EINVAL;
+	if (x->ring && all_registered(reqs, n))
+		return ring_run(x, reqs, n);
 	if (!x->orphans.empty())
 		reap(x);
 	sub.reqs = reinterpret_cast<uintptr_t>(reqs);
@@ -151,7 +324,7 @@ int atomic_one(ds_xfer *x, uint8_t op, uint64_t gaddr, uint64_t compare_add,
 {
 	struct dsmem_xfer_req req = {};
 
-	if (!x->word) {
+	if (!x->ring && !x->word) {
 		x->word.reset(new (std::nothrow) uint64_t(0));
 		if (!x->word)
 			return -ENOMEM;
@@ -162,6 +335,15 @@ int atomic_one(ds_xfer *x, uint8_t op, uint64_t gaddr, uint64_t compare_add,
 	req.len = sizeof(uint64_t);
 	req.compare_add = compare_add;
 	req.swap = swap;
+	if (x->ring) {
+		// the word is the bounce buffer's first
+		req.mr = x->bounce_mr;
+		req.local = 0;
+		int ret = ring_run(x, &req, 1);
+		if (!ret && old)
+			memcpy(old, x->bounce, sizeof(*old));
+		return ret;
+	}
 	int ret = sync_one(x, req);
 	if (!ret && old)
 		*old = *x->word;
@@ -176,17 +358,83 @@ int transfer_one(ds_xfer *x, uint8_t op, uint64_t gaddr, const void *buf, size_t
 	req.local = reinterpret_cast<uintptr_t>(buf);
 	req.remote = gaddr;
 	req.len = len;
+	if (x->ring) {
+		uint64_t off;
+
+		if (find_mr(x, req.local, len, &req.mr, &off)) {
+			req.local = off;
+			return ring_run(x, &req, 1);
+		}
+		if (len && len <= kBounce) {
+			if (op == DSMEM_XFER_WRITE)
+				memcpy(x->bounce, buf, len);
+			req.mr = x->bounce_mr;
+			req.local = 0;
+			int ret = ring_run(x, &req, 1);
+			if (!ret && op == DSMEM_XFER_READ)
+				memcpy(const_cast<void *>(buf), x->bounce, len);
+			return ret;
+		}
+	}
+	// larger than the bounce buffer: pinned for this call, no copy
 	return sync_one(x, req);
 }
 
 }  // namespace
 
-DS_EXPORT int ds_xfer_open(uint32_t node_id, struct ds_xfer **xp)
+namespace {
+
+// The bounce buffer and the rings; -EOPNOTSUPP when the module has none.
+int ring_open(ds_xfer *x, const struct ds_xfer_attr &a)
 {
+	struct dsmem_ioc_mr_reg r = {};
+	auto ring = std::make_unique<dsmem::detail::xfer_ring>();
+
+	x->bounce = mmap(nullptr, kBounce, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (x->bounce == MAP_FAILED) {
+		x->bounce = nullptr;
+		return -errno;
+	}
+	// a child's copy-on-write would split it from the pinned pages
+	madvise(x->bounce, kBounce, MADV_DONTFORK);
+	r.addr = reinterpret_cast<uintptr_t>(x->bounce);
+	r.len = kBounce;
+	r.flags = DSMEM_MR_WRITABLE;
+	if (ioctl(x->fd, DSMEM_IOC_MR_REG, &r) < 0)
+		return -errno;
+	x->bounce_mr = r.handle;
+	if (int ret = ring->setup(x->fd, a.ring_entries ? a.ring_entries : kRingEntries,
+				  a.idle_us))
+		return ret;
+	ring->set_spin_ns(static_cast<uint64_t>(a.spin_us) * 1000);
+	x->ring = std::move(ring);
+	return 0;
+}
+
+}  // namespace
+
+DS_EXPORT int ds_xfer_open_attr(uint32_t node_id, const struct ds_xfer_attr *attr,
+				struct ds_xfer **xp)
+{
+	struct ds_xfer_attr a = DS_XFER_ATTR_INIT;
 	std::unique_ptr<ds_xfer> x(new (std::nothrow) ds_xfer);
 	struct dsmem_ioc_version v = {};
 	struct dsmem_ioc_attach at = {};
 
+	if (attr) {
+		// size-versioned: what a newer caller adds must be zero
+		if (attr->size < DS_XFER_ATTR_SIZE_VER0)
+			return -EINVAL;
+		const auto *tail = reinterpret_cast<const uint8_t *>(attr);
+		for (size_t i = sizeof(a); i < attr->size; i++)
+			if (tail[i])
+				return -E2BIG;
+		memcpy(&a, attr, std::min<size_t>(attr->size, sizeof(a)));
+		if (a.flags & ~DS_XFER_FLAGS_ALL || a.reserved ||
+		    a.ring_entries > DSMEM_RING_ENTRIES_MAX)
+			return -EINVAL;
+	}
 	if (!x)
 		return -ENOMEM;
 	x->fd = open("/dev/" DSMEM_DEVICE_NAME, O_RDWR | O_CLOEXEC);
@@ -201,7 +449,29 @@ DS_EXPORT int ds_xfer_open(uint32_t node_id, struct ds_xfer **xp)
 	at.node_id = node_id;
 	if (ioctl(x->fd, DSMEM_IOC_ATTACH, &at) < 0)
 		return -errno;
+	if (!(a.flags & DS_XFER_NO_RINGS) && (v.features & DSMEM_FEAT_RINGS)) {
+		if (int ret = ring_open(x.get(), a))
+			return ret;
+	}
 	*xp = x.release();
+	return 0;
+}
+
+DS_EXPORT int ds_xfer_open(uint32_t node_id, struct ds_xfer **xp)
+{
+	return ds_xfer_open_attr(node_id, nullptr, xp);
+}
+
+DS_EXPORT int ds_xfer_rings(const struct ds_xfer *x)
+{
+	return x->ring ? 1 : 0;
+}
+
+DS_EXPORT int ds_xfer_set_spin(struct ds_xfer *x, uint32_t spin_us)
+{
+	if (!x->ring)
+		return -EOPNOTSUPP;
+	x->ring->set_spin_ns(static_cast<uint64_t>(spin_us) * 1000);
 	return 0;
 }
 
@@ -230,8 +500,15 @@ DS_EXPORT int ds_mr_reg(struct ds_xfer *x, void *addr, size_t len, uint32_t *mr)
 	r.addr = reinterpret_cast<uintptr_t>(addr);
 	r.len = len;
 	r.flags = DSMEM_MR_WRITABLE;	// reads land in registered buffers
+	try {
+		x->mrs.reserve(x->mrs.size() + 1);
+	} catch (const std::bad_alloc &) {
+		return -ENOMEM;
+	}
 	if (ioctl(x->fd, DSMEM_IOC_MR_REG, &r) < 0)
 		return -errno;
+	// plain pointers into it go zero-copy on the rings
+	x->mrs.push_back({reinterpret_cast<uintptr_t>(addr), len, r.handle});
 	*mr = r.handle;
 	return 0;
 }
@@ -240,8 +517,18 @@ DS_EXPORT int ds_mr_dereg(struct ds_xfer *x, uint32_t mr)
 {
 	struct dsmem_ioc_mr_dereg d = {};
 
+	if (x->ring && mr == x->bounce_mr)
+		return -EINVAL;	/* the library's own */
 	d.handle = mr;
-	return ioctl(x->fd, DSMEM_IOC_MR_DEREG, &d) < 0 ? -errno : 0;
+	if (ioctl(x->fd, DSMEM_IOC_MR_DEREG, &d) < 0)
+		return -errno;
+	for (auto it = x->mrs.begin(); it != x->mrs.end(); ++it) {
+		if (it->mr == mr) {
+			x->mrs.erase(it);
+			break;
+		}
+	}
+	return 0;
 }
 
 DS_EXPORT int ds_read(struct ds_xfer *x, uint64_t gaddr, void *buf, size_t len)
@@ -267,12 +554,87 @@ DS_EXPORT int ds_faa(struct ds_xfer *x, uint64_t gaddr, uint64_t add,
 	return atomic_one(x, DSMEM_XFER_FAA, gaddr, add, 0, old);
 }
 
+namespace {
+
+int ring_submit(ds_xfer *x, const std::vector<struct dsmem_xfer_req> &kreqs,
+		uint64_t *task)
+{
+	uint32_t slot;
+
+	if (x->live_tasks >= DSMEM_TASKS_MAX)
+		return -EAGAIN;		/* as the module says */
+	try {
+		if (x->free_tasks.empty()) {
+			x->tasks.emplace_back();
+			// so that a release's push_back cannot throw
+			x->free_tasks.reserve(x->tasks.size());
+			x->free_tasks.push_back(static_cast<uint32_t>(x->tasks.size() - 1));
+		}
+		slot = x->free_tasks.back();
+		x->tasks[slot].st.assign(kreqs.size(), {});
+	} catch (const std::bad_alloc &) {
+		return -ENOMEM;
+	}
+	x->free_tasks.pop_back();
+	ring_task &t = x->tasks[slot];
+	t.used = true;
+	t.done = 0;
+	t.gen = (t.gen + 1) & 0x7fffffffu;
+	x->live_tasks++;
+	uint64_t tag = kRingTask | static_cast<uint64_t>(slot) << 32;
+	*task = kRingTask | static_cast<uint64_t>(t.gen) << 32 | slot;
+	// queued in full before returning: a batch beyond the SQ's room
+	// waits here for the module to take what went before
+	return ring_push(x, kreqs.data(), kreqs.size(), tag);
+}
+
+int ring_query(ds_xfer *x, uint64_t task, bool wait, bool release, int *state,
+	       struct ds_transfer_status *st, size_t n)
+{
+	auto slot = static_cast<uint32_t>(task);
+	auto gen = static_cast<uint32_t>(task >> 32) & 0x7fffffffu;
+
+	if (slot >= x->tasks.size() || !x->tasks[slot].used ||
+	    x->tasks[slot].gen != gen)
+		return -ENOENT;
+	if (st && n > x->tasks[slot].st.size())
+		return -EINVAL;
+	reap_ring(x);
+	while (wait && x->tasks[slot].done < x->tasks[slot].st.size()) {
+		if (int ret = ring_wait(x, true))
+			return ret;
+	}
+	ring_task &t = x->tasks[slot];
+	if (t.done < t.st.size()) {
+		if (state)
+			*state = DS_TASK_PENDING;
+		return 0;
+	}
+	bool failed = false;
+	for (const auto &s : t.st)
+		failed |= s.status != 0;
+	if (state)
+		*state = failed ? DS_TASK_FAILED : DS_TASK_COMPLETE;
+	if (st)
+		std::copy_n(t.st.begin(), n, st);
+	if (release) {
+		t.used = false;
+		t.st.clear();
+		x->free_tasks.push_back(slot);	/* reserved: cannot throw */
+		x->live_tasks--;
+	}
+	return 0;
+}
+
+}  // namespace
+
 DS_EXPORT int ds_batch_submit(struct ds_xfer *x,
 			      const struct ds_transfer_request *reqs, size_t n,
 			      uint64_t *task)
 {
 	struct dsmem_ioc_submit sub = {};
 	std::vector<struct dsmem_xfer_req> kreqs;
+	bool on_ring = x->ring != nullptr;
 
 	if (!reqs || n < 1 || n > DS_BATCH_REQS_MAX)
 		return -EINVAL;
@@ -285,7 +647,21 @@ DS_EXPORT int ds_batch_submit(struct ds_xfer *x,
 		int ret = to_xfer_req(reqs[i], &kreqs[i]);
 		if (ret)
 			return ret;
+		if (on_ring && !kreqs[i].mr) {
+			uint64_t off = 0;
+
+			on_ring = find_mr(x, kreqs[i].local, kreqs[i].len,
+					  &kreqs[i].mr, &off);
+			if (on_ring)
+				kreqs[i].local = off;
+		}
 	}
+	if (on_ring)
+		return ring_submit(x, kreqs, task);
+	// plain pointers outside any registration: pinned by the ioctl
+	for (size_t i = 0; i < n; i++)
+		if (!reqs[i].mr)
+			kreqs[i].local = reqs[i].source_offset;
 	if (!x->orphans.empty())
 		reap(x);
 	sub.reqs = reinterpret_cast<uintptr_t>(kreqs.data());
@@ -303,6 +679,11 @@ DS_EXPORT int ds_task_query(struct ds_xfer *x, uint64_t task, int wait,
 {
 	uint32_t flags = (wait ? DSMEM_TASK_WAIT : 0) | (release ? DSMEM_TASK_RELEASE : 0);
 
+	if (task & kRingTask) {
+		if (!x->ring)
+			return -ENOENT;
+		return ring_query(x, task, wait, release, state, st, n);
+	}
 	if (st && n > UINT32_MAX)
 		return -EINVAL;
 	return task_ioctl(x, task, flags, state,

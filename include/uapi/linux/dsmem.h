@@ -555,11 +555,12 @@ struct dsmem_ioc_slope_dirty {
  * CQ's head.  The module does the mirror image.  Indexes are free-running
  * 32-bit counters; an entry's slot is index & (entries - 1).
  *
- * A kernel thread consumes the SQ.  After idle_us without work it sets
- * DSMEM_RING_NEED_WAKEUP in the SQ's flags and sleeps; a program that
- * sees the flag after advancing the tail wakes it with DSMEM_IOC_RING_ENTER
- * and DSMEM_ENTER_SQ_WAKEUP.  DSMEM_ENTER_GETEVENTS sleeps until
- * min_complete entries wait in the CQ.
+ * A kernel thread consumes the SQ.  After idle_us without work (an empty
+ * SQ, or a CQ with no room) it sets DSMEM_RING_NEED_WAKEUP in the SQ's
+ * flags and sleeps; a program that sees the flag after advancing the SQ's
+ * tail or the CQ's head wakes it with DSMEM_IOC_RING_ENTER and
+ * DSMEM_ENTER_SQ_WAKEUP.  DSMEM_ENTER_GETEVENTS sleeps until
+ * min_complete entries wait in the CQ; poll() reports POLLIN while any do.
  *
  * Ring entries name registered buffers only (mr != 0).  A malformed entry
  * completes with an error status; the module never stalls or faults on

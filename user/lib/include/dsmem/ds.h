@@ -789,6 +789,40 @@ struct ds_transfer_status {
 
 int ds_xfer_open(uint32_t node_id, struct ds_xfer **xp);
 void ds_xfer_close(struct ds_xfer *x);
+
+/*
+ * Where the module has them (DSMEM_FEAT_RINGS), a handle moves its
+ * transfers through shared submission and completion rings: no system
+ * call per operation while the module's submission thread polls (it
+ * sleeps after idle_us without work) and a completion arrives within the
+ * spin.  A wait spins for spin_us, then sleeps in the module.  Ring
+ * entries need registered buffers: ds_read/ds_write copy a plain buffer
+ * of up to 64 KiB through the handle's own, and use one the handle
+ * registered (ds_mr_reg) as it is; larger unregistered ones, and batches
+ * naming them, take the ioctl path.  docs/data-path.md has the figures.
+ */
+struct ds_xfer_attr {
+	uint32_t size;			/* sizeof(struct ds_xfer_attr) */
+	uint32_t flags;			/* DS_XFER_* */
+	uint32_t ring_entries;		/* the submission ring's; 0: 256 */
+	uint32_t spin_us;		/* a wait spins this long, then sleeps */
+	uint32_t idle_us;		/* the module's thread polls an empty
+					 * ring this long; 0: its default */
+	uint32_t reserved;		/* 0 */
+};
+#define DS_XFER_NO_RINGS	0x1	/* the ioctl path only */
+#define DS_XFER_FLAGS_ALL	DS_XFER_NO_RINGS
+#define DS_XFER_SPIN_US_DEFAULT	100
+#define DS_XFER_ATTR_SIZE_VER0	24
+#define DS_XFER_ATTR_INIT \
+	{ sizeof(struct ds_xfer_attr), 0, 0, DS_XFER_SPIN_US_DEFAULT, 0, 0 }
+/* attr NULL: DS_XFER_ATTR_INIT */
+int ds_xfer_open_attr(uint32_t node_id, const struct ds_xfer_attr *attr,
+		      struct ds_xfer **xp);
+/* 1 when the handle uses the rings, 0 when the ioctl path */
+int ds_xfer_rings(const struct ds_xfer *x);
+/* The spin before a wait sleeps; -EOPNOTSUPP without rings. */
+int ds_xfer_set_spin(struct ds_xfer *x, uint32_t spin_us);
 /* poll() it for POLLIN: some task is done */
 int ds_xfer_fd(const struct ds_xfer *x);
 /* Pin a buffer for zero-copy transfers; *mr names it in requests. */
