@@ -13,6 +13,11 @@
  *    in flight;
  *  - a registrar: MR_REG and MR_DEREG of buffers the submitters use, and
  *    transfers of its own through them;
+ *  - the shared rings: one producer on fd_a's rings, naming the
+ *    registrar's buffers as it swaps them, with hostile entries and tail
+ *    jumps now and then, and RING_ENTER from the submitters beside it;
+ *    private rings on node 1 or the spare node, closed, unmapped or
+ *    deregistered with entries in flight;
  *  - Slope: allocations, frees, faults from two threads, and migrations
  *    to node 2 started, stopped and released, received there or left to
  *    expire (slope_unreceived_ms lowered for the storm, so that expiries
@@ -141,10 +146,12 @@ struct fz {
 	uint8_t *mrbuf;			/* MR_SLOTS regions of MR_SIZE */
 	_Atomic uint32_t mr[MR_SLOTS];	/* handles registered on fd_a (0: none) */
 	_Atomic uint64_t last_task;
+	struct fring *ring_a;		/* fd_a's rings; one producer */
 	_Atomic uint64_t run_addr[RUNS], run_len[RUNS];
 	atomic_ulong ops, efault, bad;
 	atomic_ulong rmmod_tries, cycles, spare_cycles, dev_cycles, migs, touches;
 	atomic_ulong spare_attach, spare_submits;
+	atomic_ulong ring_entries, ring_cqes, ring_hostile, ring_privates;
 };
 
 #define BAD(f, ...) do {						\
@@ -185,6 +192,8 @@ static void check_result(struct fz *f, int32_t res, const char *what)
 		BAD(f, "%s: a transfer failed with EFAULT on a valid buffer", what);
 	}
 }
+
+static void fring_enter(struct fz *f, int fd, uint64_t *s);
 
 /* random requests to node 2's segment, local buffers valid */
 static uint32_t random_reqs(struct fz *f, uint64_t *s, uint8_t *tbuf,
@@ -294,6 +303,9 @@ static void *submitter(void *arg)
 			id = k == 0 ? last : k == 1 ? last + 1 :
 			     k == 2 ? last - rn(s, 16) : rng_next(s);
 			task(f, fd, id, rn(s, 4), rn(s, 2) ? st : NULL, 1 + rn(s, 8));
+		} else if (rn(s, 2)) {
+			/* fd_a has rings, fd_b none (ENXIO) */
+			fring_enter(f, fd, s);
 		} else {
 			struct pollfd p = { .fd = fd, .events = POLLIN };
 
@@ -407,6 +419,188 @@ static void *registrar(void *arg)
 			madvise(region, MR_SIZE, MADV_DONTNEED);
 		}
 	}
+	return NULL;
+}
+
+/* ---- the shared rings ---- */
+
+struct fring {
+	int fd;
+	bool hostile;			/* fed bad entries: statuses not judged */
+	struct dsmem_ioc_ring_setup s;
+	uint8_t *sq_mem, *cq_mem;
+	struct dsmem_ring_ctl *sq, *cq;
+	struct dsmem_sqe *sqes;
+	struct dsmem_cqe *cqes;
+	uint32_t tail, head;
+};
+
+static int fring_open(struct fz *f, struct fring *r, int fd, uint64_t *s)
+{
+	memset(r, 0, sizeof(*r));
+	r->fd = fd;
+	r->s.sq_entries = 1 + rn(s, 64);
+	r->s.idle_us = rn(s, 3) ? 0 : 1 + rn(s, 500);
+	if (fz_ioctl(f, fd, DSMEM_IOC_RING_SETUP, &r->s, "RING_SETUP"))
+		return -1;
+	r->sq_mem = mmap(NULL, r->s.sq_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 fd, r->s.sq_off);
+	r->cq_mem = mmap(NULL, r->s.cq_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 fd, r->s.cq_off);
+	if (r->sq_mem == MAP_FAILED || r->cq_mem == MAP_FAILED) {
+		BAD(f, "ring mmap: %s", strerror(errno));
+		return -1;
+	}
+	r->sq = (void *)r->sq_mem;
+	r->cq = (void *)r->cq_mem;
+	r->sqes = (void *)(r->sq_mem + DSMEM_RING_ENTRIES_OFFSET);
+	r->cqes = (void *)(r->cq_mem + DSMEM_RING_ENTRIES_OFFSET);
+	return 0;
+}
+
+static void fring_unmap(struct fring *r)
+{
+	munmap(r->sq_mem, r->s.sq_bytes);
+	munmap(r->cq_mem, r->s.cq_bytes);
+}
+
+static void fring_enter(struct fz *f, int fd, uint64_t *s)
+{
+	struct dsmem_ioc_ring_enter e = { .flags = 1 + rn(s, 3) };
+
+	if (e.flags & DSMEM_ENTER_GETEVENTS) {
+		e.min_complete = 1 + rn(s, 4);
+		e.timeout_ns = 1 + rn(s, 2000000);
+	}
+	fz_ioctl(f, fd, DSMEM_IOC_RING_ENTER, &e, "RING_ENTER");
+}
+
+/*
+ * One round: random entries (mr: a private ring's own, or the
+ * registrar's current ones), sometimes hostile; the tail published, the
+ * thread woken if it sleeps; the completions taken.
+ */
+static void fring_round(struct fz *f, struct fring *r, uint64_t *s, uint8_t *tbuf,
+			uint32_t own_mr)
+{
+	struct dsmem_xfer_req q[8];
+	uint32_t n = random_reqs(NULL, s, tbuf, q, 8, f->seg), room;
+
+	room = r->s.sq_entries - (r->tail - __atomic_load_n(&r->sq->head, __ATOMIC_ACQUIRE));
+	for (uint32_t i = 0; i < n && i < room; i++) {
+		struct dsmem_sqe *e = &r->sqes[r->tail & (r->s.sq_entries - 1)];
+
+		q[i].mr = own_mr ? own_mr : atomic_load(&f->mr[rn(s, MR_SLOTS)]);
+		q[i].local = 8 * (uint64_t)rn(s, (MR_SIZE - 16384) / 8);
+		e->req = q[i];
+		e->user_data = rng_next(s);
+		e->__rsvd = 0;
+		if (!rn(s, 25)) {
+			/* hostile: each field the module must check */
+			switch (rn(s, 5)) {
+			case 0: e->__rsvd = rng_next(s); break;
+			case 1: e->req.mr = (uint32_t)rng_next(s); break;
+			case 2: e->req.opcode = (uint8_t)rng_next(s); break;
+			case 3: e->req.len = rng_next(s); break;
+			default: e->req.local = rng_next(s); break;
+			}
+			r->hostile = true;
+			atomic_fetch_add(&f->ring_hostile, 1);
+		}
+		r->tail++;
+		atomic_fetch_add(&f->ring_entries, 1);
+	}
+	if (!rn(s, 200)) {
+		/* a tail far beyond the head, once in a while */
+		r->tail += rng_next(s) | 0x10000;
+		r->hostile = true;
+		atomic_fetch_add(&f->ring_hostile, 1);
+	}
+	__atomic_store_n(&r->sq->tail, r->tail, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&r->sq->flags, __ATOMIC_RELAXED) & DSMEM_RING_NEED_WAKEUP) {
+		struct dsmem_ioc_ring_enter e = { .flags = DSMEM_ENTER_SQ_WAKEUP };
+
+		fz_ioctl(f, r->fd, DSMEM_IOC_RING_ENTER, &e, "RING_ENTER");
+	}
+	/* a tail jump is resynced by the head the module reports */
+	if (r->tail - __atomic_load_n(&r->sq->head, __ATOMIC_ACQUIRE) > r->s.sq_entries)
+		r->tail = __atomic_load_n(&r->sq->head, __ATOMIC_ACQUIRE);
+	for (uint32_t t = __atomic_load_n(&r->cq->tail, __ATOMIC_ACQUIRE);
+	     r->head != t; r->head++) {
+		if (!r->hostile)
+			check_result(f, r->cqes[r->head & (r->s.cq_entries - 1)].status,
+				     "ring completion");
+		atomic_fetch_add(&f->ring_cqes, 1);
+	}
+	__atomic_store_n(&r->cq->head, r->head, __ATOMIC_RELEASE);
+	if (!rn(s, 4))
+		fring_enter(f, r->fd, s);
+}
+
+/* fd_a's rings: the one producer */
+static void *ring_shared(void *arg)
+{
+	struct thr *t = arg;
+	struct fz *f = t->f;
+	uint8_t tbuf[8];
+
+	while (running(f))
+		fring_round(f, f->ring_a, &t->rng, tbuf, 0);
+	return NULL;
+}
+
+/* private rings, ended in every order with entries in flight */
+static void *ring_private(void *arg)
+{
+	struct thr *t = arg;
+	struct fz *f = t->f;
+	uint64_t *s = &t->rng;
+	uint8_t *buf = mmap(NULL, MR_SIZE, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), tbuf[8];
+
+	if (buf == MAP_FAILED)
+		return NULL;
+	memset(buf, 0x3c, MR_SIZE);
+	while (running(f)) {
+		struct dsmem_ioc_mr_reg mr = { .addr = (uintptr_t)buf, .len = MR_SIZE,
+					       .flags = DSMEM_MR_WRITABLE };
+		struct dsmem_ioc_mr_dereg d;
+		struct fring r;
+		int fd = attach_open(rn(s, 3) ? 1 : SPARE_NODE);
+
+		if (fd < 0) {
+			usleep(1000);
+			continue;
+		}
+		if (fz_ioctl(f, fd, DSMEM_IOC_MR_REG, &mr, "MR_REG") ||
+		    fring_open(f, &r, fd, s)) {
+			close(fd);
+			continue;
+		}
+		atomic_fetch_add(&f->ring_privates, 1);
+		for (int i = rn(s, 20); i > 0 && running(f); i--)
+			fring_round(f, &r, s, tbuf, mr.handle);
+		d.handle = mr.handle;
+		switch (rn(s, 3)) {
+		case 0:		/* deregistered while entries name it */
+			fz_ioctl(f, fd, DSMEM_IOC_MR_DEREG, &d, "MR_DEREG");
+			fring_round(f, &r, s, tbuf, mr.handle);
+			fring_unmap(&r);
+			close(fd);
+			break;
+		case 1:		/* closed first: the mappings hold the file */
+			close(fd);
+			usleep(rn(s, 2000));
+			fring_unmap(&r);
+			break;
+		default:
+			fring_unmap(&r);
+			close(fd);
+			break;
+		}
+	}
+	munmap(buf, MR_SIZE);
 	return NULL;
 }
 
@@ -862,7 +1056,7 @@ static void storm(struct __test_metadata *_metadata, FIXTURE_DATA(rf) *self,
 		  unsigned int groups, uint64_t salt)
 {
 	struct fz *f = calloc(1, sizeof(*f));
-	struct thr th[16];
+	struct thr th[20];
 	struct sigaction sa = { .sa_handler = on_fault }, obus, osegv;
 	const char *all = getenv("RACEFUZZ_ALL");
 	uint64_t seed = seed_base() ^ salt, t0, refused = 0, expired = 0;
@@ -886,6 +1080,13 @@ static void storm(struct __test_metadata *_metadata, FIXTURE_DATA(rf) *self,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, f->mrbuf);
 	memset(f->mrbuf, 0x77, (size_t)MR_SLOTS * MR_SIZE);
+	if (groups & G_DATA) {
+		uint64_t rs = seed;
+
+		f->ring_a = calloc(1, sizeof(*f->ring_a));
+		ASSERT_NE(NULL, f->ring_a);
+		ASSERT_EQ(0, fring_open(f, f->ring_a, f->fd_a, &rs));
+	}
 	if (groups & G_SLOPE) {
 		f->fd_slope = attach_open(1);
 		ASSERT_LE(0, f->fd_slope);
@@ -908,6 +1109,8 @@ static void storm(struct __test_metadata *_metadata, FIXTURE_DATA(rf) *self,
 				      .rng = seed * 0x9e3779b97f4a7c15ULL + n + 1 }
 	ADD(G_DATA, submitter, 2);
 	ADD(G_DATA, cycler, 1);
+	ADD(G_DATA, ring_shared, 1);
+	ADD(G_DATA, ring_private, 1);
 	ADD(G_MR, registrar, 1);
 	ADD(G_SLOPE, slope_mgr, 1);
 	ADD(G_SLOPE, toucher, 2);
@@ -941,6 +1144,14 @@ static void storm(struct __test_metadata *_metadata, FIXTURE_DATA(rf) *self,
 		       (unsigned long long)(stat_value(NULL, "slope_expired") - expired));
 		sigaction(SIGBUS, &obus, NULL);
 		sigaction(SIGSEGV, &osegv, NULL);
+	}
+	if (f->ring_a) {
+		TH_LOG("rings: %lu entries (%lu hostile), %lu completions, %lu private rings",
+		       atomic_load(&f->ring_entries), atomic_load(&f->ring_hostile),
+		       atomic_load(&f->ring_cqes), atomic_load(&f->ring_privates));
+		EXPECT_LT(0, atomic_load(&f->ring_cqes));
+		fring_unmap(f->ring_a);
+		free(f->ring_a);
 	}
 	close(f->fd_a);
 	close(f->fd_b);

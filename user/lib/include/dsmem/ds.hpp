@@ -538,10 +538,12 @@ private:
 // Errors carry no text beyond the errno's.
 class xfer {
 public:
-	static result<xfer> open(uint32_t node)
+	// attr: ds_xfer_attr's options (the rings, the spin); the defaults
+	// when left out
+	static result<xfer> open(uint32_t node, const ds_xfer_attr *attr = nullptr)
 	{
 		ds_xfer *x = nullptr;
-		if (int r = ds_xfer_open(node, &x)) {
+		if (int r = ds_xfer_open_attr(node, attr, &x)) {
 			if (r == -EOPNOTSUPP)
 				return error{r, "the dsmem module has no data path"};
 			if (r == -EPROTO)
@@ -553,6 +555,9 @@ public:
 
 	ds_xfer *get() const { return x_.get(); }
 	int fd() const { return ds_xfer_fd(get()); }
+	// whether transfers go through the shared rings
+	bool rings() const { return ds_xfer_rings(get()) == 1; }
+	result<void> set_spin(uint32_t spin_us) { return check(ds_xfer_set_spin(get(), spin_us)); }
 
 	// A handle for ds_transfer_request.mr.
 	result<uint32_t> mr_reg(void *addr, size_t len)
