@@ -77,6 +77,15 @@ bench_ctl() {
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
+# System calls a command makes (its threads' too), as strace counts them.
+syscalls() {
+	local out
+	out=$(mktemp)
+	strace -f -c -o "$out" "$@" >/dev/null
+	awk '$NF == "total" { print $4 }' "$out"
+	rm -f "$out"
+}
+
 # perftest over loopback on rxe0: the server in the background, the client
 # prints a table whose last numeric line carries the figures.
 perftest() {
@@ -108,13 +117,18 @@ bench_rdm() {
 		"$ctl" peer show node 1 | grep -q remote_seg && break
 		sleep 0.1
 	done
+	# The shared rings are the default path; -i is the ioctl path, which
+	# old programs and plain buffers beyond 64 KiB take.
 	for op in read write; do
 		# latency: t_typical (column 5) of ib_*_lat, the median here
 		ref=$(perftest ib_${op}_lat 8 5 -n 1000)
 		ours=$("$rdm_bench" lat $op 1 "$seg" 8 1000)
+		old=$("$rdm_bench" -i lat $op 1 "$seg" 8 1000)
 		echo "bench: rdm.${op}_lat_8B $ours us"
+		echo "bench: rdm.${op}_lat_8B_ioctl $old us"
 		echo "bench: rdm.ib_${op}_lat_8B $ref us"
 		echo "bench: rdm.${op}_lat_8B.ratio_vs_ib_${op}_lat $(ratio "$ours" "$ref") x"
+		echo "bench: rdm.${op}_lat_8B_ioctl.ratio_vs_ib_${op}_lat $(ratio "$old" "$ref") x"
 		if [ $op = write ]; then
 			# ib_write_lat times a ping-pong of two WRITEs and reports
 			# half of it; a dsmem WRITE waits for its completion, a
@@ -122,14 +136,40 @@ bench_rdm() {
 			ref=$(awk -v v="$ref" 'BEGIN { printf "%.2f", 2 * v }')
 			echo "bench: rdm.ib_write_rtt_8B $ref us"
 			echo "bench: rdm.write_lat_8B.ratio_vs_ib_write_rtt $(ratio "$ours" "$ref") x"
+			echo "bench: rdm.write_lat_8B_ioctl.ratio_vs_ib_write_rtt $(ratio "$old" "$ref") x"
 		fi
 		# bandwidth: BW average (column 4) of ib_*_bw, 64 KiB; perftest's
 		# "MB/sec" is MiB/s (2^20 bytes), and so is rdm_bench's figure
 		ref=$(perftest ib_${op}_bw 65536 4 -n 2000)
 		ours=$("$rdm_bench" bw $op 1 "$seg" 65536 2000 128)
+		old=$("$rdm_bench" -i bw $op 1 "$seg" 65536 2000 128)
 		echo "bench: rdm.${op}_bw_64K $ours MiB/s"
+		echo "bench: rdm.${op}_bw_64K_ioctl $old MiB/s"
 		echo "bench: rdm.ib_${op}_bw_64K $ref MiB/s"
 		echo "bench: rdm.${op}_bw_64K.ratio_vs_ib_${op}_bw $(ratio "$ours" "$ref") x"
+		echo "bench: rdm.${op}_bw_64K_ioctl.ratio_vs_ib_${op}_bw $(ratio "$old" "$ref") x"
+	done
+	# message rate: 8-byte READs, 128 in flight; ib_read_bw's MsgRate
+	# (column 5, Mpps) with its default queue depth is the reference
+	ref=$(perftest ib_read_bw 8 5 -n 20000)
+	ref=$(awk -v v="$ref" 'BEGIN { printf "%.0f", v * 1e6 }')
+	ours=$("$rdm_bench" ops read 1 "$seg" 8 20000 128)
+	old=$("$rdm_bench" -i ops read 1 "$seg" 8 20000 128)
+	echo "bench: rdm.ops_8B_per_s $ours ops/s"
+	echo "bench: rdm.ops_8B_per_s_ioctl $old ops/s"
+	echo "bench: rdm.ib_read_bw_8B_per_s $ref ops/s"
+	echo "bench: rdm.ops_8B_per_s.ratio_vs_ib_read_bw_8B $(ratio "$ours" "$ref") x"
+	echo "bench: rdm.ops_8B_per_s_ioctl.ratio_vs_ib_read_bw_8B $(ratio "$old" "$ref") x"
+	# system calls an operation costs: strace counts those of the same
+	# run with N and with 2N operations, so set-up and exit cancel out
+	local n1 n2 path
+	for path in "" -i; do
+		n1=$(syscalls "$rdm_bench" $path ops read 1 "$seg" 8 5000 128)
+		n2=$(syscalls "$rdm_bench" $path ops read 1 "$seg" 8 10000 128)
+		echo "bench: rdm.syscalls_per_op${path:+_ioctl} $(awk -v a="$n1" -v b="$n2" 'BEGIN { printf "%.4f", (b - a) / 5000 }') syscalls"
+		n1=$(syscalls "$rdm_bench" $path sync read 1 "$seg" 8 500)
+		n2=$(syscalls "$rdm_bench" $path sync read 1 "$seg" 8 1000)
+		echo "bench: rdm.syscalls_per_sync_op${path:+_ioctl} $(awk -v a="$n1" -v b="$n2" 'BEGIN { printf "%.4f", (b - a) / 500 }') syscalls"
 	done
 	"$ctl" node del id 1
 	"$ctl" node del id 2

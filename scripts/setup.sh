@@ -19,6 +19,8 @@ packages=(
 	qemu-system-x86 busybox-static kmod cpio iproute2 iputils-ping procps
 	# RDMA userspace: rdma(8) for rxe, verbs, perftest for benchmarks
 	rdma-core ibverbs-utils rdmacm-utils perftest libibverbs-dev librdmacm-dev
+	# the rdm benchmark counts the system calls an operation costs
+	strace
 	# the cache simulator: compressed traces, plots, and the reference
 	# cache library its benchmark is measured against
 	zlib1g-dev libzstd-dev gnuplot-nox python3-cachetools curl

@@ -358,13 +358,13 @@ int transfer_one(ds_xfer *x, uint8_t op, uint64_t gaddr, const void *buf, size_t
 	req.local = reinterpret_cast<uintptr_t>(buf);
 	req.remote = gaddr;
 	req.len = len;
+	uint64_t off;
+	if (find_mr(x, req.local, len, &req.mr, &off)) {
+		// in a buffer this handle registered: no copy, no pinning
+		req.local = off;
+		return x->ring ? ring_run(x, &req, 1) : sync_one(x, req);
+	}
 	if (x->ring) {
-		uint64_t off;
-
-		if (find_mr(x, req.local, len, &req.mr, &off)) {
-			req.local = off;
-			return ring_run(x, &req, 1);
-		}
 		if (len && len <= kBounce) {
 			if (op == DSMEM_XFER_WRITE)
 				memcpy(x->bounce, buf, len);

@@ -12,15 +12,57 @@ namespace dsmem::detail {
 
 namespace {
 
-uint64_t now_ns()
+uint64_t clock_ns()
 {
 	struct timespec ts;
 
-	// the vDSO's: no system call
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull +
 	       static_cast<uint64_t>(ts.tv_nsec);
 }
+
+#if defined(__x86_64__) || defined(__i386__)
+/*
+ * The spin is timed with the time-stamp counter: clock_gettime is a
+ * system call wherever the clocksource has no vDSO reading (hpet, acpi_pm:
+ * emulated machines, some VMs), and a spin must not make one.  Its rate
+ * is measured once a process, over a millisecond.
+ */
+double tsc_per_ns()
+{
+	static const double rate = [] {
+		uint64_t c0 = clock_ns(), t0 = __builtin_ia32_rdtsc(), c1;
+
+		while ((c1 = clock_ns()) - c0 < 1000000)
+			;
+		double r = static_cast<double>(__builtin_ia32_rdtsc() - t0) /
+			   static_cast<double>(c1 - c0);
+		return r > 0.01 ? r : 1.0;
+	}();
+	return rate;
+}
+
+uint64_t spin_clock()
+{
+	return __builtin_ia32_rdtsc();
+}
+
+uint64_t spin_ticks(uint64_t ns)
+{
+	return static_cast<uint64_t>(static_cast<double>(ns) * tsc_per_ns());
+}
+#else
+// elsewhere the vDSO reads the clock without a system call
+uint64_t spin_clock()
+{
+	return clock_ns();
+}
+
+uint64_t spin_ticks(uint64_t ns)
+{
+	return ns;
+}
+#endif
 
 void *map_region(int fd, size_t len, uint64_t off)
 {
@@ -44,6 +86,12 @@ void cpu_relax()
 }
 
 }  // namespace
+
+void xfer_ring::set_spin_ns(uint64_t ns)
+{
+	spin_ns_ = ns;
+	spin_ticks_ = ns ? spin_ticks(ns) : 0;
+}
 
 xfer_ring::~xfer_ring()
 {
@@ -111,16 +159,16 @@ int xfer_ring::wait_cqe(uint64_t timeout_ns)
 {
 	if (!cq_empty())
 		return 0;
-	if (spin_ns_) {
-		uint64_t end = now_ns() + spin_ns_;
+	if (spin_ticks_) {
+		uint64_t start = spin_clock();
 
 		do {
-			for (int i = 0; i < 64; i++) {
+			for (int i = 0; i < 16; i++) {
 				if (!cq_empty())
 					return 0;
 				cpu_relax();
 			}
-		} while (now_ns() < end);
+		} while (spin_clock() - start < spin_ticks_);
 	}
 	// The module counts from its view of our head: make it current.
 	// Then, as in submit(), look at the flag: a thread that slept on a

@@ -23,7 +23,7 @@ public:
 
 	// 0; -EOPNOTSUPP when the module has no rings; another -errno
 	int setup(int fd, uint32_t entries, uint32_t idle_us);
-	void set_spin_ns(uint64_t ns) { spin_ns_ = ns; }
+	void set_spin_ns(uint64_t ns);
 	uint64_t spin_ns() const { return spin_ns_; }
 
 	// Entries the SQ has room for now.
@@ -102,6 +102,7 @@ private:
 	uint32_t sq_published_ = 0;
 	uint32_t cq_head_ = 0;		// ours; published by reap()
 	uint64_t spin_ns_ = 0;
+	uint64_t spin_ticks_ = 0;	// spin_ns_ in the spin's clock
 };
 
 }  // namespace dsmem::detail
