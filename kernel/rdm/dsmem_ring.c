@@ -157,6 +157,7 @@ static u32 dsmem_ring_consume(struct dsmem_ring *ring)
 	u32 avail, n = 0;
 	int usable, slot;
 
+	/* pairs with the program's release of the tail: entries first */
 	avail = smp_load_acquire(&ring->sq_ctl->tail) - ring->sq_head;
 	if (!avail)
 		return 0;
@@ -173,8 +174,10 @@ static u32 dsmem_ring_consume(struct dsmem_ring *ring)
 		n++;
 	}
 	mutex_unlock(&file->lock);
-	if (n)
+	if (n) {
+		/* the entries were copied before the program may reuse them */
 		smp_store_release(&ring->sq_ctl->head, ring->sq_head);
+	}
 	return n;
 }
 
@@ -236,6 +239,7 @@ static int dsmem_ring_thread(void *arg)
 		 * flags; one of the two sees the other's store.
 		 */
 		WRITE_ONCE(ring->sq_ctl->flags, DSMEM_RING_NEED_WAKEUP);
+		/* the flag's store before the loads of the tail and head */
 		smp_mb();
 		if (!dsmem_ring_has_work(ring))
 			wait_event_idle(ring->sq_wait, dsmem_ring_woken(ring));
@@ -381,11 +385,13 @@ out_unlock:
  */
 static struct dsmem_ring *dsmem_file_ring(struct dsmem_xfer_file *file)
 {
+	/* pairs with the release in dsmem_ring_setup: the ring is whole */
 	return smp_load_acquire(&file->ring);
 }
 
 static bool dsmem_ring_cq_ready(struct dsmem_ring *ring, u32 min)
 {
+	/* pairs with the release of the tail in dsmem_ring_req_done */
 	return smp_load_acquire(&ring->cq_ctl->tail) -
 	       READ_ONCE(ring->cq_ctl->head) >= min;
 }
@@ -425,11 +431,12 @@ int dsmem_ring_enter(struct dsmem_xfer_file *file, void *arg)
 		return 0;
 	if (a->timeout_ns)
 		ret = wait_event_interruptible_hrtimeout(ring->cq_wait,
-			dsmem_ring_cq_ready(ring, a->min_complete),
-			ns_to_ktime(min_t(u64, a->timeout_ns, KTIME_MAX)));
+							 dsmem_ring_cq_ready(ring, a->min_complete),
+							 ns_to_ktime(min_t(u64, a->timeout_ns,
+									   KTIME_MAX)));
 	else
 		ret = wait_event_interruptible(ring->cq_wait,
-			dsmem_ring_cq_ready(ring, a->min_complete));
+					       dsmem_ring_cq_ready(ring, a->min_complete));
 	return ret == -ERESTARTSYS ? -EINTR : ret;
 }
 

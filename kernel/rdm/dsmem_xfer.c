@@ -480,7 +480,7 @@ static int dsmem_xfer_check(struct dsmem_xfer_file *file, struct dsmem_task_req 
 
 /* Start one transfer; its status says why it could not. */
 void dsmem_xfer_start(struct dsmem_xfer_file *file, struct dsmem_task *task,
-			     u32 i)
+		      u32 i)
 {
 	struct dsmem_task_req *tr = &task->reqs[i];
 	struct dsmem_conn *conn = NULL;

@@ -256,6 +256,43 @@ TEST_F(rdm, buffers_of_every_kind)
 }
 
 /*
+ * poll() shows a done task until it is released, also one whose
+ * completions the library took while it waited for another.
+ */
+TEST_F(rdm, poll_sees_tasks_taken)
+{
+	enum { N = 16, SZ = 4096 };
+	static uint8_t buf[2 * N * SZ];
+	struct ds_transfer_request r[2 * N];
+	struct pollfd pfd = { .events = POLLIN };
+	uint64_t a, b;
+	uint32_t mr;
+	int state;
+
+	ASSERT_EQ(0, ds_mr_reg(self->x, buf, sizeof(buf), &mr));
+	pfd.fd = ds_xfer_fd(self->x);
+	ASSERT_LE(0, pfd.fd);
+	for (int i = 0; i < 2 * N; i++)
+		r[i] = (struct ds_transfer_request){
+			.source_offset = (uint64_t)i * SZ, .target_id = self->seg,
+			.target_offset = (uint64_t)i * SZ, .length = SZ,
+			.opcode = DS_OP_READ, .mr = mr };
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+	ASSERT_EQ(0, ds_batch_submit(self->x, r, N, &a));
+	ASSERT_EQ(0, ds_batch_submit(self->x, r + N, N, &b));
+	/* b is waited for (its completions come after a's), a is not */
+	ASSERT_EQ(0, ds_task_query(self->x, b, 1, 1, &state, NULL, 0));
+	EXPECT_EQ(DS_TASK_COMPLETE, state);
+	EXPECT_EQ(1, poll(&pfd, 1, 5000)) TH_LOG("a's done, not shown by poll");
+	ASSERT_EQ(0, ds_task_query(self->x, a, 0, 0, &state, NULL, 0));
+	EXPECT_EQ(DS_TASK_COMPLETE, state);
+	EXPECT_EQ(1, poll(&pfd, 1, 0)) TH_LOG("queried, not released: still shown");
+	ASSERT_EQ(0, ds_task_query(self->x, a, 0, 1, &state, NULL, 0));
+	EXPECT_EQ(0, poll(&pfd, 1, 0)) TH_LOG("all released, still shown");
+	ASSERT_EQ(0, ds_mr_dereg(self->x, mr));
+}
+
+/*
  * More tasks than the submission ring has entries, all in flight, then
  * the per-handle bound on unreleased tasks, which both paths keep.
  */
@@ -524,7 +561,8 @@ TEST_F(rdm, bad_requests)
 /* The raw ABI refuses malformed batches as a whole. */
 TEST_F(rdm, bad_batches)
 {
-	int fd = ds_xfer_fd(self->x);
+	/* a descriptor of its own: ds_xfer_fd() is for poll() only */
+	int fd = attach_open(1);
 	struct dsmem_xfer_req req = { .opcode = DSMEM_XFER_READ, .len = 8 };
 	struct dsmem_xfer_status st;
 	struct dsmem_ioc_submit sub = {
@@ -533,6 +571,7 @@ TEST_F(rdm, bad_batches)
 	struct dsmem_ioc_task tq = { .task = 12345 };
 	uint64_t local;
 
+	ASSERT_LE(0, fd);
 	req.local = (uintptr_t)&local;
 	req.remote = self->seg;
 	ASSERT_EQ(0, ioctl(fd, DSMEM_IOC_SUBMIT, &sub));
@@ -577,6 +616,7 @@ TEST_F(rdm, bad_batches)
 	tq.flags = 0x40;
 	EXPECT_EQ(-1, ioctl(fd, DSMEM_IOC_TASK, &tq));
 	EXPECT_EQ(EINVAL, errno);
+	close(fd);
 }
 
 /* The seed-002 service by message, on both translations. */

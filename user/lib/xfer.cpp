@@ -22,6 +22,8 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -99,10 +101,21 @@ struct ds_xfer {
 	uint32_t sync_left = 0;
 	uint32_t sync_err_idx = UINT32_MAX;
 	int32_t sync_err = 0;
+	// Readiness for poll() on the rings, made by the first ds_xfer_fd():
+	// an epoll set of the descriptor (completions not yet taken) and an
+	// eventfd, readable while ring tasks the library took are done and
+	// not yet queried.  Handles never polled pay nothing for it.
+	size_t tasks_done = 0;		// done ring tasks, not yet released
+	mutable int poll_fd = -1;
+	mutable int done_fd = -1;
 
 	~ds_xfer()
 	{
 		ring.reset();		// unmapped before the descriptor goes
+		if (poll_fd >= 0)
+			close(poll_fd);
+		if (done_fd >= 0)
+			close(done_fd);
 		if (fd >= 0)
 			close(fd);
 		// the module's pins keep the pages of what is still in flight
@@ -217,11 +230,12 @@ void complete(ds_xfer *x, const struct dsmem_cqe &c)
 			ring_task &t = x->tasks[slot];
 
 			t.st[idx] = {c.status, 0, c.bytes};
-			t.done++;
+			if (++t.done == t.st.size() && !x->tasks_done++ && x->done_fd >= 0)
+				(void)eventfd_write(x->done_fd, 1);
 		}
 		return;
 	}
-	if (ud & kSyncMark) {
+	if ((ud & kSyncMark) && x->sync_left) {
 		if (c.status && idx < x->sync_err_idx) {
 			x->sync_err_idx = idx;
 			x->sync_err = c.status;
@@ -490,7 +504,33 @@ DS_EXPORT void ds_xfer_close(struct ds_xfer *x)
 
 DS_EXPORT int ds_xfer_fd(const struct ds_xfer *x)
 {
-	return x->fd;
+	struct epoll_event ev = {};
+
+	if (!x->ring)
+		return x->fd;
+	if (x->poll_fd >= 0)
+		return x->poll_fd;
+	// On the rings the library takes completions of every task while
+	// it waits for one, so the descriptor alone would not show a task
+	// it already took: poll both that and the tasks it holds done.
+	x->done_fd = eventfd(x->tasks_done ? 1 : 0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	if (x->done_fd < 0 || ep < 0)
+		goto err;
+	ev.events = EPOLLIN;
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, x->fd, &ev) ||
+	    epoll_ctl(ep, EPOLL_CTL_ADD, x->done_fd, &ev))
+		goto err;
+	x->poll_fd = ep;
+	return ep;
+err:
+	int ret = -errno;
+	if (ep >= 0)
+		close(ep);
+	if (x->done_fd >= 0)
+		close(x->done_fd);
+	x->done_fd = -1;
+	return ret;
 }
 
 DS_EXPORT int ds_mr_reg(struct ds_xfer *x, void *addr, size_t len, uint32_t *mr)
@@ -622,6 +662,9 @@ int ring_query(ds_xfer *x, uint64_t task, bool wait, bool release, int *state,
 		t.st.clear();
 		x->free_tasks.push_back(slot);	/* reserved: cannot throw */
 		x->live_tasks--;
+		eventfd_t v;
+		if (!--x->tasks_done && x->done_fd >= 0)
+			(void)eventfd_read(x->done_fd, &v);
 	}
 	return 0;
 }

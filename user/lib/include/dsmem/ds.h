@@ -823,7 +823,11 @@ int ds_xfer_open_attr(uint32_t node_id, const struct ds_xfer_attr *attr,
 int ds_xfer_rings(const struct ds_xfer *x);
 /* The spin before a wait sleeps; -EOPNOTSUPP without rings. */
 int ds_xfer_set_spin(struct ds_xfer *x, uint32_t spin_us);
-/* poll() it for POLLIN: some task is done */
+/*
+ * poll() it for POLLIN: some task is done.  On the rings it is an epoll
+ * descriptor the handle owns (close the handle, not it), -errno when it
+ * cannot be made.
+ */
 int ds_xfer_fd(const struct ds_xfer *x);
 /* Pin a buffer for zero-copy transfers; *mr names it in requests. */
 int ds_mr_reg(struct ds_xfer *x, void *addr, size_t len, uint32_t *mr);
