@@ -73,6 +73,7 @@ static const char * const dsmem_stat_names[] = {
 	[DSMEM_STAT_SLOPE_QUOTA_MIGS]	= "slope_quota_migs",
 	[DSMEM_STAT_SLOPE_QUOTA_BYTES]	= "slope_quota_bytes",
 	[DSMEM_STAT_SLOPE_EXPIRED]	= "slope_expired",
+	[DSMEM_STAT_RINGS_REFUSED]	= "rings_refused",
 };
 
 const char *dsmem_stat_name(enum dsmem_stat s)

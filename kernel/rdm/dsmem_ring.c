@@ -17,14 +17,37 @@
  * index is read once and clamped, an entry is copied once and only the
  * copy is checked and used.
  */
+#include <linux/cpumask.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
 #include "dsmem_rdm.h"
 #include "dsmem_xfer.h"
+
+/*
+ * How many rings' threads may poll at once, machine-wide.  A polling
+ * thread beyond the CPUs takes the CPU that transfers need (on a software
+ * device their work is the CPU's own), so a ring beyond this is refused
+ * and its program keeps the ioctl path.  0: half the online CPUs, at
+ * least one.
+ */
+static unsigned int ring_threads;
+module_param(ring_threads, uint, 0644);
+MODULE_PARM_DESC(ring_threads,
+		 "shared rings (each with a polling thread) at once; 0: half the online CPUs, at least 1");
+
+static atomic_t dsmem_rings_live = ATOMIC_INIT(0);
+
+static unsigned int dsmem_ring_threads_max(void)
+{
+	unsigned int n = READ_ONCE(ring_threads);
+
+	return n ?: max(1U, num_online_cpus() / 2);
+}
 
 struct dsmem_ring {
 	struct dsmem_xfer_file *file;	/* not counted: the file owns us */
@@ -270,6 +293,7 @@ void dsmem_ring_destroy(struct dsmem_ring *ring)
 	vfree(ring->sq_mem);
 	vfree(ring->cq_mem);
 	kfree(ring);
+	atomic_dec(&dsmem_rings_live);
 }
 
 static struct dsmem_ring *dsmem_ring_alloc(u32 sq_entries, u32 cq_entries)
@@ -337,10 +361,15 @@ int dsmem_ring_setup(struct dsmem_xfer_file *file, void *arg)
 		ret = -EBUSY;
 		goto out_unlock;
 	}
+	if (atomic_inc_return(&dsmem_rings_live) > dsmem_ring_threads_max()) {
+		dsmem_stat_inc(DSMEM_STAT_RINGS_REFUSED);
+		ret = -EAGAIN;
+		goto err_uncount;
+	}
 	ring = dsmem_ring_alloc(sq, cq);
 	if (!ring) {
 		ret = -ENOMEM;
-		goto out_unlock;
+		goto err_uncount;
 	}
 	ring->file = file;
 	kref_init(&ring->task->ref);
@@ -374,6 +403,8 @@ err_free_ring:
 	vfree(ring->sq_mem);
 	vfree(ring->cq_mem);
 	kfree(ring);
+err_uncount:
+	atomic_dec(&dsmem_rings_live);
 out_unlock:
 	mutex_unlock(&file->lock);
 	return ret;

@@ -953,6 +953,7 @@ FIXTURE(rf) {
 	uint32_t seg_id;
 	uint32_t peer;
 	uint64_t unreceived_ms;		/* the parameter as it was */
+	uint64_t ring_threads;		/* the same */
 };
 
 static void spare_cleanup(struct ds_ctx *ctx)
@@ -972,6 +973,9 @@ FIXTURE_SETUP(rf)
 	env_or_die("DSMEM_SPARE_NETDEV");
 	self->taint = kernel_taint();
 	ASSERT_EQ(0, param_get("slope_unreceived_ms", &self->unreceived_ms));
+	ASSERT_EQ(0, param_get("ring_threads", &self->ring_threads));
+	/* rings for every thread that wants one, beyond the CPUs */
+	ASSERT_EQ(0, param_set("ring_threads", 64));
 	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
 	spare_cleanup(self->ctx);
 	for (uint32_t id = 1; id <= 2; id++) {
@@ -994,6 +998,7 @@ FIXTURE_TEARDOWN(rf)
 	ds_node_del(self->ctx, 2);
 	ds_ctx_close(self->ctx);
 	EXPECT_EQ(0, param_set("slope_unreceived_ms", self->unreceived_ms));
+	EXPECT_EQ(0, param_set("ring_threads", self->ring_threads));
 	EXPECT_EQ(0, kernel_taint() & ~self->taint & ~(1UL << 12 | 1UL << 13));
 }
 

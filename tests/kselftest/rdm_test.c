@@ -66,6 +66,7 @@ static int xfer_open(uint32_t node, uint32_t flags, struct ds_xfer **x)
 }
 
 FIXTURE(rdm) {
+	uint64_t ring_threads;		/* the module's parameter as it was */
 	struct ds_ctx *ctx;
 	struct ds_xfer *x;
 	uint32_t peer;
@@ -92,6 +93,9 @@ FIXTURE_SETUP(rdm)
 	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
 	struct ds_seg_info s;
 
+	/* a ring for each of the tests' threads, beyond the CPUs */
+	ASSERT_EQ(0, param_get("ring_threads", &self->ring_threads));
+	ASSERT_EQ(0, param_set("ring_threads", 16));
 	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
 	ASSERT_EQ(0, test_node_add(self->ctx, 1, "rxe0", PORT_A))
 		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
@@ -121,6 +125,7 @@ FIXTURE_TEARDOWN(rdm)
 	ds_node_del(self->ctx, 1);
 	ds_node_del(self->ctx, 2);
 	ds_ctx_close(self->ctx);
+	EXPECT_EQ(0, param_set("ring_threads", self->ring_threads));
 	EXPECT_EQ(0, kernel_taint() & ~(1UL << 12 | 1UL << 13));
 }
 
@@ -290,6 +295,33 @@ TEST_F(rdm, poll_sees_tasks_taken)
 	ASSERT_EQ(0, ds_task_query(self->x, a, 0, 1, &state, NULL, 0));
 	EXPECT_EQ(0, poll(&pfd, 1, 0)) TH_LOG("all released, still shown");
 	ASSERT_EQ(0, ds_mr_dereg(self->x, mr));
+}
+
+/*
+ * A handle the module refuses a ring (ring_threads taken) moves its data
+ * on the ioctl path; a handle opened once a ring is free gets one.
+ */
+TEST_F(rdm, handles_beyond_ring_threads)
+{
+	uint8_t out[100], in[100];
+	struct ds_xfer *a, *b, *c;
+
+	ds_xfer_close(self->x);
+	self->x = NULL;
+	ASSERT_EQ(0, param_set("ring_threads", 1));
+	ASSERT_EQ(0, xfer_open(1, variant->xfer_flags, &a));
+	ASSERT_EQ(0, xfer_open(1, variant->xfer_flags, &b));
+	EXPECT_EQ(!variant->xfer_flags, ds_xfer_rings(a));
+	EXPECT_EQ(0, ds_xfer_rings(b));
+	fill(out, sizeof(out), 9);
+	ASSERT_EQ(0, ds_write(b, self->seg + 5, out, sizeof(out)));
+	ASSERT_EQ(0, ds_read(a, self->seg + 5, in, sizeof(in)));
+	EXPECT_EQ(0, memcmp(out, in, sizeof(in)));
+	ds_xfer_close(a);
+	ASSERT_EQ(0, xfer_open(1, variant->xfer_flags, &c));
+	EXPECT_EQ(!variant->xfer_flags, ds_xfer_rings(c));
+	ds_xfer_close(b);
+	ds_xfer_close(c);
 }
 
 /*

@@ -111,6 +111,7 @@ static void fill(uint8_t *p, size_t n, unsigned int seed)
 }
 
 FIXTURE(ring) {
+	uint64_t ring_threads;		/* the module's parameter as it was */
 	struct ds_ctx *ctx;
 	uint64_t seg;
 	int fd;
@@ -126,6 +127,8 @@ FIXTURE_SETUP(ring)
 	struct ds_seg_info s;
 	uint32_t peer;
 
+	ASSERT_EQ(0, param_get("ring_threads", &self->ring_threads));
+	ASSERT_EQ(0, param_set("ring_threads", 16));
 	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
 	ASSERT_EQ(0, test_node_add(self->ctx, 1, "rxe0", PORT_A))
 		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
@@ -155,6 +158,7 @@ FIXTURE_TEARDOWN(ring)
 	ds_node_del(self->ctx, 1);
 	ds_node_del(self->ctx, 2);
 	ds_ctx_close(self->ctx);
+	EXPECT_EQ(0, param_set("ring_threads", self->ring_threads));
 	EXPECT_EQ(0, kernel_taint() & ~(1UL << 12 | 1UL << 13));
 }
 
@@ -464,6 +468,29 @@ TEST_F_TIMEOUT(ring, full_cq_thread_sleeps, 120)
 		EXPECT_EQ(0, c.status);
 	}
 	ring_close(&self->r);
+}
+
+/*
+ * Rings beyond the module's ring_threads are refused with EAGAIN (the
+ * ioctl path stays), counted, and given again once one is gone.
+ */
+TEST_F(ring, refused_beyond_ring_threads)
+{
+	struct ring other;
+	uint64_t refused = stat_value(self->ctx, "rings_refused");
+	int fd2 = attach_open(1);
+
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, param_set("ring_threads", 1));
+	ASSERT_EQ(0, ring_open(&self->r, self->fd, 4, 0));
+	EXPECT_EQ(-EAGAIN, ring_open(&other, fd2, 4, 0));
+	EXPECT_EQ(refused + 1, stat_value(self->ctx, "rings_refused"));
+	ring_close(&self->r);
+	close(self->fd);	/* its ring goes with it */
+	self->fd = -1;
+	ASSERT_EQ(0, ring_open(&other, fd2, 4, 0));
+	ring_close(&other);
+	close(fd2);
 }
 
 /* What the ioctls and mmap refuse. */

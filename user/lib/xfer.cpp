@@ -426,6 +426,23 @@ int ring_open(ds_xfer *x, const struct ds_xfer_attr &a)
 	return 0;
 }
 
+// What ring_open made before it was refused.
+void ring_drop(ds_xfer *x)
+{
+	struct dsmem_ioc_mr_dereg d = {};
+
+	x->ring.reset();
+	if (x->bounce_mr) {
+		d.handle = x->bounce_mr;
+		(void)ioctl(x->fd, DSMEM_IOC_MR_DEREG, &d);
+		x->bounce_mr = 0;
+	}
+	if (x->bounce) {
+		munmap(x->bounce, kBounce);
+		x->bounce = nullptr;
+	}
+}
+
 }  // namespace
 
 DS_EXPORT int ds_xfer_open_attr(uint32_t node_id, const struct ds_xfer_attr *attr,
@@ -464,7 +481,11 @@ DS_EXPORT int ds_xfer_open_attr(uint32_t node_id, const struct ds_xfer_attr *att
 	if (ioctl(x->fd, DSMEM_IOC_ATTACH, &at) < 0)
 		return -errno;
 	if (!(a.flags & DS_XFER_NO_RINGS) && (v.features & DSMEM_FEAT_RINGS)) {
-		if (int ret = ring_open(x.get(), a))
+		int ret = ring_open(x.get(), a);
+		// the module's polling threads are all taken: the ioctl path
+		if (ret == -EAGAIN)
+			ring_drop(x.get());
+		else if (ret)
 			return ret;
 	}
 	*xp = x.release();
