@@ -33,6 +33,10 @@
 # operations, faults, linearizability violations and lost acknowledged
 # puts, which must be 0).
 #
+# DSMEM_RING_THREADS=N sets the module's ring_threads in the guest: how
+# many handles get the shared rings (none by default on its 2 CPUs; rdm
+# takes one for its ring figures whatever it says).
+#
 # sim and ui run on the host, needing neither the module nor a guest; the
 # other subsets run in one guest after them.
 set -euo pipefail
@@ -117,8 +121,12 @@ bench_rdm() {
 		"$ctl" peer show node 1 | grep -q remote_seg && break
 		sleep 0.1
 	done
-	# The shared rings are the default path; -i is the ioctl path, which
-	# old programs and plain buffers beyond 64 KiB take.
+	# The shared rings are the default path where the module gives one;
+	# -i is the ioctl path, which old programs and plain buffers beyond 64
+	# KiB take.  One ring for the runs below, whatever the CPUs.
+	local threads
+	threads=$(cat /sys/module/dsmem/parameters/ring_threads)
+	echo 1 > /sys/module/dsmem/parameters/ring_threads
 	for op in read write; do
 		# latency: t_typical (column 5) of ib_*_lat, the median here
 		ref=$(perftest ib_${op}_lat 8 5 -n 1000)
@@ -171,6 +179,7 @@ bench_rdm() {
 		n2=$(syscalls "$rdm_bench" $path sync read 1 "$seg" 8 1000)
 		echo "bench: rdm.syscalls_per_sync_op${path:+_ioctl} $(awk -v a="$n1" -v b="$n2" 'BEGIN { printf "%.4f", (b - a) / 500 }') syscalls"
 	done
+	echo "$threads" > /sys/module/dsmem/parameters/ring_threads
 	"$ctl" node del id 1
 	"$ctl" node del id 2
 }
@@ -593,6 +602,12 @@ PY
 }
 
 if [ "${1:-}" = --in-guest ]; then
+	# DSMEM_RING_THREADS: how many shared rings the module gives (its
+	# default, a quarter of the CPUs, is none on the 2-CPU guest)
+	if [ -n "${DSMEM_RING_THREADS:-}" ]; then
+		echo "$DSMEM_RING_THREADS" > /sys/module/dsmem/parameters/ring_threads
+		echo "bench: ring_threads $DSMEM_RING_THREADS rings"
+	fi
 	# nodes prove the cluster's key to each other, as in production
 	keyfile=$(mktemp)
 	head -c 32 /dev/urandom > "$keyfile"
@@ -629,4 +644,5 @@ timeout=1200
 [[ " ${guest_subsets[*]} " != *" chaos "* ]] || timeout=$((timeout + ${CHAOS_SECONDS:-600} + 600))
 exec "$top/scripts/guest" --numa-memnode 128 -t "$timeout" -- \
 	env CHAOS_SECONDS="${CHAOS_SECONDS:-600}" CHAOS_SEED="${CHAOS_SEED:-$((RANDOM + 1))}" \
+	DSMEM_RING_THREADS="${DSMEM_RING_THREADS:-}" \
 	"$0" --in-guest "${guest_subsets[@]}"

@@ -29,24 +29,25 @@
 #include "dsmem_xfer.h"
 
 /*
- * How many rings' threads may poll at once, machine-wide.  A polling
- * thread beyond the CPUs takes the CPU that transfers need (on a software
- * device their work is the CPU's own), so a ring beyond this is refused
- * and its program keeps the ioctl path.  0: half the online CPUs, at
- * least one.
+ * How many rings may be live at once, machine-wide.  An active ring keeps
+ * two CPUs busy, its thread polling the SQ and its program spinning on
+ * the CQ, and on a software device the transfers' own work needs CPU
+ * too; a ring beyond this is refused and its program keeps the ioctl
+ * path, which waits in the kernel doing that work.  Default: a quarter of
+ * the online CPUs, so none below four (measured, docs/data-path.md).
  */
-static unsigned int ring_threads;
-module_param(ring_threads, uint, 0644);
+static int ring_threads = -1;
+module_param(ring_threads, int, 0644);
 MODULE_PARM_DESC(ring_threads,
-		 "shared rings (each with a polling thread) at once; 0: half the online CPUs, at least 1");
+		 "shared rings (each with a polling thread) live at once; -1: a quarter of the online CPUs");
 
 static atomic_t dsmem_rings_live = ATOMIC_INIT(0);
 
-static unsigned int dsmem_ring_threads_max(void)
+static int dsmem_ring_threads_max(void)
 {
-	unsigned int n = READ_ONCE(ring_threads);
+	int n = READ_ONCE(ring_threads);
 
-	return n ?: max(1U, num_online_cpus() / 2);
+	return n >= 0 ? n : num_online_cpus() / 4;
 }
 
 struct dsmem_ring {

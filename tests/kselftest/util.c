@@ -120,7 +120,8 @@ int param_set(const char *name, uint64_t v)
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	n = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+	/* signed: what param_get read of an int's -1 goes back as -1 */
+	n = snprintf(buf, sizeof(buf), "%lld", (long long)v);
 	if (write(fd, buf, n) != n)
 		ret = -errno;
 	close(fd);

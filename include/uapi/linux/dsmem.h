@@ -631,8 +631,8 @@ struct dsmem_cqe {
  * @cq_off:	out: DSMEM_RING_OFF_CQ
  *
  * One pair of rings per descriptor: -EBUSY for a second.  -EAGAIN when
- * the module's polling threads (its parameter ring_threads; half the
- * CPUs by default) are all taken: the ioctl path is always there.
+ * the module has as many rings as its parameter ring_threads allows (a
+ * quarter of the CPUs by default): the ioctl path is always there.
  */
 struct dsmem_ioc_ring_setup {
 	__u32 sq_entries;

@@ -800,9 +800,9 @@ void ds_xfer_close(struct ds_xfer *x);
  * of up to 64 KiB through the handle's own, and use one the handle
  * registered (ds_mr_reg) as it is; larger unregistered ones, and batches
  * naming them, take the ioctl path.  The module gives rings to as many
- * handles at once as its parameter ring_threads says (half the CPUs by
- * default: each polls with a thread of its own); a handle opened beyond
- * that takes the ioctl path.  docs/data-path.md has the figures.
+ * handles at once as its parameter ring_threads says (a quarter of the
+ * CPUs by default: each polls with a thread of its own); a handle opened
+ * beyond that takes the ioctl path.  docs/data-path.md has the figures.
  */
 struct ds_xfer_attr {
 	uint32_t size;			/* sizeof(struct ds_xfer_attr) */
