@@ -425,43 +425,27 @@ static void *registrar(void *arg)
 /* ---- the shared rings ---- */
 
 struct fring {
-	int fd;
+	struct test_ring r;
 	bool hostile;			/* fed bad entries: statuses not judged */
-	struct dsmem_ioc_ring_setup s;
-	uint8_t *sq_mem, *cq_mem;
-	struct dsmem_ring_ctl *sq, *cq;
-	struct dsmem_sqe *sqes;
-	struct dsmem_cqe *cqes;
-	uint32_t tail, head;
 };
 
-static int fring_open(struct fz *f, struct fring *r, int fd, uint64_t *s)
+static int fring_open(struct fz *f, struct fring *fr, int fd, uint64_t *s)
 {
-	memset(r, 0, sizeof(*r));
-	r->fd = fd;
-	r->s.sq_entries = 1 + rn(s, 64);
-	r->s.idle_us = rn(s, 3) ? 0 : 1 + rn(s, 500);
-	if (fz_ioctl(f, fd, DSMEM_IOC_RING_SETUP, &r->s, "RING_SETUP"))
+	memset(fr, 0, sizeof(*fr));
+	fr->r.s.sq_entries = 1 + rn(s, 64);
+	fr->r.s.idle_us = rn(s, 3) ? 0 : 1 + rn(s, 500);
+	if (fz_ioctl(f, fd, DSMEM_IOC_RING_SETUP, &fr->r.s, "RING_SETUP"))
 		return -1;
-	r->sq_mem = mmap(NULL, r->s.sq_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
-			 fd, r->s.sq_off);
-	r->cq_mem = mmap(NULL, r->s.cq_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
-			 fd, r->s.cq_off);
-	if (r->sq_mem == MAP_FAILED || r->cq_mem == MAP_FAILED) {
+	if (test_ring_map(&fr->r, fd)) {
 		BAD(f, "ring mmap: %s", strerror(errno));
 		return -1;
 	}
-	r->sq = (void *)r->sq_mem;
-	r->cq = (void *)r->cq_mem;
-	r->sqes = (void *)(r->sq_mem + DSMEM_RING_ENTRIES_OFFSET);
-	r->cqes = (void *)(r->cq_mem + DSMEM_RING_ENTRIES_OFFSET);
 	return 0;
 }
 
-static void fring_unmap(struct fring *r)
+static void fring_unmap(struct fring *fr)
 {
-	munmap(r->sq_mem, r->s.sq_bytes);
-	munmap(r->cq_mem, r->s.cq_bytes);
+	test_ring_unmap(&fr->r);
 }
 
 static void fring_enter(struct fz *f, int fd, uint64_t *s)
@@ -480,15 +464,16 @@ static void fring_enter(struct fz *f, int fd, uint64_t *s)
  * registrar's current ones), sometimes hostile; the tail published, the
  * thread woken if it sleeps; the completions taken.
  */
-static void fring_round(struct fz *f, struct fring *r, uint64_t *s, uint8_t *tbuf,
+static void fring_round(struct fz *f, struct fring *fr, uint64_t *s, uint8_t *tbuf,
 			uint32_t own_mr)
 {
+	struct test_ring *r = &fr->r;
 	struct dsmem_xfer_req q[8];
 	uint32_t n = random_reqs(NULL, s, tbuf, q, 8, f->seg), room;
 
-	room = r->s.sq_entries - (r->tail - __atomic_load_n(&r->sq->head, __ATOMIC_ACQUIRE));
+	room = r->s.sq_entries - (r->sq_tail - __atomic_load_n(&r->sq->head, __ATOMIC_ACQUIRE));
 	for (uint32_t i = 0; i < n && i < room; i++) {
-		struct dsmem_sqe *e = &r->sqes[r->tail & (r->s.sq_entries - 1)];
+		struct dsmem_sqe *e = &r->sqes[r->sq_tail & (r->s.sq_entries - 1)];
 
 		q[i].mr = own_mr ? own_mr : atomic_load(&f->mr[rn(s, MR_SLOTS)]);
 		q[i].local = 8 * (uint64_t)rn(s, (MR_SIZE - 16384) / 8);
@@ -504,19 +489,19 @@ static void fring_round(struct fz *f, struct fring *r, uint64_t *s, uint8_t *tbu
 			case 3: e->req.len = rng_next(s); break;
 			default: e->req.local = rng_next(s); break;
 			}
-			r->hostile = true;
+			fr->hostile = true;
 			atomic_fetch_add(&f->ring_hostile, 1);
 		}
-		r->tail++;
+		r->sq_tail++;
 		atomic_fetch_add(&f->ring_entries, 1);
 	}
 	if (!rn(s, 200)) {
 		/* a tail far beyond the head, once in a while */
-		r->tail += rng_next(s) | 0x10000;
-		r->hostile = true;
+		r->sq_tail += rng_next(s) | 0x10000;
+		fr->hostile = true;
 		atomic_fetch_add(&f->ring_hostile, 1);
 	}
-	__atomic_store_n(&r->sq->tail, r->tail, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->sq->tail, r->sq_tail, __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&r->sq->flags, __ATOMIC_RELAXED) & DSMEM_RING_NEED_WAKEUP) {
 		struct dsmem_ioc_ring_enter e = { .flags = DSMEM_ENTER_SQ_WAKEUP };
@@ -524,16 +509,16 @@ static void fring_round(struct fz *f, struct fring *r, uint64_t *s, uint8_t *tbu
 		fz_ioctl(f, r->fd, DSMEM_IOC_RING_ENTER, &e, "RING_ENTER");
 	}
 	/* a tail jump is resynced by the head the module reports */
-	if (r->tail - __atomic_load_n(&r->sq->head, __ATOMIC_ACQUIRE) > r->s.sq_entries)
-		r->tail = __atomic_load_n(&r->sq->head, __ATOMIC_ACQUIRE);
+	if (r->sq_tail - __atomic_load_n(&r->sq->head, __ATOMIC_ACQUIRE) > r->s.sq_entries)
+		r->sq_tail = __atomic_load_n(&r->sq->head, __ATOMIC_ACQUIRE);
 	for (uint32_t t = __atomic_load_n(&r->cq->tail, __ATOMIC_ACQUIRE);
-	     r->head != t; r->head++) {
-		if (!r->hostile)
-			check_result(f, r->cqes[r->head & (r->s.cq_entries - 1)].status,
+	     r->cq_head != t; r->cq_head++) {
+		if (!fr->hostile)
+			check_result(f, r->cqes[r->cq_head & (r->s.cq_entries - 1)].status,
 				     "ring completion");
 		atomic_fetch_add(&f->ring_cqes, 1);
 	}
-	__atomic_store_n(&r->cq->head, r->head, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->cq->head, r->cq_head, __ATOMIC_RELEASE);
 	if (!rn(s, 4))
 		fring_enter(f, r->fd, s);
 }

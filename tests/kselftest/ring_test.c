@@ -28,51 +28,30 @@
 #define PORT_A		7481
 #define PORT_B		7482
 
-struct ring {
-	int fd;
-	struct dsmem_ioc_ring_setup s;
-	uint8_t *sq_mem, *cq_mem;
-	struct dsmem_ring_ctl *sq, *cq;
-	struct dsmem_sqe *sqes;
-	struct dsmem_cqe *cqes;
-	uint32_t sq_tail, cq_head;
-};
 
-static int ring_open(struct ring *r, int fd, uint32_t entries, uint32_t idle_us)
+static int ring_open(struct test_ring *r, int fd, uint32_t entries, uint32_t idle_us)
 {
 	memset(r, 0, sizeof(*r));
-	r->fd = fd;
 	r->s.sq_entries = entries;
 	r->s.idle_us = idle_us;
 	if (ioctl(fd, DSMEM_IOC_RING_SETUP, &r->s))
 		return -errno;
-	r->sq_mem = mmap(NULL, r->s.sq_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
-			 fd, r->s.sq_off);
-	r->cq_mem = mmap(NULL, r->s.cq_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
-			 fd, r->s.cq_off);
-	if (r->sq_mem == MAP_FAILED || r->cq_mem == MAP_FAILED)
-		return -errno;
-	r->sq = (void *)r->sq_mem;
-	r->cq = (void *)r->cq_mem;
-	r->sqes = (void *)(r->sq_mem + DSMEM_RING_ENTRIES_OFFSET);
-	r->cqes = (void *)(r->cq_mem + DSMEM_RING_ENTRIES_OFFSET);
-	return 0;
+	return test_ring_map(r, fd);
 }
 
-static void ring_close(struct ring *r)
+static void ring_close(struct test_ring *r)
 {
-	munmap(r->sq_mem, r->s.sq_bytes);
-	munmap(r->cq_mem, r->s.cq_bytes);
+	test_ring_unmap(r);
 }
 
-static void ring_push(struct ring *r, const struct dsmem_sqe *e)
+static void ring_push(struct test_ring *r, const struct dsmem_sqe *e)
 {
 	r->sqes[r->sq_tail & (r->s.sq_entries - 1)] = *e;
 	r->sq_tail++;
 }
 
 /* Publish the tail, and wake the thread if it went to sleep. */
-static int ring_submit(struct ring *r)
+static int ring_submit(struct test_ring *r)
 {
 	struct dsmem_ioc_ring_enter en = { .flags = DSMEM_ENTER_SQ_WAKEUP };
 
@@ -84,7 +63,7 @@ static int ring_submit(struct ring *r)
 }
 
 /* Wait for and take one completion: spin a little, then sleep. */
-static int ring_reap(struct ring *r, struct dsmem_cqe *out)
+static int ring_reap(struct test_ring *r, struct dsmem_cqe *out)
 {
 	struct dsmem_ioc_ring_enter en = { .flags = DSMEM_ENTER_GETEVENTS,
 					   .min_complete = 1,
@@ -117,7 +96,7 @@ FIXTURE(ring) {
 	int fd;
 	uint8_t *buf;
 	uint32_t mr;
-	struct ring r;
+	struct test_ring r;
 };
 
 FIXTURE_SETUP(ring)
@@ -476,7 +455,7 @@ TEST_F_TIMEOUT(ring, full_cq_thread_sleeps, 120)
  */
 TEST_F(ring, refused_beyond_ring_threads)
 {
-	struct ring other;
+	struct test_ring other;
 	uint64_t refused = stat_value(self->ctx, "rings_refused");
 	int fd2 = attach_open(1);
 

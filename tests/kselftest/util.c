@@ -427,3 +427,25 @@ int test_peer_add(struct ds_ctx *ctx, uint32_t node, const char *addr, uint16_t 
 	}
 	return ds_peer_add_id(ctx, node, addr, port, remote, 0, peer);
 }
+
+int test_ring_map(struct test_ring *r, int fd)
+{
+	r->fd = fd;
+	r->sq_mem = mmap(NULL, r->s.sq_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 fd, r->s.sq_off);
+	r->cq_mem = mmap(NULL, r->s.cq_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 fd, r->s.cq_off);
+	if (r->sq_mem == MAP_FAILED || r->cq_mem == MAP_FAILED)
+		return -errno;
+	r->sq = (void *)r->sq_mem;
+	r->cq = (void *)r->cq_mem;
+	r->sqes = (void *)(r->sq_mem + DSMEM_RING_ENTRIES_OFFSET);
+	r->cqes = (void *)(r->cq_mem + DSMEM_RING_ENTRIES_OFFSET);
+	return 0;
+}
+
+void test_ring_unmap(struct test_ring *r)
+{
+	munmap(r->sq_mem, r->s.sq_bytes);
+	munmap(r->cq_mem, r->s.cq_bytes);
+}

@@ -39,6 +39,23 @@ int child_step(pid_t pid);
 bool debug_kernel(void);
 /* CLOCK_MONOTONIC in milliseconds */
 int64_t now_ms(void);
+
+#include <linux/dsmem.h>
+
+/* A descriptor's shared rings, mapped (include/uapi/linux/dsmem.h). */
+struct test_ring {
+	int fd;
+	struct dsmem_ioc_ring_setup s;	/* as DSMEM_IOC_RING_SETUP answered */
+	uint8_t *sq_mem, *cq_mem;
+	struct dsmem_ring_ctl *sq, *cq;
+	struct dsmem_sqe *sqes;
+	struct dsmem_cqe *cqes;
+	uint32_t sq_tail, cq_head;	/* ours */
+};
+
+/* Map the rings r->s describes on fd: 0 or -errno. */
+int test_ring_map(struct test_ring *r, int fd);
+void test_ring_unmap(struct test_ring *r);
 struct ds_ctx;
 /* a module counter by name (dsctl stats), through ctx or a context of its
  * own (ctx NULL); ~0 if it cannot be read */
