@@ -35,6 +35,8 @@
 #define DSMEM_SPIN_NS		(200 * NSEC_PER_USEC)
 /* a ring's thread polls an empty submission ring this long, then sleeps */
 #define DSMEM_RING_IDLE_US	2000
+/* ... and at most this long: a thread polling costs a CPU nobody is charged for */
+#define DSMEM_RING_IDLE_US_MAX	100000
 /* a request message waits this long for its reply */
 #define DSMEM_MSG_TIMEOUT_MS	3000
 /*

@@ -346,7 +346,8 @@ int dsmem_ring_setup(struct dsmem_xfer_file *file, void *arg)
 	if (a->flags & ~DSMEM_RING_SETUP_FLAGS_ALL || a->sq_bytes ||
 	    a->cq_bytes || a->sq_off || a->cq_off)
 		return -EINVAL;
-	if (!a->sq_entries || a->sq_entries > DSMEM_RING_ENTRIES_MAX)
+	if (!a->sq_entries || a->sq_entries > DSMEM_RING_ENTRIES_MAX ||
+	    a->idle_us > DSMEM_RING_IDLE_US_MAX)
 		return -EINVAL;
 	sq = dsmem_ring_size(a->sq_entries, 1);
 	if (a->cq_entries && (a->cq_entries < a->sq_entries ||

@@ -652,6 +652,11 @@ __poll_t dsmem_xfer_poll(struct dsmem_xfer_file *file, struct file *filp,
 			 poll_table *wait)
 {
 	poll_wait(filp, &file->poll_wq, wait);
+	/*
+	 * Our entry on poll_wq before the loads below: a ring completion
+	 * wakes only when wq_has_sleeper() sees a sleeper.
+	 */
+	smp_mb();
 	if (atomic_read(&file->ndone) || dsmem_ring_pollin(file))
 		return EPOLLIN | EPOLLRDNORM;
 	return 0;

@@ -40,8 +40,8 @@ TEST_F(chrdev, version)
 	EXPECT_EQ(DSMEM_ABI_VERSION, v.abi_version);
 	EXPECT_EQ(DSMEM_FEAT_DEV_EVENTS | DSMEM_FEAT_STATS,
 		  v.features & (DSMEM_FEAT_DEV_EVENTS | DSMEM_FEAT_STATS));
-	/* the highest command dispatched is Slope's dirty tracking */
-	EXPECT_EQ(_IOC_NR(DSMEM_IOC_SLOPE_DIRTY), v.max_ioctl_nr);
+	/* the highest command dispatched is the rings' enter */
+	EXPECT_EQ(_IOC_NR(DSMEM_IOC_RING_ENTER), v.max_ioctl_nr);
 	EXPECT_STREQ("0.1.0", v.module_version);
 }
 

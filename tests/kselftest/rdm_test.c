@@ -253,6 +253,18 @@ TEST_F(rdm, buffers_of_every_kind)
 	ASSERT_EQ(0, memcmp(reg + 11, back, N * SZ));
 	ASSERT_EQ(0, ds_read(self->x, self->seg + (2 << 20), back, N * SZ));
 	ASSERT_EQ(0, memcmp(plain, back, N * SZ));
+	/* one batch of both: a pointer into the registration, one outside */
+	r[1].target_offset = (3 << 20);
+	p[2].target_offset = (3 << 20) + SZ;
+	struct ds_transfer_request mixed[2] = { r[1], p[2] };
+	ASSERT_EQ(0, ds_batch_submit(self->x, mixed, 2, &t_reg));
+	ASSERT_EQ(0, ds_task_query(self->x, t_reg, 1, 1, &state, st, 2));
+	EXPECT_EQ(DS_TASK_COMPLETE, state);
+	EXPECT_EQ(0, st[0].status);
+	EXPECT_EQ(0, st[1].status);
+	ASSERT_EQ(0, ds_read(self->x, self->seg + (3 << 20), back, 2 * SZ));
+	EXPECT_EQ(0, memcmp(reg + 11 + SZ, back, SZ));
+	EXPECT_EQ(0, memcmp(plain + 2 * SZ, back + SZ, SZ));
 	ASSERT_EQ(0, ds_mr_dereg(self->x, mr));
 	/* no longer registered: a batch naming it goes by the ioctl */
 	ASSERT_EQ(0, ds_batch_submit(self->x, r + 1, 1, &t_reg));
@@ -322,6 +334,51 @@ TEST_F(rdm, handles_beyond_ring_threads)
 	EXPECT_EQ(!variant->xfer_flags, ds_xfer_rings(c));
 	ds_xfer_close(b);
 	ds_xfer_close(c);
+}
+
+/*
+ * A batch five times the rings' size, driven by poll() and queries that
+ * do not wait: the module's thread, asleep on a full CQ, is woken by the
+ * room the queries make.
+ */
+TEST_F_TIMEOUT(rdm, poll_driven_backlog, 120)
+{
+	enum { N = 40, SZ = 512 };
+	static uint8_t buf[N * SZ], want[N * SZ];
+	struct ds_xfer_attr a = DS_XFER_ATTR_INIT;
+	struct ds_transfer_request r[N];
+	struct ds_transfer_status st[N];
+	struct pollfd pfd = { .events = POLLIN };
+	struct ds_xfer *x;
+	uint64_t task;
+	uint32_t mr;
+	int state = DS_TASK_PENDING, rounds = 0;
+
+	a.flags = variant->xfer_flags;
+	a.ring_entries = 4;		/* a CQ of 8 */
+	ASSERT_EQ(0, ds_xfer_open_attr(1, &a, &x));
+	fill(buf, sizeof(buf), 4);
+	ASSERT_EQ(0, ds_write(x, self->seg, buf, sizeof(buf)));
+	memset(buf, 0, sizeof(buf));
+	ASSERT_EQ(0, ds_mr_reg(x, buf, sizeof(buf), &mr));
+	for (int i = 0; i < N; i++)
+		r[i] = (struct ds_transfer_request){
+			.source_offset = (uint64_t)i * SZ, .target_id = self->seg,
+			.target_offset = (uint64_t)i * SZ, .length = SZ,
+			.opcode = DS_OP_READ, .mr = mr };
+	ASSERT_EQ(0, ds_batch_submit(x, r, N, &task));
+	pfd.fd = ds_xfer_fd(x);
+	ASSERT_LE(0, pfd.fd);
+	while (state == DS_TASK_PENDING) {
+		ASSERT_EQ(1, poll(&pfd, 1, 10000)) TH_LOG("round %d: nothing to take", rounds);
+		ASSERT_EQ(0, ds_task_query(x, task, 0, 0, &state, NULL, 0));
+		ASSERT_GT(1000, ++rounds);
+	}
+	ASSERT_EQ(0, ds_task_query(x, task, 0, 1, &state, st, N));
+	EXPECT_EQ(DS_TASK_COMPLETE, state);
+	fill(want, sizeof(want), 4);
+	EXPECT_EQ(0, memcmp(want, buf, sizeof(buf)));
+	ds_xfer_close(x);
 }
 
 /*

@@ -355,7 +355,10 @@ static long sq_thread_ticks(void)
 	long ticks = -1;
 	DIR *dir;
 
-	snprintf(want, sizeof(want), "dsmem-sq/%d\n", getpid());
+	/* a task's comm is cut at 15 characters */
+	snprintf(want, sizeof(want), "dsmem-sq/%d", getpid());
+	want[15] = '\0';
+	strcat(want, "\n");
 	dir = opendir("/proc");
 	if (!dir)
 		return -1;
@@ -493,6 +496,9 @@ TEST_F(ring, setup_enter_and_mmap_are_checked)
 	EXPECT_EQ(-1, ioctl(self->fd, DSMEM_IOC_RING_SETUP, &s));
 	EXPECT_EQ(EINVAL, errno);
 	s = (struct dsmem_ioc_ring_setup){ .sq_entries = DSMEM_RING_ENTRIES_MAX + 1 };
+	EXPECT_EQ(-1, ioctl(self->fd, DSMEM_IOC_RING_SETUP, &s));
+	EXPECT_EQ(EINVAL, errno);
+	s = (struct dsmem_ioc_ring_setup){ .sq_entries = 8, .idle_us = 100001 };
 	EXPECT_EQ(-1, ioctl(self->fd, DSMEM_IOC_RING_SETUP, &s));
 	EXPECT_EQ(EINVAL, errno);
 	s = (struct dsmem_ioc_ring_setup){ .sq_entries = 8, .cq_entries = 4 };

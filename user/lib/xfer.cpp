@@ -56,8 +56,10 @@ constexpr uint32_t kRingEntries = 256;		// the SQ's; the CQ twice that
 // A ring task's id and its entries' user_data carry this bit; the
 // module's task ids are below 2^31.
 constexpr uint64_t kRingTask = 1ull << 63;
-// a synchronous call's entries: kSyncMark | the request's index
+// a synchronous call's entries: kSyncMark | its sequence << 32 | the
+// request's index, so that a call never counts an earlier one's
 constexpr uint64_t kSyncMark = 1ull << 62;
+constexpr uint32_t kSyncSeqMask = (1u << 30) - 1;
 // the bound on one sleep, after which the wait looks at the SQ again
 constexpr uint64_t kSleepNs = 10 * 1000 * 1000;
 
@@ -98,6 +100,7 @@ struct ds_xfer {
 	std::vector<uint32_t> free_tasks;
 	size_t live_tasks = 0;
 	// the synchronous call in progress
+	uint32_t sync_seq = 0;
 	uint32_t sync_left = 0;
 	uint32_t sync_err_idx = UINT32_MAX;
 	int32_t sync_err = 0;
@@ -235,7 +238,8 @@ void complete(ds_xfer *x, const struct dsmem_cqe &c)
 		}
 		return;
 	}
-	if ((ud & kSyncMark) && x->sync_left) {
+	if ((ud & kSyncMark) && x->sync_left &&
+	    (static_cast<uint32_t>(ud >> 32) & kSyncSeqMask) == x->sync_seq) {
 		if (c.status && idx < x->sync_err_idx) {
 			x->sync_err_idx = idx;
 			x->sync_err = c.status;
@@ -291,10 +295,12 @@ int ring_push(ds_xfer *x, const struct dsmem_xfer_req *reqs, size_t n,
 // buffer.  Like DSMEM_SUBMIT_WAIT, the first failed request's status.
 int ring_run(ds_xfer *x, const struct dsmem_xfer_req *reqs, size_t n)
 {
+	x->sync_seq = (x->sync_seq + 1) & kSyncSeqMask;
 	x->sync_left = static_cast<uint32_t>(n);
 	x->sync_err_idx = UINT32_MAX;
 	x->sync_err = 0;
-	int ret = ring_push(x, reqs, n, kSyncMark);
+	int ret = ring_push(x, reqs, n,
+			    kSyncMark | static_cast<uint64_t>(x->sync_seq) << 32);
 	// A transfer always ends, so the wait does too; like the ioctl
 	// path's, it outlasts signals, and buffers are free on return.
 	while (!ret && x->sync_left)
@@ -481,12 +487,10 @@ DS_EXPORT int ds_xfer_open_attr(uint32_t node_id, const struct ds_xfer_attr *att
 	if (ioctl(x->fd, DSMEM_IOC_ATTACH, &at) < 0)
 		return -errno;
 	if (!(a.flags & DS_XFER_NO_RINGS) && (v.features & DSMEM_FEAT_RINGS)) {
-		int ret = ring_open(x.get(), a);
-		// the module's polling threads are all taken: the ioctl path
-		if (ret == -EAGAIN)
+		// refused (the module's rings are all taken) or not to be had
+		// (memory, locked-memory limit): the ioctl path, as before
+		if (ring_open(x.get(), a))
 			ring_drop(x.get());
-		else if (ret)
-			return ret;
 	}
 	*xp = x.release();
 	return 0;
@@ -698,7 +702,6 @@ DS_EXPORT int ds_batch_submit(struct ds_xfer *x,
 {
 	struct dsmem_ioc_submit sub = {};
 	std::vector<struct dsmem_xfer_req> kreqs;
-	bool on_ring = x->ring != nullptr;
 
 	if (!reqs || n < 1 || n > DS_BATCH_REQS_MAX)
 		return -EINVAL;
@@ -707,10 +710,13 @@ DS_EXPORT int ds_batch_submit(struct ds_xfer *x,
 	} catch (const std::bad_alloc &) {
 		return -ENOMEM;
 	}
+	// the whole batch is checked before the handle is looked at
 	for (size_t i = 0; i < n; i++) {
-		int ret = to_xfer_req(reqs[i], &kreqs[i]);
-		if (ret)
+		if (int ret = to_xfer_req(reqs[i], &kreqs[i]))
 			return ret;
+	}
+	bool on_ring = x->ring != nullptr;
+	for (size_t i = 0; i < n; i++) {
 		if (on_ring && !kreqs[i].mr) {
 			uint64_t off = 0;
 
@@ -723,9 +729,12 @@ DS_EXPORT int ds_batch_submit(struct ds_xfer *x,
 	if (on_ring)
 		return ring_submit(x, kreqs, task);
 	// plain pointers outside any registration: pinned by the ioctl
-	for (size_t i = 0; i < n; i++)
-		if (!reqs[i].mr)
+	for (size_t i = 0; i < n; i++) {
+		if (!reqs[i].mr) {
+			kreqs[i].mr = 0;
 			kreqs[i].local = reqs[i].source_offset;
+		}
+	}
 	if (!x->orphans.empty())
 		reap(x);
 	sub.reqs = reinterpret_cast<uintptr_t>(kreqs.data());

@@ -141,6 +141,14 @@ int xfer_ring::enter(uint32_t flags, uint32_t min_complete, uint64_t timeout_ns)
 	return ioctl(fd_, DSMEM_IOC_RING_ENTER, &e) < 0 ? -errno : 0;
 }
 
+void xfer_ring::wake_if_held()
+{
+	// our head's store before the flag's load, as in submit()
+	std::atomic_thread_fence(std::memory_order_seq_cst);
+	if (need_wakeup() && load_acquire(&sq_ctl_->head) != sq_published_)
+		(void)enter(DSMEM_ENTER_SQ_WAKEUP, 0, 0);
+}
+
 int xfer_ring::submit()
 {
 	if (sq_tail_ == sq_published_)

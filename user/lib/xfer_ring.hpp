@@ -55,8 +55,10 @@ public:
 
 		for (; cq_head_ != tail; cq_head_++, n++)
 			fn(cqes_[cq_head_ & (cq_entries_ - 1)]);
-		if (n)
+		if (n) {
 			store_release(&cq_ctl_->head, cq_head_);
+			wake_if_held();
+		}
 		return n;
 	}
 	bool cq_empty() const { return load_acquire(&cq_ctl_->tail) == cq_head_; }
@@ -81,6 +83,9 @@ private:
 		std::atomic_ref<uint32_t>(*p).store(v, std::memory_order_release);
 	}
 	int enter(uint32_t flags, uint32_t min_complete, uint64_t timeout_ns);
+	// The thread sleeps on a full CQ too: once we made room, wake it if
+	// it sleeps with entries of ours still in the SQ.
+	void wake_if_held();
 	bool need_wakeup() const
 	{
 		return std::atomic_ref<uint32_t>(sq_ctl_->flags).load(std::memory_order_relaxed) &

@@ -624,7 +624,7 @@ struct dsmem_cqe {
  *		out: made
  * @flags:	in: DSMEM_RING_SETUP_*
  * @idle_us:	in: how long the SQ thread polls an empty ring before it
- *		sleeps; 0: the module's default
+ *		sleeps, at most 100000; 0: the module's default (2000)
  * @sq_bytes:	out: length to map at @sq_off
  * @cq_bytes:	out: length to map at @cq_off
  * @sq_off:	out: DSMEM_RING_OFF_SQ

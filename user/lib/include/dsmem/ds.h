@@ -803,6 +803,11 @@ void ds_xfer_close(struct ds_xfer *x);
  * handles at once as its parameter ring_threads says (a quarter of the
  * CPUs by default: each polls with a thread of its own); a handle opened
  * beyond that takes the ioctl path.  docs/data-path.md has the figures.
+ *
+ * On both paths a plain pointer into a buffer the handle registered
+ * moves data to and from the pages pinned then: keep it mapped until
+ * ds_mr_dereg.  On the rings a bad plain buffer faults in the caller (the
+ * library copies it), where the ioctl path says -EFAULT.
  */
 struct ds_xfer_attr {
 	uint32_t size;			/* sizeof(struct ds_xfer_attr) */
