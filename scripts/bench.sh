@@ -168,16 +168,17 @@ bench_rdm() {
 	echo "bench: rdm.ib_read_bw_8B_per_s $ref ops/s"
 	echo "bench: rdm.ops_8B_per_s.ratio_vs_ib_read_bw_8B $(ratio "$ours" "$ref") x"
 	echo "bench: rdm.ops_8B_per_s_ioctl.ratio_vs_ib_read_bw_8B $(ratio "$old" "$ref") x"
-	# system calls an operation costs: strace counts those of the same
-	# run with N and with 2N operations, so set-up and exit cancel out
+	# system calls an operation costs: strace counts those of a run of
+	# one batch and of a long run, so set-up and exit cancel out (two
+	# long runs would leave their waits' noise in the difference)
 	local n1 n2 path
 	for path in "" -i; do
-		n1=$(syscalls "$rdm_bench" $path ops read 1 "$seg" 8 5000 128)
-		n2=$(syscalls "$rdm_bench" $path ops read 1 "$seg" 8 10000 128)
-		echo "bench: rdm.syscalls_per_op${path:+_ioctl} $(awk -v a="$n1" -v b="$n2" 'BEGIN { printf "%.4f", (b - a) / 5000 }') syscalls"
-		n1=$(syscalls "$rdm_bench" $path sync read 1 "$seg" 8 500)
-		n2=$(syscalls "$rdm_bench" $path sync read 1 "$seg" 8 1000)
-		echo "bench: rdm.syscalls_per_sync_op${path:+_ioctl} $(awk -v a="$n1" -v b="$n2" 'BEGIN { printf "%.4f", (b - a) / 500 }') syscalls"
+		n1=$(syscalls "$rdm_bench" $path ops read 1 "$seg" 8 128 128)
+		n2=$(syscalls "$rdm_bench" $path ops read 1 "$seg" 8 20096 128)
+		echo "bench: rdm.syscalls_per_op${path:+_ioctl} $(awk -v a="$n1" -v b="$n2" 'BEGIN { printf "%.4f", (b - a) / 19968 }') syscalls"
+		n1=$(syscalls "$rdm_bench" $path sync read 1 "$seg" 8 10)
+		n2=$(syscalls "$rdm_bench" $path sync read 1 "$seg" 8 2010)
+		echo "bench: rdm.syscalls_per_sync_op${path:+_ioctl} $(awk -v a="$n1" -v b="$n2" 'BEGIN { printf "%.4f", (b - a) / 2000 }') syscalls"
 	done
 	echo "$threads" > /sys/module/dsmem/parameters/ring_threads
 	"$ctl" node del id 1
