@@ -69,11 +69,10 @@ struct dsmem_ring {
 	u64 idle_ns;
 	/*
 	 * cq_lock (a leaf, taken in the CQ's softirq) covers the CQ's tail,
-	 * the free slots and the count in flight.
+	 * and the free slots (those taken are in flight).
 	 */
 	spinlock_t cq_lock;
 	u32 cq_tail;
-	u32 inflight;
 	u32 nfree;
 	u32 *free;
 	wait_queue_head_t cq_wait;	/* GETEVENTS waiters; teardown */
@@ -98,17 +97,30 @@ static u32 dsmem_ring_cq_used(struct dsmem_ring *ring)
 	return used > ring->cq_entries ? ring->cq_entries : used;
 }
 
+/* Slots taken are transfers in flight.  Under cq_lock. */
+static u32 dsmem_ring_inflight(struct dsmem_ring *ring)
+{
+	return ring->cq_entries - ring->nfree;
+}
+
+/*
+ * Room for one more entry: its completion and those of the transfers in
+ * flight fit in the CQ (so a slot is free too).  Under cq_lock.
+ */
+static bool dsmem_ring_room(struct dsmem_ring *ring)
+{
+	return dsmem_ring_cq_used(ring) + dsmem_ring_inflight(ring) <
+	       ring->cq_entries;
+}
+
 /* A slot for one more entry, if its completion will have room; or -1. */
 static int dsmem_ring_take_slot(struct dsmem_ring *ring)
 {
 	int slot = -1;
 
 	spin_lock_bh(&ring->cq_lock);
-	if (ring->nfree &&
-	    dsmem_ring_cq_used(ring) + ring->inflight < ring->cq_entries) {
+	if (dsmem_ring_room(ring))
 		slot = ring->free[--ring->nfree];
-		ring->inflight++;
-	}
 	spin_unlock_bh(&ring->cq_lock);
 	return slot;
 }
@@ -134,7 +146,6 @@ void dsmem_ring_req_done(struct dsmem_ring *ring, u32 slot)
 	/* the entry before the tail that publishes it */
 	smp_store_release(&ring->cq_ctl->tail, ring->cq_tail);
 	ring->free[ring->nfree++] = slot;
-	ring->inflight--;
 	/*
 	 * Still under cq_lock: the teardown frees the ring once it sees
 	 * nothing in flight under this lock, so nothing here may touch the
@@ -217,8 +228,7 @@ static bool dsmem_ring_has_work(struct dsmem_ring *ring)
 	if (READ_ONCE(ring->sq_ctl->tail) == ring->sq_head)
 		return false;
 	spin_lock_bh(&ring->cq_lock);
-	room = ring->nfree &&
-	       dsmem_ring_cq_used(ring) + ring->inflight < ring->cq_entries;
+	room = dsmem_ring_room(ring);
 	spin_unlock_bh(&ring->cq_lock);
 	return room;
 }
@@ -278,7 +288,7 @@ static bool dsmem_ring_drained(struct dsmem_ring *ring)
 	bool drained;
 
 	spin_lock_bh(&ring->cq_lock);
-	drained = !ring->inflight;
+	drained = !dsmem_ring_inflight(ring);
 	spin_unlock_bh(&ring->cq_lock);
 	return drained;
 }

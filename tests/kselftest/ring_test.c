@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +80,18 @@ static int ring_reap(struct test_ring *r, struct dsmem_cqe *out)
 	r->cq_head++;
 	__atomic_store_n(&r->cq->head, r->cq_head, __ATOMIC_RELEASE);
 	return 0;
+}
+
+/* Whether the ring's thread says, within a second, that it sleeps. */
+static bool thread_asleep(struct test_ring *r)
+{
+	for (int i = 0; i < 100; i++) {
+		if (__atomic_load_n(&r->sq->flags, __ATOMIC_ACQUIRE) &
+		    DSMEM_RING_NEED_WAKEUP)
+			return true;
+		usleep(10000);
+	}
+	return false;
 }
 
 static void fill(uint8_t *p, size_t n, unsigned int seed)
@@ -332,12 +345,7 @@ TEST_F_TIMEOUT(ring, idle_thread_sleeps_and_wakes, 120)
 	int woke = 0;
 
 	ASSERT_EQ(0, ring_open(&self->r, self->fd, 4, 1000));
-	for (int i = 0; i < 100 &&
-	     !(__atomic_load_n(&self->r.sq->flags, __ATOMIC_ACQUIRE) &
-	       DSMEM_RING_NEED_WAKEUP); i++)
-		usleep(10000);
-	ASSERT_TRUE(__atomic_load_n(&self->r.sq->flags, __ATOMIC_ACQUIRE) &
-		    DSMEM_RING_NEED_WAKEUP);
+	ASSERT_TRUE(thread_asleep(&self->r));
 	ring_push(&self->r, &e);
 	woke = ring_submit(&self->r);
 	ASSERT_EQ(1, woke);
@@ -423,12 +431,7 @@ TEST_F_TIMEOUT(ring, full_cq_thread_sleeps, 120)
 	     __atomic_load_n(&self->r.cq->tail, __ATOMIC_ACQUIRE) != cq; i++)
 		usleep(1000);
 	ASSERT_EQ(cq, __atomic_load_n(&self->r.cq->tail, __ATOMIC_ACQUIRE));
-	for (int i = 0; i < 100 &&
-	     !(__atomic_load_n(&self->r.sq->flags, __ATOMIC_ACQUIRE) &
-	       DSMEM_RING_NEED_WAKEUP); i++)
-		usleep(10000);
-	ASSERT_TRUE(__atomic_load_n(&self->r.sq->flags, __ATOMIC_ACQUIRE) &
-		    DSMEM_RING_NEED_WAKEUP);
+	ASSERT_TRUE(thread_asleep(&self->r));
 	EXPECT_EQ(self->r.sq_tail - 4, __atomic_load_n(&self->r.sq->head, __ATOMIC_ACQUIRE));
 	t0 = sq_thread_ticks();
 	ASSERT_LE(0, t0);
