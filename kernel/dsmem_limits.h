@@ -29,6 +29,12 @@
 #define DSMEM_MSG_DEPTH		32
 /* bytes per one-sided work request: large transfers are cut and pipelined */
 #define DSMEM_SLICE_BYTES	(256 * 1024)
+/*
+ * slices one submitter posts before it lets the descriptor's lock go
+ * even with credits to spare: on a software device (rxe) the peer's work
+ * runs in the poster's context, and a batch never waits for credits
+ */
+#define DSMEM_SLICES_PER_HOLD	32
 /* a synchronous batch this small polls for its completion first ... */
 #define DSMEM_SPIN_REQS_MAX	4
 /* ... for at most this long */

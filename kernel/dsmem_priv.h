@@ -25,6 +25,9 @@
 struct dsmem_device {
 	struct ib_device *ibdev;	/* ibdev->index keys dsmem_devs */
 	char name[IB_DEVICE_NAME_MAX];	/* under dsmem_devs_lock */
+	/* a port going down or up: its connections are told (dsmem_dev.c) */
+	struct ib_event_handler event_handler;
+	struct work_struct port_work;
 };
 
 /*
@@ -92,6 +95,10 @@ enum dsmem_stat {
 	DSMEM_STAT_SLOPE_QUOTA_BYTES,
 	DSMEM_STAT_SLOPE_EXPIRED,
 	DSMEM_STAT_RINGS_REFUSED,
+	DSMEM_STAT_XFER_LOCAL,
+	DSMEM_STAT_PORT_DOWN,
+	DSMEM_STAT_PORT_UP,
+	DSMEM_STAT_CONN_PORT_DOWN,
 	DSMEM_STAT_NR
 };
 

@@ -74,6 +74,10 @@ static const char * const dsmem_stat_names[] = {
 	[DSMEM_STAT_SLOPE_QUOTA_BYTES]	= "slope_quota_bytes",
 	[DSMEM_STAT_SLOPE_EXPIRED]	= "slope_expired",
 	[DSMEM_STAT_RINGS_REFUSED]	= "rings_refused",
+	[DSMEM_STAT_XFER_LOCAL]		= "xfer_local",
+	[DSMEM_STAT_PORT_DOWN]		= "port_down",
+	[DSMEM_STAT_PORT_UP]		= "port_up",
+	[DSMEM_STAT_CONN_PORT_DOWN]	= "conn_port_down",
 };
 
 const char *dsmem_stat_name(enum dsmem_stat s)

@@ -103,7 +103,7 @@ perftest() {
 }
 
 bench_rdm() {
-	local ctl=$dsctl seg ours ref op
+	local ctl=$dsctl seg ours ref op remote
 	# set-up cost of authentication: the handshake adds one round trip
 	ours=$("$rdm_bench" connect keyed "$DSMEM_LOCAL_ADDR" 20)
 	ref=$("$rdm_bench" connect insecure "$DSMEM_LOCAL_ADDR" 20)
@@ -180,6 +180,21 @@ bench_rdm() {
 		n2=$(syscalls "$rdm_bench" $path sync read 1 "$seg" 8 2010)
 		echo "bench: rdm.syscalls_per_sync_op${path:+_ioctl} $(awk -v a="$n1" -v b="$n2" 'BEGIN { printf "%.4f", (b - a) / 2000 }') syscalls"
 	done
+	# the local path: node 2 reads 4 KiB of its own segment, a copy in
+	# the module; the references are memcpy() and node 1's read of the
+	# same bytes through the device
+	"$ctl" segment grant node 2 seg 1 to 2 perm rw
+	ours=$("$rdm_bench" sync read 2 "$seg" 4096 20000)
+	old=$("$rdm_bench" -i sync read 2 "$seg" 4096 20000)
+	ref=$("$rdm_bench" memcpy 4096 200000)
+	remote=$("$rdm_bench" sync read 1 "$seg" 4096 5000)
+	echo "bench: rdm.local_get_4K $ours us"
+	echo "bench: rdm.local_get_4K_ioctl $old us"
+	echo "bench: rdm.memcpy_4K $ref us"
+	echo "bench: rdm.remote_get_4K $remote us"
+	echo "bench: rdm.local_get_4K.ratio_vs_memcpy $(ratio "$ours" "$ref") x"
+	echo "bench: rdm.local_get_4K_ioctl.ratio_vs_memcpy $(ratio "$old" "$ref") x"
+	echo "bench: rdm.local_get_4K.ratio_vs_remote_get_4K $(ratio "$ours" "$remote") x"
 	echo "$threads" > /sys/module/dsmem/parameters/ring_threads
 	"$ctl" node del id 1
 	"$ctl" node del id 2
@@ -325,7 +340,7 @@ bench_obj() {
 	# TLS as deployed: the clients and obj_bench find theirs in the dir
 	"$top/scripts/store-certs" init "$dir/tls"
 	export DSMEM_STORE_TLS_DIR=$dir/tls
-	for n in 51 52 53 54; do "$ctl" node add id $n dev rxe0 port $((7700 + n)); done
+	for n in 51 52 53 54 55; do "$ctl" node add id $n dev rxe0 port $((7700 + n)); done
 	"$dsmaster" --listen "$masters" --node 51 --addr "$DSMEM_LOCAL_ADDR" --port 7751 \
 		--data-dir "$dir/m" --slow-tier "dir:$dir/slow" --tls-ca "$dir/tls/ca.crt" \
 		--tls-cert "$dir/tls/master.crt" --tls-key "$dir/tls/master.key" 2>"$dir/master.log" &
@@ -358,8 +373,24 @@ bench_obj() {
 			"$obj_bench" --masters "$masters" --node 54 --depth 4 bw 1M 48 &&
 			"$obj_bench" --masters "$masters" --node 54 --depth 2 bw 16M 6 &&
 			"$obj_bench" --masters "$masters" --node 54 --depth 4 ops 16K 400 &&
-			"$obj_bench" --masters "$masters" --node 54 --depth 4 meta 2000
+			"$obj_bench" --masters "$masters" --node 54 --depth 4 meta 2000 &&
+			# node 55 keeps its objects on its own segment: copies in
+			# the module (the local path), then with local_path off,
+			# through the device to itself
+			"$obj_bench" --masters "$masters" --node 55 --depth 4 --local 64M ops 16K 400 &&
+			echo 0 > /sys/module/dsmem/parameters/local_path &&
+			"$obj_bench" --masters "$masters" --node 55 --depth 4 --local 64M ops 16K 400 |
+				sed 's/obj\.local_/obj.loopback_/'
 		} | tee -a "$out" || rc=1
+		echo 1 > /sys/module/dsmem/parameters/local_path
+		for op in put get; do
+			ours=$(awk -v k="obj.local_${op}_16K_p50_us" '$2 == k { print $3 }' "$out")
+			ref=$(awk -v k="obj.loopback_${op}_16K_p50_us" '$2 == k { print $3 }' "$out")
+			val=$(awk -v k="obj.${op}_16K_p50_us" '$2 == k { print $3 }' "$out")
+			[ -n "$ours" ] && [ -n "$ref" ] && [ -n "$val" ] || continue
+			echo "bench: obj.local_${op}_16K_p50.ratio_vs_loopback $(ratio "$ours" "$ref") x"
+			echo "bench: obj.local_${op}_16K_p50.ratio_vs_remote $(ratio "$ours" "$val") x"
+		done
 		"$ctl" -j master show master "$masters" 2>/dev/null | sed 's/^/# master: /' || true
 	fi
 	# perftest last, our clients' QPs idle by then: the same message size
@@ -387,7 +418,7 @@ bench_obj() {
 	wait "$m" 2>/dev/null || true
 	kill "${wp[@]}" 2>/dev/null || true
 	wait "${wp[@]}" 2>/dev/null || true
-	for n in 51 52 53 54; do "$ctl" node del id $n 2>/dev/null || true; done
+	for n in 51 52 53 54 55; do "$ctl" node del id $n 2>/dev/null || true; done
 	rm -rf "$dir"
 	return $rc
 }

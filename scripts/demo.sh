@@ -42,10 +42,10 @@ mon=$!
 # the monitor subscribes within milliseconds; give it a moment on TCG
 # (and a bound, so the demo cannot hang if an event were lost)
 sleep 2
-echo "$ rdma link add rxe1 type rxe netdev $DSMEM_SPARE_NETDEV"
-rdma link add rxe1 type rxe netdev "$DSMEM_SPARE_NETDEV"
-echo "$ rdma link delete rxe1"
-rdma link delete rxe1
+echo "$ rdma link add rxe9 type rxe netdev $DSMEM_SPARE_NETDEV"
+rdma link add rxe9 type rxe netdev "$DSMEM_SPARE_NETDEV"
+echo "$ rdma link delete rxe9"
+rdma link delete rxe9
 wait "$mon"
 echo "$ dsctl monitor count 2    # printed:"
 cat "$out"

@@ -19,6 +19,7 @@
 #include <linux/slab.h>
 #include <linux/sched/signal.h>
 #include <net/ipv6.h>
+#include <rdma/ib_cache.h>
 
 #include "../tokencache/dsmem_tc.h"
 #include "dsmem_rdm.h"
@@ -159,13 +160,25 @@ static void dsmem_conn_tokens_del(struct dsmem_conn *conn)
 	conn->tc_pd = 0;
 }
 
+/* False when ib_core's cache says the port is not ACTIVE: a cable out. */
+static bool dsmem_port_active(struct ib_device *ibdev, u32 port)
+{
+	enum ib_port_state state;
+
+	if (ib_get_cached_port_state(ibdev, port, &state))
+		return true;	/* unknown: the connection finds out */
+	return state == IB_PORT_ACTIVE;
+}
+
 static int dsmem_conn_create_qp(struct dsmem_conn *conn)
 {
 	struct ib_device *ibdev = conn->cm_id->device;
 	struct ib_qp_init_attr attr = {};
 	int ret;
 
-	conn->ibdev = ibdev;
+	conn->port = conn->cm_id->port_num;
+	/* the port first: dsmem_conn_port_change reads them the other way */
+	smp_store_release(&conn->ibdev, ibdev);
 	conn->pd = ib_alloc_pd(ibdev, 0);
 	if (IS_ERR(conn->pd)) {
 		ret = PTR_ERR(conn->pd);
@@ -402,17 +415,30 @@ u32 dsmem_conn_max_sge(struct dsmem_conn *conn, bool read)
 	return max_t(u32, read ? conn->qp->max_read_sge : conn->max_sge, 1);
 }
 
-/* Take one credit, sleeping while there is none; fails once closing. */
-int dsmem_conn_wait_credit(struct dsmem_conn *conn, atomic_t *credits)
+/*
+ * Take one credit, sleeping while there is none; fails once closing.
+ * @drop, if given, is a mutex the caller holds: it is let go for the
+ * sleep (a wait for credits is a wait for the peer) and taken again
+ * before the credit is, so no credit is held while waiting for it.
+ */
+int dsmem_conn_wait_credit(struct dsmem_conn *conn, atomic_t *credits,
+			   struct mutex *drop)
 {
+	int ret;
+
 	for (;;) {
 		if (READ_ONCE(conn->state) != DSMEM_CONN_UP)
 			return -ECONNRESET;
 		if (atomic_add_unless(credits, -1, 0))
 			return 0;
-		if (wait_event_killable(conn->sq_wait,
-					atomic_read(credits) > 0 ||
-					READ_ONCE(conn->state) != DSMEM_CONN_UP))
+		if (drop)
+			mutex_unlock(drop);
+		ret = wait_event_killable(conn->sq_wait,
+					  atomic_read(credits) > 0 ||
+					  READ_ONCE(conn->state) != DSMEM_CONN_UP);
+		if (drop)
+			mutex_lock(drop);
+		if (ret)
 			return -EINTR;
 	}
 }
@@ -873,6 +899,11 @@ int dsmem_conn_cm_event(struct dsmem_conn *conn, struct rdma_cm_event *ev)
 			ret = -ENXIO;
 			break;
 		}
+		/* rxe would loop a local connection back past a pulled cable */
+		if (!dsmem_port_active(id->device, id->port_num)) {
+			ret = -ENETDOWN;
+			break;
+		}
 		ret = rdma_resolve_route(id, DSMEM_RESOLVE_TIMEOUT_MS);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
@@ -1318,25 +1349,100 @@ err_count:
 	return ret;
 }
 
-/* An up connection from node to the remote node, counted; or NULL. */
-struct dsmem_conn *dsmem_conn_lookup(struct dsmem_node *node, u32 remote)
+/*
+ * The first connection of node that match() takes, counted; or NULL.
+ * match() runs under the peer's lock, peer->conn not NULL.
+ */
+static struct dsmem_conn *
+dsmem_conn_find(struct dsmem_node *node,
+		bool (*match)(struct dsmem_peer *peer, const void *arg),
+		const void *arg)
 {
-	struct dsmem_conn *conn, *found = NULL;
+	struct dsmem_conn *found = NULL;
 	struct dsmem_peer *peer;
 	unsigned long i;
 
 	rcu_read_lock();
 	xa_for_each(&node->peers, i, peer) {
 		spin_lock_bh(&peer->lock);
-		conn = peer->conn;
-		if (conn && peer->remote_node == remote &&
-		    READ_ONCE(conn->state) == DSMEM_CONN_UP &&
-		    kref_get_unless_zero(&conn->ref))
-			found = conn;
+		if (peer->conn && match(peer, arg) &&
+		    kref_get_unless_zero(&peer->conn->ref))
+			found = peer->conn;
 		spin_unlock_bh(&peer->lock);
 		if (found)
 			break;
 	}
 	rcu_read_unlock();
 	return found;
+}
+
+struct dsmem_ports_down {
+	struct ib_device *ibdev;
+	unsigned long down;		/* bit p: port p */
+};
+
+static bool dsmem_conn_on_down_port(struct dsmem_peer *peer, const void *arg)
+{
+	const struct dsmem_ports_down *pd = arg;
+	struct dsmem_conn *conn = peer->conn;
+
+	/* pairs with the release in dsmem_conn_create_qp: port set */
+	return smp_load_acquire(&conn->ibdev) == pd->ibdev &&
+	       conn->port < BITS_PER_LONG && test_bit(conn->port, &pd->down) &&
+	       READ_ONCE(conn->state) != DSMEM_CONN_CLOSING;
+}
+
+/*
+ * A port of ibdev went down or up.  The node's connections through a port
+ * that is down close now (-ENETDOWN): on a real link their requests would
+ * fail only after the transport's retries, and rxe, which loops local
+ * traffic back past the netdev, would carry on as if the cable were in.
+ * With a port up, peers waiting out a backoff to reconnect dial at once.
+ */
+void dsmem_conn_port_change(struct dsmem_node *node, struct ib_device *ibdev)
+{
+	struct dsmem_ports_down pd = { .ibdev = ibdev };
+	struct dsmem_conn *conn;
+	struct dsmem_peer *peer;
+	bool any_up = false;
+	unsigned long i;
+	u32 port;
+
+	/* (devices with more ports than a long has bits do not exist) */
+	rdma_for_each_port(ibdev, port) {
+		if (dsmem_port_active(ibdev, port))
+			any_up = true;
+		else if (port < BITS_PER_LONG)
+			__set_bit(port, &pd.down);
+	}
+	while (pd.down &&
+	       (conn = dsmem_conn_find(node, dsmem_conn_on_down_port, &pd))) {
+		dsmem_stat_inc(DSMEM_STAT_CONN_PORT_DOWN);
+		dsmem_conn_close(conn, -ENETDOWN);
+		dsmem_conn_put(conn);
+	}
+	if (!any_up)
+		return;
+	rcu_read_lock();
+	xa_for_each(&node->peers, i, peer) {
+		/* under the lock, as dsmem_peer_stop sets deleted */
+		spin_lock_bh(&peer->lock);
+		if (!peer->conn && !peer->deleted &&
+		    delayed_work_pending(&peer->connect_work))
+			mod_delayed_work(dsmem_wq, &peer->connect_work, 0);
+		spin_unlock_bh(&peer->lock);
+	}
+	rcu_read_unlock();
+}
+
+static bool dsmem_conn_up_to(struct dsmem_peer *peer, const void *arg)
+{
+	return peer->remote_node == *(const u32 *)arg &&
+	       READ_ONCE(peer->conn->state) == DSMEM_CONN_UP;
+}
+
+/* An up connection from node to the remote node, counted; or NULL. */
+struct dsmem_conn *dsmem_conn_lookup(struct dsmem_node *node, u32 remote)
+{
+	return dsmem_conn_find(node, dsmem_conn_up_to, &remote);
 }

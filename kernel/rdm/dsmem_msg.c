@@ -284,7 +284,7 @@ static int __dsmem_msg_send(struct dsmem_conn *conn,
 	if (handshake)
 		ret = atomic_add_unless(&conn->msg_free, -1, 0) ? 0 : -EBUSY;
 	else
-		ret = dsmem_conn_wait_credit(conn, &conn->msg_free);
+		ret = dsmem_conn_wait_credit(conn, &conn->msg_free, NULL);
 	if (ret)
 		goto err_unmap;
 	sge.addr = s->dma;

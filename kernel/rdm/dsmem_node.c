@@ -337,6 +337,30 @@ void dsmem_rdm_dev_remove(struct dsmem_device *sdev)
 	dsmem_conns_reap_now(sdev->ibdev);
 }
 
+/*
+ * A port of ibdev went down or up: every node's connections through it
+ * learn (dsmem_conn_port_change).  The nodes are taken counted one by one,
+ * the table's lock dropped before each is worked on.
+ */
+void dsmem_rdm_port_change(struct ib_device *ibdev)
+{
+	struct dsmem_node *node;
+	unsigned long id = 0;
+
+	for (;;) {
+		mutex_lock(&dsmem_nodes_lock);
+		node = xa_find(&dsmem_nodes, &id, ULONG_MAX, XA_PRESENT);
+		if (node)
+			kref_get(&node->ref);
+		mutex_unlock(&dsmem_nodes_lock);
+		if (!node)
+			break;
+		dsmem_conn_port_change(node, ibdev);
+		dsmem_node_put(node);
+		id++;
+	}
+}
+
 int dsmem_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
 	enum dsmem_cm_ctx *ctx = id->context;

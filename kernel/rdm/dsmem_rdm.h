@@ -143,7 +143,8 @@ struct dsmem_conn {
 	struct kref ref;
 	struct dsmem_peer *peer;	/* counted; its node is ours */
 	struct rdma_cm_id *cm_id;
-	struct ib_device *ibdev;
+	struct ib_device *ibdev;	/* set with the QP */
+	u32 port;			/* ibdev's port it uses */
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 	struct ib_qp *qp;
@@ -273,6 +274,7 @@ int dsmem_rdm_init(void);
 void dsmem_rdm_stop(void);
 void dsmem_rdm_exit(void);
 void dsmem_rdm_dev_remove(struct dsmem_device *sdev);
+void dsmem_rdm_port_change(struct ib_device *ibdev);
 struct dsmem_node *dsmem_node_get(u32 id, struct net *net);
 struct dsmem_node *dsmem_node_next(unsigned long *id, unsigned long max,
 				   struct net *net);
@@ -301,13 +303,15 @@ struct dsmem_conn *dsmem_conn_lookup(struct dsmem_node *node, u32 remote);
 void dsmem_conn_put(struct dsmem_conn *conn);
 void dsmem_conn_close(struct dsmem_conn *conn, int err);
 void dsmem_conns_reap_now(struct ib_device *ibdev);
+void dsmem_conn_port_change(struct dsmem_node *node, struct ib_device *ibdev);
 int dsmem_wc_errno(enum ib_wc_status s);
 void dsmem_conn_wc_error(struct dsmem_conn *conn, const struct ib_wc *wc);
 int dsmem_conn_post(struct dsmem_conn *conn, struct ib_send_wr *wr,
 		    atomic_t *credits, enum dsmem_conn_state state,
 		    void (*undo)(struct ib_send_wr *wr));
 u32 dsmem_conn_max_sge(struct dsmem_conn *conn, bool read);
-int dsmem_conn_wait_credit(struct dsmem_conn *conn, atomic_t *credits);
+/* @drop: a mutex the caller holds, let go while waiting (or NULL) */
+int dsmem_conn_wait_credit(struct dsmem_conn *conn, atomic_t *credits, struct mutex *drop);
 void dsmem_conn_put_credit(struct dsmem_conn *conn, atomic_t *credits);
 
 /* rdm/dsmem_auth.c */

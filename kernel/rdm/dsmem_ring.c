@@ -247,7 +247,13 @@ static bool dsmem_ring_woken(struct dsmem_ring *ring)
 static int dsmem_ring_thread(void *arg)
 {
 	struct dsmem_ring *ring = arg;
-	u64 idle_end = ktime_get_ns() + ring->idle_ns;
+	/*
+	 * Jiffies, as io_uring's SQPOLL counts its idle: the loop reads the
+	 * time each turn, and where the clocksource is a device (hpet under
+	 * QEMU) a ktime read costs more than the turn.  At least idle_ns.
+	 */
+	unsigned long idle = nsecs_to_jiffies(ring->idle_ns) + 1;
+	unsigned long idle_end = jiffies + idle;
 
 	while (!kthread_should_stop()) {
 		/*
@@ -258,11 +264,11 @@ static int dsmem_ring_thread(void *arg)
 		local_bh_disable();
 		local_bh_enable();
 		if (dsmem_ring_consume(ring)) {
-			idle_end = ktime_get_ns() + ring->idle_ns;
+			idle_end = jiffies + idle;
 			cond_resched();
 			continue;
 		}
-		if (ktime_get_ns() < idle_end) {
+		if (time_before(jiffies, idle_end)) {
 			cond_resched();
 			cpu_relax();
 			continue;
@@ -278,7 +284,7 @@ static int dsmem_ring_thread(void *arg)
 		if (!dsmem_ring_has_work(ring))
 			wait_event_idle(ring->sq_wait, dsmem_ring_woken(ring));
 		WRITE_ONCE(ring->sq_ctl->flags, 0);
-		idle_end = ktime_get_ns() + ring->idle_ns;
+		idle_end = jiffies + idle;
 	}
 	return 0;
 }

@@ -486,7 +486,7 @@ int dsmem_reg_post(struct dsmem_conn *conn, struct ib_mr *mr, int access)
 
 	w.cqe.done = dsmem_reg_done;
 	init_completion(&w.done);
-	ret = dsmem_conn_wait_credit(conn, &conn->sq_free);
+	ret = dsmem_conn_wait_credit(conn, &conn->sq_free, NULL);
 	if (ret)
 		return ret;
 	ret = dsmem_conn_post(conn, &wr.wr, &conn->sq_free, DSMEM_CONN_UP,

@@ -11,11 +11,14 @@
  * slices down; the last one finishes the task and wakes poll().
  */
 #include <linux/file.h>
+#include <linux/highmem.h>
+#include <linux/moduleparam.h>
 #include <linux/mm.h>
 #include <linux/poll.h>
 #include <linux/rcupdate.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
@@ -206,6 +209,8 @@ static void dsmem_task_finish(struct dsmem_task *task)
 
 static void dsmem_task_req_done(struct dsmem_task *task, u32 req)
 {
+	if (task->reqs[req].looped)
+		atomic_dec(&task->file->looped);
 	if (task->ring) {
 		dsmem_ring_req_done(task->ring, req);
 		return;
@@ -323,6 +328,34 @@ static void dsmem_slice_unpost(struct ib_send_wr *wr)
 	llist_add(&s->free, &s->conn->slice_free);
 }
 
+/*
+ * A send-queue credit, the descriptor's lock let go while waiting for one
+ * (its ioctls and its other submitters go on), and now and then without
+ * a wait: a batch the peer keeps up with holds the lock no longer than
+ * DSMEM_SLICES_PER_HOLD posts.  The node may die meanwhile;
+ * dsmem_xfer_node_dead() unmapped our buffers then, and nothing more may
+ * be posted from them.
+ */
+static int dsmem_xfer_credit(struct dsmem_xfer_file *file,
+			     struct dsmem_conn *conn)
+{
+	int ret;
+
+	lockdep_assert_held(&file->lock);
+	if (++file->held_slices >= DSMEM_SLICES_PER_HOLD) {
+		file->held_slices = 0;
+		mutex_unlock(&file->lock);
+		cond_resched();
+		mutex_lock(&file->lock);
+	}
+	ret = dsmem_conn_wait_credit(conn, &conn->sq_free, &file->lock);
+	if (!ret && file->dead) {
+		dsmem_conn_put_credit(conn, &conn->sq_free);
+		ret = -ENODEV;
+	}
+	return ret;
+}
+
 static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 				 struct dsmem_conn *conn, u64 off, u32 *lenp)
 {
@@ -343,11 +376,17 @@ static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 
 	need = r->opcode == DSMEM_XFER_READ ? DSMEM_PERM_READ : DSMEM_PERM_WRITE;
 
+	/* first: the grant is looked up after any wait, never before */
+	ret = dsmem_xfer_credit(task->file, conn);
+	if (ret)
+		return ret;
+
 	/* the QP's context, as a NIC fetches it per work request */
 	ret = dsmem_tc_resolve(conn->tc_qp, DSMEM_TRACE_MODIFY, &qpt);
 	if (ret || qpt.qp.state != IB_QPS_RTS) {
 		dsmem_stat_inc(DSMEM_STAT_XFER_NOCONN);
-		return -ENOTCONN;
+		ret = -ENOTCONN;
+		goto err_put_credit;
 	}
 
 	rcu_read_lock();
@@ -357,26 +396,31 @@ static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 		/* a closing connection's grants go before it does */
 		if (READ_ONCE(conn->state) != DSMEM_CONN_UP) {
 			dsmem_stat_inc(DSMEM_STAT_XFER_NOCONN);
-			return -ECONNRESET;
+			ret = -ECONNRESET;
+			goto err_put_credit;
 		}
 		dsmem_stat_inc(DSMEM_STAT_XFER_DENIED);
-		return -EACCES;
+		ret = -EACCES;
+		goto err_put_credit;
 	}
 	roff = r->remote - rs->base;
 	if (roff >= rs->size || r->len > rs->size - roff) {
 		rcu_read_unlock();
 		dsmem_stat_inc(DSMEM_STAT_XFER_RANGE);
-		return -ERANGE;
+		ret = -ERANGE;
+		goto err_put_credit;
 	}
 	if ((rs->perm & need) != need) {
 		rcu_read_unlock();
 		dsmem_stat_inc(DSMEM_STAT_XFER_DENIED);
-		return -EACCES;
+		ret = -EACCES;
+		goto err_put_credit;
 	}
 	if (!rs->nkeys) {
 		/* page-table segments are reached by messages only */
 		rcu_read_unlock();
-		return -EOPNOTSUPP;
+		ret = -EOPNOTSUPP;
+		goto err_put_credit;
 	}
 	roff += off;
 	rkey = rs->rkeys[roff / rs->span];
@@ -390,9 +434,6 @@ static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 	len = dsmem_umr_sges(tr->umr, r->local - (tr->own_umr ? tr->umr->addr : 0) + off,
 			     len, sge, max_sge, conn->pd->local_dma_lkey, &nsge);
 
-	ret = dsmem_conn_wait_credit(conn, &conn->sq_free);
-	if (ret)
-		return ret;
 	/* consumers serialise; completions push back without the lock */
 	spin_lock(&conn->slice_lock);
 	s = llist_entry(llist_del_first(&conn->slice_free), struct dsmem_slice,
@@ -433,10 +474,14 @@ static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 	ret = dsmem_conn_post(conn, &wr.rdma.wr, &conn->sq_free, DSMEM_CONN_UP,
 			      dsmem_slice_unpost);
 	if (ret)
-		return ret;
+		return ret;	/* the post gave the credit back */
 	dsmem_stat_inc(DSMEM_STAT_XFER_SLICES);
 	*lenp = len;
 	return 0;
+
+err_put_credit:
+	dsmem_conn_put_credit(conn, &conn->sq_free);
+	return ret;
 }
 
 static int dsmem_xfer_check(struct dsmem_xfer_file *file, struct dsmem_task_req *tr)
@@ -478,6 +523,124 @@ static int dsmem_xfer_check(struct dsmem_xfer_file *file, struct dsmem_task_req 
 	return 0;
 }
 
+static bool local_path = true;
+module_param(local_path, bool, 0644);
+MODULE_PARM_DESC(local_path,
+		 "Copy reads and writes of this node's own segments rather than loop them back through the device (default: Y)");
+
+/*
+ * A read or write of one of our own segments is a copy, as the segment's
+ * grant to this node allows: an RDMA loopback would cost the device's
+ * whole path for the same bytes.  The checks are the remote path's, in
+ * its order, on the segment instead of its grant's announcement.
+ */
+static int dsmem_xfer_local(struct dsmem_xfer_file *file,
+			    struct dsmem_task_req *tr)
+{
+	struct dsmem_xfer_req *r = &tr->req;
+	bool to_seg = r->opcode == DSMEM_XFER_WRITE;
+	u32 need = to_seg ? DSMEM_PERM_WRITE : DSMEM_PERM_READ;
+	struct dsmem_node *node = file->node;
+	u64 pos, off, done = 0;
+	struct dsmem_seg *seg;
+	u32 perm = 0;
+	int ret = 0;
+
+	lockdep_assert_held(&file->lock);
+	seg = dsmem_seg_by_addr(node, r->remote);
+	if (seg)
+		perm = dsmem_seg_perm(seg, node->id);
+	/* no segment and no grant look alike, as they do from afar */
+	if (!perm) {
+		dsmem_stat_inc(DSMEM_STAT_XFER_DENIED);
+		ret = -EACCES;
+		goto out_put_seg;
+	}
+	off = r->remote - seg->base;
+	if (r->remote < seg->base || off >= seg->size ||
+	    r->len > seg->size - off) {
+		dsmem_stat_inc(DSMEM_STAT_XFER_RANGE);
+		ret = -ERANGE;
+		goto out_put_seg;
+	}
+	if ((perm & need) != need) {
+		dsmem_stat_inc(DSMEM_STAT_XFER_DENIED);
+		ret = -EACCES;
+		goto out_put_seg;
+	}
+	/* page-table segments are reached by messages only, here too */
+	if (seg->translate == DSMEM_TRANSLATE_PAGES) {
+		ret = -EOPNOTSUPP;
+		goto out_put_seg;
+	}
+
+	/*
+	 * The copy needs neither the descriptor's lock nor the buffer's DMA
+	 * mapping: the pages are pinned for the task, or kept by the
+	 * registration's users count, and the segment by our reference.  So
+	 * a long copy holds up no other call of the descriptor, nor the
+	 * node's teardown.
+	 */
+	mutex_unlock(&file->lock);
+	pos = (tr->umr->addr & ~PAGE_MASK) + r->local -
+	      (tr->own_umr ? tr->umr->addr : 0);
+	while (done < r->len) {
+		struct page *page = tr->umr->pages[pos >> PAGE_SHIFT];
+		u32 in = offset_in_page(pos);
+		u32 n = min_t(u64, r->len - done, PAGE_SIZE - in);
+		void *kaddr = kmap_local_page(page);
+
+		/* in range, checked above: it cannot fail */
+		ret = dsmem_seg_access(seg, r->remote + done, kaddr + in, n,
+				       to_seg);
+		kunmap_local(kaddr);
+		if (ret)
+			break;
+		if (!to_seg)
+			flush_dcache_page(page);
+		done += n;
+		pos += n;
+		if (!(pos & (SZ_1M - 1))) {
+			if (fatal_signal_pending(current)) {
+				ret = -EINTR;
+				break;
+			}
+			cond_resched();
+		}
+	}
+	mutex_lock(&file->lock);
+	tr->bytes = done;
+	dsmem_stat_add(DSMEM_STAT_XFER_BYTES, done);
+	dsmem_stat_inc(DSMEM_STAT_XFER_LOCAL);
+out_put_seg:
+	if (seg)
+		dsmem_seg_put(seg);
+	return ret;
+}
+
+/*
+ * Whether a request to our own node may be a copy.  Atomics keep the
+ * loopback: the device's are atomic against each other only
+ * (IB_ATOMIC_HCA), not against the CPU's.  And while any request of the
+ * descriptor is on the loopback, the next ones follow it there: they
+ * would pass it as copies, and the device keeps one QP's requests in
+ * order (a CAS that takes a lock, then a READ of what it guards, in one
+ * batch: the B+tree's).
+ */
+static bool dsmem_xfer_is_local(struct dsmem_xfer_file *file,
+				struct dsmem_task_req *tr)
+{
+	if (DSMEM_GADDR_NODE(tr->req.remote) != file->node->id)
+		return false;
+	if (READ_ONCE(local_path) && !atomic_read(&file->looped) &&
+	    (tr->req.opcode == DSMEM_XFER_READ ||
+	     tr->req.opcode == DSMEM_XFER_WRITE))
+		return true;
+	tr->looped = true;
+	atomic_inc(&file->looped);
+	return false;
+}
+
 /* Start one transfer; its status says why it could not. */
 void dsmem_xfer_start(struct dsmem_xfer_file *file, struct dsmem_task *task,
 		      u32 i)
@@ -490,9 +653,17 @@ void dsmem_xfer_start(struct dsmem_xfer_file *file, struct dsmem_task *task,
 
 	dsmem_stat_inc(DSMEM_STAT_XFER_REQS);
 	atomic_set(&tr->slices, 1);
+	/* an earlier request's wait for credits may have seen the node die */
+	ret = dsmem_file_usable(file);
+	if (ret)
+		goto out;
 	ret = dsmem_xfer_check(file, tr);
 	if (ret) {
 		dsmem_stat_inc(DSMEM_STAT_XFER_BAD);
+		goto out;
+	}
+	if (dsmem_xfer_is_local(file, tr)) {
+		ret = dsmem_xfer_local(file, tr);
 		goto out;
 	}
 	conn = dsmem_file_conn(file, DSMEM_GADDR_NODE(tr->req.remote));
@@ -535,9 +706,13 @@ static void dsmem_file_free(struct kref *ref)
 {
 	struct dsmem_xfer_file *file = container_of(ref, struct dsmem_xfer_file, ref);
 
-	/* emptied by dsmem_xfer_release() */
-	xa_destroy(&file->tasks);
-	xa_destroy(&file->mrs);
+	/*
+	 * Emptied by dsmem_xfer_release(), so an empty xarray has no node to
+	 * free, and no xa_destroy(): the last put may be a completion's, in
+	 * softirq, where its xa_lock must not be taken (the ioctls take it
+	 * with softirqs on).
+	 */
+	WARN_ON_ONCE(!xa_empty(&file->tasks) || !xa_empty(&file->mrs));
 	kfree(file);
 }
 
@@ -635,10 +810,13 @@ void dsmem_xfer_node_dead(struct dsmem_node *node)
 		file->dead = true;
 		xa_for_each(&file->mrs, i, umr)
 			dsmem_umr_unmap(umr);
-		xa_for_each(&file->tasks, i, task) {
-			WARN_ON_ONCE(!completion_done(&task->done));
+		/*
+		 * A task may be incomplete only in its submitter, which
+		 * waits for this lock to start the rest; it sees ->dead
+		 * and posts no more.
+		 */
+		xa_for_each(&file->tasks, i, task)
 			dsmem_task_unmap(task);
-		}
 		if (file->conn) {
 			dsmem_conn_put(file->conn);
 			file->conn = NULL;
@@ -783,9 +961,12 @@ static int dsmem_task_first_error(struct dsmem_task *task)
 static void dsmem_task_spin(struct dsmem_task *task)
 {
 	u64 end = ktime_get_ns() + DSMEM_SPIN_NS;
+	unsigned int turn = 0;
 
-	while (!READ_ONCE(task->is_done) && ktime_get_ns() < end &&
-	       !need_resched() && !signal_pending(current)) {
+	/* the clock every 16 turns: a device clocksource's read is dear */
+	while (!READ_ONCE(task->is_done) && !need_resched() &&
+	       !signal_pending(current) &&
+	       (++turn % 16 || ktime_get_ns() < end)) {
 		local_bh_disable();
 		local_bh_enable();	/* runs pending softirqs */
 		cpu_relax();

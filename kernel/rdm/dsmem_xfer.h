@@ -37,7 +37,8 @@ struct dsmem_umr {
  * The data path's part of one open /dev/dsmem (struct dsmem_file,
  * dsmem_chrdev.h).  Lock order: file->lock ->
  * node->file_lock, and file->lock -> dsmem_nodes_lock (dsmem_rdm.h).
- * file->lock is never held while waiting for a transfer.
+ * file->lock is never held while waiting for a transfer, nor for a
+ * send-queue credit (dsmem_xfer_credit() lets it go).
  *
  * Counted: the descriptor holds one reference, dsmem_xfer_node_dead()
  * one while it works on it, as the descriptor may be closed meanwhile, and
@@ -52,8 +53,10 @@ struct dsmem_xfer_file {
 	struct xarray mrs;	/* handle -> dsmem_umr */
 	struct xarray tasks;	/* id -> dsmem_task */
 	u32 next_task;
+	u32 held_slices;	/* posted since the lock was let go */
 	atomic_t ntasks;
 	atomic_t ndone;		/* done, not yet released */
+	atomic_t looped;	/* to our own node through the device, in flight */
 	wait_queue_head_t poll_wq;
 	struct dsmem_conn *conn;	/* last used, counted */
 	struct dsmem_ring *ring;	/* set once, under lock; dsmem_ring.c */
@@ -63,6 +66,7 @@ struct dsmem_task_req {
 	struct dsmem_xfer_req req;
 	struct dsmem_umr *umr;	/* registered, or pinned for this task */
 	bool own_umr;		/* unmapped under file->lock, once done */
+	bool looped;		/* to our own node, through the device */
 	atomic_t slices;	/* in flight, plus one while posting */
 	int status;
 	u64 bytes;

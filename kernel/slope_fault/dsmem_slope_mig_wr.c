@@ -155,7 +155,7 @@ int dsmem_slope_mig_post(struct dsmem_slope_mig *mig, u64 k, u32 n,
 	u32 j;
 	int ret;
 
-	ret = dsmem_conn_wait_credit(conn, &conn->sq_free);
+	ret = dsmem_conn_wait_credit(conn, &conn->sq_free, NULL);
 	if (ret)
 		return ret;
 	wr = dsmem_slope_wr_get(mig, err);

@@ -2,9 +2,15 @@
 /*
  * obj_bench: the object store (dsmaster + libdsuser's client) measured
  * from one client that contributes no memory, so that every byte crosses
- * rxe to the other clients' segments.  Behind `make bench B=obj`.
+ * rxe to the other clients' segments (--local: the other way round).
+ * Behind `make bench B=obj`.
  *
- *   obj_bench --masters H:P --node ID [--depth Q] [--replicas R] MODE ARGS
+ *   obj_bench --masters H:P --node ID [--depth Q] [--replicas R]
+ *             [--local SIZE] MODE ARGS
+ *
+ *   --local SIZE    the client contributes a segment of SIZE and puts
+ *                   with prefer_local: every object's replica is on its
+ *                   own node, and the figures are named obj.local_*
  *
  *   bw SIZE COUNT   COUNT puts of SIZE bytes, Q in flight, then a get of
  *                   each; prints put and get bandwidth in MiB/s (2^20
@@ -37,7 +43,8 @@
 
 static struct ds_store *s;
 static const char *masters;
-static unsigned depth = 4, replicas = 1;
+static unsigned depth = 4, replicas = 1, prefer_local;
+static const char *pfx = "";	/* of the figures' names */
 
 static double now_us(void)
 {
@@ -105,7 +112,8 @@ struct slot {
 static double run_ops(int put, uint64_t size, unsigned long count, uint8_t **bufs,
 		      double *lat, unsigned long *bad)
 {
-	struct ds_store_replicate_config cfg = { .dram_replicas = replicas };
+	struct ds_store_replicate_config cfg = { .dram_replicas = replicas,
+						 .prefer_local = prefer_local };
 	struct slot *sl = calloc(depth, sizeof(*sl));
 	unsigned long next = 0, done = 0;
 	double t0 = now_us();
@@ -214,8 +222,8 @@ static void mode_bw(uint64_t size, unsigned long count)
 	label(size, l, sizeof(l));
 	tp = run_ops(1, size, count, b, NULL, NULL);
 	tg = run_ops(0, size, count, b, NULL, &bad);
-	printf("bench: obj.put_bw_%s %.1f MiB/s\n", l, count * (double)size / 1048576 / tp);
-	printf("bench: obj.get_bw_%s %.1f MiB/s\n", l, count * (double)size / 1048576 / tg);
+	printf("bench: obj.%sput_bw_%s %.1f MiB/s\n", pfx, l, count * (double)size / 1048576 / tp);
+	printf("bench: obj.%sget_bw_%s %.1f MiB/s\n", pfx, l, count * (double)size / 1048576 / tg);
 	if (bad)
 		fprintf(stderr, "obj_bench: %lu of %lu gets read the wrong object\n", bad, count);
 	cleanup(size, count, b);
@@ -233,14 +241,14 @@ static void mode_ops(uint64_t size, unsigned long count)
 	label(size, l, sizeof(l));
 	t = run_ops(1, size, count, b, lat, NULL);
 	pct(lat, count, &p50, &p99);
-	printf("bench: obj.put_%s_ops_per_s %.0f ops/s\n", l, count / t);
-	printf("bench: obj.put_%s_p50_us %.0f us\n", l, p50);
-	printf("bench: obj.put_%s_p99_us %.0f us\n", l, p99);
+	printf("bench: obj.%sput_%s_ops_per_s %.0f ops/s\n", pfx, l, count / t);
+	printf("bench: obj.%sput_%s_p50_us %.0f us\n", pfx, l, p50);
+	printf("bench: obj.%sput_%s_p99_us %.0f us\n", pfx, l, p99);
 	t = run_ops(0, size, count, b, lat, &bad);
 	pct(lat, count, &p50, &p99);
-	printf("bench: obj.get_%s_ops_per_s %.0f ops/s\n", l, count / t);
-	printf("bench: obj.get_%s_p50_us %.0f us\n", l, p50);
-	printf("bench: obj.get_%s_p99_us %.0f us\n", l, p99);
+	printf("bench: obj.%sget_%s_ops_per_s %.0f ops/s\n", pfx, l, count / t);
+	printf("bench: obj.%sget_%s_p50_us %.0f us\n", pfx, l, p50);
+	printf("bench: obj.%sget_%s_p99_us %.0f us\n", pfx, l, p99);
 	free(lat);
 	cleanup(size, count, b);
 	if (bad) {
@@ -310,7 +318,7 @@ static void mode_meta(unsigned long count)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: obj_bench --masters H:P --node ID [--depth Q] [--replicas R]\n"
+	fprintf(stderr, "usage: obj_bench --masters H:P --node ID [--depth Q] [--replicas R] [--local SIZE]\n"
 			"                 bw SIZE COUNT | ops SIZE COUNT | meta COUNT\n");
 	exit(2);
 }
@@ -322,6 +330,7 @@ int main(int argc, char **argv)
 		{ "node", required_argument, NULL, 'n' },
 		{ "depth", required_argument, NULL, 'q' },
 		{ "replicas", required_argument, NULL, 'r' },
+		{ "local", required_argument, NULL, 'l' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ds_store_config cfg = { 0 };
@@ -333,6 +342,11 @@ int main(int argc, char **argv)
 		case 'n': cfg.node_id = strtoul(optarg, NULL, 0); break;
 		case 'q': depth = strtoul(optarg, NULL, 0); break;
 		case 'r': replicas = strtoul(optarg, NULL, 0); break;
+		case 'l':
+			cfg.segment_size = parse_size(optarg);
+			prefer_local = 1;
+			pfx = "local_";
+			break;
 		default: usage();
 		}
 	}

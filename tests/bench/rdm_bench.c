@@ -16,6 +16,9 @@
  *	bytes a second), the unit of ib_*_bw's "BW average [MB/sec]"
  *   rdm_bench [-i] [-s SPIN_US] ops read NODE GADDR SIZE ITERS DEPTH
  *	the same, printing transfers a second (ib_*_bw's MsgRate)
+ *   rdm_bench memcpy SIZE ITERS
+ *	the reference of the local path: memcpy() of SIZE bytes between two
+ *	buffers, timed as a whole; prints the mean in microseconds
  *   rdm_bench connect keyed|insecure ADDR ITERS
  *	nodes 21 and 22 on rxe0, authenticated with the key "cluster" or
  *	insecure; node 21 connects to node 22 at ADDR ITERS times, each
@@ -55,6 +58,34 @@ static int die(const char *what, int err)
 {
 	fprintf(stderr, "rdm_bench: %s: %s\n", what, strerror(-err));
 	return 1;
+}
+
+static int bench_memcpy(int argc, char **argv)
+{
+	unsigned long size, iters;
+	uint8_t *src, *dst;
+	double t0;
+
+	if (argc != 4)
+		return die("arguments", -EINVAL);
+	size = strtoul(argv[2], NULL, 0);
+	iters = strtoul(argv[3], NULL, 0);
+	src = aligned_alloc(4096, (size + 4095) & ~4095UL);
+	dst = aligned_alloc(4096, (size + 4095) & ~4095UL);
+	if (!size || !iters || !src || !dst)
+		return die("arguments", -EINVAL);
+	memset(src, 0x5a, size);
+	memset(dst, 0, size);
+	t0 = now_us();
+	for (unsigned long i = 0; i < iters; i++) {
+		memcpy(dst, src, size);
+		/* each copy is made, as each get's is */
+		__asm__ volatile("" : : "r"(dst) : "memory");
+	}
+	printf("%.3f\n", (now_us() - t0) / iters);
+	free(src);
+	free(dst);
+	return 0;
 }
 
 static int bench_connect(int argc, char **argv)
@@ -152,6 +183,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "connect"))
 		return bench_connect(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "memcpy"))
+		return bench_memcpy(argc, argv);
 	while ((c = getopt(argc, argv, "+is:")) != -1) {
 		if (c == 'i')
 			attr.flags |= DS_XFER_NO_RINGS;
@@ -165,6 +198,7 @@ int main(int argc, char **argv)
 	if (argc < 7 || (strcmp(argv[1], "lat") && strcmp(argv[1], "sync") &&
 			 strcmp(argv[1], "bw") && strcmp(argv[1], "ops"))) {
 		fprintf(stderr, "usage: rdm_bench [-i] [-s SPIN_US] lat|sync|bw|ops read|write NODE GADDR SIZE ITERS [DEPTH]\n"
+			"       rdm_bench memcpy SIZE ITERS\n"
 			"       rdm_bench connect keyed|insecure ADDR ITERS\n");
 		return 2;
 	}
@@ -196,7 +230,7 @@ int main(int argc, char **argv)
 			if (ret)
 				return die("transfer", ret);
 		}
-		printf("%.2f\n", (now_us() - t0) / iters);
+		printf("%.3f\n", (now_us() - t0) / iters);
 		return 0;
 	}
 	if (!strcmp(argv[1], "lat")) {

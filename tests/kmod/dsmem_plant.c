@@ -17,7 +17,19 @@ MODULE_PARM_DESC(plant, "what to plant at load: leak or uaf");
 /* Through here, so that the compiler keeps what it cannot see used. */
 static void *dsmem_plant_sink;
 
-/* An object nothing points to any more: kmemleak's to find. */
+/*
+ * Objects nothing points to any more: kmemleak's to find.  Its scan is
+ * conservative and reads whole stacks, the dead part below the stack
+ * pointer too, and a finished task's stack stays allocated in a cache:
+ * a copy of the pointer left there by kmalloc's frames or our own would
+ * count as a reference and hide the leak.  So the frames are scrubbed
+ * after, and there are several leaks, each call overwriting what the one
+ * before left at the same depth.
+ */
+#define DSMEM_PLANT_LEAKS	4
+#define DSMEM_PLANT_SCRUB	512	/* bytes per frame */
+#define DSMEM_PLANT_SCRUB_DEPTH	8	/* frames: 4 KiB below ours */
+
 static noinline int dsmem_plant_leak(void)
 {
 	void *p = kmalloc(192, GFP_KERNEL);
@@ -27,6 +39,29 @@ static noinline int dsmem_plant_leak(void)
 	memset(p, 0xa5, 192);
 	WRITE_ONCE(dsmem_plant_sink, p);
 	WRITE_ONCE(dsmem_plant_sink, NULL);
+	return 0;
+}
+
+static noinline void dsmem_plant_scrub(int depth)
+{
+	char frame[DSMEM_PLANT_SCRUB];
+
+	/* the call first: as a tail call it would reuse this frame */
+	if (depth > 1)
+		dsmem_plant_scrub(depth - 1);
+	memzero_explicit(frame, sizeof(frame));
+}
+
+static int dsmem_plant_leaks(void)
+{
+	int i, err;
+
+	for (i = 0; i < DSMEM_PLANT_LEAKS; i++) {
+		err = dsmem_plant_leak();
+		if (err)
+			return err;
+	}
+	dsmem_plant_scrub(DSMEM_PLANT_SCRUB_DEPTH);
 	return 0;
 }
 
@@ -48,7 +83,7 @@ static noinline int dsmem_plant_uaf(void)
 static int __init dsmem_plant_init(void)
 {
 	if (!strcmp(plant, "leak"))
-		return dsmem_plant_leak();
+		return dsmem_plant_leaks();
 	if (!strcmp(plant, "uaf"))
 		return dsmem_plant_uaf();
 	pr_err("dsmem_plant: plant=leak or plant=uaf\n");

@@ -10,7 +10,11 @@
  * arguments built from the right structures (plausible addresses, lengths,
  * handles and ids that earlier calls returned), so that they reach the
  * handlers behind the dispatcher; it also remaps parts of the Slope range
- * and touches pages in it, owned or not.
+ * and touches pages in it, owned or not.  Once RING_SETUP succeeds it
+ * feeds the shared rings entries built the same way, some hostile (bad
+ * fields, a tail far past the head), maps the ring regions at good and bad
+ * offsets, and checks that every entry published completes with a
+ * documented status.  (racefuzz_test does the rings from several threads.)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -199,8 +203,11 @@ TEST_F_TIMEOUT(fuzz, ioctl_random_commands, 600)
 #define LIVE_SECONDS	90		/* and at most this long */
 #define BUF_SIZE	(1 << 20)
 #define SLOTS		16
+/* the last command of live_ioctl's range */
+#define LIVE_NR_MAX	_IOC_NR(DSMEM_IOC_RING_ENTER)
 
 FIXTURE(live) {
+	uint64_t ring_threads;		/* the module's parameter as it was */
 	struct ds_ctx *ctx;
 	uint32_t peer;
 	uint64_t seg;		/* node 2's segment, granted rw to node 1 */
@@ -215,6 +222,9 @@ FIXTURE_SETUP(live)
 	srandom(SEED + 1);
 	TH_LOG("seed 0x%x", SEED + 1);
 	self->taint = kernel_taint();
+	/* rings for RING_SETUP to make, whatever the guest's CPUs */
+	ASSERT_EQ(0, param_get("ring_threads", &self->ring_threads));
+	ASSERT_EQ(0, param_set("ring_threads", 4));
 	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
 	for (uint32_t id = 1; id <= 2; id++) {
 		ASSERT_EQ(0, test_node_add(self->ctx, id, "rxe0", PORT_BASE + id))
@@ -232,6 +242,7 @@ FIXTURE_TEARDOWN(live)
 	for (uint32_t n = 1; n <= 2; n++)
 		ds_node_del(self->ctx, n);
 	ds_ctx_close(self->ctx);
+	EXPECT_EQ(0, param_set("ring_threads", self->ring_threads));
 }
 
 /* What earlier calls handed out, for later ones to use (or misuse). */
@@ -248,6 +259,11 @@ struct live {
 	struct dsmem_slope_extent ext[8];
 	struct dsmem_xfer_req req[8];
 	struct dsmem_xfer_status st[8];
+	struct test_ring ring;		/* mapped once RING_SETUP succeeded */
+	bool ring_mapped;
+	uint64_t ring_sent;		/* entries published, tail jumps aside */
+	uint64_t ring_done;		/* completions taken */
+	unsigned int ring_jumps, ring_bad;
 };
 
 static uint64_t pick(const uint64_t *a)
@@ -322,13 +338,15 @@ static int live_ioctl(struct live *l, unsigned int *nr)
 		struct dsmem_ioc_slope_migrate mg;
 		struct dsmem_ioc_slope_mig mi;
 		struct dsmem_ioc_slope_dirty dt;
+		struct dsmem_ioc_ring_setup rs;
+		struct dsmem_ioc_ring_enter re;
 		char raw[256];
 	} a;
 	unsigned long cmd;
 	int ret;
 
 	memset(&a, 0, sizeof(a));
-	*nr = rnd(_IOC_NR(DSMEM_IOC_SLOPE_DIRTY) + 1);
+	*nr = rnd(LIVE_NR_MAX + 1);
 	switch (*nr) {
 	case _IOC_NR(DSMEM_IOC_VERSION):
 		cmd = DSMEM_IOC_VERSION;
@@ -404,6 +422,20 @@ static int live_ioctl(struct live *l, unsigned int *nr)
 		/* a bounded wait: 0 would wait for ever */
 		a.mi.timeout_ms = 1 + rnd(50);
 		break;
+	case _IOC_NR(DSMEM_IOC_RING_SETUP):	/* one pair: EBUSY after */
+		cmd = DSMEM_IOC_RING_SETUP;
+		a.rs.sq_entries = rnd(8) ? 1 + rnd(64) : rnd(2 * DSMEM_RING_ENTRIES_MAX);
+		a.rs.cq_entries = rnd(2) ? 0 : rnd(4) ? a.rs.sq_entries + rnd(64) : random();
+		a.rs.flags = rnd(8) ? 0 : 1 << rnd(32);
+		a.rs.idle_us = rnd(2) ? 0 : rnd(8) ? rnd(5000) : random();
+		break;
+	case _IOC_NR(DSMEM_IOC_RING_ENTER):
+		cmd = DSMEM_IOC_RING_ENTER;
+		a.re.flags = rnd(8) ? 1 + rnd(3) : 1 << rnd(32);
+		a.re.min_complete = rnd(8) ? 1 + rnd(4) : random();
+		/* a bounded wait: 0 would wait for ever */
+		a.re.timeout_ns = 1 + rnd(20000000);
+		break;
 	default:
 		cmd = DSMEM_IOC_SLOPE_DIRTY;
 		a.dt.op = rnd(8) ? rnd(3) : rnd(256);
@@ -422,6 +454,12 @@ static int live_ioctl(struct live *l, unsigned int *nr)
 	}
 	if (!rnd(50))		/* a few random bytes past the known fields */
 		fill_random(a.raw + rnd(64), 8);
+	/* waits stay bounded, whatever those bytes hit: 0 waits for ever */
+	if (cmd == DSMEM_IOC_RING_ENTER)
+		a.re.timeout_ns = 1 + a.re.timeout_ns % 20000000;
+	else if (cmd == DSMEM_IOC_SLOPE_MIG_GET || cmd == DSMEM_IOC_SLOPE_MIG_STOP ||
+		 cmd == DSMEM_IOC_SLOPE_RECV)
+		a.mi.timeout_ms = 1 + a.mi.timeout_ms % 50;
 	ret = ioctl(l->fd, cmd, &a) ? -errno : 0;
 	if (ret)
 		return ret;
@@ -454,7 +492,153 @@ static int live_ioctl(struct live *l, unsigned int *nr)
 		if (a.dt.op == DSMEM_SLOPE_DIRTY_START)
 			keep(l->dirty, a.dt.id);
 		break;
+	case _IOC_NR(DSMEM_IOC_RING_SETUP):
+		l->ring.s = a.rs;
+		ret = test_ring_map(&l->ring, l->fd);
+		if (ret)
+			return ret;
+		l->ring_mapped = true;
+		break;
 	}
+	return 0;
+}
+
+/* A documented refusal of a transfer: what a completion may carry. */
+static bool xfer_errno(int e)
+{
+	switch (e) {
+	/* a bad field; no such buffer; out of range; a read-only grant or
+	 * buffer; too long; an operation the device lacks; an address of
+	 * no node we are connected to
+	 */
+	case -EINVAL: case -ENOENT: case -ERANGE: case -EACCES:
+	case -EMSGSIZE: case -EOPNOTSUPP: case -EFAULT: case -ENOTCONN:
+		return true;
+	}
+	return false;
+}
+
+/* Take the completions there are; 0, or how many were malformed. */
+static unsigned int ring_reap_all(struct live *l)
+{
+	struct test_ring *r = &l->ring;
+	unsigned int bad = 0;
+	uint32_t t = __atomic_load_n(&r->cq->tail, __ATOMIC_ACQUIRE);
+
+	for (; r->cq_head != t; r->cq_head++) {
+		const struct dsmem_cqe *c = &r->cqes[r->cq_head & (r->s.cq_entries - 1)];
+
+		if ((c->status && !xfer_errno(c->status)) || c->flags || c->__rsvd ||
+		    c->bytes > BUF_SIZE) {
+			if (bad++ < 4)
+				printf("# ring completion %llu: status %d (%s), bytes %llu, flags %u\n",
+				       (unsigned long long)c->user_data, c->status,
+				       strerror(-c->status), (unsigned long long)c->bytes,
+				       c->flags);
+		}
+		l->ring_done++;
+	}
+	__atomic_store_n(&r->cq->head, r->cq_head, __ATOMIC_RELEASE);
+	return bad;
+}
+
+static int ring_wake(struct live *l)
+{
+	struct dsmem_ioc_ring_enter e = { .flags = DSMEM_ENTER_SQ_WAKEUP };
+
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!(__atomic_load_n(&l->ring.sq->flags, __ATOMIC_RELAXED) & DSMEM_RING_NEED_WAKEUP))
+		return 0;
+	return ioctl(l->fd, DSMEM_IOC_RING_ENTER, &e) ? -errno : 0;
+}
+
+/*
+ * Let the module take what was published: true once the SQ has stayed
+ * empty a few turns.  After a tail jump (resync) the module takes a full
+ * ring's worth per pass, for as long as the tail it reads is not its
+ * head: the tail is put back at the head it reports, again after each
+ * pass that raced with that, until a pass finds nothing.
+ */
+static bool ring_settle(struct live *l, bool resync, int ms)
+{
+	struct test_ring *r = &l->ring;
+	uint32_t head0 = __atomic_load_n(&r->sq->head, __ATOMIC_ACQUIRE);
+	int still = 0;
+
+	for (int i = 0; i < ms; i++) {
+		uint32_t head = __atomic_load_n(&r->sq->head, __ATOMIC_ACQUIRE);
+
+		l->ring_bad += ring_reap_all(l);
+		if (head == r->sq_tail) {
+			if (++still >= 5)
+				return true;
+		} else {
+			still = 0;
+			/* the jump seen (the head moved), or 50 ms given */
+			if (resync && (head != head0 || i >= 50)) {
+				r->sq_tail = head;
+				__atomic_store_n(&r->sq->tail, r->sq_tail, __ATOMIC_RELEASE);
+			}
+		}
+		ring_wake(l);
+		usleep(1000);
+	}
+	return false;
+}
+
+/*
+ * One round on the rings: entries built as live_ioctl's SUBMIT builds
+ * them, some with a bad reserved field or no buffer; now and then a tail
+ * far past the head, or the regions mapped at a wrong offset.
+ */
+static int live_ring_round(struct live *l)
+{
+	struct test_ring *r = &l->ring;
+	uint32_t n = 1 + rnd(8), room, i;
+	bool jumped = false;
+	int ret;
+
+	if (!rnd(20)) {
+		/* the two regions are mapped whole, shared, at their offsets */
+		uint64_t off = rnd(2) ? r->s.sq_off : r->s.cq_off;
+		size_t len = rnd(2) ? r->s.sq_bytes : PAGE * (1 + rnd(64));
+		void *p;
+
+		if (rnd(2))
+			off += PAGE * (rnd(2) ? 1 : -1) * (1 + rnd(4));
+		p = mmap(NULL, len, rnd(4) ? PROT_READ | PROT_WRITE : PROT_EXEC,
+			 rnd(4) ? MAP_SHARED : MAP_PRIVATE, l->fd, off);
+		if (p != MAP_FAILED)
+			munmap(p, len);
+		else if (errno != EINVAL && errno != ENXIO && errno != EACCES &&
+			 errno != EPERM && errno != ENOMEM)
+			return -errno;
+	}
+	room = r->s.sq_entries - (r->sq_tail - __atomic_load_n(&r->sq->head, __ATOMIC_ACQUIRE));
+	random_reqs(l, n);
+	for (i = 0; i < n && i < room; i++) {
+		struct dsmem_sqe *e = &r->sqes[r->sq_tail & (r->s.sq_entries - 1)];
+
+		e->req = l->req[i];
+		if (!e->req.mr && rnd(4))	/* ring entries name buffers */
+			e->req.mr = l->mr[rnd(SLOTS)];
+		e->user_data = l->ring_sent;
+		e->__rsvd = rnd(30) ? 0 : random();
+		r->sq_tail++;
+		l->ring_sent++;
+	}
+	if (!rnd(60)) {
+		r->sq_tail += (uint32_t)random() | 0x10000;
+		jumped = true;
+		l->ring_jumps++;
+	}
+	__atomic_store_n(&r->sq->tail, r->sq_tail, __ATOMIC_RELEASE);
+	ret = ring_wake(l);
+	if (ret)
+		return ret;
+	if (jumped && !ring_settle(l, true, 2000))
+		return -ETIMEDOUT;
+	l->ring_bad += ring_reap_all(l);
 	return 0;
 }
 
@@ -513,6 +697,8 @@ static bool live_errno(int e)
 	case -ERANGE: case -EMSGSIZE: case -ENOSPC: case -ENOMEM:
 	/* a read-only grant or buffer, an operation the device lacks */
 	case -EACCES: case -EPERM: case -EOPNOTSUPP:
+	/* no rings yet; a ring wait that timed out */
+	case -ENXIO: case -ETIME:
 		return true;
 	}
 	return false;
@@ -522,8 +708,8 @@ TEST_F_TIMEOUT(live, attached_ioctls_mmap_faults, 600)
 {
 	struct live l = { .seg = self->seg };
 	struct sigaction sa = { .sa_handler = on_fault }, obus, osegv;
-	int count[_IOC_NR(DSMEM_IOC_SLOPE_DIRTY) + 1][2] = {};
-	int other = 0, remaps = 0, touches = 0, owned_bad = 0, i;
+	int count[LIVE_NR_MAX + 1][2] = {};
+	int other = 0, remaps = 0, touches = 0, owned_bad = 0, ring_rounds = 0, i;
 	struct dsmem_ioc_slope_alloc al = {};
 	struct dsmem_ioc_submit sb = {};
 	struct dsmem_xfer_req r = {};
@@ -540,10 +726,17 @@ TEST_F_TIMEOUT(live, attached_ioctls_mmap_faults, 600)
 	ASSERT_EQ(0, sigaction(SIGSEGV, &sa, &osegv));
 
 	for (i = 0; i < LIVE_ROUNDS && time(NULL) < end; i++) {
-		unsigned int what = rnd(10), nr;
+		unsigned int what = rnd(11), nr;
 		int ret;
 
-		if (what < 7) {
+		if (what == 10 && l.ring_mapped) {
+			ret = live_ring_round(&l);
+			ring_rounds++;
+			if (ret) {
+				other++;
+				TH_LOG("round %d: rings: %s", i, strerror(-ret));
+			}
+		} else if (what < 7 || what == 10) {
 			ret = live_ioctl(&l, &nr);
 			count[nr][!!ret]++;
 			if (ret && !live_errno(ret)) {
@@ -580,13 +773,26 @@ TEST_F_TIMEOUT(live, attached_ioctls_mmap_faults, 600)
 	sigaction(SIGSEGV, &osegv, NULL);
 	TH_LOG("%d rounds, %d remaps, %d touches (%d in runs raised SIGBUS)",
 	       i, remaps, touches, owned_bad);
-	for (unsigned int nr = 0; nr <= _IOC_NR(DSMEM_IOC_SLOPE_DIRTY); nr++)
+	for (unsigned int nr = 0; nr <= LIVE_NR_MAX; nr++)
 		TH_LOG("ioctl nr %2u: %d ok, %d refused", nr, count[nr][0], count[nr][1]);
 	EXPECT_EQ(0, other);
+	/* every entry published completed, with a documented status (a tail
+	 * jump makes the module take slots again: more, never fewer)
+	 */
+	ASSERT_TRUE(l.ring_mapped);
+	EXPECT_TRUE(ring_settle(&l, false, 5000));
+	TH_LOG("rings: %d rounds, %llu entries, %llu completions, %u tail jumps",
+	       ring_rounds, (unsigned long long)l.ring_sent,
+	       (unsigned long long)l.ring_done, l.ring_jumps);
+	EXPECT_LT(0, ring_rounds);
+	EXPECT_EQ(0, l.ring_bad);
+	EXPECT_LE(l.ring_sent, l.ring_done);
+	if (!l.ring_jumps)
+		EXPECT_EQ(l.ring_sent, l.ring_done);
 	/* the handlers were reached: every command succeeded at least once,
 	 * but ATTACH (attached already) and RECV (nothing is sent to node 1)
 	 */
-	for (unsigned int nr = 0; nr <= _IOC_NR(DSMEM_IOC_SLOPE_DIRTY); nr++) {
+	for (unsigned int nr = 0; nr <= LIVE_NR_MAX; nr++) {
 		if (nr == _IOC_NR(DSMEM_IOC_ATTACH) || nr == _IOC_NR(DSMEM_IOC_SLOPE_RECV))
 			continue;
 		EXPECT_LT(0, count[nr][0]) TH_LOG("ioctl nr %u never succeeded", nr);
@@ -604,6 +810,8 @@ TEST_F_TIMEOUT(live, attached_ioctls_mmap_faults, 600)
 	EXPECT_EQ(0, ioctl(l.fd, DSMEM_IOC_SUBMIT, &sb)) TH_LOG("%s", strerror(errno));
 	EXPECT_EQ(0, sb.result);
 	munmap((void *)DSMEM_SLOPE_BASE, DSMEM_SLOPE_SIZE);
+	if (l.ring_mapped)
+		test_ring_unmap(&l.ring);
 	close(l.fd);
 	munmap(l.buf, BUF_SIZE);
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The debug tier checks itself: a module of its own (tests/kmod,
- * dsmem_plant.ko) plants a leak and a use after free, and the tier's
+ * dsmem_plant.ko) plants leaks and a use after free, and the tier's
  * checker, scripts/guest.d/kreports, must fail on each and name the
  * planted function.  Without this, a checker that stopped seeing reports
  * (a changed report format, kmemleak off, a broken filter) would pass
@@ -106,12 +106,28 @@ FIXTURE_TEARDOWN(plant)
 
 TEST_F_TIMEOUT(plant, leak_is_caught, 120)
 {
+	const char *verdict;
+	int found = 0;
+
 	DEBUG_TIER_ONLY();
 	ASSERT_EQ(0, run("insmod %s plant=leak", self->ko));
 	/* kmemleak reports an object once it is 5 s old */
 	sleep(6);
 	EXPECT_EQ(1, kreports(self->out, sizeof(self->out), "leaks planted-leak"));
-	EXPECT_NE(NULL, strstr(self->out, "not ok - planted-leak: kmemleak: 1 dsmem leak(s)"));
+	/*
+	 * The module plants DSMEM_PLANT_LEAKS (4) objects: a stale copy of a
+	 * pointer that kmemleak's conservative scan still finds may hide one.
+	 */
+	verdict = strstr(self->out, "not ok - planted-leak: kmemleak: ");
+	EXPECT_NE(NULL, verdict);
+	if (verdict) {
+		EXPECT_EQ(1, sscanf(verdict, "not ok - planted-leak: kmemleak: %d dsmem leak(s)",
+				    &found));
+		EXPECT_LE(1, found);
+		EXPECT_GE(4, found);
+		if (found < 4)
+			TH_LOG("kmemleak found %d of the 4 planted leaks", found);
+	}
 	EXPECT_NE(NULL, strstr(self->out, "dsmem_plant_leak"));
 	show(self->out);
 	/* the check forgets what it reported: the suite's own scan is clean */

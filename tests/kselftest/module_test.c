@@ -159,7 +159,7 @@ static int exercise(void)
 	ds_ctx_close(ctx);
 	if (ds_monitor_open(&mon))
 		return 3;
-	if (run("rdma link add rxe1 type rxe netdev %s && rdma link delete rxe1",
+	if (run("rdma link add rxe9 type rxe netdev %s && rdma link delete rxe9",
 		env_or_die("DSMEM_SPARE_NETDEV")))
 		return 4;
 	ds_monitor_close(mon);
@@ -287,9 +287,9 @@ TEST_F_TIMEOUT(mod, unload_while_monitor_attached, 300)
 
 	/* the monitor is listening once it reports a device we add */
 	for (int i = 0; i < 10 && !ready; i++) {
-		run("rdma link add rxe1 type rxe netdev %s", spare);
+		run("rdma link add rxe9 type rxe netdev %s", spare);
 		ready = wait_line(&r, "\"dev_new\"", line, sizeof(line));
-		run("rdma link delete rxe1 2>/dev/null");
+		run("rdma link delete rxe9 2>/dev/null");
 	}
 	ASSERT_TRUE(ready) TH_LOG("dsctl monitor never reported a device");
 
@@ -299,10 +299,10 @@ TEST_F_TIMEOUT(mod, unload_while_monitor_attached, 300)
 	EXPECT_TRUE(wait_line(&r, "\"module_loaded\"", line, sizeof(line)));
 
 	/* and it follows the new instance of the family */
-	ASSERT_EQ(0, run("rdma link add rxe1 type rxe netdev %s", spare));
-	EXPECT_TRUE(wait_line(&r, "\"rxe1\"", line, sizeof(line)));
+	ASSERT_EQ(0, run("rdma link add rxe9 type rxe netdev %s", spare));
+	EXPECT_TRUE(wait_line(&r, "\"rxe9\"", line, sizeof(line)));
 	EXPECT_NE(NULL, strstr(line, "\"dev_new\""));
-	run("rdma link delete rxe1");
+	run("rdma link delete rxe9");
 
 	kill(pid, SIGTERM);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));

@@ -258,16 +258,16 @@ TEST_F_TIMEOUT(nl, runtime_device_add_rename_and_remove_events, 120)
 	ASSERT_EQ(0, ds_monitor_open(&mon));
 	ASSERT_EQ(0, ds_ctx_open(&ctx));
 
-	ASSERT_EQ(0, run("rdma link add rxe1 type rxe netdev %s", spare));
-	EXPECT_EQ(0, wait_event(mon, DS_EVENT_DEV_NEW, "rxe1"));
-	EXPECT_EQ(0, ds_dev_get(ctx, "rxe1", &d));
+	ASSERT_EQ(0, run("rdma link add rxe9 type rxe netdev %s", spare));
+	EXPECT_EQ(0, wait_event(mon, DS_EVENT_DEV_NEW, "rxe9"));
+	EXPECT_EQ(0, ds_dev_get(ctx, "rxe9", &d));
 	EXPECT_STREQ(spare, d.ports[0].netdev);
 
 	/* a rename reaches the ib_client, the table and the listeners */
-	ASSERT_EQ(0, run("rdma dev set rxe1 name dsren0"));
+	ASSERT_EQ(0, run("rdma dev set rxe9 name dsren0"));
 	EXPECT_EQ(0, wait_event(mon, DS_EVENT_DEV_RENAME, "dsren0"));
 	EXPECT_EQ(0, ds_dev_get(ctx, "dsren0", &d));
-	EXPECT_EQ(-ENODEV, ds_dev_get(ctx, "rxe1", &d));
+	EXPECT_EQ(-ENODEV, ds_dev_get(ctx, "rxe9", &d));
 
 	ASSERT_EQ(0, run("rdma link delete dsren0"));
 	EXPECT_EQ(0, wait_event(mon, DS_EVENT_DEV_DEL, "dsren0"));

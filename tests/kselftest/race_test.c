@@ -485,7 +485,7 @@ TEST_F_TIMEOUT(race, peer_lost_under_deep_batch, 180)
  * Item 3: the device goes (rdma link delete) under a descriptor whose
  * tasks still hold their own pinned, mapped buffers.  Their mappings must
  * go with the device; releasing the tasks later must not touch it.  The
- * spare netdev's rxe1 serves, so that rxe0 stays for the other programs.
+ * spare netdev's rxe9 serves, so that rxe0 stays for the other programs.
  */
 FIXTURE(dev) {
 	unsigned long taint;
@@ -497,8 +497,8 @@ FIXTURE_SETUP(dev)
 	const char *spare = env_or_die("DSMEM_SPARE_NETDEV");
 
 	self->taint = kernel_taint();
-	run("rdma link delete rxe1 2>/dev/null");
-	ASSERT_EQ(0, run("rdma link add rxe1 type rxe netdev %s", spare));
+	run("rdma link delete rxe9 2>/dev/null");
+	ASSERT_EQ(0, run("rdma link add rxe9 type rxe netdev %s", spare));
 	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
 }
 
@@ -506,7 +506,7 @@ FIXTURE_TEARDOWN(dev)
 {
 	ds_node_del(self->ctx, 9);
 	ds_ctx_close(self->ctx);
-	run("rdma link delete rxe1 2>/dev/null");
+	run("rdma link delete rxe9 2>/dev/null");
 	EXPECT_EQ(0, new_taint(self->taint));
 }
 
@@ -522,7 +522,7 @@ TEST_F_TIMEOUT(dev, removed_under_pinned_tasks, 120)
 	uint8_t *buf;
 	int fd;
 
-	ASSERT_EQ(0, test_node_add(ctx, 9, "rxe1", PORT_A + 10))
+	ASSERT_EQ(0, test_node_add(ctx, 9, "rxe9", PORT_A + 10))
 		TH_LOG("%s", ds_ctx_errmsg(ctx));
 	fd = attach_open(9);
 	ASSERT_LE(0, fd);
@@ -556,7 +556,7 @@ TEST_F_TIMEOUT(dev, removed_under_pinned_tasks, 120)
 		ids[t] = sub.task;
 	}
 
-	ASSERT_EQ(0, run("rdma link delete rxe1"));
+	ASSERT_EQ(0, run("rdma link delete rxe9"));
 	/*
 	 * The ib_device is freed by kfree_rcu: let grace periods pass, so
 	 * that touching it later is a use after free, not a near miss.

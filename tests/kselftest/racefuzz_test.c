@@ -23,7 +23,7 @@
  *    expire (slope_unreceived_ms lowered for the storm, so that expiries
  *    meet receives and pulls ending);
  *  - the control plane: a spare node on rxe0 deleted and created again,
- *    and a spare rxe1 (on $DSMEM_SPARE_NETDEV) with node 9 on it deleted
+ *    and a spare rxe9 (on $DSMEM_SPARE_NETDEV) with node 9 on it deleted
  *    and added, while another thread submits on descriptors attached to
  *    both;
  *  - rmmod attempts (delete_module, O_NONBLOCK) while descriptors are
@@ -68,7 +68,7 @@
 
 #define PORT_BASE	7900		/* node n listens on PORT_BASE + n */
 #define SPARE_NODE	5		/* on rxe0, deleted and created again */
-#define DEV_NODE	9		/* on the spare rxe1 */
+#define DEV_NODE	9		/* on the spare rxe9 */
 #define CHECK_A		11		/* the final check's nodes */
 #define CHECK_B		12
 #define SEG_SIZE	(4u << 20)
@@ -759,9 +759,9 @@ static void *toucher(void *arg)
 
 /* ---- control plane ---- */
 
-static bool rxe1_present(void)
+static bool rxe9_present(void)
 {
-	return access("/sys/class/infiniband/rxe1", F_OK) == 0;
+	return access("/sys/class/infiniband/rxe9", F_OK) == 0;
 }
 
 static void spare_node_new(struct fz *f, struct ds_ctx *ctx)
@@ -795,19 +795,19 @@ static void *control(void *arg)
 				spare_node_new(f, ctx);
 			atomic_fetch_add(&f->spare_cycles, 1);
 		} else if (what < 4) {
-			if (rxe1_present()) {
-				run("rdma link delete rxe1 2>/dev/null");
+			if (rxe9_present()) {
+				run("rdma link delete rxe9 2>/dev/null");
 			} else {
-				run("rdma link add rxe1 type rxe netdev %s 2>/dev/null",
+				run("rdma link add rxe9 type rxe netdev %s 2>/dev/null",
 				    f->spare_netdev);
-				test_node_add(ctx, DEV_NODE, "rxe1", PORT_BASE + DEV_NODE);
+				test_node_add(ctx, DEV_NODE, "rxe9", PORT_BASE + DEV_NODE);
 			}
 			atomic_fetch_add(&f->dev_cycles, 1);
 		} else if (what < 5) {
 			if (ds_node_get(ctx, DEV_NODE, &ni) == 0)
 				ds_node_del(ctx, DEV_NODE);
 			else
-				test_node_add(ctx, DEV_NODE, "rxe1", PORT_BASE + DEV_NODE);
+				test_node_add(ctx, DEV_NODE, "rxe9", PORT_BASE + DEV_NODE);
 		} else {
 			/* a grant on node 2 changes under the spare's transfers */
 			if (rn(s, 2))
@@ -947,7 +947,7 @@ static void spare_cleanup(struct ds_ctx *ctx)
 	ds_node_del(ctx, SPARE_NODE);
 	ds_node_del(ctx, CHECK_A);
 	ds_node_del(ctx, CHECK_B);
-	run("rdma link delete rxe1 2>/dev/null");
+	run("rdma link delete rxe9 2>/dev/null");
 }
 
 FIXTURE_SETUP(rf)
@@ -1005,7 +1005,7 @@ static void after_check(struct __test_metadata *_metadata, struct ds_ctx *ctx,
 	spare_cleanup(ctx);
 	EXPECT_EQ(-ENOENT, ds_node_get(ctx, SPARE_NODE, &ni));
 	EXPECT_EQ(-ENOENT, ds_node_get(ctx, DEV_NODE, &ni));
-	EXPECT_FALSE(rxe1_present());
+	EXPECT_FALSE(rxe9_present());
 	EXPECT_TRUE(module_loaded());
 
 	ASSERT_EQ(0, test_node_add(ctx, CHECK_A, "rxe0", PORT_BASE + CHECK_A))
@@ -1115,7 +1115,7 @@ static void storm(struct __test_metadata *_metadata, FIXTURE_DATA(rf) *self,
 	for (int i = 0; i < n; i++)
 		pthread_join(th[i].t, NULL);
 	TH_LOG("%d threads, %.1f s: %lu ioctls, %lu fd cycles, %lu spare-node and "
-	       "%lu rxe1 cycles (%lu spare attaches, %lu submits there), "
+	       "%lu rxe9 cycles (%lu spare attaches, %lu submits there), "
 	       "%lu migrations, %lu touches, %lu rmmod attempts",
 	       n, (now_ns() - t0) / 1e9, atomic_load(&f->ops), atomic_load(&f->cycles),
 	       atomic_load(&f->spare_cycles), atomic_load(&f->dev_cycles),
@@ -1155,7 +1155,7 @@ static void storm(struct __test_metadata *_metadata, FIXTURE_DATA(rf) *self,
 	after_check(_metadata, self->ctx, env_or_die("DSMEM_LOCAL_ADDR"));
 }
 
-/* the data path, registrations, rxe1 and node churn, rmmod */
+/* the data path, registrations, rxe9 and node churn, rmmod */
 TEST_F_TIMEOUT(rf, data_path_storm, 900)
 {
 	storm(_metadata, self, G_DATA | G_MR | G_CTRL | G_RMMOD, 0x1111);

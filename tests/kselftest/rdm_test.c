@@ -30,14 +30,6 @@
 #define PORT_5		7475		/* nodes 5 and 6: admission */
 #define PORT_6		7476
 
-static void fill(uint8_t *p, size_t n, unsigned int seed)
-{
-	for (size_t i = 0; i < n; i++) {
-		seed = seed * 1103515245u + 12345u;
-		p[i] = seed >> 16;
-	}
-}
-
 /* Tokens left of a node (0: of every node), once teardowns have settled. */
 static int tokens_left(struct ds_ctx *ctx, uint32_t node)
 {
@@ -56,15 +48,6 @@ static int tokens_left(struct ds_ctx *ctx, uint32_t node)
 	return (int)n;
 }
 
-/* flags 0: the shared rings (the default), or DS_XFER_NO_RINGS */
-static int xfer_open(uint32_t node, uint32_t flags, struct ds_xfer **x)
-{
-	struct ds_xfer_attr a = DS_XFER_ATTR_INIT;
-
-	a.flags = flags;
-	return ds_xfer_open_attr(node, &a, x);
-}
-
 FIXTURE(rdm) {
 	uint64_t ring_threads;		/* the module's parameter as it was */
 	struct ds_ctx *ctx;
@@ -75,18 +58,7 @@ FIXTURE(rdm) {
 	uint64_t seg_none;	/* its third, not granted */
 };
 
-/* every test on both data paths */
-FIXTURE_VARIANT(rdm) {
-	uint32_t xfer_flags;
-};
-
-FIXTURE_VARIANT_ADD(rdm, rings) {
-	.xfer_flags = 0,
-};
-
-FIXTURE_VARIANT_ADD(rdm, ioctl) {
-	.xfer_flags = DS_XFER_NO_RINGS,
-};
+TEST_XFER_PATHS(rdm);
 
 FIXTURE_SETUP(rdm)
 {
@@ -113,7 +85,7 @@ FIXTURE_SETUP(rdm)
 	ASSERT_EQ(0, ds_peer_add(self->ctx, 1, addr, PORT_B, &self->peer))
 		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
 	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, self->peer, 2));
-	ASSERT_EQ(0, xfer_open(1, variant->xfer_flags, &self->x));
+	ASSERT_EQ(0, test_xfer_open(1, variant->xfer_flags, &self->x));
 	/* the module has rings: the default must use them */
 	ASSERT_EQ(!variant->xfer_flags, ds_xfer_rings(self->x));
 }
@@ -132,24 +104,10 @@ FIXTURE_TEARDOWN(rdm)
 /* Random patterns, 1 B to 4 MiB, at unaligned offsets, both ways. */
 TEST_F_TIMEOUT(rdm, roundtrip_sizes, 300)
 {
-	static const size_t sizes[] = { 1, 7, 64, 4095, 4097, 65539,
-					(1 << 20) + 5, 4 << 20 };
-	uint8_t *out = malloc((4 << 20) + 64), *in = malloc((4 << 20) + 64);
+	int err;
 
-	ASSERT_NE(NULL, out);
-	ASSERT_NE(NULL, in);
-	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		size_t n = sizes[i], off = (i * 4099) % 4096 + 1;
-		uint64_t ra = self->seg + (i * 1234567) % (SEG_SIZE - n);
-
-		fill(out + off, n, i + 1);
-		memset(in + 3, 0, n);
-		ASSERT_EQ(0, ds_write(self->x, ra, out + off, n)) TH_LOG("size %zu", n);
-		ASSERT_EQ(0, ds_read(self->x, ra, in + 3, n)) TH_LOG("size %zu", n);
-		ASSERT_EQ(0, memcmp(out + off, in + 3, n)) TH_LOG("size %zu", n);
-	}
-	free(out);
-	free(in);
+	ASSERT_EQ(0, test_roundtrip_sizes(self->x, self->seg, SEG_SIZE, &err))
+		TH_LOG("error %d", err);
 }
 
 /* Registered buffers, one batch each way, statuses and poll(). */
@@ -164,7 +122,7 @@ TEST_F(rdm, registered_batch)
 	int state;
 	struct pollfd pfd = { .fd = ds_xfer_fd(self->x), .events = POLLIN };
 
-	fill(src, sizeof(src), 77);
+	test_fill(src, sizeof(src), 77);
 	ASSERT_EQ(0, ds_mr_reg(self->x, src, sizeof(src), &msrc));
 	ASSERT_EQ(0, ds_mr_reg(self->x, dst, sizeof(dst), &mdst));
 	for (int i = 0; i < N; i++)
@@ -208,8 +166,8 @@ TEST_F(rdm, buffers_of_every_kind)
 	uint32_t mr;
 	int state;
 
-	fill(reg, sizeof(reg), 5);
-	fill(plain, sizeof(plain), 6);
+	test_fill(reg, sizeof(reg), 5);
+	test_fill(plain, sizeof(plain), 6);
 	ASSERT_EQ(0, ds_mr_reg(self->x, reg, sizeof(reg), &mr));
 	/* inside the registration, unaligned: zero-copy on the rings */
 	ASSERT_EQ(0, ds_write(self->x, self->seg + 3, reg + 7, 100000));
@@ -321,16 +279,16 @@ TEST_F(rdm, handles_beyond_ring_threads)
 	ds_xfer_close(self->x);
 	self->x = NULL;
 	ASSERT_EQ(0, param_set("ring_threads", 1));
-	ASSERT_EQ(0, xfer_open(1, variant->xfer_flags, &a));
-	ASSERT_EQ(0, xfer_open(1, variant->xfer_flags, &b));
+	ASSERT_EQ(0, test_xfer_open(1, variant->xfer_flags, &a));
+	ASSERT_EQ(0, test_xfer_open(1, variant->xfer_flags, &b));
 	EXPECT_EQ(!variant->xfer_flags, ds_xfer_rings(a));
 	EXPECT_EQ(0, ds_xfer_rings(b));
-	fill(out, sizeof(out), 9);
+	test_fill(out, sizeof(out), 9);
 	ASSERT_EQ(0, ds_write(b, self->seg + 5, out, sizeof(out)));
 	ASSERT_EQ(0, ds_read(a, self->seg + 5, in, sizeof(in)));
 	EXPECT_EQ(0, memcmp(out, in, sizeof(in)));
 	ds_xfer_close(a);
-	ASSERT_EQ(0, xfer_open(1, variant->xfer_flags, &c));
+	ASSERT_EQ(0, test_xfer_open(1, variant->xfer_flags, &c));
 	EXPECT_EQ(!variant->xfer_flags, ds_xfer_rings(c));
 	ds_xfer_close(b);
 	ds_xfer_close(c);
@@ -357,7 +315,7 @@ TEST_F_TIMEOUT(rdm, poll_driven_backlog, 120)
 	a.flags = variant->xfer_flags;
 	a.ring_entries = 4;		/* a CQ of 8 */
 	ASSERT_EQ(0, ds_xfer_open_attr(1, &a, &x));
-	fill(buf, sizeof(buf), 4);
+	test_fill(buf, sizeof(buf), 4);
 	ASSERT_EQ(0, ds_write(x, self->seg, buf, sizeof(buf)));
 	memset(buf, 0, sizeof(buf));
 	ASSERT_EQ(0, ds_mr_reg(x, buf, sizeof(buf), &mr));
@@ -376,7 +334,7 @@ TEST_F_TIMEOUT(rdm, poll_driven_backlog, 120)
 	}
 	ASSERT_EQ(0, ds_task_query(x, task, 0, 1, &state, st, N));
 	EXPECT_EQ(DS_TASK_COMPLETE, state);
-	fill(want, sizeof(want), 4);
+	test_fill(want, sizeof(want), 4);
 	EXPECT_EQ(0, memcmp(want, buf, sizeof(buf)));
 	ds_xfer_close(x);
 }
@@ -463,7 +421,7 @@ TEST_F_TIMEOUT(rdm, signals_during_waits, 120)
 		uint64_t first, old;
 		int ret;
 
-		fill(out, SZ, i);
+		test_fill(out, SZ, i);
 		ASSERT_EQ(0, ds_write(self->x, self->seg, out, SZ)) TH_LOG("round %d", i);
 		memcpy(&first, out, 8);
 		ASSERT_EQ(0, ds_faa(self->x, self->seg, 1, &old));
@@ -506,10 +464,10 @@ static void *batch_worker(void *arg)
 	int state;
 
 	w->err = -ENOMEM;
-	if (!src || !dst || xfer_open(1, w->xfer_flags, &x))
+	if (!src || !dst || test_xfer_open(1, w->xfer_flags, &x))
 		goto out;
 	for (int b = 0; b < 16 && !(w->err = 0); b++) {
-		fill(src, N * SZ, w->id * 100 + b);
+		test_fill(src, N * SZ, w->id * 100 + b);
 		for (int op = 0; op < 2; op++) {
 			for (int i = 0; i < N; i++)
 				r[i] = (struct ds_transfer_request){
@@ -560,7 +518,7 @@ static void *faa_worker(void *arg)
 	struct ds_xfer *x;
 	uint64_t old;
 
-	w->err = xfer_open(1, w->xfer_flags, &x);
+	w->err = test_xfer_open(1, w->xfer_flags, &x);
 	if (w->err)
 		return NULL;
 	for (int i = 0; i < w->iters && !w->err; i++)
@@ -575,7 +533,7 @@ static void *cas_worker(void *arg)
 	uint64_t seen = 0, old;
 	struct ds_xfer *x;
 
-	w->err = xfer_open(1, w->xfer_flags, &x);
+	w->err = test_xfer_open(1, w->xfer_flags, &x);
 	if (w->err)
 		return NULL;
 	for (int i = 0; i < w->iters && !w->err;) {
@@ -1102,8 +1060,8 @@ TEST_F_TIMEOUT(rdm, loopback_peer, 120)
 	}
 	free(peers);
 
-	ASSERT_EQ(0, xfer_open(3, variant->xfer_flags, &x));
-	fill(src, sizeof(src), 3);
+	ASSERT_EQ(0, test_xfer_open(3, variant->xfer_flags, &x));
+	test_fill(src, sizeof(src), 3);
 	memset(dst, 0, sizeof(dst));
 	ASSERT_EQ(0, ds_mr_reg(x, src, sizeof(src), &msrc));
 	ASSERT_EQ(0, ds_mr_reg(x, dst, sizeof(dst), &mdst));
@@ -1170,6 +1128,177 @@ TEST_F_TIMEOUT(rdm, unload_with_live_peers, 120)
 	ASSERT_EQ(0, module_unload());
 	ASSERT_EQ(0, module_load());
 	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
+}
+
+struct reg_probe {
+	int fd;
+	uint8_t *buf;
+	int err;
+	int64_t start_ms, done_ms;	/* when it asked, when it had its MR */
+};
+
+/* MR_REG on the descriptor a submitter is busy with, 300 ms into it. */
+static void *reg_probe_run(void *arg)
+{
+	struct reg_probe *p = arg;
+	struct dsmem_ioc_mr_reg m = { .addr = (uintptr_t)p->buf, .len = 4096 };
+
+	usleep(300000);
+	p->start_ms = now_ms();
+	if (ioctl(p->fd, DSMEM_IOC_MR_REG, &m))
+		p->err = -errno;
+	p->done_ms = now_ms();
+	return NULL;
+}
+
+/*
+ * A batch of 128 MiB takes seconds to post.  rxe does the peer's work in
+ * the poster's context, so its submitter either waits for credits, or
+ * has credits to spare and is busy posting; the descriptor's other calls
+ * go on meanwhile either way: no lock is held across the wait, and the
+ * submitter lets it go every DSMEM_SLICES_PER_HOLD slices anyway.
+ */
+TEST_F_TIMEOUT(rdm, long_batch_holds_no_lock, 300)
+{
+	enum { N = 2048, SZ = 64 << 10 };
+	struct dsmem_xfer_req *r = calloc(N, sizeof(*r));
+	uint8_t *buf = aligned_alloc(4096, SZ);
+	struct reg_probe p = { .fd = attach_open(1), .buf = aligned_alloc(4096, 4096) };
+	struct dsmem_ioc_mr_reg m = { .addr = (uintptr_t)buf, .len = SZ,
+				      .flags = DSMEM_MR_WRITABLE };
+	struct dsmem_ioc_submit sub = { .reqs = (uintptr_t)r, .nr = N,
+					.req_size = sizeof(*r) };
+	struct dsmem_ioc_task tq = { 0 };
+	int64_t t0, posted;
+	pthread_t t;
+
+	ASSERT_NE(NULL, r);
+	ASSERT_NE(NULL, buf);
+	ASSERT_NE(NULL, p.buf);
+	ASSERT_LE(0, p.fd);
+	memset(buf, 0x6b, SZ);
+	ASSERT_EQ(0, ioctl(p.fd, DSMEM_IOC_MR_REG, &m));
+	for (int i = 0; i < N; i++)
+		/* READs: a request is little work to post, much to answer */
+		r[i] = (struct dsmem_xfer_req){ .opcode = DSMEM_XFER_READ,
+			.mr = m.handle, .remote = self->seg + (uint64_t)(i % 256) * SZ,
+			.len = SZ };
+	ASSERT_EQ(0, pthread_create(&t, NULL, reg_probe_run, &p));
+	t0 = now_ms();
+	EXPECT_EQ(0, ioctl(p.fd, DSMEM_IOC_SUBMIT, &sub));
+	posted = now_ms();
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, p.err);
+	/* else the test cannot tell: the batch went out before the probe */
+	ASSERT_LT(t0 + 1000, posted) TH_LOG("128 MiB posted in %lld ms",
+					    (long long)(posted - t0));
+	EXPECT_LT(p.done_ms + 200, posted)
+		TH_LOG("MR_REG asked at %lld ms, answered at %lld ms, the batch posted at %lld ms",
+		       (long long)(p.start_ms - t0), (long long)(p.done_ms - t0),
+		       (long long)(posted - t0));
+	tq = (struct dsmem_ioc_task){ .task = sub.task,
+				      .flags = DSMEM_TASK_WAIT | DSMEM_TASK_RELEASE };
+	EXPECT_EQ(0, ioctl(p.fd, DSMEM_IOC_TASK, &tq));
+	EXPECT_EQ(DSMEM_TASK_COMPLETE, tq.state);
+	close(p.fd);
+	free(p.buf);
+	free(buf);
+	free(r);
+}
+
+/*
+ * rxe1's cable (the far end of its veth pair) pulled: the port goes down,
+ * and the connection through it closes at once with ENETDOWN -- rxe would
+ * otherwise loop it back as if nothing happened, and a real link would
+ * take the transport's retries to notice.  No new connection is made
+ * while the port is down; plugged back, the peer reconnects without
+ * waiting out its backoff, and its grants come back.
+ */
+FIXTURE(cable) {
+	struct ds_ctx *ctx;
+	const char *cable;
+};
+
+FIXTURE_SETUP(cable)
+{
+	self->cable = env_or_die("DSMEM_CABLE2");
+	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
+}
+
+FIXTURE_TEARDOWN(cable)
+{
+	run("ip link set %s up", self->cable);
+	ds_node_del(self->ctx, 1);
+	ds_node_del(self->ctx, 2);
+	ds_ctx_close(self->ctx);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The peer out of UP, in p; or -ETIMEDOUT after tenths of seconds. */
+static int peer_down_wait(struct ds_ctx *ctx, uint32_t peer, struct ds_peer_info *p, int tenths)
+{
+	for (int i = 0; i < tenths; i++) {
+		if (!ds_peer_get(ctx, 1, peer, p) && p->state != DS_PEER_UP)
+			return 0;
+		usleep(100000);
+	}
+	return -ETIMEDOUT;
+}
+
+TEST_F_TIMEOUT(cable, pulled_closes_plugged_reconnects, 120)
+{
+	uint64_t down0 = stat_value(self->ctx, "port_down");
+	uint64_t closed0 = stat_value(self->ctx, "conn_port_down");
+	uint8_t out[4096], in[4096];
+	struct ds_peer_info p;
+	struct ds_seg_info s;
+	struct ds_xfer *x;
+	uint32_t peer;
+	double t0, up_s;
+
+	ASSERT_EQ(0, test_node_add(self->ctx, 1, "rxe1", PORT_A));
+	ASSERT_EQ(0, test_node_add(self->ctx, 2, "rxe1", PORT_B));
+	ASSERT_EQ(0, ds_node_set_accept(self->ctx, 2, DS_ACCEPT_KEYED));
+	ASSERT_EQ(0, ds_seg_add(self->ctx, 2, 1 << 20, -1, DS_TRANSLATE_SEGMENT, &s));
+	ASSERT_EQ(0, ds_seg_grant(self->ctx, 2, s.id, 1, DSMEM_PERM_ALL));
+	ASSERT_EQ(0, ds_peer_add(self->ctx, 1, env_or_die("DSMEM_LOCAL_ADDR2"), PORT_B, &peer));
+	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, peer, 1));
+	ASSERT_EQ(0, ds_xfer_open(1, &x));
+	test_fill(out, sizeof(out), 11);
+	ASSERT_EQ(0, ds_write(x, s.addr + 1, out, sizeof(out)));
+
+	ASSERT_EQ(0, run("ip link set %s down", self->cable));
+	ASSERT_EQ(0, peer_down_wait(self->ctx, peer, &p, 50))
+		TH_LOG("still up 5 s after the cable was pulled");
+	EXPECT_EQ(ENETDOWN, p.last_errno);
+	EXPECT_LT(down0, stat_value(self->ctx, "port_down"));
+	EXPECT_LT(closed0, stat_value(self->ctx, "conn_port_down"));
+	EXPECT_NE(0, ds_read(x, s.addr + 1, in, sizeof(in)));
+	/* redials while the port is down are refused before they connect */
+	usleep(1500000);
+	ASSERT_EQ(0, ds_peer_get(self->ctx, 1, peer, &p));
+	EXPECT_NE(DS_PEER_UP, p.state);
+	EXPECT_EQ(1, p.connects);
+	EXPECT_EQ(ENETDOWN, p.last_errno);
+
+	t0 = now_s();
+	ASSERT_EQ(0, run("ip link set %s up", self->cable));
+	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, peer, 1));
+	up_s = now_s() - t0;
+	ASSERT_EQ(0, ds_peer_get(self->ctx, 1, peer, &p));
+	TH_LOG("up again %.2f s after the cable was plugged", up_s);
+	EXPECT_EQ(2, p.connects);
+	memset(in, 0, sizeof(in));
+	EXPECT_EQ(0, ds_read(x, s.addr + 1, in, sizeof(in)));
+	EXPECT_EQ(0, memcmp(out, in, sizeof(in)));
+	ds_xfer_close(x);
 }
 
 TEST_HARNESS_MAIN

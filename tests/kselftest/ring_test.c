@@ -94,14 +94,6 @@ static bool thread_asleep(struct test_ring *r)
 	return false;
 }
 
-static void fill(uint8_t *p, size_t n, unsigned int seed)
-{
-	for (size_t i = 0; i < n; i++) {
-		seed = seed * 1103515245u + 12345u;
-		p[i] = seed >> 16;
-	}
-}
-
 FIXTURE(ring) {
 	uint64_t ring_threads;		/* the module's parameter as it was */
 	struct ds_ctx *ctx;
@@ -178,7 +170,7 @@ TEST_F_TIMEOUT(ring, roundtrip_sizes, 300)
 		struct dsmem_sqe rd = xfer(DSMEM_XFER_READ, self->mr,
 					   in - self->buf + 3, ra, n, 2 * i + 1);
 
-		fill(out + off, n, i + 1);
+		test_fill(out + off, n, i + 1);
 		memset(in + 3, 0, n);
 		ring_push(&self->r, &w);
 		ASSERT_LE(0, ring_submit(&self->r));
@@ -208,7 +200,7 @@ TEST_F_TIMEOUT(ring, deep_queue_and_atomics, 300)
 	ASSERT_EQ(0, ring_open(&self->r, self->fd, N, 0));
 	ASSERT_EQ(N, self->r.s.sq_entries);
 	ASSERT_EQ(2 * N, self->r.s.cq_entries);
-	fill(self->buf, N * SZ, 7);
+	test_fill(self->buf, N * SZ, 7);
 	for (int i = 0; i < N; i++) {
 		struct dsmem_sqe e = xfer(DSMEM_XFER_WRITE, self->mr, i * SZ,
 					  self->seg + i * SZ, SZ, i);

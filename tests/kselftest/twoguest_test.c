@@ -29,35 +29,41 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-TEST(each_guest_sees_its_own_rxe)
+/* Both devices, each on its own NIC and network, reach the other guest. */
+TEST(each_guest_sees_its_own_rxes)
 {
+	static const char *const devs[] = { "rxe0", "rxe1" };
+	static const char *const netdevs[] = { "DSMEM_NETDEV", "DSMEM_NETDEV2" };
+	static const char *const peers[] = { "DSMEM_PEER_ADDR", "DSMEM_PEER_ADDR2" };
 	const char *dir = env_or_die("DSMEM_RUN_DIR");
 	int id = atoi(env_or_die("DSMEM_GUEST_ID"));
 	char mine[256], theirs[256], buf[64];
-	struct ds_dev_info d;
+	struct ds_dev_info d[2];
 	struct ds_ctx *ctx;
 	FILE *f;
 
 	ASSERT_EQ(0, ds_ctx_open(&ctx));
-	ASSERT_EQ(0, ds_dev_get(ctx, "rxe0", &d)) TH_LOG("%s", ds_ctx_errmsg(ctx));
-	EXPECT_STREQ(env_or_die("DSMEM_NETDEV"), d.ports[0].netdev);
-	EXPECT_EQ(4, d.ports[0].state);
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ(0, ds_dev_get(ctx, devs[i], &d[i])) TH_LOG("%s", ds_ctx_errmsg(ctx));
+		EXPECT_STREQ(env_or_die(netdevs[i]), d[i].ports[0].netdev);
+		EXPECT_EQ(4, d[i].ports[0].state);
+		/* the peer answers over the link the RDMA traffic will use */
+		EXPECT_EQ(0, run("ping -c 1 -W 5 %s >/dev/null", env_or_die(peers[i])));
+	}
 	ds_ctx_close(ctx);
-
-	/* the peer answers over the link the RDMA traffic will use */
-	EXPECT_EQ(0, run("ping -c 1 -W 5 %s >/dev/null", env_or_die("DSMEM_PEER_ADDR")));
+	EXPECT_NE(d[0].node_guid, d[1].node_guid);
 
 	/* publish our GUID on the shared run directory, read the peer's */
 	snprintf(mine, sizeof(mine), "%s/guid.%d", dir, id);
 	snprintf(theirs, sizeof(theirs), "%s/guid.%d", dir, !id);
 	f = fopen(mine, "we");
 	ASSERT_NE(NULL, f);
-	fprintf(f, "%" PRIx64 "\n", d.node_guid);
+	fprintf(f, "%" PRIx64 "\n", d[0].node_guid);
 	fclose(f);
 	for (int i = 0; i < 300 && read_file(theirs, buf, sizeof(buf)); i++)
 		usleep(100000);
 	ASSERT_EQ(0, read_file(theirs, buf, sizeof(buf))) TH_LOG("peer never published");
-	EXPECT_NE(d.node_guid, strtoull(buf, NULL, 16)) TH_LOG("both guests see one device");
+	EXPECT_NE(d[0].node_guid, strtoull(buf, NULL, 16)) TH_LOG("both guests see one device");
 }
 
 /* Wait (tenths of seconds) for the other guest to publish a file; its
@@ -618,6 +624,72 @@ static int set_link(const char *dir, int id, const char *state)
 		return -EIO;
 	}
 	return 0;
+}
+
+/*
+ * The second NIC: node 6 (guest 1) on rxe1 grants a segment to node 5
+ * (guest 0) on rxe1, which connects over the second network and moves
+ * data; then guest 0 pulls that NIC's cable only: the second network goes
+ * silent, the first still answers, and plugging it back restores it.
+ */
+FIXTURE(nic2) {
+};
+
+FIXTURE_SETUP(nic2)
+{
+}
+
+FIXTURE_TEARDOWN(nic2)
+{
+}
+
+TEST_F_TIMEOUT(nic2, carries_rdma_and_has_its_own_cable, 300)
+{
+	const char *dir = env_or_die("DSMEM_RUN_DIR");
+	const char *addr2 = env_or_die("DSMEM_PEER_ADDR2");
+	int id = atoi(env_or_die("DSMEM_GUEST_ID"));
+	uint8_t out[65536], in[65536];
+	struct ds_seg_info s;
+	struct ds_ctx *ctx;
+	struct ds_xfer *x;
+	char buf[64];
+	uint64_t seg;
+	uint32_t peer;
+	int back = -1;
+
+	ASSERT_EQ(0, ds_ctx_open(&ctx));
+	ASSERT_EQ(0, test_node_add(ctx, 5 + id, "rxe1", 7481));
+	if (id == 1) {
+		ASSERT_EQ(0, ds_peer_add_id(ctx, 6, addr2, 0, 5, DS_PEER_LISTEN, NULL));
+		ASSERT_EQ(0, ds_seg_add(ctx, 6, 1 << 20, -1, DS_TRANSLATE_SEGMENT, &s));
+		ASSERT_EQ(0, ds_seg_grant(ctx, 6, s.id, 5, DSMEM_PERM_ALL));
+		snprintf(buf, sizeof(buf), "%llu\n", (unsigned long long)s.addr);
+		publish(dir, "seg2", buf);
+		EXPECT_EQ(0, await_file_for(dir, "done2", buf, sizeof(buf), 2400));
+		goto out;
+	}
+	ASSERT_EQ(0, await_file(dir, "seg2", buf, sizeof(buf)));
+	seg = strtoull(buf, NULL, 10);
+	ASSERT_EQ(0, ds_peer_add_id(ctx, 5, addr2, 7481, 6, 0, &peer));
+	ASSERT_EQ(0, wait_rsegs(ctx, 5, peer, 1));
+	ASSERT_EQ(0, ds_xfer_open(5, &x));
+	test_fill(out, sizeof(out), 5);
+	EXPECT_EQ(0, ds_write(x, seg + 3, out, sizeof(out)));
+	EXPECT_EQ(0, ds_read(x, seg + 3, in, sizeof(in)));
+	EXPECT_EQ(0, memcmp(out, in, sizeof(in)));
+	ds_xfer_close(x);
+
+	ASSERT_EQ(0, set_link(dir, 0, "off n1"));
+	EXPECT_NE(0, run("ping -c 1 -W 2 %s >/dev/null", addr2));
+	EXPECT_EQ(0, run("ping -c 1 -W 5 %s >/dev/null", env_or_die("DSMEM_PEER_ADDR")));
+	ASSERT_EQ(0, set_link(dir, 0, "on n1"));
+	for (int i = 0; i < 10 && back; i++)
+		back = run("ping -c 1 -W 1 %s >/dev/null", addr2);
+	EXPECT_EQ(0, back);
+	publish(dir, "done2", "1\n");
+out:
+	ds_node_del(ctx, 5 + id);
+	ds_ctx_close(ctx);
 }
 
 /*

@@ -107,7 +107,8 @@ int param_get(const char *name, uint64_t *v)
 	ret = read_file(path, buf, sizeof(buf));
 	if (ret)
 		return ret;
-	*v = strtoull(buf, NULL, 10);
+	/* a bool reads as Y or N */
+	*v = buf[0] == 'Y' ? 1 : buf[0] == 'N' ? 0 : strtoull(buf, NULL, 10);
 	return 0;
 }
 
@@ -448,4 +449,48 @@ void test_ring_unmap(struct test_ring *r)
 {
 	munmap(r->sq_mem, r->s.sq_bytes);
 	munmap(r->cq_mem, r->s.cq_bytes);
+}
+
+void test_fill(uint8_t *p, size_t n, unsigned int seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		p[i] = seed >> 16;
+	}
+}
+
+int test_xfer_open(uint32_t node, uint32_t flags, struct ds_xfer **x)
+{
+	struct ds_xfer_attr a = DS_XFER_ATTR_INIT;
+
+	a.flags = flags;
+	return ds_xfer_open_attr(node, &a, x);
+}
+
+size_t test_roundtrip_sizes(struct ds_xfer *x, uint64_t seg, uint64_t seg_size,
+			    int *err)
+{
+	static const size_t sizes[TEST_ROUNDTRIPS] = { 1, 7, 64, 4095, 4097, 65539,
+						       (1 << 20) + 5, 4 << 20 };
+	uint8_t *out = malloc((4 << 20) + 64), *in = malloc((4 << 20) + 64);
+	size_t failed = 0;
+
+	*err = -ENOMEM;
+	for (size_t i = 0; out && in && i < TEST_ROUNDTRIPS && !failed; i++) {
+		size_t n = sizes[i], off = (i * 4099) % 4096 + 1;
+		uint64_t ra = seg + (i * 1234567) % (seg_size - n);
+
+		test_fill(out + off, n, i + 1);
+		memset(in + 3, 0, n);
+		*err = ds_write(x, ra, out + off, n);
+		if (!*err)
+			*err = ds_read(x, ra, in + 3, n);
+		if (*err || memcmp(out + off, in + 3, n))
+			failed = n;
+	}
+	if (!out || !in)
+		failed = 1;
+	free(out);
+	free(in);
+	return failed;
 }

@@ -2,7 +2,8 @@
 /*
  * Helpers for dsmem's kernel selftests.  They run as root inside a test
  * guest started by scripts/guest, which exports DSMEM_KO, DSMEM_NETDEV,
- * DSMEM_SPARE_NETDEV, DSMEM_PEER_ADDR, DSMEM_GUEST_ID and DSMEM_RUN_DIR.
+ * DSMEM_SPARE_NETDEV, DSMEM_PEER_ADDR, DSMEM_GUEST_ID and DSMEM_RUN_DIR
+ * (scripts/guest --help lists the rest: rxe1's DSMEM_*2).
  */
 #ifndef DSMEM_TEST_UTIL_H
 #define DSMEM_TEST_UTIL_H
@@ -24,7 +25,8 @@ const char *dsctl_path(void);
 /* read a whole small file into buf (NUL-terminated); -errno on failure */
 int read_file(const char *path, char *buf, size_t size);
 unsigned long kernel_taint(void);
-/* a numeric parameter of dsmem.ko (/sys/module/dsmem/parameters): 0 or -errno */
+/* a numeric or bool (1/0) parameter of dsmem.ko (/sys/module/dsmem/parameters):
+ * 0 or -errno */
 int param_get(const char *name, uint64_t *v);
 int param_set(const char *name, uint64_t v);
 /*
@@ -123,6 +125,40 @@ int wait_rsegs(struct ds_ctx *ctx, uint32_t node, uint32_t peer, uint32_t n);
  * 0, -ETIMEDOUT, or the monitor's error. */
 struct ds_monitor;
 int wait_event(struct ds_monitor *mon, int type, const char *name);
+
+/* A pseudo-random pattern of n bytes from seed: the same seed, the same bytes. */
+void test_fill(uint8_t *p, size_t n, unsigned int seed);
+
+/* A transfer handle of node with flags 0 (the shared rings, the default)
+ * or DS_XFER_NO_RINGS (the ioctl path). */
+struct ds_xfer;
+int test_xfer_open(uint32_t node, uint32_t flags, struct ds_xfer **x);
+
+/*
+ * Every test of fixture f on both data paths: variant->xfer_flags is 0
+ * (the rings) or DS_XFER_NO_RINGS, for test_xfer_open().  After
+ * kselftest_harness.h.
+ */
+#define TEST_XFER_PATHS(f)						\
+	FIXTURE_VARIANT(f) {						\
+		uint32_t xfer_flags;					\
+	};								\
+	FIXTURE_VARIANT_ADD(f, rings) {					\
+		.xfer_flags = 0,					\
+	};								\
+	FIXTURE_VARIANT_ADD(f, ioctl) {					\
+		.xfer_flags = DS_XFER_NO_RINGS,				\
+	}
+
+/*
+ * Random patterns of 1 B to 4 MiB (TEST_ROUNDTRIPS sizes), at unaligned
+ * offsets in the buffers and in [seg, seg + seg_size): written through x,
+ * read back and compared.  0, or the size that failed, with *err the
+ * call's -errno (0: the bytes read differ).
+ */
+#define TEST_ROUNDTRIPS	8
+size_t test_roundtrip_sizes(struct ds_xfer *x, uint64_t seg, uint64_t seg_size,
+			    int *err);
 
 /* A descriptor of /dev/dsmem attached to node, or -errno. */
 int attach_open(uint32_t node);

@@ -3,6 +3,7 @@
 // NVMe-oF) and commits, retrying around what failed.
 #include "client.hpp"
 #include "checksum.hpp"
+#include "settle.hpp"
 #include "shards.hpp"
 
 #include <algorithm>
@@ -15,10 +16,6 @@ namespace dsmem::store {
 namespace {
 
 constexpr int kPutAttempts = 6;		// the first, then excluding what failed
-// how long a put waits for a peer still (re)connecting, or for its grant,
-// before it places the replica elsewhere: the node's longest reconnect
-// backoff (DSMEM_BACKOFF_MAX_MS, 5 s) and a connect
-constexpr auto kPeerSettle = std::chrono::seconds(8);
 constexpr unsigned kPutMarginPct = 10;		// of a put's time, for the commit
 
 }  // namespace
@@ -163,7 +160,7 @@ int ClientCore::do_put(unsigned worker, Clock::time_point deadline, const std::s
 		if (late || retry || !any_ok) {
 			abort();
 			Clock::time_point now = Clock::now();
-			if (retry && (last_err == -ENOTCONN || last_err == -EACCES)) {
+			if (retry && peer_settling(last_err)) {
 				// a peer still connecting, or a grant on its way:
 				// the same segments work a moment later, so this
 				// is no attempt -- unless it lasts longer than a

@@ -13,6 +13,7 @@
 
 #include "checksum.hpp"
 #include "nvmeof.hpp"
+#include "settle.hpp"
 #include "shards.hpp"
 
 namespace dsmem::store {
@@ -96,16 +97,28 @@ int Mover::rdma(bool write, const Place &p, uint64_t off, uint64_t buf_off, uint
 		r.mr = mr_;
 		reqs.push_back(r);
 	}
-	uint64_t task;
-	int ret = ds_batch_submit(x_, reqs.data(), reqs.size(), &task);
-	if (!ret) {
-		int state = 0;
-		std::vector<ds_transfer_status> st(reqs.size());
-		ret = ds_task_query(x_, task, 1, 1, &state, st.data(), st.size());
-		for (size_t i = 0; !ret && i < st.size(); i++)
-			ret = st[i].status;
-		if (!ret && state != DS_TASK_COMPLETE)
-			ret = -EIO;
+	// The master adds its peer to a client's node when the client
+	// registers; that client's first put may commit, and ask for an EAGER
+	// flush, before the connection is up (settle.hpp).
+	int64_t settle_end =
+		mono_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(kPeerSettle).count();
+	int ret;
+	for (int64_t wait_ms = 25;; wait_ms = std::min<int64_t>(2 * wait_ms, 400)) {
+		uint64_t task;
+		ret = ds_batch_submit(x_, reqs.data(), reqs.size(), &task);
+		if (!ret) {
+			int state = 0;
+			std::vector<ds_transfer_status> st(reqs.size());
+			ret = ds_task_query(x_, task, 1, 1, &state, st.data(), st.size());
+			for (size_t i = 0; !ret && i < st.size(); i++)
+				ret = st[i].status;
+			if (!ret && state != DS_TASK_COMPLETE)
+				ret = -EIO;
+		}
+		if (!peer_settling(ret) || mono_ns() >= settle_end)
+			break;
+		struct timespec ts = { 0, wait_ms * 1000000 };
+		nanosleep(&ts, nullptr);
 	}
 	if (ret)
 		*err = std::string("RDMA ") + (write ? "WRITE to" : "READ from") + " segment " +
