@@ -114,11 +114,7 @@ TEST_F(local, registered_batch)
 	test_fill(src, sizeof(src), 11);
 	ASSERT_EQ(0, ds_mr_reg(self->x, src, sizeof(src), &msrc));
 	ASSERT_EQ(0, ds_mr_reg(self->x, dst, sizeof(dst), &mdst));
-	for (int i = 0; i < N; i++)
-		r[i] = (struct ds_transfer_request){
-			.source_offset = (uint64_t)i * SZ, .target_id = self->seg,
-			.target_offset = (uint64_t)(N - 1 - i) * SZ + 3, .length = SZ,
-			.opcode = DS_OP_WRITE, .mr = msrc };
+	test_reversed_writes(r, N, SZ, self->seg, 3, msrc);
 	ASSERT_EQ(0, ds_batch_submit(self->x, r, N, &task));
 	ASSERT_EQ(0, ds_task_query(self->x, task, 1, 1, &state, st, N));
 	EXPECT_EQ(DS_TASK_COMPLETE, state);

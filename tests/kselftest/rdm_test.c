@@ -125,11 +125,7 @@ TEST_F(rdm, registered_batch)
 	test_fill(src, sizeof(src), 77);
 	ASSERT_EQ(0, ds_mr_reg(self->x, src, sizeof(src), &msrc));
 	ASSERT_EQ(0, ds_mr_reg(self->x, dst, sizeof(dst), &mdst));
-	for (int i = 0; i < N; i++)
-		r[i] = (struct ds_transfer_request){
-			.source_offset = (uint64_t)i * SZ, .target_id = self->seg,
-			.target_offset = (uint64_t)(N - 1 - i) * SZ, .length = SZ,
-			.opcode = DS_OP_WRITE, .mr = msrc };
+	test_reversed_writes(r, N, SZ, self->seg, 0, msrc);
 	ASSERT_EQ(0, ds_batch_submit(self->x, r, N, &task));
 	ASSERT_EQ(1, poll(&pfd, 1, 20000));
 	ASSERT_EQ(0, ds_task_query(self->x, task, 1, 1, &state, st, N));

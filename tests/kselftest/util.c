@@ -459,6 +459,16 @@ void test_fill(uint8_t *p, size_t n, unsigned int seed)
 	}
 }
 
+void test_reversed_writes(struct ds_transfer_request *r, int n, uint32_t sz,
+			  uint64_t seg, uint32_t skew, uint32_t mr)
+{
+	for (int i = 0; i < n; i++)
+		r[i] = (struct ds_transfer_request){
+			.source_offset = (uint64_t)i * sz, .target_id = seg,
+			.target_offset = (uint64_t)(n - 1 - i) * sz + skew,
+			.length = sz, .opcode = DS_OP_WRITE, .mr = mr };
+}
+
 int test_xfer_open(uint32_t node, uint32_t flags, struct ds_xfer **x)
 {
 	struct ds_xfer_attr a = DS_XFER_ATTR_INIT;

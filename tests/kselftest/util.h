@@ -129,6 +129,12 @@ int wait_event(struct ds_monitor *mon, int type, const char *name);
 /* A pseudo-random pattern of n bytes from seed: the same seed, the same bytes. */
 void test_fill(uint8_t *p, size_t n, unsigned int seed);
 
+/* n WRITEs of sz bytes from registration mr: request i goes to slot
+ * n - 1 - i of segment seg, skew bytes in, so the data shows any mix-up. */
+struct ds_transfer_request;
+void test_reversed_writes(struct ds_transfer_request *r, int n, uint32_t sz,
+			  uint64_t seg, uint32_t skew, uint32_t mr);
+
 /* A transfer handle of node with flags 0 (the shared rings, the default)
  * or DS_XFER_NO_RINGS (the ioctl path). */
 struct ds_xfer;
