@@ -783,9 +783,6 @@ static void dsmem_conn_release_work(struct work_struct *work)
 	up_write(&conn->post_sem);
 
 	dsmem_msg_fail_pending(conn, -ECONNRESET);
-	cancel_work_sync(&conn->up_work);
-	cancel_delayed_work_sync(&conn->keepalive_work);
-	dsmem_conn_unauth_done(conn);
 	dsmem_tc_qp_state(conn->tc_qp, IB_QPS_ERR);
 	if (conn->qp) {
 		rdma_disconnect(conn->cm_id);
@@ -793,6 +790,14 @@ static void dsmem_conn_release_work(struct work_struct *work)
 		if (READ_ONCE(conn->qp_live))
 			ib_drain_qp(conn->qp);
 	}
+	/*
+	 * Only then the up work: its grants may wait for a REG_MR that
+	 * completes behind sends the peer never acknowledged (a pulled
+	 * cable), that is for the flush above.
+	 */
+	cancel_work_sync(&conn->up_work);
+	cancel_delayed_work_sync(&conn->keepalive_work);
+	dsmem_conn_unauth_done(conn);
 	cancel_work_sync(&conn->rx_work);
 	dsmem_msg_fail_pending(conn, -ECONNRESET);
 	dsmem_services_conn_down(conn);
@@ -879,6 +884,17 @@ static int dsmem_conn_connect(struct dsmem_conn *conn)
 	ret = dsmem_conn_create_qp(conn);
 	if (ret)
 		goto out;
+	/*
+	 * Not through a port that is down: rxe would loop a local connection
+	 * back past a pulled cable.  Checked once ibdev is set, so that a
+	 * port event can find us from here on: either this read sees the
+	 * port down, or the event's walk sees this connection.
+	 */
+	smp_mb();
+	if (!dsmem_port_active(conn->ibdev, conn->port)) {
+		ret = -ENETDOWN;
+		goto out;
+	}
 	dsmem_conn_param(conn, &param, &cm, 0);
 	ret = rdma_connect_locked(conn->cm_id, &param);
 out:
@@ -897,11 +913,6 @@ int dsmem_conn_cm_event(struct dsmem_conn *conn, struct rdma_cm_event *ev)
 		/* a node speaks through its own device only */
 		if (id->device != conn->peer->node->sdev->ibdev) {
 			ret = -ENXIO;
-			break;
-		}
-		/* rxe would loop a local connection back past a pulled cable */
-		if (!dsmem_port_active(id->device, id->port_num)) {
-			ret = -ENETDOWN;
 			break;
 		}
 		ret = rdma_resolve_route(id, DSMEM_RESOLVE_TIMEOUT_MS);
@@ -1408,6 +1419,9 @@ void dsmem_conn_port_change(struct dsmem_node *node, struct ib_device *ibdev)
 	unsigned long i;
 	u32 port;
 
+	/* a node speaks through its own device only */
+	if (node->sdev->ibdev != ibdev)
+		return;
 	/* (devices with more ports than a long has bits do not exist) */
 	rdma_for_each_port(ibdev, port) {
 		if (dsmem_port_active(ibdev, port))
@@ -1415,6 +1429,8 @@ void dsmem_conn_port_change(struct dsmem_node *node, struct ib_device *ibdev)
 		else if (port < BITS_PER_LONG)
 			__set_bit(port, &pd.down);
 	}
+	/* the ports read before the connections: dsmem_conn_connect */
+	smp_mb();
 	while (pd.down &&
 	       (conn = dsmem_conn_find(node, dsmem_conn_on_down_port, &pd))) {
 		dsmem_stat_inc(DSMEM_STAT_CONN_PORT_DOWN);

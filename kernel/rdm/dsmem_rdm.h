@@ -239,6 +239,12 @@ struct dsmem_seg {
 	struct kref ref;		/* message handlers hold it */
 	struct rcu_head rcu;
 	struct mutex lock;		/* allocator and page table */
+	/*
+	 * The local path's copies hold it for reading, a MiB at a time; a
+	 * change of the node's grant to itself, for writing (after the
+	 * node's lock), to wait for the MiB under way.
+	 */
+	struct rw_semaphore copy_sem;
 	unsigned long npages;
 	unsigned long *va_map;		/* allocated pages of the va space */
 	struct xarray allocs;		/* first va page -> xa_mk_value(npages) */

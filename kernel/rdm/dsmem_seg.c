@@ -209,6 +209,7 @@ int dsmem_seg_create(struct dsmem_node *node, u64 size, int numa,
 	seg->base = DSMEM_GADDR(node->id, id, 0);
 	seg->npages = size >> PAGE_SHIFT;
 	mutex_init(&seg->lock);
+	init_rwsem(&seg->copy_sem);
 	xa_init(&seg->grants);
 	xa_init(&seg->allocs);
 	INIT_LIST_HEAD(&seg->gmrs);
@@ -794,6 +795,20 @@ static int dsmem_seg_push(struct dsmem_seg *seg, struct dsmem_conn *conn,
 	return 0;
 }
 
+/*
+ * The node's grant to itself changed: once no copy of the local path is
+ * inside a MiB, none reaches the segment beyond the new grant (each MiB
+ * reads it again).  As a remote grant's change returns after the peer's
+ * MRs are gone.
+ */
+static void dsmem_seg_self_grant_changed(struct dsmem_seg *seg, u32 remote)
+{
+	if (remote != seg->node->id)
+		return;
+	down_write(&seg->copy_sem);
+	up_write(&seg->copy_sem);
+}
+
 /* Under the lock, which is dropped while each peer answers. */
 int dsmem_seg_grant(struct dsmem_seg *seg, u32 remote, u32 perm)
 {
@@ -809,6 +824,7 @@ int dsmem_seg_grant(struct dsmem_seg *seg, u32 remote, u32 perm)
 			      GFP_KERNEL));
 	if (ret)
 		return ret;
+	dsmem_seg_self_grant_changed(seg, remote);
 	kref_get(&seg->ref);
 	/* connections up now; later ones get it when they come up */
 	xa_for_each(&node->peers, i, peer) {
@@ -845,6 +861,7 @@ int dsmem_seg_revoke(struct dsmem_seg *seg, u32 remote)
 
 	if (!xa_erase(&seg->grants, remote))
 		return -ENOENT;
+	dsmem_seg_self_grant_changed(seg, remote);
 	list_for_each_entry_safe(gmr, tmp, &seg->gmrs, seg_link)
 		if (gmr->conn->remote_node == remote)
 			dsmem_gmr_take(gmr, &out);

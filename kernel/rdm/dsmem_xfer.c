@@ -579,32 +579,42 @@ static int dsmem_xfer_local(struct dsmem_xfer_file *file,
 	 * mapping: the pages are pinned for the task, or kept by the
 	 * registration's users count, and the segment by our reference.  So
 	 * a long copy holds up no other call of the descriptor, nor the
-	 * node's teardown.
+	 * node's teardown.  It goes a MiB at a time under the segment's
+	 * copy_sem, the grant checked again for each: a revoke or a narrower
+	 * grant waits for the MiB under way, and the next one sees it.
 	 */
 	mutex_unlock(&file->lock);
 	pos = (tr->umr->addr & ~PAGE_MASK) + r->local -
 	      (tr->own_umr ? tr->umr->addr : 0);
-	while (done < r->len) {
-		struct page *page = tr->umr->pages[pos >> PAGE_SHIFT];
-		u32 in = offset_in_page(pos);
-		u32 n = min_t(u64, r->len - done, PAGE_SIZE - in);
-		void *kaddr = kmap_local_page(page);
-
-		/* in range, checked above: it cannot fail */
-		ret = dsmem_seg_access(seg, r->remote + done, kaddr + in, n,
-				       to_seg);
-		kunmap_local(kaddr);
-		if (ret)
+	while (done < r->len && !ret) {
+		down_read(&seg->copy_sem);
+		if ((dsmem_seg_perm(seg, node->id) & need) != need) {
+			up_read(&seg->copy_sem);
+			dsmem_stat_inc(DSMEM_STAT_XFER_DENIED);
+			ret = -EACCES;
 			break;
-		if (!to_seg)
-			flush_dcache_page(page);
-		done += n;
-		pos += n;
-		if (!(pos & (SZ_1M - 1))) {
-			if (fatal_signal_pending(current)) {
-				ret = -EINTR;
+		}
+		do {
+			struct page *page = tr->umr->pages[pos >> PAGE_SHIFT];
+			u32 in = offset_in_page(pos);
+			u32 n = min_t(u64, r->len - done, PAGE_SIZE - in);
+			void *kaddr = kmap_local_page(page);
+
+			/* in range, checked above: it cannot fail */
+			ret = dsmem_seg_access(seg, r->remote + done, kaddr + in,
+					       n, to_seg);
+			kunmap_local(kaddr);
+			if (ret)
 				break;
-			}
+			if (!to_seg)
+				flush_dcache_page(page);
+			done += n;
+			pos += n;
+		} while (done < r->len && (pos & (SZ_1M - 1)));
+		up_read(&seg->copy_sem);
+		if (done < r->len) {
+			if (fatal_signal_pending(current))
+				ret = -EINTR;
 			cond_resched();
 		}
 	}

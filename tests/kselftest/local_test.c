@@ -183,6 +183,87 @@ TEST_F(local, revoke_and_delete)
 	EXPECT_EQ(-EACCES, ds_read(self->x, self->seg, buf, sizeof(buf)));
 }
 
+struct copier {
+	struct ds_xfer *x;
+	uint64_t seg;
+	uint8_t *buf;
+	size_t len;
+	volatile int stop;
+	int err;		/* other than -EACCES */
+	unsigned int rounds;
+};
+
+/* 4 MiB writes of the segment, a new byte each round, until told. */
+static void *copier_run(void *arg)
+{
+	struct copier *c = arg;
+
+	for (unsigned int k = 1; !c->stop; k++) {
+		int ret;
+
+		memset(c->buf, k, c->len);
+		ret = ds_write(c->x, c->seg, c->buf, c->len);
+		if (ret == -EACCES) {
+			usleep(1000);
+		} else if (ret) {
+			c->err = ret;
+			break;
+		}
+		c->rounds++;
+	}
+	return NULL;
+}
+
+/*
+ * A revoke of the node's grant to itself returns only once no copy can
+ * touch the segment: a 4 MiB write under way stops within its MiB.  A
+ * second node watches the segment's last bytes (what a write reaches
+ * last) through the device: after the revoke they no longer change.
+ */
+TEST_F_TIMEOUT(local, revoke_stops_a_copy_under_way, 120)
+{
+	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
+	struct copier c = { .x = self->x, .seg = self->seg, .len = 4 << 20 };
+	uint64_t tail = self->seg + c.len - 8, v1, v2;
+	struct ds_xfer *watch = NULL;
+	int changed = 0, denied0;
+	uint32_t peer;
+	pthread_t t;
+
+	c.buf = malloc(c.len);
+	ASSERT_NE(NULL, c.buf);
+	ASSERT_EQ(0, test_node_add(self->ctx, NODE + 1, "rxe0", PORT_A + 1));
+	/* admits whoever proves the key, as rdm_test's node 2 does */
+	ASSERT_EQ(0, ds_node_set_accept(self->ctx, NODE, DS_ACCEPT_KEYED));
+	ASSERT_EQ(0, ds_seg_grant(self->ctx, NODE, self->seg_id, NODE + 1, DS_PERM_READ));
+	ASSERT_EQ(0, ds_peer_add(self->ctx, NODE + 1, addr, PORT_A, &peer));
+	ASSERT_EQ(0, wait_rsegs(self->ctx, NODE + 1, peer, 1));
+	ASSERT_EQ(0, test_xfer_open(NODE + 1, DS_XFER_NO_RINGS, &watch));
+	denied0 = (int)stat_value(self->ctx, "xfer_denied");
+	ASSERT_EQ(0, pthread_create(&t, NULL, copier_run, &c));
+	for (int i = 0; i < 8; i++) {
+		usleep(20000 + i * 3000);
+		ASSERT_EQ(0, ds_seg_revoke(self->ctx, NODE, self->seg_id, NODE));
+		ASSERT_EQ(0, ds_read(watch, tail, &v1, sizeof(v1)));
+		usleep(30000);
+		ASSERT_EQ(0, ds_read(watch, tail, &v2, sizeof(v2)));
+		if (v1 != v2)
+			changed++;
+		ASSERT_EQ(0, ds_seg_grant(self->ctx, NODE, self->seg_id, NODE, DS_PERM_ALL));
+	}
+	c.stop = 1;
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, c.err);
+	EXPECT_EQ(0, changed) TH_LOG("written after the revoke returned, %d times of 8",
+				     changed);
+	/* the copier met the revokes */
+	EXPECT_LT(denied0, (int)stat_value(self->ctx, "xfer_denied"));
+	TH_LOG("%u writes of 4 MiB", c.rounds);
+	ds_xfer_close(watch);
+	ds_node_del(self->ctx, NODE + 1);
+	free(c.buf);
+}
+
 /*
  * Atomics go through the device, so they need the loopback connection,
  * and they see what copies wrote, and the other way round.

@@ -248,6 +248,14 @@ static inline void stop_proc(struct proc *p, int sig)
 			 "cat $t/stack; done 2>&1 | sed 's/^/#   /' >&2", (int)p->pid);
 		if (system(cmd))
 			fprintf(stderr, "#   (could not read them)\n");
+		/* and whoever holds what it waits for: every blocked task */
+		fprintf(stderr, "# every task blocked in the kernel (D):\n");
+		if (system("for t in /proc/[0-9]*/task/[0-9]*; do "
+			   "s=$(sed -n 's/^[0-9]* (.*) \\(.\\) .*/\\1/p' $t/stat 2>/dev/null); "
+			   "[ \"$s\" = D ] || continue; "
+			   "echo \"$t $(cat $t/comm) $(cat $t/wchan)\"; cat $t/stack; "
+			   "done 2>&1 | sed 's/^/#   /' >&2"))
+			fprintf(stderr, "#   (could not read them)\n");
 	}
 	p->pid = 0;
 	if (p->in >= 0)
