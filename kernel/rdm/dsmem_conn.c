@@ -1404,10 +1404,11 @@ static bool dsmem_conn_on_down_port(struct dsmem_peer *peer, const void *arg)
 }
 
 /*
- * A port of ibdev went down or up.  The node's connections through a port
- * that is down close now (-ENETDOWN): on a real link their requests would
- * fail only after the transport's retries, and rxe, which loops local
- * traffic back past the netdev, would carry on as if the cable were in.
+ * A port of ibdev, node's device, went down or up.  The node's
+ * connections through a port that is down close now (-ENETDOWN): on a
+ * real link their requests would fail only after the transport's
+ * retries, and rxe, which loops local traffic back past the netdev,
+ * would carry on as if the cable were in.
  * With a port up, peers waiting out a backoff to reconnect dial at once.
  */
 void dsmem_conn_port_change(struct dsmem_node *node, struct ib_device *ibdev)
@@ -1419,9 +1420,6 @@ void dsmem_conn_port_change(struct dsmem_node *node, struct ib_device *ibdev)
 	unsigned long i;
 	u32 port;
 
-	/* a node speaks through its own device only */
-	if (node->sdev->ibdev != ibdev)
-		return;
 	/* (devices with more ports than a long has bits do not exist) */
 	rdma_for_each_port(ibdev, port) {
 		if (dsmem_port_active(ibdev, port))

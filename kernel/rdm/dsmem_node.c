@@ -338,7 +338,7 @@ void dsmem_rdm_dev_remove(struct dsmem_device *sdev)
 }
 
 /*
- * A port of ibdev went down or up: every node's connections through it
+ * A port of ibdev went down or up: the connections of every node on it
  * learn (dsmem_conn_port_change).  The nodes are taken counted one by one,
  * the table's lock dropped before each is worked on.
  */
@@ -355,7 +355,9 @@ void dsmem_rdm_port_change(struct ib_device *ibdev)
 		mutex_unlock(&dsmem_nodes_lock);
 		if (!node)
 			break;
-		dsmem_conn_port_change(node, ibdev);
+		/* a node speaks through its own device only */
+		if (node->sdev->ibdev == ibdev)
+			dsmem_conn_port_change(node, ibdev);
 		dsmem_node_put(node);
 		id++;
 	}
