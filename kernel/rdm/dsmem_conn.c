@@ -796,6 +796,8 @@ static void dsmem_conn_release_work(struct work_struct *work)
 	 * cable), that is for the flush above.
 	 */
 	cancel_work_sync(&conn->up_work);
+	/* an up work that ran meanwhile wrote RTS over the ERR above */
+	dsmem_tc_qp_state(conn->tc_qp, IB_QPS_ERR);
 	cancel_delayed_work_sync(&conn->keepalive_work);
 	dsmem_conn_unauth_done(conn);
 	cancel_work_sync(&conn->rx_work);

@@ -43,7 +43,7 @@ static void dsmem_port_work(struct work_struct *work)
 	struct dsmem_device *sdev = container_of(work, struct dsmem_device,
 						 port_work);
 
-	dsmem_rdm_port_change(sdev->ibdev);
+	dsmem_rdm_port_change(sdev);
 }
 
 /* protects dsmem_devs and device names; lock order in dsmem_priv.h */

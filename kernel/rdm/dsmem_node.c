@@ -338,26 +338,29 @@ void dsmem_rdm_dev_remove(struct dsmem_device *sdev)
 }
 
 /*
- * A port of ibdev went down or up: the connections of every node on it
- * learn (dsmem_conn_port_change).  The nodes are taken counted one by one,
- * the table's lock dropped before each is worked on.
+ * A port of sdev went down or up: the connections of every node on it
+ * learn (dsmem_conn_port_change).  The nodes are picked as device removal
+ * picks them, under the table's lock: live (a node being made checks its
+ * device when it is done) and on sdev, by pointer, since another device's
+ * dsmem_device may be freed as soon as the lock is dropped.  Each is taken
+ * counted, the lock dropped before it is worked on.
  */
-void dsmem_rdm_port_change(struct ib_device *ibdev)
+void dsmem_rdm_port_change(struct dsmem_device *sdev)
 {
 	struct dsmem_node *node;
 	unsigned long id = 0;
 
 	for (;;) {
 		mutex_lock(&dsmem_nodes_lock);
-		node = xa_find(&dsmem_nodes, &id, ULONG_MAX, XA_PRESENT);
-		if (node)
-			kref_get(&node->ref);
+		xa_for_each_start(&dsmem_nodes, id, node, id)
+			if (node->sdev == sdev && !node->dead) {
+				kref_get(&node->ref);
+				break;
+			}
 		mutex_unlock(&dsmem_nodes_lock);
 		if (!node)
 			break;
-		/* a node speaks through its own device only */
-		if (node->sdev->ibdev == ibdev)
-			dsmem_conn_port_change(node, ibdev);
+		dsmem_conn_port_change(node, sdev->ibdev);
 		dsmem_node_put(node);
 		id++;
 	}

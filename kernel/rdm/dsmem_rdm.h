@@ -280,7 +280,7 @@ int dsmem_rdm_init(void);
 void dsmem_rdm_stop(void);
 void dsmem_rdm_exit(void);
 void dsmem_rdm_dev_remove(struct dsmem_device *sdev);
-void dsmem_rdm_port_change(struct ib_device *ibdev);
+void dsmem_rdm_port_change(struct dsmem_device *sdev);
 struct dsmem_node *dsmem_node_get(u32 id, struct net *net);
 struct dsmem_node *dsmem_node_next(unsigned long *id, unsigned long max,
 				   struct net *net);

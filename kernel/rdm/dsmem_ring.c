@@ -250,9 +250,10 @@ static int dsmem_ring_thread(void *arg)
 	/*
 	 * Jiffies, as io_uring's SQPOLL counts its idle: the loop reads the
 	 * time each turn, and where the clocksource is a device (hpet under
-	 * QEMU) a ktime read costs more than the turn.  At least idle_ns.
+	 * QEMU) a ktime read costs more than the turn.  At least idle_ns:
+	 * rounded up to whole ticks, plus the tick under way.
 	 */
-	unsigned long idle = nsecs_to_jiffies(ring->idle_ns) + 1;
+	unsigned long idle = usecs_to_jiffies(div_u64(ring->idle_ns, NSEC_PER_USEC)) + 1;
 	unsigned long idle_end = jiffies + idle;
 
 	while (!kthread_should_stop()) {
