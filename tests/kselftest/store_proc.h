@@ -212,6 +212,22 @@ static inline long long kv(const char *line, const char *name)
 /* processes stop_proc() saw survive SIGKILL: a test that kills fails on one */
 static int procs_stuck;
 
+/* The kernel stacks of the tasks TASKS (a /proc glob), to stderr as TAP
+ * comments; only those blocked in the kernel (state D) if BLOCKED. */
+static inline void print_task_stacks(const char *tasks, int blocked)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd),
+		 "for t in %s; do %s"
+		 "echo \"$t $(cat $t/comm) $(cat $t/wchan)\"; cat $t/stack; "
+		 "done 2>&1 | sed 's/^/#   /' >&2", tasks,
+		 blocked ? "s=$(sed -n 's/^[0-9]* (.*) \\(.\\) .*/\\1/p' $t/stat 2>/dev/null); "
+			   "[ \"$s\" = D ] || continue; " : "");
+	if (system(cmd))
+		fprintf(stderr, "#   (could not read them)\n");
+}
+
 static inline void stop_proc(struct proc *p, int sig)
 {
 	if (p->pid <= 0)
@@ -238,24 +254,16 @@ static inline void stop_proc(struct proc *p, int sig)
 			usleep(50000);
 	}
 	if (p->pid > 0) {
-		char cmd[256];
+		char tasks[64];
 
 		procs_stuck++;
 		fprintf(stderr, "# pid %d did not die within 60 s of SIGKILL; its threads' kernel stacks:\n",
 			(int)p->pid);
-		snprintf(cmd, sizeof(cmd),
-			 "for t in /proc/%d/task/*; do echo \"$t $(cat $t/comm) $(cat $t/wchan)\"; "
-			 "cat $t/stack; done 2>&1 | sed 's/^/#   /' >&2", (int)p->pid);
-		if (system(cmd))
-			fprintf(stderr, "#   (could not read them)\n");
+		snprintf(tasks, sizeof(tasks), "/proc/%d/task/*", (int)p->pid);
+		print_task_stacks(tasks, 0);
 		/* and whoever holds what it waits for: every blocked task */
 		fprintf(stderr, "# every task blocked in the kernel (D):\n");
-		if (system("for t in /proc/[0-9]*/task/[0-9]*; do "
-			   "s=$(sed -n 's/^[0-9]* (.*) \\(.\\) .*/\\1/p' $t/stat 2>/dev/null); "
-			   "[ \"$s\" = D ] || continue; "
-			   "echo \"$t $(cat $t/comm) $(cat $t/wchan)\"; cat $t/stack; "
-			   "done 2>&1 | sed 's/^/#   /' >&2"))
-			fprintf(stderr, "#   (could not read them)\n");
+		print_task_stacks("/proc/[0-9]*/task/[0-9]*", 1);
 	}
 	p->pid = 0;
 	if (p->in >= 0)
