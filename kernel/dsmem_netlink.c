@@ -234,18 +234,17 @@ err_free_msg:
 }
 
 /* Look up by index or by name; exactly one of the two. */
-struct dsmem_device *dsmem_nl_find_dev(struct genl_info *info)
+struct dsmem_device *dsmem_nl_find_dev_by(struct net *net, struct nlattr *idx,
+					  struct nlattr *name,
+					  struct netlink_ext_ack *extack)
 {
-	struct nlattr *idx = info->attrs[DSMEM_ATTR_DEV_INDEX];
-	struct nlattr *name = info->attrs[DSMEM_ATTR_DEV_NAME];
-	struct net *net = genl_info_net(info);
 	struct dsmem_device *sdev;
 	unsigned long i;
 
 	lockdep_assert_held(&dsmem_devs_lock);
 
 	if (!idx == !name) {
-		NL_SET_ERR_MSG(info->extack,
+		NL_SET_ERR_MSG(extack,
 			       "give exactly one of device index and device name");
 		return ERR_PTR(-EINVAL);
 	}
@@ -253,15 +252,23 @@ struct dsmem_device *dsmem_nl_find_dev(struct genl_info *info)
 		sdev = xa_load(&dsmem_devs, nla_get_u32(idx));
 		if (sdev && rdma_dev_access_netns(sdev->ibdev, net))
 			return sdev;
-		NL_SET_ERR_MSG_ATTR(info->extack, idx, "no such RDMA device");
+		NL_SET_ERR_MSG_ATTR(extack, idx, "no such RDMA device");
 		return ERR_PTR(-ENODEV);
 	}
 	xa_for_each(&dsmem_devs, i, sdev)
 		if (!nla_strcmp(name, sdev->name) &&
 		    rdma_dev_access_netns(sdev->ibdev, net))
 			return sdev;
-	NL_SET_ERR_MSG_ATTR(info->extack, name, "no such RDMA device");
+	NL_SET_ERR_MSG_ATTR(extack, name, "no such RDMA device");
 	return ERR_PTR(-ENODEV);
+}
+
+struct dsmem_device *dsmem_nl_find_dev(struct genl_info *info)
+{
+	return dsmem_nl_find_dev_by(genl_info_net(info),
+				    info->attrs[DSMEM_ATTR_DEV_INDEX],
+				    info->attrs[DSMEM_ATTR_DEV_NAME],
+				    info->extack);
 }
 
 int dsmem_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)

@@ -22,6 +22,9 @@ struct sk_buff *dsmem_nl_reply_new(struct genl_info *info, u8 cmd,
 				   void **hdr);
 int dsmem_nl_reply_send(struct genl_info *info, struct sk_buff *msg, int ret);
 struct dsmem_device *dsmem_nl_find_dev(struct genl_info *info);
+struct dsmem_device *dsmem_nl_find_dev_by(struct net *net, struct nlattr *idx,
+					  struct nlattr *name,
+					  struct netlink_ext_ack *extack);
 void dsmem_nl_multicast(struct net *net, struct sk_buff *skb);
 
 #endif /* _DSMEM_NETLINK_H */

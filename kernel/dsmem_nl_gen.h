@@ -14,6 +14,8 @@ enum dsmem_nl_mcgrp {
 extern struct genl_family dsmem_nl_family;
 
 /* the policies of the attribute sets requests nest */
+extern const struct nla_policy dsmem_node_dev_nl_policy[DSMEM_NODE_DEV_ATTR_MAX + 1];
+extern const struct nla_policy dsmem_node_devs_nl_policy[DSMEM_ATTR_NODE_DEV + 1];
 extern const struct nla_policy dsmem_cache_param_nl_policy[DSMEM_CACHE_P_NR + 1];
 
 int dsmem_nl_version_get(struct sk_buff *skb, struct genl_info *info);

@@ -7,6 +7,18 @@
 #include "dsmem_limits.h"
 #include "dsmem_nl_gen.h"
 
+const struct nla_policy dsmem_node_dev_nl_policy[DSMEM_NODE_DEV_ATTR_MAX + 1] = {
+	[DSMEM_NODE_DEV_ATTR_INDEX] = { .type = NLA_U32 },
+	[DSMEM_NODE_DEV_ATTR_NAME] = {
+		.type = NLA_NUL_STRING, .len = IB_DEVICE_NAME_MAX - 1,
+	},
+	[DSMEM_NODE_DEV_ATTR_NUMA] = { .type = NLA_S32 },
+};
+
+const struct nla_policy dsmem_node_devs_nl_policy[DSMEM_ATTR_NODE_DEV + 1] = {
+	[DSMEM_ATTR_NODE_DEV] = NLA_POLICY_NESTED(dsmem_node_dev_nl_policy),
+};
+
 const struct nla_policy dsmem_cache_param_nl_policy[DSMEM_CACHE_P_NR + 1] = {
 	[DSMEM_CACHE_P_L1_CAPACITY + 1] = { .type = NLA_U64 },
 	[DSMEM_CACHE_P_L2_CAPACITY + 1] = { .type = NLA_U64 },

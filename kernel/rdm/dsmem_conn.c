@@ -176,6 +176,10 @@ static int dsmem_conn_create_qp(struct dsmem_conn *conn)
 	struct ib_qp_init_attr attr = {};
 	int ret;
 
+	ret = dsmem_node_dev_slot(conn->peer->node, ibdev);
+	if (ret < 0)
+		return ret;
+	conn->ldev = ret;
 	conn->port = conn->cm_id->port_num;
 	/* the port first: dsmem_conn_port_change reads them the other way */
 	smp_store_release(&conn->ibdev, ibdev);
@@ -912,8 +916,8 @@ int dsmem_conn_cm_event(struct dsmem_conn *conn, struct rdma_cm_event *ev)
 
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
-		/* a node speaks through its own device only */
-		if (id->device != conn->peer->node->sdev->ibdev) {
+		/* a node speaks through its own devices only */
+		if (dsmem_node_dev_slot(conn->peer->node, id->device) < 0) {
 			ret = -ENXIO;
 			break;
 		}
@@ -1242,7 +1246,7 @@ int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 				   ev->param.conn.private_data_len, &info);
 	if (!ret && info.dst_node && info.dst_node != node->id)
 		ret = -EHOSTUNREACH;
-	if (!ret && id->device != node->sdev->ibdev)
+	if (!ret && dsmem_node_dev_slot(node, id->device) < 0)
 		ret = -ENXIO;
 	if (ret)
 		goto err_count;

@@ -130,14 +130,54 @@ static int dsmem_node_listen(struct dsmem_node *node)
 	return rdma_listen(id, DSMEM_NODE_PEERS_MAX);
 }
 
-int dsmem_node_create(u32 id, struct dsmem_device *sdev, u16 port,
-		      const char *key, u8 accept, struct net *net,
-		      struct netlink_ext_ack *extack)
+/* The slot of ibdev among the node's devices; -ENXIO if it is none. */
+int dsmem_node_dev_slot(const struct dsmem_node *node,
+			const struct ib_device *ibdev)
 {
+	unsigned int i;
+
+	for (i = 0; i < node->ndevs; i++)
+		if (node->devs[i].ibdev == ibdev)
+			return i;
+	return -ENXIO;
+}
+
+static bool dsmem_node_on(const struct dsmem_node *node,
+			  const struct dsmem_device *sdev)
+{
+	unsigned int i;
+
+	for (i = 0; i < node->ndevs; i++)
+		if (node->devs[i].sdev == sdev)
+			return true;
+	return false;
+}
+
+/* Whether each of the node's devices is still the one it was made on. */
+static bool dsmem_node_devs_gone(const struct dsmem_node *node,
+				 const u32 *index)
+{
+	bool gone = false;
+	unsigned int i;
+
+	mutex_lock(&dsmem_devs_lock);
+	for (i = 0; i < node->ndevs; i++)
+		gone |= xa_load(&dsmem_devs, index[i]) != node->devs[i].sdev;
+	mutex_unlock(&dsmem_devs_lock);
+	return gone;
+}
+
+/*
+ * @sdevs: ndevs distinct devices (1 to DSMEM_NODE_DEVS_MAX), looked up
+ * under dsmem_nodes_lock, which the caller holds.
+ */
+int dsmem_node_create(u32 id, struct dsmem_device **sdevs,
+		      unsigned int ndevs, u16 port, const char *key, u8 accept,
+		      struct net *net, struct netlink_ext_ack *extack)
+{
+	u32 index[DSMEM_NODE_DEVS_MAX];
 	struct dsmem_node *node;
 	unsigned long i;
-	u32 index;
-	bool gone;
 	int ret;
 
 	lockdep_assert_held(&dsmem_nodes_lock);
@@ -160,7 +200,17 @@ int dsmem_node_create(u32 id, struct dsmem_device *sdev, u16 port,
 	node->cm_ctx = DSMEM_CM_LISTENER;
 	node->id = id;
 	node->port = port;
-	node->sdev = sdev;
+	for (i = 0; i < ndevs; i++) {
+		struct ib_device *ibdev = sdevs[i]->ibdev;
+
+		node->devs[i].sdev = sdevs[i];
+		node->devs[i].ibdev = ibdev;
+		node->devs[i].numa = ibdev->dev.parent ?
+				     dev_to_node(ibdev->dev.parent) :
+				     NUMA_NO_NODE;
+		index[i] = ibdev->index;
+	}
+	node->ndevs = ndevs;
 	if (key)
 		strscpy(node->key, key, sizeof(node->key));
 	node->accept = accept;
@@ -192,7 +242,6 @@ int dsmem_node_create(u32 id, struct dsmem_device *sdev, u16 port,
 	 * (dsmem_rdm_dev_remove() leaves a dead node alone): it is looked up
 	 * again afterwards.
 	 */
-	index = sdev->ibdev->index;
 	mutex_unlock(&dsmem_nodes_lock);
 	ret = dsmem_node_listen(node);
 	if (ret && node->listen_id)
@@ -202,10 +251,7 @@ int dsmem_node_create(u32 id, struct dsmem_device *sdev, u16 port,
 		NL_SET_ERR_MSG(extack, "cannot listen on this port");
 		goto err_erase_node;
 	}
-	mutex_lock(&dsmem_devs_lock);
-	gone = xa_load(&dsmem_devs, index) != sdev;
-	mutex_unlock(&dsmem_devs_lock);
-	if (gone || dsmem_rdm_closing) {
+	if (dsmem_node_devs_gone(node, index) || dsmem_rdm_closing) {
 		NL_SET_ERR_MSG(extack, "the device went away");
 		ret = -ENODEV;
 		goto err_destroy_listener;
@@ -312,7 +358,10 @@ int dsmem_node_destroy(u32 id, struct net *net, struct netlink_ext_ack *extack)
 	return 0;
 }
 
-/* Every node on a departing device; called before the device goes. */
+/*
+ * Every node on a departing device, whichever of its devices it is: a node
+ * does not yet carry on with the others.  Called before the device goes.
+ */
 void dsmem_rdm_dev_remove(struct dsmem_device *sdev)
 {
 	struct dsmem_node *node, *found;
@@ -323,7 +372,7 @@ void dsmem_rdm_dev_remove(struct dsmem_device *sdev)
 		mutex_lock(&dsmem_nodes_lock);
 		xa_for_each(&dsmem_nodes, i, node) {
 			/* one being made checks its device when it is done */
-			if (node->sdev != sdev || node->dead)
+			if (!dsmem_node_on(node, sdev) || node->dead)
 				continue;
 			xa_erase(&dsmem_nodes, i);
 			WRITE_ONCE(node->dead, true);
@@ -353,7 +402,7 @@ void dsmem_rdm_port_change(struct dsmem_device *sdev)
 	for (;;) {
 		mutex_lock(&dsmem_nodes_lock);
 		xa_for_each_start(&dsmem_nodes, id, node, id)
-			if (node->sdev == sdev && !node->dead) {
+			if (dsmem_node_on(node, sdev) && !node->dead) {
 				kref_get(&node->ref);
 				break;
 			}

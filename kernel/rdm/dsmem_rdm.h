@@ -58,6 +58,18 @@ enum dsmem_cm_ctx {
 	DSMEM_CM_CONN,
 };
 
+/* One of a node's RDMA devices: its ibdev outlives the node. */
+struct dsmem_node_dev {
+	struct dsmem_device *sdev;
+	/*
+	 * Compared, never dereferenced, by dsmem_node_dev_slot(): a node
+	 * still being made may outlive a device removed meanwhile, until it
+	 * sees so and fails.
+	 */
+	struct ib_device *ibdev;
+	int numa;			/* where it is attached; NUMA_NO_NODE */
+};
+
 struct dsmem_node {
 	enum dsmem_cm_ctx cm_ctx;	/* DSMEM_CM_LISTENER */
 	u32 id;
@@ -71,7 +83,12 @@ struct dsmem_node {
 	bool dead;
 	struct kref ref;
 	struct mutex lock;		/* see the lock order above */
-	struct dsmem_device *sdev;	/* its ibdev outlives the node */
+	/*
+	 * Set at creation.  Connections arrive and leave on any of them;
+	 * segments and user buffers are mapped for each.
+	 */
+	struct dsmem_node_dev devs[DSMEM_NODE_DEVS_MAX];
+	unsigned int ndevs;
 	struct net *net;
 	struct rdma_cm_id *listen_id;
 	/* under lock; the data path looks them up in RCU */
@@ -145,6 +162,7 @@ struct dsmem_conn {
 	struct rdma_cm_id *cm_id;
 	struct ib_device *ibdev;	/* set with the QP */
 	u32 port;			/* ibdev's port it uses */
+	unsigned int ldev;		/* ibdev's slot in node->devs */
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 	struct ib_qp *qp;
@@ -230,7 +248,8 @@ struct dsmem_seg {
 	unsigned int chunk_order;
 	unsigned long nchunks;
 	struct page **chunks;
-	struct sg_table sgt;		/* chunks, mapped for the node's device */
+	/* its chunks, mapped for each of the node's devices (node->devs) */
+	struct sg_table sgt[DSMEM_NODE_DEVS_MAX];
 	struct xarray grants;		/* remote node -> xa_mk_value(perm) */
 	/* under the node's lock: as the connection's, and whether destroyed */
 	struct list_head gmrs;
@@ -286,9 +305,11 @@ struct dsmem_node *dsmem_node_next(unsigned long *id, unsigned long max,
 				   struct net *net);
 bool dsmem_node_lock_live(struct dsmem_node *node);
 void dsmem_node_put(struct dsmem_node *node);
-int dsmem_node_create(u32 id, struct dsmem_device *sdev, u16 port,
-		      const char *key, u8 accept, struct net *net,
-		      struct netlink_ext_ack *extack);
+int dsmem_node_create(u32 id, struct dsmem_device **sdevs,
+		      unsigned int ndevs, u16 port, const char *key, u8 accept,
+		      struct net *net, struct netlink_ext_ack *extack);
+int dsmem_node_dev_slot(const struct dsmem_node *node,
+			const struct ib_device *ibdev);
 int dsmem_node_destroy(u32 id, struct net *net,
 		       struct netlink_ext_ack *extack);
 int dsmem_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);

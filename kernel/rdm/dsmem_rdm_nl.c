@@ -27,6 +27,34 @@ static int dsmem_nl_put_addr(struct sk_buff *skb, int type,
 	return nla_put_in6_addr(skb, type, &s6->sin6_addr);
 }
 
+static int dsmem_nl_fill_node_devs(struct sk_buff *skb,
+				   const struct dsmem_node *node)
+{
+	struct nlattr *nest, *one;
+	unsigned int i;
+
+	nest = nla_nest_start(skb, DSMEM_ATTR_NODE_DEVS);
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < node->ndevs; i++) {
+		struct ib_device *ibdev = node->devs[i].ibdev;
+
+		one = nla_nest_start(skb, DSMEM_ATTR_NODE_DEV);
+		if (!one ||
+		    nla_put_u32(skb, DSMEM_NODE_DEV_ATTR_INDEX, ibdev->index) ||
+		    nla_put_string(skb, DSMEM_NODE_DEV_ATTR_NAME,
+				   dev_name(&ibdev->dev)) ||
+		    nla_put_s32(skb, DSMEM_NODE_DEV_ATTR_NUMA,
+				node->devs[i].numa)) {
+			nla_nest_cancel(skb, nest);
+			return -EMSGSIZE;
+		}
+		nla_nest_end(skb, one);
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
 static int dsmem_nl_fill_node(struct sk_buff *skb, struct dsmem_node *node,
 			      u32 portid, u32 seq, int flags, u8 cmd)
 {
@@ -46,10 +74,12 @@ static int dsmem_nl_fill_node(struct sk_buff *skb, struct dsmem_node *node,
 			npeers++;
 		xa_for_each(&node->segs, i, seg)
 			nsegs++;
+		/* the first device, for readers of one */
 		if (nla_put_u32(skb, DSMEM_ATTR_DEV_INDEX,
-				node->sdev->ibdev->index) ||
+				node->devs[0].ibdev->index) ||
 		    nla_put_string(skb, DSMEM_ATTR_DEV_NAME,
-				   dev_name(&node->sdev->ibdev->dev)) ||
+				   dev_name(&node->devs[0].ibdev->dev)) ||
+		    dsmem_nl_fill_node_devs(skb, node) ||
 		    nla_put_u16(skb, DSMEM_ATTR_NODE_PORT, node->port) ||
 		    nla_put_u32(skb, DSMEM_ATTR_NODE_PEER_COUNT, npeers) ||
 		    nla_put_u32(skb, DSMEM_ATTR_NODE_SEG_COUNT, nsegs))
@@ -339,12 +369,76 @@ static int dsmem_nl_accept(struct genl_info *info, const char *key, u8 *accept)
 	return 0;
 }
 
+/*
+ * The node's devices: dev-index or dev-name, or a node-devs list of
+ * distinct ones.  Under dsmem_devs_lock; returns how many, or an error.
+ */
+static int dsmem_nl_node_devs(struct genl_info *info,
+			      struct dsmem_device **sdevs)
+{
+	struct nlattr *devs = info->attrs[DSMEM_ATTR_NODE_DEVS];
+	struct nlattr *tb[DSMEM_NODE_DEV_ATTR_MAX + 1];
+	struct net *net = genl_info_net(info);
+	struct nlattr *one;
+	int n = 0, rem, ret, i;
+
+	if (!devs) {
+		sdevs[0] = dsmem_nl_find_dev(info);
+		return IS_ERR(sdevs[0]) ? PTR_ERR(sdevs[0]) : 1;
+	}
+	if (info->attrs[DSMEM_ATTR_DEV_INDEX] ||
+	    info->attrs[DSMEM_ATTR_DEV_NAME]) {
+		NL_SET_ERR_MSG_ATTR(info->extack, devs,
+				    "name the devices in node-devs, or one with dev-index or dev-name, not both");
+		return -EINVAL;
+	}
+	/* the policy refused other types inside */
+	nla_for_each_nested(one, devs, rem)
+		n++;
+	if (n > DSMEM_NODE_DEVS_MAX) {
+		NL_SET_ERR_MSG_ATTR(info->extack, devs,
+				    "a node has at most DSMEM_NODE_DEVS_MAX (4) devices");
+		return -EINVAL;
+	}
+	n = 0;
+	nla_for_each_nested(one, devs, rem) {
+		ret = nla_parse_nested(tb, DSMEM_NODE_DEV_ATTR_MAX, one,
+				       dsmem_node_dev_nl_policy, info->extack);
+		if (ret)
+			return ret;
+		if (tb[DSMEM_NODE_DEV_ATTR_NUMA]) {
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    tb[DSMEM_NODE_DEV_ATTR_NUMA],
+					    "a device's NUMA node is reported, not set");
+			return -EINVAL;
+		}
+		sdevs[n] = dsmem_nl_find_dev_by(net, tb[DSMEM_NODE_DEV_ATTR_INDEX],
+						tb[DSMEM_NODE_DEV_ATTR_NAME],
+						info->extack);
+		if (IS_ERR(sdevs[n]))
+			return PTR_ERR(sdevs[n]);
+		for (i = 0; i < n; i++)
+			if (sdevs[i] == sdevs[n]) {
+				NL_SET_ERR_MSG_ATTR(info->extack, one,
+						    "a device is named twice");
+				return -EINVAL;
+			}
+		n++;
+	}
+	if (!n) {
+		NL_SET_ERR_MSG_ATTR(info->extack, devs,
+				    "node-devs names no device");
+		return -EINVAL;
+	}
+	return n;
+}
+
 int dsmem_nl_node_new(struct sk_buff *skb, struct genl_info *info)
 {
+	struct dsmem_device *sdevs[DSMEM_NODE_DEVS_MAX];
 	u8 accept = DSMEM_ACCEPT_PEERS;
 	const char *key = NULL;
-	struct dsmem_device *sdev;
-	int ret;
+	int ndevs, ret;
 
 	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_NODE_ID) ||
 	    GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_NODE_PORT))
@@ -371,18 +465,18 @@ int dsmem_nl_node_new(struct sk_buff *skb, struct genl_info *info)
 
 	mutex_lock(&dsmem_nodes_lock);
 	mutex_lock(&dsmem_devs_lock);
-	sdev = dsmem_nl_find_dev(info);
+	ndevs = dsmem_nl_node_devs(info, sdevs);
 	mutex_unlock(&dsmem_devs_lock);
 	/* a device leaves dsmem_devs before its nodes are torn down, and
-	 * the teardown takes dsmem_nodes_lock: sdev stays valid while held
+	 * the teardown takes dsmem_nodes_lock: sdevs stay valid while held
 	 * (dsmem_node_create() looks again after it drops it to listen)
 	 */
-	if (IS_ERR(sdev)) {
-		ret = PTR_ERR(sdev);
+	if (ndevs < 0) {
+		ret = ndevs;
 		goto out;
 	}
 	ret = dsmem_node_create(nla_get_u32(info->attrs[DSMEM_ATTR_NODE_ID]),
-				sdev,
+				sdevs, ndevs,
 				nla_get_u16(info->attrs[DSMEM_ATTR_NODE_PORT]),
 				key, accept, genl_info_net(info), info->extack);
 out:

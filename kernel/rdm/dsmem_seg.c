@@ -80,41 +80,65 @@ static int dsmem_seg_alloc_chunks(struct dsmem_seg *seg)
 	}
 }
 
-/* One scatterlist entry per chunk, mapped once for the node's device. */
-static int dsmem_seg_map(struct dsmem_seg *seg)
+/* One scatterlist entry per chunk, mapped once for one device. */
+static int dsmem_seg_map_dev(struct dsmem_seg *seg, unsigned int slot)
 {
-	struct ib_device *ibdev = seg->node->sdev->ibdev;
+	struct ib_device *ibdev = seg->node->devs[slot].ibdev;
+	struct sg_table *sgt = &seg->sgt[slot];
 	struct scatterlist *sg;
 	unsigned long i;
 	int ret;
 
-	ret = sg_alloc_table(&seg->sgt, seg->nchunks, GFP_KERNEL);
+	ret = sg_alloc_table(sgt, seg->nchunks, GFP_KERNEL);
 	if (ret)
 		return ret;
-	for_each_sg(seg->sgt.sgl, sg, seg->nchunks, i)
+	for_each_sg(sgt->sgl, sg, seg->nchunks, i)
 		sg_set_page(sg, seg->chunks[i], PAGE_SIZE << seg->chunk_order, 0);
-	ret = ib_dma_map_sgtable_attrs(ibdev, &seg->sgt, DMA_BIDIRECTIONAL, 0);
+	ret = ib_dma_map_sgtable_attrs(ibdev, sgt, DMA_BIDIRECTIONAL, 0);
 	if (ret)
 		goto err_free_table;
 	/* memory regions are cut at chunk boundaries: keep them 1:1 */
-	if (seg->sgt.nents != seg->nchunks) {
+	if (sgt->nents != seg->nchunks) {
 		ret = -EIO;
 		goto err_unmap;
 	}
 	return 0;
 
 err_unmap:
-	ib_dma_unmap_sgtable_attrs(ibdev, &seg->sgt, DMA_BIDIRECTIONAL, 0);
+	ib_dma_unmap_sgtable_attrs(ibdev, sgt, DMA_BIDIRECTIONAL, 0);
 err_free_table:
-	sg_free_table(&seg->sgt);
+	sg_free_table(sgt);
 	return ret;
+}
+
+static void dsmem_seg_unmap_devs(struct dsmem_seg *seg, unsigned int n)
+{
+	while (n--) {
+		ib_dma_unmap_sgtable_attrs(seg->node->devs[n].ibdev,
+					   &seg->sgt[n], DMA_BIDIRECTIONAL, 0);
+		sg_free_table(&seg->sgt[n]);
+	}
+}
+
+/* For each of the node's devices: grants go out on any of them. */
+static int dsmem_seg_map(struct dsmem_seg *seg)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < seg->node->ndevs; i++) {
+		ret = dsmem_seg_map_dev(seg, i);
+		if (ret) {
+			dsmem_seg_unmap_devs(seg, i);
+			return ret;
+		}
+	}
+	return 0;
 }
 
 static void dsmem_seg_unmap(struct dsmem_seg *seg)
 {
-	ib_dma_unmap_sgtable_attrs(seg->node->sdev->ibdev, &seg->sgt,
-				   DMA_BIDIRECTIONAL, 0);
-	sg_free_table(&seg->sgt);
+	dsmem_seg_unmap_devs(seg, seg->node->ndevs);
 }
 
 static int dsmem_seg_init_ptab(struct dsmem_seg *seg)
@@ -549,7 +573,7 @@ static struct dsmem_gmr *dsmem_gmr_register(struct dsmem_seg *seg,
 	if (perm & DSMEM_PERM_WRITE)
 		access |= IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC;
 
-	sg = seg->sgt.sgl;
+	sg = seg->sgt[conn->ldev].sgl;
 	for (i = 0; i < nmrs; i++) {
 		unsigned int n = min_t(unsigned long, per_mr,
 				       seg->nchunks - (unsigned long)i * per_mr);

@@ -43,18 +43,27 @@ struct dsmem_slice {
 
 static void dsmem_umr_unmap(struct dsmem_umr *umr)
 {
+	unsigned int i;
+
 	if (!umr->mapped)
 		return;
-	ib_dma_unmap_sgtable_attrs(umr->ibdev, &umr->sgt, DMA_BIDIRECTIONAL, 0);
+	for (i = 0; i < umr->nmaps; i++)
+		ib_dma_unmap_sgtable_attrs(umr->maps[i].ibdev, &umr->maps[i].sgt,
+					   DMA_BIDIRECTIONAL, 0);
 	umr->mapped = false;
 }
 
 static void dsmem_umr_free(struct dsmem_umr *umr)
 {
+	unsigned int i;
+
 	dsmem_tc_del(umr->tc_mr);
 	dsmem_umr_unmap(umr);
-	if (umr->sgt.sgl)
-		sg_free_table(&umr->sgt);
+	for (i = 0; i < DSMEM_NODE_DEVS_MAX; i++) {
+		if (umr->maps[i].sgt.sgl)
+			sg_free_table(&umr->maps[i].sgt);
+		kvfree(umr->maps[i].dma);
+	}
 	if (umr->npinned)
 		unpin_user_pages_dirty_lock(umr->pages, umr->npinned,
 					    umr->writable);
@@ -63,8 +72,37 @@ static void dsmem_umr_free(struct dsmem_umr *umr)
 		mmdrop(umr->mm);
 	}
 	kvfree(umr->pages);
-	kvfree(umr->dma);
 	kfree(umr);
+}
+
+/* Map the pinned pages for ibdev, with per-page addresses. */
+static int dsmem_umr_map(struct dsmem_umr *umr, struct dsmem_umr_map *map,
+			 struct ib_device *ibdev)
+{
+	struct scatterlist *sg;
+	unsigned long i = 0;
+	u64 dma;
+	int ret, n;
+
+	map->dma = kvcalloc(umr->npages, sizeof(*map->dma), GFP_KERNEL);
+	if (!map->dma)
+		return -ENOMEM;
+	ret = sg_alloc_table_from_pages(&map->sgt, umr->pages, umr->npages, 0,
+					umr->npages << PAGE_SHIFT, GFP_KERNEL);
+	if (ret)
+		return ret;
+	ret = ib_dma_map_sgtable_attrs(ibdev, &map->sgt, DMA_BIDIRECTIONAL, 0);
+	if (ret)
+		return ret;
+	map->ibdev = ibdev;
+	/* per-page addresses make slicing at any offset a lookup */
+	for_each_sgtable_dma_sg(&map->sgt, sg, n) {
+		for (dma = sg_dma_address(sg);
+		     dma < sg_dma_address(sg) + sg_dma_len(sg) &&
+		     i < umr->npages; dma += PAGE_SIZE)
+			map->dma[i++] = dma;
+	}
+	return i == umr->npages ? 0 : -EIO;
 }
 
 /*
@@ -72,14 +110,12 @@ static void dsmem_umr_free(struct dsmem_umr *umr)
  * to RLIMIT_MEMLOCK as ib_umem does, a task's as much as a registration's:
  * a task keeps its pins until it is released, which may be never.
  */
-static struct dsmem_umr *dsmem_umr_get(struct ib_device *ibdev, u64 addr,
+static struct dsmem_umr *dsmem_umr_get(struct dsmem_node *node, u64 addr,
 				       u64 len, bool writable)
 {
 	unsigned int gup = FOLL_LONGTERM | (writable ? FOLL_WRITE : 0);
-	unsigned long first = addr >> PAGE_SHIFT, limit, i;
-	struct scatterlist *sg;
+	unsigned long first = addr >> PAGE_SHIFT, limit;
 	struct dsmem_umr *umr;
-	u64 dma;
 	int ret, n;
 
 	if (!len || addr + len < addr)
@@ -90,7 +126,6 @@ static struct dsmem_umr *dsmem_umr_get(struct ib_device *ibdev, u64 addr,
 	umr->addr = addr;
 	umr->len = len;
 	umr->writable = writable;
-	umr->ibdev = ibdev;
 	umr->npages = ((addr + len - 1) >> PAGE_SHIFT) - first + 1;
 	atomic_set(&umr->users, 0);
 
@@ -104,8 +139,7 @@ static struct dsmem_umr *dsmem_umr_get(struct ib_device *ibdev, u64 addr,
 	}
 
 	umr->pages = kvcalloc(umr->npages, sizeof(*umr->pages), GFP_KERNEL);
-	umr->dma = kvcalloc(umr->npages, sizeof(*umr->dma), GFP_KERNEL);
-	if (!umr->pages || !umr->dma) {
+	if (!umr->pages) {
 		ret = -ENOMEM;
 		goto err_free;
 	}
@@ -122,25 +156,18 @@ static struct dsmem_umr *dsmem_umr_get(struct ib_device *ibdev, u64 addr,
 		umr->npinned += n;
 	}
 
-	ret = sg_alloc_table_from_pages(&umr->sgt, umr->pages, umr->npages, 0,
-					umr->npages << PAGE_SHIFT, GFP_KERNEL);
-	if (ret)
-		goto err_free;
-	ret = ib_dma_map_sgtable_attrs(ibdev, &umr->sgt, DMA_BIDIRECTIONAL, 0);
-	if (ret)
-		goto err_free;
+	/* the node's devices are fixed when it is made */
 	umr->mapped = true;
-	/* per-page addresses make slicing at any offset a lookup */
-	i = 0;
-	for_each_sgtable_dma_sg(&umr->sgt, sg, n) {
-		for (dma = sg_dma_address(sg);
-		     dma < sg_dma_address(sg) + sg_dma_len(sg) &&
-		     i < umr->npages; dma += PAGE_SIZE)
-			umr->dma[i++] = dma;
-	}
-	if (i != umr->npages) {
-		ret = -EIO;
-		goto err_free;
+	for (; umr->nmaps < node->ndevs; umr->nmaps++) {
+		struct dsmem_umr_map *map = &umr->maps[umr->nmaps];
+
+		ret = dsmem_umr_map(umr, map, node->devs[umr->nmaps].ibdev);
+		if (ret) {
+			/* mapped or not, dsmem_umr_free() unmaps what is */
+			if (map->ibdev)
+				umr->nmaps++;
+			goto err_free;
+		}
 	}
 	return umr;
 
@@ -288,10 +315,11 @@ static struct dsmem_conn *dsmem_file_conn(struct dsmem_xfer_file *file, u32 remo
 }
 
 /* SGEs for [off, off + len) of the buffer; returns the bytes covered. */
-static u32 dsmem_umr_sges(struct dsmem_umr *umr, u64 off, u32 len,
-			  struct ib_sge *sge, u32 max_sge, u32 lkey,
+static u32 dsmem_umr_sges(struct dsmem_umr *umr, unsigned int ldev, u64 off,
+			  u32 len, struct ib_sge *sge, u32 max_sge, u32 lkey,
 			  u32 *nsge)
 {
+	const u64 *pdma = umr->maps[ldev].dma;
 	u64 pos = (umr->addr & ~PAGE_MASK) + off;
 	u32 done = 0, n = 0;
 
@@ -299,7 +327,7 @@ static u32 dsmem_umr_sges(struct dsmem_umr *umr, u64 off, u32 len,
 		unsigned long pg = pos >> PAGE_SHIFT;
 		u32 in = offset_in_page(pos);
 		u32 chunk = min_t(u32, len - done, PAGE_SIZE - in);
-		u64 dma = umr->dma[pg] + in;
+		u64 dma = pdma[pg] + in;
 
 		if (n && sge[n - 1].addr + sge[n - 1].length == dma) {
 			sge[n - 1].length += chunk;
@@ -431,7 +459,8 @@ static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 	len = min_t(u64, len, span_end - roff);
 	max_sge = min_t(u32, ARRAY_SIZE(sge),
 			dsmem_conn_max_sge(conn, r->opcode == DSMEM_XFER_READ));
-	len = dsmem_umr_sges(tr->umr, r->local - (tr->own_umr ? tr->umr->addr : 0) + off,
+	len = dsmem_umr_sges(tr->umr, conn->ldev,
+			     r->local - (tr->own_umr ? tr->umr->addr : 0) + off,
 			     len, sge, max_sge, conn->pd->local_dma_lkey, &nsge);
 
 	/* consumers serialise; completions push back without the lock */
@@ -500,7 +529,7 @@ static int dsmem_xfer_check(struct dsmem_xfer_file *file, struct dsmem_task_req 
 	if (atomic && (r->len != 8 || r->remote % 8 || r->local % 8))
 		return -EINVAL;
 	if (!r->mr) {
-		umr = dsmem_umr_get(file->node->sdev->ibdev, r->local, r->len,
+		umr = dsmem_umr_get(file->node, r->local, r->len,
 				    into_local);
 		if (IS_ERR(umr))
 			return PTR_ERR(umr);
@@ -908,7 +937,7 @@ int dsmem_xfer_mr_reg(struct dsmem_xfer_file *file, void *arg)
 	ret = dsmem_file_usable(file);
 	if (ret)
 		goto out;
-	umr = dsmem_umr_get(file->node->sdev->ibdev, a->addr, a->len,
+	umr = dsmem_umr_get(file->node, a->addr, a->len,
 			    a->flags & DSMEM_MR_WRITABLE);
 	if (IS_ERR(umr)) {
 		ret = PTR_ERR(umr);

@@ -13,18 +13,26 @@
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 #include <uapi/linux/dsmem.h>
+#include <uapi/linux/dsmem_netlink.h>
 
 struct dsmem_ring;
 
-/* Pinned user memory, mapped for the node's device. */
+/* Pinned user memory mapped for one device. */
+struct dsmem_umr_map {
+	struct ib_device *ibdev;
+	struct sg_table sgt;
+	u64 *dma;		/* per page */
+};
+
+/* Pinned user memory, mapped for each of the node's devices. */
 struct dsmem_umr {
 	u64 addr;		/* first byte the caller named */
 	u64 len;
 	unsigned long npages;
 	struct page **pages;
-	u64 *dma;		/* per page */
-	struct sg_table sgt;
-	struct ib_device *ibdev;
+	/* a connection uses the map of its device's slot (conn->ldev) */
+	struct dsmem_umr_map maps[DSMEM_NODE_DEVS_MAX];
+	unsigned int nmaps;
 	bool writable;
 	bool mapped;		/* under the owning file's lock */
 	unsigned long npinned;

@@ -535,4 +535,108 @@ TEST_F(nl, admission_attributes_are_checked)
 	EXPECT_EQ(0, ds_node_del(self->ctx, 41));
 }
 
+/* node-new with a raw node-devs nest of names (NULL) or indexes. */
+static struct nl_msg *node_devs_msg(struct raw_nl *r, uint32_t id, uint16_t port,
+				    const char *const *names, int n)
+{
+	struct nl_msg *m = raw_msg(r, DSMEM_CMD_NODE_NEW);
+	struct nlattr *devs = NULL, *one;
+
+	nla_put_u32(m, DSMEM_ATTR_NODE_ID, id);
+	nla_put_u16(m, DSMEM_ATTR_NODE_PORT, port);
+	nla_put_string(m, DSMEM_ATTR_NODE_KEY, TEST_KEY_NAME);
+	if (n >= 0)
+		devs = nla_nest_start(m, DSMEM_ATTR_NODE_DEVS);
+	for (int i = 0; i < n; i++) {
+		one = nla_nest_start(m, DSMEM_ATTR_NODE_DEV);
+		nla_put_string(m, DSMEM_NODE_DEV_ATTR_NAME, names[i]);
+		nla_nest_end(m, one);
+	}
+	/* an empty one too: libnl drops those otherwise */
+	if (devs)
+		nla_nest_end_keep_empty(m, devs);
+	return m;
+}
+
+/*
+ * A node on several devices: node-devs lists distinct, existing devices,
+ * at most DSMEM_NODE_DEVS_MAX, each named one way, and never beside
+ * dev-name; node-get lists them in order and keeps the first as dev-name.
+ */
+TEST_F(nl, node_devs_are_checked_and_listed)
+{
+	static const char *const two[] = { "rxe1", "rxe0" };
+	static const char *const dup[] = { "rxe0", "rxe1", "rxe0" };
+	static const char *const five[] = { "rxe0", "rxe1", "rxe0", "rxe1", "rxe0" };
+	static const char *const unknown[] = { "rxe0", "nosuchdev" };
+	struct ds_node_dev devs[DS_NODE_DEVS_MAX];
+	struct ds_node_info ni;
+	struct nlattr *nest, *one;
+	struct nl_msg *m;
+
+	ASSERT_EQ(0, test_key_add(self->ctx));
+	EXPECT_EQ(-EINVAL, raw_send(&self->raw, node_devs_msg(&self->raw, 44, 7444, dup, 3),
+				    self->text, sizeof(self->text)));
+	EXPECT_NE(NULL, strstr(self->text, "twice")) TH_LOG("%s", self->text);
+	EXPECT_EQ(-EINVAL, raw_send(&self->raw, node_devs_msg(&self->raw, 44, 7444, five, 5),
+				    self->text, sizeof(self->text)));
+	EXPECT_NE(NULL, strstr(self->text, "at most")) TH_LOG("%s", self->text);
+	EXPECT_EQ(-ENODEV, raw_send(&self->raw, node_devs_msg(&self->raw, 44, 7444, unknown, 2),
+				    self->text, sizeof(self->text)));
+	EXPECT_NE(NULL, strstr(self->text, "no such")) TH_LOG("%s", self->text);
+	EXPECT_EQ(-EINVAL, raw_send(&self->raw, node_devs_msg(&self->raw, 44, 7444, NULL, 0),
+				    self->text, sizeof(self->text)));
+	EXPECT_NE(NULL, strstr(self->text, "no device")) TH_LOG("%s", self->text);
+	/* beside dev-name */
+	m = node_devs_msg(&self->raw, 44, 7444, two, 2);
+	nla_put_string(m, DSMEM_ATTR_DEV_NAME, "rxe0");
+	EXPECT_EQ(-EINVAL, raw_send(&self->raw, m, self->text, sizeof(self->text)));
+	EXPECT_NE(NULL, strstr(self->text, "not both")) TH_LOG("%s", self->text);
+	/* a device named both ways, and a NUMA node, which is only reported */
+	m = node_devs_msg(&self->raw, 44, 7444, NULL, -1);
+	nest = nla_nest_start(m, DSMEM_ATTR_NODE_DEVS);
+	one = nla_nest_start(m, DSMEM_ATTR_NODE_DEV);
+	nla_put_string(m, DSMEM_NODE_DEV_ATTR_NAME, "rxe0");
+	nla_put_u32(m, DSMEM_NODE_DEV_ATTR_INDEX, 0);
+	nla_nest_end(m, one);
+	nla_nest_end(m, nest);
+	EXPECT_EQ(-EINVAL, raw_send(&self->raw, m, self->text, sizeof(self->text)));
+	EXPECT_NE(NULL, strstr(self->text, "exactly one")) TH_LOG("%s", self->text);
+	m = node_devs_msg(&self->raw, 44, 7444, NULL, -1);
+	nest = nla_nest_start(m, DSMEM_ATTR_NODE_DEVS);
+	one = nla_nest_start(m, DSMEM_ATTR_NODE_DEV);
+	nla_put_string(m, DSMEM_NODE_DEV_ATTR_NAME, "rxe0");
+	nla_put_s32(m, DSMEM_NODE_DEV_ATTR_NUMA, 0);
+	nla_nest_end(m, one);
+	nla_nest_end(m, nest);
+	EXPECT_EQ(-EINVAL, raw_send(&self->raw, m, self->text, sizeof(self->text)));
+	EXPECT_NE(NULL, strstr(self->text, "NUMA")) TH_LOG("%s", self->text);
+	/* nothing was made by the refusals */
+	EXPECT_EQ(-ENOENT, ds_node_get(self->ctx, 44, &ni));
+
+	ASSERT_EQ(0, raw_send(&self->raw, node_devs_msg(&self->raw, 44, 7444, two, 2), NULL, 0));
+	ASSERT_EQ(0, ds_node_get(self->ctx, 44, &ni));
+	EXPECT_STREQ("rxe1", ni.dev_name);
+	ASSERT_EQ(2, ds_node_devs(self->ctx, 44, devs, DS_NODE_DEVS_MAX));
+	EXPECT_STREQ("rxe1", devs[0].name);
+	EXPECT_STREQ("rxe0", devs[1].name);
+	EXPECT_EQ(ni.dev_index, devs[0].index);
+	EXPECT_NE(devs[0].index, devs[1].index);
+	/* a short array still learns how many there are */
+	EXPECT_EQ(2, ds_node_devs(self->ctx, 44, devs, 1));
+	EXPECT_EQ(0, ds_node_del(self->ctx, 44));
+	EXPECT_EQ(-ENOENT, ds_node_devs(self->ctx, 44, devs, DS_NODE_DEVS_MAX));
+
+	/* the library's list: one name stays dev-name, several a nest */
+	ASSERT_EQ(0, test_node_add(self->ctx, 44, "rxe0,rxe1", 7444));
+	ASSERT_EQ(2, ds_node_devs(self->ctx, 44, devs, DS_NODE_DEVS_MAX));
+	EXPECT_STREQ("rxe0", devs[0].name);
+	EXPECT_STREQ("rxe1", devs[1].name);
+	EXPECT_EQ(0, ds_node_del(self->ctx, 44));
+	ASSERT_EQ(0, test_node_add(self->ctx, 44, "rxe1", 7444));
+	ASSERT_EQ(1, ds_node_devs(self->ctx, 44, devs, DS_NODE_DEVS_MAX));
+	EXPECT_STREQ("rxe1", devs[0].name);
+	EXPECT_EQ(0, ds_node_del(self->ctx, 44));
+}
+
 TEST_HARNESS_MAIN

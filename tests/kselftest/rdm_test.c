@@ -1297,4 +1297,117 @@ TEST_F_TIMEOUT(cable, pulled_closes_plugged_reconnects, 120)
 	ds_xfer_close(x);
 }
 
+/*
+ * A node on both devices.  Node 2 ("rxe0,rxe1") is reached by node 1 (on
+ * rxe1) over the second network and by node 3 (on rxe0) over the first,
+ * so its connections are on different devices: its segment is mapped for
+ * both, and so are its user buffers.  What one peer writes through rxe1
+ * the other reads through rxe0, at odd offsets, 1 B to 4 MiB; and node 2
+ * writes its peers' segments through each device, which they read back
+ * with the local copy.
+ */
+FIXTURE(nics) {
+	struct ds_ctx *ctx;
+};
+
+FIXTURE_SETUP(nics)
+{
+	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
+}
+
+FIXTURE_TEARDOWN(nics)
+{
+	ds_node_del(self->ctx, 3);
+	ds_node_del(self->ctx, 2);
+	ds_node_del(self->ctx, 1);
+	ds_ctx_close(self->ctx);
+}
+
+TEST_F_TIMEOUT(nics, one_node_on_both_networks, 180)
+{
+	enum { SEG = 8 << 20, MAXLEN = 4 << 20 };
+	static const size_t lens[] = { 1, 7, 4096, 65536 + 3, 256 * 1024 + 1, MAXLEN };
+	struct ds_node_dev devs[DS_NODE_DEVS_MAX];
+	uint8_t *out = malloc(MAXLEN), *in = malloc(MAXLEN);
+	struct ds_seg_info s1, s2, s3;
+	struct ds_xfer *x1, *x2, *x3;
+	struct ds_peer_info *peers;
+	uint32_t p1, p3;
+	size_t n;
+
+	ASSERT_NE(NULL, out);
+	ASSERT_NE(NULL, in);
+	ASSERT_EQ(0, test_node_add(self->ctx, 1, "rxe1", PORT_A));
+	ASSERT_EQ(0, test_node_add(self->ctx, 2, "rxe0,rxe1", PORT_B));
+	ASSERT_EQ(0, test_node_add(self->ctx, 3, "rxe0", PORT_B + 1));
+	ASSERT_EQ(0, ds_node_set_accept(self->ctx, 2, DS_ACCEPT_KEYED));
+	ASSERT_EQ(2, ds_node_devs(self->ctx, 2, devs, DS_NODE_DEVS_MAX));
+	EXPECT_STREQ("rxe0", devs[0].name);
+	EXPECT_STREQ("rxe1", devs[1].name);
+
+	ASSERT_EQ(0, ds_seg_add(self->ctx, 2, SEG, -1, DS_TRANSLATE_SEGMENT, &s2));
+	ASSERT_EQ(0, ds_seg_grant(self->ctx, 2, s2.id, 1, DS_PERM_ALL));
+	ASSERT_EQ(0, ds_seg_grant(self->ctx, 2, s2.id, 3, DS_PERM_ALL));
+	ASSERT_EQ(0, ds_seg_add(self->ctx, 1, SEG, -1, DS_TRANSLATE_SEGMENT, &s1));
+	ASSERT_EQ(0, ds_seg_grant(self->ctx, 1, s1.id, 2, DS_PERM_ALL));
+	ASSERT_EQ(0, ds_seg_grant(self->ctx, 1, s1.id, 1, DS_PERM_READ));
+	ASSERT_EQ(0, ds_seg_add(self->ctx, 3, SEG, -1, DS_TRANSLATE_SEGMENT, &s3));
+	ASSERT_EQ(0, ds_seg_grant(self->ctx, 3, s3.id, 2, DS_PERM_ALL));
+	ASSERT_EQ(0, ds_seg_grant(self->ctx, 3, s3.id, 3, DS_PERM_READ));
+
+	ASSERT_EQ(0, ds_peer_add(self->ctx, 1, env_or_die("DSMEM_LOCAL_ADDR2"), PORT_B, &p1));
+	ASSERT_EQ(0, ds_peer_add(self->ctx, 3, env_or_die("DSMEM_LOCAL_ADDR"), PORT_B, &p3));
+	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, p1, 1));
+	ASSERT_EQ(0, wait_rsegs(self->ctx, 3, p3, 1));
+	/* node 2 has each of them as a passive peer, with its grant */
+	ASSERT_EQ(0, ds_peer_list(self->ctx, 2, &peers, &n));
+	ASSERT_EQ(2, n);
+	for (size_t k = 0; k < n; k++) {
+		uint32_t id = peers[k].id;
+
+		EXPECT_EQ(0, wait_rsegs(self->ctx, 2, id, 1))
+			TH_LOG("node 2's peer %u has no grant", id);
+	}
+	free(peers);
+
+	ASSERT_EQ(0, ds_xfer_open(1, &x1));
+	ASSERT_EQ(0, ds_xfer_open(2, &x2));
+	ASSERT_EQ(0, ds_xfer_open(3, &x3));
+	for (unsigned int i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		size_t len = lens[i];
+		uint64_t off = (i * 1048573ull + 13) % (SEG - len + 1);
+
+		test_fill(out, len, 40 + i);
+		memset(in, 0, len);
+		ASSERT_EQ(0, ds_write(x1, s2.addr + off, out, len));
+		ASSERT_EQ(0, ds_read(x3, s2.addr + off, in, len));
+		ASSERT_EQ(0, memcmp(out, in, len)) TH_LOG("%zu B: rxe1 to rxe0", len);
+
+		test_fill(out, len, 50 + i);
+		memset(in, 0, len);
+		ASSERT_EQ(0, ds_write(x3, s2.addr + off, out, len));
+		ASSERT_EQ(0, ds_read(x1, s2.addr + off, in, len));
+		ASSERT_EQ(0, memcmp(out, in, len)) TH_LOG("%zu B: rxe0 to rxe1", len);
+
+		/* node 2's buffers through each of its devices */
+		test_fill(out, len, 60 + i);
+		memset(in, 0, len);
+		ASSERT_EQ(0, ds_write(x2, s1.addr + off, out, len));
+		ASSERT_EQ(0, ds_read(x1, s1.addr + off, in, len));
+		ASSERT_EQ(0, memcmp(out, in, len)) TH_LOG("%zu B: node 2 through rxe1", len);
+		memset(in, 0, len);
+		ASSERT_EQ(0, ds_write(x2, s3.addr + off, out, len));
+		ASSERT_EQ(0, ds_read(x3, s3.addr + off, in, len));
+		ASSERT_EQ(0, memcmp(out, in, len)) TH_LOG("%zu B: node 2 through rxe0", len);
+		memset(in, 0, len);
+		ASSERT_EQ(0, ds_read(x2, s1.addr + off, in, len));
+		ASSERT_EQ(0, memcmp(out, in, len)) TH_LOG("%zu B: node 2 reads through rxe1", len);
+	}
+	ds_xfer_close(x3);
+	ds_xfer_close(x2);
+	ds_xfer_close(x1);
+	free(in);
+	free(out);
+}
+
 TEST_HARNESS_MAIN

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // libdsuser's netlink codec: requests it builds, replies it accepts and
-// the malformed replies it refuses.
+// the malformed replies it refuses; a node's device list as ds_node_add
+// takes it.
 #include <cstdarg>
 #include <cstddef>
 #include <csetjmp>
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include <linux/dsmem_netlink.h>
 
@@ -100,6 +103,160 @@ void test_dev_selector(void **)
 	assert_int_equal(genlmsg_parse(nlmsg_hdr(m), 0, tb, DSMEM_ATTR_MAX, nullptr), 0);
 	assert_int_equal(nla_get_u32(tb[DSMEM_ATTR_DEV_INDEX]), 5);
 	nlmsg_free(m);
+}
+
+// ---- a node's device list (ds_node_add's dev) ----
+
+// list split into names; the error's text when it is refused
+int split(const char *list, std::vector<std::string> &names, std::string &err)
+{
+	err.clear();
+	return split_dev_list(list, names, err);
+}
+
+// The NODE_NEW attributes put_node_devs() writes for names, parsed back.
+struct nl_msg *node_devs_request(const std::vector<std::string> &names,
+				 struct nlattr **tb)
+{
+	struct nl_msg *m = build_request(kFamily, DSMEM_CMD_NODE_NEW, false);
+	attrs a{m};
+	put_node_devs(a, names);
+	assert_false(a.full);
+	assert_int_equal(genlmsg_parse(nlmsg_hdr(m), 0, tb, DSMEM_ATTR_MAX, nullptr), 0);
+	return m;
+}
+
+void test_dev_list_one(void **)
+{
+	std::vector<std::string> names;
+	std::string err;
+	assert_int_equal(split("rxe0", names, err), 0);
+	assert_int_equal(names.size(), 1);
+	assert_string_equal(names[0].c_str(), "rxe0");
+
+	// sent as dev-name, as before node-devs, so that any module takes it
+	struct nlattr *tb[DSMEM_ATTR_MAX + 1];
+	struct nl_msg *m = node_devs_request(names, tb);
+	assert_non_null(tb[DSMEM_ATTR_DEV_NAME]);
+	assert_string_equal(nla_get_string(tb[DSMEM_ATTR_DEV_NAME]), "rxe0");
+	assert_null(tb[DSMEM_ATTR_DEV_INDEX]);
+	assert_null(tb[DSMEM_ATTR_NODE_DEVS]);
+	nlmsg_free(m);
+}
+
+void test_dev_list_two(void **)
+{
+	std::vector<std::string> names;
+	std::string err;
+	assert_int_equal(split("rxe0,rxe1", names, err), 0);
+	assert_int_equal(names.size(), 2);
+	assert_string_equal(names[0].c_str(), "rxe0");
+	assert_string_equal(names[1].c_str(), "rxe1");
+
+	// a node-devs nest, a node-dev with a name (and no index) each, in order
+	struct nlattr *tb[DSMEM_ATTR_MAX + 1];
+	struct nl_msg *m = node_devs_request(names, tb);
+	assert_null(tb[DSMEM_ATTR_DEV_NAME]);
+	assert_null(tb[DSMEM_ATTR_DEV_INDEX]);
+	assert_non_null(tb[DSMEM_ATTR_NODE_DEVS]);
+	std::vector<std::string> sent;
+	struct nlattr *one;
+	int rem;
+	nla_for_each_nested(one, tb[DSMEM_ATTR_NODE_DEVS], rem) {
+		struct nlattr *dt[DSMEM_NODE_DEV_ATTR_MAX + 1];
+		assert_int_equal(nla_type(one), DSMEM_ATTR_NODE_DEV);
+		assert_int_equal(nla_parse_nested(dt, DSMEM_NODE_DEV_ATTR_MAX, one, nullptr), 0);
+		assert_null(dt[DSMEM_NODE_DEV_ATTR_INDEX]);
+		assert_null(dt[DSMEM_NODE_DEV_ATTR_NUMA]);
+		assert_non_null(dt[DSMEM_NODE_DEV_ATTR_NAME]);
+		sent.emplace_back(nla_get_string(dt[DSMEM_NODE_DEV_ATTR_NAME]));
+	}
+	assert_int_equal(rem, 0);
+	assert_true(sent == names);
+	nlmsg_free(m);
+
+	// DS_NODE_DEVS_MAX is a list's limit, not beyond it
+	assert_int_equal(split("mlx5_0,mlx5_1,rxe0,rxe1", names, err), 0);
+	assert_int_equal(names.size(), DS_NODE_DEVS_MAX);
+	assert_string_equal(names[3].c_str(), "rxe1");
+}
+
+void test_dev_list_empty_name(void **)
+{
+	std::vector<std::string> names;
+	std::string err;
+	assert_int_equal(split("rxe0,,rxe1", names, err), -EINVAL);
+	assert_string_equal(err.c_str(), "an empty device name in \"rxe0,,rxe1\"");
+	assert_int_equal(split(",rxe1", names, err), -EINVAL);
+	assert_string_equal(err.c_str(), "an empty device name in \",rxe1\"");
+	assert_int_equal(split("", names, err), -EINVAL);
+	assert_string_equal(err.c_str(), "an empty device name in \"\"");
+	assert_int_equal(split(",", names, err), -EINVAL);
+	assert_int_equal(split(nullptr, names, err), -EINVAL);
+	assert_string_equal(err.c_str(), "no device name");
+}
+
+void test_dev_list_trailing_comma(void **)
+{
+	std::vector<std::string> names;
+	std::string err;
+	assert_int_equal(split("rxe0,", names, err), -EINVAL);
+	assert_string_equal(err.c_str(), "an empty device name in \"rxe0,\"");
+	assert_int_equal(split("rxe0,rxe1,", names, err), -EINVAL);
+	assert_string_equal(err.c_str(), "an empty device name in \"rxe0,rxe1,\"");
+}
+
+void test_dev_list_too_many(void **)
+{
+	std::vector<std::string> names;
+	std::string err;
+	assert_int_equal(split("rxe0,rxe1,rxe2,rxe3,rxe4", names, err), -EINVAL);
+	assert_string_equal(err.c_str(), "a node has at most 4 devices");
+}
+
+void test_dev_list_duplicate(void **)
+{
+	std::vector<std::string> names;
+	std::string err;
+	assert_int_equal(split("rxe0,rxe1,rxe0", names, err), -EINVAL);
+	assert_string_equal(err.c_str(), "device \"rxe0\" is named twice");
+	assert_int_equal(split("rxe1,rxe1", names, err), -EINVAL);
+	assert_string_equal(err.c_str(), "device \"rxe1\" is named twice");
+	// names are compared whole: one a prefix of another is not the same
+	assert_int_equal(split("rxe1,rxe10", names, err), 0);
+}
+
+void test_dev_list_overlong_name(void **)
+{
+	std::vector<std::string> names;
+	std::string err;
+	const std::string longest(DS_NAME_MAX - 1, 'x');	// IB_DEVICE_NAME_MAX - 1
+	const std::string over(DS_NAME_MAX, 'y');
+
+	assert_int_equal(split(longest.c_str(), names, err), 0);
+	assert_string_equal(names[0].c_str(), longest.c_str());
+	assert_int_equal(split(("rxe0," + over).c_str(), names, err), -EINVAL);
+	assert_string_equal(err.c_str(), ("device name \"" + over +
+					  "\" is longer than 63 bytes").c_str());
+	assert_int_equal(split(over.c_str(), names, err), -EINVAL);
+}
+
+// ds_node_add refuses a bad list itself, with its reason, before it
+// sends anything.
+void test_node_add_refuses_bad_list(void **)
+{
+	ds_ctx ctx;	// never connected: nothing here may reach a socket
+
+	assert_int_equal(ds_node_add_keyed(&ctx, 1, "rxe0,,rxe1", 7471, nullptr), -EINVAL);
+	assert_string_equal(ds_ctx_errmsg(&ctx), "an empty device name in \"rxe0,,rxe1\"");
+	assert_int_equal(ds_node_add(&ctx, 1, "rxe0,rxe1,rxe2,rxe3,rxe4", 7471), -EINVAL);
+	assert_string_equal(ds_ctx_errmsg(&ctx), "a node has at most 4 devices");
+	assert_int_equal(ds_node_add(&ctx, 1, "rxe0,rxe0", 7471), -EINVAL);
+	assert_string_equal(ds_ctx_errmsg(&ctx), "device \"rxe0\" is named twice");
+	assert_int_equal(ds_node_add(&ctx, 1, nullptr, 7471), -EINVAL);
+	assert_string_equal(ds_ctx_errmsg(&ctx), "no device name");
+	// and ds_node_devs an array it cannot fill
+	assert_int_equal(ds_node_devs(&ctx, 1, nullptr, 1), -EINVAL);
 }
 
 void test_parse_dev(void **)
@@ -390,6 +547,14 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_build_request_do_and_dump),
 		cmocka_unit_test(test_dev_selector),
+		cmocka_unit_test(test_dev_list_one),
+		cmocka_unit_test(test_dev_list_two),
+		cmocka_unit_test(test_dev_list_empty_name),
+		cmocka_unit_test(test_dev_list_trailing_comma),
+		cmocka_unit_test(test_dev_list_too_many),
+		cmocka_unit_test(test_dev_list_duplicate),
+		cmocka_unit_test(test_dev_list_overlong_name),
+		cmocka_unit_test(test_node_add_refuses_bad_list),
 		cmocka_unit_test(test_parse_dev),
 		cmocka_unit_test(test_parse_dev_many_ports_capped),
 		cmocka_unit_test(test_parse_dev_del_event_minimal),

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include <arpa/inet.h>
 #include <linux/dsmem.h>
@@ -203,6 +204,121 @@ void test_node_reject_truncated(void **)
 	nlmsg_hdr(m)->nlmsg_len -= 6;
 	ds_node_info n;
 	assert_int_equal(parse_node(m, &n, true), -EBADMSG);
+	nlmsg_free(m);
+}
+
+void put_node_dev(struct nl_msg *m, uint32_t index, const char *name, int32_t numa)
+{
+	struct nlattr *d = nla_nest_start(m, DSMEM_ATTR_NODE_DEV);
+	nla_put_u32(m, DSMEM_NODE_DEV_ATTR_INDEX, index);
+	nla_put_string(m, DSMEM_NODE_DEV_ATTR_NAME, name);
+	nla_put_s32(m, DSMEM_NODE_DEV_ATTR_NUMA, numa);
+	nla_nest_end(m, d);
+}
+
+// A NODE_GET reply of a node on rxe0 (NUMA node 1) and rxe1 (none known).
+struct nl_msg *node_devs_reply()
+{
+	struct nl_msg *m = reply(DSMEM_CMD_NODE_GET);
+	put_node(m);
+	struct nlattr *l = nla_nest_start(m, DSMEM_ATTR_NODE_DEVS);
+	put_node_dev(m, 7, "rxe0", 1);
+	put_node_dev(m, 8, "rxe1", -1);
+	nla_nest_end(m, l);
+	return m;
+}
+
+void test_parse_node_devs(void **)
+{
+	struct nl_msg *m = node_devs_reply();
+	std::vector<ds_node_dev> d;
+	assert_int_equal(parse_node_devs(m, d), 0);
+	assert_int_equal(d.size(), 2);
+	assert_int_equal(d[0].index, 7);
+	assert_string_equal(d[0].name, "rxe0");
+	assert_int_equal(d[0].numa, 1);
+	assert_int_equal(d[1].index, 8);
+	assert_string_equal(d[1].name, "rxe1");
+	assert_int_equal(d[1].numa, -1);
+	// the node itself, as before: its first device
+	ds_node_info n;
+	assert_int_equal(parse_node(m, &n, true), 0);
+	assert_string_equal(n.dev_name, "rxe0");
+	nlmsg_free(m);
+
+	// a module from before node-devs: the one device, NUMA node unknown
+	m = reply(DSMEM_CMD_NODE_GET);
+	put_node(m);
+	assert_int_equal(parse_node_devs(m, d), 0);
+	assert_int_equal(d.size(), 1);
+	assert_int_equal(d[0].index, 7);
+	assert_string_equal(d[0].name, "rxe0");
+	assert_int_equal(d[0].numa, -1);
+	nlmsg_free(m);
+
+	// numa absent: unknown
+	m = reply(DSMEM_CMD_NODE_GET);
+	put_node(m);
+	struct nlattr *l = nla_nest_start(m, DSMEM_ATTR_NODE_DEVS);
+	struct nlattr *one = nla_nest_start(m, DSMEM_ATTR_NODE_DEV);
+	nla_put_u32(m, DSMEM_NODE_DEV_ATTR_INDEX, 9);
+	nla_put_string(m, DSMEM_NODE_DEV_ATTR_NAME, "mlx5_0");
+	nla_nest_end(m, one);
+	nla_nest_end(m, l);
+	assert_int_equal(parse_node_devs(m, d), 0);
+	assert_int_equal(d.size(), 1);
+	assert_int_equal(d[0].numa, -1);
+	nlmsg_free(m);
+}
+
+void test_parse_node_devs_refused(void **)
+{
+	std::vector<ds_node_dev> d;
+
+	// a device without its name
+	struct nl_msg *m = reply(DSMEM_CMD_NODE_GET);
+	put_node(m);
+	struct nlattr *l = nla_nest_start(m, DSMEM_ATTR_NODE_DEVS);
+	struct nlattr *one = nla_nest_start(m, DSMEM_ATTR_NODE_DEV);
+	nla_put_u32(m, DSMEM_NODE_DEV_ATTR_INDEX, 9);
+	nla_nest_end(m, one);
+	nla_nest_end(m, l);
+	assert_int_equal(parse_node_devs(m, d), -EBADMSG);
+	nlmsg_free(m);
+
+	// an index of the wrong width
+	m = reply(DSMEM_CMD_NODE_GET);
+	put_node(m);
+	l = nla_nest_start(m, DSMEM_ATTR_NODE_DEVS);
+	one = nla_nest_start(m, DSMEM_ATTR_NODE_DEV);
+	nla_put_u16(m, DSMEM_NODE_DEV_ATTR_INDEX, 9);
+	nla_put_string(m, DSMEM_NODE_DEV_ATTR_NAME, "rxe0");
+	nla_nest_end(m, one);
+	nla_nest_end(m, l);
+	assert_int_equal(parse_node_devs(m, d), -EBADMSG);
+	nlmsg_free(m);
+
+	// something else in the list
+	m = reply(DSMEM_CMD_NODE_GET);
+	put_node(m);
+	l = nla_nest_start(m, DSMEM_ATTR_NODE_DEVS);
+	put_node_dev(m, 7, "rxe0", 0);
+	nla_put_u32(m, DSMEM_ATTR_STAT, 1);
+	nla_nest_end(m, l);
+	assert_int_equal(parse_node_devs(m, d), -EBADMSG);
+	nlmsg_free(m);
+
+	// a list of no device (by hand: libnl's nla_nest_end drops an empty nest)
+	m = reply(DSMEM_CMD_NODE_GET);
+	put_node(m);
+	assert_int_equal(nla_put(m, DSMEM_ATTR_NODE_DEVS, 0, nullptr), 0);
+	assert_int_equal(parse_node_devs(m, d), -EBADMSG);
+	nlmsg_free(m);
+
+	// neither a list nor a device
+	m = reply(DSMEM_CMD_NODE_GET);
+	nla_put_u32(m, DSMEM_ATTR_NODE_ID, 3);
+	assert_int_equal(parse_node_devs(m, d), -EBADMSG);
 	nlmsg_free(m);
 }
 
@@ -1473,6 +1589,8 @@ int main(void)
 		cmocka_unit_test(test_node_reject_wrong_widths),
 		cmocka_unit_test(test_node_unknown_attr_ignored),
 		cmocka_unit_test(test_node_reject_truncated),
+		cmocka_unit_test(test_parse_node_devs),
+		cmocka_unit_test(test_parse_node_devs_refused),
 		cmocka_unit_test(test_parse_peer_ipv4),
 		cmocka_unit_test(test_parse_peer_ipv6),
 		cmocka_unit_test(test_peer_not_yet_known),

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include <memory>
+#include <span>
 #include <string>
 
 #include <linux/dsmem.h>
@@ -337,6 +338,34 @@ void test_node_record(void **)
 	v = nlohmann::json::parse(capture(output::mode::json, r, false));
 	assert_string_equal(v[0]["key"].get<std::string>().c_str(), "cluster");
 	assert_false(v[0].contains("insecure"));
+}
+
+void test_node_record_devs(void **)
+{
+	const ds_node_dev devs[] = { { 7, 0, "rxe0" }, { 8, -1, "rxe1" } };
+
+	// text: every device after "dev", where one stood before
+	record r = node_record(sample_node(), devs);
+	assert_string_equal(output::text(r).c_str(),
+		"node 1 dev rxe0,rxe1 port 7471 peers 2 segments 1 insecure yes accept peers");
+	// JSON: "dev" is still the first; "devs" all of them
+	auto v = nlohmann::json::parse(capture(output::mode::json, r, false));
+	assert_string_equal(v[0]["dev"].get<std::string>().c_str(), "rxe0");
+	assert_true(v[0]["devs"].is_array());
+	assert_int_equal(v[0]["devs"].size(), 2);
+	assert_int_equal(v[0]["devs"][0]["index"].get<int>(), 7);
+	assert_string_equal(v[0]["devs"][0]["name"].get<std::string>().c_str(), "rxe0");
+	assert_int_equal(v[0]["devs"][0]["numa"].get<int>(), 0);
+	assert_int_equal(v[0]["devs"][1]["index"].get<int>(), 8);
+	assert_string_equal(v[0]["devs"][1]["name"].get<std::string>().c_str(), "rxe1");
+	assert_int_equal(v[0]["devs"][1]["numa"].get<int>(), -1);
+
+	// one device: as before, and its "devs" of one
+	r = node_record(sample_node(), std::span(devs, 1));
+	assert_string_equal(output::text(r).c_str(),
+		"node 1 dev rxe0 port 7471 peers 2 segments 1 insecure yes accept peers");
+	v = nlohmann::json::parse(capture(output::mode::json, r, false));
+	assert_int_equal(v[0]["devs"].size(), 1);
 }
 
 void test_peer_record(void **)
@@ -952,6 +981,7 @@ int main(void)
 		cmocka_unit_test(test_hexdump_like_hexdump_c),
 		cmocka_unit_test(test_rdm_read_text_and_json),
 		cmocka_unit_test(test_node_record),
+		cmocka_unit_test(test_node_record_devs),
 		cmocka_unit_test(test_peer_record),
 		cmocka_unit_test(test_seg_record),
 		cmocka_unit_test(test_rdm_alloc_record),

@@ -4,6 +4,7 @@
 // is -EBADMSG, never a read past the message.
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 #include <arpa/inet.h>
 #include <linux/dsmem_netlink.h>
@@ -420,6 +421,103 @@ int parse_node(struct nl_msg *msg, ds_node_info *node, bool full)
 		return ret;
 	return copy_string(node->dev_name, sizeof(node->dev_name),
 			   tb[DSMEM_ATTR_DEV_NAME]);
+}
+
+int split_dev_list(const char *list, std::vector<std::string> &names, std::string &err)
+{
+	names.clear();
+	if (!list) {
+		err = "no device name";
+		return -EINVAL;
+	}
+	std::string_view rest(list);
+	for (;;) {
+		size_t comma = rest.find(',');
+		std::string_view name = rest.substr(0, comma);
+
+		if (name.empty()) {
+			err = "an empty device name in \"" + std::string(list) + "\"";
+			return -EINVAL;
+		}
+		if (name.size() >= DS_NAME_MAX) {
+			err = "device name \"" + std::string(name) + "\" is longer than " +
+			      std::to_string(DS_NAME_MAX - 1) + " bytes";
+			return -EINVAL;
+		}
+		for (const auto &seen : names)
+			if (seen == name) {
+				err = "device \"" + seen + "\" is named twice";
+				return -EINVAL;
+			}
+		if (names.size() == DS_NODE_DEVS_MAX) {
+			err = "a node has at most " + std::to_string(DS_NODE_DEVS_MAX) + " devices";
+			return -EINVAL;
+		}
+		names.emplace_back(name);
+		if (comma == std::string_view::npos)
+			return 0;
+		rest.remove_prefix(comma + 1);
+	}
+}
+
+void put_node_devs(attrs &a, const std::vector<std::string> &names)
+{
+	if (names.size() == 1) {
+		a.str(DSMEM_ATTR_DEV_NAME, names[0].c_str());
+		return;
+	}
+	struct nlattr *list = a.begin(DSMEM_ATTR_NODE_DEVS);
+	for (const auto &name : names) {
+		struct nlattr *one = a.begin(DSMEM_ATTR_NODE_DEV);
+		a.str(DSMEM_NODE_DEV_ATTR_NAME, name.c_str());
+		a.end(one);
+	}
+	a.end(list);
+}
+
+int parse_node_devs(struct nl_msg *msg, std::vector<ds_node_dev> &out)
+{
+	struct nlattr *tb[DSMEM_ATTR_MAX + 1];
+	int ret = parse_top(msg, tb);
+
+	if (ret)
+		return ret;
+	out.clear();
+	if (!tb[DSMEM_ATTR_NODE_DEVS]) {
+		// a module from before node-devs: its one device
+		ds_node_dev d{};
+
+		if (!tb[DSMEM_ATTR_DEV_INDEX] || !tb[DSMEM_ATTR_DEV_NAME])
+			return -EBADMSG;
+		d.index = nla_get_u32(tb[DSMEM_ATTR_DEV_INDEX]);
+		d.numa = -1;
+		ret = copy_string(d.name, sizeof(d.name), tb[DSMEM_ATTR_DEV_NAME]);
+		if (ret)
+			return ret;
+		out.push_back(d);
+		return 0;
+	}
+	ret = for_each_entry(tb[DSMEM_ATTR_NODE_DEVS], DSMEM_ATTR_NODE_DEV,
+			     [&out](struct nlattr *a) {
+		struct nlattr *dt[DSMEM_NODE_DEV_ATTR_MAX + 1];
+		ds_node_dev d{};
+
+		if (nla_parse_nested(dt, DSMEM_NODE_DEV_ATTR_MAX, a, ds_nl_node_dev_policy) < 0 ||
+		    check_widths(dt, DSMEM_NODE_DEV_ATTR_MAX, ds_nl_node_dev_policy) ||
+		    !dt[DSMEM_NODE_DEV_ATTR_INDEX] || !dt[DSMEM_NODE_DEV_ATTR_NAME])
+			return -EBADMSG;
+		d.index = nla_get_u32(dt[DSMEM_NODE_DEV_ATTR_INDEX]);
+		d.numa = dt[DSMEM_NODE_DEV_ATTR_NUMA] ?
+			 nla_get_s32(dt[DSMEM_NODE_DEV_ATTR_NUMA]) : -1;
+		int err = copy_string(d.name, sizeof(d.name), dt[DSMEM_NODE_DEV_ATTR_NAME]);
+		if (err)
+			return err;
+		out.push_back(d);
+		return 0;
+	});
+	if (ret)
+		return ret;
+	return out.empty() ? -EBADMSG : 0;	// a node has a device
 }
 
 int parse_key(struct nl_msg *msg, ds_key_info *key, bool)

@@ -45,6 +45,14 @@ int parse_stats(struct nl_msg *msg, std::vector<ds_stat> &out);
 // full: a GET reply or a NEW/STATE event; otherwise (a DEL event) only
 // the ids are required.
 int parse_node(struct nl_msg *msg, ds_node_info *node, bool full);
+// A node's devices as ds_node_add() takes them, a comma-separated list:
+// 0 and names filled, or -EINVAL and err saying why (an empty name, one
+// longer than DS_NAME_MAX - 1, more than DS_NODE_DEVS_MAX, a duplicate).
+int split_dev_list(const char *list, std::vector<std::string> &names, std::string &err);
+// Every device of a NODE_GET reply (or NEW event), in order, into out:
+// the node-devs list, or without one (an older module) the dev-index and
+// dev-name it always has, numa -1.
+int parse_node_devs(struct nl_msg *msg, std::vector<ds_node_dev> &out);
 int parse_key(struct nl_msg *msg, ds_key_info *key, bool full);
 int parse_peer(struct nl_msg *msg, ds_peer_info *peer, bool full);
 int parse_seg(struct nl_msg *msg, ds_seg_info *seg, bool full);
@@ -182,6 +190,10 @@ struct attrs {
 			nla_nest_end(msg, n);
 	}
 };
+
+// NODE_NEW's devices: one (names[0]) as dev-name, as every module takes
+// it; more as a node-devs nest, a node-dev with its name each.
+void put_node_devs(attrs &a, const std::vector<std::string> &names);
 
 // Build a request (put() adds its attributes), send it and hand every
 // reply to on_msg.

@@ -95,6 +95,8 @@ const struct nla_policy ds_nl_dsmem_policy[DSMEM_ATTR_MAX + 1] = {
 	[DSMEM_ATTR_NODE_INSECURE] = { .type = NLA_FLAG },
 	[DSMEM_ATTR_NODE_ACCEPT] = { .type = NLA_U8, .minlen = 1, .maxlen = 1 },
 	[DSMEM_ATTR_PEER_LISTEN] = { .type = NLA_FLAG },
+	[DSMEM_ATTR_NODE_DEVS] = { .type = NLA_NESTED },
+	[DSMEM_ATTR_NODE_DEV] = { .type = NLA_NESTED },
 };
 
 const struct nla_policy ds_nl_port_policy[DSMEM_PORT_ATTR_MAX + 1] = {
@@ -103,6 +105,12 @@ const struct nla_policy ds_nl_port_policy[DSMEM_PORT_ATTR_MAX + 1] = {
 	[DSMEM_PORT_ATTR_ACTIVE_MTU] = { .type = NLA_U32, .minlen = 4, .maxlen = 4 },
 	[DSMEM_PORT_ATTR_LINK_LAYER] = { .type = NLA_U8, .minlen = 1, .maxlen = 1 },
 	[DSMEM_PORT_ATTR_NETDEV] = { .type = NLA_STRING },
+};
+
+const struct nla_policy ds_nl_node_dev_policy[DSMEM_NODE_DEV_ATTR_MAX + 1] = {
+	[DSMEM_NODE_DEV_ATTR_INDEX] = { .type = NLA_U32, .minlen = 4, .maxlen = 4 },
+	[DSMEM_NODE_DEV_ATTR_NAME] = { .type = NLA_STRING },
+	[DSMEM_NODE_DEV_ATTR_NUMA] = { .type = NLA_S32, .minlen = 4, .maxlen = 4 },
 };
 
 const struct nla_policy ds_nl_stat_policy[DSMEM_STAT_ATTR_MAX + 1] = {

@@ -18,6 +18,7 @@ extern "C" {
 
 extern const struct nla_policy ds_nl_dsmem_policy[DSMEM_ATTR_MAX + 1];
 extern const struct nla_policy ds_nl_port_policy[DSMEM_PORT_ATTR_MAX + 1];
+extern const struct nla_policy ds_nl_node_dev_policy[DSMEM_NODE_DEV_ATTR_MAX + 1];
 extern const struct nla_policy ds_nl_stat_policy[DSMEM_STAT_ATTR_MAX + 1];
 extern const struct nla_policy ds_nl_rseg_policy[DSMEM_RSEG_ATTR_MAX + 1];
 extern const struct nla_policy ds_nl_grant_policy[DSMEM_GRANT_ATTR_MAX + 1];

@@ -20,6 +20,7 @@ using namespace dsmem::detail;
 
 static_assert(DS_PERM_READ == DSMEM_PERM_READ && DS_PERM_WRITE == DSMEM_PERM_WRITE);
 static_assert(DS_RDM_DATA_MAX == DSMEM_RDM_DATA_MAX);
+static_assert(DS_NODE_DEVS_MAX == DSMEM_NODE_DEVS_MAX);
 
 namespace {
 
@@ -53,11 +54,14 @@ DS_EXPORT int ds_node_add(struct ds_ctx *ctx, uint32_t id, const char *dev,
 DS_EXPORT int ds_node_add_keyed(struct ds_ctx *ctx, uint32_t id, const char *dev,
 				uint16_t port, const char *key)
 {
-	if (!dev)
-		return fail(ctx, -EINVAL, "no device name");
+	std::vector<std::string> devs;
+	std::string err;
+
+	if (split_dev_list(dev, devs, err))
+		return fail(ctx, -EINVAL, err.c_str());
 	return request(ctx, DSMEM_CMD_NODE_NEW, false, [&](attrs &a) {
 		a.u32(DSMEM_ATTR_NODE_ID, id);
-		a.str(DSMEM_ATTR_DEV_NAME, dev);
+		put_node_devs(a, devs);
 		a.u16(DSMEM_ATTR_NODE_PORT, port);
 		if (key)
 			a.str(DSMEM_ATTR_NODE_KEY, key);
@@ -117,6 +121,27 @@ DS_EXPORT int ds_node_list(struct ds_ctx *ctx, struct ds_node_info **nodes,
 			   size_t *count)
 {
 	return dump(ctx, DSMEM_CMD_NODE_GET, 0, parse_node, nodes, count);
+}
+
+DS_EXPORT int ds_node_devs(struct ds_ctx *ctx, uint32_t id, struct ds_node_dev *devs,
+			   unsigned int max)
+{
+	std::vector<ds_node_dev> out;
+
+	if (!devs && max)
+		return fail(ctx, -EINVAL, "no array to fill");
+	int ret = request_one(ctx, DSMEM_CMD_NODE_GET, [id](attrs &a) {
+		a.u32(DSMEM_ATTR_NODE_ID, id);
+	}, [&out](struct nl_msg *m) {
+		ds_node_info node;
+		int r = parse_node(m, &node, true);
+		return r ? r : parse_node_devs(m, out);
+	});
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < out.size() && i < max; i++)
+		devs[i] = out[i];
+	return static_cast<int>(out.size());
 }
 
 DS_EXPORT int ds_node_set_accept(struct ds_ctx *ctx, uint32_t id, int accept)

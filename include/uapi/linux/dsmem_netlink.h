@@ -57,6 +57,11 @@ enum dsmem_translate {
 #define DSMEM_RDM_DATA_MAX		4096
 
 /*
+ * The RDMA devices a node may use at most (node-devs).
+ */
+#define DSMEM_NODE_DEVS_MAX		4
+
+/*
  * The bytes of a key's name at most, with its NUL.
  */
 #define DSMEM_KEY_NAME_MAX		32
@@ -235,6 +240,8 @@ enum dsmem_attr {
 	DSMEM_ATTR_NODE_INSECURE,		/* flag */
 	DSMEM_ATTR_NODE_ACCEPT,			/* u8, enum dsmem_accept */
 	DSMEM_ATTR_PEER_LISTEN,			/* flag */
+	DSMEM_ATTR_NODE_DEVS,			/* nest of DSMEM_ATTR_NODE_DEV */
+	DSMEM_ATTR_NODE_DEV,			/* nest, enum dsmem_node_dev_attr */
 
 	__DSMEM_ATTR_MAX,
 	DSMEM_ATTR_MAX = __DSMEM_ATTR_MAX - 1
@@ -253,6 +260,19 @@ enum dsmem_port_attr {
 
 	__DSMEM_PORT_ATTR_MAX,
 	DSMEM_PORT_ATTR_MAX = __DSMEM_PORT_ATTR_MAX - 1
+};
+
+/*
+ * One RDMA device of a node.
+ */
+enum dsmem_node_dev_attr {
+	DSMEM_NODE_DEV_ATTR_UNSPEC,
+	DSMEM_NODE_DEV_ATTR_INDEX,		/* u32 */
+	DSMEM_NODE_DEV_ATTR_NAME,		/* string */
+	DSMEM_NODE_DEV_ATTR_NUMA,		/* s32 */
+
+	__DSMEM_NODE_DEV_ATTR_MAX,
+	DSMEM_NODE_DEV_ATTR_MAX = __DSMEM_NODE_DEV_ATTR_MAX - 1
 };
 
 /*

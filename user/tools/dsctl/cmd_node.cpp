@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// dsctl node [show [id N]] | node add id N dev DEV port P [key NAME | insecure]
+// dsctl node [show [id N]] | node add id N dev DEV[,DEV...] port P [key NAME | insecure]
 //      | node set id N accept peers|keyed | node del id N
 #include <linux/dsmem.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <vector>
 
 #include "dsctl.hpp"
 
@@ -17,25 +19,44 @@ uint32_t node_id(const keywords &kw)
 	return need_id(kw, "id", DSMEM_NODE_ID_MAX, "node id", "node");
 }
 
+// All of node id's devices (DS_NODE_DEVS_MAX at most); -ENOENT when the
+// node is gone.
+int node_devs(const dsmem::context &ctx, uint32_t id, std::vector<ds_node_dev> &devs)
+{
+	devs.resize(DS_NODE_DEVS_MAX);
+	int ret = ds_node_devs(ctx.get(), id, devs.data(), DS_NODE_DEVS_MAX);
+	if (ret >= 0)
+		devs.resize(std::min<size_t>(static_cast<size_t>(ret), DS_NODE_DEVS_MAX));
+	return ret < 0 ? ret : 0;
+}
+
 int node_show(env &e)
 {
 	keywords kw = take_keywords(e, { "id" });
 	uint32_t id;
 	bool one = id_arg(kw, "id", DSMEM_NODE_ID_MAX, "node id", id);
 	dsmem::context ctx = open_context();
+	std::vector<ds_node_dev> devs;
 
 	e.out.begin_list();
 	if (!one) {
 		c_array<ds_node_info> nodes;
 		check(ds_node_list(ctx.get(), &nodes.data, &nodes.count), ctx,
 		      "cannot list nodes");
-		for (const auto &n : nodes)
-			e.out.add(node_record(n));
+		for (const auto &n : nodes) {
+			int ret = node_devs(ctx, n.id, devs);
+			if (ret == -ENOENT)
+				continue;	// deleted since the listing
+			check(ret, ctx, "cannot list the devices of node " + std::to_string(n.id));
+			e.out.add(node_record(n, devs));
+		}
 		return 0;
 	}
 	ds_node_info n{};
-	check(ds_node_get(ctx.get(), id, &n), ctx, "cannot show node " + std::to_string(id));
-	e.out.add(node_record(n));
+	const std::string doing = "cannot show node " + std::to_string(id);
+	check(ds_node_get(ctx.get(), id, &n), ctx, doing);
+	check(node_devs(ctx, id, devs), ctx, doing);
+	e.out.add(node_record(n, devs));
 	return 0;
 }
 
@@ -107,7 +128,7 @@ const command node_cmds[] = {
 const object node_object = {
 	"node", node_cmds, sizeof(node_cmds) / sizeof(node_cmds[0]),
 	"Usage: dsctl node [show [id N]]\n"
-	"       dsctl node add id N dev DEV port PORT [ key NAME | insecure ]\n"
+	"       dsctl node add id N dev DEV[,DEV...] port PORT [ key NAME | insecure ]\n"
 	"       dsctl node set id N accept { peers | keyed }\n"
 	"       dsctl node del id N\n",
 	false,

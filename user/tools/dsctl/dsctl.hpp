@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdlib>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -98,7 +99,9 @@ std::string node_type_name(uint8_t type);
 std::string link_layer_name(uint8_t ll);
 std::string guid_string(uint64_t guid);
 record features_record(uint64_t features);
-record node_record(const ds_node_info &n);
+// devs: all the node's devices (ds_node_devs), its "devs"; none: no "devs"
+// (a node event, which gives only the first device)
+record node_record(const ds_node_info &n, std::span<const ds_node_dev> devs = {});
 record peer_record(const ds_peer_info &p);
 record seg_record(const ds_seg_info &s);
 record rdm_alloc_record(uint32_t node, uint32_t remote_node, uint64_t size,

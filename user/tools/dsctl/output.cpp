@@ -154,8 +154,21 @@ std::string param_line(const record &p)
 	return line;
 }
 
+// The names of a node's "devs", joined by commas.
+std::string dev_names(const record &devs)
+{
+	std::string joined;
+	if (!devs.is_array())
+		return joined;
+	for (const auto &d : devs)
+		if (d.is_object() && d.contains("name"))
+			joined += (joined.empty() ? "" : ",") + scalar(d["name"]);
+	return joined;
+}
+
 // Text conventions, from rdma(8): "ifindex" and "ifname" open the line as
-// "N: name:", "event" as "[EVENT]", a token's "type" as a bare word,
+// "N: name:", "event" as "[EVENT]", a token's "type" as a bare word, a
+// node's "dev" as the names of all its "devs" ("dev rxe0,rxe1"),
 // nested lists go on indented lines; sizes take a binary suffix, times
 // (keys ending in "_ns") a unit, "numa" -1 is "any", strings of several
 // words are quoted, and "data" (bytes in hex) follows the line as a
@@ -173,6 +186,10 @@ void render(const record &r, std::string &line, int indent)
 			for (auto &ch : tag)
 				ch = ch == '_' ? ' ' : static_cast<char>(toupper(ch));
 			line += "[" + tag + "] ";
+		} else if (k == "dev" && r.contains("devs") && !dev_names(r["devs"]).empty()) {
+			line += k + " " + dev_names(r["devs"]) + " ";
+		} else if (k == "devs" && r.contains("dev") && v.is_array()) {
+			// said by "dev"
 		} else if (k == "ifindex" || k == "ifname") {
 			line += scalar(v) + ": ";
 		} else if (k == "type" && v.is_string()) {

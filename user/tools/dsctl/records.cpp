@@ -171,12 +171,23 @@ std::string translate_name(uint8_t translate)
 	}
 }
 
-record node_record(const ds_node_info &n)
+record node_record(const ds_node_info &n, std::span<const ds_node_dev> devs)
 {
 	record r;
 
 	r["node"] = n.id;
-	r["dev"] = n.dev_name;
+	r["dev"] = n.dev_name;	// the first device, as before node-devs
+	if (!devs.empty()) {
+		record list = record::array();
+		for (const auto &d : devs) {
+			record dr;
+			dr["index"] = d.index;
+			dr["name"] = d.name;
+			dr["numa"] = d.numa;
+			list.push_back(dr);
+		}
+		r["devs"] = list;
+	}
 	r["port"] = n.port;
 	r["peers"] = n.peer_count;
 	r["segments"] = n.seg_count;

@@ -28,6 +28,8 @@ extern "C" {
 /* the key nodes prove unless told otherwise */
 #define DS_KEY_DEFAULT		"cluster"
 #define DS_DEV_PORTS_MAX	8
+/* the RDMA devices a node may use at most (DSMEM_NODE_DEVS_MAX) */
+#define DS_NODE_DEVS_MAX	4
 
 struct ds_ctx;
 struct ds_monitor;
@@ -73,11 +75,14 @@ struct ds_stat {
 	uint64_t value;
 };
 
-/* A dsmem endpoint: node id, RDMA device, rdma_cm port. */
+/*
+ * A dsmem endpoint: node id, RDMA device, rdma_cm port.  A node on
+ * several devices gives its first here; ds_node_devs() lists them all.
+ */
 struct ds_node_info {
 	uint32_t id;
-	uint32_t dev_index;
-	char dev_name[DS_NAME_MAX];
+	uint32_t dev_index;		/* the first device's */
+	char dev_name[DS_NAME_MAX];	/* the first device's */
 	uint16_t port;
 	uint16_t reserved0;
 	uint32_t peer_count;
@@ -86,6 +91,13 @@ struct ds_node_info {
 	uint8_t reserved1[3];
 	/* the key its peers prove; "": insecure (was reserved before 1.7) */
 	char key[DS_KEY_NAME_MAX];
+};
+
+/* One RDMA device of a node (DSUSER_1.10). */
+struct ds_node_dev {
+	uint32_t index;			/* the RDMA core's device index */
+	int32_t numa;			/* its NUMA node; -1 if none is known */
+	char name[DS_NAME_MAX];
 };
 
 /* Whom a node admits when a connection is requested (DSUSER_1.8). */
@@ -547,6 +559,16 @@ int ds_stats_reset(struct ds_ctx *ctx);
  * A node whose connections are all authenticated with the key named
  * DS_KEY_DEFAULT ("cluster"), which must have been added (ds_key_add):
  * -ENOKEY if not.
+ *
+ * dev names the node's RDMA device, or its devices as a comma-separated
+ * list ("rxe0,rxe1"): 1 to DS_NODE_DEVS_MAX distinct names of 1 to
+ * DS_NAME_MAX - 1 bytes each, no spaces around the commas; the node
+ * admits connections arriving on any of them, and its first device is
+ * the one ds_node_get() reports.  An empty name (",rxe1", "rxe0,,rxe1",
+ * "rxe0,"), one too long, more than DS_NODE_DEVS_MAX names or a name
+ * given twice is -EINVAL before the module is asked.  One name is sent
+ * as before, so it works with any module; a list needs a module that
+ * knows node-devs (an older one refuses it).  (The list: DSUSER_1.10.)
  */
 int ds_node_add(struct ds_ctx *ctx, uint32_t id, const char *dev,
 		uint16_t port);
@@ -561,6 +583,15 @@ int ds_node_del(struct ds_ctx *ctx, uint32_t id);
 int ds_node_get(struct ds_ctx *ctx, uint32_t id, struct ds_node_info *node);
 int ds_node_list(struct ds_ctx *ctx, struct ds_node_info **nodes,
 		 size_t *count);
+/*
+ * Node id's devices in the order they were given: the number the node
+ * has (1 to DS_NODE_DEVS_MAX; more than max is possible), of which the
+ * first max are put in devs (NULL when max is 0); or -errno, -ENOENT
+ * when there is no such node.  From a module without node-devs, the one
+ * device ds_node_get() reports, numa -1.  (DSUSER_1.10)
+ */
+int ds_node_devs(struct ds_ctx *ctx, uint32_t id, struct ds_node_dev *devs,
+		 unsigned int max);
 
 /*
  * Keys of the caller's network namespace (CAP_NET_ADMIN to add or

@@ -192,6 +192,7 @@ public:
 	}
 
 	// Nodes, peers, segments: adding and deleting need CAP_NET_ADMIN.
+	// dev: the node's RDMA device, or several as "rxe0,rxe1" (ds_node_add).
 	result<void> node_add(uint32_t id, const std::string &dev, uint16_t port)
 	{
 		return check(ds_node_add(get(), id, dev.c_str(), port));
@@ -235,6 +236,22 @@ public:
 		ds_node_info *arr = nullptr;
 		size_t n = 0;
 		return list(ds_node_list(get(), &arr, &n), arr, n);
+	}
+
+	// The node's RDMA devices, all of them, in order.
+	result<std::vector<ds_node_dev>> node_devs(uint32_t id)
+	{
+		std::vector<ds_node_dev> out(DS_NODE_DEVS_MAX);
+		for (;;) {
+			int r = ds_node_devs(get(), id, out.data(),
+					     static_cast<unsigned int>(out.size()));
+			if (r < 0)
+				return last_error(r);
+			bool whole = static_cast<size_t>(r) <= out.size();
+			out.resize(static_cast<size_t>(r));
+			if (whole)
+				return out;
+		}
 	}
 
 	// The new peer's id.
