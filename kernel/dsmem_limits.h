@@ -10,6 +10,7 @@
 #include <linux/time64.h>
 
 #include <uapi/linux/dsmem.h>
+#include <uapi/linux/dsmem_netlink.h>
 
 /*
  * Limits, all in one place.
@@ -21,6 +22,8 @@
 /* peers per node, segments per node (the global address has 12 bits) */
 #define DSMEM_NODE_PEERS_MAX	256
 #define DSMEM_NODE_SEGS_MAX	DSMEM_SEG_ID_MAX
+/* a peer's paths besides its first connection: one per other device */
+#define DSMEM_PATHS_MAX		(DSMEM_NODE_DEVS_MAX - 1)
 /* one-sided work requests in flight per connection */
 #define DSMEM_SQ_DEPTH		256
 /* receive buffers per connection, each one whole wire message */

@@ -31,6 +31,17 @@
  *                                             served on it before both
  *                                             proofs are checked (see
  *                                             struct dsmem_wire_cm)
+ *   PATHS                                  -> REPLY_PATHS(len, data = the
+ *                                             IPv6 or IPv4-mapped addresses,
+ *                                             16 bytes each, at most
+ *                                             DSMEM_NODE_DEVS_MAX, of the
+ *                                             replier's other devices): asked
+ *                                             by the connecting end of a
+ *                                             peer's first connection, which
+ *                                             then connects another path to
+ *                                             each (DSMEM_WIRE_CM_F_PATH).
+ *                                             A module that does not answer
+ *                                             it (REPLY_ERROR) has one path.
  *
  * Slope (leases and migration):
  *   SLOPE_LEASE_REQ                        -> REPLY_SLOPE(addr = lease base)
@@ -97,6 +108,8 @@ enum dsmem_wire_op {
 	DSMEM_WIRE_REPLY_SLOPE,
 	DSMEM_WIRE_REPLY_SLOPE_KEYS,
 	DSMEM_WIRE_AUTH,
+	DSMEM_WIRE_PATHS,
+	DSMEM_WIRE_REPLY_PATHS,
 
 	__DSMEM_WIRE_OP_MAX,
 	DSMEM_WIRE_OP_MAX = __DSMEM_WIRE_OP_MAX - 1
@@ -211,7 +224,11 @@ struct dsmem_wire_slope_handover {
 
 /* struct dsmem_wire_cm.flags */
 #define DSMEM_WIRE_CM_F_AUTH	0x0001	/* the sender proves a key (AUTH) */
-#define DSMEM_WIRE_CM_F_ALL	DSMEM_WIRE_CM_F_AUTH
+/* another path of a peer whose first connection is up (see PATHS) */
+#define DSMEM_WIRE_CM_F_PATH	0x0002
+#define DSMEM_WIRE_CM_F_ALL	(DSMEM_WIRE_CM_F_AUTH | DSMEM_WIRE_CM_F_PATH)
+/* bytes of one address in REPLY_PATHS */
+#define DSMEM_WIRE_PATH_ADDR_LEN	16
 
 #define DSMEM_WIRE_NONCE_LEN	16
 #define DSMEM_WIRE_AUTH_LEN	32	/* an HMAC-SHA256 */

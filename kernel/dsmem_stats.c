@@ -78,6 +78,10 @@ static const char * const dsmem_stat_names[] = {
 	[DSMEM_STAT_PORT_DOWN]		= "port_down",
 	[DSMEM_STAT_PORT_UP]		= "port_up",
 	[DSMEM_STAT_CONN_PORT_DOWN]	= "conn_port_down",
+	[DSMEM_STAT_PATH_UP]		= "path_up",
+	[DSMEM_STAT_PATH_DOWN]		= "path_down",
+	[DSMEM_STAT_PATH_REFUSED]	= "path_refused",
+	[DSMEM_STAT_XFER_PATH_SLICES]	= "xfer_path_slices",
 };
 
 const char *dsmem_stat_name(enum dsmem_stat s)

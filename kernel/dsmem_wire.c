@@ -67,6 +67,9 @@ static const struct dsmem_wire_rule dsmem_wire_rules[] = {
 	[DSMEM_WIRE_REPLY_SLOPE_KEYS]	= { .reply = true, .data = true,
 					    .len = true, .success = true },
 	[DSMEM_WIRE_AUTH]		= { .data = true, .len = true },
+	[DSMEM_WIRE_PATHS]		= { .answer = DSMEM_WIRE_REPLY_PATHS },
+	[DSMEM_WIRE_REPLY_PATHS]	= { .reply = true, .data = true,
+					    .success = true },
 };
 
 static const struct dsmem_wire_rule *dsmem_wire_rule(u8 opcode)

@@ -102,6 +102,71 @@ perftest() {
 	wait "$srv" 2>/dev/null || true
 }
 
+# ib_write_bw of 64 KiB on rxe0 and rxe1 at once, each to its own
+# device's address; their BW averages (MiB/s) summed.
+perftest_2nic() {
+	local out0 out1 srv0 srv1
+	out0=$(mktemp) out1=$(mktemp)
+	ib_write_bw -d rxe0 -p 18515 -s 65536 -n 2000 >/dev/null 2>&1 &
+	srv0=$!
+	ib_write_bw -d rxe1 -p 18516 -s 65536 -n 2000 >/dev/null 2>&1 &
+	srv1=$!
+	sleep 1
+	ib_write_bw -d rxe0 -p 18515 -s 65536 -n 2000 "$DSMEM_LOCAL_ADDR" >"$out0" 2>/dev/null &
+	ib_write_bw -d rxe1 -p 18516 -s 65536 -n 2000 "$DSMEM_LOCAL_ADDR2" >"$out1" 2>/dev/null
+	wait "$srv0" "$srv1" 2>/dev/null || true
+	wait
+	cat "$out0" "$out1" |
+		awk '$1 ~ /^[0-9]+$/ && NF >= 4 { s += $4 } END { printf "%.2f", s }'
+	rm -f "$out0" "$out1"
+}
+
+# Nodes A and B on DEVS (ports 747A, 747B), B's 64 MiB segment granted
+# to A, A connected to B and holding the grant; prints its address.
+bench_pair() {
+	local a=$1 b=$2 devs=$3 ctl=$dsctl seg i
+	"$ctl" node add id "$a" dev "$devs" port "747$a"
+	"$ctl" node add id "$b" dev "$devs" port "747$b"
+	seg=$("$ctl" -j segment add node "$b" size 64M |
+	      python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["addr"])')
+	"$ctl" segment grant node "$b" seg 1 to "$a" perm rw
+	"$ctl" peer add node "$b" addr "$DSMEM_LOCAL_ADDR" remote "$a" listen >/dev/null
+	"$ctl" peer add node "$a" addr "$DSMEM_LOCAL_ADDR" port "747$b" remote "$b" >/dev/null
+	for ((i = 0; i < 100; i++)); do
+		"$ctl" peer show node "$a" | grep -q remote_seg && break
+		sleep 0.1
+	done
+	echo "$seg"
+}
+
+# Two devices: nodes 3 and 4 on rxe0 and rxe1 each, so node 3's peer has
+# a path through each; an unordered handle spreads its WRITEs over both.
+bench_rdm_2nic() {
+	local ctl=$dsctl seg ours ref one single i
+	seg=$(bench_pair 3 4 rxe0,rxe1)
+	for ((i = 0; i < 100; i++)); do
+		"$ctl" -j peer show node 3 | grep -q '"paths":2' && break
+		sleep 0.1
+	done
+	echo "bench: rdm.paths_2nic $("$ctl" -j peer show node 3 |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)[0].get("paths", 1))') paths"
+	# rxe is the CPU: the reference's two processes post from two CPUs,
+	# so two handles, each from its own thread, 64 in flight each; the
+	# same ordered (one path), and one unordered handle from one thread
+	ref=$(perftest_2nic)
+	ours=$("$rdm_bench" -u -t 2 bw write 3 "$seg" 65536 4000 64)
+	one=$("$rdm_bench" -t 2 bw write 3 "$seg" 65536 4000 64)
+	single=$("$rdm_bench" -u bw write 3 "$seg" 65536 4000 128)
+	echo "bench: rdm.bw_64K_2nic $ours MiB/s"
+	echo "bench: rdm.bw_64K_2nic_one_path $one MiB/s"
+	echo "bench: rdm.bw_64K_2nic_one_thread $single MiB/s"
+	echo "bench: rdm.sum_ib_write_bw_64K_2nic $ref MiB/s"
+	echo "bench: rdm.bw_64K_2nic.ratio_vs_sum_ib_write_bw $(ratio "$ours" "$ref") x"
+	echo "bench: rdm.bw_64K_2nic.ratio_vs_one_path $(ratio "$ours" "$one") x"
+	"$ctl" node del id 3
+	"$ctl" node del id 4
+}
+
 bench_rdm() {
 	local ctl=$dsctl seg ours ref op remote
 	# set-up cost of authentication: the handshake adds one round trip
@@ -110,17 +175,7 @@ bench_rdm() {
 	echo "bench: rdm.connect_ms $ours ms"
 	echo "bench: rdm.connect_ms_unauthenticated $ref ms"
 	echo "bench: rdm.connect_ms.ratio_vs_unauthenticated $(ratio "$ours" "$ref") x"
-	"$ctl" node add id 1 dev rxe0 port 7471
-	"$ctl" node add id 2 dev rxe0 port 7472
-	seg=$("$ctl" -j segment add node 2 size 64M |
-	      python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["addr"])')
-	"$ctl" segment grant node 2 seg 1 to 1 perm rw
-	"$ctl" peer add node 2 addr "$DSMEM_LOCAL_ADDR" remote 1 listen >/dev/null
-	"$ctl" peer add node 1 addr "$DSMEM_LOCAL_ADDR" port 7472 remote 2 >/dev/null
-	for ((i = 0; i < 100; i++)); do
-		"$ctl" peer show node 1 | grep -q remote_seg && break
-		sleep 0.1
-	done
+	seg=$(bench_pair 1 2 rxe0)
 	# The shared rings are the default path where the module gives one;
 	# -i is the ioctl path, which old programs and plain buffers beyond 64
 	# KiB take.  One ring for the runs below, whatever the CPUs.
@@ -195,9 +250,10 @@ bench_rdm() {
 	echo "bench: rdm.local_get_4K.ratio_vs_memcpy $(ratio "$ours" "$ref") x"
 	echo "bench: rdm.local_get_4K_ioctl.ratio_vs_memcpy $(ratio "$old" "$ref") x"
 	echo "bench: rdm.local_get_4K.ratio_vs_remote_get_4K $(ratio "$ours" "$remote") x"
-	echo "$threads" > /sys/module/dsmem/parameters/ring_threads
 	"$ctl" node del id 1
 	"$ctl" node del id 2
+	bench_rdm_2nic
+	echo "$threads" > /sys/module/dsmem/parameters/ring_threads
 }
 
 # Nodes 1 and 2 on rxe0, node 1 connected to node 2 (which admits it, a

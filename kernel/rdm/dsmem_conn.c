@@ -20,6 +20,7 @@
 #include <linux/sched/signal.h>
 #include <net/ipv6.h>
 #include <rdma/ib_cache.h>
+#include <rdma/ib_cm.h>
 
 #include "../tokencache/dsmem_tc.h"
 #include "dsmem_rdm.h"
@@ -66,6 +67,10 @@ void dsmem_conn_put(struct dsmem_conn *conn)
 }
 
 static void dsmem_conn_up_work(struct work_struct *work);
+static bool dsmem_peer_dev_claim(struct dsmem_peer *peer,
+				 struct ib_device *ibdev, struct dsmem_conn *self);
+static bool dsmem_sockaddr_same_host(const struct sockaddr_storage *a,
+				     const struct sockaddr_storage *b);
 /*
  * The other end refused the connect: rejected, or reset before it came
  * up (the flush of a rejected QP may close it before the rejection does).
@@ -300,7 +305,8 @@ static void dsmem_conn_param(struct dsmem_conn *conn,
 	struct dsmem_wire_cm_info info = {
 		.src_node = conn->peer->node->id,
 		.dst_node = dst_node,
-		.flags = dsmem_conn_keyed(conn) ? DSMEM_WIRE_CM_F_AUTH : 0,
+		.flags = (dsmem_conn_keyed(conn) ? DSMEM_WIRE_CM_F_AUTH : 0) |
+			 (conn->path ? DSMEM_WIRE_CM_F_PATH : 0),
 	};
 
 	memcpy(info.nonce, conn->nonce, sizeof(info.nonce));
@@ -568,14 +574,23 @@ static void dsmem_conn_up_work(struct work_struct *work)
 	/* rdma_cm moved the QP to RTS before announcing the connection */
 	dsmem_tc_qp_state(conn->tc_qp, IB_QPS_RTS);
 
-	spin_lock_bh(&peer->lock);
-	peer->remote_node = conn->remote_node;
-	peer->connects++;
-	peer->backoff_ms = DSMEM_BACKOFF_MIN_MS;
-	peer->last_err = 0;
-	spin_unlock_bh(&peer->lock);
-	dsmem_stat_inc(DSMEM_STAT_CONN_ESTABLISHED);
-	dsmem_peer_set_state(peer, DSMEM_PEER_UP, 0);
+	if (conn->path) {
+		/* the peer's state is its first connection's */
+		spin_lock_bh(&peer->lock);
+		peer->paths_backoff_ms = DSMEM_BACKOFF_MIN_MS;
+		spin_unlock_bh(&peer->lock);
+		atomic_inc(&peer->paths_gen);
+		dsmem_stat_inc(DSMEM_STAT_PATH_UP);
+	} else {
+		spin_lock_bh(&peer->lock);
+		peer->remote_node = conn->remote_node;
+		peer->connects++;
+		peer->backoff_ms = DSMEM_BACKOFF_MIN_MS;
+		peer->last_err = 0;
+		spin_unlock_bh(&peer->lock);
+		dsmem_stat_inc(DSMEM_STAT_CONN_ESTABLISHED);
+		dsmem_peer_set_state(peer, DSMEM_PEER_UP, 0);
+	}
 
 	/* requests that arrived before we were up */
 	queue_work(dsmem_wq, &conn->rx_work);
@@ -770,6 +785,112 @@ void dsmem_conns_reap_now(struct ib_device *ibdev)
 	} while (found);
 }
 
+/*
+ * A peer that connected to us is gone with its connections, once the last
+ * of them, its first or a path, is released: until then a node's teardown
+ * still finds it, and waits for them (dsmem_peer_delete).  Whoever sees
+ * it idle unlinks it; one of them owns the unlinking.
+ */
+static void dsmem_peer_passive_gone(struct dsmem_peer *peer)
+{
+	unsigned int i;
+	bool idle;
+
+	if (!peer->passive)
+		return;
+	spin_lock_bh(&peer->lock);
+	idle = !peer->conn;
+	for (i = 0; i < DSMEM_PATHS_MAX; i++)
+		idle &= !peer->paths[i];
+	spin_unlock_bh(&peer->lock);
+	if (idle && dsmem_peer_unlink(peer)) {
+		dsmem_nl_notify_peer(peer, DSMEM_CMD_PEER_DEL);
+		dsmem_peer_put(peer);
+	}
+}
+
+/*
+ * Close the peer's paths: each is then closing, and, with @closed, given
+ * to the caller counted (DSMEM_PATHS_MAX of them) to wait for.
+ */
+static void dsmem_peer_paths_close(struct dsmem_peer *peer,
+				   struct dsmem_conn **closed)
+{
+	struct dsmem_conn *paths[DSMEM_PATHS_MAX] = {};
+	unsigned int i;
+
+	spin_lock_bh(&peer->lock);
+	for (i = 0; i < DSMEM_PATHS_MAX; i++) {
+		paths[i] = peer->paths[i];
+		if (paths[i])
+			kref_get(&paths[i]->ref);
+	}
+	spin_unlock_bh(&peer->lock);
+	for (i = 0; i < DSMEM_PATHS_MAX; i++) {
+		if (!paths[i])
+			continue;
+		dsmem_conn_close(paths[i], -ECONNABORTED);
+		if (closed)
+			closed[i] = paths[i];
+		else
+			dsmem_conn_put(paths[i]);
+	}
+}
+
+/*
+ * Ask for paths again after a backoff, if the peer's first connection is
+ * up and the peer not deleted (dsmem_peer_stop cancels the work after it
+ * set deleted).
+ */
+void dsmem_peer_paths_retry(struct dsmem_peer *peer)
+{
+	struct dsmem_conn *first;
+
+	spin_lock_bh(&peer->lock);
+	first = peer->conn;
+	if (!peer->deleted && first &&
+	    READ_ONCE(first->state) == DSMEM_CONN_UP) {
+		queue_delayed_work(dsmem_wq, &peer->paths_work,
+				   msecs_to_jiffies(peer->paths_backoff_ms));
+		peer->paths_backoff_ms = min(peer->paths_backoff_ms * 2,
+					     (unsigned int)DSMEM_BACKOFF_MAX_MS);
+	}
+	spin_unlock_bh(&peer->lock);
+}
+
+/*
+ * A path is released: it leaves the peer, whose state is its first
+ * connection's.  The end that dialled it asks for paths again, backing
+ * off, while that connection is up -- unless the path was one too many,
+ * or its route is through a device this node is not on.
+ */
+static void dsmem_conn_path_gone(struct dsmem_conn *conn)
+{
+	struct dsmem_peer *peer = conn->peer;
+	bool owned = false;
+
+	dsmem_stat_inc(conn->was_up ? DSMEM_STAT_PATH_DOWN :
+		       dsmem_conn_refused(conn) ? DSMEM_STAT_PATH_REFUSED :
+		       DSMEM_STAT_CONN_FAILED);
+	spin_lock_bh(&peer->lock);
+	if (peer->paths[conn->path - 1] == conn) {
+		peer->paths[conn->path - 1] = NULL;
+		owned = true;
+	}
+	spin_unlock_bh(&peer->lock);
+	/*
+	 * A path the first connection took along may have kept a device
+	 * claimed from a new first connection's paths: asked again now.
+	 */
+	if (!conn->passive && conn->close_err != -EALREADY &&
+	    conn->close_err != -ENXIO)
+		dsmem_peer_paths_retry(peer);
+	atomic_inc(&peer->paths_gen);
+	dsmem_peer_passive_gone(peer);
+	if (owned)
+		dsmem_conn_put(conn);
+}
+
 static void dsmem_conn_release_work(struct work_struct *work)
 {
 	struct dsmem_conn *conn = container_of(work, struct dsmem_conn,
@@ -778,6 +899,10 @@ static void dsmem_conn_release_work(struct work_struct *work)
 	bool reconnect = false, drop_peer_ref = false;
 	unsigned int delay = 0;
 	u8 state;
+
+	/* a peer's paths go with its first connection, closed at once */
+	if (!conn->path)
+		dsmem_peer_paths_close(peer, NULL);
 
 	/*
 	 * Posters, and the handler making the QP, hold post_sem for read:
@@ -821,6 +946,12 @@ static void dsmem_conn_release_work(struct work_struct *work)
 	else
 		dsmem_conn_reap(conn);
 
+	if (conn->path) {
+		dsmem_conn_path_gone(conn);
+		dsmem_conn_put(conn);	/* dsmem_conn_close's */
+		return;
+	}
+
 	/* the peer learns now, without waiting for the QP's timewait */
 	dsmem_stat_inc(conn->was_up ? DSMEM_STAT_CONN_LOST :
 				      DSMEM_STAT_CONN_FAILED);
@@ -858,11 +989,7 @@ static void dsmem_conn_release_work(struct work_struct *work)
 		if (reconnect)
 			dsmem_stat_inc(DSMEM_STAT_RECONNECTS);
 	}
-	/* a peer that connected to us is gone with its connection */
-	if (peer->passive && dsmem_peer_unlink(peer)) {
-		dsmem_nl_notify_peer(peer, DSMEM_CMD_PEER_DEL);
-		dsmem_peer_put(peer);
-	}
+	dsmem_peer_passive_gone(peer);
 
 	if (drop_peer_ref)
 		dsmem_conn_put(conn);
@@ -901,7 +1028,8 @@ static int dsmem_conn_connect(struct dsmem_conn *conn)
 		ret = -ENETDOWN;
 		goto out;
 	}
-	dsmem_conn_param(conn, &param, &cm, 0);
+	/* a path is to the node its first connection reached */
+	dsmem_conn_param(conn, &param, &cm, conn->remote_node);
 	ret = rdma_connect_locked(conn->cm_id, &param);
 out:
 	up_read(&conn->post_sem);
@@ -919,6 +1047,12 @@ int dsmem_conn_cm_event(struct dsmem_conn *conn, struct rdma_cm_event *ev)
 		/* a node speaks through its own devices only */
 		if (dsmem_node_dev_slot(conn->peer->node, id->device) < 0) {
 			ret = -ENXIO;
+			break;
+		}
+		/* a path is through a device no other connection uses */
+		if (conn->path && !dsmem_peer_dev_claim(conn->peer, id->device,
+							conn)) {
+			ret = -EALREADY;
 			break;
 		}
 		ret = rdma_resolve_route(id, DSMEM_RESOLVE_TIMEOUT_MS);
@@ -939,6 +1073,12 @@ int dsmem_conn_cm_event(struct dsmem_conn *conn, struct rdma_cm_event *ev)
 			if (!ret)
 				ret = dsmem_node_check_flags(conn->peer->node,
 							     &info);
+			/* a path: to the node the first connection reached */
+			if (!ret && (!(info.flags & DSMEM_WIRE_CM_F_PATH) !=
+				     !conn->path ||
+				     (conn->path && info.src_node !=
+				      READ_ONCE(conn->peer->remote_node))))
+				ret = -EPROTO;
 			if (ret)
 				break;
 			conn->remote_node = info.src_node;
@@ -1010,6 +1150,9 @@ struct dsmem_peer *dsmem_peer_create(struct dsmem_node *node,
 	peer->state = DSMEM_PEER_CONNECTING;
 	peer->backoff_ms = DSMEM_BACKOFF_MIN_MS;
 	INIT_DELAYED_WORK(&peer->connect_work, dsmem_peer_connect_work);
+	INIT_DELAYED_WORK(&peer->paths_work, dsmem_path_work);
+	peer->paths_backoff_ms = DSMEM_BACKOFF_MIN_MS;
+	atomic_set(&peer->paths_gen, 0);
 
 	ret = xa_alloc_cyclic(&node->peers, &peer->id, peer,
 			      XA_LIMIT(1, DSMEM_NODE_PEERS_MAX),
@@ -1034,27 +1177,38 @@ void dsmem_peer_start(struct dsmem_peer *peer)
 	spin_unlock_bh(&peer->lock);
 }
 
+/* A connection of the peer's to dial, with its id. */
+static struct dsmem_conn *dsmem_conn_dial_new(struct dsmem_peer *peer)
+{
+	struct dsmem_conn *conn = dsmem_conn_alloc(peer);
+	struct rdma_cm_id *id;
+
+	if (!conn)
+		return ERR_PTR(-ENOMEM);
+	id = rdma_create_id(peer->node->net, dsmem_cm_handler, &conn->cm_ctx,
+			    RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id)) {
+		dsmem_conn_put(conn);
+		return ERR_CAST(id);
+	}
+	conn->cm_id = id;
+	return conn;
+}
+
 static void dsmem_peer_connect_work(struct work_struct *work)
 {
 	struct dsmem_peer *peer = container_of(to_delayed_work(work),
 					       struct dsmem_peer, connect_work);
-	struct dsmem_node *node = peer->node;
-	struct rdma_cm_id *id;
 	struct dsmem_conn *conn;
+	struct rdma_cm_id *id;
 	int ret;
 
-	conn = dsmem_conn_alloc(peer);
-	if (!conn) {
-		ret = -ENOMEM;
+	conn = dsmem_conn_dial_new(peer);
+	if (IS_ERR(conn)) {
+		ret = PTR_ERR(conn);
 		goto err_retry;
 	}
-	id = rdma_create_id(node->net, dsmem_cm_handler, &conn->cm_ctx,
-			    RDMA_PS_TCP, IB_QPT_RC);
-	if (IS_ERR(id)) {
-		ret = PTR_ERR(id);
-		goto err_put_conn;
-	}
-	conn->cm_id = id;
+	id = conn->cm_id;
 
 	spin_lock_bh(&peer->lock);
 	if (peer->deleted || peer->conn) {
@@ -1075,8 +1229,6 @@ static void dsmem_peer_connect_work(struct work_struct *work)
 	dsmem_conn_put(conn);
 	return;
 
-err_put_conn:
-	dsmem_conn_put(conn);
 err_retry:
 	spin_lock_bh(&peer->lock);
 	if (!peer->deleted)
@@ -1087,12 +1239,117 @@ err_retry:
 }
 
 /*
+ * Claim ibdev for the path @self, whose route was resolved through it:
+ * false if another of the peer's connections is on it, or claimed it
+ * (a path's dev is set here, in the same section as the check, before
+ * its ibdev is).
+ */
+static bool dsmem_peer_dev_claim(struct dsmem_peer *peer,
+				 struct ib_device *ibdev, struct dsmem_conn *self)
+{
+	struct ib_device *dev;
+	struct dsmem_conn *c;
+	bool used = false;
+	unsigned int i;
+
+	spin_lock_bh(&peer->lock);
+	for (i = 0; i <= DSMEM_PATHS_MAX && !used; i++) {
+		c = i ? peer->paths[i - 1] : peer->conn;
+		if (!c || c == self)
+			continue;
+		/* pairs with the release in dsmem_conn_create_qp */
+		dev = c->path ? c->path_dev : smp_load_acquire(&c->ibdev);
+		used = dev == ibdev;
+	}
+	if (!used)
+		self->path_dev = ibdev;
+	spin_unlock_bh(&peer->lock);
+	return !used;
+}
+
+/*
+ * The peer's connections that are up, its first one first, counted in
+ * conns (1 + DSMEM_PATHS_MAX of them); returns how many.
+ */
+unsigned int dsmem_peer_conns_up(struct dsmem_peer *peer,
+				 struct dsmem_conn **conns)
+{
+	struct dsmem_conn *c;
+	unsigned int i, n = 0;
+
+	spin_lock_bh(&peer->lock);
+	for (i = 0; i <= DSMEM_PATHS_MAX; i++) {
+		c = i ? peer->paths[i - 1] : peer->conn;
+		if (c && READ_ONCE(c->state) == DSMEM_CONN_UP) {
+			kref_get(&c->ref);
+			conns[n++] = c;
+		}
+	}
+	spin_unlock_bh(&peer->lock);
+	return n;
+}
+
+/*
+ * Dial another path to the peer, at addr (dsmem_path.c): while its first
+ * connection is up, in a free slot.  -EALREADY if the address is the
+ * first connection's; the route then picks the device (a device another
+ * connection of the peer uses is refused then, with -EALREADY too).
+ */
+int dsmem_peer_path_dial(struct dsmem_peer *peer,
+			 const struct sockaddr_storage *addr)
+{
+	struct dsmem_conn *conn, *first;
+	struct rdma_cm_id *id;
+	unsigned int i;
+	int ret;
+
+	if (dsmem_sockaddr_same_host(addr, &peer->addr))
+		return -EALREADY;
+	conn = dsmem_conn_dial_new(peer);
+	if (IS_ERR(conn))
+		return PTR_ERR(conn);
+	id = conn->cm_id;
+
+	spin_lock_bh(&peer->lock);
+	first = peer->conn;
+	ret = -ENOTCONN;
+	if (peer->deleted || !first ||
+	    READ_ONCE(first->state) != DSMEM_CONN_UP)
+		goto err_unlock;
+	ret = -EBUSY;
+	for (i = 0; i < DSMEM_PATHS_MAX; i++)
+		if (!peer->paths[i])
+			break;
+	if (i == DSMEM_PATHS_MAX)
+		goto err_unlock;
+	conn->path = i + 1;
+	conn->remote_node = peer->remote_node;
+	kref_get(&conn->ref);
+	peer->paths[i] = conn;
+	spin_unlock_bh(&peer->lock);
+
+	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)addr,
+				DSMEM_RESOLVE_TIMEOUT_MS);
+	if (ret)
+		dsmem_conn_close(conn, ret);
+	dsmem_conn_put(conn);
+	return 0;
+
+err_unlock:
+	spin_unlock_bh(&peer->lock);
+	rdma_destroy_id(id);
+	dsmem_conn_put(conn);
+	return ret;
+}
+
+/*
  * Stop a peer: it connects no more, and its connection, if it has one, is
  * closing.  Returns that connection, counted, or NULL.  Deleted is set
  * before the connect work is cancelled: a run that already started either
  * saw it, or made the connection this then closes.
  */
-static struct dsmem_conn *dsmem_peer_stop(struct dsmem_peer *peer)
+static struct dsmem_conn *dsmem_peer_stop(struct dsmem_peer *peer,
+					  struct dsmem_conn **paths)
 {
 	struct dsmem_conn *conn;
 
@@ -1108,30 +1365,41 @@ static struct dsmem_conn *dsmem_peer_stop(struct dsmem_peer *peer)
 	spin_unlock_bh(&peer->lock);
 	if (conn)
 		dsmem_conn_close(conn, -ECONNABORTED);
+	dsmem_peer_paths_close(peer, paths);
+	/* after the close: a request for paths under way fails with it */
+	cancel_delayed_work_sync(&peer->paths_work);
 	return conn;
 }
 
-/* Stop a peer and let its connection's release run without waiting. */
+/* Stop a peer and let its connections' releases run without waiting. */
 void dsmem_peer_close(struct dsmem_peer *peer)
 {
-	struct dsmem_conn *conn = dsmem_peer_stop(peer);
+	struct dsmem_conn *conn = dsmem_peer_stop(peer, NULL);
 
 	if (conn)
 		dsmem_conn_put(conn);
 }
 
-/* Delete a peer: unlink it, stop reconnecting, release its connection. */
+/* Delete a peer: unlink it, stop reconnecting, release its connections. */
 void dsmem_peer_delete(struct dsmem_peer *peer)
 {
+	struct dsmem_conn *paths[DSMEM_PATHS_MAX] = {};
 	struct dsmem_conn *conn;
+	unsigned int i;
 
 	if (!dsmem_peer_unlink(peer))
 		return;
 
-	conn = dsmem_peer_stop(peer);
+	conn = dsmem_peer_stop(peer, paths);
 	if (conn) {
 		flush_work(&conn->release_work);
 		dsmem_conn_put(conn);
+	}
+	for (i = 0; i < DSMEM_PATHS_MAX; i++) {
+		if (!paths[i])
+			continue;
+		flush_work(&paths[i]->release_work);
+		dsmem_conn_put(paths[i]);
 	}
 	dsmem_nl_notify_peer(peer, DSMEM_CMD_PEER_DEL);
 	dsmem_peer_put(peer);
@@ -1227,6 +1495,44 @@ static struct dsmem_peer *dsmem_conn_admit(struct dsmem_node *node,
 }
 
 /*
+ * Admission of a path (DSMEM_WIRE_CM_F_PATH): beside a first connection
+ * from src that the other end dialled and that is up, in a free slot,
+ * which only admissions (under node->lock) fill for such a peer.  Only
+ * keyed nodes have paths: a path comes from another address than its
+ * peer's, and is admitted on its proof of the key alone.
+ */
+static struct dsmem_peer *dsmem_conn_admit_path(struct dsmem_node *node,
+						u32 src, unsigned int *slot)
+{
+	struct dsmem_conn *first;
+	struct dsmem_peer *peer;
+	unsigned long i;
+	unsigned int s;
+	bool ok;
+
+	lockdep_assert_held(&node->lock);
+	if (!node->key[0] || !READ_ONCE(dsmem_multipath))
+		return ERR_PTR(-EACCES);
+	xa_for_each(&node->peers, i, peer) {
+		spin_lock_bh(&peer->lock);
+		first = peer->conn;
+		ok = first && first->passive && peer->remote_node == src &&
+		     READ_ONCE(first->state) == DSMEM_CONN_UP;
+		for (s = 0; ok && s < DSMEM_PATHS_MAX; s++)
+			if (!peer->paths[s])
+				break;
+		spin_unlock_bh(&peer->lock);
+		if (!ok)
+			continue;
+		if (s == DSMEM_PATHS_MAX)
+			return ERR_PTR(-EBUSY);
+		*slot = s;
+		return peer;
+	}
+	return ERR_PTR(-EACCES);
+}
+
+/*
  * A CONNECT_REQUEST on a node's listener.  Runs under the new id's handler
  * lock; a non-zero return makes rdma_cm reject and destroy the id, so
  * everything made here is unwound first.
@@ -1237,10 +1543,12 @@ int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 	struct sockaddr_storage addr = {};
 	struct dsmem_wire_cm_info info;
 	struct rdma_conn_param param;
+	struct dsmem_conn *conn = NULL;
 	struct dsmem_wire_cm cm;
 	struct dsmem_peer *peer;
-	struct dsmem_conn *conn;
-	int ret;
+	unsigned int slot = 0;
+	int ret, stale = 0;
+	bool path;
 
 	ret = dsmem_wire_cm_decode(ev->param.conn.private_data,
 				   ev->param.conn.private_data_len, &info);
@@ -1272,14 +1580,21 @@ int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 	 * teardown destroys this listener, which waits for us, before it
 	 * empties the peer table.
 	 */
+	path = info.flags & DSMEM_WIRE_CM_F_PATH;
 	mutex_lock(&node->lock);
 	if (READ_ONCE(node->dead)) {
 		ret = -ENODEV;
 		goto err_unlock;
 	}
-	peer = dsmem_conn_admit(node, &addr, info.src_node);
-	if (!peer)
-		peer = dsmem_peer_create(node, &addr, true);
+	if (path) {
+		peer = dsmem_conn_admit_path(node, info.src_node, &slot);
+		if (IS_ERR(peer))
+			dsmem_stat_inc(DSMEM_STAT_PATH_REFUSED);
+	} else {
+		peer = dsmem_conn_admit(node, &addr, info.src_node);
+		if (!peer)
+			peer = dsmem_peer_create(node, &addr, true);
+	}
 	if (IS_ERR(peer)) {
 		ret = PTR_ERR(peer);
 		goto err_unlock;
@@ -1292,9 +1607,13 @@ int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 	conn->passive = true;
 	conn->cm_id = id;
 	conn->remote_node = info.src_node;
-	spin_lock_bh(&peer->lock);
-	peer->remote_node = info.src_node;
-	spin_unlock_bh(&peer->lock);
+	if (path) {
+		conn->path = slot + 1;
+	} else {
+		spin_lock_bh(&peer->lock);
+		peer->remote_node = info.src_node;
+		spin_unlock_bh(&peer->lock);
+	}
 	memcpy(conn->peer_nonce, info.nonce, sizeof(conn->peer_nonce));
 	conn->remote_qpn = ev->param.conn.qp_num;
 	/* its pool slot: given back when it is up, or by its release */
@@ -1325,18 +1644,30 @@ int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 	param.responder_resources = min_t(u8, param.responder_resources,
 					  ev->param.conn.initiator_depth);
 	spin_lock_bh(&peer->lock);
-	peer->conn = conn;	/* the allocation's reference */
-	peer->state = DSMEM_PEER_CONNECTING;
+	/* the allocation's reference */
+	if (path) {
+		peer->paths[slot] = conn;
+		/* its first connection may have closed, and swept, since */
+		if (!peer->conn ||
+		    READ_ONCE(peer->conn->state) != DSMEM_CONN_UP)
+			stale = -ECONNABORTED;
+	} else {
+		peer->conn = conn;
+		peer->state = DSMEM_PEER_CONNECTING;
+	}
 	spin_unlock_bh(&peer->lock);
-	ret = rdma_accept(id, &param);
+	if (stale)
+		rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+	ret = stale ?: rdma_accept(id, &param);
 	if (!ret) {
 		/* at RTS now: the peer may send before it says ESTABLISHED */
 		WRITE_ONCE(conn->qp_live, true);
 		dsmem_conn_deadline_start(conn);
 	}
 	mutex_unlock(&node->lock);
-	dsmem_nl_notify_peer(peer, peer->passive ? DSMEM_CMD_PEER_NEW :
-				   DSMEM_CMD_PEER_STATE);
+	if (!path)
+		dsmem_nl_notify_peer(peer, peer->passive ? DSMEM_CMD_PEER_NEW :
+					   DSMEM_CMD_PEER_STATE);
 	/*
 	 * A failed accept moves the QP to error, whose flushed receives
 	 * close the connection: from here on the release owns the QP and
@@ -1354,7 +1685,7 @@ err_put_conn:
 	clear_bit(DSMEM_CONN_F_UNAUTH, &conn->flags);
 	dsmem_conn_put(conn);
 err_unlink_peer:
-	if (peer->passive) {
+	if (peer->passive && !path) {
 		xa_erase(&node->peers, peer->id);
 		dsmem_peer_put(peer);
 	}
@@ -1367,24 +1698,29 @@ err_count:
 }
 
 /*
- * The first connection of node that match() takes, counted; or NULL.
- * match() runs under the peer's lock, peer->conn not NULL.
+ * The first connection of node, paths included, that match() takes,
+ * counted; or NULL.  match() runs under the peer's lock.
  */
 static struct dsmem_conn *
 dsmem_conn_find(struct dsmem_node *node,
-		bool (*match)(struct dsmem_peer *peer, const void *arg),
+		bool (*match)(struct dsmem_peer *peer, struct dsmem_conn *conn,
+			      const void *arg),
 		const void *arg)
 {
-	struct dsmem_conn *found = NULL;
+	struct dsmem_conn *found = NULL, *c;
 	struct dsmem_peer *peer;
 	unsigned long i;
+	unsigned int p;
 
 	rcu_read_lock();
 	xa_for_each(&node->peers, i, peer) {
 		spin_lock_bh(&peer->lock);
-		if (peer->conn && match(peer, arg) &&
-		    kref_get_unless_zero(&peer->conn->ref))
-			found = peer->conn;
+		for (p = 0; p <= DSMEM_PATHS_MAX && !found; p++) {
+			c = p ? peer->paths[p - 1] : peer->conn;
+			if (c && match(peer, c, arg) &&
+			    kref_get_unless_zero(&c->ref))
+				found = c;
+		}
 		spin_unlock_bh(&peer->lock);
 		if (found)
 			break;
@@ -1398,10 +1734,10 @@ struct dsmem_ports_down {
 	unsigned long down;		/* bit p: port p */
 };
 
-static bool dsmem_conn_on_down_port(struct dsmem_peer *peer, const void *arg)
+static bool dsmem_conn_on_down_port(struct dsmem_peer *peer,
+				    struct dsmem_conn *conn, const void *arg)
 {
 	const struct dsmem_ports_down *pd = arg;
-	struct dsmem_conn *conn = peer->conn;
 
 	/* pairs with the release in dsmem_conn_create_qp: port set */
 	return smp_load_acquire(&conn->ibdev) == pd->ibdev &&
@@ -1455,13 +1791,17 @@ void dsmem_conn_port_change(struct dsmem_node *node, struct ib_device *ibdev)
 	rcu_read_unlock();
 }
 
-static bool dsmem_conn_up_to(struct dsmem_peer *peer, const void *arg)
+static bool dsmem_conn_up_to(struct dsmem_peer *peer, struct dsmem_conn *conn,
+			     const void *arg)
 {
-	return peer->remote_node == *(const u32 *)arg &&
-	       READ_ONCE(peer->conn->state) == DSMEM_CONN_UP;
+	return !conn->path && peer->remote_node == *(const u32 *)arg &&
+	       READ_ONCE(conn->state) == DSMEM_CONN_UP;
 }
 
-/* An up connection from node to the remote node, counted; or NULL. */
+/*
+ * An up connection from node to the remote node, counted; or NULL.  A
+ * peer's first connection: its paths serve the data path only.
+ */
 struct dsmem_conn *dsmem_conn_lookup(struct dsmem_node *node, u32 remote)
 {
 	return dsmem_conn_find(node, dsmem_conn_up_to, &remote);

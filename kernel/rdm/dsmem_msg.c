@@ -446,7 +446,7 @@ static void dsmem_msg_handle(struct dsmem_conn *conn, struct dsmem_recv *r)
 	}
 	reply.tag = m.tag;
 
-	op = dsmem_services_op(m.opcode, &priv, conn->peer->node);
+	op = dsmem_services_op(m.opcode, &priv, conn);
 	if (!op) {
 		/* a reply nobody asked for, or a request we do not serve */
 		dsmem_stat_inc(DSMEM_STAT_MSG_BAD);

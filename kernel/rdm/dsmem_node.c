@@ -442,8 +442,13 @@ int dsmem_rdm_init(void)
 	ret = dsmem_seg_service_init();
 	if (ret)
 		goto err_auth_exit;
+	ret = dsmem_path_service_init();
+	if (ret)
+		goto err_seg_service_exit;
 	return 0;
 
+err_seg_service_exit:
+	dsmem_seg_service_exit();
 err_auth_exit:
 	dsmem_auth_exit();
 	return ret;
@@ -483,6 +488,7 @@ void dsmem_rdm_stop(void)
 
 void dsmem_rdm_exit(void)
 {
+	dsmem_path_service_exit();
 	dsmem_seg_service_exit();
 	dsmem_auth_exit();
 	xa_destroy(&dsmem_nodes);

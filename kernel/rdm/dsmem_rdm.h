@@ -124,7 +124,16 @@ struct dsmem_peer {
 	int last_err;			/* negative errno */
 	unsigned int backoff_ms;
 	struct dsmem_conn *conn;	/* counted; NULL when none */
+	/*
+	 * Other paths to the peer, through other device pairs, while conn
+	 * is up (dsmem_path.c): counted, closed with it.  paths_gen changes
+	 * whenever one comes or goes (the data path's cue to look again).
+	 */
+	struct dsmem_conn *paths[DSMEM_PATHS_MAX];
+	unsigned int paths_backoff_ms;
+	atomic_t paths_gen;
 	struct delayed_work connect_work;
+	struct delayed_work paths_work;	/* ask for paths, dial them */
 };
 
 /* A segment some peer granted us: what the data path checks and uses. */
@@ -163,6 +172,9 @@ struct dsmem_conn {
 	struct ib_device *ibdev;	/* set with the QP */
 	u32 port;			/* ibdev's port it uses */
 	unsigned int ldev;		/* ibdev's slot in node->devs */
+	/* 0: the peer's first connection (peer->conn); i: peer->paths[i - 1] */
+	unsigned int path;
+	struct ib_device *path_dev;	/* a path's, claimed; peer->lock */
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 	struct ib_qp *qp;
@@ -327,6 +339,11 @@ int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 			      struct rdma_cm_event *ev);
 int dsmem_conn_cm_event(struct dsmem_conn *conn, struct rdma_cm_event *ev);
 struct dsmem_conn *dsmem_conn_lookup(struct dsmem_node *node, u32 remote);
+unsigned int dsmem_peer_conns_up(struct dsmem_peer *peer,
+				 struct dsmem_conn **conns);
+int dsmem_peer_path_dial(struct dsmem_peer *peer,
+			 const struct sockaddr_storage *addr);
+void dsmem_peer_paths_retry(struct dsmem_peer *peer);
 void dsmem_conn_put(struct dsmem_conn *conn);
 void dsmem_conn_close(struct dsmem_conn *conn, int err);
 void dsmem_conns_reap_now(struct ib_device *ibdev);
@@ -340,6 +357,12 @@ u32 dsmem_conn_max_sge(struct dsmem_conn *conn, bool read);
 /* @drop: a mutex the caller holds, let go while waiting (or NULL) */
 int dsmem_conn_wait_credit(struct dsmem_conn *conn, atomic_t *credits, struct mutex *drop);
 void dsmem_conn_put_credit(struct dsmem_conn *conn, atomic_t *credits);
+
+/* rdm/dsmem_path.c: a peer's other paths */
+extern bool dsmem_multipath;
+int dsmem_path_service_init(void);
+void dsmem_path_service_exit(void);
+void dsmem_path_work(struct work_struct *work);
 
 /* rdm/dsmem_auth.c */
 int dsmem_auth_init(void);

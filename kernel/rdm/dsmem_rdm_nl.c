@@ -137,8 +137,9 @@ static int dsmem_nl_fill_peer(struct sk_buff *skb, struct dsmem_peer *peer,
 			      u32 portid, u32 seq, int flags, u8 cmd)
 {
 	struct dsmem_conn *conn = NULL;
-	u32 remote, connects, err;
+	u32 remote, connects, err, paths = 0;
 	void *hdr;
+	unsigned int i;
 	u8 state;
 
 	hdr = genlmsg_put(skb, portid, seq, dsmem_nl_family_get(), flags, cmd);
@@ -158,7 +159,12 @@ static int dsmem_nl_fill_peer(struct sk_buff *skb, struct dsmem_peer *peer,
 	if (peer->conn && READ_ONCE(peer->conn->state) == DSMEM_CONN_UP) {
 		conn = peer->conn;
 		kref_get(&conn->ref);
+		paths++;
 	}
+	for (i = 0; conn && i < DSMEM_PATHS_MAX; i++)
+		if (peer->paths[i] &&
+		    READ_ONCE(peer->paths[i]->state) == DSMEM_CONN_UP)
+			paths++;
 	spin_unlock_bh(&peer->lock);
 
 	if (dsmem_nl_put_addr(skb, DSMEM_ATTR_PEER_ADDR, &peer->addr) ||
@@ -169,6 +175,7 @@ static int dsmem_nl_fill_peer(struct sk_buff *skb, struct dsmem_peer *peer,
 	    (peer->listen && nla_put_flag(skb, DSMEM_ATTR_PEER_LISTEN)) ||
 	    nla_put_u32(skb, DSMEM_ATTR_PEER_CONNECTS, connects) ||
 	    nla_put_u32(skb, DSMEM_ATTR_PEER_ERRNO, err) ||
+	    nla_put_u32(skb, DSMEM_ATTR_PEER_PATHS, paths) ||
 	    (remote && nla_put_u32(skb, DSMEM_ATTR_PEER_REMOTE_NODE, remote)) ||
 	    (conn && dsmem_nl_fill_rsegs(skb, conn)))
 		goto err_put_conn;

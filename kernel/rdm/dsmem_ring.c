@@ -138,8 +138,8 @@ void dsmem_ring_req_done(struct dsmem_ring *ring, u32 slot)
 	spin_lock_bh(&ring->cq_lock);
 	cqe = &ring->cqes[ring->cq_tail & (ring->cq_entries - 1)];
 	WRITE_ONCE(cqe->user_data, tr->user_data);
-	WRITE_ONCE(cqe->bytes, tr->bytes);
-	WRITE_ONCE(cqe->status, tr->status);
+	WRITE_ONCE(cqe->bytes, atomic64_read(&tr->bytes));
+	WRITE_ONCE(cqe->status, READ_ONCE(tr->status));
 	WRITE_ONCE(cqe->flags, 0);
 	WRITE_ONCE(cqe->__rsvd, 0);
 	ring->cq_tail++;

@@ -836,9 +836,10 @@ static void dsmem_seg_self_grant_changed(struct dsmem_seg *seg, u32 remote)
 /* Under the lock, which is dropped while each peer answers. */
 int dsmem_seg_grant(struct dsmem_seg *seg, u32 remote, u32 perm)
 {
+	struct dsmem_conn *conns[1 + DSMEM_PATHS_MAX];
 	struct dsmem_node *node = seg->node;
 	struct dsmem_peer *peer;
-	struct dsmem_conn *conn;
+	unsigned int n, c;
 	unsigned long i;
 	int ret, first = 0;
 
@@ -850,25 +851,20 @@ int dsmem_seg_grant(struct dsmem_seg *seg, u32 remote, u32 perm)
 		return ret;
 	dsmem_seg_self_grant_changed(seg, remote);
 	kref_get(&seg->ref);
-	/* connections up now; later ones get it when they come up */
+	/* connections (paths too) up now; later ones get it when they are */
 	xa_for_each(&node->peers, i, peer) {
-		conn = NULL;
-		spin_lock_bh(&peer->lock);
-		if (peer->conn && peer->remote_node == remote &&
-		    READ_ONCE(peer->conn->state) == DSMEM_CONN_UP) {
-			conn = peer->conn;
-			kref_get(&conn->ref);
-		}
-		spin_unlock_bh(&peer->lock);
-		if (!conn)
+		if (READ_ONCE(peer->remote_node) != remote)
 			continue;
-		/* a grant changed meanwhile is the later caller's to push */
-		ret = 0;
-		if (xa_load(&seg->grants, remote) == xa_mk_value(perm))
-			ret = dsmem_seg_push(seg, conn, perm);
-		if (ret && !first)
-			first = ret;
-		dsmem_conn_put(conn);
+		n = dsmem_peer_conns_up(peer, conns);
+		for (c = 0; c < n; c++) {
+			/* a grant changed meanwhile is the later caller's */
+			ret = 0;
+			if (xa_load(&seg->grants, remote) == xa_mk_value(perm))
+				ret = dsmem_seg_push(seg, conns[c], perm);
+			if (ret && !first)
+				first = ret;
+			dsmem_conn_put(conns[c]);
+		}
 	}
 	dsmem_seg_put(seg);
 	return first;

@@ -248,6 +248,8 @@ static struct dsmem_service dsmem_seg_service = {
 	.conn_down	= dsmem_seg_svc_conn_down,
 	.ops		= dsmem_seg_ops,
 	.nops		= ARRAY_SIZE(dsmem_seg_ops),
+	/* each path has its own grants (its PD's rkeys) */
+	.paths		= true,
 };
 
 int dsmem_seg_service_init(void)

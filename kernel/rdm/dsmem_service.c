@@ -105,13 +105,21 @@ void dsmem_services_node_fini(struct dsmem_node *node)
 	node->svc_ready = 0;
 }
 
+/* Whether svc hears of, and serves on, conn. */
+static bool dsmem_service_on(const struct dsmem_service *svc,
+			     const struct dsmem_conn *conn)
+{
+	return !conn->path || svc->paths;
+}
+
 void dsmem_services_conn_up(struct dsmem_conn *conn)
 {
 	struct dsmem_node *node = conn->peer->node;
 	unsigned int i;
 
 	for (i = 0; i < node->svc_ready; i++)
-		if (dsmem_services[i]->conn_up)
+		if (dsmem_services[i]->conn_up &&
+		    dsmem_service_on(dsmem_services[i], conn))
 			dsmem_services[i]->conn_up(conn, node->svc_priv[i]);
 }
 
@@ -121,16 +129,18 @@ void dsmem_services_conn_down(struct dsmem_conn *conn)
 	unsigned int i = node->svc_ready;
 
 	while (i--)
-		if (dsmem_services[i]->conn_down)
+		if (dsmem_services[i]->conn_down &&
+		    dsmem_service_on(dsmem_services[i], conn))
 			dsmem_services[i]->conn_down(conn, node->svc_priv[i]);
 }
 
 /* The entry serving a request opcode, and its service's state of @node. */
 const struct dsmem_msg_op *dsmem_services_op(u8 opcode, void **priv,
-					     struct dsmem_node *node)
+					     const struct dsmem_conn *conn)
 {
-	if (opcode > DSMEM_WIRE_OP_MAX || !dsmem_msg_routes[opcode].op)
+	if (opcode > DSMEM_WIRE_OP_MAX || !dsmem_msg_routes[opcode].op ||
+	    !dsmem_service_on(dsmem_msg_routes[opcode].svc, conn))
 		return NULL;
-	*priv = node->svc_priv[dsmem_msg_routes[opcode].svc->index];
+	*priv = conn->peer->node->svc_priv[dsmem_msg_routes[opcode].svc->index];
 	return dsmem_msg_routes[opcode].op;
 }

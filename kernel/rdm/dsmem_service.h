@@ -47,7 +47,10 @@ struct dsmem_msg_op {
  * an authenticated peer is up, .conn_down as it closes, after it drained
  * (nothing of it completes any more), both from the module's workqueue.
  * Services are called in the order they registered, and in the reverse
- * order for what undoes (node_dead, node_fini, conn_down).
+ * order for what undoes (node_dead, node_fini, conn_down).  A peer's
+ * other paths (dsmem_path.c) are connections too: only a service with
+ * .paths hears of them and is served on them; to the others a peer is
+ * its first connection.
  */
 struct dsmem_service {
 	const char *name;
@@ -58,6 +61,7 @@ struct dsmem_service {
 	void (*conn_down)(struct dsmem_conn *conn, void *priv);
 	const struct dsmem_msg_op *ops;
 	unsigned int nops;
+	bool paths;
 	unsigned int index;		/* the transport's: its slot */
 };
 
@@ -75,6 +79,6 @@ void dsmem_services_node_fini(struct dsmem_node *node);
 void dsmem_services_conn_up(struct dsmem_conn *conn);
 void dsmem_services_conn_down(struct dsmem_conn *conn);
 const struct dsmem_msg_op *dsmem_services_op(u8 opcode, void **priv,
-					     struct dsmem_node *node);
+					     const struct dsmem_conn *conn);
 
 #endif /* _DSMEM_SERVICE_H */

@@ -259,12 +259,11 @@ static void dsmem_slice_done(struct ib_cq *cq, struct ib_wc *wc)
 	/* the completion is written through the CQ's context */
 	dsmem_tc_resolve(conn->tc_cq, DSMEM_TRACE_READ, NULL);
 	if (likely(wc->status == IB_WC_SUCCESS)) {
-		/* one request's slices complete on one CQ, in order */
-		tr->bytes += s->len;
+		/* an unordered request's slices end on several CQs */
+		atomic64_add(s->len, &tr->bytes);
 		dsmem_stat_add(DSMEM_STAT_XFER_BYTES, s->len);
 	} else {
-		if (!tr->status)
-			tr->status = dsmem_wc_errno(wc->status);
+		cmpxchg(&tr->status, 0, dsmem_wc_errno(wc->status));
 		dsmem_stat_inc(DSMEM_STAT_XFER_ERRORS);
 		dsmem_conn_wc_error(conn, wc);
 	}
@@ -292,6 +291,67 @@ int dsmem_xfer_conn_init(struct dsmem_conn *conn)
 	return 0;
 }
 
+/* Let go of the snapshot of file->conn's peer's paths; under lock. */
+static void dsmem_file_paths_drop(struct dsmem_xfer_file *file)
+{
+	while (file->npaths)
+		dsmem_conn_put(file->paths[--file->npaths]);
+	file->paths_gen = -1;
+}
+
+/*
+ * The other paths of conn (file->conn) to its peer that are up, counted,
+ * looked up again when the peer's paths changed: no lock per transfer.
+ */
+static void dsmem_file_paths(struct dsmem_xfer_file *file,
+			     struct dsmem_conn *conn)
+{
+	struct dsmem_conn *conns[1 + DSMEM_PATHS_MAX];
+	int gen = atomic_read(&conn->peer->paths_gen);
+	unsigned int n, i;
+
+	lockdep_assert_held(&file->lock);
+	if (file->paths_gen == gen)
+		return;
+	dsmem_file_paths_drop(file);
+	n = dsmem_peer_conns_up(conn->peer, conns);
+	for (i = 0; i < n; i++) {
+		if (conns[i] != conn && file->npaths < DSMEM_PATHS_MAX)
+			file->paths[file->npaths++] = conns[i];
+		else
+			dsmem_conn_put(conns[i]);
+	}
+	file->paths_gen = gen;
+}
+
+/*
+ * The path for the next slice of an unordered transfer: of those up and
+ * with the grant of its target, the one with the most send credits free
+ * (the least in flight), the first connection on a tie.  Counted.
+ */
+static struct dsmem_conn *dsmem_file_pick(struct dsmem_xfer_file *file,
+					  struct dsmem_conn *first, u64 remote)
+{
+	struct dsmem_conn *best = first, *c;
+	int most = atomic_read(&first->sq_free), free;
+	unsigned int i;
+
+	for (i = 0; i < file->npaths; i++) {
+		c = file->paths[i];
+		free = atomic_read(&c->sq_free);
+		if (free <= most || READ_ONCE(c->state) != DSMEM_CONN_UP)
+			continue;
+		rcu_read_lock();
+		if (dsmem_rseg_lookup(c, remote)) {
+			best = c;
+			most = free;
+		}
+		rcu_read_unlock();
+	}
+	kref_get(&best->ref);
+	return best;
+}
+
 /* The up connection to the addressed node, cached per descriptor. */
 static struct dsmem_conn *dsmem_file_conn(struct dsmem_xfer_file *file, u32 remote)
 {
@@ -303,6 +363,7 @@ static struct dsmem_conn *dsmem_file_conn(struct dsmem_xfer_file *file, u32 remo
 		return conn;
 	}
 	if (conn) {
+		dsmem_file_paths_drop(file);
 		file->conn = NULL;
 		dsmem_conn_put(conn);
 	}
@@ -521,7 +582,8 @@ static int dsmem_xfer_check(struct dsmem_xfer_file *file, struct dsmem_task_req 
 	union dsmem_token mrt;
 	struct dsmem_umr *umr;
 
-	if (r->opcode > DSMEM_XFER_OP_MAX || r->flags || r->__pad)
+	if (r->opcode > DSMEM_XFER_OP_MAX || r->flags & ~DSMEM_XFER_F_ALL ||
+	    r->__pad)
 		return -EINVAL;
 	if (!r->len || r->len > DSMEM_MR_LEN_MAX ||
 	    r->remote + r->len < r->remote)
@@ -648,7 +710,7 @@ static int dsmem_xfer_local(struct dsmem_xfer_file *file,
 		}
 	}
 	mutex_lock(&file->lock);
-	tr->bytes = done;
+	atomic64_set(&tr->bytes, done);
 	dsmem_stat_add(DSMEM_STAT_XFER_BYTES, done);
 	dsmem_stat_inc(DSMEM_STAT_XFER_LOCAL);
 out_put_seg:
@@ -685,7 +747,8 @@ void dsmem_xfer_start(struct dsmem_xfer_file *file, struct dsmem_task *task,
 		      u32 i)
 {
 	struct dsmem_task_req *tr = &task->reqs[i];
-	struct dsmem_conn *conn = NULL;
+	struct dsmem_conn *conn = NULL, *path;
+	bool unordered;
 	u64 off = 0;
 	u32 len;
 	int ret;
@@ -711,16 +774,33 @@ void dsmem_xfer_start(struct dsmem_xfer_file *file, struct dsmem_task *task,
 		ret = -ENOTCONN;
 		goto out;
 	}
+	/*
+	 * Atomics keep to the first connection: a device's atomics are
+	 * atomic only against its own (IB_ATOMIC_HCA), and one 8-byte slice
+	 * gains nothing from another path.
+	 */
+	unordered = tr->req.flags & DSMEM_XFER_F_UNORDERED &&
+		    (tr->req.opcode == DSMEM_XFER_READ ||
+		     tr->req.opcode == DSMEM_XFER_WRITE);
+	if (unordered)
+		dsmem_file_paths(file, conn);
 	while (off < tr->req.len) {
-		ret = dsmem_xfer_post_slice(task, i, conn, off, &len);
+		/* counted: the wait for a credit lets the file's lock go */
+		path = unordered && file->npaths ?
+		       dsmem_file_pick(file, conn, tr->req.remote + off) : NULL;
+		ret = dsmem_xfer_post_slice(task, i, path ?: conn, off, &len);
+		if (path && path != conn && !ret)
+			dsmem_stat_inc(DSMEM_STAT_XFER_PATH_SLICES);
+		if (path)
+			dsmem_conn_put(path);
 		if (ret)
 			break;
 		off += len;
 	}
 	dsmem_conn_put(conn);
 out:
-	if (ret && !tr->status)
-		tr->status = ret;
+	if (ret)
+		cmpxchg(&tr->status, 0, ret);
 	if (atomic_dec_and_test(&tr->slices))
 		dsmem_task_req_done(task, i);
 }
@@ -737,6 +817,7 @@ int dsmem_xfer_open(struct dsmem_xfer_file **filep)
 	xa_init_flags(&file->mrs, XA_FLAGS_ALLOC1);
 	xa_init_flags(&file->tasks, XA_FLAGS_ALLOC1);
 	init_waitqueue_head(&file->poll_wq);
+	file->paths_gen = -1;	/* no snapshot of paths yet */
 	*filep = file;
 	return 0;
 }
@@ -782,6 +863,7 @@ static void dsmem_file_detach(struct dsmem_xfer_file *file)
 	list_del_init(&file->node_link);
 	spin_unlock(&node->file_lock);
 	if (file->conn) {
+		dsmem_file_paths_drop(file);
 		dsmem_conn_put(file->conn);
 		file->conn = NULL;
 	}
@@ -857,6 +939,7 @@ void dsmem_xfer_node_dead(struct dsmem_node *node)
 		xa_for_each(&file->tasks, i, task)
 			dsmem_task_unmap(task);
 		if (file->conn) {
+			dsmem_file_paths_drop(file);
 			dsmem_conn_put(file->conn);
 			file->conn = NULL;
 		}
@@ -986,8 +1069,8 @@ static int dsmem_task_first_error(struct dsmem_task *task)
 	u32 i;
 
 	for (i = 0; i < task->nr; i++)
-		if (task->reqs[i].status)
-			return task->reqs[i].status;
+		if (READ_ONCE(task->reqs[i].status))
+			return READ_ONCE(task->reqs[i].status);
 	return 0;
 }
 
@@ -1134,7 +1217,7 @@ int dsmem_xfer_task(struct dsmem_xfer_file *file, void *arg)
 	}
 	a->done = atomic_read(&task->done_reqs);
 	for (i = 0; i < task->nr; i++)
-		a->bytes += READ_ONCE(task->reqs[i].bytes);
+		a->bytes += atomic64_read(&task->reqs[i].bytes);
 	/*
 	 * Under the completion's lock: a task seen done here is no longer
 	 * touched by its finisher, so it may be released below.
@@ -1148,8 +1231,8 @@ int dsmem_xfer_task(struct dsmem_xfer_file *file, void *arg)
 	n = ust ? a->nr : 0;
 	for (i = 0; i < n; i++) {
 		struct dsmem_xfer_status st = {
-			.status = task->reqs[i].status,
-			.bytes = task->reqs[i].bytes,
+			.status = READ_ONCE(task->reqs[i].status),
+			.bytes = atomic64_read(&task->reqs[i].bytes),
 		};
 
 		if (copy_to_user(&ust[i], &st, sizeof(st))) {

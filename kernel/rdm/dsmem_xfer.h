@@ -15,6 +15,8 @@
 #include <uapi/linux/dsmem.h>
 #include <uapi/linux/dsmem_netlink.h>
 
+#include "../dsmem_limits.h"
+
 struct dsmem_ring;
 
 /* Pinned user memory mapped for one device. */
@@ -67,6 +69,10 @@ struct dsmem_xfer_file {
 	atomic_t looped;	/* to our own node through the device, in flight */
 	wait_queue_head_t poll_wq;
 	struct dsmem_conn *conn;	/* last used, counted */
+	/* conn's peer's paths, counted, as of its paths_gen (under lock) */
+	struct dsmem_conn *paths[DSMEM_PATHS_MAX];
+	unsigned int npaths;
+	int paths_gen;
 	struct dsmem_ring *ring;	/* set once, under lock; dsmem_ring.c */
 };
 
@@ -76,8 +82,11 @@ struct dsmem_task_req {
 	bool own_umr;		/* unmapped under file->lock, once done */
 	bool looped;		/* to our own node, through the device */
 	atomic_t slices;	/* in flight, plus one while posting */
+	/* the first error (cmpxchg), and bytes done: slices of one request
+	 * may complete on several paths' CQs at once
+	 */
 	int status;
-	u64 bytes;
+	atomic64_t bytes;
 	u64 user_data;		/* a ring entry's */
 };
 

@@ -2,19 +2,19 @@
 /*
  * rdm_bench: dsmem's data path measured the way perftest measures verbs.
  *
- *   rdm_bench [-i] [-s SPIN_US] lat read|write NODE GADDR SIZE ITERS
+ *   rdm_bench [-i] [-u] [-s SPIN_US] lat read|write NODE GADDR SIZE ITERS
  *	synchronous ds_read/ds_write from a registered buffer; prints the
  *	typical (median) latency in microseconds, as ib_*_lat's t_typical
- *   rdm_bench [-i] [-s SPIN_US] sync read|write NODE GADDR SIZE ITERS
+ *   rdm_bench [-i] [-u] [-s SPIN_US] sync read|write NODE GADDR SIZE ITERS
  *	the same transfers timed as a whole (no clock read per transfer:
  *	where the clock has no vDSO reading, each is a system call); prints
  *	the mean in microseconds
- *   rdm_bench [-i] [-s SPIN_US] bw read|write NODE GADDR SIZE ITERS DEPTH
+ *   rdm_bench [-i] [-u] [-s SPIN_US] bw read|write NODE GADDR SIZE ITERS DEPTH
  *	DEPTH transfers of SIZE bytes kept in flight (two batches of
  *	DEPTH/2, each resubmitted as soon as it is done, as perftest keeps
  *	its send queue full), ITERS transfers in all; prints MiB/s (2^20
  *	bytes a second), the unit of ib_*_bw's "BW average [MB/sec]"
- *   rdm_bench [-i] [-s SPIN_US] ops read NODE GADDR SIZE ITERS DEPTH
+ *   rdm_bench [-i] [-u] [-s SPIN_US] ops read NODE GADDR SIZE ITERS DEPTH
  *	the same, printing transfers a second (ib_*_bw's MsgRate)
  *   rdm_bench memcpy SIZE ITERS
  *	the reference of the local path: memcpy() of SIZE bytes between two
@@ -25,9 +25,14 @@
  *	from peer add until the peer is up; prints the median in ms
  *
  * -i takes the ioctl path (DS_XFER_NO_RINGS) instead of the shared rings;
+ * -u opens the handle unordered (DS_XFER_UNORDERED): its transfers are
+ * spread over every path of the peer (one per device pair);
+ * -t THREADS runs bw and ops on that many handles at once, each from its
+ * own thread on its own region, and prints their sum;
  * -s sets the spin before a wait sleeps (the library's default otherwise).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -169,6 +174,87 @@ static int run_depth(struct ds_xfer *x, struct ds_transfer_request *reqs,
 	return ret;
 }
 
+/* One handle's share of a bw or ops run: its own buffer, region, batches. */
+struct bw_job {
+	struct ds_xfer_attr attr;
+	uint32_t node;
+	uint64_t gaddr;
+	unsigned long size, depth, iters;
+	int op;
+	double secs;
+	int ret;
+};
+
+static void *bw_job_run(void *arg)
+{
+	struct bw_job *j = arg;
+	struct ds_transfer_request *reqs;
+	struct ds_xfer *x;
+	uint8_t *buf;
+	uint32_t mr;
+
+	j->ret = ds_xfer_open_attr(j->node, &j->attr, &x);
+	if (j->ret)
+		return NULL;
+	buf = aligned_alloc(4096, (j->size * j->depth + 4095) & ~4095UL);
+	reqs = calloc(j->depth, sizeof(*reqs));
+	if (!buf || !reqs) {
+		j->ret = -ENOMEM;
+		goto out;
+	}
+	memset(buf, 0x5a, j->size * j->depth);
+	j->ret = ds_mr_reg(x, buf, j->size * j->depth, &mr);
+	for (unsigned long i = 0; !j->ret && i < j->depth; i++)
+		reqs[i] = (struct ds_transfer_request){ .source_offset = i * j->size,
+			.target_id = j->gaddr, .target_offset = i * j->size,
+			.length = j->size, .opcode = j->op, .mr = mr };
+	if (!j->ret)
+		j->ret = run_depth(x, reqs, j->depth, &j->iters, &j->secs);
+out:
+	free(reqs);
+	free(buf);
+	ds_xfer_close(x);
+	return NULL;
+}
+
+/*
+ * bw and ops with THREADS handles at once, each on its own region of the
+ * segment after gaddr (SIZE * DEPTH bytes apart) and ITERS / THREADS
+ * transfers: their transfers summed over the slowest one's time.
+ */
+static int bw_threads(const struct ds_xfer_attr *attr, bool ops, int op, uint32_t node,
+		      uint64_t gaddr, unsigned long size, unsigned long iters,
+		      unsigned long depth, unsigned int threads)
+{
+	struct bw_job *jobs = calloc(threads, sizeof(*jobs));
+	pthread_t *th = calloc(threads, sizeof(*th));
+	double secs = 0, total = 0;
+
+	if (!jobs || !th)
+		return die("threads", -ENOMEM);
+	for (unsigned int t = 0; t < threads; t++) {
+		jobs[t] = (struct bw_job){ .attr = *attr, .node = node,
+			.gaddr = gaddr + (uint64_t)t * size * depth, .size = size,
+			.depth = depth, .iters = iters / threads, .op = op };
+		pthread_create(&th[t], NULL, bw_job_run, &jobs[t]);
+	}
+	for (unsigned int t = 0; t < threads; t++) {
+		pthread_join(th[t], NULL);
+		if (jobs[t].ret)
+			return die("batch", jobs[t].ret);
+		total += jobs[t].iters;
+		if (jobs[t].secs > secs)
+			secs = jobs[t].secs;
+	}
+	if (ops)
+		printf("%.0f\n", total / secs);
+	else
+		printf("%.2f\n", (double)size * total / secs / (1 << 20));
+	free(th);
+	free(jobs);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct ds_xfer_attr attr = DS_XFER_ATTR_INIT;
@@ -180,14 +266,19 @@ int main(int argc, char **argv)
 	uint32_t mr;
 	uint8_t *buf;
 	double *lat, t0, secs;
+	unsigned int threads = 1;
 
 	if (argc > 1 && !strcmp(argv[1], "connect"))
 		return bench_connect(argc, argv);
 	if (argc > 1 && !strcmp(argv[1], "memcpy"))
 		return bench_memcpy(argc, argv);
-	while ((c = getopt(argc, argv, "+is:")) != -1) {
-		if (c == 'i')
+	while ((c = getopt(argc, argv, "+iut:s:")) != -1) {
+		if (c == 't')
+			threads = strtoul(optarg, NULL, 0);
+		else if (c == 'i')
 			attr.flags |= DS_XFER_NO_RINGS;
+		else if (c == 'u')
+			attr.flags |= DS_XFER_UNORDERED;
 		else if (c == 's')
 			attr.spin_us = strtoul(optarg, NULL, 0);
 		else
@@ -197,7 +288,7 @@ int main(int argc, char **argv)
 	argv += optind - 1;
 	if (argc < 7 || (strcmp(argv[1], "lat") && strcmp(argv[1], "sync") &&
 			 strcmp(argv[1], "bw") && strcmp(argv[1], "ops"))) {
-		fprintf(stderr, "usage: rdm_bench [-i] [-s SPIN_US] lat|sync|bw|ops read|write NODE GADDR SIZE ITERS [DEPTH]\n"
+		fprintf(stderr, "usage: rdm_bench [-i] [-u] [-t THREADS] [-s SPIN_US] lat|sync|bw|ops read|write NODE GADDR SIZE ITERS [DEPTH]\n"
 			"       rdm_bench memcpy SIZE ITERS\n"
 			"       rdm_bench connect keyed|insecure ADDR ITERS\n");
 		return 2;
@@ -208,8 +299,12 @@ int main(int argc, char **argv)
 	iters = strtoul(argv[6], NULL, 0);
 	if (argc > 7)
 		depth = strtoul(argv[7], NULL, 0);
-	if (!size || !iters || !depth || depth > DS_BATCH_REQS_MAX)
+	if (!size || !iters || !depth || depth > DS_BATCH_REQS_MAX || !threads)
 		return die("arguments", -EINVAL);
+	if (threads > 1 && (!strcmp(argv[1], "bw") || !strcmp(argv[1], "ops")))
+		return bw_threads(&attr, !strcmp(argv[1], "ops"), op,
+				  strtoul(argv[3], NULL, 0), gaddr, size, iters, depth,
+				  threads);
 
 	ret = ds_xfer_open_attr(strtoul(argv[3], NULL, 0), &attr, &x);
 	if (ret)

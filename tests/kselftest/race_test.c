@@ -657,4 +657,79 @@ TEST_F_TIMEOUT(race, task_pins_charge_memlock, 120)
 	munmap(buf, 256 << 10);
 }
 
+/*
+ * Paths under churn: nodes 11 and 12 on rxe0 and rxe1, so node 11's peer
+ * gets a second path once its first connection is up.  Each round deletes
+ * one of the nodes at a random moment -- PATHS under way, the path
+ * connecting, up, carrying an unordered writer's slices -- and the
+ * releases of both connections must race cleanly (the debug tier reports
+ * any use-after-free, leak or lock order).  The writer ends with an error
+ * or not at all, never hangs.
+ */
+struct churn_writer {
+	uint64_t seg;
+	atomic_int stop;
+	int oks;
+};
+
+static void *churn_write(void *arg)
+{
+	struct churn_writer *w = arg;
+	struct ds_xfer_attr a = DS_XFER_ATTR_INIT;
+	static uint8_t buf[256 << 10];
+	struct ds_xfer *x;
+
+	a.flags = DS_XFER_UNORDERED;
+	if (ds_xfer_open_attr(11, &a, &x))
+		return NULL;
+	while (!atomic_load(&w->stop))
+		if (!ds_write(x, w->seg, buf, sizeof(buf)))
+			w->oks++;
+	ds_xfer_close(x);
+	return NULL;
+}
+
+TEST_F_TIMEOUT(race, paths_churn_under_deletion, 240)
+{
+	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
+	unsigned int seed = (unsigned int)time(NULL);
+	int oks = 0, ups = 0;
+
+	for (int round = 0; round < 8; round++) {
+		struct churn_writer w = { .stop = 0 };
+		struct ds_peer_info p = {};
+		struct ds_seg_info s;
+		pthread_t th;
+		uint32_t peer;
+
+		ASSERT_EQ(0, test_node_add(self->ctx, 11, "rxe0,rxe1", PORT_B + 2));
+		ASSERT_EQ(0, test_node_add(self->ctx, 12, "rxe0,rxe1", PORT_B + 3));
+		ASSERT_EQ(0, ds_node_set_accept(self->ctx, 12, DS_ACCEPT_KEYED));
+		ASSERT_EQ(0, ds_seg_add(self->ctx, 12, SEG_SIZE, -1, DS_TRANSLATE_SEGMENT, &s));
+		ASSERT_EQ(0, ds_seg_grant(self->ctx, 12, s.id, 11, DSMEM_PERM_ALL));
+		ASSERT_EQ(0, ds_peer_add(self->ctx, 11, addr, PORT_B + 3, &peer));
+		w.seg = s.addr;
+		/*
+		 * Half the rounds cut within the first connection's set-up,
+		 * half once it is up: within the paths' set-up, or with both
+		 * carrying the writer's slices.
+		 */
+		if (round % 4 < 2)
+			ASSERT_EQ(0, wait_rsegs(self->ctx, 11, peer, 1));
+		pthread_create(&th, NULL, churn_write, &w);
+		usleep(rand_r(&seed) % (round % 4 < 2 ? 400000 : 60000));
+		if (!ds_peer_get(self->ctx, 11, peer, &p) && p.paths == 2)
+			ups++;
+		ASSERT_EQ(0, ds_node_del(self->ctx, round % 2 ? 11 : 12));
+		usleep(rand_r(&seed) % 100000);
+		atomic_store(&w.stop, 1);
+		pthread_join(th, NULL);
+		oks += w.oks;
+		ds_node_del(self->ctx, round % 2 ? 12 : 11);
+	}
+	TH_LOG("8 rounds, %d with two paths up when cut, %d writes done", ups, oks);
+	EXPECT_LT(0, oks);
+	EXPECT_LT(0, ups);
+}
+
 TEST_HARNESS_MAIN

@@ -1410,4 +1410,210 @@ TEST_F_TIMEOUT(nics, one_node_on_both_networks, 180)
 	free(out);
 }
 
+/*
+ * Paths: nodes 1 and 2 both on rxe0 and rxe1.  Node 1 dials node 2 over
+ * rxe0; node 2 then tells it its rxe1 address (PATHS) and node 1 adds a
+ * path through rxe1, with its own grant.  Unordered transfers are spread
+ * over both (rxe1's own packet counter moves), ordered ones keep to the
+ * first connection; four threads move random patterns, 1 B to 4 MiB at
+ * odd offsets, and read them back.  With multipath=N at node 2 the peer
+ * has one path, and the same transfers still go.
+ */
+FIXTURE(paths) {
+	struct ds_ctx *ctx;
+	struct ds_seg_info seg;
+	uint32_t peer;
+};
+
+static int set_multipath(int on)
+{
+	return run("echo %c > /sys/module/dsmem/parameters/multipath", on ? 'Y' : 'N');
+}
+
+/* The peer up with this many paths, within 5 s; the count, or -ETIMEDOUT. */
+static int wait_paths(struct ds_ctx *ctx, uint32_t node, uint32_t peer, unsigned int paths)
+{
+	struct ds_peer_info p;
+
+	for (int i = 0; i < 100; i++) {
+		if (!ds_peer_get(ctx, node, peer, &p) && p.state == DS_PEER_UP &&
+		    p.paths == paths)
+			return 0;
+		usleep(50000);
+	}
+	return -ETIMEDOUT;
+}
+
+FIXTURE_SETUP(paths)
+{
+	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
+	ASSERT_EQ(0, test_node_add(self->ctx, 1, "rxe0,rxe1", PORT_A));
+	ASSERT_EQ(0, test_node_add(self->ctx, 2, "rxe0,rxe1", PORT_B));
+	ASSERT_EQ(0, ds_node_set_accept(self->ctx, 2, DS_ACCEPT_KEYED));
+	ASSERT_EQ(0, ds_seg_add(self->ctx, 2, 32 << 20, -1, DS_TRANSLATE_SEGMENT, &self->seg));
+	ASSERT_EQ(0, ds_seg_grant(self->ctx, 2, self->seg.id, 1, DS_PERM_ALL));
+}
+
+FIXTURE_TEARDOWN(paths)
+{
+	set_multipath(1);
+	ds_node_del(self->ctx, 1);
+	ds_node_del(self->ctx, 2);
+	ds_ctx_close(self->ctx);
+}
+
+struct paths_thread {
+	struct ds_xfer *x;
+	uint64_t base;		/* the thread's 8 MiB of the segment */
+	unsigned int seed;
+	int err;		/* first failure: a negative errno, or 1: data */
+	char what[96];		/* and what failed */
+};
+
+static void *paths_worker(void *arg)
+{
+	enum { MAXLEN = 4 << 20 };
+	struct paths_thread *t = arg;
+	uint8_t *out = malloc(MAXLEN), *in = malloc(MAXLEN);
+	unsigned int seed = t->seed;
+
+	if (!out || !in) {
+		t->err = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < 24 && !t->err; i++) {
+		/* 1 B to 4 MiB, log-uniform, at an odd offset */
+		size_t len = i ? 1 + (rand_r(&seed) % (1u << (rand_r(&seed) % 23))) : MAXLEN;
+		uint64_t off = rand_r(&seed) % ((8u << 20) - len + 1);
+
+		test_fill(out, len, seed);
+		memset(in, 0, len);
+		t->err = ds_write(t->x, t->base + off, out, len);
+		snprintf(t->what, sizeof(t->what), "write of %zu B at +%llu", len,
+			 (unsigned long long)off);
+		if (!t->err) {
+			t->err = ds_read(t->x, t->base + off, in, len);
+			t->what[0] = 'r';
+			memcpy(t->what + 1, "ead ", 4);
+		}
+		if (!t->err && memcmp(out, in, len))
+			t->err = 1;
+	}
+out:
+	free(in);
+	free(out);
+	return NULL;
+}
+
+static int paths_run_what(uint32_t flags, uint64_t base, unsigned int seed, char *what);
+
+/* Four threads, a handle each; 0, or the first thread's failure, said. */
+static int paths_run(uint32_t flags, uint64_t base, unsigned int seed)
+{
+	char what[96] = "";
+	int ret = paths_run_what(flags, base, seed, what);
+
+	if (ret)
+		fprintf(stderr, "# %s: %d (%s)\n", what, ret, strerror(ret < 0 ? -ret : EIO));
+	return ret;
+}
+
+static int paths_run_what(uint32_t flags, uint64_t base, unsigned int seed, char *what)
+{
+	struct paths_thread t[4] = {};
+	pthread_t th[4];
+	int err = 0;
+
+	for (int i = 0; i < 4; i++) {
+		t[i].base = base + (uint64_t)i * (8 << 20);
+		t[i].seed = seed + i;
+		t[i].err = test_xfer_open(1, flags, &t[i].x);
+		if (t[i].err)
+			return t[i].err;
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_create(&th[i], NULL, paths_worker, &t[i]);
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		if (t[i].err && !err) {
+			err = t[i].err;
+			strcpy(what, t[i].what);
+		}
+		ds_xfer_close(t[i].x);
+	}
+	return err;
+}
+
+TEST_F_TIMEOUT(paths, unordered_transfers_use_both_devices, 300)
+{
+	struct ds_peer_info *peers;
+	uint64_t slices, sent1;
+	size_t n;
+
+	ASSERT_EQ(0, ds_peer_add(self->ctx, 1, env_or_die("DSMEM_LOCAL_ADDR"), PORT_B, &self->peer));
+	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, self->peer, 1));
+	ASSERT_EQ(0, wait_paths(self->ctx, 1, self->peer, 2))
+		TH_LOG("node 1 has no second path to node 2");
+	/* node 2's passive peer counts the same two */
+	ASSERT_EQ(0, ds_peer_list(self->ctx, 2, &peers, &n));
+	ASSERT_EQ(1, n);
+	EXPECT_EQ(0, wait_paths(self->ctx, 2, peers[0].id, 2));
+	free(peers);
+
+	/* ordered: the first connection only */
+	slices = stat_value(self->ctx, "xfer_path_slices");
+	EXPECT_EQ(0, paths_run(0, self->seg.addr, 100));
+	EXPECT_EQ(slices, stat_value(self->ctx, "xfer_path_slices"));
+
+	/* unordered: over both, rxe1 carrying its share */
+	sent1 = rxe_sent_pkts("rxe1");
+	EXPECT_EQ(0, paths_run(DS_XFER_UNORDERED, self->seg.addr, 200));
+	EXPECT_LT(slices, stat_value(self->ctx, "xfer_path_slices"));
+	EXPECT_LT(sent1 + 1000, rxe_sent_pkts("rxe1"));
+	TH_LOG("unordered: %llu slices on the second path, rxe1 sent %llu packets",
+	       (unsigned long long)(stat_value(self->ctx, "xfer_path_slices") - slices),
+	       (unsigned long long)(rxe_sent_pkts("rxe1") - sent1));
+	/* on the rings and on the ioctl path alike */
+	EXPECT_EQ(0, paths_run(DS_XFER_UNORDERED | DS_XFER_NO_RINGS, self->seg.addr, 300));
+}
+
+TEST_F_TIMEOUT(paths, one_path_when_the_peer_offers_none, 300)
+{
+	uint64_t slices;
+
+	ASSERT_EQ(0, set_multipath(0));
+	ASSERT_EQ(0, ds_peer_add(self->ctx, 1, env_or_die("DSMEM_LOCAL_ADDR"), PORT_B, &self->peer));
+	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, self->peer, 1));
+	usleep(500000);
+	EXPECT_EQ(0, wait_paths(self->ctx, 1, self->peer, 1));
+	slices = stat_value(self->ctx, "xfer_path_slices");
+	EXPECT_EQ(0, paths_run(DS_XFER_UNORDERED, self->seg.addr, 400));
+	EXPECT_EQ(slices, stat_value(self->ctx, "xfer_path_slices"));
+}
+
+/* A path's grants follow the segment's: granted, revoked, granted again. */
+TEST_F_TIMEOUT(paths, grants_reach_every_path, 120)
+{
+	struct ds_seg_info s2;
+	struct ds_xfer *x;
+	uint8_t out[65536], in[65536];
+
+	ASSERT_EQ(0, ds_peer_add(self->ctx, 1, env_or_die("DSMEM_LOCAL_ADDR"), PORT_B, &self->peer));
+	ASSERT_EQ(0, wait_paths(self->ctx, 1, self->peer, 2));
+	ASSERT_EQ(0, ds_seg_add(self->ctx, 2, 1 << 20, -1, DS_TRANSLATE_SEGMENT, &s2));
+	ASSERT_EQ(0, ds_seg_grant(self->ctx, 2, s2.id, 1, DS_PERM_ALL));
+	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, self->peer, 2));
+	ASSERT_EQ(0, test_xfer_open(1, DS_XFER_UNORDERED, &x));
+	test_fill(out, sizeof(out), 7);
+	/* the write's slices may take either path: both must know the grant */
+	for (int i = 0; i < 16; i++)
+		ASSERT_EQ(0, ds_write(x, s2.addr + i * 4096, out, sizeof(out)));
+	ASSERT_EQ(0, ds_read(x, s2.addr + 15 * 4096, in, sizeof(in)));
+	EXPECT_EQ(0, memcmp(out, in, sizeof(in)));
+	ASSERT_EQ(0, ds_seg_revoke(self->ctx, 2, s2.id, 1));
+	for (int i = 0; i < 8; i++)
+		EXPECT_EQ(-EACCES, ds_read(x, s2.addr + i * 4096, in, sizeof(in)));
+	ds_xfer_close(x);
+}
+
 TEST_HARNESS_MAIN

@@ -627,6 +627,50 @@ static int set_link(const char *dir, int id, const char *state)
 }
 
 /*
+ * Guest 1's side of a two-node test: its node admits the other guest's
+ * (remote, from addr), grants it a segment of size, publishes the
+ * segment's address as dir/name, and waits (up to 4 minutes) for
+ * dir/done.  0, or the first failure.
+ */
+static int tg_offer_seg(struct ds_ctx *ctx, uint32_t node, const char *addr, uint32_t remote,
+			uint64_t size, const char *dir, const char *name, const char *done)
+{
+	struct ds_seg_info s;
+	char buf[64];
+	int ret;
+
+	ret = ds_peer_add_id(ctx, node, addr, 0, remote, DS_PEER_LISTEN, NULL);
+	if (!ret)
+		ret = ds_seg_add(ctx, node, size, -1, DS_TRANSLATE_SEGMENT, &s);
+	if (!ret)
+		ret = ds_seg_grant(ctx, node, s.id, remote, DSMEM_PERM_ALL);
+	if (ret)
+		return ret;
+	snprintf(buf, sizeof(buf), "%llu\n", (unsigned long long)s.addr);
+	publish(dir, name, buf);
+	return await_file_for(dir, done, buf, sizeof(buf), 2400);
+}
+
+/*
+ * Guest 0's side: the segment guest 1 published as dir/name, in *seg; its
+ * node connects to remote at addr:port (peer id in *peer) and holds the
+ * grant.  0, or the first failure.
+ */
+static int tg_take_seg(struct ds_ctx *ctx, uint32_t node, const char *addr, uint16_t port,
+		       uint32_t remote, const char *dir, const char *name, uint64_t *seg,
+		       uint32_t *peer)
+{
+	char buf[64];
+	int ret = await_file(dir, name, buf, sizeof(buf));
+
+	if (ret)
+		return ret;
+	*seg = strtoull(buf, NULL, 10);
+	ret = ds_peer_add_id(ctx, node, addr, port, remote, 0, peer);
+	return ret ? ret : wait_rsegs(ctx, node, *peer, 1);
+}
+
+/*
  * The second NIC: node 6 (guest 1) on rxe1 grants a segment to node 5
  * (guest 0) on rxe1, which connects over the second network and moves
  * data; then guest 0 pulls that NIC's cable only: the second network goes
@@ -649,10 +693,8 @@ TEST_F_TIMEOUT(nic2, carries_rdma_and_has_its_own_cable, 300)
 	const char *addr2 = env_or_die("DSMEM_PEER_ADDR2");
 	int id = atoi(env_or_die("DSMEM_GUEST_ID"));
 	uint8_t out[65536], in[65536];
-	struct ds_seg_info s;
 	struct ds_ctx *ctx;
 	struct ds_xfer *x;
-	char buf[64];
 	uint64_t seg;
 	uint32_t peer;
 	int back = -1;
@@ -660,18 +702,10 @@ TEST_F_TIMEOUT(nic2, carries_rdma_and_has_its_own_cable, 300)
 	ASSERT_EQ(0, ds_ctx_open(&ctx));
 	ASSERT_EQ(0, test_node_add(ctx, 5 + id, "rxe1", 7481));
 	if (id == 1) {
-		ASSERT_EQ(0, ds_peer_add_id(ctx, 6, addr2, 0, 5, DS_PEER_LISTEN, NULL));
-		ASSERT_EQ(0, ds_seg_add(ctx, 6, 1 << 20, -1, DS_TRANSLATE_SEGMENT, &s));
-		ASSERT_EQ(0, ds_seg_grant(ctx, 6, s.id, 5, DSMEM_PERM_ALL));
-		snprintf(buf, sizeof(buf), "%llu\n", (unsigned long long)s.addr);
-		publish(dir, "seg2", buf);
-		EXPECT_EQ(0, await_file_for(dir, "done2", buf, sizeof(buf), 2400));
+		EXPECT_EQ(0, tg_offer_seg(ctx, 6, addr2, 5, 1 << 20, dir, "seg2", "done2"));
 		goto out;
 	}
-	ASSERT_EQ(0, await_file(dir, "seg2", buf, sizeof(buf)));
-	seg = strtoull(buf, NULL, 10);
-	ASSERT_EQ(0, ds_peer_add_id(ctx, 5, addr2, 7481, 6, 0, &peer));
-	ASSERT_EQ(0, wait_rsegs(ctx, 5, peer, 1));
+	ASSERT_EQ(0, tg_take_seg(ctx, 5, addr2, 7481, 6, dir, "seg2", &seg, &peer));
 	ASSERT_EQ(0, ds_xfer_open(5, &x));
 	test_fill(out, sizeof(out), 5);
 	EXPECT_EQ(0, ds_write(x, seg + 3, out, sizeof(out)));
@@ -690,6 +724,64 @@ TEST_F_TIMEOUT(nic2, carries_rdma_and_has_its_own_cable, 300)
 out:
 	ds_node_del(ctx, 5 + id);
 	ds_ctx_close(ctx);
+}
+
+/*
+ * Paths across hosts: nodes 7 and 8, one per guest, each on rxe0 and
+ * rxe1.  Node 7 dials node 8 over the first network; node 8 offers its
+ * rxe1 address and node 7 adds a path over the second network.  An
+ * unordered handle's 4 MiB transfers then use both NICs, verified.
+ */
+TEST(paths_across_guests)
+{
+	const char *dir = env_or_die("DSMEM_RUN_DIR");
+	const char *addr = env_or_die("DSMEM_PEER_ADDR");
+	int id = atoi(env_or_die("DSMEM_GUEST_ID"));
+	enum { LEN = 4 << 20 };
+	uint8_t *out = malloc(LEN), *in = malloc(LEN);
+	struct ds_peer_info p = {};
+	struct ds_ctx *ctx;
+	struct ds_xfer *x;
+	uint64_t seg, sent1;
+	uint32_t peer;
+
+	ASSERT_NE(NULL, out);
+	ASSERT_NE(NULL, in);
+	ASSERT_EQ(0, ds_ctx_open(&ctx));
+	ASSERT_EQ(0, test_node_add(ctx, 7 + id, "rxe0,rxe1", 7482));
+	if (id == 1) {
+		EXPECT_EQ(0, tg_offer_seg(ctx, 8, addr, 7, 16 << 20, dir, "seg3", "done3"));
+		goto out;
+	}
+	ASSERT_EQ(0, tg_take_seg(ctx, 7, addr, 7482, 8, dir, "seg3", &seg, &peer));
+	for (int i = 0; i < 100 && p.paths != 2; i++) {
+		ds_peer_get(ctx, 7, peer, &p);
+		usleep(100000);
+	}
+	EXPECT_EQ(2, p.paths) TH_LOG("no second path across the guests");
+	{
+		struct ds_xfer_attr a = DS_XFER_ATTR_INIT;
+
+		a.flags = DS_XFER_UNORDERED;
+		ASSERT_EQ(0, ds_xfer_open_attr(7, &a, &x));
+	}
+	sent1 = rxe_sent_pkts("rxe1");
+	for (int i = 0; i < 4; i++) {
+		test_fill(out, LEN, 70 + i);
+		memset(in, 0, LEN);
+		EXPECT_EQ(0, ds_write(x, seg + 4099 * i, out, LEN));
+		EXPECT_EQ(0, ds_read(x, seg + 4099 * i, in, LEN));
+		EXPECT_EQ(0, memcmp(out, in, LEN));
+	}
+	EXPECT_LT(sent1 + 1000, rxe_sent_pkts("rxe1"));
+	TH_LOG("rxe1 sent %llu packets", (unsigned long long)(rxe_sent_pkts("rxe1") - sent1));
+	ds_xfer_close(x);
+	publish(dir, "done3", "1\n");
+out:
+	ds_node_del(ctx, 7 + id);
+	ds_ctx_close(ctx);
+	free(in);
+	free(out);
 }
 
 /*

@@ -120,6 +120,8 @@ int test_peer_add(struct ds_ctx *ctx, uint32_t node, const char *addr, uint16_t 
  * -ETIMEDOUT. */
 struct ds_ctx;
 int wait_rsegs(struct ds_ctx *ctx, uint32_t node, uint32_t peer, uint32_t n);
+/* Packets a device's port 1 sent (rxe's hw counter), or 0. */
+uint64_t rxe_sent_pkts(const char *dev);
 
 /* Next event of this type for this device name, bounded (~10 s):
  * 0, -ETIMEDOUT, or the monitor's error. */

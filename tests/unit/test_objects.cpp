@@ -344,6 +344,19 @@ void test_parse_peer_ipv4(void **)
 	assert_int_equal(p.rsegs[1].size, 1 << 20);
 	assert_int_equal(p.rsegs[1].perm, DSMEM_PERM_ALL);
 	assert_int_equal(p.rsegs[1].keys, 2);
+	assert_int_equal(p.paths, 0);	// an older module says nothing
+	nlmsg_free(m);
+
+	// paths, as the module counts them, and clamped to the byte
+	m = peer4_reply();
+	nla_put_u32(m, DSMEM_ATTR_PEER_PATHS, 2);
+	assert_int_equal(parse_peer(m, &p, true), 0);
+	assert_int_equal(p.paths, 2);
+	nlmsg_free(m);
+	m = peer4_reply();
+	nla_put_u32(m, DSMEM_ATTR_PEER_PATHS, 1000);
+	assert_int_equal(parse_peer(m, &p, true), 0);
+	assert_int_equal(p.paths, 255);
 	nlmsg_free(m);
 }
 

@@ -682,7 +682,7 @@ static void test_cm_rejects_malformed(void **state)
 	cm->version = 0;
 	assert_int_equal(dsmem_wire_cm_decode(b, sizeof(b), &out), -EPROTONOSUPPORT);
 	CM_RESET();
-	cm->flags = htole16(2);		/* a flag this version does not know */
+	cm->flags = htole16(4);		/* a flag this version does not know */
 	assert_int_equal(dsmem_wire_cm_decode(b, sizeof(b), &out), -EINVAL);
 	CM_RESET();
 	cm->reserved1 = htole32(0x80000000);
@@ -808,6 +808,40 @@ static void test_random_grants(void **state)
  * answer handed an unwritten buffer to userspace.)
  */
 /* Replies are the answers, and every request's answer is one. */
+/* PATHS asks; REPLY_PATHS answers with 16-byte addresses, or none. */
+static void test_paths_messages(void **state)
+{
+	struct dsmem_wire_msg m, req = msg(DSMEM_WIRE_PATHS, 0, 0);
+	unsigned char out_buf[256];
+
+	(void)state;
+	roundtrip(req, 64);
+	m = msg(DSMEM_WIRE_REPLY_PATHS, 0, 2 * DSMEM_WIRE_PATH_ADDR_LEN);
+	m.data = data;
+	roundtrip(m, 128);
+	assert_int_equal(dsmem_wire_reply_check(&req, &m), 0);
+	/* none: a node on one device, or all its others down */
+	m.len = 0;
+	roundtrip(m, 64);
+	/* a refusal comes as REPLY_ERROR; REPLY_PATHS itself carries none */
+	m.status = EOPNOTSUPP;
+	assert_int_equal(dsmem_wire_encode(out_buf, sizeof(out_buf), &m), -EINVAL);
+	req.status = 1;
+	assert_int_equal(dsmem_wire_encode(out_buf, sizeof(out_buf), &req), -EINVAL);
+	/* and it answers PATHS only */
+	m = msg(DSMEM_WIRE_REPLY_PATHS, 0, 0);
+	req = msg(DSMEM_WIRE_PING, 0, 0);
+	assert_int_equal(dsmem_wire_reply_check(&req, &m), -EPROTO);
+	/* a path's CONNECT says so, and is not refused for it */
+	struct dsmem_wire_cm cm;
+	struct dsmem_wire_cm_info out;
+	dsmem_wire_cm_encode(&cm, &(struct dsmem_wire_cm_info){
+		.src_node = 1, .dst_node = 2,
+		.flags = DSMEM_WIRE_CM_F_AUTH | DSMEM_WIRE_CM_F_PATH });
+	assert_int_equal(dsmem_wire_cm_decode(&cm, sizeof(cm), &out), 0);
+	assert_int_equal(out.flags, DSMEM_WIRE_CM_F_AUTH | DSMEM_WIRE_CM_F_PATH);
+}
+
 static void test_is_reply(void **state)
 {
 	static const uint8_t replies[] = {
@@ -816,6 +850,7 @@ static void test_is_reply(void **state)
 		DSMEM_WIRE_REPLY_WRITE, DSMEM_WIRE_REPLY_GRANT,
 		DSMEM_WIRE_REPLY_REVOKE, DSMEM_WIRE_REPLY_ERROR,
 		DSMEM_WIRE_REPLY_SLOPE, DSMEM_WIRE_REPLY_SLOPE_KEYS,
+		DSMEM_WIRE_REPLY_PATHS,
 	};
 	int n = 0;
 
@@ -905,6 +940,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip_every_opcode),
 		cmocka_unit_test(test_is_reply),
+		cmocka_unit_test(test_paths_messages),
 		cmocka_unit_test(test_byte_layout_is_little_endian),
 		cmocka_unit_test(test_size),
 		cmocka_unit_test(test_decode_rejects_malformed),

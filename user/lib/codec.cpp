@@ -2,6 +2,7 @@
 // Encoding of requests to and decoding of replies from the "dsmem" family.
 // Decoding checks every attribute's length: a short or oversized attribute
 // is -EBADMSG, never a read past the message.
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string_view>
@@ -553,6 +554,9 @@ int parse_peer(struct nl_msg *msg, ds_peer_info *peer, bool full)
 	peer->state = get_u8(tb[DSMEM_ATTR_PEER_STATE]);
 	peer->passive = get_u8(tb[DSMEM_ATTR_PEER_PASSIVE]);
 	peer->listen = tb[DSMEM_ATTR_PEER_LISTEN] != nullptr;
+	if (tb[DSMEM_ATTR_PEER_PATHS])
+		peer->paths = static_cast<uint8_t>(std::min<uint32_t>(
+			nla_get_u32(tb[DSMEM_ATTR_PEER_PATHS]), UINT8_MAX));
 	peer->port = get_u16(tb[DSMEM_ATTR_PEER_PORT]);
 	peer->connects = get_u32(tb[DSMEM_ATTR_PEER_CONNECTS]);
 	peer->last_errno = get_u32(tb[DSMEM_ATTR_PEER_ERRNO]);

@@ -95,6 +95,7 @@ const struct nla_policy ds_nl_dsmem_policy[DSMEM_ATTR_MAX + 1] = {
 	[DSMEM_ATTR_NODE_INSECURE] = { .type = NLA_FLAG },
 	[DSMEM_ATTR_NODE_ACCEPT] = { .type = NLA_U8, .minlen = 1, .maxlen = 1 },
 	[DSMEM_ATTR_PEER_LISTEN] = { .type = NLA_FLAG },
+	[DSMEM_ATTR_PEER_PATHS] = { .type = NLA_U32, .minlen = 4, .maxlen = 4 },
 	[DSMEM_ATTR_NODE_DEVS] = { .type = NLA_NESTED },
 	[DSMEM_ATTR_NODE_DEV] = { .type = NLA_NESTED },
 };

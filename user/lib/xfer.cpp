@@ -88,6 +88,7 @@ struct ds_xfer {
 	};
 
 	int fd = -1;
+	uint8_t req_flags = 0;		// DSMEM_XFER_F_* on every request
 	std::unique_ptr<uint64_t> word;	// where an atomic's old value lands
 	std::vector<orphan> orphans;
 
@@ -350,6 +351,7 @@ int atomic_one(ds_xfer *x, uint8_t op, uint64_t gaddr, uint64_t compare_add,
 			return -ENOMEM;
 	}
 	req.opcode = op;
+	req.flags = x->req_flags;
 	req.local = reinterpret_cast<uintptr_t>(x->word.get());
 	req.remote = gaddr;
 	req.len = sizeof(uint64_t);
@@ -375,6 +377,7 @@ int transfer_one(ds_xfer *x, uint8_t op, uint64_t gaddr, const void *buf, size_t
 	struct dsmem_xfer_req req = {};
 
 	req.opcode = op;
+	req.flags = x->req_flags;
 	req.local = reinterpret_cast<uintptr_t>(buf);
 	req.remote = gaddr;
 	req.len = len;
@@ -483,6 +486,11 @@ DS_EXPORT int ds_xfer_open_attr(uint32_t node_id, const struct ds_xfer_attr *att
 		return -EPROTO;
 	if (!(v.features & DSMEM_FEAT_RDM))
 		return -EOPNOTSUPP;
+	if (a.flags & DS_XFER_UNORDERED) {
+		if (!(v.features & DSMEM_FEAT_MULTIPATH))
+			return -EOPNOTSUPP;
+		x->req_flags = DSMEM_XFER_F_UNORDERED;
+	}
 	at.node_id = node_id;
 	if (ioctl(x->fd, DSMEM_IOC_ATTACH, &at) < 0)
 		return -errno;
@@ -714,6 +722,7 @@ DS_EXPORT int ds_batch_submit(struct ds_xfer *x,
 	for (size_t i = 0; i < n; i++) {
 		if (int ret = to_xfer_req(reqs[i], &kreqs[i]))
 			return ret;
+		kreqs[i].flags = x->req_flags;
 	}
 	bool on_ring = x->ring != nullptr;
 	for (size_t i = 0; i < n; i++) {

@@ -37,6 +37,8 @@
 #define DSMEM_FEAT_SLOPE	_BITULL(4)
 /* the data path's shared submission and completion rings */
 #define DSMEM_FEAT_RINGS	_BITULL(5)
+/* peers over every device pair of their nodes; DSMEM_XFER_F_UNORDERED */
+#define DSMEM_FEAT_MULTIPATH	_BITULL(6)
 
 /*
  * Global addresses.  A 64-bit remote address names a node, one of its
@@ -159,10 +161,19 @@ enum dsmem_xfer_op {
 	DSMEM_XFER_OP_MAX = DSMEM_XFER_FAA
 };
 
+/*
+ * struct dsmem_xfer_req.flags.  UNORDERED: the transfer need not keep its
+ * place behind the descriptor's earlier ones to the same node, so it may
+ * go over any of the peer's paths, a slice to each (striped); without
+ * it, every transfer to a node takes one path, in order.
+ */
+#define DSMEM_XFER_F_UNORDERED	0x01
+#define DSMEM_XFER_F_ALL	DSMEM_XFER_F_UNORDERED
+
 /**
  * struct dsmem_xfer_req - one transfer of a batch
  * @opcode:	enum dsmem_xfer_op
- * @flags:	must be 0
+ * @flags:	DSMEM_XFER_F_*
  * @__pad:	must be 0
  * @mr:		handle of a registered buffer, or 0: then @local is a plain
  *		user address, pinned for the life of the task

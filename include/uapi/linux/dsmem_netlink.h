@@ -240,6 +240,7 @@ enum dsmem_attr {
 	DSMEM_ATTR_NODE_INSECURE,		/* flag */
 	DSMEM_ATTR_NODE_ACCEPT,			/* u8, enum dsmem_accept */
 	DSMEM_ATTR_PEER_LISTEN,			/* flag */
+	DSMEM_ATTR_PEER_PATHS,			/* u32 */
 	DSMEM_ATTR_NODE_DEVS,			/* nest of DSMEM_ATTR_NODE_DEV */
 	DSMEM_ATTR_NODE_DEV,			/* nest, enum dsmem_node_dev_attr */
 

@@ -217,6 +217,8 @@ record peer_record(const ds_peer_info &p)
 	if (p.listen)
 		r["listen"] = true;
 	r["connects"] = p.connects;
+	if (p.paths > 1)
+		r["paths"] = p.paths;
 	if (p.last_errno)
 		r["errno"] = p.last_errno;
 	record rsegs = record::array();

@@ -151,7 +151,9 @@ struct ds_peer_info {
 	uint32_t nrsegs;		/* entries filled in rsegs[] */
 	struct ds_remote_seg rsegs[DS_PEER_RSEGS_MAX];
 	uint8_t listen;			/* 1: admitted, never dialled (1.8) */
-	uint8_t reserved0[7];
+	/* connections up: its first and its other paths (1.10) */
+	uint8_t paths;
+	uint8_t reserved0[6];
 	uint64_t reserved[3];
 };
 
@@ -850,7 +852,15 @@ struct ds_xfer_attr {
 	uint32_t reserved;		/* 0 */
 };
 #define DS_XFER_NO_RINGS	0x1	/* the ioctl path only */
-#define DS_XFER_FLAGS_ALL	DS_XFER_NO_RINGS
+/*
+ * Every transfer of the handle is unordered (1.10): it may pass the
+ * handle's earlier ones to the same node, and is spread, a slice at a
+ * time, over every path the peer has (one per pair of the two nodes'
+ * devices).  Without it, a handle's transfers to a node keep their order
+ * on one path.  -EOPNOTSUPP from a module without paths.
+ */
+#define DS_XFER_UNORDERED	0x2
+#define DS_XFER_FLAGS_ALL	(DS_XFER_NO_RINGS | DS_XFER_UNORDERED)
 #define DS_XFER_SPIN_US_DEFAULT	100
 #define DS_XFER_ATTR_SIZE_VER0	24
 #define DS_XFER_ATTR_INIT \
