@@ -184,6 +184,10 @@ void test_features(void **)
 	assert_string_equal(f[2].get<std::string>().c_str(), "rdm");
 	assert_string_equal(f[3].get<std::string>().c_str(), "bit40");
 	assert_int_equal(features_record(0).size(), 0);
+	f = features_record(DSMEM_FEAT_RINGS | DSMEM_FEAT_MULTIPATH);
+	assert_int_equal(f.size(), 2);
+	assert_string_equal(f[0].get<std::string>().c_str(), "rings");
+	assert_string_equal(f[1].get<std::string>().c_str(), "multipath");
 }
 
 void test_token_flags(void **)

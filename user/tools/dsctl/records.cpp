@@ -81,6 +81,8 @@ record features_record(uint64_t features)
 		{ DSMEM_FEAT_RDM, "rdm" },
 		{ DSMEM_FEAT_TOKENCACHE, "tokencache" },
 		{ DSMEM_FEAT_SLOPE, "slope" },
+		{ DSMEM_FEAT_RINGS, "rings" },
+		{ DSMEM_FEAT_MULTIPATH, "multipath" },
 	};
 	return bit_names(features, known);
 }
