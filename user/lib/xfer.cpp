@@ -722,10 +722,10 @@ DS_EXPORT int ds_batch_submit(struct ds_xfer *x,
 	for (size_t i = 0; i < n; i++) {
 		if (int ret = to_xfer_req(reqs[i], &kreqs[i]))
 			return ret;
-		kreqs[i].flags = x->req_flags;
 	}
 	bool on_ring = x->ring != nullptr;
 	for (size_t i = 0; i < n; i++) {
+		kreqs[i].flags = x->req_flags;
 		if (on_ring && !kreqs[i].mr) {
 			uint64_t off = 0;
 
