@@ -142,17 +142,6 @@ int dsmem_node_dev_slot(const struct dsmem_node *node,
 	return -ENXIO;
 }
 
-static bool dsmem_node_on(const struct dsmem_node *node,
-			  const struct dsmem_device *sdev)
-{
-	unsigned int i;
-
-	for (i = 0; i < node->ndevs; i++)
-		if (node->devs[i].sdev == sdev)
-			return true;
-	return false;
-}
-
 /* Whether each of the node's devices is still the one it was made on. */
 static bool dsmem_node_devs_gone(const struct dsmem_node *node,
 				 const u32 *index)
@@ -372,7 +361,7 @@ void dsmem_rdm_dev_remove(struct dsmem_device *sdev)
 		mutex_lock(&dsmem_nodes_lock);
 		xa_for_each(&dsmem_nodes, i, node) {
 			/* one being made checks its device when it is done */
-			if (!dsmem_node_on(node, sdev) || node->dead)
+			if (dsmem_node_dev_slot(node, sdev->ibdev) < 0 || node->dead)
 				continue;
 			xa_erase(&dsmem_nodes, i);
 			WRITE_ONCE(node->dead, true);
@@ -402,7 +391,7 @@ void dsmem_rdm_port_change(struct dsmem_device *sdev)
 	for (;;) {
 		mutex_lock(&dsmem_nodes_lock);
 		xa_for_each_start(&dsmem_nodes, id, node, id)
-			if (dsmem_node_on(node, sdev) && !node->dead) {
+			if (dsmem_node_dev_slot(node, sdev->ibdev) >= 0 && !node->dead) {
 				kref_get(&node->ref);
 				break;
 			}

@@ -467,6 +467,8 @@ int rogue_connect_auth(struct rogue **rp, const char *addr, uint16_t port, uint3
 
 	if (auth && auth->flag)
 		info.flags = DSMEM_WIRE_CM_F_AUTH;
+	if (auth && auth->path)
+		info.flags |= DSMEM_WIRE_CM_F_PATH;
 	randombytes_buf(info.nonce, sizeof(info.nonce));
 	dsmem_wire_cm_encode(&cm, &info);
 	cp.private_data = &cm;

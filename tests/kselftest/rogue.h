@@ -45,6 +45,7 @@ struct rogue_auth {
 	const uint8_t *proof;	/* DSMEM_WIRE_AUTH_LEN bytes */
 	int no_check;		/* send the proof, do not wait for the node's */
 	const char *from;	/* the source IPv4 address; NULL: the route's */
+	int path;		/* claim to be another path (CM_F_PATH) */
 };
 
 int rogue_connect_auth(struct rogue **r, const char *addr, uint16_t port, uint32_t src,

@@ -819,6 +819,63 @@ TEST_F_TIMEOUT(rogue, slope_leases_and_frees_are_bounded, 120)
  * A rogue that asks for the handshake and never proves anything: nothing
  * served, and closed at the handshake deadline.
  */
+/*
+ * Paths are admitted beside a first connection only.  Node 2's first
+ * connection to node 1 is up: a path claiming an id that is not up, one
+ * that does not authenticate, and any path to an insecure node are
+ * refused before anything is made (path_refused, auth_mismatch); a path
+ * claiming node 2's id with the key is a path (the key is what proves
+ * it), and leaves with its connection.
+ */
+TEST_F_TIMEOUT(rogue, paths_need_an_up_peer_and_the_key, 120)
+{
+	static const struct rogue_auth keyed_path = {
+		.flag = 1, .key = cluster_key, .key_len = sizeof(cluster_key), .path = 1,
+	};
+	static const struct rogue_auth bare_path = { .path = 1 };
+	uint64_t refused = stat_value(self->ctx, "path_refused");
+	uint64_t mismatch = stat_value(self->ctx, "auth_mismatch");
+	struct ds_peer_info *peers, p = {};
+	uint32_t node2 = 0;
+	struct rogue *r;
+	size_t n;
+
+	/* the fixture's rogue is up as ROGUE_ID; this id is not */
+	EXPECT_EQ(-ECONNREFUSED, rogue_connect_auth(&r, self->addr, PORT_1, ROGUE_ID + 2, 1,
+						    ROGUE_ANSWER, &keyed_path));
+	EXPECT_EQ(refused + 1, stat_value(self->ctx, "path_refused"));
+	EXPECT_EQ(-ECONNREFUSED, rogue_connect_auth(&r, self->addr, PORT_1, 2, 1,
+						    ROGUE_ANSWER, &bare_path));
+	EXPECT_EQ(mismatch + 1, stat_value(self->ctx, "auth_mismatch"));
+	/* an insecure node has no paths, whoever asks */
+	ASSERT_EQ(0, ds_node_add_keyed(self->ctx, 3, "rxe0", PORT_2 + 1, NULL));
+	EXPECT_EQ(-ECONNREFUSED, rogue_connect_auth(&r, self->addr, PORT_2 + 1, 2, 3,
+						    ROGUE_ANSWER, &bare_path));
+	EXPECT_EQ(refused + 2, stat_value(self->ctx, "path_refused"));
+	EXPECT_EQ(0, ds_node_del(self->ctx, 3));
+
+	/* node 1's passive peer of node 2 */
+	ASSERT_EQ(0, ds_peer_list(self->ctx, 1, &peers, &n));
+	for (size_t i = 0; i < n; i++)
+		if (peers[i].remote_node == 2 && peers[i].passive)
+			node2 = peers[i].id;
+	free(peers);
+	ASSERT_NE(0, node2);
+	ASSERT_EQ(0, rogue_connect_auth(&r, self->addr, PORT_1, 2, 1, ROGUE_ANSWER, &keyed_path));
+	for (int i = 0; i < 50 && p.paths != 2; i++) {
+		ds_peer_get(self->ctx, 1, node2, &p);
+		usleep(100000);
+	}
+	EXPECT_EQ(2, p.paths);
+	rogue_close(r);
+	for (int i = 0; i < 50 && p.paths != 1; i++) {
+		ds_peer_get(self->ctx, 1, node2, &p);
+		usleep(100000);
+	}
+	EXPECT_EQ(1, p.paths);
+	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
+}
+
 TEST_F_TIMEOUT(rogue, no_proof_gets_nothing, 120)
 {
 	static const struct rogue_auth mute = { .flag = 1 };
