@@ -24,6 +24,11 @@
 #define DSMEM_NODE_SEGS_MAX	DSMEM_SEG_ID_MAX
 /* a peer's paths besides its first connection: one per other device */
 #define DSMEM_PATHS_MAX		(DSMEM_NODE_DEVS_MAX - 1)
+/*
+ * times one unordered request is run again because a path it used went
+ * down under it; each needs a path lost, so this bounds a flapping link
+ */
+#define DSMEM_FAILOVER_MAX	3
 /* one-sided work requests in flight per connection */
 #define DSMEM_SQ_DEPTH		256
 /* receive buffers per connection, each one whole wire message */

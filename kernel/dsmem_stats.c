@@ -82,6 +82,7 @@ static const char * const dsmem_stat_names[] = {
 	[DSMEM_STAT_PATH_DOWN]		= "path_down",
 	[DSMEM_STAT_PATH_REFUSED]	= "path_refused",
 	[DSMEM_STAT_XFER_PATH_SLICES]	= "xfer_path_slices",
+	[DSMEM_STAT_XFER_FAILOVER]	= "xfer_failover",
 };
 
 const char *dsmem_stat_name(enum dsmem_stat s)

@@ -434,8 +434,13 @@ int dsmem_rdm_init(void)
 	ret = dsmem_path_service_init();
 	if (ret)
 		goto err_seg_service_exit;
+	ret = dsmem_xfer_init();
+	if (ret)
+		goto err_path_service_exit;
 	return 0;
 
+err_path_service_exit:
+	dsmem_path_service_exit();
 err_seg_service_exit:
 	dsmem_seg_service_exit();
 err_auth_exit:
@@ -477,6 +482,7 @@ void dsmem_rdm_stop(void)
 
 void dsmem_rdm_exit(void)
 {
+	dsmem_xfer_exit();
 	dsmem_path_service_exit();
 	dsmem_seg_service_exit();
 	dsmem_auth_exit();

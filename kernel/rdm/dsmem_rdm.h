@@ -427,6 +427,8 @@ int dsmem_xfer_submit(struct dsmem_xfer_file *file, void *arg);
 int dsmem_xfer_task(struct dsmem_xfer_file *file, void *arg);
 void dsmem_xfer_node_dead(struct dsmem_node *node);
 struct dsmem_node *dsmem_xfer_node_get(struct dsmem_xfer_file *file);
+int dsmem_xfer_init(void);
+void dsmem_xfer_exit(void);
 
 /* rdm/dsmem_ring.c: the data path's shared rings */
 int dsmem_ring_setup(struct dsmem_xfer_file *file, void *arg);

@@ -247,6 +247,41 @@ static void dsmem_task_req_done(struct dsmem_task *task, u32 req)
 		dsmem_task_finish(task);
 }
 
+static void dsmem_req_failover(struct dsmem_task *task, u32 req);
+
+/*
+ * One less of request req in flight: the last one ends it, or sends it
+ * to run again when a path under it went down and nothing else failed.
+ * The decrement orders every slice's failover mark before the test.
+ */
+static void dsmem_req_put(struct dsmem_task *task, u32 req)
+{
+	struct dsmem_task_req *tr = &task->reqs[req];
+
+	if (!atomic_dec_and_test(&tr->slices))
+		return;
+	if (tr->failover && !READ_ONCE(tr->status))
+		dsmem_req_failover(task, req);
+	else
+		dsmem_task_req_done(task, req);
+}
+
+/*
+ * Whether a failed slice may go again on another path: it was on a path
+ * (the first connection takes the paths down with it), of a request that
+ * may take any path, and it was lost with the path -- flushed by its
+ * close, or out of transport retries -- not refused by the peer.
+ */
+static bool dsmem_slice_lost_with_path(const struct dsmem_slice *s,
+				       const struct dsmem_task_req *tr,
+				       const struct ib_wc *wc)
+{
+	return s->conn->path && tr->req.flags & DSMEM_XFER_F_UNORDERED &&
+	       tr->failovers < DSMEM_FAILOVER_MAX &&
+	       (wc->status == IB_WC_WR_FLUSH_ERR ||
+		wc->status == IB_WC_RETRY_EXC_ERR);
+}
+
 static void dsmem_slice_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct dsmem_slice *s = container_of(wc->wr_cqe, struct dsmem_slice,
@@ -263,14 +298,16 @@ static void dsmem_slice_done(struct ib_cq *cq, struct ib_wc *wc)
 		atomic64_add(s->len, &tr->bytes);
 		dsmem_stat_add(DSMEM_STAT_XFER_BYTES, s->len);
 	} else {
-		cmpxchg(&tr->status, 0, dsmem_wc_errno(wc->status));
+		if (dsmem_slice_lost_with_path(s, tr, wc))
+			WRITE_ONCE(tr->failover, true);
+		else
+			cmpxchg(&tr->status, 0, dsmem_wc_errno(wc->status));
 		dsmem_stat_inc(DSMEM_STAT_XFER_ERRORS);
 		dsmem_conn_wc_error(conn, wc);
 	}
 	llist_add(&s->free, &conn->slice_free);
 	dsmem_conn_put_credit(conn, &conn->sq_free);
-	if (atomic_dec_and_test(&tr->slices))
-		dsmem_task_req_done(task, req);
+	dsmem_req_put(task, req);
 }
 
 int dsmem_xfer_conn_init(struct dsmem_conn *conn)
@@ -413,6 +450,7 @@ static void dsmem_slice_unpost(struct ib_send_wr *wr)
 	struct dsmem_slice *s = container_of(wr->wr_cqe, struct dsmem_slice,
 					     cqe);
 
+	/* the caller holds the request's posting count: never the last */
 	atomic_dec(&s->task->reqs[s->req].slices);
 	llist_add(&s->free, &s->conn->slice_free);
 }
@@ -742,37 +780,26 @@ static bool dsmem_xfer_is_local(struct dsmem_xfer_file *file,
 	return false;
 }
 
-/* Start one transfer; its status says why it could not. */
-void dsmem_xfer_start(struct dsmem_xfer_file *file, struct dsmem_task *task,
-		      u32 i)
+/*
+ * Post a checked remote request's slices: all on the first connection to
+ * its node, or, unordered, each on the path with the most room.  A path
+ * found closing as a slice is posted leaves the rest to the first
+ * connection, whose close would take the paths with it.
+ */
+static int dsmem_xfer_post_req(struct dsmem_xfer_file *file,
+			       struct dsmem_task *task, u32 i)
 {
 	struct dsmem_task_req *tr = &task->reqs[i];
-	struct dsmem_conn *conn = NULL, *path;
+	struct dsmem_conn *conn, *path;
 	bool unordered;
 	u64 off = 0;
 	u32 len;
-	int ret;
+	int ret = 0;
 
-	dsmem_stat_inc(DSMEM_STAT_XFER_REQS);
-	atomic_set(&tr->slices, 1);
-	/* an earlier request's wait for credits may have seen the node die */
-	ret = dsmem_file_usable(file);
-	if (ret)
-		goto out;
-	ret = dsmem_xfer_check(file, tr);
-	if (ret) {
-		dsmem_stat_inc(DSMEM_STAT_XFER_BAD);
-		goto out;
-	}
-	if (dsmem_xfer_is_local(file, tr)) {
-		ret = dsmem_xfer_local(file, tr);
-		goto out;
-	}
 	conn = dsmem_file_conn(file, DSMEM_GADDR_NODE(tr->req.remote));
 	if (!conn) {
 		dsmem_stat_inc(DSMEM_STAT_XFER_NOCONN);
-		ret = -ENOTCONN;
-		goto out;
+		return -ENOTCONN;
 	}
 	/*
 	 * Atomics keep to the first connection: a device's atomics are
@@ -789,8 +816,15 @@ void dsmem_xfer_start(struct dsmem_xfer_file *file, struct dsmem_task *task,
 		path = unordered && file->npaths ?
 		       dsmem_file_pick(file, conn, tr->req.remote + off) : NULL;
 		ret = dsmem_xfer_post_slice(task, i, path ?: conn, off, &len);
-		if (path && path != conn && !ret)
-			dsmem_stat_inc(DSMEM_STAT_XFER_PATH_SLICES);
+		if (path && path != conn) {
+			if (!ret)
+				dsmem_stat_inc(DSMEM_STAT_XFER_PATH_SLICES);
+			if (ret == -ENOTCONN || ret == -ECONNRESET) {
+				unordered = false;
+				ret = 0;
+				len = 0;
+			}
+		}
 		if (path)
 			dsmem_conn_put(path);
 		if (ret)
@@ -798,11 +832,118 @@ void dsmem_xfer_start(struct dsmem_xfer_file *file, struct dsmem_task *task,
 		off += len;
 	}
 	dsmem_conn_put(conn);
+	return ret;
+}
+
+/* Start one transfer; its status says why it could not. */
+void dsmem_xfer_start(struct dsmem_xfer_file *file, struct dsmem_task *task,
+		      u32 i)
+{
+	struct dsmem_task_req *tr = &task->reqs[i];
+	int ret;
+
+	dsmem_stat_inc(DSMEM_STAT_XFER_REQS);
+	atomic_set(&tr->slices, 1);
+	/* an earlier request's wait for credits may have seen the node die */
+	ret = dsmem_file_usable(file);
+	if (ret)
+		goto out;
+	ret = dsmem_xfer_check(file, tr);
+	if (ret) {
+		dsmem_stat_inc(DSMEM_STAT_XFER_BAD);
+		goto out;
+	}
+	if (dsmem_xfer_is_local(file, tr))
+		ret = dsmem_xfer_local(file, tr);
+	else
+		ret = dsmem_xfer_post_req(file, task, i);
 out:
 	if (ret)
 		cmpxchg(&tr->status, 0, ret);
-	if (atomic_dec_and_test(&tr->slices))
-		dsmem_task_req_done(task, i);
+	dsmem_req_put(task, i);
+}
+
+/*
+ * Run a request again whose slices on a path were lost with it.  READ
+ * and WRITE may be repeated: the request has not completed, so nobody
+ * could have relied on what its first run did.  Its buffer is still
+ * pinned and mapped for its task, unless the node died (file->dead).
+ */
+static void dsmem_xfer_failover_one(struct dsmem_xfer_file *file,
+				    struct dsmem_task *task, u32 i)
+{
+	struct dsmem_task_req *tr = &task->reqs[i];
+	int ret;
+
+	dsmem_stat_inc(DSMEM_STAT_XFER_FAILOVER);
+	tr->failover = false;
+	tr->failovers++;
+	atomic64_set(&tr->bytes, 0);
+	atomic_set(&tr->slices, 1);
+	mutex_lock(&file->lock);
+	ret = dsmem_file_usable(file);
+	if (!ret)
+		ret = dsmem_xfer_post_req(file, task, i);
+	mutex_unlock(&file->lock);
+	if (ret)
+		cmpxchg(&tr->status, 0, ret);
+	dsmem_req_put(task, i);
+}
+
+static void dsmem_xfer_failover_work(struct work_struct *work)
+{
+	struct dsmem_xfer_file *file = container_of(work, struct dsmem_xfer_file,
+						    failover_work);
+	struct llist_node *list = llist_reverse_order(llist_del_all(&file->failover));
+	struct dsmem_task_req *tr, *next;
+
+	llist_for_each_entry_safe(tr, next, list, failover_link) {
+		struct dsmem_task *task = tr->task;
+
+		/* the task may be gone once the request is done */
+		tr->task = NULL;
+		dsmem_xfer_failover_one(file, task, tr - task->reqs);
+		/* the entry's: the next one, if any, still holds another */
+		dsmem_file_put(file);
+	}
+}
+
+/*
+ * Its own queue: the worker waits for file->lock and for send credits,
+ * which only a connection's keepalive (a dsmem_wq work) may end.
+ */
+static struct workqueue_struct *dsmem_failover_wq;
+
+/*
+ * From the last slice's completion (softirq) or a submitter: posting
+ * again may wait for credits, so a worker does it.  The request is not
+ * done meanwhile, so its task is neither forgotten nor freed (a batch's
+ * stays in file->tasks, a ring's lives as long as its ring), and the
+ * descriptor's release waits for it, then for the work itself.  The
+ * file's reference keeps the worker's file past the request's end.
+ */
+static void dsmem_req_failover(struct dsmem_task *task, u32 req)
+{
+	struct dsmem_task_req *tr = &task->reqs[req];
+	struct dsmem_xfer_file *file = task->file;
+
+	tr->task = task;
+	kref_get(&file->ref);
+	llist_add(&tr->failover_link, &file->failover);
+	queue_work(dsmem_failover_wq, &file->failover_work);
+}
+
+int dsmem_xfer_init(void)
+{
+	dsmem_failover_wq = alloc_workqueue("dsmem_failover",
+					    WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	return dsmem_failover_wq ? 0 : -ENOMEM;
+}
+
+/* After the last descriptor's release, which flushed its work. */
+void dsmem_xfer_exit(void)
+{
+	destroy_workqueue(dsmem_failover_wq);
 }
 
 int dsmem_xfer_open(struct dsmem_xfer_file **filep)
@@ -818,6 +959,8 @@ int dsmem_xfer_open(struct dsmem_xfer_file **filep)
 	xa_init_flags(&file->tasks, XA_FLAGS_ALLOC1);
 	init_waitqueue_head(&file->poll_wq);
 	file->paths_gen = -1;	/* no snapshot of paths yet */
+	init_llist_head(&file->failover);
+	INIT_WORK(&file->failover_work, dsmem_xfer_failover_work);
 	*filep = file;
 	return 0;
 }
@@ -885,6 +1028,11 @@ void dsmem_xfer_release(struct dsmem_xfer_file *file)
 	/* no mapping is left: the release comes after the last munmap */
 	if (file->ring)
 		dsmem_ring_destroy(file->ring);
+	/*
+	 * Every request is done, so none is queued to run again; but the
+	 * work that ran the last may still be queued or running.
+	 */
+	flush_work(&file->failover_work);
 
 	mutex_lock(&file->lock);
 	xa_for_each(&file->tasks, i, task)
@@ -932,9 +1080,9 @@ void dsmem_xfer_node_dead(struct dsmem_node *node)
 		xa_for_each(&file->mrs, i, umr)
 			dsmem_umr_unmap(umr);
 		/*
-		 * A task may be incomplete only in its submitter, which
-		 * waits for this lock to start the rest; it sees ->dead
-		 * and posts no more.
+		 * A task may be incomplete only in its submitter or the
+		 * failover worker, which wait for this lock to start the
+		 * rest; they see ->dead and post no more.
 		 */
 		xa_for_each(&file->tasks, i, task)
 			dsmem_task_unmap(task);

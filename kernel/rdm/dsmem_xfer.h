@@ -7,9 +7,11 @@
 #define _DSMEM_XFER_H
 
 #include <linux/kref.h>
+#include <linux/llist.h>
 #include <linux/mutex.h>
 #include <linux/scatterlist.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 #include <uapi/linux/dsmem.h>
@@ -74,6 +76,9 @@ struct dsmem_xfer_file {
 	unsigned int npaths;
 	int paths_gen;
 	struct dsmem_ring *ring;	/* set once, under lock; dsmem_ring.c */
+	/* requests to run again, each counting a reference to the file */
+	struct llist_head failover;
+	struct work_struct failover_work;
 };
 
 struct dsmem_task_req {
@@ -88,6 +93,15 @@ struct dsmem_task_req {
 	int status;
 	atomic64_t bytes;
 	u64 user_data;		/* a ring entry's */
+	/*
+	 * A slice was lost with its path (flushed, or out of retries): the
+	 * request runs again on the paths left, at most DSMEM_FAILOVER_MAX
+	 * times, through file->failover.
+	 */
+	bool failover;
+	u8 failovers;
+	struct llist_node failover_link;
+	struct dsmem_task *task;	/* while on file->failover */
 };
 
 struct dsmem_task {

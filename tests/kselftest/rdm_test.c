@@ -1456,6 +1456,11 @@ FIXTURE_SETUP(paths)
 
 FIXTURE_TEARDOWN(paths)
 {
+	const char *cable = getenv("DSMEM_CABLE2");
+
+	/* a test stopped with the cable pulled leaves it to the next */
+	if (cable)
+		run("ip link set %s up", cable);
 	set_multipath(1);
 	ds_node_del(self->ctx, 1);
 	ds_node_del(self->ctx, 2);
@@ -1466,6 +1471,8 @@ struct paths_thread {
 	struct ds_xfer *x;
 	uint64_t base;		/* the thread's 8 MiB of the segment */
 	unsigned int seed;
+	const int *stop;	/* run until it is set; NULL: a fixed count */
+	unsigned int rounds;	/* done */
 	int err;		/* first failure: a negative errno, or 1: data */
 	char what[96];		/* and what failed */
 };
@@ -1483,9 +1490,15 @@ static void *paths_worker(void *arg)
 		t->err = -ENOMEM;
 		goto out;
 	}
-	for (int i = 0; i < rounds && !t->err; i++) {
-		/* 1 B to 4 MiB, log-uniform, at an odd offset */
-		size_t len = i ? 1 + (rand_r(&seed) % (1u << (rand_r(&seed) % 23))) : MAXLEN;
+	for (int i = 0; (t->stop ? !__atomic_load_n(t->stop, __ATOMIC_RELAXED) : i < rounds) &&
+			!t->err; i++, t->rounds++) {
+		/*
+		 * 1 B to 4 MiB, log-uniform, at an odd offset; run until
+		 * stopped, every other one 4 MiB, so that a path always
+		 * has slices in flight
+		 */
+		size_t len = i && (!t->stop || i % 2) ?
+			     1 + (rand_r(&seed) % (1u << (rand_r(&seed) % 23))) : MAXLEN;
 		uint64_t off = rand_r(&seed) % ((8u << 20) - len + 1);
 
 		test_fill(out, len, seed);
@@ -1507,43 +1520,66 @@ out:
 	return NULL;
 }
 
-static int paths_run_what(uint32_t flags, uint64_t base, unsigned int seed, char *what);
-
-/* Four threads, a handle each; 0, or the first thread's failure, said. */
-static int paths_run(uint32_t flags, uint64_t base, unsigned int seed)
-{
-	char what[96] = "";
-	int ret = paths_run_what(flags, base, seed, what);
-
-	if (ret)
-		fprintf(stderr, "# %s: %d (%s)\n", what, ret, strerror(ret < 0 ? -ret : EIO));
-	return ret;
-}
-
-static int paths_run_what(uint32_t flags, uint64_t base, unsigned int seed, char *what)
-{
-	struct paths_thread t[4] = {};
+/* Four threads, a handle each, moving data until told to stop. */
+struct paths_crew {
+	struct paths_thread t[4];
 	pthread_t th[4];
-	int err = 0;
+	int stop;
+};
 
+static int paths_crew_start(struct paths_crew *c, uint32_t flags, uint64_t base,
+			    unsigned int seed, bool until_stopped)
+{
+	memset(c, 0, sizeof(*c));
 	for (int i = 0; i < 4; i++) {
-		t[i].base = base + (uint64_t)i * (8 << 20);
-		t[i].seed = seed + i;
-		t[i].err = test_xfer_open(1, flags, &t[i].x);
-		if (t[i].err)
-			return t[i].err;
+		c->t[i].base = base + (uint64_t)i * (8 << 20);
+		c->t[i].seed = seed + i;
+		c->t[i].stop = until_stopped ? &c->stop : NULL;
+		/* until stopped: half on the rings, half on the ioctl path */
+		c->t[i].err = test_xfer_open(1, flags | (until_stopped && i % 2 ?
+							  DS_XFER_NO_RINGS : 0),
+					     &c->t[i].x);
+		if (c->t[i].err) {
+			int err = c->t[i].err;
+
+			while (i--)
+				ds_xfer_close(c->t[i].x);
+			return err;
+		}
 	}
 	for (int i = 0; i < 4; i++)
-		pthread_create(&th[i], NULL, paths_worker, &t[i]);
+		pthread_create(&c->th[i], NULL, paths_worker, &c->t[i]);
+	return 0;
+}
+
+/* 0, or the first thread's failure, said; the rounds done in *rounds. */
+static int paths_crew_join(struct paths_crew *c, unsigned int *rounds)
+{
+	int err = 0;
+
+	__atomic_store_n(&c->stop, 1, __ATOMIC_RELAXED);
+	if (rounds)
+		*rounds = 0;
 	for (int i = 0; i < 4; i++) {
-		pthread_join(th[i], NULL);
-		if (t[i].err && !err) {
-			err = t[i].err;
-			strcpy(what, t[i].what);
+		pthread_join(c->th[i], NULL);
+		if (c->t[i].err && !err) {
+			err = c->t[i].err;
+			fprintf(stderr, "# %s: %d (%s)\n", c->t[i].what, err,
+				strerror(err < 0 ? -err : EIO));
 		}
-		ds_xfer_close(t[i].x);
+		if (rounds)
+			*rounds += c->t[i].rounds;
+		ds_xfer_close(c->t[i].x);
 	}
 	return err;
+}
+
+static int paths_run(uint32_t flags, uint64_t base, unsigned int seed)
+{
+	struct paths_crew c;
+	int ret = paths_crew_start(&c, flags, base, seed, false);
+
+	return ret ? ret : paths_crew_join(&c, NULL);
 }
 
 TEST_F_TIMEOUT(paths, unordered_transfers_use_both_devices, 300)
@@ -1591,6 +1627,54 @@ TEST_F_TIMEOUT(paths, one_path_when_the_peer_offers_none, 300)
 	slices = stat_value(self->ctx, "xfer_path_slices");
 	EXPECT_EQ(0, paths_run(DS_XFER_UNORDERED, self->seg.addr, 400));
 	EXPECT_EQ(slices, stat_value(self->ctx, "xfer_path_slices"));
+}
+
+/*
+ * rxe1's cable pulled while four threads stripe unordered transfers over
+ * both devices, two on the rings and two on the ioctl path: the path
+ * through it closes, its slices in flight flush, and their requests run
+ * again on rxe0 -- no transfer fails, and every byte read back is the one
+ * written.  The first connection stays up; plugged back, the path returns.
+ */
+TEST_F_TIMEOUT(paths, a_device_lost_mid_run_fails_no_transfer, 300)
+{
+	const char *cable = env_or_die("DSMEM_CABLE2");
+	uint64_t failover0 = stat_value(self->ctx, "xfer_failover");
+	uint64_t down0 = stat_value(self->ctx, "path_down");
+	uint64_t slices0 = stat_value(self->ctx, "xfer_path_slices");
+	struct ds_peer_info p;
+	unsigned int rounds;
+	struct paths_crew c;
+	int i, err, joined;
+
+	ASSERT_EQ(0, ds_peer_add(self->ctx, 1, env_or_die("DSMEM_LOCAL_ADDR"), PORT_B, &self->peer));
+	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, self->peer, 1));
+	ASSERT_EQ(0, wait_paths(self->ctx, 1, self->peer, 2));
+	ASSERT_EQ(0, paths_crew_start(&c, DS_XFER_UNORDERED, self->seg.addr, 500, true));
+	/* pulled once the second path carries its share */
+	for (i = 0; i < 200 && stat_value(self->ctx, "xfer_path_slices") < slices0 + 64; i++)
+		usleep(50000);
+	err = run("ip link set %s down", cable);
+	usleep(1500000);
+	/* joined whatever happened: the threads use c, on this stack */
+	joined = paths_crew_join(&c, &rounds);
+	err = err ?: joined;
+	run("ip link set %s up", cable);
+	ASSERT_EQ(0, err);
+	TH_LOG("%u rounds; %llu requests ran again on the path left", rounds,
+	       (unsigned long long)(stat_value(self->ctx, "xfer_failover") - failover0));
+	EXPECT_LT(down0, stat_value(self->ctx, "path_down"));
+	EXPECT_LT(failover0, stat_value(self->ctx, "xfer_failover"))
+		TH_LOG("nothing was in flight on the path when it went");
+
+	/* the first connection stayed; the path comes back with the cable */
+	ASSERT_EQ(0, ds_peer_get(self->ctx, 1, self->peer, &p));
+	EXPECT_EQ(1, p.connects);
+	for (i = 0; i < 2 && wait_paths(self->ctx, 1, self->peer, 2); i++)
+		;
+	ASSERT_EQ(0, wait_paths(self->ctx, 1, self->peer, 2))
+		TH_LOG("the path is not back 15 s after the cable");
+	EXPECT_EQ(0, paths_run(DS_XFER_UNORDERED, self->seg.addr, 600));
 }
 
 /* A path's grants follow the segment's: granted, revoked, granted again. */
