@@ -159,8 +159,9 @@ static bool dsmem_node_devs_gone(const struct dsmem_node *node,
 /*
  * @sdevs: ndevs distinct devices (1 to DSMEM_NODE_DEVS_MAX), looked up
  * under dsmem_nodes_lock, which the caller holds.
+ * @numas: the NUMA node the admin says each is on, or DSMEM_NUMA_ASK.
  */
-int dsmem_node_create(u32 id, struct dsmem_device **sdevs,
+int dsmem_node_create(u32 id, struct dsmem_device **sdevs, const int *numas,
 		      unsigned int ndevs, u16 port, const char *key, u8 accept,
 		      struct net *net, struct netlink_ext_ack *extack)
 {
@@ -194,9 +195,12 @@ int dsmem_node_create(u32 id, struct dsmem_device **sdevs,
 
 		node->devs[i].sdev = sdevs[i];
 		node->devs[i].ibdev = ibdev;
-		node->devs[i].numa = ibdev->dev.parent ?
-				     dev_to_node(ibdev->dev.parent) :
-				     NUMA_NO_NODE;
+		if (numas[i] != DSMEM_NUMA_ASK)
+			node->devs[i].numa = numas[i];
+		else if (ibdev->dev.parent)
+			node->devs[i].numa = dev_to_node(ibdev->dev.parent);
+		else
+			node->devs[i].numa = NUMA_NO_NODE;
 		index[i] = ibdev->index;
 	}
 	node->ndevs = ndevs;

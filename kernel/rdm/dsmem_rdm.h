@@ -70,6 +70,9 @@ struct dsmem_node_dev {
 	int numa;			/* where it is attached; NUMA_NO_NODE */
 };
 
+/* node-new names no NUMA node for a device: it says where it is */
+#define DSMEM_NUMA_ASK		(NUMA_NO_NODE - 1)
+
 struct dsmem_node {
 	enum dsmem_cm_ctx cm_ctx;	/* DSMEM_CM_LISTENER */
 	u32 id;
@@ -317,7 +320,7 @@ struct dsmem_node *dsmem_node_next(unsigned long *id, unsigned long max,
 				   struct net *net);
 bool dsmem_node_lock_live(struct dsmem_node *node);
 void dsmem_node_put(struct dsmem_node *node);
-int dsmem_node_create(u32 id, struct dsmem_device **sdevs,
+int dsmem_node_create(u32 id, struct dsmem_device **sdevs, const int *numas,
 		      unsigned int ndevs, u16 port, const char *key, u8 accept,
 		      struct net *net, struct netlink_ext_ack *extack);
 int dsmem_node_dev_slot(const struct dsmem_node *node,

@@ -376,12 +376,30 @@ static int dsmem_nl_accept(struct genl_info *info, const char *key, u8 *accept)
 	return 0;
 }
 
+/* A NUMA node the admin says a device is on: online, or NUMA_NO_NODE. */
+static int dsmem_nl_dev_numa(struct nlattr *attr, int *numa,
+			     struct netlink_ext_ack *extack)
+{
+	int n = nla_get_s32(attr);
+
+	if (n != NUMA_NO_NODE &&
+	    (n < 0 || n >= MAX_NUMNODES || !node_online(n))) {
+		NL_SET_ERR_MSG_ATTR(extack, attr,
+				    "a device's NUMA node is an online node, or -1 for none");
+		return -EINVAL;
+	}
+	*numa = n;
+	return 0;
+}
+
 /*
  * The node's devices: dev-index or dev-name, or a node-devs list of
- * distinct ones.  Under dsmem_devs_lock; returns how many, or an error.
+ * distinct ones, each with the NUMA node the admin says it is on
+ * (DSMEM_NUMA_ASK: the device's own word).  Under dsmem_devs_lock;
+ * returns how many, or an error.
  */
 static int dsmem_nl_node_devs(struct genl_info *info,
-			      struct dsmem_device **sdevs)
+			      struct dsmem_device **sdevs, int *numas)
 {
 	struct nlattr *devs = info->attrs[DSMEM_ATTR_NODE_DEVS];
 	struct nlattr *tb[DSMEM_NODE_DEV_ATTR_MAX + 1];
@@ -390,6 +408,7 @@ static int dsmem_nl_node_devs(struct genl_info *info,
 	int n = 0, rem, ret, i;
 
 	if (!devs) {
+		numas[0] = DSMEM_NUMA_ASK;
 		sdevs[0] = dsmem_nl_find_dev(info);
 		return IS_ERR(sdevs[0]) ? PTR_ERR(sdevs[0]) : 1;
 	}
@@ -413,11 +432,12 @@ static int dsmem_nl_node_devs(struct genl_info *info,
 				       dsmem_node_dev_nl_policy, info->extack);
 		if (ret)
 			return ret;
+		numas[n] = DSMEM_NUMA_ASK;
 		if (tb[DSMEM_NODE_DEV_ATTR_NUMA]) {
-			NL_SET_ERR_MSG_ATTR(info->extack,
-					    tb[DSMEM_NODE_DEV_ATTR_NUMA],
-					    "a device's NUMA node is reported, not set");
-			return -EINVAL;
+			ret = dsmem_nl_dev_numa(tb[DSMEM_NODE_DEV_ATTR_NUMA],
+						&numas[n], info->extack);
+			if (ret)
+				return ret;
 		}
 		sdevs[n] = dsmem_nl_find_dev_by(net, tb[DSMEM_NODE_DEV_ATTR_INDEX],
 						tb[DSMEM_NODE_DEV_ATTR_NAME],
@@ -443,6 +463,7 @@ static int dsmem_nl_node_devs(struct genl_info *info,
 int dsmem_nl_node_new(struct sk_buff *skb, struct genl_info *info)
 {
 	struct dsmem_device *sdevs[DSMEM_NODE_DEVS_MAX];
+	int numas[DSMEM_NODE_DEVS_MAX];
 	u8 accept = DSMEM_ACCEPT_PEERS;
 	const char *key = NULL;
 	int ndevs, ret;
@@ -472,7 +493,7 @@ int dsmem_nl_node_new(struct sk_buff *skb, struct genl_info *info)
 
 	mutex_lock(&dsmem_nodes_lock);
 	mutex_lock(&dsmem_devs_lock);
-	ndevs = dsmem_nl_node_devs(info, sdevs);
+	ndevs = dsmem_nl_node_devs(info, sdevs, numas);
 	mutex_unlock(&dsmem_devs_lock);
 	/* a device leaves dsmem_devs before its nodes are torn down, and
 	 * the teardown takes dsmem_nodes_lock: sdevs stay valid while held
@@ -483,7 +504,7 @@ int dsmem_nl_node_new(struct sk_buff *skb, struct genl_info *info)
 		goto out;
 	}
 	ret = dsmem_node_create(nla_get_u32(info->attrs[DSMEM_ATTR_NODE_ID]),
-				sdevs, ndevs,
+				sdevs, numas, ndevs,
 				nla_get_u16(info->attrs[DSMEM_ATTR_NODE_PORT]),
 				key, accept, genl_info_net(info), info->extack);
 out:

@@ -361,32 +361,65 @@ static void dsmem_file_paths(struct dsmem_xfer_file *file,
 	file->paths_gen = gen;
 }
 
+/* Whether conn's device is on NUMA node nid (NUMA_NO_NODE: no wish). */
+static bool dsmem_conn_near(const struct dsmem_conn *conn, int nid)
+{
+	return nid != NUMA_NO_NODE &&
+	       conn->peer->node->devs[conn->ldev].numa == nid;
+}
+
 /*
  * The path for the next slice of an unordered transfer: of those up and
- * with the grant of its target, the one with the most send credits free
- * (the least in flight), the first connection on a tie.  Counted.
+ * with the grant of its target, one whose device is on nid, the buffer's
+ * NUMA node, and has a credit free, if any is; of those, the one with the
+ * most send credits free (the least in flight), the first connection on
+ * a tie.  Counted.
  */
 static struct dsmem_conn *dsmem_file_pick(struct dsmem_xfer_file *file,
-					  struct dsmem_conn *first, u64 remote)
+					  struct dsmem_conn *first, u64 remote,
+					  int nid)
 {
 	struct dsmem_conn *best = first, *c;
 	int most = atomic_read(&first->sq_free), free;
+	/* a near path with no credit free is no nearer than a far idle one */
+	bool best_near = most > 0 && dsmem_conn_near(first, nid), near;
 	unsigned int i;
 
 	for (i = 0; i < file->npaths; i++) {
 		c = file->paths[i];
 		free = atomic_read(&c->sq_free);
-		if (free <= most || READ_ONCE(c->state) != DSMEM_CONN_UP)
+		near = free > 0 && dsmem_conn_near(c, nid);
+		if (near < best_near || (near == best_near && free <= most) ||
+		    READ_ONCE(c->state) != DSMEM_CONN_UP)
 			continue;
 		rcu_read_lock();
 		if (dsmem_rseg_lookup(c, remote)) {
 			best = c;
 			most = free;
+			best_near = near;
 		}
 		rcu_read_unlock();
 	}
 	kref_get(&best->ref);
 	return best;
+}
+
+/*
+ * The NUMA node of a request's buffer, for a request of one slice: a
+ * small transfer goes to a device near its memory.  A larger one is
+ * striped over every path, near or not: the bandwidth of all of them is
+ * worth more than the distance.
+ */
+static int dsmem_req_nid(const struct dsmem_task_req *tr)
+{
+	const struct dsmem_umr *umr = tr->umr;
+	u64 pos;
+
+	if (tr->req.len > DSMEM_SLICE_BYTES)
+		return NUMA_NO_NODE;
+	pos = (umr->addr & ~PAGE_MASK) + tr->req.local -
+	      (tr->own_umr ? umr->addr : 0);
+	return page_to_nid(umr->pages[pos >> PAGE_SHIFT]);
 }
 
 /* The up connection to the addressed node, cached per descriptor. */
@@ -794,7 +827,7 @@ static int dsmem_xfer_post_req(struct dsmem_xfer_file *file,
 	bool unordered;
 	u64 off = 0;
 	u32 len;
-	int ret = 0;
+	int ret = 0, nid = NUMA_NO_NODE;
 
 	conn = dsmem_file_conn(file, DSMEM_GADDR_NODE(tr->req.remote));
 	if (!conn) {
@@ -809,12 +842,16 @@ static int dsmem_xfer_post_req(struct dsmem_xfer_file *file,
 	unordered = tr->req.flags & DSMEM_XFER_F_UNORDERED &&
 		    (tr->req.opcode == DSMEM_XFER_READ ||
 		     tr->req.opcode == DSMEM_XFER_WRITE);
-	if (unordered)
+	if (unordered) {
 		dsmem_file_paths(file, conn);
+		if (file->npaths)
+			nid = dsmem_req_nid(tr);
+	}
 	while (off < tr->req.len) {
 		/* counted: the wait for a credit lets the file's lock go */
 		path = unordered && file->npaths ?
-		       dsmem_file_pick(file, conn, tr->req.remote + off) : NULL;
+		       dsmem_file_pick(file, conn, tr->req.remote + off, nid) :
+		       NULL;
 		ret = dsmem_xfer_post_slice(task, i, path ?: conn, off, &len);
 		if (path && path != conn) {
 			if (!ret)

@@ -592,7 +592,7 @@ TEST_F(nl, node_devs_are_checked_and_listed)
 	nla_put_string(m, DSMEM_ATTR_DEV_NAME, "rxe0");
 	EXPECT_EQ(-EINVAL, raw_send(&self->raw, m, self->text, sizeof(self->text)));
 	EXPECT_NE(NULL, strstr(self->text, "not both")) TH_LOG("%s", self->text);
-	/* a device named both ways, and a NUMA node, which is only reported */
+	/* a device named both ways, and NUMA nodes that are not online */
 	m = node_devs_msg(&self->raw, 44, 7444, NULL, -1);
 	nest = nla_nest_start(m, DSMEM_ATTR_NODE_DEVS);
 	one = nla_nest_start(m, DSMEM_ATTR_NODE_DEV);
@@ -602,15 +602,19 @@ TEST_F(nl, node_devs_are_checked_and_listed)
 	nla_nest_end(m, nest);
 	EXPECT_EQ(-EINVAL, raw_send(&self->raw, m, self->text, sizeof(self->text)));
 	EXPECT_NE(NULL, strstr(self->text, "exactly one")) TH_LOG("%s", self->text);
-	m = node_devs_msg(&self->raw, 44, 7444, NULL, -1);
-	nest = nla_nest_start(m, DSMEM_ATTR_NODE_DEVS);
-	one = nla_nest_start(m, DSMEM_ATTR_NODE_DEV);
-	nla_put_string(m, DSMEM_NODE_DEV_ATTR_NAME, "rxe0");
-	nla_put_s32(m, DSMEM_NODE_DEV_ATTR_NUMA, 0);
-	nla_nest_end(m, one);
-	nla_nest_end(m, nest);
-	EXPECT_EQ(-EINVAL, raw_send(&self->raw, m, self->text, sizeof(self->text)));
-	EXPECT_NE(NULL, strstr(self->text, "NUMA")) TH_LOG("%s", self->text);
+	for (int i = 0; i < 3; i++) {
+		static const int32_t offline[] = { -2, 999, INT32_MAX };
+
+		m = node_devs_msg(&self->raw, 44, 7444, NULL, -1);
+		nest = nla_nest_start(m, DSMEM_ATTR_NODE_DEVS);
+		one = nla_nest_start(m, DSMEM_ATTR_NODE_DEV);
+		nla_put_string(m, DSMEM_NODE_DEV_ATTR_NAME, "rxe0");
+		nla_put_s32(m, DSMEM_NODE_DEV_ATTR_NUMA, offline[i]);
+		nla_nest_end(m, one);
+		nla_nest_end(m, nest);
+		EXPECT_EQ(-EINVAL, raw_send(&self->raw, m, self->text, sizeof(self->text)));
+		EXPECT_NE(NULL, strstr(self->text, "online")) TH_LOG("%s", self->text);
+	}
 	/* nothing was made by the refusals */
 	EXPECT_EQ(-ENOENT, ds_node_get(self->ctx, 44, &ni));
 
@@ -636,7 +640,24 @@ TEST_F(nl, node_devs_are_checked_and_listed)
 	ASSERT_EQ(0, test_node_add(self->ctx, 44, "rxe1", 7444));
 	ASSERT_EQ(1, ds_node_devs(self->ctx, 44, devs, DS_NODE_DEVS_MAX));
 	EXPECT_STREQ("rxe1", devs[0].name);
+	EXPECT_EQ(-1, devs[0].numa);	/* rxe does not say */
 	EXPECT_EQ(0, ds_node_del(self->ctx, 44));
+
+	/* NAME@NUMA: the admin's word where the device has none */
+	ASSERT_EQ(0, test_node_add(self->ctx, 44, "rxe0@0,rxe1", 7444));
+	ASSERT_EQ(2, ds_node_devs(self->ctx, 44, devs, DS_NODE_DEVS_MAX));
+	EXPECT_EQ(0, devs[0].numa);
+	EXPECT_EQ(-1, devs[1].numa);
+	EXPECT_EQ(0, ds_node_del(self->ctx, 44));
+	ASSERT_EQ(0, test_node_add(self->ctx, 44, "rxe1@0", 7444));
+	ASSERT_EQ(1, ds_node_devs(self->ctx, 44, devs, DS_NODE_DEVS_MAX));
+	EXPECT_EQ(0, devs[0].numa);
+	EXPECT_EQ(0, ds_node_del(self->ctx, 44));
+	EXPECT_EQ(-EINVAL, test_node_add(self->ctx, 44, "rxe1@-2", 7444));
+	EXPECT_EQ(-EINVAL, test_node_add(self->ctx, 44, "rxe1@999", 7444));
+	/* an "@" with no number after it is the name's: no such device */
+	EXPECT_EQ(-ENODEV, test_node_add(self->ctx, 44, "rxe1@x", 7444));
+	EXPECT_EQ(-ENOENT, ds_node_get(self->ctx, 44, &ni));
 }
 
 TEST_HARNESS_MAIN

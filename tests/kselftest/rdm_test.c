@@ -13,6 +13,8 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <unistd.h>
 #include <fcntl.h>
@@ -1675,6 +1677,105 @@ TEST_F_TIMEOUT(paths, a_device_lost_mid_run_fails_no_transfer, 300)
 	ASSERT_EQ(0, wait_paths(self->ctx, 1, self->peer, 2))
 		TH_LOG("the path is not back 15 s after the cable");
 	EXPECT_EQ(0, paths_run(DS_XFER_UNORDERED, self->seg.addr, 600));
+}
+
+/* The NUMA node of the page at p: move_pages with no target nodes. */
+static int numa_of(void *p)
+{
+	int status = -1;
+
+	if (syscall(SYS_move_pages, 0, 1, &p, NULL, &status, 0))
+		return -1;
+	return status;
+}
+
+/*
+ * len bytes of fresh memory on NUMA node nid (mbind's MPOL_BIND, asked of
+ * the kernel without libnuma), faulted in; NULL if its pages are elsewhere.
+ */
+static void *numa_buffer(size_t len, int nid)
+{
+	unsigned long mask = 1ul << nid;
+	void *buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (buf == MAP_FAILED)
+		return NULL;
+	/* MPOL_BIND is 2; maxnode counts the mask's bits, plus one */
+	if (syscall(SYS_mbind, buf, len, 2, &mask, sizeof(mask) * 8 + 1, 0)) {
+		munmap(buf, len);
+		return NULL;
+	}
+	memset(buf, 0x5a, len);
+	if (numa_of(buf) != nid) {
+		munmap(buf, len);
+		return NULL;
+	}
+	return buf;
+}
+
+/*
+ * Placement: node 1 on rxe0, said to be on NUMA node 0, and rxe1, on node
+ * 1 (the guest's memory-only node).  A small unordered read into memory
+ * on node 1 takes the path through rxe1 every time, though the first
+ * connection has as many credits free; one into memory on node 0 keeps
+ * to the first connection, on rxe0.
+ */
+TEST_F_TIMEOUT(paths, small_transfers_take_the_device_near_their_buffer, 120)
+{
+	enum { LEN = 1 << 20, SMALL = 4096, N = 64 };
+	struct ds_node_dev devs[DS_NODE_DEVS_MAX];
+	uint8_t *near0, *near1;
+	uint64_t slices;
+	struct ds_xfer *x;
+	uint32_t mr0, mr1;
+
+	if (access("/sys/devices/system/node/node1", F_OK))
+		SKIP(return, "no NUMA node 1 in this guest");
+	near0 = numa_buffer(LEN, 0);
+	near1 = numa_buffer(LEN, 1);
+	if (!near0 || !near1)
+		SKIP(return, "memory could not be bound to NUMA nodes 0 and 1");
+
+	ASSERT_EQ(0, ds_node_del(self->ctx, 1));
+	ASSERT_EQ(0, test_node_add(self->ctx, 1, "rxe0@0,rxe1@1", PORT_A));
+	ASSERT_EQ(2, ds_node_devs(self->ctx, 1, devs, DS_NODE_DEVS_MAX));
+	EXPECT_EQ(0, devs[0].numa);
+	EXPECT_EQ(1, devs[1].numa);
+	ASSERT_EQ(0, ds_peer_add(self->ctx, 1, env_or_die("DSMEM_LOCAL_ADDR"), PORT_B, &self->peer));
+	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, self->peer, 1));
+	ASSERT_EQ(0, wait_paths(self->ctx, 1, self->peer, 2));
+	ASSERT_EQ(0, test_xfer_open(1, DS_XFER_UNORDERED, &x));
+	ASSERT_EQ(0, ds_mr_reg(x, near0, LEN, &mr0));
+	ASSERT_EQ(0, ds_mr_reg(x, near1, LEN, &mr1));
+	/* a long-term pin may have moved them */
+	ASSERT_EQ(0, numa_of(near0));
+	ASSERT_EQ(1, numa_of(near1));
+	/*
+	 * The path's own grant comes after the path is up (node 2 pushes it
+	 * when its end is): until then its slices go to the first connection.
+	 */
+	slices = stat_value(self->ctx, "xfer_path_slices");
+	for (int i = 0; i < 100 && stat_value(self->ctx, "xfer_path_slices") == slices; i++) {
+		ASSERT_EQ(0, ds_read(x, self->seg.addr, near1, SMALL));
+		usleep(50000);
+	}
+	ASSERT_LT(slices, stat_value(self->ctx, "xfer_path_slices"))
+		TH_LOG("the path through rxe1 never took a read into node 1's memory");
+
+	slices = stat_value(self->ctx, "xfer_path_slices");
+	for (int i = 0; i < N; i++)
+		ASSERT_EQ(0, ds_read(x, self->seg.addr + i * SMALL, near1 + i * SMALL, SMALL));
+	EXPECT_EQ(slices + N, stat_value(self->ctx, "xfer_path_slices"))
+		TH_LOG("reads into node 1's memory did not all take rxe1");
+	slices = stat_value(self->ctx, "xfer_path_slices");
+	for (int i = 0; i < N; i++)
+		ASSERT_EQ(0, ds_read(x, self->seg.addr + i * SMALL, near0 + i * SMALL, SMALL));
+	EXPECT_EQ(slices, stat_value(self->ctx, "xfer_path_slices"))
+		TH_LOG("reads into node 0's memory left rxe0");
+	ds_xfer_close(x);
+	munmap(near0, LEN);
+	munmap(near1, LEN);
 }
 
 /* A path's grants follow the segment's: granted, revoked, granted again. */

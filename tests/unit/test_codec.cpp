@@ -107,20 +107,22 @@ void test_dev_selector(void **)
 
 // ---- a node's device list (ds_node_add's dev) ----
 
-// list split into names; the error's text when it is refused
+// list split into names (and numas); the error's text when it is refused
+std::vector<int> last_numas;
 int split(const char *list, std::vector<std::string> &names, std::string &err)
 {
 	err.clear();
-	return split_dev_list(list, names, err);
+	return split_dev_list(list, names, last_numas, err);
 }
 
 // The NODE_NEW attributes put_node_devs() writes for names, parsed back.
 struct nl_msg *node_devs_request(const std::vector<std::string> &names,
-				 struct nlattr **tb)
+				 struct nlattr **tb,
+				 const std::vector<int> &numas = {})
 {
 	struct nl_msg *m = build_request(kFamily, DSMEM_CMD_NODE_NEW, false);
 	attrs a{m};
-	put_node_devs(a, names);
+	put_node_devs(a, names, numas);
 	assert_false(a.full);
 	assert_int_equal(genlmsg_parse(nlmsg_hdr(m), 0, tb, DSMEM_ATTR_MAX, nullptr), 0);
 	return m;
@@ -179,6 +181,57 @@ void test_dev_list_two(void **)
 	assert_int_equal(split("mlx5_0,mlx5_1,rxe0,rxe1", names, err), 0);
 	assert_int_equal(names.size(), DS_NODE_DEVS_MAX);
 	assert_string_equal(names[3].c_str(), "rxe1");
+	assert_true(last_numas == std::vector<int>(DS_NODE_DEVS_MAX, kNumaAsk));
+}
+
+// NAME@NUMA: the NUMA node the admin says the device is on, sent with it
+void test_dev_list_numa(void **)
+{
+	std::vector<std::string> names;
+	std::string err;
+	assert_int_equal(split("rxe0@0,rxe1,rxe2@-1", names, err), 0);
+	assert_true(names == (std::vector<std::string>{"rxe0", "rxe1", "rxe2"}));
+	assert_true(last_numas == (std::vector<int>{0, kNumaAsk, -1}));
+
+	struct nlattr *tb[DSMEM_ATTR_MAX + 1];
+	struct nl_msg *m = node_devs_request(names, tb, last_numas);
+	std::vector<int> sent;
+	struct nlattr *one;
+	int rem;
+	nla_for_each_nested(one, tb[DSMEM_ATTR_NODE_DEVS], rem) {
+		struct nlattr *dt[DSMEM_NODE_DEV_ATTR_MAX + 1];
+		assert_int_equal(nla_parse_nested(dt, DSMEM_NODE_DEV_ATTR_MAX, one, nullptr), 0);
+		sent.push_back(dt[DSMEM_NODE_DEV_ATTR_NUMA] ?
+			       nla_get_s32(dt[DSMEM_NODE_DEV_ATTR_NUMA]) : kNumaAsk);
+	}
+	assert_true(sent == last_numas);
+	nlmsg_free(m);
+
+	// one device with a NUMA node needs the nest: dev-name has no room
+	assert_int_equal(split("rxe1@1", names, err), 0);
+	m = node_devs_request(names, tb, last_numas);
+	assert_null(tb[DSMEM_ATTR_DEV_NAME]);
+	assert_non_null(tb[DSMEM_ATTR_NODE_DEVS]);
+	nlmsg_free(m);
+
+	for (const char *bad : {"rxe0@-2", "rxe0@99999999999", "@1"}) {
+		assert_int_equal(split(bad, names, err), -EINVAL);
+		assert_false(err.empty());
+	}
+	assert_int_equal(split("rxe0@-2", names, err), -EINVAL);
+	assert_non_null(strstr(err.c_str(), "NAME[@NUMA]"));
+	// an "@" not followed by a number alone is the name's, as the RDMA
+	// core allows; the last "@" and a number is the NUMA node
+	for (const char *name : {"rxe0@", "rxe0@x", "rxe0@1x", "rxe0@+1"}) {
+		assert_int_equal(split(name, names, err), 0);
+		assert_string_equal(names[0].c_str(), name);
+		assert_int_equal(last_numas[0], kNumaAsk);
+	}
+	assert_int_equal(split("a@b@1", names, err), 0);
+	assert_string_equal(names[0].c_str(), "a@b");
+	assert_int_equal(last_numas[0], 1);
+	// a name is not its NUMA node: rxe0@0 and rxe0@1 are one device twice
+	assert_int_equal(split("rxe0@0,rxe0@1", names, err), -EINVAL);
 }
 
 void test_dev_list_empty_name(void **)
@@ -549,6 +602,7 @@ int main(void)
 		cmocka_unit_test(test_dev_selector),
 		cmocka_unit_test(test_dev_list_one),
 		cmocka_unit_test(test_dev_list_two),
+		cmocka_unit_test(test_dev_list_numa),
 		cmocka_unit_test(test_dev_list_empty_name),
 		cmocka_unit_test(test_dev_list_trailing_comma),
 		cmocka_unit_test(test_dev_list_too_many),

@@ -184,10 +184,11 @@ void test_features(void **)
 	assert_string_equal(f[2].get<std::string>().c_str(), "rdm");
 	assert_string_equal(f[3].get<std::string>().c_str(), "bit40");
 	assert_int_equal(features_record(0).size(), 0);
-	f = features_record(DSMEM_FEAT_RINGS | DSMEM_FEAT_MULTIPATH);
-	assert_int_equal(f.size(), 2);
+	f = features_record(DSMEM_FEAT_RINGS | DSMEM_FEAT_MULTIPATH | DSMEM_FEAT_NUMA);
+	assert_int_equal(f.size(), 3);
 	assert_string_equal(f[0].get<std::string>().c_str(), "rings");
 	assert_string_equal(f[1].get<std::string>().c_str(), "multipath");
+	assert_string_equal(f[2].get<std::string>().c_str(), "numa");
 }
 
 void test_token_flags(void **)
@@ -348,10 +349,11 @@ void test_node_record_devs(void **)
 {
 	const ds_node_dev devs[] = { { 7, 0, "rxe0" }, { 8, -1, "rxe1" } };
 
-	// text: every device after "dev", where one stood before
+	// text: every device after "dev", where one stood before, with its
+	// NUMA node where one is known, as "node add ... dev" takes them
 	record r = node_record(sample_node(), devs);
 	assert_string_equal(output::text(r).c_str(),
-		"node 1 dev rxe0,rxe1 port 7471 peers 2 segments 1 insecure yes accept peers");
+		"node 1 dev rxe0@0,rxe1 port 7471 peers 2 segments 1 insecure yes accept peers");
 	// JSON: "dev" is still the first; "devs" all of them
 	auto v = nlohmann::json::parse(capture(output::mode::json, r, false));
 	assert_string_equal(v[0]["dev"].get<std::string>().c_str(), "rxe0");
@@ -365,9 +367,12 @@ void test_node_record_devs(void **)
 	assert_int_equal(v[0]["devs"][1]["numa"].get<int>(), -1);
 
 	// one device: as before, and its "devs" of one
+	r = node_record(sample_node(), std::span(devs + 1, 1));
+	assert_string_equal(output::text(r).c_str(),
+		"node 1 dev rxe1 port 7471 peers 2 segments 1 insecure yes accept peers");
 	r = node_record(sample_node(), std::span(devs, 1));
 	assert_string_equal(output::text(r).c_str(),
-		"node 1 dev rxe0 port 7471 peers 2 segments 1 insecure yes accept peers");
+		"node 1 dev rxe0@0 port 7471 peers 2 segments 1 insecure yes accept peers");
 	v = nlohmann::json::parse(capture(output::mode::json, r, false));
 	assert_int_equal(v[0]["devs"].size(), 1);
 }

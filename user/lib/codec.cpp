@@ -4,6 +4,7 @@
 // is -EBADMSG, never a read past the message.
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <string_view>
 
@@ -424,9 +425,11 @@ int parse_node(struct nl_msg *msg, ds_node_info *node, bool full)
 			   tb[DSMEM_ATTR_DEV_NAME]);
 }
 
-int split_dev_list(const char *list, std::vector<std::string> &names, std::string &err)
+int split_dev_list(const char *list, std::vector<std::string> &names,
+		   std::vector<int> &numas, std::string &err)
 {
 	names.clear();
+	numas.clear();
 	if (!list) {
 		err = "no device name";
 		return -EINVAL;
@@ -435,6 +438,30 @@ int split_dev_list(const char *list, std::vector<std::string> &names, std::strin
 	for (;;) {
 		size_t comma = rest.find(',');
 		std::string_view name = rest.substr(0, comma);
+		size_t at = name.rfind('@');
+		int numa = kNumaAsk;
+
+		// "@" and a number end it: a device name may hold an "@" too
+		if (at != std::string_view::npos) {
+			std::string_view n = name.substr(at + 1);
+			int v;
+			auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), v);
+
+			if (!n.empty() && end == n.data() + n.size() &&
+			    ec == std::errc::result_out_of_range) {
+				err = "the NUMA node in \"" + std::string(name) + "\" is out of range";
+				return -EINVAL;
+			}
+			if (!n.empty() && end == n.data() + n.size() && ec == std::errc()) {
+				if (v < -1) {
+					err = "the NUMA node in \"" + std::string(name) +
+					      "\" is below -1 (NAME[@NUMA])";
+					return -EINVAL;
+				}
+				numa = v;
+				name = name.substr(0, at);
+			}
+		}
 
 		if (name.empty()) {
 			err = "an empty device name in \"" + std::string(list) + "\"";
@@ -455,22 +482,28 @@ int split_dev_list(const char *list, std::vector<std::string> &names, std::strin
 			return -EINVAL;
 		}
 		names.emplace_back(name);
+		numas.push_back(numa);
 		if (comma == std::string_view::npos)
 			return 0;
 		rest.remove_prefix(comma + 1);
 	}
 }
 
-void put_node_devs(attrs &a, const std::vector<std::string> &names)
+void put_node_devs(attrs &a, const std::vector<std::string> &names,
+		   const std::vector<int> &numas)
 {
-	if (names.size() == 1) {
+	auto numa = [&numas](size_t i) { return i < numas.size() ? numas[i] : kNumaAsk; };
+
+	if (names.size() == 1 && numa(0) == kNumaAsk) {
 		a.str(DSMEM_ATTR_DEV_NAME, names[0].c_str());
 		return;
 	}
 	struct nlattr *list = a.begin(DSMEM_ATTR_NODE_DEVS);
-	for (const auto &name : names) {
+	for (size_t i = 0; i < names.size(); i++) {
 		struct nlattr *one = a.begin(DSMEM_ATTR_NODE_DEV);
-		a.str(DSMEM_NODE_DEV_ATTR_NAME, name.c_str());
+		a.str(DSMEM_NODE_DEV_ATTR_NAME, names[i].c_str());
+		if (numa(i) != kNumaAsk)
+			a.s32(DSMEM_NODE_DEV_ATTR_NUMA, numa(i));
 		a.end(one);
 	}
 	a.end(list);

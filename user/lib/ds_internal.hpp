@@ -45,10 +45,14 @@ int parse_stats(struct nl_msg *msg, std::vector<ds_stat> &out);
 // full: a GET reply or a NEW/STATE event; otherwise (a DEL event) only
 // the ids are required.
 int parse_node(struct nl_msg *msg, ds_node_info *node, bool full);
-// A node's devices as ds_node_add() takes them, a comma-separated list:
-// 0 and names filled, or -EINVAL and err saying why (an empty name, one
-// longer than DS_NAME_MAX - 1, more than DS_NODE_DEVS_MAX, a duplicate).
-int split_dev_list(const char *list, std::vector<std::string> &names, std::string &err);
+// A node's devices as ds_node_add() takes them, a comma-separated list of
+// NAME[@NUMA]: 0 and names filled, with numas the NUMA node given for each
+// (kNumaAsk where none is), or -EINVAL and err saying why (an empty name,
+// one longer than DS_NAME_MAX - 1, more than DS_NODE_DEVS_MAX, a
+// duplicate, a NUMA node that is not a number from -1 up).
+constexpr int kNumaAsk = -2;
+int split_dev_list(const char *list, std::vector<std::string> &names,
+		   std::vector<int> &numas, std::string &err);
 // Every device of a NODE_GET reply (or NEW event), in order, into out:
 // the node-devs list, or without one (an older module) the dev-index and
 // dev-name it always has, numa -1.
@@ -191,9 +195,11 @@ struct attrs {
 	}
 };
 
-// NODE_NEW's devices: one (names[0]) as dev-name, as every module takes
-// it; more as a node-devs nest, a node-dev with its name each.
-void put_node_devs(attrs &a, const std::vector<std::string> &names);
+// NODE_NEW's devices: one (names[0]) without a NUMA node as dev-name, as
+// every module takes it; otherwise a node-devs nest, a node-dev with its
+// name each, and its NUMA node where numas (as split_dev_list's) gives one.
+void put_node_devs(attrs &a, const std::vector<std::string> &names,
+		   const std::vector<int> &numas);
 
 // Build a request (put() adds its attributes), send it and hand every
 // reply to on_msg.

@@ -2,6 +2,7 @@
 // libdsuser control path for what dsmem keeps: nodes, peers, segments,
 // their grants, the message-based remote-memory service (RDM_*) and the
 // Slope range's leases and migrations (SLOPE_GET).
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -55,13 +56,24 @@ DS_EXPORT int ds_node_add_keyed(struct ds_ctx *ctx, uint32_t id, const char *dev
 				uint16_t port, const char *key)
 {
 	std::vector<std::string> devs;
+	std::vector<int> numas;
 	std::string err;
 
-	if (split_dev_list(dev, devs, err))
+	if (split_dev_list(dev, devs, numas, err))
 		return fail(ctx, -EINVAL, err.c_str());
+	if (std::any_of(numas.begin(), numas.end(), [](int n) { return n != kNumaAsk; })) {
+		ds_version v;
+		int ret = ds_version_get(ctx, &v);
+
+		if (ret)
+			return ret;
+		if (!(v.features & DSMEM_FEAT_NUMA))
+			return fail(ctx, -EOPNOTSUPP,
+				    "this dsmem module takes no NUMA node for a device (NAME@NUMA)");
+	}
 	return request(ctx, DSMEM_CMD_NODE_NEW, false, [&](attrs &a) {
 		a.u32(DSMEM_ATTR_NODE_ID, id);
-		put_node_devs(a, devs);
+		put_node_devs(a, devs, numas);
 		a.u16(DSMEM_ATTR_NODE_PORT, port);
 		if (key)
 			a.str(DSMEM_ATTR_NODE_KEY, key);

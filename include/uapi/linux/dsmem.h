@@ -39,6 +39,8 @@
 #define DSMEM_FEAT_RINGS	_BITULL(5)
 /* peers over every device pair of their nodes; DSMEM_XFER_F_UNORDERED */
 #define DSMEM_FEAT_MULTIPATH	_BITULL(6)
+/* node-new takes a device's NUMA node; small unordered transfers use it */
+#define DSMEM_FEAT_NUMA		_BITULL(7)
 
 /*
  * Global addresses.  A 64-bit remote address names a node, one of its

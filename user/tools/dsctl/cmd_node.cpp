@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// dsctl node [show [id N]] | node add id N dev DEV[,DEV...] port P [key NAME | insecure]
+// dsctl node [show [id N]] | node add id N dev DEV[@NUMA][,DEV[@NUMA]...] port P [key NAME | insecure]
 //      | node set id N accept peers|keyed | node del id N
 #include <linux/dsmem.h>
 
@@ -128,7 +128,7 @@ const command node_cmds[] = {
 const object node_object = {
 	"node", node_cmds, sizeof(node_cmds) / sizeof(node_cmds[0]),
 	"Usage: dsctl node [show [id N]]\n"
-	"       dsctl node add id N dev DEV[,DEV...] port PORT [ key NAME | insecure ]\n"
+	"       dsctl node add id N dev DEV[@NUMA][,DEV[@NUMA]...] port PORT [ key NAME | insecure ]\n"
 	"       dsctl node set id N accept { peers | keyed }\n"
 	"       dsctl node del id N\n",
 	false,

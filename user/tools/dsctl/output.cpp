@@ -154,15 +154,21 @@ std::string param_line(const record &p)
 	return line;
 }
 
-// The names of a node's "devs", joined by commas.
+// The names of a node's "devs", joined by commas, each with "@NUMA" where
+// its NUMA node is known: what "node add ... dev" takes.
 std::string dev_names(const record &devs)
 {
 	std::string joined;
 	if (!devs.is_array())
 		return joined;
-	for (const auto &d : devs)
-		if (d.is_object() && d.contains("name"))
-			joined += (joined.empty() ? "" : ",") + scalar(d["name"]);
+	for (const auto &d : devs) {
+		if (!d.is_object() || !d.contains("name"))
+			continue;
+		joined += (joined.empty() ? "" : ",") + scalar(d["name"]);
+		if (d.contains("numa") && d["numa"].is_number_integer() &&
+		    d["numa"].get<int64_t>() >= 0)
+			joined += "@" + scalar(d["numa"]);
+	}
 	return joined;
 }
 

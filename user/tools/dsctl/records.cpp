@@ -83,6 +83,7 @@ record features_record(uint64_t features)
 		{ DSMEM_FEAT_SLOPE, "slope" },
 		{ DSMEM_FEAT_RINGS, "rings" },
 		{ DSMEM_FEAT_MULTIPATH, "multipath" },
+		{ DSMEM_FEAT_NUMA, "numa" },
 	};
 	return bit_names(features, known);
 }

@@ -571,6 +571,13 @@ int ds_stats_reset(struct ds_ctx *ctx);
  * given twice is -EINVAL before the module is asked.  One name is sent
  * as before, so it works with any module; a list needs a module that
  * knows node-devs (an older one refuses it).  (The list: DSUSER_1.10.)
+ * A name may end in "@NUMA" ("rxe0@0,rxe1@1"): the NUMA node to take the
+ * device as on, over what it says (rxe says nothing; firmware may lack or
+ * misstate proximity data), an online node or -1 for none; small
+ * unordered transfers prefer a device on their buffer's node.  Only "@"
+ * and a number is read so; any other "@" is the name's.  Below -1:
+ * -EINVAL here; not online: -EINVAL from the module; a module without
+ * DSMEM_FEAT_NUMA: -EOPNOTSUPP, before it is asked.
  */
 int ds_node_add(struct ds_ctx *ctx, uint32_t id, const char *dev,
 		uint16_t port);
