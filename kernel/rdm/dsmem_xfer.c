@@ -405,6 +405,19 @@ static struct dsmem_conn *dsmem_file_pick(struct dsmem_xfer_file *file,
 }
 
 /*
+ * Where a request's buffer starts, in bytes from the first page of its
+ * pinned memory: a task's own pins start at the buffer, a registration's
+ * r->local bytes before it.
+ */
+static u64 dsmem_req_buf_pos(const struct dsmem_task_req *tr)
+{
+	const struct dsmem_umr *umr = tr->umr;
+
+	return (umr->addr & ~PAGE_MASK) + tr->req.local -
+	       (tr->own_umr ? umr->addr : 0);
+}
+
+/*
  * The NUMA node of a request's buffer, for a request of one slice: a
  * small transfer goes to a device near its memory.  A larger one is
  * striped over every path, near or not: the bandwidth of all of them is
@@ -412,14 +425,9 @@ static struct dsmem_conn *dsmem_file_pick(struct dsmem_xfer_file *file,
  */
 static int dsmem_req_nid(const struct dsmem_task_req *tr)
 {
-	const struct dsmem_umr *umr = tr->umr;
-	u64 pos;
-
 	if (tr->req.len > DSMEM_SLICE_BYTES)
 		return NUMA_NO_NODE;
-	pos = (umr->addr & ~PAGE_MASK) + tr->req.local -
-	      (tr->own_umr ? umr->addr : 0);
-	return page_to_nid(umr->pages[pos >> PAGE_SHIFT]);
+	return page_to_nid(tr->umr->pages[dsmem_req_buf_pos(tr) >> PAGE_SHIFT]);
 }
 
 /* The up connection to the addressed node, cached per descriptor. */
@@ -445,13 +453,15 @@ static struct dsmem_conn *dsmem_file_conn(struct dsmem_xfer_file *file, u32 remo
 	return conn;
 }
 
-/* SGEs for [off, off + len) of the buffer; returns the bytes covered. */
-static u32 dsmem_umr_sges(struct dsmem_umr *umr, unsigned int ldev, u64 off,
+/*
+ * SGEs for len bytes of the pinned memory from pos (dsmem_req_buf_pos);
+ * returns the bytes covered.
+ */
+static u32 dsmem_umr_sges(struct dsmem_umr *umr, unsigned int ldev, u64 pos,
 			  u32 len, struct ib_sge *sge, u32 max_sge, u32 lkey,
 			  u32 *nsge)
 {
 	const u64 *pdma = umr->maps[ldev].dma;
-	u64 pos = (umr->addr & ~PAGE_MASK) + off;
 	u32 done = 0, n = 0;
 
 	while (done < len) {
@@ -591,8 +601,7 @@ static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 	len = min_t(u64, len, span_end - roff);
 	max_sge = min_t(u32, ARRAY_SIZE(sge),
 			dsmem_conn_max_sge(conn, r->opcode == DSMEM_XFER_READ));
-	len = dsmem_umr_sges(tr->umr, conn->ldev,
-			     r->local - (tr->own_umr ? tr->umr->addr : 0) + off,
+	len = dsmem_umr_sges(tr->umr, conn->ldev, dsmem_req_buf_pos(tr) + off,
 			     len, sge, max_sge, conn->pd->local_dma_lkey, &nsge);
 
 	/* consumers serialise; completions push back without the lock */
@@ -746,8 +755,7 @@ static int dsmem_xfer_local(struct dsmem_xfer_file *file,
 	 * grant waits for the MiB under way, and the next one sees it.
 	 */
 	mutex_unlock(&file->lock);
-	pos = (tr->umr->addr & ~PAGE_MASK) + r->local -
-	      (tr->own_umr ? tr->umr->addr : 0);
+	pos = dsmem_req_buf_pos(tr);
 	while (done < r->len && !ret) {
 		down_read(&seg->copy_sem);
 		if ((dsmem_seg_perm(seg, node->id) & need) != need) {

@@ -447,15 +447,10 @@ int split_dev_list(const char *list, std::vector<std::string> &names,
 			int v;
 			auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), v);
 
-			if (!n.empty() && end == n.data() + n.size() &&
-			    ec == std::errc::result_out_of_range) {
-				err = "the NUMA node in \"" + std::string(name) + "\" is out of range";
-				return -EINVAL;
-			}
-			if (!n.empty() && end == n.data() + n.size() && ec == std::errc()) {
-				if (v < -1) {
+			if (!n.empty() && end == n.data() + n.size()) {
+				if (ec != std::errc() || v < -1) {
 					err = "the NUMA node in \"" + std::string(name) +
-					      "\" is below -1 (NAME[@NUMA])";
+					      "\" is neither -1 nor a node number (NAME[@NUMA])";
 					return -EINVAL;
 				}
 				numa = v;
