@@ -746,7 +746,7 @@ TEST_F_TIMEOUT(nic2, paths_across_guests, 300)
 	struct ds_peer_info p = {};
 	struct ds_ctx *ctx;
 	struct ds_xfer *x;
-	uint64_t seg, sent1;
+	uint64_t seg, sent1, retry1;
 	uint32_t peer;
 
 	ASSERT_NE(NULL, out);
@@ -770,6 +770,8 @@ TEST_F_TIMEOUT(nic2, paths_across_guests, 300)
 		ASSERT_EQ(0, ds_xfer_open_attr(7, &a, &x));
 	}
 	sent1 = rxe_sent_pkts("rxe1");
+	retry1 = rxe_counter("rxe0", "completer_retry_err") +
+		 rxe_counter("rxe1", "completer_retry_err");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int i = 0; i < 4; i++) {
 		test_fill(out, LEN, 70 + i);
@@ -780,9 +782,11 @@ TEST_F_TIMEOUT(nic2, paths_across_guests, 300)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	EXPECT_LT(sent1 + 1000, rxe_sent_pkts("rxe1"));
-	TH_LOG("32 MiB in %.1f s; rxe1 sent %llu packets",
+	TH_LOG("32 MiB in %.1f s; rxe1 sent %llu packets; %llu retransmit timeouts",
 	       t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9,
-	       (unsigned long long)(rxe_sent_pkts("rxe1") - sent1));
+	       (unsigned long long)(rxe_sent_pkts("rxe1") - sent1),
+	       (unsigned long long)(rxe_counter("rxe0", "completer_retry_err") +
+				    rxe_counter("rxe1", "completer_retry_err") - retry1));
 	ds_xfer_close(x);
 	publish(dir, "done3", "1\n");
 out:

@@ -343,13 +343,18 @@ int wait_event(struct ds_monitor *mon, int type, const char *name)
 	return -ETIMEDOUT;
 }
 
+uint64_t rxe_counter(const char *dev, const char *name)
+{
+	char path[160], buf[32];
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
+		 dev, name);
+	return read_file(path, buf, sizeof(buf)) < 0 ? 0 : strtoull(buf, NULL, 10);
+}
+
 uint64_t rxe_sent_pkts(const char *dev)
 {
-	char path[128], buf[32];
-
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/hw_counters/sent_pkts",
-		 dev);
-	return read_file(path, buf, sizeof(buf)) < 0 ? 0 : strtoull(buf, NULL, 10);
+	return rxe_counter(dev, "sent_pkts");
 }
 
 int wait_rsegs(struct ds_ctx *ctx, uint32_t node, uint32_t peer, uint32_t n)

@@ -120,7 +120,9 @@ int test_peer_add(struct ds_ctx *ctx, uint32_t node, const char *addr, uint16_t 
  * -ETIMEDOUT. */
 struct ds_ctx;
 int wait_rsegs(struct ds_ctx *ctx, uint32_t node, uint32_t peer, uint32_t n);
-/* Packets a device's port 1 sent (rxe's hw counter), or 0. */
+/* A hw counter of a device's port 1 (rxe's names), or 0. */
+uint64_t rxe_counter(const char *dev, const char *name);
+/* Packets a device's port 1 sent, or 0. */
 uint64_t rxe_sent_pkts(const char *dev);
 
 /* Next event of this type for this device name, bounded (~10 s):
