@@ -7,7 +7,7 @@
 #
 # Subsets: ctl (control path: dsctl vs iproute2's rdma over netlink);
 # rdm (the data path vs perftest's ib_{read,write}_{lat,bw} on the same
-# rxe, loopback in one guest); cache (the token cache's connection sweep,
+# rxe, loopback in one guest, then across two guests, rdm.pair.*); cache (the token cache's connection sweep,
 # 16..16384 QPs, fixed and adaptive, against uncached access, and the
 # measured cost of one resolve); sim (the cache simulator on a 20M-request
 # Zipf trace: lru, s3fifo and seed, speed, memory and miss ratio, and LRU
@@ -254,6 +254,143 @@ bench_rdm() {
 	"$ctl" node del id 2
 	bench_rdm_2nic
 	echo "$threads" > /sys/module/dsmem/parameters/ring_threads
+}
+
+# ---- rdm across two guests: each its own CPUs and rxe, a link between ----
+# Guest 1 serves: perftest's servers one step at a time, then node 2 on
+# rxe0,rxe1 with a 64 MiB segment granted to node 1.  Guest 0 measures:
+# perftest's clients, then node 1, connected to node 2, with rdm_bench.
+# They meet through files in DSMEM_RUN_DIR (coherent between them).
+pair_say() { # $1: name, $2: content
+	printf '%s\n' "${2:-1}" > "$DSMEM_RUN_DIR/$1.tmp"
+	mv "$DSMEM_RUN_DIR/$1.tmp" "$DSMEM_RUN_DIR/$1"
+}
+
+pair_wait() { # $1: name; prints its content
+	local i
+	for ((i = 0; i < 1800; i++)); do
+		[ -e "$DSMEM_RUN_DIR/$1" ] && { cat "$DSMEM_RUN_DIR/$1"; return 0; }
+		sleep 0.1
+	done
+	echo "Error: the other guest did not write $1" >&2
+	return 1
+}
+
+listening() { [ -n "$(ss -Htln "( sport = :$1 )")" ]; }
+
+# perftest's steps, the same list in both guests: tool, size, column of
+# its last numeric line, iterations (see bench_rdm for the columns)
+pair_steps=("ib_read_lat 8 5 1000" "ib_write_lat 8 5 1000"
+	    "ib_read_bw 65536 4 2000" "ib_write_bw 65536 4 2000")
+
+# Guest 1's side of a step: its server(s), ready once listening.
+pair_serve() { # $1: step number, $2...: tool size col iters; $6: 2nic
+	local k=$1 tool=$2 size=$3 iters=$5 two=${6:-} srv=() i
+	timeout 120 "$tool" -d rxe0 -p 18515 -s "$size" -n "$iters" >/dev/null 2>&1 &
+	srv+=($!)
+	if [ -n "$two" ]; then
+		timeout 120 "$tool" -d rxe1 -p 18516 -s "$size" -n "$iters" >/dev/null 2>&1 &
+		srv+=($!)
+	fi
+	for ((i = 0; i < 100; i++)); do
+		listening 18515 && { [ -z "$two" ] || listening 18516; } && break
+		sleep 0.1
+	done
+	pair_say "ready.$k"
+	wait "${srv[@]}" || true
+}
+
+# Guest 0's side: the figure of one client run.
+pair_client() { # $1: device, $2: port, $3: address, $4...: tool size col iters
+	local dev=$1 port=$2 addr=$3 tool=$4 size=$5 col=$6 iters=$7
+	timeout 120 "$tool" -d "$dev" -p "$port" -s "$size" -n "$iters" "$addr" 2>/dev/null |
+		awk -v c="$col" '$1 ~ /^[0-9]+$/ && NF >= c { v = $c } END { print v }'
+}
+
+bench_pair_server() {
+	local k seg keyfile
+	keyfile=$(mktemp)
+	pair_wait key | base64 -d > "$keyfile"
+	"$dsctl" key add name cluster file "$keyfile"
+	rm -f "$keyfile"
+	for k in "${!pair_steps[@]}"; do
+		# shellcheck disable=SC2086 # the step's words are its arguments
+		pair_serve "$k" ${pair_steps[k]}
+	done
+	pair_serve 2nic ib_write_bw 65536 4 2000 2nic
+	"$dsctl" node add id 2 dev rxe0,rxe1 port 7472
+	seg=$("$dsctl" -j segment add node 2 size 64M | json_get 'd[0]["addr"]')
+	"$dsctl" segment grant node 2 seg 1 to 1 perm rw
+	"$dsctl" peer add node 2 addr "$DSMEM_PEER_ADDR" remote 1 listen >/dev/null
+	pair_say seg "$seg"
+	pair_wait finished >/dev/null
+	"$dsctl" node del id 2
+}
+
+bench_pair_client() {
+	local k tool size col iters ref ours old seg i a b keyfile
+	local -A refs=()
+	keyfile=$(mktemp)
+	head -c 32 /dev/urandom > "$keyfile"
+	pair_say key "$(base64 -w0 "$keyfile")"
+	"$dsctl" key add name cluster file "$keyfile"
+	rm -f "$keyfile"
+	for k in "${!pair_steps[@]}"; do
+		read -r tool size col iters <<<"${pair_steps[k]}"
+		pair_wait "ready.$k" >/dev/null
+		sleep 0.5
+		refs[$tool]=$(pair_client rxe0 18515 "$DSMEM_PEER_ADDR" "$tool" "$size" "$col" "$iters")
+	done
+	pair_wait ready.2nic >/dev/null
+	sleep 0.5
+	a=$(mktemp) b=$(mktemp)
+	pair_client rxe0 18515 "$DSMEM_PEER_ADDR" ib_write_bw 65536 4 2000 >"$a" &
+	pair_client rxe1 18516 "$DSMEM_PEER_ADDR2" ib_write_bw 65536 4 2000 >"$b"
+	wait
+	refs[2nic]=$(awk '{ s += $1 } END { printf "%.2f", s }' "$a" "$b")
+	rm -f "$a" "$b"
+
+	"$dsctl" node add id 1 dev rxe0,rxe1 port 7471
+	seg=$(pair_wait seg)
+	"$dsctl" peer add node 1 addr "$DSMEM_PEER_ADDR" port 7472 remote 2 >/dev/null
+	for ((i = 0; i < 200; i++)); do
+		"$dsctl" -j peer show node 1 | grep -q '"paths":2' &&
+			"$dsctl" peer show node 1 | grep -q remote_seg && break
+		sleep 0.1
+	done
+	echo 1 > /sys/module/dsmem/parameters/ring_threads
+	for op in read write; do
+		ours=$("$rdm_bench" lat $op 1 "$seg" 8 1000)
+		ref=${refs[ib_${op}_lat]}
+		echo "bench: rdm.pair.${op}_lat_8B $ours us"
+		echo "bench: rdm.pair.ib_${op}_lat_8B $ref us"
+		if [ $op = write ]; then
+			# a round trip, as in bench_rdm
+			ref=$(awk -v v="$ref" 'BEGIN { printf "%.2f", 2 * v }')
+			echo "bench: rdm.pair.ib_write_rtt_8B $ref us"
+			echo "bench: rdm.pair.write_lat_8B.ratio_vs_ib_write_rtt $(ratio "$ours" "$ref") x"
+			# both ends of ib_write_lat spin: across the guests, on 2
+			# host cores, that starves rxe; a READ is a round trip too
+			echo "bench: rdm.pair.write_lat_8B.ratio_vs_ib_read_lat $(ratio "$ours" "${refs[ib_read_lat]}") x"
+		else
+			echo "bench: rdm.pair.read_lat_8B.ratio_vs_ib_read_lat $(ratio "$ours" "$ref") x"
+		fi
+		ours=$("$rdm_bench" bw $op 1 "$seg" 65536 2000 128)
+		ref=${refs[ib_${op}_bw]}
+		echo "bench: rdm.pair.${op}_bw_64K $ours MiB/s"
+		echo "bench: rdm.pair.ib_${op}_bw_64K $ref MiB/s"
+		echo "bench: rdm.pair.${op}_bw_64K.ratio_vs_ib_${op}_bw $(ratio "$ours" "$ref") x"
+	done
+	echo "bench: rdm.pair.paths_2nic $("$dsctl" -j peer show node 1 | json_get 'd[0].get("paths", 1)') paths"
+	ours=$("$rdm_bench" -u -t 2 bw write 1 "$seg" 65536 4000 64)
+	old=$("$rdm_bench" -t 2 bw write 1 "$seg" 65536 4000 64)
+	echo "bench: rdm.pair.bw_64K_2nic $ours MiB/s"
+	echo "bench: rdm.pair.bw_64K_2nic_one_path $old MiB/s"
+	echo "bench: rdm.pair.sum_ib_write_bw_64K_2nic ${refs[2nic]} MiB/s"
+	echo "bench: rdm.pair.bw_64K_2nic.ratio_vs_sum_ib_write_bw $(ratio "$ours" "${refs[2nic]}") x"
+	echo "bench: rdm.pair.bw_64K_2nic.ratio_vs_one_path $(ratio "$ours" "$old") x"
+	pair_say finished
+	"$dsctl" node del id 1
 }
 
 # Nodes 1 and 2 on rxe0, node 1 connected to node 2 (which admits it, a
@@ -689,6 +826,11 @@ PY
 	rm -rf "$dir"
 }
 
+if [ "${1:-}" = --in-pair ]; then
+	if [ "$DSMEM_GUEST_ID" = 0 ]; then bench_pair_client; else bench_pair_server; fi
+	exit 0
+fi
+
 if [ "${1:-}" = --in-guest ]; then
 	# DSMEM_RING_THREADS: how many shared rings the module gives (its
 	# default, a quarter of the CPUs, is none on the 2-CPU guest)
@@ -730,7 +872,11 @@ done
 # the chaos run's length on top of the rest
 timeout=1200
 [[ " ${guest_subsets[*]} " != *" chaos "* ]] || timeout=$((timeout + ${CHAOS_SECONDS:-600} + 600))
-exec "$top/scripts/guest" --numa-memnode 128 -t "$timeout" -- \
+"$top/scripts/guest" --numa-memnode 128 -t "$timeout" -- \
 	env CHAOS_SECONDS="${CHAOS_SECONDS:-600}" CHAOS_SEED="${CHAOS_SEED:-$((RANDOM + 1))}" \
 	DSMEM_RING_THREADS="${DSMEM_RING_THREADS:-}" \
 	"$0" --in-guest "${guest_subsets[@]}"
+# rdm across two guests, guest 0's figures without its "[g0] " tag
+if [[ " ${guest_subsets[*]} " == *" rdm "* ]]; then
+	"$top/scripts/guest" -n 2 -t 900 -- "$0" --in-pair | sed -u 's/^\[g[01]\] //'
+fi
