@@ -27,6 +27,7 @@ static const char * const dsmem_stat_names[] = {
 	[DSMEM_STAT_NL_EVENTS_DROPPED]	= "nl_events_dropped",
 	[DSMEM_STAT_NODE_ADDED]		= "node_added",
 	[DSMEM_STAT_NODE_REMOVED]	= "node_removed",
+	[DSMEM_STAT_NODE_DEV_LOST]	= "node_dev_lost",
 	[DSMEM_STAT_CONN_ESTABLISHED]	= "conn_established",
 	[DSMEM_STAT_CONN_FAILED]		= "conn_failed",
 	[DSMEM_STAT_CONN_LOST]		= "conn_lost",

@@ -153,13 +153,23 @@ bench_rdm_2nic() {
 	# rxe is the CPU: the reference's two processes post from two CPUs,
 	# so two handles, each from its own thread, 64 in flight each; the
 	# same ordered (one path), and one unordered handle from one thread
+	# with the module's rings as set (none on the 2-CPU guest by
+	# default), and with one ring forced, whose polling thread takes a
+	# CPU from rxe here
+	local threads ring
+	threads=$(cat /sys/module/dsmem/parameters/ring_threads)
 	ref=$(perftest_2nic)
 	ours=$("$rdm_bench" -u -t 2 bw write 3 "$seg" 65536 4000 64)
 	one=$("$rdm_bench" -t 2 bw write 3 "$seg" 65536 4000 64)
 	single=$("$rdm_bench" -u bw write 3 "$seg" 65536 4000 128)
+	echo 1 > /sys/module/dsmem/parameters/ring_threads
+	ring=$("$rdm_bench" -u -t 2 bw write 3 "$seg" 65536 4000 64)
+	echo "$threads" > /sys/module/dsmem/parameters/ring_threads
 	echo "bench: rdm.bw_64K_2nic $ours MiB/s"
 	echo "bench: rdm.bw_64K_2nic_one_path $one MiB/s"
 	echo "bench: rdm.bw_64K_2nic_one_thread $single MiB/s"
+	echo "bench: rdm.bw_64K_2nic_one_ring $ring MiB/s"
+	echo "bench: rdm.bw_64K_2nic_one_ring.ratio_vs_sum_ib_write_bw $(ratio "$ring" "$ref") x"
 	echo "bench: rdm.sum_ib_write_bw_64K_2nic $ref MiB/s"
 	echo "bench: rdm.bw_64K_2nic.ratio_vs_sum_ib_write_bw $(ratio "$ours" "$ref") x"
 	echo "bench: rdm.bw_64K_2nic.ratio_vs_one_path $(ratio "$ours" "$one") x"
@@ -252,8 +262,8 @@ bench_rdm() {
 	echo "bench: rdm.local_get_4K.ratio_vs_remote_get_4K $(ratio "$ours" "$remote") x"
 	"$ctl" node del id 1
 	"$ctl" node del id 2
-	bench_rdm_2nic
 	echo "$threads" > /sys/module/dsmem/parameters/ring_threads
+	bench_rdm_2nic
 }
 
 # ---- rdm across two guests: each its own CPUs and rxe, a link between ----

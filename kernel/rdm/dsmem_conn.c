@@ -175,24 +175,46 @@ static bool dsmem_port_active(struct ib_device *ibdev, u32 port)
 	return state == IB_PORT_ACTIVE;
 }
 
+/* The PD goes, with the QP, CQ and MRs in it (the cm_id goes after). */
+static void dsmem_conn_dealloc_pd(struct dsmem_conn *conn)
+{
+	struct dsmem_node *node = conn->peer->node;
+
+	ib_dealloc_pd(conn->pd);
+	conn->pd = NULL;
+	if (atomic_dec_and_test(&node->devs[conn->ldev].pds))
+		wake_up_all(&node->pds_wait);
+}
+
 static int dsmem_conn_create_qp(struct dsmem_conn *conn)
 {
 	struct ib_device *ibdev = conn->cm_id->device;
+	struct dsmem_node *node = conn->peer->node;
 	struct ib_qp_init_attr attr = {};
 	int ret;
 
-	ret = dsmem_node_dev_slot(conn->peer->node, ibdev);
+	/*
+	 * The slot, or gone: once a device is marked gone, every connection
+	 * on it is found by its ibdev (dsmem_conns_dev_gone), or fails here.
+	 */
+	spin_lock(&node->dev_lock);
+	ret = dsmem_node_dev_slot(node, ibdev);
+	if (ret >= 0) {
+		conn->ldev = ret;
+		conn->port = conn->cm_id->port_num;
+		/* the port first: dsmem_conn_port_change reads them the other way */
+		smp_store_release(&conn->ibdev, ibdev);
+	}
+	spin_unlock(&node->dev_lock);
 	if (ret < 0)
 		return ret;
-	conn->ldev = ret;
-	conn->port = conn->cm_id->port_num;
-	/* the port first: dsmem_conn_port_change reads them the other way */
-	smp_store_release(&conn->ibdev, ibdev);
 	conn->pd = ib_alloc_pd(ibdev, 0);
 	if (IS_ERR(conn->pd)) {
 		ret = PTR_ERR(conn->pd);
 		goto err_clear_pd;
 	}
+	conn->lkey = conn->pd->local_dma_lkey;
+	atomic_inc(&node->devs[conn->ldev].pds);
 	conn->cq = ib_alloc_cq(ibdev, conn, DSMEM_SEND_WR + DSMEM_RECV_WR, 0,
 			       IB_POLL_SOFTIRQ);
 	if (IS_ERR(conn->cq)) {
@@ -213,6 +235,7 @@ static int dsmem_conn_create_qp(struct dsmem_conn *conn)
 	if (ret)
 		goto err_free_cq;
 	conn->qp = conn->cm_id->qp;
+	conn->max_read_sge = conn->qp->max_read_sge;
 
 	ret = dsmem_conn_tokens_add(conn);
 	if (ret)
@@ -234,7 +257,8 @@ err_destroy_qp:
 err_free_cq:
 	ib_free_cq(conn->cq);
 err_dealloc_pd:
-	ib_dealloc_pd(conn->pd);
+	dsmem_conn_dealloc_pd(conn);
+	return ret;
 err_clear_pd:
 	conn->pd = NULL;
 	return ret;
@@ -252,8 +276,7 @@ static void dsmem_conn_destroy_qp(struct dsmem_conn *conn)
 	conn->qp = NULL;
 	ib_free_cq(conn->cq);
 	dsmem_msg_recv_free(conn);
-	ib_dealloc_pd(conn->pd);
-	conn->pd = NULL;
+	dsmem_conn_dealloc_pd(conn);
 }
 
 static bool dsmem_conn_keyed(const struct dsmem_conn *conn)
@@ -422,7 +445,7 @@ int dsmem_conn_post(struct dsmem_conn *conn, struct ib_send_wr *wr,
 /* SGEs one work request may carry: a READ may take fewer (iWARP: one). */
 u32 dsmem_conn_max_sge(struct dsmem_conn *conn, bool read)
 {
-	return max_t(u32, read ? conn->qp->max_read_sge : conn->max_sge, 1);
+	return max_t(u32, read ? conn->max_read_sge : conn->max_sge, 1);
 }
 
 /*
@@ -1789,6 +1812,43 @@ void dsmem_conn_port_change(struct dsmem_node *node, struct ib_device *ibdev)
 		spin_unlock_bh(&peer->lock);
 	}
 	rcu_read_unlock();
+}
+
+static bool dsmem_conn_on_dev(struct dsmem_peer *peer, struct dsmem_conn *conn,
+			      const void *ibdev)
+{
+	/* pairs with the release in dsmem_conn_create_qp */
+	return smp_load_acquire(&conn->ibdev) == ibdev;
+}
+
+/*
+ * The device of node's slot is gone (marked so): each of the node's
+ * connections on it closes (-ENODEV), and is waited for until released,
+ * which unlinks it from its peer, and reaped.  A peer whose first connection it was
+ * dials again, through whichever device its route takes now.
+ */
+void dsmem_conns_dev_gone(struct dsmem_node *node, unsigned int slot)
+{
+	struct ib_device *ibdev = node->devs[slot].ibdev;
+	struct dsmem_conn *conn;
+
+	while ((conn = dsmem_conn_find(node, dsmem_conn_on_dev, ibdev))) {
+		dsmem_conn_close(conn, -ENODEV);
+		flush_work(&conn->release_work);
+		dsmem_conn_put(conn);
+	}
+	/*
+	 * A deleted peer's connections are no longer found, but are being
+	 * released: they are done once the last PD on the device is gone
+	 * (reaped now, rather than after their timewait).
+	 */
+	for (;;) {
+		dsmem_conns_reap_now(ibdev);
+		if (wait_event_timeout(node->pds_wait,
+				       !atomic_read(&node->devs[slot].pds),
+				       msecs_to_jiffies(100)))
+			break;
+	}
 }
 
 static bool dsmem_conn_up_to(struct dsmem_peer *peer, struct dsmem_conn *conn,

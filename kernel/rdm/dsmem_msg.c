@@ -266,6 +266,9 @@ static int __dsmem_msg_send(struct dsmem_conn *conn,
 
 	if (!size)
 		return -EINVAL;
+	/* not mapped for a device that a closed connection may outlive */
+	if (READ_ONCE(conn->state) == DSMEM_CONN_CLOSING)
+		return -ENOTCONN;
 	s = kmalloc(sizeof(*s) + size, GFP_KERNEL);
 	if (!s)
 		return -ENOMEM;
@@ -289,7 +292,7 @@ static int __dsmem_msg_send(struct dsmem_conn *conn,
 		goto err_unmap;
 	sge.addr = s->dma;
 	sge.length = size;
-	sge.lkey = conn->pd->local_dma_lkey;
+	sge.lkey = conn->lkey;
 	wr.wr_cqe = &s->cqe;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;

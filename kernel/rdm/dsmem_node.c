@@ -21,6 +21,8 @@
 DEFINE_MUTEX(dsmem_nodes_lock);
 /* node id -> dsmem_node, under dsmem_nodes_lock */
 static DEFINE_XARRAY(dsmem_nodes);
+/* nodes unlinked and being torn down (dying_link), dsmem_nodes_lock */
+static LIST_HEAD(dsmem_nodes_dying);
 /* set by module unload, under dsmem_nodes_lock: no new nodes */
 static bool dsmem_rdm_closing;
 
@@ -130,7 +132,10 @@ static int dsmem_node_listen(struct dsmem_node *node)
 	return rdma_listen(id, DSMEM_NODE_PEERS_MAX);
 }
 
-/* The slot of ibdev among the node's devices; -ENXIO if it is none. */
+/*
+ * The slot of ibdev among the node's devices; -ENXIO if it is none, or
+ * has gone.
+ */
 int dsmem_node_dev_slot(const struct dsmem_node *node,
 			const struct ib_device *ibdev)
 {
@@ -138,8 +143,31 @@ int dsmem_node_dev_slot(const struct dsmem_node *node,
 
 	for (i = 0; i < node->ndevs; i++)
 		if (node->devs[i].ibdev == ibdev)
-			return i;
+			return READ_ONCE(node->devs[i].gone) ? -ENXIO : i;
 	return -ENXIO;
+}
+
+/*
+ * Its first device still there, under node->lock: a live node has one
+ * (the last to go takes the node along).
+ */
+struct ib_device *dsmem_node_first_dev(const struct dsmem_node *node)
+{
+	unsigned int i;
+
+	for (i = 0; i < node->ndevs - 1; i++)
+		if (!node->devs[i].gone)
+			break;
+	return node->devs[i].ibdev;
+}
+
+static unsigned int dsmem_node_devs_live(const struct dsmem_node *node)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < node->ndevs; i++)
+		n += !node->devs[i].gone;
+	return n;
 }
 
 /* Whether each of the node's devices is still the one it was made on. */
@@ -204,6 +232,11 @@ int dsmem_node_create(u32 id, struct dsmem_device **sdevs, const int *numas,
 		index[i] = ibdev->index;
 	}
 	node->ndevs = ndevs;
+	spin_lock_init(&node->dev_lock);
+	init_waitqueue_head(&node->pds_wait);
+	INIT_LIST_HEAD(&node->dying_link);
+	init_completion(&node->torn_down);
+	INIT_LIST_HEAD(&node->segs_mapped);
 	if (key)
 		strscpy(node->key, key, sizeof(node->key));
 	node->accept = accept;
@@ -296,6 +329,18 @@ static struct dsmem_peer *dsmem_node_peer_from(struct dsmem_node *node,
 	return peer;
 }
 
+/*
+ * Take a live node out of the table, under dsmem_nodes_lock, for
+ * dsmem_node_teardown(): dead to lookups, listed for devices going.
+ */
+static void dsmem_node_unlink(struct dsmem_node *node)
+{
+	lockdep_assert_held(&dsmem_nodes_lock);
+	xa_erase(&dsmem_nodes, node->id);
+	WRITE_ONCE(node->dead, true);
+	list_add_tail(&node->dying_link, &dsmem_nodes_dying);
+}
+
 static void dsmem_node_teardown(struct dsmem_node *node)
 {
 	struct dsmem_peer *peer;
@@ -329,6 +374,11 @@ static void dsmem_node_teardown(struct dsmem_node *node)
 	dsmem_services_node_dead(node);
 	dsmem_stat_inc(DSMEM_STAT_NODE_REMOVED);
 	dsmem_nl_notify_node(node, DSMEM_CMD_NODE_DEL);
+
+	mutex_lock(&dsmem_nodes_lock);
+	list_del(&node->dying_link);
+	mutex_unlock(&dsmem_nodes_lock);
+	complete_all(&node->torn_down);
 	dsmem_node_put(node);
 }
 
@@ -343,8 +393,7 @@ int dsmem_node_destroy(u32 id, struct net *net, struct netlink_ext_ack *extack)
 		NL_SET_ERR_MSG(extack, "no such node");
 		return -ENOENT;
 	}
-	xa_erase(&dsmem_nodes, id);
-	WRITE_ONCE(node->dead, true);
+	dsmem_node_unlink(node);
 	mutex_unlock(&dsmem_nodes_lock);
 
 	dsmem_node_teardown(node);
@@ -352,30 +401,130 @@ int dsmem_node_destroy(u32 id, struct net *net, struct netlink_ext_ack *extack)
 }
 
 /*
- * Every node on a departing device, whichever of its devices it is: a node
- * does not yet carry on with the others.  Called before the device goes.
+ * One of a node's devices is going, and the node carries on with the
+ * others: dsmem_rdm_dev_remove() marked the slot gone.  Everything of the
+ * node on the device goes before the device does: its connections (their
+ * QPs, PDs and the segments' grant MRs), then the segments' and the user
+ * buffers' DMA mappings.  Nothing maps anew for the slot: a connection
+ * takes its slot under dev_lock, segments map under node->lock and user
+ * buffers under their file's lock, each after reading the slot's flag.
  */
-void dsmem_rdm_dev_remove(struct dsmem_device *sdev)
+static void dsmem_node_dev_lost(struct dsmem_node *node, unsigned int slot)
+{
+	struct ib_device *ibdev = node->devs[slot].ibdev;
+
+	dsmem_conns_dev_gone(node, slot);
+
+	mutex_lock(&node->lock);
+	dsmem_segs_dev_gone(node, slot);
+	mutex_unlock(&node->lock);
+	dsmem_xfer_node_dev_gone(node, slot);
+
+	pr_warn("node %u: device %s is gone; the node carries on with the others\n",
+		node->id, dev_name(&ibdev->dev));
+	dsmem_stat_inc(DSMEM_STAT_NODE_DEV_LOST);
+	/*
+	 * Unless it is going too: its other devices may be gone by now.  A
+	 * teardown sets dead before it takes the lock, and its device waits
+	 * for it.
+	 */
+	mutex_lock(&node->lock);
+	if (!READ_ONCE(node->dead))
+		dsmem_nl_notify_node(node, DSMEM_CMD_NODE_NEW);
+	mutex_unlock(&node->lock);
+}
+
+/* The last device of node went: the node goes, unless it is going. */
+static void dsmem_node_dev_last(struct dsmem_node *node)
+{
+	bool mine = false;
+
+	mutex_lock(&dsmem_nodes_lock);
+	if (!node->dead && xa_load(&dsmem_nodes, node->id) == node) {
+		dsmem_node_unlink(node);
+		mine = true;
+	}
+	mutex_unlock(&dsmem_nodes_lock);
+	if (mine)
+		dsmem_node_teardown(node);
+	else
+		wait_for_completion(&node->torn_down);
+}
+
+/*
+ * Nodes on ibdev being torn down by others (node-del, another device's
+ * removal): the device stays until they are done with it.
+ */
+static void dsmem_nodes_dying_wait(struct ib_device *ibdev)
 {
 	struct dsmem_node *node, *found;
-	unsigned long i;
+	unsigned int i;
 
 	do {
 		found = NULL;
 		mutex_lock(&dsmem_nodes_lock);
-		xa_for_each(&dsmem_nodes, i, node) {
-			/* one being made checks its device when it is done */
-			if (dsmem_node_dev_slot(node, sdev->ibdev) < 0 || node->dead)
-				continue;
-			xa_erase(&dsmem_nodes, i);
-			WRITE_ONCE(node->dead, true);
-			found = node;
-			break;
+		list_for_each_entry(node, &dsmem_nodes_dying, dying_link) {
+			for (i = 0; i < node->ndevs; i++)
+				if (node->devs[i].ibdev == ibdev)
+					break;
+			if (i < node->ndevs) {
+				kref_get(&node->ref);
+				found = node;
+				break;
+			}
 		}
 		mutex_unlock(&dsmem_nodes_lock);
-		if (found)
-			dsmem_node_teardown(found);
+		if (found) {
+			/* off the list once done: not found again */
+			wait_for_completion(&found->torn_down);
+			dsmem_node_put(found);
+		}
 	} while (found);
+}
+
+/*
+ * Every node on a departing device, whichever of its devices it is: one
+ * with others carries on without it, one without goes.  Called before the
+ * device goes.  The choice is made, and the slot marked, under the node's
+ * lock: of two of its devices going at once, the second takes the node.
+ */
+void dsmem_rdm_dev_remove(struct dsmem_device *sdev)
+{
+	struct dsmem_node *node;
+	unsigned long id = 0;
+	bool last;
+	int slot;
+
+	for (;; id++) {
+		mutex_lock(&dsmem_nodes_lock);
+		/* one being made checks its devices when it is done */
+		xa_for_each_start(&dsmem_nodes, id, node, id)
+			if (dsmem_node_dev_slot(node, sdev->ibdev) >= 0 &&
+			    !node->dead) {
+				kref_get(&node->ref);
+				break;
+			}
+		mutex_unlock(&dsmem_nodes_lock);
+		if (!node)
+			break;
+
+		mutex_lock(&node->lock);
+		slot = dsmem_node_dev_slot(node, sdev->ibdev);
+		last = slot >= 0 && dsmem_node_devs_live(node) == 1;
+		if (slot >= 0 && !last) {
+			spin_lock(&node->dev_lock);
+			WRITE_ONCE(node->devs[slot].gone, true);
+			spin_unlock(&node->dev_lock);
+		}
+		mutex_unlock(&node->lock);
+
+		if (last)
+			dsmem_node_dev_last(node);
+		else if (slot >= 0)
+			dsmem_node_dev_lost(node, slot);
+		dsmem_node_put(node);
+	}
+	dsmem_nodes_dying_wait(sdev->ibdev);
 	dsmem_conns_reap_now(sdev->ibdev);
 }
 
@@ -469,10 +618,8 @@ void dsmem_rdm_stop(void)
 			msleep(20);
 			continue;
 		}
-		if (node) {
-			xa_erase(&dsmem_nodes, i);
-			WRITE_ONCE(node->dead, true);
-		}
+		if (node)
+			dsmem_node_unlink(node);
 		mutex_unlock(&dsmem_nodes_lock);
 		if (!node)
 			break;

@@ -84,11 +84,14 @@ static int dsmem_path_on_paths(struct dsmem_conn *conn, void *priv,
 	addrs = kcalloc(DSMEM_NODE_DEVS_MAX, sizeof(*addrs), GFP_KERNEL);
 	if (!addrs)
 		return -ENOMEM;
+	/* node->lock orders the devices' gone flags: none is freed under it */
+	mutex_lock(&node->lock);
 	for (i = 0; i < node->ndevs; i++)
-		if (i != conn->ldev &&
+		if (i != conn->ldev && !node->devs[i].gone &&
 		    dsmem_path_dev_addr(node->devs[i].ibdev, node->net,
 					addrs[n]))
 			n++;
+	mutex_unlock(&node->lock);
 	reply->len = n * sizeof(*addrs);
 	reply->data = addrs;
 	*data = addrs;

@@ -30,6 +30,7 @@
  *
  * Lock order:
  *   dsmem_nodes_lock -> dsmem_devs_lock -> net_rwsem
+ *   dsmem_node.lock -> dsmem_node.dev_lock (a leaf)
  *   rdma_cm's handler lock -> dsmem_node.lock -> seg->lock (a leaf),
  *	peer->lock, conn->lock (spinlocks, leaves), dsmem_tc_inst.lock,
  *	conn->post_sem (read: a GRANT sent), dsmem_key_net.lock
@@ -58,7 +59,7 @@ enum dsmem_cm_ctx {
 	DSMEM_CM_CONN,
 };
 
-/* One of a node's RDMA devices: its ibdev outlives the node. */
+/* One of a node's RDMA devices: there while the node is, unless gone. */
 struct dsmem_node_dev {
 	struct dsmem_device *sdev;
 	/*
@@ -68,6 +69,15 @@ struct dsmem_node_dev {
 	 */
 	struct ib_device *ibdev;
 	int numa;			/* where it is attached; NUMA_NO_NODE */
+	/*
+	 * The device went and the node carries on with the others
+	 * (dsmem_node_dev_lost): set once, under node->lock and
+	 * node->dev_lock, so that either orders a reader against it; ibdev
+	 * is not dereferenced after.
+	 */
+	bool gone;
+	/* PDs of the node's connections on it, which hold its MRs and QPs */
+	atomic_t pds;
 };
 
 /* node-new names no NUMA node for a device: it says where it is */
@@ -92,11 +102,22 @@ struct dsmem_node {
 	 */
 	struct dsmem_node_dev devs[DSMEM_NODE_DEVS_MAX];
 	unsigned int ndevs;
+	/* a connection takes its device's slot, or sees it gone, under it */
+	spinlock_t dev_lock;
+	wait_queue_head_t pds_wait;	/* a devs[].pds fell to 0 */
+	/*
+	 * Unlinked to be torn down: on dsmem_nodes_dying (dsmem_nodes_lock),
+	 * where a device going finds it, to wait for torn_down.
+	 */
+	struct list_head dying_link;
+	struct completion torn_down;
 	struct net *net;
 	struct rdma_cm_id *listen_id;
 	/* under lock; the data path looks them up in RCU */
 	struct xarray peers;		/* peer id -> dsmem_peer */
 	struct xarray segs;		/* segment id -> dsmem_seg */
+	/* lock: segments mapped for a device, those being destroyed too */
+	struct list_head segs_mapped;
 	u32 next_peer;			/* lock */
 	u64 gmr_gen;			/* lock: the last GRANT's, dsmem_gmr */
 	/* the key its peers prove; "": insecure (set at creation) */
@@ -182,6 +203,9 @@ struct dsmem_conn {
 	struct ib_cq *cq;
 	struct ib_qp *qp;
 	u32 max_sge;
+	/* set with the QP, kept after it: a poster may read them late */
+	u32 max_read_sge;
+	u32 lkey;			/* the PD's local_dma_lkey */
 	u32 remote_node;		/* known once connected */
 	bool passive;			/* the other end connected to us */
 	bool established;		/* rdma_cm said ESTABLISHED */
@@ -265,6 +289,9 @@ struct dsmem_seg {
 	struct page **chunks;
 	/* its chunks, mapped for each of the node's devices (node->devs) */
 	struct sg_table sgt[DSMEM_NODE_DEVS_MAX];
+	/* under the node's lock: the slots mapped; on node->segs_mapped */
+	unsigned long mapped;
+	struct list_head mapped_link;
 	struct xarray grants;		/* remote node -> xa_mk_value(perm) */
 	/* under the node's lock: as the connection's, and whether destroyed */
 	struct list_head gmrs;
@@ -325,6 +352,7 @@ int dsmem_node_create(u32 id, struct dsmem_device **sdevs, const int *numas,
 		      struct net *net, struct netlink_ext_ack *extack);
 int dsmem_node_dev_slot(const struct dsmem_node *node,
 			const struct ib_device *ibdev);
+struct ib_device *dsmem_node_first_dev(const struct dsmem_node *node);
 int dsmem_node_destroy(u32 id, struct net *net,
 		       struct netlink_ext_ack *extack);
 int dsmem_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
@@ -350,6 +378,7 @@ void dsmem_peer_paths_retry(struct dsmem_peer *peer);
 void dsmem_conn_put(struct dsmem_conn *conn);
 void dsmem_conn_close(struct dsmem_conn *conn, int err);
 void dsmem_conns_reap_now(struct ib_device *ibdev);
+void dsmem_conns_dev_gone(struct dsmem_node *node, unsigned int slot);
 void dsmem_conn_port_change(struct dsmem_node *node, struct ib_device *ibdev);
 int dsmem_wc_errno(enum ib_wc_status s);
 void dsmem_conn_wc_error(struct dsmem_conn *conn, const struct ib_wc *wc);
@@ -404,6 +433,7 @@ int dsmem_seg_create(struct dsmem_node *node, u64 size, int numa,
 		     u8 translate, struct dsmem_seg **segp,
 		     struct netlink_ext_ack *extack);
 void dsmem_seg_destroy(struct dsmem_seg *seg);
+void dsmem_segs_dev_gone(struct dsmem_node *node, unsigned int slot);
 int dsmem_seg_grant(struct dsmem_seg *seg, u32 remote, u32 perm);
 int dsmem_seg_revoke(struct dsmem_seg *seg, u32 remote);
 void dsmem_seg_conn_up(struct dsmem_conn *conn);
@@ -429,6 +459,7 @@ int dsmem_xfer_mr_dereg(struct dsmem_xfer_file *file, void *arg);
 int dsmem_xfer_submit(struct dsmem_xfer_file *file, void *arg);
 int dsmem_xfer_task(struct dsmem_xfer_file *file, void *arg);
 void dsmem_xfer_node_dead(struct dsmem_node *node);
+void dsmem_xfer_node_dev_gone(struct dsmem_node *node, unsigned int slot);
 struct dsmem_node *dsmem_xfer_node_get(struct dsmem_xfer_file *file);
 int dsmem_xfer_init(void);
 void dsmem_xfer_exit(void);

@@ -39,6 +39,8 @@ static int dsmem_nl_fill_node_devs(struct sk_buff *skb,
 	for (i = 0; i < node->ndevs; i++) {
 		struct ib_device *ibdev = node->devs[i].ibdev;
 
+		if (node->devs[i].gone)
+			continue;
 		one = nla_nest_start(skb, DSMEM_ATTR_NODE_DEV);
 		if (!one ||
 		    nla_put_u32(skb, DSMEM_NODE_DEV_ATTR_INDEX, ibdev->index) ||
@@ -76,9 +78,9 @@ static int dsmem_nl_fill_node(struct sk_buff *skb, struct dsmem_node *node,
 			nsegs++;
 		/* the first device, for readers of one */
 		if (nla_put_u32(skb, DSMEM_ATTR_DEV_INDEX,
-				node->devs[0].ibdev->index) ||
+				dsmem_node_first_dev(node)->index) ||
 		    nla_put_string(skb, DSMEM_ATTR_DEV_NAME,
-				   dev_name(&node->devs[0].ibdev->dev)) ||
+				   dev_name(&dsmem_node_first_dev(node)->dev)) ||
 		    dsmem_nl_fill_node_devs(skb, node) ||
 		    nla_put_u16(skb, DSMEM_ATTR_NODE_PORT, node->port) ||
 		    nla_put_u32(skb, DSMEM_ATTR_NODE_PEER_COUNT, npeers) ||

@@ -111,34 +111,63 @@ err_free_table:
 	return ret;
 }
 
-static void dsmem_seg_unmap_devs(struct dsmem_seg *seg, unsigned int n)
+static void dsmem_seg_unmap_dev(struct dsmem_seg *seg, unsigned int slot)
 {
-	while (n--) {
-		ib_dma_unmap_sgtable_attrs(seg->node->devs[n].ibdev,
-					   &seg->sgt[n], DMA_BIDIRECTIONAL, 0);
-		sg_free_table(&seg->sgt[n]);
-	}
-}
-
-/* For each of the node's devices: grants go out on any of them. */
-static int dsmem_seg_map(struct dsmem_seg *seg)
-{
-	unsigned int i;
-	int ret;
-
-	for (i = 0; i < seg->node->ndevs; i++) {
-		ret = dsmem_seg_map_dev(seg, i);
-		if (ret) {
-			dsmem_seg_unmap_devs(seg, i);
-			return ret;
-		}
-	}
-	return 0;
+	if (!__test_and_clear_bit(slot, &seg->mapped))
+		return;
+	ib_dma_unmap_sgtable_attrs(seg->node->devs[slot].ibdev,
+				   &seg->sgt[slot], DMA_BIDIRECTIONAL, 0);
+	sg_free_table(&seg->sgt[slot]);
 }
 
 static void dsmem_seg_unmap(struct dsmem_seg *seg)
 {
-	dsmem_seg_unmap_devs(seg, seg->node->ndevs);
+	unsigned int i;
+
+	lockdep_assert_held(&seg->node->lock);
+	for (i = 0; i < seg->node->ndevs; i++)
+		dsmem_seg_unmap_dev(seg, i);
+	list_del_init(&seg->mapped_link);
+}
+
+/*
+ * For each of the node's devices still there: grants go out on any of
+ * them.  Listed on the node's segs_mapped until unmapped, so that a
+ * device going finds it (dsmem_segs_dev_gone).
+ */
+static int dsmem_seg_map(struct dsmem_seg *seg)
+{
+	struct dsmem_node *node = seg->node;
+	unsigned int i;
+	int ret;
+
+	BUILD_BUG_ON(DSMEM_NODE_DEVS_MAX > BITS_PER_LONG);
+	lockdep_assert_held(&node->lock);
+	for (i = 0; i < node->ndevs; i++) {
+		if (node->devs[i].gone)
+			continue;
+		ret = dsmem_seg_map_dev(seg, i);
+		if (ret) {
+			dsmem_seg_unmap(seg);
+			return ret;
+		}
+		__set_bit(i, &seg->mapped);
+	}
+	list_add_tail(&seg->mapped_link, &node->segs_mapped);
+	return 0;
+}
+
+/*
+ * A device of the node is gone, its connections with it: its mappings of
+ * the segments go, of those being destroyed too.
+ */
+void dsmem_segs_dev_gone(struct dsmem_node *node, unsigned int slot)
+{
+	struct dsmem_seg *seg;
+
+	lockdep_assert_held(&node->lock);
+	list_for_each_entry(seg, &node->segs_mapped, mapped_link)
+		dsmem_seg_unmap_dev(seg, slot);
 }
 
 static int dsmem_seg_init_ptab(struct dsmem_seg *seg)
@@ -237,6 +266,7 @@ int dsmem_seg_create(struct dsmem_node *node, u64 size, int numa,
 	xa_init(&seg->grants);
 	xa_init(&seg->allocs);
 	INIT_LIST_HEAD(&seg->gmrs);
+	INIT_LIST_HEAD(&seg->mapped_link);
 
 	ret = dsmem_seg_alloc_chunks(seg);
 	if (ret) {
@@ -573,6 +603,11 @@ static struct dsmem_gmr *dsmem_gmr_register(struct dsmem_seg *seg,
 	if (perm & DSMEM_PERM_WRITE)
 		access |= IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC;
 
+	/* a device marked gone, its connections not closed yet */
+	if (!test_bit(conn->ldev, &seg->mapped)) {
+		ret = -ENODEV;
+		goto err_free_gmr;
+	}
 	sg = seg->sgt[conn->ldev].sgl;
 	for (i = 0; i < nmrs; i++) {
 		unsigned int n = min_t(unsigned long, per_mr,

@@ -41,6 +41,17 @@ struct dsmem_slice {
 	u32 len;
 };
 
+/* The map of one device's slot, if it has one: its addresses stay. */
+static void dsmem_umr_unmap_slot(struct dsmem_umr *umr, unsigned int slot)
+{
+	struct dsmem_umr_map *map = &umr->maps[slot];
+
+	if (!umr->mapped || slot >= umr->nmaps || !map->ibdev)
+		return;
+	ib_dma_unmap_sgtable_attrs(map->ibdev, &map->sgt, DMA_BIDIRECTIONAL, 0);
+	map->ibdev = NULL;
+}
+
 static void dsmem_umr_unmap(struct dsmem_umr *umr)
 {
 	unsigned int i;
@@ -48,8 +59,7 @@ static void dsmem_umr_unmap(struct dsmem_umr *umr)
 	if (!umr->mapped)
 		return;
 	for (i = 0; i < umr->nmaps; i++)
-		ib_dma_unmap_sgtable_attrs(umr->maps[i].ibdev, &umr->maps[i].sgt,
-					   DMA_BIDIRECTIONAL, 0);
+		dsmem_umr_unmap_slot(umr, i);
 	umr->mapped = false;
 }
 
@@ -156,11 +166,17 @@ static struct dsmem_umr *dsmem_umr_get(struct dsmem_node *node, u64 addr,
 		umr->npinned += n;
 	}
 
-	/* the node's devices are fixed when it is made */
+	/*
+	 * The node's devices are fixed when it is made, and one gone has no
+	 * connection left to use its map.  Under the file's lock, which
+	 * orders this against dsmem_xfer_node_dev_gone().
+	 */
 	umr->mapped = true;
 	for (; umr->nmaps < node->ndevs; umr->nmaps++) {
 		struct dsmem_umr_map *map = &umr->maps[umr->nmaps];
 
+		if (READ_ONCE(node->devs[umr->nmaps].gone))
+			continue;
 		ret = dsmem_umr_map(umr, map, node->devs[umr->nmaps].ibdev);
 		if (ret) {
 			/* mapped or not, dsmem_umr_free() unmaps what is */
@@ -551,9 +567,14 @@ static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 	if (ret)
 		return ret;
 
-	/* the QP's context, as a NIC fetches it per work request */
+	/*
+	 * The QP's context, as a NIC fetches it per work request; and the
+	 * buffer's map for the device, which has none once the device was
+	 * marked gone (its connections close next).
+	 */
 	ret = dsmem_tc_resolve(conn->tc_qp, DSMEM_TRACE_MODIFY, &qpt);
-	if (ret || qpt.qp.state != IB_QPS_RTS) {
+	if (ret || qpt.qp.state != IB_QPS_RTS ||
+	    !tr->umr->maps[conn->ldev].ibdev) {
 		dsmem_stat_inc(DSMEM_STAT_XFER_NOCONN);
 		ret = -ENOTCONN;
 		goto err_put_credit;
@@ -602,7 +623,7 @@ static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 	max_sge = min_t(u32, ARRAY_SIZE(sge),
 			dsmem_conn_max_sge(conn, r->opcode == DSMEM_XFER_READ));
 	len = dsmem_umr_sges(tr->umr, conn->ldev, dsmem_req_buf_pos(tr) + off,
-			     len, sge, max_sge, conn->pd->local_dma_lkey, &nsge);
+			     len, sge, max_sge, conn->lkey, &nsge);
 
 	/* consumers serialise; completions push back without the lock */
 	spin_lock(&conn->slice_lock);
@@ -1112,11 +1133,9 @@ void dsmem_xfer_node_dead(struct dsmem_node *node)
 		spin_lock(&node->file_lock);
 		file = list_first_entry_or_null(&node->files, struct dsmem_xfer_file,
 						node_link);
-		if (file) {
-			list_del_init(&file->node_link);
-			/* the descriptor may be closed once we unlock */
+		/* the descriptor may be closed once we unlock */
+		if (file)
 			kref_get(&file->ref);
-		}
 		spin_unlock(&node->file_lock);
 		if (!file)
 			return;
@@ -1136,9 +1155,59 @@ void dsmem_xfer_node_dead(struct dsmem_node *node)
 			dsmem_conn_put(file->conn);
 			file->conn = NULL;
 		}
+		/*
+		 * Listed until unmapped: one of the node's devices going
+		 * meanwhile finds it, and waits for this lock
+		 * (dsmem_xfer_node_dev_gone).
+		 */
+		spin_lock(&node->file_lock);
+		list_del_init(&file->node_link);
+		spin_unlock(&node->file_lock);
 		mutex_unlock(&file->lock);
 		dsmem_file_put(file);
 	}
+}
+
+/*
+ * One of the node's devices is gone, and its connections with it: every
+ * file's pins, registered and tasks' own, lose their map for its slot.
+ * Each file is done once (devs_gone), under its lock, the lock buffers
+ * are mapped under: one mapped before is unmapped here, one mapped after
+ * sees the slot gone.
+ */
+void dsmem_xfer_node_dev_gone(struct dsmem_node *node, unsigned int slot)
+{
+	struct dsmem_xfer_file *file, *found;
+	struct dsmem_task *task;
+	struct dsmem_umr *umr;
+	unsigned long i;
+	u32 r;
+
+	do {
+		found = NULL;
+		spin_lock(&node->file_lock);
+		list_for_each_entry(file, &node->files, node_link) {
+			if (!test_bit(slot, &file->devs_gone)) {
+				kref_get(&file->ref);
+				found = file;
+				break;
+			}
+		}
+		spin_unlock(&node->file_lock);
+		if (!found)
+			break;
+		mutex_lock(&found->lock);
+		xa_for_each(&found->mrs, i, umr)
+			dsmem_umr_unmap_slot(umr, slot);
+		xa_for_each(&found->tasks, i, task)
+			for (r = 0; r < task->nr; r++)
+				if (task->reqs[r].own_umr)
+					dsmem_umr_unmap_slot(task->reqs[r].umr,
+							     slot);
+		set_bit(slot, &found->devs_gone);
+		mutex_unlock(&found->lock);
+		dsmem_file_put(found);
+	} while (found);
 }
 
 __poll_t dsmem_xfer_poll(struct dsmem_xfer_file *file, struct file *filp,

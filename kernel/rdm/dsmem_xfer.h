@@ -61,6 +61,8 @@ struct dsmem_xfer_file {
 	struct mutex lock;	/* node, dead, mrs, tasks, conn, every DMA unmap */
 	struct dsmem_node *node;	/* counted; NULL until attached */
 	bool dead;		/* the node went away */
+	/* slots of the node's devices gone, unmapped (set under lock) */
+	unsigned long devs_gone;
 	struct list_head node_link;	/* node->files, node->file_lock */
 	struct xarray mrs;	/* handle -> dsmem_umr */
 	struct xarray tasks;	/* id -> dsmem_task */

@@ -585,6 +585,124 @@ TEST_F_TIMEOUT(dev, removed_under_pinned_tasks, 120)
 	munmap(buf, TASKS * NR * LEN + LEN);
 }
 
+/*
+ * Nodes 71 and 72 on two devices of their own (dsr0 and dsr1, rxe on two
+ * veth pairs), node 71 connected to 72 through both, holding its grant,
+ * and a descriptor of node 71 with a registered buffer: mappings on both
+ * devices.  Then the devices go under it in the ways that race: both at
+ * once (the second to be handled takes the node), or one while the nodes
+ * are deleted.  Nothing may oops or leak (the debug tier), and the nodes
+ * end gone.
+ */
+FIXTURE(devs2) {
+	unsigned long taint;
+	struct ds_ctx *ctx;
+};
+
+static void devs2_down(void)
+{
+	run("rdma link delete dsr0 2>/dev/null; rdma link delete dsr1 2>/dev/null; "
+	    "ip link delete dsw0a 2>/dev/null; ip link delete dsw1a 2>/dev/null");
+}
+
+FIXTURE_SETUP(devs2)
+{
+	self->taint = kernel_taint();
+	devs2_down();
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(0, run("ip link add dsw%da type veth peer name dsw%db && "
+				 "ip addr add 10.77.%d.1/24 dev dsw%da && "
+				 "ip link set dsw%db up && ip link set dsw%da up && "
+				 "rdma link add dsr%d type rxe netdev dsw%da",
+				 i, i, i, i, i, i, i, i));
+	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
+}
+
+FIXTURE_TEARDOWN(devs2)
+{
+	ds_node_del(self->ctx, 71);
+	ds_node_del(self->ctx, 72);
+	ds_ctx_close(self->ctx);
+	devs2_down();
+	EXPECT_EQ(0, new_taint(self->taint));
+}
+
+FIXTURE_VARIANT(devs2) {
+	bool node_del;		/* dsr1 goes while the nodes are deleted */
+};
+
+FIXTURE_VARIANT_ADD(devs2, both_devices_at_once) { .node_del = false };
+FIXTURE_VARIANT_ADD(devs2, one_device_under_node_del) { .node_del = true };
+
+static void *devs2_delete(void *arg)
+{
+	return (void *)(long)run("rdma link delete %s", (const char *)arg);
+}
+
+static void *devs2_node_del(void *arg)
+{
+	struct ds_ctx *ctx;
+	long ret = ds_ctx_open(&ctx);
+
+	if (ret)
+		return (void *)ret;
+	ret = ds_node_del(ctx, 71) ?: ds_node_del(ctx, 72);
+	ds_ctx_close(ctx);
+	return (void *)ret;
+}
+
+TEST_F_TIMEOUT(devs2, removed_while_in_use, 300)
+{
+	struct dsmem_ioc_mr_reg mr;
+	struct ds_peer_info p;
+	struct ds_seg_info seg;
+	pthread_t t[2];
+	void *rets[2];
+	uint32_t peer;
+	uint8_t *buf;
+	int fd;
+
+	ASSERT_EQ(0, test_node_add(self->ctx, 71, "dsr0,dsr1", PORT_A + 20))
+		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+	ASSERT_EQ(0, test_node_add(self->ctx, 72, "dsr0,dsr1", PORT_A + 21));
+	ASSERT_EQ(0, ds_node_set_accept(self->ctx, 72, DS_ACCEPT_KEYED));
+	ASSERT_EQ(0, ds_seg_add(self->ctx, 72, 4 << 20, -1, DS_TRANSLATE_SEGMENT, &seg));
+	ASSERT_EQ(0, ds_seg_grant(self->ctx, 72, seg.id, 71, DS_PERM_ALL));
+	ASSERT_EQ(0, ds_peer_add(self->ctx, 71, "10.77.0.1", PORT_A + 21, &peer));
+	ASSERT_EQ(0, wait_rsegs(self->ctx, 71, peer, 1));
+	for (int i = 0; i < 100; i++) {
+		if (!ds_peer_get(self->ctx, 71, peer, &p) && p.paths == 2)
+			break;
+		usleep(50000);
+	}
+	EXPECT_EQ(2, p.paths) TH_LOG("no path through dsr1");
+
+	fd = attach_open(71);
+	ASSERT_LE(0, fd);
+	buf = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, buf);
+	memset(buf, 1, 1 << 20);
+	mr = (struct dsmem_ioc_mr_reg){ .addr = (uintptr_t)buf, .len = 1 << 20,
+					.flags = DSMEM_MR_WRITABLE };
+	ASSERT_EQ(0, ioctl(fd, DSMEM_IOC_MR_REG, &mr));
+
+	ASSERT_EQ(0, pthread_create(&t[0], NULL,
+				    variant->node_del ? devs2_node_del : devs2_delete,
+				    "dsr0"));
+	ASSERT_EQ(0, pthread_create(&t[1], NULL, devs2_delete, "dsr1"));
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], &rets[i]);
+	EXPECT_EQ(0, (long)rets[0]);
+	EXPECT_EQ(0, (long)rets[1]);
+
+	/* both nodes are gone, whichever way */
+	EXPECT_EQ(-ENOENT, ds_node_del(self->ctx, 71));
+	EXPECT_EQ(-ENOENT, ds_node_del(self->ctx, 72));
+	close(fd);
+	munmap(buf, 1 << 20);
+}
+
 /* Clear CAP_IPC_LOCK from the effective set: 0 or -errno. */
 static int drop_ipc_lock(void)
 {

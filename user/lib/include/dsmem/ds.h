@@ -593,7 +593,8 @@ int ds_node_get(struct ds_ctx *ctx, uint32_t id, struct ds_node_info *node);
 int ds_node_list(struct ds_ctx *ctx, struct ds_node_info **nodes,
 		 size_t *count);
 /*
- * Node id's devices in the order they were given: the number the node
+ * Node id's devices in the order they were given, less any removed since
+ * (the node carries on with the others): the number the node
  * has (1 to DS_NODE_DEVS_MAX; more than max is possible), of which the
  * first max are put in devs (NULL when max is 0); or -errno, -ENOENT
  * when there is no such node.  From a module without node-devs, the one
