@@ -368,6 +368,10 @@ bench_pair_client() {
 			"$dsctl" peer show node 1 | grep -q remote_seg && break
 		sleep 0.1
 	done
+	if ! "$dsctl" peer show node 1 | grep -q remote_seg; then
+		echo "Error: bench pair: node 1 holds no grant of node 2 after 20 s" >&2
+		"$dsctl" peer show node 1 >&2
+	fi
 	echo 1 > /sys/module/dsmem/parameters/ring_threads
 	for op in read write; do
 		ours=$("$rdm_bench" lat $op 1 "$seg" 8 1000)
@@ -837,6 +841,8 @@ PY
 }
 
 if [ "${1:-}" = --in-pair ]; then
+	# set -e ends a guest's side silently: say what failed
+	trap 'echo "Error: bench pair, guest $DSMEM_GUEST_ID: \"$BASH_COMMAND\" failed" >&2' ERR
 	if [ "$DSMEM_GUEST_ID" = 0 ]; then bench_pair_client; else bench_pair_server; fi
 	exit 0
 fi
