@@ -440,7 +440,8 @@ static void dsmem_node_dev_last(struct dsmem_node *node)
 	bool mine = false;
 
 	mutex_lock(&dsmem_nodes_lock);
-	if (!node->dead && xa_load(&dsmem_nodes, node->id) == node) {
+	/* found live: dead now only if someone else unlinked it */
+	if (!node->dead) {
 		dsmem_node_unlink(node);
 		mine = true;
 	}
@@ -458,16 +459,13 @@ static void dsmem_node_dev_last(struct dsmem_node *node)
 static void dsmem_nodes_dying_wait(struct ib_device *ibdev)
 {
 	struct dsmem_node *node, *found;
-	unsigned int i;
 
 	do {
 		found = NULL;
 		mutex_lock(&dsmem_nodes_lock);
 		list_for_each_entry(node, &dsmem_nodes_dying, dying_link) {
-			for (i = 0; i < node->ndevs; i++)
-				if (node->devs[i].ibdev == ibdev)
-					break;
-			if (i < node->ndevs) {
+			/* a slot this removal marked gone is done with already */
+			if (dsmem_node_dev_slot(node, ibdev) >= 0) {
 				kref_get(&node->ref);
 				found = node;
 				break;
