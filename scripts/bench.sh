@@ -532,6 +532,31 @@ bench_btree() {
 	for n in 1 2 3 4; do "$ctl" node del id $n; done
 }
 
+# The store as a cache (docs/store.md "Eviction"): a Zipf(0.99) get
+# workload, a miss put, over three times the pool's worth of 256 KiB
+# keys: the store's hit ratio beside dsctl sim's LRU and Belady's bound on
+# the same trace at the pool's size in objects; then puts into a full
+# pool (evicting) against puts into an empty one.  Last: it leaves the
+# pool full.
+bench_obj_cache() {
+	local masters=$1 dir=$2 out=$3 pool keys json lru opt ours
+	pool=$(( $("$store_worker" --masters "$masters" segments |
+		awk '/^segment/ { for (i = 1; i <= NF; i++) if ($i ~ /^size=/) s += substr($i, 6) }
+		     END { print s }') / 262144 ))
+	keys=$((3 * pool))
+	"$obj_bench" --masters "$masters" --node 54 --depth 1 zipf "$keys" $((6 * pool)) 256K 0.99 \
+		"$dir/zipf.trace" | tee -a "$out" || return 1
+	json=$("$dsctl" -j sim run trace "$dir/zipf.trace" format text policy lru,belady size "$pool")
+	lru=$(json_get '[r["hit_ratio"] for r in d["runs"] if r["policy"] == "lru"][0]' <<<"$json")
+	opt=$(json_get '[r["hit_ratio"] for r in d["runs"] if r["policy"] == "belady"][0]' <<<"$json")
+	ours=$(awk '$2 == "obj.zipf_0.99_256K_hit_ratio" { print $3 }' "$out")
+	echo "bench: obj.zipf_0.99_256K_sim_lru_hit_ratio $lru ratio"
+	echo "bench: obj.zipf_0.99_256K_belady_hit_ratio $opt ratio"
+	echo "bench: obj.zipf_0.99_256K_hit_ratio.ratio_vs_sim_lru $(ratio "$ours" "$lru") x"
+	echo "bench: obj.zipf_0.99_256K_hit_ratio.ratio_vs_belady $(ratio "$ours" "$opt") x"
+	"$obj_bench" --masters "$masters" --node 54 --depth 4 fill 64K | tee -a "$out"
+}
+
 # The object store: dsmaster (node 51) and two clients (nodes 52, 53)
 # contributing 160 MiB each, held by store_worker processes; obj_bench
 # joins as node 54 with no memory of its own, so every byte crosses rxe.
@@ -590,6 +615,7 @@ bench_obj() {
 				sed 's/obj\.local_/obj.loopback_/'
 		} | tee -a "$out" || rc=1
 		echo 1 > /sys/module/dsmem/parameters/local_path
+		bench_obj_cache "$masters" "$dir" "$out" || rc=1
 		for op in put get; do
 			ours=$(awk -v k="obj.local_${op}_16K_p50_us" '$2 == k { print $3 }' "$out")
 			ref=$(awk -v k="obj.loopback_${op}_16K_p50_us" '$2 == k { print $3 }' "$out")

@@ -21,6 +21,16 @@
  *                   data moved): their rate, and the master's own count
  *                   of metadata operations over the same time (MasterInfo
  *                   ops) per second
+ *   fill SIZE       puts of SIZE (Q in flight) into an empty pool (the
+ *                   first half of its DRAM), then on until three times
+ *                   the pool was put: the last pool's worth is put into
+ *                   a full pool, evicting; both rates and their ratio
+ *   zipf KEYS OPS SIZE THETA TRACE
+ *                   a cache's workload, one at a time: OPS gets of keys
+ *                   drawn Zipf(THETA) from KEYS, a miss put; the hit
+ *                   ratio; the key ids requested go to TRACE (one per
+ *                   line: dsctl sim's text format), for the bound of
+ *                   Belady's algorithm on the same trace
  *
  * Lines: "bench: obj.NAME VALUE UNIT".  The keys are deleted at the end.
  * Buffers are registered (ds_store_buf_reg): zero copy, as the issue asks.
@@ -28,6 +38,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -93,9 +104,11 @@ static const char *label(uint64_t size, char *buf, size_t n)
 	return buf;
 }
 
+static unsigned long key_base;	/* fill: the keys of a phase go on */
+
 static void key_of(char *key, size_t n, uint64_t size, unsigned long i)
 {
-	snprintf(key, n, "obj_bench/%d/%" PRIu64 "/%lu", (int)getpid(), size, i);
+	snprintf(key, n, "obj_bench/%d/%" PRIu64 "/%lu", (int)getpid(), size, key_base + i);
 }
 
 struct slot {
@@ -271,7 +284,7 @@ static void *meta_thread(void *arg)
 	return arg;
 }
 
-static uint64_t master_ops(void)
+static uint64_t master_figure(const char *name)
 {
 	struct ds_store_master_info mi;
 	char err[256];
@@ -281,7 +294,12 @@ static uint64_t master_ops(void)
 		fprintf(stderr, "obj_bench: master info: %s\n", err);
 		exit(1);
 	}
-	return mi.ops;
+	return !strcmp(name, "evictions") ? mi.evictions : mi.ops;
+}
+
+static uint64_t master_ops(void)
+{
+	return master_figure("ops");
 }
 
 static void mode_meta(unsigned long count)
@@ -316,10 +334,139 @@ static void mode_meta(unsigned long count)
 	free(th);
 }
 
+/* the DRAM the pool's ALIVE segments hold */
+static uint64_t pool_bytes(void)
+{
+	struct ds_store_segment_info *segs = NULL;
+	size_t n = 0;
+	uint64_t total = 0;
+	char err[256];
+	int ret = ds_store_segment_list(masters, &segs, &n, err, sizeof(err));
+
+	if (ret) {
+		fprintf(stderr, "obj_bench: segment list: %s\n", err);
+		exit(1);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (segs[i].type == 0 && segs[i].state == 0)	/* DRAM, alive */
+			total += segs[i].size;
+	free(segs);
+	return total;
+}
+
+static void mode_fill(uint64_t size)
+{
+	uint8_t **b = buffers(size);
+	unsigned long per_pool = pool_bytes() / size, half = per_pool / 2;
+	double t_empty, t_full;
+	char l[32];
+
+	if (half < 16) {
+		fprintf(stderr, "obj_bench: a pool of %lu objects of %s is too small\n", per_pool,
+			label(size, l, sizeof(l)));
+		exit(1);
+	}
+	label(size, l, sizeof(l));
+	t_empty = run_ops(1, size, half, b, NULL, NULL);
+	key_base += half;
+	run_ops(1, size, 2 * per_pool - half, b, NULL, NULL);	/* full, then evicting */
+	key_base += 2 * per_pool - half;
+	t_full = run_ops(1, size, per_pool, b, NULL, NULL);
+	printf("bench: obj.put_empty_pool_%s_ops_per_s %.0f ops/s\n", l, half / t_empty);
+	printf("bench: obj.put_full_pool_%s_ops_per_s %.0f ops/s\n", l, per_pool / t_full);
+	printf("bench: obj.put_full_pool_%s.ratio_vs_empty %.2f x\n", l,
+	       (per_pool / t_full) / (half / t_empty));
+	printf("bench: obj.evictions %" PRIu64 " objects\n", master_figure("evictions"));
+	/* (the store is torn down after: no cleanup of 3 pools of keys) */
+}
+
+static void mode_zipf(unsigned long keys, unsigned long ops, uint64_t size, double theta,
+		      const char *trace)
+{
+	struct ds_store_replicate_config cfg = { .dram_replicas = 1 };
+	double *cdf = calloc(keys, sizeof(*cdf)), sum = 0;
+	uint64_t x = 0x9e3779b97f4a7c15ull, task;
+	unsigned long hits = 0, puts = 0, bad = 0;
+	uint8_t *buf = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	FILE *f = fopen(trace, "we");
+	char key[128], l[32];
+
+	if (!cdf || buf == MAP_FAILED || !f)
+		die("zipf set-up", -ENOMEM);
+	if (ds_store_buf_reg(s, buf, size))
+		die("buf_reg", -EIO);
+	for (unsigned long r = 0; r < keys; r++)
+		cdf[r] = sum += 1.0 / pow((double)(r + 1), theta);
+	for (unsigned long n = 0; n < ops; n++) {
+		struct ds_store_task_status st;
+		struct iovec iov = { buf, size };
+		unsigned long lo = 0, hi = keys - 1;
+		double u;
+		int ret;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		u = (double)(x >> 11) / 9007199254740992.0 * sum;
+		while (lo < hi) {	/* the first rank whose cdf reaches u */
+			unsigned long mid = (lo + hi) / 2;
+
+			if (cdf[mid] < u)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		fprintf(f, "%lu\n", lo);
+		snprintf(key, sizeof(key), "obj_bench/%d/zipf/%lu", (int)getpid(), lo);
+		ret = ds_store_get(s, key, &iov, 1, -1, 0, &task);
+		if (!ret)
+			ret = ds_store_task_query(s, task, -1, 1, &st);
+		if (ret)
+			die("get", ret);
+		if (st.state == DS_STORE_COMPLETE) {
+			uint64_t seed, sz;
+
+			hits++;
+			if (store_pat_seed(buf, size, &seed, &sz) || seed != lo || sz != size)
+				bad++;
+			continue;
+		}
+		if (st.err != -ENOENT)
+			die("get task", st.err ? st.err : -EIO);
+		store_pat_fill(buf, size, lo);
+		ret = ds_store_put(s, key, &iov, 1, &cfg, &task);
+		if (!ret)
+			ret = ds_store_task_query(s, task, -1, 1, &st);
+		if (ret || st.state != DS_STORE_COMPLETE)
+			die("put into a full pool", ret ? ret : st.err ? st.err : -EIO);
+		puts++;
+	}
+	fclose(f);
+	label(size, l, sizeof(l));
+	printf("bench: obj.zipf_%.2f_%s_hit_ratio %.4f ratio\n", theta, l, (double)hits / ops);
+	printf("bench: obj.zipf_%.2f_%s_puts %lu puts\n", theta, l, puts);
+	for (unsigned long r = 0; r < keys; r++) {
+		snprintf(key, sizeof(key), "obj_bench/%d/zipf/%lu", (int)getpid(), r);
+		if (!ds_store_del(s, key, &task)) {
+			struct ds_store_task_status st;
+
+			ds_store_task_query(s, task, -1, 1, &st);
+		}
+	}
+	ds_store_buf_dereg(s, buf);
+	munmap(buf, size);
+	free(cdf);
+	if (bad) {
+		fprintf(stderr, "obj_bench: %lu gets read the wrong object\n", bad);
+		exit(1);
+	}
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: obj_bench --masters H:P --node ID [--depth Q] [--replicas R] [--local SIZE]\n"
-			"                 bw SIZE COUNT | ops SIZE COUNT | meta COUNT\n");
+			"                 bw SIZE COUNT | ops SIZE COUNT | meta COUNT | fill SIZE\n"
+			"                 | zipf KEYS OPS SIZE THETA TRACE\n");
 	exit(2);
 }
 
@@ -364,6 +511,12 @@ int main(int argc, char **argv)
 		mode_ops(parse_size(argv[optind + 1]), strtoul(argv[optind + 2], NULL, 0));
 	else if (!strcmp(argv[optind], "meta") && optind + 1 < argc)
 		mode_meta(strtoul(argv[optind + 1], NULL, 0));
+	else if (!strcmp(argv[optind], "fill") && optind + 1 < argc)
+		mode_fill(parse_size(argv[optind + 1]));
+	else if (!strcmp(argv[optind], "zipf") && optind + 5 < argc)
+		mode_zipf(strtoul(argv[optind + 1], NULL, 0), strtoul(argv[optind + 2], NULL, 0),
+			  parse_size(argv[optind + 3]), strtod(argv[optind + 4], NULL),
+			  argv[optind + 5]);
 	else
 		usage();
 	ds_store_close(s, 0);

@@ -5,6 +5,27 @@
 #include <string.h>
 
 #include <dsmem/ds.h>
+#ifdef DS_CONSUMER_STORE	/* linked with libdsstore too (install_check.sh) */
+#include <dsmem/store.h>
+
+/* DSSTORE_1.1: soft pins and TTLs, refused clearly without a handle */
+static int store_calls(void)
+{
+	struct ds_store_put_opts opts = {
+		.size = sizeof(opts), .flags = DS_STORE_PUT_SOFT_PIN, .ttl_ms = 60000,
+	};
+	char b[8] = "";
+	struct iovec iov = { b, sizeof(b) };
+	uint64_t task;
+
+	if (ds_store_put_ex(NULL, "k", &iov, 1, NULL, &opts, &task) != -EINVAL ||
+	    ds_store_set_attr(NULL, "k", DS_STORE_ATTR_SOFT_PIN | DS_STORE_ATTR_TTL,
+			      &opts) != -EINVAL ||
+	    strcmp(ds_store_errmsg(NULL), "no store handle"))
+		return 5;
+	return 0;
+}
+#endif
 
 int main(void)
 {
@@ -18,6 +39,11 @@ int main(void)
 	    ds_cache_param_lookup("window") != DS_CACHE_P_WINDOW_NS ||
 	    strcmp(ds_token_type_name(DS_TOKEN_QP), "qp"))
 		return 4;
+#ifdef DS_CONSUMER_STORE
+	ret = store_calls();
+	if (ret)
+		return ret;
+#endif
 	ret = ds_ctx_open(&ctx);
 	if (ret == -ENOENT) {	/* no module on this host: a clean answer */
 		printf("libdsuser %s: module not loaded\n", ds_lib_version());

@@ -29,6 +29,11 @@
  *                  forging another client's id: refused, nothing changed
  *   chaos.*        a Jepsen-style run: three clients' histories under
  *                  faults, judged by dschaos-check (docs/chaos.md)
+ *   ev.*, evha.*   eviction on a small pool (two 8 MiB segments): a
+ *                  Zipf fill three times over (no put fails, pins stay,
+ *                  hot keys stay), least recently used first, nothing
+ *                  evicted under a reader, TTLs and attributes, and
+ *                  evictions across a failover
  *
  * Objects are store_pattern.h's: every get is checked byte for byte, so a
  * partial or mixed version would show.  No test depends on timing: waits
@@ -85,6 +90,8 @@ struct env {
 	bool skip;
 	const char *gc_ms;	/* the masters' --gc-ms (default 500) */
 	const char *hb_timeout_ms;	/* their --heartbeat-timeout-ms (default 3000) */
+	const char *segment;	/* each worker's DRAM segment (default SEGMENT) */
+	const char *master_args;	/* more of the masters' options, space-separated */
 	struct timespec up;	/* when the store was up */
 	/* what went wrong, in the test's words: repeated after the logs */
 	char why[8192];
@@ -184,7 +191,7 @@ static int spawn_master(struct env *e, struct proc *p, int i, bool use_etcd, con
 {
 	char listen[32], node[16], port[16], data[96], slow[96], log[96], maxobj[32];
 	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
-	char *argv[40];
+	char *argv[56], more[256];
 	int n = 0;
 
 	master_addr(i, listen, sizeof(listen));
@@ -238,6 +245,10 @@ static int spawn_master(struct env *e, struct proc *p, int i, bool use_etcd, con
 	argv[n++] = "--gc-ms";
 	argv[n++] = (char *)(e->gc_ms ? e->gc_ms : "500");
 	argv[n++] = "-v";
+	snprintf(more, sizeof(more), "%s", e->master_args ? e->master_args : "");
+	for (char *save = NULL, *w = strtok_r(more, " ", &save); w && n < 54;
+	     w = strtok_r(NULL, " ", &save))
+		argv[n++] = w;
 	argv[n] = NULL;
 	return spawn(p, log, argv, false) > 0 ? 0 : -1;
 }
@@ -334,6 +345,8 @@ struct env_opts {
 	int workers;
 	const char *gc_ms;	/* the masters' --gc-ms; NULL: 500 */
 	const char *hb_timeout_ms;	/* --heartbeat-timeout-ms; NULL: 3000 */
+	const char *segment;	/* each worker's segment; NULL: SEGMENT */
+	const char *master_args;	/* more dsmaster options; NULL: none */
 };
 
 static long ms_between(const struct timespec *a, const struct timespec *b)
@@ -350,6 +363,8 @@ static int env_up(struct __test_metadata *_metadata, struct env *e, const struct
 	snprintf(e->dir, sizeof(e->dir), DIR_BASE);
 	e->gc_ms = o->gc_ms;
 	e->hb_timeout_ms = o->hb_timeout_ms;
+	e->segment = o->segment ? o->segment : SEGMENT;
+	e->master_args = o->master_args;
 	for (int i = 0; i < 2; i++)
 		e->m[i].in = e->m[i].out = -1;
 	for (int i = 0; i <= NWORKERS; i++)
@@ -415,7 +430,7 @@ static int env_up(struct __test_metadata *_metadata, struct env *e, const struct
 	clock_gettime(CLOCK_MONOTONIC, &tm);
 	/* the clients join at once, as a pool's clients would */
 	for (int i = 0; i < o->workers; i++)
-		if (start_worker(e, i, SEGMENT))
+		if (start_worker(e, i, e->segment))
 			return -1;
 	for (int i = 0; i < o->workers; i++)
 		if (await_worker(e, i)) {
@@ -1968,7 +1983,7 @@ static void chaos_fault(struct __test_metadata *_metadata, struct chaos *c, int6
 		nemesis(c, "start", "kill-client", d);
 		stop_proc(&e->w[i], SIGKILL);
 		sleep_ms(500 + chaos_rand(c, 1000));
-		EXPECT_EQ(0, start_worker(e, i, SEGMENT));
+		EXPECT_EQ(0, start_worker(e, i, e->segment));
 		EXPECT_EQ(0, await_worker(e, i));
 		nemesis(c, "stop", "kill-client", d);
 		EXPECT_EQ(0, chaos_start(c, i, until));
@@ -2082,6 +2097,355 @@ TEST_F_TIMEOUT(chaos, linearizable_under_faults, 3600)
 	if (!_metadata->passed && !run("rm -rf %s && mkdir -p %s && cp %s/*.jsonl %s/*.log %s/",
 				       path, path, self->e.dir, self->e.dir, path))
 		TH_LOG("history and logs kept in %s", path);
+}
+
+/* ---- eviction, soft pins, TTLs (docs/store.md "Eviction") ---- */
+
+/*
+ * A small pool (two 8 MiB segments) that eviction keeps between 80% and
+ * 90%, with read leases of a second: a cache's turnover is faster than
+ * the default ten seconds.
+ */
+#define EV_SEGMENT	"8M"
+#define EV_POOL		(16ull << 20)
+#define EV_OBJ		65536ull
+#define EV_MASTER_ARGS	"--get-lease-ms 1000 --high-watermark 90 --low-watermark 80"
+
+FIXTURE(ev) {
+	struct env e;
+};
+
+FIXTURE_SETUP(ev)
+{
+	const struct env_opts o = { .masters = 1, .workers = 2, .segment = EV_SEGMENT,
+				    .master_args = EV_MASTER_ARGS };
+
+	self->e.skip = filtered(_metadata->name);
+	if (!self->e.skip)
+		ASSERT_EQ(0, env_up_or_down(_metadata, &self->e, &o));
+}
+
+FIXTURE_TEARDOWN(ev)
+{
+	env_down(_metadata, &self->e);
+}
+
+/* As ev, with two masters on etcd: eviction across a failover. */
+FIXTURE(evha) {
+	struct env e;
+};
+
+FIXTURE_SETUP(evha)
+{
+	const struct env_opts o = { .masters = 2, .etcd = true, .workers = 2,
+				    .segment = EV_SEGMENT, .master_args = EV_MASTER_ARGS };
+
+	self->e.skip = filtered(_metadata->name);
+	if (!self->e.skip)
+		ASSERT_EQ(0, env_up_or_down(_metadata, &self->e, &o));
+}
+
+FIXTURE_TEARDOWN(evha)
+{
+	env_down(_metadata, &self->e);
+}
+
+/* the leader's counters, -1 if it does not answer */
+static long long master_figure(struct env *e, const char *name)
+{
+	char info[2048];
+
+	if (oneshot(e->masters, info, sizeof(info), "info"))
+		return -1;
+	return kv(info, name);
+}
+
+/* whether each of PREFIX0..PREFIX<n-1> is listed now */
+static int present_keys(struct __test_metadata *_metadata, struct proc *w, const char *prefix,
+			int n, bool *present)
+{
+	static char r[1 << 16];
+	char *save = NULL, *keys, *k;
+	size_t plen = strlen(prefix);
+
+	memset(present, 0, (size_t)n * sizeof(*present));
+	if (wcmd(w, r, sizeof(r), "list %s", prefix) || kv(r, "ret") != 0) {
+		TH_LOG("list %s: %s", prefix, r);
+		return -1;
+	}
+	keys = strstr(r, " keys=");
+	if (!keys)
+		return -1;
+	for (k = strtok_r(keys + 6, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
+		long i;
+
+		if (strncmp(k, prefix, plen))
+			continue;
+		i = strtol(k + plen, NULL, 10);
+		if (i >= 0 && i < n)
+			present[i] = true;
+	}
+	return 0;
+}
+
+/*
+ * A cache run full: Zipf(0.99) gets over three times the pool's worth of
+ * keys, each miss put.  No put fails, no get returns wrong bytes, the
+ * soft-pinned keys (the coldest ranks: LRU alone would evict them) all
+ * stay, and the hot keys stay far more than the cold ones (an LRU's
+ * steady state here: about 82% of the hottest tenth, 12% of the coldest
+ * half).
+ */
+#define ZKEYS	768	/* 3 x EV_POOL / EV_OBJ */
+#define ZPINS	64
+TEST_F_TIMEOUT(ev, zipf_fill_keeps_hot_and_pinned, 600)
+{
+	static bool present[ZKEYS];
+	char r[1024];
+	int hot = 0, cold = 0, pinned, i;
+	long long puts, pinned_puts, ev0;
+
+	SKIP_FILTERED();
+	ev0 = master_figure(&self->e, "evictions");
+	ASSERT_EQ(0, ev0);
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "zipf z/ %d 4000 %llu 7 0.99 pin %d", ZKEYS,
+			  EV_OBJ, ZPINS));
+	TH_LOG("%s", r);
+	puts = kv(r, "puts");
+	pinned_puts = kv(r, "pinned_puts");
+	EXPECT_EQ(0, kv(r, "put_failed")) TH_LOG("%s", r);
+	EXPECT_EQ(0, kv(r, "bad")) TH_LOG("%s", r);
+	/* the pool was filled three times over */
+	EXPECT_LE(3 * EV_POOL, (unsigned long long)puts * EV_OBJ) TH_LOG("%s", r);
+	TH_LOG("hit ratio %.3f, %lld evictions", (double)kv(r, "hits") / (double)kv(r, "gets"),
+	       master_figure(&self->e, "evictions"));
+	EXPECT_LT(0, master_figure(&self->e, "evictions"));
+	ASSERT_EQ(0, present_keys(_metadata, W(1), "z/", ZKEYS, present));
+	for (i = 0; i < ZKEYS / 10; i++)
+		hot += present[i];
+	for (i = ZKEYS / 2; i < ZKEYS - ZPINS; i++)
+		cold += present[i];
+	TH_LOG("present: hottest tenth %d/%d, coldest half (unpinned) %d/%d", hot, ZKEYS / 10,
+	       cold, ZKEYS / 2 - ZPINS);
+	EXPECT_LE(ZKEYS / 10 * 65 / 100, hot);
+	EXPECT_GE((ZKEYS / 2 - ZPINS) * 30 / 100, cold);
+	/* every soft-pinned key put is there, whole: a pinned key put twice
+	 * would have been evicted in between */
+	pinned = 0;
+	for (i = ZKEYS - ZPINS; i < ZKEYS; i++) {
+		char key[32];
+
+		if (!present[i])
+			continue;	/* never drawn, never put */
+		pinned++;
+		snprintf(key, sizeof(key), "z/%d", i);
+		EXPECT_EQ(1, get_check(_metadata, W(1), key, EV_OBJ, 7 + i, NULL)) TH_LOG("%s", key);
+		ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "stat %s", key));
+		EXPECT_EQ(1, kv(r, "pinned")) TH_LOG("%s: %s", key, r);
+	}
+	EXPECT_EQ(pinned_puts, pinned);
+	EXPECT_LT(0, pinned);
+}
+
+/*
+ * Least recently used first: of keys put in order, the half read since
+ * (after the reads' leases ran out) outlives the half that was not.
+ */
+TEST_F_TIMEOUT(ev, cold_first, 400)
+{
+	static bool a[200], b[80];
+	char key[32];
+	int i, gone_read = 0, gone_unread = 0, gone_new = 0;
+	const int na = 170, nb = 80, read = 85;	/* 66%, then 31% more */
+
+	SKIP_FILTERED();
+	for (i = 0; i < na; i++) {
+		snprintf(key, sizeof(key), "c/a%d", i);
+		ASSERT_LT(0, put_ok(_metadata, W(0), key, EV_OBJ, 1000 + i, NULL));
+	}
+	for (i = 0; i < read; i++) {
+		snprintf(key, sizeof(key), "c/a%d", i);
+		ASSERT_EQ(1, get_check(_metadata, W(1), key, EV_OBJ, 1000 + i, NULL));
+	}
+	usleep(1500 * 1000);	/* the reads' leases (1 s) run out */
+	for (i = 0; i < nb; i++) {
+		snprintf(key, sizeof(key), "c/b%d", i);
+		ASSERT_LT(0, put_ok(_metadata, W(0), key, EV_OBJ, 2000 + i, NULL));
+	}
+	/* the GC loop's next tick brings the pool under the high watermark */
+	for (i = 0; i < 50 && master_figure(&self->e, "evictions") <= 0; i++)
+		usleep(100 * 1000);
+	ASSERT_EQ(0, present_keys(_metadata, W(1), "c/a", na, a));
+	ASSERT_EQ(0, present_keys(_metadata, W(1), "c/b", nb, b));
+	for (i = 0; i < na; i++)
+		if (!a[i] && i < read)
+			gone_read++;
+		else if (!a[i])
+			gone_unread++;
+	for (i = 0; i < nb; i++)
+		gone_new += !b[i];
+	TH_LOG("evicted: %d unread, %d read, %d new; %lld evictions", gone_unread, gone_read,
+	       gone_new, master_figure(&self->e, "evictions"));
+	EXPECT_LT(0, gone_unread);
+	EXPECT_EQ(0, gone_read);
+	EXPECT_EQ(0, gone_new);
+	/* the oldest unread went first */
+	EXPECT_FALSE(a[read]);
+}
+
+/*
+ * A version being read is not evicted under its reader: 'big' is the
+ * one unpinned object while another client fills the pool twice over
+ * with pinned keys, so it is first in line, held only by the leases of
+ * a reader's gets.  Once the reader stops, it goes.
+ */
+TEST_F_TIMEOUT(ev, reader_not_evicted, 600)
+{
+	char r[1024];
+	const unsigned long long big = 1ull << 20;
+	int gets = 0, bad = 0;
+
+	SKIP_FILTERED();
+	ASSERT_LT(0, put_ok(_metadata, W(0), "big", big, 77, NULL));
+	/* (uniform over many keys: about one put per get) */
+	ASSERT_EQ(0, wsend(W(1), "zipf p/ 1000000 600 %llu 11 0 pin 1000000", EV_OBJ));
+	for (;;) {
+		struct pollfd pfd = { .fd = W(1)->out, .events = POLLIN };
+
+		gets++;
+		if (!get_check(_metadata, W(0), "big", big, 77, NULL))
+			bad++;
+		if (poll(&pfd, 1, 0) > 0)
+			break;
+	}
+	ASSERT_EQ(0, read_line(W(1), r, sizeof(r), 60000));
+	TH_LOG("%d gets of big during: %s", gets, r);
+	EXPECT_EQ(0, bad);
+	EXPECT_EQ(0, kv(r, "put_failed")) TH_LOG("%s", r);
+	EXPECT_LE(2 * EV_POOL, (unsigned long long)kv(r, "puts") * EV_OBJ);
+	/* pinned keys went for room: nothing else could */
+	EXPECT_LT(0, master_figure(&self->e, "evictions"));
+	/* no reader now: the next puts take it */
+	usleep(1500 * 1000);
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "zipf q/ 1000000 64 %llu 12 0", EV_OBJ));
+	EXPECT_EQ(0, kv(r, "put_failed")) TH_LOG("%s", r);
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "stat big"));
+	EXPECT_EQ(-ENOENT, kv(r, "ret")) TH_LOG("%s", r);
+}
+
+/* TTLs: at put and set later; an expired key is gone and counted. */
+TEST_F_TIMEOUT(ev, ttl_expiry_and_attrs, 300)
+{
+	char r[1024];
+	struct timespec t0, t1;
+	long long exp0 = master_figure(&self->e, "expiries");
+	int i;
+
+	SKIP_FILTERED();
+	ASSERT_EQ(0, exp0);
+	ASSERT_LT(0, put_ok(_metadata, W(0), "t/put", 100000, 5, "ttl 2000"));
+	ASSERT_LT(0, put_ok(_metadata, W(0), "t/attr", 100000, 6, NULL));
+	ASSERT_LT(0, put_ok(_metadata, W(0), "t/keep", 100000, 8, "ttl 600000"));
+	EXPECT_EQ(1, get_check(_metadata, W(1), "t/put", 100000, 5, NULL));
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "stat t/put"));
+	EXPECT_LT(0, kv(r, "expires_ns")) TH_LOG("%s", r);
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "stat t/attr"));
+	EXPECT_EQ(0, kv(r, "expires_ns")) TH_LOG("%s", r);
+	EXPECT_EQ(0, kv(r, "pinned")) TH_LOG("%s", r);
+	/* the owner sets a TTL and a pin; the pin comes off again */
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "attr t/attr ttl 1500 pin"));
+	EXPECT_EQ(0, kv(r, "ret")) TH_LOG("%s", r);
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "stat t/attr"));
+	EXPECT_EQ(1, kv(r, "pinned")) TH_LOG("%s", r);
+	EXPECT_LT(0, kv(r, "expires_ns")) TH_LOG("%s", r);
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "attr t/keep unpin"));
+	EXPECT_EQ(0, kv(r, "ret")) TH_LOG("%s", r);
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "attr t/none ttl 1000"));
+	EXPECT_EQ(-ENOENT, kv(r, "ret")) TH_LOG("%s", r);
+	/* the TTL a put gave is cleared */
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "attr t/keep ttl 0"));
+	EXPECT_EQ(0, kv(r, "ret")) TH_LOG("%s", r);
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "stat t/keep"));
+	EXPECT_EQ(0, kv(r, "expires_ns")) TH_LOG("%s", r);
+	/* gone within the TTL and three GC periods */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < 60; i++) {
+		ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "stat t/put"));
+		if (kv(r, "ret") == -ENOENT)
+			break;
+		usleep(100 * 1000);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	EXPECT_EQ(-ENOENT, kv(r, "ret")) TH_LOG("%s", r);
+	TH_LOG("t/put gone %ld ms after the check began", ms_between(&t0, &t1));
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "get t/put 100000"));
+	EXPECT_NE(ST_COMPLETE, kv(r, "state")) TH_LOG("%s", r);
+	for (i = 0; i < 50 && master_figure(&self->e, "expiries") < 2; i++)
+		usleep(100 * 1000);
+	EXPECT_EQ(2, master_figure(&self->e, "expiries"));
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "stat t/attr"));
+	EXPECT_EQ(-ENOENT, kv(r, "ret")) TH_LOG("%s", r);
+	EXPECT_EQ(1, get_check(_metadata, W(1), "t/keep", 100000, 8, NULL));
+	EXPECT_EQ(0, master_figure(&self->e, "evictions"));
+}
+
+/*
+ * Evictions are in the metadata log: after the leader is killed, the
+ * new one has the same objects gone and the counters, and evicts on
+ * (once the old leader's read leases ran out).
+ */
+TEST_F_TIMEOUT(evha, evict_across_failover, 600)
+{
+	static bool before[400], after[400];
+	char r[1024], info[2048], leader[64], a0[32], a1[32];
+	long long evictions;
+	int lead, i, n = 400, absent = 0;
+
+	SKIP_FILTERED();
+	for (i = 0; i < n; i++) {
+		char key[32];
+
+		snprintf(key, sizeof(key), "f/%d", i);
+		ASSERT_LT(0, put_ok(_metadata, W(i % 2), key, EV_OBJ, 300 + i, NULL));
+	}
+	evictions = master_figure(&self->e, "evictions");
+	ASSERT_LT(0, evictions);
+	ASSERT_EQ(0, present_keys(_metadata, W(0), "f/", n, before));
+	for (i = 0; i < n; i++)
+		absent += !before[i];
+	TH_LOG("%d of %d keys evicted (%lld evictions)", absent, n, evictions);
+
+	ASSERT_EQ(0, oneshot(self->e.masters, info, sizeof(info), "info"));
+	ASSERT_NE(NULL, kv_str(info, "leader", leader, sizeof(leader)));
+	master_addr(0, a0, sizeof(a0));
+	master_addr(1, a1, sizeof(a1));
+	lead = !strcmp(leader, a1);
+	stop_proc(&self->e.m[lead], SIGKILL);
+	for (i = 0; i < 200; i++) {
+		if (!oneshot(lead ? a0 : a1, info, sizeof(info), "info") &&
+		    kv_str(info, "leader", leader, sizeof(leader)) && !strcmp(leader, lead ? a0 : a1))
+			break;
+		usleep(300000);
+	}
+	ASSERT_STREQ(lead ? a0 : a1, leader) TH_LOG("%s", info);
+	EXPECT_LE(evictions, kv(info, "evictions")) TH_LOG("%s", info);
+	ASSERT_EQ(0, present_keys(_metadata, W(1), "f/", n, after));
+	for (i = 0; i < n; i++)
+		if (!before[i])
+			EXPECT_FALSE(after[i]) TH_LOG("f/%d came back", i);
+	/* the survivors are whole */
+	for (i = n - 1; i >= n - 20; i--) {
+		char key[32];
+
+		snprintf(key, sizeof(key), "f/%d", i);
+		if (after[i])
+			EXPECT_EQ(1, get_check(_metadata, W(i % 2), key, EV_OBJ, 300 + i, NULL));
+	}
+	/* twice the pool more: none fails, the new leader evicts */
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "zipf g/ 1000000 512 %llu 13 0", EV_OBJ));
+	EXPECT_EQ(0, kv(r, "put_failed")) TH_LOG("%s", r);
+	EXPECT_LE(500, kv(r, "puts")) TH_LOG("%s", r);
+	EXPECT_LT(evictions, master_figure(&self->e, "evictions"));
 }
 
 TEST_HARNESS_MAIN

@@ -16,8 +16,11 @@
 // line on stdout, "ok" followed by key=value fields:
 //
 //   put KEY SIZE SEED [dram N] [nvme N] [flush none|lazy|eager] [local]
-//       [nowait]              -> ret [task] state err version dram nvme
+//       [pin] [ttl MS] [nowait]
+//                             -> ret [task] state err version dram nvme
 //                                flushed bytes (nowait: ret task)
+//   attr KEY [pin|unpin] [ttl MS]
+//                             -> ret (ds_store_set_attr)
 //   get KEY CAP [min V] [off O] [expect SEED [size S]]
 //                             -> ret state err version largest bytes
 //                                intact seed size
@@ -26,12 +29,22 @@
 //                             -> ret state err version dram nvme flushed
 //   del KEY | sync KEY        -> ret state err version
 //   stat KEY                  -> ret version size dram nvme flushed
-//                                flushed_version
+//                                flushed_version pinned expires_ns atime_ns
 //   list PREFIX               -> ret count more keys (comma-separated)
 //   loop PREFIX COUNT SIZE SEED0 [dram N] [nvme N] [flush MODE]
 //                             -> one "put key=... ret= ..." line per put of
 //                                PREFIX0, PREFIX1, ... (seed SEED0+i),
 //                                then "ok done=COUNT"
+//   zipf PREFIX KEYS OPS SIZE SEED THETA [pin N] [dram N]
+//                             -> a cache's workload: OPS gets of keys
+//                                PREFIX0..PREFIX<KEYS-1> drawn Zipf(THETA)
+//                                (rank 0 hottest), each miss (ENOENT) put
+//                                (soft-pinned if among the N coldest
+//                                ranks); key r holds pattern(SEED + r);
+//                                then "ok done ops gets hits puts
+//                                pinned_puts put_failed bad" (bad: a get
+//                                that returned wrong bytes) and the first
+//                                failure's message
 //   chaos PROCESS KEYS SECONDS SEED FILE [dram N]
 //                             -> a Jepsen-style workload: for SECONDS,
 //                                put/get/del/exist on keys ch/0..ch/KEYS-1
@@ -78,8 +91,10 @@
 //                                       -> "ok ret=0 version=V dram=N nvme=N"
 //                                          (Replicate, at the first master
 //                                          only: no retry at another)
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -189,6 +204,9 @@ struct opts {
 	bool has_expect = false;
 	uint64_t expect = 0;
 	uint64_t size = 0;
+	ds_store_put_opts put{ sizeof(ds_store_put_opts), 0, 0, {} };
+	bool attrs = false;	// put with put_opts (ds_store_put_ex)
+	uint32_t attr_mask = 0;	// attr: what to set
 
 	void parse(const std::vector<std::string> &w, size_t from)
 	{
@@ -205,6 +223,19 @@ struct opts {
 			else if (o == "off") { off = num(v); i++; }
 			else if (o == "expect") { has_expect = true; expect = num(v); i++; }
 			else if (o == "size") { size = num(v); i++; }
+			else if (o == "pin") {
+				put.flags |= DS_STORE_PUT_SOFT_PIN;
+				attrs = true;
+				attr_mask |= DS_STORE_ATTR_SOFT_PIN;
+			} else if (o == "unpin") {
+				put.flags &= ~DS_STORE_PUT_SOFT_PIN;
+				attr_mask |= DS_STORE_ATTR_SOFT_PIN;
+			} else if (o == "ttl") {
+				put.ttl_ms = num(v);
+				attrs = true;
+				attr_mask |= DS_STORE_ATTR_TTL;
+				i++;
+			}
 		}
 	}
 };
@@ -300,7 +331,8 @@ std::string do_put(const std::string &key, uint64_t size, uint64_t seed, const o
 	store_pat_fill(p, size, seed);
 	struct iovec iov = {p, size};
 	uint64_t task = 0;
-	int ret = ds_store_put(store, key.c_str(), &iov, 1, &o.cfg, &task);
+	int ret = o.attrs ? ds_store_put_ex(store, key.c_str(), &iov, 1, &o.cfg, &o.put, &task)
+			  : ds_store_put(store, key.c_str(), &iov, 1, &o.cfg, &task);
 	if (ret)
 		return "ok ret=" + std::to_string(ret) + msg_field();
 	if (o.nowait) {
@@ -331,13 +363,103 @@ std::string do_stat(const std::string &key)
 	int ret = ds_store_stat(store, key.c_str(), &info);
 	if (ret)
 		return "ok ret=" + std::to_string(ret) + msg_field();
-	char b[256];
+	char b[384];
 	std::snprintf(b, sizeof(b),
 		      "ok ret=0 version=%" PRIu64 " size=%" PRIu64 " dram=%u nvme=%u flushed=%u"
-		      " flushed_version=%" PRIu64,
+		      " flushed_version=%" PRIu64 " pinned=%d expires_ns=%" PRId64
+		      " atime_ns=%" PRId64,
 		      info.version, info.size, info.dram_replicas, info.nvmeof_replicas,
-		      info.flushed, info.flushed_version);
+		      info.flushed, info.flushed_version, !!(info.flags & DS_STORE_OBJ_SOFT_PIN),
+		      info.expires_ns, info.atime_ns);
 	return b;
+}
+
+std::string do_attr(const std::string &key, const opts &o)
+{
+	int ret = ds_store_set_attr(store, key.c_str(), o.attr_mask, &o.put);
+	return "ok ret=" + std::to_string(ret) + (ret ? msg_field() : "");
+}
+
+int run_task(int ret, const uint64_t *task, ds_store_task_status *st);
+
+/*
+ * Zipf(theta) ranks by inverse CDF; a cache's traffic: read, and on a
+ * miss fetch (here: make) the object and put it.
+ */
+std::string do_zipf(const std::vector<std::string> &w)
+{
+	if (w.size() < 7)
+		return "ok ret=-22 msg=zipf_PREFIX_KEYS_OPS_SIZE_SEED_THETA";
+	const std::string prefix = w[1];
+	const uint64_t keys = num(w[2]), ops = num(w[3]), size = num(w[4]), seed = num(w[5]);
+	const double theta = std::strtod(w[6].c_str(), nullptr);
+	uint64_t pins = 0;
+	opts o;
+	for (size_t i = 7; i + 1 < w.size(); i += 2)
+		if (w[i] == "pin")
+			pins = num(w[i + 1]);
+		else if (w[i] == "dram")
+			o.cfg.dram_replicas = static_cast<uint32_t>(num(w[i + 1]));
+	if (!keys || !size)
+		return "ok ret=-22 msg=zipf_needs_keys_and_size";
+	std::vector<double> cdf(keys);
+	double sum = 0;
+	for (uint64_t r = 0; r < keys; r++)
+		cdf[r] = sum += 1.0 / std::pow(static_cast<double>(r + 1), theta);
+	uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;
+	uint64_t gets = 0, hits = 0, puts = 0, pinned_puts = 0, put_failed = 0, bad = 0;
+	std::string first_err;
+	uint8_t *gp = get_buf.get(size), *pp = put_buf.get(size);
+	if (!gp || !pp)
+		return "ok ret=-12 msg=no_memory";
+	for (uint64_t n = 0; n < ops; n++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		double u = static_cast<double>(x >> 11) / 9007199254740992.0 * sum;
+		uint64_t r = static_cast<uint64_t>(std::lower_bound(cdf.begin(), cdf.end(), u) -
+						   cdf.begin());
+		if (r >= keys)
+			r = keys - 1;
+		const std::string key = prefix + std::to_string(r);
+		ds_store_task_status st{};
+		struct iovec giov = {gp, size};
+		uint64_t task = 0;
+		gets++;
+		int ret = run_task(ds_store_get(store, key.c_str(), &giov, 1, -1, 0, &task), &task, &st);
+		if (!ret) {
+			if (st.bytes == size && store_pat_check(gp, size, seed + r, size, 0))
+				hits++;
+			else
+				bad++;
+			continue;
+		}
+		if (ret != -ENOENT) {
+			bad++;
+			if (first_err.empty())
+				first_err = "get_" + key + ":" + std::to_string(ret) + msg_field();
+			continue;
+		}
+		store_pat_fill(pp, size, seed + r);
+		struct iovec piov = {pp, size};
+		const bool pin = r + pins >= keys;
+		ds_store_put_opts po{ sizeof(po), pin ? DS_STORE_PUT_SOFT_PIN : 0u, 0, {} };
+		puts++;
+		pinned_puts += pin;
+		ret = run_task(ds_store_put_ex(store, key.c_str(), &piov, 1, &o.cfg, &po, &task), &task,
+			       &st);
+		if (ret) {
+			put_failed++;
+			if (first_err.empty())
+				first_err = "put_" + key + ":" + std::to_string(ret) + msg_field();
+		}
+	}
+	char b[256];
+	std::snprintf(b, sizeof(b),
+		      "ok done ops=%" PRIu64 " gets=%" PRIu64 " hits=%" PRIu64 " puts=%" PRIu64
+		      " pinned_puts=%" PRIu64 " put_failed=%" PRIu64 " bad=%" PRIu64,
+		      ops, gets, hits, puts, pinned_puts, put_failed, bad);
+	return b + (first_err.empty() ? "" : " first=" + first_err);
 }
 
 std::string do_list(const std::string &prefix)
@@ -757,11 +879,13 @@ int oneshot(const args &a)
 		std::printf("ok ret=0 leader=%s standbys=%s persistence=%s slow_tier=%s term=%" PRIu64
 			    " objects=%" PRIu64 " versions=%" PRIu64 " metadata_bytes=%" PRIu64
 			    " log_records=%" PRIu64 " global_version=%" PRIu64 " members=%" PRIu64
-			    " ops=%" PRIu64 "\n",
+			    " ops=%" PRIu64 " evictions=%" PRIu64 " expiries=%" PRIu64
+			    " evicted_bytes=%" PRIu64 " high_watermark=%u low_watermark=%u\n",
 			    field(mi.leader).c_str(), field(mi.standbys).c_str(),
 			    field(mi.persistence).c_str(), field(mi.slow_tier).c_str(), mi.term,
 			    mi.objects, mi.versions, mi.metadata_bytes, mi.log_records,
-			    mi.global_version, mi.members, mi.ops);
+			    mi.global_version, mi.members, mi.ops, mi.evictions, mi.expiries,
+			    mi.evicted_bytes, mi.high_watermark_pct, mi.low_watermark_pct);
 		return 0;
 	}
 	if (c == "segments") {
@@ -940,6 +1064,11 @@ int main(int argc, char **argv)
 			r = do_simple(DS_STORE_TASK_DEL, key_arg(w[1]), o);
 		} else if (c == "sync" && w.size() >= 2) {
 			r = do_simple(DS_STORE_TASK_SYNC, key_arg(w[1]), o);
+		} else if (c == "attr" && w.size() >= 2) {
+			o.parse(w, 2);
+			r = do_attr(key_arg(w[1]), o);
+		} else if (c == "zipf") {
+			r = do_zipf(w);
 		} else if (c == "stat" && w.size() >= 2) {
 			r = do_stat(key_arg(w[1]));
 		} else if (c == "list") {

@@ -91,6 +91,25 @@ void the_rest(void **)
 	refused(base({ "stray" }), "unexpected argument 'stray'");
 }
 
+void eviction_options(void **)
+{
+	refused(base({ "--evict", "maybe" }), "--evict is on or off, not 'maybe'");
+	refused(base({ "--high-watermark", "0" }),
+		"--high-watermark is a percentage of a tier, 1 to 100 (100: evict only when a put "
+		"finds no room)");
+	refused(base({ "--high-watermark", "101" }),
+		"--high-watermark is a percentage of a tier, 1 to 100 (100: evict only when a put "
+		"finds no room)");
+	refused(base({ "--high-watermark", "80", "--low-watermark", "80" }),
+		"--low-watermark must be 1 or more and below --high-watermark (80)");
+	// the default high watermark (95) is the bound
+	refused(base({ "--low-watermark", "96" }),
+		"--low-watermark must be 1 or more and below --high-watermark (95)");
+	refused(base({ "--low-watermark", "0" }),
+		"--low-watermark must be 1 or more and below --high-watermark (95)");
+	refused(base({ "--high-watermark", "x" }), "--high-watermark needs a number, not 'x'");
+}
+
 }  // namespace
 
 int main()
@@ -99,6 +118,7 @@ int main()
 		cmocka_unit_test(plaintext_only_on_loopback),
 		cmocka_unit_test(etcd_tls_whole_or_not_at_all),
 		cmocka_unit_test(the_rest),
+		cmocka_unit_test(eviction_options),
 	};
 	return cmocka_run_group_tests(tests, make_tmp_dir, remove_tmp_dir);
 }

@@ -108,6 +108,30 @@ const std::vector<refusal> refusals = {
 	  "replicas needs a number of DRAM replicas from 1 to 64" },
 	{ { "obj", "bench", "time", "3601" }, "time needs a number of seconds from 0 to 3600" },
 	{ { "obj", "bench", "ops", "10" }, "unexpected \"ops\"" },
+	// soft pins and TTLs
+	{ { "obj", "put", "k", "ttl", "5x" },
+	  "ttl needs NUMBER[ms|s|m|h|d] (plain: ms) up to 3660d, or none" },
+	{ { "obj", "put", "k", "ttl", "3661d" },
+	  "ttl needs NUMBER[ms|s|m|h|d] (plain: ms) up to 3660d, or none" },
+	{ { "obj", "put", "k", "ttl" }, "ttl needs a value" },
+	{ { "obj", "put", "k", "pin", "pin" }, "pin is given twice" },
+	{ { "obj", "put", "k", "pin", "yes" }, "unexpected \"yes\"" },
+	{ { "obj", "pin" }, "missing KEY, try \"dsctl obj help\" (obj pin KEY ...)" },
+	{ { "obj", "unpin" }, "missing KEY, try \"dsctl obj help\" (obj unpin KEY ...)" },
+	{ { "obj", "unpin", "" }, "KEY needs 1 to 1024 bytes" },
+	{ { "obj", "pin", "k", "ttl", "1s" }, "unexpected \"ttl\"" },
+	{ { "obj", "unpin", "k" },
+	  "missing master: give master HOST:PORT[,HOST:PORT...] or set DSMEM_MASTERS" },
+	{ { "obj", "ttl" }, "missing KEY, try \"dsctl obj help\" (obj ttl KEY ...)" },
+	{ { "obj", "ttl", "k" },
+	  "missing DURATION, try \"dsctl obj help\" (obj ttl KEY { DURATION | none })" },
+	{ { "obj", "ttl", "k", "soon" },
+	  "DURATION needs NUMBER[ms|s|m|h|d] (plain: ms) up to 3660d, or none" },
+	{ { "obj", "ttl", "k", "-1s" },
+	  "DURATION needs NUMBER[ms|s|m|h|d] (plain: ms) up to 3660d, or none" },
+	{ { "obj", "ttl", "k", "1s", "2s" }, "unexpected \"2s\"" },
+	{ { "obj", "ttl", "k", "none", "master", m },
+	  "missing node: give node ID (a local dsmem node) or set DSMEM_NODE" },
 	{ { "obj", "bench", "master", m }, 
 	  "missing node: give node ID (a local dsmem node) or set DSMEM_NODE" },
 	// abbreviated object, command and keywords
@@ -193,6 +217,8 @@ void help_is_usage(void **)
 	assert_int_equal(res.status, 0);
 	assert_true(res.out.rfind("Usage: dsctl obj [{ list | show } [prefix P]]\n", 0) == 0);
 	assert_true(res.out.find("dsctl obj bench [size SIZE]") != std::string::npos);
+	assert_true(res.out.find("[local] [pin] [ttl DURATION]") != std::string::npos);
+	assert_true(res.out.find("dsctl obj ttl KEY { DURATION | none }") != std::string::npos);
 	assert_string_equal(res.err.c_str(), "");
 
 	res = run_dsctl({ "master", "help" });
@@ -333,6 +359,86 @@ void put_words(void **)
 	unsetenv("DSMEM_NODE");
 }
 
+// ttl's DURATION: ms by default, up to ten years (the master's limit).
+void ttl_words(void **)
+{
+	struct {
+		const char *s;
+		uint64_t ms;
+	} good[] = {
+		{ "500ms", 500 }, { "10s", 10000 }, { "5m", 300000 }, { "2h", 7200000 },
+		{ "1d", 86400000 }, { "1500", 1500 }, { "0", 0 }, { "none", 0 },
+		{ "3660d", DS_STORE_TTL_MAX_MS }, { "316224000000", DS_STORE_TTL_MAX_MS },
+	};
+	for (const auto &g : good) {
+		uint64_t ms = 12345;
+		if (!dsctl::parse_ttl(g.s, ms))
+			print_error("refused %s\n", g.s);
+		assert_true(dsctl::parse_ttl(g.s, ms));
+		assert_int_equal(ms, g.ms);
+	}
+	for (const char *bad : { "", "ms", "s", "d", "1x", "1 s", "-1", "+1", "1.5s", "0x10",
+				 "1e3", "3661d", "316224000001", "18446744073709551616", "1ns",
+				 "1us", "Nonesuch", "1S", "1sm" }) {
+		uint64_t ms = 0;
+		if (dsctl::parse_ttl(bad, ms))
+			print_error("took %s\n", bad);
+		assert_false(dsctl::parse_ttl(bad, ms));
+	}
+}
+
+void attr_words(void **)
+{
+	unsetenv("DSMEM_MASTERS");
+	unsetenv("DSMEM_NODE");
+	std::string err;
+
+	// put's pin and ttl, abbreviated
+	dsctl::put_args p;
+	auto a = words({ "k", "p", "t", "2h", "m", m, "no", "1" });
+	assert_true(dsctl::parse_put(a, p, err));
+	assert_true(p.soft_pin);
+	assert_int_equal(p.ttl_ms, 7200000);
+	dsctl::put_args q;
+	auto b = words({ "k", "m", m, "no", "1" });
+	assert_true(dsctl::parse_put(b, q, err));
+	assert_false(q.soft_pin);
+	assert_int_equal(q.ttl_ms, 0);
+
+	dsctl::attr_args pin;
+	auto c = words({ "k", "master", m, "node", "2" });
+	assert_true(dsctl::parse_attr(c, "pin", pin, err));
+	assert_string_equal(pin.key.c_str(), "k");
+	assert_int_equal(pin.mask, DS_STORE_ATTR_SOFT_PIN);
+	assert_true(pin.soft_pin);
+	assert_int_equal(pin.target.node, 2);
+
+	dsctl::attr_args unpin;
+	auto d = words({ "k", "m", m, "n", "2" });
+	assert_true(dsctl::parse_attr(d, "unpin", unpin, err));
+	assert_int_equal(unpin.mask, DS_STORE_ATTR_SOFT_PIN);
+	assert_false(unpin.soft_pin);
+
+	dsctl::attr_args ttl;
+	auto e = words({ "k", "90s", "m", m, "n", "2" });
+	assert_true(dsctl::parse_attr(e, "ttl", ttl, err));
+	assert_int_equal(ttl.mask, DS_STORE_ATTR_TTL);
+	assert_int_equal(ttl.ttl_ms, 90000);
+	dsctl::attr_args none;
+	none.ttl_ms = 5;
+	auto f = words({ "k", "none", "m", m, "n", "2" });
+	assert_true(dsctl::parse_attr(f, "ttl", none, err));
+	assert_int_equal(none.mask, DS_STORE_ATTR_TTL);
+	assert_int_equal(none.ttl_ms, 0);
+
+	// KEY is taken as it is, even when it looks like a duration
+	dsctl::attr_args odd;
+	auto g = words({ "10s", "10s", "m", m, "n", "2" });
+	assert_true(dsctl::parse_attr(g, "ttl", odd, err));
+	assert_string_equal(odd.key.c_str(), "10s");
+	assert_int_equal(odd.ttl_ms, 10000);
+}
+
 // ---- records -------------------------------------------------------------------
 
 void expect_text(const record &r, const char *text)
@@ -406,16 +512,37 @@ void object_records(void **)
 	o.flushed_version = 40;
 	o.ctime_ns = 1795000000123456789LL;
 	record r = dsctl::object_record(o);
+	// not pinned, no TTL, an older master's (no atime): text says nothing more
 	expect_text(r, "key bench/1 version 42 size 64K replicas 2 replicas_wanted 2 nvmeof 1 "
 		       "nvmeof_wanted 1 flush lazy flushed no flushed_version 40 local yes "
-		       "ctime 2026-11-18T11:06:40.123456789Z");
+		       "ctime 2026-11-18T11:06:40.123456789Z atime -");
 	o.flushed_version = 0;
 	o.ctime_ns = 0;
 	o.key[0] = '\xff';
 	expect_json(dsctl::object_record(o),
 		    "{\"key\":\"\\\\xffench/1\",\"version\":42,\"size\":65536,\"replicas\":2,"
 		    "\"replicas_wanted\":2,\"nvmeof\":1,\"nvmeof_wanted\":1,\"flush\":\"lazy\","
-		    "\"flushed\":false,\"flushed_version\":null,\"local\":true,\"ctime\":null}");
+		    "\"flushed\":false,\"flushed_version\":null,\"local\":true,\"ctime\":null,"
+		    "\"atime\":null,\"soft_pin\":false,\"expires_ns\":0}");
+	// pinned, with a TTL: text names both, JSON has the instant in ns
+	o.key[0] = 'b';
+	o.ctime_ns = 1795000000123456789LL;
+	o.atime_ns = 1795000060000000000LL;
+	o.expires_ns = 1795003600123456789LL;
+	o.flags = DS_STORE_OBJ_SOFT_PIN;
+	r = dsctl::object_record(o);
+	expect_text(r, "key bench/1 version 42 size 64K replicas 2 replicas_wanted 2 nvmeof 1 "
+		       "nvmeof_wanted 1 flush lazy flushed no flushed_version - local yes "
+		       "ctime 2026-11-18T11:06:40.123456789Z atime 2026-11-18T11:07:40.000000000Z "
+		       "pinned expires 2026-11-18T12:06:40.123456789Z");
+	assert_true(r["soft_pin"] == true);
+	assert_true(r["expires_ns"] == 1795003600123456789LL);
+	assert_string_equal(r["atime"].get<std::string>().c_str(), "2026-11-18T11:07:40.000000000Z");
+	// a TTL without a pin
+	o.flags = 0;
+	assert_true(dsctl::output::text(dsctl::object_record(o)).find(
+			    "000000000Z expires 2026-11-18T12:06:40.123456789Z") != std::string::npos);
+	assert_true(dsctl::output::text(dsctl::object_record(o)).find("pinned") == std::string::npos);
 	assert_string_equal(dsctl::utc_string(0).c_str(), "1970-01-01T00:00:00.000000000Z");
 }
 
@@ -434,22 +561,34 @@ void master_records(void **)
 	mi.global_version = 57;
 	mi.members = 4;
 	mi.ops = 1000;
+	mi.evictions = 5;
+	mi.expiries = 2;
+	mi.evicted_bytes = 7 << 20;
+	mi.high_watermark_pct = 95;
+	mi.low_watermark_pct = 85;
 	record r = dsctl::master_record(mi);
 	expect_text(r, "leader 10.99.0.1:7700 standbys 10.99.0.2:7700,10.99.0.3:7700 term 3 "
 		       "objects 10 versions 12 metadata_bytes 4096 log_records 25 "
 		       "persistence etcd:127.0.0.1:2379 slow_tier dir:/var/lib/dsmem/slow "
-		       "global_version 57 members 4 ops 1000");
+		       "global_version 57 members 4 ops 1000 evictions 5 expiries 2 "
+		       "evicted_bytes 7340032 high_watermark_pct 95 low_watermark_pct 85");
 	mi.standbys[0] = '\0';
 	mi.slow_tier[0] = '\0';
+	// an older master's: no watermarks
+	mi.evictions = mi.expiries = mi.evicted_bytes = 0;
+	mi.high_watermark_pct = mi.low_watermark_pct = 0;
 	expect_json(dsctl::master_record(mi),
 		    "{\"leader\":\"10.99.0.1:7700\",\"standbys\":[],\"term\":3,\"objects\":10,"
 		    "\"versions\":12,\"metadata_bytes\":4096,\"log_records\":25,"
 		    "\"persistence\":\"etcd:127.0.0.1:2379\",\"slow_tier\":null,"
-		    "\"global_version\":57,\"members\":4,\"ops\":1000}");
+		    "\"global_version\":57,\"members\":4,\"ops\":1000,\"evictions\":0,"
+		    "\"expiries\":0,\"evicted_bytes\":0,\"high_watermark_pct\":null,"
+		    "\"low_watermark_pct\":null}");
 	expect_text(dsctl::master_record(mi),
 		    "leader 10.99.0.1:7700 standbys - term 3 objects 10 versions 12 "
 		    "metadata_bytes 4096 log_records 25 persistence etcd:127.0.0.1:2379 slow_tier - "
-		    "global_version 57 members 4 ops 1000");
+		    "global_version 57 members 4 ops 1000 evictions 0 expiries 0 evicted_bytes 0 "
+		    "high_watermark_pct - low_watermark_pct -");
 }
 
 void segment_records(void **)
@@ -548,6 +687,8 @@ int main(void)
 		cmocka_unit_test(masters_words),
 		cmocka_unit_test(small_words),
 		cmocka_unit_test(put_words),
+		cmocka_unit_test(ttl_words),
+		cmocka_unit_test(attr_words),
 		cmocka_unit_test(put_records),
 		cmocka_unit_test(object_records),
 		cmocka_unit_test(master_records),

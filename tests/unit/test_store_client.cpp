@@ -53,6 +53,12 @@ public:
 				"not the leader; leader is " + redirect_to};
 		resp->set_leader(name);
 		resp->set_term(7);
+		resp->set_evictions(11);
+		resp->set_expiries(3);
+		resp->set_evicted_bytes(1 << 20);
+		resp->set_high_watermark_pct(95);
+		resp->set_low_watermark_pct(85);
+		resp->set_evict(true);
 		resp->add_standbys("a:1");
 		resp->add_standbys("b:2");
 		return grpc::Status::OK;
@@ -71,13 +77,82 @@ public:
 		return grpc::Status::OK;
 	}
 
+	// put_ok: PutStart places one DRAM replica, and says it keeps the
+	// attributes when attrs (a master of before them does not).
+	bool put_ok = false;
+	bool attrs = false;
+	std::mutex mu;
+	pb::PutStartRequest last_start;
+	std::atomic<int> aborts{0};
+	// set_attr: SetAttr is known (else UNIMPLEMENTED, an older master)
+	bool set_attr = false;
+	pb::SetAttrRequest last_set;
+
 	grpc::Status PutStart(grpc::ServerContext *, const pb::PutStartRequest *req,
-			      pb::PutStartResponse *) override
+			      pb::PutStartResponse *resp) override
 	{
 		calls++;
+		if (put_ok) {
+			std::lock_guard<std::mutex> g(mu);
+			last_start = *req;
+			resp->set_version(5);
+			resp->set_attrs(attrs);
+			resp->set_dram_wanted(1);
+			pb::Replica *r = resp->add_replicas();
+			r->set_type(pb::SEGMENT_DRAM);
+			return grpc::Status::OK;
+		}
 		if (req->size() > 100)
 			return {grpc::StatusCode::RESOURCE_EXHAUSTED, "no room"};
 		return {grpc::StatusCode::INVALID_ARGUMENT, "bad"};
+	}
+
+	grpc::Status PutAbort(grpc::ServerContext *, const pb::PutAbortRequest *req,
+			      pb::PutAbortResponse *) override
+	{
+		calls++;
+		if (req->version() == 5)
+			aborts++;
+		return grpc::Status::OK;
+	}
+
+	grpc::Status SetAttr(grpc::ServerContext *, const pb::SetAttrRequest *req,
+			     pb::SetAttrResponse *resp) override
+	{
+		calls++;
+		if (!set_attr)
+			return {grpc::StatusCode::UNIMPLEMENTED, ""};
+		{
+			std::lock_guard<std::mutex> g(mu);
+			last_set = *req;
+		}
+		if (req->key() == "gone")
+			return {grpc::StatusCode::NOT_FOUND, "no object 'gone'"};
+		if (req->key() == "theirs")
+			return {grpc::StatusCode::PERMISSION_DENIED, "'theirs' belongs to alice, not bob"};
+		resp->set_version(9);
+		resp->set_expires_ns(req->ttl_ms() ? 1'000'000 : 0);
+		return grpc::Status::OK;
+	}
+
+	// One object: "pinned", soft-pinned with a TTL.
+	grpc::Status List(grpc::ServerContext *, const pb::ListRequest *req,
+			  pb::ListResponse *resp) override
+	{
+		calls++;
+		if (req->prefix() != "pinned")
+			return grpc::Status::OK;
+		pb::ObjectInfo *o = resp->add_objects();
+		o->set_key("pinned");
+		o->set_version(4);
+		o->set_size(10);
+		o->mutable_config()->set_dram_replicas(1);
+		o->mutable_config()->set_soft_pin(true);
+		o->mutable_config()->set_ttl_ms(60000);
+		o->set_ctime_ns(1'000'000'000);
+		o->set_expires_ns(61'000'000'000);
+		o->set_atime_ns(2'000'000'000);
+		return grpc::Status::OK;
 	}
 };
 
@@ -583,6 +658,11 @@ void test_leader_following(void **)
 	assert_string_equal(mi.leader, leader.addr.c_str());
 	assert_string_equal(mi.standbys, "a:1,b:2");
 	assert_int_equal(mi.term, 7);
+	assert_int_equal(mi.evictions, 11);
+	assert_int_equal(mi.expiries, 3);
+	assert_int_equal(mi.evicted_bytes, 1 << 20);
+	assert_int_equal(mi.high_watermark_pct, 95);
+	assert_int_equal(mi.low_watermark_pct, 85);
 	assert_int_equal(standby.svc.calls.load(), 1);
 	assert_int_equal(leader.svc.calls.load(), 1);
 	// an unreachable master first: the next one
@@ -675,6 +755,239 @@ void test_task_errors(void **)
 	assert_int_equal(st.err, -EOPNOTSUPP);
 }
 
+// ds_store_put_opts grows as the kernel's structs do (copy_struct_from_user).
+void test_put_opts(void **)
+{
+	auto s = detached();
+	uint64_t task = 0;
+	char b[8] = {};
+	iovec v{b, sizeof(b)};
+	ds_store_task_status st{};
+	ds_store_put_opts o{};
+	o.size = sizeof(o);
+
+	assert_int_equal(ds_store_put_ex(nullptr, "k", &v, 1, nullptr, &o, &task), -EINVAL);
+	assert_string_equal(ds_store_errmsg(nullptr), "no store handle");
+	// the first version's size and no more
+	o.size = DS_STORE_PUT_OPTS_SIZE_VER0 - 1;
+	assert_int_equal(ds_store_put_ex(s.get(), "k", &v, 1, nullptr, &o, &task), -EINVAL);
+	assert_non_null(strstr(ds_store_errmsg(s.get()), "opts->size"));
+	o.size = 0;
+	assert_int_equal(ds_store_put_ex(s.get(), "k", &v, 1, nullptr, &o, &task), -EINVAL);
+	o.size = sizeof(o);
+	o.flags = 0x2;
+	assert_int_equal(ds_store_put_ex(s.get(), "k", &v, 1, nullptr, &o, &task), -EINVAL);
+	assert_non_null(strstr(ds_store_errmsg(s.get()), "flags"));
+	o.flags = DS_STORE_PUT_SOFT_PIN;
+	o.reserved[3] = 1;
+	assert_int_equal(ds_store_put_ex(s.get(), "k", &v, 1, nullptr, &o, &task), -EINVAL);
+	assert_non_null(strstr(ds_store_errmsg(s.get()), "reserved"));
+	o.reserved[3] = 0;
+	o.ttl_ms = DS_STORE_TTL_MAX_MS + 1;
+	assert_int_equal(ds_store_put_ex(s.get(), "k", &v, 1, nullptr, &o, &task), -EINVAL);
+	assert_non_null(strstr(ds_store_errmsg(s.get()), "ten years"));
+	// the put's own checks still come
+	o.ttl_ms = DS_STORE_TTL_MAX_MS;
+	assert_int_equal(ds_store_put_ex(s.get(), "", &v, 1, nullptr, &o, &task), -EINVAL);
+	assert_string_equal(ds_store_errmsg(s.get()), "empty key");
+	assert_int_equal(ds_store_put_ex(s.get(), "k", &v, 1, nullptr, &o, nullptr), -EINVAL);
+
+	// a newer caller's larger struct: its unknown tail must be 0
+	struct {
+		ds_store_put_opts o;
+		uint64_t newer[2];
+	} big{};
+	big.o.size = sizeof(big);
+	big.o.ttl_ms = 1000;
+	big.newer[1] = 1;
+	assert_int_equal(ds_store_put_ex(s.get(), "k", &v, 1, nullptr, &big.o, &task), -E2BIG);
+	assert_non_null(strstr(ds_store_errmsg(s.get()), "does not know"));
+	big.newer[1] = 0;
+	assert_int_equal(ds_store_put_ex(s.get(), "k", &v, 1, nullptr, &big.o, &task), 0);
+	assert_int_equal(ds_store_task_query(s.get(), task, -1, 1, &st), 0);
+	// an older caller's smaller one: what lies past its size is not read
+	big.o.size = DS_STORE_PUT_OPTS_SIZE_VER0;
+	big.o.reserved[0] = 7;
+	assert_int_equal(ds_store_put_ex(s.get(), "k", &v, 1, nullptr, &big.o, &task), 0);
+	assert_int_equal(ds_store_task_query(s.get(), task, -1, 1, &st), 0);
+	// none at all: a plain put
+	assert_int_equal(ds_store_put_ex(s.get(), "k", &v, 1, nullptr, nullptr, &task), 0);
+	assert_int_equal(ds_store_task_query(s.get(), task, -1, 1, &st), 0);
+	assert_int_equal(st.kind, DS_STORE_TASK_PUT);
+
+	// the same checks, as the library reads them
+	PutAttrs at;
+	std::string why;
+	o = {};
+	o.size = sizeof(o);
+	o.flags = DS_STORE_PUT_SOFT_PIN;
+	o.ttl_ms = 5;
+	assert_int_equal(read_put_opts(&o, &at, &why), 0);
+	assert_true(at.soft_pin);
+	assert_int_equal(at.ttl_ms, 5);
+	assert_true(at.any());
+	assert_int_equal(read_put_opts(nullptr, &at, &why), 0);
+	assert_false(at.any());
+
+	// the C++ layer's config makes the same struct
+	ReplicateConfig rc;
+	assert_false(rc.has_attrs());
+	rc.soft_pin = true;
+	rc.ttl_ms = 1500;
+	ds_store_put_opts co = rc.opts();
+	assert_int_equal(co.size, sizeof(co));
+	assert_int_equal(co.flags, DS_STORE_PUT_SOFT_PIN);
+	assert_int_equal(co.ttl_ms, 1500);
+	assert_int_equal(read_put_opts(&co, &at, &why), 0);
+}
+
+void test_set_attr_args(void **)
+{
+	auto s = detached();
+	ds_store_put_opts o{};
+	o.size = sizeof(o);
+	std::string big(DS_STORE_KEY_MAX + 1, 'k');
+
+	assert_int_equal(ds_store_set_attr(nullptr, "k", DS_STORE_ATTR_TTL, &o), -EINVAL);
+	assert_string_equal(ds_store_errmsg(nullptr), "no store handle");
+	assert_int_equal(ds_store_set_attr(s.get(), nullptr, DS_STORE_ATTR_TTL, &o), -EINVAL);
+	assert_string_equal(ds_store_errmsg(s.get()), "no key");
+	assert_int_equal(ds_store_set_attr(s.get(), "", DS_STORE_ATTR_TTL, &o), -EINVAL);
+	assert_int_equal(ds_store_set_attr(s.get(), big.c_str(), DS_STORE_ATTR_TTL, &o), -EINVAL);
+	assert_int_equal(ds_store_set_attr(s.get(), "k", 0, &o), -EINVAL);
+	assert_non_null(strstr(ds_store_errmsg(s.get()), "empty mask"));
+	assert_int_equal(ds_store_set_attr(s.get(), "k", 0x4, &o), -EINVAL);
+	assert_non_null(strstr(ds_store_errmsg(s.get()), "unknown mask"));
+	assert_int_equal(ds_store_set_attr(s.get(), "k", DS_STORE_ATTR_SOFT_PIN, nullptr), -EINVAL);
+	assert_string_equal(ds_store_errmsg(s.get()), "no opts");
+	o.ttl_ms = DS_STORE_TTL_MAX_MS + 1;
+	assert_int_equal(ds_store_set_attr(s.get(), "k", DS_STORE_ATTR_TTL, &o), -EINVAL);
+	o.ttl_ms = 0;
+	o.size = 8;
+	assert_int_equal(ds_store_set_attr(s.get(), "k", DS_STORE_ATTR_TTL, &o), -EINVAL);
+	o.size = sizeof(o);
+	o.flags = 0x80;
+	assert_int_equal(ds_store_set_attr(s.get(), "k", DS_STORE_ATTR_SOFT_PIN, &o), -EINVAL);
+}
+
+// A master of before soft pins and TTLs drops them: such a put is aborted
+// and fails with -EOPNOTSUPP; one that keeps them gets the put on.
+void test_put_attrs_master(void **)
+{
+	Server old;
+	old.svc.put_ok = true;
+	auto s = detached(old.addr, 1, 5000);
+	char b[8] = {};
+	iovec v{b, sizeof(b)};
+	uint64_t task = 0;
+	ds_store_task_status st{};
+	ds_store_put_opts o{};
+	o.size = sizeof(o);
+	o.flags = DS_STORE_PUT_SOFT_PIN;
+	o.ttl_ms = 90000;
+
+	assert_int_equal(ds_store_put_ex(s.get(), "k", &v, 1, nullptr, &o, &task), 0);
+	assert_int_equal(ds_store_task_query(s.get(), task, -1, 1, &st), 0);
+	assert_int_equal(st.state, DS_STORE_FAILED);
+	assert_int_equal(st.err, -EOPNOTSUPP);
+	assert_non_null(strstr(ds_store_errmsg(nullptr), "no soft pin or TTL"));
+	assert_int_equal(old.svc.aborts.load(), 1);
+	{
+		std::lock_guard<std::mutex> g(old.svc.mu);
+		assert_true(old.svc.last_start.config().soft_pin());
+		assert_int_equal(old.svc.last_start.config().ttl_ms(), 90000);
+		assert_int_equal(old.svc.last_start.config().dram_replicas(), 1);
+	}
+	// only the TTL asked: the same
+	o.flags = 0;
+	assert_int_equal(ds_store_put_ex(s.get(), "k", &v, 1, nullptr, &o, &task), 0);
+	assert_int_equal(ds_store_task_query(s.get(), task, -1, 1, &st), 0);
+	assert_int_equal(st.err, -EOPNOTSUPP);
+	// nothing asked: the old master does, as before (here: no data path)
+	assert_int_equal(ds_store_put(s.get(), "k", &v, 1, nullptr, &task), 0);
+	assert_int_equal(ds_store_task_query(s.get(), task, -1, 1, &st), 0);
+	assert_int_equal(st.state, DS_STORE_FAILED);
+	assert_int_equal(st.err, -ENODEV);
+	{
+		std::lock_guard<std::mutex> g(old.svc.mu);
+		assert_false(old.svc.last_start.config().soft_pin());
+		assert_int_equal(old.svc.last_start.config().ttl_ms(), 0);
+	}
+
+	// a master that keeps them: past the check (to the missing data path)
+	Server now;
+	now.svc.put_ok = true;
+	now.svc.attrs = true;
+	auto n = detached(now.addr, 1, 5000);
+	o.flags = DS_STORE_PUT_SOFT_PIN;
+	assert_int_equal(ds_store_put_ex(n.get(), "k", &v, 1, nullptr, &o, &task), 0);
+	assert_int_equal(ds_store_task_query(n.get(), task, -1, 1, &st), 0);
+	assert_int_equal(st.err, -ENODEV);
+	std::lock_guard<std::mutex> g(now.svc.mu);
+	assert_true(now.svc.last_start.config().soft_pin());
+}
+
+void test_set_attr_master(void **)
+{
+	ds_store_put_opts o{};
+	o.size = sizeof(o);
+	o.flags = DS_STORE_PUT_SOFT_PIN;
+	o.ttl_ms = 60000;
+
+	// an older master: UNIMPLEMENTED, said as such
+	Server old;
+	auto s = detached(old.addr, 1, 5000);
+	assert_int_equal(ds_store_set_attr(s.get(), "k", DS_STORE_ATTR_SOFT_PIN, &o), -EOPNOTSUPP);
+	assert_non_null(strstr(ds_store_errmsg(s.get()), "older dsmaster"));
+
+	Server m;
+	m.svc.set_attr = true;
+	auto c = detached(m.addr, 1, 5000);
+	assert_int_equal(ds_store_set_attr(c.get(), "k", DS_STORE_ATTR_SOFT_PIN, &o), 0);
+	{
+		std::lock_guard<std::mutex> g(m.svc.mu);
+		assert_string_equal(m.svc.last_set.key().c_str(), "k");
+		assert_int_equal(m.svc.last_set.mask(), pb::SET_ATTR_SOFT_PIN);
+		assert_true(m.svc.last_set.soft_pin());
+	}
+	o.flags = 0;
+	assert_int_equal(ds_store_set_attr(c.get(), "k", DS_STORE_ATTR_SOFT_PIN | DS_STORE_ATTR_TTL,
+					   &o), 0);
+	{
+		std::lock_guard<std::mutex> g(m.svc.mu);
+		assert_int_equal(m.svc.last_set.mask(), pb::SET_ATTR_SOFT_PIN | pb::SET_ATTR_TTL);
+		assert_false(m.svc.last_set.soft_pin());
+		assert_int_equal(m.svc.last_set.ttl_ms(), 60000);
+	}
+	// the master's refusals, mapped by the status table
+	assert_int_equal(ds_store_set_attr(c.get(), "gone", DS_STORE_ATTR_TTL, &o), -ENOENT);
+	assert_non_null(strstr(ds_store_errmsg(c.get()), "no object 'gone'"));
+	assert_int_equal(ds_store_set_attr(c.get(), "theirs", DS_STORE_ATTR_TTL, &o), -EPERM);
+	assert_non_null(strstr(ds_store_errmsg(c.get()), "belongs to alice"));
+}
+
+// stat and list carry the attributes and the access time.
+void test_object_attrs(void **)
+{
+	Server m;
+	auto s = detached(m.addr, 1, 5000);
+	ds_store_object_info info{};
+	assert_int_equal(ds_store_stat(s.get(), "pinned", &info), 0);
+	assert_string_equal(info.key, "pinned");
+	assert_int_equal(info.flags, DS_STORE_OBJ_SOFT_PIN);
+	assert_int_equal(info.ctime_ns, 1'000'000'000);
+	assert_int_equal(info.expires_ns, 61'000'000'000);
+	assert_int_equal(info.atime_ns, 2'000'000'000);
+	assert_true(is_soft_pinned(info));
+	assert_int_equal(info.reserved[0], 0);
+	assert_int_equal(info.reserved[1], 0);
+	ds_store_object_list *l = nullptr;
+	assert_int_equal(ds_store_list(s.get(), "pinned", nullptr, 0, &l), 0);
+	assert_int_equal(l->count, 1);
+	assert_int_equal(l->objects[0].expires_ns, 61'000'000'000);
+	ds_store_list_free(l);
+}
+
 }  // namespace
 
 int main(void)
@@ -699,6 +1012,11 @@ int main(void)
 		cmocka_unit_test(test_leader_following),
 		cmocka_unit_test(test_no_master),
 		cmocka_unit_test(test_task_errors),
+		cmocka_unit_test(test_put_opts),
+		cmocka_unit_test(test_set_attr_args),
+		cmocka_unit_test(test_put_attrs_master),
+		cmocka_unit_test(test_set_attr_master),
+		cmocka_unit_test(test_object_attrs),
 	};
 	return cmocka_run_group_tests_name("dsuser_store_client", tests, nullptr, nullptr);
 }

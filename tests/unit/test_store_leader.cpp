@@ -10,6 +10,7 @@
 // here).
 #include <atomic>
 #include <cerrno>
+#include <functional>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -120,7 +121,8 @@ struct Fx {
 	std::atomic<bool> quiesced{ false };
 	uint64_t client = 0;
 
-	explicit Fx(std::vector<std::string> entries = {})
+	explicit Fx(std::vector<std::string> entries = {},
+		    const std::function<void(Options &)> &tweak = nullptr)
 	{
 		opts.node = kNode;
 		opts.addr = "127.0.0.1";
@@ -129,6 +131,8 @@ struct Fx {
 		opts.heartbeat_timeout_ms = 600000;	// nobody beats here
 		opts.heartbeat_ms = 100;
 		opts.snapshot_every = 1u << 30;
+		if (tweak)
+			tweak(opts);
 		gate->entries = std::move(entries);
 		bool replay = !gate->entries.empty();
 		leader = std::make_shared<Leader>(opts, nullptr, &mover);
@@ -162,13 +166,25 @@ struct Fx {
 		leader->stop();
 	}
 
-	uint64_t put_start(const std::string &key)
+	grpc::Status try_put_start(const std::string &key, uint64_t size, uint64_t *version)
 	{
 		v1::PutStartRequest q;
 		v1::PutStartResponse a;
 		q.set_client_id(client);
 		q.set_key(key);
-		q.set_size(1000);
+		q.set_size(size);
+		q.mutable_config()->set_dram_replicas(1);
+		grpc::Status s = leader->PutStart(kApp, &q, &a);
+		*version = a.version();
+		return s;
+	}
+	uint64_t put_start(const std::string &key, uint64_t size = 1000)
+	{
+		v1::PutStartRequest q;
+		v1::PutStartResponse a;
+		q.set_client_id(client);
+		q.set_key(key);
+		q.set_size(size);
 		q.mutable_config()->set_dram_replicas(1);
 		grpc::Status s = leader->PutStart(kApp, &q, &a);
 		if (!s.ok())
@@ -185,9 +201,9 @@ struct Fx {
 		q.add_done(0);
 		return leader->PutCommit(kApp, &q, &a);
 	}
-	uint64_t put(const std::string &key)
+	uint64_t put(const std::string &key, uint64_t size = 1000)
 	{
-		uint64_t v = put_start(key);
+		uint64_t v = put_start(key, size);
 		assert_true(put_commit(key, v).ok());
 		return v;
 	}
@@ -438,7 +454,8 @@ void test_earlier_reservation_quarantined(void **)
 	st.plan_reserve("k", v, dst, &r);
 	log(r);
 
-	Fx f(entries);
+	// (eviction off: what the pool holds is what is counted)
+	Fx f(entries, [](Options &o) { o.evict = false; });
 	auto used = used_of(*f.leader);
 	assert_int_equal(used[seg[0]] + used[seg[1]], 16 << 20);
 	// puts take the rest, never the reserved space
@@ -549,6 +566,170 @@ void test_retried_del_gets_its_answer(void **)
 	assert_int_equal(next.leader->Del(kApp, &other, &a).error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
+// Eviction's tests: leases of 50 ms, and no background eviction unless
+// a test asks for it (high watermark 100).
+void short_leases(Options &o)
+{
+	o.limits.get_lease_ns = 50 * 1000 * 1000;
+	o.high_watermark_pct = 100;
+	o.low_watermark_pct = 90;
+}
+
+uint64_t master_evictions(Fx &f)
+{
+	v1::MasterInfoRequest q;
+	v1::MasterInfoResponse a;
+	assert_true(f.leader->MasterInfo(kApp, &q, &a).ok());
+	return a.evictions();
+}
+
+constexpr uint64_t k16M = 16 << 20;
+
+// A full pool: the put evicts the least recently used object, not the
+// one read since; its answer, and a Get of the victim, wait until the
+// eviction is durable.
+void test_full_pool_put_evicts(void **)
+{
+	Fx f({}, short_leases);
+	f.put("a", k16M);
+	f.put("b", k16M);
+	f.put("c", k16M);
+	f.put("d", k16M);
+	uint64_t got = 0;
+	assert_true(f.get("a", &got).ok());	// a is the newest use now
+	std::this_thread::sleep_for(std::chrono::milliseconds(100));	// its lease ends
+	assert_int_equal(master_evictions(f), 0);
+
+	f.gate->close_gate();
+	Call put, get_b;
+	put.run([&](uint64_t *v) { return f.try_put_start("e", k16M, v); });
+	assert_true(f.gate->await_waiting());
+	get_b.run([&](uint64_t *v) { return f.get("b", v); });
+	settle();
+	bool early_put = put.done, early_get = get_b.done;
+	f.gate->open_gate();
+	put.join();
+	get_b.join();
+	assert_false(early_put);
+	assert_false(early_get);
+	if (!put.status.ok())
+		fail_msg("put into a full pool: %s", put.status.error_message().c_str());
+	assert_int_equal(get_b.status.error_code(), grpc::StatusCode::NOT_FOUND);
+	assert_true(f.get("a", &got).ok());
+	assert_true(f.get("c", &got).ok());
+	assert_int_equal(master_evictions(f), 1);
+	// the Evict is in the log, before the put it made room for
+	int evict_at = -1, put_at = -1, n = 0;
+	for (const auto &e : f.gate->entries) {
+		lg::LogEntry le;
+		assert_true(le.ParseFromString(e));
+		for (const auto &rec : le.records()) {
+			if (rec.has_evict() && rec.evict().key() == "b")
+				evict_at = n;
+			if (rec.has_put_start() && rec.put_start().key() == "e")
+				put_at = n;
+			n++;
+		}
+	}
+	assert_true(evict_at >= 0);
+	assert_true(evict_at < put_at);
+}
+
+// Nothing may go (every object leased by a get): ENOSPC that says so;
+// --evict off: ENOSPC without evicting anything.
+void test_full_pool_nothing_evictable(void **)
+{
+	for (bool evict : { true, false }) {
+		Fx f({}, [evict](Options &o) {
+			o.evict = evict;
+			o.high_watermark_pct = 100;
+			o.low_watermark_pct = 90;
+		});
+		uint64_t got = 0, v = 0;
+		for (const char *k : { "a", "b", "c", "d" }) {
+			f.put(k, k16M);
+			assert_true(f.get(k, &got).ok());	// leased for 10 s
+		}
+		grpc::Status s = f.try_put_start("e", k16M, &v);
+		assert_int_equal(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+		const std::string &m = s.error_message();
+		if (evict && m.find("nothing to evict: 4 held by readers' leases") == std::string::npos)
+			fail_msg("the error does not say what holds the pool: %s", m.c_str());
+		if (!evict && m.find("no segment has room") == std::string::npos)
+			fail_msg("--evict off: %s", m.c_str());
+		assert_int_equal(master_evictions(f), 0);
+		// an object no segment could hold even empty evicts nothing
+		s = f.try_put_start("huge", 4 * k16M + 1, &v);
+		assert_int_equal(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+		assert_int_equal(master_evictions(f), 0);
+	}
+}
+
+// A new leader evicts nothing until the old one's read leases ran out:
+// a put that needs room waits that long, then evicts.
+void test_new_leader_waits_for_old_leases(void **)
+{
+	auto lease_400ms = [](Options &o) {
+		short_leases(o);
+		o.limits.get_lease_ns = 400 * 1000 * 1000;
+	};
+	Fx f({}, lease_400ms);
+	for (const char *k : { "a", "b", "c", "d" })
+		f.put(k, k16M);
+	f.leader->stop();
+	Fx next(f.gate->entries, lease_400ms);
+	next.client = f.client;
+	uint64_t v = 0;
+	auto t0 = std::chrono::steady_clock::now();
+	grpc::Status s = next.try_put_start("e", k16M, &v);
+	auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+			  std::chrono::steady_clock::now() - t0).count();
+	if (!s.ok())
+		fail_msg("put after a takeover: %s", s.error_message().c_str());
+	if (ms < 200)
+		fail_msg("the new leader evicted %lld ms after taking over (leases: 400 ms)",
+			 static_cast<long long>(ms));
+	assert_int_equal(master_evictions(next), 1);
+	uint64_t got = 0;
+	assert_int_equal(next.get("a", &got).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+// The GC loop keeps the pool under the high watermark: down to the low
+// one (here one object), oldest unpinned first.
+void test_watermarks_evict_in_background(void **)
+{
+	Fx f({}, [](Options &o) {
+		o.limits.get_lease_ns = 50 * 1000 * 1000;
+		o.high_watermark_pct = 60;
+		o.low_watermark_pct = 50;
+		o.gc_ms = 50;
+	});
+	{
+		// the oldest, soft-pinned: it stays although the oldest
+		v1::PutStartRequest q;
+		v1::PutStartResponse a;
+		q.set_client_id(f.client);
+		q.set_key("pinned");
+		q.set_size(k16M);
+		q.mutable_config()->set_dram_replicas(1);
+		q.mutable_config()->set_soft_pin(true);
+		assert_true(f.leader->PutStart(kApp, &q, &a).ok());
+		assert_true(a.attrs());
+		assert_true(f.put_commit("pinned", a.version()).ok());
+	}
+	f.put("a", k16M);
+	f.put("b", k16M);	// 75%: over the high watermark
+	for (int i = 0; i < 100 && master_evictions(f) < 1; i++)
+		std::this_thread::sleep_for(std::chrono::milliseconds(20));
+	uint64_t got = 0;
+	assert_int_equal(f.get("a", &got).error_code(), grpc::StatusCode::NOT_FOUND);
+	assert_true(f.get("b", &got).ok());
+	assert_true(f.get("pinned", &got).ok());
+	// 50% now, the low watermark: nothing more goes
+	std::this_thread::sleep_for(std::chrono::milliseconds(300));
+	assert_int_equal(master_evictions(f), 1);
+}
+
 }  // namespace
 
 int main(void)
@@ -559,6 +740,10 @@ int main(void)
 		cmocka_unit_test(test_other_keys_do_not_wait),
 		cmocka_unit_test(test_earlier_reservation_quarantined),
 		cmocka_unit_test(test_retried_del_gets_its_answer),
+		cmocka_unit_test(test_full_pool_put_evicts),
+		cmocka_unit_test(test_full_pool_nothing_evictable),
+		cmocka_unit_test(test_new_leader_waits_for_old_leases),
+		cmocka_unit_test(test_watermarks_evict_in_background),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -137,6 +137,59 @@ struct Fx {
 		return p.version();
 	}
 
+	// A put of config c, every replica written; its version.
+	uint64_t put_cfg(uint64_t client, const std::string &key, uint64_t size,
+			 const pb::ReplicateConfig &c)
+	{
+		lg::PutStart p = start(client, key, size, c);
+		std::vector<uint32_t> done;
+		for (int i = 0; i < p.replicas_size(); i++)
+			done.push_back(static_cast<uint32_t>(i));
+		commit(key, p.version(), done);
+		return p.version();
+	}
+
+	// The candidate for key in the eviction order of type; fails if absent.
+	EvictCandidate candidate(const std::string &key, pb::SegmentType type = pb::SEGMENT_DRAM)
+	{
+		for (const EvictCandidate &c : st.eviction_order(type, now, nullptr))
+			if (c.key == key)
+				return c;
+		fail_msg("'%s' is not an eviction candidate", key.c_str());
+		return {};
+	}
+
+	// Plans and applies the Evict of key's candidate; the record.
+	lg::Record evict(const std::string &key, lg::Evict::Reason reason,
+			 pb::SegmentType type = pb::SEGMENT_DRAM)
+	{
+		lg::Record r;
+		st.plan_evict(candidate(key, type), reason, &r);
+		apply(r);
+		return r;
+	}
+
+	// SetAttr by who at now: the ConfigSet applied; the return code.
+	int set_attr(const std::string &key, uint32_t mask, bool pin, uint64_t ttl_ms,
+		     lg::Record *out = nullptr)
+	{
+		lg::Record r;
+		std::string err;
+		int ret = st.plan_set_attr(who, key, mask, pin, ttl_ms, now, &r, &err);
+		if (!ret)
+			apply(r);
+		if (out)
+			*out = r;
+		return ret;
+	}
+
+	uint64_t used(pb::SegmentType type = pb::SEGMENT_DRAM) const
+	{
+		uint64_t size = 0, u = 0;
+		st.tier_usage(type, &size, &u);
+		return u;
+	}
+
 	std::string image() const
 	{
 		lg::Snapshot s;
@@ -147,6 +200,25 @@ struct Fx {
 		return out;
 	}
 };
+
+// The keys of an eviction order, comma separated.
+std::string order_of(const std::vector<EvictCandidate> &v)
+{
+	std::string s;
+	for (const auto &c : v)
+		s += (s.empty() ? "" : ",") + c.key;
+	return s;
+}
+
+pb::ReplicateConfig with_attrs(pb::ReplicateConfig c, bool pin, uint64_t ttl_ms)
+{
+	c.set_soft_pin(pin);
+	c.set_ttl_ms(ttl_ms);
+	return c;
+}
+
+constexpr uint64_t kTtlMaxMs = 10ULL * 366 * 24 * 3600 * 1000;	// state.cpp's limit
+constexpr int64_t kMs = 1000000LL;
 
 // Replays a log (optionally after a snapshot) into a new state.
 void replay(MasterState &st, const std::vector<lg::Record> &log, size_t from = 0)
@@ -240,6 +312,31 @@ void test_replay_equals_live(void **)
 	drop.mutable_replica_drop()->set_version(v0);
 	drop.mutable_replica_drop()->set_index(0);
 	f.apply(drop);
+	// eviction and attributes: LRU of the slow tier's version (kept,
+	// evicted) and of one it does not hold (gone), TTL Evicts (one of a
+	// flushed version), SetAttr's ConfigSets with an expiry, a put's TTL
+	f.now += 10 * kSec;
+	uint64_t v1 = f.st.newest("k1")->version;
+	f.evict("k1", lg::Evict::LRU);
+	f.evict("k2", lg::Evict::LRU);
+	fl.mutable_flushed()->set_key("k5");
+	fl.mutable_flushed()->set_version(f.st.newest("k5")->version);
+	f.apply(fl);
+	assert_int_equal(f.set_attr("k4", pb::SET_ATTR_TTL, false, 1000), 0);
+	assert_int_equal(f.set_attr("k5", pb::SET_ATTR_TTL, false, 1000), 0);
+	assert_int_equal(f.set_attr("k6", pb::SET_ATTR_SOFT_PIN | pb::SET_ATTR_TTL, true, 3600 * 1000), 0);
+	const int64_t k6_expires = f.now + 3600 * kSec;
+	const int64_t ttl_ctime = f.now;
+	f.put_cfg(c1, "ttlput", kMiB, with_attrs(Fx::cfg(1), false, 7000));
+	auto ttl = f.st.plan_ttl(f.now + 2 * kSec);
+	assert_int_equal(ttl.size(), 2);	// k4, k5
+	for (const auto &r : ttl)
+		f.apply(r);
+	assert_null(f.st.find_object("k5"));
+	assert_int_equal(f.st.evictions(), 2);
+	assert_int_equal(f.st.expiries(), 2);
+	const uint64_t evicted_bytes = f.st.evicted_bytes();
+	assert_true(evicted_bytes > 0);
 	// an owner dies
 	lg::Record dead;
 	dead.mutable_client_remove()->set_client_id(c3);
@@ -269,6 +366,27 @@ void test_replay_equals_live(void **)
 	assert_int_equal(c.restore(end, &err), 0);
 	assert_string_equal(image_of(c).c_str(), live.c_str());
 	assert_no_overlap(c);
+	// the counters, expiries and evictions, replayed and restored
+	for (const MasterState *s : { &a, &b, &c }) {
+		assert_int_equal(s->evictions(), 2);
+		assert_int_equal(s->expiries(), 2);
+		assert_int_equal(s->evicted_bytes(), evicted_bytes);
+		const VersionState *k1 = s->find_version("k1", v1);
+		assert_non_null(k1);
+		assert_true(k1->evicted);
+		assert_true(k1->replicas.empty());
+		GetResult g;
+		assert_int_equal(s->get("k1", -1, &g, &err), 0);
+		assert_true(g.slow_tier);
+		assert_null(s->find_object("k2"));
+		assert_null(s->find_object("k4"));
+		assert_null(s->find_object("k5"));
+		assert_true(s->newest("k6")->config.soft_pin());
+		assert_int_equal(s->newest("k6")->expires_ns, k6_expires);
+		assert_int_equal(s->newest("ttlput")->expires_ns, ttl_ctime + 7 * kSec);
+		assert_string_equal(order_of(s->eviction_order(pb::SEGMENT_DRAM, f.now, nullptr)).c_str(),
+				    order_of(f.st.eviction_order(pb::SEGMENT_DRAM, f.now, nullptr)).c_str());
+	}
 }
 
 void test_remount_keeps_allocations(void **)
@@ -1188,6 +1306,525 @@ void test_checksums(void **)
 	assert_true(g.object.sums().SerializeAsString() == sums.SerializeAsString());
 }
 
+// ---- eviction and TTL
+
+// The order: unpinned by last access (commit or touch), ties by key, then
+// the soft pinned ones; only the newest version, only on the tier asked.
+void test_evict_order(void **)
+{
+	Fx f;
+	uint64_t c = f.client(1);
+	f.segment(c, 0x100000000, 64 * kMiB);
+	f.segment(c, 0, 256 * kMiB, nullptr, pb::SEGMENT_NVMEOF);
+	const int64_t t0 = f.now;
+	f.put_cfg(c, "nv", kMiB, Fx::cfg(0, 1));	// NVMe-oF only, the oldest
+	f.now = t0 + 1 * kSec;
+	f.put_cfg(c, "p1", kMiB, with_attrs(Fx::cfg(1), true, 0));
+	f.now = t0 + 2 * kSec;
+	f.put(c, "a", kMiB);
+	f.now = t0 + 3 * kSec;
+	f.put(c, "b", kMiB);
+	f.now = t0 + 4 * kSec;
+	uint64_t both1 = f.put_cfg(c, "both", 2 * kMiB, Fx::cfg(1, 1));
+	f.now = t0 + 5 * kSec;
+	f.put(c, "c", kMiB);
+	f.now = t0 + 6 * kSec;
+	f.put_cfg(c, "p2", kMiB, with_attrs(Fx::cfg(1), true, 0));
+
+	EvictBlockers why;
+	auto d = f.st.eviction_order(pb::SEGMENT_DRAM, f.now, &why);
+	assert_string_equal(order_of(d).c_str(), "a,b,both,c,p1,p2");
+	assert_int_equal(why.leased + why.pending + why.quarantined_bytes, 0);
+	assert_int_equal(why.takeover_left_ns, 0);
+	assert_int_equal(d[0].atime_ns, t0 + 2 * kSec);	// its commit time
+	assert_int_equal(d[0].bytes, kMiB);
+	assert_int_equal(d[0].tier_bytes, kMiB);
+	assert_false(d[0].soft_pin);
+	assert_true(d[4].soft_pin);
+	assert_int_equal(d[4].atime_ns, t0 + 1 * kSec);	// older than all, still after them
+	// both tiers: all its bytes, and those on the tier asked about
+	assert_int_equal(d[2].version, both1);
+	assert_int_equal(d[2].bytes, 4 * kMiB);
+	assert_int_equal(d[2].tier_bytes, 2 * kMiB);
+	auto n = f.st.eviction_order(pb::SEGMENT_NVMEOF, f.now, nullptr);
+	assert_string_equal(order_of(n).c_str(), "nv,both");
+	assert_int_equal(n[1].tier_bytes, 2 * kMiB);
+	assert_int_equal(f.used(pb::SEGMENT_DRAM), 7 * kMiB);
+	assert_int_equal(f.used(pb::SEGMENT_NVMEOF), 3 * kMiB);
+
+	// a touch moves the oldest to the back of the unpinned; an older
+	// time does not move anything back; equal times go by key
+	f.st.touch("a", t0 + 10 * kSec);
+	assert_int_equal(f.st.find_object("a")->atime_ns, t0 + 10 * kSec);
+	assert_string_equal(order_of(f.st.eviction_order(pb::SEGMENT_DRAM, f.now, nullptr)).c_str(),
+			    "b,both,c,a,p1,p2");
+	f.st.touch("a", t0);
+	assert_int_equal(f.st.find_object("a")->atime_ns, t0 + 10 * kSec);
+	f.st.touch("b", t0 + 10 * kSec);
+	assert_string_equal(order_of(f.st.eviction_order(pb::SEGMENT_DRAM, f.now, nullptr)).c_str(),
+			    "both,c,a,b,p1,p2");
+	// a touch of a pinned one keeps it among the pinned, ordered by access
+	f.st.touch("p1", t0 + 30 * kSec);
+	assert_string_equal(order_of(f.st.eviction_order(pb::SEGMENT_DRAM, f.now, nullptr)).c_str(),
+			    "both,c,a,b,p2,p1");
+	f.st.touch("nothere", t0);
+	assert_null(f.st.find_object("nothere"));
+	// a new version moves the key back too, and is the one listed
+	f.now = t0 + 20 * kSec;
+	uint64_t both2 = f.put_cfg(c, "both", 2 * kMiB, Fx::cfg(1, 1));
+	d = f.st.eviction_order(pb::SEGMENT_DRAM, f.now, nullptr);
+	assert_string_equal(order_of(d).c_str(), "c,a,b,both,p2,p1");
+	assert_int_equal(d[3].version, both2);
+	assert_int_equal(d[3].atime_ns, t0 + 20 * kSec);
+	// an object unpinned by SetAttr joins the others, by its access time
+	assert_int_equal(f.set_attr("p2", pb::SET_ATTR_SOFT_PIN, false, 0), 0);
+	assert_string_equal(order_of(f.st.eviction_order(pb::SEGMENT_DRAM, f.now, nullptr)).c_str(),
+			    "c,p2,a,b,both,p1");
+}
+
+// Nothing read (a Get's lease, the mover's pin) or pending is a
+// candidate, and nothing at all while a new leader waits out the old
+// one's leases; the blockers say why.
+void test_evict_skips_leased_pending_and_takeover(void **)
+{
+	Fx f;
+	std::string err;
+	uint64_t c = f.client(1);
+	f.segment(c, 0x100000000, 64 * kMiB);
+	f.segment(c, 0x200000000, 64 * kMiB);	// room for a copy
+	lg::Record t;
+	f.st.plan_term(&t);
+	f.apply(t);
+	const int64_t t0 = f.now;
+	uint64_t vl = f.put(c, "leased", kMiB);
+	f.now += kSec;
+	uint64_t vm = f.put(c, "moving", kMiB);
+	f.now += kSec;
+	uint64_t vf = f.put(c, "free", kMiB);
+	f.now += kSec;
+	uint64_t vt = f.put_cfg(c, "ttl", kMiB, with_attrs(Fx::cfg(1), false, 1000));
+	f.start(c, "pending", kMiB, Fx::cfg(1));
+	lg::PutStart newer = f.start(c, "free", kMiB, Fx::cfg(1));	// pending over a complete one
+	f.st.lease("leased", vl, t0 + 10 * kSec);
+	f.st.pin("moving", vm);
+	// a copy reserved by term 1, quarantined under term 2
+	pb::Replica dst;
+	assert_int_equal(f.st.place_replica("free", vf, pb::SEGMENT_DRAM, {}, -1, &dst, &err), 0);
+	f.st.release_replica(dst);
+	lg::Record res;
+	f.st.plan_reserve("free", vf, dst, &res);
+	f.apply(res);
+	f.st.plan_term(&t);
+	f.apply(t);
+	// one of this term: not quarantined (this leader writes it)
+	assert_int_equal(f.st.place_replica("leased", vl, pb::SEGMENT_DRAM, {}, -1, &dst, &err), 0);
+	f.st.release_replica(dst);
+	res.Clear();
+	f.st.plan_reserve("leased", vl, dst, &res);
+	assert_int_equal(res.replica_reserve().term(), 2);
+	f.apply(res);
+
+	EvictBlockers why;
+	auto d = f.st.eviction_order(pb::SEGMENT_DRAM, f.now, &why);
+	assert_string_equal(order_of(d).c_str(), "free,ttl");
+	assert_int_equal(d[0].version, vf);	// the complete one, not the pending
+	assert_int_equal(why.leased, 2);
+	assert_int_equal(why.pending, 2);
+	assert_int_equal(why.quarantined_bytes, kMiB);
+	assert_int_equal(why.takeover_left_ns, 0);
+	// NVMe-oF: no replica there, nothing leased on it, nothing quarantined
+	assert_true(f.st.eviction_order(pb::SEGMENT_NVMEOF, f.now, &why).empty());
+	assert_int_equal(why.leased, 0);
+	assert_int_equal(why.quarantined_bytes, 0);
+	assert_int_equal(why.pending, 2);
+
+	// the lease runs out; the pin is let go
+	f.now = t0 + 11 * kSec;
+	d = f.st.eviction_order(pb::SEGMENT_DRAM, f.now, &why);
+	assert_string_equal(order_of(d).c_str(), "leased,free,ttl");
+	assert_int_equal(why.leased, 1);
+	f.st.unpin("moving", vm);
+	d = f.st.eviction_order(pb::SEGMENT_DRAM, f.now, &why);
+	assert_string_equal(order_of(d).c_str(), "leased,moving,free,ttl");
+	assert_int_equal(why.leased, 0);
+	// "ttl" is expired, its TTL Evict is due
+	auto ttl = f.st.plan_ttl(f.now);
+	assert_int_equal(ttl.size(), 1);
+	assert_string_equal(ttl[0].evict().key().c_str(), "ttl");
+	assert_int_equal(ttl[0].evict().version(), vt);
+
+	// a new leader: nothing until the old leases have run out
+	f.st.set_gc_not_before(f.now + 100 * kSec);
+	f.st.lease("leased", vl, f.now + 200 * kSec);
+	d = f.st.eviction_order(pb::SEGMENT_DRAM, f.now, &why);
+	assert_true(d.empty());
+	assert_int_equal(why.takeover_left_ns, 100 * kSec);
+	assert_int_equal(why.leased, 1);	// still counted
+	assert_int_equal(why.pending, 2);
+	assert_true(f.st.plan_ttl(f.now).empty());
+	assert_true(f.st.plan_ttl(f.now + 100 * kSec - 1).empty());
+	f.now += 100 * kSec;
+	d = f.st.eviction_order(pb::SEGMENT_DRAM, f.now, &why);
+	assert_string_equal(order_of(d).c_str(), "moving,free,ttl");
+	assert_int_equal(why.takeover_left_ns, 0);
+	assert_int_equal(f.st.plan_ttl(f.now).size(), 1);
+	// leased, its TTL waits too
+	f.st.lease("ttl", vt, f.now + kSec);
+	assert_true(f.st.plan_ttl(f.now).empty());
+	f.st.pin("ttl", vt);
+	assert_true(f.st.plan_ttl(f.now + 2 * kSec).empty());
+	f.st.unpin("ttl", vt);
+	assert_int_equal(f.st.plan_ttl(f.now + 2 * kSec).size(), 1);
+	assert_true(newer.version() > vf);
+}
+
+// A full segment refuses a put; evicting the first candidate makes room
+// for it at once; the victim is gone, its older versions deleted.
+void test_evict_frees_space(void **)
+{
+	Fx f;
+	std::string err;
+	uint64_t c = f.client(1);
+	f.segment(c, 0x100000000, 8 * kMiB);
+	uint64_t size = 0, used = 0;
+	f.st.tier_usage(pb::SEGMENT_DRAM, &size, &used);
+	assert_int_equal(size, 8 * kMiB);
+	assert_int_equal(used, 0);
+	uint64_t v1 = f.put(c, "victim", kMiB);
+	f.now += kSec;
+	uint64_t v2 = f.put(c, "victim", kMiB);
+	int filled = 0;
+	for (;; filled++) {
+		f.now += kSec;
+		lg::Record r;
+		int ret = f.st.plan_put_start(f.who, c, "o" + std::to_string(filled), kMiB, Fx::cfg(1),
+					      {}, f.now, &r, &err);
+		if (ret) {
+			assert_int_equal(ret, -ENOSPC);
+			break;
+		}
+		f.apply(r);
+		f.commit("o" + std::to_string(filled), r.put_start().version(), { 0 });
+		assert_true(filled < 10);
+	}
+	assert_int_equal(filled, 6);
+	assert_int_equal(f.used(), 8 * kMiB);
+	f.start(c, "new", kMiB, Fx::cfg(1), -ENOSPC);
+
+	auto d = f.st.eviction_order(pb::SEGMENT_DRAM, f.now, nullptr);
+	assert_int_equal(d.size(), 7);
+	assert_string_equal(d[0].key.c_str(), "victim");
+	assert_int_equal(d[0].version, v2);
+	lg::Record ev;
+	f.st.plan_evict(d[0], lg::Evict::LRU, &ev);
+	assert_string_equal(ev.evict().key().c_str(), "victim");
+	assert_int_equal(ev.evict().version(), v2);
+	assert_int_equal(ev.evict().reason(), lg::Evict::LRU);
+	assert_int_equal(ev.evict().bytes(), kMiB);
+	f.apply(ev);
+	assert_int_equal(f.used(), 7 * kMiB);
+	assert_int_equal(f.st.evictions(), 1);
+	assert_int_equal(f.st.evicted_bytes(), kMiB);
+	assert_int_equal(f.st.expiries(), 0);
+	GetResult g;
+	assert_int_equal(f.st.get("victim", -1, &g, &err), -ENOENT);
+	assert_null(f.st.find_version("victim", v2));
+	assert_non_null(f.st.find_version("victim", v1));
+	assert_true(f.st.find_version("victim", v1)->deleted);
+	assert_int_equal(f.st.get("o0", -1, &g, &err), 0);
+	// the same Evict again is not for a live version: refused, not counted
+	assert_int_equal(f.st.apply(ev, &err), -EINVAL);
+	assert_int_equal(f.st.evictions(), 1);
+	assert_int_equal(f.st.evicted_bytes(), kMiB);
+	assert_string_equal(order_of(f.st.eviction_order(pb::SEGMENT_DRAM, f.now, nullptr)).substr(0, 3).c_str(),
+			    "o0,");
+
+	// the put places now, in the space freed
+	lg::PutStart p = f.start(c, "new", kMiB, Fx::cfg(1));
+	assert_int_equal(p.replicas_size(), 1);
+	assert_int_equal(f.used(), 8 * kMiB);
+	// GC drops the deleted older version, and the key with it
+	auto gc = f.st.plan_gc(f.now);
+	assert_int_equal(gc.size(), 1);
+	assert_string_equal(gc[0].version_drop().key().c_str(), "victim");
+	assert_int_equal(gc[0].version_drop().version(), v1);
+	f.apply(gc[0]);
+	assert_null(f.st.find_object("victim"));
+	assert_int_equal(f.used(), 7 * kMiB);
+	assert_no_overlap(f.st);
+	MasterState a(f.lim);
+	replay(a, f.log);
+	assert_string_equal(image_of(a).c_str(), f.image().c_str());
+}
+
+// LRU of the version the slow tier holds drops its replicas only: read
+// from the slow tier, not repaired, not evicted again.  TTL removes it
+// entirely, as does LRU of a version the slow tier does not hold.
+void test_evict_keeps_flushed_copy(void **)
+{
+	Fx f;
+	std::string err;
+	uint64_t c = f.client(1);
+	f.segment(c, 0x100000000, 64 * kMiB);
+	auto flushed = [&](const std::string &key, uint64_t v) {
+		lg::Record fl;
+		fl.mutable_flushed()->set_key(key);
+		fl.mutable_flushed()->set_version(v);
+		f.apply(fl);
+	};
+	uint64_t vf = f.put_cfg(c, "f", kMiB, Fx::cfg(1, 0, pb::FLUSH_LAZY));
+	flushed("f", vf);
+	f.now += kSec;
+	f.put(c, "g", kMiB);
+	f.now += kSec;
+	uint64_t vh = f.put_cfg(c, "h", kMiB, Fx::cfg(1, 0, pb::FLUSH_LAZY));
+	flushed("h", vh);
+	f.now += kSec;
+	uint64_t vo1 = f.put_cfg(c, "old", kMiB, Fx::cfg(1, 0, pb::FLUSH_LAZY));
+	flushed("old", vo1);
+	f.now += kSec;
+	uint64_t vo2 = f.put_cfg(c, "old", kMiB, Fx::cfg(1, 0, pb::FLUSH_LAZY));
+	assert_string_equal(order_of(f.st.eviction_order(pb::SEGMENT_DRAM, f.now, nullptr)).c_str(),
+			    "f,g,h,old");
+	assert_true(f.st.plan_repairs().empty());
+	assert_int_equal(f.used(), 5 * kMiB);
+
+	f.evict("f", lg::Evict::LRU);
+	assert_int_equal(f.used(), 4 * kMiB);
+	assert_int_equal(f.st.evictions(), 1);
+	assert_int_equal(f.st.evicted_bytes(), kMiB);
+	const VersionState *v = f.st.newest("f");
+	assert_non_null(v);
+	assert_int_equal(v->version, vf);
+	assert_true(v->evicted);
+	assert_true(v->replicas.empty());
+	assert_int_equal(f.st.find_object("f")->flushed_version, vf);
+	GetResult g;
+	assert_int_equal(f.st.get("f", -1, &g, &err), 0);
+	assert_true(g.slow_tier);
+	assert_true(g.object.flushed());
+	assert_int_equal(g.object.replicas_size(), 0);
+	assert_int_equal(g.object.version(), vf);
+	// one replica of one asked for is missing, yet no repair: it is evicted
+	assert_false(f.st.plan_repair("f").has_value());
+	assert_true(f.st.plan_repairs().empty());
+	assert_string_equal(order_of(f.st.eviction_order(pb::SEGMENT_DRAM, f.now, nullptr)).c_str(),
+			    "g,h,old");
+	lg::Record again;
+	again.mutable_evict()->set_key("f");
+	again.mutable_evict()->set_version(vf);
+	again.mutable_evict()->set_reason(lg::Evict::LRU);
+	assert_int_equal(f.st.apply(again, &err), -EINVAL);
+	assert_int_equal(f.st.evictions(), 1);
+	// listed still, from the slow tier
+	std::vector<pb::ObjectInfo> out;
+	bool more;
+	f.st.list("f", "", 0, &out, &more);
+	assert_int_equal(out.size(), 1);
+
+	// a TTL Evict of a flushed version with replicas: all of it goes
+	f.evict("h", lg::Evict::TTL);
+	assert_null(f.st.find_object("h"));
+	assert_int_equal(f.st.get("h", -1, &g, &err), -ENOENT);
+	assert_int_equal(f.used(), 3 * kMiB);
+	assert_int_equal(f.st.expiries(), 1);
+	assert_int_equal(f.st.evictions(), 1);
+	assert_int_equal(f.st.evicted_bytes(), 2 * kMiB);
+	// LRU of a version newer than the slow tier's: not kept, and the
+	// older flushed one is deleted with it
+	assert_int_equal(f.st.find_object("old")->flushed_version, vo1);
+	f.evict("old", lg::Evict::LRU);
+	assert_int_equal(f.st.get("old", -1, &g, &err), -ENOENT);
+	assert_null(f.st.find_version("old", vo2));
+	assert_true(f.st.find_version("old", vo1)->deleted);
+	assert_int_equal(f.st.find_object("old")->flushed_version, 0);
+	auto gc = f.st.plan_gc(f.now);
+	assert_int_equal(gc.size(), 1);
+	f.apply(gc[0]);
+	assert_null(f.st.find_object("old"));
+	assert_int_equal(f.st.evictions(), 2);
+	assert_int_equal(f.used(), kMiB);	// "g" only (and "f" in the slow tier)
+	assert_non_null(f.st.find_object("f"));
+	MasterState a(f.lim);
+	replay(a, f.log);
+	assert_string_equal(image_of(a).c_str(), f.image().c_str());
+	// the evicted "f" expires: a TTL takes it from the slow tier too
+	lg::Record ttl;
+	ttl.mutable_evict()->set_key("f");
+	ttl.mutable_evict()->set_version(vf);
+	ttl.mutable_evict()->set_reason(lg::Evict::TTL);
+	f.apply(ttl);
+	assert_null(f.st.find_object("f"));
+	assert_int_equal(f.st.get("f", -1, &g, &err), -ENOENT);
+	assert_int_equal(f.st.expiries(), 2);
+	MasterState b(f.lim);
+	replay(b, f.log);
+	assert_string_equal(image_of(b).c_str(), f.image().c_str());
+}
+
+// TTL: expiry at commit, absent once past it (Get, List, SetAttr), removed
+// by plan_ttl's Evict; SetAttr sets the pin and the TTL, checked.
+void test_ttl_expiry(void **)
+{
+	Fx f;
+	std::string err;
+	const Caller mallory{ "mallory", false }, admin{ "admin", true };
+	uint64_t c = f.client(1);
+	f.segment(c, 0x100000000, 64 * kMiB);
+	const int64_t t0 = f.now;
+	uint64_t v = f.put_cfg(c, "t", kMiB, with_attrs(Fx::cfg(1), false, 5000));
+	const VersionState *vs = f.st.newest("t");
+	assert_int_equal(vs->ctime_ns, t0);
+	assert_int_equal(vs->expires_ns, t0 + 5 * kSec);
+	assert_int_equal(vs->config.ttl_ms(), 5000);
+	f.put(c, "keep", kMiB);
+	assert_int_equal(f.st.newest("keep")->expires_ns, 0);
+
+	GetResult g;
+	assert_int_equal(f.st.get("t", -1, &g, &err, t0 + 5 * kSec - 1), 0);
+	assert_int_equal(g.object.expires_ns(), t0 + 5 * kSec);
+	assert_int_equal(g.object.version(), v);
+	assert_int_equal(f.st.get("t", -1, &g, &err, t0 + 5 * kSec), -ENOENT);
+	assert_non_null(strstr(err.c_str(), "expired"));
+	assert_int_equal(f.st.get("t", -1, &g, &err, t0 + 60 * kSec), -ENOENT);
+	assert_int_equal(f.st.get("t", -1, &g, &err), 0);	// no clock
+	assert_int_equal(f.st.get("keep", -1, &g, &err, t0 + 1000 * kSec), 0);
+	std::vector<pb::ObjectInfo> out;
+	bool more = true;
+	f.st.list("", "", 0, &out, &more, t0 + kSec);
+	assert_int_equal(out.size(), 2);
+	out.clear();
+	f.st.list("", "", 0, &out, &more, t0 + 5 * kSec);
+	assert_int_equal(out.size(), 1);
+	assert_string_equal(out[0].key().c_str(), "keep");
+	assert_false(more);
+	// expired, not to be given new attributes
+	f.now = t0 + 5 * kSec;
+	assert_int_equal(f.set_attr("t", pb::SET_ATTR_SOFT_PIN, true, 0), -ENOENT);
+	f.now = t0;
+
+	// plan_ttl: at the expiry, not while leased
+	assert_true(f.st.plan_ttl(t0 + 5 * kSec - 1).empty());
+	auto ttl = f.st.plan_ttl(t0 + 5 * kSec);
+	assert_int_equal(ttl.size(), 1);
+	assert_string_equal(ttl[0].evict().key().c_str(), "t");
+	assert_int_equal(ttl[0].evict().version(), v);
+	assert_int_equal(ttl[0].evict().reason(), lg::Evict::TTL);
+	assert_int_equal(ttl[0].evict().bytes(), kMiB);
+	f.st.lease("t", v, t0 + 10 * kSec);
+	assert_true(f.st.plan_ttl(t0 + 6 * kSec).empty());
+	ttl = f.st.plan_ttl(t0 + 10 * kSec);
+	assert_int_equal(ttl.size(), 1);
+	f.apply(ttl[0]);
+	assert_int_equal(f.st.expiries(), 1);
+	assert_int_equal(f.st.evictions(), 0);
+	assert_int_equal(f.st.evicted_bytes(), kMiB);
+	assert_null(f.st.find_object("t"));
+	assert_int_equal(f.used(), kMiB);
+	assert_true(f.st.plan_ttl(t0 + 100 * kSec).empty());
+
+	// SetAttr TTL N: now + N, the config's ttl too
+	f.now = t0 + 20 * kSec;
+	lg::Record r;
+	uint64_t vk = f.st.newest("keep")->version;
+	assert_int_equal(f.set_attr("keep", pb::SET_ATTR_TTL, false, 2000, &r), 0);
+	assert_true(r.config_set().set_expiry());
+	assert_int_equal(r.config_set().version(), vk);
+	assert_int_equal(r.config_set().expires_ns(), t0 + 22 * kSec);
+	assert_int_equal(f.st.newest("keep")->expires_ns, t0 + 22 * kSec);
+	assert_int_equal(f.st.newest("keep")->config.ttl_ms(), 2000);
+	assert_int_equal(f.st.newest("keep")->config.dram_replicas(), 1);
+	assert_int_equal(f.st.get("keep", -1, &g, &err, t0 + 22 * kSec), -ENOENT);
+	// TTL 0: no expiry
+	f.now = t0 + 21 * kSec;
+	assert_int_equal(f.set_attr("keep", pb::SET_ATTR_TTL, false, 0, &r), 0);
+	assert_true(r.config_set().set_expiry());
+	assert_int_equal(f.st.newest("keep")->expires_ns, 0);
+	assert_int_equal(f.st.newest("keep")->config.ttl_ms(), 0);
+	assert_int_equal(f.st.get("keep", -1, &g, &err, t0 + 1000000 * kSec), 0);
+	assert_true(f.st.plan_ttl(t0 + 1000000 * kSec).empty());
+	// the soft pin alone: the TTL and expiry stay
+	assert_int_equal(f.set_attr("keep", pb::SET_ATTR_TTL, false, 60000), 0);
+	assert_int_equal(f.st.newest("keep")->expires_ns, t0 + 81 * kSec);
+	assert_int_equal(f.set_attr("keep", pb::SET_ATTR_SOFT_PIN, true, 777, &r), 0);
+	assert_false(r.config_set().set_expiry());
+	const VersionState *kv = f.st.newest("keep");
+	assert_true(kv->config.soft_pin());
+	assert_int_equal(kv->config.ttl_ms(), 60000);
+	assert_int_equal(kv->expires_ns, t0 + 81 * kSec);
+	// both at once
+	f.now = t0 + 30 * kSec;
+	assert_int_equal(f.set_attr("keep", pb::SET_ATTR_SOFT_PIN | pb::SET_ATTR_TTL, false, 1000), 0);
+	assert_false(f.st.newest("keep")->config.soft_pin());
+	assert_int_equal(f.st.newest("keep")->expires_ns, t0 + 31 * kSec);
+
+	// refused: masks, a TTL past ten years, another identity, no object
+	assert_int_equal(f.set_attr("keep", 0, true, 0), -EINVAL);
+	assert_int_equal(f.set_attr("keep", 4, true, 0), -EINVAL);
+	assert_int_equal(f.set_attr("keep", pb::SET_ATTR_SOFT_PIN | 4, true, 0), -EINVAL);
+	assert_int_equal(f.set_attr("keep", pb::SET_ATTR_TTL, false, kTtlMaxMs + 1), -EINVAL);
+	assert_false(f.st.newest("keep")->config.soft_pin());	// unchanged
+	assert_int_equal(f.set_attr("keep", pb::SET_ATTR_TTL, false, kTtlMaxMs, &r), 0);
+	assert_int_equal(r.config_set().expires_ns(), f.now + static_cast<int64_t>(kTtlMaxMs) * kMs);
+	assert_int_equal(f.set_attr("absent", pb::SET_ATTR_TTL, false, 1), -ENOENT);
+	assert_int_equal(f.set_attr("", pb::SET_ATTR_TTL, false, 1), -EINVAL);
+	f.who = mallory;
+	assert_int_equal(f.set_attr("keep", pb::SET_ATTR_SOFT_PIN, true, 0), -EPERM);
+	f.who = admin;
+	assert_int_equal(f.set_attr("keep", pb::SET_ATTR_SOFT_PIN, true, 0), 0);
+	assert_true(f.st.newest("keep")->config.soft_pin());
+	f.who = Caller{ "app", false };
+	// a put: the same limit
+	f.start(c, "long", kMiB, with_attrs(Fx::cfg(1), false, kTtlMaxMs + 1), -EINVAL);
+	f.start(c, "long", kMiB, with_attrs(Fx::cfg(1), false, kTtlMaxMs), 0);
+	// a pending put's TTL counts from its commit
+	lg::PutStart p = f.start(c, "late", kMiB, with_attrs(Fx::cfg(1), false, 3000));
+	f.now = t0 + 40 * kSec;
+	f.commit("late", p.version(), { 0 });
+	assert_int_equal(f.st.newest("late")->expires_ns, t0 + 43 * kSec);
+}
+
+// Replicate changes the replicas, never the pin or the TTL (SetAttr's).
+void test_replicate_keeps_attrs(void **)
+{
+	Fx f;
+	std::string err;
+	uint64_t c = f.client(1);
+	f.segment(c, 0x100000000, 64 * kMiB);
+	f.segment(c, 0x200000000, 64 * kMiB);
+	const int64_t t0 = f.now;
+	uint64_t v = f.put_cfg(c, "r", kMiB, with_attrs(Fx::cfg(2), true, 60000));
+	std::vector<lg::Record> recs;
+	uint64_t ver = 0;
+	assert_int_equal(f.st.plan_replicate("r", Fx::cfg(1, 0, pb::FLUSH_LAZY), &recs, &ver, &err), 0);
+	assert_int_equal(ver, v);
+	assert_int_equal(recs.size(), 2);	// the ConfigSet and a drop
+	const lg::ConfigSet &cs = recs[0].config_set();
+	assert_int_equal(cs.config().dram_replicas(), 1);
+	assert_int_equal(cs.config().flush(), pb::FLUSH_LAZY);
+	assert_true(cs.config().soft_pin());
+	assert_int_equal(cs.config().ttl_ms(), 60000);
+	assert_false(cs.set_expiry());
+	for (const auto &r : recs)
+		f.apply(r);
+	const VersionState *vs = f.st.newest("r");
+	assert_int_equal(vs->replicas.size(), 1);
+	assert_true(vs->config.soft_pin());
+	assert_int_equal(vs->config.ttl_ms(), 60000);
+	assert_int_equal(vs->expires_ns, t0 + 60 * kSec);
+	// nor does a request's pin or TTL get in
+	assert_int_equal(f.set_attr("r", pb::SET_ATTR_SOFT_PIN | pb::SET_ATTR_TTL, false, 0), 0);
+	recs.clear();
+	assert_int_equal(f.st.plan_replicate("r", with_attrs(Fx::cfg(2), true, 5), &recs, &ver, &err), 0);
+	assert_false(recs[0].config_set().config().soft_pin());
+	assert_int_equal(recs[0].config_set().config().ttl_ms(), 0);
+	assert_int_equal(recs[0].config_set().config().dram_replicas(), 2);
+	for (const auto &r : recs)
+		f.apply(r);
+	assert_false(f.st.newest("r")->config.soft_pin());
+	assert_int_equal(f.st.newest("r")->expires_ns, 0);
+}
+
 }  // namespace
 
 int main(void)
@@ -1214,6 +1851,12 @@ int main(void)
 		cmocka_unit_test(test_journal_reload),
 		cmocka_unit_test(test_checksums),
 		cmocka_unit_test(test_reservations),
+		cmocka_unit_test(test_evict_order),
+		cmocka_unit_test(test_evict_skips_leased_pending_and_takeover),
+		cmocka_unit_test(test_evict_frees_space),
+		cmocka_unit_test(test_evict_keeps_flushed_copy),
+		cmocka_unit_test(test_ttl_expiry),
+		cmocka_unit_test(test_replicate_keeps_attrs),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

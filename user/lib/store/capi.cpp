@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The object store's C ABI (DSUSER_1.6): store.h over client.hpp.  No
-// exception crosses it.
+// The object store's C ABI (DSUSER_1.6, DSSTORE_1.1): store.h over
+// client.hpp.  No exception crosses it.
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +16,18 @@ using namespace dsmem::store;
 
 // The config is ABI: the TLS fields took the place of reserved[4].
 static_assert(sizeof(void *) != 8 || sizeof(struct ds_store_config) == 72, "ds_store_config changed size");
+// So are the infos, whose eviction fields (DSSTORE_1.1) took reserved
+// words, and the put's options, which grow only at their end.
+static_assert(sizeof(struct ds_store_object_info) == 1128, "ds_store_object_info changed size");
+static_assert(offsetof(struct ds_store_object_info, expires_ns) == 1096 &&
+	      offsetof(struct ds_store_object_info, reserved) == 1112,
+	      "ds_store_object_info's fields moved");
+static_assert(sizeof(struct ds_store_master_info) == 1248, "ds_store_master_info changed size");
+static_assert(offsetof(struct ds_store_master_info, evictions) == 1216,
+	      "ds_store_master_info's fields moved");
+static_assert(sizeof(struct ds_store_put_opts) == 48, "ds_store_put_opts changed size");
+static_assert(offsetof(struct ds_store_put_opts, reserved) == DS_STORE_PUT_OPTS_SIZE_VER0,
+	      "DS_STORE_PUT_OPTS_SIZE_VER0 is not the end of ttl_ms");
 
 namespace {
 
@@ -70,8 +83,11 @@ void to_info(const pb::ObjectInfo &o, ds_store_object_info *i)
 			i->nvmeof_replicas++;
 	}
 	i->flushed = o.flushed();
+	i->flags = o.config().soft_pin() ? DS_STORE_OBJ_SOFT_PIN : 0;
 	i->flushed_version = o.flushed_version();
 	i->ctime_ns = o.ctime_ns();
+	i->expires_ns = o.expires_ns();
+	i->atime_ns = o.atime_ns();
 }
 
 // The read-only calls need no client: one connection, ten seconds.
@@ -149,7 +165,50 @@ DS_EXPORT int ds_store_put(struct ds_store *s, const char *key, const struct iov
 		if (!s)
 			return fail(-EINVAL, "no store handle");
 		std::string err;
-		int ret = s->client.put(key, iov, n, cfg, task, &err);
+		int ret = s->client.put(key, iov, n, cfg, PutAttrs{}, task, &err);
+		return ret ? fail(ret, err) : 0;
+	});
+}
+
+DS_EXPORT int ds_store_put_ex(struct ds_store *s, const char *key, const struct iovec *iov,
+			      size_t n, const struct ds_store_replicate_config *cfg,
+			      const struct ds_store_put_opts *opts, uint64_t *task)
+{
+	return guarded([&] {
+		if (!s)
+			return fail(-EINVAL, "no store handle");
+		std::string err;
+		PutAttrs attrs;
+		if (int ret = read_put_opts(opts, &attrs, &err))
+			return fail(ret, err);
+		int ret = s->client.put(key, iov, n, cfg, attrs, task, &err);
+		return ret ? fail(ret, err) : 0;
+	});
+}
+
+DS_EXPORT int ds_store_set_attr(struct ds_store *s, const char *key, uint32_t mask,
+				const struct ds_store_put_opts *opts)
+{
+	return guarded([&] {
+		if (!s)
+			return fail(-EINVAL, "no store handle");
+		std::string err;
+		if (int ret = check_key(key, &err))
+			return fail(ret, err);
+		constexpr uint32_t known = DS_STORE_ATTR_SOFT_PIN | DS_STORE_ATTR_TTL;
+		if (!mask || (mask & ~known))
+			return fail(-EINVAL, mask ? "unknown mask bits " + std::to_string(mask & ~known)
+						  : std::string("an empty mask: set soft_pin, ttl or both"));
+		if (!opts)
+			return fail(-EINVAL, "no opts");
+		PutAttrs attrs;
+		if (int ret = read_put_opts(opts, &attrs, &err))
+			return fail(ret, err);
+		// the RPC's mask bits are the C API's
+		static_assert(DS_STORE_ATTR_SOFT_PIN == pb::SET_ATTR_SOFT_PIN &&
+			      DS_STORE_ATTR_TTL == pb::SET_ATTR_TTL);
+		pb::SetAttrResponse r;
+		int ret = s->client.set_attr(key, mask, attrs, &r, &err);
 		return ret ? fail(ret, err) : 0;
 	});
 }
@@ -336,6 +395,11 @@ DS_EXPORT int ds_store_master_info(const char *masters, struct ds_store_master_i
 		info->global_version = r.global_version();
 		info->members = static_cast<uint64_t>(r.members_size());
 		info->ops = r.ops();
+		info->evictions = r.evictions();
+		info->expiries = r.expiries();
+		info->evicted_bytes = r.evicted_bytes();
+		info->high_watermark_pct = r.high_watermark_pct();
+		info->low_watermark_pct = r.low_watermark_pct();
 		return 0;
 	});
 }

@@ -60,6 +60,16 @@ Clock::time_point local_deadline(Clock::time_point sent, int64_t realtime_at_res
 int64_t realtime_ns();
 // The C API's replication config as the RPCs carry it.
 pb::ReplicateConfig to_pb(const ds_store_replicate_config &c);
+
+// A put's attributes (ds_store_put_opts), checked.
+struct PutAttrs {
+	bool soft_pin = false;
+	uint64_t ttl_ms = 0;		// 0: none
+	bool any() const { return soft_pin || ttl_ms; }
+};
+// opts as the C API takes it (a struct that grows, see store.h) into
+// *out: 0, or -EINVAL / -E2BIG with *why set.  NULL: no attributes.
+int read_put_opts(const ds_store_put_opts *opts, PutAttrs *out, std::string *why);
 // A replica's shard's length, for for_each_shard (shards.hpp).
 inline uint64_t shard_length(const pb::Shard &s)
 {
@@ -224,7 +234,8 @@ public:
 	void close(bool drain);
 
 	int put(const char *key, const struct iovec *iov, size_t n,
-		const ds_store_replicate_config *cfg, uint64_t *task, std::string *err);
+		const ds_store_replicate_config *cfg, const PutAttrs &attrs, uint64_t *task,
+		std::string *err);
 	int get(const char *key, const struct iovec *iov, size_t n, int64_t min_version,
 		uint64_t offset, uint64_t *task, std::string *err);
 	int replicate(const char *key, const ds_store_replicate_config *cfg, uint64_t *task,
@@ -239,6 +250,9 @@ public:
 	int list(const std::string &prefix, const std::string &after, uint32_t limit,
 		 pb::ListResponse *out, std::string *err);
 	int stat(const std::string &key, pb::ObjectInfo *out, std::string *err);
+	// SetAttr, at once: mask is DS_STORE_ATTR_* (checked by the caller).
+	int set_attr(const std::string &key, uint32_t mask, const PutAttrs &attrs,
+		     pb::SetAttrResponse *out, std::string *err);
 
 	uint64_t client_id() const { return client_id_.load(); }
 
@@ -300,7 +314,7 @@ private:
 
 	int do_put(unsigned worker, Clock::time_point deadline, const std::string &key,
 		   const std::vector<iovec> &iov, const ds_store_replicate_config &cfg,
-		   ds_store_task_status *st, std::string *why);
+		   const PutAttrs &attrs, ds_store_task_status *st, std::string *why);
 	int do_get(unsigned worker, Clock::time_point deadline, const std::string &key,
 		   const std::vector<iovec> &iov, int64_t min_version, uint64_t offset,
 		   ds_store_task_status *st, std::string *why);

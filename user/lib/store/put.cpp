@@ -22,7 +22,7 @@ constexpr unsigned kPutMarginPct = 10;		// of a put's time, for the commit
 
 int ClientCore::do_put(unsigned worker, Clock::time_point deadline, const std::string &key,
 		   const std::vector<iovec> &iov, const ds_store_replicate_config &cfg,
-		   ds_store_task_status *st, std::string *why)
+		   const PutAttrs &attrs, ds_store_task_status *st, std::string *why)
 {
 	uint64_t size = 0;
 	for (const iovec &v : iov)
@@ -42,6 +42,8 @@ int ClientCore::do_put(unsigned worker, Clock::time_point deadline, const std::s
 		req.set_key(key);
 		req.set_size(size);
 		*req.mutable_config() = to_pb(cfg);
+		req.mutable_config()->set_soft_pin(attrs.soft_pin);
+		req.mutable_config()->set_ttl_ms(attrs.ttl_ms);
 		for (uint64_t s : exclude)
 			req.add_exclude_segments(s);
 		// each attempt's reason replaces the last's
@@ -67,6 +69,14 @@ int ClientCore::do_put(unsigned worker, Clock::time_point deadline, const std::s
 			masters_.call(&pb::Master::Stub::PutAbort, ab, &abr,
 				      std::max(deadline, Clock::now() + std::chrono::seconds(1)), &e);
 		};
+		// a master that does not know the attributes ignored them: the
+		// object would be evicted or kept against the caller's wish
+		if (attrs.any() && !start.attrs()) {
+			abort();
+			err = masters_.leader() + ": the master keeps no soft pin or TTL "
+			      "(an older dsmaster); nothing was put";
+			return -EOPNOTSUPP;
+		}
 		if (worker >= workers_.size()) {
 			abort();
 			err = "detached: no data path";

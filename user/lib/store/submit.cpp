@@ -3,6 +3,7 @@
 // replications, deletes and syncs; listings and stats answered at once.
 #include "client.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <random>
@@ -81,8 +82,48 @@ uint64_t new_request_id()
 
 }  // namespace
 
+int read_put_opts(const ds_store_put_opts *opts, PutAttrs *out, std::string *why)
+{
+	*out = {};
+	if (!opts)
+		return 0;
+	if (opts->size < DS_STORE_PUT_OPTS_SIZE_VER0) {
+		*why = "opts->size is " + std::to_string(opts->size) + ", below the first version's " +
+		       std::to_string(DS_STORE_PUT_OPTS_SIZE_VER0) + " (set it to sizeof)";
+		return -EINVAL;
+	}
+	// a newer caller's struct: what this library does not know must be 0
+	ds_store_put_opts o{};
+	memcpy(&o, opts, std::min<size_t>(opts->size, sizeof(o)));
+	const auto *tail = reinterpret_cast<const unsigned char *>(opts);
+	for (size_t i = sizeof(o); i < opts->size; i++)
+		if (tail[i]) {
+			*why = "opts has fields this library does not know (byte " + std::to_string(i) +
+			       " of " + std::to_string(opts->size) + " is set): a newer header's";
+			return -E2BIG;
+		}
+	if (o.flags & ~DS_STORE_PUT_SOFT_PIN) {
+		*why = "unknown opts->flags " + std::to_string(o.flags & ~DS_STORE_PUT_SOFT_PIN);
+		return -EINVAL;
+	}
+	for (uint64_t r : o.reserved)
+		if (r) {
+			*why = "opts->reserved must be 0";
+			return -EINVAL;
+		}
+	if (o.ttl_ms > DS_STORE_TTL_MAX_MS) {
+		*why = "a TTL of " + std::to_string(o.ttl_ms) + " ms; the limit is ten years (" +
+		       std::to_string(DS_STORE_TTL_MAX_MS) + " ms)";
+		return -EINVAL;
+	}
+	out->soft_pin = o.flags & DS_STORE_PUT_SOFT_PIN;
+	out->ttl_ms = o.ttl_ms;
+	return 0;
+}
+
 int ClientCore::put(const char *key, const struct iovec *iov, size_t n,
-		const ds_store_replicate_config *cfg, uint64_t *task, std::string *err)
+		const ds_store_replicate_config *cfg, const PutAttrs &attrs, uint64_t *task,
+		std::string *err)
 {
 	uint64_t total = 0;
 	if (int ret = check_key(key, err))
@@ -112,8 +153,10 @@ int ClientCore::put(const char *key, const struct iovec *iov, size_t n,
 	std::vector<iovec> v(iov, iov + n);
 	std::lock_guard<std::mutex> lk(puts_mu_);
 	int ret = tasks_.submit(DS_STORE_TASK_PUT, cfg_.timeout_ms,
-				[this, k, v, c](unsigned w, Clock::time_point d, ds_store_task_status *st,
-						std::string *why) { return do_put(w, d, k, v, c, st, why); },
+				[this, k, v, c, attrs](unsigned w, Clock::time_point d,
+						       ds_store_task_status *st, std::string *why) {
+					return do_put(w, d, k, v, c, attrs, st, why);
+				},
 				task);
 	if (!ret) {
 		std::vector<uint64_t> &ids = puts_by_key_[k];
@@ -274,6 +317,22 @@ int ClientCore::stat(const std::string &key, pb::ObjectInfo *out, std::string *e
 	}
 	*out = resp.objects(0);
 	return 0;
+}
+
+int ClientCore::set_attr(const std::string &key, uint32_t mask, const PutAttrs &attrs,
+			 pb::SetAttrResponse *out, std::string *err)
+{
+	pb::SetAttrRequest req;
+	req.set_key(key);
+	req.set_mask(mask);
+	req.set_soft_pin(attrs.soft_pin);
+	req.set_ttl_ms(attrs.ttl_ms);
+	grpc::Status last;
+	int ret = masters_.call(&pb::Master::Stub::SetAttr, req, out, deadline_in(cfg_.timeout_ms),
+				err, &last);
+	if (ret == -EOPNOTSUPP && last.error_code() == grpc::StatusCode::UNIMPLEMENTED)
+		*err = masters_.leader() + ": the master keeps no soft pin or TTL (an older dsmaster)";
+	return ret;
 }
 
 }  // namespace dsmem::store

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // dsctl obj [list [prefix P]]
 //      | obj put KEY [file PATH|-] [replicas N] [nvmeof N] [flush eager|lazy|none] [local]
+//                   [pin] [ttl DURATION]
 //      | obj get KEY [file PATH|-] [version MIN] [offset N] [length N]
-//      | obj del|sync|stat KEY
+//      | obj del|sync|stat|pin|unpin KEY
+//      | obj ttl KEY DURATION|none
 //      | obj replicate KEY replicas N [nvmeof N] [flush eager|lazy|none]
 //      | obj bench [size SIZE] [count N] [threads T] [mix R:W] [replicas N] [time S]
 // each with [master HOST:PORT[,...]] (or DSMEM_MASTERS) and [node ID] (or
@@ -247,7 +249,16 @@ int obj_put(env &e)
 	iovec iov{ data->data(), data->size() };
 	uint64_t task;
 	std::string doing = "cannot put " + key_quoted(a.key);
-	c.check(ds_store_put(c.get(), a.key.c_str(), &iov, 1, &a.config, &task), doing);
+	if (a.soft_pin || a.ttl_ms) {
+		ds_store_put_opts opts{};
+		opts.size = sizeof(opts);
+		opts.flags = a.soft_pin ? DS_STORE_PUT_SOFT_PIN : 0;
+		opts.ttl_ms = a.ttl_ms;
+		c.check(ds_store_put_ex(c.get(), a.key.c_str(), &iov, 1, &a.config, &opts, &task),
+			doing);
+	} else {
+		c.check(ds_store_put(c.get(), a.key.c_str(), &iov, 1, &a.config, &task), doing);
+	}
 	ds_store_task_status st = c.wait(task, doing);
 	if (!st.bytes)
 		st.bytes = data->size();
@@ -355,6 +366,38 @@ int obj_stat(env &e)
 	e.out.begin_list();
 	e.out.add(object_record(info));
 	return 0;
+}
+
+// pin, unpin, ttl: the key's attributes, at once; prints nothing (as del).
+int obj_attr(env &e, const char *cmd, const char *doing_what)
+{
+	attr_args a;
+	std::string err;
+	if (!parse_attr(e.words, cmd, a, err))
+		fail(err);
+	store_client c(a.target);
+	ds_store_put_opts opts{};
+	opts.size = sizeof(opts);
+	opts.flags = a.soft_pin ? DS_STORE_PUT_SOFT_PIN : 0;
+	opts.ttl_ms = a.ttl_ms;
+	c.check(ds_store_set_attr(c.get(), a.key.c_str(), a.mask, &opts),
+		std::string("cannot ") + doing_what + " " + key_quoted(a.key));
+	return 0;
+}
+
+int obj_pin(env &e)
+{
+	return obj_attr(e, "pin", "pin");
+}
+
+int obj_unpin(env &e)
+{
+	return obj_attr(e, "unpin", "unpin");
+}
+
+int obj_ttl(env &e)
+{
+	return obj_attr(e, "ttl", "set the TTL of");
 }
 
 int obj_replicate(env &e)
@@ -501,6 +544,9 @@ const command obj_cmds[] = {
 	{ "sync", obj_sync },
 	{ "stat", obj_stat },
 	{ "bench", obj_bench },
+	{ "pin", obj_pin },
+	{ "unpin", obj_unpin },
+	{ "ttl", obj_ttl },
 };
 
 }  // namespace
@@ -510,14 +556,16 @@ const object obj_object = {
 	"obj", obj_cmds, sizeof(obj_cmds) / sizeof(obj_cmds[0]),
 	"Usage: dsctl obj [{ list | show } [prefix P]]\n"
 	"       dsctl obj put KEY [file { PATH | - }] [replicas N] [nvmeof N]\n"
-	"                     [flush { eager | lazy | none }] [local]\n"
+	"                     [flush { eager | lazy | none }] [local] [pin] [ttl DURATION]\n"
 	"       dsctl obj get KEY [file { PATH | - }] [version MIN] [offset OFF] [length LEN]\n"
-	"       dsctl obj { del | sync | stat } KEY\n"
+	"       dsctl obj { del | sync | stat | pin | unpin } KEY\n"
+	"       dsctl obj ttl KEY { DURATION | none }\n"
 	"       dsctl obj replicate KEY replicas N [nvmeof N] [flush { eager | lazy | none }]\n"
 	"       dsctl obj bench [size SIZE] [count N] [threads T] [mix READS:WRITES]\n"
 	"                       [replicas N] [time SECONDS]\n"
 	"each with [master HOST:PORT[,HOST:PORT...]] [node ID]\n"
 	"where  SIZE := NUMBER[K|M|G|T] (bench: 16K to 64M)\n"
+	"       DURATION := NUMBER[ms|s|m|h|d] (plain: ms), up to 3660d\n"
 	"       master defaults to $DSMEM_MASTERS, node to $DSMEM_NODE\n",
 	false,
 };

@@ -7,6 +7,7 @@
 #include <cstdarg>
 #include <cstring>
 #include <cstdlib>
+#include <ctime>
 #include <vector>
 
 namespace dsctl {
@@ -36,6 +37,22 @@ std::string duration_string(uint64_t ns)
 		if (ns && ns % u.ns == 0)
 			return std::to_string(ns / u.ns) + u.suffix;
 	return std::to_string(ns) + "ns";
+}
+
+std::string utc_string(int64_t ns)
+{
+	time_t secs = static_cast<time_t>(ns / 1000000000);
+	long frac = static_cast<long>(ns % 1000000000);
+	if (frac < 0) {
+		frac += 1000000000;
+		secs--;
+	}
+	struct tm tm;
+	char buf[64], out[96];
+	if (!gmtime_r(&secs, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm))
+		return std::to_string(ns);
+	snprintf(out, sizeof(out), "%s.%09ldZ", buf, frac);
+	return out;
 }
 
 std::string hexdump(const uint8_t *data, size_t len)
@@ -178,7 +195,9 @@ std::string dev_names(const record &devs)
 // nested lists go on indented lines; sizes take a binary suffix, times
 // (keys ending in "_ns") a unit, "numa" -1 is "any", strings of several
 // words are quoted, and "data" (bytes in hex) follows the line as a
-// hexdump.
+// hexdump.  An object's "soft_pin" is the word "pinned" when true and
+// its "expires_ns" (CLOCK_REALTIME) "expires" and the time in UTC when
+// not 0; text leaves out both otherwise, JSON always has them.
 void render(const record &r, std::string &line, int indent)
 {
 	std::string nested;
@@ -204,6 +223,12 @@ void render(const record &r, std::string &line, int indent)
 			std::vector<uint8_t> bytes = unhex(v.get<std::string>());
 			if (!bytes.empty())
 				nested += "\n" + hexdump(bytes.data(), bytes.size());
+		} else if (k == "soft_pin" && v.is_boolean()) {
+			if (v.get<bool>())
+				line += "pinned ";
+		} else if (k == "expires_ns" && v.is_number_integer()) {
+			if (v.get<int64_t>())
+				line += "expires " + utc_string(v.get<int64_t>()) + " ";
 		} else if (is_size_field(k) && v.is_number_unsigned()) {
 			line += k + " " + size_string(v.get<uint64_t>()) + " ";
 		} else if (is_ns_field(k) && (v.is_number_unsigned() || v.is_null())) {

@@ -55,6 +55,9 @@ std::string size_string(uint64_t bytes);
 // it exactly, else in ns ("100ms", "1500ns", "0ns").
 std::string duration_string(uint64_t ns);
 
+// CLOCK_REALTIME in ns as UTC, "2026-11-23T10:00:00.123456789Z".
+std::string utc_string(int64_t ns);
+
 // Bytes as hexdump -C prints them: per 16 bytes, the offset in eight hex
 // digits, the bytes in hex (an extra space after the eighth) and the
 // printable ones between bars; lines joined by newlines, no final offset

@@ -273,16 +273,60 @@ bool parse_mix(std::string_view s, uint32_t &reads, uint32_t &writes)
 	return true;
 }
 
+bool parse_ttl(std::string_view s, uint64_t &ms)
+{
+	static const struct {
+		const char *suffix;
+		uint64_t ms;
+	} units[] = {
+		// "ms" before "m" and "s"
+		{ "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 }, { "d", 86400000 },
+	};
+	uint64_t mult = 1, v;
+
+	if (s == "none") {
+		ms = 0;
+		return true;
+	}
+	for (const auto &u : units) {
+		std::string_view suf(u.suffix);
+		if (s.size() > suf.size() && s.substr(s.size() - suf.size()) == suf) {
+			s.remove_suffix(suf.size());
+			mult = u.ms;
+			break;
+		}
+	}
+	// decimal digits only: "0x1h" and "1e3" are not times
+	for (char c : s)
+		if (c < '0' || c > '9')
+			return false;
+	if (!parse_u64(s, v) || v > DS_STORE_TTL_MAX_MS / mult)
+		return false;
+	ms = v * mult;
+	return true;
+}
+
 // ---- the commands' words ---------------------------------------------------
+
+namespace {
+
+const char ttl_words[] = "NUMBER[ms|s|m|h|d] (plain: ms) up to 3660d, or none";
+
+}  // namespace
 
 bool parse_put(args &a, put_args &out, std::string &err)
 {
 	keywords kw;
 	if (!take_key(a, "put", out.key, err) ||
-	    !take_words(a, kw, { "file", "replicas", "nvmeof", "flush", "master", "node" },
-			err, { "local" }) ||
+	    !take_words(a, kw, { "file", "replicas", "nvmeof", "flush", "ttl", "master", "node" },
+			err, { "local", "pin" }) ||
 	    !take_config(kw, out.config, err))
 		return false;
+	out.soft_pin = kw.has("pin");
+	if (const std::string *v = kw.get("ttl"); v && !parse_ttl(*v, out.ttl_ms)) {
+		err = std::string("ttl needs ") + ttl_words;
+		return false;
+	}
 	if (const std::string *f = kw.get("file")) {
 		if (f->empty()) {
 			err = "file needs a path, or - for standard input";
@@ -331,6 +375,30 @@ bool parse_key_cmd(args &a, const char *cmd, key_args &out, std::string &err)
 	keywords kw;
 	return take_key(a, cmd, out.key, err) && take_words(a, kw, { "master", "node" }, err) &&
 	       take_target(kw, out.target, err);
+}
+
+bool parse_attr(args &a, const char *cmd, attr_args &out, std::string &err)
+{
+	keywords kw;
+	std::string_view c(cmd);
+	if (!take_key(a, cmd, out.key, err))
+		return false;
+	if (c == "ttl") {
+		if (a.empty()) {
+			err = "missing DURATION, try \"dsctl obj help\" (obj ttl KEY { DURATION | none })";
+			return false;
+		}
+		std::string d = a.next();
+		if (!parse_ttl(d, out.ttl_ms)) {
+			err = "DURATION needs " + std::string(ttl_words);
+			return false;
+		}
+		out.mask = DS_STORE_ATTR_TTL;
+	} else {
+		out.mask = DS_STORE_ATTR_SOFT_PIN;
+		out.soft_pin = c == "pin";
+	}
+	return take_words(a, kw, { "master", "node" }, err) && take_target(kw, out.target, err);
 }
 
 bool parse_replicate(args &a, replicate_args &out, std::string &err)
@@ -488,22 +556,6 @@ std::string pool_segment_state_name(uint32_t state)
 	}
 }
 
-std::string utc_string(int64_t ns)
-{
-	time_t secs = static_cast<time_t>(ns / 1000000000);
-	long frac = static_cast<long>(ns % 1000000000);
-	if (frac < 0) {
-		frac += 1000000000;
-		secs--;
-	}
-	struct tm tm;
-	char buf[64], out[96];
-	if (!gmtime_r(&secs, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm))
-		return std::to_string(ns);
-	snprintf(out, sizeof(out), "%s.%09ldZ", buf, frac);
-	return out;
-}
-
 record put_record(const std::string &key, const ds_store_replicate_config &cfg,
 		  const ds_store_task_status &st)
 {
@@ -566,6 +618,10 @@ record object_record(const ds_store_object_info &o)
 	r["flushed_version"] = o.flushed_version ? record(o.flushed_version) : record(nullptr);
 	r["local"] = o.config.prefer_local != 0;
 	r["ctime"] = o.ctime_ns ? record(utc_string(o.ctime_ns)) : record(nullptr);
+	r["atime"] = o.atime_ns ? record(utc_string(o.atime_ns)) : record(nullptr);
+	// text: "pinned" and "expires TIME" only when set (output.cpp)
+	r["soft_pin"] = (o.flags & DS_STORE_OBJ_SOFT_PIN) != 0;
+	r["expires_ns"] = o.expires_ns;
 	return r;
 }
 
@@ -601,6 +657,14 @@ record master_record(const struct ds_store_master_info &m)
 	r["global_version"] = m.global_version;
 	r["members"] = m.members;
 	r["ops"] = m.ops;
+	r["evictions"] = m.evictions;
+	r["expiries"] = m.expiries;
+	r["evicted_bytes"] = m.evicted_bytes;
+	// 0: a master without eviction
+	r["high_watermark_pct"] = m.high_watermark_pct ? record(m.high_watermark_pct)
+							: record(nullptr);
+	r["low_watermark_pct"] = m.low_watermark_pct ? record(m.low_watermark_pct)
+						      : record(nullptr);
 	return r;
 }
 

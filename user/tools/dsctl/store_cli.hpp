@@ -46,6 +46,11 @@ std::string flush_name(uint32_t flush);
 // A read/write mix "R:W" (two numbers, not both 0, each at most 100000).
 bool parse_mix(std::string_view s, uint32_t &reads, uint32_t &writes);
 
+// A time to live in ms: NUMBER with a suffix ms, s, m, h or d (none: ms),
+// or "none" (0), at most DS_STORE_TTL_MAX_MS ("3660d").  False on
+// garbage, a suffix on its own, overflow and anything over the limit.
+bool parse_ttl(std::string_view s, uint64_t &ms);
+
 // ---- the commands' words ---------------------------------------------------
 
 // Where a command finds the store, and as which local node.
@@ -59,6 +64,8 @@ struct put_args {
 	std::string key;
 	std::string file;			// "" or "-": standard input
 	ds_store_replicate_config config{ 1, 0, DS_STORE_FLUSH_NONE, 0 };
+	bool soft_pin = false;			// pin
+	uint64_t ttl_ms = 0;			// ttl DURATION; 0: none
 };
 
 struct get_args {
@@ -74,6 +81,15 @@ struct get_args {
 struct key_args {
 	store_target target;
 	std::string key;
+};
+
+// pin, unpin and ttl: a key's attributes (ds_store_set_attr).
+struct attr_args {
+	store_target target;
+	std::string key;
+	uint32_t mask = 0;			// DS_STORE_ATTR_*
+	bool soft_pin = false;			// pin, not unpin
+	uint64_t ttl_ms = 0;			// ttl DURATION; 0: none
 };
 
 struct replicate_args {
@@ -102,6 +118,8 @@ struct bench_args {
 bool parse_put(args &a, put_args &out, std::string &err);
 bool parse_get(args &a, get_args &out, std::string &err);
 bool parse_key_cmd(args &a, const char *cmd, key_args &out, std::string &err);
+// cmd "pin", "unpin" or "ttl" (the latter with its DURATION after KEY).
+bool parse_attr(args &a, const char *cmd, attr_args &out, std::string &err);
 bool parse_replicate(args &a, replicate_args &out, std::string &err);
 bool parse_list(args &a, list_args &out, std::string &err);
 bool parse_bench(args &a, bench_args &out, std::string &err);
@@ -127,8 +145,7 @@ bool parse_pool_add(args &a, pool_add_args &out, std::string &err);
 std::string task_state_name(uint32_t state);
 std::string pool_segment_type_name(uint32_t type);
 std::string pool_segment_state_name(uint32_t state);
-// CLOCK_REALTIME in ns as UTC, "2026-11-23T10:00:00.123456789Z".
-std::string utc_string(int64_t ns);
+// utc_string(): output.hpp.
 
 // What put printed: the version, the replicas made of those asked for.
 record put_record(const std::string &key, const ds_store_replicate_config &cfg,

@@ -25,7 +25,8 @@ const char usage_text[] =
 	"                [--shard-size BYTES] [--max-object-size BYTES]\n"
 	"                [--heartbeat-ms N] [--heartbeat-timeout-ms N]\n"
 	"                [--put-timeout-ms N] [--get-lease-ms N] [--gc-ms N] [--flush-ms N]\n"
-	"                [--snapshot-every N] [-v]\n"
+	"                [--snapshot-every N] [--evict on|off]\n"
+	"                [--high-watermark PCT] [--low-watermark PCT] [-v]\n"
 	"                [--tls-ca FILE --tls-cert FILE --tls-key FILE | --insecure]\n"
 	"                [--admin NAME]... [--etcd-cacert FILE [--etcd-cert FILE --etcd-key FILE]]\n";
 
@@ -70,7 +71,7 @@ int main(int argc, char **argv)
 		o_listen = 256, o_node, o_addr, o_port, o_data_dir, o_etcd, o_etcd_prefix, o_etcd_ttl,
 		o_advertise, o_slow_tier, o_shard, o_max_obj, o_hb, o_hb_timeout, o_put_timeout,
 		o_lease, o_gc, o_flush, o_snapshot, o_help, o_tls_ca, o_tls_cert, o_tls_key, o_insecure,
-		o_admin, o_etcd_ca, o_etcd_cert, o_etcd_key,
+		o_admin, o_etcd_ca, o_etcd_cert, o_etcd_key, o_evict, o_high_wm, o_low_wm,
 	};
 	static const struct option longopts[] = {
 		{ "listen", required_argument, nullptr, o_listen },
@@ -100,6 +101,9 @@ int main(int argc, char **argv)
 		{ "etcd-cacert", required_argument, nullptr, o_etcd_ca },
 		{ "etcd-cert", required_argument, nullptr, o_etcd_cert },
 		{ "etcd-key", required_argument, nullptr, o_etcd_key },
+		{ "evict", required_argument, nullptr, o_evict },
+		{ "high-watermark", required_argument, nullptr, o_high_wm },
+		{ "low-watermark", required_argument, nullptr, o_low_wm },
 		{ "verbose", no_argument, nullptr, 'v' },
 		{ "help", no_argument, nullptr, o_help },
 		{ nullptr, 0, nullptr, 0 },
@@ -148,6 +152,20 @@ int main(int argc, char **argv)
 		case o_etcd_ca: o.etcd_tls.ca = optarg; break;
 		case o_etcd_cert: o.etcd_tls.cert = optarg; break;
 		case o_etcd_key: o.etcd_tls.key = optarg; break;
+		case o_evict:
+			if (!strcmp(optarg, "on"))
+				o.evict = true;
+			else if (!strcmp(optarg, "off"))
+				o.evict = false;
+			else
+				die(std::string("--evict is on or off, not '") + optarg + "'");
+			break;
+		case o_high_wm:
+			o.high_watermark_pct = static_cast<uint32_t>(number("high-watermark", optarg, false));
+			break;
+		case o_low_wm:
+			o.low_watermark_pct = static_cast<uint32_t>(number("low-watermark", optarg, false));
+			break;
 		case 'v': o.verbose = true; break;
 		case 'h':
 		case o_help: fputs(usage_text, stdout); return 0;
@@ -174,6 +192,14 @@ int main(int argc, char **argv)
 		die("--heartbeat-timeout-ms must exceed --heartbeat-ms");
 	if (!o.snapshot_every)
 		die("--snapshot-every must be 1 or more");
+	if (o.high_watermark_pct < 1 || o.high_watermark_pct > 100)
+		die("--high-watermark is a percentage of a tier, 1 to 100 (100: evict only "
+		    "when a put finds no room)");
+	if (o.low_watermark_pct < 1 || o.low_watermark_pct >= o.high_watermark_pct)
+		die("--low-watermark must be 1 or more and below --high-watermark (" +
+		    std::to_string(o.high_watermark_pct) + ")");
+	if (!o.evict)
+		fprintf(stderr, "dsmaster: --evict off: a full pool fails puts with ENOSPC\n");
 	if (o.port > 65535)
 		die("--port must be 1 to 65535");
 	if (o.tls.insecure && tls_given)

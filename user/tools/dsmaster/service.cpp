@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <thread>
 
 namespace dsmem::store {
 
@@ -47,6 +48,8 @@ const std::string *record_key(const lg::Record &r)
 		return &r.del().key();
 	case lg::Record::kConfigSet:
 		return &r.config_set().key();
+	case lg::Record::kEvict:
+		return &r.evict().key();
 	default:
 		return nullptr;
 	}
@@ -183,7 +186,9 @@ int Leader::start(std::unique_ptr<MetaLog> log, std::function<void(const std::st
 		}
 	}
 	// the old leader's Get leases are unknown: give them their time
-	st_.set_gc_not_before(now_ns() + opts_.limits.get_lease_ns);
+	// (term 0: there was none)
+	if (st_.term())
+		st_.set_gc_not_before(now_ns() + opts_.limits.get_lease_ns);
 	// a replica dropped during the replay is not known to be readable:
 	// its places went back as it was dropped
 	st_.set_replaying(false);
@@ -805,16 +810,41 @@ grpc::Status Leader::PutStart(const Caller &c, const v1::PutStartRequest *q, v1:
 	uint64_t seq;
 	std::set<uint64_t> exclude(q->exclude_segments().begin(), q->exclude_segments().end());
 
-	{
-		std::lock_guard<std::mutex> g(mu_);
+	for (int attempt = 0;; attempt++) {
+		std::unique_lock<std::mutex> g(mu_);
 		if (int ret = st_.check_client(c, q->client_id(), &err))
 			return to_status(ret, err);
 		alive_locked(c, q->client_id());
-		if (int ret = st_.plan_put_start(c, q->client_id(), q->key(), q->size(), q->config(),
-						 exclude, now_ns(), &rec, &err))
-			return to_status(ret, err);
-		if (int ret = commit_locked(rec, &seq, &err))
-			return to_status(ret, err);
+		rec.Clear();
+		int ret = st_.plan_put_start(c, q->client_id(), q->key(), q->size(), q->config(),
+					     exclude, now_ns(), &rec, &err);
+		int64_t takeover = 0;
+		uint64_t evicted_seq = 0;
+		if (ret == -ENOSPC && opts_.evict) {
+			std::string why;
+			ret = evict_for_put_locked(c, q, exclude, &rec, &evicted_seq, &takeover, &why);
+			if (ret == -ENOSPC && takeover && attempt == 0) {
+				// a new leader: the old one's read leases run out first
+				g.unlock();
+				std::this_thread::sleep_for(std::chrono::nanoseconds(takeover) +
+							    std::chrono::milliseconds(10));
+				continue;
+			}
+			if (ret == -ENOSPC && takeover)
+				why = "pool full; eviction resumes in " +
+				      std::to_string(takeover / 1000000) +
+				      " ms (a new leader honours the previous one's read leases)";
+			if (ret)
+				err = why;
+		}
+		if (ret) {
+			// evictions done meanwhile are durable before the answer
+			g.unlock();
+			return durable_reply(evicted_seq, to_status(ret, err));
+		}
+		if (int cret = commit_locked(rec, &seq, &err))
+			return to_status(cret, err);
+		break;
 	}
 	const lg::PutStart &p = rec.put_start();
 	a->set_version(p.version());
@@ -822,6 +852,7 @@ grpc::Status Leader::PutStart(const Caller &c, const v1::PutStartRequest *q, v1:
 	a->set_deadline_ns(p.deadline_ns());
 	a->set_dram_wanted(q->config().dram_replicas());
 	a->set_nvmeof_wanted(q->config().nvmeof_replicas());
+	a->set_attrs(true);
 	if (int ret = wait_durable(seq, &err))
 		return to_status(ret, err);
 	if (opts_.verbose)
@@ -931,13 +962,15 @@ grpc::Status Leader::Get(const Caller &, const v1::GetRequest *q, v1::GetRespons
 		std::lock_guard<std::mutex> g(mu_);
 		seq = read_seq_locked(&q->key());
 		// an error waits too: it may show a delete in flight
-		ret = st_.get(q->key(), q->min_version(), &res, &err);
+		int64_t now = now_ns();
+		ret = st_.get(q->key(), q->min_version(), &res, &err, now);
 		if (!ret) {
+			st_.touch(q->key(), now);
 			*a->mutable_object() = std::move(res.object);
 			a->set_slow_tier(res.slow_tier);
 			a->set_below_min_version(res.below_min_version);
 			if (!res.below_min_version && !res.slow_tier) {
-				int64_t until = now_ns() + opts_.limits.get_lease_ns;
+				int64_t until = now + opts_.limits.get_lease_ns;
 				st_.lease(q->key(), a->object().version(), until);
 				a->set_lease_until_ns(until);
 			}
@@ -1060,7 +1093,7 @@ grpc::Status Leader::List(const Caller &, const v1::ListRequest *q, v1::ListResp
 	{
 		std::lock_guard<std::mutex> g(mu_);
 		seq = read_seq_locked(nullptr);
-		st_.list(q->prefix(), q->start_after(), q->limit(), &out, &more);
+		st_.list(q->prefix(), q->start_after(), q->limit(), &out, &more, now_ns());
 	}
 	for (auto &o : out)
 		*a->add_objects() = std::move(o);
@@ -1112,6 +1145,12 @@ grpc::Status Leader::MasterInfo(const Caller &, const v1::MasterInfoRequest *, v
 		*a->add_members() = m;
 	a->set_ops(ops.load());
 	a->set_slow_tier(slow_ ? slow_->describe() : "");
+	a->set_evictions(st_.evictions());
+	a->set_expiries(st_.expiries());
+	a->set_evicted_bytes(st_.evicted_bytes());
+	a->set_high_watermark_pct(opts_.high_watermark_pct);
+	a->set_low_watermark_pct(opts_.low_watermark_pct);
+	a->set_evict(opts_.evict);
 	g.unlock();
 	return read_reply(seq, grpc::Status::OK);
 }
@@ -1126,6 +1165,27 @@ grpc::Status Leader::SegmentList(const Caller &, const v1::SegmentListRequest *,
 			st_.segment_desc(s, a->add_segments());
 	}
 	return read_reply(seq, grpc::Status::OK);
+}
+
+grpc::Status Leader::SetAttr(const Caller &c, const v1::SetAttrRequest *q, v1::SetAttrResponse *a)
+{
+	std::string err;
+	lg::Record rec;
+	uint64_t seq;
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		if (int ret = st_.plan_set_attr(c, q->key(), q->mask(), q->soft_pin(), q->ttl_ms(),
+						now_ns(), &rec, &err))
+			return to_status(ret, err);
+		if (int ret = commit_locked(rec, &seq, &err))
+			return to_status(ret, err);
+		const VersionState *v = st_.find_version(q->key(), rec.config_set().version());
+		a->set_version(rec.config_set().version());
+		a->set_expires_ns(v ? v->expires_ns : 0);
+	}
+	if (int ret = wait_durable(seq, &err))
+		return to_status(ret, err);
+	return grpc::Status::OK;
 }
 
 // ---- MasterService

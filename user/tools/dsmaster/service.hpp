@@ -46,6 +46,11 @@ struct Options {
 	uint64_t gc_ms = 1000;
 	uint64_t flush_ms = 1000;
 	uint64_t snapshot_every = 10000;
+	// eviction (docs/store.md): a tier fuller than high is evicted down
+	// to low in the background; a put that finds no room evicts inline
+	bool evict = true;
+	uint32_t high_watermark_pct = 95;
+	uint32_t low_watermark_pct = 85;
 	bool verbose = false;
 	// who may call: certificates of tls.ca (tls.insecure: anyone, on
 	// loopback); admins: the common names that may act for anyone
@@ -103,6 +108,7 @@ public:
 	grpc::Status Sync(const Caller &c, const v1::SyncRequest *q, v1::SyncResponse *a);
 	grpc::Status MasterInfo(const Caller &c, const v1::MasterInfoRequest *q, v1::MasterInfoResponse *a);
 	grpc::Status SegmentList(const Caller &c, const v1::SegmentListRequest *q, v1::SegmentListResponse *a);
+	grpc::Status SetAttr(const Caller &c, const v1::SetAttrRequest *q, v1::SetAttrResponse *a);
 
 	std::atomic<uint64_t> ops{ 0 };
 	// Set by the election loop: who else campaigns.
@@ -164,6 +170,19 @@ private:
 	// PutCommit and PutAbort: client_id and the put are the caller's.
 	int own_put_locked(const Caller &c, uint64_t client_id, const std::string &key,
 			   uint64_t version, std::string *err);
+	// A put found no room: evict in LRU order until it is placed (*rec)
+	// or nothing more may go (-ENOSPC, *err says what holds the rest).
+	// *takeover_ns: how long a new leader still waits for old leases.
+	int evict_for_put_locked(const Caller &c, const v1::PutStartRequest *q,
+				 const std::set<uint64_t> &exclude, log::v1::Record *rec,
+				 uint64_t *seq, int64_t *takeover_ns, std::string *err);
+	// Commits an Evict record (under mu_); queues its slow tier delete.
+	int evict_locked(const log::v1::Record &evict, uint64_t *seq, std::string *err);
+	bool fits_empty_locked(v1::SegmentType type, uint64_t size) const;
+	// Brings each tier above the high watermark down to the low one.
+	void evict_to_watermarks_locked(int64_t now, uint64_t *seq, uint64_t *n, uint64_t *bytes);
+	// Slow tier copies of evicted objects, deleted outside mu_.
+	void delete_slow_copies();
 
 	// workers.cpp
 	void heartbeat_loop();
@@ -207,6 +226,8 @@ private:
 	int writing_ = 0;
 	std::condition_variable writing_cv_;
 	std::function<bool(uint64_t)> quiesced_;
+	// keys whose slow copy goes once their Evict (seq) is durable (under mu_)
+	std::vector<std::pair<std::string, uint64_t>> slow_dels_;
 	std::vector<std::string> standbys_;
 
 	std::mutex flush_locks_m_;
@@ -262,6 +283,7 @@ public:
 	DSM_UNARY(Sync)
 	DSM_UNARY(MasterInfo)
 	DSM_UNARY(SegmentList)
+	DSM_UNARY(SetAttr)
 #undef DSM_UNARY
 
 	grpc::Status Watch(grpc::ServerContext *ctx, const v1::WatchRequest *q,

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <tuple>
 
 namespace dsmem::store {
 
@@ -27,6 +28,22 @@ std::string vname(const std::string &key, uint64_t version)
 uint64_t div_up(uint64_t a, uint64_t b)
 {
 	return (a + b - 1) / b;
+}
+
+// Ten years: beyond it a TTL is a mistake (and ns would overflow later).
+constexpr uint64_t kTtlMaxMs = 10ULL * 366 * 24 * 3600 * 1000;
+
+bool expired(const VersionState &v, int64_t now_ns)
+{
+	return v.expires_ns && now_ns && now_ns >= v.expires_ns;
+}
+
+uint64_t replica_bytes(const pb::Replica &r)
+{
+	uint64_t n = 0;
+	for (const auto &s : r.shards())
+		n += s.length();
+	return n;
 }
 
 }  // namespace
@@ -149,6 +166,8 @@ void MasterState::object_info(const std::string &key, const VersionState &v, boo
 	out->set_ctime_ns(v.ctime_ns);
 	*out->mutable_sums() = v.sums;
 	out->set_owner(v.owner);
+	out->set_expires_ns(v.expires_ns);
+	out->set_atime_ns(o ? o->atime_ns : 0);
 }
 
 std::vector<MasterState::ReplicaRef> MasterState::replicas_on(uint64_t segment_id) const
@@ -405,6 +424,9 @@ int MasterState::plan_put_start(const Caller &c, uint64_t client_id, const std::
 		return fail(err, -EINVAL, "no replica asked for (dram 0, nvmeof 0)");
 	if (config.dram_replicas() > 64 || config.nvmeof_replicas() > 64)
 		return fail(err, -EINVAL, "more than 64 replicas of one kind");
+	if (config.ttl_ms() > kTtlMaxMs)
+		return fail(err, -EINVAL, "a TTL of " + std::to_string(config.ttl_ms()) +
+						  " ms; the limit is ten years");
 	if (int ret = check_owner(c, key, err))
 		return ret;
 
@@ -578,6 +600,9 @@ int MasterState::plan_replicate(const std::string &key, const pb::ReplicateConfi
 	cs.mutable_config_set()->set_key(key);
 	cs.mutable_config_set()->set_version(v->version);
 	*cs.mutable_config_set()->mutable_config() = config;
+	// the replicas change, not the object's pin or TTL (SetAttr's)
+	cs.mutable_config_set()->mutable_config()->set_soft_pin(v->config.soft_pin());
+	cs.mutable_config_set()->mutable_config()->set_ttl_ms(v->config.ttl_ms());
 	recs->push_back(cs);
 
 	// drop the newest replicas first: the oldest have been read the most
@@ -643,7 +668,7 @@ void MasterState::plan_reserve(const std::string &key, uint64_t version, const p
 // ---- queries
 
 int MasterState::get(const std::string &key, int64_t min_version, GetResult *res,
-		     std::string *err) const
+		     std::string *err, int64_t now_ns) const
 {
 	if (int ret = check_key(key, err))
 		return ret;
@@ -651,6 +676,8 @@ int MasterState::get(const std::string &key, int64_t min_version, GetResult *res
 	if (!v)
 		return fail(err, -ENOENT, find_object(key) ? "no complete version of '" + key.substr(0, 64) + "'"
 							   : "no object '" + key.substr(0, 64) + "'");
+	if (expired(*v, now_ns))
+		return fail(err, -ENOENT, "'" + key.substr(0, 64) + "' expired (its TTL ran out)");
 	if (min_version >= 0 && static_cast<uint64_t>(min_version) >= next_version_)
 		return fail(err, -ERANGE, "min_version " + std::to_string(min_version) +
 						  " is in the future (the newest version given out is " +
@@ -673,7 +700,7 @@ int MasterState::get(const std::string &key, int64_t min_version, GetResult *res
 }
 
 int MasterState::list(const std::string &prefix, const std::string &start_after, uint32_t limit,
-		      std::vector<pb::ObjectInfo> *out, bool *more) const
+		      std::vector<pb::ObjectInfo> *out, bool *more, int64_t now_ns) const
 {
 	if (!limit || limit > limits_.list_page)
 		limit = limits_.list_page;
@@ -684,7 +711,7 @@ int MasterState::list(const std::string &prefix, const std::string &start_after,
 		if (it->first.compare(0, prefix.size(), prefix) != 0)
 			break;
 		const VersionState *v = newest(it->first);
-		if (!v)
+		if (!v || expired(*v, now_ns))
 			continue;
 		if (out->size() == limit) {
 			*more = true;
@@ -750,6 +777,143 @@ std::vector<lg::Record> MasterState::plan_gc(int64_t now_ns) const
 	return out;
 }
 
+// ---- eviction and TTL
+
+void MasterState::tier_usage(pb::SegmentType type, uint64_t *size, uint64_t *used) const
+{
+	*size = *used = 0;
+	for (const auto &[id, s] : segments_)
+		if (s.desc.type() == type && s.desc.state() == pb::SEGMENT_ALIVE) {
+			*size += s.alloc->size();
+			*used += s.alloc->used();
+		}
+}
+
+void MasterState::touch(const std::string &key, int64_t now_ns)
+{
+	auto it = objects_.find(key);
+	if (it != objects_.end())
+		it->second.atime_ns = std::max(it->second.atime_ns, now_ns);
+}
+
+std::vector<EvictCandidate> MasterState::eviction_order(pb::SegmentType type, int64_t now_ns,
+							EvictBlockers *why) const
+{
+	std::vector<EvictCandidate> out;
+	EvictBlockers b;
+
+	// a new leader does not know the old one's read leases: nothing goes
+	// before they have run out (as for GC)
+	if (now_ns < gc_not_before_ns_)
+		b.takeover_left_ns = gc_not_before_ns_ - now_ns;
+	for (const auto &[id, r] : reservations_)
+		if (r.term() < term_ && r.replica().type() == type)
+			b.quarantined_bytes += replica_bytes(r.replica());
+	for (const auto &[key, o] : objects_) {
+		const VersionState *n = nullptr;
+		for (auto it = o.versions.rbegin(); it != o.versions.rend(); ++it) {
+			const VersionState &v = it->second;
+			if (!v.complete && !v.deleted)
+				b.pending++;
+			if (!n && v.complete && !v.deleted)
+				n = &v;
+		}
+		if (!n || n->evicted)
+			continue;
+		EvictCandidate c;
+		for (const auto &r : n->replicas) {
+			if (r.lost)
+				continue;
+			uint64_t bytes = replica_bytes(r.r);
+			c.bytes += bytes;
+			if (r.r.type() == type)
+				c.tier_bytes += bytes;
+		}
+		if (!c.tier_bytes)
+			continue;
+		if (leased(key, n->version, now_ns)) {
+			b.leased++;
+			continue;
+		}
+		if (b.takeover_left_ns)
+			continue;
+		c.key = key;
+		c.version = n->version;
+		c.soft_pin = n->config.soft_pin();
+		c.atime_ns = o.atime_ns;
+		out.push_back(std::move(c));
+	}
+	std::sort(out.begin(), out.end(), [](const EvictCandidate &x, const EvictCandidate &y) {
+		return std::tie(x.soft_pin, x.atime_ns, x.key) < std::tie(y.soft_pin, y.atime_ns, y.key);
+	});
+	if (why)
+		*why = b;
+	return out;
+}
+
+void MasterState::plan_evict(const EvictCandidate &c, lg::Evict::Reason reason, lg::Record *rec) const
+{
+	lg::Evict *e = rec->mutable_evict();
+	e->set_key(c.key);
+	e->set_version(c.version);
+	e->set_reason(reason);
+	e->set_bytes(c.bytes);
+}
+
+std::vector<lg::Record> MasterState::plan_ttl(int64_t now_ns) const
+{
+	std::vector<lg::Record> out;
+
+	if (now_ns < gc_not_before_ns_)
+		return out;
+	for (const auto &[key, o] : objects_) {
+		const VersionState *n = newest(key);
+		if (!n || !expired(*n, now_ns) || leased(key, n->version, now_ns))
+			continue;
+		EvictCandidate c;
+		c.key = key;
+		c.version = n->version;
+		for (const auto &r : n->replicas)
+			if (!r.lost)
+				c.bytes += replica_bytes(r.r);
+		lg::Record rec;
+		plan_evict(c, lg::Evict::TTL, &rec);
+		out.push_back(std::move(rec));
+	}
+	return out;
+}
+
+int MasterState::plan_set_attr(const Caller &c, const std::string &key, uint32_t mask,
+			       bool soft_pin, uint64_t ttl_ms, int64_t now_ns, lg::Record *rec,
+			       std::string *err) const
+{
+	if (int ret = check_key(key, err))
+		return ret;
+	if (!mask || (mask & ~static_cast<uint32_t>(pb::SET_ATTR_SOFT_PIN | pb::SET_ATTR_TTL)))
+		return fail(err, -EINVAL, "attribute mask " + std::to_string(mask) +
+						  ": set soft_pin (1), ttl (2) or both");
+	if (ttl_ms > kTtlMaxMs)
+		return fail(err, -EINVAL, "a TTL of " + std::to_string(ttl_ms) +
+						  " ms; the limit is ten years");
+	const VersionState *v = newest(key);
+	if (!v || expired(*v, now_ns))
+		return fail(err, -ENOENT, "no object '" + key.substr(0, 64) + "'");
+	if (int ret = check_owner(c, key, err))
+		return ret;
+	lg::ConfigSet *cs = rec->mutable_config_set();
+	cs->set_key(key);
+	cs->set_version(v->version);
+	*cs->mutable_config() = v->config;
+	if (mask & pb::SET_ATTR_SOFT_PIN)
+		cs->mutable_config()->set_soft_pin(soft_pin);
+	if (mask & pb::SET_ATTR_TTL) {
+		cs->mutable_config()->set_ttl_ms(ttl_ms);
+		cs->set_set_expiry(true);
+		cs->set_expires_ns(ttl_ms ? now_ns + static_cast<int64_t>(ttl_ms) * 1000000 : 0);
+	}
+	return 0;
+}
+
 std::vector<RepairPlan> MasterState::plan_repairs() const
 {
 	std::vector<RepairPlan> out;
@@ -763,7 +927,7 @@ std::vector<RepairPlan> MasterState::plan_repairs() const
 std::optional<RepairPlan> MasterState::plan_repair(const std::string &key) const
 {
 	const VersionState *v = newest(key);
-	if (!v)
+	if (!v || v->evicted)
 		return std::nullopt;
 	uint32_t good[2] = { 0, 0 };
 	for (const auto &r : v->replicas) {
@@ -959,6 +1123,41 @@ int MasterState::apply_put_commit(const lg::PutCommit &r, std::string *err)
 	v->deadline_ns = 0;
 	v->ctime_ns = r.ctime_ns();
 	v->sums = r.sums();
+	if (v->config.ttl_ms())
+		v->expires_ns = r.ctime_ns() + static_cast<int64_t>(v->config.ttl_ms()) * 1000000;
+	ObjectState &o = objects_.at(r.key());
+	o.atime_ns = std::max(o.atime_ns, r.ctime_ns());
+	return 0;
+}
+
+int MasterState::apply_evict(const lg::Evict &r, std::string *err)
+{
+	VersionState *v = version_mut(r.key(), r.version());
+	// (an expiry takes a version evicted to the slow tier, too)
+	if (!v || !v->complete || v->deleted || (v->evicted && r.reason() == lg::Evict::LRU))
+		return fail(err, -EINVAL, "eviction of " + vname(r.key(), r.version()) +
+						  " which is not a live version");
+	if (r.reason() == lg::Evict::TTL)
+		expiries_++;
+	else
+		evictions_++;
+	evicted_bytes_ += r.bytes();
+	ObjectState &o = objects_.at(r.key());
+	if (r.reason() == lg::Evict::LRU && o.flushed_version == r.version()) {
+		// the slow tier has it: only the pool's copies go
+		for (const auto &rep : v->replicas)
+			if (!rep.lost)
+				free_replica(rep.r);
+		v->replicas.clear();
+		v->evicted = true;
+		return 0;
+	}
+	for (auto &[ver, w] : o.versions)
+		if (ver <= r.version())
+			w.deleted = true;
+	if (o.flushed_version <= r.version())
+		o.flushed_version = 0;
+	erase_version(r.key(), r.version());
 	return 0;
 }
 
@@ -1094,6 +1293,8 @@ int MasterState::apply(const lg::Record &rec, std::string *err)
 		if (!v)
 			return fail(err, -EINVAL, "config of unknown " + vname(r.key(), r.version()));
 		v->config = r.config();
+		if (r.set_expiry())
+			v->expires_ns = r.expires_ns();
 		return 0;
 	}
 	case lg::Record::kReplicaReserve: {
@@ -1115,6 +1316,8 @@ int MasterState::apply(const lg::Record &rec, std::string *err)
 		reservations_.erase(it);
 		return 0;
 	}
+	case lg::Record::kEvict:
+		return apply_evict(rec.evict(), err);
 	case lg::Record::REC_NOT_SET:
 		break;
 	}
@@ -1145,6 +1348,9 @@ void MasterState::snapshot(lg::Snapshot *snap) const
 	snap->set_next_reservation_id(next_reservation_id_);
 	for (const lg::Del &d : recent_dels_)
 		*snap->add_recent_dels() = d;
+	snap->set_evictions(evictions_);
+	snap->set_expiries(expiries_);
+	snap->set_evicted_bytes(evicted_bytes_);
 	for (const auto &[key, o] : objects_) {
 		lg::ObjectEntry *e = snap->add_objects();
 		e->set_key(key);
@@ -1161,6 +1367,8 @@ void MasterState::snapshot(lg::Snapshot *snap) const
 			*ve->mutable_sums() = v.sums;
 			ve->set_client_id(v.client_id);
 			ve->set_owner(v.owner);
+			ve->set_expires_ns(v.expires_ns);
+			ve->set_evicted(v.evicted);
 			for (const auto &r : v.replicas) {
 				lg::ReplicaEntry *re = ve->add_replicas();
 				*re->mutable_replica() = r.r;
@@ -1182,6 +1390,9 @@ int MasterState::restore(const lg::Snapshot &snap, std::string *err)
 	for (const lg::Del &d : snap.recent_dels())
 		remember_del(d);
 	term_ = snap.term();
+	evictions_ = snap.evictions();
+	expiries_ = snap.expiries();
+	evicted_bytes_ = snap.evicted_bytes();
 	next_reservation_id_ = std::max<uint64_t>(1, snap.next_reservation_id());
 	next_version_ = std::max<uint64_t>(1, snap.next_version());
 	next_client_id_ = std::max<uint64_t>(1, snap.next_client_id());
@@ -1209,6 +1420,9 @@ int MasterState::restore(const lg::Snapshot &snap, std::string *err)
 			v.sums = ve.sums();
 			v.client_id = ve.client_id();
 			v.owner = ve.owner();
+			v.expires_ns = ve.expires_ns();
+			v.evicted = ve.evicted();
+			o.atime_ns = std::max(o.atime_ns, v.ctime_ns);
 			for (const auto &re : ve.replicas()) {
 				// the allocators are rebuilt from what the metadata holds
 				if (!re.lost())

@@ -65,11 +65,35 @@ struct VersionState {
 	int64_t deadline_ns = 0, ctime_ns = 0;
 	std::vector<ReplicaState> replicas;
 	pb::Checksums sums;		// the writer's; empty: none
+	int64_t expires_ns = 0;		// TTL: ctime + ttl, or set later; 0 never
+	// evicted from the pool, read from the slow tier's copy: not repaired
+	bool evicted = false;
 };
 
 struct ObjectState {
 	std::map<uint64_t, VersionState> versions;
 	uint64_t flushed_version = 0;	// the slow tier's copy
+	// last put or get: eviction's order.  Volatile (a replay starts from
+	// the commit times), so not in the snapshot.
+	int64_t atime_ns = 0;
+};
+
+// A version eviction may take now, with what it frees.
+struct EvictCandidate {
+	std::string key;
+	uint64_t version = 0;
+	uint64_t bytes = 0;		// all its replicas'
+	uint64_t tier_bytes = 0;	// those on the tier asked about
+	bool soft_pin = false;
+	int64_t atime_ns = 0;
+};
+
+// Why a full tier has nothing (more) to evict, for the error.
+struct EvictBlockers {
+	uint64_t leased = 0;		// versions readers (or copies) hold
+	uint64_t pending = 0;		// puts not committed yet
+	uint64_t quarantined_bytes = 0;	// an earlier leader's reservations
+	int64_t takeover_left_ns = 0;	// a new leader's wait for old leases
 };
 
 struct SegmentState {
@@ -174,10 +198,11 @@ public:
 
 	// ---- queries
 	static int check_key(const std::string &key, std::string *err);
+	// now_ns: a version past its TTL is absent (0: no clock, for tests)
 	int get(const std::string &key, int64_t min_version, GetResult *res,
-		std::string *err) const;
+		std::string *err, int64_t now_ns = 0) const;
 	int list(const std::string &prefix, const std::string &start_after, uint32_t limit,
-		 std::vector<pb::ObjectInfo> *out, bool *more) const;
+		 std::vector<pb::ObjectInfo> *out, bool *more, int64_t now_ns = 0) const;
 	// A put of key numbered <= up_to still pending?
 	bool pending_upto(const std::string &key, uint64_t up_to) const;
 	// The newest complete, not deleted version; nullptr if none.
@@ -197,6 +222,27 @@ public:
 	std::optional<RepairPlan> plan_repair(const std::string &key) const;
 	// Newest versions with flush LAZY (or EAGER) not in the slow tier.
 	std::vector<std::pair<std::string, uint64_t>> plan_flushes() const;
+
+	// ---- eviction and TTL (docs/store.md "Eviction")
+	// The newest complete versions with replicas on type that may be
+	// evicted now, in order: unpinned ones by last access, then soft
+	// pinned ones.  Not leased or read by a copy, not while a new
+	// leader waits out the old one's leases (*why says what blocks).
+	std::vector<EvictCandidate> eviction_order(pb::SegmentType type, int64_t now_ns,
+						   EvictBlockers *why) const;
+	void plan_evict(const EvictCandidate &c, lg::Evict::Reason reason, lg::Record *rec) const;
+	// Evict records for versions past their TTL that nothing reads.
+	std::vector<lg::Record> plan_ttl(int64_t now_ns) const;
+	// The owner (or an admin) sets the soft pin or TTL of the newest version.
+	int plan_set_attr(const Caller &c, const std::string &key, uint32_t mask, bool soft_pin,
+			  uint64_t ttl_ms, int64_t now_ns, lg::Record *rec, std::string *err) const;
+	// A Get or a put: the key moves to the back of the eviction order.
+	void touch(const std::string &key, int64_t now_ns);
+	// Bytes of ALIVE segments of type: their size, and allocated.
+	void tier_usage(pb::SegmentType type, uint64_t *size, uint64_t *used) const;
+	uint64_t evictions() const { return evictions_; }
+	uint64_t expiries() const { return expiries_; }
+	uint64_t evicted_bytes() const { return evicted_bytes_; }
 
 	// Leases (volatile): a Get's, or the mover's while it reads.
 	void lease(const std::string &key, uint64_t version, int64_t until_ns);
@@ -244,6 +290,7 @@ private:
 	int apply_put_start(const lg::PutStart &r, std::string *err);
 	int apply_put_commit(const lg::PutCommit &r, std::string *err);
 	int apply_replica_add(const lg::ReplicaAdd &r, std::string *err);
+	int apply_evict(const lg::Evict &r, std::string *err);
 	int reserve_replica(const pb::Replica &r, std::string *err);
 	void free_replica(const pb::Replica &r);
 	// Drop every replica touching segment id; dead: keep them as salvage.
@@ -276,6 +323,7 @@ private:
 	std::deque<lg::Del> recent_dels_;
 	void remember_del(const lg::Del &d);
 	uint64_t next_reservation_id_ = 1;
+	uint64_t evictions_ = 0, expiries_ = 0, evicted_bytes_ = 0;
 	uint64_t rng_ = 0x9e3779b97f4a7c15ULL;	// placement's xorshift
 };
 

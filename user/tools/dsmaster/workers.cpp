@@ -155,7 +155,7 @@ void Leader::gc_loop()
 	auto period = std::chrono::milliseconds(std::max<uint64_t>(50, opts_.gc_ms));
 
 	while (sleep_for(period)) {
-		uint64_t seq = 0, expired = 0, dropped = 0;
+		uint64_t seq = 0, expired = 0, dropped = 0, ttl = 0, evicted = 0, evicted_bytes = 0;
 		std::string err;
 		{
 			std::lock_guard<std::mutex> g(mu_);
@@ -175,6 +175,12 @@ void Leader::gc_loop()
 					break;
 				dropped++;
 			}
+			for (const auto &r : st_.plan_ttl(now)) {
+				if (evict_locked(r, &seq, &err))
+					break;
+				ttl++;
+			}
+			evict_to_watermarks_locked(now, &seq, &evicted, &evicted_bytes);
 			if (expired)
 				sync_cv_.notify_all();
 			// replies need not wait for records durable already
@@ -198,6 +204,10 @@ void Leader::gc_loop()
 		}
 		if (seq && wait_durable(seq, &err))
 			return;
+		if (slow_)
+			delete_slow_copies();
+		if (ttl)
+			log_line("%llu objects expired (TTL)", static_cast<unsigned long long>(ttl));
 		if (opts_.verbose && (expired || dropped))
 			log_line("gc: %llu pending puts expired, %llu versions freed",
 				 static_cast<unsigned long long>(expired),

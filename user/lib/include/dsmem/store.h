@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * libdsstore: the pooled object store's client (DSUSER_1.6).
+ * libdsstore: the pooled object store's client (DSUSER_1.6; soft pins
+ * and TTLs, ds_store_put_ex and ds_store_set_attr, DSSTORE_1.1).
  *
  * A client joins the store run by dsmaster, contributes a DRAM segment of
  * its dsmem node to the pool, and puts and gets objects.  Every operation
@@ -129,6 +130,58 @@ struct ds_store_task_status {
 int ds_store_put(struct ds_store *s, const char *key, const struct iovec *iov,
 		 size_t n, const struct ds_store_replicate_config *cfg,
 		 uint64_t *task);
+
+/*
+ * What a put asks of the object beyond its replicas; also the values
+ * ds_store_set_attr sets.  A struct that grows: size is the sizeof the
+ * caller was built with, at least DS_STORE_PUT_OPTS_SIZE_VER0 (-EINVAL
+ * below).  A larger one than this library knows is taken when the bytes
+ * it does not know are zero, else -E2BIG (the kernel's
+ * copy_struct_from_user rule), so a program built against a newer header
+ * fails clearly on an older library instead of losing what it asked for.
+ * Unknown flags, reserved words not zero or a TTL over
+ * DS_STORE_TTL_MAX_MS: -EINVAL.
+ */
+struct ds_store_put_opts {
+	uint32_t size;			/* sizeof(struct ds_store_put_opts) */
+	uint32_t flags;			/* DS_STORE_PUT_* */
+	uint64_t ttl_ms;		/* removed this long after its commit; 0: never */
+	uint64_t reserved[4];		/* 0 */
+};
+#define DS_STORE_PUT_OPTS_SIZE_VER0	16	/* size, flags and ttl_ms */
+/*
+ * A soft pin: when the pool is full the master evicts the least recently
+ * used objects that are not pinned first, and a pinned one only when
+ * nothing else is left (a pin is a preference, not a reservation).
+ */
+#define DS_STORE_PUT_SOFT_PIN	0x1u
+/* Ten years (of 366 days), the master's limit: a longer TTL is a mistake. */
+#define DS_STORE_TTL_MAX_MS	(10ULL * 366 * 24 * 3600 * 1000)
+
+/*
+ * Put with attributes: ds_store_put, and opts' soft pin and TTL kept with
+ * the new version (opts NULL: none, as ds_store_put).  A master too old to
+ * keep them would silently drop them: such a put is aborted and its task
+ * FAILED with -EOPNOTSUPP (nothing is written), rather than leave an object
+ * that is evicted or kept against the caller's wish.
+ */
+int ds_store_put_ex(struct ds_store *s, const char *key, const struct iovec *iov,
+		    size_t n, const struct ds_store_replicate_config *cfg,
+		    const struct ds_store_put_opts *opts, uint64_t *task);
+
+/*
+ * Set the soft pin or TTL of key's newest version after its put, at once
+ * (synchronous: no task).  mask says which: DS_STORE_ATTR_SOFT_PIN takes
+ * opts->flags & DS_STORE_PUT_SOFT_PIN (clear: unpin), DS_STORE_ATTR_TTL
+ * takes opts->ttl_ms, counted from now (0: never expires).  Only the
+ * key's owner or an admin may (-EPERM); -ENOENT: no such key; -EINVAL: a
+ * mask of none or unknown bits, or opts as ds_store_put_ex refuses them;
+ * -EOPNOTSUPP: a master without attributes.
+ */
+#define DS_STORE_ATTR_SOFT_PIN	0x1u
+#define DS_STORE_ATTR_TTL	0x2u
+int ds_store_set_attr(struct ds_store *s, const char *key, uint32_t mask,
+		      const struct ds_store_put_opts *opts);
 /*
  * Get: bytes from offset on, scattered into iov[0..n); a shorter object
  * leaves the rest of the buffers untouched.  min_version -1: any; a
@@ -175,11 +228,16 @@ struct ds_store_object_info {
 	uint32_t dram_replicas;
 	uint32_t nvmeof_replicas;
 	uint32_t flushed;
-	uint32_t reserved1;
+	uint32_t flags;			/* DS_STORE_OBJ_* */
 	uint64_t flushed_version;
 	int64_t ctime_ns;
-	uint64_t reserved[4];
+	int64_t expires_ns;		/* CLOCK_REALTIME it expires at; 0: never */
+	int64_t atime_ns;		/* its last put or get the master saw (eviction
+					 * goes by it); 0: an older master */
+	uint64_t reserved[2];
 };
+/* Soft-pinned (DS_STORE_PUT_SOFT_PIN): evicted after everything else. */
+#define DS_STORE_OBJ_SOFT_PIN	0x1u
 
 struct ds_store_object_list {
 	size_t count;
@@ -227,7 +285,12 @@ struct ds_store_master_info {
 	uint64_t global_version;
 	uint64_t members;
 	uint64_t ops;
-	uint64_t reserved[4];
+	/* eviction; all 0 from an older master */
+	uint64_t evictions;		/* objects evicted for room (LRU) */
+	uint64_t expiries;		/* objects removed at their TTL */
+	uint64_t evicted_bytes;		/* the bytes the two freed */
+	uint32_t high_watermark_pct;	/* a tier's use it starts above */
+	uint32_t low_watermark_pct;	/* and goes on down to */
 };
 
 /* The function shares its struct's name: C++'s -Wshadow would object. */
