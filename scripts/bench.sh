@@ -533,7 +533,7 @@ bench_btree() {
 }
 
 # The store as a cache (docs/store.md "Eviction"): a Zipf(0.99) get
-# workload, a miss put, over three times the pool's worth of 256 KiB
+# workload, a miss put, over three times the pool's worth of 1 MiB
 # keys: the store's hit ratio beside dsctl sim's LRU and Belady's bound on
 # the same trace at the pool's size in objects; then puts into a full
 # pool (evicting) against puts into an empty one.  Last: it leaves the
@@ -542,19 +542,19 @@ bench_obj_cache() {
 	local masters=$1 dir=$2 out=$3 pool keys json lru opt ours
 	pool=$(( $("$store_worker" --masters "$masters" segments |
 		awk '/^segment/ { for (i = 1; i <= NF; i++) if ($i ~ /^size=/) s += substr($i, 6) }
-		     END { print s }') / 262144 ))
+		     END { print s }') / 1048576 ))
 	keys=$((3 * pool))
-	"$obj_bench" --masters "$masters" --node 54 --depth 1 zipf "$keys" $((6 * pool)) 256K 0.99 \
+	"$obj_bench" --masters "$masters" --node 54 --depth 1 zipf "$keys" $((6 * pool)) 1M 0.99 \
 		"$dir/zipf.trace" | tee -a "$out" || return 1
 	json=$("$dsctl" -j sim run trace "$dir/zipf.trace" format text policy lru,belady size "$pool")
 	lru=$(json_get '[r["hit_ratio"] for r in d["runs"] if r["policy"] == "lru"][0]' <<<"$json")
 	opt=$(json_get '[r["hit_ratio"] for r in d["runs"] if r["policy"] == "belady"][0]' <<<"$json")
-	ours=$(awk '$2 == "obj.zipf_0.99_256K_hit_ratio" { print $3 }' "$out")
-	echo "bench: obj.zipf_0.99_256K_sim_lru_hit_ratio $lru ratio"
-	echo "bench: obj.zipf_0.99_256K_belady_hit_ratio $opt ratio"
-	echo "bench: obj.zipf_0.99_256K_hit_ratio.ratio_vs_sim_lru $(ratio "$ours" "$lru") x"
-	echo "bench: obj.zipf_0.99_256K_hit_ratio.ratio_vs_belady $(ratio "$ours" "$opt") x"
-	"$obj_bench" --masters "$masters" --node 54 --depth 4 fill 64K | tee -a "$out"
+	ours=$(awk '$2 == "obj.zipf_0.99_1M_hit_ratio" { print $3 }' "$out")
+	echo "bench: obj.zipf_0.99_1M_sim_lru_hit_ratio $lru ratio"
+	echo "bench: obj.zipf_0.99_1M_belady_hit_ratio $opt ratio"
+	echo "bench: obj.zipf_0.99_1M_hit_ratio.ratio_vs_sim_lru $(ratio "$ours" "$lru") x"
+	echo "bench: obj.zipf_0.99_1M_hit_ratio.ratio_vs_belady $(ratio "$ours" "$opt") x"
+	"$obj_bench" --masters "$masters" --node 54 --depth 4 fill 256K | tee -a "$out"
 }
 
 # The object store: dsmaster (node 51) and two clients (nodes 52, 53)
@@ -606,6 +606,8 @@ bench_obj() {
 			"$obj_bench" --masters "$masters" --node 54 --depth 2 bw 16M 6 &&
 			"$obj_bench" --masters "$masters" --node 54 --depth 4 ops 16K 400 &&
 			"$obj_bench" --masters "$masters" --node 54 --depth 4 meta 2000 &&
+			# 640 keys in batches of 64 against the same single calls, 4 in flight
+			"$obj_bench" --masters "$masters" --node 54 --depth 4 batch 16K 640 64 &&
 			# node 55 keeps its objects on its own segment: copies in
 			# the module (the local path), then with local_path off,
 			# through the device to itself
@@ -912,7 +914,7 @@ done
 [ ${#guest_subsets[@]} -gt 0 ] || exit 0
 # a memory-only NUMA node: where the token cache puts L2, as CXL would be;
 # the chaos run's length on top of the rest
-timeout=1200
+timeout=1800
 [[ " ${guest_subsets[*]} " != *" chaos "* ]] || timeout=$((timeout + ${CHAOS_SECONDS:-600} + 600))
 "$top/scripts/guest" --numa-memnode 128 -t "$timeout" -- \
 	env CHAOS_SECONDS="${CHAOS_SECONDS:-600}" CHAOS_SEED="${CHAOS_SEED:-$((RANDOM + 1))}" \

@@ -21,6 +21,11 @@
  *                   data moved): their rate, and the master's own count
  *                   of metadata operations over the same time (MasterInfo
  *                   ops) per second
+ *   batch SIZE COUNT B
+ *                   COUNT objects put and then got in batches of B keys
+ *                   (one task each, one after another), against the same
+ *                   COUNT single puts and gets with Q in flight: ops/s
+ *                   of each and the ratios
  *   fill SIZE       puts of SIZE (Q in flight) into an empty pool (the
  *                   first half of its DRAM), then on until three times
  *                   the pool was put: the last pool's worth is put into
@@ -334,6 +339,84 @@ static void mode_meta(unsigned long count)
 	free(th);
 }
 
+static double run_batches(int put, uint64_t size, unsigned long count, unsigned long per,
+			  uint8_t **bufs, struct ds_store_batch_item *items, char (*keys)[128])
+{
+	struct ds_store_replicate_config cfg = { .dram_replicas = replicas };
+	struct iovec *iov = calloc(per, sizeof(*iov));
+	double t0 = now_us();
+
+	for (unsigned long at = 0; at < count; at += per) {
+		unsigned long n = count - at < per ? count - at : per;
+		struct ds_store_task_status st;
+		uint64_t task;
+		int ret;
+
+		for (unsigned long i = 0; i < n; i++) {
+			key_of(keys[i], sizeof(keys[i]), size, at + i);
+			iov[i].iov_base = bufs[i];
+			iov[i].iov_len = size;
+			if (put)
+				memcpy(bufs[i] + 8, &(uint64_t){ at + i }, 8);
+			items[i] = (struct ds_store_batch_item){ .key = keys[i], .iov = &iov[i],
+								 .iovcnt = 1 };
+		}
+		ret = put ? ds_store_batch_put(s, items, n, &cfg, NULL, &task)
+			  : ds_store_batch_get(s, items, n, &task);
+		if (!ret)
+			ret = ds_store_task_query(s, task, -1, 1, &st);
+		if (ret)
+			die(put ? "batch put" : "batch get", ret);
+		if (st.state != DS_STORE_COMPLETE || st.err)
+			die(put ? "batch put task" : "batch get task", st.err ? st.err : -EIO);
+		for (unsigned long i = 0; i < n && !put; i++) {
+			uint64_t seed, sz;
+
+			if (store_pat_seed(bufs[i], size, &seed, &sz) || seed != at + i || sz != size)
+				die("batch get: wrong bytes", -EIO);
+		}
+	}
+	free(iov);
+	return (now_us() - t0) / 1e6;
+}
+
+static void mode_batch(uint64_t size, unsigned long count, unsigned long per)
+{
+	struct ds_store_batch_item *items = calloc(per, sizeof(*items));
+	char (*keys)[128] = calloc(per, sizeof(*keys));
+	uint8_t **b, **singles;
+	unsigned long bad = 0;
+	double tp, tg, sp, sg;
+	char l[32];
+	unsigned save = depth;
+
+	label(size, l, sizeof(l));
+	depth = per;		/* a buffer per key of a batch */
+	b = buffers(size);
+	depth = save;
+	tp = run_batches(1, size, count, per, b, items, keys);
+	tg = run_batches(0, size, count, per, b, items, keys);
+	singles = buffers(size);
+	key_base = count;	/* the single calls on keys of their own */
+	sp = run_ops(1, size, count, singles, NULL, NULL);
+	sg = run_ops(0, size, count, singles, NULL, &bad);
+	printf("bench: obj.batch_put_%s_x%lu_ops_per_s %.0f ops/s\n", l, per, count / tp);
+	printf("bench: obj.batch_get_%s_x%lu_ops_per_s %.0f ops/s\n", l, per, count / tg);
+	printf("bench: obj.single_put_%s_q%u_ops_per_s %.0f ops/s\n", l, depth, count / sp);
+	printf("bench: obj.single_get_%s_q%u_ops_per_s %.0f ops/s\n", l, depth, count / sg);
+	printf("bench: obj.batch_put_%s_x%lu.ratio_vs_single %.2f x\n", l, per, sp / tp);
+	printf("bench: obj.batch_get_%s_x%lu.ratio_vs_single %.2f x\n", l, per, sg / tg);
+	cleanup(size, count, singles);
+	key_base = 0;
+	depth = per;
+	cleanup(size, count, b);
+	depth = save;
+	free(items);
+	free(keys);
+	if (bad)
+		die("single gets read the wrong object", -EIO);
+}
+
 /* the DRAM the pool's ALIVE segments hold */
 static uint64_t pool_bytes(void)
 {
@@ -466,6 +549,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: obj_bench --masters H:P --node ID [--depth Q] [--replicas R] [--local SIZE]\n"
 			"                 bw SIZE COUNT | ops SIZE COUNT | meta COUNT | fill SIZE\n"
+			"                 | batch SIZE COUNT B\n"
 			"                 | zipf KEYS OPS SIZE THETA TRACE\n");
 	exit(2);
 }
@@ -511,6 +595,9 @@ int main(int argc, char **argv)
 		mode_ops(parse_size(argv[optind + 1]), strtoul(argv[optind + 2], NULL, 0));
 	else if (!strcmp(argv[optind], "meta") && optind + 1 < argc)
 		mode_meta(strtoul(argv[optind + 1], NULL, 0));
+	else if (!strcmp(argv[optind], "batch") && optind + 3 < argc)
+		mode_batch(parse_size(argv[optind + 1]), strtoul(argv[optind + 2], NULL, 0),
+			   strtoul(argv[optind + 3], NULL, 0));
 	else if (!strcmp(argv[optind], "fill") && optind + 1 < argc)
 		mode_fill(parse_size(argv[optind + 1]));
 	else if (!strcmp(argv[optind], "zipf") && optind + 5 < argc)

@@ -8,7 +8,7 @@
 #ifdef DS_CONSUMER_STORE	/* linked with libdsstore too (install_check.sh) */
 #include <dsmem/store.h>
 
-/* DSSTORE_1.1: soft pins and TTLs, refused clearly without a handle */
+/* DSSTORE_1.1: soft pins, TTLs and batches, refused clearly without a handle */
 static int store_calls(void)
 {
 	struct ds_store_put_opts opts = {
@@ -23,6 +23,14 @@ static int store_calls(void)
 			      &opts) != -EINVAL ||
 	    strcmp(ds_store_errmsg(NULL), "no store handle"))
 		return 5;
+	/* and batches */
+	struct ds_store_batch_item item = { .key = "k", .iov = &iov, .iovcnt = 1 };
+
+	if (ds_store_batch_put(NULL, &item, 1, NULL, NULL, &task) != -EINVAL ||
+	    ds_store_batch_get(NULL, &item, 1, &task) != -EINVAL ||
+	    ds_store_batch_exist(NULL, &item, 1) != -EINVAL ||
+	    ds_store_batch_del(NULL, &item, 1) != -EINVAL)
+		return 6;
 	return 0;
 }
 #endif

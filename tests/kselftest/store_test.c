@@ -27,8 +27,12 @@
  *                  every acknowledged object read back and checked
  *   auth_refusals  callers without a certificate, of another CA, or
  *                  forging another client's id: refused, nothing changed
+ *   metrics_scrape the leader's Prometheus metrics over HTTP: it leads,
+ *                  its pool's segments and tiers, puts and objects move
  *   chaos.*        a Jepsen-style run: three clients' histories under
  *                  faults, judged by dschaos-check (docs/chaos.md)
+ *   batch_ops      batch put, get, exist and del: one round trip, a
+ *                  result per key
  *   ev.*, evha.*   eviction on a small pool (two 8 MiB segments): a
  *                  Zipf fill three times over (no put fails, pins stay,
  *                  hot keys stay), least recently used first, nothing
@@ -51,7 +55,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <strings.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -70,6 +78,7 @@
 #define CLIENT_NODE	21		/* worker i: node 21 + i */
 #define MASTER_NODE	31		/* master i: node 31 + i */
 #define RPC_PORT	7700		/* master i: 127.0.0.1:7700 + i */
+#define METRICS_PORT	9470		/* master i: http://127.0.0.1:9470 + i/metrics */
 #define NWORKERS	3
 #define SEGMENT		"96M"
 #define MAX_OBJECT	(72ull << 20)
@@ -189,12 +198,14 @@ static char *master_addr(int i, char *buf, size_t size)
  */
 static int spawn_master(struct env *e, struct proc *p, int i, bool use_etcd, const char *slow_spec)
 {
-	char listen[32], node[16], port[16], data[96], slow[96], log[96], maxobj[32];
+	char listen[32], node[16], port[16], data[96], slow[96], log[96], maxobj[32], metrics[32];
 	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
 	char *argv[56], more[256];
 	int n = 0;
 
 	master_addr(i, listen, sizeof(listen));
+	/* each master of the guest its own metrics port */
+	snprintf(metrics, sizeof(metrics), "127.0.0.1:%d", METRICS_PORT + i);
 	snprintf(node, sizeof(node), "%d", MASTER_NODE + i);
 	snprintf(port, sizeof(port), "%u", node_port(MASTER_NODE + i));
 	snprintf(data, sizeof(data), "%s/m%d", e->dir, i);
@@ -244,6 +255,8 @@ static int spawn_master(struct env *e, struct proc *p, int i, bool use_etcd, con
 	argv[n++] = "200";
 	argv[n++] = "--gc-ms";
 	argv[n++] = (char *)(e->gc_ms ? e->gc_ms : "500");
+	argv[n++] = "--metrics-listen";
+	argv[n++] = metrics;
 	argv[n++] = "-v";
 	snprintf(more, sizeof(more), "%s", e->master_args ? e->master_args : "");
 	for (char *save = NULL, *w = strtok_r(more, " ", &save); w && n < 54;
@@ -824,6 +837,143 @@ TEST_F_TIMEOUT(st, versions, 180)
 	EXPECT_EQ(1, kv(r, "count")) TH_LOG("%s", r);
 	/* a new put after Del still gets a newer version */
 	EXPECT_LT(v3, put_ok(_metadata, W(1), "ver/k", 10, 10, "dram 1"));
+}
+
+/* ---- metrics ---- */
+
+#define METRICS_MAX	(256 << 10)
+
+/*
+ * GET path from http://127.0.0.1:port (HTTP/1.0: the server closes when
+ * done): the HTTP status, or -errno; the body in body (NUL-terminated),
+ * its Content-Type in ctype.
+ */
+static int http_get(int port, const char *path, char *body, size_t size, char *ctype, size_t csize)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	char *buf = malloc(METRICS_MAX), req[256], *p, *end;
+	size_t got = 0;
+	int fd, status = -EIO;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	body[0] = ctype[0] = 0;
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (!buf || fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		status = -errno;
+		goto out;
+	}
+	snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: 127.0.0.1:%d\r\n\r\n", path, port);
+	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req))
+		goto out;
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&pfd, 1, 10000) != 1 || got + 1 >= METRICS_MAX) {
+			status = -ETIMEDOUT;
+			goto out;
+		}
+		n = read(fd, buf + got, METRICS_MAX - 1 - got);
+		if (n < 0)
+			goto out;
+		if (!n)
+			break;
+		got += n;
+	}
+	buf[got] = 0;
+	end = strstr(buf, "\r\n\r\n");
+	if (!end || sscanf(buf, "HTTP/1.%*d %d", &status) != 1) {
+		status = -EBADMSG;
+		goto out;
+	}
+	*end = 0;
+	for (p = strstr(buf, "\r\n"); p; p = strstr(p + 2, "\r\n"))
+		if (!strncasecmp(p + 2, "Content-Type: ", 14)) {
+			snprintf(ctype, csize, "%.*s", (int)strcspn(p + 16, "\r\n"), p + 16);
+			break;
+		}
+	snprintf(body, size, "%s", end + 4);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return status;
+}
+
+/* The value of the sample "name{labels}" (exactly) in text; -1 if none. */
+static double metric(const char *text, const char *sample)
+{
+	size_t n = strlen(sample);
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (!strncmp(l, sample, n) && l[n] == ' ')
+			return strtod(l + n + 1, NULL);
+	return -1;
+}
+
+/* Sample lines that begin with prefix. */
+static int samples(const char *text, const char *prefix)
+{
+	int count = 0;
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		count += !strncmp(l, prefix, strlen(prefix));
+	return count;
+}
+
+TEST_F_TIMEOUT(st, metrics_scrape, 180)
+{
+	char *m0, *m1, ctype[128];
+	double objects, puts, gets, used;
+
+	SKIP_FILTERED();
+	m0 = malloc(METRICS_MAX);
+	m1 = malloc(METRICS_MAX);
+	ASSERT_TRUE(m0 && m1);
+	ASSERT_EQ(200, http_get(METRICS_PORT, "/metrics", m0, METRICS_MAX, ctype, sizeof(ctype)));
+	EXPECT_STREQ("text/plain; version=0.0.4; charset=utf-8", ctype);
+	EXPECT_EQ(1, metric(m0, "dsmem_store_leader")) TH_LOG("%s", m0);
+	EXPECT_LE(1, metric(m0, "dsmem_store_term"));
+	EXPECT_EQ(1, metric(m0, "dsmem_store_leader_terms_total"));
+	EXPECT_LE(NWORKERS, metric(m0, "dsmem_store_clients"));
+	/* every client's segment, by id, type, state and node; the tiers */
+	EXPECT_EQ(NWORKERS, samples(m0, "dsmem_store_segment_size_bytes{"));
+	EXPECT_EQ(NWORKERS, samples(m0, "dsmem_store_segment_used_bytes{"));
+	for (int i = 0; i < NWORKERS; i++) {
+		char want[96];
+
+		snprintf(want, sizeof(want), ",type=\"dram\",state=\"alive\",node=\"%d\"} %llu\n",
+			 CLIENT_NODE + i, 96ull << 20);
+		EXPECT_NE(NULL, strstr(m0, want)) TH_LOG("no segment of node %d: %s", CLIENT_NODE + i, m0);
+	}
+	EXPECT_EQ(NWORKERS * (96.0 * (1 << 20)), metric(m0, "dsmem_store_tier_size_bytes{tier=\"dram\"}"));
+	EXPECT_EQ(0, metric(m0, "dsmem_store_tier_size_bytes{tier=\"nvmeof\"}"));
+	EXPECT_EQ(NULL, strstr(m0, "gaddr"));
+	objects = metric(m0, "dsmem_store_objects");
+	puts = metric(m0, "dsmem_store_puts_total");
+	gets = metric(m0, "dsmem_store_gets_total");
+	used = metric(m0, "dsmem_store_tier_used_bytes{tier=\"dram\"}");
+	ASSERT_LE(0, objects);
+	ASSERT_LE(0, puts);
+	ASSERT_LE(0, used);
+
+	/* a put and a get: the numbers move */
+	ASSERT_LT(0, put_ok(_metadata, W(0), "metrics/a", 1 << 20, 5, "dram 1"));
+	EXPECT_EQ(1, get_check(_metadata, W(1), "metrics/a", 1 << 20, 5, NULL));
+	ASSERT_EQ(200, http_get(METRICS_PORT, "/metrics", m1, METRICS_MAX, ctype, sizeof(ctype)));
+	EXPECT_EQ(objects + 1, metric(m1, "dsmem_store_objects")) TH_LOG("%s", m1);
+	EXPECT_EQ(puts + 1, metric(m1, "dsmem_store_puts_total"));
+	EXPECT_LE(gets + 1, metric(m1, "dsmem_store_gets_total"));
+	EXPECT_LE(used + (1 << 20), metric(m1, "dsmem_store_tier_used_bytes{tier=\"dram\"}"));
+	EXPECT_LE(1 << 20, metric(m1, "dsmem_store_object_bytes"));
+	EXPECT_LE(1, metric(m1, "dsmem_store_rpc_total{method=\"PutCommit\",code=\"OK\"}"));
+	EXPECT_LE(1, metric(m1, "dsmem_store_rpc_duration_seconds_count{method=\"PutStart\"}"));
+	EXPECT_EQ(metric(m1, "dsmem_store_rpc_duration_seconds_count{method=\"PutStart\"}"),
+		  metric(m1, "dsmem_store_rpc_duration_seconds_bucket{method=\"PutStart\",le=\"+Inf\"}"));
+	/* only /metrics */
+	EXPECT_EQ(404, http_get(METRICS_PORT, "/", m1, METRICS_MAX, ctype, sizeof(ctype)));
+	free(m0);
+	free(m1);
 }
 
 /* ---- who may do what (TLS client certificates) ---- */
@@ -2097,6 +2247,84 @@ TEST_F_TIMEOUT(chaos, linearizable_under_faults, 3600)
 	if (!_metadata->passed && !run("rm -rf %s && mkdir -p %s && cp %s/*.jsonl %s/*.log %s/",
 				       path, path, self->e.dir, self->e.dir, path))
 		TH_LOG("history and logs kept in %s", path);
+}
+
+/* ---- batches ---- */
+
+/* the i-th comma-separated number of field name in line */
+static long long kv_nth(const char *line, const char *name, int i)
+{
+	char buf[8192], *save = NULL, *t;
+
+	if (!kv_str(line, name, buf, sizeof(buf)))
+		return LLONG_MIN;
+	for (t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		if (i-- == 0)
+			return strtoll(t, NULL, 10);
+	return LLONG_MIN;
+}
+
+/*
+ * Batches: one round trip for many keys, each key answered on its own.
+ * Puts of one-shard and sharded objects, gets checked byte for byte,
+ * exist and delete with keys absent among them: those fail, the others
+ * do not.  A bad key anywhere refuses the batch before anything is sent.
+ */
+TEST_F_TIMEOUT(st, batch_ops, 240)
+{
+	char r[16384];
+	int i;
+
+	SKIP_FILTERED();
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "bput b/s 64 100000 500"));
+	EXPECT_EQ(ST_COMPLETE, kv(r, "state")) TH_LOG("%s", r);
+	EXPECT_EQ(0, kv(r, "err")) TH_LOG("%s", r);
+	EXPECT_EQ(64, kv(r, "ok")) TH_LOG("%s", r);
+	EXPECT_EQ(64 * 100000, kv(r, "bytes"));
+	for (i = 1; i < 64; i++)	/* one version each, in order */
+		EXPECT_LT(kv_nth(r, "versions", i - 1), kv_nth(r, "versions", i));
+	/* sharded (3 MiB: three 1 MiB shards), two replicas */
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "bput b/m 4 %llu 600 dram 2", 3ull << 20));
+	EXPECT_EQ(4, kv(r, "ok")) TH_LOG("%s", r);
+	/* read by another client */
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "bget b/s 64 100000 500"));
+	EXPECT_EQ(ST_COMPLETE, kv(r, "state")) TH_LOG("%s", r);
+	EXPECT_EQ(64, kv(r, "intact")) TH_LOG("%s", r);
+	ASSERT_EQ(0, wcmd(W(2), r, sizeof(r), "bget b/m 4 %llu 600", 3ull << 20));
+	EXPECT_EQ(4, kv(r, "intact")) TH_LOG("%s", r);
+	/* exist: two absent keys among present ones */
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "bexist b/s0 b/none b/s63 b/m2 b/s64"));
+	EXPECT_EQ(0, kv(r, "ret")) TH_LOG("%s", r);
+	EXPECT_EQ(0, kv_nth(r, "errs", 0));
+	EXPECT_EQ(-ENOENT, kv_nth(r, "errs", 1));
+	EXPECT_EQ(0, kv_nth(r, "errs", 2));
+	EXPECT_EQ(0, kv_nth(r, "errs", 3));
+	EXPECT_EQ(-ENOENT, kv_nth(r, "errs", 4));
+	EXPECT_LT(0, kv_nth(r, "versions", 0));
+	/* delete: the absent key fails alone */
+	ASSERT_EQ(0, wcmd(W(2), r, sizeof(r), "bdel b/s1 b/none b/s3 b/s5"));
+	EXPECT_EQ(0, kv(r, "ret")) TH_LOG("%s", r);
+	EXPECT_EQ(0, kv_nth(r, "errs", 0));
+	EXPECT_EQ(-ENOENT, kv_nth(r, "errs", 1));
+	EXPECT_EQ(1, kv_nth(r, "versions", 0));	/* versions deleted */
+	EXPECT_EQ(0, kv_nth(r, "errs", 3));
+	/* the batch get now: three keys fail (ENOENT), the rest are whole */
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "bget b/s 64 100000 500"));
+	EXPECT_EQ(ST_COMPLETE, kv(r, "state")) TH_LOG("%s", r);
+	EXPECT_EQ(-ENOENT, kv(r, "err")) TH_LOG("%s", r);
+	EXPECT_EQ(3, kv(r, "failed")) TH_LOG("%s", r);
+	EXPECT_EQ(61, kv(r, "intact")) TH_LOG("%s", r);
+	EXPECT_EQ(-ENOENT, kv_nth(r, "errs", 1));
+	EXPECT_EQ(0, kv_nth(r, "errs", 2));
+	/* a single get sees what the batch put */
+	EXPECT_EQ(1, get_check(_metadata, W(2), "b/s7", 100000, 507, NULL));
+	/* refused before anything is sent: an empty key among good ones */
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "bexist b/s0 - b/s2"));
+	EXPECT_EQ(-EINVAL, kv(r, "ret")) TH_LOG("%s", r);
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "bdel b/s0 @2000"));
+	EXPECT_EQ(-EINVAL, kv(r, "ret")) TH_LOG("%s", r);
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "bexist b/s0"));
+	EXPECT_EQ(0, kv_nth(r, "errs", 0)) TH_LOG("b/s0 must not have gone: %s", r);
 }
 
 /* ---- eviction, soft pins, TTLs (docs/store.md "Eviction") ---- */

@@ -21,6 +21,17 @@
 //                                flushed bytes (nowait: ret task)
 //   attr KEY [pin|unpin] [ttl MS]
 //                             -> ret (ds_store_set_attr)
+//   bput PREFIX COUNT SIZE SEED0 [dram N] [pin] [ttl MS]
+//                             -> one batch put of PREFIX0..PREFIX<COUNT-1>
+//                                (key i: pattern(SEED0 + i)): ret state
+//                                err ok failed versions (comma-separated)
+//                                errs (each key's, comma-separated)
+//   bget PREFIX COUNT SIZE SEED0
+//                             -> one batch get of the same keys, each
+//                                checked: ret state err ok intact failed
+//                                errs
+//   bexist KEY... | bdel KEY...
+//                             -> ret errs versions (each key's)
 //   get KEY CAP [min V] [off O] [expect SEED [size S]]
 //                             -> ret state err version largest bytes
 //                                intact seed size
@@ -372,6 +383,102 @@ std::string do_stat(const std::string &key)
 		      info.flushed, info.flushed_version, !!(info.flags & DS_STORE_OBJ_SOFT_PIN),
 		      info.expires_ns, info.atime_ns);
 	return b;
+}
+
+// A batch's keys PREFIX0.. and their items (the keys outlive the call).
+struct batch {
+	std::vector<std::string> keys;
+	std::vector<std::vector<uint8_t>> bufs;
+	std::vector<struct iovec> iovs;
+	std::vector<ds_store_batch_item> items;
+
+	void make(const std::vector<std::string> &k, uint64_t size)
+	{
+		keys = k;
+		bufs.assign(keys.size(), std::vector<uint8_t>(size ? size : 1));
+		iovs.resize(keys.size());
+		items.assign(keys.size(), ds_store_batch_item{});
+		for (size_t i = 0; i < keys.size(); i++) {
+			iovs[i] = { bufs[i].data(), size };
+			items[i].key = keys[i].c_str();
+			items[i].iov = &iovs[i];
+			items[i].iovcnt = 1;
+		}
+	}
+	std::string fields() const
+	{
+		std::string errs, versions;
+		for (const auto &it : items) {
+			errs += (errs.empty() ? "" : ",") + std::to_string(it.err);
+			versions += (versions.empty() ? "" : ",") + std::to_string(it.version);
+		}
+		return " errs=" + errs + " versions=" + versions;
+	}
+};
+
+std::vector<std::string> numbered(const std::string &prefix, uint64_t count)
+{
+	std::vector<std::string> k;
+	for (uint64_t i = 0; i < count; i++)
+		k.push_back(prefix + std::to_string(i));
+	return k;
+}
+
+std::string do_batch(const std::vector<std::string> &w)
+{
+	batch b;
+	const std::string &c = w[0];
+	char head[160];
+	if (c == "bexist" || c == "bdel") {
+		std::vector<std::string> keys;
+		for (size_t i = 1; i < w.size(); i++)
+			keys.push_back(key_arg(w[i]));
+		b.make(keys, 0);
+		int ret = c == "bexist" ? ds_store_batch_exist(store, b.items.data(), b.items.size())
+					: ds_store_batch_del(store, b.items.data(), b.items.size());
+		if (ret)
+			return "ok ret=" + std::to_string(ret) + msg_field();
+		return "ok ret=0" + b.fields();
+	}
+	if (w.size() < 5)
+		return "ok ret=-22 msg=b_PREFIX_COUNT_SIZE_SEED0";
+	const uint64_t count = num(w[2]), size = num(w[3]), seed0 = num(w[4]);
+	b.make(numbered(w[1], count), size);
+	opts o;
+	o.parse(w, 5);
+	uint64_t task = 0;
+	int ret;
+	if (c == "bput") {
+		for (uint64_t i = 0; i < count; i++)
+			store_pat_fill(b.bufs[i].data(), size, seed0 + i);
+		ret = ds_store_batch_put(store, b.items.data(), b.items.size(), &o.cfg,
+					 o.attrs ? &o.put : nullptr, &task);
+	} else {
+		ret = ds_store_batch_get(store, b.items.data(), b.items.size(), &task);
+	}
+	if (ret)
+		return "ok ret=" + std::to_string(ret) + msg_field();
+	ds_store_task_status st{};
+	ret = ds_store_task_query(store, task, -1, 1, &st);
+	if (ret)
+		return "ok ret=" + std::to_string(ret) + msg_field();
+	uint64_t ok = 0, intact = 0, failed = 0;
+	for (uint64_t i = 0; i < count; i++) {
+		const ds_store_batch_item &it = b.items[i];
+		if (it.err) {
+			failed++;
+			continue;
+		}
+		ok++;
+		if (c == "bget" && it.bytes == size &&
+		    store_pat_check(b.bufs[i].data(), size, seed0 + i, size, 0))
+			intact++;
+	}
+	std::snprintf(head, sizeof(head),
+		      "ok ret=0 state=%u err=%d bytes=%" PRIu64 " ok=%" PRIu64 " intact=%" PRIu64
+		      " failed=%" PRIu64,
+		      st.state, st.err, st.bytes, ok, intact, failed);
+	return head + b.fields() + (st.err ? msg_field() : "");
 }
 
 std::string do_attr(const std::string &key, const opts &o)
@@ -1067,6 +1174,8 @@ int main(int argc, char **argv)
 		} else if (c == "attr" && w.size() >= 2) {
 			o.parse(w, 2);
 			r = do_attr(key_arg(w[1]), o);
+		} else if (c == "bput" || c == "bget" || c == "bexist" || c == "bdel") {
+			r = do_batch(w);
 		} else if (c == "zipf") {
 			r = do_zipf(w);
 		} else if (c == "stat" && w.size() >= 2) {

@@ -4,6 +4,9 @@
 // anything is opened (these run on the host, where no module is loaded).
 // The ones that guard security above all: plaintext only on loopback, and
 // etcd's TLS given whole or not at all.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdarg>
@@ -110,6 +113,42 @@ void eviction_options(void **)
 	refused(base({ "--high-watermark", "x" }), "--high-watermark needs a number, not 'x'");
 }
 
+void metrics_listen(void **)
+{
+	const std::string why = "--metrics-listen is HOST:PORT (PORT 0 to 65535; [V6ADDR]:PORT) or none, not '";
+	for (const char *bad : { "9470", "127.0.0.1", "127.0.0.1:", ":9470", "127.0.0.1:65536",
+				 "127.0.0.1:http", "::1:9470", "[::1:9470", "" })
+		refused(base({ "--metrics-listen", bad }), why + bad + "'");
+}
+
+// A metrics port another listener holds: exit status 1 at startup, with
+// the address and why (a second master on a host must be given its own).
+void metrics_port_taken(void **)
+{
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {};
+	socklen_t len = sizeof(a);
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_true(s >= 0);
+	assert_int_equal(bind(s, reinterpret_cast<struct sockaddr *>(&a), sizeof(a)), 0);
+	assert_int_equal(listen(s, 1), 0);
+	assert_int_equal(getsockname(s, reinterpret_cast<struct sockaddr *>(&a), &len), 0);
+	const std::string where = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+
+	// (timeout: a master that did start would serve for ever)
+	result res = run_prog("/usr/bin/timeout",
+			      { "30", DS_DSMASTER, "--listen", "127.0.0.1:0", "--node", "1", "--addr",
+				"127.0.0.1", "--port", "7001", "--insecure", "--slow-tier", "none",
+				"--data-dir", tmp_path("m"), "--metrics-listen", where });
+	close(s);
+	std::string want = "dsmaster: --metrics-listen " + where + ": Address already in use\n";
+	if (res.status != 1 || res.err.find(want) == std::string::npos)
+		print_error("status %d, stderr %s", res.status, res.err.c_str());
+	assert_int_equal(res.status, 1);
+	assert_true(res.err.find(want) != std::string::npos);
+}
+
 }  // namespace
 
 int main()
@@ -119,6 +158,8 @@ int main()
 		cmocka_unit_test(etcd_tls_whole_or_not_at_all),
 		cmocka_unit_test(the_rest),
 		cmocka_unit_test(eviction_options),
+		cmocka_unit_test(metrics_listen),
+		cmocka_unit_test(metrics_port_taken),
 	};
 	return cmocka_run_group_tests(tests, make_tmp_dir, remove_tmp_dir);
 }

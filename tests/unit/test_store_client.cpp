@@ -756,6 +756,58 @@ void test_task_errors(void **)
 }
 
 // ds_store_put_opts grows as the kernel's structs do (copy_struct_from_user).
+// Batches are refused whole, before anything is sent, for any bad item.
+void test_batch_args(void **)
+{
+	auto s = detached();
+	uint64_t task = 0;
+	char b[8] = {};
+	iovec v{b, sizeof(b)}, empty{b, 0};
+	std::vector<ds_store_batch_item> items(3);
+	const char *keys[] = { "a", "b", "c" };
+	for (size_t i = 0; i < items.size(); i++) {
+		items[i].key = keys[i];
+		items[i].iov = &v;
+		items[i].iovcnt = 1;
+	}
+
+	assert_int_equal(ds_store_batch_put(nullptr, items.data(), 3, nullptr, nullptr, &task), -EINVAL);
+	assert_string_equal(ds_store_errmsg(nullptr), "no store handle");
+	assert_int_equal(ds_store_batch_get(s.get(), items.data(), 0, &task), -EINVAL);
+	assert_non_null(strstr(ds_store_errmsg(s.get()), "no items"));
+	assert_int_equal(ds_store_batch_exist(s.get(), nullptr, 3), -EINVAL);
+	std::vector<ds_store_batch_item> many(DS_STORE_BATCH_MAX + 1, items[0]);
+	assert_int_equal(ds_store_batch_del(s.get(), many.data(), many.size()), -EINVAL);
+	assert_non_null(strstr(ds_store_errmsg(s.get()), "the limit is 4096"));
+	// one bad key, the others good: the whole batch refused, and says which
+	items[2].key = "";
+	assert_int_equal(ds_store_batch_put(s.get(), items.data(), 3, nullptr, nullptr, &task), -EINVAL);
+	assert_non_null(strstr(ds_store_errmsg(s.get()), "item 2"));
+	assert_int_equal(ds_store_batch_exist(s.get(), items.data(), 3), -EINVAL);
+	assert_int_equal(ds_store_batch_del(s.get(), items.data(), 3), -EINVAL);
+	items[2].key = nullptr;
+	assert_int_equal(ds_store_batch_get(s.get(), items.data(), 3, &task), -EINVAL);
+	items[2].key = keys[2];
+	// buffers: none, or an empty object to put
+	items[1].iov = nullptr;
+	assert_int_equal(ds_store_batch_get(s.get(), items.data(), 3, &task), -EINVAL);
+	assert_non_null(strstr(ds_store_errmsg(s.get()), "item 1"));
+	items[1].iov = &empty;
+	assert_int_equal(ds_store_batch_put(s.get(), items.data(), 3, nullptr, nullptr, &task), -EINVAL);
+	assert_non_null(strstr(ds_store_errmsg(s.get()), "'b'"));
+	items[1].iov = &v;
+	// the config and opts as a single put checks them
+	ds_store_replicate_config none{0, 0, DS_STORE_FLUSH_NONE, 0};
+	assert_int_equal(ds_store_batch_put(s.get(), items.data(), 3, &none, nullptr, &task), -EINVAL);
+	ds_store_put_opts o{};
+	o.size = sizeof(o);
+	o.flags = 0x80;
+	assert_int_equal(ds_store_batch_put(s.get(), items.data(), 3, nullptr, &o, &task), -EINVAL);
+	assert_int_equal(ds_store_batch_put(s.get(), items.data(), 3, nullptr, nullptr, nullptr), -EINVAL);
+	// nothing was submitted
+	assert_int_equal(s->client.tasks().size(), 0);
+}
+
 void test_put_opts(void **)
 {
 	auto s = detached();
@@ -1012,6 +1064,7 @@ int main(void)
 		cmocka_unit_test(test_leader_following),
 		cmocka_unit_test(test_no_master),
 		cmocka_unit_test(test_task_errors),
+		cmocka_unit_test(test_batch_args),
 		cmocka_unit_test(test_put_opts),
 		cmocka_unit_test(test_set_attr_args),
 		cmocka_unit_test(test_put_attrs_master),

@@ -186,6 +186,60 @@ DS_EXPORT int ds_store_put_ex(struct ds_store *s, const char *key, const struct 
 	});
 }
 
+DS_EXPORT int ds_store_batch_put(struct ds_store *s, struct ds_store_batch_item *items, size_t n,
+				 const struct ds_store_replicate_config *cfg,
+				 const struct ds_store_put_opts *opts, uint64_t *task)
+{
+	return guarded([&] {
+		if (!s)
+			return fail(-EINVAL, "no store handle");
+		std::string err;
+		PutAttrs attrs;
+		if (int ret = read_put_opts(opts, &attrs, &err))
+			return fail(ret, err);
+		int ret = s->client.batch_put(items, n, cfg, attrs, task, &err);
+		return ret ? fail(ret, err) : 0;
+	});
+}
+
+DS_EXPORT int ds_store_batch_get(struct ds_store *s, struct ds_store_batch_item *items, size_t n,
+				 uint64_t *task)
+{
+	return guarded([&] {
+		if (!s)
+			return fail(-EINVAL, "no store handle");
+		std::string err;
+		int ret = s->client.batch_get(items, n, task, &err);
+		return ret ? fail(ret, err) : 0;
+	});
+}
+
+DS_EXPORT int ds_store_batch_exist(struct ds_store *s, struct ds_store_batch_item *items, size_t n)
+{
+	return guarded([&] {
+		if (!s)
+			return fail(-EINVAL, "no store handle");
+		std::string err;
+		int ret = dsmem::store::ClientCore::batch_check(items, n, false, nullptr, &err);
+		if (!ret)
+			ret = s->client.batch_exist(items, n, &err);
+		return ret ? fail(ret, err) : 0;
+	});
+}
+
+DS_EXPORT int ds_store_batch_del(struct ds_store *s, struct ds_store_batch_item *items, size_t n)
+{
+	return guarded([&] {
+		if (!s)
+			return fail(-EINVAL, "no store handle");
+		std::string err;
+		int ret = dsmem::store::ClientCore::batch_check(items, n, false, nullptr, &err);
+		if (!ret)
+			ret = s->client.batch_del(items, n, &err);
+		return ret ? fail(ret, err) : 0;
+	});
+}
+
 DS_EXPORT int ds_store_set_attr(struct ds_store *s, const char *key, uint32_t mask,
 				const struct ds_store_put_opts *opts)
 {

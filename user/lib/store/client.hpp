@@ -70,6 +70,8 @@ struct PutAttrs {
 // opts as the C API takes it (a struct that grows, see store.h) into
 // *out: 0, or -EINVAL / -E2BIG with *why set.  NULL: no attributes.
 int read_put_opts(const ds_store_put_opts *opts, PutAttrs *out, std::string *why);
+// A name for one request, the same on each of its retries (never 0).
+uint64_t new_request_id();
 // A replica's shard's length, for for_each_shard (shards.hpp).
 inline uint64_t shard_length(const pb::Shard &s)
 {
@@ -163,6 +165,17 @@ private:
 	std::shared_ptr<grpc::ChannelCredentials> creds_;
 };
 
+// One key of a batch task: the caller's item, where its result goes
+// (valid until the task is done, as the buffers are).
+struct BatchItem {
+	std::string key;
+	std::vector<iovec> iov;
+	uint64_t size = 0;
+	ds_store_batch_item *out = nullptr;
+	std::string why;			// a failure's reason
+	Clock::time_point lease_end{};		// get: its lease, on our clock
+};
+
 // Tasks: queued (WAITING), run by a worker (PENDING), then done.
 class TaskQueue {
 public:
@@ -254,6 +267,17 @@ public:
 	int set_attr(const std::string &key, uint32_t mask, const PutAttrs &attrs,
 		     pb::SetAttrResponse *out, std::string *err);
 
+	// Batches (batch.cpp): puts and gets as one task each; exist and
+	// del at once.  Each key's result goes into its item.
+	int batch_put(ds_store_batch_item *items, size_t n, const ds_store_replicate_config *cfg,
+		      const PutAttrs &attrs, uint64_t *task, std::string *err);
+	int batch_get(ds_store_batch_item *items, size_t n, uint64_t *task, std::string *err);
+	int batch_exist(ds_store_batch_item *items, size_t n, std::string *err);
+	int batch_del(ds_store_batch_item *items, size_t n, std::string *err);
+	// keys (and with_iov, buffers) checked; *out the task's copy
+	static int batch_check(const ds_store_batch_item *items, size_t n, bool with_iov,
+			       std::vector<struct BatchItem> *out, std::string *err);
+
 	uint64_t client_id() const { return client_id_.load(); }
 
 private:
@@ -315,6 +339,16 @@ private:
 	int do_put(unsigned worker, Clock::time_point deadline, const std::string &key,
 		   const std::vector<iovec> &iov, const ds_store_replicate_config &cfg,
 		   const PutAttrs &attrs, ds_store_task_status *st, std::string *why);
+	int do_batch_put(unsigned worker, Clock::time_point deadline, std::vector<BatchItem> &items,
+			 const ds_store_replicate_config &cfg, const PutAttrs &attrs,
+			 ds_store_task_status *st, std::string *why);
+	int do_batch_get(unsigned worker, Clock::time_point deadline, std::vector<BatchItem> &items,
+			 ds_store_task_status *st, std::string *why);
+	static void batch_result(BatchItem &it, int err, int64_t version, uint64_t bytes);
+	// The task's status once every key has its result: COMPLETE, err
+	// the first key's failure (0: none), *why its reason.
+	static int batch_end(std::vector<BatchItem> &items, ds_store_task_status *st,
+			     std::string *why);
 	int do_get(unsigned worker, Clock::time_point deadline, const std::string &key,
 		   const std::vector<iovec> &iov, int64_t min_version, uint64_t offset,
 		   ds_store_task_status *st, std::string *why);
@@ -362,6 +396,9 @@ private:
 	// those submitted before it (the master only knows puts that started).
 	std::mutex puts_mu_;
 	std::unordered_map<std::string, std::vector<uint64_t>> puts_by_key_;
+	uint64_t puts_noted_ = 0;
+	// Under puts_mu_: task is a put of key (Sync waits for it).
+	void note_put_locked(const std::string &key, uint64_t task);
 	std::vector<uint64_t> earlier_puts(const std::string &key);
 
 	std::mutex rejoin_mu_;

@@ -68,6 +68,8 @@ int check_iov(const struct iovec *iov, size_t n, uint64_t *total, std::string *w
 	return 0;
 }
 
+}  // namespace
+
 // A name for one request, the same on each of its retries: 64 random
 // bits, never 0 (none).
 uint64_t new_request_id()
@@ -79,8 +81,6 @@ uint64_t new_request_id()
 		;
 	return id;
 }
-
-}  // namespace
 
 int read_put_opts(const ds_store_put_opts *opts, PutAttrs *out, std::string *why)
 {
@@ -158,16 +158,34 @@ int ClientCore::put(const char *key, const struct iovec *iov, size_t n,
 					return do_put(w, d, k, v, c, attrs, st, why);
 				},
 				task);
-	if (!ret) {
-		std::vector<uint64_t> &ids = puts_by_key_[k];
-		std::erase_if(ids, [this](uint64_t id) {
-			ds_store_task_status st{};
-			tasks_.query(id, 0, false, &st);
-			return st.state > DS_STORE_PENDING;
-		});
-		ids.push_back(*task);
-	}
+	if (!ret)
+		note_put_locked(k, *task);
 	return ret;
+}
+
+/*
+ * Sync waits for the puts of its key submitted before it.  The map would
+ * keep an entry for every key ever put: now and then (every kPutsSweep
+ * puts) the done tasks and empty keys go, so it holds about what is in
+ * flight.
+ */
+void ClientCore::note_put_locked(const std::string &key, uint64_t task)
+{
+	constexpr uint64_t kPutsSweep = 1024;
+	auto done = [this](uint64_t id) {
+		ds_store_task_status st{};
+		tasks_.query(id, 0, false, &st);
+		return st.state > DS_STORE_PENDING;
+	};
+	std::vector<uint64_t> &ids = puts_by_key_[key];
+	std::erase_if(ids, done);
+	ids.push_back(task);
+	if (++puts_noted_ % kPutsSweep)
+		return;
+	for (auto it = puts_by_key_.begin(); it != puts_by_key_.end();) {
+		std::erase_if(it->second, done);
+		it = it->second.empty() ? puts_by_key_.erase(it) : std::next(it);
+	}
 }
 
 // The puts of key submitted so far and maybe not done; forgets done ones.
@@ -333,6 +351,99 @@ int ClientCore::set_attr(const std::string &key, uint32_t mask, const PutAttrs &
 	if (ret == -EOPNOTSUPP && last.error_code() == grpc::StatusCode::UNIMPLEMENTED)
 		*err = masters_.leader() + ": the master keeps no soft pin or TTL (an older dsmaster)";
 	return ret;
+}
+
+int ClientCore::batch_check(const ds_store_batch_item *items, size_t n, bool with_iov,
+			     std::vector<BatchItem> *out, std::string *err)
+{
+	if (!items || !n) {
+		*err = "no items";
+		return -EINVAL;
+	}
+	if (n > DS_STORE_BATCH_MAX) {
+		*err = "a batch of " + std::to_string(n) + " items; the limit is " +
+		       std::to_string(DS_STORE_BATCH_MAX);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		std::string why;
+		if (int ret = check_key(items[i].key, &why)) {
+			*err = "item " + std::to_string(i) + ": " + why;
+			return ret;
+		}
+		if (!with_iov)
+			continue;
+		uint64_t total = 0;
+		if (int ret = check_iov(items[i].iov, items[i].iovcnt, &total, &why)) {
+			*err = "item " + std::to_string(i) + ": " + why;
+			return ret;
+		}
+		if (out) {
+			BatchItem b;
+			b.key = items[i].key;
+			b.iov.assign(items[i].iov, items[i].iov + items[i].iovcnt);
+			b.out = const_cast<ds_store_batch_item *>(&items[i]);
+			b.size = total;
+			out->push_back(std::move(b));
+		}
+	}
+	return 0;
+}
+
+int ClientCore::batch_put(ds_store_batch_item *items, size_t n, const ds_store_replicate_config *cfg,
+			  const PutAttrs &attrs, uint64_t *task, std::string *err)
+{
+	std::vector<BatchItem> v;
+	if (int ret = batch_check(items, n, true, &v, err))
+		return ret;
+	uint64_t max_size = max_object_size_.load();
+	for (const BatchItem &b : v) {
+		if (!b.size || (max_size && b.size > max_size)) {
+			*err = "'" + b.key.substr(0, 64) + "': an object of " + std::to_string(b.size) +
+			       " bytes" + (b.size ? "; the limit is " + std::to_string(max_size) : "");
+			return -EINVAL;
+		}
+	}
+	ds_store_replicate_config c{1, 0, DS_STORE_FLUSH_NONE, 0};
+	if (cfg)
+		c = *cfg;
+	if (int ret = check_config(&c, err))
+		return ret;
+	if (!task) {
+		*err = "no task pointer";
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++)
+		batch_result(v[i], 0, -1, 0);
+	std::lock_guard<std::mutex> lk(puts_mu_);
+	int ret = tasks_.submit(DS_STORE_TASK_BATCH_PUT, cfg_.timeout_ms,
+				[this, v, c, attrs](unsigned w, Clock::time_point d,
+						    ds_store_task_status *st, std::string *why) mutable {
+					return do_batch_put(w, d, v, c, attrs, st, why);
+				},
+				task);
+	// a Sync of one of the keys waits for it as for a single put
+	if (!ret)
+		for (const BatchItem &b : v)
+			note_put_locked(b.key, *task);
+	return ret;
+}
+
+int ClientCore::batch_get(ds_store_batch_item *items, size_t n, uint64_t *task, std::string *err)
+{
+	std::vector<BatchItem> v;
+	if (int ret = batch_check(items, n, true, &v, err))
+		return ret;
+	if (!task) {
+		*err = "no task pointer";
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++)
+		batch_result(v[i], 0, -1, 0);
+	return tasks_.submit(DS_STORE_TASK_BATCH_GET, cfg_.timeout_ms,
+			     [this, v](unsigned w, Clock::time_point d, ds_store_task_status *st,
+				       std::string *why) mutable { return do_batch_get(w, d, v, st, why); },
+			     task);
 }
 
 }  // namespace dsmem::store

@@ -78,6 +78,7 @@ int run_single(const Options &opts, MasterService &svc, SlowTier *slow, Mover *m
 		return 1;
 	}
 	auto leader = std::make_shared<Leader>(opts, slow, mover);
+	leader->set_metrics(svc.metrics());
 	// the file log is locked: whoever led an earlier term is gone, and
 	// its copies with it
 	leader->set_quiesced([](uint64_t) { return true; });
@@ -211,6 +212,7 @@ int run_ha(const Options &opts, MasterService &svc, SlowTier *slow, Mover *mover
 									     &err);
 				if (log) {
 					l = std::make_shared<Leader>(opts, slow, mover);
+					l->set_metrics(svc.metrics());
 					l->extend_lease(election.held_until_ns());
 					l->set_quiesced([etcd, &opts](uint64_t t) {
 						EtcdKV kv;
@@ -315,6 +317,20 @@ int run_master(const Options &opts)
 	if (opts.tls.insecure)
 		log_line("INSECURE: --insecure given: no TLS, every caller on loopback is trusted as an admin");
 	MasterService svc(opts);
+	// every master serves its metrics, a standby what it knows
+	MetricsServer metrics;
+	if (opts.metrics_listen != "none") {
+		std::string merr;
+		if (metrics.start(opts.metrics_listen, [&svc, &opts] { return scrape(svc, opts); }, &merr)) {
+			log_line("--metrics-listen %s: %s", opts.metrics_listen.c_str(), merr.c_str());
+			return 1;
+		}
+		log_line("metrics: GET /metrics on %s (port %d)", opts.metrics_listen.c_str(), metrics.port());
+		if (!loopback_only(opts.metrics_listen))
+			log_line("UNAUTHENTICATED: metrics on http://%s/metrics are plaintext, for anyone "
+				 "who reaches that address (they hold no secrets; --metrics-listen "
+				 "127.0.0.1:PORT keeps them on this host)", opts.metrics_listen.c_str());
+	}
 	grpc::ServerBuilder b;
 	int port = 0;
 	b.AddListeningPort(opts.listen, creds, &port);
@@ -335,6 +351,7 @@ int run_master(const Options &opts)
 
 	int status = opts.etcd.empty() ? run_single(opts, svc, slow.get(), &mover, stopper)
 				       : run_ha(opts, svc, slow.get(), &mover, stopper);
+	metrics.stop();
 	server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
 	server->Wait();
 	log_line("exit");

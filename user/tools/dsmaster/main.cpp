@@ -28,7 +28,8 @@ const char usage_text[] =
 	"                [--snapshot-every N] [--evict on|off]\n"
 	"                [--high-watermark PCT] [--low-watermark PCT] [-v]\n"
 	"                [--tls-ca FILE --tls-cert FILE --tls-key FILE | --insecure]\n"
-	"                [--admin NAME]... [--etcd-cacert FILE [--etcd-cert FILE --etcd-key FILE]]\n";
+	"                [--admin NAME]... [--etcd-cacert FILE [--etcd-cert FILE --etcd-key FILE]]\n"
+	"                [--metrics-listen HOST:PORT|none]\n";
 
 [[noreturn]] void die(const std::string &msg)
 {
@@ -72,6 +73,7 @@ int main(int argc, char **argv)
 		o_advertise, o_slow_tier, o_shard, o_max_obj, o_hb, o_hb_timeout, o_put_timeout,
 		o_lease, o_gc, o_flush, o_snapshot, o_help, o_tls_ca, o_tls_cert, o_tls_key, o_insecure,
 		o_admin, o_etcd_ca, o_etcd_cert, o_etcd_key, o_evict, o_high_wm, o_low_wm,
+		o_metrics,
 	};
 	static const struct option longopts[] = {
 		{ "listen", required_argument, nullptr, o_listen },
@@ -104,6 +106,7 @@ int main(int argc, char **argv)
 		{ "evict", required_argument, nullptr, o_evict },
 		{ "high-watermark", required_argument, nullptr, o_high_wm },
 		{ "low-watermark", required_argument, nullptr, o_low_wm },
+		{ "metrics-listen", required_argument, nullptr, o_metrics },
 		{ "verbose", no_argument, nullptr, 'v' },
 		{ "help", no_argument, nullptr, o_help },
 		{ nullptr, 0, nullptr, 0 },
@@ -166,6 +169,16 @@ int main(int argc, char **argv)
 		case o_low_wm:
 			o.low_watermark_pct = static_cast<uint32_t>(number("low-watermark", optarg, false));
 			break;
+		case o_metrics: {
+			std::string host;
+			int mport;
+			o.metrics_listen = optarg;
+			if (o.metrics_listen != "none" &&
+			    !dsmem::store::parse_host_port(o.metrics_listen, &host, &mport))
+				die(std::string("--metrics-listen is HOST:PORT (PORT 0 to 65535; [V6ADDR]:PORT) "
+						"or none, not '") + optarg + "'");
+			break;
+		}
 		case 'v': o.verbose = true; break;
 		case 'h':
 		case o_help: fputs(usage_text, stdout); return 0;

@@ -803,132 +803,142 @@ out:
 	return grpc::Status::OK;
 }
 
-grpc::Status Leader::PutStart(const Caller &c, const v1::PutStartRequest *q, v1::PutStartResponse *a)
+grpc::Status Leader::put_start_locked(const Caller &c, const v1::PutStartRequest &q,
+				      v1::PutStartResponse *a, uint64_t *seq, int64_t *takeover)
 {
 	std::string err;
 	lg::Record rec;
-	uint64_t seq;
-	std::set<uint64_t> exclude(q->exclude_segments().begin(), q->exclude_segments().end());
+	std::set<uint64_t> exclude(q.exclude_segments().begin(), q.exclude_segments().end());
 
-	for (int attempt = 0;; attempt++) {
-		std::unique_lock<std::mutex> g(mu_);
-		if (int ret = st_.check_client(c, q->client_id(), &err))
-			return to_status(ret, err);
-		alive_locked(c, q->client_id());
-		rec.Clear();
-		int ret = st_.plan_put_start(c, q->client_id(), q->key(), q->size(), q->config(),
-					     exclude, now_ns(), &rec, &err);
-		int64_t takeover = 0;
-		uint64_t evicted_seq = 0;
-		if (ret == -ENOSPC && opts_.evict) {
-			std::string why;
-			ret = evict_for_put_locked(c, q, exclude, &rec, &evicted_seq, &takeover, &why);
-			if (ret == -ENOSPC && takeover && attempt == 0) {
-				// a new leader: the old one's read leases run out first
-				g.unlock();
-				std::this_thread::sleep_for(std::chrono::nanoseconds(takeover) +
-							    std::chrono::milliseconds(10));
-				continue;
-			}
-			if (ret == -ENOSPC && takeover)
-				why = "pool full; eviction resumes in " +
-				      std::to_string(takeover / 1000000) +
-				      " ms (a new leader honours the previous one's read leases)";
-			if (ret)
-				err = why;
-		}
-		if (ret) {
-			// evictions done meanwhile are durable before the answer
-			g.unlock();
-			return durable_reply(evicted_seq, to_status(ret, err));
-		}
-		if (int cret = commit_locked(rec, &seq, &err))
-			return to_status(cret, err);
-		break;
+	*takeover = 0;
+	if (int ret = st_.check_client(c, q.client_id(), &err))
+		return to_status(ret, err);
+	alive_locked(c, q.client_id());
+	int ret = st_.plan_put_start(c, q.client_id(), q.key(), q.size(), q.config(), exclude,
+				     now_ns(), &rec, &err);
+	if (ret == -ENOSPC && opts_.evict) {
+		ret = evict_for_put_locked(c, &q, exclude, &rec, seq, takeover, &err);
+		if (ret == -ENOSPC && *takeover)
+			err = "pool full; eviction resumes in " + std::to_string(*takeover / 1000000) +
+			      " ms (a new leader honours the previous one's read leases)";
 	}
+	// (failed: *seq is the evictions made meanwhile, durable before the answer)
+	if (ret)
+		return to_status(ret, err);
+	if (int cret = commit_locked(rec, seq, &err))
+		return to_status(cret, err);
 	const lg::PutStart &p = rec.put_start();
 	a->set_version(p.version());
 	*a->mutable_replicas() = p.replicas();
 	a->set_deadline_ns(p.deadline_ns());
-	a->set_dram_wanted(q->config().dram_replicas());
-	a->set_nvmeof_wanted(q->config().nvmeof_replicas());
+	a->set_dram_wanted(q.config().dram_replicas());
+	a->set_nvmeof_wanted(q.config().nvmeof_replicas());
 	a->set_attrs(true);
-	if (int ret = wait_durable(seq, &err))
-		return to_status(ret, err);
 	if (opts_.verbose)
-		log_line("put start '%s' version %llu: %d replicas", q->key().substr(0, 64).c_str(),
+		log_line("put start '%s' version %llu: %d replicas", q.key().substr(0, 64).c_str(),
 			 static_cast<unsigned long long>(p.version()), p.replicas_size());
 	return grpc::Status::OK;
 }
 
-grpc::Status Leader::PutCommit(const Caller &c, const v1::PutCommitRequest *q, v1::PutCommitResponse *a)
+grpc::Status Leader::PutStart(const Caller &c, const v1::PutStartRequest *q, v1::PutStartResponse *a)
+{
+	for (int attempt = 0;; attempt++) {
+		uint64_t seq = 0;
+		int64_t takeover = 0;
+		grpc::Status s;
+		{
+			std::lock_guard<std::mutex> g(mu_);
+			s = put_start_locked(c, *q, a, &seq, &takeover);
+		}
+		if (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED && takeover && attempt == 0) {
+			// a new leader: the old one's read leases run out first
+			std::this_thread::sleep_for(std::chrono::nanoseconds(takeover) +
+						    std::chrono::milliseconds(10));
+			a->Clear();
+			continue;
+		}
+		return durable_reply(seq, s);
+	}
+}
+
+grpc::Status Leader::put_commit_locked(const Caller &c, const v1::PutCommitRequest &q,
+				       v1::PutCommitResponse *a, uint64_t *seq,
+				       v1::ReplicateConfig *config)
 {
 	std::string err;
 	lg::Record rec, abort;
-	uint64_t seq = 0;
-	std::vector<uint32_t> done(q->done().begin(), q->done().end());
-	v1::ReplicateConfig config;
+	std::vector<uint32_t> done(q.done().begin(), q.done().end());
 
+	if (int ret = own_put_locked(c, q.client_id(), q.key(), q.version(), &err))
+		return to_status(ret, err);
+	alive_locked(c, q.client_id());
+	int ret = st_.plan_put_commit(q.key(), q.version(), done, q.sums(), now_ns(), &rec, &abort,
+				      &err);
+	if (ret) {
+		std::string aerr;
+		if (abort.rec_case() != lg::Record::REC_NOT_SET && !commit_locked(abort, seq, &aerr))
+			sync_cv_.notify_all();
+		// (an abort or expiry by someone else may be in flight)
+		if (!*seq)
+			*seq = read_seq_locked(&q.key());
+		return to_status(ret, err);
+	}
+	if (rec.rec_case() != lg::Record::REC_NOT_SET) {
+		if (int cret = commit_locked(rec, seq, &err))
+			return to_status(cret, err);
+		metrics_->puts++;
+	} else {
+		// a retried commit: the first one's record may be in flight
+		*seq = read_seq_locked(&q.key());
+	}
+	const VersionState *v = st_.find_version(q.key(), q.version());
+	for (const auto &r : v->replicas) {
+		if (r.r.type() == v1::SEGMENT_DRAM)
+			a->set_dram_replicas(a->dram_replicas() + 1);
+		else
+			a->set_nvmeof_replicas(a->nvmeof_replicas() + 1);
+	}
+	*config = v->config;
+	const ObjectState *o = st_.find_object(q.key());
+	a->set_flushed(o && o->flushed_version == q.version());
+	sync_cv_.notify_all();
+	return grpc::Status::OK;
+}
+
+void Leader::eager_flush(const v1::PutCommitRequest &q, const v1::ReplicateConfig &config,
+			 v1::PutCommitResponse *a)
+{
+	if (opts_.verbose)
+		log_line("put commit '%s' version %llu", q.key().substr(0, 64).c_str(),
+			 static_cast<unsigned long long>(q.version()));
+	if (config.flush() != v1::FLUSH_EAGER || a->flushed())
+		return;
+	bool flushed = false;
+	std::string ferr;
+	int ret = flush(q.key(), q.version(), &flushed, &ferr);
+	a->set_flushed(flushed);
+	if (ret) {
+		// the put is complete; the flusher retries later
+		a->set_flush_errno(-ret);
+		a->set_flush_error(ferr);
+		log_line("eager flush of '%s' version %llu failed: %s", q.key().substr(0, 64).c_str(),
+			 static_cast<unsigned long long>(q.version()), ferr.c_str());
+	}
+}
+
+grpc::Status Leader::PutCommit(const Caller &c, const v1::PutCommitRequest *q, v1::PutCommitResponse *a)
+{
+	uint64_t seq = 0;
+	v1::ReplicateConfig config;
+	grpc::Status s;
 	{
 		std::lock_guard<std::mutex> g(mu_);
-		if (int ret = own_put_locked(c, q->client_id(), q->key(), q->version(), &err))
-			return to_status(ret, err);
-		alive_locked(c, q->client_id());
-		int ret = st_.plan_put_commit(q->key(), q->version(), done, q->sums(), now_ns(), &rec,
-					      &abort, &err);
-		if (ret) {
-			std::string aerr;
-			if (abort.rec_case() != lg::Record::REC_NOT_SET &&
-			    !commit_locked(abort, &seq, &aerr))
-				sync_cv_.notify_all();
-			// (an abort or expiry by someone else may be in flight)
-			if (!seq)
-				seq = read_seq_locked(&q->key());
-			mu_.unlock();
-			grpc::Status s = durable_reply(seq, to_status(ret, err));
-			mu_.lock();
-			return s;
-		}
-		if (rec.rec_case() != lg::Record::REC_NOT_SET) {
-			if (int cret = commit_locked(rec, &seq, &err))
-				return to_status(cret, err);
-		} else {
-			// a retried commit: the first one's record may be in flight
-			seq = read_seq_locked(&q->key());
-		}
-		const VersionState *v = st_.find_version(q->key(), q->version());
-		for (const auto &r : v->replicas) {
-			if (r.r.type() == v1::SEGMENT_DRAM)
-				a->set_dram_replicas(a->dram_replicas() + 1);
-			else
-				a->set_nvmeof_replicas(a->nvmeof_replicas() + 1);
-		}
-		config = v->config;
-		const ObjectState *o = st_.find_object(q->key());
-		a->set_flushed(o && o->flushed_version == q->version());
-		sync_cv_.notify_all();
+		s = put_commit_locked(c, *q, a, &seq, &config);
 	}
-	if (seq)
-		if (int ret = wait_durable(seq, &err))
-			return to_status(ret, err);
-	if (opts_.verbose)
-		log_line("put commit '%s' version %llu", q->key().substr(0, 64).c_str(),
-			 static_cast<unsigned long long>(q->version()));
-	if (config.flush() == v1::FLUSH_EAGER && !a->flushed()) {
-		bool flushed = false;
-		std::string ferr;
-		int ret = flush(q->key(), q->version(), &flushed, &ferr);
-		a->set_flushed(flushed);
-		if (ret) {
-			// the put is complete; the flusher retries later
-			a->set_flush_errno(-ret);
-			a->set_flush_error(ferr);
-			log_line("eager flush of '%s' version %llu failed: %s",
-				 q->key().substr(0, 64).c_str(),
-				 static_cast<unsigned long long>(q->version()), ferr.c_str());
-		}
-	}
-	return grpc::Status::OK;
+	s = durable_reply(seq, s);
+	if (s.ok())
+		eager_flush(*q, config, a);
+	return s;
 }
 
 grpc::Status Leader::PutAbort(const Caller &c, const v1::PutAbortRequest *q, v1::PutAbortResponse *)
@@ -952,31 +962,38 @@ grpc::Status Leader::PutAbort(const Caller &c, const v1::PutAbortRequest *q, v1:
 	return grpc::Status::OK;
 }
 
-grpc::Status Leader::Get(const Caller &, const v1::GetRequest *q, v1::GetResponse *a)
+grpc::Status Leader::get_locked(const v1::GetRequest &q, v1::GetResponse *a, uint64_t *seq)
 {
 	std::string err;
 	GetResult res;
-	uint64_t seq;
-	int ret;
+	*seq = std::max(*seq, read_seq_locked(&q.key()));
+	// an error waits too: it may show a delete in flight
+	int64_t now = now_ns();
+	int ret = st_.get(q.key(), q.min_version(), &res, &err, now);
+	if (ret)
+		return to_status(ret, err);
+	st_.touch(q.key(), now);
+	*a->mutable_object() = std::move(res.object);
+	a->set_slow_tier(res.slow_tier);
+	a->set_below_min_version(res.below_min_version);
+	if (!res.below_min_version && !res.slow_tier) {
+		int64_t until = now + opts_.limits.get_lease_ns;
+		st_.lease(q.key(), a->object().version(), until);
+		a->set_lease_until_ns(until);
+	}
+	metrics_->gets++;
+	return grpc::Status::OK;
+}
+
+grpc::Status Leader::Get(const Caller &, const v1::GetRequest *q, v1::GetResponse *a)
+{
+	uint64_t seq = 0;
+	grpc::Status s;
 	{
 		std::lock_guard<std::mutex> g(mu_);
-		seq = read_seq_locked(&q->key());
-		// an error waits too: it may show a delete in flight
-		int64_t now = now_ns();
-		ret = st_.get(q->key(), q->min_version(), &res, &err, now);
-		if (!ret) {
-			st_.touch(q->key(), now);
-			*a->mutable_object() = std::move(res.object);
-			a->set_slow_tier(res.slow_tier);
-			a->set_below_min_version(res.below_min_version);
-			if (!res.below_min_version && !res.slow_tier) {
-				int64_t until = now + opts_.limits.get_lease_ns;
-				st_.lease(q->key(), a->object().version(), until);
-				a->set_lease_until_ns(until);
-			}
-		}
+		s = get_locked(*q, a, &seq);
 	}
-	return read_reply(seq, to_status(ret, err));
+	return read_reply(seq, s);
 }
 
 grpc::Status Leader::SlowRead(const Caller &, const v1::SlowReadRequest *q, v1::SlowReadResponse *a)
@@ -1043,46 +1060,64 @@ grpc::Status Leader::Replicate(const Caller &c, const v1::ReplicateRequest *q, v
 				       : grpc::Status::OK);
 }
 
-grpc::Status Leader::Del(const Caller &c, const v1::DelRequest *q, v1::DelResponse *a)
+grpc::Status Leader::del_locked(const Caller &c, const v1::DelRequest &q, v1::DelResponse *a,
+				 uint64_t *seq, bool *deleted)
 {
 	std::string err;
 	lg::Record rec;
-	uint64_t versions = 0, seq;
+	uint64_t versions = 0;
+
+	*deleted = false;
+	// a retry of a delete already carried out: its answer again, once
+	// its record is durable (it may still be in flight).  (Not its slow
+	// tier delete: the key may have a newer copy there now; a copy the
+	// first attempt left is one nothing points to.)
+	if (const lg::Del *done = st_.recent_del(q.key(), q.request_id())) {
+		a->set_versions(done->versions());
+		*seq = std::max(*seq, read_seq_locked(&q.key()));
+		return grpc::Status::OK;
+	}
+	if (int ret = st_.plan_del(c, q.key(), &rec, &versions, &err)) {
+		// "no object" may be another delete in flight
+		*seq = std::max(*seq, read_seq_locked(&q.key()));
+		return to_status(ret, err);
+	}
+	rec.mutable_del()->set_request_id(q.request_id());
+	if (int ret = commit_locked(rec, seq, &err))
+		return to_status(ret, err);
+	a->set_versions(versions);
+	*deleted = true;
+	metrics_->dels++;
+	return grpc::Status::OK;
+}
+
+void Leader::delete_slow_copy(const std::string &key)
+{
+	if (!slow_)
+		return;
+	int ret = slow_->del(key);
+	if (ret && ret != -ENOENT)
+		log_line("slow tier: deleting '%s': %s", key.substr(0, 64).c_str(), strerror(-ret));
+}
+
+grpc::Status Leader::Del(const Caller &c, const v1::DelRequest *q, v1::DelResponse *a)
+{
+	uint64_t seq = 0;
+	bool deleted;
+	grpc::Status s;
 	// no flush of this key runs while it goes (nor starts and resurrects it)
 	auto fl = flush_lock(q->key());
 	std::lock_guard<std::mutex> fg(*fl);
 	{
-		std::unique_lock<std::mutex> g(mu_);
-		// a retry of a delete already carried out: its answer again,
-		// once its record is durable (it may still be in flight).  (Not
-		// its slow tier delete: the key may have a newer copy there
-		// now; a copy the first attempt left is one nothing points to.)
-		if (const lg::Del *done = st_.recent_del(q->key(), q->request_id())) {
-			a->set_versions(done->versions());
-			seq = read_seq_locked(&q->key());
-			g.unlock();
-			return read_reply(seq, grpc::Status::OK);
-		}
-		if (int ret = st_.plan_del(c, q->key(), &rec, &versions, &err)) {
-			// "no object" may be another delete in flight
-			seq = read_seq_locked(&q->key());
-			g.unlock();
-			return read_reply(seq, to_status(ret, err));
-		}
-		rec.mutable_del()->set_request_id(q->request_id());
-		if (int ret = commit_locked(rec, &seq, &err))
-			return to_status(ret, err);
+		std::lock_guard<std::mutex> g(mu_);
+		s = del_locked(c, *q, a, &seq, &deleted);
 	}
-	if (int ret = wait_durable(seq, &err))
-		return to_status(ret, err);
-	if (slow_) {
-		int ret = slow_->del(q->key());
-		if (ret && ret != -ENOENT)
-			log_line("slow tier: deleting '%s': %s", q->key().substr(0, 64).c_str(),
-				 strerror(-ret));
-	}
-	a->set_versions(versions);
-	return grpc::Status::OK;
+	if (!deleted)
+		return read_reply(seq, s);
+	s = durable_reply(seq, s);
+	if (s.ok())
+		delete_slow_copy(q->key());
+	return s;
 }
 
 grpc::Status Leader::List(const Caller &, const v1::ListRequest *q, v1::ListResponse *a)
@@ -1193,6 +1228,8 @@ grpc::Status Leader::SetAttr(const Caller &c, const v1::SetAttrRequest *q, v1::S
 void MasterService::set_leader(std::shared_ptr<Leader> l)
 {
 	std::lock_guard<std::mutex> g(m_);
+	if (l)
+		metrics_->leader_terms++;
 	leader_ = std::move(l);
 }
 
@@ -1246,14 +1283,16 @@ grpc::Status MasterService::authenticate(const grpc::ServerContext &ctx, Caller 
 grpc::Status MasterService::Watch(grpc::ServerContext *ctx, const v1::WatchRequest *q,
 				  grpc::ServerWriter<v1::Event> *w)
 {
-	Caller c;
-	if (grpc::Status s = authenticate(*ctx, &c); !s.ok())
-		return s;
-	auto l = leader();
-	if (!l)
-		return not_leader();
-	l->ops++;
-	return l->Watch(c, ctx, q, w);
+	return metrics_->time_rpc("Watch", [&]() -> grpc::Status {
+		Caller c;
+		if (grpc::Status s = authenticate(*ctx, &c); !s.ok())
+			return s;
+		auto l = leader();
+		if (!l)
+			return not_leader();
+		l->ops++;
+		return l->Watch(c, ctx, q, w);
+	});
 }
 
 }  // namespace dsmem::store

@@ -22,6 +22,7 @@
 
 #include "dsstore.grpc.pb.h"
 #include "journal.hpp"
+#include "metrics.hpp"
 #include "mover.hpp"
 #include "slowtier.hpp"
 #include "state.hpp"
@@ -52,6 +53,8 @@ struct Options {
 	uint32_t high_watermark_pct = 95;
 	uint32_t low_watermark_pct = 85;
 	bool verbose = false;
+	// Prometheus metrics over HTTP at HOST:PORT/metrics; "none": off
+	std::string metrics_listen = "127.0.0.1:9470";
 	// who may call: certificates of tls.ca (tls.insecure: anyone, on
 	// loopback); admins: the common names that may act for anyone
 	TlsFiles tls{ "/etc/dsmem/store/ca.crt", "/etc/dsmem/store/master.crt",
@@ -109,6 +112,14 @@ public:
 	grpc::Status MasterInfo(const Caller &c, const v1::MasterInfoRequest *q, v1::MasterInfoResponse *a);
 	grpc::Status SegmentList(const Caller &c, const v1::SegmentListRequest *q, v1::SegmentListResponse *a);
 	grpc::Status SetAttr(const Caller &c, const v1::SetAttrRequest *q, v1::SetAttrResponse *a);
+	grpc::Status BatchPutStart(const Caller &c, const v1::BatchPutStartRequest *q,
+				   v1::BatchPutStartResponse *a);
+	grpc::Status BatchPutCommit(const Caller &c, const v1::BatchPutCommitRequest *q,
+				    v1::BatchPutCommitResponse *a);
+	grpc::Status BatchGet(const Caller &c, const v1::BatchGetRequest *q, v1::BatchGetResponse *a);
+	grpc::Status BatchExist(const Caller &c, const v1::BatchExistRequest *q,
+				v1::BatchExistResponse *a);
+	grpc::Status BatchDel(const Caller &c, const v1::BatchDelRequest *q, v1::BatchDelResponse *a);
 
 	std::atomic<uint64_t> ops{ 0 };
 	// Set by the election loop: who else campaigns.
@@ -124,6 +135,10 @@ public:
 	// that was paused or cut off past it cannot serve what a newer leader
 	// has since changed.  Unset (one master, no etcd): for ever.
 	void extend_lease(int64_t until_ns) { lease_until_ns_ = until_ns; }
+	// Before start(): the process's counters (default: its own).
+	void set_metrics(std::shared_ptr<Metrics> m) { metrics_ = std::move(m); }
+	// metrics.cpp: what it knows of its state, for the exposition.
+	void gauges(LeaderGauges *g);
 
 private:
 	// Under mu_: apply + submit; the sequence number to wait for.
@@ -170,6 +185,24 @@ private:
 	// PutCommit and PutAbort: client_id and the put are the caller's.
 	int own_put_locked(const Caller &c, uint64_t client_id, const std::string &key,
 			   uint64_t version, std::string *err);
+	// The single calls' work under mu_, for them and their batches: the
+	// answer, and *seq the record it must wait for (0: none).
+	grpc::Status put_start_locked(const Caller &c, const v1::PutStartRequest &q,
+				      v1::PutStartResponse *a, uint64_t *seq, int64_t *takeover);
+	grpc::Status put_commit_locked(const Caller &c, const v1::PutCommitRequest &q,
+				       v1::PutCommitResponse *a, uint64_t *seq,
+				       v1::ReplicateConfig *config);
+	// After a durable commit, without mu_: an EAGER put's flush.
+	void eager_flush(const v1::PutCommitRequest &q, const v1::ReplicateConfig &config,
+			 v1::PutCommitResponse *a);
+	// *seq grows to what the answer waits for.
+	grpc::Status get_locked(const v1::GetRequest &q, v1::GetResponse *a, uint64_t *seq);
+	// *deleted: a new Del record (its slow tier copy goes once durable);
+	// the caller holds the key's flush lock.
+	grpc::Status del_locked(const Caller &c, const v1::DelRequest &q, v1::DelResponse *a,
+				uint64_t *seq, bool *deleted);
+	void delete_slow_copy(const std::string &key);
+
 	// A put found no room: evict in LRU order until it is placed (*rec)
 	// or nothing more may go (-ENOSPC, *err says what holds the rest).
 	// *takeover_ns: how long a new leader still waits for old leases.
@@ -229,6 +262,7 @@ private:
 	// keys whose slow copy goes once their Evict (seq) is durable (under mu_)
 	std::vector<std::pair<std::string, uint64_t>> slow_dels_;
 	std::vector<std::string> standbys_;
+	std::shared_ptr<Metrics> metrics_ = std::make_shared<Metrics>();
 
 	std::mutex flush_locks_m_;
 	std::map<std::string, std::weak_ptr<std::mutex>> flush_locks_, replica_locks_;
@@ -252,19 +286,23 @@ public:
 	// Who leads, for the redirect message ("" none known).
 	void set_leader_addr(const std::string &addr);
 	void shutting_down() { shutting_down_ = true; }
+	// the process's counters: every RPC timed, by method and status
+	std::shared_ptr<Metrics> metrics() const { return metrics_; }
 
 #define DSM_UNARY(name)                                                                   \
 	grpc::Status name(grpc::ServerContext *ctx, const v1::name##Request *q,           \
 			  v1::name##Response *a) override                                 \
 	{                                                                                 \
-		Caller c;                                                                 \
-		if (grpc::Status s = authenticate(*ctx, &c); !s.ok())                     \
-			return s;                                                         \
-		auto l = leader();                                                        \
-		if (!l)                                                                   \
-			return not_leader();                                              \
-		l->ops++;                                                                 \
-		return l->name(c, q, a);                                                  \
+		return metrics_->time_rpc(#name, [&]() -> grpc::Status {                  \
+			Caller c;                                                         \
+			if (grpc::Status s = authenticate(*ctx, &c); !s.ok())             \
+				return s;                                                 \
+			auto l = leader();                                                \
+			if (!l)                                                           \
+				return not_leader();                                      \
+			l->ops++;                                                         \
+			return l->name(c, q, a);                                          \
+		});                                                                       \
 	}
 	DSM_UNARY(RegisterClient)
 	DSM_UNARY(RegisterSegment)
@@ -284,6 +322,11 @@ public:
 	DSM_UNARY(MasterInfo)
 	DSM_UNARY(SegmentList)
 	DSM_UNARY(SetAttr)
+	DSM_UNARY(BatchPutStart)
+	DSM_UNARY(BatchPutCommit)
+	DSM_UNARY(BatchGet)
+	DSM_UNARY(BatchExist)
+	DSM_UNARY(BatchDel)
 #undef DSM_UNARY
 
 	grpc::Status Watch(grpc::ServerContext *ctx, const v1::WatchRequest *q,
@@ -301,6 +344,7 @@ private:
 	std::shared_ptr<Leader> leader_;
 	std::string leader_addr_;
 	std::atomic<bool> shutting_down_{ false };
+	std::shared_ptr<Metrics> metrics_ = std::make_shared<Metrics>();
 };
 
 // election.cpp: serve until SIGTERM/SIGINT; the exit status.

@@ -459,6 +459,7 @@ int Leader::repair(const std::string &key, bool wait)
 			break;
 		made++;
 	}
+	metrics_->repairs += static_cast<uint64_t>(made);
 	if (made)
 		log_line("re-replicated '%s' version %llu: %d new replicas",
 			 p.key.substr(0, 64).c_str(), static_cast<unsigned long long>(p.version), made);

@@ -100,6 +100,8 @@ enum ds_store_task_kind {
 	DS_STORE_TASK_REPLICATE = 3,
 	DS_STORE_TASK_DEL = 4,
 	DS_STORE_TASK_SYNC = 5,
+	DS_STORE_TASK_BATCH_PUT = 6,
+	DS_STORE_TASK_BATCH_GET = 7,
 };
 
 struct ds_store_task_status {
@@ -182,6 +184,47 @@ int ds_store_put_ex(struct ds_store *s, const char *key, const struct iovec *iov
 #define DS_STORE_ATTR_TTL	0x2u
 int ds_store_set_attr(struct ds_store *s, const char *key, uint32_t mask,
 		      const struct ds_store_put_opts *opts);
+/*
+ * Batches (DSSTORE_1.1): many keys in one round trip to the master and
+ * their bytes in one submission to the data path.  Each key is answered
+ * in its own item; one failing does not fail the others.  The items and
+ * their buffers must stay valid until the task is done.  A batch task is
+ * COMPLETE once every key has its answer, with err the first failed
+ * key's -errno (0: none) and bytes the sum of the keys'; a key the fast
+ * path cannot finish (a replica that failed, a copy that did not match
+ * its checksums, the slow tier) takes the single call's way, retries
+ * and all.  At most DS_STORE_BATCH_MAX items; -EINVAL (before anything
+ * is sent) for a bad key or buffer in any item.
+ */
+struct ds_store_batch_item {
+	const char *key;
+	const struct iovec *iov;	/* put: the object; get: where it goes */
+	size_t iovcnt;			/* (exist, del: unused) */
+	int32_t err;			/* out: 0 or this key's -errno */
+	uint32_t reserved0;
+	int64_t version;		/* out: put: the new version; get, exist:
+					 * the one read or found; del: the
+					 * versions deleted; -1: none */
+	uint64_t bytes;			/* out: put: the size; get: bytes read */
+	uint64_t reserved[2];
+};
+#define DS_STORE_BATCH_MAX	4096
+/* Puts with one config and opts (as ds_store_put_ex; opts may be NULL). */
+int ds_store_batch_put(struct ds_store *s, struct ds_store_batch_item *items, size_t n,
+		       const struct ds_store_replicate_config *cfg,
+		       const struct ds_store_put_opts *opts, uint64_t *task);
+/* Gets of each key's newest version from offset 0 (leases as ds_store_get). */
+int ds_store_batch_get(struct ds_store *s, struct ds_store_batch_item *items, size_t n,
+		       uint64_t *task);
+/*
+ * At once, one round trip: whether each key has a complete version (err
+ * 0 and its version, or -ENOENT), and deletes (err 0 and the versions
+ * deleted, or -ENOENT, -EPERM).  0, or the -errno that failed every key
+ * (no master).
+ */
+int ds_store_batch_exist(struct ds_store *s, struct ds_store_batch_item *items, size_t n);
+int ds_store_batch_del(struct ds_store *s, struct ds_store_batch_item *items, size_t n);
+
 /*
  * Get: bytes from offset on, scattered into iov[0..n); a shorter object
  * leaves the rest of the buffers untouched.  min_version -1: any; a

@@ -242,6 +242,36 @@ public:
 					 &id), id);
 	}
 
+	// Batches: the items (ds_store_batch_item: key, buffers, and each
+	// key's result) and their buffers stay valid until the task is done;
+	// each item's err says how its key went.
+	result<Task> put_batch(std::span<ds_store_batch_item> items, const ReplicateConfig &cfg = {})
+	{
+		ds_store_replicate_config c = cfg.c();
+		ds_store_put_opts o = cfg.opts();
+		uint64_t id = 0;
+		return task(ds_store_batch_put(get(), items.data(), items.size(), &c,
+					       cfg.has_attrs() ? &o : nullptr, &id),
+			    id);
+	}
+
+	result<Task> get_batch(std::span<ds_store_batch_item> items)
+	{
+		uint64_t id = 0;
+		return task(ds_store_batch_get(get(), items.data(), items.size(), &id), id);
+	}
+
+	// At once: each item's err is 0 (version: the newest) or -ENOENT.
+	result<void> exist_batch(std::span<ds_store_batch_item> items)
+	{
+		return check(ds_store_batch_exist(get(), items.data(), items.size()));
+	}
+
+	result<void> del_batch(std::span<ds_store_batch_item> items)
+	{
+		return check(ds_store_batch_del(get(), items.data(), items.size()));
+	}
+
 	result<Task> replicate(const std::string &key, const ReplicateConfig &cfg)
 	{
 		if (detail::has_nul(key))
@@ -327,7 +357,9 @@ private:
 
 	explicit Client(ds_store *s) : s_(s) {}
 
-	result<Task> task(int r, uint64_t id)
+	// id by reference: callers write task(ds_store_put(..., &id), id),
+	// and a copy may be taken (GCC does) before the call has set it
+	result<Task> task(int r, const uint64_t &id)
 	{
 		if (r)
 			return error{r, ds_store_errmsg(get())};
