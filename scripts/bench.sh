@@ -532,29 +532,72 @@ bench_btree() {
 	for n in 1 2 3 4; do "$ctl" node del id $n; done
 }
 
-# The store as a cache (docs/store.md "Eviction"): a Zipf(0.99) get
-# workload, a miss put, over three times the pool's worth of 1 MiB
-# keys: the store's hit ratio beside dsctl sim's LRU and Belady's bound on
-# the same trace at the pool's size in objects; then puts into a full
-# pool (evicting) against puts into an empty one.  Last: it leaves the
-# pool full.
+# The store as a cache (docs/store.md "Eviction"), on a store of its own
+# with a small pool (two 16 MiB segments) that the workload fills many
+# times over in a minute: a Zipf(0.99) get workload, a miss put, over
+# three times the pool's worth of 256 KiB keys -- the store's hit ratio
+# beside dsctl sim's LRU and Belady's bound on the same trace at the
+# pool's size in objects; then puts into a full pool (evicting) against
+# puts into an empty one.
 bench_obj_cache() {
-	local masters=$1 dir=$2 out=$3 pool keys json lru opt ours
-	pool=$(( $("$store_worker" --masters "$masters" segments |
-		awk '/^segment/ { for (i = 1; i <= NF; i++) if ($i ~ /^size=/) s += substr($i, 6) }
-		     END { print s }') / 1048576 ))
-	keys=$((3 * pool))
-	"$obj_bench" --masters "$masters" --node 54 --depth 1 zipf "$keys" $((6 * pool)) 1M 0.99 \
-		"$dir/zipf.trace" | tee -a "$out" || return 1
-	json=$("$dsctl" -j sim run trace "$dir/zipf.trace" format text policy lru,belady size "$pool")
-	lru=$(json_get '[r["hit_ratio"] for r in d["runs"] if r["policy"] == "lru"][0]' <<<"$json")
-	opt=$(json_get '[r["hit_ratio"] for r in d["runs"] if r["policy"] == "belady"][0]' <<<"$json")
-	ours=$(awk '$2 == "obj.zipf_0.99_1M_hit_ratio" { print $3 }' "$out")
-	echo "bench: obj.zipf_0.99_1M_sim_lru_hit_ratio $lru ratio"
-	echo "bench: obj.zipf_0.99_1M_belady_hit_ratio $opt ratio"
-	echo "bench: obj.zipf_0.99_1M_hit_ratio.ratio_vs_sim_lru $(ratio "$ours" "$lru") x"
-	echo "bench: obj.zipf_0.99_1M_hit_ratio.ratio_vs_belady $(ratio "$ours" "$opt") x"
-	"$obj_bench" --masters "$masters" --node 54 --depth 4 fill 256K | tee -a "$out"
+	local dir=/tmp/dsmem-obj-cache masters=127.0.0.1:7791 m n fd1 fd2 i rc=0 wp=()
+	local out pool keys json lru opt ours
+	rm -rf "$dir"
+	mkdir -p "$dir/m"
+	"$top/scripts/store-certs" init "$dir/tls"
+	export DSMEM_STORE_TLS_DIR=$dir/tls
+	for n in 61 62 63 64; do "$dsctl" node add id $n dev rxe0 port $((7700 + n)); done
+	"$dsmaster" --listen "$masters" --node 61 --addr "$DSMEM_LOCAL_ADDR" --port 7761 \
+		--data-dir "$dir/m" --slow-tier none --metrics-listen none \
+		--tls-ca "$dir/tls/ca.crt" --tls-cert "$dir/tls/master.crt" \
+		--tls-key "$dir/tls/master.key" 2>"$dir/master.log" &
+	m=$!
+	for ((i = 0; i < 300; i++)); do
+		"$store_worker" --masters "$masters" info 2>/dev/null | grep -q 'ret=0 leader=[^ ]' && break
+		sleep 0.2
+	done
+	for n in 62 63; do
+		mkfifo "$dir/w$n.in"
+		"$store_worker" --masters "$masters" --node $n --segment 16M \
+			<"$dir/w$n.in" >"$dir/w$n.out" 2>"$dir/w$n.log" &
+		wp+=($!)
+	done
+	exec {fd1}>"$dir/w62.in" {fd2}>"$dir/w63.in"
+	for n in 62 63; do
+		for ((i = 0; i < 600; i++)); do
+			grep -q '^ready\|^error' "$dir/w$n.out" 2>/dev/null && break
+			sleep 0.2
+		done
+		grep -q '^ready' "$dir/w$n.out" || { echo "bench: obj cache: client $n did not join" >&2; rc=1; }
+	done
+	out=$dir/out
+	: >"$out"
+	if [ $rc -eq 0 ]; then
+		pool=$(( $("$store_worker" --masters "$masters" segments |
+			awk '/^segment/ { for (i = 1; i <= NF; i++) if ($i ~ /^size=/) s += substr($i, 6) }
+			     END { print s }') / 262144 ))
+		keys=$((3 * pool))
+		"$obj_bench" --masters "$masters" --node 64 --depth 1 zipf "$keys" $((8 * pool)) 256K 0.99 \
+			"$dir/zipf.trace" | tee -a "$out" || rc=1
+	fi
+	if [ $rc -eq 0 ]; then
+		json=$("$dsctl" -j sim run trace "$dir/zipf.trace" format text policy lru,belady size "$pool")
+		lru=$(json_get '[r["hit_ratio"] for r in d["runs"] if r["policy"] == "lru"][0]' <<<"$json")
+		opt=$(json_get '[r["hit_ratio"] for r in d["runs"] if r["policy"] == "belady"][0]' <<<"$json")
+		ours=$(awk '$2 == "obj.zipf_0.99_256K_hit_ratio" { print $3 }' "$out")
+		echo "bench: obj.zipf_0.99_256K_sim_lru_hit_ratio $lru ratio"
+		echo "bench: obj.zipf_0.99_256K_belady_hit_ratio $opt ratio"
+		echo "bench: obj.zipf_0.99_256K_hit_ratio.ratio_vs_sim_lru $(ratio "$ours" "$lru") x"
+		echo "bench: obj.zipf_0.99_256K_hit_ratio.ratio_vs_belady $(ratio "$ours" "$opt") x"
+		"$obj_bench" --masters "$masters" --node 64 --depth 4 fill 256K || rc=1
+	fi
+	[ $rc -eq 0 ] || tail -n 20 "$dir/master.log" "$dir"/w*.log >&2 || true
+	exec {fd1}>&- {fd2}>&-
+	kill "$m" "${wp[@]}" 2>/dev/null || true
+	wait "$m" "${wp[@]}" 2>/dev/null || true
+	for n in 61 62 63 64; do "$dsctl" node del id $n 2>/dev/null || true; done
+	rm -rf "$dir"
+	return $rc
 }
 
 # The object store: dsmaster (node 51) and two clients (nodes 52, 53)
@@ -617,7 +660,6 @@ bench_obj() {
 				sed 's/obj\.local_/obj.loopback_/'
 		} | tee -a "$out" || rc=1
 		echo 1 > /sys/module/dsmem/parameters/local_path
-		bench_obj_cache "$masters" "$dir" "$out" || rc=1
 		for op in put get; do
 			ours=$(awk -v k="obj.local_${op}_16K_p50_us" '$2 == k { print $3 }' "$out")
 			ref=$(awk -v k="obj.loopback_${op}_16K_p50_us" '$2 == k { print $3 }' "$out")
@@ -655,6 +697,7 @@ bench_obj() {
 	wait "${wp[@]}" 2>/dev/null || true
 	for n in 51 52 53 54 55; do "$ctl" node del id $n 2>/dev/null || true; done
 	rm -rf "$dir"
+	bench_obj_cache || rc=1
 	return $rc
 }
 
@@ -914,7 +957,7 @@ done
 [ ${#guest_subsets[@]} -gt 0 ] || exit 0
 # a memory-only NUMA node: where the token cache puts L2, as CXL would be;
 # the chaos run's length on top of the rest
-timeout=1800
+timeout=1500
 [[ " ${guest_subsets[*]} " != *" chaos "* ]] || timeout=$((timeout + ${CHAOS_SECONDS:-600} + 600))
 "$top/scripts/guest" --numa-memnode 128 -t "$timeout" -- \
 	env CHAOS_SECONDS="${CHAOS_SECONDS:-600}" CHAOS_SEED="${CHAOS_SEED:-$((RANDOM + 1))}" \

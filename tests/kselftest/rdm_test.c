@@ -58,15 +58,38 @@ FIXTURE(rdm) {
 	uint64_t seg;		/* node 2's first segment, granted rw */
 	uint64_t seg_ro;	/* its second, granted read-only */
 	uint64_t seg_none;	/* its third, not granted */
+	bool same_as_rings;	/* ioctl variant of a test that does not use it */
 };
 
 TEST_XFER_PATHS(rdm);
+
+/*
+ * Tests that do not use the variant's transfer handle (raw ioctls on a
+ * descriptor of their own, nodes and peers, netlink errors) are the same
+ * in both variants: the ioctl one skips them, set-up and all.
+ */
+static bool same_in_both_variants(const char *test)
+{
+	static const char *const once[] = {
+		"bad_batches", "alloc_refused_costs_nothing", "admission_by_peer",
+		"admission_is_checked", "control_errors", "long_batch_holds_no_lock",
+	};
+
+	for (size_t i = 0; i < sizeof(once) / sizeof(once[0]); i++)
+		if (!strcmp(test, once[i]))
+			return true;
+	return false;
+}
 
 FIXTURE_SETUP(rdm)
 {
 	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
 	struct ds_seg_info s;
 
+	if (variant->xfer_flags && same_in_both_variants(_metadata->name)) {
+		self->same_as_rings = true;
+		SKIP(return, "the same as in the rings variant");
+	}
 	/* a ring for each of the tests' threads, beyond the CPUs */
 	ASSERT_EQ(0, param_get("ring_threads", &self->ring_threads));
 	ASSERT_EQ(0, param_set("ring_threads", 16));
@@ -94,6 +117,8 @@ FIXTURE_SETUP(rdm)
 
 FIXTURE_TEARDOWN(rdm)
 {
+	if (self->same_as_rings)
+		return;
 	if (self->x)
 		ds_xfer_close(self->x);
 	ds_node_del(self->ctx, 1);
@@ -102,6 +127,13 @@ FIXTURE_TEARDOWN(rdm)
 	EXPECT_EQ(0, param_set("ring_threads", self->ring_threads));
 	EXPECT_EQ(0, kernel_taint() & ~(1UL << 12 | 1UL << 13));
 }
+
+/* (the set-up skipped it: same_in_both_variants) */
+#define ONCE_FOR_BOTH_VARIANTS()						\
+	do {									\
+		if (self->same_as_rings)					\
+			return;							\
+	} while (0)
 
 /* Random patterns, 1 B to 4 MiB, at unaligned offsets, both ways. */
 TEST_F_TIMEOUT(rdm, roundtrip_sizes, 300)
@@ -616,6 +648,7 @@ TEST_F(rdm, bad_batches)
 	struct dsmem_ioc_task tq = { .task = 12345 };
 	uint64_t local;
 
+	ONCE_FOR_BOTH_VARIANTS();
 	ASSERT_LE(0, fd);
 	req.local = (uintptr_t)&local;
 	req.remote = self->seg;
@@ -735,6 +768,7 @@ TEST_F_TIMEOUT(rdm, alloc_refused_costs_nothing, 300)
 	char filter[128];
 	int fit, refused;
 
+	ONCE_FOR_BOTH_VARIANTS();
 	ASSERT_EQ(0, tracefs_mount());
 	ASSERT_EQ(0, kallsyms_func_range("dsmem", "dsmem_seg_alloc", &start, &end));
 	ASSERT_EQ(0, ds_seg_add(self->ctx, 2, SEG_SIZE, -1, DS_TRANSLATE_PAGES, &s));
@@ -910,6 +944,7 @@ TEST_F_TIMEOUT(rdm, admission_by_peer, 120)
 	uint32_t peer, other, listen = 0;
 	size_t n;
 
+	ONCE_FOR_BOTH_VARIANTS();
 	ASSERT_EQ(0, test_node_add(self->ctx, 5, "rxe0", PORT_5));
 	ASSERT_EQ(0, test_node_add(self->ctx, 6, "rxe0", PORT_6));
 	unknown = stat_value(self->ctx, "conn_unknown_peer");
@@ -974,6 +1009,7 @@ TEST_F(rdm, admission_is_checked)
 	struct ds_node_info nd;
 	uint32_t id;
 
+	ONCE_FOR_BOTH_VARIANTS();
 	ASSERT_EQ(0, ds_node_get(self->ctx, 1, &nd));
 	EXPECT_EQ(DS_ACCEPT_PEERS, nd.accept);	/* the default */
 	ASSERT_EQ(0, ds_node_get(self->ctx, 2, &nd));
@@ -1001,6 +1037,7 @@ TEST_F(rdm, control_errors)
 	struct ds_seg_info s;
 	uint32_t id;
 
+	ONCE_FOR_BOTH_VARIANTS();
 	EXPECT_EQ(-EEXIST, test_node_add(self->ctx, 1, "rxe0", 9999));
 	EXPECT_EQ(-EADDRINUSE, test_node_add(self->ctx, 3, "rxe0", PORT_A));
 	EXPECT_EQ(-ENODEV, test_node_add(self->ctx, 3, "nosuchdev", 9999));
@@ -1170,6 +1207,7 @@ TEST_F_TIMEOUT(rdm, long_batch_holds_no_lock, 300)
 	int64_t t0, posted;
 	pthread_t t;
 
+	ONCE_FOR_BOTH_VARIANTS();
 	ASSERT_NE(NULL, r);
 	ASSERT_NE(NULL, buf);
 	ASSERT_NE(NULL, p.buf);
