@@ -615,7 +615,7 @@ bench_obj() {
 	# TLS as deployed: the clients and obj_bench find theirs in the dir
 	"$top/scripts/store-certs" init "$dir/tls"
 	export DSMEM_STORE_TLS_DIR=$dir/tls
-	for n in 51 52 53 54 55; do "$ctl" node add id $n dev rxe0 port $((7700 + n)); done
+	for n in 51 52 53 54 55 56; do "$ctl" node add id $n dev rxe0 port $((7700 + n)); done
 	"$dsmaster" --listen "$masters" --node 51 --addr "$DSMEM_LOCAL_ADDR" --port 7751 \
 		--data-dir "$dir/m" --slow-tier "dir:$dir/slow" --tls-ca "$dir/tls/ca.crt" \
 		--tls-cert "$dir/tls/master.crt" --tls-key "$dir/tls/master.key" 2>"$dir/master.log" &
@@ -660,6 +660,12 @@ bench_obj() {
 				sed 's/obj\.local_/obj.loopback_/'
 		} | tee -a "$out" || rc=1
 		echo 1 > /sys/module/dsmem/parameters/local_path
+		# the Python client (node 56), 4 in flight as obj_bench's bw
+		PYTHONPATH=$top/build/user/python /usr/bin/python3 "$top/tests/bench/py_bench.py" \
+			"$masters" 56 48 | tee -a "$out" || rc=1
+		ours=$(awk '$2 == "obj.py_get_bw_1M" { print $3 }' "$out")
+		ref=$(awk '$2 == "obj.get_bw_1M" { print $3 }' "$out")
+		[ -z "$ours" ] || echo "bench: obj.py_get_bw_1M.ratio_vs_c $(ratio "$ours" "$ref") x"
 		for op in put get; do
 			ours=$(awk -v k="obj.local_${op}_16K_p50_us" '$2 == k { print $3 }' "$out")
 			ref=$(awk -v k="obj.loopback_${op}_16K_p50_us" '$2 == k { print $3 }' "$out")
@@ -695,7 +701,7 @@ bench_obj() {
 	wait "$m" 2>/dev/null || true
 	kill "${wp[@]}" 2>/dev/null || true
 	wait "${wp[@]}" 2>/dev/null || true
-	for n in 51 52 53 54 55; do "$ctl" node del id $n 2>/dev/null || true; done
+	for n in 51 52 53 54 55 56; do "$ctl" node del id $n 2>/dev/null || true; done
 	rm -rf "$dir"
 	bench_obj_cache || rc=1
 	return $rc

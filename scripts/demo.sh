@@ -7,14 +7,16 @@
 # B+tree held by two nodes' segments, loaded and queried by a third; then
 # a live std::map migrated from one node to another with Slope; then the
 # object store: etcd, dsmaster and two clients lending memory, an object
-# put with two replicas and an eager flush, fetched from another node.
+# put with two replicas and an eager flush, fetched from another node;
+# then, in Python, KV-cache tensors stored and fetched by prefix hash
+# (examples/kvcache.py).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 dsctl=$top/build/user/user/tools/dsctl
 
 if [ "${1:-}" != --in-guest ]; then
-	exec "$top/scripts/guest" -t 480 -- "$0" --in-guest
+	exec "$top/scripts/guest" -t 600 -- "$0" --in-guest
 fi
 
 step() { printf '\n=== %s\n$ %s\n' "$1" "${*:2}"; "${@:2}"; }
@@ -235,10 +237,14 @@ step "the master: leader, standbys, metadata in etcd" "$dsctl" master show maste
 step "the pool's segments and their use" "$dsctl" segment show pool master "$masters"
 step "the slow tier (a directory tree): the flushed object" \
 	find "$sdir/slow" -type f
+"$dsctl" node add id 66 dev rxe0 port 7766
+step "Python (the dsmem package): KV-cache tensors, numpy float16 per layer and block, stored and fetched by prefix hash" \
+	env PYTHONPATH="$top/build/user/python" /usr/bin/python3 "$top/examples/kvcache.py" \
+	--masters "$masters" --node 66 --segment 32M
 exec {w62}>&- {w63}>&-
 kill "$master" 2>/dev/null || true
 wait "$master" 2>/dev/null || true
-for n in 61 62 63 64 65; do "$dsctl" node del id $n 2>/dev/null || true; done
+for n in 61 62 63 64 65 66; do "$dsctl" node del id $n 2>/dev/null || true; done
 "$top/scripts/store-env" etcd-down
 unset DSMEM_STORE_TLS_DIR STORE_ETCD_TLS
 rm -rf "$sdir"

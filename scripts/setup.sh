@@ -38,6 +38,9 @@ packages=(
 	# its TLS: client certificates checked against the store's CA, and
 	# the throwaway CA of the tests and the demo (scripts/store-certs)
 	libssl-dev openssl
+	# its Python package (user/python, pybind11), its pytest tests and
+	# the KV-cache example's tensors
+	python3-dev pybind11-dev python3-numpy python3-pytest
 )
 
 missing=()

@@ -25,7 +25,7 @@ check() {	# check "description" command...
 	fi
 }
 
-echo "1..13"
+echo "1..14"
 rm -rf "$stage" "$out"
 mkdir -p "$out"
 check "cmake --install into a staging root" \
@@ -82,4 +82,21 @@ check "libdsstore exports are exactly its version script's, and every function o
 	map=\$(sed -n 's/^[[:space:]]*\(ds_[a-z_]*\);/\1/p' '$top/user/lib/store/libdsstore.map' | sort -u)
 	diff <(nm -D --defined-only '$store_so' | awk '\$2 == \"T\" { sub(/@.*/, \"\", \$3); print \$3 }' | sort) - <<< \"\$map\" &&
 	diff <(grep -o '\bds_[a-z_]*(' '$top/user/lib/include/dsmem/store.h' | tr -d '(' | sort -u) - <<< \"\$map\""
+# the Python package: where Debian's python3 looks (under the prefix),
+# importable there with the installed libdsstore
+pydir=$(find "$stage" -type d -path '*/dist-packages/dsmem' | head -n 1)
+pysys=${pydir#"$stage"}
+pysys=${pysys%/dsmem}
+if [ ! -d "$top/build/user/python/dsmem" ]; then
+	n=$((n + 1))
+	echo "ok $n - the Python package dsmem installed on Debian's sys.path # SKIP not built (python3-dev, pybind11-dev)"
+else
+	check "the Python package dsmem installed on Debian's sys.path ($pysys), importable" sh -c "
+		[ -n '$pydir' ] &&
+		/usr/bin/python3 -c 'import sys; sys.exit(\"$pysys\" not in sys.path)' &&
+		cd / && LD_LIBRARY_PATH='$libdir' PYTHONPATH='${pydir%/dsmem}' /usr/bin/python3 -c '
+import dsmem
+assert dsmem._dsmem.__file__.startswith(\"$pydir/\")
+assert dsmem.KEY_MAX == 1024'"
+fi
 exit $((failed > 0))
