@@ -2,8 +2,9 @@
 /*
  * The web console beside the module: `dsctl ui` in the guest hears the
  * module's netlink events and shows them on its log page's API; its
- * cluster view reads the module; an admin's cache change reaches the
- * module and is audited.  HTTP through libcurl, as a browser would.
+ * cluster view reads the module (Slope's ranges too); an admin's cache
+ * change reaches the module and is audited.  HTTP through libcurl, as a
+ * browser would.
  */
 #include <errno.h>
 #include <signal.h>
@@ -192,6 +193,12 @@ TEST_F(ui, cluster_view_reads_the_module)
 	EXPECT_NE(NULL, strstr(body, "\"module\":true")) TH_LOG("%s", body);
 	EXPECT_NE(NULL, strstr(body, "\"port\":18777"));
 	EXPECT_NE(NULL, strstr(body, "\"cache\":{"));
+	free(body);
+	/* Slope's part of the view: every node has a part of the range */
+	ASSERT_EQ(200, request(_metadata, self, "GET", "/api/cluster/slope", NULL, &body));
+	EXPECT_NE(NULL, strstr(body, "\"module\":true")) TH_LOG("%s", body);
+	EXPECT_NE(NULL, strstr(body, "{\"node\":7,")) TH_LOG("%s", body);
+	EXPECT_NE(NULL, strstr(body, "\"migrations\":["));
 	free(body);
 }
 

@@ -7,8 +7,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import {
-	consoleUnderTest, startConsole, launch, newPage, login, waitText, until, shot, chartData, pageFetch,
+	consoleUnderTest, startConsole, startMaster, freePort, launch, newPage, login, waitText, until, shot, chartData, pageFetch,
 } from './harness.mjs';
 
 const cut = await consoleUnderTest();
@@ -488,6 +490,15 @@ test('cluster: the admin sees the state and the cache form', { skip }, withPage(
 		await page.locator('#cluster-module-msg').waitFor({ state: 'visible' });
 		assert.match(await page.textContent('#cluster-module-msg'), state.error ? new RegExp(state.error.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')) : /not loaded/);
 	}
+	// Slope's ranges and migrations, and what the console says of B+trees
+	const slope = await page.evaluate(() => fetch('/api/cluster/slope').then((r) => r.json()));
+	if (slope.module) {
+		await page.locator('#cluster-slope-nodes').waitFor();
+		await page.locator('#cluster-slope-migs').waitFor();
+	} else {
+		await waitText(page, '#cluster-slope-msg', /^unavailable: /);
+	}
+	assert.match(await page.textContent('#cluster-btrees-note'), /dsctl btree show/);
 	await page.locator('#cache-form').waitFor();
 	const names = await page.locator('#cache-param option').allTextContents();
 	assert.ok(names.includes('l1_capacity'), `cache parameters offered (${names})`);
@@ -500,6 +511,109 @@ test('cluster: the admin sees the state and the cache form', { skip }, withPage(
 	assert.ok((await err.textContent()).trim().length > 3);
 	await shot(page, 'cluster.png');
 }));
+
+test('store: a real master\'s leader, counters, tiers and segments', { skip }, async (t) => {
+	const master = await startMaster();
+	if (master.skip) {
+		t.skip(master.skip);
+		return;
+	}
+	let own;
+	try {
+		// a segment in the pool: an NVMe-oF namespace, registered (the
+		// master takes its word for it)
+		const dsctl = process.env.DSCTL || path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../build/user/user/tools/dsctl');
+		execFileSync(dsctl, ['segment', 'add', 'pool', 'master', master.addr, 'traddr', '10.0.0.9',
+			'subnqn', 'nqn.2026-01.io.dsmem:ui-test', 'size', '1G'], { env: { ...process.env, DSMEM_STORE_INSECURE: '1' } });
+		own = await startConsole({ args: ['store-masters', master.addr], env: { DSMEM_STORE_INSECURE: '1' } });
+		if (own.skip) {
+			t.skip(own.skip);
+			return;
+		}
+		const { context, page } = await newPage(browser, own.url);
+		try {
+			await login(page, own.creds.viewer);	// read only: a viewer sees it all
+			await page.click('#nav-store');
+			await page.waitForURL(/#\/store$/);
+			await waitText(page, '#store-status', new RegExp(`^leader ${master.addr.replace(/\./g, '\\.')} · term \\d+$`));
+			const leader = page.locator('#store-masters-table tr[data-role=leader]');
+			assert.match(await leader.innerText(), new RegExp(master.addr.replace(/\./g, '\\.')));
+			assert.equal((await page.textContent('#store-eviction [data-key=evictions] .stat-value')).trim(), '0');
+			assert.equal((await page.textContent('#store-eviction [data-key=expiries] .stat-value')).trim(), '0');
+			assert.equal((await page.textContent('#store-eviction [data-key=high_watermark_pct] .stat-value')).trim(), '95%');
+			assert.equal((await page.textContent('#store-eviction [data-key=low_watermark_pct] .stat-value')).trim(), '85%');
+			assert.equal((await page.textContent('#store-counters [data-key=objects] .stat-value')).trim(), '0');
+			// a usage bar per tier, the watermarks as its thresholds
+			const meter = page.locator('#store-tier-nvmeof');
+			assert.equal(Number(await meter.getAttribute('value')), 0);
+			assert.equal(Number(await meter.getAttribute('high')), 0.95);
+			assert.match(await page.innerText('#store-tiers [data-tier=nvmeof]'), /0 B of 1\.0 GiB · 1 segment/);
+			assert.match(await page.innerText('#store-tiers [data-tier=dram]'), /0 segments/);
+			const seg = page.locator('#store-segments-table tbody tr');
+			assert.equal(await seg.count(), 1);
+			const cells = await seg.first().locator('td').allInnerTexts();
+			assert.equal(cells[1], 'NVMe-oF');
+			assert.equal(cells[2], 'alive');
+			assert.match(cells[3], /10\.0\.0\.9:4420 nqn\.2026-01\.io\.dsmem:ui-test/);
+			assert.equal(cells[5], '1.0 GiB');
+			assert.equal(await seg.first().locator('meter').count(), 1);
+			// no node to join the store as: no listing, and it says why
+			await page.locator('#store-objects-msg').waitFor({ state: 'visible' });
+			assert.match(await page.textContent('#store-objects-msg'), /store-node N/);
+			assert.equal(await page.isVisible('#store-objects-form'), false);
+			// no segment addresses anywhere
+			assert.doesNotMatch(await page.innerText('#view'), /0x[0-9a-f]{6,}/i);
+			await shot(page, 'store.png');
+			assert.deepEqual(page.problems, [], 'no page errors or CSP violations');
+		} finally {
+			await context.close();
+		}
+	} finally {
+		if (own && own.stop) await own.stop();
+		await master.stop();
+	}
+});
+
+test('store: no masters, and masters that do not answer, are said so', { skip }, async (t) => {
+	// the console under test has none (unless DSUI_URL names one that has)
+	{
+		const { context, page } = await newPage(browser, cut.url);
+		try {
+			await login(page, viewer);
+			await page.goto('/#/store');
+			const cfg = await page.evaluate(() => fetch('/api/store').then((r) => r.json()));
+			if (!cfg.configured) {
+				await waitText(page, '#store-status', 'no object store configured');
+				await page.locator('#store-config-msg').waitFor({ state: 'visible' });
+				assert.match(await page.textContent('#store-config-msg'), /store-masters HOST:PORT/);
+			}
+		} finally {
+			await context.close();
+		}
+	}
+	// plaintext to a port nothing listens on: the library's 10 s deadline
+	const addr = `127.0.0.1:${await freePort()}`;
+	const own = await startConsole({ args: ['store-masters', addr], env: { DSMEM_STORE_INSECURE: '1' } });
+	if (own.skip) {
+		t.skip(own.skip);
+		return;
+	}
+	const { context, page } = await newPage(browser, own.url);
+	try {
+		await login(page, own.creds.viewer);
+		await page.goto('/#/store');
+		const err = page.locator('#store-error');
+		await err.waitFor({ state: 'visible', timeout: 40000 });
+		assert.equal(await err.getAttribute('role'), 'alert');
+		assert.match(await err.textContent(), new RegExp(`cannot reach the master at ${addr.replace(/\./g, '\\.')}`));
+		assert.equal((await page.textContent('#store-status')).trim(), 'masters unreachable');
+		await shot(page, 'store-unreachable.png');
+		assert.deepEqual(page.problems, [], 'no page errors or CSP violations');
+	} finally {
+		await context.close();
+		await own.stop();
+	}
+});
 
 test('a viewer cannot change the cache settings', { skip }, withPage(async (page) => {
 	await login(page, viewer);

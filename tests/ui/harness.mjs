@@ -7,6 +7,8 @@
 //   DSUI_ADMIN_USER, DSUI_ADMIN_PASS    an admin's credentials
 //   DSUI_VIEWER_USER, DSUI_VIEWER_PASS  a viewer's credentials
 //   DSUI_SHOTS                          where to save screenshots (optional)
+//   DSMASTER                            the store page's master (default
+//                                       build/user/user/tools/dsmaster/dsmaster)
 //   CHROMIUM                            the browser (default /usr/bin/chromium)
 // Without DSUI_URL, a console is started from DSCTL (default
 // build/user/user/tools/dsctl) on a temporary database with two users made
@@ -14,6 +16,7 @@
 // was given (as tests/run does): then a missing or wrong dsctl fails them.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
@@ -34,8 +37,9 @@ function addUser(dsctl, db, name, role, password) {
 }
 
 // Start "dsctl ui serve" on a new database in a temporary directory, with an
-// admin and a viewer (or no users at all).
-export async function startConsole({ users = true } = {}) {
+// admin and a viewer (or no users at all); args are more words for serve,
+// env more environment for it.
+export async function startConsole({ users = true, args = [], env = {} } = {}) {
 	const dsctl = process.env.DSCTL || path.join(ROOT, 'build/user/user/tools/dsctl');
 	const required = Boolean(process.env.DSCTL);
 	if (!fs.existsSync(dsctl)) {
@@ -58,8 +62,8 @@ export async function startConsole({ users = true } = {}) {
 		addUser(dsctl, db, creds.admin.user, 'admin', creds.admin.pass);
 		addUser(dsctl, db, creds.viewer.user, 'viewer', creds.viewer.pass);
 	}
-	const child = spawn(dsctl, ['ui', 'serve', 'listen', '127.0.0.1:0', 'db', db],
-		{ stdio: ['ignore', 'pipe', 'pipe'] });
+	const child = spawn(dsctl, ['ui', 'serve', 'listen', '127.0.0.1:0', 'db', db, ...args],
+		{ stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
 	let out = '';
 	const url = await new Promise((resolve, reject) => {
 		const timer = setTimeout(() => reject(new Error(`dsctl ui serve printed no address: ${out}`)), 15000);
@@ -102,6 +106,54 @@ export async function consoleUnderTest() {
 		};
 	}
 	return startConsole();
+}
+
+// ---- the object store's master --------------------------------------------------
+
+// A loopback port nothing listens on (just now).
+export async function freePort() {
+	const srv = net.createServer();
+	await new Promise((resolve, reject) => { srv.once('error', reject); srv.listen(0, '127.0.0.1', resolve); });
+	const { port } = srv.address();
+	await new Promise((r) => srv.close(r));
+	return port;
+}
+
+// A dsmaster on loopback, plaintext (--insecure), its metadata in a
+// temporary directory.  Its control plane runs without the module: the
+// store page's masters, segments and counters are all there.  { skip }
+// when there is no dsmaster to run.
+export async function startMaster() {
+	const bin = process.env.DSMASTER || path.join(ROOT, 'build/user/user/tools/dsmaster/dsmaster');
+	if (!fs.existsSync(bin)) return { skip: `no dsmaster at ${bin}` };
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dsui-master-'));
+	const addr = `127.0.0.1:${await freePort()}`;
+	const child = spawn(bin, ['--listen', addr, '--node', '1', '--addr', '127.0.0.1', '--port', '18001',
+		'--data-dir', dir, '--slow-tier', 'none', '--insecure', '--metrics-listen', 'none'],
+	{ stdio: ['ignore', 'pipe', 'pipe'] });
+	let out = '';
+	await new Promise((resolve, reject) => {
+		const timer = setTimeout(() => reject(new Error(`dsmaster did not lead: ${out}`)), 15000);
+		const look = (d) => {
+			out += d;
+			if (/leader \(term/.test(out)) { clearTimeout(timer); resolve(); }
+		};
+		child.stdout.on('data', look);
+		child.stderr.on('data', look);
+		child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`dsmaster exited ${code}: ${out}`)); });
+	});
+	child.stdout.resume();
+	child.stderr.resume();
+	return {
+		addr,
+		stop: async () => {
+			if (child.exitCode === null) {
+				child.kill('SIGTERM');
+				await new Promise((r) => { child.once('exit', r); setTimeout(r, 5000); });
+			}
+			fs.rmSync(dir, { recursive: true, force: true });
+		},
+	};
 }
 
 // ---- the browser -------------------------------------------------------------

@@ -2,7 +2,8 @@
 // The web console's HTTP API, end to end: a real `dsctl ui` on loopback
 // with its own database, driven by cpp-httplib's client.  Logins,
 // sessions, CSRF, roles, rate limiting, simulation runs (checked against
-// `dsctl -j sim run`), logs, uploads and bad input of every kind.
+// `dsctl -j sim run`), logs, uploads and bad input of every kind; the
+// store page against no master, an unreachable one and a real dsmaster.
 #include <algorithm>
 #include <atomic>
 #include <csetjmp>
@@ -13,12 +14,17 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <sqlite3.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -187,6 +193,8 @@ int setup(void **)
 	if (!mkdtemp(t))
 		return -1;
 	tmpdir = t;
+	// the main console has no object store: the store tests start their own
+	unsetenv("DSMEM_MASTERS");
 	std::string db = tmpdir + "/ui.db";
 	if (dsctl({ "ui", "user", "add", "alice", "role", "admin", "db", db }, "alice-password\n") ||
 	    dsctl({ "ui", "user", "add", "bob", "db", db }, "bob-password\n") ||
@@ -280,6 +288,8 @@ void every_endpoint_needs_a_session(void **)
 		{ "GET", "/api/data/files/1/analyze" }, { "GET", "/api/data/files/1/download" },
 		{ "POST", "/api/data/files/1/convert" }, { "DELETE", "/api/data/files/1" },
 		{ "GET", "/api/cluster" }, { "POST", "/api/cluster/cache" }, { "GET", "/api/nothing" },
+		{ "GET", "/api/cluster/slope" }, { "GET", "/api/store" }, { "GET", "/api/store/master" },
+		{ "GET", "/api/store/segments" }, { "GET", "/api/store/objects?prefix=a" },
 	};
 	httplib::Headers bogus = { { "Cookie", "dsui_session=" + std::string(64, 'a') } };
 	for (const auto &[m, p] : eps)
@@ -948,6 +958,231 @@ void binding_beyond_loopback_needs_tls(void **)
 	assert_int_equal(dsctl({ "ui", "traces", "/nonexistent", "db", tmpdir + "/x.db" }, "", &out), 1);
 	assert_int_equal(dsctl({ "ui", "cert", "/etc/hostname", "db", tmpdir + "/x.db" }, "", &out), 1);
 	assert_int_equal(dsctl({ "ui", "frobnicate", "1", "db", tmpdir + "/x.db" }, "", &out), 1);
+	// the store's words: masters as dsctl obj takes them, a node with them
+	assert_int_equal(dsctl({ "ui", "store-masters", "nonsense", "db", tmpdir + "/x.db" }, "", &out), 1);
+	assert_int_equal(dsctl({ "ui", "store-masters", "h:0", "db", tmpdir + "/x.db" }, "", &out), 1);
+	assert_int_equal(dsctl({ "ui", "store-node", "3", "db", tmpdir + "/x.db" }, "", &out), 1);
+	assert_int_equal(dsctl({ "ui", "store-masters", "127.0.0.1:1", "store-node", "0", "db",
+				 tmpdir + "/x.db" }, "", &out), 1);
+	assert_int_equal(dsctl({ "ui", "store-masters", "127.0.0.1:1", "store-node", "65536", "db",
+				 tmpdir + "/x.db" }, "", &out), 1);
+}
+
+// ---- the store page ------------------------------------------------------
+
+// A loopback port nothing listens on (just now).
+int free_port()
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {};
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t len = sizeof(a);
+	if (fd < 0 || bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof(a)) ||
+	    getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len))
+		fail_msg("no free port: %s", strerror(errno));
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+std::string error_of(const httplib::Result &r)
+{
+	json j = body(r);
+	assert_true(j.contains("error") && j["error"].is_string());
+	return j["error"];
+}
+
+#define assert_has(text, part) do { \
+	std::string t_ = (text); \
+	if (t_.find(part) == std::string::npos) \
+		fail_msg("\"%s\" is not in \"%s\"", std::string(part).c_str(), t_.c_str()); \
+} while (0)
+
+// A console of its own, with the environment's store variables set for it
+// alone (each an empty value: unset).
+console *store_console(const std::vector<std::string> &extra,
+		       const std::vector<std::pair<const char *, std::string>> &envs)
+{
+	for (const char *k : { "DSMEM_MASTERS", "DSMEM_STORE_INSECURE", "DSMEM_STORE_TLS_DIR",
+			       "DSMEM_STORE_CA", "DSMEM_STORE_CERT", "DSMEM_STORE_KEY" })
+		unsetenv(k);
+	for (const auto &[k, v] : envs)
+		setenv(k, v.c_str(), 1);
+	auto *c = new console(tmpdir + "/ui.db", extra);
+	for (const auto &[k, v] : envs)
+		unsetenv(k);
+	assert_true(c->port > 0);
+	return c;
+}
+
+httplib::Result get_on(const console &c, const std::string &path, const user_session &s)
+{
+	httplib::Client cl("127.0.0.1", c.port);
+	cl.set_read_timeout(60, 0);
+	return cl.Get(path.c_str(), s.headers(false));
+}
+
+void the_store_page_without_masters(void **)
+{
+	json j = body(cli()->Get("/api/store", viewer.headers(false)));
+	assert_false(j["configured"].get<bool>());
+	assert_true(j["masters"].empty());
+	assert_true(j["node"].is_null());
+	assert_has(j["note"].get<std::string>(), "store-masters");
+	for (const char *p : { "/api/store/master", "/api/store/segments", "/api/store/objects" }) {
+		auto r = cli()->Get(p, viewer.headers(false));
+		assert_int_equal(r->status, 503);
+		assert_has(error_of(r), "store-masters HOST:PORT");
+	}
+	// bad listings are refused before anything is asked
+	for (const char *p : { "/api/store/objects?limit=0", "/api/store/objects?limit=1001",
+			       "/api/store/objects?after=xyz", "/api/store/objects?after=610",
+			       "/api/store/objects?after=6100" })
+		assert_int_equal(cli()->Get(p, viewer.headers(false))->status, 400);
+	// the Slope view answers with or without the module
+	j = body(cli()->Get("/api/cluster/slope", viewer.headers(false)));
+	if (j["module"].get<bool>()) {
+		assert_true(j["nodes"].is_array());
+		assert_true(j["migrations"].is_array());
+	} else {
+		assert_true(j["error"].is_string());
+	}
+}
+
+void an_unreachable_master_is_502(void **)
+{
+	int port = free_port();
+	std::string addr = "127.0.0.1:" + std::to_string(port);
+	// no TLS files: refused before any connection, with the reason
+	mkdir((tmpdir + "/no-tls").c_str(), 0700);
+	{
+		std::unique_ptr<console> c(store_console({ "store-masters", addr },
+							 { { "DSMEM_STORE_TLS_DIR", tmpdir + "/no-tls" } }));
+		json j = body(get_on(*c, "/api/store", viewer));
+		assert_true(j["configured"].get<bool>());
+		assert_string_equal(j["masters"][0].get<std::string>().c_str(), addr.c_str());
+		assert_has(j["note"].get<std::string>(), "store-node N");
+		auto r = get_on(*c, "/api/store/master", viewer);
+		assert_int_equal(r->status, 502);
+		assert_has(error_of(r), "cannot reach the master at " + addr + ": ");
+		assert_has(error_of(r), "ca.crt");
+		r = get_on(*c, "/api/store/segments", viewer);
+		assert_int_equal(r->status, 502);
+		assert_has(error_of(r), "cannot list the pool's segments at " + addr);
+		r = get_on(*c, "/api/store/objects", viewer);
+		assert_int_equal(r->status, 503);
+		assert_has(error_of(r), "store-node N");
+	}
+	// plaintext to a port nothing listens on: the library tries until its
+	// deadline (10 s); the three requests wait out theirs together
+	std::unique_ptr<console> c(store_console({ "store-masters", addr, "store-node", "1" },
+						 { { "DSMEM_STORE_INSECURE", "1" } }));
+	const char *paths[] = { "/api/store/master", "/api/store/segments", "/api/store/objects?prefix=k" };
+	int status[3] = {};
+	std::string error[3];
+	std::vector<std::thread> ts;
+	for (int k = 0; k < 3; k++)
+		ts.emplace_back([&, k] {
+			auto r = get_on(*c, paths[k], viewer);
+			if (!r)
+				return;
+			status[k] = r->status;
+			json j = json::parse(r->body, nullptr, false);
+			error[k] = j.is_object() && j["error"].is_string() ? j["error"].get<std::string>() : r->body;
+		});
+	for (auto &t : ts)
+		t.join();
+	for (int k = 0; k < 3; k++)
+		if (status[k] != 502)
+			fail_msg("%s answered %d: %s", paths[k], status[k], error[k].c_str());
+	assert_has(error[0], "cannot reach the master at " + addr + ": " + addr);
+	assert_has(error[1], "cannot list the pool's segments at " + addr);
+	// no module here, or no such node, or no master: said which
+	assert_has(error[2], "cannot join the store at " + addr + " as node 1: ");
+}
+
+void the_store_page_against_a_real_master(void **)
+{
+	int port = free_port();
+	std::string addr = "127.0.0.1:" + std::to_string(port), dir = tmpdir + "/master";
+	mkdir(dir.c_str(), 0700);
+	mkdir((dir + "/data").c_str(), 0700);
+	// dsmaster's control plane runs without the module (data moves aside)
+	pid_t m = fork();
+	if (m == 0) {
+		int fd = open((dir + "/log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execl(DS_DSMASTER, DS_DSMASTER, "--listen", addr.c_str(), "--node", "1", "--addr",
+		      "127.0.0.1", "--port", "18001", "--data-dir", (dir + "/data").c_str(),
+		      "--slow-tier", "none", "--insecure", "--metrics-listen", "none", nullptr);
+		_exit(127);
+	}
+	struct stop_master {
+		pid_t pid;
+		~stop_master()
+		{
+			kill(pid, SIGTERM);
+			waitpid(pid, nullptr, 0);
+		}
+	} stop{ m };
+	bool up = false;
+	for (int k = 0; k < 200 && !up; k++) {
+		std::ifstream in(dir + "/log");
+		std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+		up = all.find("leader (term") != std::string::npos;
+		if (!up)
+			usleep(50000);
+	}
+	assert_true(up);
+	setenv("DSMEM_STORE_INSECURE", "1", 1);
+	std::string out;
+	int st = dsctl({ "segment", "add", "pool", "master", addr, "traddr", "10.0.0.9", "subnqn",
+			 "nqn.2026-01.io.dsmem:ui-test", "size", "1G" }, "", &out);
+	unsetenv("DSMEM_STORE_INSECURE");
+	assert_int_equal(st, 0);
+
+	std::unique_ptr<console> c(store_console({ "store-masters", addr },
+						 { { "DSMEM_STORE_INSECURE", "1" } }));
+	json j = body(get_on(*c, "/api/store/master", viewer));
+	assert_string_equal(j["leader"].get<std::string>().c_str(), addr.c_str());
+	assert_true(j["standbys"].empty());
+	assert_true(j["term"].get<uint64_t>() >= 1);
+	assert_int_equal(j["objects"].get<uint64_t>(), 0);
+	for (const char *k : { "evictions", "expiries", "evicted_bytes" })
+		assert_int_equal(j[k].get<uint64_t>(), 0);
+	assert_int_equal(j["high_watermark_pct"].get<int>(), 95);
+	assert_int_equal(j["low_watermark_pct"].get<int>(), 85);
+	assert_string_equal(j["masters"][0].get<std::string>().c_str(), addr.c_str());
+
+	auto r = get_on(*c, "/api/store/segments", viewer);
+	assert_int_equal(r->status, 200);
+	// where segments' bytes are is not the console's to show
+	for (const char *secret : { "\"addr\"", "\"base\"", "gaddr", "rkey" })
+		if (r->body.find(secret) != std::string::npos)
+			fail_msg("%s in %s", secret, r->body.c_str());
+	j = body(r);
+	assert_int_equal(j["segments"].size(), 1);
+	json sg = j["segments"][0];
+	assert_string_equal(sg["type"].get<std::string>().c_str(), "nvmeof");
+	assert_string_equal(sg["state"].get<std::string>().c_str(), "alive");
+	assert_int_equal(sg["size"].get<uint64_t>(), 1ULL << 30);
+	assert_int_equal(sg["used"].get<uint64_t>(), 0);
+	assert_string_equal(sg["subnqn"].get<std::string>().c_str(), "nqn.2026-01.io.dsmem:ui-test");
+	assert_int_equal(j["tiers"].size(), 2);
+	for (const auto &t : j["tiers"]) {
+		bool nv = t["tier"] == "nvmeof";
+		assert_int_equal(t["segments"].get<uint64_t>(), nv ? 1 : 0);
+		assert_int_equal(t["size"].get<uint64_t>(), nv ? 1ULL << 30 : 0);
+		assert_true(nv ? t["use"].get<double>() == 0.0 : t["use"].is_null());
+	}
+	r = get_on(*c, "/api/store/objects", viewer);
+	assert_int_equal(r->status, 503);
+	assert_has(error_of(r), "store-node N");
+	// read only: nothing else under /api/store
+	httplib::Client cl("127.0.0.1", c->port);
+	assert_int_equal(cl.Post("/api/store/objects", admin.headers(), "{}", "application/json")->status, 404);
+	assert_int_equal(cl.Delete("/api/store/master", admin.headers())->status, 404);
 }
 
 }  // namespace
@@ -985,6 +1220,9 @@ int main()
 		cmocka_unit_test(the_database_is_private),
 		cmocka_unit_test(a_signal_at_start_stops_it),
 		cmocka_unit_test(https_with_a_certificate),
+		cmocka_unit_test(the_store_page_without_masters),
+		cmocka_unit_test(an_unreachable_master_is_502),
+		cmocka_unit_test(the_store_page_against_a_real_master),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,10 +1,12 @@
 // In a test guest with dsmem loaded (tests/ui/guest/run.sh): the module's
-// events arrive live in the log page, in real Chromium, and the cluster
-// page shows what the module holds.  Timeouts are long: the guest is TCG.
+// events arrive live in the log page, in real Chromium, the cluster
+// page shows what the module holds (Slope's ranges too), and the store
+// page a real master and its objects, listed through a local node.
+// Timeouts are long: the guest is TCG.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { launch, newPage, login, shot, until } from '../harness.mjs';
+import { launch, newPage, login, shot, until, waitText } from '../harness.mjs';
 
 const url = process.env.DSUI_URL;
 const admin = { user: process.env.DSUI_ADMIN_USER, pass: process.env.DSUI_ADMIN_PASS };
@@ -62,6 +64,29 @@ test('module events arrive live in the log page; the cluster page shows them', {
 			await shot(page, 'cluster-live.png');
 		}
 		assert.match(await page.locator('#cluster-cache').textContent(), /promote_l1/);
+		// Slope: each node's part of the range
+		await until(async () => (await page.locator('#cluster-slope-nodes tr[data-node="7"]').count()) &&
+			(await page.locator('#cluster-slope-nodes tr[data-node="8"]').count()),
+		'nodes 7 and 8 in the Slope table', slow, 1000);
+
+		// the store page: a real master, and objects listed through node 7
+		const master = process.env.DSUI_STORE_MASTER;
+		if (master) {
+			await page.goto('/#/store');
+			await waitText(page, '#store-status', new RegExp(`^leader ${master.replace(/\./g, '\\.')} · term \\d+$`), slow);
+			assert.equal((await page.textContent('#store-eviction [data-key=evictions] .stat-value')).trim(), '0');
+			await page.click('#store-list');
+			await until(async () => Number((await page.getAttribute('#store-objects-body', 'data-seq')) || 0) > 0,
+				'the object listing', slow, 500);
+			try {
+				assert.equal(await page.isVisible('#store-objects-error'), false,
+					`no listing error: ${await page.textContent('#store-objects-error')}`);
+				// no DRAM in the pool: nothing was ever put
+				assert.match(await page.textContent('#store-objects-body'), /No objects\./);
+			} finally {
+				await shot(page, 'store-guest.png');
+			}
+		}
 		await context.close();
 	} finally {
 		await browser.close();

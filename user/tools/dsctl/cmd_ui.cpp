@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // dsctl ui [serve] [listen ADDR:PORT] [db PATH] [cert FILE key FILE]
 //          [insecure] [upload-limit BYTES] [session-ttl SECONDS] [traces DIR]
+//          [store-masters HOST:PORT[,...]] [store-node N]
 //      | ui user [show] [db PATH]
 //      | ui user add NAME [role admin|viewer] [db PATH]
 //      | ui user del NAME [db PATH]
@@ -80,14 +81,15 @@ extern const object ui_object = {
 	"ui", ui_cmds, sizeof(ui_cmds) / sizeof(ui_cmds[0]),
 	"Usage: dsctl ui [ serve ] [ listen ADDR:PORT ] [ db PATH ] [ cert FILE key FILE ]\n"
 	"                          [ insecure ] [ upload-limit BYTES ] [ session-ttl SECONDS ]\n"
-	"                          [ traces DIR ]\n"
+	"                          [ traces DIR ] [ store-masters HOST:PORT[,...] ] [ store-node N ]\n"
 	"       dsctl ui user [ show ] [ db PATH ]\n"
 	"       dsctl ui user add NAME [ role { admin | viewer } ] [ db PATH ]\n"
 	"       dsctl ui user del NAME [ db PATH ]\n"
 	"Keywords may be written --keyword too.\n"
 	"The password of user add is asked on the terminal, or read from the first line\n"
 	"of standard input.  listen defaults to 127.0.0.1:8080, db to\n"
-	"$XDG_STATE_HOME/dsmem/ui.db (~/.local/state/dsmem/ui.db).\n"
+	"$XDG_STATE_HOME/dsmem/ui.db (~/.local/state/dsmem/ui.db); store-masters to\n"
+	"$DSMEM_MASTERS.\n"
 	"dsctl ui runs the console daemon, dsmem-console(8).\n",
 	true,
 };

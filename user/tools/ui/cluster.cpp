@@ -2,7 +2,9 @@
 // The cluster view: nodes, peers, segments and the token cache, as
 // "dsctl -j" prints them (the same record functions), and changes to the
 // cache's parameters (admins only, parsed as "dsctl cache set" parses
-// them, and audited).
+// them, and audited); and Slope's ranges and migrations, as the module
+// shows them to dsctl slope show.
+#include <algorithm>
 #include <cerrno>
 
 #include "dsctl.hpp"
@@ -65,6 +67,92 @@ json cluster_get()
 		for (const auto &sg : segs)
 			out["segments"].push_back(dsctl::seg_record(sg));
 		out["cache"] = dsctl::cache_record(*cache);
+	} catch (const no_context &e) {
+		out["error"] = e.what;
+	} catch (const http_error &e) {
+		out["error"] = e.what;
+	}
+	return out;
+}
+
+namespace {
+
+// How far a migration is, 0 to 1: the prefill's units sent over the
+// object's (capped: later rounds send dirty units again), then the pull's
+// units pulled over the dirty ones; none for a failed one.
+json mig_progress(const ds_slope_mig_info &m)
+{
+	switch (m.state) {
+	case DS_SLOPE_MIG_DONE:
+		return 1.0;
+	case DS_SLOPE_MIG_FAILED:
+		return nullptr;
+	case DS_SLOPE_MIG_HANDED_OVER:
+		return m.dirty_units ? dsctl::round_to(std::min(1.0, double(m.pulled_units) /
+							      double(m.dirty_units)), 4) : 1.0;
+	default: {
+		unsigned shift = m.unit_shift >= 12 && m.unit_shift < 40 ? m.unit_shift : 12;
+		uint64_t units = (m.pages + (uint64_t{ 1 } << (shift - 12)) - 1) >> (shift - 12);
+		if (!units)
+			return nullptr;
+		return dsctl::round_to(std::min(1.0, double(m.sent_units) / double(units)), 4);
+	}
+	}
+}
+
+// What ds_slope_range_list() filled, released with it.
+struct slope_list {
+	ds_slope_ranges l{};
+
+	slope_list() = default;
+	slope_list(const slope_list &) = delete;
+	slope_list &operator=(const slope_list &) = delete;
+	~slope_list() { ds_slope_range_list_free(&l); }
+};
+
+}  // namespace
+
+json cluster_slope()
+{
+	json out = { { "module", false } };
+
+	try {
+		dsmem::context ctx = open_ctx();
+		slope_list list;
+		check(ds_slope_range_list(ctx.get(), 0, &list.l), ctx, "cannot list the Slope ranges");
+		out["module"] = true;
+		// each node's share: its pages, its leases, the objects it holds
+		json nodes = json::array();
+		for (size_t i = 0; i < list.l.nranges; i++) {
+			const ds_slope_range_info &r = list.l.ranges[i];
+			uint64_t objects = 0, object_pages = 0;
+			for (size_t k = 0; k < list.l.nobjects; k++)
+				if (list.l.objects[k].node_id == r.node_id) {
+					objects++;
+					object_pages += list.l.objects[k].pages;
+				}
+			uint64_t migs = 0;
+			for (size_t k = 0; k < list.l.nmigs; k++)
+				migs += list.l.migs[k].node_id == r.node_id;
+			nodes.push_back({ { "node", r.node_id },
+					  { "pages", r.pages },
+					  { "leases_held", r.leases_held },
+					  { "leases_free", r.leases_free },
+					  { "objects", objects },
+					  { "object_pages", object_pages },
+					  { "migrations", migs } });
+		}
+		// each migration as dsctl slope show prints it, at each end
+		json migs = json::array();
+		for (size_t k = 0; k < list.l.nmigs; k++) {
+			const ds_slope_mig_info &m = list.l.migs[k];
+			json r = { { "node", m.node_id } };
+			r.update(dsctl::slope_mig_record(m));
+			r["progress"] = mig_progress(m);
+			migs.push_back(r);
+		}
+		out["nodes"] = nodes;
+		out["migrations"] = migs;
 	} catch (const no_context &e) {
 		out["error"] = e.what;
 	} catch (const http_error &e) {

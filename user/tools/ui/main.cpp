@@ -3,6 +3,7 @@
 //   dsmem-console [ -j [ -p ] ] [serve] [listen ADDR:PORT] [db PATH]
 //          [cert FILE key FILE] [insecure] [upload-limit BYTES]
 //          [session-ttl SECONDS] [traces DIR]
+//          [store-masters HOST:PORT[,...]] [store-node N]
 //      | user [show] [db PATH]
 //      | user add NAME [role admin|viewer] [db PATH]
 //      | user del NAME [db PATH]
@@ -16,7 +17,10 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <linux/dsmem.h>
+
 #include "dsctl.hpp"
+#include "store_cli.hpp"
 #include "ui.hpp"
 
 namespace dsui {
@@ -107,7 +111,8 @@ std::string read_password()
 
 int ui_serve(env &e)
 {
-	keywords kw = words_of(e, { "listen", "db", "cert", "key", "upload-limit", "session-ttl", "traces" },
+	keywords kw = words_of(e, { "listen", "db", "cert", "key", "upload-limit", "session-ttl", "traces",
+				    "store-masters", "store-node" },
 			       { "insecure" });
 	dsui::config c;
 
@@ -134,6 +139,23 @@ int ui_serve(env &e)
 	    (!parse_u64(*kw.get("session-ttl"), c.session_ttl) || !c.session_ttl ||
 	     c.session_ttl > 30 * 86400))
 		fail("session-ttl takes seconds, from 1 to 2592000 (30 days)");
+	// the object store's masters: the keyword, else DSMEM_MASTERS (as
+	// dsctl obj), else none (the store page says how to give them)
+	const char *env_masters = getenv(masters_env);
+	if (kw.has("store-masters") || (env_masters && *env_masters)) {
+		std::string err;
+		if (!resolve_masters(kw.get("store-masters"), c.store_masters, err))
+			fail(kw.has("store-masters") ? "store-masters needs HOST:PORT[,HOST:PORT...]" : err);
+	}
+	if (kw.has("store-node")) {
+		unsigned int n;
+		if (!parse_u32(*kw.get("store-node"), n) || !n || n > DSMEM_NODE_ID_MAX)
+			fail("store-node needs a node id from 1 to " + std::to_string(DSMEM_NODE_ID_MAX));
+		if (c.store_masters.empty())
+			fail(std::string("store-node needs the masters: give store-masters HOST:PORT[,...] or set ") +
+			     masters_env);
+		c.store_node = n;
+	}
 	return guarded([&] { return dsui::serve(c); });
 }
 
@@ -184,6 +206,7 @@ const char usage_text[] =
 	"Usage: dsmem-console [ -j [ -p ] ] [ serve ] [ listen ADDR:PORT ] [ db PATH ]\n"
 	"                     [ cert FILE key FILE ] [ insecure ] [ upload-limit BYTES ]\n"
 	"                     [ session-ttl SECONDS ] [ traces DIR ]\n"
+	"                     [ store-masters HOST:PORT[,...] ] [ store-node N ]\n"
 	"       dsmem-console [ -j [ -p ] ] user [ show ] [ db PATH ]\n"
 	"       dsmem-console user add NAME [ role { admin | viewer } ] [ db PATH ]\n"
 	"       dsmem-console user del NAME [ db PATH ]\n"

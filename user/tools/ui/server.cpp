@@ -34,6 +34,7 @@ struct server_state {
 	const config &c;
 	db &d;
 	jobs &j;
+	store &s;
 	bool tls;
 };
 
@@ -448,6 +449,28 @@ void routes(server_state &st, httplib::Server &svr)
 	route(st, svr, "POST", "/api/cluster/cache", needs::admin, [&](auto &req, auto &res, const session &s) {
 		send(res, 200, cluster_cache_set(d, s, body_json(req)));
 	});
+	route(st, svr, "GET", "/api/cluster/slope", needs::user, [&](auto &, auto &res, auto &) {
+		send(res, 200, cluster_slope());
+	});
+
+	// ---- the object store (read only)
+	route(st, svr, "GET", "/api/store", needs::user, [&](auto &, auto &res, auto &) {
+		send(res, 200, st.s.summary());
+	});
+	route(st, svr, "GET", "/api/store/master", needs::user, [&](auto &, auto &res, auto &) {
+		send(res, 200, st.s.master());
+	});
+	route(st, svr, "GET", "/api/store/segments", needs::user, [&](auto &, auto &res, auto &) {
+		send(res, 200, st.s.segments());
+	});
+	route(st, svr, "GET", "/api/store/objects", needs::user, [&](auto &req, auto &res, auto &) {
+		auto get = [&](const char *k) { return req.has_param(k) ? req.get_param_value(k) : std::string(); };
+		unsigned int limit = store_page_default;
+		if (std::string lim = get("limit"); !lim.empty() &&
+		    (!dsctl::parse_u32(lim, limit) || limit < 1 || limit > store_page_max))
+			raise(400, "limit is from 1 to " + std::to_string(store_page_max));
+		send(res, 200, st.s.objects(get("prefix"), get("after"), limit));
+	});
 
 	// ---- anything else under /api/: the session first, then 404
 	for (const char *m : { "GET", "POST", "DELETE", "PUT", "PATCH" })
@@ -516,6 +539,7 @@ int serve(const config &c)
 	if (ec)
 		raise(500, "cannot create " + files_dir(c) + ": " + ec.message());
 	jobs j(d, c);
+	store so(c);
 	listener l(d);
 	std::unique_ptr<httplib::Server> svr;
 	if (tls)
@@ -524,7 +548,7 @@ int serve(const config &c)
 		svr = std::make_unique<httplib::Server>();
 	if (!svr->is_valid())
 		raise(400, "cannot start HTTPS with " + c.cert + " and " + c.key);
-	server_state st{ c, d, j, tls };
+	server_state st{ c, d, j, so, tls };
 
 	// a response's header and body leave as separate writes: without
 	// this, Nagle holds the body for the client's delayed ACK (~40 ms per

@@ -21,6 +21,8 @@
 
 #include "run.hpp"
 
+struct ds_store;	// <dsmem/store.h>
+
 namespace dsui {
 
 using json = nlohmann::ordered_json;
@@ -49,6 +51,8 @@ constexpr size_t run_request_max = 16384;		// a run's request, as JSON
 constexpr size_t body_max = 256 * 1024;
 constexpr int64_t events_kept_max = 1000000;		// the oldest go first
 constexpr int refusal_log_interval = 60;		// s: one "refused" per name
+constexpr unsigned store_page_default = 100;		// objects a listing answers
+constexpr unsigned store_page_max = 1000;
 
 struct config {
 	std::string host = "127.0.0.1";
@@ -59,6 +63,10 @@ struct config {
 	uint64_t upload_limit = upload_limit_default;
 	uint64_t session_ttl = session_ttl_default;
 	std::string traces_dir;		// server-side traces, "" none
+	// the object store: its masters ("" none: the store page says so)
+	// and the local node its object listing joins as (0: no listing)
+	std::string store_masters;
+	uint32_t store_node = 0;
 };
 
 // An answer other than 200, raised by a handler: {"error": what}.
@@ -239,6 +247,33 @@ json file_analyze(db &d, const config &c, int64_t id);
 // ---- cluster.cpp: the module's objects, and its cache's settings ---------------
 json cluster_get();
 json cluster_cache_set(db &d, const session &s, const json &body);
+
+// ---- cluster.cpp: Slope's ranges and migrations as the module shows them
+json cluster_slope();
+
+// ---- store.cpp: the object store, read only, through libdsstore -------------
+// Masters and segments take no node: each request is one call to the
+// masters.  Listing objects needs a client of the store, opened on the
+// configured node when first asked for (segment_size 0: it contributes no
+// memory) and kept; a failed call drops it and the next one opens anew.
+class store {
+public:
+	explicit store(const config &c);
+	~store();
+	store(const store &) = delete;
+	store &operator=(const store &) = delete;
+
+	json summary() const;			// what is configured
+	json master() const;			// 503 none, 502 unreachable
+	json segments() const;
+	// prefix, after (a previous answer's next), limit 1..1000
+	json objects(const std::string &prefix, const std::string &after, unsigned limit);
+
+private:
+	const config &c_;
+	std::mutex lock_;
+	::ds_store *s_ = nullptr;
+};
 
 // ---- server.cpp -----------------------------------------------------------------
 int serve(const config &c);

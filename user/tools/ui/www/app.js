@@ -6,9 +6,10 @@ import * as sim from './sim.js';
 import * as logs from './logs.js';
 import * as data from './data.js';
 import * as cluster from './cluster.js';
+import * as store from './store.js';
 
-const pages = { login, sim, logs, data, cluster };
-const titles = { login: 'Log in', sim: 'Simulation', logs: 'Logs', data: 'Data', cluster: 'Cluster' };
+const pages = { login, sim, logs, data, cluster, store };
+const titles = { login: 'Log in', sim: 'Simulation', logs: 'Logs', data: 'Data', cluster: 'Cluster', store: 'Store' };
 const DEFAULT = '#/sim';
 
 let current = null;	// { name, cleanup }

@@ -1,7 +1,8 @@
-// #/cluster: the live cluster view (nodes, peers, segments, the token cache),
-// refreshed every 2 s; admins can change the cache's parameters.
+// #/cluster: the live cluster view (nodes, peers, segments, the token cache,
+// Slope's ranges and migrations), refreshed every 2 s; admins can change
+// the cache's parameters.
 import { get, post, isAdmin } from './api.js';
-import { h, clear, errorBox, showError, field, renderValue, fmtTime } from './dom.js';
+import { h, clear, errorBox, showError, field, renderValue, table, fmtNumber, fmtTime } from './dom.js';
 
 const POLL_MS = 2000;
 // the parameters "dsctl cache set" knows, for when the module is not loaded
@@ -32,6 +33,17 @@ export function mount(view) {
 			h('div.card-head', h('h2', { text: title }), sections[key].count), sections[key].body);
 	}
 	const other = h('section.card#cluster-other', { hidden: true });
+	let lastSlope = null;
+	const slopeBody = h('div.section-body#cluster-slope-body');
+	const slope = h('section.card#cluster-slope', { testid: 'cluster-slope' },
+		h('div.card-head', h('h2', { text: 'Slope' })), slopeBody);
+	const btrees = h('section.card#cluster-btrees', { testid: 'cluster-btrees' },
+		h('div.card-head', h('h2', { text: 'B+trees' })),
+		h('p.muted#cluster-btrees-note', {
+			text: 'The module keeps no list of B+trees: a tree lives in segments and is named by the address of its ' +
+				'first one, and opening it takes a client slot in it. Look one up with ' +
+				'"dsctl btree show node N tree ADDR".',
+		}));
 
 	// ---- the admin form --------------------------------------------------
 	let form = null;
@@ -101,6 +113,7 @@ export function mount(view) {
 		status, moduleMsg, err,
 		form ? h('section.card#cluster-admin', h('h2', { text: 'Change cache parameters' }), form) : null,
 		h('div.cluster-grid', SECTIONS.map(([k]) => sections[k].el)),
+		slope, btrees,
 		other));
 
 	function fillParams(names) {
@@ -169,17 +182,65 @@ export function mount(view) {
 		}
 	}
 
+	// Each node's part of the Slope range, and the migrations at each end.
+	function renderSlope(d) {
+		if (!d.module) {
+			clear(slopeBody, h('span.muted#cluster-slope-msg', { text: `unavailable: ${d.error || 'the module is not loaded'}` }));
+			return;
+		}
+		const nodes = d.nodes || [];
+		const migs = d.migrations || [];
+		clear(slopeBody,
+			h('h3', { text: 'Ranges' }),
+			nodes.length ? table([
+				{ label: 'Node', get: (n) => String(n.node), num: true },
+				{ label: 'Pages', get: (n) => fmtNumber(n.pages), num: true },
+				{ label: 'Leases held', get: (n) => String(n.leases_held), num: true },
+				{ label: 'Leases free', get: (n) => String(n.leases_free), num: true },
+				{ label: 'Objects', get: (n) => fmtNumber(n.objects), num: true },
+				{ label: 'Object pages', get: (n) => fmtNumber(n.object_pages), num: true },
+				{ label: 'Migrations', get: (n) => String(n.migrations), num: true },
+			], nodes, { id: 'cluster-slope-nodes', rowAttrs: (n) => ({ 'data-node': n.node }) })
+				: h('p.muted#cluster-slope-nodes', { text: 'No node has a part of the Slope range.' }),
+			h('h3', { text: 'Migrations' }),
+			migs.length ? table([
+				{ label: 'Node', get: (m) => String(m.node), num: true },
+				{ label: 'Id', get: (m) => String(m.id), num: true },
+				{ label: 'Direction', get: (m) => (m.direction === 'in' ? `in from ${m.peer ?? '?'}` : `out to ${m.peer ?? '?'}`) },
+				{ label: 'State', get: (m) => h(`span.state.mig-${m.state}`, { text: m.state }) },
+				{ label: 'Progress', get: (m) => progress(m.progress) },
+				{ label: 'Pages', get: (m) => fmtNumber(m.pages), num: true },
+				{ label: 'Rounds', get: (m) => String(m.rounds), num: true },
+				{ label: 'Pulled', get: (m) => `${fmtNumber(m.pulled)}/${fmtNumber(m.dirty)}`, num: true },
+				{ label: 'Time', get: (m) => `${(m.total_ns / 1e6).toFixed(1)} ms`, num: true },
+				{ label: 'Error', get: (m) => m.error || '' },
+			], migs, { id: 'cluster-slope-migs', rowAttrs: (m) => ({ 'data-state': m.state }) })
+				: h('p.muted#cluster-slope-migs', { text: 'No migrations.' }));
+	}
+
+	function progress(p) {
+		if (typeof p !== 'number') return h('span.muted', { text: '—' });
+		return h('span.usage', h('meter', { min: 0, max: 1, value: p, optimum: 1 }),
+			h('span.pct', { text: `${(p * 100).toFixed(0)}%` }));
+	}
+
 	async function poll() {
 		clearTimeout(timer);
 		timer = null;
 		try {
-			const d = await get('/api/cluster');
+			const [d, sl] = await Promise.all([get('/api/cluster'),
+				get('/api/cluster/slope').catch((e) => ({ module: false, error: e.message }))]);
 			if (!alive) return;
 			showError(err, null);
 			const json = JSON.stringify(d);
 			if (json !== lastJson) {
 				lastJson = json;
 				render(d || {});
+			}
+			const sj = JSON.stringify(sl);
+			if (sj !== lastSlope) {
+				lastSlope = sj;
+				renderSlope(sl || {});
 			}
 			updated.textContent = `updated ${fmtTime(Date.now())} · every ${POLL_MS / 1000} s`;
 		} catch (e) {
