@@ -356,6 +356,8 @@ int ClientCore::do_batch_get(unsigned worker, Clock::time_point deadline,
 
 int ClientCore::batch_exist(ds_store_batch_item *items, size_t n, std::string *err)
 {
+	if (int ret = batch_check(items, n, false, nullptr, err))
+		return ret;
 	pb::BatchExistRequest req;
 	pb::BatchExistResponse resp;
 	for (size_t i = 0; i < n; i++)
@@ -378,6 +380,8 @@ int ClientCore::batch_exist(ds_store_batch_item *items, size_t n, std::string *e
 
 int ClientCore::batch_del(ds_store_batch_item *items, size_t n, std::string *err)
 {
+	if (int ret = batch_check(items, n, false, nullptr, err))
+		return ret;
 	pb::BatchDelRequest req;
 	pb::BatchDelResponse resp;
 	for (size_t i = 0; i < n; i++) {

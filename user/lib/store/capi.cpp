@@ -220,9 +220,7 @@ DS_EXPORT int ds_store_batch_exist(struct ds_store *s, struct ds_store_batch_ite
 		if (!s)
 			return fail(-EINVAL, "no store handle");
 		std::string err;
-		int ret = dsmem::store::ClientCore::batch_check(items, n, false, nullptr, &err);
-		if (!ret)
-			ret = s->client.batch_exist(items, n, &err);
+		int ret = s->client.batch_exist(items, n, &err);
 		return ret ? fail(ret, err) : 0;
 	});
 }
@@ -233,9 +231,7 @@ DS_EXPORT int ds_store_batch_del(struct ds_store *s, struct ds_store_batch_item 
 		if (!s)
 			return fail(-EINVAL, "no store handle");
 		std::string err;
-		int ret = dsmem::store::ClientCore::batch_check(items, n, false, nullptr, &err);
-		if (!ret)
-			ret = s->client.batch_del(items, n, &err);
+		int ret = s->client.batch_del(items, n, &err);
 		return ret ? fail(ret, err) : 0;
 	});
 }
