@@ -16,6 +16,10 @@
  *                reported as -EIO; their pointers never followed blindly
  *   bad_input    refusals of the API
  *   values_out_of_line, seed_layout: the other value and layout modes
+ *   str_*        byte-string keys: the model and structure tests again
+ *                (their integer ids encoded as strings in the same order),
+ *                and str_keys_api (order, lengths, refusals, one READ per
+ *                warm lookup, the formats)
  *
  * The corrupt tests write node images raw: the offsets below are those of
  * struct node_header in user/lib/btree/layout.hpp (the kselftests use the
@@ -230,11 +234,105 @@ static void log_peers(struct __test_metadata *_metadata, FIXTURE_DATA(bt) *self)
 	}
 }
 
+/*
+ * The key format the model and structure tests run with: 0, integer keys
+ * (ds_btree_get ...); 1, byte strings (ds_btree_kget ...), each integer
+ * id encoded as a string of 19 to 61 bytes in the same order: a group
+ * digit (the id's top 4 bits) and a prefix whose length depends on it,
+ * the id in 16 hex digits, and a tail whose length depends on the id
+ * (after the unique digits, so it never decides an order).  Long shared
+ * prefixes, keys of every length, separators cut short.
+ */
+static int key_fmt;
+#define STR_NODE	512	/* the smallest node for key_max 64 */
+#define STR_KEY_MAX	64
+
+static size_t kenc(uint64_t id, uint8_t *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned g = id >> 60, tail = (id * 0x9e3779b97f4a7c15ull) >> 60;
+	size_t n = 0;
+
+	out[n++] = hex[g];
+	out[n++] = '/';
+	for (unsigned i = 0; i < 2 * g; i++)
+		out[n++] = 'p';
+	for (int i = 15; i >= 0; i--)
+		out[n++] = hex[(id >> (4 * i)) & 15];
+	for (unsigned i = 0; i < tail % 14; i++)
+		out[n++] = (uint8_t)(0x80 + i);
+	return n;
+}
+
+static uint64_t kdec(const uint8_t *p, size_t len)
+{
+	unsigned g = p[0] <= '9' ? p[0] - '0' : p[0] - 'a' + 10;
+	uint64_t id = 0;
+
+	if (len < 2 + 2 * g + 16)
+		return UINT64_MAX;
+	for (size_t i = 2 + 2 * g; i < 2 + 2 * g + 16; i++)
+		id = id << 4 | (uint64_t)(p[i] <= '9' ? p[i] - '0' : p[i] - 'a' + 10);
+	return id;
+}
+
+static int bt_get(struct ds_btree *t, uint64_t key, void *val, size_t len, size_t *vlen)
+{
+	uint8_t k[STR_KEY_MAX];
+
+	if (!key_fmt)
+		return ds_btree_get(t, key, val, len, vlen);
+	return ds_btree_kget(t, k, kenc(key, k), val, len, vlen);
+}
+
+static int bt_put(struct ds_btree *t, uint64_t key, const void *val, size_t len)
+{
+	uint8_t k[STR_KEY_MAX];
+
+	if (!key_fmt)
+		return ds_btree_put(t, key, val, len);
+	return ds_btree_kput(t, k, kenc(key, k), val, len);
+}
+
+static int bt_del(struct ds_btree *t, uint64_t key)
+{
+	uint8_t k[STR_KEY_MAX];
+
+	if (!key_fmt)
+		return ds_btree_del(t, key);
+	return ds_btree_kdel(t, k, kenc(key, k));
+}
+
+static int bt_scan(struct ds_btree *t, uint64_t start, size_t limit, uint64_t *keys,
+		   void *vals, size_t *n)
+{
+	uint8_t k[STR_KEY_MAX];
+	struct ds_btree_key *ks;
+	int ret;
+
+	if (!key_fmt)
+		return ds_btree_scan(t, start, limit, keys, vals, n);
+	ks = calloc(limit ? limit : 1, sizeof(*ks));
+	if (!ks)
+		return -ENOMEM;
+	ret = ds_btree_kscan(t, k, kenc(start, k), limit, ks, vals, n);
+	for (size_t i = 0; !ret && i < *n; i++)
+		keys[i] = kdec(ks[i].bytes, ks[i].len);
+	free(ks);
+	return ret;
+}
+
 static int create_small_(struct __test_metadata *_metadata, FIXTURE_DATA(bt) *self,
 			 uint32_t node_size, size_t nsegs, uint64_t *addr)
 {
 	struct ds_btree_create_opts o = { .layout = DS_BTREE_GENERAL, .node_size = node_size };
-	int ret = ds_btree_create(1, self->seg, nsegs, &o, addr);
+	int ret;
+
+	if (key_fmt) {
+		o.node_size = STR_NODE;
+		o.key_max = STR_KEY_MAX;
+	}
+	ret = ds_btree_create(1, self->seg, nsegs, &o, addr);
 
 	if (ret) {
 		TH_LOG("create over %#" PRIx64 ", %#" PRIx64 ": %d", self->seg[0], self->seg[1], ret);
@@ -256,7 +354,7 @@ static int get64(struct ds_btree *t, uint64_t key, uint64_t *v)
 	int ret;
 
 	*v = 0;
-	ret = ds_btree_get(t, key, v, sizeof(*v), &vlen);
+	ret = bt_get(t, key, v, sizeof(*v), &vlen);
 	if (!ret && vlen != 8)
 		return -EBADMSG;
 	return ret;
@@ -264,7 +362,7 @@ static int get64(struct ds_btree *t, uint64_t key, uint64_t *v)
 
 static int put64(struct ds_btree *t, uint64_t key, uint64_t v)
 {
-	return ds_btree_put(t, key, &v, sizeof(v));
+	return bt_put(t, key, &v, sizeof(v));
 }
 
 /* ======================================================================
@@ -553,17 +651,17 @@ static void *mc_worker(void *arg)
 			r->op = R_PUT;
 			r->val = ((uint64_t)(w->who + 1) << 40) | (i + 1);	/* unique */
 			r->t0 = now_ns();
-			r->ret = ds_btree_put(w->t, r->key, &r->val, 8);
+			r->ret = bt_put(w->t, r->key, &r->val, 8);
 			r->t1 = now_ns();
 		} else if (dice < 65) {
 			r->op = R_DEL;
 			r->t0 = now_ns();
-			r->ret = ds_btree_del(w->t, r->key);
+			r->ret = bt_del(w->t, r->key);
 			r->t1 = now_ns();
 		} else if (dice < 85) {
 			r->op = R_GET;
 			r->t0 = now_ns();
-			r->ret = ds_btree_get(w->t, r->key, &r->val, 8, &vlen);
+			r->ret = bt_get(w->t, r->key, &r->val, 8, &vlen);
 			r->t1 = now_ns();
 			if (!r->ret && vlen != 8)
 				r->ret = -EBADMSG;
@@ -573,7 +671,7 @@ static void *mc_worker(void *arg)
 			r->limit = 1 + rnd(&s) % MC_SCAN_LIMIT;
 			r->pos = pos;
 			r->t0 = now_ns();
-			r->ret = ds_btree_scan(w->t, r->key, r->limit, w->pool_k + pos,
+			r->ret = bt_scan(w->t, r->key, r->limit, w->pool_k + pos,
 					       w->pool_v + pos, &n);
 			r->t1 = now_ns();
 			r->n = n;
@@ -644,7 +742,7 @@ static int hop_cmp_t0(const void *a, const void *b)
  * to the last key returned, or to the end when it returned fewer than its
  * limit (scans are not snapshots: ds.h).
  */
-TEST_F_TIMEOUT(bt, model_concurrent, 600)
+static void model_concurrent_body(struct __test_metadata *_metadata, FIXTURE_DATA(bt) *self)
 {
 	const char *env = getenv("BTREE_OPS");
 	uint32_t ops = env ? strtoul(env, NULL, 0) : 800;
@@ -809,8 +907,21 @@ TEST_F_TIMEOUT(bt, model_concurrent, 600)
 	munmap(m, bytes);
 }
 
+TEST_F_TIMEOUT(bt, model_concurrent, 600)
+{
+	model_concurrent_body(_metadata, self);
+}
+
+/* The same with byte-string keys (kenc: 19 to 61 bytes, long shared
+ * prefixes) in 512-byte nodes. */
+TEST_F_TIMEOUT(bt, str_model_concurrent, 600)
+{
+	key_fmt = 1;
+	model_concurrent_body(_metadata, self);
+}
+
 /* One thread, many keys: each result exactly the model's. */
-TEST_F_TIMEOUT(bt, model_sequential, 300)
+static void model_sequential_body(struct __test_metadata *_metadata, FIXTURE_DATA(bt) *self)
 {
 	enum { NK = 300, OPS = 3000 };
 	static uint64_t model[NK];	/* 0: absent */
@@ -831,13 +942,13 @@ TEST_F_TIMEOUT(bt, model_sequential, 300)
 			ASSERT_EQ(0, put64(t, key, v)) TH_LOG("op %d", i);
 			model[k] = v;
 		} else if (dice < 60) {
-			ret = ds_btree_del(t, key);
+			ret = bt_del(t, key);
 			ASSERT_EQ(model[k] ? 0 : -ENOENT, ret) TH_LOG("op %d: del %" PRIu64, i, key);
 			model[k] = 0;
 		} else if (dice < 90) {
 			v = 0;
 			vlen = 0;
-			ret = ds_btree_get(t, key, &v, 8, &vlen);
+			ret = bt_get(t, key, &v, 8, &vlen);
 			ASSERT_EQ(model[k] ? 0 : -ENOENT, ret) TH_LOG("op %d: get %" PRIu64, i, key);
 			if (!ret) {
 				ASSERT_EQ(model[k], v);
@@ -847,7 +958,7 @@ TEST_F_TIMEOUT(bt, model_sequential, 300)
 			uint64_t start = rnd(&s) % (5 * NK + 20);
 			size_t limit = 1 + rnd(&s) % 64, j = 0;
 
-			ASSERT_EQ(0, ds_btree_scan(t, start, limit, keys, vals, &n));
+			ASSERT_EQ(0, bt_scan(t, start, limit, keys, vals, &n));
 			for (unsigned m = 0; m < NK && j < limit; m++) {
 				uint64_t mk = 7 + 5 * (uint64_t)m;
 
@@ -865,8 +976,21 @@ TEST_F_TIMEOUT(bt, model_sequential, 300)
 	ASSERT_EQ(0, ds_btree_stats_get(t, &st));
 	EXPECT_LT(0, st.splits);
 	/* a scan with vals NULL gives the keys alone */
-	ASSERT_EQ(0, ds_btree_scan(t, 0, 64, keys, NULL, &n));
+	ASSERT_EQ(0, bt_scan(t, 0, 64, keys, NULL, &n));
 	ds_btree_close(t);
+}
+
+TEST_F_TIMEOUT(bt, model_sequential, 300)
+{
+	model_sequential_body(_metadata, self);
+}
+
+/* The same with byte-string keys (kenc: 19 to 61 bytes, long shared
+ * prefixes) in 512-byte nodes. */
+TEST_F_TIMEOUT(bt, str_model_sequential, 300)
+{
+	key_fmt = 1;
+	model_sequential_body(_metadata, self);
 }
 
 /* ---- structure ---- */
@@ -881,7 +1005,7 @@ static int full_scan(struct ds_btree *t, uint64_t *keys, uint64_t *vals, size_t 
 
 	*n = 0;
 	for (;;) {
-		ret = ds_btree_scan(t, start, 1000, pk, pv, &got);
+		ret = bt_scan(t, start, 1000, pk, pv, &got);
 		if (ret)
 			return ret;
 		if (*n + got > max)
@@ -903,7 +1027,7 @@ static int full_scan(struct ds_btree *t, uint64_t *keys, uint64_t *vals, size_t 
  * compute node, its index cache warm from the tall tree, reads through it
  * all.
  */
-TEST_F_TIMEOUT(bt, structure_split_merge, 600)
+static void structure_split_merge_body(struct __test_metadata *_metadata, FIXTURE_DATA(bt) *self)
 {
 	enum { MAX = 12000 };
 	uint64_t *keys = calloc(MAX, 8), *sorted = calloc(MAX, 8), *got = calloc(MAX, 8);
@@ -922,7 +1046,8 @@ TEST_F_TIMEOUT(bt, structure_split_merge, 600)
 	ASSERT_EQ(0, ds_btree_open(2, addr, &small_cache, &t2));
 	ASSERT_EQ(0, ds_btree_describe(t, &info));
 	ASSERT_EQ(1, info.height);
-	ASSERT_EQ(SMALL_NODE, info.node_size);
+	ASSERT_EQ(key_fmt ? STR_NODE : SMALL_NODE, info.node_size);
+	ASSERT_EQ(key_fmt ? STR_KEY_MAX : 0, info.key_max);
 	ASSERT_EQ(2, info.nsegs);
 	ASSERT_EQ(2, info.clients);
 
@@ -952,8 +1077,9 @@ TEST_F_TIMEOUT(bt, structure_split_merge, 600)
 	TH_LOG("%zu keys: height %u, %" PRIu64 " nodes, %" PRIu64 " splits, %" PRIu64
 	       " root changes", n, info.height, info.nodes, st.splits, st.root_changes);
 	EXPECT_LE(info.height - 1, st.root_changes);
-	/* 12 entries a node: one split at least for each 12 keys past the first */
-	EXPECT_LE(n / 12 - 1, st.splits);
+	/* 12 entries a node (byte strings: 28 slots at most): one split at
+	 * least for each that many keys past the first */
+	EXPECT_LE(n / (key_fmt ? 28 : 12) - 1, st.splits);
 	/* each split allocated a node, each new root one more, all through
 	 * this handle: "allocated so far" (ds.h) counts them */
 	EXPECT_LE(1 + st.splits + st.root_changes, info.nodes);
@@ -988,7 +1114,7 @@ TEST_F_TIMEOUT(bt, structure_split_merge, 600)
 	/* delete in random order; check now and then */
 	ds_btree_stats_reset(t);
 	for (size_t i = 0; i < n; i++) {
-		ASSERT_EQ(0, ds_btree_del(t, keys[i])) TH_LOG("del %zu: %" PRIu64, i, keys[i]);
+		ASSERT_EQ(0, bt_del(t, keys[i])) TH_LOG("del %zu: %" PRIu64, i, keys[i]);
 		if (i % 500 == 250 || i + 1 == n) {
 			for (size_t j = i + 1 - (i < 20 ? i : 20); j <= i; j++) {
 				ASSERT_EQ(-ENOENT, get64(t2, keys[j], &v));
@@ -1008,14 +1134,14 @@ TEST_F_TIMEOUT(bt, structure_split_merge, 600)
 	EXPECT_LT(0, st.merges);
 	EXPECT_LT(0, st.redistributions);
 	EXPECT_EQ(1, info.height);
-	ASSERT_EQ(0, ds_btree_scan(t, 0, 10, got, gv, &cnt));
+	ASSERT_EQ(0, bt_scan(t, 0, 10, got, gv, &cnt));
 	EXPECT_EQ(0, cnt);
-	ASSERT_EQ(0, ds_btree_scan(t2, 0, 10, got, gv, &cnt));
+	ASSERT_EQ(0, bt_scan(t2, 0, 10, got, gv, &cnt));
 	EXPECT_EQ(0, cnt);
 	for (size_t i = 0; i < n; i++) {
 		ASSERT_EQ(-ENOENT, get64(i % 2 ? t2 : t, keys[i], &v)) TH_LOG("key %" PRIu64, keys[i]);
 	}
-	EXPECT_EQ(-ENOENT, ds_btree_del(t2, keys[0]));
+	EXPECT_EQ(-ENOENT, bt_del(t2, keys[0]));
 
 	/* and it grows again, from the other node */
 	for (uint64_t k = 0; k < 200; k++) {
@@ -1031,6 +1157,19 @@ TEST_F_TIMEOUT(bt, structure_split_merge, 600)
 	free(sorted);
 	free(got);
 	free(gv);
+}
+
+TEST_F_TIMEOUT(bt, structure_split_merge, 600)
+{
+	structure_split_merge_body(_metadata, self);
+}
+
+/* The same with byte-string keys (kenc: 19 to 61 bytes, long shared
+ * prefixes) in 512-byte nodes. */
+TEST_F_TIMEOUT(bt, str_structure_split_merge, 600)
+{
+	key_fmt = 1;
+	structure_split_merge_body(_metadata, self);
 }
 
 /* keys 3, 6, 9 ...: index i is key 3 (i + 1) */
@@ -1979,3 +2118,128 @@ TEST_F_TIMEOUT(bt, seed_layout, 300)
 }
 
 TEST_HARNESS_MAIN
+
+/*
+ * Byte-string keys through the API: their order (a prefix first, NUL and
+ * 0xff bytes compared as bytes), keys of 1 and key_max bytes, the
+ * refusals, one READ per warm lookup whatever the key's length, and the
+ * formats: a byte-string tree is format 2, an integer-key tree still 1,
+ * and the byte-string calls take 8-byte big-endian keys on it.
+ */
+TEST_F_TIMEOUT(bt, str_keys_api, 300)
+{
+	static const char *const order[] = { "\x00", "a", "a\x00", "a\x00\x00", "ab", "abc",
+					     "b", "\xff", "\xff\xff" };
+	static const size_t order_len[] = { 1, 1, 2, 3, 2, 3, 1, 1, 2 };
+	struct ds_btree_create_opts o = { .node_size = STR_NODE, .key_max = STR_KEY_MAX };
+	uint8_t longest[STR_KEY_MAX + 1], be[8];
+	struct ds_btree_key ks[16];
+	struct ds_btree_stats st;
+	struct ds_btree_info info;
+	uint64_t addr, addr64, seg64, v, vals[16], fmt;
+	struct ds_btree *t, *t64;
+	struct ds_xfer *x;
+	size_t n, vlen;
+
+	/* a node must hold four of the longest keys */
+	EXPECT_EQ(512u, ds_btree_node_size_min(64));
+	EXPECT_EQ(2048u, ds_btree_node_size_min(255));
+	EXPECT_EQ(0u, ds_btree_node_size_min(256));
+	o.node_size = 256;
+	EXPECT_EQ(-EINVAL, ds_btree_create(1, self->seg, 1, &o, &addr));
+	o.node_size = 4096;
+	o.key_max = 256;
+	EXPECT_EQ(-EINVAL, ds_btree_create(1, self->seg, 1, &o, &addr));
+	o.node_size = STR_NODE;
+	o.key_max = STR_KEY_MAX;
+	ASSERT_EQ(0, ds_btree_create(1, self->seg, 1, &o, &addr));
+	ASSERT_EQ(0, ds_btree_open(1, addr, NULL, &t));
+	EXPECT_EQ(STR_KEY_MAX, ds_btree_key_max(t));
+
+	/* refusals: nothing is written */
+	v = 1;
+	EXPECT_EQ(-EINVAL, ds_btree_kput(t, "", 0, &v, 8));
+	EXPECT_EQ(-EINVAL, ds_btree_kput(t, NULL, 3, &v, 8));
+	memset(longest, 'k', sizeof(longest));
+	EXPECT_EQ(-EMSGSIZE, ds_btree_kput(t, longest, STR_KEY_MAX + 1, &v, 8));
+	EXPECT_EQ(-EMSGSIZE, ds_btree_kget(t, longest, STR_KEY_MAX + 1, &v, 8, NULL));
+	EXPECT_EQ(-EINVAL, ds_btree_put(t, 1, &v, 8));
+	EXPECT_EQ(-EINVAL, ds_btree_get(t, 1, &v, 8, NULL));
+	EXPECT_EQ(-EINVAL, ds_btree_del(t, 1));
+	EXPECT_EQ(-EINVAL, ds_btree_scan(t, 0, 4, vals, NULL, &n));
+	EXPECT_EQ(-EINVAL, ds_btree_kscan(t, NULL, 0, 0, ks, NULL, &n));
+
+	/* order: put in reverse, scanned ascending */
+	for (int e = 8; e >= 0; e--) {
+		v = 100 + (uint64_t)e;
+		ASSERT_EQ(0, ds_btree_kput(t, order[e], order_len[e], &v, 8)) TH_LOG("key %d", e);
+	}
+	ASSERT_EQ(0, ds_btree_kput(t, longest, STR_KEY_MAX, &v, 8));
+	ASSERT_EQ(0, ds_btree_kscan(t, NULL, 0, 16, ks, vals, &n));
+	ASSERT_EQ(10u, n);
+	for (int e = 0, j = 0; e < 10; e++) {
+		if (e == 7) {	/* "kkk...k" sorts between "b" and "\xff" */
+			EXPECT_EQ(STR_KEY_MAX, ks[e].len);
+			continue;
+		}
+		EXPECT_EQ(order_len[j], ks[e].len) TH_LOG("entry %d", e);
+		EXPECT_EQ(0, memcmp(order[j], ks[e].bytes, order_len[j])) TH_LOG("entry %d", e);
+		EXPECT_EQ(100 + (uint64_t)j, vals[e]) TH_LOG("entry %d", e);
+		j++;
+	}
+	/* from a start that is no key; a prefix is not its extension */
+	ASSERT_EQ(0, ds_btree_kscan(t, "a\x00\x01", 3, 2, ks, NULL, &n));
+	ASSERT_EQ(2u, n);
+	EXPECT_EQ(0, memcmp("ab", ks[0].bytes, 2));
+	EXPECT_EQ(-ENOENT, ds_btree_kget(t, "ab\x00", 3, &v, 8, NULL));
+	EXPECT_EQ(0, ds_btree_kget(t, "a\x00", 2, &v, 8, &vlen));
+	EXPECT_EQ(102u, v);
+	EXPECT_EQ(0, ds_btree_kdel(t, "a\x00", 2));
+	EXPECT_EQ(-ENOENT, ds_btree_kdel(t, "a\x00", 2));
+	EXPECT_EQ(0, ds_btree_kget(t, "a\x00\x00", 3, &v, 8, NULL));
+
+	/* warm lookups of keys of every length: one READ each */
+	key_fmt = 1;
+	for (uint64_t k = 0; k < 600; k++) {
+		ASSERT_EQ(0, put64(t, k * 7919, k + 1));
+	}
+	ASSERT_EQ(0, ds_btree_describe(t, &info));
+	EXPECT_LE(2u, info.height);
+	for (uint64_t k = 0; k < 600; k++) {	/* the index cache warms */
+		ASSERT_EQ(0, get64(t, k * 7919, &v));
+	}
+	ds_btree_stats_reset(t);
+	for (uint64_t k = 0; k < 600; k++) {
+		ASSERT_EQ(0, get64(t, k * 7919, &v));
+		ASSERT_EQ(k + 1, v);
+	}
+	ASSERT_EQ(0, ds_btree_stats_get(t, &st));
+	TH_LOG("600 warm lookups, height %u: %" PRIu64 " READs, %" PRIu64 " bytes",
+	       info.height, st.rtt_read, st.bytes_read);
+	EXPECT_EQ(600u, st.lookups);
+	EXPECT_EQ(600u, st.rtt_read);
+	ds_btree_close(t);
+
+	/* an integer-key tree keeps format 1; the byte calls take BE keys */
+	key_fmt = 0;
+	ASSERT_EQ(0, extra_seg(_metadata, self, 4, 4 << 20, true, &seg64));
+	o = (struct ds_btree_create_opts){ .node_size = SMALL_NODE };
+	ASSERT_EQ(0, ds_btree_create(1, &seg64, 1, &o, &addr64));
+	ASSERT_EQ(0, ds_xfer_open(1, &x));
+	ASSERT_EQ(0, ds_read(x, addr64 + 8, &fmt, 8));
+	EXPECT_EQ(1u, (uint32_t)fmt);
+	ds_xfer_close(x);
+	ASSERT_EQ(0, ds_btree_open(1, addr64, NULL, &t64));
+	EXPECT_EQ(0u, ds_btree_key_max(t64));
+	ASSERT_EQ(0, put64(t64, 0x0102030405060708ull, 5));
+	for (unsigned b = 0; b < 8; b++)
+		be[b] = (uint8_t)(b + 1);
+	EXPECT_EQ(0, ds_btree_kget(t64, be, 8, &v, 8, NULL));
+	EXPECT_EQ(5u, v);
+	EXPECT_EQ(-EINVAL, ds_btree_kget(t64, be, 7, &v, 8, NULL));
+	ASSERT_EQ(0, ds_btree_kscan(t64, NULL, 0, 4, ks, NULL, &n));
+	ASSERT_EQ(1u, n);
+	EXPECT_EQ(8, ks[0].len);
+	EXPECT_EQ(0, memcmp(be, ks[0].bytes, 8));
+	ds_btree_close(t64);
+}

@@ -7,14 +7,16 @@
 
 namespace dsmem::btree {
 
-void index_cache::configure(uint64_t limit, uint32_t node_size)
+template <class N>
+void index_cache<N>::configure(uint64_t limit, uint32_t node_size)
 {
 	std::unique_lock g(m_);
 	limit_ = limit;
 	node_size_ = node_size;
 }
 
-uint64_t index_cache::entries() const
+template <class N>
+uint64_t index_cache<N>::entries() const
 {
 	std::shared_lock g(m_);
 	uint64_t n = 0;
@@ -24,22 +26,23 @@ uint64_t index_cache::entries() const
 	return n;
 }
 
-bool index_cache::lookup(uint64_t key, unsigned min_level, hit *h)
+template <class N>
+bool index_cache<N>::lookup(key k, unsigned min_level, hit *h)
 {
 	std::shared_lock g(m_);
 
 	for (unsigned level = std::max(min_level, 1u); level < height_max; level++) {
 		const level_map &l = levels_[level];
-		auto it = l.upper_bound(key);
+		auto it = l.upper_bound(k);
 
 		if (it == l.begin())
 			continue;
 		--it;
-		node_view n(it->second->img.get(), node_size_);
-		if (!n.covers(key))
+		N n(it->second->img.get(), node_size_);
+		if (!n.covers(k))
 			continue;
 		it->second->referenced.store(true, std::memory_order_relaxed);
-		h->child = n.child_for(key);
+		h->child = n.child_for(k);
 		h->from = it->second->addr;
 		h->level = level;
 		return true;
@@ -47,14 +50,17 @@ bool index_cache::lookup(uint64_t key, unsigned min_level, hit *h)
 	return false;
 }
 
-void index_cache::insert(const node_view &n, uint64_t addr)
+template <class N>
+void index_cache<N>::insert(const N &n, uint64_t addr)
 {
 	const node_header &hd = n.hdr();
 	unsigned level = hd.level;
 
 	if (!level || level >= height_max || (hd.flags & node_free) || !limit_)
 		return;
-	uint64_t low = (hd.flags & node_low_inf) ? 0 : hd.low;
+	const owned low = (hd.flags & node_low_inf) ? kind<N>::own(kind<N>::lowest()) : n.low();
+	const owned high = (hd.flags & node_high_inf) ? owned() : n.high();
+	const typename kind<N>::less less;
 	auto it_new = std::make_unique<item>();
 	it_new->addr = addr;
 	it_new->img.reset(new uint8_t[node_size_]);
@@ -66,13 +72,13 @@ void index_cache::insert(const node_view &n, uint64_t addr)
 	auto it = l.lower_bound(low);
 	if (it != l.begin()) {
 		auto prev = std::prev(it);
-		const node_header &ph = node_view(prev->second->img.get(), node_size_).hdr();
-		if ((ph.flags & node_high_inf) || ph.high > low) {
+		N pn(prev->second->img.get(), node_size_);
+		if ((pn.hdr().flags & node_high_inf) || less(low, pn.high())) {
 			l.erase(prev);
 			bytes_.fetch_sub(node_size_, std::memory_order_relaxed);
 		}
 	}
-	while (it != l.end() && ((hd.flags & node_high_inf) || it->first < hd.high)) {
+	while (it != l.end() && ((hd.flags & node_high_inf) || less(it->first, high))) {
 		it = l.erase(it);
 		bytes_.fetch_sub(node_size_, std::memory_order_relaxed);
 	}
@@ -82,7 +88,8 @@ void index_cache::insert(const node_view &n, uint64_t addr)
 	evict_locked();
 }
 
-void index_cache::evict_locked()
+template <class N>
+void index_cache<N>::evict_locked()
 {
 	// second chance: a referenced entry goes round once more
 	size_t budget = fifo_.size() * 2;
@@ -102,7 +109,7 @@ void index_cache::evict_locked()
 	}
 	// the queue holds stale keys too; keep it from growing without end
 	if (fifo_.size() > 4 * (limit_ / node_size_ + 16)) {
-		std::deque<std::pair<unsigned, uint64_t>> live;
+		std::deque<std::pair<unsigned, owned>> live;
 		for (auto &[level, low] : fifo_)
 			if (levels_[level].count(low))
 				live.emplace_back(level, low);
@@ -110,7 +117,8 @@ void index_cache::evict_locked()
 	}
 }
 
-void index_cache::invalidate(unsigned level, uint64_t addr)
+template <class N>
+void index_cache<N>::invalidate(unsigned level, uint64_t addr)
 {
 	std::unique_lock g(m_);
 
@@ -125,5 +133,8 @@ void index_cache::invalidate(unsigned level, uint64_t addr)
 		}
 	}
 }
+
+template class index_cache<node_view>;
+template class index_cache<vnode_view>;
 
 }  // namespace dsmem::btree

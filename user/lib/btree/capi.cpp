@@ -2,8 +2,12 @@
 // The B+tree's C ABI (DSUSER_1.4).
 #include "tree.hpp"
 
+#include <endian.h>
+
 #include <new>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "../ds_internal.hpp"
 
@@ -17,12 +21,14 @@ bool valid_opts(const ds_btree_create_opts &o)
 {
 	uint32_t ns = o.node_size;
 
-	if (o.layout > DS_BTREE_SEED || o.reserved0)
+	if (o.layout > DS_BTREE_SEED || o.key_max > DS_BTREE_KEY_MAX)
 		return false;
 	for (uint64_t r : o.reserved)
 		if (r)
 			return false;
 	if (ns < DS_BTREE_NODE_MIN || ns > DS_BTREE_NODE_MAX || (ns & (ns - 1)))
+		return false;
+	if (o.key_max && !vnode_fits(ns, o.key_max))
 		return false;
 	return o.value_size >= 8 && o.value_size <= DS_BTREE_VALUE_MAX;
 }
@@ -106,10 +112,12 @@ DS_EXPORT int ds_btree_create(uint32_t node_id, const uint64_t *segs, size_t n,
 	{
 		auto sbk = std::make_unique<superblock>();
 		auto img = std::make_unique<uint8_t[]>(o.node_size);
-		node_view root(img.get(), o.node_size);
 		uint64_t root_addr = segs[0] + data_off;
 
-		sbk->format = format_version;
+		// integer keys keep format 1, which older libraries open
+		sbk->format = o.key_max ? format_features : format_version;
+		sbk->features = o.key_max ? feature_bytes_keys : 0;
+		sbk->key_max = o.key_max;
 		sbk->layout = o.layout;
 		sbk->node_size = o.node_size;
 		sbk->value_size = o.value_size;
@@ -131,9 +139,18 @@ DS_EXPORT int ds_btree_create(uint32_t node_id, const uint64_t *segs, size_t n,
 				goto undo;
 		}
 		std::memset(img.get(), 0, o.node_size);
-		root.init(0, true, 0, true, 0);
-		root.hdr().version = 1;
-		root.seal();
+		if (o.key_max) {
+			vnode_view root(img.get(), o.node_size);
+			kind<vnode_view>::init(root, 0, o.key_max, true, kind<vnode_view>::lowest(),
+					       true, kind<vnode_view>::lowest());
+			root.hdr().version = 1;
+			root.seal();
+		} else {
+			node_view root(img.get(), o.node_size);
+			root.init(0, true, 0, true, 0);
+			root.hdr().version = 1;
+			root.seal();
+		}
 		if ((ret = ds_write(x, root_addr, img.get(), o.node_size)))
 			goto undo;
 		// everything but the magic, then the magic: RC keeps the order
@@ -237,21 +254,29 @@ out:
 		return (expr);						\
 	} while (0)
 
+// The integer-key calls: on an integer-key tree only.
+#define WITH_U64_SESSION(t, expr)					\
+	do {								\
+		if ((t) && (t)->t.bytes_keys())				\
+			return -EINVAL;					\
+		WITH_SESSION(t, expr);					\
+	} while (0)
+
 DS_EXPORT int ds_btree_get(struct ds_btree *t, uint64_t key, void *val,
 			   size_t len, size_t *vlen)
 {
-	WITH_SESSION(t, t->t.get(s, key, val, len, vlen));
+	WITH_U64_SESSION(t, t->t.get<node_view>(s, key, val, len, vlen));
 }
 
 DS_EXPORT int ds_btree_put(struct ds_btree *t, uint64_t key, const void *val,
 			   size_t len)
 {
-	WITH_SESSION(t, t->t.put(s, key, val, len));
+	WITH_U64_SESSION(t, t->t.put<node_view>(s, key, val, len));
 }
 
 DS_EXPORT int ds_btree_del(struct ds_btree *t, uint64_t key)
 {
-	WITH_SESSION(t, t->t.del(s, key));
+	WITH_U64_SESSION(t, t->t.del<node_view>(s, key));
 }
 
 DS_EXPORT int ds_btree_scan(struct ds_btree *t, uint64_t start, size_t limit,
@@ -260,7 +285,113 @@ DS_EXPORT int ds_btree_scan(struct ds_btree *t, uint64_t start, size_t limit,
 	if (!n)
 		return -EINVAL;
 	*n = 0;
-	WITH_SESSION(t, t->t.scan(s, start, limit, keys, vals, n));
+	WITH_U64_SESSION(t, t->t.scan<node_view>(s, start, limit, keys, vals, n));
+}
+
+namespace {
+
+// A byte-string key as the tree takes it: an integer-key tree takes 8
+// bytes, big-endian (their order is the integers').
+int key_arg(const ds_btree *t, const void *key, size_t klen, bool empty_ok)
+{
+	if (!t || (!key && klen))
+		return -EINVAL;
+	if (!klen)
+		return empty_ok ? 0 : -EINVAL;
+	if (!t->t.bytes_keys())
+		return klen == 8 ? 0 : -EINVAL;
+	return klen > t->t.key_max() ? -EMSGSIZE : 0;
+}
+
+uint64_t u64_of(const void *key)
+{
+	uint64_t be;
+
+	std::memcpy(&be, key, 8);
+	return be64toh(be);
+}
+
+kref kref_of(const void *key, size_t klen)
+{
+	return kref(static_cast<const uint8_t *>(key), static_cast<uint32_t>(klen));
+}
+
+}  // namespace
+
+DS_EXPORT int ds_btree_kget(struct ds_btree *t, const void *key, size_t klen, void *val,
+			    size_t len, size_t *vlen)
+{
+	if (int ret = key_arg(t, key, klen, false))
+		return ret;
+	if (!t->t.bytes_keys())
+		WITH_SESSION(t, t->t.get<node_view>(s, u64_of(key), val, len, vlen));
+	WITH_SESSION(t, t->t.get<vnode_view>(s, kref_of(key, klen), val, len, vlen));
+}
+
+DS_EXPORT int ds_btree_kput(struct ds_btree *t, const void *key, size_t klen,
+			    const void *val, size_t len)
+{
+	if (int ret = key_arg(t, key, klen, false))
+		return ret;
+	if (!t->t.bytes_keys())
+		WITH_SESSION(t, t->t.put<node_view>(s, u64_of(key), val, len));
+	WITH_SESSION(t, t->t.put<vnode_view>(s, kref_of(key, klen), val, len));
+}
+
+DS_EXPORT int ds_btree_kdel(struct ds_btree *t, const void *key, size_t klen)
+{
+	if (int ret = key_arg(t, key, klen, false))
+		return ret;
+	if (!t->t.bytes_keys())
+		WITH_SESSION(t, t->t.del<node_view>(s, u64_of(key)));
+	WITH_SESSION(t, t->t.del<vnode_view>(s, kref_of(key, klen)));
+}
+
+DS_EXPORT int ds_btree_kscan(struct ds_btree *t, const void *start, size_t slen,
+			     size_t limit, struct ds_btree_key *keys, void *vals, size_t *n)
+{
+	if (!n)
+		return -EINVAL;
+	*n = 0;
+	if (int ret = key_arg(t, start, slen, true))
+		return ret;
+	if (!keys || !limit || limit > DS_BTREE_SCAN_MAX)
+		return -EINVAL;
+	session_ref ref(&t->t);
+	if (!ref.get())
+		return ref.error();
+	session &s = *ref.get();
+	int ret;
+	if (!t->t.bytes_keys()) {
+		std::vector<uint64_t> ks(limit);
+		ret = t->t.scan<node_view>(s, slen ? u64_of(start) : 0, limit, ks.data(), vals, n);
+		for (size_t i = 0; !ret && i < *n; i++) {
+			uint64_t be = htobe64(ks[i]);
+			keys[i].len = 8;
+			std::memcpy(keys[i].bytes, &be, 8);
+		}
+		return ret;
+	}
+	std::vector<std::string> ks(limit);
+	ret = t->t.scan<vnode_view>(s, slen ? kref_of(start, slen) : kind<vnode_view>::lowest(),
+				    limit, ks.data(), vals, n);
+	for (size_t i = 0; !ret && i < *n; i++) {
+		keys[i].len = static_cast<uint8_t>(ks[i].size());
+		std::memcpy(keys[i].bytes, ks[i].data(), ks[i].size());
+	}
+	return ret;
+}
+
+DS_EXPORT uint32_t ds_btree_key_max(const struct ds_btree *t)
+{
+	return t ? t->t.key_max() : 0;
+}
+
+DS_EXPORT uint32_t ds_btree_node_size_min(uint32_t key_max)
+{
+	if (!key_max || key_max > DS_BTREE_KEY_MAX)
+		return 0;
+	return vnode_min_size(key_max);
 }
 
 DS_EXPORT int ds_btree_describe(struct ds_btree *t, struct ds_btree_info *info)

@@ -84,6 +84,15 @@ uint64_t node_view::child_for(uint64_t key) const
 	return i ? entries()[i - 1].val : hdr().leftmost;
 }
 
+uint32_t node_view::child_slot(uint64_t key) const
+{
+	uint32_t i = lower_bound(key);
+
+	if (i < hdr().count && entries()[i].key == key)
+		return i + 1;
+	return i;
+}
+
 // The header after the CRC and the entries in use: the rest of the node
 // is never read, so a checksum over it would only cost time.
 static size_t sealed_bytes(const node_view &n)

@@ -20,7 +20,10 @@ namespace dsmem::btree {
 // ---- limits, in one place ----
 inline constexpr uint64_t sb_magic = 0x3145455254425344ULL;	// "DSBTREE1"
 inline constexpr uint64_t sb_creating = 0x2a45455254425344ULL;	// "DSBTREE*"
-inline constexpr uint32_t format_version = 1;
+inline constexpr uint32_t format_version = 1;	// u64 keys: what 1.4 made
+inline constexpr uint32_t format_features = 2;	// features says what more
+inline constexpr uint32_t feature_bytes_keys = 1u << 0;	// DSBK nodes
+inline constexpr uint32_t features_known = feature_bytes_keys;
 inline constexpr uint32_t node_magic = 0x4e425344;		// "DSBN"
 inline constexpr uint32_t clients_max = 64;
 inline constexpr uint64_t seg_hdr_off = 4096;		// each segment's header
@@ -85,10 +88,12 @@ struct superblock {
 	uint32_t node_size;
 	uint32_t value_size;	// 8: inline
 	uint32_t nsegs;
-	uint32_t reserved0;
+	uint32_t features;	// format 2: feature_* bits; format 1: 0
 	uint64_t root;		// the root node's address | generation (CAS)
 	uint64_t node_ids;	// nodes allocated (FAA); seed placement
-	uint64_t reserved1[2];
+	uint32_t key_max;	// feature_bytes_keys: bytes of the longest key
+	uint32_t reserved0;
+	uint64_t reserved1;
 	uint64_t segs[DS_BTREE_SEGS_MAX];
 	uint64_t seg_size[DS_BTREE_SEGS_MAX];
 	uint64_t reserved2[24];
@@ -96,6 +101,7 @@ struct superblock {
 };
 static_assert(offsetof(superblock, root) == 32);
 static_assert(offsetof(superblock, node_ids) == 40);
+static_assert(offsetof(superblock, key_max) == 48);
 static_assert(offsetof(superblock, segs) == 64);
 static_assert(offsetof(superblock, clients) == 512);
 static_assert(sizeof(superblock) <= seg_hdr_off);
@@ -202,6 +208,36 @@ public:
 	uint64_t child_for(uint64_t key) const;
 	// First index with entries()[i].key >= key (count when none).
 	uint32_t lower_bound(uint64_t key) const;
+	// Internal: the child slot covering key (0: leftmost, i + 1: entry
+	// i) and the child in a slot.
+	uint32_t child_slot(uint64_t key) const;
+	uint64_t child_at(uint32_t slot) const
+	{
+		return slot ? entries()[slot - 1].val : hdr().leftmost;
+	}
+	// What the tree code reads without knowing the key format (the
+	// byte-string node, layout_var.hpp, answers the same).
+	uint32_t count() const { return hdr().count; }
+	uint64_t key_at(uint32_t i) const { return entries()[i].key; }
+	uint64_t val_at(uint32_t i) const { return entries()[i].val; }
+	uint64_t low() const { return hdr().low; }
+	uint64_t high() const { return hdr().high; }
+	// Fewer than a quarter of the entries: worth a merge.
+	bool underfull() const { return count() < capacity() / 4; }
+	// This node and its right sibling (sep between them in the parent)
+	// would fit in half a node.
+	bool merge_fits(const node_view &right, uint64_t sep) const
+	{
+		(void)sep;
+		return count() + right.count() + (leaf() ? 0u : 1u) <= capacity() / 2;
+	}
+	// Internal: give separator i a new key (the child stays); false
+	// when it does not fit (never, with fixed-size keys).
+	bool set_separator(uint32_t i, uint64_t key) const
+	{
+		entries()[i].key = key;
+		return true;
+	}
 
 	// Set checksum and magic before the image is written.
 	void seal() const;

@@ -242,7 +242,6 @@ void local_locks::unlock(uint64_t addr)
 
 int tree::read_node(session &s, uint64_t addr, uint8_t *buf, batch::kind k)
 {
-	node_view n(buf, node_size_);
 	batch b(s);
 
 	for (unsigned i = 0; i <= read_retries_max; i++) {
@@ -251,7 +250,7 @@ int tree::read_node(session &s, uint64_t addr, uint8_t *buf, batch::kind k)
 		b.read(addr, buf, node_size_);
 		if (int ret = b.run(k))
 			return ret;
-		if (n.check())
+		if (image_ok(buf))
 			return 0;
 		// a writer's image may be half landed: give it time
 		backoff(i);
@@ -321,7 +320,6 @@ int tree::await_heartbeat()
 
 int tree::lock_read(session &s, uint64_t addr, uint8_t *buf)
 {
-	node_view n(buf, node_size_);
 	uint64_t expect = 0, holder = 0;
 	uint64_t *old = s.word(0);
 	lock_wait w;
@@ -366,7 +364,7 @@ int tree::lock_read(session &s, uint64_t addr, uint8_t *buf)
 		else
 			backoff(attempt);
 	}
-	if (n.check())
+	if (image_ok(buf))
 		return 0;
 	// ours now, so nothing writes it: a bad image is damage, not a race
 	ret = read_node(s, addr, buf);
@@ -401,7 +399,7 @@ int tree::write_unlock(session &s, uint64_t addr, uint8_t *buf, uint64_t first,
 		return ret;
 	}
 	n.hdr().version++;
-	n.seal();
+	seal_image(buf);
 	// RC executes them in order: a new node lands before the pointer to
 	// it, and the image before the lock opens.  The unlock is a CAS from
 	// our tag, so a holder presumed dead never opens its successor's lock.
@@ -426,7 +424,7 @@ int tree::write_images(session &s, std::initializer_list<std::pair<uint64_t, uin
 	for (auto [addr, buf] : nodes) {
 		node_view n(buf, node_size_);
 		n.hdr().version++;
-		n.seal();
+		seal_image(buf);
 		b.write(addr + 8, buf + 8, node_size_ - 8);
 	}
 	return b.run(batch::k_write);
@@ -573,12 +571,20 @@ int tree::open(const ds_btree_open_opts &o)
 		return -EAGAIN;
 	if (sb.magic != sb_magic)
 		return -ENOENT;
-	if (sb.format != format_version)
+	// format 1 is what every library since 1.4 reads; 2 names what it
+	// needs more, and a library refuses what it does not know
+	if (sb.format != format_version &&
+	    (sb.format != format_features || (sb.features & ~features_known)))
 		return -EPROTO;
+	if (sb.format == format_version && (sb.features || sb.key_max))
+		return -EUCLEAN;
+	key_max_ = (sb.features & feature_bytes_keys) ? sb.key_max : 0;
 	if (sb.node_size < DS_BTREE_NODE_MIN || sb.node_size > DS_BTREE_NODE_MAX ||
 	    (sb.node_size & (sb.node_size - 1)) || !sb.nsegs ||
 	    sb.nsegs > DS_BTREE_SEGS_MAX || sb.layout > DS_BTREE_SEED ||
-	    sb.value_size < 8 || sb.value_size > DS_BTREE_VALUE_MAX)
+	    sb.value_size < 8 || sb.value_size > DS_BTREE_VALUE_MAX ||
+	    (sb.features & feature_bytes_keys &&
+	     (!sb.key_max || sb.key_max > DS_BTREE_KEY_MAX || !vnode_fits(sb.node_size, sb.key_max))))
 		return -EUCLEAN;
 	layout_ = sb.layout;
 	node_size_ = sb.node_size;
@@ -590,6 +596,7 @@ int tree::open(const ds_btree_open_opts &o)
 	}
 	root_hint_.store(sb.root);
 	cache_.configure(o.cache_bytes ? o.cache_bytes : cache_default, node_size_);
+	vcache_.configure(o.cache_bytes ? o.cache_bytes : cache_default, node_size_);
 
 	session_ref s(this);
 	if (!s.get())

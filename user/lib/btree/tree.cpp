@@ -22,23 +22,33 @@ bool same_memory_node(uint64_t a, uint64_t b)
 	return DSMEM_GADDR_NODE(a) == DSMEM_GADDR_NODE(b);
 }
 
-// The child slot of an internal node that covers key: 0 is leftmost,
-// i + 1 is entries[i].
-uint32_t child_slot(const node_view &n, uint64_t key)
-{
-	uint32_t i = n.lower_bound(key);
-
-	if (i < n.hdr().count && n.entries()[i].key == key)
-		return i + 1;
-	return i;
-}
-
-uint64_t child_at(const node_view &n, uint32_t slot)
-{
-	return slot ? n.entries()[slot - 1].val : n.hdr().leftmost;
-}
-
 }  // namespace
+
+bool tree::image_ok(const uint8_t *buf) const
+{
+	auto *p = const_cast<uint8_t *>(buf);
+
+	return bytes_keys() ? vnode_view(p, node_size_).check() : node_view(p, node_size_).check();
+}
+
+void tree::seal_image(uint8_t *buf) const
+{
+	if (bytes_keys())
+		vnode_view(buf, node_size_).seal();
+	else
+		node_view(buf, node_size_).seal();
+}
+
+template <> index_cache<node_view> &tree::cache<node_view>() { return cache_; }
+template <> index_cache<vnode_view> &tree::cache<vnode_view>() { return vcache_; }
+
+void tree::uncache(unsigned level, uint64_t addr)
+{
+	if (bytes_keys())
+		vcache_.invalidate(level, addr);
+	else
+		cache_.invalidate(level, addr);
+}
 
 bool tree::valid_node_ptr(uint64_t a) const
 {
@@ -53,7 +63,8 @@ bool tree::valid_node_ptr(uint64_t a) const
 	return false;
 }
 
-tree::at tree::classify(const node_view &n, uint64_t a, uint64_t key, unsigned level) const
+template <class N>
+tree::at tree::classify(const N &n, uint64_t a, key_t<N> key, unsigned level) const
 {
 	const node_header &h = n.hdr();
 
@@ -83,7 +94,7 @@ void tree::drop_hint(session &s, const origin &o)
 	if (!o.from)
 		return;
 	s.st.cache_stale.fetch_add(1, std::memory_order_relaxed);
-	cache_.invalidate(o.level, o.from);
+	uncache(o.level, o.from);
 }
 
 int tree::root_image(session &s, uint8_t *buf, uint64_t *addr, bool refresh,
@@ -123,23 +134,24 @@ int tree::root_image(session &s, uint8_t *buf, uint64_t *addr, bool refresh,
 	return -EAGAIN;
 }
 
-int tree::descend(session &s, uint64_t key, unsigned level, uint8_t *buf,
+template <class N>
+int tree::descend(session &s, key_t<N> key, unsigned level, uint8_t *buf,
 		  uint64_t *addr, bool read_target, bool use_cache, origin *o)
 {
-	node_view n(buf, node_size_);
+	N n(buf, node_size_);
 	unsigned restarts = 0;
 	bool refresh = false;
 
 	use_cache = use_cache && !(flags_ & DS_BTREE_NO_CACHE);
 again:
 	{
-		index_cache::hit h;
+		typename index_cache<N>::hit h;
 		uint64_t a;
 		unsigned expect;
 		bool have = false;
 
 		*o = {};
-		if (use_cache && cache_.lookup(key, level + 1, &h)) {
+		if (use_cache && cache<N>().lookup(key, level + 1, &h)) {
 			s.st.cache_hits.fetch_add(1, std::memory_order_relaxed);
 			a = h.child;
 			expect = h.level - 1;
@@ -200,17 +212,18 @@ again:
 				*addr = a;
 				return 0;
 			}
-			cache_.insert(n, a);
+			cache<N>().insert(n, a);
 			a = next;
 			expect = hd.level - 1;
 		}
 	}
 }
 
-int tree::lock_for(session &s, uint64_t key, unsigned level, uint8_t *buf,
+template <class N>
+int tree::lock_for(session &s, key_t<N> key, unsigned level, uint8_t *buf,
 		   uint64_t *addr)
 {
-	node_view n(buf, node_size_);
+	N n(buf, node_size_);
 	unsigned restarts = 0;
 	bool use_cache = true;
 
@@ -218,7 +231,7 @@ int tree::lock_for(session &s, uint64_t key, unsigned level, uint8_t *buf,
 		origin o;
 		uint64_t a;
 
-		if (int ret = descend(s, key, level, buf, &a, false, use_cache, &o))
+		if (int ret = descend<N>(s, key, level, buf, &a, false, use_cache, &o))
 			return ret;
 		for (unsigned hops = 0;; hops++) {
 			if (!valid_node_ptr(a) || hops > hop_max) {
@@ -298,10 +311,11 @@ int tree::read_value(session &s, uint64_t key, uint64_t ref, void *val,
 
 // ---- operations ----
 
-int tree::get(session &s, uint64_t key, void *val, size_t len, size_t *vlen)
+template <class N>
+int tree::get(session &s, key_t<N> key, void *val, size_t len, size_t *vlen)
 {
 	uint8_t *buf = s.node(session::s_node0);
-	node_view n(buf, node_size_);
+	N n(buf, node_size_);
 	unsigned restarts = 0;
 
 	s.st.lookups.fetch_add(1, std::memory_order_relaxed);
@@ -309,12 +323,12 @@ int tree::get(session &s, uint64_t key, void *val, size_t len, size_t *vlen)
 		origin o;
 		uint64_t a;
 
-		if (int ret = descend(s, key, 0, buf, &a, true, true, &o))
+		if (int ret = descend<N>(s, key, 0, buf, &a, true, true, &o))
 			return ret;
 		int i = n.find(key);
 		if (i < 0)
 			return -ENOENT;
-		uint64_t v = n.entries()[i].val;
+		uint64_t v = n.val_at(static_cast<uint32_t>(i));
 		if (inline_values()) {
 			if (val)
 				std::memcpy(val, &v, std::min<size_t>(len, 8));
@@ -322,7 +336,7 @@ int tree::get(session &s, uint64_t key, void *val, size_t len, size_t *vlen)
 				*vlen = 8;
 			return 0;
 		}
-		int ret = read_value(s, key, v, val, len, vlen);
+		int ret = read_value(s, kind<N>::blob_key(key), v, val, len, vlen);
 		if (ret != -EAGAIN)
 			return ret;
 		if (!restart(s, &restarts))
@@ -330,14 +344,15 @@ int tree::get(session &s, uint64_t key, void *val, size_t len, size_t *vlen)
 	}
 }
 
+template <class N>
 int tree::split_and_write(session &s, uint64_t addr, uint8_t *buf,
-			  uint64_t key, uint64_t val, bool *existed)
+			  key_t<N> key, uint64_t val, bool *existed)
 {
-	node_view l(buf, node_size_);
+	N l(buf, node_size_);
 	uint8_t *rbuf = s.node(session::s_node2);
-	node_view r(rbuf, node_size_);
+	N r(rbuf, node_size_);
 	unsigned level = l.hdr().level;
-	uint64_t raddr, sep;
+	uint64_t raddr;
 	int ret;
 
 	ret = alloc_node(s, level, false, &raddr);
@@ -346,8 +361,8 @@ int tree::split_and_write(session &s, uint64_t addr, uint8_t *buf,
 		return ret;
 	}
 	std::memset(rbuf, 0, node_size_);
-	sep = l.split_into(r);
-	const node_view &into = key >= sep ? r : l;
+	const owned_t<N> sep = l.split_into(r);
+	const N &into = r.covers(key) ? r : l;
 	if (!into.leaf_upsert(key, val, existed)) {
 		unlock(s, addr);
 		return -EUCLEAN;	// half a node always has room
@@ -355,7 +370,7 @@ int tree::split_and_write(session &s, uint64_t addr, uint8_t *buf,
 	l.hdr().sibling = raddr;
 	r.hdr().lock = 0;
 	r.hdr().version = 1;
-	r.seal();
+	seal_image(rbuf);
 	if (same_memory_node(addr, raddr)) {
 		// one QP: the new node lands before the pointer to it
 		ret = write_unlock(s, addr, buf, raddr, rbuf);
@@ -376,16 +391,17 @@ int tree::split_and_write(session &s, uint64_t addr, uint8_t *buf,
 	// the tree is whole already (B-link): the parent's entry only
 	// shortens the way to the new node, so the write stands even if
 	// that fails; a later split or root growth links it
-	(void)insert_separator(s, level + 1, sep, raddr);
+	(void)insert_separator<N>(s, level + 1, kind<N>::ref(sep), raddr);
 	return 0;
 }
 
+template <class N>
 int tree::grow_root(session &s, uint64_t word, uint8_t *buf)
 {
-	node_view n(buf, node_size_);
+	N n(buf, node_size_);
 	uint64_t root = root_addr(word);
 	uint8_t *tbuf = s.node(session::s_node4);
-	node_view t(tbuf, node_size_);
+	N t(tbuf, node_size_);
 	uint64_t taddr;
 
 	if (int ret = read_node(s, root, buf))
@@ -394,11 +410,12 @@ int tree::grow_root(session &s, uint64_t word, uint8_t *buf)
 		return 0;
 	unsigned level = n.hdr().level + 1;
 	std::memset(tbuf, 0, node_size_);
-	t.init(static_cast<uint8_t>(level), true, 0, true, 0);
+	kind<N>::init(t, static_cast<uint8_t>(level), key_max_, true, kind<N>::lowest(), true,
+		      kind<N>::lowest());
 	t.hdr().leftmost = root;
 	// every node of the old root's level, as far as one node holds
 	uint64_t next = n.hdr().sibling;
-	while (next && t.hdr().count < t.capacity()) {
+	while (next) {
 		if (!valid_node_ptr(next) || next == root) {
 			s.st.corrupt.fetch_add(1, std::memory_order_relaxed);
 			return -EIO;
@@ -407,7 +424,9 @@ int tree::grow_root(session &s, uint64_t word, uint8_t *buf)
 			return ret;
 		if ((n.hdr().flags & node_free) || n.hdr().level != level - 1)
 			return 0;	// the level is changing: try again
-		t.entries()[t.hdr().count++] = {n.hdr().low, next};
+		const owned_t<N> low = n.low();
+		if (!t.internal_insert(kind<N>::ref(low), next))
+			break;	// full: the rest is reached through siblings
 		next = n.hdr().sibling;
 	}
 	if (!t.hdr().count)
@@ -415,7 +434,7 @@ int tree::grow_root(session &s, uint64_t word, uint8_t *buf)
 	if (int ret = alloc_node(s, level, true, &taddr))
 		return ret;
 	t.hdr().version = 1;
-	t.seal();
+	seal_image(tbuf);
 	batch b(s);
 	b.write(taddr, tbuf, node_size_);
 	if (int ret = b.run(batch::k_write))
@@ -433,15 +452,16 @@ int tree::grow_root(session &s, uint64_t word, uint8_t *buf)
 	return 0;
 }
 
-int tree::insert_separator(session &s, unsigned level, uint64_t sep, uint64_t child)
+template <class N>
+int tree::insert_separator(session &s, unsigned level, key_t<N> sep, uint64_t child)
 {
 	uint8_t *buf = s.node(session::s_node1);
-	node_view p(buf, node_size_);
+	N p(buf, node_size_);
 	unsigned restarts = 0;
 	uint64_t paddr;
 
 	for (;;) {
-		int ret = lock_for(s, sep, level, buf, &paddr);
+		int ret = lock_for<N>(s, sep, level, buf, &paddr);
 		if (ret == -ERANGE) {
 			// the split node was the root: a level above it now
 			uint64_t root, word;
@@ -449,7 +469,7 @@ int tree::insert_separator(session &s, unsigned level, uint64_t sep, uint64_t ch
 				return ret;
 			if (p.hdr().level >= level)
 				continue;
-			if ((ret = grow_root(s, word, buf)))
+			if ((ret = grow_root<N>(s, word, buf)))
 				return ret;
 			if (!restart(s, &restarts))
 				return -EAGAIN;
@@ -461,17 +481,17 @@ int tree::insert_separator(session &s, unsigned level, uint64_t sep, uint64_t ch
 	}
 	// already there: the root was grown over it
 	for (uint32_t i = 0; i <= p.hdr().count; i++) {
-		if (child_at(p, i) == child)
+		if (p.child_at(i) == child)
 			return unlock(s, paddr);
 	}
 	// still what we split off?  Root growth may have linked it, a merge
 	// freed it and the memory rested and been reused, while we waited
 	{
 		uint8_t *cbuf = s.node(session::s_node3);
-		node_view c(cbuf, node_size_);
+		N c(cbuf, node_size_);
 		int ret = read_node(s, child, cbuf);
 		if (ret || (c.hdr().flags & (node_free | node_low_inf)) ||
-		    c.hdr().level != level - 1 || c.hdr().low != sep) {
+		    c.hdr().level != level - 1 || c.low() != sep) {
 			int uret = unlock(s, paddr);
 			return ret ? ret : uret;
 		}
@@ -480,19 +500,20 @@ int tree::insert_separator(session &s, unsigned level, uint64_t sep, uint64_t ch
 	if (p.internal_insert(sep, child)) {
 		int ret = write_unlock(s, paddr, buf);
 		if (!ret)
-			cache_.insert(p, paddr);
+			cache<N>().insert(p, paddr);
 		return ret;
 	}
 	// the parent splits too; the new halves' images are not cached, so
 	// the next traversal reads them fresh
-	cache_.invalidate(level, paddr);
-	return split_and_write(s, paddr, buf, sep, child, &existed);
+	uncache(level, paddr);
+	return split_and_write<N>(s, paddr, buf, sep, child, &existed);
 }
 
-int tree::put(session &s, uint64_t key, const void *val, size_t len)
+template <class N>
+int tree::put(session &s, key_t<N> key, const void *val, size_t len)
 {
 	uint8_t *buf = s.node(session::s_node0);
-	node_view n(buf, node_size_);
+	N n(buf, node_size_);
 	uint64_t v = 0, addr;
 	bool existed;
 	int ret;
@@ -501,9 +522,9 @@ int tree::put(session &s, uint64_t key, const void *val, size_t len)
 		return -EINVAL;
 	if (inline_values())
 		std::memcpy(&v, val, len);
-	else if ((ret = write_blob(s, key, val, len, &v)))
+	else if ((ret = write_blob(s, kind<N>::blob_key(key), val, len, &v)))
 		return ret;
-	ret = lock_for(s, key, 0, buf, &addr);
+	ret = lock_for<N>(s, key, 0, buf, &addr);
 	if (ret)
 		goto err_blob;
 	{
@@ -511,11 +532,11 @@ int tree::put(session &s, uint64_t key, const void *val, size_t len)
 		int i = n.find(key);
 
 		if (i >= 0)
-			old = n.entries()[i].val;
+			old = n.val_at(static_cast<uint32_t>(i));
 		if (n.leaf_upsert(key, v, &existed))
 			ret = write_unlock(s, addr, buf);
 		else
-			ret = split_and_write(s, addr, buf, key, v, &existed);
+			ret = split_and_write<N>(s, addr, buf, key, v, &existed);
 		if (ret)
 			goto err_blob;
 		(existed ? s.st.updates : s.st.inserts).fetch_add(1, std::memory_order_relaxed);
@@ -530,12 +551,13 @@ err_blob:
 	return ret;
 }
 
+template <class N>
 int tree::collapse_root(session &s, uint64_t word)
 {
 	uint64_t root = root_addr(word);
 	uint8_t *buf = s.node(session::s_node1);
 	uint8_t *cbuf = s.node(session::s_node2);
-	node_view r(buf, node_size_), c(cbuf, node_size_);
+	N r(buf, node_size_), c(cbuf, node_size_);
 
 	if (int ret = lock_read(s, root, buf))
 		return ret;
@@ -571,29 +593,29 @@ int tree::collapse_root(session &s, uint64_t word)
 	s.st.root_changes.fetch_add(1, std::memory_order_relaxed);
 	r.hdr().flags |= node_free;
 	int ret = write_unlock(s, root, buf);
-	cache_.invalidate(h.level, root);
+	uncache(h.level, root);
 	free_node(root);
 	return ret;
 }
 
 // Opportunistic: merge or even out an underfull node with a neighbour
 // under the same parent.  Locks parent, left, right in that order.
-int tree::try_merge(session &s, unsigned level, uint64_t key, bool again)
+template <class N>
+int tree::try_merge(session &s, unsigned level, key_t<N> key, bool again)
 {
 	uint8_t *pbuf = s.node(session::s_node1);
 	uint8_t *lbuf = s.node(session::s_node3);
 	uint8_t *rbuf = s.node(session::s_node2);
-	node_view p(pbuf, node_size_), l(lbuf, node_size_), r(rbuf, node_size_);
-	uint32_t low_water = node_capacity(node_size_) / 4;
+	N p(pbuf, node_size_), l(lbuf, node_size_), r(rbuf, node_size_);
 	uint64_t paddr;
 	int ret;
 
-	ret = lock_for(s, key, level + 1, pbuf, &paddr);
+	ret = lock_for<N>(s, key, level + 1, pbuf, &paddr);
 	if (ret == -ERANGE) {
 		uint64_t root, word;
 		if ((ret = root_image(s, pbuf, &root, true, &word)))
 			return ret;
-		return p.hdr().level && !p.hdr().count ? collapse_root(s, word) : 0;
+		return p.hdr().level && !p.hdr().count ? collapse_root<N>(s, word) : 0;
 	}
 	if (ret)
 		return ret;
@@ -601,15 +623,15 @@ int tree::try_merge(session &s, unsigned level, uint64_t key, bool again)
 		// one child only: the parent is what is underfull
 		if ((ret = unlock(s, paddr)))
 			return ret;
-		if ((ret = try_merge(s, level + 1, key, true)))
+		if ((ret = try_merge<N>(s, level + 1, key, true)))
 			return ret;
 		// the parent has neighbours now: this level once more
-		return again ? try_merge(s, level, key, false) : 0;
+		return again ? try_merge<N>(s, level, key, false) : 0;
 	}
-	uint32_t slot = child_slot(p, key);
+	uint32_t slot = p.child_slot(key);
 	uint32_t a = slot < p.hdr().count ? slot : slot - 1;
-	uint64_t laddr = child_at(p, a), raddr = child_at(p, a + 1);
-	uint64_t sep = p.entries()[a].key;
+	uint64_t laddr = p.child_at(a), raddr = p.child_at(a + 1);
+	const owned_t<N> sep = p.key_at(a);
 
 	if (laddr == raddr || laddr == paddr || raddr == paddr) {
 		// a checked image cannot say this; refuse rather than self-deadlock
@@ -622,20 +644,31 @@ int tree::try_merge(session &s, unsigned level, uint64_t key, bool again)
 		goto out_left;
 	if ((l.hdr().flags | r.hdr().flags) & node_free || l.hdr().level != level ||
 	    r.hdr().level != level || l.hdr().sibling != raddr ||
-	    (l.hdr().count >= low_water && r.hdr().count >= low_water)) {
+	    (!l.underfull() && !r.underfull())) {
 		ret = 0;
 		goto out_right;
 	}
-	if (l.hdr().count + r.hdr().count + (level ? 1u : 0u) <= node_capacity(node_size_) / 2) {
+	if (l.merge_fits(r, kind<N>::ref(sep)) && l.absorb(r, kind<N>::ref(sep))) {
 		// merge: the left node takes everything, the parent forgets
 		// the right one, which is marked free for late readers
-		l.absorb(r, sep);
 		p.internal_remove_at(a);
 		r.hdr().flags |= node_free;
 		s.st.merges.fetch_add(1, std::memory_order_relaxed);
 	} else {
-		// even out through the separator
-		p.entries()[a].key = l.balance_with(r, sep);
+		// even out through the separator; a longer separator than
+		// the parent has room for leaves both as they are
+		auto keep = std::make_unique<uint8_t[]>(3 * node_size_);
+		std::memcpy(keep.get(), lbuf, node_size_);
+		std::memcpy(keep.get() + node_size_, rbuf, node_size_);
+		std::memcpy(keep.get() + 2 * node_size_, pbuf, node_size_);
+		const owned_t<N> nsep = l.balance_with(r, kind<N>::ref(sep));
+		if (!p.set_separator(a, kind<N>::ref(nsep))) {
+			std::memcpy(lbuf, keep.get(), node_size_);
+			std::memcpy(rbuf, keep.get() + node_size_, node_size_);
+			std::memcpy(pbuf, keep.get() + 2 * node_size_, node_size_);
+			ret = 0;
+			goto out_right;
+		}
 		s.st.redistributions.fetch_add(1, std::memory_order_relaxed);
 	}
 	// All three images in one batch, and only then the unlocks: no
@@ -648,17 +681,17 @@ int tree::try_merge(session &s, unsigned level, uint64_t key, bool again)
 		int uret = unlock_all(s, {paddr, laddr, raddr});
 		ret = ret ? ret : uret;
 	}
-	cache_.invalidate(level, raddr);
-	cache_.invalidate(level, laddr);
+	uncache(level, raddr);
+	uncache(level, laddr);
 	if (ret) {
-		cache_.invalidate(level + 1, paddr);
+		uncache(level + 1, paddr);
 		return ret;
 	}
-	cache_.insert(p, paddr);
+	cache<N>().insert(p, paddr);
 	if (r.hdr().flags & node_free) {
 		free_node(raddr);
-		if (p.hdr().count < low_water)
-			return try_merge(s, level + 1, key, true);
+		if (p.underfull())
+			return try_merge<N>(s, level + 1, key, true);
 	}
 	return 0;
 
@@ -671,14 +704,15 @@ out_parent:
 	return ret;
 }
 
-int tree::del(session &s, uint64_t key)
+template <class N>
+int tree::del(session &s, key_t<N> key)
 {
 	uint8_t *buf = s.node(session::s_node0);
-	node_view n(buf, node_size_);
+	N n(buf, node_size_);
 	uint64_t addr;
 	int ret;
 
-	ret = lock_for(s, key, 0, buf, &addr);
+	ret = lock_for<N>(s, key, 0, buf, &addr);
 	if (ret)
 		return ret;
 	int i = n.find(key);
@@ -686,7 +720,7 @@ int tree::del(session &s, uint64_t key)
 		ret = unlock(s, addr);
 		return ret ? ret : -ENOENT;
 	}
-	uint64_t old = n.entries()[i].val;
+	uint64_t old = n.val_at(static_cast<uint32_t>(i));
 	n.leaf_remove(key);
 	if ((ret = write_unlock(s, addr, buf)))
 		return ret;
@@ -694,39 +728,44 @@ int tree::del(session &s, uint64_t key)
 	if (!inline_values())
 		free_blob(old);
 	bool is_root = (n.hdr().flags & node_low_inf) && (n.hdr().flags & node_high_inf);
-	if (!is_root && n.hdr().count < node_capacity(node_size_) / 4) {
+	if (!is_root && n.underfull()) {
 		// the delete is done; tidying up is best effort, and a
 		// failure here leaves a valid, only emptier, tree
-		(void)try_merge(s, 0, key, true);
+		(void)try_merge<N>(s, 0, key, true);
 	}
 	return 0;
 }
 
-int tree::scan(session &s, uint64_t start, size_t limit, uint64_t *keys,
+template <class N>
+int tree::scan(session &s, key_t<N> start, size_t limit, owned_t<N> *keys,
 	       void *vals, size_t *count)
 {
 	uint8_t *buf = s.node(session::s_node0);
-	node_view n(buf, node_size_);
+	N n(buf, node_size_);
 	auto *out = static_cast<uint8_t *>(vals);
 	size_t vsize = value_size_;
 	unsigned restarts = 0;
-	uint64_t cur = start, a;
+	owned_t<N> cur = kind<N>::own(start);
+	uint64_t a;
 	size_t got = 0;
 	origin o;
 
 	if (!limit || limit > DS_BTREE_SCAN_MAX || !keys)
 		return -EINVAL;
 	s.st.scans.fetch_add(1, std::memory_order_relaxed);
-	if (int ret = descend(s, cur, 0, buf, &a, true, true, &o))
+	if (int ret = descend<N>(s, kind<N>::ref(cur), 0, buf, &a, true, true, &o))
 		return ret;
 	for (;;) {
-		uint32_t i = n.lower_bound(cur), first = static_cast<uint32_t>(got);
+		uint32_t i = n.lower_bound(kind<N>::ref(cur));
+		size_t first = got;
 		const node_header &h = n.hdr();
 
 		for (; i < h.count && got < limit; i++) {
-			keys[got] = n.entries()[i].key;
-			if (out && inline_values())
-				std::memcpy(out + got * vsize, &n.entries()[i].val, 8);
+			keys[got] = n.key_at(i);
+			if (out && inline_values()) {
+				uint64_t v = n.val_at(i);
+				std::memcpy(out + got * vsize, &v, 8);
+			}
 			got++;
 		}
 		if (out && !inline_values() && got > first) {
@@ -735,15 +774,17 @@ int tree::scan(session &s, uint64_t start, size_t limit, uint64_t *keys,
 			size_t k;
 
 			for (k = first; k < got; k++) {
-				uint32_t j = n.lower_bound(keys[k]);
-				r.read(n.entries()[j].val, b + (k - first) * blob_size(), blob_size());
+				uint32_t j = n.lower_bound(kind<N>::ref(keys[k]));
+				r.read(n.val_at(j), b + (k - first) * blob_size(), blob_size());
 			}
 			if (int ret = r.run(batch::k_read))
 				return ret;
 			for (k = first; k < got; k++) {
 				uint32_t len;
 				const uint8_t *p = blob_check(b + (k - first) * blob_size(),
-							      value_size_, keys[k], &len);
+							      value_size_,
+							      kind<N>::blob_key(kind<N>::ref(keys[k])),
+							      &len);
 				if (!p)
 					break;
 				std::memset(out + k * vsize, 0, vsize);
@@ -755,14 +796,15 @@ int tree::scan(session &s, uint64_t start, size_t limit, uint64_t *keys,
 				got = k;
 				if (!restart(s, &restarts))
 					return -EIO;
-				if (int ret = descend(s, cur, 0, buf, &a, true, true, &o))
+				if (int ret = descend<N>(s, kind<N>::ref(cur), 0, buf, &a, true,
+							 true, &o))
 					return ret;
 				continue;
 			}
 		}
 		if (got == limit || (h.flags & node_high_inf))
 			break;
-		cur = h.high;
+		cur = n.high();
 		uint64_t next = h.sibling;
 		unsigned hops = 0;
 		at where = at::stale;
@@ -775,7 +817,7 @@ int tree::scan(session &s, uint64_t start, size_t limit, uint64_t *keys,
 				s.st.sibling_hops.fetch_add(1, std::memory_order_relaxed);
 			if (read_node(s, next, buf))
 				break;
-			where = classify(n, next, cur, 0);
+			where = classify(n, next, kind<N>::ref(cur), 0);
 			if (where != at::right)
 				break;
 			next = n.hdr().sibling;
@@ -788,7 +830,7 @@ int tree::scan(session &s, uint64_t start, size_t limit, uint64_t *keys,
 			// merged or moved: find cur's leaf from above
 			if (!restart(s, &restarts))
 				return -EAGAIN;
-			if (int ret = descend(s, cur, 0, buf, &a, true, true, &o))
+			if (int ret = descend<N>(s, kind<N>::ref(cur), 0, buf, &a, true, true, &o))
 				return ret;
 		}
 	}
@@ -838,10 +880,11 @@ int tree::info(session &s, ds_btree_info *out)
 		}
 		out->seg_used[i] = used;
 	}
-	out->cache_bytes = cache_.bytes();
+	out->cache_bytes = cache_.bytes() + vcache_.bytes();
 	out->cache_limit = (flags_ & DS_BTREE_NO_CACHE) ? 0 : cache_.limit();
-	out->cache_entries = cache_.entries();
+	out->cache_entries = cache_.entries() + vcache_.entries();
 	out->client_id = slot_;
+	out->key_max = key_max_;
 	out->lock_lease_ms = lease_ms_;
 	return 0;
 }
@@ -864,7 +907,10 @@ int tree::probe(session &s, uint64_t n, uint64_t *ns)
 		if (probe_leaves_.empty()) {
 			uint64_t a;
 			origin o;
-			if (int ret = descend(s, 0, 0, buf, &a, true, false, &o))
+			if (int ret = bytes_keys() ?
+				descend<vnode_view>(s, kind<vnode_view>::lowest(), 0, buf, &a, true,
+						    false, &o) :
+				descend<node_view>(s, 0, 0, buf, &a, true, false, &o))
 				return ret;
 			while (a && probe_leaves_.size() < probe_leaves_max) {
 				if (!valid_node_ptr(a))
@@ -890,5 +936,15 @@ int tree::probe(session &s, uint64_t n, uint64_t *ns)
 		clock::now() - t0).count());
 	return 0;
 }
+
+// One instance of the operations per key format.
+#define DS_BTREE_OPS(N)                                                                    \
+	template int tree::get<N>(session &, key_t<N>, void *, size_t, size_t *);          \
+	template int tree::put<N>(session &, key_t<N>, const void *, size_t);              \
+	template int tree::del<N>(session &, key_t<N>);                                    \
+	template int tree::scan<N>(session &, key_t<N>, size_t, owned_t<N> *, void *, size_t *);
+DS_BTREE_OPS(node_view)
+DS_BTREE_OPS(vnode_view)
+#undef DS_BTREE_OPS
 
 }  // namespace dsmem::btree

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "layout.hpp"
+#include "node_kind.hpp"
 
 struct ds_xfer;
 
@@ -107,9 +108,13 @@ private:
 
 // Internal nodes as last read, per level, keyed by their low fence.
 // Bounded in bytes; second-chance FIFO eviction.  A pointer taken from it
-// is only a hint: the node it leads to is checked like any other.
+// is only a hint: the node it leads to is checked like any other.  One
+// per key format (N: the node view).
+template <class N>
 class index_cache {
 public:
+	using key = key_t<N>;
+	using owned = owned_t<N>;
 	struct hit {
 		uint64_t child;		// the node below that covers the key
 		uint64_t from;		// the cached node it came from
@@ -117,8 +122,8 @@ public:
 	};
 
 	void configure(uint64_t limit, uint32_t node_size);
-	bool lookup(uint64_t key, unsigned min_level, hit *h);
-	void insert(const node_view &n, uint64_t addr);
+	bool lookup(key k, unsigned min_level, hit *h);
+	void insert(const N &n, uint64_t addr);
 	void invalidate(unsigned level, uint64_t addr);
 	uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
 	uint64_t limit() const { return limit_; }
@@ -130,12 +135,12 @@ private:
 		std::unique_ptr<uint8_t[]> img;
 		std::atomic<bool> referenced{false};
 	};
-	using level_map = std::map<uint64_t, std::unique_ptr<item>>;
+	using level_map = std::map<owned, std::unique_ptr<item>, typename kind<N>::less>;
 
 	void evict_locked();
 	mutable std::shared_mutex m_;
 	level_map levels_[height_max];
-	std::deque<std::pair<unsigned, uint64_t>> fifo_;	// (level, low)
+	std::deque<std::pair<unsigned, owned>> fifo_;	// (level, low)
 	std::atomic<uint64_t> bytes_{0};
 	uint64_t limit_ = cache_default;
 	uint32_t node_size_ = DS_BTREE_NODE_DEFAULT;
@@ -181,13 +186,25 @@ public:
 	void free_blob(uint64_t addr);
 
 	// ---- operations (tree.cpp) ----
-	int get(session &s, uint64_t key, void *val, size_t len, size_t *vlen);
-	int put(session &s, uint64_t key, const void *val, size_t len);
-	int del(session &s, uint64_t key);
-	int scan(session &s, uint64_t start, size_t limit, uint64_t *keys,
+	// N: the tree's node view (node_view: u64 keys; vnode_view: byte
+	// strings); the C ABI checks it is the tree's before it calls.
+	template <class N>
+	int get(session &s, key_t<N> key, void *val, size_t len, size_t *vlen);
+	template <class N>
+	int put(session &s, key_t<N> key, const void *val, size_t len);
+	template <class N>
+	int del(session &s, key_t<N> key);
+	template <class N>
+	int scan(session &s, key_t<N> start, size_t limit, owned_t<N> *keys,
 		 void *vals, size_t *n);
 	int info(session &s, ds_btree_info *out);
 	int probe(session &s, uint64_t n, uint64_t *ns);
+	bool bytes_keys() const { return key_max_ != 0; }
+	uint32_t key_max() const { return key_max_; }
+	// An image read whole and fit to follow, in the tree's node format;
+	// sealing one before it is written.
+	bool image_ok(const uint8_t *buf) const;
+	void seal_image(uint8_t *buf) const;
 
 	// what an operation is allowed to assume of the tree
 	uint32_t node_size() const { return node_size_; }
@@ -210,12 +227,16 @@ private:
 	// The node at `level` covering key: its address, and its image in buf
 	// when read_target (otherwise it may be unread).  -ERANGE when the
 	// tree is not that tall.
-	int descend(session &s, uint64_t key, unsigned level, uint8_t *buf,
+	template <class N>
+	int descend(session &s, key_t<N> key, unsigned level, uint8_t *buf,
 		    uint64_t *addr, bool read_target, bool use_cache, origin *o);
 	// The same, locked: the image in buf is the node's, under our lock.
-	int lock_for(session &s, uint64_t key, unsigned level, uint8_t *buf,
+	template <class N>
+	int lock_for(session &s, key_t<N> key, unsigned level, uint8_t *buf,
 		     uint64_t *addr);
 	void drop_hint(session &s, const origin &o);
+	// Forget a cached node (either format: addresses name it).
+	void uncache(unsigned level, uint64_t addr);
 	// The root's image in buf and its address; *word (may be NULL) gets
 	// the root word as read, generation included, for a CAS on it.
 	int root_image(session &s, uint8_t *buf, uint64_t *addr, bool refresh,
@@ -224,14 +245,20 @@ private:
 	// it, it lies right (move along the sibling), the pointer to n was
 	// stale (begin again), or n is corrupt (its sibling is itself).
 	enum class at { here, right, stale, corrupt };
-	at classify(const node_view &n, uint64_t a, uint64_t key, unsigned level) const;
+	template <class N>
+	at classify(const N &n, uint64_t a, key_t<N> key, unsigned level) const;
 	// A node address inside one of the tree's segments' node areas.
 	bool valid_node_ptr(uint64_t a) const;
-	int insert_separator(session &s, unsigned level, uint64_t sep, uint64_t child);
+	template <class N>
+	int insert_separator(session &s, unsigned level, key_t<N> sep, uint64_t child);
+	template <class N>
 	int grow_root(session &s, uint64_t word, uint8_t *buf);
+	template <class N>
 	int split_and_write(session &s, uint64_t addr, uint8_t *buf,
-			    uint64_t key, uint64_t val, bool *existed);
-	int try_merge(session &s, unsigned level, uint64_t key, bool again);
+			    key_t<N> key, uint64_t val, bool *existed);
+	template <class N>
+	int try_merge(session &s, unsigned level, key_t<N> key, bool again);
+	template <class N>
 	int collapse_root(session &s, uint64_t word);
 	int read_value(session &s, uint64_t key, uint64_t ref, void *val,
 		       size_t len, size_t *vlen);
@@ -255,6 +282,7 @@ private:
 	uint32_t layout_ = DS_BTREE_GENERAL;
 	uint32_t node_size_ = DS_BTREE_NODE_DEFAULT;
 	uint32_t value_size_ = 8;
+	uint32_t key_max_ = 0;		// 0: u64 keys; else byte strings
 	uint32_t nsegs_ = 0;
 	uint64_t segs_[DS_BTREE_SEGS_MAX] = {};
 	uint64_t seg_size_[DS_BTREE_SEGS_MAX] = {};
@@ -298,7 +326,9 @@ private:
 	int carve(session &s, uint64_t size, uint64_t *addr);
 	int seed_alloc(session &s, unsigned region, uint64_t size, uint64_t *addr);
 
-	index_cache cache_;
+	index_cache<node_view> cache_;
+	index_cache<vnode_view> vcache_;
+	template <class N> index_cache<N> &cache();
 	local_locks locks_;
 
 	// probe(): the leaves it reads, gathered on its first call

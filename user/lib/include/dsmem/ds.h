@@ -961,6 +961,7 @@ enum ds_btree_layout {
 #define DS_BTREE_NODE_DEFAULT	1024
 #define DS_BTREE_VALUE_MAX	4096	/* bytes of an out-of-line value */
 #define DS_BTREE_SCAN_MAX	65536	/* entries one scan returns */
+#define DS_BTREE_KEY_MAX	255	/* bytes of a byte-string key */
 /* Bytes a segment needs: its header plus one seed region. */
 #define DS_BTREE_SEED_SEG_MIN	((64ULL << 10) + (16ULL << 20))
 
@@ -971,7 +972,13 @@ struct ds_btree_create_opts {
 	uint32_t value_size;		/* 0 or 8: 8-byte values inline in the
 					 * leaves; 9 .. DS_BTREE_VALUE_MAX:
 					 * values up to this size, out of line */
-	uint32_t reserved0;
+	uint32_t key_max;		/* 0: 8-byte integer keys (the ds_btree_get
+					 * family); 1 .. DS_BTREE_KEY_MAX: byte-
+					 * string keys of up to this many bytes
+					 * (ds_btree_kget family, DSUSER_1.11),
+					 * all kept in the leaves; a node must
+					 * hold four of the longest: see
+					 * ds_btree_node_size_min() */
 	uint64_t reserved[4];
 };
 
@@ -1008,7 +1015,9 @@ struct ds_btree_info {
 	uint64_t cache_entries;
 	uint32_t client_id;		/* this handle's slot in the tree */
 	uint32_t lock_lease_ms;
-	uint64_t reserved[8];
+	uint32_t key_max;		/* 0: integer keys (DSUSER_1.11) */
+	uint32_t reserved0;
+	uint64_t reserved[7];
 };
 
 /*
@@ -1092,6 +1101,37 @@ void ds_btree_stats_reset(struct ds_btree *t);
  * *ns the total time.
  */
 int ds_btree_probe(struct ds_btree *t, uint64_t n, uint64_t *ns);
+
+/*
+ * Byte-string keys (DSUSER_1.11), on trees created with a key_max: 1 ..
+ * key_max bytes each, ordered as unsigned bytes (memcmp), a key that is a
+ * prefix of another first.  Every key is kept whole in its leaf, so a
+ * lookup with a warm index cache is one READ whatever the key's length.
+ * On an integer-key tree the same calls take 8-byte big-endian keys (the
+ * integers' order).  -EINVAL for an empty key, -EMSGSIZE for one longer
+ * than the tree's key_max; the integer-key calls on a byte-string tree
+ * give -EINVAL.  Otherwise as ds_btree_get, _put, _del and _scan.
+ */
+struct ds_btree_key {
+	uint8_t len;
+	uint8_t bytes[DS_BTREE_KEY_MAX];
+};
+
+int ds_btree_kget(struct ds_btree *t, const void *key, size_t klen, void *val,
+		  size_t len, size_t *vlen);
+int ds_btree_kput(struct ds_btree *t, const void *key, size_t klen,
+		  const void *val, size_t len);
+int ds_btree_kdel(struct ds_btree *t, const void *key, size_t klen);
+/* start may be empty (slen 0): from the first key. */
+int ds_btree_kscan(struct ds_btree *t, const void *start, size_t slen,
+		   size_t limit, struct ds_btree_key *keys, void *vals, size_t *n);
+/* The tree's key_max; 0: integer keys.  Known locally. */
+uint32_t ds_btree_key_max(const struct ds_btree *t);
+/*
+ * The smallest node size (a power of two) whose nodes hold four keys of
+ * key_max bytes; 0 when none up to DS_BTREE_NODE_MAX does.
+ */
+uint32_t ds_btree_node_size_min(uint32_t key_max);
 
 /*
  * Slope (DSUSER_1.5): live migration of objects between nodes without
