@@ -49,6 +49,8 @@ slope_bench=$top/build/user/bench/slope_bench
 obj_bench=$top/build/user/bench/obj_bench
 store_worker=$top/build/user/kselftest/store_worker
 dsmaster=$top/build/user/user/tools/dsmaster/dsmaster
+# shellcheck source=scripts/store-up.sh
+. "$top/scripts/store-up.sh"
 implemented=(ctl rdm cache sim ui btree slope obj chaos)
 planned=()
 host=(sim ui)
@@ -540,36 +542,18 @@ bench_btree() {
 # pool's size in objects; then puts into a full pool (evicting) against
 # puts into an empty one.
 bench_obj_cache() {
-	local dir=/tmp/dsmem-obj-cache masters=127.0.0.1:7791 m n fd1 fd2 i rc=0 wp=()
+	local dir=/tmp/dsmem-obj-cache masters=127.0.0.1:7791 n rc=0
 	local out pool keys json lru opt ours
 	rm -rf "$dir"
 	mkdir -p "$dir/m"
 	"$top/scripts/store-certs" init "$dir/tls"
 	export DSMEM_STORE_TLS_DIR=$dir/tls
 	for n in 61 62 63 64; do "$dsctl" node add id $n dev rxe0 port $((7700 + n)); done
-	"$dsmaster" --listen "$masters" --node 61 --addr "$DSMEM_LOCAL_ADDR" --port 7761 \
+	store_up "bench: obj cache" "$dir" "$masters" 16M "62 63" \
+		"$dsmaster" --listen "$masters" --node 61 --addr "$DSMEM_LOCAL_ADDR" --port 7761 \
 		--data-dir "$dir/m" --slow-tier none --metrics-listen none \
 		--tls-ca "$dir/tls/ca.crt" --tls-cert "$dir/tls/master.crt" \
-		--tls-key "$dir/tls/master.key" 2>"$dir/master.log" &
-	m=$!
-	for ((i = 0; i < 300; i++)); do
-		"$store_worker" --masters "$masters" info 2>/dev/null | grep -q 'ret=0 leader=[^ ]' && break
-		sleep 0.2
-	done
-	for n in 62 63; do
-		mkfifo "$dir/w$n.in"
-		"$store_worker" --masters "$masters" --node $n --segment 16M \
-			<"$dir/w$n.in" >"$dir/w$n.out" 2>"$dir/w$n.log" &
-		wp+=($!)
-	done
-	exec {fd1}>"$dir/w62.in" {fd2}>"$dir/w63.in"
-	for n in 62 63; do
-		for ((i = 0; i < 600; i++)); do
-			grep -q '^ready\|^error' "$dir/w$n.out" 2>/dev/null && break
-			sleep 0.2
-		done
-		grep -q '^ready' "$dir/w$n.out" || { echo "bench: obj cache: client $n did not join" >&2; rc=1; }
-	done
+		--tls-key "$dir/tls/master.key" || rc=1
 	out=$dir/out
 	: >"$out"
 	if [ $rc -eq 0 ]; then
@@ -592,9 +576,9 @@ bench_obj_cache() {
 		"$obj_bench" --masters "$masters" --node 64 --depth 4 fill 256K || rc=1
 	fi
 	[ $rc -eq 0 ] || tail -n 20 "$dir/master.log" "$dir"/w*.log >&2 || true
-	exec {fd1}>&- {fd2}>&-
-	kill "$m" "${wp[@]}" 2>/dev/null || true
-	wait "$m" "${wp[@]}" 2>/dev/null || true
+	store_close
+	kill "$store_master" "${store_clients[@]}" 2>/dev/null || true
+	wait "$store_master" "${store_clients[@]}" 2>/dev/null || true
 	for n in 61 62 63 64; do "$dsctl" node del id $n 2>/dev/null || true; done
 	rm -rf "$dir"
 	return $rc
@@ -608,38 +592,18 @@ bench_obj_cache() {
 # objects move as 1 MiB shards, so ib_*_bw of 1 MiB is their reference
 # too), both in MiB/s.
 bench_obj() {
-	local ctl=$dsctl dir=/tmp/dsmem-obj-bench m i out ours ref val fd1 fd2 n op sz bytes rc=0
-	local masters=127.0.0.1:7790 wp=()
+	local ctl=$dsctl dir=/tmp/dsmem-obj-bench out ours ref val n op sz bytes rc=0
+	local masters=127.0.0.1:7790
 	rm -rf "$dir"
 	mkdir -p "$dir/m" "$dir/slow"
 	# TLS as deployed: the clients and obj_bench find theirs in the dir
 	"$top/scripts/store-certs" init "$dir/tls"
 	export DSMEM_STORE_TLS_DIR=$dir/tls
 	for n in 51 52 53 54 55 56; do "$ctl" node add id $n dev rxe0 port $((7700 + n)); done
-	"$dsmaster" --listen "$masters" --node 51 --addr "$DSMEM_LOCAL_ADDR" --port 7751 \
+	store_up "bench: obj" "$dir" "$masters" 160M "52 53" \
+		"$dsmaster" --listen "$masters" --node 51 --addr "$DSMEM_LOCAL_ADDR" --port 7751 \
 		--data-dir "$dir/m" --slow-tier "dir:$dir/slow" --tls-ca "$dir/tls/ca.crt" \
-		--tls-cert "$dir/tls/master.crt" --tls-key "$dir/tls/master.key" 2>"$dir/master.log" &
-	m=$!
-	for ((i = 0; i < 300; i++)); do
-		"$store_worker" --masters "$masters" info 2>/dev/null | grep -q 'ret=0 leader=[^ ]' && break
-		sleep 0.2
-	done
-	# each client lives while its stdin (a fifo we hold open) does
-	for n in 52 53; do
-		mkfifo "$dir/w$n.in"
-		"$store_worker" --masters "$masters" --node $n --segment 160M \
-			<"$dir/w$n.in" >"$dir/w$n.out" 2>"$dir/w$n.log" &
-		wp+=($!)
-	done
-	exec {fd1}>"$dir/w52.in" {fd2}>"$dir/w53.in"
-	for n in 52 53; do
-		for ((i = 0; i < 600; i++)); do
-			grep -q '^ready' "$dir/w$n.out" 2>/dev/null && break
-			grep -q '^error' "$dir/w$n.out" 2>/dev/null && break
-			sleep 0.2
-		done
-		grep -q '^ready' "$dir/w$n.out" || { echo "bench: obj: client $n did not join: $(cat "$dir/w$n.out")" >&2; rc=1; }
-	done
+		--tls-cert "$dir/tls/master.crt" --tls-key "$dir/tls/master.key" || rc=1
 	out=$dir/out
 	: >"$out"
 	if [ $rc -eq 0 ]; then
@@ -696,11 +660,11 @@ bench_obj() {
 		echo "bench: obj: failed; the master's and the clients' last words:" >&2
 		tail -n 20 "$dir/master.log" "$dir"/w*.log "$dir"/w*.out >&2 || true
 	fi
-	exec {fd1}>&- {fd2}>&-
-	kill "$m" 2>/dev/null || true
-	wait "$m" 2>/dev/null || true
-	kill "${wp[@]}" 2>/dev/null || true
-	wait "${wp[@]}" 2>/dev/null || true
+	store_close
+	kill "$store_master" 2>/dev/null || true
+	wait "$store_master" 2>/dev/null || true
+	kill "${store_clients[@]}" 2>/dev/null || true
+	wait "${store_clients[@]}" 2>/dev/null || true
 	for n in 51 52 53 54 55 56; do "$ctl" node del id $n 2>/dev/null || true; done
 	rm -rf "$dir"
 	bench_obj_cache || rc=1

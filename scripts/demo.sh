@@ -14,6 +14,9 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 dsctl=$top/build/user/user/tools/dsctl
+store_worker=$top/build/user/kselftest/store_worker
+# shellcheck source=scripts/store-up.sh
+. "$top/scripts/store-up.sh"
 
 if [ "${1:-}" != --in-guest ]; then
 	exec "$top/scripts/guest" -t 600 -- "$0" --in-guest
@@ -180,7 +183,6 @@ printf '\n=== the object store: a master, two clients lending memory, objects ac
 sdir=/tmp/dsmem-demo-store
 rm -rf "$sdir"
 mkdir -p "$sdir/slow"
-worker=$top/build/user/kselftest/store_worker
 masters=127.0.0.1:7790
 export STORE_ENV_DIR=$sdir/env
 step "a throwaway CA: certificates for the master, a client, an admin and mallory" \
@@ -196,24 +198,13 @@ echo "(nodes 61: the master's, 62 and 63: clients with memory, 64 and 65: dsctl'
 tls=(--tls-ca "$sdir/tls/ca.crt" --tls-cert "$sdir/tls/master.crt" --tls-key "$sdir/tls/master.key"
 	--etcd-cacert "$sdir/tls/ca.crt" --etcd-cert "$sdir/tls/master.crt" --etcd-key "$sdir/tls/master.key")
 echo "$ dsmaster --listen $masters --node 61 --addr $DSMEM_LOCAL_ADDR --port 7761 --etcd $etcd_eps --slow-tier dir:$sdir/slow ${tls[*]} &"
-"$top/build/user/user/tools/dsmaster/dsmaster" --listen "$masters" --node 61 \
-	--addr "$DSMEM_LOCAL_ADDR" --port 7761 --etcd "$etcd_eps" \
-	--slow-tier "dir:$sdir/slow" "${tls[@]}" 2>"$sdir/master.log" &
-master=$!
-for ((i = 0; i < 200; i++)); do
-	"$worker" --masters "$masters" info 2>/dev/null | grep -q 'ret=0 leader=[^ ]' && break
-	sleep 0.3
-done
-# a client lives as long as its stdin, a fifo held open here
 for n in 62 63; do
 	echo "$ store_worker --masters $masters --node $n --segment 64M &    # a client lending 64 MiB"
-	mkfifo "$sdir/w$n.in"
-	"$worker" --masters "$masters" --node $n --segment 64M <"$sdir/w$n.in" >"$sdir/w$n.out" 2>&1 &
 done
-exec {w62}>"$sdir/w62.in" {w63}>"$sdir/w63.in"
-for n in 62 63; do
-	for ((i = 0; i < 400; i++)); do grep -q '^ready' "$sdir/w$n.out" && break; sleep 0.3; done
-done
+store_up demo "$sdir" "$masters" 64M "62 63" \
+	"$top/build/user/user/tools/dsmaster/dsmaster" --listen "$masters" --node 61 \
+	--addr "$DSMEM_LOCAL_ADDR" --port 7761 --etcd "$etcd_eps" \
+	--slow-tier "dir:$sdir/slow" "${tls[@]}"
 head -c 3000000 /dev/urandom >"$sdir/object"
 step "an object of 3 MB from node 64: two DRAM replicas (on both clients), flushed before the put ends" \
 	"$dsctl" obj put demo/greeting file "$sdir/object" replicas 2 flush eager master "$masters" node 64
@@ -241,9 +232,9 @@ step "the slow tier (a directory tree): the flushed object" \
 step "Python (the dsmem package): KV-cache tensors, numpy float16 per layer and block, stored and fetched by prefix hash" \
 	env PYTHONPATH="$top/build/user/python" /usr/bin/python3 "$top/examples/kvcache.py" \
 	--masters "$masters" --node 66 --segment 32M
-exec {w62}>&- {w63}>&-
-kill "$master" 2>/dev/null || true
-wait "$master" 2>/dev/null || true
+store_close
+kill "$store_master" 2>/dev/null || true
+wait "$store_master" 2>/dev/null || true
 for n in 61 62 63 64 65 66; do "$dsctl" node del id $n 2>/dev/null || true; done
 "$top/scripts/store-env" etcd-down
 unset DSMEM_STORE_TLS_DIR STORE_ETCD_TLS

@@ -24,6 +24,7 @@
 #include "mover.hpp"
 #include "persist.hpp"
 #include "service.hpp"
+#include "store_leader_fx.hpp"
 
 // cmocka last: its macros do not mix with the C++ headers
 #include <cstdarg>
@@ -34,13 +35,12 @@ extern "C" {
 }
 
 using namespace dsmem::store;
+using namespace dsmem::store::leaderfx;
 
 namespace {
 
 // the identity the test's client calls as (an ordinary one, not an admin)
 const Caller kApp{ "app", false };
-
-constexpr uint32_t kNode = 9;
 
 // The log's entries and its gate, shared with the test.
 struct Gate {
@@ -124,13 +124,7 @@ struct Fx {
 	explicit Fx(std::vector<std::string> entries = {},
 		    const std::function<void(Options &)> &tweak = nullptr)
 	{
-		opts.node = kNode;
-		opts.addr = "127.0.0.1";
-		opts.port = 7479;
-		opts.advertise = "127.0.0.1:7700";
-		opts.heartbeat_timeout_ms = 600000;	// nobody beats here
-		opts.heartbeat_ms = 100;
-		opts.snapshot_every = 1u << 30;
+		master_options(&opts);
 		if (tweak)
 			tweak(opts);
 		gate->entries = std::move(entries);
@@ -144,20 +138,12 @@ struct Fx {
 			fail_msg("start: %s", err.c_str());
 		if (replay)
 			return;
-		v1::RegisterClientRequest rq;
+		v1::RegisterClientRequest rq = client_request();
 		v1::RegisterClientResponse ra;
-		rq.mutable_self()->set_node_id(kNode);
-		rq.mutable_self()->set_addr("127.0.0.1");
-		rq.mutable_self()->set_port(7479);
 		assert_true(leader->RegisterClient(kApp, &rq, &ra).ok());
 		client = ra.client_id();
-		v1::RegisterSegmentRequest sq;
+		v1::RegisterSegmentRequest sq = segment_request(client);
 		v1::RegisterSegmentResponse sa;
-		sq.set_client_id(client);
-		sq.mutable_desc()->set_type(v1::SEGMENT_DRAM);
-		sq.mutable_desc()->set_size(64 << 20);
-		sq.mutable_desc()->set_node_id(kNode);
-		sq.mutable_desc()->set_gaddr(0x9001000000000ull);
 		assert_true(leader->RegisterSegment(kApp, &sq, &sa).ok());
 	}
 	~Fx()
@@ -168,37 +154,24 @@ struct Fx {
 
 	grpc::Status try_put_start(const std::string &key, uint64_t size, uint64_t *version)
 	{
-		v1::PutStartRequest q;
+		v1::PutStartRequest q = put_start_request(client, key, size);
 		v1::PutStartResponse a;
-		q.set_client_id(client);
-		q.set_key(key);
-		q.set_size(size);
-		q.mutable_config()->set_dram_replicas(1);
 		grpc::Status s = leader->PutStart(kApp, &q, &a);
 		*version = a.version();
 		return s;
 	}
 	uint64_t put_start(const std::string &key, uint64_t size = 1000)
 	{
-		v1::PutStartRequest q;
-		v1::PutStartResponse a;
-		q.set_client_id(client);
-		q.set_key(key);
-		q.set_size(size);
-		q.mutable_config()->set_dram_replicas(1);
-		grpc::Status s = leader->PutStart(kApp, &q, &a);
+		uint64_t v = 0;
+		grpc::Status s = try_put_start(key, size, &v);
 		if (!s.ok())
 			fail_msg("put start %s: %s", key.c_str(), s.error_message().c_str());
-		return a.version();
+		return v;
 	}
 	grpc::Status put_commit(const std::string &key, uint64_t version)
 	{
-		v1::PutCommitRequest q;
+		v1::PutCommitRequest q = put_commit_request(client, key, version);
 		v1::PutCommitResponse a;
-		q.set_client_id(client);
-		q.set_key(key);
-		q.set_version(version);
-		q.add_done(0);
 		return leader->PutCommit(kApp, &q, &a);
 	}
 	uint64_t put(const std::string &key, uint64_t size = 1000)
@@ -209,10 +182,8 @@ struct Fx {
 	}
 	grpc::Status get(const std::string &key, uint64_t *version)
 	{
-		v1::GetRequest q;
+		v1::GetRequest q = get_request(key);
 		v1::GetResponse a;
-		q.set_key(key);
-		q.set_min_version(-1);
 		grpc::Status s = leader->Get(kApp, &q, &a);
 		*version = a.object().version();
 		return s;

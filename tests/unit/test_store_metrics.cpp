@@ -24,6 +24,7 @@
 #include "mover.hpp"
 #include "persist.hpp"
 #include "service.hpp"
+#include "store_leader_fx.hpp"
 
 // cmocka last: its macros do not mix with the C++ headers
 #include <cstdarg>
@@ -34,12 +35,9 @@ extern "C" {
 }
 
 using namespace dsmem::store;
+using namespace dsmem::store::leaderfx;
 
 namespace {
-
-constexpr uint32_t kNode = 9;
-constexpr uint64_t kSegment = 64ull << 20;
-constexpr uint64_t kGaddr = 0x9001000000000ull;
 
 // The metadata log in memory.
 class MemLog : public MetaLog {
@@ -268,14 +266,8 @@ struct Fx {
 
 	explicit Fx(bool lead = true)
 	{
-		opts.node = kNode;
-		opts.addr = "127.0.0.1";
-		opts.port = 7479;
-		opts.advertise = "127.0.0.1:7700";
+		master_options(&opts);
 		opts.tls.insecure = true;	// callers are admins, no certificate looked at
-		opts.heartbeat_timeout_ms = 600000;
-		opts.heartbeat_ms = 100;
-		opts.snapshot_every = 1u << 30;
 		svc = std::make_unique<MasterService>(opts);
 		if (!lead)
 			return;
@@ -289,20 +281,12 @@ struct Fx {
 		svc->set_leader(leader);
 
 		grpc::ServerContext ctx;
-		v1::RegisterClientRequest rq;
+		v1::RegisterClientRequest rq = client_request();
 		v1::RegisterClientResponse ra;
-		rq.mutable_self()->set_node_id(kNode);
-		rq.mutable_self()->set_addr("127.0.0.1");
-		rq.mutable_self()->set_port(7479);
 		assert_true(svc->RegisterClient(&ctx, &rq, &ra).ok());
 		client = ra.client_id();
-		v1::RegisterSegmentRequest sq;
+		v1::RegisterSegmentRequest sq = segment_request(client);
 		v1::RegisterSegmentResponse sa;
-		sq.set_client_id(client);
-		sq.mutable_desc()->set_type(v1::SEGMENT_DRAM);
-		sq.mutable_desc()->set_size(kSegment);
-		sq.mutable_desc()->set_node_id(kNode);
-		sq.mutable_desc()->set_gaddr(kGaddr);
 		assert_true(svc->RegisterSegment(&ctx, &sq, &sa).ok());
 		segment = sa.segment_id();
 	}
@@ -319,21 +303,13 @@ struct Fx {
 	uint64_t put(const std::string &key, uint64_t size)
 	{
 		grpc::ServerContext c1, c2;
-		v1::PutStartRequest q;
+		v1::PutStartRequest q = put_start_request(client, key, size);
 		v1::PutStartResponse a;
-		q.set_client_id(client);
-		q.set_key(key);
-		q.set_size(size);
-		q.mutable_config()->set_dram_replicas(1);
 		grpc::Status s = svc->PutStart(&c1, &q, &a);
 		if (!s.ok())
 			fail_msg("put start %s: %s", key.c_str(), s.error_message().c_str());
-		v1::PutCommitRequest cq;
+		v1::PutCommitRequest cq = put_commit_request(client, key, a.version());
 		v1::PutCommitResponse ca;
-		cq.set_client_id(client);
-		cq.set_key(key);
-		cq.set_version(a.version());
-		cq.add_done(0);
 		s = svc->PutCommit(&c2, &cq, &ca);
 		if (!s.ok())
 			fail_msg("put commit %s: %s", key.c_str(), s.error_message().c_str());
@@ -342,10 +318,8 @@ struct Fx {
 	grpc::StatusCode get(const std::string &key)
 	{
 		grpc::ServerContext ctx;
-		v1::GetRequest q;
+		v1::GetRequest q = get_request(key);
 		v1::GetResponse a;
-		q.set_key(key);
-		q.set_min_version(-1);
 		return svc->Get(&ctx, &q, &a).error_code();
 	}
 	grpc::StatusCode del(const std::string &key)

@@ -125,6 +125,41 @@ private:
 	std::unique_ptr<std::vector<char>> copy_;
 };
 
+// What one library call of a batch takes: DS_STORE_BATCH_MAX items at most.
+using BatchPart = std::span<ds_store_batch_item>;
+
+// A batch of one buffer per key: the items point into iovs, the iovs
+// into the held views, so it stays where it was made.
+struct BufferBatch {
+	std::vector<View> views;
+	std::vector<iovec> iovs;
+	std::vector<ds_store_batch_item> items;
+
+	// take(buffer) -> View; call and noun name the arguments in the error
+	template <typename Take>
+	BufferBatch(const char *call, const char *noun, const std::vector<std::string> &keys,
+		    py::sequence buffers, Take &&take)
+	{
+		if (static_cast<size_t>(py::len(buffers)) != keys.size())
+			throw py::value_error(std::string(call) + ": " + std::to_string(keys.size()) +
+					      " keys and " + std::to_string(py::len(buffers)) + " " +
+					      noun);
+		views.reserve(keys.size());
+		for (size_t i = 0; i < keys.size(); i++)
+			views.push_back(take(buffers[i]));
+		iovs.resize(keys.size());
+		items.resize(keys.size());
+		for (size_t i = 0; i < keys.size(); i++) {
+			iovs[i] = views[i].iov();
+			items[i].key = keys[i].c_str();
+			items[i].iov = &iovs[i];
+			items[i].iovcnt = 1;
+		}
+	}
+	BufferBatch(const BufferBatch &) = delete;
+	BufferBatch &operator=(const BufferBatch &) = delete;
+};
+
 // A task's end: its status, or the Failure it ended with.  An EAGER
 // put whose flush failed ended COMPLETE with err: a FlushError that
 // carries the version it did put.
@@ -408,57 +443,24 @@ public:
 	py::tuple put_batch(const std::vector<std::string> &keys, py::sequence values,
 			    const PutOpts &o)
 	{
-		if (static_cast<size_t>(py::len(values)) != keys.size())
-			throw py::value_error("put_batch: " + std::to_string(keys.size()) + " keys and " +
-					      std::to_string(py::len(values)) + " values");
-		std::vector<View> views;
-		views.reserve(keys.size());
-		for (size_t i = 0; i < keys.size(); i++)
-			views.push_back(View::take_or_copy(values[i], "a value"));
-		std::vector<iovec> iovs(keys.size());
-		std::vector<ds_store_batch_item> items(keys.size());
-		for (size_t i = 0; i < keys.size(); i++) {
-			iovs[i] = views[i].iov();
-			items[i].key = keys[i].c_str();
-			items[i].iov = &iovs[i];
-			items[i].iovcnt = 1;
-		}
+		BufferBatch b("put_batch", "values", keys, values,
+			      [](py::handle v) { return View::take_or_copy(v, "a value"); });
 		st::ReplicateConfig cfg = o.cfg();
-		std::string msg = run([&](st::Client &c) {
-			return batch_tasks(items, [&](std::span<ds_store_batch_item> part) {
-				return c.put_batch(part, cfg);
-			});
+		std::string msg = batch_tasks(b.items, [&](st::Client &c, BatchPart part) {
+			return c.put_batch(part, cfg);
 		});
-		py::list out;
-		for (const ds_store_batch_item &it : items)
-			out.append(py::make_tuple(it.err, it.version));
-		return py::make_tuple(out, msg);
+		return versions_of(b.items, msg);
 	}
 
 	py::tuple get_batch_into(const std::vector<std::string> &keys, py::sequence buffers)
 	{
-		if (static_cast<size_t>(py::len(buffers)) != keys.size())
-			throw py::value_error("get_batch_into: " + std::to_string(keys.size()) +
-					      " keys and " + std::to_string(py::len(buffers)) + " buffers");
-		std::vector<View> views;
-		views.reserve(keys.size());
-		for (size_t i = 0; i < keys.size(); i++)
-			views.push_back(View::take(buffers[i], true, "a buffer"));
-		std::vector<iovec> iovs(keys.size());
-		std::vector<ds_store_batch_item> items(keys.size());
-		for (size_t i = 0; i < keys.size(); i++) {
-			iovs[i] = views[i].iov();
-			items[i].key = keys[i].c_str();
-			items[i].iov = &iovs[i];
-			items[i].iovcnt = 1;
-		}
-		std::string msg = run([&](st::Client &c) {
-			return batch_tasks(items, [&](std::span<ds_store_batch_item> part) {
-				return c.get_batch(part);
-			});
+		BufferBatch b("get_batch_into", "buffers", keys, buffers,
+			      [](py::handle v) { return View::take(v, true, "a buffer"); });
+		std::string msg = batch_tasks(b.items, [](st::Client &c, BatchPart part) {
+			return c.get_batch(part);
 		});
 		py::list out;
-		for (const ds_store_batch_item &it : items)
+		for (const ds_store_batch_item &it : b.items)
 			out.append(py::make_tuple(it.err, it.err ? 0 : it.bytes, it.version));
 		return py::make_tuple(out, msg);
 	}
@@ -509,10 +511,8 @@ public:
 			items[k].iov = &iovs[k];
 		std::vector<int64_t> versions(n, -1);
 		if (!items.empty()) {
-			std::string msg = run([&](st::Client &c) {
-				return batch_tasks(items, [&](std::span<ds_store_batch_item> part) {
-					return c.get_batch(part);
-				});
+			std::string msg = batch_tasks(items, [](st::Client &c, BatchPart part) {
+				return c.get_batch(part);
 			});
 			if (first.empty())
 				first = msg;
@@ -647,37 +647,50 @@ private:
 		return s;
 	}
 
-	// items in tasks of at most DS_STORE_BATCH_MAX, all queued, then
-	// waited for: -> the first failure's message ("": none)
+	// items in tasks of at most DS_STORE_BATCH_MAX, each submitted by
+	// submit(client, part) in run(), all queued, then waited for: -> the
+	// first failure's message ("": none)
 	template <typename Submit>
-	static std::string batch_tasks(std::vector<ds_store_batch_item> &items, Submit &&submit)
+	std::string batch_tasks(std::vector<ds_store_batch_item> &items, Submit &&submit)
 	{
-		std::vector<st::Task> tasks;
-		std::string first;
-		std::optional<dsmem::error> err;
-		for (size_t at = 0; at < items.size(); at += DS_STORE_BATCH_MAX) {
-			size_t n = std::min<size_t>(DS_STORE_BATCH_MAX, items.size() - at);
-			auto t = submit(std::span<ds_store_batch_item>(items.data() + at, n));
-			if (!t) {
-				err = t.err();
-				break;
+		return run([&](st::Client &c) {
+			std::vector<st::Task> tasks;
+			std::string first;
+			std::optional<dsmem::error> err;
+			for (size_t at = 0; at < items.size(); at += DS_STORE_BATCH_MAX) {
+				size_t n = std::min<size_t>(DS_STORE_BATCH_MAX, items.size() - at);
+				auto t = submit(c, BatchPart(items.data() + at, n));
+				if (!t) {
+					err = t.err();
+					break;
+				}
+				tasks.push_back(t.value());
 			}
-			tasks.push_back(t.value());
-		}
-		// whatever was queued is waited for: its buffers are in use
-		for (const st::Task &t : tasks) {
-			auto r = st::Task::check(t.wait());
-			if (!r) {
-				if (!err)
-					err = r.err();
-				continue;
+			// whatever was queued is waited for: its buffers are in use
+			for (const st::Task &t : tasks) {
+				auto r = st::Task::check(t.wait());
+				if (!r) {
+					if (!err)
+						err = r.err();
+					continue;
+				}
+				if (r->err && first.empty())
+					first = why(r->err);
 			}
-			if (r->err && first.empty())
-				first = why(r->err);
-		}
-		if (err)
-			throw failure(*err);
-		return first;
+			if (err)
+				throw failure(*err);
+			return first;
+		});
+	}
+
+	// -> ([(errno, version) per item], msg)
+	static py::tuple versions_of(const std::vector<ds_store_batch_item> &items,
+				     const std::string &msg)
+	{
+		py::list out;
+		for (const ds_store_batch_item &it : items)
+			out.append(py::make_tuple(it.err, it.version));
+		return py::make_tuple(out, msg);
 	}
 
 	py::tuple sync_batch(const std::vector<std::string> &keys, bool del)
@@ -699,10 +712,7 @@ private:
 					msg = std::string("'") + it.key + "': " + std::strerror(-it.err);
 			return msg;
 		});
-		py::list out;
-		for (const ds_store_batch_item &it : items)
-			out.append(py::make_tuple(it.err, it.version));
-		return py::make_tuple(out, first);
+		return versions_of(items, first);
 	}
 
 	mutable std::shared_mutex mu_;	// shared: a call; unique: close

@@ -52,6 +52,20 @@ int guarded(F &&f)
 	}
 }
 
+// A call on a handle's client: f(client, &err) returns 0 or -errno with
+// err its reason, kept for ds_store_errmsg.
+template <typename F>
+int client_call(ds_store *s, F &&f)
+{
+	return guarded([&] {
+		if (!s)
+			return fail(-EINVAL, "no store handle");
+		std::string err;
+		int ret = f(s->client, &err);
+		return ret ? fail(ret, err) : 0;
+	});
+}
+
 void to_errbuf(char *errbuf, size_t errlen, const std::string &msg)
 {
 	if (errbuf && errlen)
@@ -190,49 +204,33 @@ DS_EXPORT int ds_store_batch_put(struct ds_store *s, struct ds_store_batch_item 
 				 const struct ds_store_replicate_config *cfg,
 				 const struct ds_store_put_opts *opts, uint64_t *task)
 {
-	return guarded([&] {
-		if (!s)
-			return fail(-EINVAL, "no store handle");
-		std::string err;
+	return client_call(s, [&](ClientCore &c, std::string *err) {
 		PutAttrs attrs;
-		if (int ret = read_put_opts(opts, &attrs, &err))
-			return fail(ret, err);
-		int ret = s->client.batch_put(items, n, cfg, attrs, task, &err);
-		return ret ? fail(ret, err) : 0;
+		if (int ret = read_put_opts(opts, &attrs, err))
+			return ret;
+		return c.batch_put(items, n, cfg, attrs, task, err);
 	});
 }
 
 DS_EXPORT int ds_store_batch_get(struct ds_store *s, struct ds_store_batch_item *items, size_t n,
 				 uint64_t *task)
 {
-	return guarded([&] {
-		if (!s)
-			return fail(-EINVAL, "no store handle");
-		std::string err;
-		int ret = s->client.batch_get(items, n, task, &err);
-		return ret ? fail(ret, err) : 0;
+	return client_call(s, [&](ClientCore &c, std::string *err) {
+		return c.batch_get(items, n, task, err);
 	});
 }
 
 DS_EXPORT int ds_store_batch_exist(struct ds_store *s, struct ds_store_batch_item *items, size_t n)
 {
-	return guarded([&] {
-		if (!s)
-			return fail(-EINVAL, "no store handle");
-		std::string err;
-		int ret = s->client.batch_exist(items, n, &err);
-		return ret ? fail(ret, err) : 0;
+	return client_call(s, [&](ClientCore &c, std::string *err) {
+		return c.batch_exist(items, n, err);
 	});
 }
 
 DS_EXPORT int ds_store_batch_del(struct ds_store *s, struct ds_store_batch_item *items, size_t n)
 {
-	return guarded([&] {
-		if (!s)
-			return fail(-EINVAL, "no store handle");
-		std::string err;
-		int ret = s->client.batch_del(items, n, &err);
-		return ret ? fail(ret, err) : 0;
+	return client_call(s, [&](ClientCore &c, std::string *err) {
+		return c.batch_del(items, n, err);
 	});
 }
 

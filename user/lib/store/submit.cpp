@@ -48,6 +48,21 @@ int check_config(const ds_store_replicate_config *c, std::string *why)
 	return 0;
 }
 
+// A put's replica config (the default one where cfg is NULL) and task
+// pointer, checked alike for single and batch puts.
+int check_put_config(const ds_store_replicate_config *cfg, const uint64_t *task,
+		     ds_store_replicate_config *out, std::string *why)
+{
+	*out = cfg ? *cfg : ds_store_replicate_config{1, 0, DS_STORE_FLUSH_NONE, 0};
+	if (int ret = check_config(out, why))
+		return ret;
+	if (!task) {
+		*why = "no task pointer";
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int check_iov(const struct iovec *iov, size_t n, uint64_t *total, std::string *why)
 {
 	*total = 0;
@@ -140,15 +155,9 @@ int ClientCore::put(const char *key, const struct iovec *iov, size_t n,
 		       std::to_string(max_size);
 		return -EINVAL;
 	}
-	ds_store_replicate_config c{1, 0, DS_STORE_FLUSH_NONE, 0};
-	if (cfg)
-		c = *cfg;
-	if (int ret = check_config(&c, err))
+	ds_store_replicate_config c;
+	if (int ret = check_put_config(cfg, task, &c, err))
 		return ret;
-	if (!task) {
-		*err = "no task pointer";
-		return -EINVAL;
-	}
 	std::string k(key);
 	std::vector<iovec> v(iov, iov + n);
 	std::lock_guard<std::mutex> lk(puts_mu_);
@@ -404,15 +413,9 @@ int ClientCore::batch_put(ds_store_batch_item *items, size_t n, const ds_store_r
 			return -EINVAL;
 		}
 	}
-	ds_store_replicate_config c{1, 0, DS_STORE_FLUSH_NONE, 0};
-	if (cfg)
-		c = *cfg;
-	if (int ret = check_config(&c, err))
+	ds_store_replicate_config c;
+	if (int ret = check_put_config(cfg, task, &c, err))
 		return ret;
-	if (!task) {
-		*err = "no task pointer";
-		return -EINVAL;
-	}
 	for (size_t i = 0; i < n; i++)
 		batch_result(v[i], 0, -1, 0);
 	std::lock_guard<std::mutex> lk(puts_mu_);
