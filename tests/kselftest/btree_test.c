@@ -33,6 +33,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -2242,4 +2243,67 @@ TEST_F_TIMEOUT(bt, str_keys_api, 300)
 	EXPECT_EQ(8, ks[0].len);
 	EXPECT_EQ(0, memcmp(be, ks[0].bytes, 8));
 	ds_btree_close(t64);
+}
+
+/* dsctl's output of a command into out; its exit status. */
+static int dsctl_out(char *out, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int dsctl_out(char *out, size_t len, const char *fmt, ...)
+{
+	char args[512];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	st = run("%s %s >/tmp/btree-dsctl.out 2>&1", dsctl_path(), args);
+	out[0] = 0;
+	read_file("/tmp/btree-dsctl.out", out, len);
+	return st;
+}
+
+/* dsctl btree on a byte-string tree: text, text: and hex: keys, key_hex
+ * output, the refusals that need the tree's key_max. */
+TEST_F_TIMEOUT(bt, str_dsctl, 300)
+{
+	char out[4096], segs[64];
+	uint64_t addr;
+
+	snprintf(segs, sizeof(segs), "%#" PRIx64, self->seg[0]);
+	ASSERT_EQ(0, dsctl_out(out, sizeof(out), "-j btree create node 1 segs %s key-max 32", segs))
+		TH_LOG("%s", out);
+	ASSERT_NE(NULL, strstr(out, "\"tree\""));
+	addr = self->seg[0];
+	ASSERT_EQ(0, dsctl_out(out, sizeof(out), "btree put node 1 tree %#" PRIx64
+			       " key user:0042 value 7", addr)) TH_LOG("%s", out);
+	ASSERT_EQ(0, dsctl_out(out, sizeof(out), "btree put node 1 tree %#" PRIx64
+			       " key hex:00ff01 value 8", addr)) TH_LOG("%s", out);
+	ASSERT_EQ(0, dsctl_out(out, sizeof(out), "btree put node 1 tree %#" PRIx64
+			       " key text:hex:x value 9", addr)) TH_LOG("%s", out);
+	ASSERT_EQ(0, dsctl_out(out, sizeof(out), "-j btree scan node 1 tree %#" PRIx64, addr))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "{\"key_hex\":\"00ff01\",\"value\":8}")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "{\"key\":\"hex:x\",\"value\":9}")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "{\"key\":\"user:0042\",\"value\":7}")) TH_LOG("%s", out);
+	/* byte order: 00ff01 < "hex:x" < "user:0042" */
+	EXPECT_LT(strstr(out, "00ff01"), strstr(out, "hex:x"));
+	EXPECT_LT(strstr(out, "hex:x"), strstr(out, "user:0042"));
+	ASSERT_EQ(0, dsctl_out(out, sizeof(out), "-j btree get node 1 tree %#" PRIx64
+			       " key user:0042", addr)) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\"value\":7"));
+	ASSERT_EQ(0, dsctl_out(out, sizeof(out), "-j btree show node 1 tree %#" PRIx64, addr));
+	EXPECT_NE(NULL, strstr(out, "\"keys\":\"bytes\"")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\"key_max\":32")) TH_LOG("%s", out);
+	/* what only the tree can refuse */
+	EXPECT_EQ(1, dsctl_out(out, sizeof(out), "btree get node 1 tree %#" PRIx64
+			       " key 0123456789012345678901234567890123", addr));
+	EXPECT_STREQ("Error: key is 34 bytes: this tree's keys have 32 at most\n", out);
+	EXPECT_EQ(1, dsctl_out(out, sizeof(out), "btree del node 1 tree %#" PRIx64
+			       " key user:0043", addr));
+	EXPECT_EQ(0, strncmp("Error: key user:0043 is not in tree 0x", out, 38)) TH_LOG("%s", out);
+	ASSERT_EQ(0, dsctl_out(out, sizeof(out), "btree del node 1 tree %#" PRIx64
+			       " key hex:00ff01", addr)) TH_LOG("%s", out);
+	EXPECT_EQ(1, dsctl_out(out, sizeof(out), "btree get node 1 tree %#" PRIx64
+			       " key hex:00ff01", addr));
 }

@@ -27,6 +27,17 @@ struct ds_btree_info describe(const dsmem::btree &t);
 // Every counter of ds_btree_stats, in its order.
 record stats_record(const struct ds_btree_stats &s);
 
+// A key as given: "hex:HEX" its bytes, "text:T" the text T, any other
+// word itself; refused when empty or longer than DS_BTREE_KEY_MAX bytes.
+std::string key_word(const std::string &word, const char *name);
+// The key as tree t takes it: its bytes (at most key_max) on a byte-string
+// tree; an unsigned 64-bit number, as 8 big-endian bytes, on an
+// integer-key tree.
+std::string tree_key(const dsmem::btree &t, const std::string &word, const char *name);
+// The key into a record: "key" (a number on an integer-key tree, else
+// printable text) or "key_hex".
+void put_key(record &r, const dsmem::btree &t, const std::string &key);
+
 int bt_load(env &e);
 int bt_bench(env &e);
 

@@ -112,6 +112,74 @@ record stats_record(const struct ds_btree_stats &s)
 	return r;
 }
 
+std::string key_word(const std::string &word, const char *name)
+{
+	std::string k;
+
+	if (word.rfind("hex:", 0) == 0) {
+		const std::string h = word.substr(4);
+		if (h.size() % 2 || h.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+			fail(std::string(name) + " hex:... needs pairs of hexadecimal digits");
+		for (size_t i = 0; i < h.size(); i += 2)
+			k.push_back(static_cast<char>(std::stoul(h.substr(i, 2), nullptr, 16)));
+	} else if (word.rfind("text:", 0) == 0) {
+		k = word.substr(5);
+	} else {
+		k = word;
+	}
+	if (k.empty() || k.size() > DS_BTREE_KEY_MAX)
+		fail(std::string(name) + " needs 1 to " + std::to_string(DS_BTREE_KEY_MAX) +
+		     " bytes");
+	return k;
+}
+
+std::string tree_key(const dsmem::btree &t, const std::string &word, const char *name)
+{
+	std::string k = key_word(word, name);
+	uint32_t max = t.key_max();
+
+	if (max) {
+		if (k.size() > max)
+			fail(std::string(name) + " is " + std::to_string(k.size()) +
+			     " bytes: this tree's keys have " + std::to_string(max) + " at most");
+		return k;
+	}
+	uint64_t x;
+	if (word.rfind("hex:", 0) == 0 && k.size() == 8)
+		return k;
+	if (!parse_u64(word, x))
+		fail(std::string(name) + " needs an unsigned 64-bit number (this tree's keys are integers)");
+	std::string be(8, '\0');
+	for (int i = 0; i < 8; i++)
+		be[static_cast<size_t>(i)] = static_cast<char>(x >> (56 - 8 * i));
+	return be;
+}
+
+void put_key(record &r, const dsmem::btree &t, const std::string &key)
+{
+	if (!t.key_max() && key.size() == 8) {
+		uint64_t x = 0;
+		for (char c : key)
+			x = x << 8 | static_cast<uint8_t>(c);
+		r["key"] = x;
+		return;
+	}
+	bool text = true;
+	for (char c : key)
+		text &= c >= 0x20 && c < 0x7f;
+	if (text) {
+		r["key"] = key;
+		return;
+	}
+	static const char hex[] = "0123456789abcdef";
+	std::string h;
+	for (char c : key) {
+		h.push_back(hex[static_cast<uint8_t>(c) >> 4]);
+		h.push_back(hex[static_cast<uint8_t>(c) & 15]);
+	}
+	r["key_hex"] = h;
+}
+
 }  // namespace btree_cli
 
 namespace {
@@ -120,7 +188,7 @@ using namespace btree_cli;
 
 const char btree_usage[] =
 	"Usage: dsctl btree create node N segs ADDR[,ADDR...] [layout { general | seed }]\n"
-	"                          [node-size BYTES] [value-size BYTES]\n"
+	"                          [node-size BYTES] [value-size BYTES] [key-max N]\n"
 	"       dsctl btree [show] node N tree ADDR\n"
 	"       dsctl btree drop node N tree ADDR\n"
 	"       dsctl btree get node N tree ADDR key K\n"
@@ -134,6 +202,8 @@ const char btree_usage[] =
 	"                         [ops N | time SECONDS] [threads T] [cache BYTES]\n"
 	"                         [load { yes | no }] [warmup N] [probe N] [seed N]\n"
 	"where  ADDR := 0xHEX   BYTES := NUMBER[K|M|G|T]\n"
+	"       K := a number (integer-key trees), or on trees with a key-max: text,\n"
+	"            text:TEXT (any text, even one beginning with hex:) or hex:HEX\n"
 	"       V := an unsigned 64-bit number (inline values) or a string\n";
 
 std::string layout_name(uint32_t layout)
@@ -153,6 +223,8 @@ record info_record(const struct ds_btree_info &i)
 	r["node_size"] = i.node_size;
 	r["value_size"] = i.value_size;
 	r["inline"] = i.value_size == 8;
+	r["keys"] = i.key_max ? "bytes" : "u64";
+	r["key_max"] = i.key_max ? i.key_max : 8;
 	r["height"] = i.height;
 	r["root"] = addr_string(i.root);
 	r["nodes"] = i.nodes;
@@ -200,7 +272,8 @@ void put_value(record &r, const uint8_t *v, size_t len, uint32_t value_size)
 
 int bt_create(env &e)
 {
-	keywords kw = take_keywords(e, { "node", "segs", "layout", "node-size", "value-size" });
+	keywords kw = take_keywords(e, { "node", "segs", "layout", "node-size", "value-size",
+					 "key-max" });
 	uint32_t node = node_of(kw);
 	std::vector<uint64_t> segs;
 	for (const std::string &s : split_list(need(kw, "segs", "btree"), ',')) {
@@ -228,6 +301,16 @@ int bt_create(env &e)
 			fail("value-size needs a number of bytes from 8 (inline) to " +
 			     std::to_string(DS_BTREE_VALUE_MAX));
 		o.value_size = static_cast<uint32_t>(sz);
+	}
+	if (kw.get("key-max")) {
+		o.key_max = static_cast<uint32_t>(u64_arg(kw, "key-max", 0, 1, DS_BTREE_KEY_MAX));
+		uint32_t min = ds_btree_node_size_min(o.key_max);
+		if (!o.node_size)
+			o.node_size = std::max<uint32_t>(DS_BTREE_NODE_DEFAULT, min);
+		else if (o.node_size < min)
+			fail("node-size " + std::to_string(o.node_size) + " holds fewer than four keys of " +
+			     std::to_string(o.key_max) + " bytes: it needs " + std::to_string(min) +
+			     " at least");
 	}
 
 	auto addr = dsmem::btree::create(node, segs, o);
@@ -263,12 +346,10 @@ int bt_drop(env &e)
 	return 0;
 }
 
-uint64_t key_of(const keywords &kw)
+// What messages call a key: as given on the command line.
+std::string key_name(const std::string &word)
 {
-	uint64_t k;
-	if (!parse_u64(need(kw, "key", "btree"), k))
-		fail("key needs an unsigned 64-bit number");
-	return k;
+	return "key " + word;
 }
 
 int bt_get(env &e)
@@ -276,16 +357,18 @@ int bt_get(env &e)
 	keywords kw = take_keywords(e, { "node", "tree", "key" });
 	uint32_t node = node_of(kw);
 	uint64_t addr = tree_of(kw);
-	uint64_t key = key_of(kw);
+	const std::string &word = need(kw, "key", "btree");
+	key_word(word, "key");
 	dsmem::btree t = open_tree(node, addr);
+	std::string key = tree_key(t, word, "key");
 	uint32_t vs = t.value_size();
-	auto v = t.get_bytes(key);
+	auto v = t.get_bytes(std::string_view(key));
 	if (!v)
-		fail(v.err(), "cannot get key " + std::to_string(key));
+		fail(v.err(), "cannot get " + key_name(word));
 	if (!v.value())
-		fail("key " + std::to_string(key) + " is not in tree " + addr_string(addr));
+		fail(key_name(word) + " is not in tree " + addr_string(addr));
 	record r;
-	r["key"] = key;
+	put_key(r, t, key);
 	put_value(r, v.value()->data(), v.value()->size(), vs);
 	e.out.begin_list();
 	e.out.add(r);
@@ -297,9 +380,11 @@ int bt_put(env &e)
 	keywords kw = take_keywords(e, { "node", "tree", "key", "value" });
 	uint32_t node = node_of(kw);
 	uint64_t addr = tree_of(kw);
-	uint64_t key = key_of(kw);
+	const std::string &word = need(kw, "key", "btree");
+	key_word(word, "key");
 	const std::string &v = need(kw, "value", "btree");
 	dsmem::btree t = open_tree(node, addr);
+	std::string key = tree_key(t, word, "key");
 	uint32_t vs = t.value_size();
 	std::vector<uint8_t> bytes;
 	if (vs == 8) {
@@ -313,9 +398,9 @@ int bt_put(env &e)
 			fail("value takes at most " + std::to_string(vs) + " bytes in this tree");
 		bytes.assign(v.begin(), v.end());
 	}
-	auto r = t.put(key, bytes);
+	auto r = t.put(std::string_view(key), std::span<const uint8_t>(bytes));
 	if (!r)
-		fail(r.err(), "cannot put key " + std::to_string(key));
+		fail(r.err(), "cannot put " + key_name(word));
 	return 0;
 }
 
@@ -324,13 +409,15 @@ int bt_del(env &e)
 	keywords kw = take_keywords(e, { "node", "tree", "key" });
 	uint32_t node = node_of(kw);
 	uint64_t addr = tree_of(kw);
-	uint64_t key = key_of(kw);
+	const std::string &word = need(kw, "key", "btree");
+	key_word(word, "key");
 	dsmem::btree t = open_tree(node, addr);
-	auto r = t.del(key);
+	std::string key = tree_key(t, word, "key");
+	auto r = t.del(std::string_view(key));
 	if (!r)
-		fail(r.err(), "cannot delete key " + std::to_string(key));
+		fail(r.err(), "cannot delete " + key_name(word));
 	if (!r.value())
-		fail("key " + std::to_string(key) + " is not in tree " + addr_string(addr));
+		fail(key_name(word) + " is not in tree " + addr_string(addr));
 	return 0;
 }
 
@@ -339,17 +426,21 @@ int bt_scan(env &e)
 	keywords kw = take_keywords(e, { "node", "tree", "start", "limit" });
 	uint32_t node = node_of(kw);
 	uint64_t addr = tree_of(kw);
-	uint64_t start = u64_arg(kw, "start", 0, 0, UINT64_MAX);
+	const std::string *start_word = kw.get("start");
+	if (start_word)
+		key_word(*start_word, "start");
 	uint64_t limit = u64_arg(kw, "limit", 100, 1, DS_BTREE_SCAN_MAX);
 	dsmem::btree t = open_tree(node, addr);
+	std::string start = start_word ? tree_key(t, *start_word, "start") : std::string();
 	uint32_t vs = t.value_size();
-	auto entries = t.scan(start, limit);
+	auto entries = t.scan(std::string_view(start), limit);
 	if (!entries)
-		fail(entries.err(), "cannot scan from key " + std::to_string(start));
+		fail(entries.err(), "cannot scan from " + (start_word ? key_name(*start_word) :
+							   std::string("the first key")));
 	e.out.begin_list();
 	for (const auto &en : entries.value()) {
 		record r;
-		r["key"] = en.key;
+		put_key(r, t, en.key);
 		// scan pads out-of-line values to value_size with zeros
 		size_t len = vs == 8 ? 8 : strnlen(reinterpret_cast<const char *>(en.value.data()),
 						   en.value.size());

@@ -772,6 +772,70 @@ public:
 	// 8: inline; known locally
 	uint32_t value_size() const { return ds_btree_value_size(get()); }
 
+	// ---- byte-string keys (trees created with a key_max) ----
+	struct kentry {
+		std::string key;
+		std::vector<uint8_t> value;
+	};
+
+	// 0: integer keys; known locally
+	uint32_t key_max() const { return ds_btree_key_max(get()); }
+
+	result<std::optional<std::vector<uint8_t>>> get_bytes(std::string_view key) const
+	{
+		std::vector<uint8_t> v(DS_BTREE_VALUE_MAX);
+		size_t n = 0;
+		int r = ds_btree_kget(get(), key.data(), key.size(), v.data(), v.size(), &n);
+		if (r == -ENOENT)
+			return std::optional<std::vector<uint8_t>>{};
+		if (r)
+			return key_error(r);
+		v.resize(n);
+		return std::optional<std::vector<uint8_t>>{std::move(v)};
+	}
+
+	result<void> put(std::string_view key, std::span<const uint8_t> value)
+	{
+		if (int r = ds_btree_kput(get(), key.data(), key.size(), value.data(), value.size()))
+			return key_error(r);
+		return {};
+	}
+
+	result<void> put(std::string_view key, uint64_t value)
+	{
+		return put(key, std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(&value), 8));
+	}
+
+	// false when the key was absent.
+	result<bool> del(std::string_view key)
+	{
+		int r = ds_btree_kdel(get(), key.data(), key.size());
+		if (r == -ENOENT)
+			return false;
+		if (r)
+			return key_error(r);
+		return true;
+	}
+
+	// Up to limit entries from start (empty: the first key), ascending.
+	result<std::vector<kentry>> scan(std::string_view start, size_t limit) const
+	{
+		const size_t vs = value_size();
+		std::vector<ds_btree_key> keys(limit);
+		std::vector<uint8_t> vals(limit * vs);
+		size_t n = 0;
+		if (int r = ds_btree_kscan(get(), start.data(), start.size(), limit, keys.data(),
+					   vals.data(), &n))
+			return key_error(r);
+		std::vector<kentry> out(n);
+		for (size_t i = 0; i < n; i++) {
+			out[i].key.assign(reinterpret_cast<const char *>(keys[i].bytes), keys[i].len);
+			out[i].value.assign(vals.begin() + static_cast<ptrdiff_t>(i * vs),
+					    vals.begin() + static_cast<ptrdiff_t>((i + 1) * vs));
+		}
+		return out;
+	}
+
 	result<ds_btree_info> info() const
 	{
 		ds_btree_info in{};
@@ -801,6 +865,16 @@ private:
 		if (code)
 			return error{code, {}};
 		return {};
+	}
+
+	error key_error(int code) const
+	{
+		if (code == -EMSGSIZE)
+			return error{code, "the key is longer than the tree's " +
+					   std::to_string(key_max()) + " bytes"};
+		if (code == -EINVAL && !key_max())
+			return error{code, "this tree takes 8-byte big-endian keys"};
+		return error{code, {}};
 	}
 
 	std::unique_ptr<ds_btree, closer> t_;
