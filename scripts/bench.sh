@@ -442,10 +442,10 @@ bench_slope() {
 # both compute nodes, and both connect to both memory nodes.
 bench_btree() {
 	local ctl=$dsctl n seg json keys=${DSMEM_BTREE_KEYS:-40000} secs=${DSMEM_BTREE_SECS:-3}
-	local t1 t2 c1 cu c4 c2mn a1 a2 j w
-	local -a addr=()
+	local t1 t2 t3 c1 cu c4 c2mn a1 a2 j w i su ss
+	local -a addr=() ratios=()
 	for n in 1 2 3 4; do "$ctl" node add id $n dev rxe0 port $((7470 + n)); done
-	for n in 2 2 3; do
+	for n in 2 2 3 2; do
 		json=$("$ctl" -j segment add node $n size 32M)
 		seg=$(json_get 'd[0]["seg"]' <<<"$json")
 		addr+=("$(json_get 'd[0]["addr"]' <<<"$json")")
@@ -460,11 +460,14 @@ bench_btree() {
 	done
 	# both compute nodes hold the three grants before any tree is made
 	for ((i = 0; i < 200; i++)); do
-		[ "$("$ctl" peer show | grep -c remote_seg)" -ge 6 ] && break
+		[ "$("$ctl" peer show | grep -c remote_seg)" -ge 8 ] && break
 		sleep 0.1
 	done
 	t1=$("$ctl" -j btree create node 1 segs "${addr[0]}" | json_get 'd[0]["tree"]')
 	t2=$("$ctl" -j btree create node 1 segs "${addr[1]},${addr[2]}" | json_get 'd[0]["tree"]')
+	# byte-string keys of 32 bytes ("user" and 28 digits), the same node
+	# and value size and the same memory node as t1
+	t3=$("$ctl" -j btree create node 1 segs "${addr[3]}" key-max 32 | json_get 'd[0]["tree"]')
 	bt() { "$ctl" -j btree bench keys "$keys" time "$secs" "$@"; }
 	f() { json_get "d[0]$1" <<<"$2"; }
 	# the kind's figure (rtt_per_op of "update", ...) in a bench's record
@@ -530,6 +533,24 @@ bench_btree() {
 		echo "bench: btree.ycsb_$w.rtt_per_op $(f '["rtt_per_op"]' "$j") rtt"
 		echo "bench: btree.ycsb_$w.p99_us $(f '["p99_us"]' "$j") us"
 	done
+
+	# 32-byte keys against integer keys: the same key ids and operations,
+	# runs interleaved three times (TCG's speed drifts), the median ratio
+	"$ctl" btree load node 1 tree "$t3" count "$keys" threads 4 >/dev/null
+	for i in 1 2 3; do
+		su=$(bt node 1 tree "$t1" workload c threads 1 load no)
+		ss=$(bt node 1 tree "$t3" workload c threads 1 load no)
+		ratios+=("$(ratio "$(f '["ops_per_sec"]' "$ss")" "$(f '["ops_per_sec"]' "$su")")")
+	done
+	echo "bench: btree.str32.ycsb_c.rtt_per_lookup $(f '["rtt_per_op"]' "$ss") rtt"
+	echo "bench: btree.str32.ycsb_c.tput_1t $(f '["ops_per_sec"]' "$ss") ops/s"
+	echo "bench: btree.str32.ycsb_c.bytes_read_per_lookup $(f '["bytes_read_per_op"]' "$ss") B"
+	echo "bench: btree.str32.ycsb_c.tput.ratio_vs_u64 $(printf '%s\n' "${ratios[@]}" | sort -g | sed -n 2p) x"
+	j=$("$ctl" -j btree show node 1 tree "$t3")
+	echo "bench: btree.str32.height $(f '["height"]' "$j") levels"
+	j=$(bt node 1 tree "$t3" workload a threads 1 load no)
+	echo "bench: btree.str32.ycsb_a.rtt_per_update $(kf update rtt_per_op "$j") rtt"
+	echo "bench: btree.str32.ycsb_a.tput_1t $(f '["ops_per_sec"]' "$j") ops/s"
 
 	for n in 1 2 3 4; do "$ctl" node del id $n; done
 }

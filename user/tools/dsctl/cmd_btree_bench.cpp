@@ -49,6 +49,81 @@ uint64_t rtt_total(const struct ds_btree_stats &s)
 	return s.rtt_read + s.rtt_lock + s.rtt_write + s.rtt_other;
 }
 
+// ---- keys ---------------------------------------------------------------------
+
+// Load and bench name keys by integers.  On a byte-string tree the key is
+// "user" and the integer in decimal, zero-padded to key_len bytes (YCSB's
+// form; the padding keeps the integers' order, so scans mean the same).
+// Set once from the tree and the words, before any thread or process.
+uint32_t key_len = 0;	// 0: integer keys
+constexpr uint32_t key_len_min = 24;	// "user" and 20 digits
+
+size_t key_bytes(uint64_t k, char *out)
+{
+	memcpy(out, "user", 4);
+	for (uint32_t i = key_len; i > 4; i--, k /= 10)
+		out[i - 1] = static_cast<char>('0' + k % 10);
+	return key_len;
+}
+
+uint64_t key_number(const uint8_t *p, size_t len)
+{
+	uint64_t k = 0;
+	for (size_t i = 4; i < len; i++)
+		k = k * 10 + static_cast<uint64_t>(p[i] - '0');
+	return k;
+}
+
+int put_k(ds_btree *t, uint64_t key, const void *val, size_t len)
+{
+	char k[DS_BTREE_KEY_MAX];
+	if (!key_len)
+		return ds_btree_put(t, key, val, len);
+	return ds_btree_kput(t, k, key_bytes(key, k), val, len);
+}
+
+int get_k(ds_btree *t, uint64_t key, void *val, size_t len, size_t *vlen)
+{
+	char k[DS_BTREE_KEY_MAX];
+	if (!key_len)
+		return ds_btree_get(t, key, val, len, vlen);
+	return ds_btree_kget(t, k, key_bytes(key, k), val, len, vlen);
+}
+
+int scan_k(ds_btree *t, uint64_t start, size_t limit, uint64_t *keys, void *vals, size_t *n)
+{
+	char k[DS_BTREE_KEY_MAX];
+	if (!key_len)
+		return ds_btree_scan(t, start, limit, keys, vals, n);
+	thread_local std::vector<ds_btree_key> ks;
+	ks.resize(std::max(ks.size(), limit));
+	int ret = ds_btree_kscan(t, k, key_bytes(start, k), limit, ks.data(), vals, n);
+	for (size_t i = 0; !ret && i < *n; i++)
+		keys[i] = key_number(ks[i].bytes, ks[i].len);
+	return ret;
+}
+
+// key-len on a byte-string tree (default: 32, or key_max when shorter);
+// refused on an integer-key tree.
+void set_key_len(const std::string *word, uint32_t key_max)
+{
+	uint64_t n = std::min<uint32_t>(32, key_max);
+
+	if (!key_max) {
+		if (word)
+			fail("key-len is for trees of byte-string keys (created with key-max)");
+		key_len = 0;
+		return;
+	}
+	if (key_max < key_len_min)
+		fail("load and bench name keys by 24 bytes at least: this tree's keys have " +
+		     std::to_string(key_max) + " at most");
+	if (word && (!parse_u64(*word, n) || n < key_len_min || n > key_max))
+		fail("key-len needs a number from " + std::to_string(key_len_min) + " to " +
+		     std::to_string(key_max) + " (the tree's key-max)");
+	key_len = static_cast<uint32_t>(n);
+}
+
 // ---- values -------------------------------------------------------------------
 
 // What load and bench store under a key, so that a loaded tree reads back
@@ -96,7 +171,7 @@ load_result load_keys(ds_btree *t, uint64_t count, bool sorted, unsigned threads
 			     i++) {
 				uint64_t key = order(i);
 				size_t n = value_into(key, value_size, buf.data());
-				int ret = ds_btree_put(t, key, buf.data(), n);
+				int ret = put_k(t, key, buf.data(), n);
 				if (ret < 0) {
 					failed_key = key;
 					err = ret;
@@ -128,7 +203,7 @@ unsigned threads_of(const keywords &kw)
 
 int bt_load(env &e)
 {
-	keywords kw = take_keywords(e, { "node", "tree", "count", "order", "threads" });
+	keywords kw = take_keywords(e, { "node", "tree", "count", "order", "threads", "key-len" });
 	uint32_t node = node_of(kw);
 	uint64_t addr = tree_of(kw);
 	uint64_t count;
@@ -138,6 +213,7 @@ int bt_load(env &e)
 	unsigned threads = threads_of(kw);
 
 	dsmem::btree t = open_tree(node, addr);
+	set_key_len(kw.get("key-len"), t.key_max());
 	uint32_t vs = t.value_size();
 	t.reset_stats();
 	load_result l = load_keys(t.get(), count, sorted, threads, vs);
@@ -267,6 +343,7 @@ struct proc_result {
 
 struct bench_opts {
 	uint64_t tree = 0;
+	std::string key_len_word;	// key-len as given; empty: the default
 	std::vector<uint32_t> nodes;
 	char workload = 'c';
 	bool zipf = true;
@@ -435,7 +512,7 @@ bool do_op(node_run &nr, worker_state &ws, const stream &st, size_t r, uint64_t 
 	case k_read:
 		if (nr.o.workload == 'd')
 			key = nr.latest(st.rank[id]);
-		ret = ds_btree_get(nr.t, key, ws.val.data(), ws.val.size(), &vlen);
+		ret = get_k(nr.t, key, ws.val.data(), ws.val.size(), &vlen);
 		break;
 	case k_update: {
 		// a value the key never held before: the op number
@@ -444,26 +521,26 @@ bool do_op(node_run &nr, worker_state &ws, const stream &st, size_t r, uint64_t 
 			memcpy(ws.val.data(), &v, 8);
 		else
 			memset(ws.val.data(), static_cast<int>('a' + seq % 26), ws.val.size());
-		ret = ds_btree_put(nr.t, key, ws.val.data(), ws.val.size());
+		ret = put_k(nr.t, key, ws.val.data(), ws.val.size());
 		break;
 	}
 	case k_insert: {
 		key = nr.new_key(nr.inserted.fetch_add(1, std::memory_order_relaxed));
 		size_t n = value_into(key, nr.value_size, ws.val.data());
-		ret = ds_btree_put(nr.t, key, ws.val.data(), n);
+		ret = put_k(nr.t, key, ws.val.data(), n);
 		break;
 	}
 	case k_scan: {
 		// YCSB E: scan lengths uniform in 1 .. 100
 		size_t len = 1 + ws.rng() % 100, n = 0;
-		ret = ds_btree_scan(nr.t, key, len, ws.scan_keys.data(), ws.scan_vals.data(), &n);
+		ret = scan_k(nr.t, key, len, ws.scan_keys.data(), ws.scan_vals.data(), &n);
 		break;
 	}
 	case k_rmw:
-		ret = ds_btree_get(nr.t, key, ws.val.data(), ws.val.size(), &vlen);
+		ret = get_k(nr.t, key, ws.val.data(), ws.val.size(), &vlen);
 		if (!ret) {
 			ws.val[0]++;	// the modification: a byte of the value
-			ret = ds_btree_put(nr.t, key, ws.val.data(),
+			ret = put_k(nr.t, key, ws.val.data(),
 					   std::min<size_t>(vlen, ws.val.size()));
 		}
 		break;
@@ -682,7 +759,7 @@ bench_opts parse_bench(env &e)
 {
 	keywords kw = take_keywords(e, { "node", "tree", "workload", "dist", "theta", "keys",
 					 "ops", "time", "threads", "cache", "load", "warmup",
-					 "probe", "seed" });
+					 "probe", "seed", "key-len" });
 	bench_opts o;
 	for (const std::string &s : split_list(need(kw, "node", "btree"), ',')) {
 		unsigned id;
@@ -696,6 +773,8 @@ bench_opts parse_bench(env &e)
 	if (o.nodes.size() > 64)
 		fail("node takes at most 64 compute nodes");
 	o.tree = tree_of(kw);
+	if (const std::string *v = kw.get("key-len"))
+		o.key_len_word = *v;
 	const std::string &w = need(kw, "workload", "btree");
 	if (w.size() != 1 || w[0] < 'a' || w[0] > 'f')
 		fail("workload needs a YCSB workload: a, b, c, d, e or f");
@@ -760,7 +839,7 @@ bool largest_key(ds_btree *t, uint64_t from, uint64_t *out)
 	uint64_t k;
 	auto first_from = [&](uint64_t start) {
 		size_t n = 0;
-		if (int ret = ds_btree_scan(t, start, 1, &k, nullptr, &n); ret < 0)
+		if (int ret = scan_k(t, start, 1, &k, nullptr, &n); ret < 0)
 			fail("cannot scan the tree for its largest key: " + errno_text(ret));
 		return n == 1;
 	};
@@ -799,6 +878,8 @@ int bt_bench(env &e)
 	double floor_rps = 0, floor_us = 0;
 	{
 		dsmem::btree t = open_tree(o.nodes[0], o.tree, open_opts(o));
+		set_key_len(o.key_len_word.empty() ? nullptr : &o.key_len_word, t.key_max());
+		r["key_len"] = key_len ? key_len : 8;
 		if (o.load) {
 			load_result l = load_keys(t.get(), o.keys, false, o.threads,
 						  t.value_size());
