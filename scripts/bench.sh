@@ -555,6 +555,107 @@ bench_btree() {
 	for n in 1 2 3 4; do "$ctl" node del id $n; done
 }
 
+# ---- the B+tree across two guests ----
+# Compute node 11 and memory node 22 in guest 0, memory node 12 and
+# compute node 21 in guest 1.  Guest 0 runs first: trees on node 12 (all
+# memory across the link) and on 12 and 22 (one memory node in each
+# guest); then guest 1 runs on node 22 (the reverse).  One guest benches
+# at a time, so the other's CPU serves only its side of the verbs.
+pair_btree_keys=${DSMEM_BTREE_PAIR_KEYS:-20000}
+pair_btree_secs=${DSMEM_BTREE_SECS:-3}
+
+# $1: prefix; $2: compute node; $3: tree.  Loads it, then YCSB C (1 and
+# 4 threads) and A (1 thread); prints the figures, and the 4-thread C
+# record's rate on fd 3.
+pair_btree_run() {
+	local pfx=$1 node=$2 tree=$3 c1 c4 a1
+	bt() { "$dsctl" -j btree bench node "$node" tree "$tree" keys "$pair_btree_keys" \
+		time "$pair_btree_secs" load no "$@"; }
+	f() { json_get "d[0]$1" <<<"$2"; }
+	"$dsctl" btree load node "$node" tree "$tree" count "$pair_btree_keys" threads 4 >/dev/null
+	c1=$(bt workload c threads 1)
+	c4=$(bt workload c threads 4)
+	a1=$(bt workload a threads 1)
+	echo "bench: btree.pair.$pfx.ycsb_c.tput_1t $(f '["ops_per_sec"]' "$c1") ops/s"
+	echo "bench: btree.pair.$pfx.ycsb_c.rtt_per_op $(f '["rtt_per_op"]' "$c1") rtt"
+	# against back-to-back 1-leaf READs over the same link, same harness
+	echo "bench: btree.pair.$pfx.dependent_read_us $(f '["floor_read_us"]' "$c1") us"
+	echo "bench: btree.pair.$pfx.ycsb_c.tput.ratio_vs_dependent_read $(f '["ratio_vs_floor"]' "$c1") x"
+	echo "bench: btree.pair.$pfx.ycsb_c.tput_4t $(f '["ops_per_sec"]' "$c4") ops/s"
+	echo "bench: btree.pair.$pfx.ycsb_a.tput_1t $(f '["ops_per_sec"]' "$a1") ops/s"
+	echo "bench: btree.pair.$pfx.ycsb_a.rtt_per_op $(f '["rtt_per_op"]' "$a1") rtt"
+	f '["ops_per_sec"]' "$c4" >&3
+}
+
+# $1: node; $2: how many remote segments it must hold
+await_grants() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		[ "$("$dsctl" peer show node "$1" | grep -c remote_seg)" -ge "$2" ] && return 0
+		sleep 0.1
+	done
+	echo "Error: bench pair btree: node $1 holds fewer than $2 grants after 20 s" >&2
+	"$dsctl" peer show node "$1" >&2
+	return 1
+}
+
+bench_pair_btree_g0() {
+	local keyfile seg_b seg_d seg_a seg_c ta tc one two
+	keyfile=$(mktemp)
+	head -c 32 /dev/urandom > "$keyfile"
+	pair_say bkey "$(base64 -w0 "$keyfile")"
+	"$dsctl" key add name cluster file "$keyfile"
+	rm -f "$keyfile"
+	"$dsctl" node add id 11 dev rxe0 port 7481
+	"$dsctl" node add id 22 dev rxe0 port 7492
+	seg_b=$("$dsctl" -j segment add node 22 size 32M)
+	"$dsctl" segment grant node 22 seg "$(json_get 'd[0]["seg"]' <<<"$seg_b")" to 21 perm rw
+	seg_d=$("$dsctl" -j segment add node 22 size 32M)
+	"$dsctl" segment grant node 22 seg "$(json_get 'd[0]["seg"]' <<<"$seg_d")" to 11 perm rw
+	"$dsctl" peer add node 22 addr "$DSMEM_PEER_ADDR" remote 21 listen >/dev/null
+	"$dsctl" peer add node 22 addr "$DSMEM_LOCAL_ADDR" remote 11 listen >/dev/null
+	read -r seg_a seg_c <<<"$(pair_wait bsegs)"
+	"$dsctl" peer add node 11 addr "$DSMEM_PEER_ADDR" port 7482 remote 12 >/dev/null
+	"$dsctl" peer add node 11 addr "$DSMEM_LOCAL_ADDR" port 7492 remote 22 >/dev/null
+	await_grants 11 3
+	ta=$("$dsctl" -j btree create node 11 segs "$seg_a" | json_get 'd[0]["tree"]')
+	tc=$("$dsctl" -j btree create node 11 segs "$seg_c,$(json_get 'd[0]["addr"]' <<<"$seg_d")" |
+		json_get 'd[0]["tree"]')
+	exec 4>&1
+	one=$(pair_btree_run cn_g0_mn_g1 11 "$ta" 3>&1 >&4)
+	two=$(pair_btree_run mn_split 11 "$tc" 3>&1 >&4)
+	exec 4>&-
+	echo "bench: btree.pair.mn_split.ycsb_c.tput_4t.ratio_vs_1mn $(ratio "$two" "$one") x"
+	pair_say breverse "$(json_get 'd[0]["addr"]' <<<"$seg_b")"
+	pair_wait bdone >/dev/null
+	"$dsctl" node del id 11
+	"$dsctl" node del id 22
+}
+
+bench_pair_btree_g1() {
+	local keyfile seg_a seg_c seg_b tb
+	keyfile=$(mktemp)
+	pair_wait bkey | base64 -d > "$keyfile"
+	"$dsctl" key add name cluster file "$keyfile"
+	rm -f "$keyfile"
+	"$dsctl" node add id 12 dev rxe0 port 7482
+	"$dsctl" node add id 21 dev rxe0 port 7491
+	seg_a=$("$dsctl" -j segment add node 12 size 32M)
+	"$dsctl" segment grant node 12 seg "$(json_get 'd[0]["seg"]' <<<"$seg_a")" to 11 perm rw
+	seg_c=$("$dsctl" -j segment add node 12 size 32M)
+	"$dsctl" segment grant node 12 seg "$(json_get 'd[0]["seg"]' <<<"$seg_c")" to 11 perm rw
+	"$dsctl" peer add node 12 addr "$DSMEM_PEER_ADDR" remote 11 listen >/dev/null
+	pair_say bsegs "$(json_get 'd[0]["addr"]' <<<"$seg_a") $(json_get 'd[0]["addr"]' <<<"$seg_c")"
+	seg_b=$(pair_wait breverse)
+	"$dsctl" peer add node 21 addr "$DSMEM_PEER_ADDR" port 7492 remote 22 >/dev/null
+	await_grants 21 1
+	tb=$("$dsctl" -j btree create node 21 segs "$seg_b" | json_get 'd[0]["tree"]')
+	pair_btree_run cn_g1_mn_g0 21 "$tb" 3>/dev/null
+	pair_say bdone
+	"$dsctl" node del id 12
+	"$dsctl" node del id 21
+}
+
 # The store as a cache (docs/store.md "Eviction"), on a store of its own
 # with a small pool (two 16 MiB segments) that the workload fills many
 # times over in a minute: a Zipf(0.99) get workload, a miss put, over
@@ -909,6 +1010,12 @@ if [ "${1:-}" = --in-pair ]; then
 	exit 0
 fi
 
+if [ "${1:-}" = --in-pair-btree ]; then
+	trap 'echo "Error: bench pair btree, guest $DSMEM_GUEST_ID: \"$BASH_COMMAND\" failed" >&2' ERR
+	if [ "$DSMEM_GUEST_ID" = 0 ]; then bench_pair_btree_g0; else bench_pair_btree_g1; fi
+	exit 0
+fi
+
 if [ "${1:-}" = --in-guest ]; then
 	# DSMEM_RING_THREADS: how many shared rings the module gives (its
 	# default, a quarter of the CPUs, is none on the 2-CPU guest)
@@ -957,4 +1064,8 @@ timeout=1500
 # rdm across two guests, guest 0's figures without its "[g0] " tag
 if [[ " ${guest_subsets[*]} " == *" rdm "* ]]; then
 	"$top/scripts/guest" -n 2 -t 900 -- "$0" --in-pair | sed -u 's/^\[g[01]\] //'
+fi
+# the B+tree across two guests, both guests' figures untagged
+if [[ " ${guest_subsets[*]} " == *" btree "* ]]; then
+	"$top/scripts/guest" -n 2 -t 900 -- "$0" --in-pair-btree | sed -u 's/^\[g[01]\] //'
 fi
