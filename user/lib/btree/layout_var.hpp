@@ -207,7 +207,13 @@ public:
 	}
 	// Below a quarter of the node in bytes: the tree's cue to merge or
 	// redistribute (node_view's is a quarter of its entries).
-	bool underfull() const { return used_bytes() < size_ / 4; }
+	bool underfull() const
+	{
+		// the payload against a quarter of the payload room, as the
+		// integer node counts entries (the header would otherwise be
+		// the whole quarter of a 256-byte node)
+		return used_bytes() - sizeof(vnode_header) < (size_ - sizeof(vnode_header)) / 4;
+	}
 
 	bool covers(kref key) const;	// low <= key < high
 	bool right_of(kref key) const;	// key >= high: go to the sibling

@@ -576,7 +576,8 @@ int tree::open(const ds_btree_open_opts &o)
 	if (sb.format != format_version &&
 	    (sb.format != format_features || (sb.features & ~features_known)))
 		return -EPROTO;
-	if (sb.format == format_version && (sb.features || sb.key_max))
+	if ((sb.format == format_version && sb.features) ||
+	    (!(sb.features & feature_bytes_keys) && sb.key_max))
 		return -EUCLEAN;
 	key_max_ = (sb.features & feature_bytes_keys) ? sb.key_max : 0;
 	if (sb.node_size < DS_BTREE_NODE_MIN || sb.node_size > DS_BTREE_NODE_MAX ||

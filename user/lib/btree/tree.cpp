@@ -12,6 +12,9 @@
 
 #include <algorithm>
 #include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
 
 namespace dsmem::btree {
 
@@ -28,7 +31,12 @@ bool tree::image_ok(const uint8_t *buf) const
 {
 	auto *p = const_cast<uint8_t *>(buf);
 
-	return bytes_keys() ? vnode_view(p, node_size_).check() : node_view(p, node_size_).check();
+	if (!bytes_keys())
+		return node_view(p, node_size_).check();
+	// a node's own key_max is the tree's, or it would refuse the tree's
+	// keys (or hold longer ones)
+	vnode_view v(p, node_size_);
+	return v.check() && v.key_max() == key_max_;
 }
 
 void tree::seal_image(uint8_t *buf) const
@@ -362,8 +370,12 @@ int tree::split_and_write(session &s, uint64_t addr, uint8_t *buf,
 	}
 	std::memset(rbuf, 0, node_size_);
 	const owned_t<N> sep = l.split_into(r);
+	bool cut = true;
+	if constexpr (std::is_same_v<N, vnode_view>)
+		cut = !sep.empty();	// no cut fits: the node is left as it was
 	const N &into = r.covers(key) ? r : l;
-	if (!into.leaf_upsert(key, val, existed)) {
+	if (!cut || !into.leaf_upsert(key, val, existed)) {
+		free_node(raddr);
 		unlock(s, addr);
 		return -EUCLEAN;	// half a node always has room
 	}
@@ -413,10 +425,12 @@ int tree::grow_root(session &s, uint64_t word, uint8_t *buf)
 	kind<N>::init(t, static_cast<uint8_t>(level), key_max_, true, kind<N>::lowest(), true,
 		      kind<N>::lowest());
 	t.hdr().leftmost = root;
-	// every node of the old root's level, as far as one node holds
+	// every node of the old root's level, as far as one node holds; their
+	// low fences ascend, or the images lie (a cycle of siblings)
 	uint64_t next = n.hdr().sibling;
-	while (next) {
-		if (!valid_node_ptr(next) || next == root) {
+	owned_t<N> last = kind<N>::own(kind<N>::lowest());
+	for (uint32_t hops = 0; next; hops++) {
+		if (!valid_node_ptr(next) || next == root || hops > node_capacity(node_size_)) {
 			s.st.corrupt.fetch_add(1, std::memory_order_relaxed);
 			return -EIO;
 		}
@@ -425,8 +439,13 @@ int tree::grow_root(session &s, uint64_t word, uint8_t *buf)
 		if ((n.hdr().flags & node_free) || n.hdr().level != level - 1)
 			return 0;	// the level is changing: try again
 		const owned_t<N> low = n.low();
+		if (hops && !typename kind<N>::less()(last, low)) {
+			s.st.corrupt.fetch_add(1, std::memory_order_relaxed);
+			return -EIO;
+		}
 		if (!t.internal_insert(kind<N>::ref(low), next))
 			break;	// full: the rest is reached through siblings
+		last = low;
 		next = n.hdr().sibling;
 	}
 	if (!t.hdr().count)
@@ -655,19 +674,21 @@ int tree::try_merge(session &s, unsigned level, key_t<N> key, bool again)
 		r.hdr().flags |= node_free;
 		s.st.merges.fetch_add(1, std::memory_order_relaxed);
 	} else {
-		// even out through the separator; a longer separator than
-		// the parent has room for leaves both as they are
-		auto keep = std::make_unique<uint8_t[]>(3 * node_size_);
-		std::memcpy(keep.get(), lbuf, node_size_);
-		std::memcpy(keep.get() + node_size_, rbuf, node_size_);
-		std::memcpy(keep.get() + 2 * node_size_, pbuf, node_size_);
-		const owned_t<N> nsep = l.balance_with(r, kind<N>::ref(sep));
-		if (!p.set_separator(a, kind<N>::ref(nsep))) {
-			std::memcpy(lbuf, keep.get(), node_size_);
-			std::memcpy(rbuf, keep.get() + node_size_, node_size_);
-			std::memcpy(pbuf, keep.get() + 2 * node_size_, node_size_);
-			ret = 0;
-			goto out_right;
+		// even out through the separator
+		if constexpr (std::is_same_v<N, vnode_view>) {
+			// a longer separator than the parent has room for, or
+			// nothing to move, leaves all three as they are
+			std::vector<uint8_t> keep(lbuf, lbuf + node_size_);
+			std::vector<uint8_t> keep_r(rbuf, rbuf + node_size_);
+			const std::string nsep = l.balance_with(r, kind<N>::ref(sep));
+			if (nsep == sep || !p.set_separator(a, kind<N>::ref(nsep))) {
+				std::memcpy(lbuf, keep.data(), node_size_);
+				std::memcpy(rbuf, keep_r.data(), node_size_);
+				ret = 0;
+				goto out_right;
+			}
+		} else {
+			p.set_separator(a, l.balance_with(r, sep));
 		}
 		s.st.redistributions.fetch_add(1, std::memory_order_relaxed);
 	}

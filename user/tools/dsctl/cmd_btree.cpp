@@ -164,7 +164,9 @@ void put_key(record &r, const dsmem::btree &t, const std::string &key)
 		r["key"] = x;
 		return;
 	}
-	bool text = true;
+	// printable, and not read back as another key (a word beginning
+	// with hex: or text: means something else)
+	bool text = key.rfind("hex:", 0) != 0 && key.rfind("text:", 0) != 0;
 	for (char c : key)
 		text &= c >= 0x20 && c < 0x7f;
 	if (text) {

@@ -789,7 +789,7 @@ public:
 		if (r == -ENOENT)
 			return std::optional<std::vector<uint8_t>>{};
 		if (r)
-			return key_error(r);
+			return key_error(r, key.size());
 		v.resize(n);
 		return std::optional<std::vector<uint8_t>>{std::move(v)};
 	}
@@ -797,7 +797,7 @@ public:
 	result<void> put(std::string_view key, std::span<const uint8_t> value)
 	{
 		if (int r = ds_btree_kput(get(), key.data(), key.size(), value.data(), value.size()))
-			return key_error(r);
+			return key_error(r, key.size());
 		return {};
 	}
 
@@ -813,7 +813,7 @@ public:
 		if (r == -ENOENT)
 			return false;
 		if (r)
-			return key_error(r);
+			return key_error(r, key.size());
 		return true;
 	}
 
@@ -826,7 +826,7 @@ public:
 		size_t n = 0;
 		if (int r = ds_btree_kscan(get(), start.data(), start.size(), limit, keys.data(),
 					   vals.data(), &n))
-			return key_error(r);
+			return key_error(r, start.empty() ? 8 : start.size());
 		std::vector<kentry> out(n);
 		for (size_t i = 0; i < n; i++) {
 			out[i].key.assign(reinterpret_cast<const char *>(keys[i].bytes), keys[i].len);
@@ -867,12 +867,12 @@ private:
 		return {};
 	}
 
-	error key_error(int code) const
+	error key_error(int code, size_t klen) const
 	{
 		if (code == -EMSGSIZE)
 			return error{code, "the key is longer than the tree's " +
 					   std::to_string(key_max()) + " bytes"};
-		if (code == -EINVAL && !key_max())
+		if (code == -EINVAL && !key_max() && klen != 8)
 			return error{code, "this tree takes 8-byte big-endian keys"};
 		return error{code, {}};
 	}
