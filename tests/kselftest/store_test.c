@@ -2349,6 +2349,13 @@ TEST_F_TIMEOUT(st, batch_ops, 240)
 	EXPECT_EQ(0, kv_nth(r, "errs", 2));
 	/* a single get sees what the batch put */
 	EXPECT_EQ(1, get_check(_metadata, W(2), "b/s7", 100000, 507, NULL));
+	/* 600 items: the master takes them in runs of 256 (batch.cpp) */
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "bput b/t 600 1000 900"));
+	EXPECT_EQ(600, kv(r, "ok")) TH_LOG("%s", r);
+	for (i = 1; i < 600; i++)
+		EXPECT_LT(kv_nth(r, "versions", i - 1), kv_nth(r, "versions", i));
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "bget b/t 600 1000 900"));
+	EXPECT_EQ(600, kv(r, "intact")) TH_LOG("%s", r);
 	/* refused before anything is sent: an empty key among good ones */
 	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "bexist b/s0 - b/s2"));
 	EXPECT_EQ(-EINVAL, kv(r, "ret")) TH_LOG("%s", r);

@@ -244,6 +244,11 @@ void test_get_waits_for_durable_put(void **)
 	commit.join();
 	get.join();
 	retry.join();
+	// The journal's writer reports the loss after it woke the waiters,
+	// so the replies may come before it: stopping the Leader joins that
+	// thread, and whatever it was to report, it has (and a failure below
+	// leaves no thread behind)
+	f.leader->stop();
 	if (early_get)
 		fail_msg("Get answered (version %llu, %s) before the commit of version %llu was durable",
 			 (unsigned long long)early_version, get.status.ok() ? "OK" : "an error",
