@@ -599,6 +599,14 @@ await_grants() {
 	return 1
 }
 
+# A 32 MiB segment of node $1, granted read-write to node $2: its address.
+lend_seg() {
+	local json
+	json=$("$dsctl" -j segment add node "$1" size 32M)
+	"$dsctl" segment grant node "$1" seg "$(json_get 'd[0]["seg"]' <<<"$json")" to "$2" perm rw
+	json_get 'd[0]["addr"]' <<<"$json"
+}
+
 bench_pair_btree_g0() {
 	local keyfile seg_b seg_d seg_a seg_c ta tc one two
 	keyfile=$(mktemp)
@@ -608,10 +616,8 @@ bench_pair_btree_g0() {
 	rm -f "$keyfile"
 	"$dsctl" node add id 11 dev rxe0 port 7481
 	"$dsctl" node add id 22 dev rxe0 port 7492
-	seg_b=$("$dsctl" -j segment add node 22 size 32M)
-	"$dsctl" segment grant node 22 seg "$(json_get 'd[0]["seg"]' <<<"$seg_b")" to 21 perm rw
-	seg_d=$("$dsctl" -j segment add node 22 size 32M)
-	"$dsctl" segment grant node 22 seg "$(json_get 'd[0]["seg"]' <<<"$seg_d")" to 11 perm rw
+	seg_b=$(lend_seg 22 21)
+	seg_d=$(lend_seg 22 11)
 	"$dsctl" peer add node 22 addr "$DSMEM_PEER_ADDR" remote 21 listen >/dev/null
 	"$dsctl" peer add node 22 addr "$DSMEM_LOCAL_ADDR" remote 11 listen >/dev/null
 	read -r seg_a seg_c <<<"$(pair_wait bsegs)"
@@ -619,14 +625,13 @@ bench_pair_btree_g0() {
 	"$dsctl" peer add node 11 addr "$DSMEM_LOCAL_ADDR" port 7492 remote 22 >/dev/null
 	await_grants 11 3
 	ta=$("$dsctl" -j btree create node 11 segs "$seg_a" | json_get 'd[0]["tree"]')
-	tc=$("$dsctl" -j btree create node 11 segs "$seg_c,$(json_get 'd[0]["addr"]' <<<"$seg_d")" |
-		json_get 'd[0]["tree"]')
+	tc=$("$dsctl" -j btree create node 11 segs "$seg_c,$seg_d" | json_get 'd[0]["tree"]')
 	exec 4>&1
 	one=$(pair_btree_run cn_g0_mn_g1 11 "$ta" 3>&1 >&4)
 	two=$(pair_btree_run mn_split 11 "$tc" 3>&1 >&4)
 	exec 4>&-
 	echo "bench: btree.pair.mn_split.ycsb_c.tput_4t.ratio_vs_1mn $(ratio "$two" "$one") x"
-	pair_say breverse "$(json_get 'd[0]["addr"]' <<<"$seg_b")"
+	pair_say breverse "$seg_b"
 	pair_wait bdone >/dev/null
 	"$dsctl" node del id 11
 	"$dsctl" node del id 22
@@ -640,12 +645,10 @@ bench_pair_btree_g1() {
 	rm -f "$keyfile"
 	"$dsctl" node add id 12 dev rxe0 port 7482
 	"$dsctl" node add id 21 dev rxe0 port 7491
-	seg_a=$("$dsctl" -j segment add node 12 size 32M)
-	"$dsctl" segment grant node 12 seg "$(json_get 'd[0]["seg"]' <<<"$seg_a")" to 11 perm rw
-	seg_c=$("$dsctl" -j segment add node 12 size 32M)
-	"$dsctl" segment grant node 12 seg "$(json_get 'd[0]["seg"]' <<<"$seg_c")" to 11 perm rw
+	seg_a=$(lend_seg 12 11)
+	seg_c=$(lend_seg 12 11)
 	"$dsctl" peer add node 12 addr "$DSMEM_PEER_ADDR" remote 11 listen >/dev/null
-	pair_say bsegs "$(json_get 'd[0]["addr"]' <<<"$seg_a") $(json_get 'd[0]["addr"]' <<<"$seg_c")"
+	pair_say bsegs "$seg_a $seg_c"
 	seg_b=$(pair_wait breverse)
 	"$dsctl" peer add node 21 addr "$DSMEM_PEER_ADDR" port 7492 remote 22 >/dev/null
 	await_grants 21 1
