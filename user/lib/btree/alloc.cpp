@@ -2,7 +2,8 @@
 // Memory for nodes and out-of-line values.
 //
 // General layout: each compute client takes chunk_bytes at a time from a
-// segment's cursor (one FAA), round-robin over the segments, and carves
+// segment's cursor (one FAA; replicated trees: under a lock, so that every
+// member's cursor agrees), round-robin over the segments, and carves
 // nodes from it locally, so capacity is the segments' and nothing else.
 // Seed layout (seed 000): node ids come from one counter; node i lives on
 // server i % N, in the sub-region of its level, at that sub-region's
@@ -22,9 +23,17 @@ int tree::take_chunk(session &s)
 		batch b(s);
 		uint64_t *old = s.word(5);
 
-		b.faa(segs_[i] + seg_off_cursor, chunk_bytes, old);
-		if (int ret = b.run(batch::k_other))
-			return ret;
+		if (replicated()) {
+			int ret = take_chunk_r(s, i, old);
+			if (ret == -ENOSPC)
+				continue;
+			if (ret)
+				return ret;
+		} else {
+			b.faa(segs_[i] + seg_off_cursor, chunk_bytes, old);
+			if (int ret = b.run(batch::k_other))
+				return ret;
+		}
 		// a cursor past the end only grows: the segment is full
 		if (data_off + *old + chunk_bytes <= seg_size_[i]) {
 			chunk_next_ = segs_[i] + data_off + *old;

@@ -21,7 +21,9 @@ bool valid_opts(const ds_btree_create_opts &o)
 {
 	uint32_t ns = o.node_size;
 
-	if (o.layout > DS_BTREE_SEED || o.key_max > DS_BTREE_KEY_MAX)
+	if (o.layout > DS_BTREE_SEED || o.key_max > DS_BTREE_KEY_MAX ||
+	    o.replicas > DS_BTREE_REPLICAS_MAX || o.reserved0 ||
+	    (o.replicas > 1 && o.layout != DS_BTREE_GENERAL))
 		return false;
 	for (uint64_t r : o.reserved)
 		if (r)
@@ -68,28 +70,57 @@ int granted_sizes(uint32_t node_id, const uint64_t *segs, size_t n, uint64_t *si
 	return ret;
 }
 
+// Claim offset 0 of each of group 0's members (where the superblock's
+// copies go): from here on a concurrent create sees -EBUSY.
+int claim_group0(ds_xfer *x, const uint64_t *segs, uint32_t r)
+{
+	uint64_t old = 0;
+
+	for (uint32_t m = 0; m < r; m++) {
+		int ret = ds_cas(x, segs[m], 0, sb_creating, &old);
+		if (!ret && old)
+			ret = old == sb_creating ? -EBUSY : -EEXIST;
+		if (ret) {
+			while (m--)
+				(void)ds_cas(x, segs[m], sb_creating, 0, &old);
+			return ret;
+		}
+	}
+	return 0;
+}
+
 }  // namespace
 
 DS_EXPORT int ds_btree_create(uint32_t node_id, const uint64_t *segs, size_t n,
 			      const struct ds_btree_create_opts *opts, uint64_t *addr)
 {
 	ds_btree_create_opts o = opts ? *opts : ds_btree_create_opts{};
-	uint64_t sizes[DS_BTREE_SEGS_MAX];
+	uint64_t sizes[DS_BTREE_SEGS_MAX * DS_BTREE_REPLICAS_MAX];
 	ds_xfer *x = nullptr;
 	uint64_t old = 0;
+	uint32_t r, groups;
 	int ret;
 
 	if (!o.node_size)
 		o.node_size = DS_BTREE_NODE_DEFAULT;
 	if (!o.value_size)
 		o.value_size = 8;
-	if (!segs || !n || n > DS_BTREE_SEGS_MAX || !addr || !valid_opts(o))
+	if (!segs || !n || !addr || !valid_opts(o))
+		return -EINVAL;
+	r = std::max(o.replicas, 1u);
+	groups = static_cast<uint32_t>(n / r);
+	if (n % r || groups > DS_BTREE_SEGS_MAX)
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++) {
 		if (DSMEM_GADDR_OFF(segs[i]) || !DSMEM_GADDR_NODE(segs[i]))
 			return -EINVAL;
 		for (size_t j = 0; j < i; j++)
 			if (segs[j] == segs[i])
+				return -EINVAL;
+		// a group's members on as many memory nodes, or one loss
+		// takes two
+		for (size_t j = i - i % r; j < i; j++)
+			if (DSMEM_GADDR_NODE(segs[j]) == DSMEM_GADDR_NODE(segs[i]))
 				return -EINVAL;
 	}
 	if ((ret = granted_sizes(node_id, segs, n, sizes)))
@@ -102,38 +133,43 @@ DS_EXPORT int ds_btree_create(uint32_t node_id, const uint64_t *segs, size_t n,
 	}
 	if ((ret = ds_xfer_open(node_id, &x)))
 		return ret;
-
-	// claim segment 0: from here on a concurrent create sees -EBUSY
-	ret = ds_cas(x, segs[0], 0, sb_creating, &old);
-	if (!ret && old)
-		ret = old == sb_creating ? -EBUSY : -EEXIST;
-	if (ret)
+	if ((ret = claim_group0(x, segs, r)))
 		goto out;
 	{
 		auto sbk = std::make_unique<superblock>();
 		auto img = std::make_unique<uint8_t[]>(o.node_size);
-		uint64_t root_addr = segs[0] + data_off;
+		uint64_t root_addr = data_off;	// in group 0, on each member
 
-		// integer keys keep format 1, which older libraries open
-		sbk->format = o.key_max ? format_features : format_version;
-		sbk->features = o.key_max ? feature_bytes_keys : 0;
+		// integer keys on one copy keep format 1, which older
+		// libraries open
+		sbk->features = (o.key_max ? feature_bytes_keys : 0) |
+				(r > 1 ? feature_replicas : 0);
+		sbk->format = sbk->features ? format_features : format_version;
 		sbk->key_max = o.key_max;
 		sbk->layout = o.layout;
 		sbk->node_size = o.node_size;
 		sbk->value_size = o.value_size;
-		sbk->nsegs = static_cast<uint32_t>(n);
-		sbk->root = root_addr;
+		sbk->nsegs = groups;
+		sbk->root = segs[0] + root_addr;
 		sbk->node_ids = 1;
+		sbk->replicas = r > 1 ? r : 0;
+		for (uint32_t g = 0; g < groups; g++) {
+			sbk->segs[g] = segs[g * r];
+			sbk->seg_size[g] = sizes[g * r];
+			for (uint32_t m = 0; m < r; m++) {
+				if (r > 1)
+					sbk->members[g][m] = segs[g * r + m];
+				sbk->seg_size[g] = std::min(sbk->seg_size[g], sizes[g * r + m]);
+			}
+		}
 		for (size_t i = 0; i < n; i++) {
 			seg_header h = {};
 
-			sbk->segs[i] = segs[i];
-			sbk->seg_size[i] = sizes[i];
-			// the root leaf takes the first slot of segment 0 (the
+			// the root leaf takes the first slot of group 0 (the
 			// seed's root region starts there too)
 			if (!i && o.layout == DS_BTREE_SEED)
 				h.region_cursor[region_root] = o.node_size;
-			else if (!i)
+			else if (i < r)
 				h.cursor = o.node_size;
 			if ((ret = ds_write(x, segs[i] + seg_hdr_off, &h, sizeof(h))))
 				goto undo;
@@ -151,20 +187,29 @@ DS_EXPORT int ds_btree_create(uint32_t node_id, const uint64_t *segs, size_t n,
 			root.hdr().version = 1;
 			root.seal();
 		}
-		if ((ret = ds_write(x, root_addr, img.get(), o.node_size)))
-			goto undo;
-		// everything but the magic, then the magic: RC keeps the order
-		if ((ret = ds_write(x, segs[0] + 8, reinterpret_cast<uint8_t *>(sbk.get()) + 8,
-				    sizeof(superblock) - 8)))
-			goto undo;
-		if ((ret = ds_write(x, segs[0], &sb_magic, 8)))
-			goto undo;
+		for (uint32_t m = 0; m < r; m++) {
+			if ((ret = ds_write(x, segs[m] + root_addr, img.get(), o.node_size)))
+				goto undo;
+			// everything but the magic, then the magic: RC keeps
+			// the order
+			if ((ret = ds_write(x, segs[m] + 8,
+					    reinterpret_cast<uint8_t *>(sbk.get()) + 8,
+					    sizeof(superblock) - 8)))
+				goto undo;
+		}
+		// the first copy last: it names the tree, and opens look there
+		for (uint32_t m = r; m-- > 0;)
+			if ((ret = ds_write(x, segs[m], &sb_magic, 8)))
+				goto undo;
 	}
 	*addr = segs[0];
 	goto out;
 
 undo:
-	(void)ds_cas(x, segs[0], sb_creating, 0, &old);
+	for (uint32_t m = 0; m < r; m++) {
+		if (ds_cas(x, segs[m], sb_creating, 0, &old) || old != sb_creating)
+			(void)ds_cas(x, segs[m], sb_magic, 0, &old);
+	}
 out:
 	ds_xfer_close(x);
 	return ret;
@@ -238,6 +283,10 @@ DS_EXPORT int ds_btree_drop(uint32_t node_id, uint64_t addr)
 	ret = ds_cas(x, addr, sb_magic, 0, &old);
 	if (!ret && old != sb_magic)
 		ret = -ENOENT;
+	// the copies on the other members of group 0, those still there
+	for (uint32_t m = 1; !ret && (before.features & feature_replicas) &&
+			     m < std::min(before.replicas, uint32_t{DS_BTREE_REPLICAS_MAX}); m++)
+		(void)ds_cas(x, before.members[0][m], sb_magic, 0, &old);
 out:
 	ds_xfer_close(x);
 	return ret;
@@ -425,4 +474,22 @@ DS_EXPORT int ds_btree_probe(struct ds_btree *t, uint64_t n, uint64_t *ns)
 	if (!ns)
 		return -EINVAL;
 	WITH_SESSION(t, t->t.probe(s, n, ns));
+}
+
+DS_EXPORT int ds_btree_members(struct ds_btree *t, struct ds_btree_member *m, size_t n,
+			       size_t *count)
+{
+	if (!count || (!m && n))
+		return -EINVAL;
+	WITH_SESSION(t, t->t.members(s, m, n, count));
+}
+
+DS_EXPORT int ds_btree_verify(struct ds_btree *t, struct ds_btree_verify_report *r)
+{
+	if (!r)
+		return -EINVAL;
+	*r = {};
+	if (t && t->t.bytes_keys())
+		WITH_SESSION(t, t->t.verify<vnode_view>(s, r));
+	WITH_SESSION(t, t->t.verify<node_view>(s, r));
 }

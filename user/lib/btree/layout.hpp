@@ -23,7 +23,8 @@ inline constexpr uint64_t sb_creating = 0x2a45455254425344ULL;	// "DSBTREE*"
 inline constexpr uint32_t format_version = 1;	// u64 keys: what 1.4 made
 inline constexpr uint32_t format_features = 2;	// features says what more
 inline constexpr uint32_t feature_bytes_keys = 1u << 0;	// DSBK nodes
-inline constexpr uint32_t features_known = feature_bytes_keys;
+inline constexpr uint32_t feature_replicas = 1u << 1;	// groups of members
+inline constexpr uint32_t features_known = feature_bytes_keys | feature_replicas;
 inline constexpr uint32_t node_magic = 0x4e425344;		// "DSBN"
 inline constexpr uint32_t clients_max = 64;
 inline constexpr uint64_t seg_hdr_off = 4096;		// each segment's header
@@ -98,15 +99,31 @@ struct superblock {
 	uint64_t seg_size[DS_BTREE_SEGS_MAX];
 	uint64_t reserved2[24];
 	client_slot clients[clients_max];
+	// feature_replicas (the superblock is then on every member of group
+	// 0; segs[] names each group by its member 0):
+	uint64_t dead;		// excluded members, bit member_bit(g, m);
+				// bits are only ever set (CAS)
+	uint64_t root_lock;	// lock word over the root word's changes
+	uint32_t replicas;
+	uint32_t reserved3;
+	uint64_t members[DS_BTREE_SEGS_MAX][DS_BTREE_REPLICAS_MAX];
 };
 static_assert(offsetof(superblock, root) == 32);
 static_assert(offsetof(superblock, node_ids) == 40);
 static_assert(offsetof(superblock, key_max) == 48);
 static_assert(offsetof(superblock, segs) == 64);
 static_assert(offsetof(superblock, clients) == 512);
+static_assert(offsetof(superblock, dead) == 1536);
 static_assert(sizeof(superblock) <= seg_hdr_off);
 
 inline constexpr uint64_t sb_off_root = offsetof(superblock, root);
+inline constexpr uint64_t sb_off_dead = offsetof(superblock, dead);
+inline constexpr uint64_t sb_off_root_lock = offsetof(superblock, root_lock);
+inline constexpr unsigned member_bit(unsigned group, unsigned m)
+{
+	return group * DS_BTREE_REPLICAS_MAX + m;
+}
+static_assert(DS_BTREE_SEGS_MAX * DS_BTREE_REPLICAS_MAX <= 64);
 
 // Nodes are 64-byte aligned, so the root word's low bits count the root's
 // changes: a CAS from a root read before a grow and a collapse back to
@@ -134,10 +151,13 @@ enum seed_region : unsigned {
 };
 
 struct seg_header {
-	uint64_t cursor;			// general: bytes handed out (FAA)
+	uint64_t cursor;			// general: bytes handed out (FAA;
+						// replicated: under cursor_lock)
 	uint64_t region_cursor[region_count];	// seed: per sub-region (FAA)
+	uint64_t cursor_lock;			// replicated trees
 };
 inline constexpr uint64_t seg_off_cursor = seg_hdr_off + offsetof(seg_header, cursor);
+inline constexpr uint64_t seg_off_cursor_lock = seg_hdr_off + offsetof(seg_header, cursor_lock);
 inline constexpr uint64_t seg_off_region(unsigned r)
 {
 	return seg_hdr_off + offsetof(seg_header, region_cursor) + r * 8;

@@ -14,7 +14,7 @@ namespace dsmem::btree {
 
 namespace {
 
-constexpr unsigned words = 8;
+constexpr unsigned words = 16;	// session::word(): see the users
 
 uint64_t ms_since(clock::time_point t)
 {
@@ -242,13 +242,10 @@ void local_locks::unlock(uint64_t addr)
 
 int tree::read_node(session &s, uint64_t addr, uint8_t *buf, batch::kind k)
 {
-	batch b(s);
-
 	for (unsigned i = 0; i <= read_retries_max; i++) {
 		if (i)
 			s.st.read_retries.fetch_add(1, std::memory_order_relaxed);
-		b.read(addr, buf, node_size_);
-		if (int ret = b.run(k))
+		if (int ret = read_at(s, addr, buf, node_size_, k))
 			return ret;
 		if (image_ok(buf))
 			return 0;
@@ -275,8 +272,7 @@ int tree::steal_check(session &s, uint64_t holder, lock_wait *w)
 	w->polled = clock::now();
 	if (!slot || slot > clients_max || !(holder & 1))
 		return 1;	// no client's tag: garbage, take it
-	b.read(sb(client_slot_off(slot - 1)), word, 8);
-	if (int ret = b.run(batch::k_other))
+	if (int ret = read_at(s, sb(client_slot_off(slot - 1)), word, 8, batch::k_other))
 		return ret;
 	if (!*word || slot_nonce(*word) != tag_nonce(holder))
 		return 1;	// its client is gone: the slot is free or another's
@@ -288,6 +284,20 @@ int tree::steal_check(session &s, uint64_t holder, lock_wait *w)
 	uint32_t lease = slot_lease(*word) ? slot_lease(*word) : lease_ms_;
 	if (ms_since(w->seen_at) < lease)
 		return 0;
+	if (replicated()) {
+		// dead when no member's word moved on: a member that took
+		// the CAS fences the holder even if another did not
+		uint64_t *res = s.word(session::w_unlock);	// free while locking
+		if (int ret = cas_all(s, sb(client_slot_off(slot - 1)), w->seen, 0, res))
+			return ret;
+		for (unsigned m = 0; m < replicas_; m++) {
+			if (res[m] != res_none && res[m] != w->seen && res[m] != 0) {
+				w->seen_at = {};
+				return 0;
+			}
+		}
+		return 1;
+	}
 	b.cas(sb(client_slot_off(slot - 1)), w->seen, 0, s.word(4));
 	if (int ret = b.run(batch::k_other))
 		return ret;
@@ -328,6 +338,11 @@ int tree::lock_read(session &s, uint64_t addr, uint8_t *buf)
 	if ((ret = await_heartbeat()))
 		return ret;
 	locks_.lock(addr);
+	if (replicated()) {
+		if ((ret = lock_r(s, addr, addr, buf, node_size_, true)))
+			goto out_local;
+		goto locked;
+	}
 	w.polled = clock::now();
 	for (unsigned attempt = 0;; attempt++) {
 		batch b(s);
@@ -364,6 +379,7 @@ int tree::lock_read(session &s, uint64_t addr, uint8_t *buf)
 		else
 			backoff(attempt);
 	}
+locked:
 	if (image_ok(buf))
 		return 0;
 	// ours now, so nothing writes it: a bad image is damage, not a race
@@ -382,6 +398,10 @@ void tree::release_lock(session &s, uint64_t addr)
 {
 	batch b(s);
 
+	if (replicated()) {
+		(void)unlock_r(s, addr);
+		return;
+	}
 	b.cas(addr + node_off_lock, tag_, 0, s.word(6));
 	(void)b.run(batch::k_write);
 }
@@ -400,6 +420,11 @@ int tree::write_unlock(session &s, uint64_t addr, uint8_t *buf, uint64_t first,
 	}
 	n.hdr().version++;
 	seal_image(buf);
+	if (replicated()) {
+		ret = write_unlock_r(s, addr, addr + 8, buf + 8, node_size_ - 8, first, first_buf);
+		locks_.unlock(addr);
+		return ret;
+	}
 	// RC executes them in order: a new node lands before the pointer to
 	// it, and the image before the lock opens.  The unlock is a CAS from
 	// our tag, so a holder presumed dead never opens its successor's lock.
@@ -427,6 +452,8 @@ int tree::write_images(session &s, std::initializer_list<std::pair<uint64_t, uin
 		seal_image(buf);
 		b.write(addr + 8, buf + 8, node_size_ - 8);
 	}
+	if (replicated())
+		return write_images_r(s, nodes);
 	return b.run(batch::k_write);
 }
 
@@ -434,6 +461,15 @@ int tree::unlock_all(session &s, std::initializer_list<uint64_t> addrs)
 {
 	batch b(s);
 
+	if (replicated()) {
+		int ret = 0;
+		for (uint64_t a : addrs) {
+			int r = unlock_r(s, a);
+			ret = ret ? ret : r;
+			locks_.unlock(a);
+		}
+		return ret;
+	}
 	for (uint64_t a : addrs)
 		b.cas(a + node_off_lock, tag_, 0, s.word(6));
 	int ret = b.run(batch::k_write);
@@ -446,6 +482,11 @@ int tree::unlock(session &s, uint64_t addr)
 {
 	batch b(s);
 
+	if (replicated()) {
+		int ret = unlock_r(s, addr);
+		locks_.unlock(addr);
+		return ret;
+	}
 	b.cas(addr + node_off_lock, tag_, 0, s.word(6));
 	int ret = b.run(batch::k_write);
 	locks_.unlock(addr);
@@ -465,8 +506,7 @@ int tree::load_superblock(session &s, superblock *out)
 
 	while (done < sizeof(*out)) {
 		size_t n = std::min(piece, sizeof(*out) - done);
-		b.read(addr_ + done, tmp, n);
-		if (int ret = b.run(batch::k_other))
+		if (int ret = read_at(s, addr_ + done, tmp, static_cast<uint32_t>(n), batch::k_other))
 			return ret;
 		std::memcpy(dst + done, tmp, n);
 		done += n;
@@ -497,11 +537,18 @@ int tree::claim_slot(session &s)
 
 			if (expect && (!round || expect != before->clients[i].word))
 				continue;
-			batch b(s);
-			b.cas(sb(client_slot_off(i)), expect, mine, s.word(0));
-			if (int ret = b.run(batch::k_other))
-				return ret;
-			if (*s.word(0) == expect) {
+			bool won = false;
+			if (replicated()) {
+				if (int ret = claim_r(s, i, expect, mine, &won))
+					return ret;
+			} else {
+				batch b(s);
+				b.cas(sb(client_slot_off(i)), expect, mine, s.word(0));
+				if (int ret = b.run(batch::k_other))
+					return ret;
+				won = *s.word(0) == expect;
+			}
+			if (won) {
 				slot_ = i + 1;
 				slot_word_ = mine;
 				tag_ = lock_tag(i, nonce);
@@ -533,14 +580,28 @@ void tree::heartbeat_loop()
 		batch b(*s);
 		uint64_t nodes = unflushed_nodes_.exchange(0, std::memory_order_relaxed);
 		uint64_t next = slot_beat(slot_word_);
-		b.cas(sb(client_slot_off(slot_ - 1)), slot_word_, next, s->word(0));
-		if (nodes)
-			b.faa(sb(sb_off_node_ids), nodes, s->word(1));
-		int ret = b.run(batch::k_other);
+		int ret, dead;
+		if (replicated()) {
+			// adds commute: every member's count gets them all
+			for (unsigned m = 0; nodes && m < replicas_; m++)
+				if (member_live(0, m))
+					b.faa(member_addr(sb(sb_off_node_ids), m), nodes, s->word(1));
+			if (b.size())
+				(void)b.run(batch::k_other);
+			ret = heartbeat_r(*s, next);
+			dead = ret == 1;
+			ret = ret == 1 ? 0 : ret;
+		} else {
+			b.cas(sb(client_slot_off(slot_ - 1)), slot_word_, next, s->word(0));
+			if (nodes)
+				b.faa(sb(sb_off_node_ids), nodes, s->word(1));
+			ret = b.run(batch::k_other);
+			dead = !ret && *s->word(0) != slot_word_;
+		}
 		g.lock();
 		if (ret)
 			continue;	// unreachable for now: writes wait, then fail
-		if (*s->word(0) != slot_word_) {
+		if (dead) {
 			// presumed dead (a stall longer than the lease): our
 			// locks may be others' now, so this handle writes no more
 			fenced_.store(true);
@@ -549,6 +610,37 @@ void tree::heartbeat_loop()
 		slot_word_ = next;
 		last_beat_.store(clock::now().time_since_epoch().count());
 	}
+}
+
+// The groups' members as the superblock has them; -EUCLEAN for a table
+// no create would write.
+int tree::open_members(const superblock &sb)
+{
+	replicas_ = 1;
+	if (!(sb.features & feature_replicas)) {
+		for (uint32_t g = 0; g < sb.nsegs && g < DS_BTREE_SEGS_MAX; g++)
+			members_[g][0] = sb.segs[g];
+		return 0;
+	}
+	if (sb.replicas < 2 || sb.replicas > DS_BTREE_REPLICAS_MAX || sb.layout != DS_BTREE_GENERAL ||
+	    sb.dead >> (member_bit(sb.nsegs - 1, DS_BTREE_REPLICAS_MAX - 1) + 1))
+		return -EUCLEAN;
+	for (uint32_t g = 0; g < sb.nsegs; g++) {
+		if (sb.members[g][0] != sb.segs[g])
+			return -EUCLEAN;
+		for (uint32_t m = 0; m < sb.replicas; m++) {
+			uint64_t a = sb.members[g][m];
+			if (DSMEM_GADDR_OFF(a) || !DSMEM_GADDR_NODE(a))
+				return -EUCLEAN;
+			for (uint32_t k = 0; k < m; k++)
+				if (DSMEM_GADDR_NODE(sb.members[g][k]) == DSMEM_GADDR_NODE(a))
+					return -EUCLEAN;
+			members_[g][m] = a;
+		}
+	}
+	replicas_ = sb.replicas;
+	dead_.store(sb.dead);
+	return 0;
 }
 
 int tree::open(const ds_btree_open_opts &o)
@@ -587,6 +679,8 @@ int tree::open(const ds_btree_open_opts &o)
 	    (sb.features & feature_bytes_keys &&
 	     (!sb.key_max || sb.key_max > DS_BTREE_KEY_MAX || !vnode_fits(sb.node_size, sb.key_max))))
 		return -EUCLEAN;
+	if (int ret = open_members(sb))
+		return ret;
 	layout_ = sb.layout;
 	node_size_ = sb.node_size;
 	value_size_ = sb.value_size;
@@ -603,6 +697,9 @@ int tree::open(const ds_btree_open_opts &o)
 	if (!s.get())
 		return s.error();
 	if (int ret = claim_slot(*s.get()))
+		return ret;
+	// what the other members of group 0 recorded too
+	if (int ret = learn_dead(*s.get()))
 		return ret;
 	hb_thread_ = std::thread([this] { heartbeat_loop(); });
 	return 0;
@@ -623,8 +720,16 @@ tree::~tree()
 		if (s.get()) {
 			batch b(*s.get());
 			uint64_t nodes = unflushed_nodes_.exchange(0);
-			if (nodes)
-				b.faa(sb(sb_off_node_ids), nodes, s.get()->word(1));
+			for (unsigned m = 0; nodes && m < replicas_; m++)
+				if (member_live(0, m))
+					b.faa(member_addr(sb(sb_off_node_ids), m), nodes, s.get()->word(1));
+			if (replicated()) {
+				if (b.size())
+					(void)b.run(batch::k_other);
+				(void)cas_all(*s.get(), sb(client_slot_off(slot_ - 1)), slot_word_, 0,
+					      s.get()->word(session::w_unlock));
+				return;
+			}
 			b.cas(sb(client_slot_off(slot_ - 1)), slot_word_, 0, s.get()->word(0));
 			(void)b.run(batch::k_other);
 		}

@@ -11,6 +11,7 @@
 #include "tree.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <random>
 #include <string>
 #include <type_traits>
@@ -114,9 +115,7 @@ int tree::root_image(session &s, uint8_t *buf, uint64_t *addr, bool refresh,
 		uint64_t w = root_hint_.load(std::memory_order_relaxed);
 
 		if (refresh || !w) {
-			batch b(s);
-			b.read(sb(sb_off_root), s.word(1), 8);
-			if (int ret = b.run(batch::k_read))
+			if (int ret = read_at(s, sb(sb_off_root), s.word(1), 8, batch::k_read))
 				return ret;
 			w = *s.word(1);
 			root_hint_.store(w, std::memory_order_relaxed);
@@ -286,14 +285,12 @@ int tree::write_blob(session &s, uint64_t key, const void *val, size_t len,
 		     uint64_t *addr)
 {
 	uint8_t *b = s.blobs();
-	batch w(s);
 
 	if (int ret = alloc_blob(s, addr))
 		return ret;
 	std::memset(b, 0, blob_size());
 	blob_seal(b, key, val, static_cast<uint32_t>(len));
-	w.write(*addr, b, blob_size());
-	return w.run(batch::k_write);
+	return write_new(s, *addr, b, blob_size());
 }
 
 // -EAGAIN: the blob is no longer this key's (the leaf changed under us).
@@ -301,11 +298,9 @@ int tree::read_value(session &s, uint64_t key, uint64_t ref, void *val,
 		     size_t len, size_t *vlen)
 {
 	uint8_t *b = s.blobs();
-	batch r(s);
 	uint32_t n;
 
-	r.read(ref, b, blob_size());
-	if (int ret = r.run(batch::k_read))
+	if (int ret = read_at(s, ref, b, blob_size(), batch::k_read))
 		return ret;
 	const uint8_t *p = blob_check(b, value_size_, key, &n);
 	if (!p)
@@ -383,14 +378,12 @@ int tree::split_and_write(session &s, uint64_t addr, uint8_t *buf,
 	r.hdr().lock = 0;
 	r.hdr().version = 1;
 	seal_image(rbuf);
-	if (same_memory_node(addr, raddr)) {
+	if (same_memory_node(addr, raddr) || replicated()) {
 		// one QP: the new node lands before the pointer to it
+		// (replicated: with the backups' images, before the primary's)
 		ret = write_unlock(s, addr, buf, raddr, rbuf);
 	} else {
-		batch b(s);
-
-		b.write(raddr, rbuf, node_size_);
-		ret = b.run(batch::k_write);
+		ret = write_new(s, raddr, rbuf, node_size_);
 		if (ret) {
 			unlock(s, addr);
 			return ret;
@@ -454,12 +447,9 @@ int tree::grow_root(session &s, uint64_t word, uint8_t *buf)
 		return ret;
 	t.hdr().version = 1;
 	seal_image(tbuf);
-	batch b(s);
-	b.write(taddr, tbuf, node_size_);
-	if (int ret = b.run(batch::k_write))
+	if (int ret = write_new(s, taddr, tbuf, node_size_))
 		return ret;
-	b.cas(sb(sb_off_root), word, root_next(word, taddr), s.word(1));
-	if (int ret = b.run(batch::k_lock))
+	if (int ret = root_cas(s, word, root_next(word, taddr), s.word(1)))
 		return ret;
 	if (*s.word(1) != word) {
 		free_node(taddr);	// another client changed the root first
@@ -580,9 +570,7 @@ int tree::collapse_root(session &s, uint64_t word)
 
 	if (int ret = lock_read(s, root, buf))
 		return ret;
-	batch b(s);
-	b.read(sb(sb_off_root), s.word(1), 8);
-	if (int ret = b.run(batch::k_read)) {
+	if (int ret = read_at(s, sb(sb_off_root), s.word(1), 8, batch::k_read)) {
 		unlock(s, root);
 		return ret;
 	}
@@ -601,8 +589,7 @@ int tree::collapse_root(session &s, uint64_t word)
 	}
 	if (!((c.hdr().flags & node_low_inf) && (c.hdr().flags & node_high_inf)))
 		return unlock(s, root);
-	b.cas(sb(sb_off_root), word, root_next(word, child), s.word(1));
-	if (int ret = b.run(batch::k_lock)) {
+	if (int ret = root_cas(s, word, root_next(word, child), s.word(1))) {
 		unlock(s, root);
 		return ret;
 	}
@@ -794,12 +781,18 @@ int tree::scan(session &s, key_t<N> start, size_t limit, owned_t<N> *keys,
 			batch r(s);
 			size_t k;
 
-			for (k = first; k < got; k++) {
-				uint32_t j = n.lower_bound(kind<N>::ref(keys[k]));
-				r.read(n.val_at(j), b + (k - first) * blob_size(), blob_size());
+			for (;;) {
+				for (k = first; k < got; k++) {
+					uint32_t j = n.lower_bound(kind<N>::ref(keys[k]));
+					r.read(primary_addr(n.val_at(j)),
+					       b + (k - first) * blob_size(), blob_size());
+				}
+				int ret = r.run(batch::k_read);
+				if (!ret)
+					break;
+				if ((ret = fail_over(s, ret)))
+					return ret;
 			}
-			if (int ret = r.run(batch::k_read))
-				return ret;
 			for (k = first; k < got; k++) {
 				uint32_t len;
 				const uint8_t *p = blob_check(b + (k - first) * blob_size(),
@@ -884,12 +877,10 @@ int tree::info(session &s, ds_btree_info *out)
 	out->nsegs = nsegs_;
 	for (uint32_t i = 0; i < nsegs_; i++) {
 		seg_header h;
-		batch b(s);
 
 		out->segs[i] = segs_[i];
 		out->seg_size[i] = seg_size_[i];
-		b.read(segs_[i] + seg_hdr_off, buf, sizeof(h));
-		if (int ret = b.run(batch::k_other))
+		if (int ret = read_at(s, segs_[i] + seg_hdr_off, buf, sizeof(h), batch::k_other))
 			return ret;
 		std::memcpy(&h, buf, sizeof(h));
 		uint64_t used = data_off;
@@ -906,6 +897,8 @@ int tree::info(session &s, ds_btree_info *out)
 	out->cache_entries = cache_.entries() + vcache_.entries();
 	out->client_id = slot_;
 	out->key_max = key_max_;
+	out->replicas = replicas_;
+	out->members_dead = static_cast<uint32_t>(std::popcount(dead_.load()));
 	out->lock_lease_ms = lease_ms_;
 	return 0;
 }
@@ -949,7 +942,8 @@ int tree::probe(session &s, uint64_t n, uint64_t *ns)
 	auto t0 = clock::now();
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t k = probe_next_.fetch_add(1, std::memory_order_relaxed);
-		b.read(probe_leaves_[k % probe_leaves_.size()], buf, node_size_);
+		// a replicated tree's reads go to the primary: so do these
+		b.read(primary_addr(probe_leaves_[k % probe_leaves_.size()]), buf, node_size_);
 		if (int ret = b.run(batch::k_read))
 			return ret;
 	}
@@ -958,12 +952,80 @@ int tree::probe(session &s, uint64_t n, uint64_t *ns)
 	return 0;
 }
 
+// Level by level from the root: down the leftmost children, along the
+// siblings.  Each level's fences must chain from "none" to "none", every
+// leaf key must lie within its node's, and every live member must hold
+// the same image as the primary.
+template <class N>
+int tree::verify(session &s, ds_btree_verify_report *r)
+{
+	uint8_t *buf = s.node(session::s_node0), *copy = s.node(session::s_node1);
+	N n(buf, node_size_);
+	uint64_t first;
+	typename kind<N>::less less;
+
+	if (int ret = root_image(s, buf, &first, true, nullptr))
+		return ret;
+	r->height = n.hdr().level + 1u;
+	for (int level = n.hdr().level; level >= 0 && first; level--) {
+		uint64_t a = first, hops = 0;
+		owned_t<N> prev_high{};
+
+		first = 0;
+		for (bool leftmost = true; a; leftmost = false) {
+			if (!valid_node_ptr(a) || ++hops > seg_size_[0] / node_size_ * nsegs_) {
+				r->order_errors++;
+				break;
+			}
+			if (int ret = read_node(s, a, buf))
+				return ret;
+			r->nodes++;
+			const node_header &h = n.hdr();
+			if (h.level != level || (h.flags & node_free) ||
+			    leftmost != !!(h.flags & node_low_inf) ||
+			    (!leftmost && (less(n.low(), prev_high) || less(prev_high, n.low()))))
+				r->order_errors++;
+			if (level)
+				first = first ? first : h.leftmost;
+			else
+				r->keys += n.count();
+			for (uint32_t i = 0; !level && i < n.count(); i++) {
+				const owned_t<N> k = n.key_at(i);
+				if (!n.covers(kind<N>::ref(k)))
+					r->order_errors++;
+			}
+			for (unsigned m = 0; replicated() && m < replicas_; m++) {
+				if (!member_live(group_of(a), m) ||
+				    member_addr(a, m) == primary_addr(a))
+					continue;
+				batch b(s);
+				b.read(member_addr(a, m), copy, node_size_);
+				if (int ret = b.run(batch::k_read))
+					return ret;
+				if (std::memcmp(copy + 8, buf + 8, node_size_ - 8))
+					r->replica_mismatches++;
+			}
+			if (h.flags & node_high_inf) {
+				if (h.sibling)
+					r->order_errors++;
+				break;
+			}
+			prev_high = n.high();
+			if (!h.sibling)
+				r->order_errors++;	// a fence with nothing beyond it
+			a = h.sibling;
+		}
+	}
+	return r->replica_mismatches || r->order_errors ? -EUCLEAN : 0;
+}
+
 // One instance of the operations per key format.
 #define DS_BTREE_OPS(N)                                                                    \
 	template int tree::get<N>(session &, key_t<N>, void *, size_t, size_t *);          \
 	template int tree::put<N>(session &, key_t<N>, const void *, size_t);              \
 	template int tree::del<N>(session &, key_t<N>);                                    \
-	template int tree::scan<N>(session &, key_t<N>, size_t, owned_t<N> *, void *, size_t *);
+	template int tree::scan<N>(session &, key_t<N>, size_t, owned_t<N> *, void *, size_t *); \
+	template int tree::verify<N>(session &, ds_btree_verify_report *);
 DS_BTREE_OPS(node_view)
 DS_BTREE_OPS(vnode_view)
 #undef DS_BTREE_OPS

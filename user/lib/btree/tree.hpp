@@ -54,7 +54,11 @@ struct session {
 
 	~session();
 	uint8_t *node(unsigned i) const;
-	uint64_t *word(unsigned i) const;	// 8 words after the nodes
+	// Words after the nodes: 0..7 the single-copy paths' (see their
+	// users), w_lock.. and w_unlock.. a replicated lock's and unlock's
+	// per-member results, w_probe a failure probe's.
+	enum word_slot : unsigned { w_lock = 8, w_unlock = 11, w_probe = 14, w_tmp = 15 };
+	uint64_t *word(unsigned i) const;
 	uint8_t *blobs() const;			// room for a leaf's blobs
 	uint64_t offset(const void *p) const
 	{
@@ -73,6 +77,7 @@ public:
 	void cas(uint64_t remote, uint64_t expect, uint64_t swap, uint64_t *old);
 	void faa(uint64_t remote, uint64_t add, uint64_t *old);
 	int run(kind k);
+	size_t size() const { return n_; }
 
 private:
 	static constexpr size_t max_ = 256;
@@ -154,6 +159,7 @@ public:
 	// ---- set up (session.cpp) ----
 	int open(const ds_btree_open_opts &o);
 	int load_superblock(session &s, superblock *sb);
+	int open_members(const superblock &sb);
 	int make_session(std::unique_ptr<session> *out);
 	session *acquire(int *err);
 	void release(session *s);
@@ -212,6 +218,53 @@ public:
 	bool inline_values() const { return value_size_ == 8; }
 	uint32_t blob_size() const { return blob_slot(value_size_); }
 	uint64_t sb(uint64_t off) const { return addr_ + off; }
+
+	// ---- replicas (replica.cpp) ----
+	// A replicated tree (R > 1) names a node by its logical address: the
+	// address in member 0 of its group; member m holds it at the same
+	// offset of its own segment.  Reads and locks go to the group's
+	// primary, the first live member from g % R on (the primaries spread
+	// over the memory nodes).  An R = 1 tree never takes these paths.
+	bool replicated() const { return replicas_ > 1; }
+	uint32_t replicas() const { return replicas_; }
+	unsigned group_of(uint64_t a) const;
+	uint64_t member_addr(uint64_t a, unsigned m) const
+	{
+		unsigned g = group_of(a);
+		return members_[g][m] + (a - segs_[g]);
+	}
+	bool member_live(unsigned g, unsigned m) const
+	{
+		return !(dead_.load(std::memory_order_relaxed) >> member_bit(g, m) & 1);
+	}
+	int primary_of(unsigned g) const;	// -1: no member left
+	// Where a read of logical a goes now (a failing one, when none is
+	// left, so that the read reports it).
+	uint64_t primary_addr(uint64_t a) const
+	{
+		if (!replicated())
+			return a;
+		return member_addr(a, static_cast<unsigned>(std::max(primary_of(group_of(a)), 0)));
+	}
+	// After a batch failed with err: probe each live member alone and
+	// exclude those that fail (never a group's last).  0: some were,
+	// try again; err: the failure was not a member's.
+	int fail_over(session &s, int err);
+	// Merge the excluded members recorded on group 0 into this handle's.
+	int learn_dead(session &s);
+	int members(session &s, ds_btree_member *out, size_t n, size_t *count);
+	template <class N>
+	int verify(session &s, ds_btree_verify_report *r);
+	// len bytes at logical a, from the primary (another member when it
+	// fails); a write of what nothing points to yet, to every member; a
+	// CAS on every live member (res[m]: what each held; res_none for the
+	// dead).
+	int read_at(session &s, uint64_t a, void *dst, uint32_t len, batch::kind k);
+	int write_new(session &s, uint64_t a, const void *src, uint32_t len);
+	int cas_all(session &s, uint64_t a, uint64_t expect, uint64_t swap, uint64_t *res);
+	static constexpr uint64_t res_none = ~0ULL;	// no lock or slot word
+	// The root word's change from word to next (*seen: what it was).
+	int root_cas(session &s, uint64_t word, uint64_t next, uint64_t *seen);
 
 	// public for the C ABI
 	uint32_t node_id_;
@@ -277,6 +330,21 @@ private:
 	int await_heartbeat();
 	// CAS our tag off the lock word, best effort (after a failed batch).
 	void release_lock(session &s, uint64_t addr);
+	// The replicated forms (replica.cpp): a lock word at lock_a on every
+	// live member, with len bytes at read_a read from the primary; the
+	// bytes written back to the backups first, then to the primary with
+	// the unlocks; node images of a merge likewise.
+	int lock_r(session &s, uint64_t lock_a, uint64_t read_a, uint8_t *dst, uint32_t len,
+		   bool image);
+	int write_unlock_r(session &s, uint64_t lock_a, uint64_t write_a, const uint8_t *src,
+			   uint32_t len, uint64_t first, const uint8_t *first_buf);
+	int unlock_r(session &s, uint64_t lock_a);
+	int resync(session &s, uint64_t addr, uint8_t *buf);
+	int write_images_r(session &s, std::initializer_list<std::pair<uint64_t, uint8_t *>> nodes);
+	int exclude(session &s, uint64_t gone);
+	int heartbeat_r(session &s, uint64_t next);
+	int claim_r(session &s, uint32_t i, uint64_t expect, uint64_t mine, bool *won);
+	int take_chunk_r(session &s, uint32_t g, uint64_t *off);
 
 	// the superblock's constants
 	uint32_t layout_ = DS_BTREE_GENERAL;
@@ -288,6 +356,13 @@ private:
 	uint64_t seg_size_[DS_BTREE_SEGS_MAX] = {};
 	uint32_t flags_ = 0;
 	uint32_t lease_ms_ = lease_default_ms;
+	uint32_t replicas_ = 1;
+	uint64_t members_[DS_BTREE_SEGS_MAX][DS_BTREE_REPLICAS_MAX] = {};
+	// excluded members (member_bit); bits are only ever added, under
+	// view_m_, which orders a handle's exclusions (no lock is held
+	// across it but the session's own)
+	std::atomic<uint64_t> dead_{0};
+	std::mutex view_m_;
 
 	// this client
 	uint32_t slot_ = 0;

@@ -962,6 +962,7 @@ enum ds_btree_layout {
 #define DS_BTREE_VALUE_MAX	4096	/* bytes of an out-of-line value */
 #define DS_BTREE_SCAN_MAX	65536	/* entries one scan returns */
 #define DS_BTREE_KEY_MAX	255	/* bytes of a byte-string key */
+#define DS_BTREE_REPLICAS_MAX	3	/* copies of every node (DSUSER_1.11) */
 /* Bytes a segment needs: its header plus one seed region. */
 #define DS_BTREE_SEED_SEG_MIN	((64ULL << 10) + (16ULL << 20))
 
@@ -979,7 +980,12 @@ struct ds_btree_create_opts {
 					 * all kept in the leaves; a node must
 					 * hold four of the longest: see
 					 * ds_btree_node_size_min() */
-	uint64_t reserved[4];
+	uint32_t replicas;		/* 0 or 1: one copy of each node;
+					 * 2 .. DS_BTREE_REPLICAS_MAX: that
+					 * many, on as many memory nodes
+					 * (DSUSER_1.11; general layout only) */
+	uint32_t reserved0;
+	uint64_t reserved[3];
 };
 
 /* struct ds_btree_open_opts.flags */
@@ -1016,8 +1022,10 @@ struct ds_btree_info {
 	uint32_t client_id;		/* this handle's slot in the tree */
 	uint32_t lock_lease_ms;
 	uint32_t key_max;		/* 0: integer keys (DSUSER_1.11) */
+	uint32_t replicas;		/* copies of each node (DSUSER_1.11) */
+	uint32_t members_dead;		/* excluded members, all groups */
 	uint32_t reserved0;
-	uint64_t reserved[7];
+	uint64_t reserved[6];
 };
 
 /*
@@ -1051,7 +1059,11 @@ struct ds_btree_stats {
 	uint64_t merges;
 	uint64_t redistributions;
 	uint64_t root_changes;
-	uint64_t reserved[8];
+	uint64_t replica_fallbacks;	/* reads served by a member other
+					 * than the group's primary */
+	uint64_t members_excluded;	/* members this handle found dead and
+					 * excluded (DSUSER_1.11) */
+	uint64_t reserved[6];
 };
 
 /*
@@ -1059,6 +1071,17 @@ struct ds_btree_stats {
  * DSMEM_GADDR(node, seg, 0)), using node_id's data path.  -EEXIST when
  * segs[0] already holds a tree, -ENOSPC when a segment is too small for
  * its layout.  *addr names the tree.
+ *
+ * With opts->replicas R > 1, segs is groups of R segments, group after
+ * group (n a multiple of R, at most DS_BTREE_SEGS_MAX groups); the R
+ * segments of a group must be on R different memory nodes, and the group
+ * uses as many bytes of each as its smallest has.  Every node is written
+ * to each live member of its group before its lock opens; reads go to
+ * the group's primary and fall back to another member when it fails.  A
+ * member that fails is excluded for good, for every client (the
+ * superblock, on each member of group 0, records it), and the tree goes
+ * on while each group keeps one live member; then -EHOSTDOWN.  Memory
+ * nodes are assumed to fail by stopping, seen alike by every compute node.
  */
 int ds_btree_create(uint32_t node_id, const uint64_t *segs, size_t n,
 		    const struct ds_btree_create_opts *opts, uint64_t *addr);
@@ -1132,6 +1155,51 @@ uint32_t ds_btree_key_max(const struct ds_btree *t);
  * key_max bytes; 0 when none up to DS_BTREE_NODE_MAX does.
  */
 uint32_t ds_btree_node_size_min(uint32_t key_max);
+
+/* Replicated trees (DSUSER_1.11): the members of each group. */
+enum ds_btree_member_state {
+	DS_BTREE_MEMBER_LIVE = 0,
+	DS_BTREE_MEMBER_DEAD = 1,	/* excluded: never read or written again */
+};
+
+struct ds_btree_member {
+	uint64_t seg;			/* DSMEM_GADDR(node, seg, 0) */
+	uint32_t group;
+	uint8_t index;			/* in its group: 0 .. replicas - 1 */
+	uint8_t state;			/* enum ds_btree_member_state */
+	uint8_t primary;		/* 1: the group's reads and locks go here */
+	uint8_t reserved;
+};
+
+/*
+ * Every member, group by group, as the superblock records them now (one
+ * round trip): up to n into m[]; *count gets how many there are
+ * (-ENOSPC when more than n).  A tree of one replica has one member per
+ * segment.
+ */
+int ds_btree_members(struct ds_btree *t, struct ds_btree_member *m, size_t n,
+		     size_t *count);
+
+struct ds_btree_verify_report {
+	uint64_t nodes;			/* reachable nodes read */
+	uint64_t keys;			/* entries in the leaves */
+	uint32_t height;
+	uint32_t reserved0;
+	uint64_t replica_mismatches;	/* nodes whose live members' images
+					 * differ */
+	uint64_t order_errors;		/* keys or fences out of order, broken
+					 * sibling chains */
+	uint64_t reserved[4];
+};
+
+/*
+ * Walk every level of a quiescent tree (no writer running): each node is
+ * read from every live member of its group and checked against the
+ * others and against its neighbours.  0 when all is well, -EUCLEAN when
+ * anything counted in the report is not zero, -EIO for an image that
+ * stays corrupt.
+ */
+int ds_btree_verify(struct ds_btree *t, struct ds_btree_verify_report *r);
 
 /*
  * Slope (DSUSER_1.5): live migration of objects between nodes without

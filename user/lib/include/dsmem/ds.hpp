@@ -853,6 +853,25 @@ public:
 
 	void reset_stats() { ds_btree_stats_reset(get()); }
 
+	result<std::vector<ds_btree_member>> members() const
+	{
+		std::vector<ds_btree_member> m(DS_BTREE_SEGS_MAX * DS_BTREE_REPLICAS_MAX);
+		size_t n = 0;
+		if (int r = ds_btree_members(get(), m.data(), m.size(), &n))
+			return error{r, {}};
+		m.resize(n);
+		return m;
+	}
+	// The report also when the walk found something wrong (-EUCLEAN).
+	result<ds_btree_verify_report> verify() const
+	{
+		ds_btree_verify_report rep{};
+		int r = ds_btree_verify(get(), &rep);
+		if (r && r != -EUCLEAN)
+			return error{r, {}};
+		return rep;
+	}
+
 private:
 	struct closer {
 		void operator()(ds_btree *t) const { ds_btree_close(t); }
