@@ -493,3 +493,14 @@ DS_EXPORT int ds_btree_verify(struct ds_btree *t, struct ds_btree_verify_report 
 		WITH_SESSION(t, t->t.verify<vnode_view>(s, r));
 	WITH_SESSION(t, t->t.verify<node_view>(s, r));
 }
+
+DS_EXPORT int ds_btree_spare_add(struct ds_btree *t, uint64_t seg)
+{
+	uint64_t size = 0;
+
+	if (!t || DSMEM_GADDR_OFF(seg) || !DSMEM_GADDR_NODE(seg))
+		return -EINVAL;
+	if (int ret = granted_sizes(t->t.node_id_, &seg, 1, &size))
+		return ret;
+	WITH_SESSION(t, t->t.spare_add(s, seg, size));
+}

@@ -38,6 +38,7 @@ inline constexpr uint32_t lease_default_ms = 1000;
 inline constexpr uint32_t lease_min_ms = 20;
 inline constexpr uint32_t lease_max_ms = 600000;	// fits a slot's 20 bits
 inline constexpr uint32_t hop_max = 64;		// B-link moves in one search
+inline constexpr uint32_t spares_max = 8;	// segments waiting for a repair
 inline constexpr uint32_t reuse_grace_ms = 2000;	// freed memory rests
 
 // ---- superblock: segment 0, offset 0 ----
@@ -52,7 +53,8 @@ inline constexpr uint32_t reuse_grace_ms = 2000;	// freed memory rests
 // nonce, so a tag outlives neither.
 struct client_slot {
 	uint64_t word;
-	uint64_t reserved;
+	uint64_t acked;		// replicated trees: the view epoch this
+				// client writes by (see replica.cpp)
 };
 
 inline constexpr unsigned slot_nonce_shift = 40;
@@ -101,11 +103,14 @@ struct superblock {
 	client_slot clients[clients_max];
 	// feature_replicas (the superblock is then on every member of group
 	// 0; segs[] names each group by its member 0):
-	uint64_t dead;		// excluded members, bit member_bit(g, m);
-				// bits are only ever set (CAS)
+	uint64_t view;		// excluded members (member_bit) | epoch, which
+				// counts changes of members[] (view_epoch)
+	uint64_t joining;	// members a repair is filling (member_bit)
 	uint64_t root_lock;	// lock word over the root word's changes
+	uint64_t repair_lock;	// held by the client repairing
 	uint32_t replicas;
 	uint32_t reserved3;
+	uint64_t spares[spares_max];	// segments for repairs; 0: none
 	uint64_t members[DS_BTREE_SEGS_MAX][DS_BTREE_REPLICAS_MAX];
 };
 static_assert(offsetof(superblock, root) == 32);
@@ -113,12 +118,21 @@ static_assert(offsetof(superblock, node_ids) == 40);
 static_assert(offsetof(superblock, key_max) == 48);
 static_assert(offsetof(superblock, segs) == 64);
 static_assert(offsetof(superblock, clients) == 512);
-static_assert(offsetof(superblock, dead) == 1536);
+static_assert(offsetof(superblock, view) == 1536);
+static_assert(offsetof(superblock, joining) == 1544);
 static_assert(sizeof(superblock) <= seg_hdr_off);
 
 inline constexpr uint64_t sb_off_root = offsetof(superblock, root);
-inline constexpr uint64_t sb_off_dead = offsetof(superblock, dead);
+inline constexpr uint64_t sb_off_view = offsetof(superblock, view);
+inline constexpr uint64_t sb_off_joining = offsetof(superblock, joining);
 inline constexpr uint64_t sb_off_root_lock = offsetof(superblock, root_lock);
+inline constexpr uint64_t sb_off_repair_lock = offsetof(superblock, repair_lock);
+inline constexpr uint64_t sb_off_spares = offsetof(superblock, spares);
+inline constexpr uint64_t sb_off_members = offsetof(superblock, members);
+inline constexpr uint64_t members_mask = (1ULL << (DS_BTREE_SEGS_MAX * DS_BTREE_REPLICAS_MAX)) - 1;
+inline constexpr unsigned view_epoch_shift = 48;
+inline constexpr uint64_t view_epoch(uint64_t view) { return view >> view_epoch_shift; }
+inline constexpr uint64_t view_dead(uint64_t view) { return view & members_mask; }
 inline constexpr unsigned member_bit(unsigned group, unsigned m)
 {
 	return group * DS_BTREE_REPLICAS_MAX + m;
@@ -138,6 +152,10 @@ inline constexpr uint64_t sb_off_node_ids = offsetof(superblock, node_ids);
 inline constexpr uint64_t client_slot_off(uint32_t i)
 {
 	return offsetof(superblock, clients) + i * sizeof(client_slot);
+}
+inline constexpr uint64_t client_acked_off(uint32_t i)
+{
+	return client_slot_off(i) + offsetof(client_slot, acked);
 }
 
 // ---- every segment's header, at seg_hdr_off ----

@@ -71,23 +71,25 @@ int tree::fail_over(session &s, int err)
 	if (!replicated())
 		return err;
 	for (unsigned g = 0; g < nsegs_; g++) {
-		uint64_t lost = 0;
+		uint64_t lost = 0, lost_live = 0;
 		unsigned live = 0;
 
 		for (unsigned m = 0; m < replicas_; m++) {
-			if (!member_live(g, m))
+			if (!member_writable(g, m))
 				continue;
-			live++;
+			live += member_live(g, m);
 			// alone: a batch naming a vanished node may be
 			// refused whole
 			batch b(s);
 			b.read(members_[g][m] + seg_hdr_off, s.word(session::w_probe), 8);
-			if (b.run(batch::k_other))
-				lost |= 1ULL << member_bit(g, m);
+			if (!b.run(batch::k_other))
+				continue;
+			lost |= 1ULL << member_bit(g, m);
+			lost_live += member_live(g, m);
 		}
 		// every member of a group unreachable says more about this
 		// client's own path than about the members
-		if (lost && std::popcount(lost) == static_cast<int>(live))
+		if (lost_live && lost_live == live)
 			return err;
 		gone |= lost;
 	}
@@ -97,67 +99,87 @@ int tree::fail_over(session &s, int err)
 int tree::exclude(session &s, uint64_t gone)
 {
 	std::lock_guard g(view_m_);
-	uint64_t was = dead_.fetch_or(gone);
-	uint64_t *old = s.word(session::w_probe);
+	// a member being filled that fails stops being written; the
+	// repair finds out and gives up on it
+	uint64_t joiners = gone & joining_.fetch_and(~gone);
+	uint64_t was = view_.fetch_or(gone & ~joiners);
 
-	if (!(gone & ~was))
+	gone &= ~joiners & ~was;
+	if (!gone)
 		return 0;	// another thread was first
-	s.st.members_excluded.fetch_add(static_cast<uint64_t>(std::popcount(gone & ~was)),
+	s.st.members_excluded.fetch_add(static_cast<uint64_t>(std::popcount(gone)),
 					std::memory_order_relaxed);
-	// record it on every live member of group 0, merging what others
-	// recorded; again if a member was lost meanwhile
-	for (unsigned round = 0; round < 2 * DS_BTREE_REPLICAS_MAX; round++) {
-		uint64_t at_start = dead_.load();
-
-		for (unsigned m = 0; m < replicas_; m++) {
-			uint64_t a = members_[0][m] + sb_off_dead, seen = 0;
-
-			for (unsigned i = 0; member_live(0, m); i++) {
-				uint64_t want = seen | dead_.load();
-				batch b(s);
-
-				if (want == seen)
-					break;
-				b.cas(a, seen, want, old);
-				if (b.run(batch::k_other)) {
-					// this one is lost too, unless it is
-					// group 0's last
-					unsigned live = 0;
-					for (unsigned k = 0; k < replicas_; k++)
-						live += member_live(0, k);
-					if (live == 1)
-						return -EHOSTDOWN;
-					dead_.fetch_or(1ULL << member_bit(0, m));
-					s.st.members_excluded.fetch_add(1, std::memory_order_relaxed);
-					break;
-				}
-				if (*old == seen)
-					break;
-				seen = *old;
-				dead_.fetch_or(seen);
-				if (i > 64)
-					return -EAGAIN;
-			}
-		}
-		if (dead_.load() == at_start)
-			return 0;
-	}
-	return -EAGAIN;
+	repair_cv_.notify_all();
+	return view_cas(s, sb_off_view, view_dead(view_.load()), 0, false);
 }
 
-int tree::learn_dead(session &s)
+// (view_m_ held)
+int tree::view_cas(session &s, uint64_t off, uint64_t set, uint64_t clear, bool bump,
+		   unsigned also_g0)
+{
+	uint64_t *old = s.word(session::w_probe);
+
+	for (unsigned m = 0; m < replicas_; m++) {
+		uint64_t a = members_[0][m] + off;
+		uint64_t seen = off == sb_off_view ? view_.load() : joining_.load();
+
+		if (!member_writable(0, m) && m != also_g0)
+			continue;
+		for (unsigned i = 0;; i++) {
+			uint64_t want = (seen | set) & ~clear;
+			batch b(s);
+
+			if (bump)	// one more than what this handle holds
+				want = view_dead(want) |
+				       (view_epoch(view_.load()) + 1) << view_epoch_shift;
+			if (want == seen && i)
+				break;
+			b.cas(a, seen, want, old);
+			if (b.run(batch::k_other)) {
+				// this one is lost too, unless it is group 0's
+				// last: then the tree is
+				unsigned live = 0;
+				for (unsigned k = 0; k < replicas_; k++)
+					live += member_live(0, k);
+				if (live == 1 && member_live(0, m))
+					return -EHOSTDOWN;
+				if (member_live(0, m))
+					s.st.members_excluded.fetch_add(1, std::memory_order_relaxed);
+				view_.fetch_or(1ULL << member_bit(0, m));
+				joining_.fetch_and(~(1ULL << member_bit(0, m)));
+				set |= off == sb_off_view ? 1ULL << member_bit(0, m) : 0;
+				m = ~0u;	// the others again, with this one
+				break;
+			}
+			if (*old == seen)
+				break;
+			seen = *old;
+			if (i > 64)
+				return -EAGAIN;
+		}
+	}
+	return 0;
+}
+
+// What group 0's live members say, merged: the highest epoch wins (a
+// repair changed members[] then), and the dead bits of every member at
+// that epoch add up.
+int tree::learn_view(session &s)
 {
 	uint64_t *w = s.word(session::w_lock);
+	uint64_t view = 0, joining = 0;
+	int best = -1;
 
 	if (!replicated())
 		return 0;
+	static_assert(sb_off_joining == sb_off_view + 8);
 	for (;;) {
 		batch b(s);
 
 		for (unsigned m = 0; m < replicas_; m++) {
-			w[m] = 0;
+			w[2 * m] = w[2 * m + 1] = 0;
 			if (member_live(0, m))
-				b.read(members_[0][m] + sb_off_dead, &w[m], 8);
+				b.read(members_[0][m] + sb_off_view, &w[2 * m], 16);
 		}
 		int ret = b.run(batch::k_other);
 		if (!ret)
@@ -165,9 +187,90 @@ int tree::learn_dead(session &s)
 		if ((ret = fail_over(s, ret)))
 			return ret;
 	}
-	for (unsigned m = 0; m < replicas_; m++)
-		dead_.fetch_or(w[m]);
-	return 0;
+	for (unsigned m = 0; m < replicas_; m++) {
+		if (!member_live(0, m))
+			continue;
+		if (best < 0 || view_epoch(w[2 * m]) > view_epoch(view)) {
+			best = static_cast<int>(m);
+			view = w[2 * m];
+			joining = w[2 * m + 1];
+		} else if (view_epoch(w[2 * m]) == view_epoch(view)) {
+			view |= view_dead(w[2 * m]);
+		}
+	}
+	if (best < 0)
+		return -EHOSTDOWN;
+	if (view_epoch(view) <= view_epoch(view_.load())) {
+		uint64_t was = view_.fetch_or(view_epoch(view) == view_epoch(view_.load()) ?
+					      view_dead(view) : 0);
+		if (view_dead(view) & ~was)
+			repair_cv_.notify_all();
+		return 0;
+	}
+	// a repair moved on: its members[] too, from the same member
+	auto sbk = std::make_unique<superblock>();
+	uint8_t *tmp = s.node(session::s_node4);
+	uint32_t len = sizeof(sbk->members);
+
+	for (uint32_t done = 0; done < len; done += node_size_) {
+		uint32_t n = std::min(node_size_, len - done);
+		batch b(s);
+
+		b.read(members_[0][best] + sb_off_members + done, tmp, n);
+		if (int ret = b.run(batch::k_other))
+			return fail_over(s, ret) ? ret : -EAGAIN;	// next beat
+		std::memcpy(reinterpret_cast<uint8_t *>(sbk->members) + done, tmp, n);
+	}
+	return install(s, view, joining, sbk.get());
+}
+
+// Take a newer view: the members a repair changed, then the view itself;
+// then tell the repair (acked) that this handle writes by it.
+int tree::install(session &s, uint64_t view, uint64_t joining, const superblock *sb)
+{
+	{
+		std::lock_guard g(view_m_);
+		uint64_t cur = view_.load(), changed = 0;
+
+		if (view_epoch(view) <= view_epoch(cur))
+			return 0;
+		for (unsigned g0 = 0; g0 < nsegs_; g0++) {
+			for (unsigned m = 0; m < replicas_; m++) {
+				uint64_t seg = sb->members[g0][m];
+				if (seg == members_[g0][m].load())
+					continue;
+				// a segment no create could name: keep ours
+				if (DSMEM_GADDR_OFF(seg) || !DSMEM_GADDR_NODE(seg))
+					continue;
+				changed |= 1ULL << member_bit(g0, m);
+				members_[g0][m].store(seg);
+			}
+		}
+		// a slot a repair refilled is as the repair says; the others
+		// keep what this handle found dead
+		joining_.store(joining & members_mask);
+		view_.store(view_dead(view) | (view_dead(cur) & ~changed & ~joining) |
+			    (view_epoch(view) << view_epoch_shift));
+	}
+	return ack(s);
+}
+
+int tree::ack(session &s)
+{
+	uint64_t *e = s.word(session::w_tmp);
+
+	*e = view_epoch(view_.load());
+	for (;;) {
+		batch b(s);
+		for (unsigned m = 0; m < replicas_; m++)
+			if (member_writable(0, m))
+				b.write(members_[0][m] + client_acked_off(slot_ - 1), e, 8);
+		int ret = b.run(batch::k_other);
+		if (!ret)
+			return 0;
+		if ((ret = fail_over(s, ret)))
+			return ret;
+	}
 }
 
 // ---- reads, writes and atomics on every member ----
@@ -206,7 +309,7 @@ int tree::write_new(session &s, uint64_t a, const void *src, uint32_t len)
 		if (primary_of(g) < 0)
 			return -EHOSTDOWN;
 		for (unsigned m = 0; m < replicas_; m++)
-			if (member_live(g, m))
+			if (member_writable(g, m))
 				b.write(member_addr(a, m), src, len);
 		int ret = b.run(batch::k_write);
 		if (!ret)
@@ -246,7 +349,7 @@ int tree::cas_all(session &s, uint64_t a, uint64_t expect, uint64_t swap, uint64
 // ---- locks ----
 
 int tree::lock_r(session &s, uint64_t lock_a, uint64_t read_a, uint8_t *dst, uint32_t len,
-		 bool image)
+		 bool image, bool wait)
 {
 	unsigned g = group_of(lock_a);
 	uint64_t *res = s.word(session::w_lock);
@@ -325,6 +428,10 @@ int tree::lock_r(session &s, uint64_t lock_a, uint64_t read_a, uint8_t *dst, uin
 		ret = other == stolen ? 1 : steal_check(s, other, &w);
 		if (ret < 0)
 			goto out_release;
+		if (!ret && !wait) {
+			ret = -EBUSY;	// a live holder: the caller does not wait
+			goto out_release;
+		}
 		if (ret == 1) {
 			for (unsigned m = 0; m < replicas_; m++)
 				if (!mine[m])
@@ -384,7 +491,7 @@ int tree::resync(session &s, uint64_t addr, uint8_t *buf)
 	for (;;) {
 		batch b(s);
 		for (unsigned m = 0; m < replicas_; m++)
-			if (member_live(g, m))
+			if (member_writable(g, m))
 				b.write(member_addr(addr, m) + 8, buf + 8, node_size_ - 8);
 		int ret = b.run(batch::k_write);
 		if (!ret)
@@ -412,11 +519,11 @@ int tree::write_unlock_r(session &s, uint64_t lock_a, uint64_t write_a, const ui
 		if (first) {
 			unsigned fg = group_of(first);
 			for (unsigned m = 0; m < replicas_; m++)
-				if (member_live(fg, m))
+				if (member_writable(fg, m))
 					b.write(member_addr(first, m), first_buf, node_size_);
 		}
 		for (unsigned m = 0; m < replicas_; m++)
-			if (m != static_cast<unsigned>(p) && member_live(g, m))
+			if (m != static_cast<unsigned>(p) && member_writable(g, m))
 				b.write(member_addr(write_a, m), src, len);
 		if (!b.size() || !(ret = b.run(batch::k_write)))
 			break;
@@ -469,7 +576,8 @@ int tree::write_images_r(session &s, std::initializer_list<std::pair<uint64_t, u
 				if (p < 0)
 					return -EHOSTDOWN;
 				for (unsigned m = 0; m < replicas_; m++)
-					if (member_live(g, m) && (m == static_cast<unsigned>(p)) == !!primaries)
+					if (member_writable(g, m) &&
+					    (m == static_cast<unsigned>(p)) == !!primaries)
 						b.write(member_addr(addr, m) + 8, buf + 8, node_size_ - 8);
 			}
 			int ret = b.size() ? b.run(batch::k_write) : 0;
@@ -484,7 +592,8 @@ int tree::write_images_r(session &s, std::initializer_list<std::pair<uint64_t, u
 
 // ---- shared words ----
 
-int tree::root_cas(session &s, uint64_t word, uint64_t next, uint64_t *seen)
+int tree::root_cas(session &s, uint64_t word, uint64_t next, uint64_t *seen, uint64_t fresh,
+		   const uint8_t *fresh_buf, uint64_t joining_then)
 {
 	batch b(s);
 
@@ -504,6 +613,14 @@ int tree::root_cas(session &s, uint64_t word, uint64_t next, uint64_t *seen)
 	*seen = *cur;
 	if (*cur != word) {
 		ret = unlock_r(s, lock_a);
+		goto out_local;
+	}
+	// a repair that began since the new root was written copies the
+	// root word under this lock: the spare must not get a pointer to a
+	// node it lacks
+	if (fresh && (joining() & ~joining_then) &&
+	    (ret = write_new(s, fresh, fresh_buf, node_size_))) {
+		(void)unlock_r(s, lock_a);
 		goto out_local;
 	}
 	*cur = next;
@@ -555,7 +672,7 @@ int tree::claim_r(session &s, uint32_t i, uint64_t expect, uint64_t mine, bool *
 		all &= res[m] == res_none || res[m] == expect || res[m] == mine;
 	if (all) {
 		*won = true;
-		return 0;
+		return write_joiners(s, sb(client_slot_off(i)), mine);
 	}
 	// another client got some: give back what we got
 	for (unsigned m = 0; m < replicas_; m++) {
@@ -579,14 +696,36 @@ int tree::heartbeat_r(session &s, uint64_t next)
 	for (unsigned m = 0; m < replicas_; m++)
 		if (res[m] != res_none && res[m] != slot_word_ && res[m] != next)
 			return 1;
-	return learn_dead(s);
+	if ((ret = write_joiners(s, sb(client_slot_off(slot_ - 1)), next)))
+		return ret;
+	return learn_view(s);
+}
+
+// A member of group 0 being filled has no CAS to take part in (its words
+// are not the others' yet): it gets what the CAS left on the others.
+int tree::write_joiners(session &s, uint64_t a, uint64_t word)
+{
+	uint64_t *w = s.word(session::w_tmp);
+
+	*w = word;
+	for (;;) {
+		batch b(s);
+		for (unsigned m = 0; m < replicas_; m++)
+			if (!member_live(0, m) && member_writable(0, m))
+				b.write(member_addr(a, m), w, 8);
+		int ret = b.size() ? b.run(batch::k_other) : 0;
+		if (!ret)
+			return 0;
+		if ((ret = fail_over(s, ret)))
+			return ret;
+	}
 }
 
 // ---- what the members are ----
 
 int tree::members(session &s, ds_btree_member *out, size_t n, size_t *count)
 {
-	if (int ret = learn_dead(s))
+	if (int ret = learn_view(s))
 		return ret;
 	*count = static_cast<size_t>(nsegs_) * replicas_;
 	if (*count > n)
@@ -599,11 +738,443 @@ int tree::members(session &s, ds_btree_member *out, size_t n, size_t *count)
 			o.seg = members_[g][m];
 			o.group = g;
 			o.index = static_cast<uint8_t>(m);
-			o.state = member_live(g, m) ? DS_BTREE_MEMBER_LIVE : DS_BTREE_MEMBER_DEAD;
+			o.state = member_live(g, m)     ? DS_BTREE_MEMBER_LIVE :
+				  member_writable(g, m) ? DS_BTREE_MEMBER_JOINING :
+							  DS_BTREE_MEMBER_DEAD;
 			o.primary = p == static_cast<int>(m);
 		}
 	}
 	return 0;
+}
+
+// ---- repair: a spare in an excluded member's place ----
+//
+// One client at a time (repair_lock), in the background, with no CPU of
+// any memory node:
+// 1. it names the spare as the member's (members[]), joining, in a new
+//    epoch;
+// 2. it waits until every client has acknowledged that epoch (its slot's
+//    acked word), or was presumed dead: from then on every write goes to
+//    the spare too, as anything written after a lock taken after that;
+// 3. it copies what the spare lacks: the group's segment header; for
+//    group 0, the superblock and the root word; then every node of the
+//    group and every out-of-line value in it, each under its leaf's or
+//    node's lock;
+// 4. it makes the spare a live member, in one more epoch.
+// A repairer that dies leaves the spare joining; the next one fills it
+// again from the start.  A spare that fails while it is filled is given
+// up (its slot stays excluded, the next spare is tried).
+
+void tree::repair_loop()
+{
+	std::unique_ptr<session> s;
+	std::unique_lock g(repair_m_);
+
+	if (make_session(&s))
+		return;
+	while (!repair_stop_) {
+		repair_cv_.wait_for(g, std::chrono::milliseconds(2 * lease_ms_));
+		if (repair_stop_ || fenced())
+			break;
+		if (!view_dead(view_.load()) && !joining_.load())
+			continue;
+		g.unlock();
+		(void)repair(*s);
+		g.lock();
+	}
+}
+
+int tree::repair(session &s)
+{
+	auto sbk = std::make_unique<superblock>();
+	uint64_t lock_a = sb(sb_off_repair_lock);
+	unsigned g = 0, m = 0;
+	int ret;
+
+	locks_.lock(lock_a);
+	ret = lock_r(s, lock_a, sb(sb_off_view), reinterpret_cast<uint8_t *>(s.word(session::w_tmp)),
+		     8, false, false);
+	if (ret)
+		goto out_local;
+	if ((ret = learn_view(s)) || (ret = load_superblock(s, sbk.get())))
+		goto out_unlock;
+	ret = repair_start(s, *sbk, &g, &m);
+	if (ret <= 0)
+		goto out_unlock;
+	ret = await_acks(s, view_epoch(view_.load()));
+	if (!ret)
+		ret = fill(s, g, m);
+	{
+		uint64_t bit = 1ULL << member_bit(g, m);
+		std::lock_guard vg(view_m_);
+		int cret;
+
+		if (!ret && !(joining_.load() & bit))
+			ret = -EHOSTDOWN;	// the spare failed meanwhile
+		// joining first, then the view: a client that sees the new
+		// epoch sees the spare's new state with it
+		cret = view_cas(s, sb_off_joining, 0, bit, false);
+		if (!cret)
+			cret = view_cas(s, sb_off_view, 0, ret ? 0 : bit, true);
+		joining_.fetch_and(~bit);
+		view_.store((view_dead(view_.load()) & ~(ret ? 0 : bit)) |
+			    (view_epoch(view_.load()) + 1) << view_epoch_shift);
+		// (the repair's session is the repair thread's own: the
+		// handle's counters get it)
+		if (!ret)
+			retired_.members_repaired.fetch_add(1, std::memory_order_relaxed);
+		ret = ret ? ret : cret;
+	}
+	{
+		int aret = ack(s);
+		ret = ret ? ret : aret;
+	}
+out_unlock:
+	(void)unlock_r(s, lock_a);
+out_local:
+	locks_.unlock(lock_a);
+	return ret == -EBUSY ? 0 : ret;
+}
+
+// Under the repair lock.  1: (g, m) is to be filled, named in the view
+// and acknowledged by this handle; 0: nothing to do.
+int tree::repair_start(session &s, superblock &sbk, unsigned *g, unsigned *m)
+{
+	uint64_t dead = view_dead(view_.load()), joining = joining_.load();
+	uint32_t nspares = 0;
+
+	for (uint64_t seg : sbk.spares)
+		nspares += seg != 0;
+	spares_.store(nspares);
+	if (joining) {
+		// a repairer died: fill it again, from the start
+		unsigned bit = static_cast<unsigned>(std::countr_zero(joining));
+		*g = bit / DS_BTREE_REPLICAS_MAX;
+		*m = bit % DS_BTREE_REPLICAS_MAX;
+		return 1;
+	}
+	for (unsigned gi = 0; gi < nsegs_; gi++) {
+		if (primary_of(gi) < 0)
+			continue;	// nothing left to fill it from
+		for (unsigned mi = 0; mi < replicas_; mi++) {
+			if (!(dead >> member_bit(gi, mi) & 1))
+				continue;
+			for (uint32_t i = 0; i < spares_max; i++) {
+				uint64_t seg = sbk.spares[i];
+				bool clash = !seg;
+				for (unsigned k = 0; k < replicas_ && !clash; k++)
+					clash = k != mi && member_writable(gi, k) &&
+						DSMEM_GADDR_NODE(members_[gi][k].load()) ==
+							DSMEM_GADDR_NODE(seg);
+				if (clash)
+					continue;
+				*g = gi;
+				*m = mi;
+				return name_spare(s, gi, mi, i, seg);
+			}
+		}
+	}
+	return 0;
+}
+
+int tree::name_spare(session &s, unsigned g, unsigned m, uint32_t i, uint64_t seg)
+{
+	uint64_t bit = 1ULL << member_bit(g, m);
+	uint64_t *w = s.word(session::w_tmp), *zero = s.word(session::w_lock);
+	int ret;
+
+	{
+		std::lock_guard vg(view_m_);
+
+		*w = seg;
+		*zero = 0;
+		// the spare's segment in the excluded slot (nobody reads an
+		// excluded slot's segment), out of the spares
+		for (;;) {
+			batch b(s);
+			for (unsigned k = 0; k < replicas_; k++) {
+				if (!member_writable(0, k))
+					continue;
+				b.write(members_[0][k] + sb_off_members +
+						(g * DS_BTREE_REPLICAS_MAX + m) * 8, w, 8);
+				b.write(members_[0][k] + sb_off_spares + i * 8, zero, 8);
+			}
+			ret = b.run(batch::k_other);
+			if (!ret || (ret = fail_over(s, ret)))
+				break;
+		}
+		if (ret)
+			return ret;
+		members_[g][m].store(seg);
+		if ((ret = view_cas(s, sb_off_joining, bit, 0, false)) ||
+		    (ret = view_cas(s, sb_off_view, 0, 0, true)))
+			return ret;
+		joining_.fetch_or(bit);
+		view_.store(view_dead(view_.load()) |
+			    (view_epoch(view_.load()) + 1) << view_epoch_shift);
+		spares_.fetch_sub(1);
+	}
+	if ((ret = ack(s)))
+		return ret;
+	return 1;
+}
+
+// Every client that holds a slot has acknowledged epoch, or its slot
+// stood still for twice its lease and is now declared dead (a CAS of the
+// word as seen, as a lock's holder is; it writes no more).
+int tree::await_acks(session &s, uint64_t epoch)
+{
+	auto sbk = std::make_unique<superblock>();
+	uint64_t seen[clients_max] = {};
+	clock::time_point since[clients_max];
+	auto start = clock::now();
+	uint64_t *res = s.word(session::w_unlock);
+
+	for (;;) {
+		uint32_t longest = lease_ms_;
+		bool all = true;
+
+		if (int ret = load_superblock(s, sbk.get()))
+			return ret;
+		for (uint32_t i = 0; i < clients_max; i++) {
+			const client_slot &c = sbk->clients[i];
+			uint32_t lease = slot_lease(c.word) ? slot_lease(c.word) : lease_ms_;
+
+			if (!c.word || i == slot_ - 1 || c.acked >= epoch)
+				continue;
+			all = false;
+			longest = std::max(longest, lease);
+			if (c.word != seen[i]) {
+				seen[i] = c.word;
+				since[i] = clock::now();
+				continue;
+			}
+			if (clock::now() - since[i] < std::chrono::milliseconds(2 * lease))
+				continue;
+			if (int ret = cas_all(s, sb(client_slot_off(i)), c.word, 0, res))
+				return ret;
+			bool gone = true;
+			for (unsigned k = 0; k < replicas_; k++)
+				gone &= res[k] == res_none || res[k] == c.word || res[k] == 0;
+			if (gone)
+				(void)write_joiners(s, sb(client_slot_off(i)), 0);
+		}
+		if (all)
+			return 0;
+		if (clock::now() - start > std::chrono::milliseconds(4 * longest + 10000))
+			return -ETIMEDOUT;
+		std::this_thread::sleep_for(std::chrono::milliseconds(10));
+	}
+}
+
+// One write to the member being filled; -EHOSTDOWN when it failed.
+int tree::write_spare(session &s, uint64_t dst, const void *src, uint32_t len)
+{
+	batch b(s);
+
+	b.write(dst, src, len);
+	int ret = b.run(batch::k_write);
+	if (ret && !(ret = fail_over(s, ret)))
+		ret = -EHOSTDOWN;
+	return ret;
+}
+
+int tree::fill(session &s, unsigned g, unsigned m)
+{
+	uint64_t dst = members_[g][m].load();
+	uint8_t *buf = s.node(session::s_node4);
+	uint64_t lock_a = segs_[g] + seg_off_cursor_lock;
+	int ret;
+
+	// the segment header, under the cursor's lock
+	static_assert(sizeof(seg_header) <= DS_BTREE_NODE_MIN);
+	locks_.lock(lock_a);
+	ret = lock_r(s, lock_a, segs_[g] + seg_hdr_off, buf, sizeof(seg_header), false);
+	if (!ret) {
+		reinterpret_cast<seg_header *>(buf)->cursor_lock = 0;
+		ret = write_spare(s, dst + seg_hdr_off, buf, sizeof(seg_header));
+		int uret = unlock_r(s, lock_a);
+		ret = ret ? ret : uret;
+	}
+	locks_.unlock(lock_a);
+	if (!ret && !g)
+		ret = fill_superblock(s, dst);
+	if (!ret)
+		ret = bytes_keys() ? fill_nodes<vnode_view>(s, g, m) : fill_nodes<node_view>(s, g, m);
+	return ret;
+}
+
+int tree::fill_superblock(session &s, uint64_t dst)
+{
+	auto sbk = std::make_unique<superblock>();
+	uint8_t *tmp = s.node(session::s_node4);
+	uint32_t longest = lease_ms_;
+	int ret;
+
+	if ((ret = load_superblock(s, sbk.get())))
+		return ret;
+	sbk->root_lock = sbk->repair_lock = 0;	// the spare's are not held
+	for (const client_slot &c : sbk->clients)
+		longest = std::max(longest, slot_lease(c.word));
+	{
+		// the view words as this handle has them; CASes merge the
+		// rest in from here on
+		std::lock_guard vg(view_m_);
+		sbk->view = view_.load();
+		sbk->joining = joining_.load();
+		for (uint32_t done = 0; done < sizeof(*sbk); done += node_size_) {
+			uint32_t n = std::min<uint32_t>(node_size_, sizeof(*sbk) - done);
+			std::memcpy(tmp, reinterpret_cast<uint8_t *>(sbk.get()) + done, n);
+			if ((ret = write_spare(s, dst + done, tmp, n)))
+				return ret;
+		}
+	}
+	// the slots as copied may be older than their owners' beats, which
+	// write the spare too: two beats of everyone's overwrite them
+	std::this_thread::sleep_for(std::chrono::milliseconds(longest / 2 + 1));
+	// the root word, under the lock of its changes
+	uint64_t lock_a = sb(sb_off_root_lock);
+	uint64_t *w = s.word(session::w_tmp);
+	locks_.lock(lock_a);
+	ret = lock_r(s, lock_a, sb(sb_off_root), reinterpret_cast<uint8_t *>(w), 8, false);
+	if (!ret) {
+		ret = write_spare(s, dst + sb_off_root, w, 8);
+		int uret = unlock_r(s, lock_a);
+		ret = ret ? ret : uret;
+	}
+	locks_.unlock(lock_a);
+	return ret;
+}
+
+// Level by level, as verify walks: each node of group g, and each
+// out-of-line value in g, copied to member m under its node's lock.
+template <class N>
+int tree::fill_nodes(session &s, unsigned g, unsigned m)
+{
+	uint8_t *buf = s.node(session::s_node0), *blobs = s.blobs();
+	N n(buf, node_size_);
+	uint64_t first, dst = members_[g][m].load();
+	unsigned restarts = 0;
+
+	if (int ret = root_image(s, buf, &first, true, nullptr))
+		return ret;
+	for (int level = n.hdr().level; level >= 0 && first; level--) {
+		uint64_t a = first, level_first = first;
+
+		first = 0;
+		while (a) {
+			bool in_g = group_of(a) == g;
+			bool values = !level && !inline_values();
+			bool locked = in_g || values;
+			int ret = locked ? lock_read(s, a, buf) : read_node(s, a, buf);
+
+			if (ret)
+				return ret;
+			if (n.hdr().level != level || (n.hdr().flags & node_free)) {
+				// the level changed under the walk: again
+				if (locked)
+					(void)unlock(s, a);
+				if (++restarts > restarts_max)
+					return -EAGAIN;
+				a = level_first;
+				continue;
+			}
+			if (level && !first)
+				first = n.hdr().leftmost;
+			batch b(s);
+			size_t nb = 0;
+			for (uint32_t i = 0; values && i < n.count(); i++) {
+				uint64_t v = n.val_at(i);
+				if (!valid_blob_ptr(v) || group_of(v) != g)
+					continue;
+				b.read(primary_addr(v), blobs + nb++ * blob_size(), blob_size());
+			}
+			if (nb && (ret = b.run(batch::k_read)))
+				ret = fail_over(s, ret) ? ret : -EAGAIN;
+			for (uint32_t i = 0, k = 0; !ret && values && i < n.count(); i++) {
+				uint64_t v = n.val_at(i);
+				if (valid_blob_ptr(v) && group_of(v) == g)
+					b.write(dst + (v - segs_[g]), blobs + k++ * blob_size(), blob_size());
+			}
+			uint64_t tag = n.hdr().lock;
+			if (!ret && in_g) {
+				// the spare's lock word: free (ours is on the others)
+				n.hdr().lock = 0;
+				b.write(dst + (a - segs_[g]), buf, node_size_);
+			}
+			if (!ret && b.size() && (ret = b.run(batch::k_write)) &&
+			    !(ret = fail_over(s, ret)))
+				ret = -EHOSTDOWN;
+			n.hdr().lock = tag;
+			uint64_t next = (n.hdr().flags & node_high_inf) ? 0 : n.hdr().sibling;
+			int uret = locked ? unlock(s, a) : 0;
+			if (ret || uret)
+				return ret ? ret : uret;
+			a = next;
+		}
+	}
+	return 0;
+}
+
+template int tree::fill_nodes<node_view>(session &, unsigned, unsigned);
+template int tree::fill_nodes<vnode_view>(session &, unsigned, unsigned);
+
+int tree::spare_add(session &s, uint64_t seg, uint64_t size)
+{
+	auto sbk = std::make_unique<superblock>();
+	uint64_t lock_a = sb(sb_off_repair_lock);
+	uint64_t *w = s.word(session::w_tmp);
+	int ret;
+
+	if (!replicated())
+		return -EOPNOTSUPP;
+	for (unsigned g = 0; g < nsegs_; g++) {
+		if (size < seg_size_[g])
+			return -ENOSPC;
+		for (unsigned m = 0; m < replicas_; m++)
+			if (members_[g][m].load() == seg)
+				return -EEXIST;
+	}
+	locks_.lock(lock_a);
+	if ((ret = lock_r(s, lock_a, sb(sb_off_view), reinterpret_cast<uint8_t *>(w), 8, false)))
+		goto out_local;
+	if ((ret = load_superblock(s, sbk.get())))
+		goto out_unlock;
+	{
+		uint32_t i = spares_max;
+
+		ret = -ENOSPC;
+		for (uint32_t k = spares_max; k-- > 0;) {
+			if (sbk->spares[k] == seg)
+				ret = -EEXIST;
+			if (!sbk->spares[k])
+				i = k;
+		}
+		if (ret == -EEXIST || i == spares_max)
+			goto out_unlock;
+		*w = seg;
+		for (;;) {
+			batch b(s);
+			for (unsigned k = 0; k < replicas_; k++)
+				if (member_writable(0, k))
+					b.write(members_[0][k] + sb_off_spares + i * 8, w, 8);
+			ret = b.run(batch::k_other);
+			if (!ret || (ret = fail_over(s, ret)))
+				break;
+		}
+		if (!ret)
+			spares_.fetch_add(1);
+	}
+out_unlock:
+	{
+		int uret = unlock_r(s, lock_a);
+		ret = ret ? ret : uret;
+	}
+out_local:
+	locks_.unlock(lock_a);
+	if (!ret)
+		repair_cv_.notify_all();
+	return ret;
 }
 
 }  // namespace dsmem::btree

@@ -296,6 +296,7 @@ int tree::steal_check(session &s, uint64_t holder, lock_wait *w)
 				return 0;
 			}
 		}
+		(void)write_joiners(s, sb(client_slot_off(slot - 1)), 0);
 		return 1;
 	}
 	b.cas(sb(client_slot_off(slot - 1)), w->seen, 0, s.word(4));
@@ -553,7 +554,9 @@ int tree::claim_slot(session &s)
 				slot_word_ = mine;
 				tag_ = lock_tag(i, nonce);
 				last_beat_.store(clock::now().time_since_epoch().count());
-				return 0;
+				// the view this handle writes by (a repair waits
+				// for it)
+				return replicated() ? ack(s) : 0;
 			}
 		}
 		if (!round) {
@@ -623,7 +626,7 @@ int tree::open_members(const superblock &sb)
 		return 0;
 	}
 	if (sb.replicas < 2 || sb.replicas > DS_BTREE_REPLICAS_MAX || sb.layout != DS_BTREE_GENERAL ||
-	    sb.dead >> (member_bit(sb.nsegs - 1, DS_BTREE_REPLICAS_MAX - 1) + 1))
+	    view_dead(sb.view) >> (member_bit(sb.nsegs - 1, DS_BTREE_REPLICAS_MAX - 1) + 1))
 		return -EUCLEAN;
 	for (uint32_t g = 0; g < sb.nsegs; g++) {
 		if (sb.members[g][0] != sb.segs[g])
@@ -639,7 +642,10 @@ int tree::open_members(const superblock &sb)
 		}
 	}
 	replicas_ = sb.replicas;
-	dead_.store(sb.dead);
+	view_.store(sb.view);
+	joining_.store(sb.joining & members_mask);
+	for (uint64_t seg : sb.spares)
+		spares_.fetch_add(seg != 0);
 	return 0;
 }
 
@@ -699,14 +705,24 @@ int tree::open(const ds_btree_open_opts &o)
 	if (int ret = claim_slot(*s.get()))
 		return ret;
 	// what the other members of group 0 recorded too
-	if (int ret = learn_dead(*s.get()))
+	if (int ret = learn_view(*s.get()))
 		return ret;
 	hb_thread_ = std::thread([this] { heartbeat_loop(); });
+	if (replicated())
+		repair_thread_ = std::thread([this] { repair_loop(); });
 	return 0;
 }
 
 tree::~tree()
 {
+	if (repair_thread_.joinable()) {
+		{
+			std::lock_guard g(repair_m_);
+			repair_stop_ = true;
+		}
+		repair_cv_.notify_all();
+		repair_thread_.join();
+	}
 	if (hb_thread_.joinable()) {
 		{
 			std::lock_guard g(hb_m_);
@@ -728,6 +744,7 @@ tree::~tree()
 					(void)b.run(batch::k_other);
 				(void)cas_all(*s.get(), sb(client_slot_off(slot_ - 1)), slot_word_, 0,
 					      s.get()->word(session::w_unlock));
+				(void)write_joiners(*s.get(), sb(client_slot_off(slot_ - 1)), 0);
 				return;
 			}
 			b.cas(sb(client_slot_off(slot_ - 1)), slot_word_, 0, s.get()->word(0));

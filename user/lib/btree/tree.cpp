@@ -72,6 +72,17 @@ bool tree::valid_node_ptr(uint64_t a) const
 	return false;
 }
 
+bool tree::valid_blob_ptr(uint64_t a) const
+{
+	for (uint32_t i = 0; i < nsegs_; i++) {
+		if (gaddr_seg(a) != segs_[i])
+			continue;
+		uint64_t off = gaddr_off(a);
+		return !(a & 63) && off >= data_off && off <= seg_size_[i] - blob_size();
+	}
+	return false;
+}
+
 template <class N>
 tree::at tree::classify(const N &n, uint64_t a, key_t<N> key, unsigned level) const
 {
@@ -447,9 +458,11 @@ int tree::grow_root(session &s, uint64_t word, uint8_t *buf)
 		return ret;
 	t.hdr().version = 1;
 	seal_image(tbuf);
+	uint64_t joining_then = joining();
 	if (int ret = write_new(s, taddr, tbuf, node_size_))
 		return ret;
-	if (int ret = root_cas(s, word, root_next(word, taddr), s.word(1)))
+	if (int ret = root_cas(s, word, root_next(word, taddr), s.word(1), taddr, tbuf,
+			       joining_then))
 		return ret;
 	if (*s.word(1) != word) {
 		free_node(taddr);	// another client changed the root first
@@ -529,6 +542,7 @@ int tree::put(session &s, key_t<N> key, const void *val, size_t len)
 
 	if (len > value_size_ || (!val && len))
 		return -EINVAL;
+	uint64_t joining_then = joining();
 	if (inline_values())
 		std::memcpy(&v, val, len);
 	else if ((ret = write_blob(s, kind<N>::blob_key(key), val, len, &v)))
@@ -536,6 +550,15 @@ int tree::put(session &s, key_t<N> key, const void *val, size_t len)
 	ret = lock_for<N>(s, key, 0, buf, &addr);
 	if (ret)
 		goto err_blob;
+	// a repair that began since the value was written may have copied
+	// the leaf already: the spare must not get a pointer to a value it
+	// lacks (s.blobs() still holds it)
+	if (!inline_values() && (joining() & ~joining_then) &&
+	    (ret = write_new(s, v, s.blobs(), blob_size()))) {
+		release_lock(s, addr);
+		locks_.unlock(addr);
+		goto err_blob;
+	}
 	{
 		uint64_t old = 0;
 		int i = n.find(key);
@@ -898,7 +921,8 @@ int tree::info(session &s, ds_btree_info *out)
 	out->client_id = slot_;
 	out->key_max = key_max_;
 	out->replicas = replicas_;
-	out->members_dead = static_cast<uint32_t>(std::popcount(dead_.load()));
+	out->members_dead = static_cast<uint32_t>(std::popcount(view_dead(view_.load())));
+	out->spares = spares();
 	out->lock_lease_ms = lease_ms_;
 	return 0;
 }

@@ -231,12 +231,19 @@ public:
 	uint64_t member_addr(uint64_t a, unsigned m) const
 	{
 		unsigned g = group_of(a);
-		return members_[g][m] + (a - segs_[g]);
+		return members_[g][m].load(std::memory_order_relaxed) + (a - segs_[g]);
 	}
 	bool member_live(unsigned g, unsigned m) const
 	{
-		return !(dead_.load(std::memory_order_relaxed) >> member_bit(g, m) & 1);
+		return !(view_.load(std::memory_order_relaxed) >> member_bit(g, m) & 1);
 	}
+	// a live member, or one a repair is filling: writes go to both
+	bool member_writable(unsigned g, unsigned m) const
+	{
+		return member_live(g, m) ||
+		       (joining_.load(std::memory_order_relaxed) >> member_bit(g, m) & 1);
+	}
+	uint64_t joining() const { return joining_.load(std::memory_order_relaxed); }
 	int primary_of(unsigned g) const;	// -1: no member left
 	// Where a read of logical a goes now (a failing one, when none is
 	// left, so that the read reports it).
@@ -250,8 +257,13 @@ public:
 	// exclude those that fail (never a group's last).  0: some were,
 	// try again; err: the failure was not a member's.
 	int fail_over(session &s, int err);
-	// Merge the excluded members recorded on group 0 into this handle's.
-	int learn_dead(session &s);
+	// Merge what group 0 records of the members into this handle's
+	// view: excluded members, and a repair's changes (acknowledged).
+	int learn_view(session &s);
+	// A segment for repairs; the background repair (repair_loop) uses
+	// it when a member is excluded.
+	int spare_add(session &s, uint64_t seg, uint64_t size);
+	uint32_t spares() const { return spares_.load(std::memory_order_relaxed); }
 	int members(session &s, ds_btree_member *out, size_t n, size_t *count);
 	template <class N>
 	int verify(session &s, ds_btree_verify_report *r);
@@ -264,7 +276,11 @@ public:
 	int cas_all(session &s, uint64_t a, uint64_t expect, uint64_t swap, uint64_t *res);
 	static constexpr uint64_t res_none = ~0ULL;	// no lock or slot word
 	// The root word's change from word to next (*seen: what it was).
-	int root_cas(session &s, uint64_t word, uint64_t next, uint64_t *seen);
+	// fresh: the new root node, written while joining() was
+	// joining_then: written again to a member that joined since.
+	int root_cas(session &s, uint64_t word, uint64_t next, uint64_t *seen,
+		     uint64_t fresh = 0, const uint8_t *fresh_buf = nullptr,
+		     uint64_t joining_then = 0);
 
 	// public for the C ABI
 	uint32_t node_id_;
@@ -300,8 +316,10 @@ private:
 	enum class at { here, right, stale, corrupt };
 	template <class N>
 	at classify(const N &n, uint64_t a, key_t<N> key, unsigned level) const;
-	// A node address inside one of the tree's segments' node areas.
+	// A node address inside one of the tree's segments' node areas; an
+	// out-of-line value's likewise.
 	bool valid_node_ptr(uint64_t a) const;
+	bool valid_blob_ptr(uint64_t a) const;
 	template <class N>
 	int insert_separator(session &s, unsigned level, key_t<N> sep, uint64_t child);
 	template <class N>
@@ -335,7 +353,7 @@ private:
 	// bytes written back to the backups first, then to the primary with
 	// the unlocks; node images of a merge likewise.
 	int lock_r(session &s, uint64_t lock_a, uint64_t read_a, uint8_t *dst, uint32_t len,
-		   bool image);
+		   bool image, bool wait = true);
 	int write_unlock_r(session &s, uint64_t lock_a, uint64_t write_a, const uint8_t *src,
 			   uint32_t len, uint64_t first, const uint8_t *first_buf);
 	int unlock_r(session &s, uint64_t lock_a);
@@ -345,6 +363,24 @@ private:
 	int heartbeat_r(session &s, uint64_t next);
 	int claim_r(session &s, uint32_t i, uint64_t expect, uint64_t mine, bool *won);
 	int take_chunk_r(session &s, uint32_t g, uint64_t *off);
+	// the repair: a spare in an excluded member's place, filled from
+	// the others while the tree is in use (replica.cpp)
+	void repair_loop();
+	int repair(session &s);
+	int repair_start(session &s, superblock &sb, unsigned *g, unsigned *m);
+	int await_acks(session &s, uint64_t epoch);
+	int fill(session &s, unsigned g, unsigned m);
+	template <class N>
+	int fill_nodes(session &s, unsigned g, unsigned m);
+	int repair_commit(session &s, unsigned g, unsigned m);
+	int install(session &s, uint64_t view, uint64_t joining, const superblock *sb);
+	int ack(session &s);
+	int name_spare(session &s, unsigned g, unsigned m, uint32_t i, uint64_t seg);
+	int write_spare(session &s, uint64_t dst, const void *src, uint32_t len);
+	int fill_superblock(session &s, uint64_t dst);
+	int write_joiners(session &s, uint64_t a, uint64_t word);
+	int view_cas(session &s, uint64_t off, uint64_t set, uint64_t clear, bool bump,
+		     unsigned also_g0 = ~0u);
 
 	// the superblock's constants
 	uint32_t layout_ = DS_BTREE_GENERAL;
@@ -357,12 +393,21 @@ private:
 	uint32_t flags_ = 0;
 	uint32_t lease_ms_ = lease_default_ms;
 	uint32_t replicas_ = 1;
-	uint64_t members_[DS_BTREE_SEGS_MAX][DS_BTREE_REPLICAS_MAX] = {};
-	// excluded members (member_bit); bits are only ever added, under
-	// view_m_, which orders a handle's exclusions (no lock is held
-	// across it but the session's own)
-	std::atomic<uint64_t> dead_{0};
+	// a member's segment changes only while it is excluded (not read,
+	// not written), by a repair
+	std::atomic<uint64_t> members_[DS_BTREE_SEGS_MAX][DS_BTREE_REPLICAS_MAX] = {};
+	// superblock::view as this handle knows it (excluded members, the
+	// epoch of members_[]), and the members being filled.  Exclusions
+	// only add bits; view_m_ orders this handle's changes (held across
+	// round trips, by nothing that a peer's answer waits for)
+	std::atomic<uint64_t> view_{0};
+	std::atomic<uint64_t> joining_{0};
+	std::atomic<uint32_t> spares_{0};
 	std::mutex view_m_;
+	std::mutex repair_m_;
+	std::condition_variable repair_cv_;
+	bool repair_stop_ = false;
+	std::thread repair_thread_;
 
 	// this client
 	uint32_t slot_ = 0;

@@ -1024,7 +1024,7 @@ struct ds_btree_info {
 	uint32_t key_max;		/* 0: integer keys (DSUSER_1.11) */
 	uint32_t replicas;		/* copies of each node (DSUSER_1.11) */
 	uint32_t members_dead;		/* excluded members, all groups */
-	uint32_t reserved0;
+	uint32_t spares;		/* segments waiting to replace one */
 	uint64_t reserved[6];
 };
 
@@ -1063,7 +1063,9 @@ struct ds_btree_stats {
 					 * than the group's primary */
 	uint64_t members_excluded;	/* members this handle found dead and
 					 * excluded (DSUSER_1.11) */
-	uint64_t reserved[6];
+	uint64_t members_repaired;	/* spares this handle filled in an
+					 * excluded member's place */
+	uint64_t reserved[5];
 };
 
 /*
@@ -1160,6 +1162,8 @@ uint32_t ds_btree_node_size_min(uint32_t key_max);
 enum ds_btree_member_state {
 	DS_BTREE_MEMBER_LIVE = 0,
 	DS_BTREE_MEMBER_DEAD = 1,	/* excluded: never read or written again */
+	DS_BTREE_MEMBER_JOINING = 2,	/* a spare being filled: written, not
+					 * read */
 };
 
 struct ds_btree_member {
@@ -1179,6 +1183,19 @@ struct ds_btree_member {
  */
 int ds_btree_members(struct ds_btree *t, struct ds_btree_member *m, size_t n,
 		     size_t *count);
+
+/*
+ * Give a replicated tree a spare segment (granted read-write to the
+ * compute node, at least as large as the tree's groups use).  When a
+ * member is excluded, a background thread of one of the clients that
+ * have the tree open puts a spare on another memory node than the
+ * group's others in its place and copies the group's nodes to it with
+ * one-sided verbs while the tree is in use (the spare is "joining":
+ * written, not read); then the spare is a live member.  Up to 8 spares
+ * wait; -ENOSPC beyond, or for a segment too small; -EEXIST for a member
+ * or a spare already given; -EOPNOTSUPP on a tree of one replica.
+ */
+int ds_btree_spare_add(struct ds_btree *t, uint64_t seg);
 
 struct ds_btree_verify_report {
 	uint64_t nodes;			/* reachable nodes read */

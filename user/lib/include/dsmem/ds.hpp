@@ -862,6 +862,7 @@ public:
 		m.resize(n);
 		return m;
 	}
+	result<void> spare_add(uint64_t seg) { return check(ds_btree_spare_add(get(), seg)); }
 	// The report also when the walk found something wrong (-EUCLEAN).
 	result<ds_btree_verify_report> verify() const
 	{
