@@ -70,6 +70,44 @@ int granted_sizes(uint32_t node_id, const uint64_t *segs, size_t n, uint64_t *si
 	return ret;
 }
 
+// The segment that names a replicated tree is lost: its superblock's copy
+// on another member of group 0, among the segments granted to node_id.
+int open_elsewhere(uint32_t node_id, uint64_t addr, const ds_btree_open_opts &o, ds_btree **tp)
+{
+	ds_ctx *ctx = nullptr;
+	ds_peer_info *peers = nullptr;
+	size_t npeers = 0;
+	int ret = ds_ctx_open(&ctx);
+
+	if (ret)
+		return ret;
+	ret = ds_peer_list(ctx, node_id, &peers, &npeers);
+	ds_ctx_close(ctx);
+	if (ret)
+		return ret;
+	ret = -EHOSTDOWN;
+	for (size_t p = 0; p < npeers && ret; p++) {
+		for (uint32_t k = 0; k < peers[p].nrsegs && ret; k++) {
+			const ds_remote_seg &r = peers[p].rsegs[k];
+			if (r.addr == addr || (r.perm & DS_PERM_ALL) != DS_PERM_ALL)
+				continue;
+			auto *t = new (std::nothrow) ds_btree(node_id, addr);
+			if (!t) {
+				ret = -ENOMEM;
+				break;
+			}
+			if (t->t.open(o, r.addr)) {
+				delete t;
+				continue;
+			}
+			*tp = t;
+			ret = 0;
+		}
+	}
+	free(peers);
+	return ret;
+}
+
 // Claim offset 0 of each of group 0's members (where the superblock's
 // copies go): from here on a concurrent create sees -EBUSY.
 int claim_group0(ds_xfer *x, const uint64_t *segs, uint32_t r)
@@ -230,9 +268,14 @@ DS_EXPORT int ds_btree_open(uint32_t node_id, uint64_t addr,
 	auto *t = new (std::nothrow) ds_btree(node_id, addr);
 	if (!t)
 		return -ENOMEM;
-	if (int ret = t->t.open(o)) {
+	int ret = t->t.open(o, addr);
+	if (ret) {
 		delete t;
-		return ret;
+		// a replicated tree whose first segment is lost: a copy
+		if (ret != -ENOTCONN && ret != -EHOSTDOWN && ret != -ETIMEDOUT && ret != -ETIME)
+			return ret;
+		if ((ret = open_elsewhere(node_id, addr, o, &t)))
+			return ret;
 	}
 	*tp = t;
 	return 0;

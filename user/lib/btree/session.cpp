@@ -496,7 +496,7 @@ int tree::unlock(session &s, uint64_t addr)
 
 // ---- this client: its slot and heartbeat ----
 
-int tree::load_superblock(session &s, superblock *out)
+int tree::load_superblock(session &s, superblock *out, uint64_t from)
 {
 	batch b(s);
 	// the superblock is read through the session's blob room or a node
@@ -507,7 +507,14 @@ int tree::load_superblock(session &s, superblock *out)
 
 	while (done < sizeof(*out)) {
 		size_t n = std::min(piece, sizeof(*out) - done);
-		if (int ret = read_at(s, addr_ + done, tmp, static_cast<uint32_t>(n), batch::k_other))
+		int ret;
+		if (from) {
+			b.read(from + done, tmp, n);
+			ret = b.run(batch::k_other);
+		} else {
+			ret = read_at(s, addr_ + done, tmp, static_cast<uint32_t>(n), batch::k_other);
+		}
+		if (ret)
 			return ret;
 		std::memcpy(dst + done, tmp, n);
 		done += n;
@@ -628,9 +635,9 @@ int tree::open_members(const superblock &sb)
 	if (sb.replicas < 2 || sb.replicas > DS_BTREE_REPLICAS_MAX || sb.layout != DS_BTREE_GENERAL ||
 	    view_dead(sb.view) >> (member_bit(sb.nsegs - 1, DS_BTREE_REPLICAS_MAX - 1) + 1))
 		return -EUCLEAN;
+	// (a group keeps its name, segs[g], when a repair replaces its
+	// member 0)
 	for (uint32_t g = 0; g < sb.nsegs; g++) {
-		if (sb.members[g][0] != sb.segs[g])
-			return -EUCLEAN;
 		for (uint32_t m = 0; m < sb.replicas; m++) {
 			uint64_t a = sb.members[g][m];
 			if (DSMEM_GADDR_OFF(a) || !DSMEM_GADDR_NODE(a))
@@ -649,7 +656,7 @@ int tree::open_members(const superblock &sb)
 	return 0;
 }
 
-int tree::open(const ds_btree_open_opts &o)
+int tree::open(const ds_btree_open_opts &o, uint64_t sb_at)
 {
 	superblock sb;
 
@@ -662,8 +669,16 @@ int tree::open(const ds_btree_open_opts &o)
 		std::unique_ptr<session> boot;
 		if (int ret = make_session(&boot))
 			return ret;
-		if (int ret = load_superblock(*boot, &sb))
+		if (int ret = load_superblock(*boot, &sb, sb_at))
 			return ret;
+	}
+	// a copy on another member of group 0 must be this tree's
+	if (sb_at != addr_ && sb.magic == sb_magic) {
+		bool member = false;
+		for (uint32_t m = 0; m < DS_BTREE_REPLICAS_MAX; m++)
+			member |= sb.members[0][m] == sb_at;
+		if (!(sb.features & feature_replicas) || sb.segs[0] != addr_ || !member)
+			return -ENOENT;
 	}
 	if (sb.magic == sb_creating)
 		return -EAGAIN;

@@ -157,8 +157,11 @@ public:
 	~tree();
 
 	// ---- set up (session.cpp) ----
-	int open(const ds_btree_open_opts &o);
-	int load_superblock(session &s, superblock *sb);
+	// sb_at: where to read the superblock (a replicated tree's copy on
+	// another member of group 0 when the first is lost)
+	int open(const ds_btree_open_opts &o, uint64_t sb_at);
+	// from: 0, the tree's (through the view); else that address
+	int load_superblock(session &s, superblock *sb, uint64_t from = 0);
 	int open_members(const superblock &sb);
 	int make_session(std::unique_ptr<session> *out);
 	session *acquire(int *err);
