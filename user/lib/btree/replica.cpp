@@ -246,10 +246,11 @@ int tree::install(session &s, uint64_t view, uint64_t joining, const superblock 
 				members_[g0][m].store(seg);
 			}
 		}
-		// a slot a repair refilled is as the repair says; the others
-		// keep what this handle found dead
+		// a slot a repair named, filled or gave up is as the repair
+		// says; the others keep what this handle found dead too
+		uint64_t trust = changed | joining | joining_.load();
 		joining_.store(joining & members_mask);
-		view_.store(view_dead(view) | (view_dead(cur) & ~changed & ~joining) |
+		view_.store(view_dead(view) | (view_dead(cur) & ~trust) |
 			    (view_epoch(view) << view_epoch_shift));
 	}
 	return ack(s);
@@ -804,6 +805,10 @@ int tree::repair(session &s)
 	ret = await_acks(s, view_epoch(view_.load()));
 	if (!ret)
 		ret = fill(s, g, m);
+	// anything but the spare's failure: it stays joining, and the next
+	// repair fills it again
+	if (ret && ret != -EHOSTDOWN && (joining_.load() >> member_bit(g, m) & 1))
+		goto out_unlock;
 	{
 		uint64_t bit = 1ULL << member_bit(g, m);
 		std::lock_guard vg(view_m_);
