@@ -14,6 +14,7 @@
 #include <linux/highmem.h>
 #include <linux/moduleparam.h>
 #include <linux/mm.h>
+#include <linux/overflow.h>
 #include <linux/poll.h>
 #include <linux/rcupdate.h>
 #include <linux/sched/mm.h>
@@ -1340,11 +1341,12 @@ static int dsmem_task_first_error(struct dsmem_task *task)
  * A small synchronous batch completes within microseconds: wait for it the
  * way a user-space verbs program does, by polling, and run the softirqs
  * it needs (a software device's tasklets, the CQ's irq_poll) here rather
- * than paying for a sleep and a wake-up.  Bounded; then we sleep.
+ * than paying for a sleep and a wake-up.  Bounded, and by the caller's
+ * deadline too; then we sleep.
  */
-static void dsmem_task_spin(struct dsmem_task *task)
+static void dsmem_task_spin(struct dsmem_task *task, u64 deadline)
 {
-	u64 end = ktime_get_ns() + DSMEM_SPIN_NS;
+	u64 end = min(ktime_get_ns() + DSMEM_SPIN_NS, deadline);
 	unsigned int turn = 0;
 
 	/* the clock every 16 turns: a device clocksource's read is dear */
@@ -1357,10 +1359,37 @@ static void dsmem_task_spin(struct dsmem_task *task)
 	}
 }
 
+/*
+ * Wait for a task until deadline (ktime_get_ns(); U64_MAX: no bound):
+ * whether it is done.  Uninterruptible either way: a transfer always
+ * ends, by completion or by a flush, and a caller that gave up on it
+ * still has its buffers in the task until then.
+ */
+static bool dsmem_task_wait(struct dsmem_task *task, u64 deadline)
+{
+	u64 now;
+
+	if (deadline == U64_MAX) {
+		wait_for_completion(&task->done);
+		return true;
+	}
+	while (!completion_done(&task->done)) {
+		now = ktime_get_ns();
+		if (now >= deadline)
+			return false;
+		/* a tick more, so that it never ends before the deadline */
+		wait_for_completion_timeout(&task->done,
+					    min_t(u64, MAX_JIFFY_OFFSET,
+						  nsecs_to_jiffies64(deadline - now) + 1));
+	}
+	return true;
+}
+
 int dsmem_xfer_submit(struct dsmem_xfer_file *file, void *arg)
 {
 	struct dsmem_ioc_submit *a = arg;
 	u64 __user *ureqs = u64_to_user_ptr(a->reqs);
+	u64 deadline = U64_MAX;
 	struct dsmem_task *task;
 	u32 i, id;
 	int ret;
@@ -1369,6 +1398,12 @@ int dsmem_xfer_submit(struct dsmem_xfer_file *file, void *arg)
 		return -EINVAL;
 	if ((a->flags & DSMEM_SUBMIT_RELEASE) && !(a->flags & DSMEM_SUBMIT_WAIT))
 		return -EINVAL;
+	if (a->timeout_ns && !(a->flags & DSMEM_SUBMIT_WAIT))
+		return -EINVAL;
+	/* counted from here: pinning the batch's buffers is part of it */
+	if (a->timeout_ns &&
+	    check_add_overflow(ktime_get_ns(), a->timeout_ns, &deadline))
+		deadline = U64_MAX;
 	if (!a->nr || a->nr > DSMEM_SUBMIT_REQS_MAX)
 		return -EINVAL;
 	if (a->req_size < sizeof(struct dsmem_xfer_req) ||
@@ -1425,8 +1460,17 @@ int dsmem_xfer_submit(struct dsmem_xfer_file *file, void *arg)
 		mutex_unlock(&file->lock);
 		/* transfers always end: by completion or by a flush */
 		if (task->nr <= DSMEM_SPIN_REQS_MAX)
-			dsmem_task_spin(task);
-		wait_for_completion(&task->done);
+			dsmem_task_spin(task, deadline);
+		if (!dsmem_task_wait(task, deadline)) {
+			/*
+			 * Given up on, not forgotten: its transfers still
+			 * use their buffers, and the caller releases it by
+			 * its id once it is done.
+			 */
+			a->result = -ETIME;
+			dsmem_task_put(task);
+			return 0;
+		}
 		a->result = dsmem_task_first_error(task);
 		if (a->flags & DSMEM_SUBMIT_RELEASE) {
 			mutex_lock(&file->lock);

@@ -540,6 +540,94 @@ TEST_F(ring, setup_enter_and_mmap_are_checked)
 	ring_close(&self->r);
 }
 
+/*
+ * What a bounded wait on the rings rests on (libdsuser's xfer_run_until):
+ * a 1 ns wait for an 8 MiB READ ends with ETIME and leaves it in flight;
+ * the next batch, pushed meanwhile, completes with its own user_data and
+ * data, and the abandoned READ's completion arrives too, whole, named by
+ * its own user_data: never taken for the next batch's.
+ */
+TEST_F_TIMEOUT(ring, deadline_then_next_batch, 120)
+{
+	enum { BIG = 8 << 20, SMALL = 64 << 10, OFF_W = 9 << 20,
+	       OFF_R = OFF_W + SMALL };
+	struct dsmem_ioc_ring_enter en = { .flags = DSMEM_ENTER_GETEVENTS,
+					   .min_complete = 1, .timeout_ns = 1 };
+	struct dsmem_sqe big = xfer(DSMEM_XFER_READ, self->mr, 0, self->seg, BIG, 1000);
+	struct dsmem_sqe w = xfer(DSMEM_XFER_WRITE, self->mr, OFF_W,
+				  self->seg + SEG_SIZE - SMALL, SMALL, 2000);
+	struct dsmem_sqe rd = xfer(DSMEM_XFER_READ, self->mr, OFF_R,
+				   self->seg + SEG_SIZE - SMALL, SMALL, 2001);
+	bool big_done = false, w_done = false, rd_done = false;
+	uint8_t *want = malloc(BIG);
+	struct dsmem_cqe c;
+
+	ASSERT_NE(NULL, want);
+	ASSERT_EQ(0, ring_open(&self->r, self->fd, 16, 0));
+	/* the segment's first BIG bytes hold a pattern */
+	test_fill(self->buf, BIG, 51);
+	memcpy(want, self->buf, BIG);
+	w = xfer(DSMEM_XFER_WRITE, self->mr, 0, self->seg, BIG, 1);
+	ring_push(&self->r, &w);
+	ASSERT_LE(0, ring_submit(&self->r));
+	ASSERT_EQ(0, ring_reap(&self->r, &c));
+	ASSERT_EQ(1, c.user_data);
+	ASSERT_EQ(0, c.status);
+	memset(self->buf, 0, BIG);
+
+	/* given up on at once */
+	ring_push(&self->r, &big);
+	ASSERT_LE(0, ring_submit(&self->r));
+	EXPECT_EQ(-1, ioctl(self->fd, DSMEM_IOC_RING_ENTER, &en));
+	EXPECT_EQ(ETIME, errno);
+	EXPECT_EQ(self->r.cq_head, __atomic_load_n(&self->r.cq->tail, __ATOMIC_ACQUIRE));
+
+	/* the next batch: a write, then its read back */
+	w = xfer(DSMEM_XFER_WRITE, self->mr, OFF_W, self->seg + SEG_SIZE - SMALL,
+		 SMALL, 2000);
+	test_fill(self->buf + OFF_W, SMALL, 52);
+	memset(self->buf + OFF_R, 0, SMALL);
+	ring_push(&self->r, &w);
+	ASSERT_LE(0, ring_submit(&self->r));
+	while (!w_done) {
+		ASSERT_EQ(0, ring_reap(&self->r, &c));
+		ASSERT_TRUE(c.user_data == 1000 || c.user_data == 2000)
+			TH_LOG("user_data %llu", (unsigned long long)c.user_data);
+		EXPECT_EQ(0, c.status);
+		if (c.user_data == 1000) {
+			ASSERT_FALSE(big_done);
+			big_done = true;
+			EXPECT_EQ(BIG, c.bytes);
+		} else {
+			w_done = true;
+			EXPECT_EQ(SMALL, c.bytes);
+		}
+	}
+	ring_push(&self->r, &rd);
+	ASSERT_LE(0, ring_submit(&self->r));
+	while (!rd_done || !big_done) {
+		ASSERT_EQ(0, ring_reap(&self->r, &c));
+		ASSERT_TRUE((c.user_data == 1000 && !big_done) ||
+			    (c.user_data == 2001 && !rd_done))
+			TH_LOG("user_data %llu", (unsigned long long)c.user_data);
+		EXPECT_EQ(0, c.status);
+		if (c.user_data == 1000) {
+			big_done = true;
+			EXPECT_EQ(BIG, c.bytes);
+		} else {
+			rd_done = true;
+			EXPECT_EQ(SMALL, c.bytes);
+		}
+	}
+	EXPECT_EQ(0, memcmp(self->buf + OFF_W, self->buf + OFF_R, SMALL));
+	/* the abandoned READ's bytes arrived whole */
+	EXPECT_EQ(0, memcmp(self->buf, want, BIG));
+	/* nothing more: each completion came once */
+	EXPECT_EQ(self->r.cq_head, __atomic_load_n(&self->r.cq->tail, __ATOMIC_ACQUIRE));
+	free(want);
+	ring_close(&self->r);
+}
+
 /* Closing with transfers in flight and rings mapped elsewhere. */
 TEST_F_TIMEOUT(ring, close_with_work_in_flight, 120)
 {

@@ -104,6 +104,30 @@ int to_xfer_req(const ds_transfer_request &in, struct dsmem_xfer_req *out);
 // A batch waited for and released by one ioctl: the status of the first
 // transfer that failed, 0 when all succeeded.
 int xfer_run(ds_xfer *x, const struct dsmem_xfer_req *reqs, size_t n);
+// xfer_run with a bound: -ETIME when the batch is not done timeout_ns
+// (CLOCK_MONOTONIC) after the call began; 0: no bound, as xfer_run.
+// Signals do not cut the wait short either way.  The bound holds on the
+// rings and on the ioctl path where the module has
+// DSMEM_FEAT_SUBMIT_TIMEOUT; under an older module the ioctl path waits
+// unbounded, until the batch ends (at the latest when the connection's
+// watchdog, io_timeout_ms, flushes it).  -ENOMEM before anything is sent
+// when the record of a batch given up on cannot be made.
+//
+// After -ETIME the batch goes on: it is an orphan the handle drops (its
+// completions) or releases (its task) later, so its statuses are lost,
+// and its transfers may still read from and write to every local buffer
+// reqs names.  Until the handle is closed (ds_xfer_close), the caller
+// must not reuse or free any of those buffers, nor deregister their MRs:
+// on the rings the module may not even have taken the orphan's entries
+// yet, so ds_mr_dereg need not say -EBUSY, and an entry taken after it
+// would fail, or land in a buffer registered later under the same
+// handle.  Closing waits, uninterruptibly, for the handle's transfers in
+// flight to end, so it may block until the watchdog flushes them; after
+// it, the buffers are free.  A handle with orphans is otherwise fine to
+// use: later batches' results are never confused with an orphan's (on
+// one path to a node, they complete after it).
+int xfer_run_until(ds_xfer *x, const struct dsmem_xfer_req *reqs, size_t n,
+		   uint64_t timeout_ns);
 
 // One generic netlink socket with extended ACKs switched on.
 class genl_socket {

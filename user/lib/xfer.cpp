@@ -12,11 +12,17 @@
 // Without rings, or for a plain pointer larger than the bounce buffer, a
 // batch is one DSMEM_IOC_SUBMIT and a synchronous call a batch of one that
 // the same ioctl waits for and releases.
+//
+// A synchronous batch with a deadline (xfer_run_until) that is not done
+// by then is given up on: it becomes an orphan, whose completions (on the
+// rings) or whose task (on the ioctl path) the handle takes and drops
+// later; its transfers go on meanwhile.
 #include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstddef>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <new>
 #include <vector>
@@ -80,15 +86,21 @@ struct ring_task {
 }  // namespace
 
 struct ds_xfer {
-	// A synchronous call a signal cut short: its task is still in flight
-	// and, for an atomic, still to write the word it owns.
+	// A synchronous call cut short -- by a signal, or given up on at its
+	// deadline: its task is still in flight and, for an atomic, still to
+	// write the word it owns.  On the rings (task 0) it is the entries of
+	// sync sequence seq, left of them still to complete; the sequence is
+	// not used again before they have.
 	struct orphan {
 		uint64_t task;
 		std::unique_ptr<uint64_t> word;
+		uint32_t seq = 0;
+		uint32_t left = 0;
 	};
 
 	int fd = -1;
 	uint8_t req_flags = 0;		// DSMEM_XFER_F_* on every request
+	bool submit_timeout = false;	// the module has DSMEM_FEAT_SUBMIT_TIMEOUT
 	std::unique_ptr<uint64_t> word;	// where an atomic's old value lands
 	std::vector<orphan> orphans;
 
@@ -176,9 +188,14 @@ int task_ioctl(ds_xfer *x, uint64_t task, uint32_t flags, int *state,
 
 // Release what interrupted synchronous calls left behind, once done, so
 // they do not hold task slots (DSMEM_TASKS_MAX) for the life of the fd.
+// The rings' orphans go as their last completion is taken (complete()).
 void reap(ds_xfer *x)
 {
 	for (size_t i = 0; i < x->orphans.size();) {
+		if (!x->orphans[i].task) {
+			i++;
+			continue;
+		}
 		int state = DSMEM_TASK_PENDING;
 		int ret = task_ioctl(x, x->orphans[i].task, DSMEM_TASK_RELEASE,
 				     &state, nullptr, 0);
@@ -199,6 +216,39 @@ void reap(ds_xfer *x)
 int sync_one(ds_xfer *x, struct dsmem_xfer_req &req)
 {
 	return dsmem::detail::xfer_run(x, &req, 1);
+}
+
+uint64_t mono_ns()
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return static_cast<uint64_t>(ts.tv_sec) * 1000000000u +
+	       static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// The deadline timeout_ns from now on CLOCK_MONOTONIC; 0 (none) for 0.
+uint64_t deadline_of(uint64_t timeout_ns)
+{
+	uint64_t d;
+
+	if (!timeout_ns)
+		return 0;
+	if (__builtin_add_overflow(mono_ns(), timeout_ns, &d))
+		return 0;	/* centuries away: no bound */
+	return d;
+}
+
+// Room for one more orphan, made before the call that may leave one:
+// its record must not fail to be kept once the call is given up on.
+int orphan_room(ds_xfer *x)
+{
+	try {
+		x->orphans.reserve(x->orphans.size() + 1);
+	} catch (const std::bad_alloc &) {
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 }  // namespace
@@ -239,14 +289,41 @@ void complete(ds_xfer *x, const struct dsmem_cqe &c)
 		}
 		return;
 	}
-	if ((ud & kSyncMark) && x->sync_left &&
-	    (static_cast<uint32_t>(ud >> 32) & kSyncSeqMask) == x->sync_seq) {
+	if (!(ud & kSyncMark))
+		return;
+	auto seq = static_cast<uint32_t>(ud >> 32) & kSyncSeqMask;
+	if (x->sync_left && seq == x->sync_seq) {
 		if (c.status && idx < x->sync_err_idx) {
 			x->sync_err_idx = idx;
 			x->sync_err = c.status;
 		}
 		x->sync_left--;
+		return;
 	}
+	// a call given up on: dropped, and its sequence free once all came
+	for (auto it = x->orphans.begin(); it != x->orphans.end(); ++it) {
+		if (!it->task && it->seq == seq) {
+			if (!--it->left)
+				x->orphans.erase(it);
+			break;
+		}
+	}
+}
+
+// The next synchronous call's sequence: never one whose given-up
+// entries may still complete.
+uint32_t next_sync_seq(ds_xfer *x)
+{
+	uint32_t seq = x->sync_seq;
+	bool taken;
+
+	do {
+		seq = (seq + 1) & kSyncSeqMask;
+		taken = false;
+		for (const auto &o : x->orphans)
+			taken |= !o.task && o.seq == seq;
+	} while (taken);
+	return seq;
 }
 
 uint32_t reap_ring(ds_xfer *x)
@@ -256,12 +333,22 @@ uint32_t reap_ring(ds_xfer *x)
 
 // Reap what came, or wait (spin, then sleep) for something to come.
 // 0 when the caller should look at its condition again; -EINTR only when
-// interruptible; another -errno when the module refused the wait.
-int ring_wait(ds_xfer *x, bool interruptible)
+// interruptible; -ETIME once past deadline (CLOCK_MONOTONIC ns; 0: none)
+// with nothing come; another -errno when the module refused the wait.
+int ring_wait(ds_xfer *x, bool interruptible, uint64_t deadline = 0)
 {
+	uint64_t sleep_ns = kSleepNs;
+
 	if (reap_ring(x))
 		return 0;
-	int ret = x->ring->wait_cqe(kSleepNs);
+	if (deadline) {
+		uint64_t now = mono_ns();
+
+		if (now >= deadline)
+			return -ETIME;
+		sleep_ns = std::min(sleep_ns, deadline - now);
+	}
+	int ret = x->ring->wait_cqe(sleep_ns);
 	if (ret == -ETIME || (ret == -EINTR && !interruptible))
 		ret = 0;
 	if (!ret)
@@ -269,19 +356,23 @@ int ring_wait(ds_xfer *x, bool interruptible)
 	return ret;
 }
 
-// Push n entries as the SQ makes room, the i-th with user_data tag | i.
+// Push n entries as the SQ makes room, the i-th with user_data tag | i;
+// *pushed says how many went, all of them unless it failed (or the
+// deadline, as ring_wait's, passed while the SQ was full).
 int ring_push(ds_xfer *x, const struct dsmem_xfer_req *reqs, size_t n,
-	      uint64_t tag)
+	      uint64_t tag, uint64_t deadline = 0, size_t *pushed = nullptr)
 {
 	size_t next = 0;
+	int ret = 0;
 
 	while (next < n) {
 		uint32_t room = x->ring->sq_space();
 
 		if (!room) {
 			// a wake-up lost to a failed ioctl is retried here
-			if (int ret = ring_wait(x, false))
-				return ret;
+			ret = ring_wait(x, false, deadline);
+			if (ret)
+				break;
 			continue;
 		}
 		for (; room && next < n; room--, next++)
@@ -289,24 +380,41 @@ int ring_push(ds_xfer *x, const struct dsmem_xfer_req *reqs, size_t n,
 		// a failed wake-up is retried by the wait, which wakes too
 		(void)x->ring->submit();
 	}
-	return 0;
+	if (pushed)
+		*pushed = next;
+	return ret;
 }
 
 // A synchronous batch on the rings: every request names a registered
-// buffer.  Like DSMEM_SUBMIT_WAIT, the first failed request's status.
-int ring_run(ds_xfer *x, const struct dsmem_xfer_req *reqs, size_t n)
+// buffer.  Like DSMEM_SUBMIT_WAIT, the first failed request's status;
+// -ETIME when not done by deadline (CLOCK_MONOTONIC ns; 0: none).  A call
+// that returns before all its entries completed leaves an orphan, of
+// which orphan_room() made room for the record.
+int ring_run(ds_xfer *x, const struct dsmem_xfer_req *reqs, size_t n,
+	     uint64_t deadline = 0)
 {
-	x->sync_seq = (x->sync_seq + 1) & kSyncSeqMask;
+	size_t pushed = 0;
+
+	x->sync_seq = next_sync_seq(x);
 	x->sync_left = static_cast<uint32_t>(n);
 	x->sync_err_idx = UINT32_MAX;
 	x->sync_err = 0;
 	int ret = ring_push(x, reqs, n,
-			    kSyncMark | static_cast<uint64_t>(x->sync_seq) << 32);
+			    kSyncMark | static_cast<uint64_t>(x->sync_seq) << 32,
+			    deadline, &pushed);
 	// A transfer always ends, so the wait does too; like the ioctl
-	// path's, it outlasts signals, and buffers are free on return.
+	// path's, it outlasts signals, and buffers are free on return --
+	// unless the caller gave a deadline and it passed.
 	while (!ret && x->sync_left)
-		ret = ring_wait(x, false);
-	return ret ? ret : x->sync_err;
+		ret = ring_wait(x, false, deadline);
+	if (!x->sync_left)
+		return x->sync_err;	/* all done, even if just too late */
+	// what was pushed and has not completed yet completes later
+	auto left = static_cast<uint32_t>(pushed - (n - x->sync_left));
+	x->sync_left = 0;
+	if (left && x->orphans.size() < x->orphans.capacity())
+		x->orphans.push_back({0, nullptr, x->sync_seq, left});
+	return ret;
 }
 
 bool all_registered(const struct dsmem_xfer_req *reqs, size_t n)
@@ -321,20 +429,42 @@ bool all_registered(const struct dsmem_xfer_req *reqs, size_t n)
 
 int dsmem::detail::xfer_run(ds_xfer *x, const struct dsmem_xfer_req *reqs, size_t n)
 {
+	return xfer_run_until(x, reqs, n, 0);
+}
+
+int dsmem::detail::xfer_run_until(ds_xfer *x, const struct dsmem_xfer_req *reqs,
+				  size_t n, uint64_t timeout_ns)
+{
 	struct dsmem_ioc_submit sub = {};
+	uint64_t deadline = deadline_of(timeout_ns);
 
 	if (n < 1 || n > DSMEM_SUBMIT_REQS_MAX)
 		return -EINVAL;
-	if (x->ring && all_registered(reqs, n))
-		return ring_run(x, reqs, n);
+	// the record of a batch given up on must find room
+	if (deadline || x->ring) {
+		if (int ret = orphan_room(x))
+			return ret;
+	}
+	// a task given up on is released once done, whichever path runs now
 	if (!x->orphans.empty())
 		reap(x);
+	if (x->ring && all_registered(reqs, n))
+		return ring_run(x, reqs, n, deadline);
 	sub.reqs = reinterpret_cast<uintptr_t>(reqs);
 	sub.nr = static_cast<uint32_t>(n);
 	sub.req_size = sizeof(*reqs);
 	sub.flags = DSMEM_SUBMIT_WAIT | DSMEM_SUBMIT_RELEASE;
+	// an older module would refuse the field (-E2BIG): it waits as ever
+	if (deadline && x->submit_timeout)
+		sub.timeout_ns = timeout_ns;
 	if (ioctl(x->fd, DSMEM_IOC_SUBMIT, &sub) < 0)
 		return -errno;
+	// given up on, the task is kept (not released) under its id; done,
+	// it was released (task 0), whatever its status says
+	if (sub.timeout_ns && sub.result == -ETIME && sub.task) {
+		x->orphans.push_back({sub.task, nullptr});	/* room made */
+		return -ETIME;
+	}
 	return sub.result;
 }
 
@@ -486,6 +616,7 @@ DS_EXPORT int ds_xfer_open_attr(uint32_t node_id, const struct ds_xfer_attr *att
 		return -EPROTO;
 	if (!(v.features & DSMEM_FEAT_RDM))
 		return -EOPNOTSUPP;
+	x->submit_timeout = v.features & DSMEM_FEAT_SUBMIT_TIMEOUT;
 	if (a.flags & DS_XFER_UNORDERED) {
 		if (!(v.features & DSMEM_FEAT_MULTIPATH))
 			return -EOPNOTSUPP;

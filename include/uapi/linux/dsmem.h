@@ -41,6 +41,8 @@
 #define DSMEM_FEAT_MULTIPATH	_BITULL(6)
 /* node-new takes a device's NUMA node; small unordered transfers use it */
 #define DSMEM_FEAT_NUMA		_BITULL(7)
+/* struct dsmem_ioc_submit.timeout_ns: a synchronous batch's wait bounded */
+#define DSMEM_FEAT_SUBMIT_TIMEOUT	_BITULL(8)
 
 /*
  * Global addresses.  A 64-bit remote address names a node, one of its
@@ -225,11 +227,26 @@ struct dsmem_xfer_status {
  * @req_size:	in: sizeof(struct dsmem_xfer_req) as the caller knows it
  * @flags:	in: DSMEM_SUBMIT_*
  * @result:	in: must be 0; out, with DSMEM_SUBMIT_WAIT: the status of
- *		the first transfer that failed, 0 when all succeeded
+ *		the first transfer that failed, 0 when all succeeded, or
+ *		-ETIME when @timeout_ns ran out first
  * @task:	out: the task id, for DSMEM_IOC_TASK; 0 when released
+ * @timeout_ns:	in (DSMEM_FEAT_SUBMIT_TIMEOUT): with DSMEM_SUBMIT_WAIT, the
+ *		longest the call may wait, in nanoseconds of CLOCK_MONOTONIC
+ *		from its start (pinning the batch's buffers counts); 0: no
+ *		bound.  Must be 0 without WAIT.
  *
  * WAIT | RELEASE makes a synchronous call one ioctl: the task is done
  * and forgotten on return, and @result says how it went.
+ *
+ * Without @timeout_ns the wait is not cut short by signals: transfers
+ * always end, by completion or by the flush of a closing connection,
+ * though the flush may take the connection's io_timeout_ms.  With it,
+ * the wait ends at the deadline (at the granularity of the kernel's
+ * tick), still not by a signal.  If the task is not done by then, the
+ * ioctl returns 0 with @result -ETIME and the task left pending under
+ * its id in @task, not released even if RELEASE was asked: its
+ * transfers go on, their buffers stay in use until they end, and the
+ * caller releases it with DSMEM_IOC_TASK once it is done.
  *
  * A request that cannot start (bad address, no grant, peer down) does
  * not fail the batch: its status says why.  The ioctl itself fails only
@@ -242,9 +259,11 @@ struct dsmem_ioc_submit {
 	__u32 flags;
 	__s32 result;
 	__u64 task;
+	__u64 timeout_ns;
 };
 
 #define DSMEM_IOC_SUBMIT_SIZE_VER0	32
+#define DSMEM_IOC_SUBMIT_SIZE_VER1	40	/* + timeout_ns */
 #define DSMEM_IOC_SUBMIT	_IOWR(DSMEM_IOCTL_MAGIC, 0x04, struct dsmem_ioc_submit)
 
 /* struct dsmem_ioc_task.flags */

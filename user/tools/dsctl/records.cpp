@@ -84,6 +84,7 @@ record features_record(uint64_t features)
 		{ DSMEM_FEAT_RINGS, "rings" },
 		{ DSMEM_FEAT_MULTIPATH, "multipath" },
 		{ DSMEM_FEAT_NUMA, "numa" },
+		{ DSMEM_FEAT_SUBMIT_TIMEOUT, "submit_timeout" },
 	};
 	return bit_names(features, known);
 }
