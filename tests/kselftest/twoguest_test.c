@@ -201,17 +201,22 @@ out:
 #define BT_KEYS		3000
 #define BT_PORT		7475
 
+static int set_link(const char *dir, int id, const char *state);
+
 FIXTURE(pair) {
 	struct ds_ctx *ctx;
 	const char *dir;
 	int id;
 	bool done;		/* guest 0 said how it went */
+	const char *done_name;	/* where: each test its own file */
+	bool cable_out;		/* guest 1's, pulled by guest 0 */
 };
 
 FIXTURE_SETUP(pair)
 {
 	self->dir = env_or_die("DSMEM_RUN_DIR");
 	self->id = atoi(env_or_die("DSMEM_GUEST_ID"));
+	self->done_name = "bt_done";
 	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
 	ASSERT_EQ(0, test_node_add(self->ctx, 11 + self->id, "rxe0", BT_PORT))
 		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
@@ -224,8 +229,10 @@ FIXTURE_SETUP(pair)
 /* also after a failed assertion: guest 1 must not wait for nothing */
 FIXTURE_TEARDOWN(pair)
 {
+	if (self->id == 0 && self->cable_out)
+		(void)set_link(self->dir, 1, "on");
 	if (self->id == 0 && !self->done)
-		publish(self->dir, "bt_done", "failed\n");
+		publish(self->dir, self->done_name, "failed\n");
 	ds_node_del(self->ctx, 11 + self->id);
 	ds_ctx_close(self->ctx);
 }
@@ -370,6 +377,135 @@ TEST_F_TIMEOUT(pair, btree_across_guests, 500)
 	EXPECT_LE(3, info.height);
 	ds_btree_close(t);
 	publish(dir, "bt_done", _metadata->passed ? "ok\n" : "failed\n");
+	self->done = true;
+}
+
+/*
+ * A replicated tree loses a memory node to a pulled cable: group 0's
+ * members are node 12's segment (guest 1, the primary) and node 13's
+ * (guest 0), with a spare on node 14 (guest 0).  Guest 0's compute node
+ * 11 keeps reading and writing while guest 1's cable is out: reads give
+ * up on the silent primary within their timeout, writes once the link's
+ * watchdog fails them; the member is excluded, the spare filled in its
+ * place, and every key is as the model says, on both members left.
+ */
+TEST_F_TIMEOUT(pair, btree_replica_cable, 500)
+{
+	const char *dir = self->dir;
+	struct ds_btree_create_opts co = { .node_size = 512, .replicas = 2 };
+	static unsigned gen[BT_KEYS];
+	struct ds_btree_verify_report rep;
+	struct ds_btree_member mem[4];
+	struct ds_btree_stats st;
+	struct ds_seg_info s;
+	struct ds_peer_info p;
+	struct ds_ctx *ctx = self->ctx;
+	struct ds_btree *t;
+	uint64_t segs[2], spare = 0, addr, v, r = 0x9e3779b97f4a7c15ull;
+	int64_t last_get, gap = 0, t0;
+	const uint32_t keys = 600, ops = 2400;
+	char buf[128], text[64];
+	uint32_t peer;
+	size_t n;
+	bool live = false;
+
+	self->done_name = "br_done";
+	if (self->id == 1) {
+		ASSERT_EQ(0, ds_seg_add(ctx, 12, 16 << 20, -1, DS_TRANSLATE_SEGMENT, &s));
+		ASSERT_EQ(0, ds_seg_grant(ctx, 12, s.id, 11, DS_PERM_ALL));
+		snprintf(text, sizeof(text), "%llu\n", (unsigned long long)s.addr);
+		publish(dir, "br_seg", text);
+		/* serve until guest 0 pulls the cable and is done */
+		ASSERT_EQ(0, await_file_for(dir, "br_done", buf, sizeof(buf), 4500));
+		EXPECT_STREQ("ok\n", buf);
+		return;
+	}
+	/* nodes 13 and 14 here: a member and the spare */
+	for (uint32_t id = 13; id <= 14; id++) {
+		ASSERT_EQ(0, test_node_add(ctx, id, "rxe0", BT_PORT + id - 11));
+		ASSERT_EQ(0, ds_seg_add(ctx, id, 16 << 20, -1, DS_TRANSLATE_SEGMENT, &s));
+		ASSERT_EQ(0, ds_seg_grant(ctx, id, s.id, 11, DS_PERM_ALL));
+		if (id == 13)
+			segs[1] = s.addr;
+		else
+			spare = s.addr;
+		ASSERT_EQ(0, test_peer_add(ctx, 11, env_or_die("DSMEM_LOCAL_ADDR"),
+					   BT_PORT + id - 11, id, &peer));
+		ASSERT_EQ(0, wait_rsegs(ctx, 11, peer, 1));
+	}
+	ASSERT_EQ(0, await_file(dir, "br_seg", buf, sizeof(buf)));
+	segs[0] = strtoull(buf, NULL, 10);
+	ASSERT_EQ(0, ds_peer_add_id(ctx, 11, env_or_die("DSMEM_PEER_ADDR"), BT_PORT, 12, 0, &peer));
+	for (int i = 0; i < 600; i++) {
+		if (!ds_peer_get(ctx, 11, peer, &p) && p.state == DS_PEER_UP && p.rseg_total == 1)
+			break;
+		usleep(50000);
+	}
+	ASSERT_EQ(DS_PEER_UP, p.state);
+
+	ASSERT_EQ(0, ds_btree_create(11, segs, 2, &co, &addr));
+	ASSERT_EQ(0, ds_btree_open(11, addr, NULL, &t));
+	ASSERT_EQ(0, ds_btree_spare_add(t, spare));
+	ASSERT_EQ(0, ds_btree_members(t, mem, 4, &n));
+	ASSERT_EQ(2, n);
+	ASSERT_EQ(segs[0], mem[0].seg);
+	ASSERT_EQ(1, mem[0].primary);	/* the member across the cable */
+	for (uint32_t k = 0; k < keys; k++) {
+		ASSERT_EQ(0, ds_btree_put(t, k, &(uint64_t){ bt_val(k, 1) }, 8));
+		gen[k] = 1;
+	}
+	/* gets and puts; guest 1's cable out a fifth of the way in */
+	last_get = t0 = now_ms();
+	for (uint32_t i = 0; i < ops; i++) {
+		uint32_t k = (uint32_t)(bt_rnd(&r) % keys);
+		int ret;
+
+		if (i == ops / 5) {
+			ASSERT_EQ(0, set_link(dir, 1, "off"));
+			self->cable_out = true;
+		}
+		if (i % 2) {
+			ret = ds_btree_put(t, k, &(uint64_t){ bt_val(k, gen[k] + 1) }, 8);
+			ASSERT_EQ(0, ret) TH_LOG("put %u (op %u): %d", k, i, ret);
+			gen[k]++;
+			continue;
+		}
+		ret = ds_btree_get(t, k, &v, 8, NULL);
+		ASSERT_EQ(0, ret) TH_LOG("get %u (op %u): %d", k, i, ret);
+		ASSERT_EQ(bt_val(k, gen[k]), v) TH_LOG("key %u", k);
+		if (now_ms() - last_get > gap)
+			gap = now_ms() - last_get;
+		last_get = now_ms();
+	}
+	/* the spare in the excluded member's place, filled */
+	for (int i = 0; i < 1200 && !live; i++) {
+		ASSERT_EQ(0, ds_btree_members(t, mem, 4, &n));
+		live = mem[0].seg == spare && mem[0].state == DS_BTREE_MEMBER_LIVE;
+		if (!live)
+			usleep(50000);
+	}
+	ASSERT_TRUE(live) TH_LOG("member 0: %#llx state %u", (unsigned long long)mem[0].seg,
+				 mem[0].state);
+	ASSERT_EQ(0, ds_btree_verify(t, &rep)) TH_LOG("%" PRIu64 " mismatches, %" PRIu64
+						      " order errors", rep.replica_mismatches,
+						      rep.order_errors);
+	ASSERT_EQ(keys, rep.keys);
+	for (uint32_t k = 0; k < keys; k++) {
+		ASSERT_EQ(0, ds_btree_get(t, k, &v, 8, NULL));
+		ASSERT_EQ(bt_val(k, gen[k]), v) TH_LOG("key %u", k);
+	}
+	ASSERT_EQ(0, ds_btree_stats_get(t, &st));
+	TH_LOG("%u ops in %lld ms, the longest wait between gets %lld ms; %" PRIu64
+	       " read timeouts, %" PRIu64 " fallbacks, %" PRIu64 " excluded", ops,
+	       (long long)(last_get - t0), (long long)gap, st.read_timeouts, st.replica_fallbacks,
+	       st.members_excluded);
+	EXPECT_EQ(1, st.members_excluded);
+	ds_btree_close(t);
+	ASSERT_EQ(0, set_link(dir, 1, "on"));
+	self->cable_out = false;
+	ds_node_del(ctx, 13);
+	ds_node_del(ctx, 14);
+	publish(dir, "br_done", _metadata->passed ? "ok\n" : "failed\n");
 	self->done = true;
 }
 

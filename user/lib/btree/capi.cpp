@@ -259,7 +259,8 @@ DS_EXPORT int ds_btree_open(uint32_t node_id, uint64_t addr,
 	ds_btree_open_opts o = opts ? *opts : ds_btree_open_opts{};
 
 	if (!tp || DSMEM_GADDR_OFF(addr) || !DSMEM_GADDR_NODE(addr) ||
-	    (o.flags & ~DS_BTREE_NO_CACHE) ||
+	    (o.flags & ~DS_BTREE_NO_CACHE) || o.read_timeout_ms > read_timeout_max_ms ||
+	    o.reserved0 ||
 	    (o.lock_lease_ms && (o.lock_lease_ms < lease_min_ms || o.lock_lease_ms > lease_max_ms)))
 		return -EINVAL;
 	for (uint64_t r : o.reserved)
@@ -274,7 +275,8 @@ DS_EXPORT int ds_btree_open(uint32_t node_id, uint64_t addr,
 		// a replicated tree whose first segment is lost: a copy
 		if (ret != -ENOTCONN && ret != -EHOSTDOWN && ret != -ETIMEDOUT && ret != -ETIME)
 			return ret;
-		if ((ret = open_elsewhere(node_id, addr, o, &t)))
+		// (none found: the error as it was)
+		if (open_elsewhere(node_id, addr, o, &t))
 			return ret;
 	}
 	*tp = t;

@@ -20,6 +20,7 @@ namespace dsmem::btree {
 // ---- limits, in one place ----
 inline constexpr uint64_t sb_magic = 0x3145455254425344ULL;	// "DSBTREE1"
 inline constexpr uint64_t sb_creating = 0x2a45455254425344ULL;	// "DSBTREE*"
+inline constexpr uint64_t sb_spare = 0x4552415053425344ULL;	// "DSBSPARE": a tree's spare
 inline constexpr uint32_t format_version = 1;	// u64 keys: what 1.4 made
 inline constexpr uint32_t format_features = 2;	// features says what more
 inline constexpr uint32_t feature_bytes_keys = 1u << 0;	// DSBK nodes
@@ -39,6 +40,13 @@ inline constexpr uint32_t lease_min_ms = 20;
 inline constexpr uint32_t lease_max_ms = 600000;	// fits a slot's 20 bits
 inline constexpr uint32_t hop_max = 64;		// B-link moves in one search
 inline constexpr uint32_t spares_max = 8;	// segments waiting for a repair
+// replicated trees: a READ slower than this is given up (a member's probe
+// is given four times as long, a second at least)
+inline constexpr uint32_t read_timeout_default_ms = 250;
+inline constexpr uint32_t read_timeout_max_ms = 60000;
+// sessions put aside with every bounce buffer lost to late READs; beyond
+// this many in use, reads go unbounded instead
+inline constexpr size_t sessions_retired_max = 64;
 inline constexpr uint32_t reuse_grace_ms = 2000;	// freed memory rests
 
 // ---- superblock: segment 0, offset 0 ----

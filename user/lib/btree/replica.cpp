@@ -66,7 +66,7 @@ int tree::primary_of(unsigned g) const
 
 int tree::fail_over(session &s, int err)
 {
-	uint64_t gone = 0;
+	uint64_t gone = 0, epoch_at = epoch();
 
 	if (!replicated())
 		return err;
@@ -79,10 +79,10 @@ int tree::fail_over(session &s, int err)
 				continue;
 			live += member_live(g, m);
 			// alone: a batch naming a vanished node may be
-			// refused whole
+			// refused whole; bounded: a silent one never answers
 			batch b(s);
-			b.read(members_[g][m] + seg_hdr_off, s.word(session::w_probe), 8);
-			if (!b.run(batch::k_other))
+			b.read(members_[g][m] + seg_hdr_off, s.word(session::w_sink), 8);
+			if (!b.run_until(batch::k_other, probe_timeout_ns()))
 				continue;
 			lost |= 1ULL << member_bit(g, m);
 			lost_live += member_live(g, m);
@@ -93,6 +93,10 @@ int tree::fail_over(session &s, int err)
 			return err;
 		gone |= lost;
 	}
+	// a repair named other segments meanwhile: what was probed may be
+	// gone already; the caller tries again, with the members as they are
+	if (epoch() != epoch_at)
+		return 0;
 	return gone ? exclude(s, gone) : err;
 }
 
@@ -110,12 +114,25 @@ int tree::exclude(session &s, uint64_t gone)
 	s.st.members_excluded.fetch_add(static_cast<uint64_t>(std::popcount(gone)),
 					std::memory_order_relaxed);
 	repair_cv_.notify_all();
-	return view_cas(s, sb_off_view, view_dead(view_.load()), 0, false);
+	for (unsigned tries = 0;; tries++) {
+		int ret = view_cas(s, sb_off_view, gone, 0, false, true);
+		if (ret != -ESTALE || tries > DS_BTREE_REPLICAS_MAX)
+			return ret;
+		// a repair moved on: its view first (a slot it refilled is
+		// not the segment found dead), then what is still to record
+		if ((ret = learn_view(s)))
+			return ret;
+		gone &= view_dead(view_.load());
+		if (!gone)
+			return 0;
+	}
 }
 
-// (view_m_ held)
+// (view_m_ held.)  same_epoch: -ESTALE when a member's view word has
+// moved to another epoch than this handle's (its slots may name other
+// segments).
 int tree::view_cas(session &s, uint64_t off, uint64_t set, uint64_t clear, bool bump,
-		   unsigned also_g0)
+		   bool same_epoch)
 {
 	uint64_t *old = s.word(session::w_probe);
 
@@ -123,7 +140,7 @@ int tree::view_cas(session &s, uint64_t off, uint64_t set, uint64_t clear, bool 
 		uint64_t a = members_[0][m] + off;
 		uint64_t seen = off == sb_off_view ? view_.load() : joining_.load();
 
-		if (!member_writable(0, m) && m != also_g0)
+		if (!member_writable(0, m))
 			continue;
 		for (unsigned i = 0;; i++) {
 			uint64_t want = (seen | set) & ~clear;
@@ -154,6 +171,8 @@ int tree::view_cas(session &s, uint64_t off, uint64_t set, uint64_t clear, bool 
 			if (*old == seen)
 				break;
 			seen = *old;
+			if (same_epoch && view_epoch(seen) != view_epoch(view_.load()))
+				return -ESTALE;
 			if (i > 64)
 				return -EAGAIN;
 		}
@@ -166,7 +185,7 @@ int tree::view_cas(session &s, uint64_t off, uint64_t set, uint64_t clear, bool 
 // that epoch add up.
 int tree::learn_view(session &s)
 {
-	uint64_t *w = s.word(session::w_lock);
+	uint64_t *w = s.word(session::w_view);
 	uint64_t view = 0, joining = 0;
 	int best = -1;
 
@@ -181,6 +200,8 @@ int tree::learn_view(session &s)
 			if (member_live(0, m))
 				b.read(members_[0][m] + sb_off_view, &w[2 * m], 16);
 		}
+		if (!b.size())
+			return -EHOSTDOWN;
 		int ret = b.run(batch::k_other);
 		if (!ret)
 			break;
@@ -201,8 +222,13 @@ int tree::learn_view(session &s)
 	if (best < 0)
 		return -EHOSTDOWN;
 	if (view_epoch(view) <= view_epoch(view_.load())) {
-		uint64_t was = view_.fetch_or(view_epoch(view) == view_epoch(view_.load()) ?
-					      view_dead(view) : 0);
+		// others' exclusions at this epoch; a handle busy changing its
+		// view (the lock is held across round trips) learns them at
+		// the next beat
+		std::unique_lock g(view_m_, std::try_to_lock);
+		if (!g || view_epoch(view) != view_epoch(view_.load()))
+			return 0;
+		uint64_t was = view_.fetch_or(view_dead(view));
 		if (view_dead(view) & ~was)
 			repair_cv_.notify_all();
 		return 0;
@@ -229,7 +255,10 @@ int tree::learn_view(session &s)
 int tree::install(session &s, uint64_t view, uint64_t joining, const superblock *sb)
 {
 	{
-		std::lock_guard g(view_m_);
+		// (the heartbeat's: never waits for a repair's round trips)
+		std::unique_lock g(view_m_, std::try_to_lock);
+		if (!g)
+			return 0;
 		uint64_t cur = view_.load(), changed = 0;
 
 		if (view_epoch(view) <= view_epoch(cur))
@@ -266,6 +295,8 @@ int tree::ack(session &s)
 		for (unsigned m = 0; m < replicas_; m++)
 			if (member_writable(0, m))
 				b.write(members_[0][m] + client_acked_off(slot_ - 1), e, 8);
+		if (!b.size())
+			return -EHOSTDOWN;
 		int ret = b.run(batch::k_other);
 		if (!ret)
 			return 0;
@@ -284,15 +315,29 @@ int tree::read_at(session &s, uint64_t a, void *dst, uint32_t len, batch::kind k
 		b.read(a, dst, len);
 		return b.run(k);
 	}
-	for (unsigned g = group_of(a);;) {
+	for (unsigned g = group_of(a), slow = 0;;) {
 		int p = primary_of(g);
 		if (p < 0)
 			return -EHOSTDOWN;
-		b.read(member_addr(a, static_cast<unsigned>(p)), dst, len);
-		int ret = b.run(k);
-		if (!ret)
+		// bounded while a bounce buffer is left to give up
+		bool timed = read_timeout_ns_ && s.bounce_used < session::bounce_max &&
+			     len <= s.bounce_size;
+		uint8_t *to = timed ? s.bounce(s.bounce_used) : static_cast<uint8_t *>(dst);
+		b.read(member_addr(a, static_cast<unsigned>(p)), to, len);
+		int ret = timed ? b.run_until(k, read_timeout_ns_) : b.run(k);
+		if (!ret) {
+			if (timed)
+				std::memcpy(dst, to, len);
 			return 0;
-		if ((ret = fail_over(s, ret)))
+		}
+		if (ret == -ETIME) {
+			s.bounce_used++;	// the late READ's now
+			s.st.read_timeouts.fetch_add(1, std::memory_order_relaxed);
+		}
+		ret = fail_over(s, ret);
+		if (ret == -ETIME && ++slow < session::bounce_max)
+			continue;	// slow, not gone: again
+		if (ret)
 			return ret;
 		s.st.replica_fallbacks.fetch_add(1, std::memory_order_relaxed);
 	}
@@ -320,7 +365,8 @@ int tree::write_new(session &s, uint64_t a, const void *src, uint32_t len)
 	}
 }
 
-int tree::cas_all(session &s, uint64_t a, uint64_t expect, uint64_t swap, uint64_t *res)
+int tree::cas_all(session &s, uint64_t a, uint64_t expect, uint64_t swap, uint64_t *res,
+		  uint64_t timeout_ns)
 {
 	unsigned g = group_of(a);
 
@@ -336,7 +382,7 @@ int tree::cas_all(session &s, uint64_t a, uint64_t expect, uint64_t swap, uint64
 				b.cas(member_addr(a, m), expect, swap, &res[m]);
 		if (!b.size())
 			return 0;
-		int ret = b.run(batch::k_other);
+		int ret = b.run_until(batch::k_other, timeout_ns);
 		if (!ret)
 			return 0;
 		if ((ret = fail_over(s, ret)))
@@ -350,16 +396,17 @@ int tree::cas_all(session &s, uint64_t a, uint64_t expect, uint64_t swap, uint64
 // ---- locks ----
 
 int tree::lock_r(session &s, uint64_t lock_a, uint64_t read_a, uint8_t *dst, uint32_t len,
-		 bool image, bool wait)
+		 bool image, bool wait, lock_wait *keep)
 {
 	unsigned g = group_of(lock_a);
 	uint64_t *res = s.word(session::w_lock);
-	uint64_t expect[DS_BTREE_REPLICAS_MAX] = {}, holder = 0, stolen = 0;
+	uint64_t expect[DS_BTREE_REPLICAS_MAX] = {}, stolen = 0;
 	bool mine[DS_BTREE_REPLICAS_MAX] = {};
 	int read_from = -1, p, ret;
-	lock_wait w;
+	lock_wait local, &w = keep ? *keep : local;
 
-	w.polled = clock::now();
+	if (!keep || w.polled == clock::time_point{})
+		w.polled = clock::now();
 	for (unsigned attempt = 0;; attempt++) {
 		batch b(s);
 		uint64_t other = 0;
@@ -399,14 +446,19 @@ int tree::lock_r(session &s, uint64_t lock_a, uint64_t read_a, uint8_t *dst, uin
 				other = res[m];
 			}
 		}
+		all = true;
+		for (unsigned m = 0; m < replicas_; m++)
+			all &= mine[m] || !member_live(g, m);
+		// the image read is the node's only if no member was left to
+		// another holder, who may still write it: else read it again
+		// once all are ours
+		if (!all)
+			read_from = -1;
 		if (ret) {
 			if ((ret = fail_over(s, ret)))
 				goto out_release;
 			continue;
 		}
-		all = true;
-		for (unsigned m = 0; m < replicas_; m++)
-			all &= mine[m] || !member_live(g, m);
 		if (all)
 			break;
 		s.st.lock_retries.fetch_add(1, std::memory_order_relaxed);
@@ -422,8 +474,8 @@ int tree::lock_r(session &s, uint64_t lock_a, uint64_t read_a, uint8_t *dst, uin
 		}
 		for (unsigned m = 0; m < replicas_; m++)
 			expect[m] = 0;
-		if (other != holder) {
-			holder = other;
+		if (other != w.holder) {
+			w.holder = other;
 			w.seen_at = {};
 		}
 		ret = other == stolen ? 1 : steal_check(s, other, &w);
@@ -507,11 +559,13 @@ int tree::write_unlock_r(session &s, uint64_t lock_a, uint64_t write_a, const ui
 {
 	unsigned g = group_of(lock_a);
 	uint64_t *res = s.word(session::w_unlock);
+	unsigned written = 0;	// members that have the bytes
 	int p, ret;
 
 	// the backups, and a new node on each of its members
 	for (;;) {
 		batch b(s);
+		unsigned these = 0;
 
 		if ((p = primary_of(g)) < 0) {
 			ret = -EHOSTDOWN;
@@ -523,29 +577,37 @@ int tree::write_unlock_r(session &s, uint64_t lock_a, uint64_t write_a, const ui
 				if (member_writable(fg, m))
 					b.write(member_addr(first, m), first_buf, node_size_);
 		}
-		for (unsigned m = 0; m < replicas_; m++)
-			if (m != static_cast<unsigned>(p) && member_writable(g, m))
+		for (unsigned m = 0; m < replicas_; m++) {
+			if (m != static_cast<unsigned>(p) && member_writable(g, m)) {
 				b.write(member_addr(write_a, m), src, len);
-		if (!b.size() || !(ret = b.run(batch::k_write)))
+				these |= 1u << m;
+			}
+		}
+		if (!b.size() || !(ret = b.run(batch::k_write))) {
+			written = these;
 			break;
+		}
 		if ((ret = fail_over(s, ret)))
 			goto out_release;
 	}
 	// then the primary, each unlock behind the write on its QP; a
-	// member whose unlock ran is never written again
+	// member whose unlock ran is never written again.  Every live
+	// member phase one did not write gets it here: the primary, or one
+	// that a view change made a backup meanwhile.  (A member that began
+	// joining since is filled after this unlock, under this lock.)
 	for (unsigned m = 0; m < replicas_; m++)
 		res[m] = res_none;
 	for (;;) {
 		batch b(s);
 
-		if ((p = primary_of(g)) < 0) {
+		if (primary_of(g) < 0) {
 			ret = -EHOSTDOWN;
 			goto out_release;
 		}
 		for (unsigned m = 0; m < replicas_; m++) {
 			if (!member_live(g, m) || res[m] != res_none)
 				continue;
-			if (m == static_cast<unsigned>(p))
+			if (!(written >> m & 1))
 				b.write(member_addr(write_a, m), src, len);
 			b.cas(member_addr(lock_a, m), tag_, 0, &res[m]);
 		}
@@ -567,23 +629,37 @@ int tree::unlock_r(session &s, uint64_t lock_a)
 
 int tree::write_images_r(session &s, std::initializer_list<std::pair<uint64_t, uint8_t *>> nodes)
 {
-	// backups of every node, then every primary
+	if (nodes.size() > 4)
+		return -EINVAL;
+	// backups of every node, then every member not written yet (the
+	// primaries, or members a view change moved meanwhile); every lock
+	// is held throughout, so a batch may go again
+	unsigned written[4] = {};
+
 	for (int primaries = 0; primaries < 2; primaries++) {
 		for (;;) {
 			batch b(s);
+			unsigned these[4] = {}, i = 0;
 			for (auto [addr, buf] : nodes) {
 				unsigned g = group_of(addr);
 				int p = primary_of(g);
 				if (p < 0)
 					return -EHOSTDOWN;
-				for (unsigned m = 0; m < replicas_; m++)
-					if (member_writable(g, m) &&
-					    (m == static_cast<unsigned>(p)) == !!primaries)
-						b.write(member_addr(addr, m) + 8, buf + 8, node_size_ - 8);
+				for (unsigned m = 0; m < replicas_; m++) {
+					if (!member_writable(g, m) || (written[i] >> m & 1) ||
+					    (!primaries && m == static_cast<unsigned>(p)))
+						continue;
+					b.write(member_addr(addr, m) + 8, buf + 8, node_size_ - 8);
+					these[i] |= 1u << m;
+				}
+				i++;
 			}
 			int ret = b.size() ? b.run(batch::k_write) : 0;
-			if (!ret)
+			if (!ret) {
+				for (unsigned k = 0; k < 4; k++)
+					written[k] |= these[k];
 				break;
+			}
 			if ((ret = fail_over(s, ret)))
 				return ret;
 		}
@@ -594,7 +670,7 @@ int tree::write_images_r(session &s, std::initializer_list<std::pair<uint64_t, u
 // ---- shared words ----
 
 int tree::root_cas(session &s, uint64_t word, uint64_t next, uint64_t *seen, uint64_t fresh,
-		   const uint8_t *fresh_buf, uint64_t joining_then)
+		   const uint8_t *fresh_buf, uint64_t epoch_then)
 {
 	batch b(s);
 
@@ -619,7 +695,7 @@ int tree::root_cas(session &s, uint64_t word, uint64_t next, uint64_t *seen, uin
 	// a repair that began since the new root was written copies the
 	// root word under this lock: the spare must not get a pointer to a
 	// node it lacks
-	if (fresh && (joining() & ~joining_then) &&
+	if (fresh && epoch() != epoch_then &&
 	    (ret = write_new(s, fresh, fresh_buf, node_size_))) {
 		(void)unlock_r(s, lock_a);
 		goto out_local;
@@ -690,23 +766,28 @@ int tree::claim_r(session &s, uint32_t i, uint64_t expect, uint64_t mine, bool *
 int tree::heartbeat_r(session &s, uint64_t next)
 {
 	uint64_t *res = s.word(session::w_unlock);
-	int ret = cas_all(s, sb(client_slot_off(slot_ - 1)), slot_word_, next, res);
+	// bounded: a silent member must not stop the beat (writers wait
+	// for it, four leases at most)
+	int ret = cas_all(s, sb(client_slot_off(slot_ - 1)), slot_word_, next, res,
+			  probe_timeout_ns());
 
 	if (ret)
 		return ret;
 	for (unsigned m = 0; m < replicas_; m++)
 		if (res[m] != res_none && res[m] != slot_word_ && res[m] != next)
 			return 1;
-	if ((ret = write_joiners(s, sb(client_slot_off(slot_ - 1)), next)))
-		return ret;
-	return learn_view(s);
+	// the beat landed: what follows is best effort (a failure must not
+	// make the beat look lost, or this client would stand still)
+	if (!write_joiners(s, sb(client_slot_off(slot_ - 1)), next))
+		(void)learn_view(s);
+	return 0;
 }
 
 // A member of group 0 being filled has no CAS to take part in (its words
 // are not the others' yet): it gets what the CAS left on the others.
 int tree::write_joiners(session &s, uint64_t a, uint64_t word)
 {
-	uint64_t *w = s.word(session::w_tmp);
+	uint64_t *w = s.word(session::w_joiners);
 
 	*w = word;
 	for (;;) {
@@ -793,10 +874,13 @@ int tree::repair(session &s)
 	int ret;
 
 	locks_.lock(lock_a);
+	// without waiting for a live repairer, but a dead one's lock is
+	// taken over across tries
 	ret = lock_r(s, lock_a, sb(sb_off_view), reinterpret_cast<uint8_t *>(s.word(session::w_tmp)),
-		     8, false, false);
+		     8, false, false, &repair_wait_);
 	if (ret)
 		goto out_local;
+	repair_wait_ = {};
 	if ((ret = learn_view(s)) || (ret = load_superblock(s, sbk.get())))
 		goto out_unlock;
 	ret = repair_start(s, *sbk, &g, &m);
@@ -973,15 +1057,21 @@ int tree::await_acks(session &s, uint64_t epoch)
 }
 
 // One write to the member being filled; -EHOSTDOWN when it failed.
-int tree::write_spare(session &s, uint64_t dst, const void *src, uint32_t len)
+int tree::write_spare(session &s, uint64_t dst, const void *src, uint32_t len, unsigned g,
+		      unsigned m)
 {
-	batch b(s);
+	for (;;) {
+		batch b(s);
 
-	b.write(dst, src, len);
-	int ret = b.run(batch::k_write);
-	if (ret && !(ret = fail_over(s, ret)))
-		ret = -EHOSTDOWN;
-	return ret;
+		b.write(dst, src, len);
+		int ret = b.run(batch::k_write);
+		if (!ret)
+			return 0;
+		if ((ret = fail_over(s, ret)))
+			return ret;
+		if (!(joining_.load() >> member_bit(g, m) & 1))
+			return -EHOSTDOWN;	// the spare, not another member
+	}
 }
 
 int tree::fill(session &s, unsigned g, unsigned m)
@@ -997,19 +1087,19 @@ int tree::fill(session &s, unsigned g, unsigned m)
 	ret = lock_r(s, lock_a, segs_[g] + seg_hdr_off, buf, sizeof(seg_header), false);
 	if (!ret) {
 		reinterpret_cast<seg_header *>(buf)->cursor_lock = 0;
-		ret = write_spare(s, dst + seg_hdr_off, buf, sizeof(seg_header));
+		ret = write_spare(s, dst + seg_hdr_off, buf, sizeof(seg_header), g, m);
 		int uret = unlock_r(s, lock_a);
 		ret = ret ? ret : uret;
 	}
 	locks_.unlock(lock_a);
 	if (!ret && !g)
-		ret = fill_superblock(s, dst);
+		ret = fill_superblock(s, dst, m);
 	if (!ret)
 		ret = bytes_keys() ? fill_nodes<vnode_view>(s, g, m) : fill_nodes<node_view>(s, g, m);
 	return ret;
 }
 
-int tree::fill_superblock(session &s, uint64_t dst)
+int tree::fill_superblock(session &s, uint64_t dst, unsigned m)
 {
 	auto sbk = std::make_unique<superblock>();
 	uint8_t *tmp = s.node(session::s_node4);
@@ -1021,18 +1111,15 @@ int tree::fill_superblock(session &s, uint64_t dst)
 	sbk->root_lock = sbk->repair_lock = 0;	// the spare's are not held
 	for (const client_slot &c : sbk->clients)
 		longest = std::max(longest, slot_lease(c.word));
-	{
-		// the view words as this handle has them; CASes merge the
-		// rest in from here on
-		std::lock_guard vg(view_m_);
-		sbk->view = view_.load();
-		sbk->joining = joining_.load();
-		for (uint32_t done = 0; done < sizeof(*sbk); done += node_size_) {
-			uint32_t n = std::min<uint32_t>(node_size_, sizeof(*sbk) - done);
-			std::memcpy(tmp, reinterpret_cast<uint8_t *>(sbk.get()) + done, n);
-			if ((ret = write_spare(s, dst + done, tmp, n)))
-				return ret;
-		}
+	// the view words as this handle has them; CASes merge in from
+	// here on what others record (and learn_view merges the members)
+	sbk->view = view_.load();
+	sbk->joining = joining_.load();
+	for (uint32_t done = 0; done < sizeof(*sbk); done += node_size_) {
+		uint32_t n = std::min<uint32_t>(node_size_, sizeof(*sbk) - done);
+		std::memcpy(tmp, reinterpret_cast<uint8_t *>(sbk.get()) + done, n);
+		if ((ret = write_spare(s, dst + done, tmp, n, 0, m)))
+			return ret;
 	}
 	// the slots as copied may be older than their owners' beats, which
 	// write the spare too: two beats of everyone's overwrite them
@@ -1043,7 +1130,7 @@ int tree::fill_superblock(session &s, uint64_t dst)
 	locks_.lock(lock_a);
 	ret = lock_r(s, lock_a, sb(sb_off_root), reinterpret_cast<uint8_t *>(w), 8, false);
 	if (!ret) {
-		ret = write_spare(s, dst + sb_off_root, w, 8);
+		ret = write_spare(s, dst + sb_off_root, w, 8, 0, m);
 		int uret = unlock_r(s, lock_a);
 		ret = ret ? ret : uret;
 	}
@@ -1064,11 +1151,14 @@ int tree::fill_nodes(session &s, unsigned g, unsigned m)
 	if (int ret = root_image(s, buf, &first, true, nullptr))
 		return ret;
 	for (int level = n.hdr().level; level >= 0 && first; level--) {
-		uint64_t a = first, level_first = first;
+		uint64_t a = first, level_first = first, hops = 0;
 
 		first = 0;
 		while (a) {
 			bool in_g = group_of(a) == g;
+
+			if (!valid_node_ptr(a) || ++hops > seg_size_[0] / node_size_ * nsegs_)
+				return -EIO;	// a sibling cycle: the images lie
 			bool values = !level && !inline_values();
 			bool locked = in_g || values;
 			int ret = locked ? lock_read(s, a, buf) : read_node(s, a, buf);
@@ -1082,34 +1172,39 @@ int tree::fill_nodes(session &s, unsigned g, unsigned m)
 				if (++restarts > restarts_max)
 					return -EAGAIN;
 				a = level_first;
+				hops = 0;
 				continue;
 			}
 			if (level && !first)
 				first = n.hdr().leftmost;
-			batch b(s);
-			size_t nb = 0;
-			for (uint32_t i = 0; values && i < n.count(); i++) {
-				uint64_t v = n.val_at(i);
-				if (!valid_blob_ptr(v) || group_of(v) != g)
-					continue;
-				b.read(primary_addr(v), blobs + nb++ * blob_size(), blob_size());
-			}
-			if (nb && (ret = b.run(batch::k_read)))
-				ret = fail_over(s, ret) ? ret : -EAGAIN;
-			for (uint32_t i = 0, k = 0; !ret && values && i < n.count(); i++) {
-				uint64_t v = n.val_at(i);
-				if (valid_blob_ptr(v) && group_of(v) == g)
-					b.write(dst + (v - segs_[g]), blobs + k++ * blob_size(), blob_size());
+			// the values of the group this leaf points at (a batch
+			// goes again after a failover: the leaf is ours)
+			auto in_this_g = [&](uint64_t v) { return valid_blob_ptr(v) && group_of(v) == g; };
+			for (;;) {
+				batch b(s);
+				size_t nb = 0;
+				for (uint32_t i = 0; values && i < n.count(); i++)
+					if (in_this_g(n.val_at(i)))
+						b.read(primary_addr(n.val_at(i)), blobs + nb++ * blob_size(),
+						       blob_size());
+				if (!nb || !(ret = b.run(batch::k_read)) || (ret = fail_over(s, ret)))
+					break;
 			}
 			uint64_t tag = n.hdr().lock;
-			if (!ret && in_g) {
-				// the spare's lock word: free (ours is on the others)
-				n.hdr().lock = 0;
-				b.write(dst + (a - segs_[g]), buf, node_size_);
+			n.hdr().lock = 0;	// the spare's is free (ours is on the others)
+			while (!ret) {
+				batch b(s);
+				for (uint32_t i = 0, k = 0; values && i < n.count(); i++)
+					if (in_this_g(n.val_at(i)))
+						b.write(dst + (n.val_at(i) - segs_[g]),
+							blobs + k++ * blob_size(), blob_size());
+				if (in_g)
+					b.write(dst + (a - segs_[g]), buf, node_size_);
+				if (!b.size() || !(ret = b.run(batch::k_write)) || (ret = fail_over(s, ret)))
+					break;
+				if (!(joining_.load() >> member_bit(g, m) & 1))
+					ret = -EHOSTDOWN;	// the spare itself failed
 			}
-			if (!ret && b.size() && (ret = b.run(batch::k_write)) &&
-			    !(ret = fail_over(s, ret)))
-				ret = -EHOSTDOWN;
 			n.hdr().lock = tag;
 			uint64_t next = (n.hdr().flags & node_high_inf) ? 0 : n.hdr().sibling;
 			int uret = locked ? unlock(s, a) : 0;
@@ -1139,6 +1234,16 @@ int tree::spare_add(session &s, uint64_t seg, uint64_t size)
 		for (unsigned m = 0; m < replicas_; m++)
 			if (members_[g][m].load() == seg)
 				return -EEXIST;
+	}
+	{
+		// the segment is the tree's from now: no create takes it, and
+		// no other tree's spare_add
+		batch b(s);
+		b.cas(seg, 0, sb_spare, w);
+		if ((ret = b.run(batch::k_other)))
+			return ret;
+		if (*w && *w != sb_spare)
+			return -EEXIST;
 	}
 	locks_.lock(lock_a);
 	if ((ret = lock_r(s, lock_a, sb(sb_off_view), reinterpret_cast<uint8_t *>(w), 8, false)))

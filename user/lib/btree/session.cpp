@@ -14,7 +14,7 @@ namespace dsmem::btree {
 
 namespace {
 
-constexpr unsigned words = 16;	// session::word(): see the users
+constexpr unsigned words = 24;	// session::word(): see the users
 
 uint64_t ms_since(clock::time_point t)
 {
@@ -42,7 +42,8 @@ void backoff(unsigned attempt)
 session::~session()
 {
 	if (x) {
-		if (mr)
+		// a READ given up on may still land: closing waits for it
+		if (mr && !bounce_used)
 			ds_mr_dereg(x, mr);
 		ds_xfer_close(x);
 	}
@@ -65,6 +66,13 @@ uint8_t *session::blobs() const
 	return node(s_nodes) + words * sizeof(uint64_t);
 }
 
+uint8_t *session::bounce(unsigned i) const
+{
+	size_t blob_room = t->inline_values() ? 0 :
+		static_cast<size_t>(node_capacity(t->node_size())) * t->blob_size();
+	return blobs() + blob_room + static_cast<size_t>(i) * bounce_size;
+}
+
 int tree::make_session(std::unique_ptr<session> *out)
 {
 	auto s = std::make_unique<session>();
@@ -73,7 +81,10 @@ int tree::make_session(std::unique_ptr<session> *out)
 		static_cast<size_t>(node_capacity(node_size_)) * blob_size();
 
 	s->t = this;
-	s->buf_size = static_cast<size_t>(session::s_nodes) * node_size_ + words * sizeof(uint64_t) + blob_room;
+	if (replicated())
+		s->bounce_size = std::max(node_size_, blob_size());
+	s->buf_size = static_cast<size_t>(session::s_nodes) * node_size_ + words * sizeof(uint64_t) +
+		      blob_room + static_cast<size_t>(session::bounce_max) * s->bounce_size;
 	s->buf_size = (s->buf_size + 4095) & ~size_t(4095);
 	void *p = mmap(nullptr, s->buf_size, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -112,6 +123,13 @@ session *tree::acquire(int *err)
 void tree::release(session *s)
 {
 	std::lock_guard g(sessions_m_);
+	// every bounce buffer given to a late READ: a new session gives
+	// the next call bounded reads again (this one closes with the tree)
+	if (s->bounce_size && s->bounce_used >= session::bounce_max &&
+	    sessions_.size() < idle_.size() + sessions_retired_max) {
+		s->bounce_used = session::bounce_max + 1;	// (counted once)
+		return;
+	}
 	idle_.push_back(s);
 }
 
@@ -190,7 +208,13 @@ void batch::faa(uint64_t remote, uint64_t add_, uint64_t *old)
 
 int batch::run(kind k)
 {
-	int ret = detail::xfer_run(s_.x, reqs_, n_);
+	return run_until(k, 0);
+}
+
+int batch::run_until(kind k, uint64_t timeout_ns)
+{
+	int ret = timeout_ns ? detail::xfer_run_until(s_.x, reqs_, n_, timeout_ns) :
+			       detail::xfer_run(s_.x, reqs_, n_);
 
 	switch (k) {
 	case k_read:
@@ -592,13 +616,14 @@ void tree::heartbeat_loop()
 		uint64_t next = slot_beat(slot_word_);
 		int ret, dead;
 		if (replicated()) {
+			ret = heartbeat_r(*s, next);
 			// adds commute: every member's count gets them all
+			// (a statistic: best effort, after the beat)
 			for (unsigned m = 0; nodes && m < replicas_; m++)
 				if (member_live(0, m))
 					b.faa(member_addr(sb(sb_off_node_ids), m), nodes, s->word(1));
 			if (b.size())
-				(void)b.run(batch::k_other);
-			ret = heartbeat_r(*s, next);
+				(void)b.run_until(batch::k_other, probe_timeout_ns());
 			dead = ret == 1;
 			ret = ret == 1 ? 0 : ret;
 		} else {
@@ -662,6 +687,8 @@ int tree::open(const ds_btree_open_opts &o, uint64_t sb_at)
 
 	lease_ms_ = o.lock_lease_ms ? o.lock_lease_ms : lease_default_ms;
 	flags_ = o.flags;
+	read_timeout_ns_ = (o.read_timeout_ms ? o.read_timeout_ms : read_timeout_default_ms) *
+			   1000000ULL;
 	// the superblock fixes the node size the sessions' buffers need
 	node_size_ = DS_BTREE_NODE_MAX;
 	value_size_ = 8;

@@ -139,8 +139,13 @@ int tree::root_image(session &s, uint8_t *buf, uint64_t *addr, bool refresh,
 		}
 		if (word)
 			*word = w;
-		if (int ret = read_node(s, root, buf))
+		if (int ret = read_node(s, root, buf)) {
+			if (ret == -EIO && replicated() && !refresh) {
+				refresh = true;	// (as descend's hints)
+				continue;
+			}
 			return ret;
+		}
 		const node_header &h = n.hdr();
 		bool alone = (h.flags & node_low_inf) && (h.flags & node_high_inf);
 		if (!(h.flags & node_free) && (alone || refresh)) {
@@ -195,7 +200,19 @@ again:
 					*addr = a;
 					return 0;
 				}
-				if (int ret = read_node(s, a, buf))
+				int ret = read_node(s, a, buf);
+				// a replicated tree's hint may name a node freed
+				// before a repair, which the spare never got:
+				// stale, not damage
+				if (ret == -EIO && replicated() && !hops && o->from) {
+					drop_hint(s, *o);
+					use_cache = false;
+					refresh = true;
+					if (!restart(s, &restarts))
+						return -EAGAIN;
+					goto again;
+				}
+				if (ret)
 					return ret;
 			}
 			have = false;
@@ -458,11 +475,11 @@ int tree::grow_root(session &s, uint64_t word, uint8_t *buf)
 		return ret;
 	t.hdr().version = 1;
 	seal_image(tbuf);
-	uint64_t joining_then = joining();
+	uint64_t epoch_then = epoch();
 	if (int ret = write_new(s, taddr, tbuf, node_size_))
 		return ret;
 	if (int ret = root_cas(s, word, root_next(word, taddr), s.word(1), taddr, tbuf,
-			       joining_then))
+			       epoch_then))
 		return ret;
 	if (*s.word(1) != word) {
 		free_node(taddr);	// another client changed the root first
@@ -542,7 +559,7 @@ int tree::put(session &s, key_t<N> key, const void *val, size_t len)
 
 	if (len > value_size_ || (!val && len))
 		return -EINVAL;
-	uint64_t joining_then = joining();
+	uint64_t epoch_then = epoch();
 	if (inline_values())
 		std::memcpy(&v, val, len);
 	else if ((ret = write_blob(s, kind<N>::blob_key(key), val, len, &v)))
@@ -553,7 +570,7 @@ int tree::put(session &s, key_t<N> key, const void *val, size_t len)
 	// a repair that began since the value was written may have copied
 	// the leaf already: the spare must not get a pointer to a value it
 	// lacks (s.blobs() still holds it)
-	if (!inline_values() && (joining() & ~joining_then) &&
+	if (!inline_values() && epoch() != epoch_then &&
 	    (ret = write_new(s, v, s.blobs(), blob_size()))) {
 		release_lock(s, addr);
 		locks_.unlock(addr);

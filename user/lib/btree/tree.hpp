@@ -57,8 +57,17 @@ struct session {
 	// Words after the nodes: 0..7 the single-copy paths' (see their
 	// users), w_lock.. and w_unlock.. a replicated lock's and unlock's
 	// per-member results, w_probe a failure probe's.
-	enum word_slot : unsigned { w_lock = 8, w_unlock = 11, w_probe = 14, w_tmp = 15 };
+	// w_sink takes what a probe given up on still reads: nothing
+	// looks at it.
+	enum word_slot : unsigned { w_lock = 8, w_unlock = 11, w_probe = 14, w_tmp = 15,
+				    w_sink = 16, w_joiners = 17, w_view = 18 /* .. 23 */ };
 	uint64_t *word(unsigned i) const;
+	// Replicated trees: buffers a bounded READ lands in before it is
+	// copied out; one given up on stays the late transfer's, for good.
+	static constexpr unsigned bounce_max = 4;
+	unsigned bounce_used = 0;
+	uint32_t bounce_size = 0;
+	uint8_t *bounce(unsigned i) const;
 	uint8_t *blobs() const;			// room for a leaf's blobs
 	uint64_t offset(const void *p) const
 	{
@@ -77,6 +86,8 @@ public:
 	void cas(uint64_t remote, uint64_t expect, uint64_t swap, uint64_t *old);
 	void faa(uint64_t remote, uint64_t add, uint64_t *old);
 	int run(kind k);
+	// run, given up after timeout_ns: -ETIME (see xfer_run_until)
+	int run_until(kind k, uint64_t timeout_ns);
 	size_t size() const { return n_; }
 
 private:
@@ -247,7 +258,12 @@ public:
 		       (joining_.load(std::memory_order_relaxed) >> member_bit(g, m) & 1);
 	}
 	uint64_t joining() const { return joining_.load(std::memory_order_relaxed); }
+	uint64_t epoch() const { return view_epoch(view_.load(std::memory_order_relaxed)); }
 	int primary_of(unsigned g) const;	// -1: no member left
+	uint64_t probe_timeout_ns() const
+	{
+		return std::max<uint64_t>(4 * read_timeout_ns_, 1000000000ULL);
+	}
 	// Where a read of logical a goes now (a failing one, when none is
 	// left, so that the read reports it).
 	uint64_t primary_addr(uint64_t a) const
@@ -276,14 +292,17 @@ public:
 	// dead).
 	int read_at(session &s, uint64_t a, void *dst, uint32_t len, batch::kind k);
 	int write_new(session &s, uint64_t a, const void *src, uint32_t len);
-	int cas_all(session &s, uint64_t a, uint64_t expect, uint64_t swap, uint64_t *res);
+	// timeout_ns (0: none) bounds each batch: a member that does not
+	// answer is probed and excluded like one that failed
+	int cas_all(session &s, uint64_t a, uint64_t expect, uint64_t swap, uint64_t *res,
+		    uint64_t timeout_ns = 0);
 	static constexpr uint64_t res_none = ~0ULL;	// no lock or slot word
 	// The root word's change from word to next (*seen: what it was).
-	// fresh: the new root node, written while joining() was
-	// joining_then: written again to a member that joined since.
+	// fresh: the new root node, written at view epoch epoch_then:
+	// written again when a repair moved the view on since.
 	int root_cas(session &s, uint64_t word, uint64_t next, uint64_t *seen,
 		     uint64_t fresh = 0, const uint8_t *fresh_buf = nullptr,
-		     uint64_t joining_then = 0);
+		     uint64_t epoch_then = 0);
 
 	// public for the C ABI
 	uint32_t node_id_;
@@ -345,6 +364,7 @@ private:
 		clock::time_point polled;
 		uint64_t seen = 0;
 		clock::time_point seen_at;
+		uint64_t holder = 0;	// whose slot seen is (lock_r)
 	};
 	int steal_check(session &s, uint64_t holder, lock_wait *w);
 	bool heartbeat_fresh() const;
@@ -355,8 +375,10 @@ private:
 	// live member, with len bytes at read_a read from the primary; the
 	// bytes written back to the backups first, then to the primary with
 	// the unlocks; node images of a merge likewise.
+	// wait false: -EBUSY rather than wait for a live holder; keep: the
+	// wait's state across such calls, so a dead holder is still found
 	int lock_r(session &s, uint64_t lock_a, uint64_t read_a, uint8_t *dst, uint32_t len,
-		   bool image, bool wait = true);
+		   bool image, bool wait = true, lock_wait *keep = nullptr);
 	int write_unlock_r(session &s, uint64_t lock_a, uint64_t write_a, const uint8_t *src,
 			   uint32_t len, uint64_t first, const uint8_t *first_buf);
 	int unlock_r(session &s, uint64_t lock_a);
@@ -379,11 +401,12 @@ private:
 	int install(session &s, uint64_t view, uint64_t joining, const superblock *sb);
 	int ack(session &s);
 	int name_spare(session &s, unsigned g, unsigned m, uint32_t i, uint64_t seg);
-	int write_spare(session &s, uint64_t dst, const void *src, uint32_t len);
-	int fill_superblock(session &s, uint64_t dst);
+	int write_spare(session &s, uint64_t dst, const void *src, uint32_t len, unsigned g,
+			unsigned m);
+	int fill_superblock(session &s, uint64_t dst, unsigned m);
 	int write_joiners(session &s, uint64_t a, uint64_t word);
 	int view_cas(session &s, uint64_t off, uint64_t set, uint64_t clear, bool bump,
-		     unsigned also_g0 = ~0u);
+		     bool same_epoch = false);
 
 	// the superblock's constants
 	uint32_t layout_ = DS_BTREE_GENERAL;
@@ -396,6 +419,7 @@ private:
 	uint32_t flags_ = 0;
 	uint32_t lease_ms_ = lease_default_ms;
 	uint32_t replicas_ = 1;
+	uint64_t read_timeout_ns_ = 0;
 	// a member's segment changes only while it is excluded (not read,
 	// not written), by a repair
 	std::atomic<uint64_t> members_[DS_BTREE_SEGS_MAX][DS_BTREE_REPLICAS_MAX] = {};
@@ -406,7 +430,9 @@ private:
 	std::atomic<uint64_t> view_{0};
 	std::atomic<uint64_t> joining_{0};
 	std::atomic<uint32_t> spares_{0};
-	std::mutex view_m_;
+	// recursive: an exclusion can happen inside a repair's step
+	std::recursive_mutex view_m_;
+	lock_wait repair_wait_;		// the repair lock's, across tries
 	std::mutex repair_m_;
 	std::condition_variable repair_cv_;
 	bool repair_stop_ = false;

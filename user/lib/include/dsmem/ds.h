@@ -998,7 +998,12 @@ struct ds_btree_open_opts {
 					 * and take its locks: 20 .. 600000;
 					 * 0: 1000 */
 	uint32_t flags;			/* DS_BTREE_* */
-	uint64_t reserved[4];
+	uint32_t read_timeout_ms;	/* replicated trees: a READ of a member
+					 * not done by then is given up and the
+					 * member probed (1 .. 60000; 0: 250;
+					 * DSUSER_1.11) */
+	uint32_t reserved0;
+	uint64_t reserved[3];
 };
 
 struct ds_btree_info {
@@ -1059,13 +1064,15 @@ struct ds_btree_stats {
 	uint64_t merges;
 	uint64_t redistributions;
 	uint64_t root_changes;
-	uint64_t replica_fallbacks;	/* reads served by a member other
-					 * than the group's primary */
+	uint64_t replica_fallbacks;	/* reads sent to another member after
+					 * one failed */
 	uint64_t members_excluded;	/* members this handle found dead and
 					 * excluded (DSUSER_1.11) */
 	uint64_t members_repaired;	/* spares this handle filled in an
 					 * excluded member's place */
-	uint64_t reserved[5];
+	uint64_t read_timeouts;		/* READs of a member given up on
+					 * (read_timeout_ms) */
+	uint64_t reserved[4];
 };
 
 /*
