@@ -436,16 +436,19 @@ bench_slope() {
 	"$ctl" node del id 2
 }
 
-# Local nodes on rxe0: 1 and 4 are compute nodes, 2 and 3 memory nodes.
-# Segment 1 of node 2 holds a tree on one memory node; segment 2 of node
-# 2 and segment 1 of node 3 a tree on two.  Every segment is granted to
-# both compute nodes, and both connect to both memory nodes.
+# Local nodes on rxe0: 1 and 4 are compute nodes, 2, 3 and 5 memory
+# nodes.  Segment 1 of node 2 holds a tree on one memory node; segment 2
+# of node 2 and segment 1 of node 3 a tree on two; then a tree of byte-
+# string keys on node 2, a tree of two replicas on nodes 2 and 3 and one
+# of three on nodes 2, 3 and 5.  Every segment is granted to both compute
+# nodes, and both connect to every memory node.
 bench_btree() {
 	local ctl=$dsctl n seg json keys=${DSMEM_BTREE_KEYS:-40000} secs=${DSMEM_BTREE_SECS:-3}
-	local t1 t2 t3 c1 cu c4 c2mn a1 a2 j w i su ss
+	local t1 t2 t3 tr2 tr3 c1 cu c4 c2mn a1 a2 j w i m su ss
 	local -a addr=() ratios=()
-	for n in 1 2 3 4; do "$ctl" node add id $n dev rxe0 port $((7470 + n)); done
-	for n in 2 2 3 2; do
+	local -A mem_port=([2]=7472 [3]=7473 [5]=7475)
+	for n in 1 2 3 4 5; do "$ctl" node add id $n dev rxe0 port $((7470 + n)); done
+	for n in 2 2 3 2 2 3 2 3 5; do
 		json=$("$ctl" -j segment add node $n size 32M)
 		seg=$(json_get 'd[0]["seg"]' <<<"$json")
 		addr+=("$(json_get 'd[0]["addr"]' <<<"$json")")
@@ -453,14 +456,15 @@ bench_btree() {
 		"$ctl" segment grant node $n seg "$seg" to 4 perm rw
 	done
 	for n in 1 4; do
-		"$ctl" peer add node 2 addr "$DSMEM_LOCAL_ADDR" remote $n listen >/dev/null
-		"$ctl" peer add node 3 addr "$DSMEM_LOCAL_ADDR" remote $n listen >/dev/null
-		"$ctl" peer add node $n addr "$DSMEM_LOCAL_ADDR" port 7472 remote 2 >/dev/null
-		"$ctl" peer add node $n addr "$DSMEM_LOCAL_ADDR" port 7473 remote 3 >/dev/null
+		for m in "${!mem_port[@]}"; do
+			"$ctl" peer add node "$m" addr "$DSMEM_LOCAL_ADDR" remote $n listen >/dev/null
+			"$ctl" peer add node $n addr "$DSMEM_LOCAL_ADDR" port "${mem_port[$m]}" \
+				remote "$m" >/dev/null
+		done
 	done
-	# both compute nodes hold the three grants before any tree is made
+	# both compute nodes hold every grant before any tree is made
 	for ((i = 0; i < 200; i++)); do
-		[ "$("$ctl" peer show | grep -c remote_seg)" -ge 8 ] && break
+		[ "$("$ctl" peer show | grep -c remote_seg)" -ge $((2 * ${#addr[@]})) ] && break
 		sleep 0.1
 	done
 	t1=$("$ctl" -j btree create node 1 segs "${addr[0]}" | json_get 'd[0]["tree"]')
@@ -468,6 +472,11 @@ bench_btree() {
 	# byte-string keys of 32 bytes ("user" and 28 digits), the same node
 	# and value size and the same memory node as t1
 	t3=$("$ctl" -j btree create node 1 segs "${addr[3]}" key-max 32 | json_get 'd[0]["tree"]')
+	# replicas: one group each, its primary on node 2 like t1
+	tr2=$("$ctl" -j btree create node 1 segs "${addr[4]},${addr[5]}" replicas 2 |
+		json_get 'd[0]["tree"]')
+	tr3=$("$ctl" -j btree create node 1 segs "${addr[6]},${addr[7]},${addr[8]}" replicas 3 |
+		json_get 'd[0]["tree"]')
 	bt() { "$ctl" -j btree bench keys "$keys" time "$secs" "$@"; }
 	f() { json_get "d[0]$1" <<<"$2"; }
 	# the kind's figure (rtt_per_op of "update", ...) in a bench's record
@@ -526,6 +535,8 @@ bench_btree() {
 	echo "bench: btree.ycsb_a.rtt_per_op_2cn_2t $(f '["rtt_per_op"]' "$a2") rtt"
 	echo "bench: btree.ycsb_a.lock_retries_per_op_1t $(f '["lock_retries_per_op"]' "$a1") retries"
 
+	bench_btree_replicas
+
 	# the rest of YCSB, one thread; d and e insert, so they come last
 	for w in b f d e; do
 		j=$(bt node 1 tree "$t1" workload $w threads 1 load no)
@@ -552,7 +563,64 @@ bench_btree() {
 	echo "bench: btree.str32.ycsb_a.rtt_per_update $(kf update rtt_per_op "$j") rtt"
 	echo "bench: btree.str32.ycsb_a.tput_1t $(f '["ops_per_sec"]' "$j") ops/s"
 
-	for n in 1 2 3 4; do "$ctl" node del id $n; done
+	bench_btree_failure
+	for n in 1 3 4 5; do "$ctl" node del id $n; done
+}
+
+# Part of bench_btree (its trees and helpers): updates on trees of two
+# and three replicas, and lookups on two replicas against t1 (one copy on
+# the memory node of tr2's primary; both loaded with the same keys and
+# only updated since), runs interleaved three times, the ratio of the
+# medians.
+bench_btree_replicas() {
+	local r1=() r2=() m1 m2
+	"$ctl" btree load node 1 tree "$tr2" count "$keys" threads 4 >/dev/null
+	j=$(bt node 1 tree "$tr2" workload a threads 1 load no)
+	echo "bench: btree.r2.ycsb_a.rtt_per_update $(kf update rtt_per_op "$j") rtt"
+	echo "bench: btree.r2.ycsb_a.tput_1t $(f '["ops_per_sec"]' "$j") ops/s"
+	# an update's round trips do not depend on the tree's size: a smaller
+	# load keeps the time down
+	"$ctl" btree load node 1 tree "$tr3" count $((keys / 4)) threads 4 >/dev/null
+	j=$("$ctl" -j btree bench node 1 tree "$tr3" keys $((keys / 4)) time "$secs" \
+		workload a threads 1 load no)
+	echo "bench: btree.r3.ycsb_a.rtt_per_update $(kf update rtt_per_op "$j") rtt"
+	echo "bench: btree.r3.ycsb_a.tput_1t $(f '["ops_per_sec"]' "$j") ops/s"
+	for i in 1 2 3; do
+		r1+=("$(f '["ops_per_sec"]' "$(bt node 1 tree "$t1" workload c threads 1 load no)")")
+		j=$(bt node 1 tree "$tr2" workload c threads 1 load no)
+		r2+=("$(f '["ops_per_sec"]' "$j")")
+	done
+	m1=$(printf '%s\n' "${r1[@]}" | sort -g | sed -n 2p)
+	m2=$(printf '%s\n' "${r2[@]}" | sort -g | sed -n 2p)
+	echo "bench: btree.r2.ycsb_c.rtt_per_lookup $(f '["rtt_per_op"]' "$j") rtt"
+	echo "bench: btree.r2.ycsb_c.tput_1t $m2 ops/s"
+	echo "bench: btree.r2.ycsb_c.tput.ratio_vs_r1 $(ratio "$m2" "$m1") x"
+}
+
+# Part of bench_btree, last: YCSB-A on tr2 from both compute nodes, two
+# threads each, going on through failures, while memory node 2 (tr2's
+# primary) is deleted about 3 s in.  Updates go to keys of their own
+# thread, so that each key's last acknowledged value is known and read
+# back at the end (dsctl-btree(8), verify yes).
+bench_btree_failure() {
+	local pid out
+	out=$(mktemp)
+	timeout 300 "$ctl" -j btree bench node 1,4 tree "$tr2" keys "$keys" time 10 load no \
+		workload a threads 2 tolerate yes verify yes warmup 50 probe 200 >"$out" &
+	pid=$!
+	sleep 3
+	"$ctl" node del id 2
+	wait "$pid"
+	j=$(<"$out")
+	rm -f "$out"
+	echo "bench: btree.fail.lost_acked $(f '["lost_acked"]' "$j") keys"
+	echo "bench: btree.fail.unavailable_ms $(f '["max_lookup_gap_ms"]' "$j") ms"
+	echo "bench: btree.fail.failed_ops $(f '["failed"]' "$j") ops"
+	echo "bench: btree.fail.verified_keys $(f '["verified_keys"]' "$j") keys"
+	# the tree's name is its first segment, on the dead node: open finds
+	# the superblock's copy on the other member of group 0
+	j=$("$ctl" -j btree show node 1 tree "$tr2")
+	echo "bench: btree.fail.members_dead $(f '["members_dead"]' "$j") members"
 }
 
 # ---- the B+tree across two guests ----

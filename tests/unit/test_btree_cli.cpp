@@ -23,6 +23,19 @@ namespace {
 
 const std::string tree = "0x2001000000000";
 
+// n segment addresses: group after group of r, the members of a group
+// on memory nodes 1 .. r, segment g + 1 of each for group g
+std::string segs(int n, int r)
+{
+	std::string s;
+	for (int i = 0; i < n; i++) {
+		char a[40];
+		snprintf(a, sizeof(a), "%s0x%x%03x000000000", i ? "," : "", i % r + 1, i / r + 1);
+		s += a;
+	}
+	return s;
+}
+
 struct refusal {
 	std::vector<std::string> words;
 	const char *error;
@@ -63,6 +76,41 @@ const refusal refusals[] = {
 	  "give ops or time, not both" },
 	{ { "bench", "node", "1", "tree", tree, "workload", "c", "load", "maybe" },
 	  "load needs \"yes\" or \"no\"" },
+	{ { "create", "node", "1", "segs", tree, "replicas", "0" },
+	  "replicas needs a number from 1 to 3" },
+	{ { "create", "node", "1", "segs", tree, "replicas", "4" },
+	  "replicas needs a number from 1 to 3" },
+	{ { "create", "node", "1", "segs", tree + ",0x3001000000000,0x4001000000000", "replicas",
+	    "2" },
+	  "replicas 2 needs the segments in groups of 2: segs gives 3" },
+	{ { "create", "node", "1", "segs", tree + ",0x3001000000000", "replicas", "3" },
+	  "replicas 3 needs the segments in groups of 3: segs gives 2" },
+	{ { "create", "node", "1", "segs", segs(17, 1) }, "segs takes at most 16 segments" },
+	{ { "create", "node", "1", "segs", segs(34, 2), "replicas", "2" },
+	  "segs takes at most 16 groups of 2 segments" },
+	// the second group's two members on one memory node (node 2)
+	{ { "create", "node", "1", "segs",
+	    tree + ",0x3001000000000,0x2002000000000,0x2003000000000", "replicas", "2" },
+	  "group 1 has two segments on memory node 2: each replica needs a memory node of its own" },
+	{ { "create", "node", "1", "segs", tree + ",0x3001000000000", "replicas", "2", "layout",
+	    "seed" },
+	  "replicas is for layout general only" },
+	{ { "members", "node", "1", "tree", "zz" },
+	  "tree needs the tree's address in hexadecimal, such as 0x2001000000000" },
+	{ { "verify", "node", "1" }, "missing tree, try \"dsctl btree help\"" },
+	{ { "spare", "node", "1", "tree", tree }, "missing segs, try \"dsctl btree help\"" },
+	{ { "spare", "node", "1", "tree", tree, "segs", "0x3001000000000,spare" },
+	  "segs needs segment addresses in hexadecimal, separated by commas" },
+	{ { "bench", "node", "1", "tree", tree, "workload", "a", "tolerate", "often" },
+	  "tolerate needs \"yes\" or \"no\"" },
+	{ { "bench", "node", "1", "tree", tree, "workload", "c", "verify", "yes" },
+	  "verify is for workloads that update: a, b or f" },
+	{ { "bench", "node", "1", "tree", tree, "workload", "d", "verify", "yes" },
+	  "verify is for workloads that update: a, b or f" },
+	{ { "bench", "node", "1,2", "tree", tree, "workload", "a", "threads", "4", "keys", "7",
+	    "verify", "yes" },
+	  "verify gives each thread keys of its own: keys needs 8 at least (the threads of all "
+	  "compute nodes)" },
 };
 
 void bad_words_refused(void **)

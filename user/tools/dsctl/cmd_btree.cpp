@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // dsctl btree: the B+tree on disaggregated memory (libdsuser's ds_btree_*).
 //   btree create node N segs ADDR[,ADDR...] [layout general|seed]
-//                [node-size B] [value-size B]
+//                [node-size B] [value-size B] [key-max N] [replicas R]
 //   btree [show] node N tree ADDR        | btree drop node N tree ADDR
+//   btree members node N tree ADDR       | btree verify node N tree ADDR
+//   btree spare node N tree ADDR segs ADDR[,ADDR...]
 //   btree get|del node N tree ADDR key K | btree put ... key K value V
 //   btree scan node N tree ADDR [start K] [limit N]
 //   btree load ..., btree bench ...: cmd_btree_bench.cpp
@@ -109,6 +111,10 @@ record stats_record(const struct ds_btree_stats &s)
 	r["merges"] = s.merges;
 	r["redistributions"] = s.redistributions;
 	r["root_changes"] = s.root_changes;
+	r["replica_fallbacks"] = s.replica_fallbacks;
+	r["members_excluded"] = s.members_excluded;
+	r["members_repaired"] = s.members_repaired;
+	r["read_timeouts"] = s.read_timeouts;
 	return r;
 }
 
@@ -191,7 +197,11 @@ using namespace btree_cli;
 const char btree_usage[] =
 	"Usage: dsctl btree create node N segs ADDR[,ADDR...] [layout { general | seed }]\n"
 	"                          [node-size BYTES] [value-size BYTES] [key-max N]\n"
+	"                          [replicas R]\n"
 	"       dsctl btree [show] node N tree ADDR\n"
+	"       dsctl btree members node N tree ADDR\n"
+	"       dsctl btree verify node N tree ADDR\n"
+	"       dsctl btree spare node N tree ADDR segs ADDR[,ADDR...]\n"
 	"       dsctl btree drop node N tree ADDR\n"
 	"       dsctl btree get node N tree ADDR key K\n"
 	"       dsctl btree put node N tree ADDR key K value V\n"
@@ -203,7 +213,7 @@ const char btree_usage[] =
 	"                         [dist { zipf | uniform }] [theta THETA] [keys N]\n"
 	"                         [ops N | time SECONDS] [threads T] [cache BYTES]\n"
 	"                         [load { yes | no }] [warmup N] [probe N] [seed N]\n"
-	"                         [key-len L]\n"
+	"                         [key-len L] [tolerate { yes | no }] [verify { yes | no }]\n"
 	"where  ADDR := 0xHEX   BYTES := NUMBER[K|M|G|T]\n"
 	"       K := a number (integer-key trees), or on trees with a key-max: text,\n"
 	"            text:TEXT (any text, even one beginning with hex:) or hex:HEX\n"
@@ -228,6 +238,9 @@ record info_record(const struct ds_btree_info &i)
 	r["inline"] = i.value_size == 8;
 	r["keys"] = i.key_max ? "bytes" : "u64";
 	r["key_max"] = i.key_max ? i.key_max : 8;
+	r["replicas"] = i.replicas;
+	r["members_dead"] = i.members_dead;
+	r["spares"] = i.spares;
 	r["height"] = i.height;
 	r["root"] = addr_string(i.root);
 	r["nodes"] = i.nodes;
@@ -273,11 +286,8 @@ void put_value(record &r, const uint8_t *v, size_t len, uint32_t value_size)
 
 // ---- create, show, drop, get, put, del, scan ----------------------------------------
 
-int bt_create(env &e)
+std::vector<uint64_t> segs_of(const keywords &kw)
 {
-	keywords kw = take_keywords(e, { "node", "segs", "layout", "node-size", "value-size",
-					 "key-max" });
-	uint32_t node = node_of(kw);
 	std::vector<uint64_t> segs;
 	for (const std::string &s : split_list(need(kw, "segs", "btree"), ',')) {
 		uint64_t a;
@@ -285,11 +295,45 @@ int bt_create(env &e)
 			fail("segs needs segment addresses in hexadecimal, separated by commas");
 		segs.push_back(a);
 	}
-	if (segs.size() > DS_BTREE_SEGS_MAX)
-		fail("segs takes at most " + std::to_string(DS_BTREE_SEGS_MAX) + " segments");
+	return segs;
+}
+
+// What create can tell of the segments before the library sees them: at
+// most DS_BTREE_SEGS_MAX groups of `replicas` segments, each member of a
+// group on a memory node of its own (a group on one node dies with it).
+void check_groups(const std::vector<uint64_t> &segs, const ds_btree_create_opts &o)
+{
+	const size_t r = o.replicas;
+
+	if (r > 1 && o.layout != DS_BTREE_GENERAL)
+		fail("replicas is for layout general only");
+	if (segs.size() % r)
+		fail("replicas " + std::to_string(r) + " needs the segments in groups of " +
+		     std::to_string(r) + ": segs gives " + std::to_string(segs.size()));
+	if (segs.size() > DS_BTREE_SEGS_MAX * r)
+		fail("segs takes at most " + std::to_string(DS_BTREE_SEGS_MAX) +
+		     (r > 1 ? " groups of " + std::to_string(r) + " segments" : " segments"));
+	for (size_t g = 0; g < segs.size(); g += r)
+		for (size_t i = g; i < g + r; i++)
+			for (size_t j = g; j < i; j++)
+				if (DSMEM_GADDR_NODE(segs[i]) == DSMEM_GADDR_NODE(segs[j]))
+					fail("group " + std::to_string(g / r) +
+					     " has two segments on memory node " +
+					     std::to_string(DSMEM_GADDR_NODE(segs[i])) +
+					     ": each replica needs a memory node of its own");
+}
+
+int bt_create(env &e)
+{
+	keywords kw = take_keywords(e, { "node", "segs", "layout", "node-size", "value-size",
+					 "key-max", "replicas" });
+	uint32_t node = node_of(kw);
+	std::vector<uint64_t> segs = segs_of(kw);
 	ds_btree_create_opts o{};
 	o.layout = second_of(kw, "layout", "general", "seed", false) ? DS_BTREE_SEED
 								    : DS_BTREE_GENERAL;
+	o.replicas = static_cast<uint32_t>(u64_arg(kw, "replicas", 1, 1, DS_BTREE_REPLICAS_MAX));
+	check_groups(segs, o);
 	uint64_t sz;
 	if (const std::string *v = kw.get("node-size")) {
 		if (!parse_size(*v, sz) || sz < DS_BTREE_NODE_MIN || sz > DS_BTREE_NODE_MAX ||
@@ -335,6 +379,85 @@ int bt_show(env &e)
 	r["counters"] = stats_record(t.stats());
 	e.out.begin_list();
 	e.out.add(r);
+	return 0;
+}
+
+std::string member_state_name(uint8_t state)
+{
+	switch (state) {
+	case DS_BTREE_MEMBER_LIVE: return "live";
+	case DS_BTREE_MEMBER_DEAD: return "dead";
+	case DS_BTREE_MEMBER_JOINING: return "joining";
+	default: return "unknown(" + std::to_string(state) + ")";
+	}
+}
+
+// One line (one JSON object) per member: the tree's replica groups as
+// the superblock records them now.
+int bt_members(env &e)
+{
+	keywords kw = take_keywords(e, { "node", "tree" });
+	uint32_t node = node_of(kw);
+	uint64_t addr = tree_of(kw);
+	dsmem::btree t = open_tree(node, addr);
+	auto members = t.members();
+	if (!members)
+		fail(members.err(), "cannot read the members of " + through(addr, node));
+	e.out.begin_list();
+	for (const ds_btree_member &m : members.value()) {
+		record r;
+		r["group"] = m.group;
+		r["index"] = m.index;
+		r["seg"] = addr_string(m.seg);
+		r["state"] = member_state_name(m.state);
+		r["primary"] = m.primary != 0;
+		e.out.add(r);
+	}
+	return 0;
+}
+
+// The walk's report is printed whatever it found; a tree found damaged
+// (-EUCLEAN) also fails the command, so that scripts see it.
+int bt_verify(env &e)
+{
+	keywords kw = take_keywords(e, { "node", "tree" });
+	uint32_t node = node_of(kw);
+	uint64_t addr = tree_of(kw);
+	dsmem::btree t = open_tree(node, addr);
+	ds_btree_verify_report rep{};
+	int ret = ds_btree_verify(t.get(), &rep);
+	if (ret && ret != -EUCLEAN)
+		fail(dsmem::error{ ret, {} }, "cannot verify " + through(addr, node));
+	record r;
+	r["tree"] = addr_string(addr);
+	r["nodes"] = rep.nodes;
+	r["keys"] = rep.keys;
+	r["height"] = rep.height;
+	r["replica_mismatches"] = rep.replica_mismatches;
+	r["order_errors"] = rep.order_errors;
+	e.out.begin_list();
+	e.out.add(r);
+	if (!ret)
+		return 0;
+	e.out.finish();
+	fail("tree " + addr_string(addr) + " failed verification: " +
+	     std::to_string(rep.replica_mismatches) + " replica mismatches, " +
+	     std::to_string(rep.order_errors) + " order errors");
+}
+
+// Spares wait in the tree's superblock until a member is excluded; then
+// a client that has the tree open fills one in its place.
+int bt_spare(env &e)
+{
+	keywords kw = take_keywords(e, { "node", "tree", "segs" });
+	uint32_t node = node_of(kw);
+	uint64_t addr = tree_of(kw);
+	std::vector<uint64_t> segs = segs_of(kw);
+	dsmem::btree t = open_tree(node, addr);
+	for (uint64_t seg : segs)
+		if (auto r = t.spare_add(seg); !r)
+			fail(r.err(), "cannot give " + through(addr, node) + " the spare segment " +
+					      addr_string(seg));
 	return 0;
 }
 
@@ -457,6 +580,9 @@ const command btree_cmds[] = {
 	{ "show", bt_show },
 	{ "create", bt_create },
 	{ "drop", bt_drop },
+	{ "members", bt_members },
+	{ "verify", bt_verify },
+	{ "spare", bt_spare },
 	{ "get", bt_get },
 	{ "put", bt_put },
 	{ "del", bt_del },

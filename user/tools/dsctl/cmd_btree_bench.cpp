@@ -13,6 +13,7 @@
 #include <memory>
 #include <random>
 #include <thread>
+#include <unordered_map>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,6 +33,13 @@ uint64_t ns_since(steady::time_point t0)
 {
 	return static_cast<uint64_t>(
 		std::chrono::duration_cast<std::chrono::nanoseconds>(steady::now() - t0).count());
+}
+
+// The steady clock in ns: CLOCK_MONOTONIC, the same in every process.
+uint64_t steady_ns(steady::time_point t)
+{
+	return static_cast<uint64_t>(
+		std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
 }
 
 void add_stats(struct ds_btree_stats &a, const struct ds_btree_stats &b)
@@ -307,6 +315,7 @@ const char *const kind_names[k_kinds] = { "read", "update", "insert", "scan", "r
 // stats' types: read, lock, write, other) only when `attributed`.
 struct kind_result {
 	uint64_t ops = 0, not_found = 0;
+	uint64_t failed = 0;		// attempts that failed (tolerate yes)
 	uint64_t rtt[4] = {};
 	uint64_t bytes_read = 0;
 	latency_hist lat;
@@ -316,6 +325,7 @@ struct kind_result {
 	{
 		ops += b.ops;
 		not_found += b.not_found;
+		failed += b.failed;
 		for (int j = 0; j < 4; j++)
 			rtt[j] += b.rtt[j];
 		bytes_read += b.bytes_read;
@@ -331,9 +341,22 @@ struct proc_msg {
 	char text[200] = {};
 };
 
+// verify yes: a key found without its last acknowledged update, as an
+// example of what was lost
+struct lost_key {
+	uint64_t key = 0, acked = 0, found = 0;	// found 0: the key is gone
+	uint64_t unacked = 0;		// failed puts after the acknowledged one
+};
+constexpr unsigned lost_examples = 4;	// per compute node
+
 struct proc_result {
 	uint32_t node = 0, client_id = 0;
 	uint64_t elapsed_ns = 0;
+	uint64_t start_ns = 0, end_ns = 0;	// the run, since bench_opts.origin_ns
+	uint64_t lookup_words = 0;	// words of the lookup bitmap sent after this
+	uint64_t verified = 0, lost_acked = 0, unverified = 0;	// verify yes
+	uint32_t nlost = 0;		// examples in lost[]
+	lost_key lost[lost_examples];
 	uint8_t attributed = 0;
 	kind_result kinds[k_kinds];
 	struct ds_btree_stats stats{};
@@ -359,6 +382,11 @@ struct bench_opts {
 	uint64_t probe = 2000;
 	uint64_t seed = 1;
 	uint64_t insert_base = 0;	// d, e: new keys from here up
+	bool tolerate = false;		// a failed op is counted and retried
+	bool verify = false;		// updates to owned keys, checked at the end
+	// the steady clock (CLOCK_MONOTONIC, one for all processes) when the
+	// compute nodes were forked: their lookup bitmaps count ms from it
+	uint64_t origin_ns = 0;
 };
 
 // The operation a YCSB workload makes of one drawn request: the stream's
@@ -463,7 +491,41 @@ struct node_run {
 			return new_key(ins - 1 - rank);
 		return o.keys - 1 - (rank - ins) % o.keys;
 	}
+
+	// verify yes: key i belongs to thread i % G of all G threads of the
+	// run, and a thread updates only its own keys: the one of the drawn
+	// key's block of G (parse_bench makes keys at least G)
+	uint64_t owned(uint64_t drawn, uint32_t gid) const
+	{
+		uint64_t all = uint64_t{ nprocs } * o.threads;
+		uint64_t k = drawn - drawn % all + gid;
+		return k < o.keys ? k : k - all;
+	}
 };
+
+// verify yes: what a thread wrote to one of its keys.  Its final value
+// must be the last put acknowledged, or one of the puts after it that
+// failed: those may have landed.
+struct owned_put {
+	uint64_t acked = 0;		// 0: none acknowledged (stamps never are)
+	std::vector<uint64_t> unacked;
+};
+
+// The value of a verified update: the thread and its op number, with
+// the top bit set so that no loaded value (the key itself) is one.
+uint64_t stamp(uint32_t gid, uint64_t seq)
+{
+	return 1ULL << 63 | uint64_t{ gid } << 40 | (seq & ((1ULL << 40) - 1));
+}
+
+// A value as the report names it: "THREAD/OP" for a stamp, else hex.
+std::string stamp_name(uint64_t v)
+{
+	if (!(v >> 63))
+		return strprintf("0x%llx", static_cast<unsigned long long>(v));
+	return strprintf("%llu/%llu", static_cast<unsigned long long>(v >> 40 & ((1ULL << 23) - 1)),
+			 static_cast<unsigned long long>(v & ((1ULL << 40) - 1)));
+}
 
 struct worker_state {
 	kind_result kinds[k_kinds];
@@ -471,11 +533,23 @@ struct worker_state {
 	std::vector<uint64_t> scan_keys;
 	std::mt19937_64 rng;
 	struct ds_btree_stats last{};
+	uint32_t gid = 0;		// proc * threads + thread: over the run
+	unsigned fail_streak = 0;	// failures in a row (tolerate yes)
+	// bit n: a lookup completed in ms n after bench_opts.origin_ns
+	std::vector<uint64_t> lookup_ms;
+	std::unordered_map<uint64_t, owned_put> owned;	// verify yes
+	uint64_t verified = 0, lost_acked = 0, unverified = 0;
+	std::vector<lost_key> lost;	// the first few of lost_acked
 };
 
-// One operation; false (with nr.err set) on an error other than a key
-// not found.  Its latency and, when attributed, its round trips go to
-// the kind's record only when `record_it` (not during warm-up).
+void mark_lookup(const bench_opts &o, worker_state &ws, steady::time_point at)
+{
+	uint64_t ms = (steady_ns(at) - o.origin_ns) / 1000000;
+	if (ms / 64 >= ws.lookup_ms.size())
+		ws.lookup_ms.resize(ms / 64 + 1);
+	ws.lookup_ms[ms / 64] |= 1ULL << (ms % 64);
+}
+
 // The floor through the harness do_op puts around an operation (a clock
 // read on each side, a histogram entry), one dependent READ at a time:
 // the total time of n of them.
@@ -498,6 +572,42 @@ int harnessed_floor(ds_btree *t, uint64_t n, uint64_t *total_ns)
 	return 0;
 }
 
+// The run's error: the first any thread met.
+void first_error(node_run &nr, int err)
+{
+	int zero = 0;
+	nr.err.compare_exchange_strong(zero, err);
+}
+
+// Write (and, with verify yes, note) an update of key to the value of op
+// seq: a value the key never held before.
+int update(node_run &nr, worker_state &ws, uint64_t key, uint64_t seq)
+{
+	uint64_t v = nr.o.verify ? stamp(ws.gid, seq) : seq ^ (key << 32);
+	if (nr.value_size != 8)
+		memset(ws.val.data(), static_cast<int>('a' + seq % 26), ws.val.size());
+	if (nr.value_size == 8 || nr.o.verify)
+		memcpy(ws.val.data(), &v, 8);
+	int ret = put_k(nr.t, key, ws.val.data(), ws.val.size());
+	if (nr.o.verify) {
+		owned_put &p = ws.owned[key];
+		if (ret < 0) {
+			p.unacked.push_back(v);
+		} else {
+			p.acked = v;
+			p.unacked.clear();
+		}
+	}
+	return ret;
+}
+
+// One operation; false when it failed (an error other than a key not
+// found): with tolerate yes it is counted, the thread pauses (1 ms,
+// doubling with each failure in a row, up to 64 ms) and the caller draws
+// the same request again; otherwise nr.err is set.  Its latency and,
+// when attributed, its round trips go to the kind's record only when
+// `record_it` (not during warm-up), and so do the lookups it completes
+// to ws.lookup_ms.
 bool do_op(node_run &nr, worker_state &ws, const stream &st, size_t r, uint64_t seq,
 	   bool record_it)
 {
@@ -506,24 +616,24 @@ bool do_op(node_run &nr, worker_state &ws, const stream &st, size_t r, uint64_t 
 	op_kind k = kind_for(nr.o.workload, st.t.is_write(r));
 	size_t vlen = 0;
 	int ret = 0;
+	// when a lookup completed, if one did; a read's is its end, so that
+	// it costs no clock read more than the floor's harness
+	steady::time_point got{};
+	bool read_done = false;
 	auto t0 = steady::now();
 
+	if (nr.o.verify && (k == k_update || k == k_rmw))
+		key = nr.owned(key, ws.gid);
 	switch (k) {
 	case k_read:
 		if (nr.o.workload == 'd')
 			key = nr.latest(st.rank[id]);
 		ret = get_k(nr.t, key, ws.val.data(), ws.val.size(), &vlen);
+		read_done = ret >= 0 || ret == -ENOENT;
 		break;
-	case k_update: {
-		// a value the key never held before: the op number
-		uint64_t v = seq ^ (key << 32);
-		if (nr.value_size == 8)
-			memcpy(ws.val.data(), &v, 8);
-		else
-			memset(ws.val.data(), static_cast<int>('a' + seq % 26), ws.val.size());
-		ret = put_k(nr.t, key, ws.val.data(), ws.val.size());
+	case k_update:
+		ret = update(nr, ws, key, seq);
 		break;
-	}
 	case k_insert: {
 		key = nr.new_key(nr.inserted.fetch_add(1, std::memory_order_relaxed));
 		size_t n = value_into(key, nr.value_size, ws.val.data());
@@ -538,7 +648,11 @@ bool do_op(node_run &nr, worker_state &ws, const stream &st, size_t r, uint64_t 
 	}
 	case k_rmw:
 		ret = get_k(nr.t, key, ws.val.data(), ws.val.size(), &vlen);
-		if (!ret) {
+		if (ret >= 0 || ret == -ENOENT)
+			got = steady::now();
+		if (!ret && nr.o.verify) {
+			ret = update(nr, ws, key, seq);
+		} else if (!ret) {
 			ws.val[0]++;	// the modification: a byte of the value
 			ret = put_k(nr.t, key, ws.val.data(),
 					   std::min<size_t>(vlen, ws.val.size()));
@@ -547,30 +661,85 @@ bool do_op(node_run &nr, worker_state &ws, const stream &st, size_t r, uint64_t 
 	default:
 		break;
 	}
-	uint64_t ns = ns_since(t0);
-	if (ret < 0 && ret != -ENOENT) {
-		int zero = 0;
-		nr.err.compare_exchange_strong(zero, ret);
+	auto t1 = steady::now();
+	uint64_t ns = static_cast<uint64_t>(
+		std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
+	if (read_done)
+		got = t1;
+	bool ok = ret >= 0 || ret == -ENOENT;
+	if (!ok && !nr.o.tolerate) {
+		first_error(nr, ret);
 		return false;
 	}
-	if (!record_it)
-		return true;
-	kind_result &kr = ws.kinds[k];
-	kr.ops++;
-	kr.not_found += ret == -ENOENT;
-	kr.lat.add(ns);
-	if (nr.attribute) {
-		// one thread on the handle: its counters moved for this op only
-		struct ds_btree_stats now{};
-		ds_btree_stats_get(nr.t, &now);
-		kr.rtt[0] += now.rtt_read - ws.last.rtt_read;
-		kr.rtt[1] += now.rtt_lock - ws.last.rtt_lock;
-		kr.rtt[2] += now.rtt_write - ws.last.rtt_write;
-		kr.rtt[3] += now.rtt_other - ws.last.rtt_other;
-		kr.bytes_read += now.bytes_read - ws.last.bytes_read;
-		ws.last = now;
+	ws.fail_streak = ok ? 0 : ws.fail_streak + 1;
+	if (record_it) {
+		kind_result &kr = ws.kinds[k];
+		if (got != steady::time_point{})
+			mark_lookup(nr.o, ws, got);
+		if (ok) {
+			kr.ops++;
+			kr.not_found += ret == -ENOENT;
+			kr.lat.add(ns);
+		} else {
+			kr.failed++;
+		}
+		if (nr.attribute) {
+			// one thread on the handle: its counters moved for this op
+			// only (a failed op's round trips are dropped)
+			struct ds_btree_stats now{};
+			ds_btree_stats_get(nr.t, &now);
+			if (ok) {
+				kr.rtt[0] += now.rtt_read - ws.last.rtt_read;
+				kr.rtt[1] += now.rtt_lock - ws.last.rtt_lock;
+				kr.rtt[2] += now.rtt_write - ws.last.rtt_write;
+				kr.rtt[3] += now.rtt_other - ws.last.rtt_other;
+				kr.bytes_read += now.bytes_read - ws.last.bytes_read;
+			}
+			ws.last = now;
+		}
 	}
-	return true;
+	if (!ok)
+		std::this_thread::sleep_for(
+			std::chrono::milliseconds(1u << std::min(ws.fail_streak - 1, 6u)));
+	return ok;
+}
+
+// verify yes, once every thread of the run has stopped: each key this
+// thread put with an acknowledgement is read back (a read that fails is
+// tried 10 times, 100 ms apart, with tolerate yes) and counted in
+// lost_acked when its value is not one the thread may have left there.
+void check_owned(node_run &nr, worker_state &ws)
+{
+	for (const auto &[key, p] : ws.owned) {
+		if (!p.acked)
+			continue;	// nothing acknowledged, nothing to lose
+		size_t vlen = 0;
+		int ret;
+		for (int tries = 1;; tries++) {
+			ret = get_k(nr.t, key, ws.val.data(), ws.val.size(), &vlen);
+			if (ret >= 0 || ret == -ENOENT || !nr.o.tolerate || tries == 10)
+				break;
+			std::this_thread::sleep_for(std::chrono::milliseconds(100));
+		}
+		if (ret < 0 && ret != -ENOENT) {
+			if (!nr.o.tolerate) {
+				first_error(nr, ret);
+				return;
+			}
+			ws.unverified++;
+			continue;
+		}
+		ws.verified++;
+		uint64_t v = 0;
+		if (!ret && vlen >= 8)
+			memcpy(&v, ws.val.data(), 8);
+		if (!ret && (v == p.acked ||
+			     std::find(p.unacked.begin(), p.unacked.end(), v) != p.unacked.end()))
+			continue;
+		ws.lost_acked++;
+		if (ws.lost.size() < lost_examples)
+			ws.lost.push_back({ key, p.acked, ret ? 0 : v, p.unacked.size() });
+	}
 }
 
 // All n bytes through read() or write(), past signals and short counts.
@@ -665,6 +834,7 @@ void run_compute_node(const bench_opts &o, uint32_t proc, int out, int go)
 			ws[i].scan_keys.resize(100);
 			ws[i].scan_vals.resize(100 * info.value_size);
 			ws[i].rng.seed(o.seed * 7919 + proc * 1024 + i);
+			ws[i].gid = proc * T + i;
 		}
 	} catch (const dssim::sim_error &x) {
 		throw child_error{ x.what(), -EINVAL };
@@ -679,25 +849,29 @@ void run_compute_node(const bench_opts &o, uint32_t proc, int out, int go)
 			worker_state &w = ws[i];
 			size_t len = st.t.size(), r = 0;
 			uint64_t seq = 0;
+			// a request that failed (tolerate yes) is drawn again; in
+			// ops mode every attempt takes one of the thread's ops
+			auto step = [&](bool record_it) {
+				if (do_op(nr, w, st, r, seq++, record_it))
+					r = (r + 1) % len;
+			};
 			auto w_end = steady::now() + warm_time;
 			if (warm_by_time)
-				while (steady::now() < w_end && !nr.err &&
-				       do_op(nr, w, st, r, seq++, false))
-					r = (r + 1) % len;
+				while (steady::now() < w_end && !nr.err)
+					step(false);
 			else
-				for (uint64_t n = 0; n < warm && !nr.err; n++, r = (r + 1) % len)
-					do_op(nr, w, st, r, seq++, false);
+				for (uint64_t n = 0; n < warm && !nr.err; n++)
+					step(false);
 			warmed.arrive_and_wait();
 			started.arrive_and_wait();
 			if (nr.attribute)
 				ds_btree_stats_get(t, &w.last);
 			if (o.seconds > 0)
-				while (!nr.err && steady::now() < deadline &&
-				       do_op(nr, w, st, r, seq++, true))
-					r = (r + 1) % len;
+				while (!nr.err && steady::now() < deadline)
+					step(true);
 			else
-				for (uint64_t n = 0; n < per_thread && !nr.err; n++, r++)
-					do_op(nr, w, st, r % len, seq++, true);
+				for (uint64_t n = 0; n < per_thread && !nr.err; n++)
+					step(true);
 		});
 
 	warmed.arrive_and_wait();
@@ -724,26 +898,60 @@ void run_compute_node(const bench_opts &o, uint32_t proc, int out, int go)
 	struct ds_btree_stats run_stats = tree.stats();	// the probe's are not the run's
 	// the floor once more, from the first compute node as it stands after
 	// the run: with the parent's reading before it, the floor brackets the
-	// run, so load on the host moves both sides of the ratio alike
+	// run, so load on the host moves both sides of the ratio alike.  A run
+	// that tolerates failures goes without a floor when it fails.
 	if (!proc && !nr.err) {
 		int ret = harnessed_floor(t, o.probe, &probe_ns);
-		if (ret < 0)
+		if (ret < 0 && !o.tolerate)
 			nr.err = ret;
-		probe_ns += before_ns;
+		probe_ns = ret < 0 ? 0 : probe_ns + before_ns;
 	}
+	auto failed = [&](const char *what) {
+		return child_error{ std::string(what) + " on node " + std::to_string(node) +
+					    ": " + errno_text(nr.err),
+				    nr.err };
+	};
 	if (nr.err)
-		throw child_error{ "operation failed on node " + std::to_string(node) + ": " +
-					   errno_text(nr.err),
-				   nr.err };
+		throw failed("operation failed");
+
+	// keys are read back once no thread of any compute node still runs:
+	// say stopped, wait for the parent's second go
+	proc_msg stopped;
+	if (!write_all(out, &stopped, sizeof(stopped)) || !read_all(go, &gobyte, 1))
+		throw child_error{ "not checked", -ECANCELED };
+	if (o.verify) {
+		std::vector<std::thread> ck;
+		for (unsigned i = 0; i < T; i++)
+			ck.emplace_back([&, i] { check_owned(nr, ws[i]); });
+		for (auto &x : ck)
+			x.join();
+		if (nr.err)
+			throw failed("reading the keys back failed");
+	}
 
 	auto r = std::make_unique<proc_result>();
 	r->node = node;
 	r->elapsed_ns = elapsed;
+	r->start_ns = steady_ns(t0) - o.origin_ns;
+	r->end_ns = r->start_ns + elapsed;
 	r->probe_ns = probe_ns;
 	r->attributed = nr.attribute;
-	for (unsigned i = 0; i < T; i++)
+	std::vector<uint64_t> lookups;
+	for (unsigned i = 0; i < T; i++) {
 		for (unsigned k = 0; k < k_kinds; k++)
 			r->kinds[k].merge(ws[i].kinds[k]);
+		r->verified += ws[i].verified;
+		r->lost_acked += ws[i].lost_acked;
+		r->unverified += ws[i].unverified;
+		for (const lost_key &l : ws[i].lost)
+			if (r->nlost < lost_examples)
+				r->lost[r->nlost++] = l;
+		const std::vector<uint64_t> &b = ws[i].lookup_ms;
+		lookups.resize(std::max(lookups.size(), b.size()));
+		for (size_t j = 0; j < b.size(); j++)
+			lookups[j] |= b[j];
+	}
+	r->lookup_words = lookups.size();
 	r->stats = run_stats;
 	if (auto after = tree.info()) {
 		r->client_id = after.value().client_id;
@@ -751,7 +959,8 @@ void run_compute_node(const bench_opts &o, uint32_t proc, int out, int go)
 		r->cache_entries = after.value().cache_entries;
 	}
 	proc_msg done;
-	if (!write_all(out, &done, sizeof(done)) || !write_all(out, r.get(), sizeof(*r)))
+	if (!write_all(out, &done, sizeof(done)) || !write_all(out, r.get(), sizeof(*r)) ||
+	    !write_all(out, lookups.data(), lookups.size() * sizeof(uint64_t)))
 		throw child_error{ "cannot send the results", -EPIPE };
 }
 
@@ -759,7 +968,7 @@ bench_opts parse_bench(env &e)
 {
 	keywords kw = take_keywords(e, { "node", "tree", "workload", "dist", "theta", "keys",
 					 "ops", "time", "threads", "cache", "load", "warmup",
-					 "probe", "seed", "key-len" });
+					 "probe", "seed", "key-len", "tolerate", "verify" });
 	bench_opts o;
 	for (const std::string &s : split_list(need(kw, "node", "btree"), ',')) {
 		unsigned id;
@@ -809,6 +1018,16 @@ bench_opts parse_bench(env &e)
 		o.warmup = u64_arg(kw, "warmup", 0, 0, 1ULL << 32);
 	o.probe = u64_arg(kw, "probe", o.probe, 1, 1ULL << 32);
 	o.seed = u64_arg(kw, "seed", o.seed, 0, UINT64_MAX);
+	o.tolerate = !second_of(kw, "tolerate", "yes", "no", true);
+	o.verify = !second_of(kw, "verify", "yes", "no", true);
+	if (o.verify) {
+		uint64_t all = o.nodes.size() * o.threads;
+		if (o.workload != 'a' && o.workload != 'b' && o.workload != 'f')
+			fail("verify is for workloads that update: a, b or f");
+		if (o.keys < all)
+			fail("verify gives each thread keys of its own: keys needs " +
+			     std::to_string(all) + " at least (the threads of all compute nodes)");
+	}
 	return o;
 }
 
@@ -818,6 +1037,7 @@ record kind_record(const char *name, const kind_result &k, bool attributed)
 	r["kind"] = name;
 	r["ops"] = k.ops;
 	r["not_found"] = k.not_found;
+	r["failed"] = k.failed;
 	r["p50_us"] = k.lat.quantile_us(0.50);
 	r["p99_us"] = k.lat.quantile_us(0.99);
 	if (attributed) {
@@ -830,6 +1050,18 @@ record kind_record(const char *name, const kind_result &k, bool attributed)
 		r["bytes_read_per_op"] = ratio_record(k.bytes_read, k.ops);
 	}
 	return r;
+}
+
+// The longest run of ms in [from, to) whose bit in b is clear.
+uint64_t longest_gap(const std::vector<uint64_t> &b, uint64_t from, uint64_t to)
+{
+	uint64_t best = 0, run = 0;
+	for (uint64_t ms = from; ms < to; ms++) {
+		bool hit = ms / 64 < b.size() && (b[ms / 64] >> (ms % 64) & 1);
+		run = hit ? 0 : run + 1;
+		best = std::max(best, run);
+	}
+	return best;
 }
 
 // The largest key in the tree at or above from, by bisection over
@@ -901,6 +1133,7 @@ int bt_bench(env &e)
 		}
 	}
 
+	o.origin_ns = steady_ns(steady::now());
 	fflush(stdout);
 	fflush(stderr);
 	int go[2];
@@ -941,7 +1174,6 @@ int bt_bench(env &e)
 	}
 	close(go[0]);
 
-	// every compute node ready (warmed up, counters reset), then all go
 	// a message from each: the first failure is the one reported
 	std::string err;
 	auto take_msg = [&](uint32_t p) {
@@ -955,18 +1187,38 @@ int bt_bench(env &e)
 			err = m.text;
 		return m.err == 0;
 	};
-	for (uint32_t p = 0; p < nprocs; p++)
-		take_msg(p);
-	if (err.empty()) {
+	// every compute node ready (warmed up, counters reset), then all go;
+	// every one stopped, then all read their keys back (the same pipe)
+	auto go_all = [&](const char *what) {
+		for (uint32_t p = 0; p < nprocs; p++)
+			take_msg(p);
+		if (!err.empty())
+			return;
 		std::vector<char> bytes(nprocs, 'g');
 		if (!write_all(go[1], bytes.data(), bytes.size()))
-			err = std::string("cannot start the compute nodes: ") + strerror(errno);
-	}
+			err = std::string("cannot ") + what + " the compute nodes: " + strerror(errno);
+	};
+	go_all("start");
+	if (err.empty())
+		go_all("resume");
 	close(go[1]);	// without the go bytes, the compute nodes give up
 	auto res = std::make_unique<proc_result[]>(nprocs);
-	for (uint32_t p = 0; p < nprocs && err.empty(); p++)
-		if (take_msg(p) && !read_all(outs[p], &res[p], sizeof(proc_result)))
+	std::vector<uint64_t> lookups;	// bitmap: ms with a lookup, any process
+	for (uint32_t p = 0; p < nprocs && err.empty(); p++) {
+		if (!take_msg(p))
+			break;
+		std::vector<uint64_t> b;
+		if (read_all(outs[p], &res[p], sizeof(proc_result))) {
+			b.resize(res[p].lookup_words);
+			if (!read_all(outs[p], b.data(), b.size() * sizeof(uint64_t)))
+				err = "compute node " + std::to_string(o.nodes[p]) + " died";
+		} else {
 			err = "compute node " + std::to_string(o.nodes[p]) + " died";
+		}
+		lookups.resize(std::max(lookups.size(), b.size()));
+		for (size_t j = 0; j < b.size(); j++)
+			lookups[j] |= b[j];
+	}
 	for (uint32_t p = 0; p < nprocs; p++) {
 		close(outs[p]);
 		waitpid(pids[p], nullptr, 0);
@@ -978,19 +1230,38 @@ int bt_bench(env &e)
 	kind_result kinds[k_kinds];
 	latency_hist all;
 	struct ds_btree_stats st{};
-	uint64_t ops = 0, elapsed = 0, not_found = 0;
+	uint64_t ops = 0, elapsed = 0, not_found = 0, failed = 0;
+	uint64_t verified = 0, lost_acked = 0, unverified = 0;
+	uint64_t start_ns = UINT64_MAX, end_ns = 0;
+	record lost = record::array();	// examples of lost_acked
 	bool attributed = true;
 	record per_node = record::array();
 	for (uint32_t p = 0; p < nprocs; p++) {
 		const proc_result &pr = res[p];
-		uint64_t n = 0;
+		uint64_t n = 0, nfailed = 0;
 		for (unsigned k = 0; k < k_kinds; k++) {
 			const kind_result &b = pr.kinds[k];
 			kinds[k].merge(b);
 			all.merge(b.lat);
 			n += b.ops;
 			not_found += b.not_found;
+			nfailed += b.failed;
 		}
+		failed += nfailed;
+		verified += pr.verified;
+		lost_acked += pr.lost_acked;
+		unverified += pr.unverified;
+		for (uint32_t i = 0; i < pr.nlost && i < lost_examples; i++) {
+			const lost_key &l = pr.lost[i];
+			record x;
+			x["key"] = l.key;
+			x["acked"] = stamp_name(l.acked);
+			x["found"] = l.found ? record(stamp_name(l.found)) : record(nullptr);
+			x["unacked"] = l.unacked;
+			lost.push_back(x);
+		}
+		start_ns = std::min(start_ns, pr.start_ns);
+		end_ns = std::max(end_ns, pr.end_ns);
 		add_stats(st, pr.stats);
 		ops += n;
 		elapsed = std::max(elapsed, pr.elapsed_ns);
@@ -999,6 +1270,7 @@ int bt_bench(env &e)
 		nd["node"] = pr.node;
 		nd["client_id"] = pr.client_id;
 		nd["ops"] = n;
+		nd["failed"] = nfailed;
 		nd["ops_per_sec"] = pr.elapsed_ns ? round_to(static_cast<double>(n) * 1e9 /
 							   static_cast<double>(pr.elapsed_ns), 1)
 						  : 0.0;
@@ -1029,6 +1301,18 @@ int bt_bench(env &e)
 	r["cache_hit_rate"] = ratio_record(st.cache_hits, st.cache_hits + st.cache_misses);
 	r["lock_retries_per_op"] = ratio_record(st.lock_retries, ops);
 	r["not_found"] = not_found;
+	r["failed"] = failed;
+	// verify yes: keys read back, acknowledged updates lost, keys that
+	// could not be read back
+	r["verified_keys"] = o.verify ? record(verified) : record(nullptr);
+	r["lost_acked"] = o.verify ? record(lost_acked) : record(nullptr);
+	r["unverified_keys"] = o.verify ? record(unverified) : record(nullptr);
+	if (!lost.empty())
+		r["lost"] = lost;
+	// whole ms of the run, from the first compute node's start to the
+	// last one's end; E looks up by scans only
+	r["max_lookup_gap_ms"] = o.workload == 'e' ? record(nullptr) :
+		record(longest_gap(lookups, (start_ns + 999999) / 1000000, end_ns / 1000000));
 	r["floor_reads_per_sec"] = round_to(floor_rps, 1);
 	r["floor_read_us"] = round_to(floor_us, 2);
 	// per thread, so that with one thread it is the issue's ratio
@@ -1036,7 +1320,7 @@ int bt_bench(env &e)
 					    : record(nullptr);
 	record kr = record::array();
 	for (unsigned k = 0; k < k_kinds; k++)
-		if (kinds[k].ops) {
+		if (kinds[k].ops || kinds[k].failed) {
 			// a single kind's round trips are the totals
 			bool only = kinds[k].ops == ops;
 			kind_result one = kinds[k];
