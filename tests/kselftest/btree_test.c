@@ -20,6 +20,11 @@
  *                (their integer ids encoded as strings in the same order),
  *                and str_keys_api (order, lengths, refusals, one READ per
  *                warm lookup, the formats)
+ *   replica_*    (fixture btr: a third memory node, 5) trees with 2 or 3
+ *                copies of every node: the model checks and ds_btree_verify
+ *                on them, the refusals, and a memory node deleted under
+ *                both compute nodes' load (a backup, a primary, group 0's
+ *                first member): no operation fails, no put is lost
  *
  * The corrupt tests write node images raw: the offsets below are those of
  * struct node_header in user/lib/btree/layout.hpp (the kselftests use the
@@ -31,6 +36,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -132,14 +138,18 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* ---- the fixture: nodes 1, 2 (compute) and 3, 4 (memory) ---- */
+/* ---- the fixtures: nodes 1, 2 (compute) and 3, 4 (bt) or 3, 4, 5 (btr,
+ * memory) ---- */
+
+#define MEM_MAX		3	/* memory nodes 3 .. 2 + MEM_MAX */
 
 FIXTURE(bt) {
 	struct ds_ctx *ctx;
-	uint64_t seg[2];	/* node 3's and node 4's segment */
-	uint32_t seg_id[2];
-	uint32_t peer[2][2];	/* [compute 1, 2][memory 3, 4] */
-	uint32_t rsegs[2][2];	/* segments each peer grants */
+	unsigned int nmem;	/* memory nodes 3 .. 2 + nmem */
+	uint64_t seg[MEM_MAX];	/* each memory node's segment */
+	uint32_t seg_id[MEM_MAX];
+	uint32_t peer[2][MEM_MAX];	/* [compute 1, 2][memory 3 ...] */
+	uint32_t rsegs[2][MEM_MAX];	/* segments each peer grants */
 };
 
 static int grant_both(struct ds_ctx *ctx, uint32_t mnode, uint32_t seg_id)
@@ -149,46 +159,62 @@ static int grant_both(struct ds_ctx *ctx, uint32_t mnode, uint32_t seg_id)
 	return ret ? ret : ds_seg_grant(ctx, mnode, seg_id, 2, DS_PERM_ALL);
 }
 
-FIXTURE_SETUP(bt)
+/* Compute nodes 1 and 2, memory nodes 3 .. 2 + nmem with a segment each,
+ * granted to both compute nodes, and a peer from each compute node to
+ * each memory node. */
+static void cluster_up(struct __test_metadata *_metadata, FIXTURE_DATA(bt) *self,
+		       unsigned int nmem)
 {
 	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
 	struct ds_seg_info s;
 
 	TH_LOG("seed %" PRIu64 " (BTREE_SEED=%" PRIu64 " replays it)", seed_base, seed_base);
+	self->nmem = nmem;
 	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
-	for (uint32_t id = 1; id <= 4; id++) {
+	for (uint32_t id = 1; id <= 2 + nmem; id++) {
 		ASSERT_EQ(0, test_node_add(self->ctx, id, "rxe0", PORT_BASE + id))
 			TH_LOG("node %u: %s", id, ds_ctx_errmsg(self->ctx));
 	}
-	for (int m = 0; m < 2; m++) {
+	for (unsigned int m = 0; m < nmem; m++) {
 		ASSERT_EQ(0, ds_seg_add(self->ctx, 3 + m, SEG_SIZE, -1, DS_TRANSLATE_SEGMENT, &s));
 		self->seg[m] = s.addr;
 		self->seg_id[m] = s.id;
 		ASSERT_EQ(0, grant_both(self->ctx, 3 + m, s.id));
 	}
 	for (int c = 0; c < 2; c++)
-		for (int m = 0; m < 2; m++) {
+		for (unsigned int m = 0; m < nmem; m++) {
 			ASSERT_EQ(0, test_peer_add(self->ctx, 1 + c, addr, PORT_BASE + 3 + m,
 						   3 + m, &self->peer[c][m]))
 				TH_LOG("%s", ds_ctx_errmsg(self->ctx));
 			self->rsegs[c][m] = 1;
 		}
 	for (int c = 0; c < 2; c++)
-		for (int m = 0; m < 2; m++) {
+		for (unsigned int m = 0; m < nmem; m++) {
 			ASSERT_EQ(0, wait_rsegs(self->ctx, 1 + c, self->peer[c][m], 1));
 		}
 }
 
-FIXTURE_TEARDOWN(bt)
+/* (a node a test deleted already is not there to delete: no matter) */
+static void cluster_down(struct __test_metadata *_metadata, FIXTURE_DATA(bt) *self)
 {
-	for (uint32_t n = 1; n <= 4; n++)
+	for (uint32_t n = 1; n <= 2 + self->nmem; n++)
 		ds_node_del(self->ctx, n);
 	ds_ctx_close(self->ctx);
 	EXPECT_EQ(0, kernel_taint() & ~(1UL << 12 | 1UL << 13));
 }
 
-/* A segment of size on memory node m (3 or 4), granted to nodes 1 and 2
- * when grant; waits until both compute nodes see it (or not). */
+FIXTURE_SETUP(bt)
+{
+	cluster_up(_metadata, self, 2);
+}
+
+FIXTURE_TEARDOWN(bt)
+{
+	cluster_down(_metadata, self);
+}
+
+/* A segment of size on memory node m (3 .. 2 + nmem), granted to nodes 1
+ * and 2 when grant; waits until both compute nodes see it (or not). */
 static int extra_seg(struct __test_metadata *_metadata, FIXTURE_DATA(bt) *self,
 		     uint32_t mnode, uint64_t size, bool grant, uint64_t *addr)
 {
@@ -323,26 +349,32 @@ static int bt_scan(struct ds_btree *t, uint64_t start, size_t limit, uint64_t *k
 	return ret;
 }
 
-static int create_small_(struct __test_metadata *_metadata, FIXTURE_DATA(bt) *self,
-			 uint32_t node_size, size_t nsegs, uint64_t *addr)
+/* A tree of the current key format (key_fmt) over segs, replicas copies
+ * of each node (0: one). */
+static int create_tree_(struct __test_metadata *_metadata, FIXTURE_DATA(bt) *self,
+			uint32_t node_size, const uint64_t *segs, size_t nsegs,
+			uint32_t replicas, uint64_t *addr)
 {
-	struct ds_btree_create_opts o = { .layout = DS_BTREE_GENERAL, .node_size = node_size };
+	struct ds_btree_create_opts o = { .layout = DS_BTREE_GENERAL, .node_size = node_size,
+					  .replicas = replicas };
 	int ret;
 
 	if (key_fmt) {
 		o.node_size = STR_NODE;
 		o.key_max = STR_KEY_MAX;
 	}
-	ret = ds_btree_create(1, self->seg, nsegs, &o, addr);
+	ret = ds_btree_create(1, segs, nsegs, &o, addr);
 
 	if (ret) {
-		TH_LOG("create over %#" PRIx64 ", %#" PRIx64 ": %d", self->seg[0], self->seg[1], ret);
+		TH_LOG("create over %zu segments, %u replicas: %d", nsegs, replicas, ret);
+		for (size_t i = 0; i < nsegs; i++)
+			TH_LOG("  %#" PRIx64, segs[i]);
 		log_peers(_metadata, self);
 	}
 	return ret;
 }
 #define create_small(self, node_size, nsegs, addr) \
-	create_small_(_metadata, self, node_size, nsegs, addr)
+	create_tree_(_metadata, self, node_size, (self)->seg, nsegs, 0, addr)
 
 static uint64_t val_of(uint64_t key)
 {
@@ -734,16 +766,99 @@ static int hop_cmp_t0(const void *a, const void *b)
 }
 
 /*
- * 8 threads over 2 compute nodes, random get/put/del/scan on 64 keys
- * (so they collide) with unique put values, in a tree of 256-byte nodes
- * over both memory nodes: every result must fit a linearizable history.
- * The threads fill the tree and empty it again every 40 operations, so
- * that leaves split and merge all along.
- * A scan counts as a get of each key of the range it covered: from start
- * to the last key returned, or to the end when it returned fewer than its
- * limit (scans are not snapshots: ds.h).
+ * Is each key's history linearizable?  recs[0 .. nrec-1] are every
+ * operation of the run (scans' entries at pool_k/pool_v, stride entries
+ * for each thread: NULL when no scan ran); finals[i] is a read of keys[i]
+ * after them all (kind H_GET).  A scan counts as a get of each key of the
+ * range it covered: from start to the last key returned, or to the end
+ * when it returned fewer than its limit (scans are not snapshots: ds.h).
+ * An operation that failed tells nothing of the key: a get is left out;
+ * a put or del may have landed, at any time after it was invoked, or
+ * never (it returns at infinity, so that it may be placed after all).
+ * Logs the whole history of the first key that is not; returns how many
+ * are not.
  */
-static void model_concurrent_body(struct __test_metadata *_metadata, FIXTURE_DATA(bt) *self)
+static int check_keys(struct __test_metadata *_metadata, const struct rec *recs, size_t nrec,
+		      const uint64_t *pool_k, const uint64_t *pool_v, size_t stride,
+		      const uint64_t *keys, const struct hop *finals, size_t nkeys,
+		      uint64_t t_start)
+{
+	struct hop *h = calloc(nrec + 1, sizeof(*h));
+	int bad = 0;
+	size_t nh;
+
+	ASSERT_NE(NULL, h);
+	for (size_t k = 0; k < nkeys; k++) {
+		uint64_t key = keys[k];
+		int lin;
+
+		nh = 0;
+		for (size_t i = 0; i < nrec; i++) {
+			const struct rec *r = &recs[i];
+			struct hop o = { .t0 = r->t0, .t1 = r->t1, .who = r->who };
+
+			if (r->op == R_SCAN) {
+				const uint64_t *pk = pool_k + (size_t)r->who * stride + r->pos;
+				const uint64_t *pv = pool_v + (size_t)r->who * stride + r->pos;
+				uint64_t hi = r->n == r->limit ? pk[r->n - 1] : UINT64_MAX;
+
+				if (key < r->key || key > hi)
+					continue;
+				o.kind = H_GET;
+				o.scan = 1;
+				for (uint32_t j = 0; j < r->n; j++)
+					if (pk[j] == key)
+						o.arg = pv[j];
+			} else if (r->key != key) {
+				continue;
+			} else if (r->op == R_PUT) {
+				o.kind = H_PUT;
+				o.arg = r->val;
+				if (r->ret)
+					o.t1 = UINT64_MAX;
+			} else if (r->op == R_GET) {
+				if (r->ret && r->ret != -ENOENT)
+					continue;
+				o.kind = H_GET;
+				o.arg = r->ret ? 0 : r->val;
+			} else if (r->ret && r->ret != -ENOENT) {
+				o.kind = H_PUT;		/* absent after, if at all */
+				o.t1 = UINT64_MAX;
+			} else {
+				o.kind = r->ret ? H_DEL_MISS : H_DEL_OK;
+			}
+			h[nh++] = o;
+		}
+		h[nh++] = finals[k];
+		lin = linearizable(h, nh);
+		ASSERT_LE(0, lin) TH_LOG("out of memory checking key %" PRIu64, key);
+		if (!lin) {
+			/* the whole history of the first such key (thread 8:
+			 * the check's own final read) */
+			TH_LOG("key %" PRIu64 ": %zu operations, not linearizable%s", key, nh,
+			       bad ? "" : ":");
+			qsort(h, nh, sizeof(*h), hop_cmp_t0);
+			for (size_t i = 0; !bad && i < nh; i++)
+				TH_LOG("  [%9.3f, %9.3f] ms  thread %u  %-11s %#" PRIx64,
+				       ((int64_t)(h[i].t0 - t_start)) / 1e6,
+				       h[i].t1 == UINT64_MAX ? INFINITY :
+				       ((int64_t)(h[i].t1 - t_start)) / 1e6, h[i].who,
+				       hop_name(&h[i]), h[i].arg);
+			bad++;
+		}
+	}
+	free(h);
+	return bad;
+}
+
+/*
+ * 8 threads over 2 compute nodes, random get/put/del/scan on 64 keys
+ * (so they collide) with unique put values, in the tree at addr (256-byte
+ * nodes): every result must fit a linearizable history.  The threads fill
+ * the tree and empty it again every 40 operations, so that leaves split
+ * and merge all along.
+ */
+static void model_concurrent_on(struct __test_metadata *_metadata, uint64_t addr)
 {
 	const char *env = getenv("BTREE_OPS");
 	uint32_t ops = env ? strtoul(env, NULL, 0) : 800;
@@ -754,13 +869,13 @@ static void model_concurrent_body(struct __test_metadata *_metadata, FIXTURE_DAT
 	struct mc_shared *sh = m;
 	struct rec *recs = (struct rec *)(sh + 1);
 	uint64_t *pool_k = (uint64_t *)(recs + nrec), *pool_v = pool_k + npool;
+	uint64_t keys[MC_KEYS];
+	struct hop finals[MC_KEYS];
 	struct ds_btree_stats st;
 	struct ds_btree_info info;
 	struct ds_btree *t;
-	struct hop *h;
-	uint64_t t_end, addr;
+	uint64_t t_end;
 	int status, bad = 0;
-	size_t nh;
 	pid_t pid;
 
 	ASSERT_NE(MAP_FAILED, m);
@@ -786,7 +901,6 @@ static void model_concurrent_body(struct __test_metadata *_metadata, FIXTURE_DAT
 		ds_btree_close(ct);
 		_exit(ret ? 5 : 0);
 	}
-	ASSERT_EQ(0, create_small(self, SMALL_NODE, 2, &addr));
 	sh->addr = addr;
 	__atomic_store_n(&sh->published, 1, __ATOMIC_RELEASE);
 	ASSERT_EQ(0, ds_btree_open(1, addr, NULL, &t));
@@ -845,67 +959,28 @@ static void model_concurrent_body(struct __test_metadata *_metadata, FIXTURE_DAT
 	ASSERT_EQ(0, bad);
 
 	/* per key: its operations, the scans' reads of it, and a final get */
-	h = calloc(nrec + 1, sizeof(*h));
-	ASSERT_NE(NULL, h);
-	for (unsigned k = 0; k < MC_KEYS; k++) {
-		uint64_t key = mc_key(k), v, t0;
-		int ret, lin;
+	for (unsigned int k = 0; k < MC_KEYS; k++) {
+		uint64_t v = 0, t0 = now_ns();
+		int ret = get64(t, mc_key(k), &v);
 
-		nh = 0;
-		for (size_t i = 0; i < nrec; i++) {
-			struct rec *r = &recs[i];
-			struct hop o = { .t0 = r->t0, .t1 = r->t1, .who = r->who };
-
-			if (r->op == R_SCAN) {
-				const uint64_t *pk = pool_k + (size_t)r->who * ops * MC_SCAN_LIMIT + r->pos;
-				const uint64_t *pv = pool_v + (size_t)r->who * ops * MC_SCAN_LIMIT + r->pos;
-				uint64_t hi = r->n == r->limit ? pk[r->n - 1] : UINT64_MAX;
-
-				if (key < r->key || key > hi)
-					continue;
-				o.kind = H_GET;
-				o.scan = 1;
-				for (uint32_t j = 0; j < r->n; j++)
-					if (pk[j] == key)
-						o.arg = pv[j];
-			} else if (r->key != key) {
-				continue;
-			} else if (r->op == R_PUT) {
-				o.kind = H_PUT;
-				o.arg = r->val;
-			} else if (r->op == R_GET) {
-				o.kind = H_GET;
-				o.arg = r->ret ? 0 : r->val;
-			} else {
-				o.kind = r->ret ? H_DEL_MISS : H_DEL_OK;
-			}
-			h[nh++] = o;
-		}
-		t0 = now_ns();
-		ret = get64(t, key, &v);
 		ASSERT_TRUE(ret == 0 || ret == -ENOENT) TH_LOG("final get: %d", ret);
-		h[nh++] = (struct hop){ .t0 = t0, .t1 = now_ns(), .kind = H_GET,
-					.arg = ret ? 0 : v, .who = 8 };
-		lin = linearizable(h, nh);
-		ASSERT_LE(0, lin) TH_LOG("out of memory checking key %" PRIu64, key);
-		if (!lin) {
-			/* the whole history of the first such key (thread 8:
-			 * the check's own final get) */
-			TH_LOG("key %" PRIu64 ": %zu operations, not linearizable%s", key, nh,
-			       bad ? "" : ":");
-			qsort(h, nh, sizeof(*h), hop_cmp_t0);
-			for (size_t i = 0; !bad && i < nh; i++)
-				TH_LOG("  [%9.3f, %9.3f] ms  thread %u  %-11s %#" PRIx64,
-				       ((int64_t)(h[i].t0 - sh->t_start)) / 1e6,
-				       ((int64_t)(h[i].t1 - sh->t_start)) / 1e6, h[i].who,
-				       hop_name(&h[i]), h[i].arg);
-			bad++;
-		}
+		keys[k] = mc_key(k);
+		finals[k] = (struct hop){ .t0 = t0, .t1 = now_ns(), .kind = H_GET,
+					  .arg = ret ? 0 : v, .who = 8 };
 	}
-	free(h);
+	bad = check_keys(_metadata, recs, nrec, pool_k, pool_v, (size_t)ops * MC_SCAN_LIMIT,
+			 keys, finals, MC_KEYS, sh->t_start);
 	EXPECT_EQ(0, bad) TH_LOG("%d key(s) with a history no sequential order explains", bad);
 	ds_btree_close(t);
 	munmap(m, bytes);
+}
+
+static void model_concurrent_body(struct __test_metadata *_metadata, FIXTURE_DATA(bt) *self)
+{
+	uint64_t addr;
+
+	ASSERT_EQ(0, create_small(self, SMALL_NODE, 2, &addr));
+	model_concurrent_on(_metadata, addr);
 }
 
 TEST_F_TIMEOUT(bt, model_concurrent, 600)
@@ -921,18 +996,19 @@ TEST_F_TIMEOUT(bt, str_model_concurrent, 600)
 	model_concurrent_body(_metadata, self);
 }
 
-/* One thread, many keys: each result exactly the model's. */
-static void model_sequential_body(struct __test_metadata *_metadata, FIXTURE_DATA(bt) *self)
+/* One thread, many keys, in the tree at addr (256-byte nodes): each
+ * result exactly the model's. */
+static void model_sequential_on(struct __test_metadata *_metadata, uint64_t addr)
 {
 	enum { NK = 300, OPS = 3000 };
 	static uint64_t model[NK];	/* 0: absent */
-	uint64_t keys[64], vals[64], addr, s = seed_for(1), v;
+	uint64_t keys[64], vals[64], s = seed_for(1), v;
 	struct ds_btree_stats st;
 	struct ds_btree *t;
 	size_t n, vlen;
 	int ret;
 
-	ASSERT_EQ(0, create_small(self, SMALL_NODE, 2, &addr));
+	memset(model, 0, sizeof(model));	/* a test may run it twice */
 	ASSERT_EQ(0, ds_btree_open(1, addr, NULL, &t));
 	for (int i = 0; i < OPS; i++) {
 		unsigned k = rnd(&s) % NK, dice = rnd(&s) % 100;
@@ -979,6 +1055,14 @@ static void model_sequential_body(struct __test_metadata *_metadata, FIXTURE_DAT
 	/* a scan with vals NULL gives the keys alone */
 	ASSERT_EQ(0, bt_scan(t, 0, 64, keys, NULL, &n));
 	ds_btree_close(t);
+}
+
+static void model_sequential_body(struct __test_metadata *_metadata, FIXTURE_DATA(bt) *self)
+{
+	uint64_t addr;
+
+	ASSERT_EQ(0, create_small(self, SMALL_NODE, 2, &addr));
+	model_sequential_on(_metadata, addr);
 }
 
 TEST_F_TIMEOUT(bt, model_sequential, 300)
@@ -2118,7 +2202,7 @@ TEST_F_TIMEOUT(bt, seed_layout, 300)
 	free(keys);
 }
 
-TEST_HARNESS_MAIN
+
 
 /*
  * Byte-string keys through the API: their order (a prefix first, NUL and
@@ -2337,3 +2421,812 @@ TEST_F_TIMEOUT(bt, str_dsctl, 300)
 	EXPECT_EQ(1, dsctl_out(out, sizeof(out), "btree get node 1 tree %#" PRIx64
 			       " key hex:00ff01", addr));
 }
+
+/* ======================================================================
+ * Replicated trees (ds_btree_create_opts.replicas): the same cluster with
+ * a third memory node, 5.  Segments are given group after group, the R
+ * members of a group on R different memory nodes.
+ * ====================================================================== */
+
+#define RSEG_SIZE	(8ull << 20)	/* a replica test's extra segments */
+
+FIXTURE(btr) {
+	FIXTURE_DATA(bt) c;	/* its cluster, with nmem 3 */
+	unsigned int used;	/* bit m: c.seg[m] is some tree's already */
+};
+
+FIXTURE_SETUP(btr)
+{
+	cluster_up(_metadata, &self->c, 3);
+}
+
+FIXTURE_TEARDOWN(btr)
+{
+	cluster_down(_metadata, &self->c);
+}
+
+/* A segment on each of memory nodes nodes[0 .. n-1] into segs: the
+ * fixture's own the first time a node is named, a fresh one after (every
+ * tree needs segments of its own). */
+static void rep_segs(struct __test_metadata *_metadata, FIXTURE_DATA(btr) *self,
+		     const uint32_t *nodes, size_t n, uint64_t *segs)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned int m = nodes[i] - 3;
+
+		ASSERT_GT(self->c.nmem, m);
+		if (!(self->used & 1u << m)) {
+			self->used |= 1u << m;
+			segs[i] = self->c.seg[m];
+			continue;
+		}
+		ASSERT_EQ(0, extra_seg(_metadata, &self->c, nodes[i], RSEG_SIZE, true, &segs[i]));
+	}
+}
+
+/* Every member of t into m (up to max): their count. */
+static size_t members_of(struct __test_metadata *_metadata, struct ds_btree *t,
+			 struct ds_btree_member *m, size_t max)
+{
+	size_t count = 0;
+
+	ASSERT_EQ(0, ds_btree_members(t, m, max, &count));
+	ASSERT_GE(max, count);
+	return count;
+}
+
+static void log_members(struct __test_metadata *_metadata, const struct ds_btree_member *m,
+			size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		TH_LOG("  group %u member %u: %#" PRIx64 " (node %u) %s%s", m[i].group, m[i].index,
+		       m[i].seg, DSMEM_GADDR_NODE(m[i].seg),
+		       m[i].state == DS_BTREE_MEMBER_LIVE ? "live" :
+		       m[i].state == DS_BTREE_MEMBER_DEAD ? "dead" : "state?",
+		       m[i].primary ? ", primary" : "");
+}
+
+/*
+ * The members as created: segs[i] is member i % replicas of group
+ * i / replicas; each group has exactly one primary, and it is live.
+ * How many primaries are on memory node p (p 0 .. MEM_MAX-1, node 3 + p)
+ * into prim_on.
+ */
+static void check_members(struct __test_metadata *_metadata, const struct ds_btree_member *m,
+			  size_t n, const uint64_t *segs, uint32_t replicas,
+			  unsigned int *prim_on)
+{
+	memset(prim_on, 0, MEM_MAX * sizeof(*prim_on));
+	for (size_t i = 0; i < n; i += replicas) {
+		unsigned int prim = 0;
+
+		for (size_t j = i; j < i + replicas; j++) {
+			EXPECT_EQ(segs[j], m[j].seg) TH_LOG("member %zu", j);
+			EXPECT_EQ(i / replicas, m[j].group) TH_LOG("member %zu", j);
+			EXPECT_EQ(j - i, m[j].index) TH_LOG("member %zu", j);
+			if (!m[j].primary)
+				continue;
+			prim++;
+			EXPECT_EQ(DS_BTREE_MEMBER_LIVE, m[j].state)
+				TH_LOG("group %zu: its primary is dead", i / replicas);
+			if (DSMEM_GADDR_NODE(m[j].seg) - 3 < MEM_MAX)
+				prim_on[DSMEM_GADDR_NODE(m[j].seg) - 3]++;
+		}
+		EXPECT_EQ(1, prim) TH_LOG("group %zu: %u primaries", i / replicas, prim);
+	}
+}
+
+/*
+ * A replicated tree at rest, through a new handle of node 2: every
+ * member live, one primary a group, spread over more than one memory node
+ * when there are two groups or more; the root's image on every member of
+ * its group (read raw); verify reads every node from every member, finds
+ * them alike and in order, with as many keys as a full scan gives and the
+ * tree's height.
+ */
+static void check_at_rest(struct __test_metadata *_metadata, uint64_t addr,
+			  const uint64_t *segs, size_t n, uint32_t replicas)
+{
+	enum { MAX = 4096 };
+	struct ds_btree_member m[DS_BTREE_SEGS_MAX * DS_BTREE_REPLICAS_MAX];
+	struct ds_btree_verify_report vr;
+	unsigned int prim_on[MEM_MAX], nodes_with = 0;
+	uint64_t *keys = calloc(MAX, 8), root;
+	static uint8_t img[DS_BTREE_REPLICAS_MAX][1024];
+	struct ds_btree_info info;
+	struct ds_btree *t;
+	struct ds_xfer *x;
+	size_t count, nk, g;
+	int ret;
+
+	ASSERT_NE(NULL, keys);
+	ASSERT_EQ(0, ds_btree_open(2, addr, NULL, &t));
+	ASSERT_EQ(0, ds_btree_describe(t, &info));
+	EXPECT_EQ(replicas, info.replicas);
+	EXPECT_EQ(0, info.members_dead);
+	count = members_of(_metadata, t, m, sizeof(m) / sizeof(m[0]));
+	ASSERT_EQ(n, count);
+	for (size_t i = 0; i < count; i++) {
+		EXPECT_EQ(DS_BTREE_MEMBER_LIVE, m[i].state) TH_LOG("member %zu", i);
+	}
+	check_members(_metadata, m, count, segs, replicas, prim_on);
+	for (int p = 0; p < MEM_MAX; p++)
+		nodes_with += prim_on[p] != 0;
+	if (n / replicas >= 2) {
+		EXPECT_LE(2, nodes_with) TH_LOG("every group's primary on one memory node");
+	}
+	if (!_metadata->passed)
+		log_members(_metadata, m, count);
+
+	/* the root on every member of its group, read raw: the same image
+	 * but for the lock word (the group is named by its member 0) */
+	ASSERT_EQ(0, ds_xfer_open(2, &x));
+	root = info.root & ~63ull;
+	for (g = 0; g < count; g++)
+		if (m[g].index == 0 && m[g].seg == (root & ~DSMEM_GADDR_OFF_MASK))
+			break;
+	ASSERT_GT(count, g) TH_LOG("root %#" PRIx64 " in no group", root);
+	ASSERT_GE(sizeof(img[0]), info.node_size);
+	for (uint32_t j = 0; j < replicas; j++) {
+		ASSERT_EQ(0, ds_read(x, m[g + j].seg + (root & DSMEM_GADDR_OFF_MASK), img[j],
+				     info.node_size));
+		EXPECT_NE(0, rd32(img[j], NH_MAGIC)) TH_LOG("member %u: no node", j);
+		EXPECT_EQ(0, memcmp(img[0] + 8, img[j] + 8, info.node_size - 8))
+			TH_LOG("the root's image on member %u", j);
+	}
+	ds_xfer_close(x);
+
+	ASSERT_EQ(0, full_scan(t, keys, NULL, MAX, &nk));
+	memset(&vr, 0xa5, sizeof(vr));
+	ret = ds_btree_verify(t, &vr);
+	TH_LOG("R=%u, %zu groups: verify %d: %" PRIu64 " nodes, %" PRIu64 " keys (scan: %zu), "
+	       "height %u, %" PRIu64 " mismatches, %" PRIu64 " order errors", replicas,
+	       n / replicas, ret, vr.nodes, vr.keys, nk, vr.height, vr.replica_mismatches,
+	       vr.order_errors);
+	EXPECT_EQ(0, ret);
+	EXPECT_EQ(0, vr.replica_mismatches);
+	EXPECT_EQ(0, vr.order_errors);
+	EXPECT_EQ(nk, vr.keys);
+	EXPECT_EQ(info.height, vr.height);
+	EXPECT_LE(info.height, vr.nodes);
+	ds_btree_close(t);
+	free(keys);
+}
+
+/*
+ * The model checks on replicated trees of 256-byte nodes: R=2 in two
+ * groups over memory nodes (3, 4) and (4, 5), and R=3 in one group over
+ * 3, 4, 5, each with one thread (every result the model's) and with 8
+ * threads on both compute nodes (linearizable per key); then a
+ * byte-string tree with R=2.  Each tree then at rest: check_at_rest().
+ */
+TEST_F_TIMEOUT(btr, replica_model, 300)
+{
+	static const uint32_t r2[] = { 3, 4, 4, 5 }, r3[] = { 3, 4, 5 };
+	static const struct {
+		const uint32_t *nodes;
+		size_t n;
+		uint32_t replicas;
+		int concurrent, bytes;
+	} runs[] = {
+		{ r2, 4, 2, 0, 0 }, { r2, 4, 2, 1, 0 },
+		{ r3, 3, 3, 0, 0 }, { r3, 3, 3, 1, 0 },
+		{ r2, 4, 2, 0, 1 },
+	};
+	uint64_t segs[DS_BTREE_SEGS_MAX], addr, t0;
+
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		t0 = now_ns();
+		key_fmt = runs[i].bytes;
+		rep_segs(_metadata, self, runs[i].nodes, runs[i].n, segs);
+		ASSERT_EQ(0, create_tree_(_metadata, &self->c, SMALL_NODE, segs, runs[i].n,
+					  runs[i].replicas, &addr));
+		EXPECT_EQ(segs[0], addr);
+		if (runs[i].concurrent)
+			model_concurrent_on(_metadata, addr);
+		else
+			model_sequential_on(_metadata, addr);
+		check_at_rest(_metadata, addr, segs, runs[i].n, runs[i].replicas);
+		TH_LOG("R=%u %s%s: %.1f s", runs[i].replicas,
+		       runs[i].concurrent ? "concurrent" : "sequential",
+		       runs[i].bytes ? ", byte-string keys" : "", (now_ns() - t0) / 1e9);
+	}
+	key_fmt = 0;
+}
+
+/*
+ * Creates a replicated tree refuses, leaving nothing behind; members of a
+ * tree into too small an array; the members of a tree of one replica.
+ */
+TEST_F_TIMEOUT(btr, replica_bad_input, 300)
+{
+	FIXTURE_DATA(bt) *c = &self->c;
+	struct ds_btree_create_opts co = { .node_size = SMALL_NODE, .replicas = 2 };
+	struct ds_btree_member m[8];
+	uint64_t x3, x4, x5, segs[8], addr;
+	unsigned int prim_on[MEM_MAX];
+	struct ds_btree_info info;
+	struct ds_btree *t;
+	size_t count;
+
+	ASSERT_EQ(0, extra_seg(_metadata, c, 3, RSEG_SIZE, true, &x3));
+	ASSERT_EQ(0, extra_seg(_metadata, c, 4, RSEG_SIZE, true, &x4));
+	ASSERT_EQ(0, extra_seg(_metadata, c, 5, RSEG_SIZE, true, &x5));
+
+	/* n not a multiple of R */
+	segs[0] = c->seg[0];
+	segs[1] = c->seg[1];
+	segs[2] = c->seg[2];
+	EXPECT_EQ(-EINVAL, ds_btree_create(1, segs, 3, &co, &addr));
+	EXPECT_EQ(-EINVAL, ds_btree_create(1, segs, 1, &co, &addr));
+	co.replicas = 3;
+	segs[3] = x3;
+	EXPECT_EQ(-EINVAL, ds_btree_create(1, segs, 4, &co, &addr));
+	EXPECT_EQ(-EINVAL, ds_btree_create(1, segs, 2, &co, &addr));
+	/* two members of one group on one memory node: in the first group,
+	 * in the second, the same segment twice */
+	co.replicas = 2;
+	segs[0] = c->seg[0];
+	segs[1] = x3;
+	EXPECT_EQ(-EINVAL, ds_btree_create(1, segs, 2, &co, &addr));
+	segs[0] = c->seg[1];
+	segs[1] = c->seg[2];
+	segs[2] = c->seg[0];
+	segs[3] = x3;
+	EXPECT_EQ(-EINVAL, ds_btree_create(1, segs, 4, &co, &addr));
+	segs[1] = c->seg[1];
+	EXPECT_EQ(-EINVAL, ds_btree_create(1, segs, 2, &co, &addr));
+	co.replicas = 3;
+	segs[0] = c->seg[0];
+	segs[1] = c->seg[1];
+	segs[2] = x4;
+	EXPECT_EQ(-EINVAL, ds_btree_create(1, segs, 3, &co, &addr));
+	/* more copies than DS_BTREE_REPLICAS_MAX */
+	co.replicas = DS_BTREE_REPLICAS_MAX + 1;
+	segs[2] = c->seg[2];
+	segs[3] = x3;
+	EXPECT_EQ(-EINVAL, ds_btree_create(1, segs, 4, &co, &addr));
+	co.replicas = UINT32_MAX;
+	EXPECT_EQ(-EINVAL, ds_btree_create(1, segs, 3, &co, &addr));
+	/* the seed layout keeps one copy (segments big enough for it) */
+	co = (struct ds_btree_create_opts){ .layout = DS_BTREE_SEED, .replicas = 2 };
+	EXPECT_EQ(-EINVAL, ds_btree_create(1, c->seg, 2, &co, &addr));
+
+	/* none of those wrote a tree: (3, 4), (5, 3) over the same segments */
+	co = (struct ds_btree_create_opts){ .node_size = SMALL_NODE, .replicas = 2 };
+	segs[0] = c->seg[0];
+	segs[1] = c->seg[1];
+	segs[2] = c->seg[2];
+	segs[3] = x3;
+	ASSERT_EQ(0, ds_btree_create(1, segs, 4, &co, &addr));
+	EXPECT_EQ(c->seg[0], addr);
+	EXPECT_EQ(-EEXIST, ds_btree_create(1, segs, 4, &co, &addr));
+	ASSERT_EQ(0, ds_btree_open(1, addr, NULL, &t));
+	ASSERT_EQ(0, ds_btree_describe(t, &info));
+	EXPECT_EQ(2, info.replicas);
+	EXPECT_EQ(0, info.members_dead);
+	count = 0;
+	EXPECT_EQ(-ENOSPC, ds_btree_members(t, m, 3, &count));
+	EXPECT_EQ(4, count);
+	count = 0;
+	EXPECT_EQ(-ENOSPC, ds_btree_members(t, m, 1, &count));
+	EXPECT_EQ(4, count);
+	count = 0;
+	ASSERT_EQ(0, ds_btree_members(t, m, 4, &count));
+	ASSERT_EQ(4, count);
+	check_members(_metadata, m, count, segs, 2, prim_on);
+	ds_btree_close(t);
+
+	/* one replica (1 as 0): a member per segment, each its group's
+	 * primary */
+	co.replicas = 1;
+	segs[0] = x4;
+	segs[1] = x5;
+	ASSERT_EQ(0, ds_btree_create(1, segs, 2, &co, &addr));
+	ASSERT_EQ(0, ds_btree_open(2, addr, NULL, &t));
+	ASSERT_EQ(0, ds_btree_describe(t, &info));
+	EXPECT_EQ(1, info.replicas);
+	EXPECT_EQ(0, info.members_dead);
+	ASSERT_EQ(2, members_of(_metadata, t, m, 8));
+	check_members(_metadata, m, 2, segs, 1, prim_on);
+	for (int i = 0; i < 2; i++) {
+		EXPECT_EQ(DS_BTREE_MEMBER_LIVE, m[i].state);
+	}
+	ds_btree_close(t);
+}
+
+/* ---- a memory node lost under load ---- */
+
+#define RK_PROCS	2
+#define RK_THREADS	2
+#define RK_WORKERS	(RK_PROCS * RK_THREADS)
+#define RK_KEYS		300
+#define RK_CAP		40000	/* operations a worker may record */
+#define RK_RUN_MS	4000
+#define RK_KILL_MS	1500
+#define RK_GAP_MS	3000	/* the longest time without a completed get */
+#define RK_VALUE_SIZE	1000	/* out of line, as YCSB's 1 KB records */
+
+enum rk_role {
+	RK_BACKUP,	/* a node that is no group's primary */
+	RK_PRIMARY,	/* a group's primary, not holding the tree's name */
+	RK_GROUP0,	/* the node of the tree's first segment (superblock) */
+};
+
+struct rk_shared {
+	uint64_t addr;
+	int published, ready, go, stop, full;
+	int child_err;
+	uint32_t n[RK_WORKERS + 1];	/* records kept; [RK_WORKERS]: preload */
+	struct ds_btree_stats child_st;
+	struct ds_btree_info child_info;
+	struct rec recs[];		/* RK_CAP per worker, then the preload */
+};
+
+struct rk_thread {
+	struct ds_btree *t;
+	struct rk_shared *sh;
+	unsigned int who;
+	uint64_t seed;
+};
+
+static uint64_t rk_key(unsigned int i)
+{
+	return 11 + 7 * (uint64_t)i;
+}
+
+/* YCSB-A's mix: half gets, half puts of a unique value, uniform keys */
+static void *rk_worker(void *arg)
+{
+	struct rk_thread *w = arg;
+	struct rec *recs = w->sh->recs + (size_t)w->who * RK_CAP;
+	uint64_t s = w->seed;
+
+	while (!__atomic_load_n(&w->sh->go, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	for (uint32_t i = 0; !__atomic_load_n(&w->sh->stop, __ATOMIC_ACQUIRE); i++) {
+		struct rec *r = &recs[i];
+		size_t vlen = 8;
+
+		if (i == RK_CAP) {
+			__atomic_store_n(&w->sh->full, 1, __ATOMIC_RELEASE);
+			break;
+		}
+		r->who = w->who;
+		r->key = rk_key(rnd(&s) % RK_KEYS);
+		if (rnd(&s) % 2) {
+			r->op = R_PUT;
+			r->val = ((uint64_t)(w->who + 1) << 40) | (i + 1);
+			r->t0 = now_ns();
+			r->ret = put64(w->t, r->key, r->val);
+			r->t1 = now_ns();
+		} else {
+			r->op = R_GET;
+			r->t0 = now_ns();
+			r->ret = bt_get(w->t, r->key, &r->val, 8, &vlen);
+			r->t1 = now_ns();
+			if (!r->ret && vlen != 8)
+				r->ret = -EBADMSG;
+		}
+		__atomic_store_n(&w->sh->n[w->who], i + 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static int rk_run_threads(struct ds_btree *t, struct rk_shared *sh, unsigned int proc,
+			  pthread_t *th, struct rk_thread *w)
+{
+	int ret = 0;
+
+	for (unsigned int i = 0; i < RK_THREADS; i++) {
+		w[i] = (struct rk_thread){ .t = t, .sh = sh, .who = proc * RK_THREADS + i,
+					   .seed = seed_for(200 + proc * RK_THREADS + i) };
+		if (pthread_create(&th[i], NULL, rk_worker, &w[i])) {
+			th[i] = 0;
+			ret = -EAGAIN;
+		}
+	}
+	return ret;
+}
+
+static void rk_join(pthread_t *th)
+{
+	for (unsigned int i = 0; i < RK_THREADS; i++)
+		if (th[i])
+			pthread_join(th[i], NULL);
+}
+
+/* The memory node to delete for role: 0 when the members have none. */
+static uint32_t rk_victim(const struct ds_btree_member *m, size_t n, enum rk_role role)
+{
+	uint32_t first = DSMEM_GADDR_NODE(m[0].seg), pick = 0;
+
+	if (role == RK_GROUP0)
+		return first;
+	for (uint32_t node = 3; node < 3 + MEM_MAX; node++) {
+		bool held = false, prim = false, backup = false;
+
+		for (size_t i = 0; i < n; i++) {
+			if (DSMEM_GADDR_NODE(m[i].seg) != node)
+				continue;
+			held = true;
+			if (m[i].primary)
+				prim = true;
+			else
+				backup = true;
+		}
+		if (!held || node == first)
+			continue;
+		if (role == RK_BACKUP && !prim)
+			return node;
+		/* a primary: best one that is another group's backup too */
+		if (role == RK_PRIMARY && prim && (!pick || backup))
+			pick = node;
+	}
+	return pick;
+}
+
+/*
+ * An R=2 tree of 256-byte nodes in two groups over memory nodes (3, 4)
+ * and (5, 4), 300 keys with values out of line: every put takes a blob,
+ * and a client takes its memory in chunks round-robin over the groups, so
+ * both groups are read and written all along (with 8-byte values inline,
+ * a few hundred keys' nodes all fit in a client's first 256 KiB chunk, of
+ * group 0, and a loss of group 1 would go unseen).  Two compute nodes
+ * (processes) with two threads each run YCSB-A on it for 4 s, and after
+ * 1.5 s one memory node is deleted (its node, its segments, its
+ * connections), chosen by its role in the members' list.  With group g's
+ * primary its member g mod R (the first live one from there), node 3 is
+ * group 0's primary and holds the tree's name, 4 is group 0's backup and
+ * group 1's primary, 5 group 1's backup only.  Each group keeps a live
+ * member, so
+ *   - every operation succeeds (the keys are all there: no -ENOENT
+ *     either, which the history check below would refuse), before, across
+ *     and after the loss, and gets keep completing: never 3 s without one;
+ *   - every key's history, closed by a full scan after the run, is
+ *     linearizable: no acknowledged put lost;
+ *   - the members show exactly the deleted node's members dead, for both
+ *     compute nodes, and each group a live primary;
+ *   - verify finds the survivors alike and in order;
+ *   - a new handle of the other compute node opens the tree by its name
+ *     and reads every key.  The name is the tree's first segment (ds.h);
+ *     when that is what was lost, open finds the superblock's copy on
+ *     another member of group 0 among the segments granted to the compute
+ *     node.
+ */
+static void replica_kill_body(struct __test_metadata *_metadata, FIXTURE_DATA(btr) *self,
+			      enum rk_role role)
+{
+	static const uint32_t layout[] = { 3, 4, 5, 4 };
+	size_t nrec = (size_t)(RK_WORKERS + 1) * RK_CAP;
+	size_t bytes = sizeof(struct rk_shared) + nrec * sizeof(struct rec);
+	struct rk_shared *sh = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+				    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct ds_btree_create_opts co = { .node_size = SMALL_NODE, .value_size = RK_VALUE_SIZE,
+					   .replicas = 2 };
+	struct ds_btree_member m[8];
+	struct ds_btree_verify_report vr;
+	struct ds_btree_stats st;
+	struct ds_btree_info info;
+	struct rk_thread w[RK_THREADS];
+	pthread_t th[RK_THREADS];
+	uint64_t segs[4], keys[RK_KEYS], skeys[RK_KEYS + 1], svals[RK_KEYS + 1], addr, v;
+	uint64_t t_start, t_kill, t_killed, t_stop, t_end = 0, t0, t1, gap = 0, lat = 0;
+	static uint8_t sbuf[(RK_KEYS + 1) * RK_VALUE_SIZE];
+	uint64_t *gets;
+	struct hop finals[RK_KEYS];
+	size_t count, nall = 0, ngets = 0, nk, dead = 0;
+	uint32_t victim, after[RK_WORKERS] = { 0 };
+	struct ds_btree *t, *t2;
+	struct rec *all;
+	int status, del_ret, run_ret, bad = 0, ret;
+	pid_t pid;
+
+	ASSERT_NE(MAP_FAILED, sh);
+	/* before any handle is open here: nothing registered is shared */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		/* the second compute node: node 2, its own process */
+		struct ds_btree *ct;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (!wait_flag(&sh->published, 1, 120))
+			_exit(3);
+		ret = ds_btree_open(2, sh->addr, NULL, &ct);
+		if (ret) {
+			sh->child_err = ret;
+			_exit(4);
+		}
+		__atomic_add_fetch(&sh->ready, 1, __ATOMIC_RELEASE);
+		ret = rk_run_threads(ct, sh, 1, th, w);
+		rk_join(th);
+		ds_btree_stats_get(ct, &sh->child_st);
+		sh->child_err = ds_btree_describe(ct, &sh->child_info);
+		ds_btree_close(ct);
+		_exit(ret ? 5 : 0);
+	}
+	rep_segs(_metadata, self, layout, 4, segs);
+	ASSERT_EQ(0, ds_btree_create(1, segs, 4, &co, &addr));
+	ASSERT_EQ(0, ds_btree_open(1, addr, NULL, &t));
+
+	/* every key there before the run (recorded: the histories' first
+	 * puts), their values in both groups */
+	for (unsigned int k = 0; k < RK_KEYS; k++) {
+		struct rec *r = &sh->recs[(size_t)RK_WORKERS * RK_CAP + k];
+
+		*r = (struct rec){ .key = rk_key(k), .val = val_of(rk_key(k)), .op = R_PUT,
+				   .who = RK_WORKERS, .t0 = now_ns() };
+		r->ret = put64(t, r->key, r->val);
+		r->t1 = now_ns();
+		ASSERT_EQ(0, r->ret) TH_LOG("preload of key %" PRIu64, r->key);
+		keys[k] = rk_key(k);
+	}
+	sh->n[RK_WORKERS] = RK_KEYS;
+	ASSERT_EQ(0, ds_btree_describe(t, &info));
+	ASSERT_EQ(2, info.nsegs);
+	for (uint32_t g = 0; g < 2; g++) {
+		/* past the segment's first 64 KiB (headers) */
+		ASSERT_LT(64 << 10, info.seg_used[g])
+			TH_LOG("group %u holds nothing: its members' loss would go unseen", g);
+	}
+	count = members_of(_metadata, t, m, 8);
+	ASSERT_EQ(4, count);
+	victim = rk_victim(m, count, role);
+	TH_LOG("height %u; members before:", info.height);
+	log_members(_metadata, m, count);
+	ASSERT_NE(0, victim) TH_LOG("no memory node has that role here");
+	for (size_t i = 0; i < count; i++)
+		dead += DSMEM_GADDR_NODE(m[i].seg) == victim;
+	TH_LOG("deleting memory node %u (%zu members) after %d ms", victim, dead, RK_KILL_MS);
+
+	sh->addr = addr;
+	__atomic_store_n(&sh->published, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&sh->ready, 1, __ATOMIC_RELEASE);
+	if (!wait_flag(&sh->ready, 2, 30)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		ASSERT_TRUE(false) TH_LOG("the child never opened the tree: %d", sh->child_err);
+	}
+
+	/* no ASSERT from here until the threads are joined */
+	ds_btree_stats_reset(t);
+	t_start = now_ns();
+	__atomic_store_n(&sh->go, 1, __ATOMIC_RELEASE);
+	run_ret = rk_run_threads(t, sh, 0, th, w);
+	usleep(RK_KILL_MS * 1000);
+	t_kill = now_ns();
+	del_ret = ds_node_del(self->c.ctx, victim);
+	t_killed = now_ns();
+	while (now_ns() < t_start + RK_RUN_MS * 1000000ull)
+		usleep(10000);
+	t_stop = now_ns();
+	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
+	rk_join(th);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("child: status %#x, error %d", status, sh->child_err);
+	ASSERT_EQ(0, run_ret);
+	ASSERT_EQ(0, del_ret) TH_LOG("ds_node_del(%u): %s", victim, ds_ctx_errmsg(self->c.ctx));
+	ASSERT_EQ(0, sh->full) TH_LOG("a worker filled its %d records", RK_CAP);
+
+	/* the run, its records in one array */
+	all = calloc(nrec, sizeof(*all));
+	gets = calloc(nrec, 8);
+	ASSERT_NE(NULL, all);
+	ASSERT_NE(NULL, gets);
+	for (unsigned int wk = 0; wk <= RK_WORKERS; wk++)
+		for (uint32_t i = 0; i < sh->n[wk]; i++) {
+			const struct rec *r = &sh->recs[(size_t)wk * RK_CAP + i];
+
+			all[nall++] = *r;
+			if (wk == RK_WORKERS)
+				continue;
+			if (r->t1 > t_end)
+				t_end = r->t1;
+			if (r->t1 - r->t0 > lat)
+				lat = r->t1 - r->t0;
+			if (r->t0 >= t_killed)
+				after[wk]++;
+			if (r->op == R_GET && !r->ret)
+				gets[ngets++] = r->t1;
+			/* every key is there all along: a get finds a value */
+			if (r->ret == 0 && (r->op == R_PUT || r->val))
+				continue;
+			if (bad++ < 10)
+				TH_LOG("thread %u %s of key %" PRIu64 " at [%.3f, %.3f] s from the "
+				       "delete: %d (%s)", wk, r->op == R_PUT ? "put" : "get",
+				       r->key, ((int64_t)(r->t0 - t_kill)) / 1e9,
+				       ((int64_t)(r->t1 - t_kill)) / 1e9, r->ret,
+				       strerror(-r->ret));
+		}
+	qsort(gets, ngets, 8, cmp_u64);
+	for (size_t i = 0; i <= ngets; i++) {
+		uint64_t from = i ? gets[i - 1] : t_start, to = i < ngets ? gets[i] : t_end;
+
+		if (to > from && to - from > gap)
+			gap = to - from;
+	}
+	ASSERT_EQ(0, ds_btree_stats_get(t, &st));
+	TH_LOG("%zu operations, %zu gets in %.1f s; delete took %.3f s; the longest gap "
+	       "between gets %.3f s, the longest operation %.3f s", nall - RK_KEYS, ngets,
+	       (t_stop - t_start) / 1e9, (t_killed - t_kill) / 1e9, gap / 1e9, lat / 1e9);
+	TH_LOG("operations begun after the delete, per thread: %u %u %u %u", after[0],
+	       after[1], after[2], after[3]);
+	TH_LOG("node 1: %" PRIu64 " members excluded, %" PRIu64 " replica fallbacks, %" PRIu64
+	       " read retries, %" PRIu64 " lock steals, %" PRIu64 " corrupt; node 2: %" PRIu64
+	       ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64, st.members_excluded,
+	       st.replica_fallbacks, st.read_retries, st.lock_steals, st.corrupt,
+	       sh->child_st.members_excluded, sh->child_st.replica_fallbacks,
+	       sh->child_st.read_retries, sh->child_st.lock_steals, sh->child_st.corrupt);
+	EXPECT_EQ(0, bad) TH_LOG("%d operations failed", bad);
+	EXPECT_GT(RK_GAP_MS * 1000000ull, gap);
+	for (unsigned int wk = 0; wk < RK_WORKERS; wk++) {
+		EXPECT_LT(0, after[wk]) TH_LOG("thread %u: nothing after the delete", wk);
+	}
+	/* someone found the loss out (a put writes every live member) */
+	EXPECT_LE(1, st.members_excluded + sh->child_st.members_excluded);
+
+	/* exactly the deleted node's members dead, seen alike by both */
+	count = members_of(_metadata, t, m, 8);
+	ASSERT_EQ(4, count);
+	TH_LOG("members after:");
+	log_members(_metadata, m, count);
+	for (size_t i = 0; i < count; i++) {
+		uint8_t want = DSMEM_GADDR_NODE(m[i].seg) == victim ? DS_BTREE_MEMBER_DEAD :
+								       DS_BTREE_MEMBER_LIVE;
+
+		EXPECT_EQ(want, m[i].state) TH_LOG("member %zu", i);
+	}
+	{
+		unsigned int prim_on[MEM_MAX];
+
+		check_members(_metadata, m, count, segs, 2, prim_on);
+	}
+	ASSERT_EQ(0, ds_btree_describe(t, &info));
+	EXPECT_EQ(dead, info.members_dead);
+	EXPECT_EQ(0, sh->child_err);
+	EXPECT_EQ(dead, sh->child_info.members_dead);
+
+	/* the whole tree after the run closes every key's history */
+	t0 = now_ns();
+	ASSERT_EQ(0, ds_btree_scan(t, 0, RK_KEYS + 1, skeys, sbuf, &nk));
+	t1 = now_ns();
+	EXPECT_EQ(RK_KEYS, nk);
+	for (size_t i = 0; i < nk; i++)
+		memcpy(&svals[i], sbuf + i * RK_VALUE_SIZE, 8);
+	for (size_t i = 0, j = 0; i < RK_KEYS; i++) {
+		while (j < nk && skeys[j] < keys[i])
+			j++;
+		finals[i] = (struct hop){ .t0 = t0, .t1 = t1, .kind = H_GET, .who = 8,
+					  .arg = j < nk && skeys[j] == keys[i] ? svals[j] : 0 };
+	}
+	bad = check_keys(_metadata, all, nall, NULL, NULL, 0, keys, finals, RK_KEYS, t_start);
+	EXPECT_EQ(0, bad) TH_LOG("%d key(s) with a history no sequential order explains "
+				 "(thread %d: the preload)", bad, RK_WORKERS);
+
+	memset(&vr, 0xa5, sizeof(vr));
+	ret = ds_btree_verify(t, &vr);
+	TH_LOG("verify %d: %" PRIu64 " nodes, %" PRIu64 " keys, height %u, %" PRIu64
+	       " mismatches, %" PRIu64 " order errors", ret, vr.nodes, vr.keys, vr.height,
+	       vr.replica_mismatches, vr.order_errors);
+	EXPECT_EQ(0, ret);
+	EXPECT_EQ(0, vr.replica_mismatches);
+	EXPECT_EQ(0, vr.order_errors);
+	EXPECT_EQ(RK_KEYS, vr.keys);
+
+	/* a new handle, of the other compute node, by the tree's name */
+	t0 = now_ns();
+	ret = ds_btree_open(2, addr, NULL, &t2);
+	t1 = now_ns();
+	TH_LOG("open after the loss%s: %d after %.3f s",
+	       DSMEM_GADDR_NODE(addr) == victim ? " (of the segment naming the tree)" : "",
+	       ret, (t1 - t0) / 1e9);
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, ds_btree_describe(t2, &info));
+	EXPECT_EQ(addr, info.addr);
+	EXPECT_EQ(dead, info.members_dead);
+	for (size_t i = 0; i < nk; i++) {
+		ASSERT_EQ(0, get64(t2, skeys[i], &v)) TH_LOG("key %" PRIu64, skeys[i]);
+		ASSERT_EQ(svals[i], v) TH_LOG("key %" PRIu64, skeys[i]);
+	}
+	ds_btree_close(t2);
+	ds_btree_close(t);
+	free(all);
+	free(gets);
+	munmap(sh, bytes);
+}
+
+/* The deleted node (5 above) is a backup only: reads never went there,
+ * every write did. */
+TEST_F_TIMEOUT(btr, replica_kill_backup, 120)
+{
+	replica_kill_body(_metadata, self, RK_BACKUP);
+}
+
+/* The deleted node (4 above) is group 1's primary, where its reads and
+ * locks went, and group 0's backup, a copy of the superblock. */
+TEST_F_TIMEOUT(btr, replica_kill_primary, 120)
+{
+	replica_kill_body(_metadata, self, RK_PRIMARY);
+}
+
+/* The deleted node (3 above) is group 0's first member, its primary: the
+ * superblock everyone reads and writes (root word, client table, dead
+ * members) goes on at its backup, and the tree's name is a lost segment. */
+TEST_F_TIMEOUT(btr, replica_kill_group0, 120)
+{
+	replica_kill_body(_metadata, self, RK_GROUP0);
+}
+
+/*
+ * Re-replication: an R=2 tree over memory nodes 3 and 4 with a spare on
+ * 5 loses node 3 (group 0's primary, the tree's first segment) under puts
+ * from compute node 1; the spare is filled in its place in the background
+ * and turns live, verify finds the members identical, another client
+ * opens the tree (its first segment gone) and reads it, and after node 4
+ * goes too every key is still there, on the spare alone.
+ */
+TEST_F_TIMEOUT(btr, replica_rereplicate, 120)
+{
+	static const uint32_t nodes[] = { 3, 4 };
+	struct ds_btree_create_opts co = { .node_size = SMALL_NODE, .replicas = 2 };
+	struct ds_btree_verify_report vr;
+	struct ds_btree_member m[4];
+	struct ds_btree_stats st;
+	struct ds_btree *t, *t2;
+	uint64_t segs[2], spare, addr, v, t0;
+	const uint64_t keys = 3000;
+	size_t n;
+	int ret;
+	bool live = false;
+
+	rep_segs(_metadata, self, nodes, 2, segs);
+	ASSERT_EQ(0, extra_seg(_metadata, &self->c, 5, SEG_SIZE, true, &spare));
+	ASSERT_EQ(0, ds_btree_create(1, segs, 2, &co, &addr));
+	ASSERT_EQ(0, ds_btree_open(1, addr, NULL, &t));
+	ASSERT_EQ(0, ds_btree_spare_add(t, spare));
+	EXPECT_EQ(-EEXIST, ds_btree_spare_add(t, spare));
+	EXPECT_EQ(-EEXIST, ds_btree_spare_add(t, segs[1]));
+	for (uint64_t k = 0; k < keys; k++) {
+		if (k == keys / 2)
+			ASSERT_EQ(0, ds_node_del(self->c.ctx, 3));
+		v = k * 7 + 1;
+		ret = ds_btree_put(t, k, &v, 8);
+		ASSERT_EQ(0, ret) TH_LOG("put %" PRIu64 ": %d", k, ret);
+	}
+	t0 = now_ns();
+	for (int i = 0; i < 400 && !live; i++) {
+		ASSERT_EQ(0, ds_btree_members(t, m, 4, &n));
+		ASSERT_EQ(2, n);
+		live = m[0].seg == spare && m[0].state == DS_BTREE_MEMBER_LIVE;
+		if (!live)
+			usleep(50000);
+	}
+	ASSERT_TRUE(live) TH_LOG("member 0: %#" PRIx64 " state %u", m[0].seg, m[0].state);
+	TH_LOG("the spare live %.1f s after the last put", (now_ns() - t0) / 1e9);
+	ASSERT_EQ(0, ds_btree_verify(t, &vr)) TH_LOG("%" PRIu64 " mismatches", vr.replica_mismatches);
+	EXPECT_EQ(keys, vr.keys);
+	ASSERT_EQ(0, ds_btree_stats_get(t, &st));
+	EXPECT_EQ(1, st.members_excluded);
+	EXPECT_EQ(1, st.members_repaired);
+
+	/* named by a segment that is gone: opened from its copy */
+	ASSERT_EQ(0, ds_btree_open(2, addr, NULL, &t2));
+	for (uint64_t k = 0; k < keys; k += 7) {
+		ASSERT_EQ(0, ds_btree_get(t2, k, &v, 8, NULL));
+		ASSERT_EQ(k * 7 + 1, v);
+	}
+	ds_btree_close(t2);
+
+	/* the other original member too: the spare holds it all */
+	ASSERT_EQ(0, ds_node_del(self->c.ctx, 4));
+	for (uint64_t k = 0; k < keys; k++) {
+		ret = ds_btree_get(t, k, &v, 8, NULL);
+		ASSERT_EQ(0, ret) TH_LOG("get %" PRIu64 ": %d", k, ret);
+		ASSERT_EQ(k * 7 + 1, v);
+	}
+	ds_btree_close(t);
+}
+
+TEST_HARNESS_MAIN

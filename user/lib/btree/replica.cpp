@@ -67,6 +67,8 @@ int tree::primary_of(unsigned g) const
 int tree::fail_over(session &s, int err)
 {
 	uint64_t gone = 0, epoch_at = epoch();
+	// what the failed batch was built against (the probes are batches)
+	uint64_t view_then = s.view_at_run, joining_then = s.joining_at_run;
 
 	if (!replicated())
 		return err;
@@ -97,7 +99,13 @@ int tree::fail_over(session &s, int err)
 	// gone already; the caller tries again, with the members as they are
 	if (epoch() != epoch_at)
 		return 0;
-	return gone ? exclude(s, gone) : err;
+	if (gone)
+		return exclude(s, gone);
+	// nothing newly lost, but a member the batch used was excluded (by
+	// another thread, or learnt from group 0) since it was built: again
+	if (view_word() != view_then || joining() != joining_then)
+		return 0;
+	return err;
 }
 
 int tree::exclude(session &s, uint64_t gone)

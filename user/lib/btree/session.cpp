@@ -213,6 +213,10 @@ int batch::run(kind k)
 
 int batch::run_until(kind k, uint64_t timeout_ns)
 {
+	if (s_.t->replicated()) {
+		s_.view_at_run = s_.t->view_word();
+		s_.joining_at_run = s_.t->joining();
+	}
 	int ret = timeout_ns ? detail::xfer_run_until(s_.x, reqs_, n_, timeout_ns) :
 			       detail::xfer_run(s_.x, reqs_, n_);
 

@@ -65,6 +65,9 @@ struct session {
 	// Replicated trees: buffers a bounded READ lands in before it is
 	// copied out; one given up on stays the late transfer's, for good.
 	static constexpr unsigned bounce_max = 4;
+	// the members as the last batch was built against (a failure the
+	// view has moved past since is not news)
+	uint64_t view_at_run = 0, joining_at_run = 0;
 	unsigned bounce_used = 0;
 	uint32_t bounce_size = 0;
 	uint8_t *bounce(unsigned i) const;
@@ -258,6 +261,7 @@ public:
 		       (joining_.load(std::memory_order_relaxed) >> member_bit(g, m) & 1);
 	}
 	uint64_t joining() const { return joining_.load(std::memory_order_relaxed); }
+	uint64_t view_word() const { return view_.load(std::memory_order_relaxed); }
 	uint64_t epoch() const { return view_epoch(view_.load(std::memory_order_relaxed)); }
 	int primary_of(unsigned g) const;	// -1: no member left
 	uint64_t probe_timeout_ns() const
