@@ -35,9 +35,8 @@ bool valid_opts(const ds_btree_create_opts &o)
 	return o.value_size >= 8 && o.value_size <= DS_BTREE_VALUE_MAX;
 }
 
-// The size of each segment as the compute node was granted it; -EACCES
-// when one is not granted to node_id read-write.
-int granted_sizes(uint32_t node_id, const uint64_t *segs, size_t n, uint64_t *sizes)
+// Every segment node_id's peers grant it.
+int remote_segs(uint32_t node_id, std::vector<ds_remote_seg> *out)
 {
 	ds_ctx *ctx = nullptr;
 	ds_peer_info *peers = nullptr;
@@ -50,23 +49,32 @@ int granted_sizes(uint32_t node_id, const uint64_t *segs, size_t n, uint64_t *si
 	ds_ctx_close(ctx);
 	if (ret)
 		return ret;
+	for (size_t p = 0; p < npeers; p++)
+		out->insert(out->end(), peers[p].rsegs, peers[p].rsegs + peers[p].nrsegs);
+	free(peers);
+	return 0;
+}
+
+// The size of each segment as the compute node was granted it; -EACCES
+// when one is not granted to node_id read-write.
+int granted_sizes(uint32_t node_id, const uint64_t *segs, size_t n, uint64_t *sizes)
+{
+	std::vector<ds_remote_seg> rsegs;
+	int ret = remote_segs(node_id, &rsegs);
+
 	for (size_t i = 0; i < n && !ret; i++) {
 		sizes[i] = 0;
-		for (size_t p = 0; p < npeers && !sizes[i]; p++) {
-			for (uint32_t k = 0; k < peers[p].nrsegs; k++) {
-				const ds_remote_seg &r = peers[p].rsegs[k];
-				if (r.addr != segs[i])
-					continue;
-				if ((r.perm & DS_PERM_ALL) != DS_PERM_ALL || !r.keys)
-					ret = -EACCES;
-				sizes[i] = r.size;
-				break;
-			}
+		for (const ds_remote_seg &r : rsegs) {
+			if (r.addr != segs[i])
+				continue;
+			if ((r.perm & DS_PERM_ALL) != DS_PERM_ALL || !r.keys)
+				ret = -EACCES;
+			sizes[i] = r.size;
+			break;
 		}
 		if (!sizes[i])
 			ret = -EACCES;
 	}
-	free(peers);
 	return ret;
 }
 
@@ -74,38 +82,23 @@ int granted_sizes(uint32_t node_id, const uint64_t *segs, size_t n, uint64_t *si
 // on another member of group 0, among the segments granted to node_id.
 int open_elsewhere(uint32_t node_id, uint64_t addr, const ds_btree_open_opts &o, ds_btree **tp)
 {
-	ds_ctx *ctx = nullptr;
-	ds_peer_info *peers = nullptr;
-	size_t npeers = 0;
-	int ret = ds_ctx_open(&ctx);
+	std::vector<ds_remote_seg> rsegs;
 
-	if (ret)
+	if (int ret = remote_segs(node_id, &rsegs))
 		return ret;
-	ret = ds_peer_list(ctx, node_id, &peers, &npeers);
-	ds_ctx_close(ctx);
-	if (ret)
-		return ret;
-	ret = -EHOSTDOWN;
-	for (size_t p = 0; p < npeers && ret; p++) {
-		for (uint32_t k = 0; k < peers[p].nrsegs && ret; k++) {
-			const ds_remote_seg &r = peers[p].rsegs[k];
-			if (r.addr == addr || (r.perm & DS_PERM_ALL) != DS_PERM_ALL)
-				continue;
-			auto *t = new (std::nothrow) ds_btree(node_id, addr);
-			if (!t) {
-				ret = -ENOMEM;
-				break;
-			}
-			if (t->t.open(o, r.addr)) {
-				delete t;
-				continue;
-			}
+	for (const ds_remote_seg &r : rsegs) {
+		if (r.addr == addr || (r.perm & DS_PERM_ALL) != DS_PERM_ALL)
+			continue;
+		auto *t = new (std::nothrow) ds_btree(node_id, addr);
+		if (!t)
+			return -ENOMEM;
+		if (!t->t.open(o, r.addr)) {
 			*tp = t;
-			ret = 0;
+			return 0;
 		}
+		delete t;
 	}
-	free(peers);
-	return ret;
+	return -EHOSTDOWN;
 }
 
 // Claim offset 0 of each of group 0's members (where the superblock's

@@ -165,6 +165,15 @@ int tree::descend(session &s, key_t<N> key, unsigned level, uint8_t *buf,
 	unsigned restarts = 0;
 	bool refresh = false;
 
+	// from the root again, the hint that led here dropped; false when
+	// an operation has begun again too often
+	auto restart_stale = [&] {
+		drop_hint(s, *o);
+		use_cache = false;
+		refresh = true;
+		return restart(s, &restarts);
+	};
+
 	use_cache = use_cache && !(flags_ & DS_BTREE_NO_CACHE);
 again:
 	{
@@ -205,10 +214,7 @@ again:
 				// before a repair, which the spare never got:
 				// stale, not damage
 				if (ret == -EIO && replicated() && !hops && o->from) {
-					drop_hint(s, *o);
-					use_cache = false;
-					refresh = true;
-					if (!restart(s, &restarts))
+					if (!restart_stale())
 						return -EAGAIN;
 					goto again;
 				}
@@ -227,10 +233,7 @@ again:
 			if (where == at::stale) {
 				// a merged node, or one whose range moved left
 				// of the key
-				drop_hint(s, *o);
-				use_cache = false;
-				refresh = true;
-				if (!restart(s, &restarts))
+				if (!restart_stale())
 					return -EAGAIN;
 				goto again;
 			}
