@@ -202,6 +202,9 @@ out:
 #define BT_PORT		7475
 
 static int set_link(const char *dir, int id, const char *state);
+static int tg_take_seg(struct ds_ctx *ctx, uint32_t node, const char *addr, uint16_t port,
+		       uint32_t remote, const char *dir, const char *name, uint64_t *seg,
+		       uint32_t *peer);
 
 FIXTURE(pair) {
 	struct ds_ctx *ctx;
@@ -398,7 +401,6 @@ TEST_F_TIMEOUT(pair, btree_replica_cable, 500)
 	struct ds_btree_member mem[4];
 	struct ds_btree_stats st;
 	struct ds_seg_info s;
-	struct ds_peer_info p;
 	struct ds_ctx *ctx = self->ctx;
 	struct ds_btree *t;
 	uint64_t segs[2], spare = 0, addr, v, r = 0x9e3779b97f4a7c15ull;
@@ -433,15 +435,8 @@ TEST_F_TIMEOUT(pair, btree_replica_cable, 500)
 					   BT_PORT + id - 11, id, &peer));
 		ASSERT_EQ(0, wait_rsegs(ctx, 11, peer, 1));
 	}
-	ASSERT_EQ(0, await_file(dir, "br_seg", buf, sizeof(buf)));
-	segs[0] = strtoull(buf, NULL, 10);
-	ASSERT_EQ(0, ds_peer_add_id(ctx, 11, env_or_die("DSMEM_PEER_ADDR"), BT_PORT, 12, 0, &peer));
-	for (int i = 0; i < 600; i++) {
-		if (!ds_peer_get(ctx, 11, peer, &p) && p.state == DS_PEER_UP && p.rseg_total == 1)
-			break;
-		usleep(50000);
-	}
-	ASSERT_EQ(DS_PEER_UP, p.state);
+	ASSERT_EQ(0, tg_take_seg(ctx, 11, env_or_die("DSMEM_PEER_ADDR"), BT_PORT, 12, dir,
+				 "br_seg", &segs[0], &peer));
 
 	ASSERT_EQ(0, ds_btree_create(11, segs, 2, &co, &addr));
 	ASSERT_EQ(0, ds_btree_open(11, addr, NULL, &t));

@@ -126,10 +126,8 @@ void tree::release(session *s)
 	// every bounce buffer given to a late READ: a new session gives
 	// the next call bounded reads again (this one closes with the tree)
 	if (s->bounce_size && s->bounce_used >= session::bounce_max &&
-	    sessions_.size() < idle_.size() + sessions_retired_max) {
-		s->bounce_used = session::bounce_max + 1;	// (counted once)
+	    sessions_.size() < idle_.size() + sessions_retired_max)
 		return;
-	}
 	idle_.push_back(s);
 }
 
@@ -479,11 +477,10 @@ int tree::write_images(session &s, std::initializer_list<std::pair<uint64_t, uin
 		node_view n(buf, node_size_);
 		n.hdr().version++;
 		seal_image(buf);
-		b.write(addr + 8, buf + 8, node_size_ - 8);
+		if (!replicated())
+			b.write(addr + 8, buf + 8, node_size_ - 8);
 	}
-	if (replicated())
-		return write_images_r(s, nodes);
-	return b.run(batch::k_write);
+	return replicated() ? write_images_r(s, nodes) : b.run(batch::k_write);
 }
 
 int tree::unlock_all(session &s, std::initializer_list<uint64_t> addrs)
