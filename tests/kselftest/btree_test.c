@@ -3174,8 +3174,10 @@ TEST_F_TIMEOUT(btr, replica_rereplicate, 120)
 	struct ds_btree_verify_report vr;
 	struct ds_btree_member m[4];
 	struct ds_btree_stats st;
-	struct ds_btree *t, *t2;
-	uint64_t segs[2], spare, addr, v, t0;
+	struct ds_btree_open_opts bad = { .read_timeout_ms = 60001 };
+	struct ds_btree_create_opts one = { .node_size = SMALL_NODE };
+	struct ds_btree *t, *t1, *t2;
+	uint64_t segs[2], spare, addr, v, t0, small, lone, laddr;
 	const uint64_t keys = 3000;
 	size_t n;
 	int ret;
@@ -3185,6 +3187,18 @@ TEST_F_TIMEOUT(btr, replica_rereplicate, 120)
 	ASSERT_EQ(0, extra_seg(_metadata, &self->c, 5, SEG_SIZE, true, &spare));
 	ASSERT_EQ(0, ds_btree_create(1, segs, 2, &co, &addr));
 	ASSERT_EQ(0, ds_btree_open(1, addr, NULL, &t));
+	/* refusals: a spare smaller than the groups, a tree of one copy,
+	 * open options out of range */
+	ASSERT_EQ(0, extra_seg(_metadata, &self->c, 5, RSEG_SIZE / 2, true, &small));
+	EXPECT_EQ(-ENOSPC, ds_btree_spare_add(t, small));
+	EXPECT_EQ(-EINVAL, ds_btree_open(1, addr, &bad, &t1));
+	bad = (struct ds_btree_open_opts){ .reserved0 = 1 };
+	EXPECT_EQ(-EINVAL, ds_btree_open(1, addr, &bad, &t1));
+	ASSERT_EQ(0, extra_seg(_metadata, &self->c, 4, RSEG_SIZE, true, &lone));
+	ASSERT_EQ(0, ds_btree_create(1, &lone, 1, &one, &laddr));
+	ASSERT_EQ(0, ds_btree_open(1, laddr, NULL, &t1));
+	EXPECT_EQ(-EOPNOTSUPP, ds_btree_spare_add(t1, small));
+	ds_btree_close(t1);
 	ASSERT_EQ(0, ds_btree_spare_add(t, spare));
 	EXPECT_EQ(-EEXIST, ds_btree_spare_add(t, spare));
 	EXPECT_EQ(-EEXIST, ds_btree_spare_add(t, segs[1]));
