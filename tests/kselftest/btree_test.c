@@ -3177,7 +3177,7 @@ TEST_F_TIMEOUT(btr, replica_rereplicate, 120)
 	struct ds_btree_open_opts bad = { .read_timeout_ms = 60001 };
 	struct ds_btree_create_opts one = { .node_size = SMALL_NODE };
 	struct ds_btree *t, *t1, *t2;
-	uint64_t segs[2], spare, addr, v, t0, small, lone, laddr;
+	uint64_t segs[2], spare, addr, v, t0, small, lone, laddr, live_at = 0;
 	const uint64_t keys = 3000;
 	size_t n;
 	int ret;
@@ -3208,7 +3208,16 @@ TEST_F_TIMEOUT(btr, replica_rereplicate, 120)
 		v = k * 7 + 1;
 		ret = ds_btree_put(t, k, &v, 8);
 		ASSERT_EQ(0, ret) TH_LOG("put %" PRIu64 ": %d", k, ret);
+		/* where in the puts the spare turned live, to tell a
+		 * failure's place in the repair */
+		if (k > keys / 2 && k % 100 == 0 && !live_at) {
+			ASSERT_EQ(0, ds_btree_members(t, m, 4, &n));
+			if (m[0].seg == spare && m[0].state == DS_BTREE_MEMBER_LIVE)
+				live_at = k;
+		}
 	}
+	if (live_at)
+		TH_LOG("the spare live by put %" PRIu64, live_at);
 	t0 = now_ns();
 	for (int i = 0; i < 400 && !live; i++) {
 		ASSERT_EQ(0, ds_btree_members(t, m, 4, &n));
@@ -3222,6 +3231,10 @@ TEST_F_TIMEOUT(btr, replica_rereplicate, 120)
 	ASSERT_EQ(0, ds_btree_verify(t, &vr)) TH_LOG("%" PRIu64 " mismatches", vr.replica_mismatches);
 	EXPECT_EQ(keys, vr.keys);
 	ASSERT_EQ(0, ds_btree_stats_get(t, &st));
+	TH_LOG("%" PRIu64 " read timeouts, %" PRIu64 " replica fallbacks, %" PRIu64
+	       " lock retries, %" PRIu64 " steals, %" PRIu64 " splits",
+	       (uint64_t)st.read_timeouts, (uint64_t)st.replica_fallbacks,
+	       (uint64_t)st.lock_retries, (uint64_t)st.lock_steals, (uint64_t)st.splits);
 	EXPECT_EQ(1, st.members_excluded);
 	EXPECT_EQ(1, st.members_repaired);
 

@@ -119,8 +119,10 @@ int tree::exclude(session &s, uint64_t gone)
 	gone &= ~joiners & ~was;
 	if (!gone)
 		return 0;	// another thread was first
-	s.st.members_excluded.fetch_add(static_cast<uint64_t>(std::popcount(gone)),
-					std::memory_order_relaxed);
+	// the handle's, whichever thread found it (the heartbeat's and the
+	// repair's sessions are not summed)
+	retired_.members_excluded.fetch_add(static_cast<uint64_t>(std::popcount(gone)),
+					    std::memory_order_relaxed);
 	repair_cv_.notify_all();
 	for (unsigned tries = 0;; tries++) {
 		int ret = view_cas(s, sb_off_view, gone, 0, false, true);
@@ -169,7 +171,7 @@ int tree::view_cas(session &s, uint64_t off, uint64_t set, uint64_t clear, bool 
 				if (live == 1 && member_live(0, m))
 					return -EHOSTDOWN;
 				if (member_live(0, m))
-					s.st.members_excluded.fetch_add(1, std::memory_order_relaxed);
+					retired_.members_excluded.fetch_add(1, std::memory_order_relaxed);
 				view_.fetch_or(1ULL << member_bit(0, m));
 				joining_.fetch_and(~(1ULL << member_bit(0, m)));
 				set |= off == sb_off_view ? 1ULL << member_bit(0, m) : 0;
@@ -280,15 +282,24 @@ int tree::install(session &s, uint64_t view, uint64_t joining, const superblock 
 				if (DSMEM_GADDR_OFF(seg) || !DSMEM_GADDR_NODE(seg))
 					continue;
 				changed |= 1ULL << member_bit(g0, m);
-				members_[g0][m].store(seg);
 			}
 		}
+		// a slot changing segment is dead while it does: no other
+		// thread reads or locks the new segment before its state
+		// is known
+		view_.fetch_or(changed);
+		for (unsigned g0 = 0; g0 < nsegs_; g0++)
+			for (unsigned m = 0; m < replicas_; m++)
+				if (changed >> member_bit(g0, m) & 1)
+					members_[g0][m].store(sb->members[g0][m]);
 		// a slot a repair named, filled or gave up is as the repair
-		// says; the others keep what this handle found dead too
+		// says; the others keep what this handle found dead too.
+		// The view before the joining mask: a spare that turns live
+		// is writable throughout (see repair())
 		uint64_t trust = changed | joining | joining_.load();
-		joining_.store(joining & members_mask);
 		view_.store(view_dead(view) | (view_dead(cur) & ~trust) |
 			    (view_epoch(view) << view_epoch_shift));
+		joining_.store(joining & members_mask);
 	}
 	return ack(s);
 }
@@ -567,13 +578,14 @@ int tree::write_unlock_r(session &s, uint64_t lock_a, uint64_t write_a, const ui
 {
 	unsigned g = group_of(lock_a);
 	uint64_t *res = s.word(session::w_unlock);
-	unsigned written = 0;	// members that have the bytes
+	unsigned written = 0, first_written = 0;	// members that have the bytes
 	int p, ret;
 
-	// the backups, and a new node on each of its members
+	// the backups, and a new node on each of its members; again while
+	// a view change made another member a backup (or a joiner)
 	for (;;) {
 		batch b(s);
-		unsigned these = 0;
+		unsigned these = 0, first_these = 0;
 
 		if ((p = primary_of(g)) < 0) {
 			ret = -EHOSTDOWN;
@@ -581,19 +593,26 @@ int tree::write_unlock_r(session &s, uint64_t lock_a, uint64_t write_a, const ui
 		}
 		if (first) {
 			unsigned fg = group_of(first);
-			for (unsigned m = 0; m < replicas_; m++)
-				if (member_writable(fg, m))
+			for (unsigned m = 0; m < replicas_; m++) {
+				if (member_writable(fg, m) && !(first_written >> m & 1)) {
 					b.write(member_addr(first, m), first_buf, node_size_);
+					first_these |= 1u << m;
+				}
+			}
 		}
 		for (unsigned m = 0; m < replicas_; m++) {
-			if (m != static_cast<unsigned>(p) && member_writable(g, m)) {
+			if (m != static_cast<unsigned>(p) && member_writable(g, m) &&
+			    !(written >> m & 1)) {
 				b.write(member_addr(write_a, m), src, len);
 				these |= 1u << m;
 			}
 		}
-		if (!b.size() || !(ret = b.run(batch::k_write))) {
-			written = these;
+		if (!b.size())
 			break;
+		if (!(ret = b.run(batch::k_write))) {
+			written |= these;
+			first_written |= first_these;
+			continue;
 		}
 		if ((ret = fail_over(s, ret)))
 			goto out_release;
@@ -913,9 +932,12 @@ int tree::repair(session &s)
 		cret = view_cas(s, sb_off_joining, 0, bit, false);
 		if (!cret)
 			cret = view_cas(s, sb_off_view, 0, ret ? 0 : bit, true);
-		joining_.fetch_and(~bit);
+		// live before it stops joining: a writer that looked in
+		// between would find it neither and skip it, and the spare,
+		// a primary from here on, would lack that write
 		view_.store((view_dead(view_.load()) & ~(ret ? 0 : bit)) |
 			    (view_epoch(view_.load()) + 1) << view_epoch_shift);
+		joining_.fetch_and(~bit);
 		// (the repair's session is the repair thread's own: the
 		// handle's counters get it)
 		if (!ret)
