@@ -23,7 +23,7 @@ packages=(
 	strace
 	# the cache simulator: compressed traces, plots, and the reference
 	# cache library its benchmark is measured against
-	zlib1g-dev libzstd-dev gnuplot-nox python3-cachetools curl
+	zlib1g-dev libzstd-dev liblzma-dev gnuplot-nox python3-cachetools curl
 	# the web console: HTTP(S), its database, password hashing, charts;
 	# libcurl for its in-guest test; Chromium and Node.js for the
 	# browser tests (playwright-core from npm, package-lock.json)

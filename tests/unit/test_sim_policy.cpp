@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -410,10 +411,32 @@ void test_every_policy_refuses_oversized(void **)
 	}
 }
 
+// Every object one byte: the bytes build makes the same choices as the
+// entries build of the same capacity.
+void test_every_policy_unit_bytes(void **)
+{
+	prng r{ 77 };
+	for (int n = 0; n < 6; n++) {
+		dssim::trace t = random_trace(r, 3000, 10 + r.below(100));
+		t.sizes.assign(t.size(), 1);
+		t = with_next(t);
+		for (const auto &name : dssim::baseline_names()) {
+			const uint64_t cap = 1 + r.below(40);
+			const std::string e = tiers_of(name.c_str(), t, cap, false);
+			const std::string b = tiers_of(name.c_str(), t, cap, true);
+			if (e != b)
+				fail_msg("%s at %llu: bytes differ from entries", name.c_str(),
+					 (unsigned long long)cap);
+		}
+	}
+}
+
 void test_names_and_refusals(void **)
 {
 	const std::vector<std::string> want = { "lru",	  "fifo",     "lfu",	"arc",	 "s3fifo",
-						"sieve", "wtinylfu", "random", "belady" };
+						"sieve", "wtinylfu", "wtinylfu-dk", "random", "belady", "lirs",
+						"2q",	  "clock",    "slru",	"lru2",	 "gdsf",
+						"hyperbolic", "lecar" };
 	assert_true(dssim::baseline_names() == want);
 	const dssim::trace t = make_trace({ 0, 1 });
 	dssim::policy_opts o;
@@ -548,10 +571,13 @@ void test_sieve(void **)
 }
 
 // W-TinyLFU, 100 entries (window 1, main 99): 99 objects seen four times
-// fill main.  One-off x enters the window; y pushes it out as a candidate
-// against main's victim, estimated 4 against x's 1: x is refused and
-// misses again, where LRU of the same size would hit it.  The hot 99 keep
-// hitting.
+// fill main (the sketch starts at the 50th, half full: estimates 3 or 4),
+// probation holding those protected's 79 entries leave.  One-off x enters
+// the window; y pushes it out as a candidate against probation's LRU
+// victim, estimated 3 or more against x's 1: x is refused (a one-hit
+// wonder against a hot victim) and misses again, where LRU of the same
+// size would hit it.  The hot 99 keep hitting.  The doorkeeper variant
+// decides the same.
 void test_wtinylfu(void **)
 {
 	std::vector<uint32_t> ids;
@@ -572,6 +598,155 @@ void test_wtinylfu(void **)
 	assert_int_equal(std::count(w.begin() + at + 3, w.end(), 'h'), 99);
 	const std::string l = tiers_of("lru", t, 100);
 	assert_string_equal(l.substr(at, 3).c_str(), "mmh");
+	const std::string dk = tiers_of("wtinylfu-dk", t, 100);
+	assert_string_equal(dk.substr(at, 3).c_str(), "mmm");
+	assert_int_equal(std::count(dk.begin() + at + 3, dk.end(), 'h'), 99);
+}
+
+// W-TinyLFU's hill climber, 100 entries (window 1 to start; a sample is
+// 10 x 100 = 1000 requests once the sketch starts).  Three phases:
+//  A, frequency: 60 hot objects drawn at random, half the requests, the
+//    other half one-off objects: a high hit rate.
+//  B, recency: at tick k, new object k, then k-10 and k-20: each object
+//    three times about 30 requests apart, then never.  A window of 1
+//    refuses them (estimate 1 or 2 against stale victims): the hit rate
+//    falls, so the climber turns from its first (shrinking) direction and
+//    grows the window, and keeps growing it while the rate holds or rises.
+//  C, frequency again, as A: one-offs now fill the large window and the
+//    hot set no longer fits main: the window shrinks back.
+std::vector<uint32_t> climber_phase_freq(prng &r, uint32_t &once, size_t n)
+{
+	std::vector<uint32_t> ids;
+	for (size_t k = 0; k < n; k++)
+		ids.push_back(k % 2 ? r.below(60) : once++);
+	return ids;
+}
+
+void test_wtinylfu_climber(void **)
+{
+	prng r{ 11 };
+	uint32_t once = 1000000;
+	std::vector<uint32_t> ids = climber_phase_freq(r, once, 8000);
+	const size_t a_end = ids.size();
+	for (uint32_t k = 0; k < 12000; k++) {
+		ids.push_back(100000 + k);
+		if (k >= 10)
+			ids.push_back(100000 + k - 10);
+		if (k >= 20)
+			ids.push_back(100000 + k - 20);
+	}
+	const size_t b_end = ids.size();
+	const std::vector<uint32_t> c = climber_phase_freq(r, once, 30000);
+	ids.insert(ids.end(), c.begin(), c.end());
+	std::vector<uint32_t> dense(ids.size());
+	std::unordered_map<uint32_t, uint32_t> map;
+	for (size_t k = 0; k < ids.size(); k++)
+		dense[k] = map.emplace(ids[k], static_cast<uint32_t>(map.size())).first->second;
+	const dssim::trace t = make_trace(dense);
+	for (bool bytes : { false, true }) {
+		dssim::trace tb = t;
+		if (bytes)
+			tb.sizes.assign(t.size(), 1);
+		auto p = make("wtinylfu", tb, 100, bytes);
+		assert_int_equal(dssim::wtinylfu_window(*p), 1);
+		int64_t after_a = 0, after_b = 0;
+		for (size_t i = 0; i < tb.size(); i++) {
+			p->access(tb, i);
+			assert_true(dssim::baseline_held(*p) <= 100);
+			const int64_t w = dssim::wtinylfu_window(*p);
+			if (i + 1 == a_end)
+				after_a = w;
+			if (i + 1 == b_end)
+				after_b = w;
+		}
+		const int64_t end = dssim::wtinylfu_window(*p);
+		assert_true(after_b > after_a + 25);
+		assert_true(end < after_b - 25);
+	}
+	assert_int_equal(dssim::wtinylfu_window(*make("wtinylfu-dk", t, 100)), -1);
+}
+
+// Admission filters.  lru+tinylfu, 2 entries, on a hot pair and a scan:
+// rounds "a b x_r", r = 1..10, each x_r a new object.  LRU: x_r evicts a,
+// a evicts b, b evicts x_r: all 30 miss.  The filter admits a miss whose
+// sketch estimate (this request counted) is at least 2: round 1, all
+// first requests, none admitted (mmm); round 2, a and b estimated 2, both
+// admitted, x_2 refused (mmm); rounds 3-10, a and b hit, the x refused
+// (hhm): 3 + 3 + 8 = 14 misses, 16 fewer than LRU.
+void test_filters(void **)
+{
+	std::vector<uint32_t> ids;
+	for (uint32_t r = 0; r < 10; r++) {
+		ids.push_back(0);
+		ids.push_back(1);
+		ids.push_back(2 + r);
+	}
+	const dssim::trace t = make_trace(ids);
+	assert_int_equal(misses_of("lru", t, 2), 30);
+	std::string want = "mmmmmm";
+	for (int r = 2; r < 10; r++)
+		want += "hhm";
+	assert_string_equal(tiers_of("lru+tinylfu", t, 2).c_str(), want.c_str());
+	assert_int_equal(misses_of("lru+tinylfu", t, 2), 14);
+
+	// lru+size:10, 60 bytes, objects of 1..30 bytes: a request for an
+	// object over 10 bytes always misses, and the rest see exactly what
+	// LRU sees on the trace without those requests: nothing over 10 bytes
+	// was ever cached.  In entries the filter is left out.
+	prng r{ 31 };
+	dssim::trace st = random_trace(r, 4000, 80);
+	std::vector<uint32_t> size_of(st.nobjects());
+	for (auto &sz : size_of)
+		sz = 1 + r.below(30);
+	std::vector<uint32_t> small_ids, small_sizes;
+	for (size_t i = 0; i < st.size(); i++) {
+		st.sizes.push_back(size_of[st.ids[i]]);
+		if (st.sizes.back() <= 10) {
+			small_ids.push_back(st.ids[i]);
+			small_sizes.push_back(st.sizes.back());
+		}
+	}
+	const std::string f = tiers_of("lru+size:10", st, 60, true);
+	std::string small_tiers;
+	for (size_t i = 0; i < st.size(); i++) {
+		if (st.sizes[i] > 10)
+			assert_int_equal(f[i], 'm');
+		else
+			small_tiers += f[i];
+	}
+	const dssim::trace sub = make_trace(small_ids, small_sizes);
+	assert_string_equal(small_tiers.c_str(), tiers_of("lru", sub, 60, true).c_str());
+	assert_int_equal(std::count(small_tiers.begin(), small_tiers.end(), 'h'), 963);
+	assert_string_equal(tiers_of("lru+size:10", st, 7).c_str(), tiers_of("lru", st, 7).c_str());
+	assert_string_equal(tiers_of("s3fifo+size:4K", st, 60, true).c_str(),
+			    tiers_of("s3fifo", st, 60, true).c_str());
+
+	// every baseline takes both filters and keeps its capacity
+	for (const auto &name : dssim::baseline_names()) {
+		for (const char *flt : { "+tinylfu", "+size:12", "+size:12+tinylfu" }) {
+			const std::string n = name + flt;
+			for (bool bytes : { false, true }) {
+				const uint64_t cap = bytes ? 100 : 10;
+				auto p = make(n.c_str(), with_next(st), cap, bytes, 3);
+				replay(*p, with_next(st), cap);
+				assert_int_equal(p->c.requests, st.size());
+			}
+		}
+	}
+
+	dssim::policy_opts o;
+	o.cap.value = 4;
+	assert_null(dssim::make_baseline("nope+tinylfu", t, o).get());
+	for (const char *bad : { "lru+", "lru+bogus", "lru+size:", "lru+size:10%", "lru+size:x" }) {
+		bool threw = false;
+		try {
+			dssim::make_baseline(bad, t, o);
+		} catch (const dssim::sim_error &) {
+			threw = true;
+		}
+		if (!threw)
+			fail_msg("%s was accepted", bad);
+	}
 }
 
 // Random replacement, write-back, 1 entry (the victim is forced):
@@ -596,6 +771,249 @@ void test_random_writeback(void **)
 	assert_string_equal(replay(*b, rt, 4).c_str(), sa.c_str());
 	auto d = make("random", rt, 4, false, 2);
 	assert_string_not_equal(replay(*d, rt, 4).c_str(), sa.c_str());
+}
+
+// LIRS, 4 entries: the LIR set is 3, the resident HIR part 1.
+// A loop over 5 objects, one more than the cache, ten times.  LRU misses
+// every request.  LIRS (S top first, g non-resident; Q holds the HIR):
+//  0 1 2 m: LIR (cold start)              S [2 1 0]
+//  3 m: HIR                               S [3 2 1 0]      Q [3]
+//  4 m: evicts 3, non-resident in S       S [4 3g 2 1 0]   Q [4]
+//  0 h, 1 h: LIR at the bottom, to the top, prune
+//  2 h: to the top; prune drops 3g (gone) and 4 (S only; stays in Q)
+//                                         S [2 1 0]        Q [4]
+//  3 m: evicts 4 (not in S: gone), 3 HIR  S [3 2 1 0]      Q [3]
+//  4 m: as before: the loop's 0 1 2 stay LIR and hit, 3 and 4 share the
+//  HIR slot and miss.  5 misses, then 3 hits and 2 misses a round: 27 hits.
+// And a non-resident HIR object seen again becomes LIR:
+//  0 1 2 m, 3 m (HIR), 4 m (evicts 3: 3g)   S [4 3g 2 1 0]  Q [4]
+//  3 m: evicts 4 (4g); 3 becomes LIR, the LIR set is 4 > 3: the bottom
+//       LIR 0 is demoted, resident, to Q; prune  S [3 4g 2 1]  Q [0]
+//  1 h 2 h (prune drops 4g) 3 h, and 0 h: the resident HIR
+//  LRU: 4 evicts 0, so 3 1 2 3 hit and 0 misses.
+void test_lirs(void **)
+{
+	std::vector<uint32_t> loop;
+	for (int round = 0; round < 10; round++)
+		for (uint32_t k = 0; k < 5; k++)
+			loop.push_back(k);
+	const dssim::trace t = make_trace(loop);
+	std::string want = "mmmmm";
+	for (int round = 1; round < 10; round++)
+		want += "hhhmm";
+	const std::string l = tiers_of("lirs", t, 4);
+	assert_string_equal(l.c_str(), want.c_str());
+	assert_int_equal(std::count(l.begin(), l.end(), 'h'), 27);
+	assert_int_equal(misses_of("lru", t, 4), 50);
+	// the same in bytes, every object 2 bytes, 8 bytes of room
+	dssim::trace b = t;
+	b.sizes.assign(b.size(), 2);
+	assert_string_equal(tiers_of("lirs", b, 8, true).c_str(), want.c_str());
+
+	const dssim::trace u = make_trace({ 0, 1, 2, 3, 4, 3, 1, 2, 3, 0 });
+	assert_string_equal(tiers_of("lirs", u, 4).c_str(), "mmmmmmhhhh");
+	assert_string_equal(tiers_of("lru", u, 4).c_str(), "mmmmmhhhhm");
+}
+
+// 2Q, 4 entries: Kin 1, Kout 2 (A1in and A1out newest first).
+//  0 1 2 3 m: A1in [3 2 1 0]   0 h 1 h: in A1in, nothing moves
+//  4 m: A1in is over Kin: its tail 0 goes to A1out [0]
+//  5 m: 1 goes: A1out [1 0]      A1in [5 4 3 2]
+//  0 m: in A1out: out of it, 2 goes to A1out [2 1]; 0 into Am [0]
+//  1 m: likewise, 3 goes: A1out [3 2]; Am [1 0]; A1in [5 4]
+//  a scan of 20 one-time objects: every one misses and is room made in
+//  A1in (over Kin), never in Am
+//  0 h 1 h: Am survived the scan.
+// LRU: 0 1 hit at 9 and 10 (4 and 5 evicted 2 and 3), then the scan
+// evicts them.
+void test_2q(void **)
+{
+	std::vector<uint32_t> ids = { 0, 1, 2, 3, 0, 1, 4, 5, 0, 1 };
+	for (uint32_t s = 100; s < 120; s++)
+		ids.push_back(s);
+	ids.push_back(0);
+	ids.push_back(1);
+	const dssim::trace t = make_trace(ids);
+	const std::string scan(20, 'm');
+	assert_string_equal(tiers_of("2q", t, 4).c_str(), ("mmmmhhmmmm" + scan + "hh").c_str());
+	assert_string_equal(tiers_of("lru", t, 4).c_str(), ("mmmmhhmmhh" + scan + "mm").c_str());
+	auto p = make("2q", t, 4);
+	replay(*p, t, 4);
+	assert_int_equal(p->c.hits[0], 4);
+	assert_int_equal(p->c.evictions, 28 - 4);
+}
+
+// CLOCK, 3 entries (queue newest first, the hand at the back; * = bit set):
+//  a b c m [c b a]   a h [c b a*]
+//  d m: a* gets its second chance: bit cleared, to the front [a c b];
+//       b, clear, is evicted: [d a c]
+//  a h [d a* c]
+//  b m: c, clear, is evicted: [b d a*]
+// FIFO evicts a at d and misses it next.
+void test_clock(void **)
+{
+	const dssim::trace t = make_trace({ 0, 1, 2, 0, 3, 0, 1 });
+	assert_string_equal(tiers_of("clock", t, 3).c_str(), "mmmhmhm");
+	assert_string_equal(tiers_of("fifo", t, 3).c_str(), "mmmhmmm");
+	// and then a: still there, c went instead
+	const dssim::trace u = make_trace({ 0, 1, 2, 0, 3, 0, 1, 0, 2 });
+	assert_string_equal(tiers_of("clock", u, 3).c_str(), "mmmhmhmhm");
+}
+
+// SLRU, 5 entries: protected at most 4.  0 1 2 3 miss into probationary;
+// seen again they are promoted to protected (4, full).  A scan of 20
+// one-time objects goes through probationary's one free entry, each
+// evicting the one before; protected is never touched, so 0 1 2 3 hit
+// after it.  LRU: the scan evicts them.
+// Demotion: 0 1 2 3 4 m, then hits promote 0 1 2 3 and 4: protected is 5
+// > 4, so its LRU object 0 goes back to probationary; 5 m evicts it
+// (probationary's only object), and 0 misses.
+void test_slru(void **)
+{
+	std::vector<uint32_t> ids = { 0, 1, 2, 3, 0, 1, 2, 3 };
+	for (uint32_t s = 100; s < 120; s++)
+		ids.push_back(s);
+	for (uint32_t k = 0; k < 4; k++)
+		ids.push_back(k);
+	const dssim::trace t = make_trace(ids);
+	const std::string scan(20, 'm');
+	assert_string_equal(tiers_of("slru", t, 5).c_str(), ("mmmmhhhh" + scan + "hhhh").c_str());
+	assert_string_equal(tiers_of("lru", t, 5).c_str(), ("mmmmhhhh" + scan + "mmmm").c_str());
+
+	const dssim::trace d = make_trace({ 0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 5, 1, 0 });
+	assert_string_equal(tiers_of("slru", d, 5).c_str(), "mmmmmhhhhhmhm");
+}
+
+// LRU-2, 2 entries (time: HIST(1), HIST(2)):
+//  t1 0 m: seen once         t2 0 h: 0 (2, 1)
+//  t3 1 m: seen once (3)     t4 2 m: 1, seen once, goes before 0, seen
+//                            twice, though 1 is more recent; 1 to the
+//                            history
+//  t5 0 h: 0 (5, 2)
+//  t6 1 m: evicts 2 (seen once); 1 is remembered: (6, 3), seen twice
+//  t7 2 m: remembered too: (7, 4); evicts the oldest HIST(2): 0 (2)
+//  t8 0 m: remembered: (8, 5); evicts 1 (HIST(2) 3 < 2's 4)
+// LRU evicts 0 at t4 and misses it at t5.
+void test_lru2(void **)
+{
+	const dssim::trace t = make_trace({ 0, 0, 1, 2, 0, 1, 2, 0 });
+	assert_string_equal(tiers_of("lru2", t, 2).c_str(), "mhmmhmmm");
+	assert_string_equal(tiers_of("lru", t, 2).c_str(), "mhmmmmmm");
+	// then 2 hits (1 was the victim) and 1 misses
+	const dssim::trace u = make_trace({ 0, 0, 1, 2, 0, 1, 2, 0, 2, 1 });
+	assert_string_equal(tiers_of("lru2", u, 2).c_str(), "mhmmhmmmhm");
+}
+
+// GDSF, 10 bytes: b (2 bytes), c (2) and a (5), each requested twice,
+// in that order, then d (1) fills the cache: H = L + freq / size with
+// L = 0: a 2/5 = 0.4, b 2/2 = 1, c 1, d 1/1 = 1.  e (1) needs a byte: a,
+// as frequent as b and c but larger, is evicted (L = 0.4), though LRU
+// would evict b, the least recent.  b and c then hit.
+// LRU: e evicts b; b evicts c (11 > 10); c evicts a.
+void test_gdsf(void **)
+{
+	//                                 b  c  a  b  c  a  d  e  b  c
+	const dssim::trace t = make_trace({ 1, 2, 0, 1, 2, 0, 3, 4, 1, 2 },
+					  { 2, 2, 5, 2, 2, 5, 1, 1, 2, 2 });
+	auto p = make("gdsf", t, 10, true);
+	assert_string_equal(replay(*p, t, 10).c_str(), "mmmhhhmmhh");
+	assert_int_equal(p->c.evictions, 1);
+	assert_int_equal(dssim::baseline_held(*p), 6);
+	assert_string_equal(tiers_of("lru", t, 10, true).c_str(), "mmmhhhmmmm");
+	// In entries every object weighs 1: LFU with dynamic aging, which lets
+	// an old favourite go.  2 entries, 0 0 0 1 2 3 4 0:
+	//  0 thrice: H 3       1 m: H 1
+	//  2 m: evicts 1 (L = 1), H 2        3 m: evicts 2 (L = 2), H 3
+	//  4 m: 0 and 3 tie at 3; 0, less recent, goes; 0 then misses
+	// LFU keeps 0 (count 3) for good and hits it.
+	const dssim::trace u = make_trace({ 0, 0, 0, 1, 2, 3, 4, 0 });
+	assert_string_equal(tiers_of("gdsf", u, 2).c_str(), "mhhmmmmm");
+	assert_string_equal(tiers_of("lfu", u, 2).c_str(), "mhhmmmmh");
+}
+
+// Hyperbolic, 3 entries (fewer than 64: every object is looked at), time
+// counting requests from 1; priority n / t, n its requests since it came,
+// t the time since:
+//  0 five times (t1..t5), 1 m (t6), 2 m (t7)
+//  3 m (t8): 0 5/7 = 0.71, 1 1/2 = 0.5, 2 1/1 = 1: 1 goes, not the old 0
+//  0 h (t9).  LRU evicts 0 at t8 and misses it.
+// A frequent object that stops being requested loses out in the end:
+// then 4 (t10): 0 6/9 = 0.67, 2 1/3 = 0.33, 3 1/2 = 0.5: 2 goes;
+// 5 (t11): 0 6/10, 3 1/3, 4 1/1: 3 goes; 2 m (t12): 0 6/11 = 0.55,
+// 4 1/2, 5 1/1: 4 goes; 6 (t13): 0 6/12 = 0.5, 5 1/2 = 0.5 (tie: the
+// older, 0), 2 1/1: 0 goes, and misses at t14.
+void test_hyperbolic(void **)
+{
+	const dssim::trace t = make_trace({ 0, 0, 0, 0, 0, 1, 2, 3, 0 });
+	assert_string_equal(tiers_of("hyperbolic", t, 3).c_str(), "mhhhhmmmh");
+	assert_string_equal(tiers_of("lru", t, 3).c_str(), "mhhhhmmmm");
+	const dssim::trace u = make_trace({ 0, 0, 0, 0, 0, 1, 2, 3, 0, 4, 5, 2, 6, 0 });
+	assert_string_equal(tiers_of("hyperbolic", u, 3).c_str(), "mhhhhmmmhmmmmm");
+	// past 64 cached objects it samples: the same seed, the same victims
+	prng r{ 11 };
+	const dssim::trace rt = random_trace(r, 20000, 600);
+	auto a = make("hyperbolic", rt, 200, false, 1);
+	const std::string sa = replay(*a, rt, 200);
+	auto b = make("hyperbolic", rt, 200, false, 1);
+	assert_string_equal(replay(*b, rt, 200).c_str(), sa.c_str());
+	auto d = make("hyperbolic", rt, 200, false, 2);
+	assert_string_not_equal(replay(*d, rt, 200).c_str(), sa.c_str());
+}
+
+// LeCaR, 2 entries (N = 2: histories of 1, d = 0.005^(1/2)): 0 0 0 1 2 0.
+// At 2 (t5) the experts disagree: LRU's victim is 0 (last seen at t3),
+// LFU's is 1 (count 1 against 3).  Evicting by LRU (probability 0.5) puts
+// 0 in H_LRU, and 0's miss at t6, one request later, is LRU's regret:
+// w_LFU = 0.5 e^(0.45 d), so w_LRU = 1 / (1 + e^(0.45 d)) = 0.49205.
+// Evicting by LFU puts 1 in H_LFU, 0 hits, the weights stay at 0.5.
+// Over 32 seeds both happen, each exactly so.
+// Then a trace LFU wins: 100 entries, rounds of 50 hot objects and 60
+// one-time ones.  Every request is 110 distinct objects from its
+// object's previous one, so LRU never hits.  Each hot object LRU's choice
+// evicts comes back 10 or so requests later, a regret of 0.005^(10/100)
+// = 0.59 that multiplies w_LFU by e^(0.45 * 0.59) = 1.3, while LFU's
+// victims (one-time objects) never come back: w_LRU falls to almost 0
+// (about 0.01 after 40 rounds) and LeCaR keeps the hot objects: of
+// 1950 requests to them after the first round about 1880 hits (random
+// choices: the bound is 1800).
+void test_lecar(void **)
+{
+	const dssim::trace t = make_trace({ 0, 0, 0, 1, 2, 0 });
+	const double moved = 1 / (1 + std::exp(0.45 * std::sqrt(0.005)));
+	assert_true(std::fabs(moved - 0.49205) < 1e-5);
+	int by_lru = 0, by_lfu = 0;
+	for (uint64_t seed = 1; seed <= 32; seed++) {
+		auto p = make("lecar", t, 2, false, seed);
+		const std::string s = replay(*p, t, 2);
+		const double w = dssim::lecar_lru_weight(*p);
+		if (s == "mhhmmm") {
+			by_lru++;
+			assert_true(std::fabs(w - moved) < 1e-12);
+		} else {
+			by_lfu++;
+			assert_string_equal(s.c_str(), "mhhmmh");
+			assert_true(w == 0.5);
+		}
+	}
+	assert_true(by_lru > 0 && by_lfu > 0);
+	assert_true(dssim::lecar_lru_weight(*make("lru", t, 2)) < 0);
+
+	std::vector<uint32_t> ids;
+	uint32_t once = 1000;
+	for (int round = 0; round < 40; round++) {
+		for (uint32_t k = 0; k < 50; k++)
+			ids.push_back(k);
+		for (int k = 0; k < 60; k++)
+			ids.push_back(once++);
+	}
+	const dssim::trace lf = make_trace(ids);
+	assert_int_equal(misses_of("lru", lf, 100), lf.size());
+	for (uint64_t seed = 1; seed <= 4; seed++) {
+		auto p = make("lecar", lf, 100, false, seed);
+		replay(*p, lf, 100);
+		assert_true(dssim::lecar_lru_weight(*p) < 0.05);
+		assert_true(p->c.hits[0] > 1800);
+	}
 }
 
 // ---- capacity --------------------------------------------------------------
@@ -686,13 +1104,24 @@ int main()
 		cmocka_unit_test(test_belady_bypass),
 		cmocka_unit_test(test_every_policy_invariants),
 		cmocka_unit_test(test_every_policy_refuses_oversized),
+		cmocka_unit_test(test_every_policy_unit_bytes),
 		cmocka_unit_test(test_names_and_refusals),
 		cmocka_unit_test(test_lfu),
 		cmocka_unit_test(test_arc),
 		cmocka_unit_test(test_s3fifo),
 		cmocka_unit_test(test_sieve),
 		cmocka_unit_test(test_wtinylfu),
+		cmocka_unit_test(test_wtinylfu_climber),
+		cmocka_unit_test(test_filters),
 		cmocka_unit_test(test_random_writeback),
+		cmocka_unit_test(test_lirs),
+		cmocka_unit_test(test_2q),
+		cmocka_unit_test(test_clock),
+		cmocka_unit_test(test_slru),
+		cmocka_unit_test(test_lru2),
+		cmocka_unit_test(test_gdsf),
+		cmocka_unit_test(test_hyperbolic),
+		cmocka_unit_test(test_lecar),
 		cmocka_unit_test(test_parse_capacity),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <lzma.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -69,9 +70,30 @@ std::string zstd_bytes(const std::string &bytes)
 	return out;
 }
 
+// with a CRC64, so that any damaged byte is found
+std::string xz_bytes(const std::string &bytes)
+{
+	std::string out(lzma_stream_buffer_bound(bytes.size()), '\0');
+	size_t n = 0;
+	auto *in = reinterpret_cast<const uint8_t *>(bytes.data());
+	auto *dst = reinterpret_cast<uint8_t *>(out.data());
+	assert_int_equal(lzma_easy_buffer_encode(6, LZMA_CHECK_CRC64, nullptr, in, bytes.size(),
+						 dst, &n, out.size()),
+			 LZMA_OK);
+	out.resize(n);
+	return out;
+}
+
 void put_le(std::string &out, uint64_t v, int bytes)
 {
 	for (int i = 0; i < bytes; i++)
+		out.push_back(static_cast<char>(v >> (8 * i)));
+}
+
+// Java's DataOutputStream order, by hand: most significant byte first
+void put_be(std::string &out, uint64_t v, int bytes)
+{
+	for (int i = bytes - 1; i >= 0; i--)
 		out.push_back(static_cast<char>(v >> (8 * i)));
 }
 
@@ -410,10 +432,15 @@ void test_detect_by_content(void **)
 	path = write_file("prose.dat", "Sample traces\n\nSmall public traces for tests.\n");
 	assert_has(read_error(path), { path.c_str(), "unknown trace format" });
 	path = write_file("words.dat", "hello\nworld\n");
-	assert_has(read_error(path),
-		   { path.c_str(), "unknown trace format", "oracleGeneral|csv|text|dsmem" });
+	assert_has(read_error(path), { path.c_str(), "unknown trace format",
+				       "format oracleGeneral|csv|text|txt|dsmem|twitter|arc|lirs|"
+				       "cache2k|scarab|cloud-physics" });
+	// a binary file without a magic number: its first bytes and the
+	// formats that only `format` can name
 	path = write_file("blob.dat", std::string("\x01\x02\x00\x7f binary", 12));
-	assert_has(read_error(path), { path.c_str(), "unknown trace format" });
+	assert_has(read_error(path), { path.c_str(), "unknown trace format",
+				       "starting with 01 02 00 7f 20 62 69 6e", "format ",
+				       "|cache2k|scarab|cloud-physics" });
 }
 
 void test_detect_by_name(void **)
@@ -538,6 +565,245 @@ void test_compressed_corrupt(void **)
 	path = write_file("short.oracleGeneral.zst", zstd_bytes(oracle.substr(0, 24 * 1000 + 7)));
 	assert_has(read_error(path),
 		   { path.c_str(), "truncated record at offset 24000", "(7 of 24 bytes)" });
+}
+
+void test_xz(void **)
+{
+	std::string oracle = big_oracle();
+	dssim::trace plain = read(write_file("xbig.oracleGeneral.bin", oracle));
+	assert_same_trace(plain, read(write_file("xbig.oracleGeneral.bin.xz", xz_bytes(oracle))));
+	std::string text;
+	for (int i = 0; i < 300000; i++)
+		text += std::to_string(i % 977) + (i % 1000 ? "\n" : "\r\n*\n");
+	dssim::trace lines = read(write_file("xbig.trace", text));
+	// by magic, not by name: the content then says text
+	dssim::trace x = read(write_file("lines.dat", xz_bytes(text)));
+	assert_same_trace(lines, x);
+	// xz a; xz b; cat: concatenated streams are one trace
+	std::string half = text.substr(0, text.size() / 2 + 1);
+	std::string both = xz_bytes(half) + xz_bytes(text.substr(half.size()));
+	assert_same_trace(lines, read(write_file("streams.trace.xz", both)));
+	// a few hundred bytes that expand past several 1 MiB buffers: output
+	// still comes after the input has ended
+	std::string sevens;
+	for (int i = 0; i < 4 * 1024 * 1024 / 2; i++)
+		sevens += "7\n";
+	std::string packed = xz_bytes(sevens);
+	assert_true(packed.size() < 4096);
+	assert_int_equal(read(write_file("sevens.trace.xz", packed)).size(), 2 * 1024 * 1024);
+
+	std::string xz = xz_bytes(oracle);
+	std::string path = write_file("cut.oracleGeneral.xz", xz.substr(0, xz.size() / 2));
+	std::string at = "truncated xz data at offset " + std::to_string(xz.size() / 2);
+	assert_has(read_error(path), { path.c_str(), at.c_str() });
+	std::string bad = xz;
+	for (size_t i = bad.size() / 2; i < bad.size() / 2 + 16; i++)
+		bad[i] = static_cast<char>(~bad[i]);
+	path = write_file("bad.oracleGeneral.xz", bad);
+	assert_has(read_error(path), { path.c_str(), "corrupt xz data at offset" });
+	path = write_file("short.oracleGeneral.xz", xz_bytes(oracle.substr(0, 24 * 10 + 5)));
+	assert_has(read_error(path),
+		   { path.c_str(), "truncated record at offset 240", "(5 of 24 bytes)" });
+}
+
+// compressions the stream cannot undo are named, format given or not
+void test_unsupported_compression(void **)
+{
+	const std::pair<const char *, std::string> cases[] = {
+		{ "bzip2-compressed", std::string("BZh91AY&SY\x01\x02", 12) },
+		{ "lz4-compressed", std::string("\x04\x22\x4d\x18\x64\x40\xa7", 7) },
+		{ "a zip archive", std::string("PK\x03\x04\x14\x00\x00\x00", 8) },
+	};
+	for (const auto &[name, bytes] : cases) {
+		std::string path = write_file("packed.trace", bytes);
+		assert_has(read_error(path), { path.c_str(), name, "gzip, zstd or xz" });
+		assert_has(read_error(path, with_format("scarab")), { path.c_str(), name });
+	}
+	// "BZh" not followed by a block size is not bzip2
+	std::string path = write_file("bzh.dat", "BZh\nBZh\n");
+	assert_has(read_error(path), { path.c_str(), "unknown trace format (give one" });
+}
+
+// ---- libCacheSim's csv and txt ------------------------------------------------------------
+
+void test_libcachesim_csv_map(void **)
+{
+	dssim::csv_map m = dssim::parse_csv_map(
+		"time-col=2, obj-id-col=5, obj-size-col=4, obj-id-is-num=true");
+	assert_int_equal(m.id, 5);
+	assert_int_equal(m.time, 2);
+	assert_int_equal(m.size, 4);
+	assert_int_equal(m.op, 0);
+	assert_false(m.header);
+	m = dssim::parse_csv_map(
+		"obj-id-col=2,op-col=3,delimiter=;,has-header=true,obj-id-is-num=0");
+	assert_int_equal(m.id, 2);
+	assert_int_equal(m.op, 3);
+	assert_int_equal(m.sep, ';');
+	assert_true(m.header);
+	assert_false(dssim::parse_csv_map("obj-id-col=1,has-header=false").header);
+	auto error = [](const char *spec) { return error_of([&] { dssim::parse_csv_map(spec); }); };
+	assert_has(error("obj-id-col=1,has-header=maybe"), { "has-header=maybe" });
+	assert_has(error("obj-id-col=1,ttl-col=3"), { "unknown key \"ttl-col\"", "obj-id-col" });
+	assert_has(error("obj-id-col=1,id=2"), { "id is given twice" });
+
+	std::string path = write_file("lcs.csv", "t,size,id\n"
+						 "7,100,a\n"
+						 "8,200,42\n"
+						 "9,300,a\n");
+	dssim::trace t = read(path, with_csv("time-col=1, obj-size-col=2, obj-id-col=3, "
+					      "has-header=true"));
+	assert_vec<uint32_t>(t.ids, { 0, 1, 0 });
+	assert_vec<uint64_t>(t.keys, { fnv1a("a"), 42 });
+	assert_vec<uint32_t>(t.sizes, { 100, 200, 300 });
+	assert_vec<uint64_t>(t.times_ns, { 7, 8, 9 });
+}
+
+void test_txt(void **)
+{
+	std::string path = write_file("ids.txt", "17\nobj-a\n17\n\nobj-b\nobj-a\n");
+	dssim::trace t = read(path, with_format("txt"));
+	assert_string_equal(t.format.c_str(), "txt");
+	assert_vec<uint32_t>(t.ids, { 0, 1, 0, 2, 1 });
+	assert_vec<uint64_t>(t.keys, { 17, fnv1a("obj-a"), fnv1a("obj-b") });
+	assert_true(t.sizes.empty() && t.times_ns.empty() && t.writes.empty());
+	// text takes numbers only
+	assert_has(read_error(path), { path.c_str(), "line 2", "\"obj-a\"", "not a block number" });
+	path = write_file("blank.txt", "\n\n");
+	assert_has(read_error(path, with_format("txt")), { path.c_str(), "no requests" });
+}
+
+// ---- twitter/cache-trace ------------------------------------------------------------------
+
+void test_twitter(void **)
+{
+	// by its content: no suffix says twitter
+	std::string path = write_file("cluster52.sort",
+				      "0,key-A,10,90,1,get,0\n"
+				      "0,key-B,5,0,2,gets,0\n"
+				      "1,key-A,10,100,1,set,3600\n"
+				      "1,key-C,6,20,1,delete,0\n"
+				      "2,key-B,5,7,3,cas,0\n"
+				      "\n"
+				      "3,key-D,6,1,3,incr,0\n"
+				      "4,key-A,10,100,1,append,0\n");
+	dssim::trace t = read(path);
+	assert_string_equal(t.format.c_str(), "twitter");
+	assert_vec<uint32_t>(t.ids, { 0, 1, 0, 1, 2, 0 });
+	assert_vec<uint64_t>(t.keys, { fnv1a("key-A"), fnv1a("key-B"), fnv1a("key-D") });
+	assert_vec<uint32_t>(t.sizes, { 100, 5, 110, 12, 7, 110 });
+	assert_vec<uint8_t>(t.writes, { 0, 0, 1, 1, 1, 1 });
+	assert_vec<uint64_t>(t.times_ns, { 0, 0, 1000000000ULL, 2000000000ULL, 3000000000ULL,
+					   4000000000ULL });
+	assert_true(t.next.empty());
+	dssim::read_opts o = with_format("twitter");
+	o.limit = 2;
+	assert_int_equal(read(path, o).size(), 2);
+}
+
+void test_twitter_malformed(void **)
+{
+	std::string path = write_file("cut.twitter", "0,k,1,2,1,get,0\n1,k,1,2,1\n");
+	assert_has(read_error(path, with_format("twitter")),
+		   { path.c_str(), "line 2", "has 5 fields", "a Twitter record has 7" });
+	path = write_file("op.twitter", "0,k,1,2,1,get,0\n1,k,1,2,1,fetch,0\n");
+	assert_has(read_error(path, with_format("twitter")),
+		   { path.c_str(), "line 2", "operation \"fetch\"" });
+	path = write_file("size.twitter", "0,k,1,x2,1,get,0\n");
+	assert_has(read_error(path, with_format("twitter")),
+		   { path.c_str(), "line 1", "value size (field 4) \"x2\" is not a number" });
+	path = write_file("deletes.twitter", "0,k,1,2,1,delete,0\n");
+	assert_has(read_error(path, with_format("twitter")), { path.c_str(), "no requests" });
+}
+
+// ---- Caffeine's formats --------------------------------------------------------------------
+
+void test_arc(void **)
+{
+	// found by the ARC traces' suffix
+	std::string path = write_file("P9.lis", "0 3 0 0\n10 1 0 1\n\n1 2 0 2\n7 0 0 3\n");
+	dssim::trace t = read(path);
+	assert_string_equal(t.format.c_str(), "arc");
+	assert_vec<uint32_t>(t.ids, { 0, 1, 2, 3, 1, 2 });
+	assert_vec<uint64_t>(t.keys, { 0, 1, 2, 10 });
+	assert_true(t.sizes.empty() && t.writes.empty());
+	// a limit stops inside a run of blocks
+	dssim::read_opts o;
+	o.limit = 2;
+	assert_vec<uint32_t>(read(path, o).ids, { 0, 1 });
+}
+
+void test_arc_malformed(void **)
+{
+	std::string path = write_file("cut.lis", "0 3 0 0\n5\n");
+	assert_has(read_error(path),
+		   { path.c_str(), "line 2", "\"5\" is not an ARC record", "start_block" });
+	path = write_file("nan.lis", "0 x 0 0\n");
+	assert_has(read_error(path), { path.c_str(), "line 1", "block count \"x\"" });
+}
+
+void test_lirs_name(void **)
+{
+	dssim::trace t = read(write_file("loop.dat", "3\n*\n4\n3\n"), with_format("LIRS"));
+	assert_string_equal(t.format.c_str(), "text");
+	assert_vec<uint32_t>(t.ids, { 0, 1, 0 });
+	assert_vec<uint64_t>(t.keys, { 3, 4 });
+}
+
+std::string be_keys(std::initializer_list<uint64_t> keys, int width)
+{
+	std::string out;
+	for (uint64_t k : keys)
+		put_be(out, k, width);
+	return out;
+}
+
+void test_cache2k_cloud_physics(void **)
+{
+	std::string bytes = be_keys({ 5, 0xffffffff, 5, 0x01020304 }, 4);
+	assert_int_equal(bytes.size(), 16);
+	assert_int_equal(bytes[3], 5);		// big-endian: the low byte last
+	std::string path = write_file("orm-busy.trace", bytes);
+	// cache2k: a Java int, sign-extended
+	dssim::trace t = read(path, with_format("cache2k"));
+	assert_string_equal(t.format.c_str(), "cache2k");
+	assert_vec<uint32_t>(t.ids, { 0, 1, 0, 2 });
+	assert_vec<uint64_t>(t.keys, { 5, 0xffffffffffffffffULL, 0x01020304 });
+	assert_true(t.sizes.empty() && t.times_ns.empty() && t.writes.empty());
+	// cloud-physics: unsigned
+	t = read(path, with_format("cloud-physics"));
+	assert_string_equal(t.format.c_str(), "cloud-physics");
+	assert_vec<uint32_t>(t.ids, { 0, 1, 0, 2 });
+	assert_vec<uint64_t>(t.keys, { 5, 0xffffffffULL, 0x01020304 });
+	dssim::read_opts o = with_format("cache2k");
+	o.limit = 3;
+	assert_int_equal(read(path, o).size(), 3);
+	// as Caffeine ships them: .trace.xz
+	t = read(write_file("web07.trace.xz", xz_bytes(bytes)), with_format("cloud-physics"));
+	assert_vec<uint64_t>(t.keys, { 5, 0xffffffffULL, 0x01020304 });
+
+	path = write_file("cut.cache2k", bytes.substr(0, 11));
+	for (const char *format : { "cache2k", "cloud-physics" })
+		assert_has(read_error(path, with_format(format)),
+			   { path.c_str(), "truncated record at offset 8", "(3 of 4 bytes)" });
+}
+
+void test_scarab(void **)
+{
+	std::string bytes = be_keys({ 0x0102030405060708ULL, 7, 0x0102030405060708ULL }, 8);
+	assert_int_equal(bytes.size(), 24);
+	assert_int_equal(bytes[0], 1);
+	assert_int_equal(bytes[15], 7);
+	dssim::trace t = read(write_file("recs.trace", bytes), with_format("scarab"));
+	assert_string_equal(t.format.c_str(), "scarab");
+	assert_vec<uint32_t>(t.ids, { 0, 1, 0 });
+	assert_vec<uint64_t>(t.keys, { 0x0102030405060708ULL, 7 });
+	t = read(write_file("recs.trace.xz", xz_bytes(bytes)), with_format("scarab"));
+	assert_vec<uint32_t>(t.ids, { 0, 1, 0 });
+
+	std::string path = write_file("cut.scarab", bytes.substr(0, 13));
+	assert_has(read_error(path, with_format("scarab")),
+		   { path.c_str(), "truncated record at offset 8", "(5 of 8 bytes)" });
 }
 
 // ---- the sample traces --------------------------------------------------------------------
@@ -860,6 +1126,17 @@ int main()
 		cmocka_unit_test(test_empty_and_missing),
 		cmocka_unit_test(test_compressed_same),
 		cmocka_unit_test(test_compressed_corrupt),
+		cmocka_unit_test(test_xz),
+		cmocka_unit_test(test_unsupported_compression),
+		cmocka_unit_test(test_libcachesim_csv_map),
+		cmocka_unit_test(test_txt),
+		cmocka_unit_test(test_twitter),
+		cmocka_unit_test(test_twitter_malformed),
+		cmocka_unit_test(test_arc),
+		cmocka_unit_test(test_arc_malformed),
+		cmocka_unit_test(test_lirs_name),
+		cmocka_unit_test(test_cache2k_cloud_physics),
+		cmocka_unit_test(test_scarab),
 		cmocka_unit_test(test_sample_cloudphysics),
 		cmocka_unit_test(test_sample_lirs),
 		cmocka_unit_test(test_gen_deterministic),

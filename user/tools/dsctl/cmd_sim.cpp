@@ -442,8 +442,8 @@ int sim_show(env &e)
 	for (const auto &p : dssim::policy_names())
 		pols.push_back(p);
 	r["policies"] = pols;
-	r["formats"] = { "oracleGeneral", "csv", "text", "dsmem" };
-	r["compression"] = { "gzip", "zstd" };
+	r["formats"] = dssim::trace_formats();
+	r["compression"] = dssim::trace_compressions();
 	r["generators"] = { "zipf", "uniform", "scan", "loop", "sweep" };
 	e.out.add(r);
 	return 0;
@@ -469,10 +469,13 @@ extern const object sim_object = {
 	"                               [ moves FILE ] [ seed N ] [ link GBPS ] [ mem BYTES ]\n"
 	"                               [ warmup N ]\n"
 	"       dsctl sim gen SPEC file FILE\n"
-	"where  FORMAT := { oracleGeneral | csv | text | dsmem } (default: detected)\n"
+	"where  FORMAT := { oracleGeneral | csv | text | txt | dsmem | twitter | arc | lirs |\n"
+	"                  cache2k | scarab | cloud-physics } (default: detected)\n"
 	"       MAP    := id=N[,time=N][,size=N][,op=N][,header][,sep=C]\n"
-	"       P      := { lru | fifo | lfu | arc | s3fifo | sieve | wtinylfu | random |\n"
-	"                   belady | seed | seed-adaptive }\n"
+	"       P      := { lru | fifo | lfu | arc | s3fifo | sieve | wtinylfu | wtinylfu-dk |\n"
+	"                   random | belady | lirs | 2q | clock | slru | lru2 | gdsf |\n"
+	"                   hyperbolic | lecar | seed | seed-adaptive }\n"
+	"                 a baseline (not seed) takes admission filters: P[+tinylfu][+size:MAX]\n"
 	"       S      := entries, bytes with a K/M/G suffix, or N% of the trace's objects\n"
 	"       SPEC   := KIND[:KEY=V,...][+KIND[:KEY=V,...]]... with KIND := { zipf | uniform |\n"
 	"                 scan | loop }, or sweep:qps=A..B|A|B...,ops=N,reuse=P,payload=BYTES\n"

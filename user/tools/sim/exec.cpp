@@ -349,10 +349,17 @@ sim_setup make_setup(const keywords &kw)
 	sim_setup su;
 	su.policies = split_list(kw.get("policy") ? *kw.get("policy") : "lru", ',');
 	su.sizes = split_list(kw.get("size") ? *kw.get("size") : "10%", ',');
-	for (const auto &p : su.policies)
-		if (std::find(dssim::policy_names().begin(), dssim::policy_names().end(), p) ==
+	for (const auto &p : su.policies) {
+		if (std::find(dssim::policy_names().begin(), dssim::policy_names().end(), p) !=
 		    dssim::policy_names().end())
+			continue;
+		// POLICY+tinylfu, POLICY+size:MAX: a baseline with admission
+		// filters; building it on an empty trace checks the filters
+		dssim::policy_opts vo = su.o;
+		vo.cap = dssim::capacity{ 1, true };
+		if (p.find('+') == std::string::npos || !dssim::make_baseline(p, dssim::trace{}, vo))
 			dssim::make_policy(p, dssim::trace{}, su.o);	// throws: unknown
+	}
 	if (su.sizes.empty() || su.policies.empty())
 		fail("policy and size take comma-separated lists");
 	su.threads = unsigned(u64_arg(kw, "threads", std::max(1u, std::thread::hardware_concurrency()),

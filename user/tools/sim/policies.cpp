@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // The single-tier baselines `dsctl sim` compares the seed policy with:
-// lru, fifo, lfu, arc, s3fifo, sieve, wtinylfu, random (write-back) and
-// belady (the offline optimum), plus the capacity parser.
+// lru, fifo, lfu, arc, s3fifo, sieve, wtinylfu (Caffeine's, adaptive
+// window), wtinylfu-dk (doorkeeper, fixed window), random (write-back),
+// belady (the offline optimum), lirs, 2q, clock, slru, lru2, gdsf,
+// hyperbolic and lecar; the admission filters POLICY+tinylfu and
+// POLICY+size:MAX that go in front of any of them; and the capacity
+// parser.
 //
 // Every policy keeps its state in flat arrays indexed by the trace's dense
 // object id, sized once in its constructor: no hashing and no allocation
@@ -57,6 +61,7 @@ public:
 	uint32_t back(uint32_t s) const { return l_[s].prev; }
 	uint32_t front(uint32_t s) const { return l_[s].next; }
 	uint32_t newer(uint32_t id) const { return l_[id].prev; }
+	uint32_t older(uint32_t id) const { return l_[id].next; }
 	void push_front(uint32_t s, uint32_t id)
 	{
 		const uint32_t f = l_[s].next;
@@ -109,6 +114,8 @@ class baseline : public policy {
 public:
 	explicit baseline(uint64_t cap) : cap_(cap) {}
 	uint64_t held() const { return used_; }
+	// Whether the object is cached now (admission filters ask it).
+	virtual bool holds(uint32_t id) const = 0;
 
 protected:
 	// The counters of one request: served (tier 0) or missed (tier 2).
@@ -197,6 +204,7 @@ public:
 	{
 	}
 
+	bool holds(uint32_t id) const override { return q_.linked(id); }
 	int access(const trace &t, size_t i) override
 	{
 		const uint32_t id = t.ids[i];
@@ -257,6 +265,7 @@ public:
 		bk_.reserve(std::min<uint64_t>(cap, t.nobjects()) + 2);
 	}
 
+	bool holds(uint32_t id) const override { return ob_[id] != NIL; }
 	int access(const trace &t, size_t i) override
 	{
 		const uint32_t id = t.ids[i];
@@ -442,6 +451,7 @@ public:
 	{
 	}
 
+	bool holds(uint32_t id) const override { return where_[id] == t1 || where_[id] == t2; }
 	int access(const trace &t, size_t i) override
 	{
 		const uint32_t id = t.ids[i];
@@ -576,6 +586,7 @@ public:
 		g_max_ = m_max_;
 	}
 
+	bool holds(uint32_t id) const override { return where_[id] == small_q || where_[id] == main_q; }
 	int access(const trace &t, size_t i) override
 	{
 		const uint32_t id = t.ids[i];
@@ -679,6 +690,7 @@ public:
 	{
 	}
 
+	bool holds(uint32_t id) const override { return q_.linked(id); }
 	int access(const trace &t, size_t i) override
 	{
 		const uint32_t id = t.ids[i];
@@ -848,7 +860,7 @@ private:
 	uint64_t sample_, additions_ = 0;
 };
 
-// W-TinyLFU (Einziger et al.; Caffeine's BoundedLocalCache): a window LRU
+// W-TinyLFU with a doorkeeper (wtinylfu-dk; Einziger et al.): a window LRU
 // of 1% of the cache in front of a main SLRU (probation 20%, protected
 // 80% of main).  Every request counts in the sketch.  A new object enters
 // the window; the window's LRU victim then becomes a candidate for main:
@@ -859,14 +871,14 @@ private:
 // back to probation's MRU.  Caffeine also admits a warm loser (estimate
 // > 5) with probability 1/128 against hash flooding; left out here, as
 // a trace cannot flood the sketch on purpose.
-template <bool Bytes> class wtinylfu_policy final : public listed<Bytes, 3> {	// window, probation, protected
+template <bool Bytes> class wtinylfu_dk_policy final : public listed<Bytes, 3> {	// window, probation, protected
 	// names of a dependent base, spelt out once
 	using base = listed<Bytes, 3>;
 	using base::c, base::cap_, base::used_, base::hit, base::miss, base::refuse;
 	using base::q_, base::where_, base::sz_, base::w_, base::put, base::take, base::evict_obj;
 
 public:
-	wtinylfu_policy(const trace &t, uint64_t cap)
+	wtinylfu_dk_policy(const trace &t, uint64_t cap)
 		: listed<Bytes, 3>(t, cap), sketch_(expected_entries(t, cap))
 	{
 		win_max_ = share_ceil(cap, 1, 100);	// Caffeine: max - 0.99 max
@@ -874,6 +886,7 @@ public:
 		prot_max_ = share_floor(main_max_, 4, 5);
 	}
 
+	bool holds(uint32_t id) const override { return where_[id] != none; }
 	int access(const trace &t, size_t i) override
 	{
 		const uint32_t id = t.ids[i];
@@ -982,6 +995,401 @@ private:
 	uint64_t win_max_, main_max_, prot_max_;
 };
 
+// ---- W-TinyLFU as Caffeine has it -------------------------------------------
+
+// Caffeine's FrequencySketch (Manes): TinyLFU's count-min sketch of 4-bit
+// counters, no doorkeeper.  ceil_pow2(entries) 64-bit words (at least 8)
+// in blocks of 8 (one 64-byte line); an item's hash picks a block, and
+// each of the 4 rows a word among a pair of that block and one of its 16
+// counters.  increment() bumps the 4 counters that are below 15 and
+// counts the increment if any moved; at 10 x entries counted increments
+// every counter is halved and the count becomes (count - odd counters /
+// 4) / 2.  The estimate is the least of the 4.  Lazy as Caffeine's: it
+// counts nothing until start(), which Caffeine calls when the cache is
+// first half full.
+class caffeine_sketch {
+public:
+	explicit caffeine_sketch(uint64_t entries)
+	{
+		entries = std::clamp<uint64_t>(entries, 1, uint64_t(1) << 30);
+		uint64_t w = 8;
+		while (w < entries)
+			w <<= 1;
+		words_ = w;
+		block_mask_ = w / 8 - 1;
+		sample_ = 10 * entries;
+	}
+	bool started() const { return !table_.empty(); }
+	void start() { table_.assign(words_, 0); }
+	uint64_t sample_size() const { return sample_; }
+
+	void increment(uint32_t id)
+	{
+		if (table_.empty())
+			return;
+		const uint64_t h = mix64(id);
+		const uint32_t counter_hash = static_cast<uint32_t>(h >> 32);
+		const size_t block = (static_cast<uint32_t>(h) & block_mask_) << 3;
+		bool added = false;
+		for (unsigned k = 0; k < 4; k++) {
+			const uint32_t c = counter_hash >> (k << 3);
+			const unsigned shift = ((c >> 1) & 15) << 2;
+			uint64_t &word = table_[block + (c & 1) + (k << 1)];
+			if (((word >> shift) & 0xf) != 0xf) {
+				word += uint64_t(1) << shift;
+				added = true;
+			}
+		}
+		if (added && ++size_ == sample_)
+			reset();
+	}
+
+	void prefetch(uint32_t id) const
+	{
+		if (!table_.empty())
+			__builtin_prefetch(&table_[(static_cast<uint32_t>(mix64(id)) & block_mask_) << 3], 1);
+	}
+
+	unsigned estimate(uint32_t id) const
+	{
+		if (table_.empty())
+			return 0;
+		const uint64_t h = mix64(id);
+		const uint32_t counter_hash = static_cast<uint32_t>(h >> 32);
+		const size_t block = (static_cast<uint32_t>(h) & block_mask_) << 3;
+		unsigned f = 15;
+		for (unsigned k = 0; k < 4; k++) {
+			const uint32_t c = counter_hash >> (k << 3);
+			const unsigned shift = ((c >> 1) & 15) << 2;
+			f = std::min(f, static_cast<unsigned>(
+						(table_[block + (c & 1) + (k << 1)] >> shift) & 0xf));
+		}
+		return f;
+	}
+
+private:
+	void reset()
+	{
+		uint64_t odd = 0;
+		for (uint64_t &w : table_) {
+			odd += static_cast<uint64_t>(__builtin_popcountll(w & 0x1111111111111111ull));
+			w = (w >> 1) & 0x7777777777777777ull;
+		}
+		size_ = (size_ - (odd >> 2)) >> 1;
+	}
+
+	std::vector<uint64_t> table_;
+	uint64_t words_, block_mask_, sample_, size_ = 0;
+};
+
+// The cache's size in entries for a sketch: the capacity, or in bytes the
+// capacity over the trace's mean request size (at least 1, at most the
+// trace's objects).
+template <bool Bytes> uint64_t sketch_entries(const trace &t, uint64_t cap)
+{
+	uint64_t e = cap;
+	if constexpr (Bytes) {
+		if (!t.sizes.empty()) {
+			long double sum = 0;
+			for (uint32_t s : t.sizes)
+				sum += s;
+			const long double mean = std::max<long double>(1, sum / t.sizes.size());
+			e = static_cast<uint64_t>(static_cast<long double>(cap) / mean);
+		}
+	}
+	return std::clamp<uint64_t>(e, 1, std::max<uint32_t>(t.nobjects(), 1));
+}
+
+// W-TinyLFU as Caffeine's BoundedLocalCache runs it (Einziger, Eytan,
+// Friedman & Manes, "Adaptive Software Cache Management", Middleware'18,
+// for the hill climber).  Sizes: window = cap - floor(0.99 cap), main the
+// rest, protected at most floor(0.8 main).  Per request, as one
+// maintenance cycle of Caffeine's:
+//   hit: the sketch counts it; a window or protected hit moves to its
+//     list's MRU end; a probation hit moves to protected's (unless it
+//     weighs more than protected's maximum).  A hit counts in the sample.
+//   miss: the object enters the window's MRU end; the sketch starts when
+//     the cache is first half full, then counts it.  A miss counts.
+//   evictEntries: while the window is over its maximum its LRU object
+//     moves to probation's MRU end, a candidate; then while the cache is
+//     over capacity the newest candidate duels probation's LRU victim
+//     (victims walk toward the MRU end; with none left protected's LRU,
+//     then the window's; with no candidate left the window's MRU object
+//     is the candidate): admitted if its estimate is higher than the
+//     victim's, or, when it is at least 6, with probability 1/128 (the
+//     generator starts from opts.seed); the loser is evicted.
+//   climb: when the sample holds 10 x entries requests, the hit rate's
+//     change from the last sample picks the direction: the same step when
+//     it rose or held, the opposite when it fell; the next step is 6.25%
+//     of the cache, in the new direction, when the rate moved by 0.05 or
+//     more, else 0.98 of this one; the first step is -6.25% of the cache.
+//     Protected's overflow is demoted (LRU to probation's MRU end); then
+//     the window grows by the step, taking probation's LRU objects (then
+//     protected's) to its MRU end and lowering protected's maximum, or
+//     shrinks (to at least 1), moving its LRU objects to probation's MRU
+//     end, up to 1000 objects a cycle, the rest kept for the next.
+// Departures from Caffeine, for a simulator: the sketch of the bytes
+// build is sized once to the capacity over the mean request size
+// (Caffeine's weighted cache resizes, and clears, it as its entry count
+// grows); an object larger than the whole cache is refused up front.
+template <bool Bytes> class wtinylfu_policy final : public listed<Bytes, 3> {	// window, probation, protected
+	// names of a dependent base, spelt out once
+	using base = listed<Bytes, 3>;
+	using base::c, base::cap_, base::used_, base::hit, base::miss, base::refuse;
+	using base::q_, base::where_, base::sz_, base::w_, base::put, base::take, base::evict_obj;
+
+public:
+	wtinylfu_policy(const trace &t, uint64_t cap, uint64_t seed)
+		: listed<Bytes, 3>(t, cap), sketch_(sketch_entries<Bytes>(t, cap)), rng_(seed)
+	{
+		win_max_ = cap - share_floor(cap, 99, 100);
+		prot_max_ = share_floor(cap - win_max_, 4, 5);
+		step_ = -step_percent * static_cast<double>(cap);
+	}
+
+	uint64_t window_max() const { return win_max_; }
+
+	bool holds(uint32_t id) const override { return where_[id] != none; }
+	int access(const trace &t, size_t i) override
+	{
+		const uint32_t id = t.ids[i];
+		const uint32_t sz = t.size_of(i);
+		prefetch_ahead(t, i, where_, q_, sketch_);
+		const uint8_t wh = where_[id];
+		if constexpr (Bytes) {
+			if (sz > cap_)
+				return refuse(sz, wh != none, [&] { evict_obj(id); });
+		}
+		if (wh != none) {
+			sketch_.increment(id);
+			bool grew = false;
+			if constexpr (Bytes) {
+				if (sz_.get(id) != sz) {
+					used_ = used_ - sz_.get(id) + sz;
+					w_[wh] = w_[wh] - sz_.get(id) + sz;
+					sz_.set(id, sz);
+					grew = true;
+				}
+			}
+			if (wh == probation && sz_.get(id) <= prot_max_) {
+				take(id);
+				put(prot, id);
+			} else {
+				q_.move_front(q_.sentinel(wh), id);
+			}
+			hits_++;
+			if (grew)
+				evict_entries();
+			climb();
+			return hit(sz);
+		}
+		sz_.set(id, sz);
+		put(window, id);
+		used_ += weight<Bytes>(sz);
+		if (!sketch_.started() && used_ >= cap_ / 2)
+			sketch_.start();
+		sketch_.increment(id);
+		misses_++;
+		evict_entries();
+		climb();
+		return miss(sz);
+	}
+
+private:
+	enum : uint8_t { window, probation, prot, none };
+	static constexpr double step_percent = 0.0625, step_decay = 0.98, restart = 0.05;
+	static constexpr unsigned transfer_max = 1000;
+
+	uint32_t oldest(uint8_t l) const
+	{
+		const uint32_t s = q_.sentinel(l);
+		return q_.empty(s) ? NIL : q_.back(s);
+	}
+	uint32_t newest(uint8_t l) const
+	{
+		const uint32_t s = q_.sentinel(l);
+		return q_.empty(s) ? NIL : q_.front(s);
+	}
+	// the neighbours toward the MRU and the LRU end, NIL past the end
+	uint32_t next_newer(uint32_t id) const
+	{
+		const uint32_t n = q_.newer(id);
+		return n == q_.sentinel(where_[id]) ? NIL : n;
+	}
+	uint32_t next_older(uint32_t id) const
+	{
+		const uint32_t n = q_.older(id);
+		return n == q_.sentinel(where_[id]) ? NIL : n;
+	}
+
+	void evict_entries()
+	{
+		int candidates = 0;
+		while (w_[window] > win_max_ && !q_.empty(q_.sentinel(window))) {
+			const uint32_t v = oldest(window);
+			take(v);
+			put(probation, v);
+			candidates++;
+		}
+		evict_from_main(candidates);
+	}
+
+	void evict_from_main(int candidates)
+	{
+		uint8_t victim_q = probation;
+		uint32_t victim = oldest(probation);
+		uint32_t cand = newest(probation);
+		while (used_ > cap_) {
+			if (candidates == 0)
+				cand = newest(window);
+			if (cand == NIL && victim == NIL) {
+				if (victim_q == probation) {
+					victim = oldest(prot);
+					victim_q = prot;
+					continue;
+				}
+				if (victim_q == prot) {
+					victim = oldest(window);
+					victim_q = window;
+					continue;
+				}
+				break;
+			}
+			if (victim == NIL) {
+				const uint32_t e = cand;
+				cand = next_older(cand);
+				candidates--;
+				evict_obj(e);
+				continue;
+			}
+			if (cand == NIL) {
+				const uint32_t e = victim;
+				victim = next_newer(victim);
+				evict_obj(e);
+				continue;
+			}
+			if (cand == victim) {
+				victim = next_newer(victim);
+				const uint32_t e = cand;
+				cand = next_older(cand);
+				candidates--;
+				evict_obj(e);
+				continue;
+			}
+			candidates--;
+			if (admit(cand, victim)) {
+				const uint32_t e = victim;
+				victim = next_newer(victim);
+				evict_obj(e);
+				cand = next_older(cand);
+			} else {
+				const uint32_t e = cand;
+				cand = next_older(cand);
+				evict_obj(e);
+			}
+		}
+	}
+
+	bool admit(uint32_t cand, uint32_t victim)
+	{
+		const unsigned vf = sketch_.estimate(victim);
+		const unsigned cf = sketch_.estimate(cand);
+		if (cf > vf)
+			return true;
+		if (cf >= 6)
+			return (mix64_finish(rng_ += splitmix_gamma) & 127) == 0;
+		return false;
+	}
+
+	void climb()
+	{
+		determine_adjustment();
+		demote_from_protected();
+		if (adjust_ > 0)
+			increase_window();
+		else if (adjust_ < 0)
+			decrease_window();
+	}
+	void determine_adjustment()
+	{
+		if (!sketch_.started()) {
+			prev_rate_ = 0;
+			hits_ = misses_ = 0;
+			return;
+		}
+		const uint64_t n = hits_ + misses_;
+		if (n < sketch_.sample_size())
+			return;
+		const double rate = static_cast<double>(hits_) / static_cast<double>(n);
+		const double change = rate - prev_rate_;
+		const double amount = change >= 0 ? step_ : -step_;
+		step_ = std::fabs(change) >= restart
+				? step_percent * static_cast<double>(cap_) * (amount >= 0 ? 1 : -1)
+				: step_decay * amount;
+		prev_rate_ = rate;
+		adjust_ = static_cast<int64_t>(amount);
+		hits_ = misses_ = 0;
+	}
+	void demote_from_protected()
+	{
+		for (unsigned k = 0; k < transfer_max && w_[prot] > prot_max_; k++) {
+			const uint32_t v = oldest(prot);
+			if (v == NIL)
+				break;
+			take(v);
+			put(probation, v);
+		}
+	}
+	void increase_window()
+	{
+		if (prot_max_ == 0)
+			return;
+		uint64_t quota = std::min<uint64_t>(static_cast<uint64_t>(adjust_), prot_max_);
+		prot_max_ -= quota;
+		win_max_ += quota;
+		demote_from_protected();
+		for (unsigned k = 0; k < transfer_max; k++) {
+			uint32_t v = oldest(probation);
+			if (v == NIL || quota < sz_.get(v))
+				v = oldest(prot);
+			if (v == NIL || quota < sz_.get(v))
+				break;
+			quota -= sz_.get(v);
+			take(v);
+			put(window, v);
+		}
+		prot_max_ += quota;
+		win_max_ -= quota;
+		adjust_ = static_cast<int64_t>(quota);
+	}
+	void decrease_window()
+	{
+		if (win_max_ <= 1)
+			return;
+		uint64_t quota = std::min<uint64_t>(static_cast<uint64_t>(-adjust_), win_max_ - 1);
+		prot_max_ += quota;
+		win_max_ -= quota;
+		for (unsigned k = 0; k < transfer_max; k++) {
+			const uint32_t v = oldest(window);
+			if (v == NIL || quota < sz_.get(v))
+				break;
+			quota -= sz_.get(v);
+			take(v);
+			put(probation, v);
+		}
+		prot_max_ -= quota;
+		win_max_ += quota;
+		adjust_ = -static_cast<int64_t>(quota);
+	}
+
+	caffeine_sketch sketch_;
+	uint64_t rng_;
+	uint64_t win_max_, prot_max_;
+	uint64_t hits_ = 0, misses_ = 0;	// in this sample
+	double prev_rate_ = 0, step_;
+	int64_t adjust_ = 0;
+};
+
 // ---- random (write-back) ---------------------------------------------------
 
 // Random replacement as NIC caches evict (a victim chosen uniformly among
@@ -997,6 +1405,7 @@ public:
 		slots_.reserve(std::min<uint64_t>(cap, t.nobjects()));
 	}
 
+	bool holds(uint32_t id) const override { return pos_[id] != NIL; }
 	int access(const trace &t, size_t i) override
 	{
 		const uint32_t id = t.ids[i];
@@ -1096,6 +1505,7 @@ public:
 		heap_.reserve(std::min<uint64_t>(cap, t.nobjects()));
 	}
 
+	bool holds(uint32_t id) const override { return pos_[id] != NIL; }
 	int access(const trace &t, size_t i) override
 	{
 		const uint32_t id = t.ids[i];
@@ -1203,6 +1613,1055 @@ private:
 	sizes_of<Bytes> sz_;
 };
 
+// ---- LIRS ------------------------------------------------------------------
+
+// LIRS (Jiang & Zhang, "LIRS: An Efficient Low Inter-reference Recency Set
+// Replacement Policy to Improve Buffer Cache Performance", SIGMETRICS'02):
+// the LIR set (99% of the cache) holds the objects of small inter-reference
+// recency, the resident HIR objects (the other 1%, at least one entry) the
+// rest.  The stack S orders objects by recency: every LIR object, and the
+// HIR objects (resident or not) more recent than the oldest LIR one, which
+// pruning keeps at S's bottom.  The queue Q holds the resident HIR objects,
+// its front the next victim.
+//   hit LIR: to the top of S; prune if it was the bottom
+//   hit HIR in S: it becomes LIR and leaves Q; the bottom LIR object
+//        becomes a resident HIR at Q's end; prune.  Not in S: to the top
+//        of S and Q's end, still HIR
+//   miss: evict Q's front (still in S, it stays there as non-resident);
+//        then as a hit on HIR in S if it was non-resident in S, else a
+//        resident HIR at the top of S and Q's end -- or LIR while the LIR
+//        set has room (the cold start)
+// Non-resident entries are bounded as Caffeine's simulator bounds them (its
+// lirs.non-resident-multiplier, 2.0), else a scan grows S without end: at
+// most twice the cache (entries, or bytes of their sizes); past that the
+// oldest to become non-resident leaves S.
+// Bytes: the LIR set is 99% of the bytes, a promotion demotes bottom LIR
+// objects until the set fits, and room is made by demoting the bottom LIR
+// object when Q is empty.
+template <bool Bytes> class lirs_policy final : public baseline {
+public:
+	lirs_policy(const trace &t, uint64_t cap)
+		: baseline(cap), s_(t.nobjects(), 1), q_(t.nobjects(), 2), st_(t.nobjects(), none),
+		  sz_(t.nobjects()), S_(s_.sentinel(0)), Q_(q_.sentinel(0)), NR_(q_.sentinel(1))
+	{
+		lir_max_ = cap - share_ceil(cap, 1, 100);
+		nr_max_ = cap > std::numeric_limits<uint64_t>::max() / 2
+				  ? std::numeric_limits<uint64_t>::max()
+				  : 2 * cap;
+	}
+
+	bool holds(uint32_t id) const override { return st_[id] == lir || st_[id] == hir; }
+	int access(const trace &t, size_t i) override
+	{
+		const uint32_t id = t.ids[i];
+		const uint32_t sz = t.size_of(i);
+		prefetch_ahead(t, i, st_, s_, q_);
+		const uint8_t st = st_[id];
+		if constexpr (Bytes) {
+			if (sz > cap_)
+				return refuse(sz, st == lir || st == hir, [&] { forget(id); });
+		}
+		if (st == lir || st == hir) {
+			if constexpr (Bytes) {
+				if (sz_.get(id) != sz) {
+					used_ = used_ - sz_.get(id) + sz;
+					if (st == lir)
+						lir_w_ = lir_w_ - sz_.get(id) + sz;
+					sz_.set(id, sz);
+				}
+			}
+			if (st == lir) {
+				const bool bottom = s_.back(S_) == id;
+				s_.move_front(S_, id);
+				if (bottom)
+					prune();
+			} else if (s_.linked(id)) {
+				q_.unlink(id);
+				to_lir(id);
+			} else {
+				s_.push_front(S_, id);
+				q_.move_front(Q_, id);
+				prune_lone();
+			}
+			if constexpr (Bytes) {
+				fit_lir();
+				while (used_ > cap_)
+					evict();
+			}
+			return hit(sz);
+		}
+		const uint64_t w = weight<Bytes>(sz);
+		while (used_ + w > cap_)
+			evict();	// may prune or trim id's own non-resident entry
+		if (st_[id] == ghost) {
+			q_.unlink(id);
+			nr_w_ -= sz_.get(id);
+			sz_.set(id, sz);
+			used_ += w;
+			to_lir(id);
+		} else {
+			sz_.set(id, sz);
+			used_ += w;
+			s_.push_front(S_, id);
+			if (lir_w_ + w <= lir_max_) {
+				st_[id] = lir;
+				lir_w_ += w;
+			} else {
+				st_[id] = hir;
+				q_.push_front(Q_, id);
+				prune_lone();
+			}
+		}
+		return miss(sz);
+	}
+
+private:
+	enum : uint8_t { lir, hir, ghost, none };
+
+	// an HIR object in S (out of Q already) becomes LIR at S's top
+	void to_lir(uint32_t id)
+	{
+		st_[id] = lir;
+		lir_w_ += sz_.get(id);
+		s_.move_front(S_, id);
+		fit_lir();
+	}
+	// demote bottom LIR objects to Q's end until the LIR set fits
+	void fit_lir()
+	{
+		while (lir_w_ > lir_max_)
+			demote();
+	}
+	void demote()
+	{
+		const uint32_t v = s_.back(S_);
+		s_.unlink(v);
+		st_[v] = hir;
+		lir_w_ -= sz_.get(v);
+		q_.push_front(Q_, v);
+		prune();
+	}
+	// drop HIR entries from S's bottom until a LIR one is there; resident
+	// ones stay in Q
+	void prune()
+	{
+		while (!s_.empty(S_) && st_[s_.back(S_)] != lir) {
+			const uint32_t v = s_.back(S_);
+			s_.unlink(v);
+			if (st_[v] == ghost) {
+				q_.unlink(v);
+				nr_w_ -= sz_.get(v);
+				st_[v] = none;
+			}
+		}
+	}
+	// with no LIR object in S (a cache of one entry, whose LIR set is
+	// empty), an HIR object pushed on S is at its bottom: pruned at once
+	void prune_lone()
+	{
+		if (lir_w_ == 0)
+			prune();
+	}
+	void evict()
+	{
+		if (q_.empty(Q_))
+			demote();	// bytes: Q emptied by a large object
+		const uint32_t v = q_.back(Q_);
+		q_.unlink(v);
+		used_ -= sz_.get(v);
+		c.evictions++;
+		if (!s_.linked(v)) {
+			st_[v] = none;
+			return;
+		}
+		st_[v] = ghost;
+		q_.push_front(NR_, v);
+		nr_w_ += sz_.get(v);
+		while (nr_w_ > nr_max_) {
+			const uint32_t g = q_.back(NR_);
+			q_.unlink(g);
+			s_.unlink(g);	// never S's bottom, which is LIR
+			nr_w_ -= sz_.get(g);
+			st_[g] = none;
+		}
+	}
+	// a resident object refused at a size larger than the cache
+	void forget(uint32_t id)
+	{
+		if (s_.linked(id))
+			s_.unlink(id);
+		if (q_.linked(id))
+			q_.unlink(id);
+		if (st_[id] == lir)
+			lir_w_ -= sz_.get(id);
+		st_[id] = none;
+		used_ -= sz_.get(id);
+		c.evictions++;
+		prune();
+	}
+
+	lists s_;	// the stack S, top at the front
+	lists q_;	// Q (the resident HIR objects, the victim at the back)
+			// and the non-resident entries, the oldest at the back
+	std::vector<uint8_t> st_;
+	sizes_of<Bytes> sz_;
+	uint32_t S_, Q_, NR_;	// the sentinels
+	uint64_t lir_max_, nr_max_;
+	uint64_t lir_w_ = 0, nr_w_ = 0;
+};
+
+// ---- 2Q --------------------------------------------------------------------
+
+// 2Q, the full version (Johnson & Shasha, "2Q: A Low Overhead High
+// Performance Buffer Management Replacement Algorithm", VLDB'94): A1in, a
+// FIFO of objects seen once (Kin = 25% of the cache), Am, an LRU of objects
+// seen again after leaving A1in, and A1out, a FIFO of the ids A1in evicted
+// (Kout = 50% of the cache, holding no data).
+//   hit in Am: to Am's MRU; hit in A1in: nothing (a correlated reference)
+//   miss: in A1out, to Am's MRU; else to A1in's head
+//   room: while A1in is over Kin its tail goes to A1out's head (A1out's
+//         tail falling off past Kout), else Am's LRU is evicted
+// Guard the paper leaves implicit: with Am empty, A1in's tail goes.
+template <bool Bytes> class twoq_policy final : public listed<Bytes, 3> {	// A1in, Am, A1out
+	// names of a dependent base, spelt out once
+	using base = listed<Bytes, 3>;
+	using base::c, base::cap_, base::used_, base::hit, base::miss, base::refuse;
+	using base::q_, base::where_, base::sz_, base::w_, base::put, base::take, base::evict_obj;
+
+public:
+	twoq_policy(const trace &t, uint64_t cap)
+		: listed<Bytes, 3>(t, cap)
+	{
+		kin_ = share_floor(cap, 1, 4);
+		kout_ = share_floor(cap, 1, 2);
+	}
+
+	bool holds(uint32_t id) const override { return where_[id] == a1in || where_[id] == am; }
+	int access(const trace &t, size_t i) override
+	{
+		const uint32_t id = t.ids[i];
+		const uint32_t sz = t.size_of(i);
+		prefetch_ahead(t, i, where_, q_);
+		const uint8_t wh = where_[id];
+		if constexpr (Bytes) {
+			if (sz > cap_)
+				return refuse(sz, wh == a1in || wh == am, [&] { evict_obj(id); });
+		}
+		if (wh == a1in || wh == am) {
+			if constexpr (Bytes) {
+				if (sz_.get(id) != sz) {
+					used_ = used_ - sz_.get(id) + sz;
+					w_[wh] = w_[wh] - sz_.get(id) + sz;
+					sz_.set(id, sz);
+				}
+			}
+			if (wh == am)
+				q_.move_front(q_.sentinel(am), id);
+			if constexpr (Bytes) {
+				while (used_ > cap_)
+					reclaim();
+			}
+			return hit(sz);
+		}
+		const bool ghost = wh == a1out;
+		if (ghost)
+			take(id);
+		const uint64_t w = weight<Bytes>(sz);
+		while (used_ + w > cap_)
+			reclaim();
+		sz_.set(id, sz);
+		put(ghost ? am : a1in, id);
+		used_ += w;
+		return miss(sz);
+	}
+
+private:
+	enum : uint8_t { a1in, am, a1out, none };
+
+	void reclaim()
+	{
+		const uint32_t in = q_.sentinel(a1in);
+		if (!q_.empty(in) && (w_[a1in] > kin_ || q_.empty(q_.sentinel(am)))) {
+			const uint32_t v = q_.back(in);
+			take(v);
+			used_ -= sz_.get(v);
+			c.evictions++;
+			put(a1out, v);
+			const uint32_t out = q_.sentinel(a1out);
+			while (w_[a1out] > kout_)
+				take(q_.back(out));
+		} else {
+			evict_obj(q_.back(q_.sentinel(am)));
+		}
+	}
+
+	uint64_t kin_, kout_;
+};
+
+// ---- CLOCK -----------------------------------------------------------------
+
+// CLOCK (Corbato, "A Paging Experiment with the Multics System", 1968):
+// one reference bit per object, set by a hit; the hand sweeps from the
+// oldest object, clearing set bits and passing those objects by, and
+// evicts the first whose bit is clear.  Kept as a queue whose tail is the
+// hand, a passed object rotating to the head: the same victims as a
+// circular buffer.  A new object starts with its bit clear, as
+// libCacheSim's Clock does.
+template <bool Bytes> class clock_policy final : public baseline {
+public:
+	clock_policy(const trace &t, uint64_t cap)
+		: baseline(cap), q_(t.nobjects(), 1), s_(q_.sentinel(0)), ref_(t.nobjects(), 0),
+		  sz_(t.nobjects())
+	{
+	}
+
+	bool holds(uint32_t id) const override { return q_.linked(id); }
+	int access(const trace &t, size_t i) override
+	{
+		const uint32_t id = t.ids[i];
+		const uint32_t sz = t.size_of(i);
+		prefetch_ahead(t, i, q_, ref_);
+		if constexpr (Bytes) {
+			if (sz > cap_)
+				return refuse(sz, q_.linked(id), [&] { drop(id); });
+		}
+		if (q_.linked(id)) {
+			ref_[id] = 1;
+			if constexpr (Bytes) {
+				if (sz_.get(id) != sz) {
+					used_ = used_ - sz_.get(id) + sz;
+					sz_.set(id, sz);
+					while (used_ > cap_)
+						evict();
+				}
+			}
+			return hit(sz);
+		}
+		const uint64_t w = weight<Bytes>(sz);
+		while (used_ + w > cap_)
+			evict();
+		q_.push_front(s_, id);
+		ref_[id] = 0;
+		sz_.set(id, sz);
+		used_ += w;
+		return miss(sz);
+	}
+
+private:
+	void evict()
+	{
+		for (;;) {
+			const uint32_t v = q_.back(s_);
+			if (!ref_[v]) {
+				drop(v);
+				return;
+			}
+			ref_[v] = 0;	// its second chance
+			q_.move_front(s_, v);
+		}
+	}
+	void drop(uint32_t id)
+	{
+		q_.unlink(id);
+		used_ -= sz_.get(id);
+		c.evictions++;
+	}
+
+	lists q_;
+	uint32_t s_;
+	std::vector<uint8_t> ref_;
+	sizes_of<Bytes> sz_;
+};
+
+// ---- SLRU ------------------------------------------------------------------
+
+// Segmented LRU (Karedla, Love & Wherry, "Caching Strategies to Improve
+// Disk System Performance", IEEE Computer, 1994): a probationary and a
+// protected LRU segment, the protected one at most 80% of the cache.  A
+// miss enters probationary's MRU end; a hit there (the object's second
+// request) promotes it to protected's MRU end, and protected's overflow
+// goes back, from its LRU end, to probationary's MRU end.  The victim is
+// probationary's LRU object (protected's when probationary is empty).
+template <bool Bytes> class slru_policy final : public listed<Bytes, 2> {	// probationary, protected
+	// names of a dependent base, spelt out once
+	using base = listed<Bytes, 2>;
+	using base::c, base::cap_, base::used_, base::hit, base::miss, base::refuse;
+	using base::q_, base::where_, base::sz_, base::w_, base::put, base::take, base::evict_obj;
+
+public:
+	slru_policy(const trace &t, uint64_t cap)
+		: listed<Bytes, 2>(t, cap)
+	{
+		prot_max_ = share_floor(cap, 4, 5);
+	}
+
+	bool holds(uint32_t id) const override { return where_[id] != none; }
+	int access(const trace &t, size_t i) override
+	{
+		const uint32_t id = t.ids[i];
+		const uint32_t sz = t.size_of(i);
+		prefetch_ahead(t, i, where_, q_);
+		const uint8_t wh = where_[id];
+		if constexpr (Bytes) {
+			if (sz > cap_)
+				return refuse(sz, wh != none, [&] { evict_obj(id); });
+		}
+		if (wh != none) {
+			if constexpr (Bytes) {
+				if (sz_.get(id) != sz) {
+					used_ = used_ - sz_.get(id) + sz;
+					w_[wh] = w_[wh] - sz_.get(id) + sz;
+					sz_.set(id, sz);
+				}
+			}
+			if (wh == probation) {
+				take(id);
+				put(prot, id);
+				const uint32_t ps = q_.sentinel(prot);
+				while (w_[prot] > prot_max_) {
+					const uint32_t v = q_.back(ps);
+					take(v);
+					put(probation, v);
+				}
+			} else {
+				q_.move_front(q_.sentinel(prot), id);
+			}
+			if constexpr (Bytes) {
+				while (used_ > cap_)
+					evict();
+			}
+			return hit(sz);
+		}
+		const uint64_t w = weight<Bytes>(sz);
+		while (used_ + w > cap_)
+			evict();
+		sz_.set(id, sz);
+		put(probation, id);
+		used_ += w;
+		return miss(sz);
+	}
+
+private:
+	enum : uint8_t { probation, prot, none };
+
+	void evict()
+	{
+		const uint32_t ps = q_.sentinel(probation);
+		evict_obj(q_.back(!q_.empty(ps) ? ps : q_.sentinel(prot)));
+	}
+
+	uint64_t prot_max_;
+};
+
+// An indexed binary min-heap of objects: each object's key and its place
+// in the heap, so that a key can change and any object leave in O(log n).
+// The heap of LRU-2, GDSF and LeCaR's LFU expert; K needs operator<.
+template <class K> class object_heap {
+public:
+	object_heap(uint32_t nobjects, uint64_t cap) : pos_(nobjects, NIL), key_(nobjects)
+	{
+		h_.reserve(std::min<uint64_t>(cap, nobjects));
+	}
+	bool contains(uint32_t id) const { return pos_[id] != NIL; }
+	bool empty() const { return h_.empty(); }
+	uint32_t top() const { return h_[0]; }
+	const K &key(uint32_t id) const { return key_[id]; }
+	void prefetch(uint32_t id) const
+	{
+		__builtin_prefetch(&pos_[id], 1);
+		__builtin_prefetch(&key_[id], 1);
+	}
+	void push(uint32_t id, const K &k)
+	{
+		key_[id] = k;
+		h_.push_back(id);
+		up(h_.size() - 1);
+	}
+	void update(uint32_t id, const K &k)
+	{
+		const bool smaller = k < key_[id];
+		key_[id] = k;
+		if (smaller)
+			up(pos_[id]);
+		else
+			down(pos_[id]);
+	}
+	void erase(uint32_t id)
+	{
+		const size_t at = pos_[id];
+		const uint32_t last = h_.back();
+		h_.pop_back();
+		pos_[id] = NIL;
+		if (last != id) {
+			place(at, last);
+			up(at);
+			down(pos_[last]);
+		}
+	}
+
+private:
+	void place(size_t at, uint32_t id)
+	{
+		h_[at] = id;
+		pos_[id] = static_cast<uint32_t>(at);
+	}
+	void up(size_t at)
+	{
+		const uint32_t id = h_[at];
+		while (at > 0) {
+			const size_t parent = (at - 1) / 2;
+			if (!(key_[id] < key_[h_[parent]]))
+				break;
+			place(at, h_[parent]);
+			at = parent;
+		}
+		place(at, id);
+	}
+	void down(size_t at)
+	{
+		const uint32_t id = h_[at];
+		const size_t n = h_.size();
+		for (;;) {
+			size_t child = 2 * at + 1;
+			if (child >= n)
+				break;
+			if (child + 1 < n && key_[h_[child + 1]] < key_[h_[child]])
+				child++;
+			if (!(key_[h_[child]] < key_[id]))
+				break;
+			place(at, h_[child]);
+			at = child;
+		}
+		place(at, id);
+	}
+
+	std::vector<uint32_t> pos_;	// per object: heap index, NIL if absent
+	std::vector<K> key_;
+	std::vector<uint32_t> h_;
+};
+
+// ---- LRU-2 -----------------------------------------------------------------
+
+// LRU-K with K = 2 (O'Neil, O'Neil & Weikum, "The LRU-K Page Replacement
+// Algorithm For Database Disk Buffering", SIGMOD'93), with a correlated
+// reference period of 0: every request counts.  Each object keeps the
+// times of its last two requests, HIST(1) and HIST(2); the victim is the
+// object of the largest backward 2-distance, the oldest HIST(2).  Objects
+// seen only once have an infinite one and go first, the least recently
+// used of them first (they wait in an LRU list; the others in a heap by
+// HIST(2)).  The history of evicted objects is retained, bounded at as
+// many objects (bytes) as the cache holds, oldest evicted forgotten first:
+// one seen again while remembered has two references at once.
+template <bool Bytes> class lru2_policy final : public baseline {
+public:
+	lru2_policy(const trace &t, uint64_t cap)
+		: baseline(cap), q_(t.nobjects(), 2), twice_(t.nobjects(), cap),
+		  st_(t.nobjects(), none), last_(t.nobjects(), 0), sz_(t.nobjects()),
+		  once_s_(q_.sentinel(0)), hist_s_(q_.sentinel(1))
+	{
+	}
+
+	bool holds(uint32_t id) const override { return st_[id] == once || st_[id] == twice; }
+	int access(const trace &t, size_t i) override
+	{
+		const uint32_t id = t.ids[i];
+		const uint32_t sz = t.size_of(i);
+		prefetch_ahead(t, i, st_, last_, q_, twice_);
+		const uint64_t now = ++now_;
+		const uint8_t st = st_[id];
+		if constexpr (Bytes) {
+			if (sz > cap_)
+				return refuse(sz, st == once || st == twice, [&] { forget(id); });
+		}
+		if (st == once || st == twice) {
+			const uint64_t prev = last_[id];
+			last_[id] = now;
+			if (st == once) {
+				q_.unlink(id);
+				st_[id] = twice;
+				twice_.push(id, prev);
+			} else {
+				twice_.update(id, prev);
+			}
+			if constexpr (Bytes) {
+				if (sz_.get(id) != sz) {
+					used_ = used_ - sz_.get(id) + sz;
+					sz_.set(id, sz);
+					while (used_ > cap_)
+						evict();
+				}
+			}
+			return hit(sz);
+		}
+		const uint64_t w = weight<Bytes>(sz);
+		while (used_ + w > cap_)
+			evict();	// may forget id's own history
+		if (st_[id] == hist) {
+			q_.unlink(id);
+			hist_w_ -= sz_.get(id);
+			st_[id] = twice;
+			twice_.push(id, last_[id]);
+		} else {
+			st_[id] = once;
+			q_.push_front(once_s_, id);
+		}
+		last_[id] = now;
+		sz_.set(id, sz);
+		used_ += w;
+		return miss(sz);
+	}
+
+private:
+	enum : uint8_t { once, twice, hist, none };
+
+	void unplace(uint32_t v)
+	{
+		if (st_[v] == once)
+			q_.unlink(v);
+		else
+			twice_.erase(v);
+		used_ -= sz_.get(v);
+		c.evictions++;
+	}
+	void evict()
+	{
+		const uint32_t v = !q_.empty(once_s_) ? q_.back(once_s_) : twice_.top();
+		unplace(v);
+		st_[v] = hist;
+		q_.push_front(hist_s_, v);
+		hist_w_ += sz_.get(v);
+		while (hist_w_ > cap_) {
+			const uint32_t g = q_.back(hist_s_);
+			q_.unlink(g);
+			hist_w_ -= sz_.get(g);
+			st_[g] = none;
+		}
+	}
+	// refused at a size larger than the cache: dropped, history and all
+	void forget(uint32_t id)
+	{
+		unplace(id);
+		st_[id] = none;
+	}
+
+	lists q_;			// objects seen once (LRU) and the history
+	object_heap<uint64_t> twice_;	// the others, by HIST(2)
+	std::vector<uint8_t> st_;
+	std::vector<uint64_t> last_;	// HIST(1): the last request's time
+	sizes_of<Bytes> sz_;
+	uint32_t once_s_, hist_s_;
+	uint64_t hist_w_ = 0;
+	uint64_t now_ = 0;
+};
+
+// ---- GDSF ------------------------------------------------------------------
+
+// GreedyDual-Size-Frequency (Cherkasova, "Improving WWW Proxies Performance
+// with Greedy-Dual-Size-Frequency Caching Policy", HP Labs HPL-98-69R1,
+// 1998): each cached object has the priority H = L + freq / size (cost 1),
+// set when it enters and on every hit; the victim is the lowest H, and L,
+// the inflation value, becomes the victim's H, so that objects not
+// requested for long age out.  Ties go to the least recently requested.
+// An evicted object's count is forgotten.  Sized in entries every object
+// weighs 1 and this is LFU with dynamic aging.
+struct gdsf_key {
+	double h;
+	uint64_t seq;	// the last request's time
+	bool operator<(const gdsf_key &o) const { return h < o.h || (h == o.h && seq < o.seq); }
+};
+
+template <bool Bytes> class gdsf_policy final : public baseline {
+public:
+	gdsf_policy(const trace &t, uint64_t cap)
+		: baseline(cap), heap_(t.nobjects(), cap), freq_(t.nobjects(), 0), sz_(t.nobjects())
+	{
+	}
+
+	bool holds(uint32_t id) const override { return heap_.contains(id); }
+	int access(const trace &t, size_t i) override
+	{
+		const uint32_t id = t.ids[i];
+		const uint32_t sz = t.size_of(i);
+		prefetch_ahead(t, i, heap_, freq_);
+		const uint64_t now = ++now_;
+		if constexpr (Bytes) {
+			if (sz > cap_)
+				return refuse(sz, heap_.contains(id), [&] { drop(id); });
+		}
+		if (heap_.contains(id)) {
+			freq_[id]++;
+			if constexpr (Bytes) {
+				if (sz_.get(id) != sz) {
+					used_ = used_ - sz_.get(id) + sz;
+					sz_.set(id, sz);
+				}
+			}
+			heap_.update(id, key(id, now));
+			if constexpr (Bytes) {
+				while (used_ > cap_)
+					evict();
+			}
+			return hit(sz);
+		}
+		const uint64_t w = weight<Bytes>(sz);
+		while (used_ + w > cap_)
+			evict();
+		freq_[id] = 1;
+		sz_.set(id, sz);
+		heap_.push(id, key(id, now));
+		used_ += w;
+		return miss(sz);
+	}
+
+private:
+	gdsf_key key(uint32_t id, uint64_t now) const
+	{
+		// a 0-byte object counts as 1 byte: no infinite priority
+		const double size = std::max<double>(1, static_cast<double>(sz_.get(id)));
+		return gdsf_key{ l_ + static_cast<double>(freq_[id]) / size, now };
+	}
+	void evict()
+	{
+		const uint32_t v = heap_.top();
+		l_ = heap_.key(v).h;
+		drop(v);
+	}
+	void drop(uint32_t id)
+	{
+		heap_.erase(id);
+		freq_[id] = 0;
+		used_ -= sz_.get(id);
+		c.evictions++;
+	}
+
+	object_heap<gdsf_key> heap_;
+	std::vector<uint32_t> freq_;
+	sizes_of<Bytes> sz_;
+	double l_ = 0;	// the inflation value L
+	uint64_t now_ = 0;
+};
+
+// ---- Hyperbolic ------------------------------------------------------------
+
+// Hyperbolic caching (Blankstein, Sen & Freedman, "Hyperbolic Caching:
+// Flexible Caching for Web Applications", USENIX ATC'17): an object's
+// priority is the requests it had since it entered the cache over the time
+// it has been there, n / t (over its size too, n / (t * size), in bytes,
+// the paper's size-aware variant); the victim is the lowest priority among
+// 64 resident objects sampled at random, as the paper samples (and among
+// all of them when 64 or fewer are cached: the same victim, exactly).
+// Time counts requests.  Its generator starts from opts.seed.
+template <bool Bytes> class hyperbolic_policy final : public baseline {
+public:
+	hyperbolic_policy(const trace &t, uint64_t cap, uint64_t seed)
+		: baseline(cap), pos_(t.nobjects(), NIL), rng_(seed)
+	{
+		slots_.reserve(std::min<uint64_t>(cap, t.nobjects()));
+	}
+
+	bool holds(uint32_t id) const override { return pos_[id] != NIL; }
+	int access(const trace &t, size_t i) override
+	{
+		const uint32_t id = t.ids[i];
+		const uint32_t sz = t.size_of(i);
+		prefetch_ahead(t, i, pos_);
+		now_++;
+		if constexpr (Bytes) {
+			if (sz > cap_)
+				return refuse(sz, pos_[id] != NIL, [&] { drop(id); });
+		}
+		if (pos_[id] != NIL) {
+			slot &e = slots_[pos_[id]];
+			e.n++;
+			if constexpr (Bytes) {
+				if (e.size != sz) {
+					used_ = used_ - e.size + sz;
+					e.size = sz;
+					while (used_ > cap_)
+						drop(victim());
+				}
+			}
+			return hit(sz);
+		}
+		const uint64_t w = weight<Bytes>(sz);
+		while (used_ + w > cap_)
+			drop(victim());
+		pos_[id] = static_cast<uint32_t>(slots_.size());
+		slots_.push_back(slot{ 1, now_, id, static_cast<uint32_t>(w) });
+		used_ += w;
+		return miss(sz);
+	}
+
+private:
+	static constexpr size_t samples = 64;
+
+	// what sampling reads, in one place: one cache line a sample
+	struct slot {
+		uint64_t n;	// requests since it entered
+		uint64_t t0;	// when it entered
+		uint32_t id;
+		uint32_t size;	// its weight (1 in entries)
+	};
+
+	// a's priority below b's: n_a / (t_a s_a) < n_b / (t_b s_b), without
+	// dividing; ties to the older
+	bool lower(const slot &a, const slot &b) const
+	{
+		const double ta = static_cast<double>(std::max<uint64_t>(1, now_ - a.t0));
+		const double tb = static_cast<double>(std::max<uint64_t>(1, now_ - b.t0));
+		const double sa = std::max<uint32_t>(1, a.size), sb = std::max<uint32_t>(1, b.size);
+		const double pa = static_cast<double>(a.n) * tb * sb;
+		const double pb = static_cast<double>(b.n) * ta * sa;
+		return pa < pb || (pa == pb && a.t0 < b.t0);
+	}
+	uint32_t victim()
+	{
+		size_t v = 0;
+		if (slots_.size() <= samples) {
+			for (size_t k = 1; k < slots_.size(); k++)
+				if (lower(slots_[k], slots_[v]))
+					v = k;
+			return slots_[v].id;
+		}
+		size_t at[samples];
+		for (size_t k = 0; k < samples; k++) {
+			at[k] = pick();
+			__builtin_prefetch(&slots_[at[k]]);
+		}
+		v = at[0];
+		for (size_t k = 1; k < samples; k++)
+			if (lower(slots_[at[k]], slots_[v]))
+				v = at[k];
+		return slots_[v].id;
+	}
+	size_t pick()
+	{
+		const uint64_t x = mix64_finish(rng_ += splitmix_gamma);
+		return static_cast<size_t>((static_cast<unsigned __int128>(x) * slots_.size()) >> 64);
+	}
+	void drop(uint32_t id)
+	{
+		const uint32_t p = pos_[id];
+		used_ -= slots_[p].size;
+		slots_[p] = slots_.back();
+		pos_[slots_[p].id] = p;
+		slots_.pop_back();
+		pos_[id] = NIL;
+		c.evictions++;
+	}
+
+	std::vector<uint32_t> pos_;	// per object: index in slots_, NIL if absent
+	std::vector<slot> slots_;	// the cached objects
+	uint64_t rng_;
+	uint64_t now_ = 0;
+};
+
+// ---- LeCaR -----------------------------------------------------------------
+
+// LeCaR (Vietri et al., "Driving Cache Replacement with ML-based LeCaR",
+// HotStorage'18, Algorithm 1): two experts, LRU and LFU (ties to the least
+// recently used), each with a weight, 0.5 to start.  A miss that must make
+// room evicts LRU's victim with probability w_LRU, else LFU's, and
+// remembers it in that expert's history, H_LRU or H_LFU (each a FIFO of N/2
+// objects, N the cache's size in entries, or of half its bytes).  A miss
+// found in H_LRU means LRU was wrong to evict it: w_LFU *= e^(lambda r),
+// with lambda = 0.45 and the regret r = d^t, t the requests it spent in
+// the history and d = 0.005^(1/N); symmetrically for H_LFU; then the
+// weights are normalised.  An object back from a history keeps its
+// count.  Sized in bytes, N is the capacity over the trace's mean request
+// size.  Its generator starts from opts.seed.
+struct lecar_key {
+	uint64_t freq, last;
+	bool operator<(const lecar_key &o) const
+	{
+		return freq < o.freq || (freq == o.freq && last < o.last);
+	}
+};
+
+template <bool Bytes> class lecar_policy final : public listed<Bytes, 3> {	// cache, H_LRU, H_LFU
+	// names of a dependent base, spelt out once
+	using base = listed<Bytes, 3>;
+	using base::c, base::cap_, base::used_, base::hit, base::miss, base::refuse;
+	using base::q_, base::where_, base::sz_, base::w_, base::put, base::take, base::evict_obj;
+
+public:
+	lecar_policy(const trace &t, uint64_t cap, uint64_t seed)
+		: listed<Bytes, 3>(t, cap), lfu_(t.nobjects(), cap), freq_(t.nobjects(), 0),
+		  out_at_(t.nobjects(), 0), rng_(seed)
+	{
+		const double n = static_cast<double>(expected_entries(t, cap));
+		discount_ = std::pow(0.005, 1.0 / n);
+		hist_max_ = share_floor(cap, 1, 2);
+	}
+
+	double lru_weight() const { return w_lru_; }
+
+	bool holds(uint32_t id) const override { return where_[id] == cached; }
+	int access(const trace &t, size_t i) override
+	{
+		const uint32_t id = t.ids[i];
+		const uint32_t sz = t.size_of(i);
+		prefetch_ahead(t, i, where_, q_, lfu_, freq_);
+		const uint64_t now = ++now_;
+		const uint8_t wh = where_[id];
+		if constexpr (Bytes) {
+			if (sz > cap_)
+				return refuse(sz, wh == cached, [&] {
+					lfu_.erase(id);
+					evict_obj(id);
+				});
+		}
+		if (wh == cached) {
+			if constexpr (Bytes) {
+				if (sz_.get(id) != sz) {
+					used_ = used_ - sz_.get(id) + sz;
+					w_[wh] = w_[wh] - sz_.get(id) + sz;
+					sz_.set(id, sz);
+				}
+			}
+			q_.move_front(q_.sentinel(cached), id);
+			lfu_.update(id, lecar_key{ ++freq_[id], now });
+			if constexpr (Bytes) {
+				while (used_ > cap_)
+					evict();
+			}
+			return hit(sz);
+		}
+		if (wh == h_lru || wh == h_lfu) {
+			// the expert that evicted it regrets it: the other gains
+			const double t_hist = static_cast<double>(now - out_at_[id]);
+			const double r = std::pow(discount_, t_hist);
+			const double gain = std::exp(lambda * r);
+			double w_lfu = 1 - w_lru_;
+			if (wh == h_lru)
+				w_lfu *= gain;
+			else
+				w_lru_ *= gain;
+			w_lru_ /= w_lru_ + w_lfu;
+			take(id);
+			freq_[id]++;
+		} else {
+			freq_[id] = 1;
+		}
+		const uint64_t w = weight<Bytes>(sz);
+		while (used_ + w > cap_)
+			evict();
+		sz_.set(id, sz);
+		put(cached, id);
+		lfu_.push(id, lecar_key{ freq_[id], now });
+		used_ += w;
+		return miss(sz);
+	}
+
+private:
+	enum : uint8_t { cached, h_lru, h_lfu, none };
+	static constexpr double lambda = 0.45;
+
+	static uint64_t expected_entries(const trace &t, uint64_t cap)
+	{
+		uint64_t e = cap;
+		if constexpr (Bytes) {
+			if (!t.sizes.empty()) {
+				long double sum = 0;
+				for (uint32_t s : t.sizes)
+					sum += s;
+				const long double mean =
+					std::max<long double>(1, sum / t.sizes.size());
+				e = static_cast<uint64_t>(static_cast<long double>(cap) / mean);
+			}
+		}
+		return std::max<uint64_t>(e, 1);
+	}
+
+	void evict()
+	{
+		// a uniform draw in [0, 1) against w_LRU
+		const uint64_t x = mix64_finish(rng_ += splitmix_gamma);
+		const bool by_lru = static_cast<double>(x >> 11) * 0x1p-53 < w_lru_;
+		const uint32_t v = by_lru ? q_.back(q_.sentinel(cached)) : lfu_.top();
+		lfu_.erase(v);
+		evict_obj(v);
+		const uint8_t h = by_lru ? h_lru : h_lfu;
+		put(h, v);
+		out_at_[v] = now_;
+		const uint32_t hs = q_.sentinel(h);
+		while (w_[h] > hist_max_)
+			take(q_.back(hs));
+	}
+
+	object_heap<lecar_key> lfu_;	// the cached objects by (count, last request)
+	std::vector<uint64_t> freq_;
+	std::vector<uint64_t> out_at_;	// when it went to a history
+	uint64_t rng_;
+	double w_lru_ = 0.5;		// w_LFU = 1 - w_LRU
+	double discount_;
+	uint64_t hist_max_;
+	uint64_t now_ = 0;
+};
+
+// ---- admission filters -----------------------------------------------------
+
+// POLICY+tinylfu and POLICY+size:MAX: a filter in front of any baseline
+// that decides whether a miss is admitted at all.  A request for an
+// object the policy holds goes to it (a hit); a miss goes to it only if
+// every filter admits the object, else it is a miss the policy never
+// sees (its ghosts and histories do not learn of it either).
+//   tinylfu: TinyLFU's frequency sketch (Einziger, Friedman & Manes, TOS
+//     2017), Caffeine's layout (caffeine_sketch, sized to the cache,
+//     counting from the first request), counts every request; a miss is
+//     admitted when its estimate is at least 2 (it was seen before within
+//     the sketch's memory).  A threshold, not a duel with the policy's
+//     victim: not every policy can name its victim before it evicts.
+//   size:MAX: admits objects of at most MAX bytes (in a bytes build; an
+//     entries build has no sizes and the filter is left out).  Admission
+//     only: an object cached at a smaller size and asked for larger stays.
+class filtered final : public baseline {
+public:
+	filtered(std::unique_ptr<policy> inner, const trace &t, uint64_t cap, bool bytes,
+		 bool tinylfu, uint64_t max_size)
+		: baseline(cap), in_(std::move(inner)), b_(static_cast<baseline &>(*in_)),
+		  sketch_(bytes ? sketch_entries<true>(t, cap) : sketch_entries<false>(t, cap)),
+		  tinylfu_(tinylfu), max_size_(max_size)
+	{
+		if (tinylfu_)
+			sketch_.start();
+	}
+
+	bool holds(uint32_t id) const override { return b_.holds(id); }
+
+	int access(const trace &t, size_t i) override
+	{
+		const uint32_t id = t.ids[i];
+		const uint32_t sz = t.size_of(i);
+		if (tinylfu_) {
+			if (i + lookahead < t.size())
+				sketch_.prefetch(t.ids[i + lookahead]);
+			sketch_.increment(id);
+		}
+		if (!b_.holds(id) && ((max_size_ && sz > max_size_) ||
+				      (tinylfu_ && sketch_.estimate(id) < 2)))
+			return miss(sz);
+		const int tier = in_->access(t, i);
+		c.requests++;
+		c.bytes += sz;
+		c.hits[tier]++;
+		if (tier != 0)
+			c.miss_bytes += sz;
+		c.evictions = in_->c.evictions;
+		c.writebacks = in_->c.writebacks;
+		c.admissions_refused = in_->c.admissions_refused;
+		used_ = b_.held();
+		return tier;
+	}
+
+private:
+	std::unique_ptr<policy> in_;
+	const baseline &b_;
+	caffeine_sketch sketch_;
+	bool tinylfu_;
+	uint64_t max_size_;	// 0: no size filter
+};
+
 template <template <bool> class P, class... A>
 std::unique_ptr<policy> build(bool bytes, const trace &t, uint64_t cap, A... a)
 {
@@ -1226,7 +2685,9 @@ const std::vector<std::string> &baseline_names()
 {
 	static const std::vector<std::string> names = { "lru",	 "fifo",     "lfu",
 							 "arc",	 "s3fifo",   "sieve",
-							 "wtinylfu", "random", "belady" };
+							 "wtinylfu", "wtinylfu-dk", "random", "belady",
+							 "lirs", "2q", "clock", "slru",
+							 "lru2", "gdsf", "hyperbolic", "lecar" };
 	return names;
 }
 
@@ -1235,6 +2696,35 @@ std::unique_ptr<policy> make_baseline(std::string_view name, const trace &t,
 {
 	const uint64_t cap = o.cap.value;
 	const bool bytes = o.cap.bytes;
+	if (const size_t plus = name.find('+'); plus != std::string_view::npos) {
+		// POLICY+FILTER[+FILTER]...: see filtered
+		bool tinylfu = false;
+		uint64_t max_size = 0;
+		std::string_view rest = name.substr(plus + 1);
+		for (;;) {
+			const size_t next = rest.find('+');
+			const std::string_view f = rest.substr(0, next);
+			if (f == "tinylfu") {
+				tinylfu = true;
+			} else if (f.substr(0, 5) == "size:" && f.size() > 5 && f.back() != '%') {
+				max_size = parse_capacity(f.substr(5), t).value;
+			} else {
+				throw sim_error("policy " + std::string(name) + ": unknown filter \"" +
+						std::string(f) + "\" (tinylfu or size:MAX, MAX in bytes: 512, 4K)");
+			}
+			if (next == std::string_view::npos)
+				break;
+			rest = rest.substr(next + 1);
+		}
+		auto inner = make_baseline(name.substr(0, plus), t, o);
+		if (!inner)
+			return nullptr;
+		if (!bytes)
+			max_size = 0;	// no sizes: the size filter admits all
+		if (!tinylfu && !max_size)
+			return inner;
+		return std::make_unique<filtered>(std::move(inner), t, cap, bytes, tinylfu, max_size);
+	}
 	const auto &names = baseline_names();
 	if (std::find(names.begin(), names.end(), name) == names.end())
 		return nullptr;
@@ -1254,11 +2744,29 @@ std::unique_ptr<policy> make_baseline(std::string_view name, const trace &t,
 	if (name == "sieve")
 		return build<sieve_policy>(bytes, t, cap);
 	if (name == "wtinylfu")
-		return build<wtinylfu_policy>(bytes, t, cap);
+		return build<wtinylfu_policy>(bytes, t, cap, o.seed);
+	if (name == "wtinylfu-dk")
+		return build<wtinylfu_dk_policy>(bytes, t, cap);
 	if (name == "random")
 		return build<random_policy>(bytes, t, cap, o.seed);
 	if (name == "belady")
 		return build<belady_policy>(bytes, t, cap);
+	if (name == "lirs")
+		return build<lirs_policy>(bytes, t, cap);
+	if (name == "2q")
+		return build<twoq_policy>(bytes, t, cap);
+	if (name == "clock")
+		return build<clock_policy>(bytes, t, cap);
+	if (name == "slru")
+		return build<slru_policy>(bytes, t, cap);
+	if (name == "lru2")
+		return build<lru2_policy>(bytes, t, cap);
+	if (name == "gdsf")
+		return build<gdsf_policy>(bytes, t, cap);
+	if (name == "hyperbolic")
+		return build<hyperbolic_policy>(bytes, t, cap, o.seed);
+	if (name == "lecar")
+		return build<lecar_policy>(bytes, t, cap, o.seed);
 	return nullptr;
 }
 
@@ -1279,6 +2787,24 @@ uint64_t baseline_held(const policy &p)
 {
 	const auto *b = dynamic_cast<const baseline *>(&p);
 	return b ? b->held() : 0;
+}
+
+int64_t wtinylfu_window(const policy &p)
+{
+	if (const auto *w = dynamic_cast<const wtinylfu_policy<false> *>(&p))
+		return static_cast<int64_t>(w->window_max());
+	if (const auto *w = dynamic_cast<const wtinylfu_policy<true> *>(&p))
+		return static_cast<int64_t>(w->window_max());
+	return -1;
+}
+
+double lecar_lru_weight(const policy &p)
+{
+	if (const auto *l = dynamic_cast<const lecar_policy<false> *>(&p))
+		return l->lru_weight();
+	if (const auto *l = dynamic_cast<const lecar_policy<true> *>(&p))
+		return l->lru_weight();
+	return -1;
 }
 
 // Capacity: NUMBER [UNIT], NUMBER being digits with an optional fraction.

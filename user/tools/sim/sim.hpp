@@ -30,7 +30,7 @@ enum class op : uint8_t { read, write };
 // the source has no such field.
 struct trace {
 	std::string name;		// file name or generator spec
-	std::string format;		// oracleGeneral, csv, text, dsmem, gen
+	std::string format;		// a read_opts format (lirs as text), or gen
 	std::vector<uint32_t> ids;	// per request: dense object id
 	std::vector<uint64_t> keys;	// per object: the id the source gave
 	std::vector<uint32_t> sizes;	// per request: bytes (empty: all 1)
@@ -60,7 +60,9 @@ void compute_next(trace &t);
 // ---- input -------------------------------------------------------------
 
 // Column mapping for CSV traces, from "id=2,time=1,size=3,op=4,header,sep=;"
-// (columns count from 1; id is required; "header" skips the first line).
+// (columns count from 1; id is required; "header" skips the first line),
+// or libCacheSim's -t names: obj-id-col, time-col, obj-size-col, op-col,
+// delimiter, has-header=true|false, obj-id-is-num (accepted, no effect).
 struct csv_map {
 	int id = 0, time = 0, size = 0, op = 0;	// 0: absent
 	char sep = ',';
@@ -69,7 +71,9 @@ struct csv_map {
 csv_map parse_csv_map(std::string_view spec);	// throws sim_error
 
 struct read_opts {
-	std::string format;	// "" (detect), oracleGeneral, csv, text, dsmem
+	// "" (detect), oracleGeneral, csv, text, txt, dsmem, twitter, arc,
+	// lirs (= text), cache2k, scarab, cloud-physics
+	std::string format;
 	csv_map csv;
 	uint64_t limit = 0;	// at most this many requests (0: all)
 	// Fields a caller can do without, to hold a large trace in less
@@ -79,12 +83,18 @@ struct read_opts {
 	bool want_times = true;
 };
 
-// Read a trace: gzip and zstd are detected by their magic bytes and
-// decompressed as a stream; the format is then taken from read_opts, or
-// the file's name, or its content.  Throws sim_error naming the file and
-// the byte offset (or line) for a truncated record, an unknown format, a
-// CSV field that does not parse, and an empty trace.
+// Read a trace: gzip, zstd and xz are detected by their magic bytes and
+// decompressed as a stream (bzip2, lz4, zip... are named and refused); the
+// format is then taken from read_opts, or the file's name, or its content.
+// Throws sim_error naming the file and the byte offset (or line) for a
+// truncated record, an unknown format, a field that does not parse, and
+// an empty trace.
 trace read_trace(const std::string &path, const read_opts &o);
+
+// What read_opts::format takes, and the compressions read_trace undoes:
+// for listings (dsctl sim show, the console) and uploads' checks.
+const std::vector<std::string> &trace_formats();
+const std::vector<std::string> &trace_compressions();
 
 // Write t as oracleGeneral (its next fields filled, see compute_next),
 // what other simulators read.  Throws sim_error naming the file.
@@ -185,7 +195,9 @@ std::unique_ptr<policy> make_policy(std::string_view name, const trace &t,
 				    const policy_opts &o);
 
 // policies.cpp: the single-tier baselines -- lru, fifo, lfu, arc, s3fifo,
-// sieve, wtinylfu, random (write-back), belady.  nullptr for another name;
+// sieve, wtinylfu, wtinylfu-dk, random (write-back), belady, lirs, 2q,
+// clock, slru, lru2, gdsf, hyperbolic, lecar, each with optional
+// admission filters (+tinylfu, +size:MAX).  nullptr for another name;
 // throws sim_error for a capacity it cannot take.  Belady calls
 // compute_next() on a copy when t.next is empty, so callers that run it
 // should fill t.next first (see belady_bytes_needed).
@@ -197,6 +209,12 @@ uint64_t belady_bytes_needed(const trace &t);
 // What a baseline holds now, in entries or in bytes as its capacity
 // counts (tests check it never overflows); 0 for another policy.
 uint64_t baseline_held(const policy &p);
+// LeCaR's weight of its LRU expert now, in [0, 1] (tests check it
+// learns); -1 for another policy.
+double lecar_lru_weight(const policy &p);
+// wtinylfu's window maximum now, in entries or bytes (tests check its
+// hill climber moves it); -1 for another policy.
+int64_t wtinylfu_window(const policy &p);
 
 // splitmix64's output function (Steele, Lea and Flood): the simulator's
 // PRNG steps, its hashes and scatter below all finish with it.

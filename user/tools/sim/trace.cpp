@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <lzma.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -64,7 +65,7 @@ public:
 	uint64_t plain_size() const { return codec_ == codec::none ? file_size_ : 0; }
 
 private:
-	enum class codec { none, gzip, zstd };
+	enum class codec { none, gzip, zstd, xz };
 
 	bool read_input();
 	size_t read_fd(char *dst, size_t cap);
@@ -72,6 +73,8 @@ private:
 	size_t produce_plain(char *dst, size_t cap);
 	size_t produce_gzip(char *dst, size_t cap);
 	size_t produce_zstd(char *dst, size_t cap);
+	size_t produce_xz(char *dst, size_t cap);
+	void refuse_compression() const;
 	uint64_t input_offset(const void *next) const
 	{
 		return in_base_ +
@@ -114,6 +117,11 @@ private:
 	bool z_ready_ = false;
 	ZSTD_DStream *zstd_ = nullptr;
 	ZSTD_inBuffer zin_ {};
+	lzma_stream xz_ = LZMA_STREAM_INIT;
+	bool xz_ready_ = false, xz_done_ = false;
+	// LZMA_FINISH once the file has ended, and from then on: liblzma
+	// refuses a change of action before the end of the stream
+	lzma_action xz_action_ = LZMA_RUN;
 	// the decoder may hold output it could not return: ask it again
 	// before reading more input
 	bool output_pending_ = false;
@@ -131,10 +139,11 @@ byte_stream::byte_stream(const std::string &path) :
 		file_size_ = static_cast<uint64_t>(st.st_size);
 
 	// enough bytes for the magic numbers (a pipe may give fewer per read)
-	while (in_end_ < 4 && !in_eof_)
+	while (in_end_ < 6 && !in_eof_)
 		read_input();
 	static const unsigned char gzip_magic[] = { 0x1f, 0x8b };
 	static const unsigned char zstd_magic[] = { 0x28, 0xb5, 0x2f, 0xfd };
+	static const unsigned char xz_magic[] = { 0xfd, '7', 'z', 'X', 'Z', 0x00 };
 	if (in_end_ >= 2 && !std::memcmp(in_.data(), gzip_magic, 2)) {
 		codec_ = codec::gzip;
 		// 16 + window bits: gzip framing only
@@ -152,6 +161,47 @@ byte_stream::byte_stream(const std::string &path) :
 		// default limit of 128 MiB (31 is zstd's largest on 64 bits)
 		ZSTD_DCtx_setParameter(zstd_, ZSTD_d_windowLogMax, 31);
 		zin_ = { in_.data(), in_end_, 0 };
+	} else if (in_end_ >= 6 && !std::memcmp(in_.data(), xz_magic, 6)) {
+		codec_ = codec::xz;
+		// concatenated: xz streams one after another (as with gzip
+		// members) are one trace
+		if (lzma_stream_decoder(&xz_, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK)
+			fail("cannot start xz decompression");
+		xz_ready_ = true;
+		xz_.next_in = reinterpret_cast<const uint8_t *>(in_.data());
+		xz_.avail_in = in_end_;
+	} else {
+		refuse_compression();
+	}
+}
+
+// A compression this stream cannot undo would be read as a binary trace
+// of garbage: name it and say what to do instead.
+void byte_stream::refuse_compression() const
+{
+	struct magic {
+		const char *bytes;
+		size_t len;
+		const char *name, *undo;
+	};
+	static const magic known[] = {
+		{ "BZh", 3, "bzip2-compressed", "bzip2 -dc" },
+		{ "\x04\x22\x4d\x18", 4, "lz4-compressed", "lz4 -dc" },
+		{ "\x02\x21\x4c\x18", 4, "lz4-compressed (legacy frames)", "lz4 -dc" },
+		{ "PK\x03\x04", 4, "a zip archive", "unzip -p" },
+		{ "7z\xbc\xaf\x27\x1c", 6, "a 7-Zip archive", "7z x -so" },
+		{ "LZIP", 4, "lzip-compressed", "lzip -dc" },
+		{ "\x1f\x9d", 2, "compress(1)-compressed (.Z)", "gzip -dc" },
+	};
+	for (const magic &m : known) {
+		if (in_end_ < m.len || std::memcmp(in_.data(), m.bytes, m.len))
+			continue;
+		// "BZh" is followed by the block size, a digit 1-9
+		if (m.len == 3 && (in_end_ < 4 || in_.data()[3] < '1' || in_.data()[3] > '9'))
+			continue;
+		fail(std::string(m.name) + " (by its first bytes); traces are read " +
+		     "uncompressed or compressed with gzip, zstd or xz: recompress it, e.g. " +
+		     m.undo + " FILE | zstd -o FILE.zst");
 	}
 }
 
@@ -160,6 +210,8 @@ byte_stream::~byte_stream()
 	if (z_ready_)
 		inflateEnd(&z_);
 	ZSTD_freeDStream(zstd_);
+	if (xz_ready_)
+		lzma_end(&xz_);
 }
 
 size_t byte_stream::read_fd(char *dst, size_t cap)
@@ -262,11 +314,52 @@ size_t byte_stream::produce_zstd(char *dst, size_t cap)
 	return out.pos;
 }
 
+size_t byte_stream::produce_xz(char *dst, size_t cap)
+{
+	if (xz_done_)
+		return 0;
+	xz_.next_out = reinterpret_cast<uint8_t *>(dst);
+	xz_.avail_out = cap;
+	lzma_action &action = xz_action_;
+	while (xz_.avail_out == cap) {
+		if (xz_.avail_in == 0 && !output_pending_ && action == LZMA_RUN) {
+			in_pos_ = in_end_;
+			if (read_input()) {
+				xz_.next_in = reinterpret_cast<const uint8_t *>(in_.data());
+				xz_.avail_in = in_end_;
+			} else {
+				// LZMA_CONCATENATED ends only when told that
+				// the input has
+				action = LZMA_FINISH;
+			}
+		}
+		lzma_ret ret = lzma_code(&xz_, action);
+		output_pending_ = xz_.avail_out == 0;
+		if (ret == LZMA_STREAM_END) {
+			xz_done_ = true;
+			break;
+		}
+		if (ret == LZMA_OK)
+			continue;
+		if (action == LZMA_FINISH && ret == LZMA_BUF_ERROR)
+			fail("truncated xz data at offset " + std::to_string(input_end()));
+		if (ret == LZMA_MEM_ERROR)
+			fail("out of memory for xz decompression");
+		fail("corrupt xz data at offset " + std::to_string(input_offset(xz_.next_in)) +
+		     (ret == LZMA_FORMAT_ERROR ? ": not an xz stream" :
+		      ret == LZMA_OPTIONS_ERROR ? ": unsupported xz options" :
+		      ret == LZMA_DATA_ERROR ? ": compressed data is corrupt" :
+		      ": xz error " + std::to_string(ret)));
+	}
+	return cap - xz_.avail_out;
+}
+
 size_t byte_stream::produce(char *dst, size_t cap)
 {
 	switch (codec_) {
 	case codec::gzip: return produce_gzip(dst, cap);
 	case codec::zstd: return produce_zstd(dst, cap);
+	case codec::xz: return produce_xz(dst, cap);
 	default: return produce_plain(dst, cap);
 	}
 }
@@ -672,7 +765,10 @@ void read_dsmem(byte_stream &s, const read_opts &o, trace &t)
 
 // ---- text: one block number per line ----------------------------------------
 
-void read_text(byte_stream &s, const read_opts &o, trace &t)
+// text (the LIRS traces) takes numbers only, so that a binary file read
+// as text fails at once; txt (libCacheSim's) hashes any other id, as its
+// reader does unless told the ids are numbers.
+void read_text(byte_stream &s, const read_opts &o, trace &t, bool hash_words)
 {
 	uint64_t limit = request_limit(o);
 	id_batch ids(t, 65536);
@@ -682,8 +778,12 @@ void read_text(byte_stream &s, const read_opts &o, trace &t)
 		if (line.empty() || line == "*")	// "*": a LIRS checkpoint
 			continue;
 		uint64_t key;
-		if (!parse_u64(line, key))
-			s.fail_line(quoted(line) + " is not a block number (an unsigned integer)");
+		if (!parse_u64(line, key)) {
+			if (!hash_words)
+				s.fail_line(quoted(line) +
+					    " is not a block number (an unsigned integer)");
+			key = hash_string(line);
+		}
 		ids.push(key);
 	}
 	ids.flush();
@@ -798,9 +898,149 @@ void read_csv(byte_stream &s, const read_opts &o, trace &t)
 	reader.ids.flush();
 }
 
+// ---- arc: "start_block num_blocks ignored request_id" per line -----------------
+
+// The ARC paper's traces (Megiddo and Modha), as Caffeine's ArcTraceReader
+// reads them: a request is num_blocks consecutive blocks from start_block;
+// fields past the second are not used.
+void read_arc(byte_stream &s, const read_opts &o, trace &t)
+{
+	uint64_t limit = request_limit(o);
+	id_batch ids(t, 65536);
+	std::vector<std::string_view> fields;
+	std::string_view line;
+	while (ids.size() < limit && s.next_line(line)) {
+		line = trim(line);
+		if (line.empty())
+			continue;
+		split_fields(line, ' ', 3, fields);
+		if (fields.size() < 2)
+			s.fail_line(quoted(line) + " is not an ARC record " +
+				    "(start_block num_blocks ignored request_id)");
+		uint64_t start, count;
+		if (!parse_u64(fields[0], start))
+			s.fail_line("start block " + quoted(fields[0]) + " is not a number");
+		if (!parse_u64(fields[1], count))
+			s.fail_line("block count " + quoted(fields[1]) + " is not a number");
+		if (count > std::numeric_limits<uint64_t>::max() - start)
+			s.fail_line("blocks " + std::string(fields[0]) + " + " +
+				    std::string(fields[1]) + " run past 2^64");
+		for (uint64_t k = 0; k < count && ids.size() < limit; k++)
+			ids.push(start + k);
+	}
+	ids.flush();
+}
+
+// ---- twitter: twitter/cache-trace CSV ----------------------------------------------
+
+// "timestamp,anonymized key,key size,value size,client id,operation,TTL"
+constexpr size_t twitter_fields = 7;
+
+enum class twitter_op { read, write, skip, unknown };
+
+twitter_op classify_twitter(std::string_view op)
+{
+	if (op == "get" || op == "gets")
+		return twitter_op::read;
+	static const char *const writes[] = { "set",	 "add",	    "replace", "cas",
+					      "append", "prepend", "incr",    "decr" };
+	for (const char *w : writes)
+		if (op == w)
+			return twitter_op::write;
+	// the trace model has no invalidation: a delete is not an access
+	return op == "delete" ? twitter_op::skip : twitter_op::unknown;
+}
+
+void read_twitter(byte_stream &s, const read_opts &o, trace &t)
+{
+	uint64_t limit = request_limit(o);
+	id_batch ids(t, 65536);
+	std::vector<std::string_view> fields;
+	std::string_view line;
+	auto number = [&](size_t i, const char *name) {
+		uint64_t v;
+		if (!parse_u64(fields[i], v))
+			s.fail_line(std::string(name) + " (field " + std::to_string(i + 1) + ") " +
+				    quoted(fields[i]) + " is not a number");
+		return v;
+	};
+	while (ids.size() < limit && s.next_line(line)) {
+		if (trim(line).empty())
+			continue;
+		split_fields(line, ',', twitter_fields + 1, fields);
+		if (fields.size() != twitter_fields)
+			s.fail_line("has " + std::to_string(fields.size()) + " field" +
+				    (fields.size() == 1 ? "" : "s") + "; a Twitter record has 7 " +
+				    "(timestamp,key,key size,value size,client id,operation,TTL)");
+		twitter_op op = classify_twitter(fields[5]);
+		if (op == twitter_op::unknown)
+			s.fail_line("operation " + quoted(fields[5]) +
+				    " is not one of get, gets, set, add, replace, cas, append, " +
+				    "prepend, incr, decr, delete");
+		if (op == twitter_op::skip)
+			continue;
+		if (fields[1].empty())
+			s.fail_line("the key (field 2) is empty");
+		uint64_t time = number(0, "timestamp"), size = number(2, "key size") +
+							     number(3, "value size");
+		if (size > std::numeric_limits<uint32_t>::max())
+			s.fail_line("key size + value size " + std::to_string(size) +
+				    " is out of range");
+		if (time > std::numeric_limits<uint64_t>::max() / 1000000000ULL)
+			s.fail_line("timestamp " + std::to_string(time) + " is out of range");
+		ids.push(hash_string(fields[1]));	// anonymized keys are strings
+		t.times_ns.push_back(time * 1000000000ULL);	// seconds
+		t.sizes.push_back(static_cast<uint32_t>(size));
+		t.writes.push_back(op == twitter_op::write);
+	}
+	ids.flush();
+	if (!o.want_times)
+		t.times_ns.clear();
+}
+
+// ---- cache2k, cloud-physics, scarab: big-endian keys ----------------------------------
+
+// Caffeine's binary traces hold nothing but keys, as Java's DataInputStream
+// writes them: big-endian.  cache2k: a signed 32-bit int (Caffeine widens
+// it to a long, so its sign extends); cloud-physics: an unsigned 32-bit
+// int; scarab: a 64-bit long.
+void read_be_keys(byte_stream &s, const read_opts &o, trace &t, size_t width, bool sign)
+{
+	uint64_t limit = request_limit(o);
+	t.ids.reserve(static_cast<size_t>(std::min<uint64_t>(s.plain_size() / width, limit)));
+	id_batch ids(t, 65536);
+	while (ids.size() < limit) {
+		size_t have = s.fill(width);
+		if (have == 0)
+			break;
+		if (have < width)
+			s.fail("truncated record at offset " + std::to_string(s.offset()) + " (" +
+			       std::to_string(have) + " of " + std::to_string(width) + " bytes)");
+		size_t n = static_cast<size_t>(
+			std::min<uint64_t>(have / width, limit - ids.size()));
+		auto *p = reinterpret_cast<const unsigned char *>(s.data());
+		for (size_t r = 0; r < n; r++, p += width) {
+			uint64_t key = 0;
+			for (size_t b = 0; b < width; b++)
+				key = key << 8 | p[b];
+			if (sign && width == 4)
+				key = static_cast<uint64_t>(
+					static_cast<int64_t>(static_cast<int32_t>(key)));
+			ids.push(key);
+		}
+		s.consume(n * width);
+	}
+	ids.flush();
+}
+
 // ---- format detection --------------------------------------------------------
 
-const char *const format_names[] = { "oracleGeneral", "csv", "text", "dsmem" };
+// What `format` takes; lirs is Caffeine's name for what text reads.
+const char *const format_names[] = { "oracleGeneral", "csv", "text", "txt",
+				     "dsmem", "twitter", "arc", "lirs",
+				     "cache2k", "scarab", "cloud-physics" };
+const char format_list[] =
+	"oracleGeneral|csv|text|txt|dsmem|twitter|arc|lirs|cache2k|scarab|cloud-physics";
 
 bool ends_with(std::string_view s, std::string_view tail)
 {
@@ -811,7 +1051,7 @@ bool ends_with(std::string_view s, std::string_view tail)
 std::string format_by_name(const std::string &path)
 {
 	std::string name = ascii_lower(path.substr(path.find_last_of('/') + 1));
-	for (const char *suffix : { ".gz", ".zst", ".zstd" })
+	for (const char *suffix : { ".gz", ".zst", ".zstd", ".xz" })
 		if (ends_with(name, suffix)) {
 			name.resize(name.size() - std::strlen(suffix));
 			break;
@@ -823,6 +1063,8 @@ std::string format_by_name(const std::string &path)
 		return "csv";
 	if (ends_with(name, ".trace") || ends_with(name, ".txt"))
 		return "text";
+	if (ends_with(name, ".lis"))	// the ARC traces: P1.lis, OLTP.lis...
+		return "arc";
 	return "";
 }
 
@@ -873,6 +1115,15 @@ std::string format_by_content(std::string_view sample, bool whole)
 	if (std::all_of(lines.begin(), lines.end(),
 			[&](std::string_view l) { return l == "*" || parse_u64(l, v); }))
 		return "text";
+	// twitter/cache-trace: 7 fields, a number first, an operation sixth
+	std::vector<std::string_view> fields;
+	auto twitter = [&](std::string_view l) {
+		split_fields(l, ',', twitter_fields + 1, fields);
+		return fields.size() == twitter_fields && parse_u64(fields[0], v) &&
+		       classify_twitter(fields[5]) != twitter_op::unknown;
+	};
+	if (std::all_of(lines.begin(), lines.end(), twitter))
+		return "twitter";
 	return looks_like_csv(lines) ? "csv" : "";
 }
 
@@ -882,8 +1133,8 @@ std::string choose_format(byte_stream &s, const std::string &path, const read_op
 		for (const char *name : format_names)
 			if (ascii_lower(o.format) == ascii_lower(name))
 				return name;
-		throw sim_error("unknown trace format " + quoted(o.format) +
-				" (oracleGeneral, csv, text, dsmem)");
+		throw sim_error("unknown trace format " + quoted(o.format) + " (" + format_list +
+				")");
 	}
 	size_t have = s.fill(sniff_bytes);
 	if (have == 0)
@@ -898,8 +1149,27 @@ std::string choose_format(byte_stream &s, const std::string &path, const read_op
 		format = format_by_content(sample, have < sniff_bytes);
 	if (format == "csv")
 		s.fail("looks like CSV; give its columns with csv id=N[,time=N...]");
+	bool binary = std::any_of(sample.begin(), sample.begin() + std::min<size_t>(have, 512),
+				  [](unsigned char c) {
+					  return c < 0x20 && c != '\n' && c != '\r' && c != '\t';
+				  });
+	if (format.empty() && binary) {
+		// binary records without a magic number (cache2k, scarab,
+		// cloud-physics): only the user knows which
+		std::string head;
+		for (size_t i = 0; i < std::min<size_t>(have, 8); i++) {
+			char hex[4];
+			std::snprintf(hex, sizeof(hex), " %02x",
+				      static_cast<unsigned char>(sample[i]));
+			head += hex;
+		}
+		s.fail("unknown trace format: a binary file starting with" + head +
+		       " and no magic number known here; give its format with format " +
+		       format_list);
+	}
 	if (format.empty())
-		s.fail("unknown trace format (give one with format oracleGeneral|csv|text|dsmem)");
+		s.fail(std::string("unknown trace format (give one with format ") + format_list +
+		       ")");
 	return format;
 }
 
@@ -956,14 +1226,50 @@ struct csv_map_parser {
 		field = static_cast<int>(col);
 	}
 
+	// libCacheSim's true/false (has-header=true, obj-id-is-num=1)
+	bool take_bool(std::string_view key)
+	{
+		std::string_view value = take_item();
+		if (value == "true" || value == "1")
+			return true;
+		if (value == "false" || value == "0")
+			return false;
+		bad(std::string(key) + "=" + std::string(value) + " is not true, false, 1 or 0");
+	}
+
+	// libCacheSim's -t names for the same columns
+	static std::string_view our_key(std::string_view key)
+	{
+		if (key == "obj-id-col")
+			return "id";
+		if (key == "time-col")
+			return "time";
+		if (key == "obj-size-col")
+			return "size";
+		if (key == "op-col")
+			return "op";
+		if (key == "delimiter")
+			return "sep";
+		return key;
+	}
+
 	void item()
 	{
+		while (pos < spec.size() && spec[pos] == ' ')	// -t "a=1, b=2"
+			pos++;
 		size_t stop = std::min(spec.find_first_of("=,", pos), spec.size());
-		std::string_view key = spec.substr(pos, stop - pos);
+		std::string_view key = our_key(trim(spec.substr(pos, stop - pos)));
 		bool has_value = stop < spec.size() && spec[stop] == '=';
 		pos = stop + 1;
 		if (key == "header" && !has_value) {
 			m.header = true;
+			return;
+		}
+		if ((key == "has-header" || key == "obj-id-is-num") && has_value) {
+			bool on = take_bool(key);
+			// numeric ids are kept and others hashed either way
+			if (key == "has-header")
+				m.header = on;
 			return;
 		}
 		int *field = key == "id" ? &m.id : key == "time" ? &m.time : key == "size" ? &m.size
@@ -971,7 +1277,10 @@ struct csv_map_parser {
 		if (!field && key != "sep")
 			bad(key.empty() ? std::string("an empty item")
 					: "unknown key " + quoted(key) +
-						  " (id, time, size, op, header, sep)");
+						  " (id, time, size, op, header, sep; or " +
+						  "libCacheSim's obj-id-col, time-col, " +
+						  "obj-size-col, op-col, delimiter, has-header, " +
+						  "obj-id-is-num)");
 		if (!has_value)
 			bad(std::string(key) + " needs a value (" + std::string(key) + "=...)");
 		if (field)
@@ -1056,12 +1365,24 @@ trace read_trace(const std::string &path, const read_opts &o)
 	trace t;
 	t.name = path;
 	t.format = choose_format(s, path, o);
+	if (t.format == "lirs")
+		t.format = "text";
 	if (t.format == "oracleGeneral")
 		read_oracle(s, o, t);
 	else if (t.format == "dsmem")
 		read_dsmem(s, o, t);
-	else if (t.format == "text")
-		read_text(s, o, t);
+	else if (t.format == "text" || t.format == "txt")
+		read_text(s, o, t, t.format == "txt");
+	else if (t.format == "twitter")
+		read_twitter(s, o, t);
+	else if (t.format == "arc")
+		read_arc(s, o, t);
+	else if (t.format == "cache2k")
+		read_be_keys(s, o, t, 4, true);
+	else if (t.format == "cloud-physics")
+		read_be_keys(s, o, t, 4, false);
+	else if (t.format == "scarab")
+		read_be_keys(s, o, t, 8, false);
 	else
 		read_csv(s, o, t);
 	if (t.ids.empty())
@@ -1076,6 +1397,19 @@ std::string ascii_lower(std::string_view s)
 		if (c >= 'A' && c <= 'Z')
 			c = static_cast<char>(c - 'A' + 'a');
 	return out;
+}
+
+const std::vector<std::string> &trace_formats()
+{
+	static const std::vector<std::string> names(std::begin(format_names),
+						    std::end(format_names));
+	return names;
+}
+
+const std::vector<std::string> &trace_compressions()
+{
+	static const std::vector<std::string> names = { "gzip", "zstd", "xz" };
+	return names;
 }
 
 }  // namespace dssim

@@ -2,6 +2,7 @@
 // Data processing: uploaded traces are kept only once the simulator's
 // reader takes them; conversion, filtering, SHARDS sampling and the
 // aggregates are the simulator library's, as dsctl sim uses it.
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -147,9 +148,13 @@ json file_add(db &d, const config &c, const session &s, const std::string &conte
 	dssim::read_opts ro;
 	dssim::trace t;
 
-	if (!format.empty() && format != "oracleGeneral" && format != "csv" && format != "text" &&
-	    format != "dsmem")
-		raise(400, "format is oracleGeneral, csv, text or dsmem, not \"" + format + "\"");
+	const auto &formats = dssim::trace_formats();
+	if (!format.empty() && std::find(formats.begin(), formats.end(), format) == formats.end()) {
+		std::string all;
+		for (const auto &f : formats)
+			all += (all.empty() ? "" : ", ") + f;
+		raise(400, "format is one of " + all + ", not \"" + format + "\"");
+	}
 	ro.format = format;
 	try {
 		if (!csv.empty())

@@ -325,7 +325,7 @@ void routes(server_state &st, httplib::Server &svr)
 		for (const auto &p : dssim::policy_names())
 			pols.push_back(p);
 		send(res, 200, { { "policies", pols },
-				 { "formats", { "oracleGeneral", "csv", "text", "dsmem" } },
+				 { "formats", dssim::trace_formats() },
 				 { "generators", { "zipf", "uniform", "scan", "loop", "sweep" } },
 				 { "traces", traces } });
 	});
