@@ -419,6 +419,31 @@ protected:
 		used_ -= sz_.get(id);
 		c.evictions++;
 	}
+	// A hit at another size than the object had: its list and the
+	// total weigh the new size (the bytes build; a no-op otherwise).
+	void resize(uint32_t id, uint32_t sz)
+	{
+		if constexpr (Bytes) {
+			if (sz_.get(id) != sz) {
+				used_ = used_ - sz_.get(id) + sz;
+				w_[where_[id]] = w_[where_[id]] - sz_.get(id) + sz;
+				sz_.set(id, sz);
+			}
+		}
+	}
+	// SLRU's promotion: a probation hit moves to protected, whose
+	// overflow goes back to probation's front.
+	void promote(uint32_t id, uint8_t probation, uint8_t prot, uint64_t prot_max)
+	{
+		take(id);
+		put(prot, id);
+		const uint32_t ps = q_.sentinel(prot);
+		while (w_[prot] > prot_max) {
+			const uint32_t v = q_.back(ps);
+			take(v);
+			put(probation, v);
+		}
+	}
 
 	lists q_;
 	std::vector<uint8_t> where_;
@@ -443,7 +468,8 @@ template <bool Bytes> class arc_policy final : public listed<Bytes, 4> {	// T1, 
 	// names of a dependent base, spelt out once
 	using base = listed<Bytes, 4>;
 	using base::c, base::cap_, base::used_, base::hit, base::miss, base::refuse;
-	using base::q_, base::where_, base::sz_, base::w_, base::put, base::take, base::evict_obj;
+	using base::q_, base::where_, base::sz_, base::w_, base::put, base::take, base::evict_obj,
+		base::resize, base::promote;
 
 public:
 	arc_policy(const trace &t, uint64_t cap)
@@ -575,7 +601,8 @@ template <bool Bytes> class s3fifo_policy final : public listed<Bytes, 3> {	// S
 	// names of a dependent base, spelt out once
 	using base = listed<Bytes, 3>;
 	using base::c, base::cap_, base::used_, base::hit, base::miss, base::refuse;
-	using base::q_, base::where_, base::sz_, base::w_, base::put, base::take, base::evict_obj;
+	using base::q_, base::where_, base::sz_, base::w_, base::put, base::take, base::evict_obj,
+		base::resize, base::promote;
 
 public:
 	s3fifo_policy(const trace &t, uint64_t cap)
@@ -682,9 +709,20 @@ private:
 // the tail (oldest) toward the head, clearing visited bits as it passes
 // and evicting the first unvisited object; it stays where it stopped and
 // wraps to the tail past the head.  New objects go to the head.
-template <bool Bytes> class sieve_policy final : public baseline {
+//
+// CLOCK (Corbato, "A Paging Experiment with the Multics System", 1968):
+// one reference bit per object, set by a hit; the hand sweeps from the
+// oldest object, clearing set bits and passing those objects by, and
+// evicts the first whose bit is clear.  Kept as a queue whose tail is the
+// hand, a passed object rotating to the head: the same victims as a
+// circular buffer.  A new object starts with its bit clear, as
+// libCacheSim's Clock does.
+//
+// The two differ only in what the hand does with an object it passes
+// (Clock: rotates it to the head), so they are one class.
+template <bool Bytes, bool Clock> class hand_policy final : public baseline {
 public:
-	sieve_policy(const trace &t, uint64_t cap)
+	hand_policy(const trace &t, uint64_t cap)
 		: baseline(cap), q_(t.nobjects(), 1), s_(q_.sentinel(0)),
 		  visited_(t.nobjects(), 0), sz_(t.nobjects())
 	{
@@ -725,6 +763,17 @@ public:
 private:
 	void evict()
 	{
+		if constexpr (Clock) {
+			for (;;) {
+				const uint32_t v = q_.back(s_);
+				if (!visited_[v]) {
+					drop(v);
+					return;
+				}
+				visited_[v] = 0;	// its second chance
+				q_.move_front(s_, v);
+			}
+		}
 		uint32_t o = hand_ == NIL ? q_.back(s_) : hand_;
 		while (visited_[o]) {
 			visited_[o] = 0;
@@ -875,7 +924,8 @@ template <bool Bytes> class wtinylfu_dk_policy final : public listed<Bytes, 3> {
 	// names of a dependent base, spelt out once
 	using base = listed<Bytes, 3>;
 	using base::c, base::cap_, base::used_, base::hit, base::miss, base::refuse;
-	using base::q_, base::where_, base::sz_, base::w_, base::put, base::take, base::evict_obj;
+	using base::q_, base::where_, base::sz_, base::w_, base::put, base::take, base::evict_obj,
+		base::resize, base::promote;
 
 public:
 	wtinylfu_dk_policy(const trace &t, uint64_t cap)
@@ -899,22 +949,9 @@ public:
 				return refuse(sz, wh != none, [&] { evict_obj(id); });
 		}
 		if (wh != none) {
-			if constexpr (Bytes) {
-				if (sz_.get(id) != sz) {
-					used_ = used_ - sz_.get(id) + sz;
-					w_[wh] = w_[wh] - sz_.get(id) + sz;
-					sz_.set(id, sz);
-				}
-			}
+			resize(id, sz);
 			if (wh == probation) {
-				take(id);
-				put(prot, id);
-				const uint32_t ps = q_.sentinel(prot);
-				while (w_[prot] > prot_max_) {
-					const uint32_t v = q_.back(ps);
-					take(v);
-					put(probation, v);
-				}
+				promote(id, probation, prot, prot_max_);
 			} else {
 				q_.move_front(q_.sentinel(wh), id);
 			}
@@ -1136,7 +1173,8 @@ template <bool Bytes> class wtinylfu_policy final : public listed<Bytes, 3> {	//
 	// names of a dependent base, spelt out once
 	using base = listed<Bytes, 3>;
 	using base::c, base::cap_, base::used_, base::hit, base::miss, base::refuse;
-	using base::q_, base::where_, base::sz_, base::w_, base::put, base::take, base::evict_obj;
+	using base::q_, base::where_, base::sz_, base::w_, base::put, base::take, base::evict_obj,
+		base::resize, base::promote;
 
 public:
 	wtinylfu_policy(const trace &t, uint64_t cap, uint64_t seed)
@@ -1826,7 +1864,8 @@ template <bool Bytes> class twoq_policy final : public listed<Bytes, 3> {	// A1i
 	// names of a dependent base, spelt out once
 	using base = listed<Bytes, 3>;
 	using base::c, base::cap_, base::used_, base::hit, base::miss, base::refuse;
-	using base::q_, base::where_, base::sz_, base::w_, base::put, base::take, base::evict_obj;
+	using base::q_, base::where_, base::sz_, base::w_, base::put, base::take, base::evict_obj,
+		base::resize, base::promote;
 
 public:
 	twoq_policy(const trace &t, uint64_t cap)
@@ -1848,13 +1887,7 @@ public:
 				return refuse(sz, wh == a1in || wh == am, [&] { evict_obj(id); });
 		}
 		if (wh == a1in || wh == am) {
-			if constexpr (Bytes) {
-				if (sz_.get(id) != sz) {
-					used_ = used_ - sz_.get(id) + sz;
-					w_[wh] = w_[wh] - sz_.get(id) + sz;
-					sz_.set(id, sz);
-				}
-			}
+			resize(id, sz);
 			if (wh == am)
 				q_.move_front(q_.sentinel(am), id);
 			if constexpr (Bytes) {
@@ -1898,81 +1931,6 @@ private:
 	uint64_t kin_, kout_;
 };
 
-// ---- CLOCK -----------------------------------------------------------------
-
-// CLOCK (Corbato, "A Paging Experiment with the Multics System", 1968):
-// one reference bit per object, set by a hit; the hand sweeps from the
-// oldest object, clearing set bits and passing those objects by, and
-// evicts the first whose bit is clear.  Kept as a queue whose tail is the
-// hand, a passed object rotating to the head: the same victims as a
-// circular buffer.  A new object starts with its bit clear, as
-// libCacheSim's Clock does.
-template <bool Bytes> class clock_policy final : public baseline {
-public:
-	clock_policy(const trace &t, uint64_t cap)
-		: baseline(cap), q_(t.nobjects(), 1), s_(q_.sentinel(0)), ref_(t.nobjects(), 0),
-		  sz_(t.nobjects())
-	{
-	}
-
-	bool holds(uint32_t id) const override { return q_.linked(id); }
-	int access(const trace &t, size_t i) override
-	{
-		const uint32_t id = t.ids[i];
-		const uint32_t sz = t.size_of(i);
-		prefetch_ahead(t, i, q_, ref_);
-		if constexpr (Bytes) {
-			if (sz > cap_)
-				return refuse(sz, q_.linked(id), [&] { drop(id); });
-		}
-		if (q_.linked(id)) {
-			ref_[id] = 1;
-			if constexpr (Bytes) {
-				if (sz_.get(id) != sz) {
-					used_ = used_ - sz_.get(id) + sz;
-					sz_.set(id, sz);
-					while (used_ > cap_)
-						evict();
-				}
-			}
-			return hit(sz);
-		}
-		const uint64_t w = weight<Bytes>(sz);
-		while (used_ + w > cap_)
-			evict();
-		q_.push_front(s_, id);
-		ref_[id] = 0;
-		sz_.set(id, sz);
-		used_ += w;
-		return miss(sz);
-	}
-
-private:
-	void evict()
-	{
-		for (;;) {
-			const uint32_t v = q_.back(s_);
-			if (!ref_[v]) {
-				drop(v);
-				return;
-			}
-			ref_[v] = 0;	// its second chance
-			q_.move_front(s_, v);
-		}
-	}
-	void drop(uint32_t id)
-	{
-		q_.unlink(id);
-		used_ -= sz_.get(id);
-		c.evictions++;
-	}
-
-	lists q_;
-	uint32_t s_;
-	std::vector<uint8_t> ref_;
-	sizes_of<Bytes> sz_;
-};
-
 // ---- SLRU ------------------------------------------------------------------
 
 // Segmented LRU (Karedla, Love & Wherry, "Caching Strategies to Improve
@@ -1986,7 +1944,8 @@ template <bool Bytes> class slru_policy final : public listed<Bytes, 2> {	// pro
 	// names of a dependent base, spelt out once
 	using base = listed<Bytes, 2>;
 	using base::c, base::cap_, base::used_, base::hit, base::miss, base::refuse;
-	using base::q_, base::where_, base::sz_, base::w_, base::put, base::take, base::evict_obj;
+	using base::q_, base::where_, base::sz_, base::w_, base::put, base::take, base::evict_obj,
+		base::resize, base::promote;
 
 public:
 	slru_policy(const trace &t, uint64_t cap)
@@ -2007,22 +1966,9 @@ public:
 				return refuse(sz, wh != none, [&] { evict_obj(id); });
 		}
 		if (wh != none) {
-			if constexpr (Bytes) {
-				if (sz_.get(id) != sz) {
-					used_ = used_ - sz_.get(id) + sz;
-					w_[wh] = w_[wh] - sz_.get(id) + sz;
-					sz_.set(id, sz);
-				}
-			}
+			resize(id, sz);
 			if (wh == probation) {
-				take(id);
-				put(prot, id);
-				const uint32_t ps = q_.sentinel(prot);
-				while (w_[prot] > prot_max_) {
-					const uint32_t v = q_.back(ps);
-					take(v);
-					put(probation, v);
-				}
+				promote(id, probation, prot, prot_max_);
 			} else {
 				q_.move_front(q_.sentinel(prot), id);
 			}
@@ -2482,7 +2428,8 @@ template <bool Bytes> class lecar_policy final : public listed<Bytes, 3> {	// ca
 	// names of a dependent base, spelt out once
 	using base = listed<Bytes, 3>;
 	using base::c, base::cap_, base::used_, base::hit, base::miss, base::refuse;
-	using base::q_, base::where_, base::sz_, base::w_, base::put, base::take, base::evict_obj;
+	using base::q_, base::where_, base::sz_, base::w_, base::put, base::take, base::evict_obj,
+		base::resize, base::promote;
 
 public:
 	lecar_policy(const trace &t, uint64_t cap, uint64_t seed)
@@ -2512,13 +2459,7 @@ public:
 				});
 		}
 		if (wh == cached) {
-			if constexpr (Bytes) {
-				if (sz_.get(id) != sz) {
-					used_ = used_ - sz_.get(id) + sz;
-					w_[wh] = w_[wh] - sz_.get(id) + sz;
-					sz_.set(id, sz);
-				}
-			}
+			resize(id, sz);
 			q_.move_front(q_.sentinel(cached), id);
 			lfu_.update(id, lecar_key{ ++freq_[id], now });
 			if constexpr (Bytes) {
@@ -2672,6 +2613,8 @@ std::unique_ptr<policy> build(bool bytes, const trace &t, uint64_t cap, A... a)
 
 template <bool B> using lru_policy = queue_policy<B, true>;
 template <bool B> using fifo_policy = queue_policy<B, false>;
+template <bool B> using sieve_policy = hand_policy<B, false>;
+template <bool B> using clock_policy = hand_policy<B, true>;
 
 // ---- capacity parsing helpers ----------------------------------------------
 
