@@ -459,9 +459,9 @@ void test_format_override(void **)
 	dssim::trace t = read(path, with_format("oracleGeneral"));
 	assert_string_equal(t.format.c_str(), "oracleGeneral");
 	assert_int_equal(t.size(), 5);
-	// as text it is not (its first byte, 10, ends an empty line 1)
-	assert_has(read_error(path),
-		   { path.c_str(), "line 2: \"\\x00\\x00\\x00\\xf4\\x01", "not a block number" });
+	// named as text, but its bytes are binary: the error asks for the
+	// format rather than failing on a line
+	assert_has(read_error(path), { path.c_str(), "binary", "give its format" });
 	assert_has(read_error(path, with_format("bogus")), { "unknown trace format \"bogus\"" });
 	assert_string_equal(
 		read(write_file("ids.csv", "4\n5\n"), with_format("text")).format.c_str(), "text");
@@ -617,8 +617,8 @@ void test_unsupported_compression(void **)
 	for (const auto &[name, bytes] : cases) {
 		std::string path = write_file("packed.trace", bytes);
 		assert_has(read_error(path), { path.c_str(), name, "gzip, zstd or xz" });
-		assert_has(read_error(path, with_format("scarab")), { path.c_str(), name });
 	}
+	// (with the format given, the bytes are that format's: test_scarab)
 	// "BZh" not followed by a block size is not bzip2
 	std::string path = write_file("bzh.dat", "BZh\nBZh\n");
 	assert_has(read_error(path), { path.c_str(), "unknown trace format (give one" });
@@ -714,6 +714,10 @@ void test_twitter_malformed(void **)
 		   { path.c_str(), "line 1", "value size (field 4) \"x2\" is not a number" });
 	path = write_file("deletes.twitter", "0,k,1,2,1,delete,0\n");
 	assert_has(read_error(path, with_format("twitter")), { path.c_str(), "no requests" });
+	// two sizes whose sum would wrap to a small one
+	path = write_file("wrap.twitter", "0,k,18446744073709551615,2,1,get,0\n");
+	assert_has(read_error(path, with_format("twitter")),
+		   { path.c_str(), "line 1", "key size 18446744073709551615", "out of range" });
 }
 
 // ---- Caffeine's formats --------------------------------------------------------------------
@@ -740,6 +744,10 @@ void test_arc_malformed(void **)
 		   { path.c_str(), "line 2", "\"5\" is not an ARC record", "start_block" });
 	path = write_file("nan.lis", "0 x 0 0\n");
 	assert_has(read_error(path), { path.c_str(), "line 1", "block count \"x\"" });
+	// one line must not expand to billions of requests
+	path = write_file("huge.lis", "0 4000000000 0 0\n");
+	assert_has(read_error(path), { path.c_str(), "line 1", "block count 4000000000",
+				       "out of range" });
 }
 
 void test_lirs_name(void **)
@@ -804,6 +812,16 @@ void test_scarab(void **)
 	std::string path = write_file("cut.scarab", bytes.substr(0, 13));
 	assert_has(read_error(path, with_format("scarab")),
 		   { path.c_str(), "truncated record at offset 8", "(5 of 8 bytes)" });
+
+	// a key that starts as bzip2 does: read, the format being given
+	std::string bz = be_keys({ 0x425a683100000001ULL, 9 }, 8);
+	assert_true(bz.compare(0, 4, "BZh1") == 0);
+	t = read(write_file("bz.scarab", bz), with_format("scarab"));
+	assert_vec<uint64_t>(t.keys, { 0x425a683100000001ULL, 9 });
+	// Caffeine names its binary traces *.trace: the bytes say binary,
+	// and the error asks for the format rather than failing on line 1
+	path = write_file("web07.trace", bytes);
+	assert_has(read_error(path), { path.c_str(), "binary", "give its format" });
 }
 
 // ---- the sample traces --------------------------------------------------------------------

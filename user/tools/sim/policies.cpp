@@ -2479,6 +2479,9 @@ public:
 			else
 				w_lru_ *= gain;
 			w_lru_ /= w_lru_ + w_lfu;
+			// a floor, as libCacheSim's: an expert weighed 0 could
+			// never gain again (its weight only ever multiplies)
+			w_lru_ = std::clamp(w_lru_, 1e-10, 1 - 1e-10);
 			take(id);
 			freq_[id]++;
 		} else {

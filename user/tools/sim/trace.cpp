@@ -37,7 +37,9 @@ constexpr size_t sniff_bytes = 64 * 1024;	// what detection looks at
 
 class byte_stream {
 public:
-	explicit byte_stream(const std::string &path);
+	// refuse: name an archive or a compression it cannot undo (off
+	// when the user gave the format: a binary key may start so)
+	byte_stream(const std::string &path, bool refuse);
 	~byte_stream();
 	byte_stream(const byte_stream &) = delete;
 	byte_stream &operator=(const byte_stream &) = delete;
@@ -128,7 +130,7 @@ private:
 	bool mid_stream_ = false;	// inside a gzip member or zstd frame
 };
 
-byte_stream::byte_stream(const std::string &path) :
+byte_stream::byte_stream(const std::string &path, bool refuse) :
 	path_(path), in_(input_chunk), buf_(stream_buffer)
 {
 	file_.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -170,7 +172,7 @@ byte_stream::byte_stream(const std::string &path) :
 		xz_ready_ = true;
 		xz_.next_in = reinterpret_cast<const uint8_t *>(in_.data());
 		xz_.avail_in = in_end_;
-	} else {
+	} else if (refuse) {
 		refuse_compression();
 	}
 }
@@ -925,6 +927,11 @@ void read_arc(byte_stream &s, const read_opts &o, trace &t)
 		if (count > std::numeric_limits<uint64_t>::max() - start)
 			s.fail_line("blocks " + std::string(fields[0]) + " + " +
 				    std::string(fields[1]) + " run past 2^64");
+		// (Caffeine reads the count as an int: one line must not
+		// expand to billions of requests)
+		if (count > std::numeric_limits<int32_t>::max())
+			s.fail_line("block count " + std::string(fields[1]) +
+				    " is out of range (at most 2^31 - 1)");
 		for (uint64_t k = 0; k < count && ids.size() < limit; k++)
 			ids.push(start + k);
 	}
@@ -981,8 +988,14 @@ void read_twitter(byte_stream &s, const read_opts &o, trace &t)
 			continue;
 		if (fields[1].empty())
 			s.fail_line("the key (field 2) is empty");
-		uint64_t time = number(0, "timestamp"), size = number(2, "key size") +
-							     number(3, "value size");
+		// each checked alone first: their sum must not wrap
+		uint64_t time = number(0, "timestamp"), key_size = number(2, "key size"),
+			 value_size = number(3, "value size");
+		if (key_size > std::numeric_limits<uint32_t>::max() ||
+		    value_size > std::numeric_limits<uint32_t>::max())
+			s.fail_line("key size " + std::to_string(key_size) + " or value size " +
+				    std::to_string(value_size) + " is out of range");
+		uint64_t size = key_size + value_size;
 		if (size > std::numeric_limits<uint32_t>::max())
 			s.fail_line("key size + value size " + std::to_string(size) +
 				    " is out of range");
@@ -1153,7 +1166,9 @@ std::string choose_format(byte_stream &s, const std::string &path, const read_op
 				  [](unsigned char c) {
 					  return c < 0x20 && c != '\n' && c != '\r' && c != '\t';
 				  });
-	if (format.empty() && binary) {
+	// (a name saying text, as Caffeine's binary *.trace.xz do, is
+	// overruled by the bytes)
+	if ((format.empty() || format == "text") && binary) {
 		// binary records without a magic number (cache2k, scarab,
 		// cloud-physics): only the user knows which
 		std::string head;
@@ -1361,7 +1376,7 @@ csv_map parse_csv_map(std::string_view spec)
 
 trace read_trace(const std::string &path, const read_opts &o)
 {
-	byte_stream s(path);
+	byte_stream s(path, o.format.empty());
 	trace t;
 	t.name = path;
 	t.format = choose_format(s, path, o);
