@@ -381,6 +381,16 @@ void test_every_policy_invariants(void **)
 				auto p = make(name.c_str(), t, cap, bytes, 9);
 				const std::string a = replay(*p, t, cap);
 				const dssim::counters &c = p->c;
+				// what it says it holds is what it holds, each object
+				// at its last request's size (no drift either way)
+				std::vector<uint32_t> last(t.nobjects());
+				for (size_t i = 0; i < t.size(); i++)
+					last[t.ids[i]] = t.sizes[i];
+				uint64_t recount = 0;
+				for (uint32_t id = 0; id < t.nobjects(); id++)
+					if (dssim::baseline_holds(*p, id))
+						recount += bytes ? last[id] : 1;
+				assert_int_equal(recount, dssim::baseline_held(*p));
 				assert_int_equal(c.requests, t.size());
 				assert_int_equal(c.hits[0] + c.hits[2], c.requests);
 				assert_int_equal(c.hits[1], 0);

@@ -1278,6 +1278,8 @@ private:
 		uint32_t victim = oldest(probation);
 		uint32_t cand = newest(probation);
 		while (used_ > cap_) {
+			// (Caffeine 3's evictFromMain: the window's peekLast,
+			// walking older; its 2.x took peekFirst, walking newer)
 			if (candidates == 0)
 				cand = newest(window);
 			if (cand == NIL && victim == NIL) {
@@ -2733,6 +2735,12 @@ uint64_t baseline_held(const policy &p)
 {
 	const auto *b = dynamic_cast<const baseline *>(&p);
 	return b ? b->held() : 0;
+}
+
+bool baseline_holds(const policy &p, uint32_t id)
+{
+	const auto *b = dynamic_cast<const baseline *>(&p);
+	return b && b->holds(id);
 }
 
 int64_t wtinylfu_window(const policy &p)

@@ -209,6 +209,8 @@ uint64_t belady_bytes_needed(const trace &t);
 // What a baseline holds now, in entries or in bytes as its capacity
 // counts (tests check it never overflows); 0 for another policy.
 uint64_t baseline_held(const policy &p);
+// Whether a baseline holds object id now (tests recount held() with it).
+bool baseline_holds(const policy &p, uint32_t id);
 // LeCaR's weight of its LRU expert now, in [0, 1] (tests check it
 // learns); -1 for another policy.
 double lecar_lru_weight(const policy &p);
