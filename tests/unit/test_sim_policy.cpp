@@ -441,12 +441,42 @@ void test_every_policy_unit_bytes(void **)
 	}
 }
 
+// Behind each admission filter, and both: still never over capacity
+// (replay checks), and what the filter reports holding is what the policy
+// holds.
+void test_every_policy_filtered(void **)
+{
+	prng r{ 4242 };
+	dssim::trace t = random_trace(r, 3000, 150);
+	for (size_t i = 0; i < t.size(); i++)
+		t.sizes.push_back(1 + r.below(r.below(10) == 0 ? 400 : 40));
+	t = with_next(t);
+	for (const auto &name : dssim::baseline_names()) {
+		for (const char *f : { "+tinylfu", "+size:30", "+tinylfu+size:30" }) {
+			for (bool bytes : { false, true }) {
+				const uint64_t cap = bytes ? 300 : 20;
+				auto p = make((name + f).c_str(), t, cap, bytes, 9);
+				replay(*p, t, cap);
+				std::vector<uint32_t> last(t.nobjects());
+				for (size_t i = 0; i < t.size(); i++)
+					last[t.ids[i]] = t.sizes[i];
+				uint64_t recount = 0;
+				for (uint32_t id = 0; id < t.nobjects(); id++)
+					if (dssim::baseline_holds(*p, id))
+						recount += bytes ? last[id] : 1;
+				assert_int_equal(recount, dssim::baseline_held(*p));
+				assert_int_equal(p->c.hits[0] + p->c.hits[2], t.size());
+			}
+		}
+	}
+}
+
 void test_names_and_refusals(void **)
 {
 	const std::vector<std::string> want = { "lru",	  "fifo",     "lfu",	"arc",	 "s3fifo",
 						"sieve", "wtinylfu", "wtinylfu-dk", "random", "belady", "lirs",
 						"2q",	  "clock",    "slru",	"lru2",	 "gdsf",
-						"hyperbolic", "lecar" };
+						"hyperbolic", "lecar", "cacheus", "lhd", "clockpro" };
 	assert_true(dssim::baseline_names() == want);
 	const dssim::trace t = make_trace({ 0, 1 });
 	dssim::policy_opts o;
@@ -1026,6 +1056,127 @@ void test_lecar(void **)
 	}
 }
 
+// CACHEUS, 2 entries (N = 2: histories of 1, d = 0.005^(1/2), windows of
+// 2 requests, SR's target 1): 0 1 2 0.  At 2 (t3) the experts disagree:
+// SR-LRU's victim is SR's LRU end, 0; CR-LFU's, among the least frequent
+// (0 and 1, once each), the most recently used, 1 (LeCaR's LFU would
+// name 0 too).  The first window (t1, t2: no hits) moved lambda from 0.45:
+// the hit rate did not rise (0 - 0) while lambda had (0.45 - 0), so it
+// falls by |0.45 * 0.45| to 0.2475.  Evicting by SR-LRU (probability 0.5)
+// puts 0 in H_SR, and its miss at t4 one request later is SR-LRU's
+// regret at that lambda: w_SR = 1 / (1 + e^(0.2475 d)) = 0.49562 (LeCaR's
+// fixed 0.45 would give 0.49205); by CR-LFU, 0 hits and w_SR stays 0.5.
+// Then lambda by hand, 4 entries (windows of 4): 0-3 all miss (hit rate
+// 0, lambda 0.45 -> 0.2475 as above); 0-3 again all hit (the hit rate
+// rose by 1 while lambda fell by 0.2025: opposite signs, it falls on,
+// by |0.2475 * 0.2025|); 4-7 all miss (the hit rate fell by 1 and lambda
+// had fallen: same signs, it rises by |lambda * its last change|).
+void test_cacheus(void **)
+{
+	const dssim::trace t = make_trace({ 0, 1, 2, 0 });
+	const double d = std::sqrt(0.005);
+	const double moved = 1 / (1 + std::exp(0.2475 * d));
+	assert_true(std::fabs(moved - 0.49562) < 1e-5);
+	int by_sr = 0, by_cr = 0;
+	for (uint64_t seed = 1; seed <= 32; seed++) {
+		auto p = make("cacheus", t, 2, false, seed);
+		const std::string s = replay(*p, t, 2);
+		const double w = dssim::cacheus_sr_weight(*p);
+		if (s == "mmmm") {
+			by_sr++;
+			assert_true(std::fabs(w - moved) < 1e-12);
+		} else {
+			by_cr++;
+			assert_string_equal(s.c_str(), "mmmh");
+			assert_true(w == 0.5);
+		}
+	}
+	assert_true(by_sr > 0 && by_cr > 0);
+	assert_true(dssim::cacheus_sr_weight(*make("lecar", t, 2)) < 0);
+	assert_true(dssim::cacheus_learning_rate(*make("lru", t, 2)) < 0);
+
+	const dssim::trace u = make_trace({ 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7 });
+	auto p = make("cacheus", u, 4);
+	std::string s;
+	std::vector<double> lr;
+	for (size_t i = 0; i < u.size(); i++) {
+		s += p->access(u, i) == 0 ? 'h' : 'm';
+		if (i % 4 == 3)
+			lr.push_back(dssim::cacheus_learning_rate(*p));
+	}
+	assert_string_equal(s.c_str(), "mmmmhhhhmmmm");
+	const double l1 = 0.45 - 0.45 * 0.45, l2 = l1 - l1 * (0.45 - l1);
+	const double l3 = l2 + l2 * (l1 - l2);
+	assert_true(std::fabs(lr[0] - 0.2475) < 1e-12 && std::fabs(lr[0] - l1) < 1e-12);
+	assert_true(std::fabs(lr[1] - 0.19738125) < 1e-12 && std::fabs(lr[1] - l2) < 1e-12);
+	assert_true(std::fabs(lr[2] - l3) < 1e-12 && lr[2] > lr[1]);
+}
+
+// LHD, 4 entries (fewer than 64: every object is looked at; ages are not
+// coarsened; reconfigured every 64 requests).  Rounds of 0 and three
+// objects seen once, 0 a b c, 0 d e f, ...: 0 hits at age 4 each round.
+// Before the first reconfiguration the density 1 / (age + 1) evicts the
+// oldest, a one-time object (0 is at most 3 old at a miss).  At it (t64)
+// 0 has had 15 hits, one in each class 0..14, at age 4, and is in class
+// 15, which has no events yet and takes class 14's densities: 1 / (5 -
+// age) up to age 4; class 0 has that hit against ~45 evictions: a
+// one-time object's density is below 1 / 45.  From then on class 15's
+// only events are 0's hits at age 4: its density there is 1.  After
+// 100 rounds (the last 0 a b c), one more, d, and 0: at d 0 is 4 old,
+// LRU's victim, but of the highest density: LHD evicts a one-time object
+// and 0 hits; LRU misses it.  (At 5 old it would go: no hit of class 15
+// ever came later than age 4, its density there is 0.)
+// Bytes, before any reconfiguration (density 1 / (age + 1) / size), 12
+// bytes: 0 (2 bytes), 1 (8), 2 (2), then 3 (2) at t4: 0 is 3 old, 1/8;
+// 1 is 2 old, 1/24; 2, 1/4: the larger, younger 1 goes, and 0 hits.
+void test_lhd(void **)
+{
+	std::vector<uint32_t> ids;
+	std::string want;
+	uint32_t once = 1;
+	for (int round = 0; round < 100; round++) {
+		ids.push_back(0);
+		for (int k = 0; k < 3; k++)
+			ids.push_back(once++);
+		want += round ? "hmmm" : "mmmm";
+	}
+	ids.push_back(once++);
+	ids.push_back(0);
+	const dssim::trace t = make_trace(ids);
+	assert_string_equal(tiers_of("lhd", t, 4).c_str(), (want + "mh").c_str());
+	assert_string_equal(tiers_of("lru", t, 4).c_str(), (want + "mm").c_str());
+	ids.back() = once++;
+	ids.push_back(0);
+	const dssim::trace late = make_trace(ids);
+	assert_string_equal(tiers_of("lhd", late, 4).c_str(), (want + "mmm").c_str());
+	const dssim::trace b = make_trace({ 0, 1, 2, 3, 0 }, { 2, 8, 2, 2, 2 });
+	assert_string_equal(tiers_of("lhd", b, 12, true).c_str(), "mmmmh");
+	assert_string_equal(tiers_of("lru", b, 12, true).c_str(), "mmmmm");
+}
+
+// CLOCK-Pro, 4 entries: m_c = 1 (1% of 4, at least 1), hot at most 3.
+//  0 1 2 enter hot (the cold start), 3 cold in its test period.
+//  4: HAND_cold finds 3 (bit clear): evicted, a test entry.  4 enters cold.
+//  3 (t6): a miss on a test entry; room first: 4 is evicted (a test
+//     entry).  3 turns hot at the head and m_c becomes 2: hot at most 2,
+//     so HAND_hot, from the tail, turns 0 and 1 (bits clear) cold.
+//  A scan 5..11 evicts only cold objects (0, 1, then each newcomer);
+//  test periods that end unrequested take m_c back to 1, but no cold
+//  object is requested again: 2 and 3 stay hot through it and hit, and 0,
+//  turned cold, was evicted.  LRU hits 3 at t6 (its cold part is all 4)
+//  but the scan flushes it.
+void test_clockpro(void **)
+{
+	const dssim::trace t = make_trace({ 0, 1, 2, 3, 4, 3, 5, 6, 7, 8, 9, 10, 11, 3, 2, 0 });
+	assert_string_equal(tiers_of("clockpro", t, 4).c_str(), "mmmmmmmmmmmmmhhm");
+	assert_string_equal(tiers_of("lru", t, 4).c_str(), "mmmmmhmmmmmmmmmm");
+	// a test entry requested again turns hot: 3, evicted cold (t5), back
+	// at t6 and hot, outlives the scan; 4, which was not requested, does
+	// not
+	const dssim::trace u = make_trace({ 0, 1, 2, 3, 4, 3, 5, 6, 7, 8, 9, 10, 11, 3, 4 });
+	assert_string_equal(tiers_of("clockpro", u, 4).c_str(), "mmmmmmmmmmmmmhm");
+}
+
 // ---- capacity --------------------------------------------------------------
 
 dssim::capacity cap_of(const char *s, const dssim::trace &t)
@@ -1115,6 +1266,7 @@ int main()
 		cmocka_unit_test(test_every_policy_invariants),
 		cmocka_unit_test(test_every_policy_refuses_oversized),
 		cmocka_unit_test(test_every_policy_unit_bytes),
+		cmocka_unit_test(test_every_policy_filtered),
 		cmocka_unit_test(test_names_and_refusals),
 		cmocka_unit_test(test_lfu),
 		cmocka_unit_test(test_arc),
@@ -1132,6 +1284,9 @@ int main()
 		cmocka_unit_test(test_gdsf),
 		cmocka_unit_test(test_hyperbolic),
 		cmocka_unit_test(test_lecar),
+		cmocka_unit_test(test_cacheus),
+		cmocka_unit_test(test_lhd),
+		cmocka_unit_test(test_clockpro),
 		cmocka_unit_test(test_parse_capacity),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -434,13 +434,13 @@ void test_detect_by_content(void **)
 	path = write_file("words.dat", "hello\nworld\n");
 	assert_has(read_error(path), { path.c_str(), "unknown trace format",
 				       "format oracleGeneral|csv|text|txt|dsmem|twitter|arc|lirs|"
-				       "cache2k|scarab|cloud-physics" });
+				       "cache2k|scarab|cloud-physics|vscsi" });
 	// a binary file without a magic number: its first bytes and the
 	// formats that only `format` can name
 	path = write_file("blob.dat", std::string("\x01\x02\x00\x7f binary", 12));
 	assert_has(read_error(path), { path.c_str(), "unknown trace format",
 				       "starting with 01 02 00 7f 20 62 69 6e", "format ",
-				       "|cache2k|scarab|cloud-physics" });
+				       "|cache2k|scarab|cloud-physics|vscsi" });
 }
 
 void test_detect_by_name(void **)
@@ -824,6 +824,189 @@ void test_scarab(void **)
 	assert_has(read_error(path), { path.c_str(), "binary", "give its format" });
 }
 
+// ---- vscsi -----------------------------------------------------------------------------
+
+// libCacheSim's vscsi layouts, field by field (little-endian):
+// V1 (32 bytes): sn, len, nSG (u32), cmd, ver (u16), lbn, ts (u64)
+std::string vscsi1_record(uint64_t lbn, uint32_t len, uint16_t cmd, uint64_t ts_us,
+			  uint32_t sn = 0x11223344, uint32_t nsg = 3, uint16_t ver = 0x0100)
+{
+	std::string r;
+	put_le(r, sn, 4);
+	put_le(r, len, 4);
+	put_le(r, nsg, 4);
+	put_le(r, cmd, 2);
+	put_le(r, ver, 2);
+	put_le(r, lbn, 8);
+	put_le(r, ts_us, 8);
+	assert_int_equal(r.size(), 32);
+	return r;
+}
+
+// V2 (40 bytes): cmd, ver (u16), sn, len, nSG (u32), lbn, ts, rt (u64)
+std::string vscsi2_record(uint64_t lbn, uint32_t len, uint16_t cmd, uint64_t ts_us,
+			  uint64_t rt = 777, uint16_t ver = 0x0200)
+{
+	std::string r;
+	put_le(r, cmd, 2);
+	put_le(r, ver, 2);
+	put_le(r, 0x55667788, 4);	// sn
+	put_le(r, len, 4);
+	put_le(r, 9, 4);		// nSG
+	put_le(r, lbn, 8);
+	put_le(r, ts_us, 8);
+	put_le(r, rt, 8);
+	assert_int_equal(r.size(), 40);
+	return r;
+}
+
+// three requests, two objects: READ(10), WRITE(10), READ(16)
+std::string vscsi1_bytes()
+{
+	return vscsi1_record(1000, 4096, 0x28, 1500000) +
+	       vscsi1_record(0x0102030405060708ULL, 512, 0x2a, 2000001) +
+	       vscsi1_record(1000, 8192, 0x88, 3000000);
+}
+
+std::string vscsi2_bytes()
+{
+	return vscsi2_record(1000, 4096, 0x28, 1500000) +
+	       vscsi2_record(0x0102030405060708ULL, 512, 0x8a, 2000001) +
+	       vscsi2_record(1000, 8192, 0x08, 3000000);
+}
+
+void assert_vscsi_requests(const dssim::trace &t)
+{
+	assert_string_equal(t.format.c_str(), "vscsi");
+	assert_vec<uint32_t>(t.ids, { 0, 1, 0 });
+	assert_vec<uint64_t>(t.keys, { 1000, 0x0102030405060708ULL });	// lbn
+	assert_vec<uint32_t>(t.sizes, { 4096, 512, 8192 });		// len, bytes
+	// ts in microseconds, kept whole
+	assert_vec<uint64_t>(t.times_ns, { 1500000000ULL, 2000001000ULL, 3000000000ULL });
+	assert_vec<uint8_t>(t.writes, { 0, 1, 0 });
+}
+
+void test_vscsi_v1(void **)
+{
+	std::string bytes = vscsi1_bytes();
+	assert_int_equal(bytes.size(), 96);
+	assert_int_equal(bytes[15], 1);		// ver's high byte
+	assert_int_equal(bytes[16], static_cast<char>(0xe8));	// lbn 1000, low byte first
+	assert_vscsi_requests(read(write_file("v1.bin", bytes), with_format("vscsi")));
+	assert_vscsi_requests(read(write_file("v1.bin", bytes), with_format("VSCSI")));
+	// libCacheSim's traces are named so: no format needed
+	assert_vscsi_requests(read(write_file("w01_vscsi1.vscsitrace", bytes)));
+
+	dssim::read_opts o = with_format("vscsi");
+	o.limit = 2;
+	o.want_times = false;
+	dssim::trace t = read(write_file("v1.bin", bytes), o);
+	assert_vec<uint32_t>(t.ids, { 0, 1 });
+	assert_vec<uint32_t>(t.sizes, { 4096, 512 });
+	assert_true(t.times_ns.empty());
+	// one record: judged by it alone
+	t = read(write_file("one.bin", bytes.substr(0, 32)), with_format("vscsi"));
+	assert_vec<uint64_t>(t.keys, { 1000 });
+	assert_vec<uint32_t>(t.sizes, { 4096 });
+}
+
+void test_vscsi_v2(void **)
+{
+	std::string bytes = vscsi2_bytes();
+	assert_int_equal(bytes.size(), 120);
+	assert_int_equal(bytes[3], 2);		// ver's high byte
+	assert_int_equal(bytes[43], 2);
+	assert_vscsi_requests(read(write_file("v2.bin", bytes), with_format("vscsi")));
+	assert_vscsi_requests(read(write_file("w36_vscsi2.vscsitrace", bytes)));
+	dssim::trace t = read(write_file("one.bin", bytes.substr(0, 40)), with_format("vscsi"));
+	assert_vec<uint64_t>(t.keys, { 1000 });
+	assert_vec<uint64_t>(t.times_ns, { 1500000000ULL });
+
+	// compressed, as the traces are shipped; by name, after xz
+	assert_vscsi_requests(read(write_file("v2.bin.xz", xz_bytes(bytes)), with_format("vscsi")));
+	assert_vscsi_requests(read(write_file("w36_vscsi2.vscsitrace.xz", xz_bytes(bytes))));
+	assert_vscsi_requests(
+		read(write_file("w01_vscsi1.vscsitrace.xz", xz_bytes(vscsi1_bytes()))));
+}
+
+void test_vscsi_version_detection(void **)
+{
+	// V2 is tried first, as libCacheSim does: 160 bytes of V1 records
+	// whose bytes 3 and 43 are 2 are four V2 records, though bytes 15
+	// and 47 say V1 (only the first two records' are looked at)
+	std::string v1;
+	for (int i = 0; i < 5; i++)
+		v1 += vscsi1_record(100 + i, 4096, 0x28, 1000000 * i, i == 0 ? 0x02000000 : 1,
+				    i == 1 ? 0x02000000 : 3, i < 2 ? 0x0100 : 0);
+	assert_int_equal(v1[3], 2);
+	assert_int_equal(v1[43], 2);
+	assert_int_equal(v1[15], 1);
+	assert_int_equal(v1[47], 1);
+	dssim::trace t = read(write_file("both.bin", v1), with_format("vscsi"));
+	assert_int_equal(t.size(), 4);
+	// V2's lbn at offsets 16, 56, 96, 136: V1's lbn, ts, sn+len, nSG+cmd+ver
+	assert_vec<uint64_t>(t.keys, { 100, 1000000, 1 | 4096ULL << 32, 3 | 0x28ULL << 32 });
+	// one of the two alone is not enough: V1
+	v1.replace(32, 32, vscsi1_record(101, 4096, 0x28, 1000000));
+	t = read(write_file("both.bin", v1), with_format("vscsi"));
+	assert_int_equal(t.size(), 5);
+	assert_vec<uint64_t>(t.keys, { 100, 101, 102, 103, 104 });
+
+	// no version: neither 2 at offsets 3, 43 nor 1 at 15, 47
+	std::string nover = vscsi1_record(1, 512, 0x28, 0, 1, 3, 0x0300) +
+			    vscsi1_record(2, 512, 0x28, 0, 1, 3, 0x0300);
+	std::string path = write_file("nover.bin", nover);
+	assert_has(read_error(path, with_format("vscsi")),
+		   { path.c_str(), "vscsi: unknown record version", "version byte 0x00 read as V2",
+		     "0x03, 0x03 read as V1" });
+	// the first record V1, the second not: unknown, as in libCacheSim
+	path = write_file("mixed.bin", vscsi1_record(1, 512, 0x28, 0) +
+					       vscsi1_record(2, 512, 0x28, 0, 1, 3, 0x0200));
+	assert_has(read_error(path, with_format("vscsi")),
+		   { path.c_str(), "unknown record version", "0x01, 0x02 read as V1" });
+
+	// unnamed and without a format: the binary hint says vscsi
+	path = write_file("blob1.dat", vscsi1_bytes());
+	assert_has(read_error(path), { path.c_str(), "unknown trace format",
+				       "look like vscsi V1", "|cloud-physics|vscsi" });
+	path = write_file("blob2.dat", vscsi2_bytes());
+	assert_has(read_error(path), { path.c_str(), "look like vscsi V2" });
+}
+
+void test_vscsi_malformed(void **)
+{
+	std::string path = write_file("empty.vscsitrace", "");
+	assert_has(read_error(path, with_format("vscsi")),
+		   { path.c_str(), "vscsi: empty", "32-byte V1 or 40-byte V2" });
+	path = write_file("short.bin", vscsi1_bytes().substr(0, 20));
+	assert_has(read_error(path, with_format("vscsi")),
+		   { path.c_str(), "vscsi: truncated record at offset 0 (20 bytes" });
+
+	// not a whole number of records of the version the first ones give
+	path = write_file("v1cut.bin", vscsi1_bytes() + "0123456789");
+	assert_has(read_error(path, with_format("vscsi")),
+		   { path.c_str(), "vscsi: 106 bytes are not a whole number of 32-byte V1 records",
+		     "10 bytes left over" });
+	path = write_file("v2cut.bin", vscsi2_bytes().substr(0, 100));
+	assert_has(read_error(path, with_format("vscsi")),
+		   { path.c_str(), "vscsi: 100 bytes are not a whole number of 40-byte V2 records",
+		     "20 bytes left over" });
+	// compressed: the size is known only at the end
+	path = write_file("v1cut.bin.xz", xz_bytes(vscsi1_bytes() + "0123456789"));
+	assert_has(read_error(path, with_format("vscsi")),
+		   { path.c_str(), "vscsi V1: truncated record at offset 96 (10 of 32 bytes)" });
+	path = write_file("v2cut.vscsitrace.xz", xz_bytes(vscsi2_bytes().substr(0, 100)));
+	assert_has(read_error(path),
+		   { path.c_str(), "vscsi V2: truncated record at offset 80 (20 of 40 bytes)" });
+
+	// a time in nanoseconds that would not fit
+	path = write_file("late.bin", vscsi1_record(1, 512, 0x28, 0) +
+					      vscsi1_record(2, 512, 0x28, 0xffffffffffffffffULL));
+	assert_has(read_error(path, with_format("vscsi")),
+		   { path.c_str(), "vscsi V1: timestamp 18446744073709551615 us is out of range",
+		     "record at offset 32" });
+}
+
 // ---- the sample traces --------------------------------------------------------------------
 
 bool have_samples()
@@ -1155,6 +1338,10 @@ int main()
 		cmocka_unit_test(test_lirs_name),
 		cmocka_unit_test(test_cache2k_cloud_physics),
 		cmocka_unit_test(test_scarab),
+		cmocka_unit_test(test_vscsi_v1),
+		cmocka_unit_test(test_vscsi_v2),
+		cmocka_unit_test(test_vscsi_version_detection),
+		cmocka_unit_test(test_vscsi_malformed),
 		cmocka_unit_test(test_sample_cloudphysics),
 		cmocka_unit_test(test_sample_lirs),
 		cmocka_unit_test(test_gen_deterministic),

@@ -3,9 +3,9 @@
 // lru, fifo, lfu, arc, s3fifo, sieve, wtinylfu (Caffeine's, adaptive
 // window), wtinylfu-dk (doorkeeper, fixed window), random (write-back),
 // belady (the offline optimum), lirs, 2q, clock, slru, lru2, gdsf,
-// hyperbolic and lecar; the admission filters POLICY+tinylfu and
-// POLICY+size:MAX that go in front of any of them; and the capacity
-// parser.
+// hyperbolic, lecar, cacheus, lhd and clockpro; the admission filters
+// POLICY+tinylfu and POLICY+size:MAX that go in front of any of them; and
+// the capacity parser.
 //
 // Every policy keeps its state in flat arrays indexed by the trace's dense
 // object id, sized once in its constructor: no hashing and no allocation
@@ -2289,6 +2289,75 @@ private:
 	uint64_t now_ = 0;
 };
 
+// ---- sampling --------------------------------------------------------------
+
+// The cached objects of a sampling policy (Hyperbolic, LHD): a dense array
+// of slots, each naming its object, and each object's place in it, so that
+// a sample is a random index and any object leaves in O(1).  The victim is
+// the lowest of 64 slots drawn at random, as both papers sample (the lowest
+// of all of them when 64 or fewer are cached: the same victim, exactly).
+// Slot needs an id; its generator starts from opts.seed.
+template <class Slot> class sampled {
+public:
+	sampled(uint32_t nobjects, uint64_t cap, uint64_t seed) : pos_(nobjects, NIL), rng_(seed)
+	{
+		slots_.reserve(std::min<uint64_t>(cap, nobjects));
+	}
+	bool contains(uint32_t id) const { return pos_[id] != NIL; }
+	Slot &at(uint32_t id) { return slots_[pos_[id]]; }
+	void prefetch(uint32_t id) const { __builtin_prefetch(&pos_[id]); }
+	void push(const Slot &s)
+	{
+		pos_[s.id] = static_cast<uint32_t>(slots_.size());
+		slots_.push_back(s);
+	}
+	// takes id out; returns its slot
+	Slot erase(uint32_t id)
+	{
+		const uint32_t p = pos_[id];
+		const Slot gone = slots_[p];
+		slots_[p] = slots_.back();
+		pos_[slots_[p].id] = p;
+		slots_.pop_back();
+		pos_[id] = NIL;
+		return gone;
+	}
+	// the object whose slot is lowest by lower(a, b) among the sample
+	template <class Lower> uint32_t victim(Lower lower)
+	{
+		size_t v = 0;
+		if (slots_.size() <= samples) {
+			for (size_t k = 1; k < slots_.size(); k++)
+				if (lower(slots_[k], slots_[v]))
+					v = k;
+			return slots_[v].id;
+		}
+		size_t at[samples];
+		for (size_t k = 0; k < samples; k++) {
+			at[k] = pick();
+			__builtin_prefetch(&slots_[at[k]]);
+		}
+		v = at[0];
+		for (size_t k = 1; k < samples; k++)
+			if (lower(slots_[at[k]], slots_[v]))
+				v = at[k];
+		return slots_[v].id;
+	}
+
+private:
+	static constexpr size_t samples = 64;
+
+	size_t pick()
+	{
+		const uint64_t x = mix64_finish(rng_ += splitmix_gamma);
+		return static_cast<size_t>((static_cast<unsigned __int128>(x) * slots_.size()) >> 64);
+	}
+
+	std::vector<uint32_t> pos_;	// per object: index in slots_, NIL if absent
+	std::vector<Slot> slots_;	// the cached objects
+	uint64_t rng_;
+};
+
 // ---- Hyperbolic ------------------------------------------------------------
 
 // Hyperbolic caching (Blankstein, Sen & Freedman, "Hyperbolic Caching:
@@ -2296,30 +2365,28 @@ private:
 // priority is the requests it had since it entered the cache over the time
 // it has been there, n / t (over its size too, n / (t * size), in bytes,
 // the paper's size-aware variant); the victim is the lowest priority among
-// 64 resident objects sampled at random, as the paper samples (and among
-// all of them when 64 or fewer are cached: the same victim, exactly).
-// Time counts requests.  Its generator starts from opts.seed.
+// 64 resident objects sampled at random, as the paper samples (see
+// sampled).  Time counts requests.  Its generator starts from opts.seed.
 template <bool Bytes> class hyperbolic_policy final : public baseline {
 public:
 	hyperbolic_policy(const trace &t, uint64_t cap, uint64_t seed)
-		: baseline(cap), pos_(t.nobjects(), NIL), rng_(seed)
+		: baseline(cap), res_(t.nobjects(), cap, seed)
 	{
-		slots_.reserve(std::min<uint64_t>(cap, t.nobjects()));
 	}
 
-	bool holds(uint32_t id) const override { return pos_[id] != NIL; }
+	bool holds(uint32_t id) const override { return res_.contains(id); }
 	int access(const trace &t, size_t i) override
 	{
 		const uint32_t id = t.ids[i];
 		const uint32_t sz = t.size_of(i);
-		prefetch_ahead(t, i, pos_);
+		prefetch_ahead(t, i, res_);
 		now_++;
 		if constexpr (Bytes) {
 			if (sz > cap_)
-				return refuse(sz, pos_[id] != NIL, [&] { drop(id); });
+				return refuse(sz, res_.contains(id), [&] { drop(id); });
 		}
-		if (pos_[id] != NIL) {
-			slot &e = slots_[pos_[id]];
+		if (res_.contains(id)) {
+			slot &e = res_.at(id);
 			e.n++;
 			if constexpr (Bytes) {
 				if (e.size != sz) {
@@ -2334,15 +2401,12 @@ public:
 		const uint64_t w = weight<Bytes>(sz);
 		while (used_ + w > cap_)
 			drop(victim());
-		pos_[id] = static_cast<uint32_t>(slots_.size());
-		slots_.push_back(slot{ 1, now_, id, static_cast<uint32_t>(w) });
+		res_.push(slot{ 1, now_, id, static_cast<uint32_t>(w) });
 		used_ += w;
 		return miss(sz);
 	}
 
 private:
-	static constexpr size_t samples = 64;
-
 	// what sampling reads, in one place: one cache line a sample
 	struct slot {
 		uint64_t n;	// requests since it entered
@@ -2364,86 +2428,129 @@ private:
 	}
 	uint32_t victim()
 	{
-		size_t v = 0;
-		if (slots_.size() <= samples) {
-			for (size_t k = 1; k < slots_.size(); k++)
-				if (lower(slots_[k], slots_[v]))
-					v = k;
-			return slots_[v].id;
-		}
-		size_t at[samples];
-		for (size_t k = 0; k < samples; k++) {
-			at[k] = pick();
-			__builtin_prefetch(&slots_[at[k]]);
-		}
-		v = at[0];
-		for (size_t k = 1; k < samples; k++)
-			if (lower(slots_[at[k]], slots_[v]))
-				v = at[k];
-		return slots_[v].id;
-	}
-	size_t pick()
-	{
-		const uint64_t x = mix64_finish(rng_ += splitmix_gamma);
-		return static_cast<size_t>((static_cast<unsigned __int128>(x) * slots_.size()) >> 64);
+		return res_.victim([this](const slot &a, const slot &b) { return lower(a, b); });
 	}
 	void drop(uint32_t id)
 	{
-		const uint32_t p = pos_[id];
-		used_ -= slots_[p].size;
-		slots_[p] = slots_.back();
-		pos_[slots_[p].id] = p;
-		slots_.pop_back();
-		pos_[id] = NIL;
+		used_ -= res_.erase(id).size;
 		c.evictions++;
 	}
 
-	std::vector<uint32_t> pos_;	// per object: index in slots_, NIL if absent
-	std::vector<slot> slots_;	// the cached objects
-	uint64_t rng_;
+	sampled<slot> res_;
 	uint64_t now_ = 0;
+};
+
+// ---- learning from regret: LeCaR and CACHEUS --------------------------------
+
+// What LeCaR and CACHEUS share (LeCaR's Algorithm 1): two experts with a
+// weight each, w for the first and 1 - w for the second, 0.5 to start.  A
+// miss that must make room evicts the first expert's victim with
+// probability w, else the second's, and remembers it in that expert's
+// history (a FIFO of N/2 objects, N the cache's size in entries, or of half
+// its bytes).  A miss found in an expert's history is its regret: the other
+// weight is multiplied by e^(rate r), r = d^t, t the requests it spent in
+// the history and d = 0.005^(1/N); then the weights are normalised.  Sized
+// in bytes, N is the capacity over the trace's mean request size.  The
+// generator starts from opts.seed.
+template <bool Bytes, uint8_t N> class regret_experts : public listed<Bytes, N> {
+protected:
+	regret_experts(const trace &t, uint64_t cap, uint64_t seed)
+		: listed<Bytes, N>(t, cap), out_at_(t.nobjects(), 0), rng_(seed)
+	{
+		entries_ = expected_entries(t, cap);
+		discount_ = std::pow(0.005, 1.0 / static_cast<double>(entries_));
+		hist_max_ = share_floor(cap, 1, 2);
+	}
+
+	// a uniform draw in [0, 1)
+	double uniform() { return static_cast<double>(mix64_finish(rng_ += splitmix_gamma) >> 11) * 0x1p-53; }
+	// whether the first expert names this victim
+	bool draw_first() { return uniform() < w1_; }
+	// a miss found in the first's history (first_wrong) or the second's,
+	// gone there at out_at_[id]
+	void regret(uint32_t id, bool first_wrong, uint64_t now, double rate)
+	{
+		const double r = std::pow(discount_, static_cast<double>(now - out_at_[id]));
+		const double gain = std::exp(rate * r);
+		double w2 = 1 - w1_;
+		if (first_wrong)
+			w2 *= gain;
+		else
+			w1_ *= gain;
+		w1_ /= w1_ + w2;
+		// a floor, as libCacheSim's: an expert weighed 0 could never
+		// gain again (its weight only ever multiplies)
+		w1_ = std::clamp(w1_, 1e-10, 1 - 1e-10);
+	}
+	// v, just evicted, into history h; leave(g) for each object that the
+	// history's bound pushes out
+	template <class Leave> void remember(uint8_t h, uint32_t v, uint64_t now, Leave leave)
+	{
+		this->put(h, v);
+		out_at_[v] = now;
+		const uint32_t hs = this->q_.sentinel(h);
+		while (this->w_[h] > hist_max_) {
+			const uint32_t g = this->q_.back(hs);
+			this->take(g);
+			leave(g);
+		}
+	}
+
+	std::vector<uint64_t> out_at_;	// when it went to a history
+	uint64_t rng_;
+	double w1_ = 0.5;	// the first expert's weight
+	uint64_t entries_;	// N
+	double discount_;
+	uint64_t hist_max_;
+
+private:
+	static uint64_t expected_entries(const trace &t, uint64_t cap)
+	{
+		uint64_t e = cap;
+		if constexpr (Bytes) {
+			if (!t.sizes.empty()) {
+				long double sum = 0;
+				for (uint32_t s : t.sizes)
+					sum += s;
+				const long double mean =
+					std::max<long double>(1, sum / t.sizes.size());
+				e = static_cast<uint64_t>(static_cast<long double>(cap) / mean);
+			}
+		}
+		return std::max<uint64_t>(e, 1);
+	}
+};
+
+// An LFU expert's order: count, then the last request's time; Mru breaks
+// ties to the most recently used (CR-LFU), else to the least (LeCaR's LFU).
+template <bool Mru> struct freq_key {
+	uint64_t freq, last;
+	bool operator<(const freq_key &o) const
+	{
+		return freq < o.freq || (freq == o.freq && (Mru ? last > o.last : last < o.last));
+	}
 };
 
 // ---- LeCaR -----------------------------------------------------------------
 
 // LeCaR (Vietri et al., "Driving Cache Replacement with ML-based LeCaR",
-// HotStorage'18, Algorithm 1): two experts, LRU and LFU (ties to the least
-// recently used), each with a weight, 0.5 to start.  A miss that must make
-// room evicts LRU's victim with probability w_LRU, else LFU's, and
-// remembers it in that expert's history, H_LRU or H_LFU (each a FIFO of N/2
-// objects, N the cache's size in entries, or of half its bytes).  A miss
-// found in H_LRU means LRU was wrong to evict it: w_LFU *= e^(lambda r),
-// with lambda = 0.45 and the regret r = d^t, t the requests it spent in
-// the history and d = 0.005^(1/N); symmetrically for H_LFU; then the
-// weights are normalised.  An object back from a history keeps its
-// count.  Sized in bytes, N is the capacity over the trace's mean request
-// size.  Its generator starts from opts.seed.
-struct lecar_key {
-	uint64_t freq, last;
-	bool operator<(const lecar_key &o) const
-	{
-		return freq < o.freq || (freq == o.freq && last < o.last);
-	}
-};
-
-template <bool Bytes> class lecar_policy final : public listed<Bytes, 3> {	// cache, H_LRU, H_LFU
+// HotStorage'18, Algorithm 1): regret_experts with LRU first and LFU (ties
+// to the least recently used) second, and a fixed learning rate lambda =
+// 0.45.  An object back from a history keeps its count.
+template <bool Bytes> class lecar_policy final : public regret_experts<Bytes, 3> {	// cache, H_LRU, H_LFU
 	// names of a dependent base, spelt out once
-	using base = listed<Bytes, 3>;
+	using base = regret_experts<Bytes, 3>;
 	using base::c, base::cap_, base::used_, base::hit, base::miss, base::refuse;
-	using base::q_, base::where_, base::sz_, base::w_, base::put, base::take, base::evict_obj,
-		base::resize, base::promote;
+	using base::q_, base::where_, base::sz_, base::put, base::take, base::evict_obj,
+		base::resize, base::w1_, base::regret, base::remember, base::draw_first;
 
 public:
 	lecar_policy(const trace &t, uint64_t cap, uint64_t seed)
-		: listed<Bytes, 3>(t, cap), lfu_(t.nobjects(), cap), freq_(t.nobjects(), 0),
-		  out_at_(t.nobjects(), 0), rng_(seed)
+		: base(t, cap, seed), lfu_(t.nobjects(), cap), freq_(t.nobjects(), 0)
 	{
-		const double n = static_cast<double>(expected_entries(t, cap));
-		discount_ = std::pow(0.005, 1.0 / n);
-		hist_max_ = share_floor(cap, 1, 2);
 	}
 
-	double lru_weight() const { return w_lru_; }
+	double lru_weight() const { return w1_; }
 
 	bool holds(uint32_t id) const override { return where_[id] == cached; }
 	int access(const trace &t, size_t i) override
@@ -2463,7 +2570,7 @@ public:
 		if (wh == cached) {
 			resize(id, sz);
 			q_.move_front(q_.sentinel(cached), id);
-			lfu_.update(id, lecar_key{ ++freq_[id], now });
+			lfu_.update(id, key{ ++freq_[id], now });
 			if constexpr (Bytes) {
 				while (used_ > cap_)
 					evict();
@@ -2472,18 +2579,7 @@ public:
 		}
 		if (wh == h_lru || wh == h_lfu) {
 			// the expert that evicted it regrets it: the other gains
-			const double t_hist = static_cast<double>(now - out_at_[id]);
-			const double r = std::pow(discount_, t_hist);
-			const double gain = std::exp(lambda * r);
-			double w_lfu = 1 - w_lru_;
-			if (wh == h_lru)
-				w_lfu *= gain;
-			else
-				w_lru_ *= gain;
-			w_lru_ /= w_lru_ + w_lfu;
-			// a floor, as libCacheSim's: an expert weighed 0 could
-			// never gain again (its weight only ever multiplies)
-			w_lru_ = std::clamp(w_lru_, 1e-10, 1 - 1e-10);
+			regret(id, wh == h_lru, now, lambda);
 			take(id);
 			freq_[id]++;
 		} else {
@@ -2494,7 +2590,7 @@ public:
 			evict();
 		sz_.set(id, sz);
 		put(cached, id);
-		lfu_.push(id, lecar_key{ freq_[id], now });
+		lfu_.push(id, key{ freq_[id], now });
 		used_ += w;
 		return miss(sz);
 	}
@@ -2502,47 +2598,582 @@ public:
 private:
 	enum : uint8_t { cached, h_lru, h_lfu, none };
 	static constexpr double lambda = 0.45;
-
-	static uint64_t expected_entries(const trace &t, uint64_t cap)
-	{
-		uint64_t e = cap;
-		if constexpr (Bytes) {
-			if (!t.sizes.empty()) {
-				long double sum = 0;
-				for (uint32_t s : t.sizes)
-					sum += s;
-				const long double mean =
-					std::max<long double>(1, sum / t.sizes.size());
-				e = static_cast<uint64_t>(static_cast<long double>(cap) / mean);
-			}
-		}
-		return std::max<uint64_t>(e, 1);
-	}
+	using key = freq_key<false>;
 
 	void evict()
 	{
-		// a uniform draw in [0, 1) against w_LRU
-		const uint64_t x = mix64_finish(rng_ += splitmix_gamma);
-		const bool by_lru = static_cast<double>(x >> 11) * 0x1p-53 < w_lru_;
+		const bool by_lru = draw_first();
 		const uint32_t v = by_lru ? q_.back(q_.sentinel(cached)) : lfu_.top();
 		lfu_.erase(v);
 		evict_obj(v);
-		const uint8_t h = by_lru ? h_lru : h_lfu;
-		put(h, v);
-		out_at_[v] = now_;
-		const uint32_t hs = q_.sentinel(h);
-		while (w_[h] > hist_max_)
-			take(q_.back(hs));
+		remember(by_lru ? h_lru : h_lfu, v, now_, [](uint32_t) {});
 	}
 
-	object_heap<lecar_key> lfu_;	// the cached objects by (count, last request)
+	object_heap<key> lfu_;	// the cached objects by (count, last request)
 	std::vector<uint64_t> freq_;
-	std::vector<uint64_t> out_at_;	// when it went to a history
-	uint64_t rng_;
-	double w_lru_ = 0.5;		// w_LFU = 1 - w_LRU
-	double discount_;
-	uint64_t hist_max_;
 	uint64_t now_ = 0;
+};
+
+// ---- CACHEUS ---------------------------------------------------------------
+
+// CACHEUS (Rodriguez et al., "Learning Cache Replacement with CACHEUS",
+// FAST'21): regret_experts with SR-LRU first and CR-LFU second, and a
+// learning rate that adapts.
+//   SR-LRU, scan-resistant LRU: the cache is split into SR, where new
+//     objects enter, and R, the objects requested again (an SR hit moves
+//     to R; an object back from a history enters R).  R's overflow is
+//     demoted to SR's MRU end; the victim is SR's LRU end (R's when SR is
+//     empty).  SR's target size adapts: a miss found in SR-LRU's history
+//     on an object it evicted new (never hit) means SR was too small: it
+//     grows by max(1, D / H); a hit on a demoted object in SR means R was:
+//     SR shrinks by max(1, H / D), D the demoted objects in SR, H the new
+//     ones in the history.  It starts at half the cache, and stays within
+//     [1, N - 1] (N the capacity).
+//   CR-LFU, churn-resistant LFU: the least frequent, ties to the most
+//     recently used, so that under churn the objects already cached stay.
+//   The learning rate lambda starts at 0.45 (LeCaR's), and every N
+//     requests (a window; N in entries, as regret_experts has it) moves by
+//     the sign of (change in the window's hit rate) / (its own last
+//     change): lambda += sign |lambda * its last change|, at least 10^-3.
+//     When it did not change, ten windows in a row without a better hit
+//     rate restart it at random in [10^-3, 1).
+// An object keeps its count through a history, as LeCaR's.  Sized in
+// bytes, SR's steps are the object's size times the ratio.
+template <bool Bytes> class cacheus_policy final : public regret_experts<Bytes, 4> {	// SR, R, H_SR, H_CR
+	using base = regret_experts<Bytes, 4>;
+	using base::c, base::cap_, base::used_, base::hit, base::miss, base::refuse;
+	using base::q_, base::where_, base::sz_, base::put, base::take, base::evict_obj,
+		base::resize, base::w1_, base::regret, base::remember, base::draw_first,
+		base::uniform, base::entries_;
+
+public:
+	cacheus_policy(const trace &t, uint64_t cap, uint64_t seed)
+		: base(t, cap, seed), lfu_(t.nobjects(), cap), freq_(t.nobjects(), 0),
+		  flags_(t.nobjects(), 0)
+	{
+		sr_hi_ = cap > 1 ? cap - 1 : 1;
+		sr_max_ = std::clamp<uint64_t>(cap / 2, 1, sr_hi_);
+	}
+
+	double sr_weight() const { return w1_; }
+	double learning_rate() const { return lr_; }
+
+	bool holds(uint32_t id) const override { return where_[id] == sr || where_[id] == r; }
+	int access(const trace &t, size_t i) override
+	{
+		const int tier = serve(t, i);
+		window(tier == 0);
+		return tier;
+	}
+
+private:
+	enum : uint8_t { sr, r, h_sr, h_cr, none };
+	enum : uint8_t { is_new = 1, demoted = 2 };
+	using key = freq_key<true>;
+
+	int serve(const trace &t, size_t i)
+	{
+		const uint32_t id = t.ids[i];
+		const uint32_t sz = t.size_of(i);
+		prefetch_ahead(t, i, where_, q_, lfu_, freq_, flags_);
+		const uint64_t now = ++now_;
+		const uint8_t wh = where_[id];
+		if constexpr (Bytes) {
+			if (sz > cap_)
+				return refuse(sz, wh == sr || wh == r, [&] { drop(id); });
+		}
+		if (wh == sr || wh == r) {
+			resize(id, sz);
+			if (wh == sr) {
+				if (flags_[id] & demoted) {
+					demoted_n_--;
+					step_sr(false, hist_new_n_, demoted_n_ + 1, sz);
+				}
+				flags_[id] = 0;
+				take(id);
+				put(r, id);
+				fit_r();
+			} else {
+				q_.move_front(q_.sentinel(r), id);
+			}
+			lfu_.update(id, key{ ++freq_[id], now });
+			if constexpr (Bytes) {
+				while (used_ > cap_)
+					evict();
+			}
+			return hit(sz);
+		}
+		const bool back = wh == h_sr || wh == h_cr;
+		if (back) {
+			regret(id, wh == h_sr, now, lr_);
+			if (wh == h_sr && (flags_[id] & is_new)) {
+				hist_new_n_--;
+				step_sr(true, demoted_n_, hist_new_n_ + 1, sz);
+			}
+			flags_[id] = 0;
+			take(id);
+			freq_[id]++;
+		} else {
+			flags_[id] = is_new;
+			freq_[id] = 1;
+		}
+		const uint64_t w = weight<Bytes>(sz);
+		while (used_ + w > cap_)
+			evict();
+		sz_.set(id, sz);
+		put(back ? r : sr, id);
+		lfu_.push(id, key{ freq_[id], now });
+		used_ += w;
+		fit_r();
+		return miss(sz);
+	}
+	// SR grows (or shrinks) by max(1, num / den) objects of this size
+	void step_sr(bool grow, uint64_t num, uint64_t den, uint32_t sz)
+	{
+		const uint64_t d = std::max<uint64_t>(1, num / std::max<uint64_t>(1, den)) * weight<Bytes>(sz);
+		sr_max_ = grow ? std::min(sr_hi_, sr_max_ + std::min(d, sr_hi_))
+			       : sr_max_ - std::min(d, sr_max_ - 1);
+		fit_r();
+	}
+	// R's overflow to SR's MRU end, marked demoted
+	void fit_r()
+	{
+		const uint32_t rs = q_.sentinel(r);
+		while (listed<Bytes, 4>::w_[r] > cap_ - sr_max_) {
+			const uint32_t v = q_.back(rs);
+			take(v);
+			put(sr, v);
+			flags_[v] = demoted;
+			demoted_n_++;
+		}
+	}
+	void drop(uint32_t id)
+	{
+		lfu_.erase(id);
+		if (flags_[id] & demoted)
+			demoted_n_--;
+		flags_[id] = 0;
+		evict_obj(id);
+	}
+	void evict()
+	{
+		const bool by_sr = draw_first();
+		uint32_t v;
+		if (by_sr) {
+			const uint32_t s = q_.sentinel(sr);
+			v = q_.back(q_.empty(s) ? q_.sentinel(r) : s);
+		} else {
+			v = lfu_.top();
+		}
+		const bool was_new = by_sr && (flags_[v] & is_new);
+		drop(v);
+		if (was_new) {
+			flags_[v] = is_new;
+			hist_new_n_++;
+		}
+		remember(by_sr ? h_sr : h_cr, v, now_, [this](uint32_t g) {
+			if (flags_[g] & is_new)
+				hist_new_n_--;
+			flags_[g] = 0;
+		});
+	}
+	// the end of a window of N requests: move lambda
+	void window(bool was_hit)
+	{
+		win_hits_ += was_hit;
+		if (++win_req_ < entries_)
+			return;
+		const double hr = static_cast<double>(win_hits_) / static_cast<double>(win_req_);
+		const double dhr = hr - hr_prev_, dlr = lr_ - lr_prev_;
+		lr_prev_ = lr_;
+		hr_prev_ = hr;
+		if (dlr != 0) {
+			const double sign = dhr / dlr > 0 ? 1 : -1;
+			lr_ = std::max(lr_ + sign * std::fabs(lr_ * dlr), 1e-3);
+			unlearn_ = 0;
+		} else if ((hr == 0 || dhr <= 0) && ++unlearn_ >= 10) {
+			unlearn_ = 0;
+			lr_ = 1e-3 + uniform() * (1 - 1e-3);
+		}
+		win_req_ = win_hits_ = 0;
+	}
+
+	object_heap<key> lfu_;	// CR-LFU: the cached objects by (count, last request)
+	std::vector<uint64_t> freq_;
+	std::vector<uint8_t> flags_;	// is_new: never hit (in SR, or H_SR);
+					// demoted: in SR from R
+	uint64_t sr_max_, sr_hi_;	// SR's target weight, its bound
+	uint64_t demoted_n_ = 0;	// demoted objects in SR
+	uint64_t hist_new_n_ = 0;	// new objects in H_SR
+	double lr_ = 0.45, lr_prev_ = 0, hr_prev_ = 0;
+	uint64_t win_req_ = 0, win_hits_ = 0, unlearn_ = 0;
+	uint64_t now_ = 0;
+};
+
+// ---- LHD -------------------------------------------------------------------
+
+// LHD (Beckmann, Chen & Cidon, "LHD: Improving Cache Hit Rate by Maximizing
+// Hit Density", NSDI'18): the victim is the object of the lowest hit
+// density, the hits it can still expect over the space-time it will still
+// take: for an object of age a in class c, the hits at ages past a over
+// the sum of the remaining lifetimes, from the counts of hits and
+// evictions at each (class, age) -- over its size in bytes.  Ages count
+// requests since the object's last request, coarsened (shifted right so
+// that 1024 buckets span 32 N requests, N the cache's size in entries; the
+// last bucket holds all older).  Classes are the hits an object had since
+// it entered, 0 to 15 (the paper's reuse classes, without its application
+// ids).  Every max(64, 4 N) requests the densities are recomputed and the
+// counts decay by 0.9, an EWMA (a class with no events yet takes the
+// densities of the class below); until the first time, a density of
+// 1 / (age + 1) makes it LRU-like (by size, in bytes).  The victim is the
+// lowest of 64 sampled objects (see sampled), ties to the least recently
+// requested.  No explorer objects.  Its generator starts from opts.seed.
+template <bool Bytes> class lhd_policy final : public baseline {
+public:
+	lhd_policy(const trace &t, uint64_t cap, uint64_t seed)
+		: baseline(cap), res_(t.nobjects(), cap, seed), hits_(classes * ages, 0),
+		  evictions_(classes * ages, 0), density_(classes * ages)
+	{
+		const uint64_t n = sketch_entries<Bytes>(t, cap);
+		while ((static_cast<uint64_t>(ages) << shift_) < 32 * n && shift_ < 40)
+			shift_++;
+		interval_ = std::max<uint64_t>(64, 4 * n);
+		for (size_t k = 0; k < density_.size(); k++)
+			density_[k] = 1.0 / static_cast<double>(k % ages + 1);
+	}
+
+	bool holds(uint32_t id) const override { return res_.contains(id); }
+	int access(const trace &t, size_t i) override
+	{
+		const uint32_t id = t.ids[i];
+		const uint32_t sz = t.size_of(i);
+		prefetch_ahead(t, i, res_);
+		now_++;
+		if (++since_ >= interval_)
+			reconfigure();
+		if constexpr (Bytes) {
+			if (sz > cap_)
+				return refuse(sz, res_.contains(id), [&] { drop(id); });
+		}
+		if (res_.contains(id)) {
+			slot &e = res_.at(id);
+			hits_[at(e)]++;
+			e.last = now_;
+			e.cls = static_cast<uint8_t>(std::min<unsigned>(e.cls + 1, classes - 1));
+			if constexpr (Bytes) {
+				if (e.size != sz) {
+					used_ = used_ - e.size + sz;
+					e.size = sz;
+					while (used_ > cap_)
+						evict();
+				}
+			}
+			return hit(sz);
+		}
+		const uint64_t w = weight<Bytes>(sz);
+		while (used_ + w > cap_)
+			evict();
+		res_.push(slot{ now_, id, static_cast<uint32_t>(w), 0 });
+		used_ += w;
+		return miss(sz);
+	}
+
+private:
+	static constexpr unsigned classes = 16, ages = 1024;
+	static constexpr double decay = 0.9;
+
+	struct slot {
+		uint64_t last;	// its last request
+		uint32_t id;
+		uint32_t size;	// its weight (1 in entries)
+		uint8_t cls;
+	};
+
+	// its (class, coarsened age) counter
+	size_t at(const slot &e) const
+	{
+		const uint64_t a = std::min<uint64_t>((now_ - e.last) >> shift_, ages - 1);
+		return static_cast<size_t>(e.cls) * ages + a;
+	}
+	// a's density below b's: d_a / s_a < d_b / s_b, without dividing;
+	// ties to the older
+	bool lower(const slot &a, const slot &b) const
+	{
+		const double sa = std::max<uint32_t>(1, a.size), sb = std::max<uint32_t>(1, b.size);
+		const double pa = density_[at(a)] * sb, pb = density_[at(b)] * sa;
+		return pa < pb || (pa == pb && a.last < b.last);
+	}
+	// from the oldest age down: hits above a over the lifetime still to
+	// come, each event at age x >= a counting x - a + 1
+	void reconfigure()
+	{
+		since_ = 0;
+		for (unsigned cl = 0; cl < classes; cl++) {
+			double hits = 0, events = 0, life = 0;
+			for (unsigned a = ages; a-- > 0;) {
+				const size_t k = static_cast<size_t>(cl) * ages + a;
+				hits += hits_[k];
+				events += hits_[k] + evictions_[k];
+				life += events;
+				density_[k] = life > 0 ? hits / life : 0;
+				hits_[k] *= decay;
+				evictions_[k] *= decay;
+			}
+			// no events yet: the class below's densities, not 0
+			// (which would evict its objects before any could hit)
+			if (events == 0 && cl > 0)
+				std::copy_n(&density_[(cl - 1) * ages], ages, &density_[cl * ages]);
+		}
+	}
+	void evict()
+	{
+		const uint32_t v =
+			res_.victim([this](const slot &a, const slot &b) { return lower(a, b); });
+		evictions_[at(res_.at(v))]++;
+		drop(v);
+	}
+	void drop(uint32_t id)
+	{
+		used_ -= res_.erase(id).size;
+		c.evictions++;
+	}
+
+	sampled<slot> res_;
+	std::vector<double> hits_, evictions_;	// per (class, age), decaying
+	std::vector<double> density_;		// per (class, age)
+	unsigned shift_ = 0;
+	uint64_t interval_, since_ = 0;
+	uint64_t now_ = 0;
+};
+
+// ---- CLOCK-Pro -------------------------------------------------------------
+
+// CLOCK-Pro (Jiang, Chen & Zhang, "CLOCK-Pro: An Effective Improvement of
+// the CLOCK Replacement", USENIX ATC'05): LIRS's idea on a clock.  Resident
+// objects are hot or cold; a cold object is in its test period from when
+// it enters (or a hand restarts it) until a hand ends it, and stays on the
+// clock after its eviction as a non-resident test entry.  One circular
+// list, new entries at its head; three hands sweep it from its tail:
+//   HAND_cold evicts: at a resident cold object with its reference bit
+//     set, it clears it, and the object turns hot if in its test period
+//     (else a new test period starts) and moves to the head; one with the
+//     bit clear is evicted, staying as a test entry if in its test period.
+//   HAND_hot, run while the hot objects exceed m - m_c, turns the first
+//     hot object with its bit clear cold (clearing set bits as it passes),
+//     and ends the test periods it passes (a non-resident entry leaves).
+//   HAND_test, run while the test entries exceed m, ends test periods
+//     until a non-resident entry has left.
+// A hit only sets the reference bit.  A miss on a test entry makes it hot
+// at the head; another miss enters cold, in its test period -- or hot
+// while the hot objects are below m - m_c (the cold start, as LIRS).  m_c,
+// the cold objects' allocation, adapts: +1 when a cold object is requested
+// in its test period, -1 when a test period ends unrequested, within
+// [1% of m (at least 1), m]; it starts at the floor, LIRS's split.  The
+// floor is ours: at m_c = 1 HAND_cold would walk the whole clock for
+// each eviction, to the one cold object there is.  Sized in
+// bytes, m is the capacity, each object counts its size (in m_c's steps
+// too) and the test entries are bounded by m bytes.  The hands move
+// independently, and one at an entry that leaves or moves to the head
+// goes on to the next.
+template <bool Bytes> class clockpro_policy final : public baseline {
+public:
+	clockpro_policy(const trace &t, uint64_t cap)
+		: baseline(cap), clk_(t.nobjects(), 1), S_(clk_.sentinel(0)), st_(t.nobjects(), none),
+		  ref_(t.nobjects(), 0), test_(t.nobjects(), 0), sz_(t.nobjects())
+	{
+		mc_ = mc_min_ = std::max<uint64_t>(1, share_ceil(cap, 1, 100));
+	}
+
+	bool holds(uint32_t id) const override { return st_[id] == hot || st_[id] == cold; }
+	int access(const trace &t, size_t i) override
+	{
+		const uint32_t id = t.ids[i];
+		const uint32_t sz = t.size_of(i);
+		prefetch_ahead(t, i, st_, clk_, ref_);
+		if constexpr (Bytes) {
+			if (sz > cap_)
+				return refuse(sz, holds(id), [&] { forget(id); });
+		}
+		if (holds(id)) {
+			ref_[id] = 1;
+			if constexpr (Bytes) {
+				if (sz_.get(id) != sz) {
+					used_ = used_ - sz_.get(id) + sz;
+					if (st_[id] == hot)
+						hot_w_ = hot_w_ - sz_.get(id) + sz;
+					sz_.set(id, sz);
+					while (used_ > cap_)
+						run_cold();
+				}
+			}
+			return hit(sz);
+		}
+		const uint64_t w = weight<Bytes>(sz);
+		while (used_ + w > cap_)
+			run_cold();	// may end id's own test period
+		if (st_[id] == test) {
+			leave(id);
+			nonres_w_ -= sz_.get(id);
+			mc_ = std::min(cap_, mc_ + w);
+			enter(id, sz, hot);
+		} else {
+			enter(id, sz, hot_w_ + w <= cap_ - mc_ ? hot : cold);
+		}
+		while (hot_w_ > cap_ - mc_)
+			run_hot();
+		return miss(sz);
+	}
+
+private:
+	enum : uint8_t { hot, cold, test, none };
+
+	void enter(uint32_t id, uint32_t sz, uint8_t st)
+	{
+		const uint64_t w = weight<Bytes>(sz);
+		sz_.set(id, sz);
+		st_[id] = st;
+		ref_[id] = 0;
+		test_[id] = st == cold;
+		clk_.push_front(S_, id);
+		used_ += w;
+		if (st == hot)
+			hot_w_ += w;
+	}
+	// the entry after id, the hands' way (tail to head, wrapping)
+	uint32_t after(uint32_t id) const
+	{
+		const uint32_t n = clk_.newer(id);
+		return n == S_ ? clk_.back(S_) : n;
+	}
+	uint32_t start(uint32_t hand) const { return hand == NIL ? clk_.back(S_) : hand; }
+	// id leaves its place: hands at it go on to the next entry
+	void unhand(uint32_t id)
+	{
+		const uint32_t n = after(id);
+		for (uint32_t *h : { &hand_cold_, &hand_hot_, &hand_test_ })
+			if (*h == id)
+				*h = n == id ? NIL : n;
+	}
+	void leave(uint32_t id)
+	{
+		unhand(id);
+		clk_.unlink(id);
+	}
+	void to_head(uint32_t id)
+	{
+		unhand(id);
+		clk_.move_front(S_, id);
+	}
+	void fewer_cold(uint64_t w) { mc_ -= std::min(w, mc_ - mc_min_); }
+	// a test period ends unrequested: a non-resident entry leaves
+	void end_test(uint32_t id)
+	{
+		fewer_cold(sz_.get(id));
+		if (st_[id] == test) {
+			leave(id);
+			nonres_w_ -= sz_.get(id);
+			st_[id] = none;
+		} else {
+			test_[id] = 0;
+		}
+	}
+	// HAND_cold: evict one resident cold object
+	void run_cold()
+	{
+		for (;;) {
+			if (used_ == hot_w_)
+				run_hot();	// no cold object (left): make one
+			uint32_t h = start(hand_cold_);
+			while (st_[h] != cold)
+				h = after(h);
+			hand_cold_ = h;
+			const uint64_t w = sz_.get(h);
+			if (ref_[h]) {
+				ref_[h] = 0;
+				if (test_[h]) {
+					st_[h] = hot;
+					test_[h] = 0;
+					hot_w_ += w;
+					mc_ = std::min(cap_, mc_ + w);
+				} else {
+					test_[h] = 1;
+				}
+				to_head(h);
+				while (hot_w_ > cap_ - mc_)
+					run_hot();
+				continue;
+			}
+			used_ -= w;
+			c.evictions++;
+			if (test_[h]) {
+				hand_cold_ = after(h);
+				st_[h] = test;
+				nonres_w_ += w;
+				while (nonres_w_ > cap_)
+					run_test();
+			} else {
+				leave(h);
+				st_[h] = none;
+			}
+			return;
+		}
+	}
+	// HAND_hot: turn one hot object cold
+	void run_hot()
+	{
+		if (hot_w_ == 0)
+			return;
+		for (;;) {
+			const uint32_t h = start(hand_hot_);
+			hand_hot_ = after(h);
+			if (st_[h] == hot) {
+				if (ref_[h]) {
+					ref_[h] = 0;
+					continue;
+				}
+				st_[h] = cold;
+				test_[h] = 0;
+				hot_w_ -= sz_.get(h);
+				return;
+			}
+			if (st_[h] == test || test_[h])
+				end_test(h);
+		}
+	}
+	// HAND_test: end test periods until a non-resident entry has left
+	void run_test()
+	{
+		for (;;) {
+			const uint32_t h = start(hand_test_);
+			hand_test_ = after(h);
+			if (st_[h] == test) {
+				end_test(h);
+				return;
+			}
+			if (test_[h])
+				end_test(h);
+		}
+	}
+	// a resident object refused at a size larger than the cache
+	void forget(uint32_t id)
+	{
+		leave(id);
+		used_ -= sz_.get(id);
+		if (st_[id] == hot)
+			hot_w_ -= sz_.get(id);
+		st_[id] = none;
+		c.evictions++;
+	}
+
+	lists clk_;	// the clock: head at the front, the hands go tail to head
+	uint32_t S_;
+	uint32_t hand_cold_ = NIL, hand_hot_ = NIL, hand_test_ = NIL;	// NIL: at the tail
+	std::vector<uint8_t> st_;
+	std::vector<uint8_t> ref_;	// the reference bit
+	std::vector<uint8_t> test_;	// a resident cold object in its test period
+	sizes_of<Bytes> sz_;
+	uint64_t mc_, mc_min_;		// m_c, the cold allocation, and its floor
+	uint64_t hot_w_ = 0, nonres_w_ = 0;
 };
 
 // ---- admission filters -----------------------------------------------------
@@ -2616,6 +3247,17 @@ std::unique_ptr<policy> build(bool bytes, const trace &t, uint64_t cap, A... a)
 	return std::make_unique<P<false>>(t, cap, a...);
 }
 
+// what f reads of p when p is a P (either build), else -1: the learned
+// state tests look at
+template <template <bool> class P, class F> double learned(const policy &p, F f)
+{
+	if (const auto *l = dynamic_cast<const P<false> *>(&p))
+		return f(*l);
+	if (const auto *l = dynamic_cast<const P<true> *>(&p))
+		return f(*l);
+	return -1;
+}
+
 template <bool B> using lru_policy = queue_policy<B, true>;
 template <bool B> using fifo_policy = queue_policy<B, false>;
 template <bool B> using sieve_policy = hand_policy<B, false>;
@@ -2635,7 +3277,8 @@ const std::vector<std::string> &baseline_names()
 							 "arc",	 "s3fifo",   "sieve",
 							 "wtinylfu", "wtinylfu-dk", "random", "belady",
 							 "lirs", "2q", "clock", "slru",
-							 "lru2", "gdsf", "hyperbolic", "lecar" };
+							 "lru2", "gdsf", "hyperbolic", "lecar",
+							 "cacheus", "lhd", "clockpro" };
 	return names;
 }
 
@@ -2715,6 +3358,12 @@ std::unique_ptr<policy> make_baseline(std::string_view name, const trace &t,
 		return build<hyperbolic_policy>(bytes, t, cap, o.seed);
 	if (name == "lecar")
 		return build<lecar_policy>(bytes, t, cap, o.seed);
+	if (name == "cacheus")
+		return build<cacheus_policy>(bytes, t, cap, o.seed);
+	if (name == "lhd")
+		return build<lhd_policy>(bytes, t, cap, o.seed);
+	if (name == "clockpro")
+		return build<clockpro_policy>(bytes, t, cap);
 	return nullptr;
 }
 
@@ -2754,11 +3403,17 @@ int64_t wtinylfu_window(const policy &p)
 
 double lecar_lru_weight(const policy &p)
 {
-	if (const auto *l = dynamic_cast<const lecar_policy<false> *>(&p))
-		return l->lru_weight();
-	if (const auto *l = dynamic_cast<const lecar_policy<true> *>(&p))
-		return l->lru_weight();
-	return -1;
+	return learned<lecar_policy>(p, [](const auto &l) { return l.lru_weight(); });
+}
+
+double cacheus_sr_weight(const policy &p)
+{
+	return learned<cacheus_policy>(p, [](const auto &l) { return l.sr_weight(); });
+}
+
+double cacheus_learning_rate(const policy &p)
+{
+	return learned<cacheus_policy>(p, [](const auto &l) { return l.learning_rate(); });
 }
 
 // Capacity: NUMBER [UNIT], NUMBER being digits with an optional fraction.

@@ -72,7 +72,7 @@ csv_map parse_csv_map(std::string_view spec);	// throws sim_error
 
 struct read_opts {
 	// "" (detect), oracleGeneral, csv, text, txt, dsmem, twitter, arc,
-	// lirs (= text), cache2k, scarab, cloud-physics
+	// lirs (= text), cache2k, scarab, cloud-physics, vscsi
 	std::string format;
 	csv_map csv;
 	uint64_t limit = 0;	// at most this many requests (0: all)
@@ -196,8 +196,9 @@ std::unique_ptr<policy> make_policy(std::string_view name, const trace &t,
 
 // policies.cpp: the single-tier baselines -- lru, fifo, lfu, arc, s3fifo,
 // sieve, wtinylfu, wtinylfu-dk, random (write-back), belady, lirs, 2q,
-// clock, slru, lru2, gdsf, hyperbolic, lecar, each with optional
-// admission filters (+tinylfu, +size:MAX).  nullptr for another name;
+// clock, slru, lru2, gdsf, hyperbolic, lecar, cacheus, lhd, clockpro,
+// each with optional admission filters (+tinylfu, +size:MAX).  nullptr
+// for another name;
 // throws sim_error for a capacity it cannot take.  Belady calls
 // compute_next() on a copy when t.next is empty, so callers that run it
 // should fill t.next first (see belady_bytes_needed).
@@ -214,6 +215,10 @@ bool baseline_holds(const policy &p, uint32_t id);
 // LeCaR's weight of its LRU expert now, in [0, 1] (tests check it
 // learns); -1 for another policy.
 double lecar_lru_weight(const policy &p);
+// CACHEUS's weight of its SR-LRU expert, in [0, 1], and its learning rate
+// now (tests check they move as the paper has them); -1 for another policy.
+double cacheus_sr_weight(const policy &p);
+double cacheus_learning_rate(const policy &p);
 // wtinylfu's window maximum now, in entries or bytes (tests check its
 // hill climber moves it); -1 for another policy.
 int64_t wtinylfu_window(const policy &p);

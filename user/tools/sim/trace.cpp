@@ -1046,14 +1046,137 @@ void read_be_keys(byte_stream &s, const read_opts &o, trace &t, size_t width, bo
 	ids.flush();
 }
 
+// ---- vscsi: VMware vSCSI block traces (libCacheSim's vscsi) ------------------------
+
+// Little-endian records without a header, in one of two layouts:
+//   V1, 32 bytes: sn u32 @0, len u32 @4, nSG u32 @8, cmd u16 @12, ver u16 @14,
+//                 lbn u64 @16, ts u64 @24
+//   V2, 40 bytes: cmd u16 @0, ver u16 @2, sn u32 @4, len u32 @8, nSG u32 @12,
+//                 lbn u64 @16, ts u64 @24, rt u64 @32
+// The version is the high byte of ver; as libCacheSim does, the first two
+// records are read as V2 first (that byte 2 in both), then as V1 (1 in
+// both); a file of one record is judged by it alone.  The id is lbn, the
+// size len (bytes), the time ts (microseconds; libCacheSim rounds it down
+// to seconds, kept whole here).  libCacheSim leaves cmd unread; here the
+// SCSI WRITE opcodes (its low byte) mark writes, which change no hit or
+// miss.  Unlike libCacheSim, a file that is not a whole number of records
+// is refused rather than cut short.
+struct vscsi_layout {
+	int version;
+	size_t rec, ver_byte, len, cmd;
+};
+constexpr vscsi_layout vscsi_v1 { 1, 32, 15, 4, 12 };
+constexpr vscsi_layout vscsi_v2 { 2, 40, 3, 8, 0 };
+constexpr size_t vscsi_lbn = 16, vscsi_ts = 24;
+
+bool vscsi_write_cmd(uint8_t op)
+{
+	// WRITE(6), WRITE(10), WRITE(12), WRITE(16)
+	return op == 0x0a || op == 0x2a || op == 0xaa || op == 0x8a;
+}
+
+// Whether the records that the first have bytes hold (up to two, at least
+// one) all carry l's version.
+bool vscsi_is(const vscsi_layout &l, const char *p, size_t have)
+{
+	size_t n = std::min<size_t>(have / l.rec, 2);
+	for (size_t i = 0; i < n; i++)
+		if (static_cast<unsigned char>(p[i * l.rec + l.ver_byte]) != l.version)
+			return false;
+	return n > 0;
+}
+
+std::string vscsi_version_bytes(const vscsi_layout &l, const char *p, size_t have)
+{
+	std::string out;
+	for (size_t i = 0; i < std::min<size_t>(have / l.rec, 2); i++) {
+		char hex[16];
+		std::snprintf(hex, sizeof(hex), "%s0x%02x", i ? ", " : "",
+			      static_cast<unsigned char>(p[i * l.rec + l.ver_byte]));
+		out += hex;
+	}
+	return out.empty() ? "none (no whole record)" : out;
+}
+
+vscsi_layout vscsi_detect(byte_stream &s)
+{
+	size_t have = s.fill(2 * vscsi_v2.rec);
+	if (have == 0)
+		s.fail("vscsi: empty (no records; a vscsi trace is 32-byte V1 or 40-byte V2 "
+		       "records)");
+	if (have < vscsi_v1.rec)
+		s.fail("vscsi: truncated record at offset 0 (" + std::to_string(have) +
+		       " bytes; a V1 record has 32, a V2 record 40)");
+	const char *p = s.data();
+	vscsi_layout l {};
+	if (vscsi_is(vscsi_v2, p, have))
+		l = vscsi_v2;
+	else if (vscsi_is(vscsi_v1, p, have))
+		l = vscsi_v1;
+	if (!l.version)
+		s.fail("vscsi: unknown record version: version byte " +
+		       vscsi_version_bytes(vscsi_v2, p, have) + " read as V2 (offset 3 of " +
+		       "40-byte records, 2 expected) and " +
+		       vscsi_version_bytes(vscsi_v1, p, have) + " read as V1 (offset 15 " +
+		       "of 32-byte records, 1 expected)");
+	uint64_t size = s.plain_size();
+	if (size % l.rec)
+		s.fail("vscsi: " + std::to_string(size) + " bytes are not a whole number of " +
+		       std::to_string(l.rec) + "-byte V" + std::to_string(l.version) +
+		       " records (the version its first records give; " +
+		       std::to_string(size % l.rec) + " bytes left over)");
+	return l;
+}
+
+void read_vscsi(byte_stream &s, const read_opts &o, trace &t)
+{
+	const vscsi_layout l = vscsi_detect(s);
+	const std::string what = "vscsi V" + std::to_string(l.version) + ": ";
+	uint64_t limit = request_limit(o);
+	size_t expected =
+		static_cast<size_t>(std::min<uint64_t>(s.plain_size() / l.rec, limit));
+	t.ids.reserve(expected);
+	t.sizes.reserve(expected);
+	t.writes.reserve(expected);
+	if (o.want_times)
+		t.times_ns.reserve(expected);
+	id_batch ids(t, 65536);
+	while (ids.size() < limit) {
+		size_t have = s.fill(l.rec);
+		if (have == 0)
+			break;
+		if (have < l.rec)
+			s.fail(what + "truncated record at offset " + std::to_string(s.offset()) +
+			       " (" + std::to_string(have) + " of " + std::to_string(l.rec) +
+			       " bytes)");
+		size_t n = static_cast<size_t>(
+			std::min<uint64_t>(have / l.rec, limit - ids.size()));
+		const char *p = s.data();
+		for (size_t r = 0; r < n; r++, p += l.rec) {
+			uint64_t ts = load_le64(p + vscsi_ts);
+			if (ts > std::numeric_limits<uint64_t>::max() / 1000)
+				s.fail(what + "timestamp " + std::to_string(ts) +
+				       " us is out of range in the record at offset " +
+				       std::to_string(s.offset() + r * l.rec));
+			if (o.want_times)
+				t.times_ns.push_back(ts * 1000);
+			ids.push(load_le64(p + vscsi_lbn));
+			t.sizes.push_back(load_le32(p + l.len));
+			t.writes.push_back(vscsi_write_cmd(static_cast<uint8_t>(p[l.cmd])));
+		}
+		s.consume(n * l.rec);
+	}
+	ids.flush();
+}
+
 // ---- format detection --------------------------------------------------------
 
 // What `format` takes; lirs is Caffeine's name for what text reads.
 const char *const format_names[] = { "oracleGeneral", "csv", "text", "txt",
 				     "dsmem", "twitter", "arc", "lirs",
-				     "cache2k", "scarab", "cloud-physics" };
+				     "cache2k", "scarab", "cloud-physics", "vscsi" };
 const char format_list[] =
-	"oracleGeneral|csv|text|txt|dsmem|twitter|arc|lirs|cache2k|scarab|cloud-physics";
+	"oracleGeneral|csv|text|txt|dsmem|twitter|arc|lirs|cache2k|scarab|cloud-physics|vscsi";
 
 bool ends_with(std::string_view s, std::string_view tail)
 {
@@ -1169,8 +1292,13 @@ std::string choose_format(byte_stream &s, const std::string &path, const read_op
 	// (a name saying text, as Caffeine's binary *.trace.xz do, is
 	// overruled by the bytes)
 	if ((format.empty() || format == "text") && binary) {
+		// vscsi has no magic number either, but its traces are named
+		// so (w01_vscsi1.vscsitrace): its reader checks the version
+		if (ascii_lower(path.substr(path.find_last_of('/') + 1)).find("vscsi") !=
+		    std::string::npos)
+			return "vscsi";
 		// binary records without a magic number (cache2k, scarab,
-		// cloud-physics): only the user knows which
+		// cloud-physics, vscsi): only the user knows which
 		std::string head;
 		for (size_t i = 0; i < std::min<size_t>(have, 8); i++) {
 			char hex[4];
@@ -1178,8 +1306,15 @@ std::string choose_format(byte_stream &s, const std::string &path, const read_op
 				      static_cast<unsigned char>(sample[i]));
 			head += hex;
 		}
+		// two whole records whose version bytes agree look like vscsi
+		const char *p = sample.data();
+		bool v2 = have >= 2 * vscsi_v2.rec && vscsi_is(vscsi_v2, p, have);
+		bool v1 = have >= 2 * vscsi_v1.rec && vscsi_is(vscsi_v1, p, have);
+		std::string hint = v2 || v1 ? std::string(" (its version bytes look like vscsi V") +
+						      (v2 ? "2" : "1") + ")"
+					    : "";
 		s.fail("unknown trace format: a binary file starting with" + head +
-		       " and no magic number known here; give its format with format " +
+		       " and no magic number known here" + hint + "; give its format with format " +
 		       format_list);
 	}
 	if (format.empty())
@@ -1398,6 +1533,8 @@ trace read_trace(const std::string &path, const read_opts &o)
 		read_be_keys(s, o, t, 4, false);
 	else if (t.format == "scarab")
 		read_be_keys(s, o, t, 8, false);
+	else if (t.format == "vscsi")
+		read_vscsi(s, o, t);
 	else
 		read_csv(s, o, t);
 	if (t.ids.empty())
