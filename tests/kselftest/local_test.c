@@ -168,7 +168,7 @@ TEST_F(local, grants_and_bounds)
 }
 
 /* A revoked grant and a deleted segment refuse the next transfer. */
-TEST_F(local, revoke_and_delete)
+TEST_F_TIMEOUT(local, revoke_and_delete, 120)
 {
 	uint8_t buf[16] = { 1 };
 
@@ -332,7 +332,7 @@ TEST_F(local, order_behind_an_atomic)
  * With the parameter off, the same transfers loop back through the
  * device, and both paths see the same bytes.
  */
-TEST_F(local, loopback_when_off)
+TEST_F_TIMEOUT(local, loopback_when_off, 120)
 {
 	enum { SZ = 200000 };
 	static uint8_t out[SZ], in[SZ];

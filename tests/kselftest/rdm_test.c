@@ -1037,7 +1037,7 @@ TEST_F(rdm, admission_is_checked)
 }
 
 /* Node, peer and segment commands refuse what they cannot do. */
-TEST_F(rdm, control_errors)
+TEST_F_TIMEOUT(rdm, control_errors, 120)
 {
 	struct ds_seg_info s;
 	uint32_t id;

@@ -378,7 +378,7 @@ TEST_F(sl, dirty_faults)
 	dirty_epochs(_metadata, 0);
 }
 
-TEST_F(sl, dirty_harvest)
+TEST_F_TIMEOUT(sl, dirty_harvest, 120)
 {
 	dirty_epochs(_metadata, DSMEM_SLOPE_DIRTY_HARVEST);
 }
@@ -552,7 +552,7 @@ static int mig_stop(int fd, uint64_t id, struct dsmem_ioc_slope_mig *m)
 	return ioctl(fd, DSMEM_IOC_SLOPE_MIG_STOP, m) ? -errno : 0;
 }
 
-TEST_F(sl, fault_bad_input)
+TEST_F_TIMEOUT(sl, fault_bad_input, 120)
 {
 	struct dsmem_slope_extent e[2];
 	struct dsmem_ioc_slope_migrate mg = { .dst_node = 2 };

@@ -2275,8 +2275,10 @@ TEST_F_TIMEOUT(chaos, linearizable_under_faults, 3600)
 	EXPECT_EQ(0, self->e.why[0]);
 	/* the history and the logs, kept where the host sees them */
 	snprintf(path, sizeof(path), "%s", beside("../../chaos-failed"));
-	if (!_metadata->passed && !run("rm -rf %s && mkdir -p %s && cp %s/*.jsonl %s/*.log %s/",
-				       path, path, self->e.dir, self->e.dir, path))
+	if (!_metadata->passed &&
+	    !run("rm -rf %s && mkdir -p %s && cp %s/*.jsonl %s/*.log %s/ && "
+		 "for m in %s/env/etcd.*/; do cp $m/log %s/$(basename $m).log || true; done",
+		 path, path, self->e.dir, self->e.dir, path, self->e.dir, path))
 		TH_LOG("history and logs kept in %s", path);
 }
 
