@@ -1000,6 +1000,31 @@ void test_hyperbolic(void **)
 	assert_string_not_equal(replay(*d, rt, 200).c_str(), sa.c_str());
 }
 
+// A regret-weighted policy's draw between its two experts over 32 seeds,
+// at 2 entries: evicting by the first expert gives the hits first_hits
+// and moves its weight to moved; by the second, second_hits and 0.5
+// kept.  Both draws must occur.
+static void expert_draws(const char *name, const dssim::trace &t,
+			 double (*weight)(const dssim::policy &), const char *first_hits,
+			 double moved, const char *second_hits)
+{
+	int by_first = 0, by_second = 0;
+	for (uint64_t seed = 1; seed <= 32; seed++) {
+		auto p = make(name, t, 2, false, seed);
+		const std::string s = replay(*p, t, 2);
+		const double w = weight(*p);
+		if (s == first_hits) {
+			by_first++;
+			assert_true(std::fabs(w - moved) < 1e-12);
+		} else {
+			by_second++;
+			assert_string_equal(s.c_str(), second_hits);
+			assert_true(w == 0.5);
+		}
+	}
+	assert_true(by_first > 0 && by_second > 0);
+}
+
 // LeCaR, 2 entries (N = 2: histories of 1, d = 0.005^(1/2)): 0 0 0 1 2 0.
 // At 2 (t5) the experts disagree: LRU's victim is 0 (last seen at t3),
 // LFU's is 1 (count 1 against 3).  Evicting by LRU (probability 0.5) puts
@@ -1021,21 +1046,7 @@ void test_lecar(void **)
 	const dssim::trace t = make_trace({ 0, 0, 0, 1, 2, 0 });
 	const double moved = 1 / (1 + std::exp(0.45 * std::sqrt(0.005)));
 	assert_true(std::fabs(moved - 0.49205) < 1e-5);
-	int by_lru = 0, by_lfu = 0;
-	for (uint64_t seed = 1; seed <= 32; seed++) {
-		auto p = make("lecar", t, 2, false, seed);
-		const std::string s = replay(*p, t, 2);
-		const double w = dssim::lecar_lru_weight(*p);
-		if (s == "mhhmmm") {
-			by_lru++;
-			assert_true(std::fabs(w - moved) < 1e-12);
-		} else {
-			by_lfu++;
-			assert_string_equal(s.c_str(), "mhhmmh");
-			assert_true(w == 0.5);
-		}
-	}
-	assert_true(by_lru > 0 && by_lfu > 0);
+	expert_draws("lecar", t, dssim::lecar_lru_weight, "mhhmmm", moved, "mhhmmh");
 	assert_true(dssim::lecar_lru_weight(*make("lru", t, 2)) < 0);
 
 	std::vector<uint32_t> ids;
@@ -1077,21 +1088,7 @@ void test_cacheus(void **)
 	const double d = std::sqrt(0.005);
 	const double moved = 1 / (1 + std::exp(0.2475 * d));
 	assert_true(std::fabs(moved - 0.49562) < 1e-5);
-	int by_sr = 0, by_cr = 0;
-	for (uint64_t seed = 1; seed <= 32; seed++) {
-		auto p = make("cacheus", t, 2, false, seed);
-		const std::string s = replay(*p, t, 2);
-		const double w = dssim::cacheus_sr_weight(*p);
-		if (s == "mmmm") {
-			by_sr++;
-			assert_true(std::fabs(w - moved) < 1e-12);
-		} else {
-			by_cr++;
-			assert_string_equal(s.c_str(), "mmmh");
-			assert_true(w == 0.5);
-		}
-	}
-	assert_true(by_sr > 0 && by_cr > 0);
+	expert_draws("cacheus", t, dssim::cacheus_sr_weight, "mmmm", moved, "mmmh");
 	assert_true(dssim::cacheus_sr_weight(*make("lecar", t, 2)) < 0);
 	assert_true(dssim::cacheus_learning_rate(*make("lru", t, 2)) < 0);
 
