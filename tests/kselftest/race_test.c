@@ -802,7 +802,7 @@ static void *churn_write(void *arg)
 		return NULL;
 	while (!atomic_load(&w->stop))
 		if (!ds_write(x, w->seg, buf, sizeof(buf)))
-			w->oks++;
+			__atomic_fetch_add(&w->oks, 1, __ATOMIC_RELAXED);
 	ds_xfer_close(x);
 	return NULL;
 }
@@ -830,11 +830,17 @@ TEST_F_TIMEOUT(race, paths_churn_under_deletion, 240)
 		/*
 		 * Half the rounds cut within the first connection's set-up,
 		 * half once it is up: within the paths' set-up, or with both
-		 * carrying the writer's slices.
+		 * carrying the writer's slices -- which rounds 0 and 1 wait
+		 * for, so that a slow guest (the debug kernel beside other
+		 * guests) cannot leave that case untried.
 		 */
 		if (round % 4 < 2)
 			ASSERT_EQ(0, wait_rsegs(self->ctx, 11, peer, 1));
+		if (round < 2)
+			ASSERT_EQ(0, wait_paths(self->ctx, 11, peer, 2));
 		pthread_create(&th, NULL, churn_write, &w);
+		for (int i = 0; round < 2 && i < 400 && !__atomic_load_n(&w.oks, __ATOMIC_RELAXED); i++)
+			usleep(50000);
 		usleep(rand_r(&seed) % (round % 4 < 2 ? 400000 : 60000));
 		if (!ds_peer_get(self->ctx, 11, peer, &p) && p.paths == 2)
 			ups++;

@@ -65,12 +65,6 @@ static uint64_t scaled(uint64_t pages)
 	return light() ? pages / 4 : pages;
 }
 
-#define SKIP_IF_LIGHT(why)						\
-	do {								\
-		if (light())						\
-			SKIP(return, "debug kernel: %s", why);		\
-	} while (0)
-
 static int slope_alloc(int fd, uint64_t len, uint32_t flags, uint64_t *addr)
 {
 	struct dsmem_ioc_slope_alloc a = { .len = len, .flags = flags };
@@ -781,6 +775,7 @@ struct pull_seen {
 	uint64_t dirty_units;	/* at the end */
 	uint64_t pulled_units;
 	uint64_t fault_waits;
+	int err;		/* errno of the receiver's failing call */
 };
 
 /* 0 when every word of [addr, addr + len) is what fill wrote with g */
@@ -874,7 +869,12 @@ static int64_t frames_in_buddy(const uint64_t *pfn, uint64_t n)
 static void pull_receiver(uint64_t addr, uint64_t pages, uint64_t clean,
 			  enum pull_probe probe, struct pull_seen *seen)
 {
-	struct dsmem_ioc_slope_mig m = { .flags = DSMEM_SLOPE_MIG_WAIT, .timeout_ms = 120000 };
+	/*
+	 * The sender sets up the whole object's dirty tracking before it
+	 * announces it: minutes on a loaded debug guest.
+	 */
+	struct dsmem_ioc_slope_mig m = { .flags = DSMEM_SLOPE_MIG_WAIT,
+					 .timeout_ms = PULL_WAIT_MS };
 	uint64_t last = addr + (pages - 1) * PAGE, id, *pfn = NULL;
 	int fd = attach_open(2);
 	int64_t n;
@@ -883,8 +883,10 @@ static void pull_receiver(uint64_t addr, uint64_t pages, uint64_t clean,
 	munmap((void *)DSMEM_SLOPE_BASE, DSMEM_SLOPE_SIZE);
 	if (fd < 0 || slope_map(fd))
 		_exit(10);
-	if (ioctl(fd, DSMEM_IOC_SLOPE_RECV, &m))
+	if (ioctl(fd, DSMEM_IOC_SLOPE_RECV, &m)) {
+		seen->err = errno;
 		_exit(11);
+	}
 	if (m.cookie != addr || m.pages != pages)
 		_exit(12);
 	id = m.id;
@@ -966,7 +968,8 @@ static void pull_run(struct __test_metadata *_metadata, uint64_t pages,
 	ASSERT_EQ(0, mig_wait_past_ms(fd, id, &m, PULL_WAIT_MS));
 	EXPECT_EQ(DSMEM_SLOPE_MIG_DONE, m.state) TH_LOG("error %d", m.error);
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("receiver: status %#x", st);
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		TH_LOG("receiver: status %#x, errno %d", st, seen->err);
 	EXPECT_EQ(pages - clean, seen->dirty_units);
 	EXPECT_EQ(seen->dirty_units, seen->pulled_units);
 	TH_LOG("dirty %llu; pulled %llu before the probe, %llu after; state %u; "
@@ -1003,7 +1006,7 @@ TEST_F_TIMEOUT(sl, migrate_fault_priority, 1200)
 	uint64_t left;
 
 	/* a share of a long pull, which a quarter of it does not show */
-	SKIP_IF_LIGHT("the pull order needs 64 MiB to show");
+	SKIP_ON_DEBUG_KERNEL("the pull order needs 64 MiB to show");
 	ASSERT_NE(NULL, seen);
 	pull_run(_metadata, PAGES, 0, PULL_FAULT, seen);
 	left = PAGES - seen->pulled_before;
@@ -1050,33 +1053,46 @@ struct mover {
 	uint32_t from, to;
 	uint64_t addr, pages;
 	int result;
+	const char *step;	/* the step that failed, its errno, the state */
+	int err;
+	uint32_t state;
 };
 
 static void *mover_run(void *arg)
 {
 	struct mover *mv = arg;
-	struct dsmem_ioc_slope_mig m;
+	struct dsmem_ioc_slope_mig m = { 0 };
 	uint64_t id = 0;
 	int fd = attach_open(mv->from);
 
 	mv->result = -1;
-	if (fd < 0)
+	if (fd < 0) {
+		mv->step = "attach";
+		mv->err = -fd;
 		return NULL;
-	if (migrate_start(fd, mv->addr, mv->pages * PAGE, mv->to, 0, &id) ||
-	    mig_wait_past(fd, id, &m) || m.state != DSMEM_SLOPE_MIG_STOPPING ||
-	    mig_stop(fd, id, &m) || mig_wait_past(fd, id, &m) ||
-	    m.state != DSMEM_SLOPE_MIG_DONE)
-		mv->result = -2;
-	else
-		mv->result = 0;
+	}
+	/* four at once on two nodes: minutes on a loaded debug guest */
+	if (migrate_start(fd, mv->addr, mv->pages * PAGE, mv->to, 0, &id))
+		mv->step = "start";
+	else if (mig_wait_past_ms(fd, id, &m, PULL_WAIT_MS) ||
+		 m.state != DSMEM_SLOPE_MIG_STOPPING)
+		mv->step = "prefill";
+	else if (mig_stop(fd, id, &m))
+		mv->step = "stop";
+	else if (mig_wait_past_ms(fd, id, &m, PULL_WAIT_MS) ||
+		 m.state != DSMEM_SLOPE_MIG_DONE)
+		mv->step = "pull";
+	mv->err = mv->step ? errno : 0;
+	mv->state = m.state;
+	mv->result = mv->step ? -2 : 0;
 	close(fd);
 	return NULL;
 }
 
-TEST_F_TIMEOUT(sl, migrate_concurrent, 300)
+TEST_F_TIMEOUT(sl, migrate_concurrent, 1200)
 {
 	enum { N = 4, PAGES = 512 };
-	struct mover mv[N];
+	struct mover mv[N] = { 0 };
 	pthread_t th[N];
 	int fd[3] = { -1, attach_open(1), attach_open(2) };
 
@@ -1097,7 +1113,9 @@ TEST_F_TIMEOUT(sl, migrate_concurrent, 300)
 		ASSERT_EQ(0, pthread_create(&th[i], NULL, mover_run, &mv[i]));
 	for (int i = 0; i < N; i++) {
 		pthread_join(th[i], NULL);
-		EXPECT_EQ(0, mv[i].result) TH_LOG("migration %d", i);
+		EXPECT_EQ(0, mv[i].result)
+			TH_LOG("migration %d: %s failed, errno %d, state %u", i,
+			       mv[i].step, mv[i].err, mv[i].state);
 	}
 	/* node 1 now owns what node 2 sent (zero pages) and not its own */
 	for (int i = 0; i < N; i++) {
@@ -1605,25 +1623,25 @@ TEST_F_TIMEOUT(sl, containers_vector, 300)
 
 TEST_F_TIMEOUT(sl, containers_vector_huge, 300)
 {
-	SKIP_IF_LIGHT("containers_vector covers the kernel side");
+	SKIP_ON_DEBUG_KERNEL("containers_vector covers the kernel side");
 	move_kind(_metadata, "vector_huge", 1000000);
 }
 
 TEST_F_TIMEOUT(sl, containers_map, 300)
 {
-	SKIP_IF_LIGHT("containers_vector covers the kernel side");
+	SKIP_ON_DEBUG_KERNEL("containers_vector covers the kernel side");
 	move_kind(_metadata, "map", 10000);
 }
 
 TEST_F_TIMEOUT(sl, containers_unordered_map_1M, 600)
 {
-	SKIP_IF_LIGHT("containers_vector covers the kernel side");
+	SKIP_ON_DEBUG_KERNEL("containers_vector covers the kernel side");
 	move_kind(_metadata, "umap", 1000000);
 }
 
 TEST_F_TIMEOUT(sl, containers_self_pointers, 300)
 {
-	SKIP_IF_LIGHT("containers_vector covers the kernel side");
+	SKIP_ON_DEBUG_KERNEL("containers_vector covers the kernel side");
 	move_kind(_metadata, "selfptr", 5000);
 }
 

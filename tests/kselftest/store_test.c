@@ -305,8 +305,9 @@ static int await_worker(struct env *e, int i)
 {
 	char line[512];
 
-	if (read_line(&e->w[i], line, sizeof(line), 120000)) {
-		say_why(e, "# worker %d did not join within 120 s\n", i);
+	/* the worker itself tries for 200 s (store_worker.cpp) */
+	if (read_line(&e->w[i], line, sizeof(line), 210000)) {
+		say_why(e, "# worker %d did not join within 210 s\n", i);
 		return -ETIMEDOUT;
 	}
 	if (strncmp(line, "ready", 5)) {

@@ -370,6 +370,19 @@ int wait_rsegs(struct ds_ctx *ctx, uint32_t node, uint32_t peer, uint32_t n)
 	return -ETIMEDOUT;
 }
 
+int wait_paths(struct ds_ctx *ctx, uint32_t node, uint32_t peer, unsigned int paths)
+{
+	struct ds_peer_info p;
+
+	for (int i = 0; i < 400; i++) {
+		if (!ds_peer_get(ctx, node, peer, &p) && p.state == DS_PEER_UP &&
+		    p.paths == paths)
+			return 0;
+		usleep(50000);
+	}
+	return -ETIMEDOUT;
+}
+
 int attach_open(uint32_t node)
 {
 	struct dsmem_ioc_attach at = { .node_id = node };

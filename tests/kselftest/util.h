@@ -39,6 +39,16 @@ pid_t fork_nobody(void);
 int child_step(pid_t pid);
 /* the guest runs the debug kernel (scripts/guest --kernel debug) */
 bool debug_kernel(void);
+/*
+ * In a test body: skipped on the debug kernel, which runs everything
+ * several times slower, when the test only scales up or times what others
+ * there cover (docs/testing.md lists them).
+ */
+#define SKIP_ON_DEBUG_KERNEL(why)					\
+	do {								\
+		if (debug_kernel())					\
+			SKIP(return, "debug kernel: %s", why);		\
+	} while (0)
 /* CLOCK_MONOTONIC in milliseconds */
 int64_t now_ms(void);
 
@@ -120,6 +130,8 @@ int test_peer_add(struct ds_ctx *ctx, uint32_t node, const char *addr, uint16_t 
  * -ETIMEDOUT. */
 struct ds_ctx;
 int wait_rsegs(struct ds_ctx *ctx, uint32_t node, uint32_t peer, uint32_t n);
+/* Until peer of node is up with this many paths (~20 s): 0 or -ETIMEDOUT. */
+int wait_paths(struct ds_ctx *ctx, uint32_t node, uint32_t peer, unsigned int paths);
 /* A hw counter of a device's port 1 (rxe's names), or 0. */
 uint64_t rxe_counter(const char *dev, const char *name);
 /* Packets a device's port 1 sent, or 0. */
