@@ -414,16 +414,21 @@ void dstc_params_default(u64 *p)
 		p[i] = dstc_params[i].def;
 }
 
-int dstc_params_check(const u64 *p, const char **why)
+int dstc_params_check_l1(const u64 *p, u64 l1_max, unsigned int *bad,
+			 const char **why)
 {
 	unsigned int i;
 
 	for (i = 0; i < DSTC_P_NR; i++) {
-		if (p[i] < dstc_params[i].min || p[i] > dstc_params[i].max) {
+		u64 max = i == DSTC_P_L1_CAPACITY ? l1_max : dstc_params[i].max;
+
+		if (p[i] < dstc_params[i].min || p[i] > max) {
+			*bad = i;
 			*why = dstc_params[i].range_msg;
 			return -ERANGE;
 		}
 	}
+	*bad = DSTC_P_NR;
 	if (p[DSTC_P_PROMOTE_L1] < p[DSTC_P_PROMOTE_L2]) {
 		*why = "promote_l1 below promote_l2";
 		return -ERANGE;
@@ -437,6 +442,13 @@ int dstc_params_check(const u64 *p, const char **why)
 		return -ERANGE;
 	}
 	return 0;
+}
+
+int dstc_params_check(const u64 *p, const char **why)
+{
+	unsigned int bad;
+
+	return dstc_params_check_l1(p, DSTC_L1_MAX, &bad, why);
 }
 
 /* ---- statistics ------------------------------------------------------- */
@@ -563,6 +575,16 @@ int dstc_chunk_install_locked(struct dstc_cache *c, u32 eid, void *mem)
 	return 0;
 }
 
+/*
+ * The L1 slot of an offset read without the lock: a migration may have
+ * made it another tier's offset meanwhile, which the version check after
+ * the read discards -- until then it only has to stay in bounds.
+ */
+static struct dstc_l1 *dstc_l1_racy(struct dstc_cache *c, u32 off)
+{
+	return &c->l1[off < c->l1_slots ? off : 0];
+}
+
 struct dstc_entry *dstc_entry(struct dstc_cache *c, u32 eid)
 {
 	struct dstc_entry *chunk;
@@ -573,16 +595,19 @@ struct dstc_entry *dstc_entry(struct dstc_cache *c, u32 eid)
 	return chunk ? &chunk[eid & ((1U << DSTC_CHUNK_SHIFT) - 1)] : NULL;
 }
 
-int dstc_cache_init(struct dstc_cache *c, const struct dstc_ops *ops,
-		    void *priv, u32 nentries, const u64 *params)
+int dstc_cache_init_l1(struct dstc_cache *c, const struct dstc_ops *ops,
+		       void *priv, u32 nentries, const u64 *params, u32 l1_slots)
 {
+	unsigned int bad;
 	const char *why;
 	u32 i;
 
 	memset(c, 0, sizeof(*c));
-	if (!nentries || nentries > DSTC_ENTRIES_MAX ||
-	    dstc_params_check(params, &why))
+	if (!nentries || nentries > DSTC_ENTRIES_MAX || !l1_slots ||
+	    l1_slots > DSTC_ENTRIES_MAX ||
+	    dstc_params_check_l1(params, l1_slots, &bad, &why))
 		return -EINVAL;
+	c->l1_slots = l1_slots;
 	c->ops = ops;
 	c->priv = priv;
 	memcpy(c->p, params, sizeof(c->p));
@@ -594,8 +619,8 @@ int dstc_cache_init(struct dstc_cache *c, const struct dstc_ops *ops,
 	c->chunks = ops->chunk_alloc(c, sizeof(*c->chunks) *
 				     ((nentries >> DSTC_CHUNK_SHIFT) + 1));
 	c->pages = ops->chunk_alloc(c, sizeof(*c->pages) * c->npages);
-	c->l1 = ops->chunk_alloc(c, sizeof(*c->l1) * DSTC_L1_MAX);
-	c->l1_free = ops->chunk_alloc(c, sizeof(u32) * DSTC_L1_MAX);
+	c->l1 = ops->chunk_alloc(c, sizeof(*c->l1) * l1_slots);
+	c->l1_free = ops->chunk_alloc(c, sizeof(u32) * l1_slots);
 	c->q[0].ring = ops->chunk_alloc(c, sizeof(u32) * c->qcap);
 	c->q[1].ring = ops->chunk_alloc(c, sizeof(u32) * c->qcap);
 	c->scratch = ops->chunk_alloc(c, sizeof(u32) *
@@ -605,16 +630,22 @@ int dstc_cache_init(struct dstc_cache *c, const struct dstc_ops *ops,
 	if (!c->chunks || !c->pages || !c->l1 || !c->l1_free || !c->q[0].ring ||
 	    !c->q[1].ring || !c->scratch || !c->victims)
 		return -ENOMEM;	/* the caller's destroy frees what came */
-	for (i = 0; i < DSTC_L1_MAX; i++) {
+	for (i = 0; i < l1_slots; i++) {
 		c->l1[i].eid = DSTC_NONE;
 		c->l1[i].upd = DSTC_UPD_CLOSED;
 		/* lowest slots first: scans stay short */
-		c->l1_free[i] = DSTC_L1_MAX - 1 - i;
+		c->l1_free[i] = l1_slots - 1 - i;
 	}
-	c->l1_nfree = DSTC_L1_MAX;
+	c->l1_nfree = l1_slots;
 	c->lru_head = DSTC_NONE;
 	c->lru_tail = DSTC_NONE;
 	return 0;
+}
+
+int dstc_cache_init(struct dstc_cache *c, const struct dstc_ops *ops,
+		    void *priv, u32 nentries, const u64 *params)
+{
+	return dstc_cache_init_l1(c, ops, priv, nentries, params, DSTC_L1_MAX);
 }
 
 void dstc_cache_destroy(struct dstc_cache *c,
@@ -1131,7 +1162,7 @@ int dstc_access(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 		}
 		off = dsmem_read_once(e->token_offset);
 		if (tier == DSMEM_TIER_L1) {
-			struct dstc_l1 *s = &c->l1[off % DSTC_L1_MAX];
+			struct dstc_l1 *s = dstc_l1_racy(c, off);
 
 			res->token = s->token;
 			if (!applied) {
@@ -1220,7 +1251,7 @@ u64 dstc_relaxed(struct dstc_cache *c, u32 eid)
 		v = dsmem_read_once(e->relaxed);
 		dsmem_rmb();
 		if (DSTC_CTL_LAYER(ctl) == DSMEM_TIER_L1) {
-			u64 upd = dsmem_read_once(c->l1[e->token_offset % DSTC_L1_MAX].upd);
+			u64 upd = dsmem_read_once(dstc_l1_racy(c, e->token_offset)->upd);
 
 			if (!(upd & DSTC_UPD_CLOSED))
 				v += upd & DSTC_UPD_DELTA_MASK;
@@ -1249,7 +1280,7 @@ int dstc_peek(struct dstc_cache *c, u32 eid, u64 *ctl, u32 *offset,
 		return -ENOENT;
 	*ctl = c1;
 	if (DSTC_CTL_LAYER(c1) == DSMEM_TIER_L1) {
-		u64 upd = dsmem_read_once(c->l1[*offset % DSTC_L1_MAX].upd);
+		u64 upd = dsmem_read_once(dstc_l1_racy(c, *offset)->upd);
 
 		if (!(upd & DSTC_UPD_CLOSED) && (upd & DSTC_UPD_DELTA_MASK))
 			*ctl |= (u64)DSMEM_TOKEN_DIRTY << 8;
@@ -1353,7 +1384,8 @@ static void dstc_shrink(struct dstc_cache *c, struct dstc_stats *st, u64 now)
 int dstc_set_params_locked(struct dstc_cache *c, struct dstc_stats *st,
 			   const u64 *p, u64 now, const char **why)
 {
-	int ret = dstc_params_check(p, why);
+	unsigned int bad;
+	int ret = dstc_params_check_l1(p, c->l1_slots, &bad, why);
 
 	if (ret)
 		return ret;

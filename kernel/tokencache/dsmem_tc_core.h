@@ -112,6 +112,13 @@ extern const struct dstc_param_desc dstc_params[DSTC_P_NR];
 
 /* Validate a whole set; on error *why (static text) says what is wrong. */
 int dstc_params_check(const u64 *p, const char **why);
+/*
+ * The same, with l1_capacity bounded by l1_max (a cache's l1_slots) rather
+ * than DSTC_L1_MAX; *bad is the parameter out of its range, or DSTC_P_NR
+ * when two disagree (promote_l1 below promote_l2, ...) or all is well.
+ */
+int dstc_params_check_l1(const u64 *p, u64 l1_max, unsigned int *bad,
+			 const char **why);
 void dstc_params_default(u64 *p);
 
 /* ---- statistics ------------------------------------------------------- */
@@ -260,7 +267,8 @@ struct dstc_cache {
 	struct dstc_entry **chunks;	/* nentries >> DSTC_CHUNK_SHIFT */
 	void **pages;		/* bucket -> L2 page */
 	u32 npages;
-	struct dstc_l1 *l1;	/* DSTC_L1_MAX slots */
+	struct dstc_l1 *l1;	/* l1_slots of them */
+	u32 l1_slots;		/* DSTC_L1_MAX; a simulator's L1 may be larger */
 	u32 *l1_free;		/* stack of free slots */
 	u32 l1_nfree;
 	u32 l1_used;
@@ -294,6 +302,12 @@ int dstc_chunk_install_locked(struct dstc_cache *c, u32 eid, void *mem);
 bool dstc_chunk_present(struct dstc_cache *c, u32 eid);
 int dstc_cache_init(struct dstc_cache *c, const struct dstc_ops *ops,
 		    void *priv, u32 nentries, const u64 *params);
+/*
+ * With l1_slots L1 slots rather than the NIC's DSTC_L1_MAX (1 to
+ * DSTC_ENTRIES_MAX): the simulator's caches, which model no SRAM.
+ */
+int dstc_cache_init_l1(struct dstc_cache *c, const struct dstc_ops *ops,
+		       void *priv, u32 nentries, const u64 *params, u32 l1_slots);
 /* every chunk and page; ops->page_free for pages, free_chunk otherwise */
 void dstc_cache_destroy(struct dstc_cache *c,
 			void (*free_chunk)(struct dstc_cache *c, void *p));

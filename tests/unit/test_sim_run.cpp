@@ -395,6 +395,35 @@ void dsctl_malformed_values(void **)
 	expect_error({ "sim", "run", "gen", sw, "window", "5" }, "window");
 	// a bad rate is refused before the runs, not after
 	expect_error({ "sim", "run", "gen", g, "shards", "0" }, "shards");
+	// the seed's parameters: named, with the value and the limit
+	expect_error({ "sim", "run", "gen", g, "policy", "seed", "size", "5000000" },
+		     "seed: l1_capacity 5000000 is above its limit 4194304 entries");
+	expect_error({ "sim", "run", "gen", g, "policy", "seed", "params", "promote_l1=4" },
+		     "seed: promote_l1 4 is below promote_l2 16");
+	expect_error({ "sim", "run", "gen", g, "policy", "seed", "params", "batch_max=8" },
+		     "seed: batch_max 8 is below batch_threshold 32");
+}
+
+// The simulator's seed is no NIC: its L1 may hold more than the module's
+// 16384 slots.  A loop over 18000 objects, with every other limit out of
+// the way, thrashes an L1 of 16384 and fits one of 20000.
+void seed_l1_beyond_the_nic(void **)
+{
+	double l1[2];
+	int i = 0;
+
+	for (const char *size : { "16384", "20000" }) {
+		result r = dsctl({ "-j", "sim", "run", "gen", "loop:objects=18000,requests=200k",
+				   "policy", "seed", "size", size, "params",
+				   "promote_l1=2,promote_l2=1,l1_idle=60s,l2_idle=60s,window=60s,"
+				   "aging=60s,migrate_budget=1000000" });
+		assert_int_equal(r.status, 0);
+		auto run = nlohmann::json::parse(r.out)["runs"][0];
+		assert_string_equal(run["tiers"][0]["tier"].get<std::string>().c_str(), "l1");
+		l1[i++] = run["tiers"][0]["ratio"].get<double>();
+	}
+	assert_true(l1[0] < 0.05);
+	assert_true(l1[1] > 0.8);
 }
 
 // plot into what exists but is no directory: one line, ours, not gnuplot's
@@ -474,6 +503,7 @@ int main()
 		cmocka_unit_test(windows_and_p99),
 		cmocka_unit_test(shards_sampling),
 		cmocka_unit_test(seed_replays_vector),
+		cmocka_unit_test(seed_l1_beyond_the_nic),
 		cmocka_unit_test(dsctl_sample_json),
 		cmocka_unit_test(dsctl_text_trace_and_csv),
 		cmocka_unit_test(dsctl_sweep),

@@ -1016,6 +1016,71 @@ TEST(test_params)
 	tenv_free(t);
 }
 
+/*
+ * A cache's L1 slots bound its l1_capacity: DSTC_L1_MAX in the module, any
+ * number in the simulator (dstc_cache_init_l1); here 8.  What the check
+ * refuses, it names (bad), and the table never overflows.
+ */
+TEST(test_l1_slots)
+{
+	u64 p[DSTC_P_NR], q[DSTC_P_NR];
+	struct dstc_cache c;
+	unsigned int bad, i;
+	const char *why;
+	struct tenv *t;
+
+	dstc_params_default(p);
+	p[P(PROMOTE_L2)] = p[P(PROMOTE_L1)] = 65535;
+	p[P(L1_IDLE_NS)] = p[P(L2_IDLE_NS)] = 60000 * MS;
+	p[P(AGING_NS)] = p[P(ADAPT_NS)] = 60000 * MS;
+	p[P(PREFETCH)] = 0;
+	/* the module's bound, and one beyond it for a simulator */
+	p[P(L1_CAPACITY)] = DSTC_L1_MAX + 1;
+	BAD(p, "l1_capacity");
+	assert_int_equal(dstc_cache_init(&c, &t_ops, NULL, NE, p), -EINVAL);
+	OK(dstc_params_check_l1(p, DSTC_L1_MAX + 1, &bad, &why));
+	assert_int_equal(bad, DSTC_P_NR);
+	/* bad says which; a rule between two says none */
+	assert_int_equal(dstc_params_check_l1(p, DSTC_L1_MAX, &bad, &why), -ERANGE);
+	assert_int_equal(bad, P(L1_CAPACITY));
+	p[P(L1_CAPACITY)] = 8;
+	memcpy(q, p, sizeof(q));
+	q[P(CAS_RETRIES)] = 0;
+	assert_int_equal(dstc_params_check_l1(q, 8, &bad, &why), -ERANGE);
+	assert_int_equal(bad, P(CAS_RETRIES));
+	memcpy(q, p, sizeof(q));
+	q[P(BATCH_MAX)] = q[P(BATCH_THRESHOLD)] - 1;
+	assert_int_equal(dstc_params_check_l1(q, 8, &bad, &why), -ERANGE);
+	assert_int_equal(bad, DSTC_P_NR);
+	assert_string_equal(why, "batch_max below batch_threshold");
+	/* no slots, too many, or a capacity beyond them: refused */
+	assert_int_equal(dstc_cache_init_l1(&c, &t_ops, NULL, NE, p, 0), -EINVAL);
+	assert_int_equal(dstc_cache_init_l1(&c, &t_ops, NULL, NE, p, DSTC_ENTRIES_MAX + 1),
+			 -EINVAL);
+	assert_int_equal(dstc_cache_init_l1(&c, &t_ops, NULL, NE, p, 7), -EINVAL);
+
+	cur = calloc(1, sizeof(*cur));
+	assert_non_null(cur);
+	t = cur;
+	OK(dstc_cache_init_l1(&t->c, &t_ops, t, NE, p, 8));
+	assert_int_equal(t->c.l1_slots, 8);
+	ins(t, 0, 9);
+	for (i = 0; i < 9; i++)
+		OK(mig(t, i, L1, T0 + i));
+	STATS(t, ST(EVICT_L1), 1);
+	assert_int_equal(t->c.l1_used, 8);
+	/* a set may not outgrow the table, and a refused one changes nothing */
+	memcpy(q, t->c.p, sizeof(q));
+	q[P(L1_CAPACITY)] = 9;
+	assert_int_equal(setp(t, q, T0 + 9, &why), -ERANGE);
+	assert_string_equal(why, "l1_capacity out of range");
+	assert_int_equal(t->c.p[P(L1_CAPACITY)], 8);
+	q[P(L1_CAPACITY)] = 4;
+	OK(setp(t, q, T0 + 9, &why));
+	assert_int_equal(t->c.l1_used, 4);
+	tenv_free(t);
+}
+
 /* ---- 10. handles and generations --------------------------------------- */
 
 TEST(test_handles)
@@ -1751,6 +1816,7 @@ int main(void)
 		T(test_pinned),
 		T(test_write_back_through),
 		T(test_params),
+		T(test_l1_slots),
 		T(test_handles),
 		T(test_batch_queue),
 		T(test_prefetch),

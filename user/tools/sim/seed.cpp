@@ -2,6 +2,7 @@
 // The seed policy: the token cache's own policy core (the very file the
 // module compiles), stepped through the same replay driver as the
 // module's CACHE_REPLAY, so a trace makes the same moves here as there.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -83,6 +84,34 @@ uint32_t entries_needed(const trace &t)
 	return n;
 }
 
+// What is wrong with a parameter set, by name, value and limit: the
+// core's own words only name them.
+static std::string params_error(const __u64 *p, unsigned int bad, uint64_t l1_max,
+				const char *why)
+{
+	auto named = [&](unsigned int k) {
+		return std::string(dstc_params[k].name) + " " + std::to_string(p[k]);
+	};
+	if (bad < DSTC_P_NR) {
+		const dstc_param_desc &d = dstc_params[bad];
+		uint64_t max = bad == DSTC_P_L1_CAPACITY ? l1_max : d.max;
+		bool low = p[bad] < d.min;
+		std::string unit = *d.unit ? std::string(" ") + d.unit : "";
+		return named(bad) + " is " + (low ? "below its minimum " : "above its limit ") +
+		       std::to_string(low ? d.min : max) + unit;
+	}
+	// the two the core's message names
+	static const struct { const char *why; unsigned int lo, hi; } pairs[] = {
+		{ "promote_l1 below promote_l2", DSTC_P_PROMOTE_L1, DSTC_P_PROMOTE_L2 },
+		{ "batch_max below batch_threshold", DSTC_P_BATCH_MAX, DSTC_P_BATCH_THRESHOLD },
+		{ "queue_max below batch_threshold", DSTC_P_QUEUE_MAX, DSTC_P_BATCH_THRESHOLD },
+	};
+	for (const auto &q : pairs)
+		if (!std::strcmp(why, q.why))
+			return named(q.lo) + " is below " + named(q.hi);
+	return why;
+}
+
 seed_policy::seed_policy(const trace &t, const policy_opts &o, bool adaptive)
 	: gen_(t.nobjects(), 0), moves_(o.moves),
 	  // module traces carry real times; other sources' clocks are too
@@ -112,11 +141,12 @@ seed_policy::seed_policy(const trace &t, const policy_opts &o, bool adaptive)
 		p[DSTC_P_MODE] = DSMEM_CACHE_ADAPTIVE;
 	for (int k = 0; k < 3; k++)
 		p[DSTC_P_COST_L1_NS + k] = o.cost_ns[k];
-	if (dstc_params_check(p, &why))
-		throw sim_error(std::string("seed: ") + why + " (L1 " +
-				std::to_string(p[DSTC_P_L1_CAPACITY]) + ", L2 " +
-				std::to_string(p[DSTC_P_L2_CAPACITY]) + " entries)");
-	if (dstc_cache_init(&c_, &seed_ops, nullptr, n, p)) {
+	// the simulator models no SRAM: its L1 may outgrow the NIC's
+	unsigned int bad;
+	if (dstc_params_check_l1(p, DSTC_ENTRIES_MAX, &bad, &why))
+		throw sim_error("seed: " + params_error(p, bad, DSTC_ENTRIES_MAX, why));
+	uint32_t l1_slots = std::max<uint32_t>(DSTC_L1_MAX, uint32_t(p[DSTC_P_L1_CAPACITY]));
+	if (dstc_cache_init_l1(&c_, &seed_ops, nullptr, n, p, l1_slots)) {
 		dstc_cache_destroy(&c_, seed_chunk_free);
 		throw sim_error("seed: out of memory for " + std::to_string(n) + " entries");
 	}
