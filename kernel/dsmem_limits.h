@@ -51,8 +51,13 @@
 #define DSMEM_RING_IDLE_US	2000
 /* ... and at most this long: a thread polling costs a CPU nobody is charged for */
 #define DSMEM_RING_IDLE_US_MAX	100000
-/* a request message waits this long for its reply */
+/*
+ * a request message waits this long for its reply (the msg_timeout_ms
+ * parameter's default; a slow fabric or a debug kernel may need more) ...
+ */
 #define DSMEM_MSG_TIMEOUT_MS	3000
+/* ... and never less than this */
+#define DSMEM_MSG_TIMEOUT_MS_MIN	100
 /*
  * ... and a Slope BEGIN, which allocates and registers the object's pages
  * at the destination, this much longer per 1024 units (4 MiB of pages)

@@ -9,9 +9,20 @@
  * Requests are served from a work item, one connection at a time, in
  * arrival order.
  */
+#include <linux/moduleparam.h>
 #include <linux/slab.h>
 
 #include "dsmem_rdm.h"
+
+static unsigned int msg_timeout_ms = DSMEM_MSG_TIMEOUT_MS;
+module_param(msg_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(msg_timeout_ms,
+		 "a request message waits this long for its reply (ms, >= 100; services may add for large requests)");
+
+unsigned int dsmem_msg_timeout_ms(void)
+{
+	return max_t(unsigned int, READ_ONCE(msg_timeout_ms), DSMEM_MSG_TIMEOUT_MS_MIN);
+}
 
 #define DSMEM_MSG_MAX	(DSMEM_WIRE_MAX_UNITS * DSMEM_WIRE_UNIT)
 
@@ -338,7 +349,7 @@ int dsmem_msg_call(struct dsmem_conn *conn, struct dsmem_wire_msg *req,
 		   struct dsmem_wire_msg *reply, void *data, size_t data_max)
 {
 	return dsmem_msg_call_timeout(conn, req, reply, data, data_max,
-				      DSMEM_MSG_TIMEOUT_MS);
+				      dsmem_msg_timeout_ms());
 }
 
 /*

@@ -409,6 +409,8 @@ int dsmem_msg_recv_init(struct dsmem_conn *conn);
 void dsmem_msg_recv_free(struct dsmem_conn *conn);
 void dsmem_msg_rx_work(struct work_struct *work);
 void dsmem_msg_fail_pending(struct dsmem_conn *conn, int err);
+/* how long a request waits for its reply: the msg_timeout_ms parameter */
+unsigned int dsmem_msg_timeout_ms(void);
 int dsmem_msg_call(struct dsmem_conn *conn, struct dsmem_wire_msg *req,
 		   struct dsmem_wire_msg *reply, void *data, size_t data_max);
 int dsmem_msg_call_timeout(struct dsmem_conn *conn, struct dsmem_wire_msg *req,

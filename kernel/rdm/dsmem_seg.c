@@ -654,8 +654,8 @@ err_free_gmr:
  * segment's node's lock, so each peer receives them in the order they
  * were decided, and its answer is awaited without the lock: a peer that
  * does not answer delays only whoever asked it, and is disconnected after
- * DSMEM_MSG_TIMEOUT_MS.  A segment, its grants and the connections they
- * go on are one node's: one node's lock covers them.
+ * msg_timeout_ms (3 s by default).  A segment, its grants and the
+ * connections they go on are one node's: one node's lock covers them.
  *
  * A gmr linked on its segment and connection is the grant's (answered or
  * on its way); whoever unlinks it frees it.  One taken off to be revoked
@@ -753,7 +753,7 @@ static void dsmem_gmrs_revoke(struct list_head *out)
 
 		if (!ret)
 			ret = dsmem_msg_finish(conn, &gmr->revoke,
-					       DSMEM_MSG_TIMEOUT_MS);
+					       dsmem_msg_timeout_ms());
 		if (!ret)
 			dsmem_stat_inc(DSMEM_STAT_REVOKES_SENT);
 		else if (ret != -ENOENT)
@@ -808,7 +808,7 @@ static int dsmem_seg_push(struct dsmem_seg *seg, struct dsmem_conn *conn,
 	ret = dsmem_msg_start(conn, &w, &req, &reply, NULL, 0);
 	if (!ret) {
 		mutex_unlock(&node->lock);
-		ret = dsmem_msg_finish(conn, &w, DSMEM_MSG_TIMEOUT_MS);
+		ret = dsmem_msg_finish(conn, &w, dsmem_msg_timeout_ms());
 		mutex_lock(&node->lock);
 	}
 	kfree(data);

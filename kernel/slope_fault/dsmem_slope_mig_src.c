@@ -182,7 +182,7 @@ static int dsmem_slope_mig_call(struct dsmem_slope_mig *mig, u8 opcode,
 	req.aux = mig->id;
 	req.len = len;
 	ret = dsmem_msg_call_timeout(mig->conn, &req, &reply, rdata, rmax,
-				     DSMEM_MSG_TIMEOUT_MS +
+				     dsmem_msg_timeout_ms() +
 				     DSMEM_SLOPE_BEGIN_MS_PER_1K *
 				     (u32)DIV_ROUND_UP_ULL(mig->units, 1024));
 	if (!ret && rlen)
