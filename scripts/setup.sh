@@ -5,8 +5,9 @@
 set -euo pipefail
 
 packages=(
-	# toolchain and userspace build
-	gcc g++ make cmake pkg-config
+	# toolchain and userspace build (ccache: a clone's build reuses the
+	# objects of an earlier one on the same machine)
+	gcc g++ make cmake pkg-config ccache
 	libnl-3-dev libnl-genl-3-dev libcmocka-dev nlohmann-json3-dev
 	# the kernel the module is built for and booted in the test guests
 	linux-image-amd64 linux-headers-amd64
@@ -41,6 +42,9 @@ packages=(
 	# its Python package (user/python, pybind11), its pytest tests and
 	# the KV-cache example's tensors
 	python3-dev pybind11-dev python3-numpy python3-pytest
+	# the simulator's sweeps on a cluster (dsmem.sim; a local Dask
+	# cluster in its tests)
+	python3-dask python3-distributed
 )
 
 missing=()

@@ -752,9 +752,13 @@ py::dict master_info(const std::string &masters)
 
 }  // namespace
 
+// _dsmem_sim.cpp: the cache simulator
+void bind_sim(py::module_ &m);
+
 PYBIND11_MODULE(_dsmem, m)
 {
-	m.doc() = "libdsstore's client for Python (use the dsmem package, not this)";
+	m.doc() = "libdsstore's client and the cache simulator for Python (use the dsmem package, not this)";
+	bind_sim(m);
 
 	py::register_exception_translator([](std::exception_ptr p) {
 		try {
