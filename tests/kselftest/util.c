@@ -357,30 +357,38 @@ uint64_t rxe_sent_pkts(const char *dev)
 	return rxe_counter(dev, "sent_pkts");
 }
 
-int wait_rsegs(struct ds_ctx *ctx, uint32_t node, uint32_t peer, uint32_t n)
+static bool rsegs_are(const struct ds_peer_info *p, uint32_t n)
+{
+	return p->rseg_total == n;
+}
+
+static bool paths_are(const struct ds_peer_info *p, uint32_t n)
+{
+	return p->paths == n;
+}
+
+/* Until peer of node is up and is(its info, n), for about 20 s. */
+static int wait_peer(struct ds_ctx *ctx, uint32_t node, uint32_t peer,
+		     bool (*is)(const struct ds_peer_info *p, uint32_t n), uint32_t n)
 {
 	struct ds_peer_info p;
 
 	for (int i = 0; i < 400; i++) {
-		if (!ds_peer_get(ctx, node, peer, &p) && p.state == DS_PEER_UP &&
-		    p.rseg_total == n)
+		if (!ds_peer_get(ctx, node, peer, &p) && p.state == DS_PEER_UP && is(&p, n))
 			return 0;
 		usleep(50000);
 	}
 	return -ETIMEDOUT;
 }
 
+int wait_rsegs(struct ds_ctx *ctx, uint32_t node, uint32_t peer, uint32_t n)
+{
+	return wait_peer(ctx, node, peer, rsegs_are, n);
+}
+
 int wait_paths(struct ds_ctx *ctx, uint32_t node, uint32_t peer, unsigned int paths)
 {
-	struct ds_peer_info p;
-
-	for (int i = 0; i < 400; i++) {
-		if (!ds_peer_get(ctx, node, peer, &p) && p.state == DS_PEER_UP &&
-		    p.paths == paths)
-			return 0;
-		usleep(50000);
-	}
-	return -ETIMEDOUT;
+	return wait_peer(ctx, node, peer, paths_are, paths);
 }
 
 int attach_open(uint32_t node)
