@@ -1181,6 +1181,67 @@ dssim::capacity cap_of(const char *s, const dssim::trace &t)
 	return dssim::parse_capacity(s, t);
 }
 
+// POLICY/lru: L1 is POLICY exactly, and L2 an LRU of L1's misses: the
+// composition's tiers equal POLICY alone on the trace, then LRU alone on
+// the requests POLICY missed.  Sizes in bytes and other L2s are refused.
+// what the sim_error that f throws says contains needle
+template <typename F> void expect_sim_error(F f, const char *needle)
+{
+	try {
+		f();
+		fail_msg("no error; expected one with \"%s\"", needle);
+	} catch (const dssim::sim_error &e) {
+		if (!strstr(e.what(), needle))
+			fail_msg("\"%s\" does not say \"%s\"", e.what(), needle);
+	}
+}
+
+void test_two_tier(void **)
+{
+	const dssim::trace t = dssim::generate("zipf:alpha=0.8,objects=3000,requests=60k,seed=5");
+	for (const char *l1 : { "s3fifo", "arc", "lirs+tinylfu" }) {
+		dssim::policy_opts o;
+		o.cap = dssim::capacity{ 150, false };
+		o.l2_entries = 600;
+		auto both = dssim::make_policy(std::string(l1) + "/lru", t, o);
+		auto alone = make(l1, t, 150);
+		dssim::trace missed = t;
+		missed.ids.clear();
+		std::string tiers, l1_both, l1_alone;
+
+		assert_true(both->tiered);
+		for (size_t i = 0; i < t.size(); i++) {
+			const int tier = both->access(t, i);
+			const bool hit = alone->access(t, i) == 0;
+
+			tiers += char('0' + tier);
+			l1_both += tier == 0 ? 'h' : 'm';
+			l1_alone += hit ? 'h' : 'm';
+			if (!hit)
+				missed.ids.push_back(t.ids[i]);
+		}
+		// the same L1 hits, request by request
+		assert_true(l1_both == l1_alone);
+		both->finish();
+		auto l2 = make("lru", missed, 600);
+		std::string l2_tiers;
+		for (size_t i = 0; i < missed.size(); i++)
+			l2_tiers += l2->access(missed, i) == 0 ? '1' : '2';
+		tiers.erase(std::remove(tiers.begin(), tiers.end(), '0'), tiers.end());
+		assert_string_equal(tiers.c_str(), l2_tiers.c_str());
+		assert_int_equal(both->c.requests, t.size());
+		assert_int_equal(both->c.hits[0], t.size() - missed.size());
+		assert_true(both->c.hits[1] > 0 && both->c.hits[2] > 0);
+		assert_int_equal(both->c.promotions, both->c.hits[1]);
+	}
+	dssim::policy_opts o;
+	o.cap = dssim::capacity{ 100, false };
+	expect_sim_error([&] { dssim::make_policy("s3fifo/fifo", t, o); }, "L2 of a two-tier policy is lru");
+	expect_sim_error([&] { dssim::make_policy("nope/lru", t, o); }, "no single-tier policy");
+	o.cap.bytes = true;
+	expect_sim_error([&] { dssim::make_policy("s3fifo/lru", t, o); }, "counts entries");
+}
+
 void assert_refused(const char *s, const dssim::trace &t, const char *why)
 {
 	bool threw = false;
@@ -1284,6 +1345,7 @@ int main()
 		cmocka_unit_test(test_cacheus),
 		cmocka_unit_test(test_lhd),
 		cmocka_unit_test(test_clockpro),
+		cmocka_unit_test(test_two_tier),
 		cmocka_unit_test(test_parse_capacity),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -357,6 +357,12 @@ sim_setup make_setup(const keywords &kw)
 		// filters; building it on an empty trace checks the filters
 		dssim::policy_opts vo = su.o;
 		vo.cap = dssim::capacity{ 1, true };
+		if (p.find('/') != std::string::npos) {
+			// POLICY/lru: two tiers, in entries
+			vo.cap.bytes = false;
+			dssim::make_policy(p, dssim::trace{}, vo);	// throws: bad
+			continue;
+		}
 		if (p.find('+') == std::string::npos || !dssim::make_baseline(p, dssim::trace{}, vo))
 			dssim::make_policy(p, dssim::trace{}, su.o);	// throws: unknown
 	}

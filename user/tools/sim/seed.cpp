@@ -236,6 +236,10 @@ std::unique_ptr<policy> make_policy(std::string_view name, const trace &t,
 {
 	if (name == "seed" || name == "seed-adaptive")
 		return std::make_unique<seed_policy>(t, o, name == "seed-adaptive" || o.adaptive);
+	// the seed's rival at the same capacities: its L2 is the seed's
+	if (name.find('/') != std::string_view::npos)
+		return make_two_tier(name, t, o, o.l2_entries ? o.l2_entries :
+					   dstc_params[DSTC_P_L2_CAPACITY].def);
 	auto p = make_baseline(name, t, o);
 	if (!p) {
 		std::string known;

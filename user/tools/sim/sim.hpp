@@ -203,6 +203,12 @@ std::unique_ptr<policy> make_policy(std::string_view name, const trace &t,
 // compute_next() on a copy when t.next is empty, so callers that run it
 // should fill t.next first (see belady_bytes_needed).
 const std::vector<std::string> &baseline_names();
+// two_tier.cpp: NAME/lru, the single-tier policy NAME as L1 (at o's
+// capacity, in entries) over an LRU L2 of l2_entries, which sees L1's
+// misses.  Throws sim_error for another L2, a size in bytes or an unknown
+// L1.
+std::unique_ptr<policy> make_two_tier(std::string_view name, const trace &t,
+				      const policy_opts &o, uint64_t l2_entries);
 std::unique_ptr<policy> make_baseline(std::string_view name, const trace &t,
 				      const policy_opts &o);
 // Memory a Belady run needs beyond the trace, to refuse it up front.
