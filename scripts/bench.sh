@@ -908,18 +908,23 @@ bench_sim() {
 	ref_n=${DSMEM_SIM_REF_REQUESTS:-2000000}
 	mkdir -p "$dir"
 	"$dsctl" sim gen "$spec" file "$trace"
-	for p in lru s3fifo seed; do
+	for p in lru s3fifo seed seed-adaptive; do
 		# one window: the run's miss ratio over time is not wanted here
 		json=$("$dsctl" -j sim run trace "$trace" policy $p size 16384 \
 		       tiers L1:16384,L2:131072 threads 1 window 20000000)
 		speed[$p]=$(json_get 'd["runs"][0]["mreqs_per_s"]' <<<"$json")
-		echo "bench: sim.${p}_mreqs_per_s ${speed[$p]} Mreq/s"
-		echo "bench: sim.${p}_peak_mib $(json_get 'd["peak_rss_mib"]' <<<"$json") MiB"
-		echo "bench: sim.${p}_miss_ratio $(json_get 'd["runs"][0]["miss_ratio"]' <<<"$json") ratio"
+		echo "bench: sim.${p//-/_}_mreqs_per_s ${speed[$p]} Mreq/s"
+		echo "bench: sim.${p//-/_}_peak_mib $(json_get 'd["peak_rss_mib"]' <<<"$json") MiB"
+		echo "bench: sim.${p//-/_}_miss_ratio $(json_get 'd["runs"][0]["miss_ratio"]' <<<"$json") ratio"
 	done
-	for p in s3fifo seed; do
-		echo "bench: sim.$p.ratio_vs_lru $(ratio "${speed[$p]}" "${speed[lru]}") x"
+	for p in s3fifo seed seed-adaptive; do
+		echo "bench: sim.${p//-/_}.ratio_vs_lru $(ratio "${speed[$p]}" "${speed[lru]}") x"
 	done
+	# the seed policies against the best of S3-FIFO, SIEVE, W-TinyLFU,
+	# ARC and LIRS, alone and over an LRU L2, and Belady, on this trace,
+	# a mix and the sample traces; the connection sweep's knees
+	PYTHONPATH=$top/build/user/python /usr/bin/python3 "$top/tests/bench/sim_compare.py" \
+		"$trace" "$top/../shared/traces"
 	ref=$(/usr/bin/python3 "$top/tests/bench/sim_ref.py" "$trace" "$ref_n" 16384)
 	ours=$("$dsctl" -j sim run trace "$trace" limit "$ref_n" policy lru size 16384 \
 	       threads 1 window "$ref_n")
