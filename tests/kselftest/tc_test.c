@@ -620,24 +620,15 @@ TEST_F(tc, bench_adds_up)
 /* ---- CACHE_REPLAY: the shared vector and what the module refuses ------- */
 
 /*
- * tests/vectors beside this file's directory (CMake compiles it by its
- * absolute path, and the guest sees the host's tree at the same paths);
- * DSMEM_VECTORS overrides it.
+ * tests/vectors of the tree it was built from (CMake's DS_VECTORS_DIR:
+ * the guest sees the host's tree at the same paths); DSMEM_VECTORS
+ * overrides it.  Not __FILE__, which ccache makes relative.
  */
 static const char *vectors_dir(void)
 {
-	static char dir[PATH_MAX];
 	const char *env = getenv("DSMEM_VECTORS");
-	char *slash;
 
-	if (env && *env)
-		return env;
-	snprintf(dir, sizeof(dir), "%s", __FILE__);
-	slash = strrchr(dir, '/');
-	if (!slash)
-		return "tests/vectors";
-	snprintf(slash, sizeof(dir) - (slash - dir), "/../vectors");
-	return dir;
+	return env && *env ? env : DS_VECTORS_DIR;
 }
 
 struct vec {
