@@ -14,7 +14,7 @@ packages=(
 	# checkpatch.pl and kselftest_harness.h come from here (scripts/ksrc.sh)
 	linux-source-6.1 xz-utils
 	# the debug kernel of the debug test tier (scripts/debug-kernel)
-	bc bison flex libelf-dev
+	bc bison flex libelf-dev patch
 	sparse perl python3 python3-yaml
 	# test guests
 	qemu-system-x86 busybox-static kmod cpio iproute2 iputils-ping procps
