@@ -169,7 +169,8 @@ FIXTURE_TEARDOWN(ui)
 	EXPECT_EQ(0, run("%s", cmd));
 }
 
-TEST_F(ui, module_events_reach_the_log_page)
+/* (180 s each: two of them outlasted the harness's 30 s on a loaded host) */
+TEST_F_TIMEOUT(ui, module_events_reach_the_log_page, 180)
 {
 	char needle[64];
 
@@ -184,7 +185,7 @@ TEST_F(ui, module_events_reach_the_log_page)
 	EXPECT_TRUE(wait_for(_metadata, self, "/api/logs?component=node&q=NODE_DEL", "node_del", NULL));
 }
 
-TEST_F(ui, cluster_view_reads_the_module)
+TEST_F_TIMEOUT(ui, cluster_view_reads_the_module, 180)
 {
 	char *body;
 
@@ -202,7 +203,7 @@ TEST_F(ui, cluster_view_reads_the_module)
 	free(body);
 }
 
-TEST_F(ui, admin_changes_the_cache_and_it_is_audited)
+TEST_F_TIMEOUT(ui, admin_changes_the_cache_and_it_is_audited, 180)
 {
 	struct ds_cache_info *before = calloc(1, sizeof(*before)), *after = calloc(1, sizeof(*after));
 	char *body;
