@@ -2055,6 +2055,14 @@ TEST_F_TIMEOUT(st, nothing_lost, 300)
 /* fewer operations than this prove nothing (75 were once all a loaded
  * host managed in 60 s, every one of them checked) */
 #define CHAOS_MIN_OPS	50
+/*
+ * Fewer faults than this prove nothing either.  A fault costs a leader
+ * lookup (a client process's gRPC call), which took 20 s on a loaded
+ * guest: the nemesis may go on this much past the run's time to make
+ * them, and the clients' workload is that much longer.
+ */
+#define CHAOS_MIN_FAULTS	3
+#define CHAOS_EXTRA_S	60
 
 struct chaos {
 	struct env *e;
@@ -2233,18 +2241,23 @@ TEST_F_TIMEOUT(chaos, linearizable_under_faults, 3600)
 	until = t0 + (secs ? atoll(secs) : CHAOS_DEFAULT_S) * 1000000000LL;
 	/* the run, then at worst every bounded wait after it */
 	signal(SIGALRM, chaos_hung);
-	alarm((secs ? atoi(secs) : CHAOS_DEFAULT_S) + CHAOS_QUIET_S + 900);
+	alarm((secs ? atoi(secs) : CHAOS_DEFAULT_S) + CHAOS_EXTRA_S + CHAOS_QUIET_S + 900);
 	snprintf(path, sizeof(path), "%s/nemesis.jsonl", self->e.dir);
 	c.nemesis = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
 	ASSERT_LE(0, c.nemesis);
 	for (i = 0; i < NWORKERS; i++)
-		ASSERT_EQ(0, chaos_start(&c, i, until + CHAOS_QUIET_S * 1000000000LL));
-	/* faults one at a time, a quiet spell between them */
-	while (mono_ns() + 8000000000LL < until) {
+		ASSERT_EQ(0, chaos_start(&c, i, until + (CHAOS_EXTRA_S + CHAOS_QUIET_S) * 1000000000LL));
+	/* faults one at a time, a quiet spell between them; past the run's
+	 * time only until there are enough */
+	while (mono_ns() + 8000000000LL < until ||
+	       (c.faults < CHAOS_MIN_FAULTS &&
+		mono_ns() + 8000000000LL < until + CHAOS_EXTRA_S * 1000000000LL)) {
+		int64_t end = until + (c.faults < CHAOS_MIN_FAULTS ? CHAOS_EXTRA_S * 1000000000LL : 0);
+
 		sleep_ms(500 + chaos_rand(&c, 1000));
 		/* a fault ends (and heals) before the workload does */
-		if (mono_ns() + 6000000000LL < until)
-			chaos_fault(_metadata, &c, until);
+		if (mono_ns() + 6000000000LL < end)
+			chaos_fault(_metadata, &c, end);
 	}
 	/* the workload ends by its clock; an operation under way finishes
 	 * within the client's task timeout */
@@ -2258,9 +2271,10 @@ TEST_F_TIMEOUT(chaos, linearizable_under_faults, 3600)
 	close(c.nemesis);
 	/* the final reads: what every key holds once the faults are over */
 	/* a leader within two minutes, or the run says where it stuck */
+	/* (one answer: asked again, a lease lapsing under load may say none) */
 	for (i = 0; i < 60 && chaos_leader(&c) < 0; i++)
 		sleep_ms(2000);
-	if (chaos_leader(&c) < 0)
+	if (i == 60)
 		say_why(&self->e, "# no master leads after the faults\n");
 	c.next_process++;
 	if (wcmd(&self->e.w[0], line, sizeof(line), "chaos-final %llu %d %s/hist.final.jsonl",
@@ -2277,8 +2291,8 @@ TEST_F_TIMEOUT(chaos, linearizable_under_faults, 3600)
 	EXPECT_EQ(0, st) TH_LOG("the checker: status %d", st);
 	/* a run that did little, or saw no fault, proves nothing */
 	EXPECT_LE(CHAOS_MIN_OPS, figure[CHAOS_OPS]);
-	EXPECT_LE(3, figure[CHAOS_FAULTS]);
-	EXPECT_LE(3, c.faults);
+	EXPECT_LE(CHAOS_MIN_FAULTS, figure[CHAOS_FAULTS]);
+	EXPECT_LE(CHAOS_MIN_FAULTS, c.faults);
 	EXPECT_EQ(0, figure[CHAOS_VIOLATIONS]);
 	EXPECT_EQ(0, figure[CHAOS_LOST_ACKED]);
 	EXPECT_EQ(0, figure[CHAOS_BAD_CHECKSUM]);
