@@ -155,6 +155,7 @@ static int touch_signal(uint64_t addr, bool write)
  */
 static const char *const params[] = {
 	"slope_peer_migs", "slope_peer_bytes", "slope_unreceived_ms", "msg_timeout_ms",
+	"io_timeout_ms",
 };
 #define NPARAMS	(sizeof(params) / sizeof(params[0]))
 
@@ -178,8 +179,12 @@ FIXTURE_SETUP(sl)
 	 * on the debug kernel, beside other guests, four at once once took
 	 * longer than the 3 s a request waits by default.
 	 */
-	if (debug_kernel())
+	if (debug_kernel()) {
 		ASSERT_EQ(0, param_set("msg_timeout_ms", 30000));
+		/* and a huge-page migration once left rxe 8 s without a
+		 * completion, which the watchdog takes for a dead link */
+		ASSERT_EQ(0, param_set("io_timeout_ms", 30000));
+	}
 	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
 	for (uint32_t id = 1; id <= 2; id++) {
 		ASSERT_EQ(0, test_node_add(self->ctx, id, "rxe0", PORT_BASE + id))
