@@ -39,9 +39,7 @@ def fmt(x):
 
 def label(name):
     """A trace's name as a figure's part: lirs-2_pools.trace.gz -> lirs_2_pools"""
-    base = os.path.basename(name)
-    base = re.sub(r"\.(trace|oracleGeneral|bin|gz|xz|zst|csv|txt)$", "", base)
-    base = re.sub(r"\.(trace|oracleGeneral|bin)$", "", base)
+    base = os.path.basename(name).split(".")[0]
     return re.sub(r"[^A-Za-z0-9]+", "_", base).strip("_")
 
 
