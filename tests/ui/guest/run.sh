@@ -8,6 +8,7 @@ top=$(cd "$(dirname "$0")/../../.." && pwd)
 dsctl=$top/build/user/user/tools/dsctl
 dir=$(mktemp -d)
 export HOME=$dir	# Chromium's profile and caches
+export DSUI_TCG=${DSUI_TCG:-1}	# Chromium's flags for TCG (tests/ui/harness.mjs)
 # the nodes the test adds prove the cluster's key, as everywhere
 (umask 077; head -c 32 /dev/urandom > "$dir/cluster.key")
 "$dsctl" key add name cluster file "$dir/cluster.key" replace
