@@ -575,10 +575,21 @@ static bool ring_settle(struct live *l, bool resync, int ms)
 			if (++still >= 5)
 				return true;
 		} else {
+			int32_t ahead = (int32_t)(r->sq_tail - head);
+
 			still = 0;
-			/* the jump seen (the head moved), or 50 ms given */
-			if (resync && (head != head0 || i >= 50)) {
-				r->sq_tail = head;
+			/*
+			 * The jump seen (the head moved), or 50 ms given: a
+			 * tail a ring ahead of the head, which the module
+			 * reaches and stops at.  Not the head itself: the
+			 * module may have taken more between our read and
+			 * our write, and a tail behind its head is a jump of
+			 * its own (a debug guest's ring never settled so).
+			 * Again only if it did go past.
+			 */
+			if (resync && (ahead < 0 || ahead > (int32_t)r->s.sq_entries) &&
+			    (head != head0 || i >= 50)) {
+				r->sq_tail = head + r->s.sq_entries;
 				__atomic_store_n(&r->sq->tail, r->sq_tail, __ATOMIC_RELEASE);
 			}
 		}
