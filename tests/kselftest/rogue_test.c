@@ -41,7 +41,9 @@
 #define SEG_SIZE	(1u << 20)
 #define WAIT_MS		3000
 #define KEY_NAME	"rogue-cluster"
-/* DSMEM_AUTH_TIMEOUT_MS, and some */
+/* DSMEM_AUTH_TIMEOUT_MS: how long an unauthenticated connection may wait */
+#define AUTH_TIMEOUT_MS	5000
+/* ... and some */
 #define AUTH_WAIT_MS	9000
 
 static uint8_t cluster_key[32];
@@ -952,7 +954,7 @@ TEST_F_TIMEOUT(rogue, connect_flood_is_bounded, 180)
 	uint64_t full = stat_value(self->ctx, "conn_pool_full");
 	struct rogue *flood[FLOOD] = { 0 };
 	int up = 0, refused = 0;
-	int64_t t0 = now_ms();
+	int64_t t0 = now_ms(), took;
 
 	for (int i = 0; i < FLOOD; i++) {
 		int ret = rogue_connect_auth(&flood[i], self->addr, PORT_1, 100 + i, 1,
@@ -965,10 +967,21 @@ TEST_F_TIMEOUT(rogue, connect_flood_is_bounded, 180)
 		else
 			TH_LOG("connect %d: %d", i, ret);
 	}
-	TH_LOG("%d connected, %d refused in %lld ms", up, refused, (long long)(now_ms() - t0));
+	took = now_ms() - t0;
+	TH_LOG("%d connected, %d refused in %lld ms", up, refused, (long long)took);
 	/* a slow guest may see the first ones time out while the last connect */
-	EXPECT_GE(POOL, up - (int)((now_ms() - t0) / 5000) * POOL);
-	EXPECT_LE(1, refused);
+	EXPECT_GE(POOL, up - (int)(took / AUTH_TIMEOUT_MS) * POOL);
+	/*
+	 * All in before the first could time out: more than the pool, so
+	 * some refused.  A loaded debug guest once took 13.6 s over the 24
+	 * connects, and the pool drained as fast as they came.
+	 */
+	if (took < AUTH_TIMEOUT_MS) {
+		EXPECT_LE(1, refused);
+	} else {
+		TH_LOG("the flood outlasted the %d ms an unauthenticated connection may wait: "
+		       "no refusal needed", AUTH_TIMEOUT_MS);
+	}
 	EXPECT_EQ(full + refused, stat_value(self->ctx, "conn_pool_full"));
 	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
 	for (int i = 0; i < FLOOD; i++)
