@@ -181,6 +181,25 @@ static inline int wcmd(struct proc *p, char *reply, size_t size, const char *fmt
 	return read_line(p, reply, size, 150000);
 }
 
+/*
+ * The same for a command of many operations (a workload), which may
+ * take longer as a whole than any one of them: timeout_ms for its reply.
+ */
+static inline int wcmd_within(struct proc *p, char *reply, size_t size, int timeout_ms,
+			      const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	reply[0] = 0;
+	va_start(ap, fmt);
+	ret = vsend(p, fmt, ap);
+	va_end(ap);
+	if (ret)
+		return ret;
+	return read_line(p, reply, size, timeout_ms);
+}
+
 /* The value of field name in a worker's line (" name=VALUE"). */
 static inline const char *kv_str(const char *line, const char *name, char *out, size_t size)
 {
