@@ -2464,9 +2464,13 @@ static long long master_figure(struct env *e, const char *name)
 {
 	char info[2048];
 
-	if (oneshot(e->masters, info, sizeof(info), "info"))
-		return -1;
-	return kv(info, name);
+	/* a loaded guest's one-shot call may miss its deadline: try thrice */
+	for (int i = 0; i < 3; i++) {
+		if (!oneshot(e->masters, info, sizeof(info), "info"))
+			return kv(info, name);
+		sleep(2);
+	}
+	return -1;
 }
 
 /* whether each of PREFIX0..PREFIX<n-1> is listed now */
