@@ -1338,8 +1338,12 @@ TEST_F_TIMEOUT(chaos2, linearizable_across_link_cuts, 560)
 	st = chaos_check(CH2_DIR, figure, NULL, 0);
 	TH_LOG("%d cuts in %lld s", cuts, (long long)((ch2_now() - t0) / 1000000000LL));
 	EXPECT_EQ(0, st) TH_LOG("the checker: status %d", st);
-	/* a run that did little, or saw no cut, proves nothing */
-	EXPECT_LT(100, figure[CHAOS_OPS]);
+	/*
+	 * A run that did little, or saw no cut, proves nothing.  The floor
+	 * is store_test's: 90 operations, all checked, were once all two
+	 * guests managed beside two more on two cores.
+	 */
+	EXPECT_LE(50, figure[CHAOS_OPS]);
 	EXPECT_LE(3, cuts);
 	/* nor one whose cuts broke no call */
 	EXPECT_LT(0, figure[CHAOS_FAILED] + figure[CHAOS_INFO]);
