@@ -166,19 +166,29 @@ static inline int wsend(struct proc *p, const char *fmt, ...)
 }
 
 /* Send a command to a worker and read its one-line answer. */
+/* A command to worker p, and its reply within timeout_ms. */
+static inline int vcmd(struct proc *p, char *reply, size_t size, int timeout_ms,
+		       const char *fmt, va_list ap)
+{
+	int ret;
+
+	reply[0] = 0;
+	ret = vsend(p, fmt, ap);
+	if (ret)
+		return ret;
+	return read_line(p, reply, size, timeout_ms);
+}
+
 static inline int wcmd(struct proc *p, char *reply, size_t size, const char *fmt, ...)
 {
 	va_list ap;
 	int ret;
 
-	reply[0] = 0;
 	va_start(ap, fmt);
-	ret = vsend(p, fmt, ap);
-	va_end(ap);
-	if (ret)
-		return ret;
 	/* the task's own timeout (30 s by default) comes first */
-	return read_line(p, reply, size, 150000);
+	ret = vcmd(p, reply, size, 150000, fmt, ap);
+	va_end(ap);
+	return ret;
 }
 
 /*
@@ -191,13 +201,10 @@ static inline int wcmd_within(struct proc *p, char *reply, size_t size, int time
 	va_list ap;
 	int ret;
 
-	reply[0] = 0;
 	va_start(ap, fmt);
-	ret = vsend(p, fmt, ap);
+	ret = vcmd(p, reply, size, timeout_ms, fmt, ap);
 	va_end(ap);
-	if (ret)
-		return ret;
-	return read_line(p, reply, size, timeout_ms);
+	return ret;
 }
 
 /* The value of field name in a worker's line (" name=VALUE"). */
