@@ -787,7 +787,7 @@ struct pull_seen {
 	uint64_t in_buddy;	/* of their frames, free in the allocator */
 	uint64_t reused;	/* of their frames, handed out again */
 	uint64_t pulled_probed;	/* PULL_FREE: MIG_GET just after the frames' probe */
-	uint64_t free_us;	/* PULL_FREE: how long SLOPE_FREE took */
+	uint64_t free_ms;	/* PULL_FREE: how long SLOPE_FREE took */
 	uint64_t dirty_units;	/* at the end */
 	uint64_t pulled_units;
 	uint64_t fault_waits;
@@ -803,29 +803,37 @@ static int check_gen(uint64_t addr, uint64_t len, uint32_t g)
 	return 0;
 }
 
+/* pagemap's entries for the pages at addr (not faulted in): 0 or -1 */
+static int pagemap_read(uint64_t addr, uint64_t pages, uint64_t *ent)
+{
+	size_t len = pages * sizeof(*ent);
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -1;
+	if (pread(fd, ent, len, addr / PAGE * sizeof(*ent)) != (ssize_t)len)
+		ret = -1;
+	close(fd);
+	return ret;
+}
+
 /*
  * The page frames behind [addr, addr + pages * PAGE), mapped (read) first:
  * /proc/self/pagemap, whose frame numbers root may read.  0 or -1.
  */
 static int page_frames(uint64_t addr, uint64_t pages, uint64_t *pfn)
 {
-	size_t len = pages * sizeof(*pfn);
-	int fd, ret = 0;
+	int ret;
 
 	for (uint64_t i = 0; i < pages; i++)
 		(void)*(volatile uint64_t *)(addr + i * PAGE);
-	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (pread(fd, pfn, len, addr / PAGE * sizeof(*pfn)) != (ssize_t)len)
-		ret = -1;
+	ret = pagemap_read(addr, pages, pfn);
 	for (uint64_t i = 0; i < pages && !ret; i++) {
 		/* present, with a frame number (bits 0-54) */
 		if (!(pfn[i] >> 63) || !(pfn[i] & ((1ULL << 55) - 1)))
 			ret = -1;
 		pfn[i] &= (1ULL << 55) - 1;
 	}
-	close(fd);
 	return ret;
 }
 
@@ -862,30 +870,22 @@ static int64_t frames_reused(const uint64_t *pfn, uint64_t n)
 	return reused;
 }
 
-static uint64_t mono_us(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000000ULL + t.tv_nsec / 1000;
-}
-
 /* A SLOPE_FREE on a thread of its own, timed. */
 struct free_job {
 	int fd;
 	uint64_t addr, len;
 	int ret;
-	uint64_t us;
+	int64_t ms;
 	int done;
 };
 
 static void *free_run(void *arg)
 {
 	struct free_job *j = arg;
-	uint64_t t0 = mono_us();
+	int64_t t0 = now_ms();
 
 	j->ret = slope_free(j->fd, j->addr, j->len);
-	j->us = mono_us() - t0;
+	j->ms = now_ms() - t0;
 	__atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -894,17 +894,13 @@ static void *free_run(void *arg)
 static int64_t pages_mapped(uint64_t addr, uint64_t pages)
 {
 	uint64_t *e = calloc(pages, sizeof(*e));
-	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	size_t len = pages * sizeof(*e);
 	int64_t n = -1;
 
-	if (e && fd >= 0 && pread(fd, e, len, addr / PAGE * sizeof(*e)) == (ssize_t)len) {
+	if (e && !pagemap_read(addr, pages, e)) {
 		n = 0;
 		for (uint64_t i = 0; i < pages; i++)
 			n += e[i] >> 63;
 	}
-	if (fd >= 0)
-		close(fd);
 	free(e);
 	return n;
 }
@@ -1005,9 +1001,8 @@ static void pull_receiver(uint64_t addr, uint64_t pages, uint64_t clean,
 		seen->pulled_probed = m.pulled_units;
 		if (pthread_join(th, NULL) || job.ret)
 			_exit(16);
-		seen->free_us = job.us;
+		seen->free_ms = job.ms;
 		seen->freed = clean;
-		seen->pulled_probed = m.pulled_units;
 	}
 	if (mig_get(fd, id, 0, 0, &m))
 		_exit(14);
@@ -1124,9 +1119,9 @@ TEST_F_TIMEOUT(sl, migrate_free_during_pull, 1200)
 
 	ASSERT_NE(NULL, seen);
 	pull_run(_metadata, PAGES, CLEAN, PULL_FREE, seen);
-	TH_LOG("%llu pages freed during the pull (in %llu us): frames free in the allocator %llu, "
+	TH_LOG("%llu pages freed during the pull (in %llu ms): frames free in the allocator %llu, "
 	       "handed out again %llu; %llu units pulled after the probe",
-	       (unsigned long long)seen->freed, (unsigned long long)seen->free_us,
+	       (unsigned long long)seen->freed, (unsigned long long)seen->free_ms,
 	       (unsigned long long)seen->in_buddy, (unsigned long long)seen->reused,
 	       (unsigned long long)seen->pulled_probed);
 	EXPECT_EQ(CLEAN, seen->freed);
@@ -1139,7 +1134,7 @@ TEST_F_TIMEOUT(sl, migrate_free_during_pull, 1200)
 	if (_metadata->passed && seen->pulled_probed >= PAGES - CLEAN)
 		SKIP(goto out, "the pull had every unit before the probe ended "
 		     "(SLOPE_FREE took %llu ms): nothing left to judge",
-		     (unsigned long long)seen->free_us / 1000);
+		     (unsigned long long)seen->free_ms);
 	EXPECT_EQ(0, seen->in_buddy + seen->reused)
 		TH_LOG("pages freed under the pull's DMA mappings");
 out:
