@@ -399,9 +399,9 @@ const struct dstc_param_desc dstc_params[DSTC_P_NR] = {
 	[DSTC_P_COST_L3_NS] =
 		DSTC_PARAM(cost_l3, 1, 1000000, 800, "ns"),
 	[DSTC_P_MODE] =
-		DSTC_PARAM(mode, DSMEM_CACHE_FIXED, DSMEM_CACHE_ADAPTIVE, DSMEM_CACHE_FIXED, ""),
+		DSTC_PARAM(mode, DSMEM_CACHE_FIXED, DSMEM_CACHE_ADAPTIVE, DSMEM_CACHE_ADAPTIVE, ""),
 	[DSTC_P_MIGRATE_BUDGET] =
-		DSTC_PARAM(migrate_budget, 1, 1000000, 4096, "entries"),
+		DSTC_PARAM(migrate_budget, 1, 1000000, 32768, "entries"),
 	[DSTC_P_ADAPT_NS] =
 		DSTC_PARAM(adapt_interval, 1000, 60 * NS_PER_S, 10 * NS_PER_MS, "ns"),
 };
@@ -481,6 +481,7 @@ const char *const dstc_stat_names[DSTC_S_NR] = {
 	[DSTC_S_WRITETHROUGHS]	= "writethroughs",
 	[DSTC_S_ADAPT_UP]	= "adapt_up",
 	[DSTC_S_ADAPT_DOWN]	= "adapt_down",
+	[DSTC_S_PREFETCH_HITS]	= "prefetch_hits",
 };
 
 #define DSTC_HIST_EXACT	32
@@ -595,6 +596,29 @@ struct dstc_entry *dstc_entry(struct dstc_cache *c, u32 eid)
 	return chunk ? &chunk[eid & ((1U << DSTC_CHUNK_SHIFT) - 1)] : NULL;
 }
 
+/*
+ * What adaptive mode starts from, and fixed mode keeps: adaptive mode
+ * starts with every miss queued for L1 (the window takes it, the duel
+ * decides) and the set window; its window holds 1% of L1, as
+ * W-TinyLFU's starts.
+ */
+static void dstc_eff_reset(struct dstc_cache *c, const u64 *p)
+{
+	bool adaptive = p[DSTC_P_MODE] == DSMEM_CACHE_ADAPTIVE;
+	u32 cap = (u32)p[DSTC_P_L1_CAPACITY];
+
+	dsmem_write_once(c->eff_promote_l1, adaptive ? 1 : (u32)p[DSTC_P_PROMOTE_L1]);
+	dsmem_write_once(c->eff_promote_l2, adaptive ? 1 : (u32)p[DSTC_P_PROMOTE_L2]);
+	dsmem_write_once(c->eff_window, p[DSTC_P_WINDOW_NS]);
+	c->eff_prefetch = (u32)p[DSTC_P_PREFETCH];
+	c->prefetch_idle = 0;
+	c->w_target = cap / 100 ? cap / 100 : 1;
+	c->climb_step = cap / 16 ? (s32)(cap / 16) : 1;
+	c->climb_prev = DSTC_NONE;
+	c->climb_ns = 0;
+	c->last_idle_scan = 0;
+}
+
 int dstc_cache_init_l1(struct dstc_cache *c, const struct dstc_ops *ops,
 		       void *priv, u32 nentries, const u64 *params, u32 l1_slots)
 {
@@ -611,8 +635,7 @@ int dstc_cache_init_l1(struct dstc_cache *c, const struct dstc_ops *ops,
 	c->ops = ops;
 	c->priv = priv;
 	memcpy(c->p, params, sizeof(c->p));
-	c->eff_promote_l1 = (u32)params[DSTC_P_PROMOTE_L1];
-	c->eff_promote_l2 = (u32)params[DSTC_P_PROMOTE_L2];
+	dstc_eff_reset(c, params);
 	c->nentries = nentries;
 	c->npages = (nentries + DSTC_BUCKET_SLOTS - 1) >> DSTC_BUCKET_SHIFT;
 	c->qcap = (u32)dstc_params[DSTC_P_QUEUE_MAX].max;
@@ -625,20 +648,22 @@ int dstc_cache_init_l1(struct dstc_cache *c, const struct dstc_ops *ops,
 	c->q[1].ring = ops->chunk_alloc(c, sizeof(u32) * c->qcap);
 	c->scratch = ops->chunk_alloc(c, sizeof(u32) *
 				      dstc_params[DSTC_P_BATCH_MAX].max);
-	c->victims = ops->chunk_alloc(c, sizeof(u32) *
-				      dstc_params[DSTC_P_BATCH_MAX].max);
 	if (!c->chunks || !c->pages || !c->l1 || !c->l1_free || !c->q[0].ring ||
-	    !c->q[1].ring || !c->scratch || !c->victims)
+	    !c->q[1].ring || !c->scratch)
 		return -ENOMEM;	/* the caller's destroy frees what came */
 	for (i = 0; i < l1_slots; i++) {
 		c->l1[i].eid = DSTC_NONE;
 		c->l1[i].upd = DSTC_UPD_CLOSED;
+		c->l1[i].w_prev = DSTC_NONE;
+		c->l1[i].w_next = DSTC_NONE;
 		/* lowest slots first: scans stay short */
 		c->l1_free[i] = l1_slots - 1 - i;
 	}
 	c->l1_nfree = l1_slots;
 	c->lru_head = DSTC_NONE;
 	c->lru_tail = DSTC_NONE;
+	c->w_head = DSTC_NONE;
+	c->w_tail = DSTC_NONE;
 	return 0;
 }
 
@@ -667,7 +692,6 @@ void dstc_cache_destroy(struct dstc_cache *c,
 	free_chunk(c, c->q[0].ring);
 	free_chunk(c, c->q[1].ring);
 	free_chunk(c, c->scratch);
-	free_chunk(c, c->victims);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -696,6 +720,51 @@ static void dstc_lru_push(struct dstc_cache *c, u32 eid, struct dstc_entry *e)
 	c->lru_head = eid;
 	if (c->lru_tail == DSTC_NONE)
 		c->lru_tail = eid;
+}
+
+/* ---- adaptive mode's L1 window (under the lock) ------------------------ */
+
+static bool dstc_in_window(const struct dstc_cache *c, u32 slot)
+{
+	return c->w_head == slot || c->l1[slot].w_prev != DSTC_NONE;
+}
+
+static void dstc_win_push(struct dstc_cache *c, u32 slot)
+{
+	struct dstc_l1 *s = &c->l1[slot];
+
+	s->w_prev = c->w_tail;
+	s->w_next = DSTC_NONE;
+	if (c->w_tail != DSTC_NONE)
+		c->l1[c->w_tail].w_next = slot;
+	else
+		c->w_head = slot;
+	c->w_tail = slot;
+	c->w_used++;
+}
+
+static void dstc_win_unlink(struct dstc_cache *c, u32 slot)
+{
+	struct dstc_l1 *s = &c->l1[slot];
+
+	if (s->w_prev != DSTC_NONE)
+		c->l1[s->w_prev].w_next = s->w_next;
+	else
+		c->w_head = s->w_next;
+	if (s->w_next != DSTC_NONE)
+		c->l1[s->w_next].w_prev = s->w_prev;
+	else
+		c->w_tail = s->w_prev;
+	s->w_prev = DSTC_NONE;
+	s->w_next = DSTC_NONE;
+	c->w_used--;
+}
+
+/* Leaving adaptive mode: the window's entries become plain L1 ones. */
+static void dstc_win_clear(struct dstc_cache *c)
+{
+	while (c->w_head != DSTC_NONE)
+		dstc_win_unlink(c, c->w_head);
 }
 
 /* ---- migration (under the lock) --------------------------------------- */
@@ -751,21 +820,122 @@ static u64 dstc_l1_close(struct dstc_l1 *s)
 	return old & DSTC_UPD_DELTA_MASK;
 }
 
+/* An L1 entry out to L2, or to L3 if L2 cannot take it. */
+static int dstc_l1_evict(struct dstc_cache *c, struct dstc_stats *st, u32 slot,
+			 u64 now)
+{
+	u32 eid = c->l1[slot].eid;
+
+	st->v[DSTC_S_EVICT_L1]++;
+	if (!dstc_migrate(c, st, eid, DSMEM_TIER_L2, now))
+		return 0;
+	return dstc_migrate(c, st, eid, DSMEM_TIER_L3, now);
+}
+
+/*
+ * What a duel compares: the hits of the recent windows, counted to
+ * DSTC_FREQ_MAX as Caffeine's 4-bit counters do, so that an entry hot
+ * long ago cannot keep a newer one out forever.
+ */
+static u32 dstc_freq(const struct dstc_cache *c, const struct dstc_entry *e,
+		     u64 now)
+{
+	u32 hits = dstc_window_hits(c, e, now);
+
+	return hits > DSTC_FREQ_MAX ? DSTC_FREQ_MAX : hits;
+}
+
+static bool dstc_pinned(struct dstc_cache *c, u32 eid)
+{
+	return DSTC_CTL_FLAGS(dstc_entry(c, eid)->ctl) & DSMEM_TOKEN_PINNED;
+}
+
+/*
+ * Adaptive mode's main victim: the least asked-for of a sample of main's
+ * slots, the least recently used among equals.  A rotating hand picks
+ * the sample, as Redis's LFU does, so an eviction costs DSTC_L1_SAMPLE
+ * slots, not a scan of the table.
+ */
+static u32 dstc_main_victim(struct dstc_cache *c, u32 skip, u64 now)
+{
+	u32 best = DSTC_NONE, best_hits = 0, seen = 0, n, i, hits;
+
+	for (n = 0; n < c->l1_hw && seen < DSTC_L1_SAMPLE; n++) {
+		struct dstc_l1 *s;
+
+		if (c->l1_hand >= c->l1_hw)
+			c->l1_hand = 0;
+		i = c->l1_hand++;
+		s = &c->l1[i];
+		if (s->eid == DSTC_NONE || s->eid == skip ||
+		    dstc_in_window(c, i) || dstc_pinned(c, s->eid))
+			continue;
+		seen++;
+		hits = dstc_freq(c, dstc_entry(c, s->eid), now);
+		if (best == DSTC_NONE || hits < best_hits ||
+		    (hits == best_hits && s->last_ns < c->l1[best].last_ns)) {
+			best = i;
+			best_hits = hits;
+		}
+	}
+	return best;
+}
+
+/*
+ * Adaptive mode's room for an entrant, which joins the window.  Past the
+ * window's size its oldest entry leaves it, for main if L1 has room;
+ * else it duels main's victim, TinyLFU's admission: it stays only if it
+ * was asked for more in the recent windows.  The loser goes to L2, where
+ * a second chance is cheap.  The directory counts every entry, so no
+ * sketch is needed to know.
+ */
+static int dstc_l1_room_adaptive(struct dstc_cache *c, struct dstc_stats *st,
+				 u32 skip, u64 now)
+{
+	u32 cap = (u32)c->p[DSTC_P_L1_CAPACITY], cand, victim;
+
+	/* a window the climber shrank passes its surplus to main */
+	while (c->w_used > c->w_target)
+		dstc_win_unlink(c, c->w_head);
+	if (c->w_used && c->w_used == c->w_target) {
+		cand = c->w_head;
+		dstc_win_unlink(c, cand);
+		if (c->l1_used < cap)
+			return 0;
+		if (!dstc_pinned(c, c->l1[cand].eid)) {
+			victim = dstc_main_victim(c, skip, now);
+			if (victim == DSTC_NONE ||
+			    dstc_freq(c, dstc_entry(c, c->l1[cand].eid), now) <=
+			    dstc_freq(c, dstc_entry(c, c->l1[victim].eid), now))
+				victim = cand;
+			return dstc_l1_evict(c, st, victim, now);
+		}
+	}
+	if (c->l1_used < cap)
+		return 0;
+	victim = dstc_main_victim(c, skip, now);
+	for (cand = c->w_head; victim == DSTC_NONE && cand != DSTC_NONE;
+	     cand = c->l1[cand].w_next)
+		if (!dstc_pinned(c, c->l1[cand].eid))
+			victim = cand;
+	if (victim == DSTC_NONE)
+		return -ENOSPC;
+	return dstc_l1_evict(c, st, victim, now);
+}
+
 /* Room for one more in L1: evict the LFU victim. */
 static int dstc_l1_room(struct dstc_cache *c, struct dstc_stats *st, u32 skip,
 			u64 now)
 {
 	u32 v;
 
+	if (c->p[DSTC_P_MODE] == DSMEM_CACHE_ADAPTIVE)
+		return dstc_l1_room_adaptive(c, st, skip, now);
 	if (c->l1_used < c->p[DSTC_P_L1_CAPACITY])
 		return 0;
 	if (!dstc_l1_victims(c, 1, skip, &v))
 		return -ENOSPC;
-	st->v[DSTC_S_EVICT_L1]++;
-	v = c->l1[v].eid;
-	if (!dstc_migrate(c, st, v, DSMEM_TIER_L2, now))
-		return 0;
-	return dstc_migrate(c, st, v, DSMEM_TIER_L3, now);
+	return dstc_l1_evict(c, st, v, now);
 }
 
 static int dstc_l2_room(struct dstc_cache *c, struct dstc_stats *st, u32 skip,
@@ -875,6 +1045,8 @@ static int dstc_migrate(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 			st->v[DSTC_S_WRITEBACKS]++;
 		}
 		tok = s->token;
+		if (dstc_in_window(c, e->token_offset))
+			dstc_win_unlink(c, e->token_offset);
 		s->eid = DSTC_NONE;
 		c->l1_free[c->l1_nfree++] = e->token_offset;
 		c->l1_used--;
@@ -884,6 +1056,7 @@ static int dstc_migrate(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 		tok = e->token;
 		dstc_page_del(c->pages[bucket], eid & (DSTC_BUCKET_SLOTS - 1));
 		dstc_lru_unlink(c, eid, e);
+		e->prefetched = 0;
 		c->l2_used--;
 		dstc_page_release(c, bucket);
 		break;
@@ -906,6 +1079,8 @@ static int dstc_migrate(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 		s->last_ns = now;
 		dsmem_store_release(&s->upd, DSTC_UPD_TAG(eid));
 		c->l1_used++;
+		if (c->p[DSTC_P_MODE] == DSMEM_CACHE_ADAPTIVE)
+			dstc_win_push(c, slot);
 		break;
 	}
 	case DSMEM_TIER_L2:
@@ -991,6 +1166,7 @@ int dstc_insert_locked(struct dstc_cache *c, u32 eid, u32 node,
 	/* a ring slot of the last incarnation may remain: make it a no-op */
 	e->target = DSMEM_TIER_L3;
 	e->relaxed = 0;
+	e->prefetched = 0;
 	e->win_hits = 0;
 	e->win_prev = 0;
 	e->win_start = 0;
@@ -1040,7 +1216,7 @@ int dstc_remove_locked(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 u32 dstc_window_hits(const struct dstc_cache *c, const struct dstc_entry *e,
 		     u64 now)
 {
-	u64 w = c->p[DSTC_P_WINDOW_NS];
+	u64 w = dsmem_read_once(c->eff_window);
 	u64 start = dsmem_read_once(e->win_start);
 	u64 hits = dsmem_read_once(e->win_hits);
 	u64 prev = dsmem_read_once(e->win_prev);
@@ -1055,7 +1231,7 @@ u32 dstc_window_hits(const struct dstc_cache *c, const struct dstc_entry *e,
 
 static void dstc_count_hit(struct dstc_cache *c, struct dstc_entry *e, u64 now)
 {
-	u64 w = c->p[DSTC_P_WINDOW_NS];
+	u64 w = dsmem_read_once(c->eff_window);
 	u64 start = dsmem_read_once(e->win_start);
 
 	/* approximate under races, as hardware counters are */
@@ -1096,12 +1272,19 @@ out:
 	return kick;
 }
 
-static void dstc_lru_touch(struct dstc_cache *c, u32 eid, struct dstc_entry *e)
+static void dstc_lru_touch(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
+			   struct dstc_entry *e)
 {
 	c->ops->lock(c);
-	if (DSTC_CTL_LAYER(e->ctl) == DSMEM_TIER_L2 && c->lru_head != eid) {
-		dstc_lru_unlink(c, eid, e);
-		dstc_lru_push(c, eid, e);
+	if (DSTC_CTL_LAYER(e->ctl) == DSMEM_TIER_L2) {
+		if (e->prefetched) {
+			e->prefetched = 0;
+			st->v[DSTC_S_PREFETCH_HITS]++;
+		}
+		if (c->lru_head != eid) {
+			dstc_lru_unlink(c, eid, e);
+			dstc_lru_push(c, eid, e);
+		}
 	}
 	c->ops->unlock(c);
 }
@@ -1218,7 +1401,7 @@ int dstc_access(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 	st->hist[tier - 1][dstc_hist_bucket(cost)]++;
 
 	if (tier == DSMEM_TIER_L2)
-		dstc_lru_touch(c, eid, e);
+		dstc_lru_touch(c, st, eid, e);
 	if (!(res->flags & DSMEM_TOKEN_PINNED) && tier != DSMEM_TIER_L1 &&
 	    !dsmem_read_once(e->queued)) {
 		u32 hits = dstc_window_hits(c, e, now);
@@ -1395,8 +1578,9 @@ int dstc_set_params_locked(struct dstc_cache *c, struct dstc_stats *st,
 	}
 	memcpy(c->p, p, sizeof(c->p));
 	/* a set threshold restarts adaptation from it */
-	dsmem_write_once(c->eff_promote_l1, (u32)p[DSTC_P_PROMOTE_L1]);
-	dsmem_write_once(c->eff_promote_l2, (u32)p[DSTC_P_PROMOTE_L2]);
+	dstc_eff_reset(c, p);
+	if (p[DSTC_P_MODE] != DSMEM_CACHE_ADAPTIVE)
+		dstc_win_clear(c);
 	dstc_shrink(c, st, now);
 	return 0;
 }
@@ -1430,7 +1614,7 @@ static void dstc_prefetch(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 	u32 first = eid & ~(DSTC_BUCKET_SLOTS - 1), i, moved = 0;
 
 	for (i = first; i < first + DSTC_BUCKET_SLOTS && i < c->nentries &&
-	     moved < c->p[DSTC_P_PREFETCH]; i++) {
+	     moved < c->eff_prefetch; i++) {
 		struct dstc_entry *n = dstc_entry(c, i);
 
 		if (i == eid || !n || DSTC_CTL_LAYER(n->ctl) != DSMEM_TIER_L3 ||
@@ -1439,6 +1623,7 @@ static void dstc_prefetch(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 		if (c->l2_used >= c->p[DSTC_P_L2_CAPACITY])
 			break;	/* prefetch never evicts */
 		if (!dstc_migrate(c, st, i, DSMEM_TIER_L2, now)) {
+			n->prefetched = 1;
 			st->v[DSTC_S_PREFETCHED]++;
 			moved++;
 		}
@@ -1494,6 +1679,102 @@ static void dstc_run_batch(struct dstc_cache *c, struct dstc_stats *st, u64 now)
 	}
 }
 
+/*
+ * Caffeine's hill climber on the window's size: a step that raised the
+ * L1 hit rate is taken again, one that lowered it is undone and the
+ * other way tried; steps shrink by 2% an interval and start again at
+ * 1/16 of L1 when the rate moves by 5 points.
+ */
+static void dstc_climb(struct dstc_cache *c, u32 rate)
+{
+	u32 cap = (u32)c->p[DSTC_P_L1_CAPACITY], prev = c->climb_prev;
+	s32 base = cap / 16 ? (s32)(cap / 16) : 1, amount;
+	s64 t;
+
+	c->climb_prev = rate;
+	if (prev == DSTC_NONE)
+		return;
+	amount = rate >= prev ? c->climb_step : -c->climb_step;
+	t = (s64)c->w_target + amount;
+	if (t > (s64)cap - 1)
+		t = (s64)cap - 1;
+	c->w_target = t < 1 ? 1 : (u32)t;
+	if ((rate > prev ? rate - prev : prev - rate) >= DSTC_RATE_ONE / 20)
+		c->climb_step = amount >= 0 ? base : -base;
+	else if (amount * 49 / 50)
+		c->climb_step = amount * 49 / 50;
+	else
+		c->climb_step = amount >= 0 ? 1 : -1;
+}
+
+/*
+ * Prefetch spends migrations on a guess that a bucket's entries are
+ * asked for together (a QP's MRs and CQs are).  Adaptive mode checks the
+ * guess: fewer neighbours while under one in eight is asked for in L2,
+ * more, up to the set number, while half are; off, it tries one again
+ * every 16 intervals.
+ */
+static void dstc_adapt_prefetch(struct dstc_cache *c, u64 moved, u64 hit)
+{
+	u32 pf = c->eff_prefetch, max = (u32)c->p[DSTC_P_PREFETCH];
+
+	if (!pf) {
+		if (++c->prefetch_idle >= 16 && max) {
+			c->eff_prefetch = 1;
+			c->prefetch_idle = 0;
+		}
+		return;
+	}
+	if (moved < 64)
+		return;	/* too few to judge */
+	if (hit * 8 < moved)
+		c->eff_prefetch = pf / 2;
+	else if (hit * 2 >= moved)
+		c->eff_prefetch = pf * 2 > max ? max : pf * 2;
+}
+
+/*
+ * Adaptive mode, once a sample of DSTC_CLIMB_L1S L1s of accesses (a
+ * count, not a time, so short traces and slow hosts adapt alike):
+ * - the window follows the rate: it spans DSTC_SAMPLE_L1S L1s of
+ *   accesses, so an entry's two windows count about TinyLFU's sample;
+ * - the admission window's size climbs the L1 hit rate (dstc_climb).
+ */
+static void dstc_adapt_sample(struct dstc_cache *c, const struct dstc_stats *total,
+			      u64 now)
+{
+	const u64 *t = total->v;
+	u64 cap = c->p[DSTC_P_L1_CAPACITY], w;
+	u64 acc = t[DSTC_S_HITS_L1] + t[DSTC_S_HITS_L2] + t[DSTC_S_HITS_L3];
+	u64 n = acc - c->climb_acc, l1 = t[DSTC_S_HITS_L1] - c->climb_l1;
+
+	if (!c->climb_ns || acc < c->climb_acc ||
+	    t[DSTC_S_HITS_L1] < c->climb_l1 || now < c->climb_ns) {
+		/* the first, or the totals or the clock started again */
+		c->climb_acc = acc;
+		c->climb_l1 = t[DSTC_S_HITS_L1];
+		c->climb_ns = now;
+		return;
+	}
+	if (n < DSTC_CLIMB_L1S * cap)
+		return;
+	w = (now - c->climb_ns) * DSTC_SAMPLE_L1S * cap / n;
+	if (w < dstc_params[DSTC_P_WINDOW_NS].min)
+		w = dstc_params[DSTC_P_WINDOW_NS].min;
+	if (w > dstc_params[DSTC_P_WINDOW_NS].max)
+		w = dstc_params[DSTC_P_WINDOW_NS].max;
+	dsmem_write_once(c->eff_window, w);
+	dstc_climb(c, (u32)(l1 * DSTC_RATE_ONE / n));
+	c->climb_acc = acc;
+	c->climb_l1 = t[DSTC_S_HITS_L1];
+	c->climb_ns = now;
+}
+
+/*
+ * Adaptive mode, once an interval:
+ * - promote_l1 rises, up to the set one, while migrations spend the
+ *   budget, and falls back towards 1 when they do not.
+ */
 static void dstc_adapt(struct dstc_cache *c, struct dstc_stats *st,
 		       const struct dstc_stats *total)
 {
@@ -1503,7 +1784,7 @@ static void dstc_adapt(struct dstc_cache *c, struct dstc_stats *st,
 	u64 h3 = t[DSTC_S_HITS_L3] - b[DSTC_S_HITS_L3];
 	u64 refused = t[DSTC_S_BACKPRESSURE] - b[DSTC_S_BACKPRESSURE];
 	u64 acc = h1 + h2 + h3;
-	u32 p1 = c->eff_promote_l1, p2 = c->eff_promote_l2;
+	u32 p1 = c->eff_promote_l1, max1 = (u32)c->p[DSTC_P_PROMOTE_L1];
 	bool saturated;
 
 	if (acc < 64)
@@ -1511,37 +1792,44 @@ static void dstc_adapt(struct dstc_cache *c, struct dstc_stats *st,
 	/* 90% of the budget, rounded up: a budget of 1 is spent by 1 */
 	saturated = (u64)c->migrated * 10 >= c->p[DSTC_P_MIGRATE_BUDGET] * 9 ||
 		    refused;
-	if (saturated && h2 * 2 < h2 + h3) {
-		/* moving a lot and L2 still misses: promote less */
-		p1 = p1 * 2 > 65535 ? 65535 : p1 * 2;
-		p2 = p2 * 2 > p1 ? p1 : p2 * 2;
+	if (saturated && p1 < max1) {
+		p1 = p1 * 2 > max1 ? max1 : p1 * 2;
 		st->v[DSTC_S_ADAPT_UP]++;
-	} else if (!saturated && h1 * 2 < acc && p1 > 1) {
-		/* L1 misses and there is bandwidth: promote sooner */
+	} else if (!saturated && p1 > 1) {
 		p1 /= 2;
-		if (p2 > p1)
-			p2 = p1;
 		st->v[DSTC_S_ADAPT_DOWN]++;
 	}
 	dsmem_write_once(c->eff_promote_l1, p1);
-	dsmem_write_once(c->eff_promote_l2, p2);
+	dsmem_write_once(c->eff_promote_l2, p1 > 1 ? p1 / 2 : 1);
+	dstc_adapt_prefetch(c, t[DSTC_S_PREFETCHED] - b[DSTC_S_PREFETCHED],
+			    t[DSTC_S_PREFETCH_HITS] - b[DSTC_S_PREFETCH_HITS]);
 }
 
-static void dstc_maintain(struct dstc_cache *c, struct dstc_stats *st, u64 now,
-			  const struct dstc_stats *total)
+/*
+ * How long an entry may sit idle in L1 or L2: as set; in adaptive mode
+ * at least 8 windows (L1) or 64 (L2), as the window follows the rate.
+ */
+static u64 dstc_idle_ns(const struct dstc_cache *c, u8 tier)
+{
+	u64 set = c->p[tier == DSMEM_TIER_L1 ? DSTC_P_L1_IDLE_NS : DSTC_P_L2_IDLE_NS];
+	u64 w = dsmem_read_once(c->eff_window) * (tier == DSMEM_TIER_L1 ? 8 : 64);
+
+	if (c->p[DSTC_P_MODE] != DSMEM_CACHE_ADAPTIVE || set > w)
+		return set;
+	return w;
+}
+
+/* L1's entries idle for longer than idle go down to L2 (or L3) */
+static void dstc_l1_demote_idle(struct dstc_cache *c, struct dstc_stats *st,
+				u64 now, u64 idle)
 {
 	u32 i;
 
-	if (now - c->last_aging >= c->p[DSTC_P_AGING_NS]) {
-		for (i = 0; i < c->l1_hw; i++)
-			c->l1[i].freq >>= 1;
-		c->last_aging = now;
-	}
 	for (i = 0; i < c->l1_hw; i++) {
 		struct dstc_l1 *s = &c->l1[i];
 
 		if (s->eid == DSTC_NONE ||
-		    now - dsmem_read_once(s->last_ns) <= c->p[DSTC_P_L1_IDLE_NS])
+		    now - dsmem_read_once(s->last_ns) <= idle)
 			continue;
 		if (DSTC_CTL_FLAGS(dstc_entry(c, s->eid)->ctl) & DSMEM_TOKEN_PINNED)
 			continue;
@@ -1549,15 +1837,41 @@ static void dstc_maintain(struct dstc_cache *c, struct dstc_stats *st, u64 now,
 		    !dstc_migrate(c, st, s->eid, DSMEM_TIER_L3, now))
 			st->v[DSTC_S_DEMOTE_L1]++;
 	}
+}
+
+static void dstc_maintain(struct dstc_cache *c, struct dstc_stats *st, u64 now,
+			  const struct dstc_stats *total)
+{
+	u64 l1_idle = dstc_idle_ns(c, DSMEM_TIER_L1);
+	u64 l2_idle = dstc_idle_ns(c, DSMEM_TIER_L2);
+	u32 i;
+
+	if (now - c->last_aging >= c->p[DSTC_P_AGING_NS]) {
+		for (i = 0; i < c->l1_hw; i++)
+			c->l1[i].freq >>= 1;
+		c->last_aging = now;
+	}
+	/*
+	 * Adaptive mode walks L1 for idle entries at most once an eighth of
+	 * its idle time (160 L1s of accesses or more): an idle entry leaves
+	 * within 9/8 of it, and a large L1 is not walked at every maintenance.
+	 */
+	if (c->p[DSTC_P_MODE] != DSMEM_CACHE_ADAPTIVE ||
+	    now - c->last_idle_scan >= l1_idle / 8) {
+		c->last_idle_scan = now;
+		dstc_l1_demote_idle(c, st, now, l1_idle);
+	}
 	while (c->lru_tail != DSTC_NONE) {
 		struct dstc_entry *e = dstc_entry(c, c->lru_tail);
 
-		if (now - dsmem_read_once(e->last_ns) <= c->p[DSTC_P_L2_IDLE_NS])
+		if (now - dsmem_read_once(e->last_ns) <= l2_idle)
 			break;
 		if (dstc_migrate(c, st, c->lru_tail, DSMEM_TIER_L3, now))
 			break;
 		st->v[DSTC_S_DEMOTE_L2]++;
 	}
+	if (c->p[DSTC_P_MODE] == DSMEM_CACHE_ADAPTIVE && total)
+		dstc_adapt_sample(c, total, now);
 	if (now - c->last_adapt >= c->p[DSTC_P_ADAPT_NS]) {
 		if (c->p[DSTC_P_MODE] == DSMEM_CACHE_ADAPTIVE && total)
 			dstc_adapt(c, st, total);

@@ -151,6 +151,7 @@ enum dstc_stat {
 	DSTC_S_WRITETHROUGHS,	/* strict-field updates written through */
 	DSTC_S_ADAPT_UP,	/* adaptive mode raised the thresholds */
 	DSTC_S_ADAPT_DOWN,	/* ... lowered them */
+	DSTC_S_PREFETCH_HITS,	/* prefetched entries asked for while in L2 */
 	DSTC_S_NR
 };
 
@@ -177,6 +178,11 @@ void dstc_stats_add(struct dstc_stats *sum, const struct dstc_stats *s);
 #define DSTC_L1_MAX		16384U
 #define DSTC_ENTRIES_MAX	BIT(22)	/* the L1 update word has 23 bits */
 #define DSTC_CHUNK_SHIFT	8
+#define DSTC_L1_SAMPLE		8	/* adaptive: main slots a victim is chosen from */
+#define DSTC_SAMPLE_L1S		20	/* adaptive: a window spans this many L1s of accesses */
+#define DSTC_CLIMB_L1S		10	/* adaptive: the climber's sample, TinyLFU's */
+#define DSTC_FREQ_MAX		15	/* adaptive: duels count to this, as 4-bit counters */
+#define DSTC_RATE_ONE		65536U	/* hit rates in 1/65536ths */
 
 /*
  * The directory word: what readers validate and migrations swap.
@@ -210,7 +216,8 @@ struct dstc_entry {
 	u32 node;		/* the owner, for traces */
 	u8 queued;		/* DSTC_Q_* it waits in, if any */
 	u8 target;		/* tier it is queued for */
-	u16 __pad;
+	u8 prefetched;		/* came to L2 with a neighbour, not yet asked for */
+	u8 __pad;
 	u32 win_hits;		/* hits in the current window */
 	u32 win_prev;		/* hits in the one before */
 	u32 lru_prev;		/* L2 LRU, under the lock */
@@ -237,6 +244,9 @@ struct dstc_l1 {
 	u32 freq;		/* LFU, aged */
 	u64 last_ns;		/* LRU tie-break */
 	union dsmem_token token;
+	/* adaptive mode's admission window, oldest first (under the lock) */
+	u32 w_prev;
+	u32 w_next;
 };
 
 struct dstc_cache;
@@ -263,6 +273,24 @@ struct dstc_cache {
 	u64 p[DSTC_P_NR];	/* as set */
 	u32 eff_promote_l1;	/* in effect (adaptive mode moves them) */
 	u32 eff_promote_l2;
+	u64 eff_window;		/* window in effect (adaptive: from the rate) */
+	/*
+	 * Adaptive mode's L1: a window that every entrant joins, and the
+	 * main part that its oldest entry must win a duel to enter; the
+	 * window's size climbs the L1 hit rate.
+	 */
+	u32 w_head;		/* oldest in the window */
+	u32 w_tail;
+	u32 w_used;
+	u32 w_target;
+	s32 climb_step;		/* the next change of w_target */
+	u32 climb_prev;		/* L1 hits per 65536 accesses, last sample */
+	u64 climb_acc;		/* total accesses at the last sample's end */
+	u64 climb_l1;		/* ... L1 hits */
+	u64 climb_ns;		/* ... its time */
+	u32 l1_hand;		/* where the next victim sample starts */
+	u32 eff_prefetch;	/* neighbours in effect (adaptive: by their hits) */
+	u32 prefetch_idle;	/* adaptive: intervals with prefetch off */
 	u32 nentries;
 	struct dstc_entry **chunks;	/* nentries >> DSTC_CHUNK_SHIFT */
 	void **pages;		/* bucket -> L2 page */
@@ -280,11 +308,11 @@ struct dstc_cache {
 	struct dstc_queue q[2];	/* urgent, background */
 	u32 qcap;
 	u64 last_aging;
+	u64 last_idle_scan;	/* adaptive: L1's last walk for idle entries */
 	u64 last_adapt;
 	u32 migrated;		/* in this adaptation interval */
 	struct dstc_stats adapt_base;	/* totals at the last adaptation */
 	u32 *scratch;		/* batch_max entry ids */
-	u32 *victims;		/* L1 victims of one batch */
 	u32 l1_hw;		/* slots below this were ever used */
 	void (*apply_hook)(struct dstc_cache *c, u32 eid);	/* tests */
 	/* every move between tiers, after it is published (replays) */

@@ -801,19 +801,20 @@ FIXTURE_TEARDOWN(replay)
 }
 
 /*
- * tests/vectors/tc_policy: the module's replay makes exactly the moves and
- * ends with exactly the counters the policy core's unit test checks.
+ * tests/vectors/NAME: the module's replay makes exactly the moves and ends
+ * with exactly the counters the policy core's unit test checks.
  */
-TEST_F(replay, shared_vector)
+static void replay_vector(struct __test_metadata *_metadata, FIXTURE_DATA(replay) *self,
+			  const char *name)
 {
 	struct ds_cache_replay_result r;
 	struct vec v = {};
 	char path[PATH_MAX];
 	size_t k;
 
-	snprintf(path, sizeof(path), "%s/tc_policy.dsmtrace", vectors_dir());
+	snprintf(path, sizeof(path), "%s/%s.dsmtrace", vectors_dir(), name);
 	ASSERT_EQ(0, vec_read_trace(&v, path)) TH_LOG("%s", path);
-	snprintf(path, sizeof(path), "%s/tc_policy.expect", vectors_dir());
+	snprintf(path, sizeof(path), "%s/%s.expect", vectors_dir(), name);
 	ASSERT_EQ(0, vec_read_expect(&v, path)) TH_LOG("%s", path);
 	ASSERT_GT(v.nmoves, 0);
 	ASSERT_GT(v.nstats, 0);
@@ -827,7 +828,7 @@ TEST_F(replay, shared_vector)
 		if (r.moves[k].eid != v.moves[k].eid || r.moves[k].from != v.moves[k].from ||
 		    r.moves[k].to != v.moves[k].to)
 			break;
-	EXPECT_EQ(v.nmoves, k) TH_LOG("first difference at move %zu: %u %u->%u", k,
+	EXPECT_EQ(v.nmoves, k) TH_LOG("%s: first difference at move %zu: %u %u->%u", name, k,
 				     k < r.nmoves ? r.moves[k].eid : 0,
 				     k < r.nmoves ? r.moves[k].from : 0,
 				     k < r.nmoves ? r.moves[k].to : 0);
@@ -845,6 +846,18 @@ TEST_F(replay, shared_vector)
 	EXPECT_EQ(0, memcmp(r.moves, v.moves, v.nmoves * sizeof(*r.moves)));
 	ds_cache_replay_free(&r);
 	vec_free(&v);
+}
+
+/* fixed mode's vector */
+TEST_F(replay, shared_vector)
+{
+	replay_vector(_metadata, self, "tc_policy");
+}
+
+/* adaptive mode's: its window, duels and thresholds, move for move */
+TEST_F(replay, shared_vector_adaptive)
+{
+	replay_vector(_metadata, self, "tc_adaptive");
 }
 
 /*

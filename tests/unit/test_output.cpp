@@ -674,7 +674,7 @@ void test_cache_text(void **)
 		"    param cost_l2 200ns\n"
 		"    param cost_l3 800ns\n"
 		"    param mode adaptive\n"
-		"    param migrate_budget 4096 entries\n"
+		"    param migrate_budget 32768 entries\n"
 		"    param adapt_interval 10ms\n"
 		"    tier l1 entries 4000 capacity 4096 bytes 64000 numa 0 hits 900 misses 100 "
 		"hit_ratio 0.9 promotions 50 demotions 10 evictions 5 cost_mean 5ns cost_p99 9ns\n"

@@ -168,11 +168,11 @@ expect_file read_expect(const std::string &path)
 	return e;
 }
 
-// The shared vector: the simulator makes the very moves the core test
-// and the kernel's CACHE_REPLAY make.
-void seed_replays_vector(void **)
+// The shared vectors (fixed mode's and adaptive mode's): the simulator
+// makes the very moves the core test and the kernel's CACHE_REPLAY make.
+static void replay_vector(const std::string &name)
 {
-	std::string vec = vectors + "/tc_policy.dsmtrace", exp = vectors + "/tc_policy.expect";
+	std::string vec = vectors + "/" + name + ".dsmtrace", exp = vectors + "/" + name + ".expect";
 	expect_file e = read_expect(exp);
 	std::string params, l1;
 	char moves[] = "/tmp/dssim-moves-XXXXXX";
@@ -208,10 +208,16 @@ void seed_replays_vector(void **)
 	assert_int_equal(got.size(), e.moves.size());
 	for (size_t k = 0; k < got.size(); k++)
 		if (got[k] != e.moves[k]) {
-			fprintf(stderr, "move %zu: simulator \"%s\", vector \"%s\"\n", k, got[k].c_str(),
-				e.moves[k].c_str());
+			fprintf(stderr, "%s move %zu: simulator \"%s\", vector \"%s\"\n", name.c_str(), k,
+				got[k].c_str(), e.moves[k].c_str());
 			fail();
 		}
+}
+
+void seed_replays_vector(void **)
+{
+	replay_vector("tc_policy");
+	replay_vector("tc_adaptive");
 }
 
 // dsctl on the sample trace: exact LRU and FIFO, Belady below both.

@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +135,8 @@ static struct tenv *env(const struct pv *pv)
 	u64 p[DSTC_P_NR];
 
 	dstc_params_default(p);
+	/* the fixed mode's mechanisms, one at a time; the adaptive mode's own tests turn it on */
+	p[P(MODE)] = DSMEM_CACHE_FIXED;
 	p[P(PROMOTE_L2)] = p[P(PROMOTE_L1)] = 65535;
 	p[P(L1_IDLE_NS)] = p[P(L2_IDLE_NS)] = 60000 * MS;
 	p[P(AGING_NS)] = p[P(ADAPT_NS)] = 60000 * MS;
@@ -1223,14 +1226,16 @@ TEST(test_migrate_budget)
 
 #define A_NS	MS
 
-/* n single hits on distinct L3 entries: no promotion, all L3 */
-static void l3_hits(struct tenv *t, unsigned int n, u64 now)
+/* n single hits on distinct L3 entries from first on: all served by L3 */
+static void l3_hits_from(struct tenv *t, u32 first, unsigned int n, u64 now)
 {
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
-		assert_int_equal(acc(t, i, 0, now).tier, L3);
+		assert_int_equal(acc(t, first + i, 0, now).tier, L3);
 }
+
+#define l3_hits(t, n, now)	l3_hits_from(t, 0, n, now)
 
 /* a window far shorter than an interval: hits do not carry across */
 static struct tenv *adapt_env(u64 mode, u64 budget)
@@ -1277,30 +1282,239 @@ static void adapt_script(struct tenv *t, u32 eff[6][2])
 #undef SNAP
 }
 
+/*
+ * Adaptive mode's thresholds: they start at 1 whatever is set (every miss
+ * is queued for L1, where the window and the duel decide), double while
+ * an interval spends the migration budget, up to the set ones, and halve
+ * back while one does not; too few accesses change nothing.
+ */
 TEST(test_adaptive)
 {
-	static const u32 want[6][2] = {
-		{ 32, 8 },	/* L1 misses, bandwidth idle: promote sooner */
-		{ 32, 8 },	/* too early */
-		{ 16, 8 },
-		{ 16, 8 },	/* L1 hits: content */
-		{ 16, 8 },	/* 63 accesses: too few to judge */
-		{ 32, 16 },	/* budget spent, L2 missing: promote less */
+	static const u32 want[7][2] = {
+		{ 2, 1 },	/* 10 moved of 10: spent */
+		{ 4, 2 },
+		{ 8, 4 },
+		{ 8, 4 },	/* the set promote_l1 is the ceiling */
+		{ 8, 4 },	/* no accesses: too few to judge */
+		{ 4, 2 },	/* nothing moved */
+		{ 2, 1 },
 	};
-	struct tenv *t = adapt_env(DSMEM_CACHE_ADAPTIVE, 10);
+	struct tenv *t = ENV({ P(MODE), DSMEM_CACHE_ADAPTIVE }, { P(PROMOTE_L1), 8 },
+			     { P(PROMOTE_L2), 4 }, { P(ADAPT_NS), A_NS },
+			     { P(MIGRATE_BUDGET), 10 });
+	u32 eff[7][2];
+	unsigned int i, k = 0;
 	u64 p[DSTC_P_NR];
 	const char *why;
-	u32 eff[6][2];
 
-	adapt_script(t, eff);
+	assert_int_equal(t->c.eff_promote_l1, 1);
+	assert_int_equal(t->c.eff_promote_l2, 1);
+	ins(t, 0, 400);
+#define SNAP()	(eff[k][0] = t->c.eff_promote_l1, eff[k++][1] = t->c.eff_promote_l2)
+	/* four intervals of 64 misses each, of which the budget moves 10 */
+	for (i = 0; i < 4; i++) {
+		l3_hits_from(t, 64 * i, 64, T0 + i * A_NS);
+		run(t, T0 + i * A_NS, true);
+		SNAP();
+	}
+	STATS(t, ST(PROMOTE_L1), 40, ST(ADAPT_UP), 3);
+	/* the rest of the queue drains, 10 an interval, nobody asking */
+	for (i = 4; t->c.q[0].len + t->c.q[1].len; i++)
+		run(t, T0 + i * A_NS, true);
+	SNAP();
+	run(t, T0 + i++ * A_NS, true);	/* an interval with nothing moved ... */
+	hits(t, 0, 64, T0 + i * A_NS);	/* ... but 64 L1 hits */
+	run(t, T0 + i++ * A_NS, true);
+	SNAP();
+	hits(t, 0, 64, T0 + i * A_NS);
+	run(t, T0 + i * A_NS, true);
+	SNAP();
+#undef SNAP
 	assert_memory_equal(eff, want, sizeof(want));
-	STATS(t, ST(ADAPT_DOWN), 2, ST(ADAPT_UP), 1);
-	/* the set values stand; setting them restarts from them */
-	assert_int_equal(t->c.p[P(PROMOTE_L1)], 64);
+	STATS(t, ST(ADAPT_UP), 3, ST(ADAPT_DOWN), 2);
+	/* setting the parameters starts again from 1 */
 	memcpy(p, t->c.p, sizeof(p));
-	OK(setp(t, p, T0 + 5 * A_NS, &why));
-	assert_int_equal(t->c.eff_promote_l1, 64);
-	assert_int_equal(t->c.eff_promote_l2, 8);
+	OK(setp(t, p, T0 + (i + 1) * A_NS, &why));
+	assert_int_equal(t->c.eff_promote_l1, 1);
+	assert_int_equal(t->c.eff_promote_l2, 1);
+	tenv_free(t);
+}
+
+/*
+ * Adaptive mode's L1: every entrant joins the window (1% of L1, at least
+ * one entry); the window's oldest moves to main while L1 has room, and
+ * once it is full duels main's least asked-for entry: the one asked for
+ * more stays, the loser goes to L2, and a tie keeps main's.
+ */
+TEST(test_adaptive_duel)
+{
+	struct tenv *t = ENV({ P(MODE), DSMEM_CACHE_ADAPTIVE }, { P(L1_CAPACITY), 4 },
+			     { P(L2_CAPACITY), 16 }, { P(WINDOW_NS), 60000 * MS });
+	u64 now = T0;
+	u32 e;
+
+	ins(t, 0, 10);
+	assert_int_equal(t->c.w_target, 1);
+	for (e = 0; e < 3; e++) {	/* 0, 1, 2 asked for 5 times each */
+		hits(t, e, 5, ++now);
+		run(t, ++now, false);
+	}
+	TIERS(t, 0, L1, 1, L1, 2, L1);
+	assert_int_equal(t->c.w_used, 1);
+	assert_int_equal(t->c.w_head, dstc_entry(&t->c, 2)->token_offset);
+	hits(t, 3, 1, ++now);		/* 2 leaves the window; L1 is full */
+	run(t, ++now, false);
+	TIERS(t, 3, L1);
+	STATS(t, ST(EVICT_L1), 0, ST(PROMOTE_L1), 4);
+	hits(t, 4, 1, ++now);		/* 3, asked for once, loses to 5 */
+	run(t, ++now, false);
+	TIERS(t, 3, L2, 4, L1, 0, L1, 1, L1, 2, L1);
+	STATS(t, ST(EVICT_L1), 1);
+	hits(t, 5, 5, ++now);		/* 4 loses too; 5 comes in, 5 hits */
+	run(t, ++now, false);
+	TIERS(t, 4, L2, 5, L1);
+	hits(t, 6, 1, ++now);		/* 5 ties with main's 5: main keeps its own */
+	run(t, ++now, false);
+	TIERS(t, 5, L2, 6, L1, 0, L1, 1, L1, 2, L1);
+	hits(t, 7, 9, ++now);		/* 6 loses; 7 comes in with 9 */
+	run(t, ++now, false);
+	hits(t, 8, 1, ++now);		/* 7 beats 0, the least recent of main's 5s */
+	run(t, ++now, false);
+	TIERS(t, 6, L2, 7, L1, 0, L2, 1, L1, 2, L1, 8, L1);
+	STATS(t, ST(EVICT_L1), 5, ST(PROMOTE_L1), 9);
+	assert_int_equal(t->c.l1_used, 4);
+	assert_int_equal(t->c.w_used, 1);
+	/* leaving adaptive mode: the window's entry stays, as a plain one */
+	{
+		u64 p[DSTC_P_NR];
+		const char *why;
+
+		memcpy(p, t->c.p, sizeof(p));
+		p[P(MODE)] = DSMEM_CACHE_FIXED;
+		OK(setp(t, p, ++now, &why));
+		assert_int_equal(t->c.w_used, 0);
+		assert_int_equal(t->c.w_head, DSTC_NONE);
+		TIERS(t, 8, L1);
+	}
+	tenv_free(t);
+}
+
+/* 640 accesses, l1 of them L1 hits (entry 0), the rest L3 hits, which
+ * nothing promotes: the budget is spent */
+static void sample(struct tenv *t, u32 l1, u32 *miss, u64 *now)
+{
+	u32 i;
+
+	for (i = 0; i < 640; i++) {
+		*now += US;
+		if (i < l1)
+			assert_int_equal(acc(t, 0, 0, *now).tier, L1);
+		else
+			assert_int_equal(acc(t, 1 + (*miss)++ % (NE - 1), 0, *now).tier, L3);
+	}
+	run(t, *now, true);
+}
+
+/*
+ * Caffeine's hill climber on the window: a sample is ten L1s of accesses
+ * (640 here); a step that raised the L1 hit rate is taken again, one that
+ * lowered it is reversed; a change of 5 points restarts the step at 1/16
+ * of L1 (4), a smaller one shrinks it by 2%.  The frequency window
+ * follows the rate: 20 L1s of accesses at one a microsecond.
+ */
+TEST(test_adaptive_climb)
+{
+	struct tenv *t = ENV({ P(MODE), DSMEM_CACHE_ADAPTIVE }, { P(L1_CAPACITY), 64 },
+			     { P(MIGRATE_BUDGET), 1 }, { P(WINDOW_NS), 60000 * MS },
+			     { P(QUEUE_MAX), 1 }, { P(BATCH_THRESHOLD), 1 });
+	u64 now = T0;
+	u32 miss = 0;
+
+	ins(t, 0, NE);
+	/* the budget of 1 spent here: no batch moves anything after it */
+	OK(mig(t, 0, L1, now));
+	run(t, now, true);		/* the first sample starts */
+	assert_int_equal(t->c.w_target, 1);
+	sample(t, 320, &miss, &now);	/* 50%: the first rate, no step */
+	assert_int_equal(t->c.w_target, 1);
+	assert_int_equal(t->c.eff_window, 1280 * US);
+	sample(t, 480, &miss, &now);	/* 75%: up by 4, the step restarts */
+	assert_int_equal(t->c.w_target, 5);
+	assert_int_equal(t->c.climb_step, 4);
+	sample(t, 486, &miss, &now);	/* up a little: again, the step 3 */
+	assert_int_equal(t->c.w_target, 9);
+	assert_int_equal(t->c.climb_step, 3);
+	sample(t, 490, &miss, &now);
+	assert_int_equal(t->c.w_target, 12);
+	assert_int_equal(t->c.climb_step, 2);
+	sample(t, 320, &miss, &now);	/* down 26 points: back, restart */
+	assert_int_equal(t->c.w_target, 10);
+	assert_int_equal(t->c.climb_step, -4);
+	sample(t, 320, &miss, &now);	/* no worse: on down */
+	assert_int_equal(t->c.w_target, 6);
+	assert_int_equal(t->c.climb_step, -3);
+	STATS(t, ST(PROMOTE_L1), 1, ST(MIGRATIONS), 1);
+	/* a sample takes its length from the accesses, whatever the clock */
+	now += 100 * MS;
+	run(t, now, true);
+	assert_int_equal(t->c.w_target, 6);
+	tenv_free(t);
+}
+
+/*
+ * Adaptive prefetch: neighbours that nobody asks for in L2 halve it,
+ * ones that half are asked for double it, up to the set number; once
+ * off, it tries one again every 16 intervals.  A queue of one keeps the
+ * neighbours out of the queue, so that they are prefetched.
+ */
+static void prefetch_round(struct tenv *t, u32 off, u32 n, u64 now)
+{
+	u32 b, i;
+
+	for (b = 0; b < NE / DSTC_BUCKET_SLOTS; b++) {
+		u32 base = b * DSTC_BUCKET_SLOTS + off;
+
+		assert_int_equal(acc(t, base, 0, now).tier, L3);
+		for (i = 1; i <= n; i++)
+			acc(t, base + i, 0, now);
+		run(t, now, false);
+		/* to L1, or L2 once the refusals have raised the thresholds */
+		assert_int_not_equal(layer(t, base), L3);
+	}
+}
+
+TEST(test_adaptive_prefetch)
+{
+	struct tenv *t = ENV({ P(MODE), DSMEM_CACHE_ADAPTIVE }, { P(PREFETCH), 8 },
+			     { P(WINDOW_NS), 60000 * MS }, { P(ADAPT_NS), A_NS },
+			     { P(QUEUE_MAX), 1 }, { P(BATCH_THRESHOLD), 1 });
+	u32 b, i;
+
+	ins(t, 0, NE);
+	run(t, T0, true);			/* the first interval starts */
+	prefetch_round(t, 0, 8, T0 + 1);	/* 8 buckets x 8 neighbours */
+	STATS(t, ST(PREFETCHED), 64);
+	run(t, T0 + A_NS, true);		/* none asked for: halved */
+	assert_int_equal(t->c.eff_prefetch, 4);
+	/* the 64 asked for in L2, and 64 more prefetched, 4 at a time */
+	for (b = 0; b < NE / DSTC_BUCKET_SLOTS; b++)
+		for (i = 1; i <= 8; i++)
+			assert_int_equal(acc(t, b * DSTC_BUCKET_SLOTS + i, 0,
+					     T0 + A_NS + 1).tier, L2);
+	run(t, T0 + A_NS + 1, false);		/* the one the queue took */
+	prefetch_round(t, 40, 4, T0 + A_NS + 2);
+	prefetch_round(t, 60, 4, T0 + A_NS + 3);
+	STATS(t, ST(PREFETCHED), 128, ST(PREFETCH_HITS), 64);
+	run(t, T0 + 2 * A_NS, true);		/* all asked for: doubled */
+	assert_int_equal(t->c.eff_prefetch, 8);
+	/* off: a probe of one after 16 intervals (each with 64 accesses) */
+	t->c.eff_prefetch = 0;
+	for (i = 3; i < 3 + 16; i++) {
+		assert_int_equal(t->c.eff_prefetch, 0);
+		hits(t, 0, 64, T0 + i * A_NS - 1);
+		run(t, T0 + i * A_NS, true);
+	}
+	assert_int_equal(t->c.eff_prefetch, 1);
 	tenv_free(t);
 }
 
@@ -1377,9 +1591,10 @@ TEST(test_histogram)
 /* ---- 14. the shared vector -------------------------------------------- */
 
 /*
- * tests/vectors/tc_policy.dsmtrace replayed through dstc_replay_step(), as
- * the module's CACHE_REPLAY and the simulator replay it, must make exactly
- * the moves of tc_policy.expect and end with its counters.  With
+ * tests/vectors/tc_policy.dsmtrace (fixed mode) and tc_adaptive.dsmtrace
+ * replayed through dstc_replay_step(), as the module's CACHE_REPLAY and
+ * the simulator replay them, must make exactly the moves of their .expect
+ * files and end with their counters.  With
  * DSMEM_REGEN_VECTOR=1 the test writes those lines instead (the file's
  * hand-written head, its comments and parameters, is kept): check the new
  * moves by hand before committing them.
@@ -1387,8 +1602,9 @@ TEST(test_histogram)
 #ifndef DS_VECTORS
 #define DS_VECTORS "tests/vectors"
 #endif
-#define VEC_TRACE	DS_VECTORS "/tc_policy.dsmtrace"
-#define VEC_EXPECT	DS_VECTORS "/tc_policy.expect"
+/* the fixed mode's vector and the adaptive mode's */
+#define VEC_FIXED	DS_VECTORS "/tc_policy"
+#define VEC_ADAPTIVE	DS_VECTORS "/tc_adaptive"
 #define VEC_MARK	"# ---- generated by test_tc_core (DSMEM_REGEN_VECTOR=1) ----"
 
 struct vmove {
@@ -1611,11 +1827,12 @@ static struct tenv *vec_replay(const struct vec *v, bool *maint)
 	return cur;
 }
 
-static void vec_regen(const struct vec *v, const struct tenv *t, const bool *maint)
+static void vec_regen(const struct vec *v, const struct tenv *t, const bool *maint,
+		      const char *path)
 {
 	static const char *const tn[DSMEM_TOKEN_TYPES] = { "pd", "mr", "cq", "qp" };
 	static const char *const op[] = { "read", "modify" };
-	FILE *f = fopen(VEC_EXPECT, "w");
+	FILE *f = fopen(path, "w");
 	size_t k, last = (size_t)-1;
 	unsigned int i;
 
@@ -1643,24 +1860,28 @@ static void vec_regen(const struct vec *v, const struct tenv *t, const bool *mai
 	assert_int_equal(fclose(f), 0);
 }
 
-TEST(test_vector)
+/* BASE.dsmtrace replayed must make the moves of BASE.expect */
+static void vector_check(const char *base)
 {
 	const char *regen = getenv("DSMEM_REGEN_VECTOR");
+	char trace[PATH_MAX], expect[PATH_MAX];
 	struct vec v = { 0 };
 	struct tenv *t;
 	bool *maint;
 	size_t k, n;
 	unsigned int i, nstat = 0;
 
-	vec_read_trace(&v, VEC_TRACE);
-	vec_read_expect(&v, VEC_EXPECT);
+	snprintf(trace, sizeof(trace), "%s.dsmtrace", base);
+	snprintf(expect, sizeof(expect), "%s.expect", base);
+	vec_read_trace(&v, trace);
+	vec_read_expect(&v, expect);
 	maint = calloc(v.nrecs, sizeof(*maint));
 	assert_non_null(maint);
 	t = vec_replay(&v, maint);
 	if (regen && strcmp(regen, "0")) {
-		vec_regen(&v, t, maint);
+		vec_regen(&v, t, maint, expect);
 		print_message("# wrote %s: %zu moves; check them by hand\n",
-			      VEC_EXPECT, got.n);
+			      expect, got.n);
 		free(maint);
 		vec_free(&v);
 		tenv_free(t);
@@ -1689,6 +1910,16 @@ TEST(test_vector)
 	free(maint);
 	vec_free(&v);
 	tenv_free(t);
+}
+
+TEST(test_vector)
+{
+	vector_check(VEC_FIXED);
+}
+
+TEST(test_vector_adaptive)
+{
+	vector_check(VEC_ADAPTIVE);
 }
 
 /* ---- regressions: each failed against the core before its fix -------- */
@@ -1784,18 +2015,23 @@ TEST(test_fixed_reinsert_queued)
 
 /*
  * dstc_adapt() takes 90% of the budget as budget * 9 / 10, rounded down:
- * for a migrate_budget of 1 that is 0, so an interval with nothing moved
- * counts as saturated, and L3-bound traffic with bandwidth to spare
- * raises the thresholds (or never lowers them).
+ * for a migrate_budget of 1 that was 0, so an interval with nothing moved
+ * counted as saturated and the thresholds never came down.  Now 1 of 1
+ * is spent and 0 of 1 is not.
  */
 TEST(test_fixed_adapt_small_budget)
 {
 	struct tenv *t = adapt_env(DSMEM_CACHE_ADAPTIVE, 1);
 
-	l3_hits(t, 100, T0);
-	run(t, T0, true);	/* nothing migrated: not saturated */
-	STATS(t, ST(ADAPT_UP), 0, ST(ADAPT_DOWN), 1);
-	assert_int_equal(t->c.eff_promote_l1, 32);
+	OK(mig(t, 300, L1, T0));
+	hits(t, 300, 100, T0);
+	run(t, T0, true);		/* 1 of 1 moved: spent */
+	STATS(t, ST(ADAPT_UP), 1, ST(ADAPT_DOWN), 0);
+	assert_int_equal(t->c.eff_promote_l1, 2);
+	hits(t, 300, 100, T0 + A_NS);
+	run(t, T0 + A_NS, true);	/* nothing moved: not saturated */
+	STATS(t, ST(ADAPT_UP), 1, ST(ADAPT_DOWN), 1);
+	assert_int_equal(t->c.eff_promote_l1, 1);
 	tenv_free(t);
 }
 
@@ -1822,9 +2058,13 @@ int main(void)
 		T(test_prefetch),
 		T(test_migrate_budget),
 		T(test_adaptive),
+		T(test_adaptive_duel),
+		T(test_adaptive_climb),
+		T(test_adaptive_prefetch),
 		T(test_fixed_mode),
 		T(test_histogram),
 		T(test_vector),
+		T(test_vector_adaptive),
 		/* regressions of bugs these tests found in the core */
 		T(test_fixed_l2_update_nomem),
 		T(test_fixed_promote_l2_tail),

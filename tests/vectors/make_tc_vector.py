@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""Write tests/vectors/tc_policy.dsmtrace, the token cache's shared test
-vector: a designed access pattern that the policy core's unit test, the
+"""Write the token cache's shared test vectors into tests/vectors (or
+DIR): tc_policy.dsmtrace (fixed mode) and tc_adaptive.dsmtrace (adaptive
+mode), designed access patterns that the policy core's unit test, the
 module (CACHE_REPLAY) and the simulator replay through dstc_replay_step()
-and must answer with the moves and counters of tc_policy.expect.
+and must answer with the moves and counters of the .expect file of the
+same name.
 
-    tests/vectors/make_tc_vector.py [OUT]
+    tests/vectors/make_tc_vector.py [DIR]
 
 The trace is the module's own binary format (include/uapi/linux/
 dsmem_token.h): a struct dsmem_trace_hdr, then struct dsmem_trace_rec
 records, little-endian; only READ and MODIFY accesses, handles of
 generation 1.  The output is a pure function of this script: no clock, no
 randomness.  The parameters it is designed for are the "param" lines of
-tc_policy.expect; after changing either, regenerate the expected moves
+.expect files; after changing either, regenerate the expected moves
 with the unit test (DSMEM_REGEN_VECTOR=1 build/user/tests/test_tc_core)
 and check them by hand again.
 
@@ -65,9 +67,10 @@ class Trace:
 
 
 def phase1(t):
-    """The fixed-threshold behaviour (promote_l2 2, promote_l1 4)."""
+    """The fixed-threshold behaviour (tc_policy: promote_l2 2,
+    promote_l1 4)."""
     # one access, then silence: the first maintenance (at 10 us) ages an
-    # empty L1 and takes the adaptive mode's baseline
+    # empty L1
     t.acc(0, "mr3")
 
     # (a) L3 -> L2 on the 2nd hit in the window, with prefetch: qp1..qp3
@@ -131,57 +134,83 @@ def phase1(t):
     t.acc(118.0, "cq3", 15, step=0.25)
     t.acc(122.0, "cq1", 4)
 
-    # (i) the hot four of L1, until L1 has served over half of the
-    # accesses since the adaptive mode's baseline: the adaptation at the
-    # start of phase 2 finds nothing to change
+    # (i) the hot four of L1
     for k in range(6):
         for j, tok in enumerate(("cq1", "qp15", "mr0", "cq3")):
             t.acc(130.0 + 2 * k + 0.5 * j, tok)
 
 
-# every token of the trace, in the order phase 2 sweeps them
+# every token the adaptive vector sweeps, in order
 SWEEP = (["qp%d" % i for i in range(16)] + ["cq0", "cq1", "cq2", "cq3",
          "cq200", "cq201"] + ["mr%d" % i for i in range(4)])
 
 
-def phase2(t):
-    """The adaptive mode: adaptations every 1 ms, at the first maintenance
-    of each; each judges the accesses since the one before."""
-    # (j) 1.5 ms: the first maintenance after the quiet demotes every idle
-    # entry (L1 -> L2, and on down to L3), then judges phase 1: no change.
-    # A sweep of every token, each hit once per 52 us (windows are 20 us):
-    # all L3 hits and no migration, so at 2.5 ms the thresholds halve
-    # (promote_l1 4 -> 2; promote_l2 stays 2)
+def adaptive(t):
+    """The adaptive mode (tc_adaptive): an admission window of one entry
+    in front of L1's main part, duels by recent hits, thresholds that
+    follow the migration budget.  The set window (1 ms) keeps hits exact
+    until the first sample of 80 accesses sets it from the rate."""
+    # (a) qp0..qp7, three hits each: each goes L3 -> L1 on its first (the
+    # thresholds start at 1), through the window, whose previous entry
+    # moves on to main while L1 has room.  L1 is then full: main qp0..qp6,
+    # the window qp7
+    for k in range(8):
+        t.acc(10.0 + 1.5 * k, "qp%d" % k, 3)
+    # (b) qp8's arrival: qp7 leaves the window and duels main's least
+    # asked-for, qp0 (three hits, the least recent); a tie keeps main's,
+    # so qp7 goes to L2
+    t.acc(22.0, "qp8")
+    # (c) qp9's: qp8, one hit, loses to qp0 and goes to L2
+    t.acc(22.5, "qp9")
+    # (d) qp9 hit four times more; qp10's arrival: qp9 (5) beats qp0 (3),
+    # which goes to L2, and qp9 joins main
+    t.acc(23.0, "qp9", 4)
+    t.acc(25.0, "qp10")
+    # (e) qp7, hit in L2 (its 4th), comes back to L1 at once: qp10 (1)
+    # loses to qp1 (3) and goes to L2
+    t.acc(25.5, "qp7")
+    # (f) qp11, hit 20 times: its arrival lets qp7 (4) beat qp1 (3), which
+    # goes to L2; (g) qp12's arrival: qp11 counts 15 (the duel's
+    # ceiling), more than qp2 (3), which goes to L2
+    t.acc(26.0, "qp11", 20)
+    t.acc(36.0, "qp12")
+
+    # (h) from 100 us, single hits of every token in turn, 104 of them, one
+    # every 8 us: each L3 hit enters L1 and pushes a loser to L2 and L2's
+    # least recent to L3, until the budget (100 a 1 ms interval) is spent;
+    # then the queue (8) fills and refuses, and entries wait in L3 (L2
+    # stays full, so prefetch, which never evicts, takes nobody).  At
+    # 1.026 ms the adaptation finds the budget spent: the thresholds
+    # double (promote_l1 2, promote_l2 1)
     for k in range(104):
-        t.acc(1500.0 + 2 * k, SWEEP[k % len(SWEEP)])
-    # (k) the same again: at 3.5 ms promote_l1 2 -> 1, promote_l2 -> 1
+        t.acc(100.0 + 8 * k, SWEEP[k % len(SWEEP)])
+    # (i) the same from 1.01 ms: spent again, promote_l1 4 (the set one,
+    # the ceiling) and promote_l2 2 at 2.026 ms; (j) and again: no change
+    # at 3.03 ms, 4 being the ceiling
     for k in range(104):
-        t.acc(2500.0 + 2 * k, SWEEP[k % len(SWEEP)])
-    # (l) with thresholds at 1 every L3 hit goes to L1 at once, evicting
-    # through L2 to L3: the migration budget (100 per interval) runs out,
-    # the queue (8) fills and refuses; L2 served less than L3, so at
-    # 4.5 ms the thresholds double (2 and 2)
+        t.acc(1010.0 + 8 * k, SWEEP[k % len(SWEEP)])
     for k in range(104):
-        t.acc(3500.0 + 2 * k, SWEEP[k % len(SWEEP)])
-    # (m) 4.5 ms: the doubling; the queue still holds what the spent
-    # budget left, and the maintenance at 4.51 ms runs it.  Then a hot set
-    # served by L1 (qp0 and mr0 go L3 -> L1 on their 2nd hit, promote_l1
-    # being 2; qp1 is prefetched to L2 first): at 5.5 ms the adaptation
-    # finds nothing to change, and the idle demotions empty L1 and L2
-    t.acc(4500.0, "qp2")
-    for k in range(25):
+        t.acc(2010.0 + 8 * k, SWEEP[k % len(SWEEP)])
+    # (k) from 3.01 ms a hot set of four, which soon is all in L1: the
+    # interval to 4.03 ms still drains the queue and refuses (no change);
+    # then nothing spends the budget, and the thresholds halve at 5.03 ms
+    # and 6.03 ms (to 2 and 1, then 1 and 1)
+    for k in range(156):
         for j, tok in enumerate(("qp0", "qp1", "cq0", "mr0")):
-            t.acc(4510.0 + 2 * k + 0.5 * j, tok)
-    t.acc(5500.0, "qp2")
+            t.acc(3010.0 + 20 * k + 0.5 * j, tok)
+    # (l) 20 ms: a last access after a quiet longer than L1's idle time
+    # in effect (8 windows of 0.8 ms, the window the hot set's rate set):
+    # L1's idle entries go to L2; L2's (64 windows) stay
+    t.acc(20000.0, "qp2")
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "tc_policy.dsmtrace")
-    t = Trace()
-    phase1(t)
-    phase2(t)
-    t.write(out)
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(
+        os.path.abspath(__file__))
+    for name, script in (("tc_policy", phase1), ("tc_adaptive", adaptive)):
+        t = Trace()
+        script(t)
+        t.write(os.path.join(out, name + ".dsmtrace"))
 
 
 if __name__ == "__main__":

@@ -129,6 +129,8 @@ seed_policy::seed_policy(const trace &t, const policy_opts &o, bool adaptive)
 				" objects; the token cache holds at most " +
 				std::to_string(DSTC_ENTRIES_MAX));
 	dstc_params_default(p);
+	// "seed" is the seed's fixed thresholds, whatever the module defaults to
+	p[DSTC_P_MODE] = adaptive ? DSMEM_CACHE_ADAPTIVE : DSMEM_CACHE_FIXED;
 	for (unsigned int k = 0; k < DSTC_P_NR; k++)
 		if (o.params_mask & (1ULL << k))
 			p[k] = o.params[k];
