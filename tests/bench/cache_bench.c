@@ -4,7 +4,8 @@
  * (CACHE_BENCH) from 16 to 16384 active QPs, in the fixed and the adaptive
  * mode, each against the same accesses served without a cache (every one
  * a PCIe round trip to host memory: cost_l1 + cost_l2 + cost_l3 as the
- * model charges a miss of both tiers).
+ * model charges a miss of both tiers), and adaptive mode, the default,
+ * against fixed mode, the seed's.
  *
  *   cache_bench [OPS]
  * prints "bench: NAME VALUE UNIT" lines.
@@ -24,7 +25,7 @@ int main(int argc, char **argv)
 	struct ds_cache_bench_result r;
 	struct ds_cache_info info;
 	struct ds_ctx *ctx = NULL;
-	double uncached;
+	double uncached, fixed_ns[sizeof(sweep) / sizeof(sweep[0])];
 	int ret;
 
 	ret = ds_ctx_open(&ctx);
@@ -65,6 +66,12 @@ int main(int argc, char **argv)
 			/* three lookups per operation, one NIC at 100 ns/op */
 			printf("bench: cache.%smodeled_mops_qps_%u %.2f Mops/s\n", m,
 			       q, 1e3 / (3 * ns));
+			/* the default mode against the seed's fixed one */
+			if (mode == DS_CACHE_FIXED)
+				fixed_ns[i] = ns;
+			else
+				printf("bench: cache.adaptive.modeled_ns_per_access_qps_%u.ratio_vs_fixed %.3f x\n",
+				       q, ns / fixed_ns[i]);
 			if (!mode && q == 1024) {
 				printf("bench: cache.resolve_l1_hit_ns %llu ns\n",
 				       (unsigned long long)r.l1_hit_mean_ns);
