@@ -853,12 +853,14 @@ static bool dstc_pinned(struct dstc_cache *c, u32 eid)
 /*
  * Adaptive mode's main victim: the least asked-for of a sample of main's
  * slots, the least recently used among equals.  A rotating hand picks
- * the sample, as Redis's LFU does, so an eviction costs DSTC_L1_SAMPLE
- * slots, not a scan of the table.
+ * the sample, as Redis's LFU does, so an eviction usually costs
+ * DSTC_L1_SAMPLE slots, not a scan of the table (it walks further only
+ * when main has fewer unpinned entries than that).
  */
 static u32 dstc_main_victim(struct dstc_cache *c, u32 skip, u64 now)
 {
 	u32 best = DSTC_NONE, best_hits = 0, seen = 0, n, i, hits;
+	u64 best_ns = 0, last;
 
 	for (n = 0; n < c->l1_hw && seen < DSTC_L1_SAMPLE; n++) {
 		struct dstc_l1 *s;
@@ -872,10 +874,13 @@ static u32 dstc_main_victim(struct dstc_cache *c, u32 skip, u64 now)
 			continue;
 		seen++;
 		hits = dstc_freq(c, dstc_entry(c, s->eid), now);
+		/* lookups write last_ns without the lock */
+		last = dsmem_read_once(s->last_ns);
 		if (best == DSTC_NONE || hits < best_hits ||
-		    (hits == best_hits && s->last_ns < c->l1[best].last_ns)) {
+		    (hits == best_hits && last < best_ns)) {
 			best = i;
 			best_hits = hits;
+			best_ns = last;
 		}
 	}
 	return best;
@@ -923,7 +928,7 @@ static int dstc_l1_room_adaptive(struct dstc_cache *c, struct dstc_stats *st,
 	return dstc_l1_evict(c, st, victim, now);
 }
 
-/* Room for one more in L1: evict the LFU victim. */
+/* Room for one more in L1: fixed mode evicts the LFU victim. */
 static int dstc_l1_room(struct dstc_cache *c, struct dstc_stats *st, u32 skip,
 			u64 now)
 {
@@ -1482,6 +1487,7 @@ static void dstc_l2_fallback(struct dstc_cache *c, u32 eid, struct dstc_entry *e
 	dstc_page_del(c->pages[eid >> DSTC_BUCKET_SHIFT],
 		      eid & (DSTC_BUCKET_SLOTS - 1));
 	dstc_lru_unlink(c, eid, e);
+	e->prefetched = 0;
 	c->l2_used--;
 	dstc_page_release(c, eid >> DSTC_BUCKET_SHIFT);
 	e->token_offset = eid;
@@ -1577,7 +1583,9 @@ int dstc_set_params_locked(struct dstc_cache *c, struct dstc_stats *st,
 		return -EBUSY;
 	}
 	memcpy(c->p, p, sizeof(c->p));
-	/* a set threshold restarts adaptation from it */
+	/* any set parameter restarts adaptation: fixed mode's thresholds
+	 * from the set ones, adaptive mode's from 1 and its window from 1%
+	 */
 	dstc_eff_reset(c, p);
 	if (p[DSTC_P_MODE] != DSMEM_CACHE_ADAPTIVE)
 		dstc_win_clear(c);
@@ -1682,7 +1690,7 @@ static void dstc_run_batch(struct dstc_cache *c, struct dstc_stats *st, u64 now)
 /*
  * Caffeine's hill climber on the window's size: a step that raised the
  * L1 hit rate is taken again, one that lowered it is undone and the
- * other way tried; steps shrink by 2% an interval and start again at
+ * other way tried; steps shrink by 2% a sample and start again at
  * 1/16 of L1 when the rate moves by 5 points.
  */
 static void dstc_climb(struct dstc_cache *c, u32 rate)
@@ -1712,7 +1720,7 @@ static void dstc_climb(struct dstc_cache *c, u32 rate)
  * asked for together (a QP's MRs and CQs are).  Adaptive mode checks the
  * guess: fewer neighbours while under one in eight is asked for in L2,
  * more, up to the set number, while half are; off, it tries one again
- * every 16 intervals.
+ * every 16 intervals with enough lookups to judge.
  */
 static void dstc_adapt_prefetch(struct dstc_cache *c, u64 moved, u64 hit)
 {
@@ -1737,16 +1745,18 @@ static void dstc_adapt_prefetch(struct dstc_cache *c, u64 moved, u64 hit)
  * Adaptive mode, once a sample of DSTC_CLIMB_L1S L1s of accesses (a
  * count, not a time, so short traces and slow hosts adapt alike):
  * - the window follows the rate: it spans DSTC_SAMPLE_L1S L1s of
- *   accesses, so an entry's two windows count about TinyLFU's sample;
+ *   accesses, so an entry's counts reach back about 40 L1s, as the
+ *   halvings of TinyLFU's sketch of 10 L1s do;
  * - the admission window's size climbs the L1 hit rate (dstc_climb).
  */
 static void dstc_adapt_sample(struct dstc_cache *c, const struct dstc_stats *total,
 			      u64 now)
 {
 	const u64 *t = total->v;
-	u64 cap = c->p[DSTC_P_L1_CAPACITY], w;
+	u64 cap = c->p[DSTC_P_L1_CAPACITY], span = DSTC_SAMPLE_L1S * cap, w;
 	u64 acc = t[DSTC_S_HITS_L1] + t[DSTC_S_HITS_L2] + t[DSTC_S_HITS_L3];
 	u64 n = acc - c->climb_acc, l1 = t[DSTC_S_HITS_L1] - c->climb_l1;
+	u64 dt = now - c->climb_ns;
 
 	if (!c->climb_ns || acc < c->climb_acc ||
 	    t[DSTC_S_HITS_L1] < c->climb_l1 || now < c->climb_ns) {
@@ -1758,11 +1768,13 @@ static void dstc_adapt_sample(struct dstc_cache *c, const struct dstc_stats *tot
 	}
 	if (n < DSTC_CLIMB_L1S * cap)
 		return;
-	w = (now - c->climb_ns) * DSTC_SAMPLE_L1S * cap / n;
+	/* dt * span / n, without the product: a quiet day would overflow it */
+	if (dt / n >= dstc_params[DSTC_P_WINDOW_NS].max / span)
+		w = dstc_params[DSTC_P_WINDOW_NS].max;
+	else
+		w = dt / n * span + dt % n * span / n;
 	if (w < dstc_params[DSTC_P_WINDOW_NS].min)
 		w = dstc_params[DSTC_P_WINDOW_NS].min;
-	if (w > dstc_params[DSTC_P_WINDOW_NS].max)
-		w = dstc_params[DSTC_P_WINDOW_NS].max;
 	dsmem_write_once(c->eff_window, w);
 	dstc_climb(c, (u32)(l1 * DSTC_RATE_ONE / n));
 	c->climb_acc = acc;
@@ -1784,7 +1796,7 @@ static void dstc_adapt(struct dstc_cache *c, struct dstc_stats *st,
 	u64 h3 = t[DSTC_S_HITS_L3] - b[DSTC_S_HITS_L3];
 	u64 refused = t[DSTC_S_BACKPRESSURE] - b[DSTC_S_BACKPRESSURE];
 	u64 acc = h1 + h2 + h3;
-	u32 p1 = c->eff_promote_l1, max1 = (u32)c->p[DSTC_P_PROMOTE_L1];
+	u32 p1 = c->eff_promote_l1, max1 = (u32)c->p[DSTC_P_PROMOTE_L1], p2;
 	bool saturated;
 
 	if (acc < 64)
@@ -1799,8 +1811,9 @@ static void dstc_adapt(struct dstc_cache *c, struct dstc_stats *st,
 		p1 /= 2;
 		st->v[DSTC_S_ADAPT_DOWN]++;
 	}
+	p2 = p1 / 2 < c->p[DSTC_P_PROMOTE_L2] ? p1 / 2 : (u32)c->p[DSTC_P_PROMOTE_L2];
 	dsmem_write_once(c->eff_promote_l1, p1);
-	dsmem_write_once(c->eff_promote_l2, p1 > 1 ? p1 / 2 : 1);
+	dsmem_write_once(c->eff_promote_l2, p2 ? p2 : 1);
 	dstc_adapt_prefetch(c, t[DSTC_S_PREFETCHED] - b[DSTC_S_PREFETCHED],
 			    t[DSTC_S_PREFETCH_HITS] - b[DSTC_S_PREFETCH_HITS]);
 }
@@ -1853,8 +1866,9 @@ static void dstc_maintain(struct dstc_cache *c, struct dstc_stats *st, u64 now,
 	}
 	/*
 	 * Adaptive mode walks L1 for idle entries at most once an eighth of
-	 * its idle time (160 L1s of accesses or more): an idle entry leaves
-	 * within 9/8 of it, and a large L1 is not walked at every maintenance.
+	 * its idle time (which is 160 L1s of accesses or more): an idle entry
+	 * leaves within 9/8 of it, and a large L1 is not walked at every
+	 * maintenance.
 	 */
 	if (c->p[DSTC_P_MODE] != DSMEM_CACHE_ADAPTIVE ||
 	    now - c->last_idle_scan >= l1_idle / 8) {
