@@ -783,18 +783,19 @@ static bool dstc_l1_worse(const struct dstc_l1 *a, const struct dstc_l1 *b)
 	       (a->freq == b->freq && a->last_ns < b->last_ns);
 }
 
+static bool dstc_pinned(struct dstc_cache *c, u32 eid)
+{
+	return DSTC_CTL_FLAGS(dstc_entry(c, eid)->ctl) & DSMEM_TOKEN_PINNED;
+}
+
 static u32 dstc_l1_victims(struct dstc_cache *c, u32 k, u32 skip, u32 *out)
 {
 	u32 n = 0, i, j;
 
 	for (i = 0; i < c->l1_hw && k; i++) {
 		struct dstc_l1 *s = &c->l1[i];
-		struct dstc_entry *e;
 
-		if (s->eid == DSTC_NONE || s->eid == skip)
-			continue;
-		e = dstc_entry(c, s->eid);
-		if (DSTC_CTL_FLAGS(e->ctl) & DSMEM_TOKEN_PINNED)
+		if (s->eid == DSTC_NONE || s->eid == skip || dstc_pinned(c, s->eid))
 			continue;
 		/* keep out[] sorted, best victim first; insertion into k */
 		if (n == k && !dstc_l1_worse(s, &c->l1[out[n - 1]]))
@@ -843,11 +844,6 @@ static u32 dstc_freq(const struct dstc_cache *c, const struct dstc_entry *e,
 	u32 hits = dstc_window_hits(c, e, now);
 
 	return hits > DSTC_FREQ_MAX ? DSTC_FREQ_MAX : hits;
-}
-
-static bool dstc_pinned(struct dstc_cache *c, u32 eid)
-{
-	return DSTC_CTL_FLAGS(dstc_entry(c, eid)->ctl) & DSMEM_TOKEN_PINNED;
 }
 
 /*
@@ -1844,7 +1840,7 @@ static void dstc_l1_demote_idle(struct dstc_cache *c, struct dstc_stats *st,
 		if (s->eid == DSTC_NONE ||
 		    now - dsmem_read_once(s->last_ns) <= idle)
 			continue;
-		if (DSTC_CTL_FLAGS(dstc_entry(c, s->eid)->ctl) & DSMEM_TOKEN_PINNED)
+		if (dstc_pinned(c, s->eid))
 			continue;
 		if (!dstc_migrate(c, st, s->eid, DSMEM_TIER_L2, now) ||
 		    !dstc_migrate(c, st, s->eid, DSMEM_TIER_L3, now))
