@@ -947,7 +947,7 @@ TEST_F(replay, refuses_bad_records)
 	bad[0] = rec_of(DS_TOKEN_QP, 1, DS_TRACE_READ, 1000);
 	bad[2] = rec_of(DS_TOKEN_QP, 3, DS_TRACE_READ, 3000);
 	bad[1] = rec_of(DS_TOKEN_QP, 2, DS_TRACE_READ, 2000);
-	bad[1].type = 4;
+	bad[1].type = DSMEM_TOKEN_TYPES;
 	EXPECT_EQ(-EINVAL, raw_send(&r, raw_replay(&r, bad, sizeof(bad)), text, sizeof(text)));
 	EXPECT_STREQ("replay record of an unknown token type", text);
 	bad[1].type = DS_TOKEN_CQ;

@@ -136,9 +136,9 @@ union dsmem_token {
 	 (((__u32)(type) >> 2 & 1) << DSMEM_HANDLE_TYPE_HI_SHIFT) |	\
 	 (((__u32)(gen) & DSMEM_HANDLE_GEN_MASK) << DSMEM_HANDLE_GEN_SHIFT) | \
 	 ((__u32)(index) & DSMEM_HANDLE_INDEX_MAX))
+/* bits 31-29 (type bits 1, 0, 2) to the type, by a table of nibbles */
 #define DSMEM_HANDLE_TYPE(h)						\
-	(((__u32)(h) >> DSMEM_HANDLE_TYPE_SHIFT) |			\
-	 ((__u32)(h) >> DSMEM_HANDLE_TYPE_HI_SHIFT & 1) << 2)
+	((0x73625140U >> 4 * ((__u32)(h) >> DSMEM_HANDLE_TYPE_HI_SHIFT)) & 7)
 #define DSMEM_HANDLE_GEN(h)						\
 	(((__u32)(h) >> DSMEM_HANDLE_GEN_SHIFT) & DSMEM_HANDLE_GEN_MASK)
 #define DSMEM_HANDLE_INDEX(h)	((__u32)(h) & DSMEM_HANDLE_INDEX_MAX)
