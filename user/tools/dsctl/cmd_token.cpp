@@ -98,7 +98,7 @@ const object token_object = {
 	"token", token_cmds, sizeof(token_cmds) / sizeof(token_cmds[0]),
 	"Usage: dsctl token [show [type TYPE] [node N] [handle H]]\n"
 	"       dsctl token set handle H [{ pin | unpin }] [layer TIER] [version V]\n"
-	"where  TYPE := { pd | mr | cq | qp }   TIER := { l1 | l2 | l3 }\n"
+	"where  TYPE := { pd | mr | cq | qp | db | wqe }   TIER := { l1 | l2 | l3 }\n"
 	"       H := 0xHEX or a decimal number\n",
 	false,
 };
