@@ -127,11 +127,16 @@ static struct dsmem_conn *dsmem_conn_alloc(struct dsmem_peer *peer)
 	return conn;
 }
 
-/* Tokens of the connection's PD, CQ and QP: the data path uses them. */
-static int dsmem_conn_tokens_add(struct dsmem_conn *conn)
+/*
+ * Tokens of the connection's PD, CQ and QP, and of the QP's send side as a
+ * NIC holds it: the doorbell record each post rings and the format each
+ * work request is built from.  The data path resolves them.
+ */
+static int dsmem_conn_tokens_add(struct dsmem_conn *conn, u32 sq_depth)
 {
 	struct dsmem_node *node = conn->peer->node;
 	u32 peer = conn->peer->id;
+	union dsmem_token t;
 	int ret;
 
 	ret = dsmem_tc_add_pd(conn->pd, node->net, node->id, peer, &conn->tc_pd);
@@ -144,8 +149,33 @@ static int dsmem_conn_tokens_add(struct dsmem_conn *conn)
 			      node->id, peer, &conn->tc_qp);
 	if (ret)
 		goto err_del_cq;
+
+	dstc_token_init(&t, DSMEM_TOKEN_DB, 0);
+	t.db.qpn = conn->qp->qp_num;
+	t.db.sq_depth = min_t(u32, sq_depth, U16_MAX);
+	t.db.qp_index = DSMEM_HANDLE_INDEX(conn->tc_qp);
+	ret = dsmem_tc_add(&t, node->net, node->id, DSMEM_TC_CONN, peer, 0,
+			   &conn->tc_db);
+	if (ret)
+		goto err_del_qp;
+
+	dstc_token_init(&t, DSMEM_TOKEN_WQE, 0);
+	t.wqe.lkey = conn->lkey;
+	t.wqe.max_sge = min_t(u32, conn->max_sge, U8_MAX);
+	t.wqe.max_read_sge = min_t(u32, conn->max_read_sge, U8_MAX);
+	t.wqe.qp_index = DSMEM_HANDLE_INDEX(conn->tc_qp);
+	ret = dsmem_tc_add(&t, node->net, node->id, DSMEM_TC_CONN, peer, 0,
+			   &conn->tc_wqe);
+	if (ret)
+		goto err_del_db;
 	return 0;
 
+err_del_db:
+	dsmem_tc_del(conn->tc_db);
+	conn->tc_db = 0;
+err_del_qp:
+	dsmem_tc_del(conn->tc_qp);
+	conn->tc_qp = 0;
 err_del_cq:
 	dsmem_tc_del(conn->tc_cq);
 	conn->tc_cq = 0;
@@ -157,9 +187,13 @@ err_del_pd:
 
 static void dsmem_conn_tokens_del(struct dsmem_conn *conn)
 {
+	dsmem_tc_del(conn->tc_wqe);
+	dsmem_tc_del(conn->tc_db);
 	dsmem_tc_del(conn->tc_qp);
 	dsmem_tc_del(conn->tc_cq);
 	dsmem_tc_del(conn->tc_pd);
+	conn->tc_wqe = 0;
+	conn->tc_db = 0;
 	conn->tc_qp = 0;
 	conn->tc_cq = 0;
 	conn->tc_pd = 0;
@@ -237,7 +271,7 @@ static int dsmem_conn_create_qp(struct dsmem_conn *conn)
 	conn->qp = conn->cm_id->qp;
 	conn->max_read_sge = conn->qp->max_read_sge;
 
-	ret = dsmem_conn_tokens_add(conn);
+	ret = dsmem_conn_tokens_add(conn, attr.cap.max_send_wr);
 	if (ret)
 		goto err_destroy_qp;
 	ret = dsmem_msg_recv_init(conn);
@@ -432,8 +466,17 @@ int dsmem_conn_post(struct dsmem_conn *conn, struct ib_send_wr *wr,
 		refused = ret;
 	}
 	up_read(&conn->post_sem);
-	if (likely(!ret))
+	if (likely(!ret)) {
+		/*
+		 * What the NIC touches per post: the doorbell record, whose
+		 * producer index moves (an inline update), then the format
+		 * it builds the WQE by.  Accounting only: a miss or a token
+		 * gone with a closing connection changes nothing posted.
+		 */
+		dsmem_tc_resolve(conn->tc_db, DSMEM_TRACE_MODIFY, NULL);
+		dsmem_tc_resolve(conn->tc_wqe, DSMEM_TRACE_READ, NULL);
 		return 0;
+	}
 	if (refused)
 		dsmem_conn_close(conn, ret);
 	if (undo)

@@ -268,6 +268,8 @@ struct dsmem_conn {
 	u32 tc_pd;			/* token handles; 0: none */
 	u32 tc_cq;
 	u32 tc_qp;
+	u32 tc_db;			/* the QP's send doorbell record */
+	u32 tc_wqe;			/* ... and its work-request format */
 };
 
 /* struct dsmem_conn.flags bits */

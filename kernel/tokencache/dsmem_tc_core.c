@@ -44,6 +44,19 @@ static const struct dstc_field dstc_qp_fields[] = {
 	DSTC_FIELD(struct dsmem_qp_token, access_flags, 1),
 };
 
+static const struct dstc_field dstc_db_fields[] = {
+	DSTC_FIELD(struct dsmem_db_token, qpn, 4),
+	DSTC_FIELD(struct dsmem_db_token, sq_depth, 2),
+	DSTC_FIELD(struct dsmem_db_token, qp_index, 2),
+};
+
+static const struct dstc_field dstc_wqe_fields[] = {
+	DSTC_FIELD(struct dsmem_wqe_token, lkey, 4),
+	DSTC_FIELD(struct dsmem_wqe_token, max_sge, 1),
+	DSTC_FIELD(struct dsmem_wqe_token, max_read_sge, 1),
+	DSTC_FIELD(struct dsmem_wqe_token, qp_index, 2),
+};
+
 static const struct {
 	const char *name;
 	const struct dstc_field *fields;
@@ -54,6 +67,8 @@ static const struct {
 	[DSMEM_TOKEN_MR] = { "mr", dstc_mr_fields, 4, DSMEM_MR_TOKEN_SIZE },
 	[DSMEM_TOKEN_CQ] = { "cq", dstc_cq_fields, 4, DSMEM_CQ_TOKEN_SIZE },
 	[DSMEM_TOKEN_QP] = { "qp", dstc_qp_fields, 7, DSMEM_QP_TOKEN_SIZE },
+	[DSMEM_TOKEN_DB] = { "db", dstc_db_fields, 3, DSMEM_DB_TOKEN_SIZE },
+	[DSMEM_TOKEN_WQE] = { "wqe", dstc_wqe_fields, 4, DSMEM_WQE_TOKEN_SIZE },
 };
 
 /* the published sizes are the layout */
@@ -62,12 +77,18 @@ static_assert(sizeof(struct dsmem_pd_token) == DSMEM_PD_TOKEN_SIZE, "pd");
 static_assert(sizeof(struct dsmem_mr_token) == DSMEM_MR_TOKEN_SIZE, "mr");
 static_assert(sizeof(struct dsmem_cq_token) == DSMEM_CQ_TOKEN_SIZE, "cq");
 static_assert(sizeof(struct dsmem_qp_token) == DSMEM_QP_TOKEN_SIZE, "qp");
+static_assert(sizeof(struct dsmem_db_token) == DSMEM_DB_TOKEN_SIZE, "db");
+static_assert(sizeof(struct dsmem_wqe_token) == DSMEM_WQE_TOKEN_SIZE, "wqe");
 static_assert(sizeof(union dsmem_token) == 16, "token union");
 /* the field tables cover each token exactly */
 static_assert(4 + 4 == DSMEM_PD_TOKEN_SIZE, "pd fields");
 static_assert(4 + 4 + 1 + 1 + 2 == DSMEM_MR_TOKEN_SIZE, "mr fields");
 static_assert(4 + 4 + 2 + 1 + 1 == DSMEM_CQ_TOKEN_SIZE, "cq fields");
 static_assert(4 + 4 + 6 * 1 == DSMEM_QP_TOKEN_SIZE, "qp fields");
+static_assert(4 + 4 + 2 + 2 == DSMEM_DB_TOKEN_SIZE, "db fields");
+static_assert(4 + 4 + 1 + 1 + 2 == DSMEM_WQE_TOKEN_SIZE, "wqe fields");
+/* every type fits a handle's three type bits */
+static_assert(DSMEM_TOKEN_TYPES <= 8, "handle type bits");
 static_assert(sizeof(struct dsmem_trace_hdr) == DSMEM_TRACE_HDR_SIZE, "trace");
 static_assert(sizeof(struct dsmem_trace_rec) == DSMEM_TRACE_REC_SIZE, "trace");
 static_assert(sizeof(struct dstc_page_hdr) < DSTC_PAGE_SIZE / 8, "page hdr");

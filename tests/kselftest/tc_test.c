@@ -108,13 +108,13 @@ FIXTURE_TEARDOWN(tc)
 TEST_F(tc, real_objects_have_tokens)
 {
 	struct ds_token_info *t, one, qp;
-	size_t n, count[4] = {};
+	size_t n, count[DSMEM_TOKEN_TYPES] = {};
 	uint32_t v, mr;
 	char buf[4096] __attribute__((aligned(4096)));
 
 	ASSERT_EQ(0, ds_token_list(self->ctx, -1, 0, &t, &n));
 	for (size_t i = 0; i < n; i++) {
-		ASSERT_LT(t[i].type, 4);
+		ASSERT_LT(t[i].type, DSMEM_TOKEN_TYPES);
 		count[t[i].type]++;
 		EXPECT_EQ(t[i].type, DSMEM_HANDLE_TYPE(t[i].handle));
 		EXPECT_EQ(t[i].index, DSMEM_HANDLE_INDEX(t[i].handle));
@@ -130,6 +130,8 @@ TEST_F(tc, real_objects_have_tokens)
 	EXPECT_EQ(2, count[DS_TOKEN_PD]);
 	EXPECT_EQ(2, count[DS_TOKEN_CQ]);
 	EXPECT_EQ(2, count[DS_TOKEN_QP]);
+	EXPECT_EQ(2, count[DS_TOKEN_DB]);
+	EXPECT_EQ(2, count[DS_TOKEN_WQE]);
 	/* node 2's segment, registered for node 1 */
 	EXPECT_GE(count[DS_TOKEN_MR], 1);
 
@@ -945,7 +947,7 @@ TEST_F(replay, refuses_bad_records)
 	bad[0] = rec_of(DS_TOKEN_QP, 1, DS_TRACE_READ, 1000);
 	bad[2] = rec_of(DS_TOKEN_QP, 3, DS_TRACE_READ, 3000);
 	bad[1] = rec_of(DS_TOKEN_QP, 2, DS_TRACE_READ, 2000);
-	bad[1].type = 4;
+	bad[1].type = DSMEM_TOKEN_TYPES;
 	EXPECT_EQ(-EINVAL, raw_send(&r, raw_replay(&r, bad, sizeof(bad)), text, sizeof(text)));
 	EXPECT_STREQ("replay record of an unknown token type", text);
 	bad[1].type = DS_TOKEN_CQ;
@@ -1027,6 +1029,105 @@ TEST_F(replay, needs_cap_net_admin)
 		_exit(0);
 	}
 	EXPECT_EQ(0, child_step(pid)) TH_LOG("the unprivileged child's failing step");
+}
+
+/* node's token of type whose qp_index names its QP token qp */
+static int node_qp_side(struct ds_ctx *ctx, uint32_t node, int type,
+			const struct ds_token_info *qp, struct ds_token_info *out)
+{
+	struct ds_token_info *t;
+	uint32_t v;
+	size_t n;
+	int ret = ds_token_list(ctx, type, node, &t, &n);
+
+	if (ret)
+		return ret;
+	ret = -ENOENT;
+	for (size_t i = 0; i < n; i++)
+		if (!ds_token_field_get(&t[i], "qp_index", &v) && v == qp->index) {
+			*out = t[i];
+			ret = 0;
+		}
+	ds_token_list_free(t);
+	return ret;
+}
+
+/*
+ * Every post rings its QP's doorbell record (a modify: the producer index
+ * is its access count) and reads its WQE format, through the cache and
+ * into the trace, as tokens of the uAPI's sizes.
+ */
+TEST_F(tc, post_path_doorbell_and_wqe)
+{
+	struct ds_token_info qp, db0, db1, wqe0, wqe1;
+	uint64_t db_mod = 0, wqe_read = 0, other = 0;
+	struct dsmem_trace_rec rec;
+	struct dsmem_trace_hdr hdr;
+	struct ds_trace_info ti;
+	char path[512], buf[64];
+	uint32_t v, qpn;
+	int fd;
+	FILE *f;
+
+	ASSERT_EQ(0, node_qp(self->ctx, 1, &qp));
+	ASSERT_EQ(0, node_qp_side(self->ctx, 1, DS_TOKEN_DB, &qp, &db0));
+	ASSERT_EQ(0, node_qp_side(self->ctx, 1, DS_TOKEN_WQE, &qp, &wqe0));
+	EXPECT_EQ(DSMEM_DB_TOKEN_SIZE, db0.data_len);
+	EXPECT_EQ(DSMEM_WQE_TOKEN_SIZE, wqe0.data_len);
+	EXPECT_EQ(DS_TOKEN_DB, DSMEM_HANDLE_TYPE(db0.handle));
+	EXPECT_EQ(DS_TOKEN_WQE, DSMEM_HANDLE_TYPE(wqe0.handle));
+	ASSERT_EQ(0, ds_token_field_get(&qp, "qpn", &qpn));
+	ASSERT_EQ(0, ds_token_field_get(&db0, "qpn", &v));
+	EXPECT_EQ(qpn, v);
+	ASSERT_EQ(0, ds_token_field_get(&db0, "sq_depth", &v));
+	EXPECT_GT(v, 256);	/* the one-sided credits and the messages' */
+	ASSERT_EQ(0, ds_token_field_get(&wqe0, "max_sge", &v));
+	EXPECT_GE(v, 1);
+	ASSERT_EQ(0, ds_token_field_get(&wqe0, "max_read_sge", &v));
+	EXPECT_GE(v, 1);
+
+	snprintf(path, sizeof(path), "/tmp/dsmem-post-%d", getpid());
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ds_trace_start(self->ctx, fd));
+	close(fd);
+	for (int i = 0; i < 50; i++)
+		ASSERT_EQ(0, ds_read(self->x, self->seg + i * 64, buf, sizeof(buf)));
+	ASSERT_EQ(0, ds_trace_stop(self->ctx, &ti));
+	EXPECT_EQ(0, ti.dropped);
+
+	/* the producer index moved once a post; the format was only read */
+	ASSERT_EQ(0, ds_token_get(self->ctx, db0.handle, &db1));
+	ASSERT_EQ(0, ds_token_get(self->ctx, wqe0.handle, &wqe1));
+	EXPECT_GE(db1.accesses, db0.accesses + 50);
+	EXPECT_EQ(wqe0.accesses, wqe1.accesses);
+	EXPECT_EQ(0, memcmp(db0.data, db1.data, db0.data_len));
+
+	f = fopen(path, "rb");
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(1, fread(&hdr, sizeof(hdr), 1, f));
+	while (fread(&rec, sizeof(rec), 1, f) == 1) {
+		EXPECT_EQ(DSMEM_HANDLE_TYPE(rec.handle), rec.type);
+		/* node 2's posts (a keepalive) are its own tokens' */
+		if (rec.handle != db0.handle && rec.handle != wqe0.handle)
+			continue;
+		EXPECT_EQ(1, rec.node);
+		EXPECT_GE(rec.tier, DSMEM_TIER_L1);
+		EXPECT_LE(rec.tier, DSMEM_TIER_L3);
+		if (rec.handle == db0.handle && rec.op == DSMEM_TRACE_MODIFY)
+			db_mod++;
+		else if (rec.handle == wqe0.handle && rec.op == DSMEM_TRACE_READ)
+			wqe_read++;
+		else
+			other++;
+	}
+	fclose(f);
+	unlink(path);
+	/* one of each per post: the 50 reads, and any keepalive */
+	EXPECT_GE(db_mod, 50);
+	EXPECT_LE(db_mod, wqe_read + 1);
+	EXPECT_LE(wqe_read, db_mod + 1);
+	EXPECT_EQ(0, other);
 }
 
 TEST_HARNESS_MAIN

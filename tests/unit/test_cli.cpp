@@ -380,8 +380,8 @@ void test_parse_handle_type_tier(void **)
 	assert_false(parse_handle("-1", h));
 
 	int type = -1;
-	const char *types[] = { "pd", "mr", "cq", "qp" };
-	for (int i = 0; i < 4; i++) {
+	const char *types[] = { "pd", "mr", "cq", "qp", "db", "wqe" };
+	for (int i = 0; i < 6; i++) {
 		assert_true(parse_token_type(types[i], type));
 		assert_int_equal(type, i);
 	}
@@ -389,7 +389,7 @@ void test_parse_handle_type_tier(void **)
 	assert_false(parse_token_type("q", type));	// exact: p would be pd or qp...
 	assert_false(parse_token_type("srq", type));
 	assert_false(parse_token_type("", type));
-	assert_int_equal(type, 3);
+	assert_int_equal(type, 5);
 
 	uint8_t tier = 0;
 	assert_true(parse_tier("l1", tier));

@@ -904,12 +904,12 @@ void test_token_fields(void **)
 
 void test_token_type_names(void **)
 {
-	const char *names[] = { "pd", "mr", "cq", "qp" };
-	for (int type = 0; type < 4; type++) {
+	const char *names[] = { "pd", "mr", "cq", "qp", "db", "wqe" };
+	for (int type = 0; type < 6; type++) {
 		assert_string_equal(ds_token_type_name(type), names[type]);
 		assert_int_equal(ds_token_type_lookup(names[type]), type);
 	}
-	assert_null(ds_token_type_name(4));
+	assert_null(ds_token_type_name(6));
 	assert_null(ds_token_type_name(-1));
 	assert_int_equal(ds_token_type_lookup("QP"), -ENOENT);
 	assert_int_equal(ds_token_type_lookup("q"), -ENOENT);
@@ -1268,7 +1268,7 @@ void test_token_cache_requests_refused(void **)
 	ds_token_info *list = nullptr;
 	size_t n = 0;
 
-	assert_int_equal(ds_token_list(&ctx, DS_TOKEN_QP + 1, 0, &list, &n), -EINVAL);
+	assert_int_equal(ds_token_list(&ctx, DS_TOKEN_WQE + 1, 0, &list, &n), -EINVAL);
 	assert_int_equal(ds_token_list(&ctx, -2, 0, &list, &n), -EINVAL);
 	assert_string_equal(ds_ctx_errmsg(&ctx), "unknown token type");
 

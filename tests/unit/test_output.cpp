@@ -588,7 +588,7 @@ void test_token_without_owner_or_flags(void **)
 	t.mr.n_pages = 256;
 
 	ds_token_info i{};
-	i.handle = DSMEM_HANDLE(DSMEM_TOKEN_MR, 0x3fff, 0x1234);
+	i.handle = DSMEM_HANDLE(DSMEM_TOKEN_MR, DSMEM_HANDLE_GEN_MASK, 0x1234);
 	i.type = DS_TOKEN_MR;
 	i.index = 0x1234;
 	i.layer = DS_TIER_L3;
@@ -597,7 +597,7 @@ void test_token_without_owner_or_flags(void **)
 	i.data_len = DSMEM_MR_TOKEN_SIZE;
 	memcpy(i.data, &t, DSMEM_MR_TOKEN_SIZE);
 	assert_string_equal(output::text(token_record(i)).c_str(),
-		"handle 0x7fff1234 mr index 4660 layer l3 flags migrating,bit7 version 1 node - "
+		"handle 0x5fff1234 mr index 4660 layer l3 flags migrating,bit7 version 1 node - "
 		"object  hits 0 accesses 0 lkey 43981 access_flags 15 page_bits 12 n_pages 256");
 
 	i.flags = 0;
@@ -605,7 +605,7 @@ void test_token_without_owner_or_flags(void **)
 	strcpy(i.object, "mr");
 	record r = token_record(i);
 	assert_string_equal(output::text(r).c_str(),
-		"handle 0x7fff1234 mr index 4660 layer l3 flags - version 1 node - "
+		"handle 0x5fff1234 mr index 4660 layer l3 flags - version 1 node - "
 		"object mr hits 0 accesses 0");
 	auto v = nlohmann::json::parse(capture(output::mode::json, r, false));
 	assert_true(v[0]["node"].is_null());

@@ -304,6 +304,31 @@ void test_dsmem_exact(void **)
 			       DSMEM_QP_TOKEN_SIZE, DSMEM_PD_TOKEN_SIZE });
 }
 
+// A QP's doorbell and WQE tokens are objects of their own, with their sizes:
+// a post rings one and reads the other, so they weigh in L1 as a NIC's do.
+void test_dsmem_doorbell_wqe(void **)
+{
+	const uint32_t qp3 = DSMEM_HANDLE(DSMEM_TOKEN_QP, 1, 3),
+		       db3 = DSMEM_HANDLE(DSMEM_TOKEN_DB, 1, 3),
+		       db3_last = DSMEM_HANDLE(DSMEM_TOKEN_DB, DSMEM_HANDLE_GEN_MASK, 3),
+		       wqe3 = DSMEM_HANDLE(DSMEM_TOKEN_WQE, 1, 3);
+	std::string bytes = dsmem_header() + dsmem_record(100, qp3, DSMEM_TRACE_MODIFY) +
+			    dsmem_record(200, db3, DSMEM_TRACE_MODIFY) +
+			    dsmem_record(300, wqe3, DSMEM_TRACE_READ) +
+			    dsmem_record(400, db3_last, DSMEM_TRACE_MODIFY);
+	dssim::trace t = read(write_file("post.bin", bytes));
+	// index 3 of three types: three objects; the last generation is still db 3
+	assert_vec<uint32_t>(t.ids, { 0, 1, 2, 1 });
+	assert_vec<uint8_t>(t.types, { DSMEM_TOKEN_QP, DSMEM_TOKEN_DB, DSMEM_TOKEN_WQE });
+	assert_vec<uint32_t>(t.eids, { DSMEM_TOKEN_QP << 16 | 3, DSMEM_TOKEN_DB << 16 | 3,
+				       DSMEM_TOKEN_WQE << 16 | 3 });
+	assert_vec<uint8_t>(t.writes, { 1, 1, 0, 1 });
+	assert_vec<uint32_t>(t.sizes, { DSMEM_QP_TOKEN_SIZE, DSMEM_DB_TOKEN_SIZE,
+					DSMEM_WQE_TOKEN_SIZE, DSMEM_DB_TOKEN_SIZE });
+	assert_int_equal(DSMEM_DB_TOKEN_SIZE, 12);
+	assert_int_equal(DSMEM_WQE_TOKEN_SIZE, 12);
+}
+
 void test_dsmem_bad_header(void **)
 {
 	std::string rec = dsmem_record(1, DSMEM_HANDLE(DSMEM_TOKEN_QP, 1, 1), DSMEM_TRACE_READ);
@@ -1314,6 +1339,7 @@ int main()
 		cmocka_unit_test(test_oracle_next_recomputed),
 		cmocka_unit_test(test_oracle_truncated),
 		cmocka_unit_test(test_dsmem_exact),
+		cmocka_unit_test(test_dsmem_doorbell_wqe),
 		cmocka_unit_test(test_dsmem_bad_header),
 		cmocka_unit_test(test_text_exact),
 		cmocka_unit_test(test_text_bad_id),

@@ -295,6 +295,9 @@ TEST(test_token_codec)
 		[DSMEM_TOKEN_QP] = { "qp", 14, { "qpn", "qp_type", "state", "pd_index",
 						 "scq_index", "rcq_index",
 						 "access_flags" } },
+		[DSMEM_TOKEN_DB] = { "db", 12, { "qpn", "sq_depth", "qp_index" } },
+		[DSMEM_TOKEN_WQE] = { "wqe", 12, { "lkey", "max_sge", "max_read_sge",
+						   "qp_index" } },
 	};
 	const u32 V = 0x81828384U, W = 0xa5a5a5a5U;
 	unsigned int ty, i, j, nr, off, size;
@@ -305,6 +308,9 @@ TEST(test_token_codec)
 	assert_int_equal(sizeof(struct dsmem_mr_token), 12);
 	assert_int_equal(sizeof(struct dsmem_cq_token), 12);
 	assert_int_equal(sizeof(struct dsmem_qp_token), 14);
+	assert_int_equal(sizeof(struct dsmem_db_token), 12);
+	assert_int_equal(sizeof(struct dsmem_wqe_token), 12);
+	assert_int_equal(DSMEM_TOKEN_TYPES, 6);
 	for (ty = 0; ty < DSMEM_TOKEN_TYPES; ty++) {
 		const struct dstc_field *f = dstc_token_fields(ty, &nr);
 
@@ -331,7 +337,9 @@ TEST(test_token_codec)
 		/* the table names what the structs name */
 		assert_int_equal(ty == DSMEM_TOKEN_PD ? t.pd.pdn :
 				 ty == DSMEM_TOKEN_MR ? t.mr.n_pages :
-				 ty == DSMEM_TOKEN_CQ ? t.cq.flags : t.qp.access_flags,
+				 ty == DSMEM_TOKEN_CQ ? t.cq.flags :
+				 ty == DSMEM_TOKEN_QP ? t.qp.access_flags :
+				 ty == DSMEM_TOKEN_DB ? t.db.qp_index : t.wqe.qp_index,
 				 fval(nr - 1, f[nr - 1].size, V));
 		/* a wide value is cut to the field, never spilled next door */
 		for (i = 0; i < nr; i++) {
@@ -364,6 +372,39 @@ TEST(test_token_codec)
 	assert_null(dstc_token_type_name(0xff));
 	assert_int_equal(dstc_token_size(DSMEM_TOKEN_TYPES), 0);
 	assert_null(dstc_token_fields(DSMEM_TOKEN_TYPES, &nr));
+}
+
+/*
+ * Handles: every type round-trips with any generation and index, the
+ * doorbell and WQE types use type bit 2 (bit 29), and a handle of the
+ * first four types reads as in the two-bit layout below generation 8192.
+ */
+TEST(test_handle_layout)
+{
+	static const u16 gens[] = { 1, 2, 0x0fff, 0x1000, 0x1fff };
+	static const u16 idx[] = { 0, 1, 0x7fff, 0xffff };
+	unsigned int ty, g, i;
+	u32 h;
+
+	assert_true(DSMEM_TOKEN_TYPES <= 8);
+	for (ty = 0; ty < DSMEM_TOKEN_TYPES; ty++)
+		for (g = 0; g < sizeof(gens) / sizeof(gens[0]); g++)
+			for (i = 0; i < sizeof(idx) / sizeof(idx[0]); i++) {
+				h = DSMEM_HANDLE(ty, gens[g], idx[i]);
+				assert_int_equal(DSMEM_HANDLE_TYPE(h), ty);
+				assert_int_equal(DSMEM_HANDLE_GEN(h), gens[g]);
+				assert_int_equal(DSMEM_HANDLE_INDEX(h), idx[i]);
+				if (ty < 4)
+					assert_int_equal(h, (u32)ty << 30 |
+							 (u32)gens[g] << 16 | idx[i]);
+			}
+	assert_int_equal(DSMEM_HANDLE(DSMEM_TOKEN_QP, 1, 2), 0xc0010002U);
+	assert_int_equal(DSMEM_HANDLE(DSMEM_TOKEN_DB, 1, 2), 0x20010002U);
+	assert_int_equal(DSMEM_HANDLE(DSMEM_TOKEN_WQE, 1, 2), 0x60010002U);
+	/* the generation is cut to its 13 bits, never into the type */
+	assert_int_equal(DSMEM_HANDLE_TYPE(DSMEM_HANDLE(DSMEM_TOKEN_PD, 0xffff, 0)),
+			 DSMEM_TOKEN_PD);
+	assert_int_equal(DSMEM_HANDLE_GEN_MASK, 0x1fff);
 }
 
 /* ---- 2. L2 page codec -------------------------------------------------- */
@@ -2041,6 +2082,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_token_codec),
+		T(test_handle_layout),
 		T(test_page_codec),
 		T(test_promotion),
 		T(test_window_slides),

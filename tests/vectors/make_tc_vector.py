@@ -34,7 +34,7 @@ NAMES = {"pd": PD, "mr": MR, "cq": CQ, "qp": QP}
 
 def handle(type_, index, gen=1):
     """DSMEM_HANDLE(type, gen, index)"""
-    return type_ << 30 | (gen & 0x3fff) << 16 | (index & 0xffff)
+    return (type_ & 3) << 30 | (type_ >> 2 & 1) << 29 | (gen & 0x1fff) << 16 | (index & 0xffff)
 
 
 class Trace:

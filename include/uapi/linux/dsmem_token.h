@@ -4,8 +4,9 @@
  * cache's access-trace file format.
  *
  * Every RDMA object the module creates (protection domains, memory
- * regions, completion queues, queue pairs) is described by a packed token
- * and named by a compact handle.  Tokens are host byte order in memory and
+ * regions, completion queues, queue pairs) and each queue pair's send-side
+ * state (its doorbell record and WQE format) is described by a packed
+ * token and named by a compact handle.  Tokens are host byte order in memory and
  * over netlink (DSMEM_ATTR_TOKEN_DATA carries the bytes of the struct).
  */
 #ifndef _UAPI_LINUX_DSMEM_TOKEN_H
@@ -18,6 +19,8 @@ enum dsmem_token_type {
 	DSMEM_TOKEN_MR,
 	DSMEM_TOKEN_CQ,
 	DSMEM_TOKEN_QP,
+	DSMEM_TOKEN_DB,		/* a QP's send doorbell record */
+	DSMEM_TOKEN_WQE,	/* a QP's work-request format */
 	DSMEM_TOKEN_TYPES,
 };
 
@@ -62,10 +65,36 @@ struct dsmem_qp_token {
 	__u8 access_flags;	/* remote access the QP allows */
 } __attribute__((packed));
 
+/*
+ * A QP's send doorbell record, rung by every work request posted on it.
+ * Each post updates it inline, so its relaxed count (the token's
+ * accesses, DSMEM_ATTR_TOKEN_ACCESSES) is the send queue's producer index.
+ */
+struct dsmem_db_token {
+	struct dsmem_token_hdr hdr;
+	__u32 qpn;
+	__u16 sq_depth;		/* the send queue's work requests */
+	__u16 qp_index;		/* the QP token's index */
+} __attribute__((packed));
+
+/*
+ * What each work request of a QP is built from, as a NIC caches it beside
+ * the WQEs it fetches: the lkey of its local SGEs and the SGE limits.
+ */
+struct dsmem_wqe_token {
+	struct dsmem_token_hdr hdr;
+	__u32 lkey;		/* the PD's local DMA lkey */
+	__u8 max_sge;		/* per send, write and atomic */
+	__u8 max_read_sge;	/* per RDMA READ */
+	__u16 qp_index;		/* the QP token's index */
+} __attribute__((packed));
+
 #define DSMEM_PD_TOKEN_SIZE	8
 #define DSMEM_MR_TOKEN_SIZE	12
 #define DSMEM_CQ_TOKEN_SIZE	12
 #define DSMEM_QP_TOKEN_SIZE	14
+#define DSMEM_DB_TOKEN_SIZE	12
+#define DSMEM_WQE_TOKEN_SIZE	12
 
 /* Any token; the largest is 14 bytes. */
 union dsmem_token {
@@ -74,31 +103,42 @@ union dsmem_token {
 	struct dsmem_mr_token mr;
 	struct dsmem_cq_token cq;
 	struct dsmem_qp_token qp;
+	struct dsmem_db_token db;
+	struct dsmem_wqe_token wqe;
 	__u8 bytes[16];
 };
 
 /*
  * Compact handles:
  *
- *   31  30 29          16 15            0
- *  +------+--------------+---------------+
- *  | type |  generation  |     index     |
- *  +------+--------------+---------------+
+ *   31  30   29   28         16 15            0
+ *  +--------+----+-------------+---------------+
+ *  | type   |type|  generation |     index     |
+ *  | bits1-0|bit2|             |               |
+ *  +--------+----+-------------+---------------+
  *
  * The generation changes each time an index is reused, so a handle that
  * outlived its object is refused (-ESTALE), never resolved to another.
  * Generation 0 is never issued: no valid handle of a PD is 0.
+ *
+ * Type bit 2 came with the doorbell and WQE tokens and took the
+ * generation's top bit: a handle of the first four types with a
+ * generation below 8192 reads as it did when the type had two bits.
  */
 #define DSMEM_HANDLE_TYPE_SHIFT	30
+#define DSMEM_HANDLE_TYPE_HI_SHIFT	29	/* type bit 2 */
 #define DSMEM_HANDLE_GEN_SHIFT	16
-#define DSMEM_HANDLE_GEN_MASK	0x3fffU
+#define DSMEM_HANDLE_GEN_MASK	0x1fffU
 #define DSMEM_HANDLE_INDEX_MAX	0xffffU
 
 #define DSMEM_HANDLE(type, gen, index)					\
-	(((__u32)(type) << DSMEM_HANDLE_TYPE_SHIFT) |			\
+	((((__u32)(type) & 3) << DSMEM_HANDLE_TYPE_SHIFT) |		\
+	 (((__u32)(type) >> 2 & 1) << DSMEM_HANDLE_TYPE_HI_SHIFT) |	\
 	 (((__u32)(gen) & DSMEM_HANDLE_GEN_MASK) << DSMEM_HANDLE_GEN_SHIFT) | \
 	 ((__u32)(index) & DSMEM_HANDLE_INDEX_MAX))
-#define DSMEM_HANDLE_TYPE(h)	((__u32)(h) >> DSMEM_HANDLE_TYPE_SHIFT)
+/* bits 31-29 (type bits 1, 0, 2) to the type, by a table of nibbles */
+#define DSMEM_HANDLE_TYPE(h)						\
+	((0x73625140U >> 4 * ((__u32)(h) >> DSMEM_HANDLE_TYPE_HI_SHIFT)) & 7)
 #define DSMEM_HANDLE_GEN(h)						\
 	(((__u32)(h) >> DSMEM_HANDLE_GEN_SHIFT) & DSMEM_HANDLE_GEN_MASK)
 #define DSMEM_HANDLE_INDEX(h)	((__u32)(h) & DSMEM_HANDLE_INDEX_MAX)

@@ -100,7 +100,7 @@ bool parse_duration(std::string_view s, uint64_t &out);
 // A token handle: as parse_u32 takes it (0xc0010002, or decimal).
 bool parse_handle(std::string_view s, uint32_t &out);
 
-// A token type by the module's name for it: pd, mr, cq or qp.
+// A token type by the module's name for it: pd, mr, cq, qp, db or wqe.
 bool parse_token_type(std::string_view s, int &out);
 
 // A cache tier: l1, l2 or l3 (enum ds_tier).

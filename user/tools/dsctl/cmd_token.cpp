@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// dsctl token [show [type pd|mr|cq|qp] [node N] [handle H]]
+// dsctl token [show [type pd|mr|cq|qp|db|wqe] [node N] [handle H]]
 //      | token set handle H [pin | unpin] [layer l1|l2|l3] [version V]
 #include <linux/dsmem.h>
 
@@ -22,7 +22,7 @@ int token_show(env &e)
 	keywords kw = take_keywords(e, { "type", "node", "handle" });
 	int type = -1;
 	if (const std::string *v = kw.get("type"); v && !parse_token_type(*v, type))
-		fail("type needs \"pd\", \"mr\", \"cq\" or \"qp\"");
+		fail("type needs \"pd\", \"mr\", \"cq\", \"qp\", \"db\" or \"wqe\"");
 	uint32_t node = 0;
 	id_arg(kw, "node", DSMEM_NODE_ID_MAX, "node id", node);
 	const std::string *h = kw.get("handle");
@@ -98,7 +98,7 @@ const object token_object = {
 	"token", token_cmds, sizeof(token_cmds) / sizeof(token_cmds[0]),
 	"Usage: dsctl token [show [type TYPE] [node N] [handle H]]\n"
 	"       dsctl token set handle H [{ pin | unpin }] [layer TIER] [version V]\n"
-	"where  TYPE := { pd | mr | cq | qp }   TIER := { l1 | l2 | l3 }\n"
+	"where  TYPE := { pd | mr | cq | qp | db | wqe }   TIER := { l1 | l2 | l3 }\n"
 	"       H := 0xHEX or a decimal number\n",
 	false,
 };

@@ -694,6 +694,8 @@ uint32_t token_size(uint32_t type)
 	case DSMEM_TOKEN_PD: return DSMEM_PD_TOKEN_SIZE;
 	case DSMEM_TOKEN_MR: return DSMEM_MR_TOKEN_SIZE;
 	case DSMEM_TOKEN_CQ: return DSMEM_CQ_TOKEN_SIZE;
+	case DSMEM_TOKEN_DB: return DSMEM_DB_TOKEN_SIZE;
+	case DSMEM_TOKEN_WQE: return DSMEM_WQE_TOKEN_SIZE;
 	default: return DSMEM_QP_TOKEN_SIZE;
 	}
 }

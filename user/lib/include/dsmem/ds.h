@@ -196,6 +196,8 @@ enum ds_token_type {
 	DS_TOKEN_MR,
 	DS_TOKEN_CQ,
 	DS_TOKEN_QP,
+	DS_TOKEN_DB,			/* a QP's send doorbell record */
+	DS_TOKEN_WQE,			/* a QP's work-request format */
 };
 
 enum ds_tier {
