@@ -214,7 +214,7 @@ static long dsmem_ioctl(struct file *filp, unsigned int cmd, unsigned long uarg)
 	BUILD_BUG_ON(sizeof(struct dsmem_ioc_task) != DSMEM_IOC_TASK_SIZE_VER0);
 	BUILD_BUG_ON(sizeof(struct dsmem_ioc_slope_alloc) != DSMEM_IOC_SLOPE_ALLOC_SIZE_VER0);
 	BUILD_BUG_ON(sizeof(struct dsmem_ioc_slope_free) != DSMEM_IOC_SLOPE_FREE_SIZE_VER0);
-	BUILD_BUG_ON(sizeof(struct dsmem_ioc_slope_migrate) != DSMEM_IOC_SLOPE_MIGRATE_SIZE_VER0);
+	BUILD_BUG_ON(sizeof(struct dsmem_ioc_slope_migrate) != DSMEM_IOC_SLOPE_MIGRATE_SIZE_VER1);
 	BUILD_BUG_ON(sizeof(struct dsmem_ioc_slope_mig) != DSMEM_IOC_SLOPE_MIG_SIZE_VER0);
 	BUILD_BUG_ON(sizeof(struct dsmem_ioc_slope_dirty) != DSMEM_IOC_SLOPE_DIRTY_SIZE_VER0);
 	BUILD_BUG_ON(sizeof(struct dsmem_ioc_ring_setup) != DSMEM_IOC_RING_SETUP_SIZE_VER0);

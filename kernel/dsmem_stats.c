@@ -84,6 +84,8 @@ static const char * const dsmem_stat_names[] = {
 	[DSMEM_STAT_PATH_REFUSED]	= "path_refused",
 	[DSMEM_STAT_XFER_PATH_SLICES]	= "xfer_path_slices",
 	[DSMEM_STAT_XFER_FAILOVER]	= "xfer_failover",
+	[DSMEM_STAT_SLOPE_FAULT_WAITS]	= "slope_fault_waits",
+	[DSMEM_STAT_SLOPE_ROOT_PUSHED]	= "slope_root_pushed",
 };
 
 const char *dsmem_stat_name(enum dsmem_stat s)

@@ -425,6 +425,8 @@ bench_slope() {
 		sleep 0.1
 	done
 	"$slope_bench" dirty
+	"$slope_bench" constread
+	"$slope_bench" first
 	out=$(mktemp)
 	"$slope_bench" migrate | tee "$out"
 	ours=$(awk '$2 == "slope.prefill_bw_4K" { print $3 }' "$out")

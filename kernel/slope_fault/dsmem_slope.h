@@ -167,6 +167,9 @@ struct dsmem_slope_mig {
 	struct dsmem_slope_track *track;	/* source */
 	unsigned int max_rounds;
 	u64 stop_units;
+	/* source: units written with the handover when dirty (root, cookie) */
+	u64 push[2];
+	u32 npush;
 	/* progress, under s->mig_lock; waiters on s->mig_wait */
 	u32 state;			/* enum dsmem_slope_mig_state */
 	int error;

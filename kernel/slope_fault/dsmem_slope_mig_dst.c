@@ -553,6 +553,7 @@ vm_fault_t dsmem_slope_fault_wait(struct vm_fault *vmf, struct dsmem_slope *s,
 		if (k < 0)
 			continue;
 		mig->fault_waits++;
+		dsmem_stat_inc(DSMEM_STAT_SLOPE_FAULT_WAITS);
 		spin_lock(&mig->urgent_lock);
 		if (mig->nurgent < ARRAY_SIZE(mig->urgent))
 			mig->urgent[mig->nurgent++] = k;

@@ -57,6 +57,19 @@ int dsmem_slope_ioc_migrate(struct dsmem_node *node, void *arg)
 		return -ENOMEM;
 	}
 	dsmem_slope_extents_index(e, a->nr, shift, mig->first);
+	if (a->root) {
+		s64 r = dsmem_slope_unit_of(e, mig->first, a->nr, shift, a->root);
+		s64 c = dsmem_slope_unit_of(e, mig->first, a->nr, shift,
+					    a->cookie);
+
+		if (r < 0) {
+			dsmem_slope_mig_put(mig);
+			return -EINVAL;
+		}
+		mig->push[mig->npush++] = r;
+		if (c >= 0 && c != r)
+			mig->push[mig->npush++] = c;
+	}
 
 	/*
 	 * Linked first, under op_lock: a connection that goes from now on

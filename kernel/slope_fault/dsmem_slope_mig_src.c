@@ -311,6 +311,40 @@ void dsmem_slope_mig_freeze(struct dsmem_slope_mig *mig)
 	dsmem_slope_unmap(s, mig->ext, mig->nextents);
 }
 
+/*
+ * The units the destination touches first (the object's root, its
+ * header), written now if dirty rather than pulled after the handover:
+ * its first touch then finds them in place instead of waiting a round
+ * trip for each (the seed's proactive transfer).  Written before the
+ * HANDOVER goes, so the destination never maps a unit still in flight.
+ * One that cannot be written stays in the set: pulled as before.
+ */
+static void dsmem_slope_mig_push(struct dsmem_slope_mig *mig,
+				 unsigned long *dirty, u64 *ndirty)
+{
+	bool posted[ARRAY_SIZE(mig->push)] = {};
+	int err = 0, ret = 0;
+	u32 i;
+
+	for (i = 0; i < mig->npush; i++) {
+		if (!test_bit(mig->push[i], dirty))
+			continue;
+		ret = dsmem_slope_mig_post(mig, mig->push[i], 1, &err);
+		if (ret)
+			break;
+		posted[i] = true;
+	}
+	if (dsmem_slope_mig_drain(mig) || err || ret)
+		return;
+	for (i = 0; i < mig->npush; i++) {
+		if (!posted[i])
+			continue;
+		clear_bit(mig->push[i], dirty);
+		(*ndirty)--;
+		dsmem_stat_inc(DSMEM_STAT_SLOPE_ROOT_PUSHED);
+	}
+}
+
 /* The last epoch's set and our keys, in a HANDOVER. */
 int dsmem_slope_mig_handover(struct dsmem_slope_mig *mig, u64 *ndirty)
 {
@@ -320,6 +354,7 @@ int dsmem_slope_mig_handover(struct dsmem_slope_mig *mig, u64 *ndirty)
 	void *buf;
 	int ret;
 
+	dsmem_slope_mig_push(mig, dirty, ndirty);
 	buf = kvmalloc(len, GFP_KERNEL);
 	rkeys = kcalloc(mig->nmrs, sizeof(*rkeys), GFP_KERNEL);
 	if (!buf || !rkeys) {

@@ -15,6 +15,16 @@
  *	hold two copies), clean and with a writer on 60% of the pages
  *	during the prefill; the first size clean in 2 MiB units too.  A
  *	receiver process on node 2 checks every object's content.
+ *   slope_bench first [PAGES [RUNS]]
+ *	the destination's first touch of an object's root right after the
+ *	handover, PAGES pages (256) all dirty at the handover, the root on
+ *	the last (the unit the pull reaches last), RUNS times each (5, the
+ *	median): with the root pushed with the handover (MIGRATE's root)
+ *	and without (the touch faults and waits for the pull).
+ *   slope_bench constread [PAGES]
+ *	dirty pages one tracking epoch sees after a read of every page (as
+ *	mig_ptr::cget() reads) and after the same pass through the mutable
+ *	path, which stores one word per page.
  *
  * Runs as root beside dsmem.ko, with nodes 1 and 2 up and connected
  * (scripts/bench.sh sets them up).  Prints one "bench: NAME VALUE UNIT"
@@ -834,13 +844,194 @@ static int cmd_migrate(int argc, char **argv)
 	return 0;
 }
 
+/* ---- first: the destination's first touch after the handover --------- */
+
+#define FIRST_RUNS_MAX	32
+
+struct first_seen {
+	uint64_t ns;		/* RECV returned .. the root's word was read */
+	uint64_t fault_waits;	/* of the migration, right after that read */
+};
+
+static int first_receiver(int from_sender, int to_sender)
+{
+	int fd = slope_open(DST_NODE);
+	__u64 root;
+
+	slope_map(fd, DST_NODE);
+	while (read_full(from_sender, &root, sizeof(root), "first: receiver: read")) {
+		struct dsmem_ioc_slope_mig m = {
+			.flags = DSMEM_SLOPE_MIG_WAIT,
+			.timeout_ms = WAIT_MS,
+		};
+		struct dsmem_ioc_slope_mig g = { 0 };
+		struct first_seen seen;
+		uint64_t t0, v;
+
+		slope_ioctl(fd, DSMEM_IOC_SLOPE_RECV, &m, "SLOPE_RECV");
+		t0 = now_ns();
+		v = *(volatile uint64_t *)(uintptr_t)root;
+		seen.ns = now_ns() - t0;
+		if (v != mix64(root ^ 1))
+			die("first: receiver: the root holds %#lx, not what was written", v);
+		g.id = m.id;
+		slope_ioctl(fd, DSMEM_IOC_SLOPE_MIG_GET, &g, "MIG_GET");
+		seen.fault_waits = g.fault_waits;
+		mig_finish(fd, m.id, &g, "first: receiver");
+		slope_free(fd, m.cookie, m.pages * PAGE);
+		write_full(to_sender, &seen, sizeof(seen), "first: receiver: write");
+	}
+	return 0;
+}
+
+/* One migration of pages pages, every one dirty at the handover. */
+static void first_one(int fd, int to_recv, int from_recv, unsigned long pages, bool push,
+		      struct first_seen *seen)
+{
+	struct dsmem_slope_extent ext = { .len = pages * PAGE };
+	struct dsmem_ioc_slope_migrate mg = { .extents = (uintptr_t)&ext, .nr = 1,
+					      .dst_node = DST_NODE };
+	struct dsmem_ioc_slope_mig m, stop = { 0 };
+	uint64_t *w;
+	__u64 root;
+
+	ext.addr = slope_alloc(fd, ext.len, 0);
+	w = (uint64_t *)(uintptr_t)ext.addr;
+	root = ext.addr + (pages - 1) * PAGE;
+	touch((volatile char *)w, pages, 1);
+	mg.cookie = ext.addr;
+	mg.root = push ? root : 0;
+	slope_ioctl(fd, DSMEM_IOC_SLOPE_MIGRATE, &mg, "SLOPE_MIGRATE");
+	m = (struct dsmem_ioc_slope_mig){ .id = mg.id, .flags = DSMEM_SLOPE_MIG_WAIT,
+					  .state = DSMEM_SLOPE_MIG_PREFILL, .timeout_ms = WAIT_MS };
+	slope_ioctl(fd, DSMEM_IOC_SLOPE_MIG_GET, &m, "MIG_GET WAIT (for STOPPING)");
+	if (m.state != DSMEM_SLOPE_MIG_STOPPING)
+		die("first: the prefill ended in state %u (error %d)", m.state, m.error);
+	touch((volatile char *)w, pages, 2);	/* every unit dirty */
+	*(volatile uint64_t *)(uintptr_t)root = mix64(root ^ 1);
+	write_full(to_recv, &root, sizeof(root), "first: write to the receiver");
+	stop.id = mg.id;
+	slope_ioctl(fd, DSMEM_IOC_SLOPE_MIG_STOP, &stop, "MIG_STOP");
+	if (stop.dirty_units != pages - (push ? 2 : 0))
+		die("first: %llu units dirty at the handover, expected %lu", stop.dirty_units,
+		    pages - (push ? 2 : 0));
+	mig_finish(fd, mg.id, &stop, "first");
+	if (!read_full(from_recv, seen, sizeof(*seen), "first: read from the receiver"))
+		die("first: the receiver exited (see above)");
+}
+
+static int cmd_first(int argc, char **argv)
+{
+	unsigned long pages = argc > 0 ? strtoul(argv[0], NULL, 0) : 256;
+	unsigned int runs = argc > 1 ? (unsigned int)strtoul(argv[1], NULL, 0) : 5;
+	double ns[2][FIRST_RUNS_MAX];
+	uint64_t waits[2] = { 0, 0 };
+	int to_recv[2], from_recv[2], status, fd;
+	pid_t pid;
+
+	if (pages < 2 || pages > 65536 || !runs || runs > FIRST_RUNS_MAX)
+		die("usage: slope_bench first [PAGES (2..65536) [RUNS (1..%d)]]", FIRST_RUNS_MAX);
+	fd = slope_open(SRC_NODE);
+	if (pipe2(to_recv, O_CLOEXEC) || pipe2(from_recv, O_CLOEXEC))
+		die("pipe: %s", strerror(errno));
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() == 1)
+			_exit(1);
+		close(fd);
+		close(to_recv[1]);
+		close(from_recv[0]);
+		exit(first_receiver(to_recv[0], from_recv[1]));
+	}
+	close(to_recv[0]);
+	close(from_recv[1]);
+	signal(SIGPIPE, SIG_IGN);
+	slope_map(fd, SRC_NODE);
+	/* interleaved, so that a guest's drift weighs on both alike */
+	for (unsigned int r = 0; r < runs; r++) {
+		for (int push = 0; push < 2; push++) {
+			struct first_seen seen;
+
+			first_one(fd, to_recv[1], from_recv[0], pages, push, &seen);
+			ns[push][r] = (double)seen.ns;
+			waits[push] += seen.fault_waits;
+		}
+	}
+	close(fd);
+	close(to_recv[1]);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+		die("first: the receiver failed (status %#x)", status);
+	const double fault = median(ns[0], runs), pushed = median(ns[1], runs);
+
+	printf("bench: slope.first_access_ns.fault %.0f ns\n", fault);
+	printf("bench: slope.first_access_ns.root_push %.0f ns\n", pushed);
+	printf("bench: slope.first_access.ratio_vs_fault %.3f x\n", pushed / fault);
+	printf("bench: slope.first_access.fault_waits.fault %.1f waits\n", (double)waits[0] / runs);
+	printf("bench: slope.first_access.fault_waits.root_push %.1f waits\n",
+	       (double)waits[1] / runs);
+	return 0;
+}
+
+/* ---- constread: dirty pages of a read-only pass ------------------------ */
+
+static int cmd_constread(int argc, char **argv)
+{
+	unsigned long pages = argc > 0 ? strtoul(argv[0], NULL, 0) : 4096;
+	struct dsmem_slope_extent ext = { .len = pages * PAGE };
+	struct dsmem_ioc_slope_dirty d = { .op = DSMEM_SLOPE_DIRTY_START,
+					   .extents = (uintptr_t)&ext, .nr = 1 };
+	volatile uint64_t *w;
+	uint64_t sum = 0;
+	__u64 ro, mut;
+	int fd;
+
+	if (!pages || pages > (1UL << 18))
+		die("usage: slope_bench constread [PAGES (1..262144)]");
+	fd = slope_open(SRC_NODE);
+	slope_map(fd, SRC_NODE);
+	ext.addr = slope_alloc(fd, ext.len, 0);
+	w = (volatile uint64_t *)(uintptr_t)ext.addr;
+	touch((volatile char *)w, pages, 1);
+	slope_ioctl(fd, DSMEM_IOC_SLOPE_DIRTY, &d, "SLOPE_DIRTY START");
+	dirty_collect(fd, d.id);
+	/* the const path: every page read, none written */
+	for (unsigned long p = 0; p < pages; p++)
+		sum += w[p * WORDS_PER_PAGE + (p % WORDS_PER_PAGE)];
+	ro = dirty_collect(fd, d.id);
+	/* the mutable path: the same pass, storing one word per page */
+	for (unsigned long p = 0; p < pages; p++)
+		w[p * WORDS_PER_PAGE + (p % WORDS_PER_PAGE)] += 1;
+	mut = dirty_collect(fd, d.id);
+	d = (struct dsmem_ioc_slope_dirty){ .op = DSMEM_SLOPE_DIRTY_STOP, .id = d.id };
+	slope_ioctl(fd, DSMEM_IOC_SLOPE_DIRTY, &d, "SLOPE_DIRTY STOP");
+	slope_free(fd, ext.addr, ext.len);
+	close(fd);
+	if (mut != pages)
+		die("constread: the mutable pass dirtied %llu of %lu pages", mut, pages);
+	printf("bench: slope.const_read.dirty_pages %llu pages\n", ro);
+	printf("bench: slope.mut_read.dirty_pages %llu pages\n", mut);
+	printf("bench: slope.const_read.dirty_ratio_vs_mut %.3f x\n", (double)ro / (double)mut);
+	(void)sum;	/* the reads are volatile: they happen */
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 2 && !strcmp(argv[1], "first"))
+		return cmd_first(argc - 2, argv + 2);
+	if (argc >= 2 && !strcmp(argv[1], "constread"))
+		return cmd_constread(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "dirty"))
 		return cmd_dirty(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "migrate"))
 		return cmd_migrate(argc - 2, argv + 2);
 	fprintf(stderr, "usage: slope_bench dirty [--baselines-only] [PAGES [ROUNDS]]\n"
-			"       slope_bench migrate [MIB...]\n");
+			"       slope_bench migrate [MIB...]\n"
+			"       slope_bench first [PAGES [RUNS]]\n"
+			"       slope_bench constread [PAGES]\n");
 	return 2;
 }

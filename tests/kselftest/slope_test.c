@@ -1182,6 +1182,103 @@ static void *mover_run(void *arg)
 	return NULL;
 }
 
+/* ---- the root pushed with the handover ---- */
+
+struct root_seen {
+	uint64_t first_waits;	/* fault_waits just after the first touch */
+	uint64_t dirty_units;	/* at the end */
+	uint64_t pulled_units;
+	int err;
+};
+
+static void root_receiver(uint64_t addr, uint64_t pages, uint64_t root, struct root_seen *seen)
+{
+	struct dsmem_ioc_slope_mig m = { .flags = DSMEM_SLOPE_MIG_WAIT,
+					 .timeout_ms = PULL_WAIT_MS };
+	int fd = attach_open(2);
+
+	munmap((void *)DSMEM_SLOPE_BASE, DSMEM_SLOPE_SIZE);
+	if (fd < 0 || slope_map(fd))
+		_exit(10);
+	if (ioctl(fd, DSMEM_IOC_SLOPE_RECV, &m)) {
+		seen->err = errno;
+		_exit(11);
+	}
+	/* the first touch, at once: the root, which the pull reaches last */
+	if (*(volatile uint64_t *)root != fill_word(root, 1))
+		_exit(12);
+	if (mig_get(fd, m.id, 0, 0, &m))
+		_exit(13);
+	seen->first_waits = m.fault_waits;
+	if (mig_wait_past_ms(fd, m.id, &m, PULL_WAIT_MS) || m.state != DSMEM_SLOPE_MIG_DONE)
+		_exit(14);
+	if (check_gen(addr, pages * PAGE, 1))
+		_exit(15);
+	seen->dirty_units = m.dirty_units;
+	seen->pulled_units = m.pulled_units;
+	_exit(0);
+}
+
+/*
+ * MIGRATE's root: the root's unit and the cookie's, dirty at the handover,
+ * are written with it instead of pulled after it, so the destination's
+ * first touch of the root waits for nothing even where the pull would
+ * reach it last (the object's last page here); an address outside the
+ * extents is refused.
+ */
+TEST_F_TIMEOUT(sl, migrate_root_push, 300)
+{
+	enum { PAGES = 64 };
+	struct root_seen *seen = mmap(NULL, sizeof(*seen), PROT_READ | PROT_WRITE,
+				      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct dsmem_slope_extent e = { .len = PAGES * PAGE };
+	struct dsmem_ioc_slope_migrate mg = { .extents = (uintptr_t)&e, .nr = 1,
+					      .dst_node = 2 };
+	struct dsmem_ioc_slope_mig m;
+	uint64_t a = 0, root, pushed;
+	int fd = attach_open(1), st;
+	pid_t pid;
+
+	ASSERT_NE(MAP_FAILED, seen);
+	memset(seen, 0, sizeof(*seen));
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, slope_map(fd));
+	ASSERT_EQ(0, slope_alloc(fd, PAGES * PAGE, 0, &a));
+	e.addr = a;
+	root = e.addr + (PAGES - 1) * PAGE + 64;
+	fill(e.addr, PAGES * PAGE, 0);
+	mg.cookie = e.addr;
+	mg.root = e.addr + PAGES * PAGE;	/* just past the object */
+	EXPECT_EQ(-1, ioctl(fd, DSMEM_IOC_SLOPE_MIGRATE, &mg));
+	EXPECT_EQ(EINVAL, errno);
+
+	pid = fork();
+	if (!pid)
+		root_receiver(e.addr, PAGES, root, seen);
+	ASSERT_LT(0, pid);
+	mg.root = root;
+	ASSERT_EQ(0, ioctl(fd, DSMEM_IOC_SLOPE_MIGRATE, &mg)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, mig_wait_past_ms(fd, mg.id, &m, PULL_WAIT_MS));
+	ASSERT_EQ(DSMEM_SLOPE_MIG_STOPPING, m.state) TH_LOG("error %d", m.error);
+	fill(e.addr, PAGES * PAGE, 1);	/* every unit dirty, the root's too */
+	pushed = stat_value(self->ctx, "slope_root_pushed");
+	ASSERT_EQ(0, mig_stop(fd, mg.id, &m)) TH_LOG("stop: %s", strerror(errno));
+	/* the root's unit and the header's went with the handover */
+	EXPECT_EQ(PAGES - 2, m.dirty_units);
+	EXPECT_EQ(pushed + 2, stat_value(self->ctx, "slope_root_pushed"));
+	ASSERT_EQ(0, mig_wait_past_ms(fd, mg.id, &m, PULL_WAIT_MS));
+	EXPECT_EQ(DSMEM_SLOPE_MIG_DONE, m.state) TH_LOG("error %d", m.error);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		TH_LOG("receiver: status %#x, errno %d", st, seen->err);
+	EXPECT_EQ(0, seen->first_waits) TH_LOG("the first touch of the root waited");
+	EXPECT_EQ(PAGES - 2, seen->dirty_units);
+	EXPECT_EQ(PAGES - 2, seen->pulled_units);
+	ASSERT_EQ(0, mig_get(fd, mg.id, DSMEM_SLOPE_MIG_RELEASE, 0, &m));
+	close(fd);
+	munmap(seen, sizeof(*seen));
+}
+
 TEST_F_TIMEOUT(sl, migrate_concurrent, 1200)
 {
 	enum { N = 4, PAGES = 512 };
@@ -1733,6 +1830,32 @@ TEST_F_TIMEOUT(sl, containers_unordered_map_1M, 600)
 {
 	SKIP_ON_DEBUG_KERNEL("containers_vector covers the kernel side");
 	move_kind(_metadata, "umap", 1000000);
+}
+
+/* a sub-allocator of the application's places the nodes: it moves too */
+TEST_F_TIMEOUT(sl, containers_slab_suballoc, 300)
+{
+	SKIP_ON_DEBUG_KERNEL("containers_vector covers the kernel side");
+	move_kind(_metadata, "slab", 5000);
+}
+
+/*
+ * mig_ptr::cget()'s reads dirty no page of a tracked object; the same
+ * pass through get() writing one word a page dirties every page.
+ */
+TEST_F_TIMEOUT(sl, const_read_clean, 120)
+{
+	char out[96];
+
+	snprintf(out, sizeof(out), "/tmp/slope_const.%d", getpid());
+	ASSERT_EQ(0, run("%s constread --node 1 --n 65536 > %s", worker_path(), out));
+	EXPECT_EQ(0, run("grep -qx 'const_dirty=0' %s", out))
+		TH_LOG("const reads dirtied pages");
+	EXPECT_EQ(0, run("grep -qx 'mut_dirty=128' %s", out))
+		TH_LOG("the writes did not dirty every page");
+	EXPECT_EQ(0, run("grep -qx 'data_pages=128' %s", out));
+	run("sed 's/^/# /' %s", out);
+	unlink(out);
 }
 
 TEST_F_TIMEOUT(sl, containers_self_pointers, 300)

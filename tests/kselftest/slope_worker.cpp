@@ -6,6 +6,7 @@
 //                     [--rounds R] [--stop-pages P] [--sum-file PATH]
 //   slope_worker recv --node M --kind KIND (--expect SUM | --sum-file PATH)
 //                     [--timeout-ms T]
+//   slope_worker constread --node N [--n COUNT]
 //
 // KIND is the object's type:
 //   vector       slope::vector<int> of COUNT elements, 4 KiB pages
@@ -18,6 +19,10 @@
 //                blocks: a vector, a cursor into it, a counter and a
 //                pointer to it, a pointer to itself, a linked list of
 //                COUNT nodes and the address of its last link
+//   slab         slope::map<uint64_t, uint64_t> of COUNT entries whose
+//                nodes come from a slab sub-allocator of the object's own
+//                (slab_suballoc.hpp), installed by both ends: each checks
+//                that the slab holds every page of the nodes
 // COUNT defaults to 1000.  The receiver's KIND must be the sender's
 // (vector and vector_huge are the same type): another type is refused.
 //
@@ -61,6 +66,15 @@
 // 0x%016llx.
 // A failure of the start (unknown node, say) prints no <stats>.
 //
+// constread builds an object on node N whose root holds a
+// slope::vector<uint64_t> of COUNT elements (a block of pages of its
+// own), tracks the writes to those pages (DSMEM_IOC_SLOPE_DIRTY on a
+// descriptor of its own), and reads every element through
+// mig_ptr::cget(), then writes one per page through mig_ptr::get():
+//   constread: role node data_pages const_dirty mut_dirty
+// const_dirty: pages the reads dirtied (0 is right); mut_dirty: the
+// writes' (data_pages is right).
+//
 // Exit status: 0 success; 1 failure, with "Error: TEXT" on stderr (a
 // failed or mismatched migration still prints what it has first); 2 a
 // usage error.
@@ -75,9 +89,16 @@
 #include <string>
 #include <thread>
 
+#include <fcntl.h>
 #include <getopt.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <linux/dsmem.h>
 
 #include <dsmem/slope.hpp>
+
+#include "slab_suballoc.hpp"
 
 namespace slope = dsmem::slope;
 
@@ -363,6 +384,79 @@ struct selfptr_kind {
 	}
 };
 
+struct slab_store {
+	dsmem_test::slab sub;	// first: the map frees into it
+	slope::map<uint64_t, uint64_t> m;
+};
+
+struct slab_kind {
+	using type = slab_store;
+
+	static void install(slope::mig_ptr<type> &obj)
+	{
+		if (auto r = obj.use(obj->sub); !r)
+			throw std::runtime_error(r.err().what());
+	}
+
+	// every node in a page of the slab's, in the object
+	static void placed(const slope::mig_ptr<type> &obj)
+	{
+		auto info = obj.info();
+		check(info.ok(), "slab: describing the object failed");
+		check(info->sub_pages == obj->sub.pages_held() && info->sub_pages > 0,
+		      "slab: the object's sub pages are not the slab's");
+		for (const auto &kv : obj->m) {
+			ds_slope_obj *owner = nullptr;
+			check(!ds_slope_obj_lookup(&kv, &owner) && owner == obj.handle(),
+			      "slab: a node the inverse map does not give to the object");
+		}
+		check(obj->sub.blocks() == obj->m.size(), "slab: blocks and nodes differ");
+	}
+
+	static void build(type &o, uint64_t n)
+	{
+		for (uint64_t i = 0; i < n; i++)
+			o.m.emplace(i, mix(i));
+	}
+
+	static void touch(type &o, uint64_t step)
+	{
+		o.m.find(mix(step) % o.m.size())->second = step;
+	}
+
+	static uint64_t checksum(const type &o)
+	{
+		uint64_t h = o.m.size();
+		for (const auto &[k, v] : o.m)
+			h = combine(combine(h, k), v);
+		return h;
+	}
+
+	static void grow(type &o)
+	{
+		const uint64_t n = o.m.size();
+		for (uint64_t i = n; i < n + n / 2 + 1; i++)
+			o.m.emplace(i, mix(i));
+		for (uint64_t i = 0; i < n; i += 3)
+			o.m.erase(i);
+		check(o.sub.blocks() == o.m.size(), "slab: blocks and nodes differ after growing");
+	}
+};
+
+template <typename K>
+void install(slope::mig_ptr<typename K::type> &obj)
+{
+	if constexpr (requires { K::install(obj); })
+		K::install(obj);
+}
+
+template <typename K>
+void placed(const slope::mig_ptr<typename K::type> &obj)
+{
+	if constexpr (requires { K::placed(obj); })
+		K::placed(obj);
+}
+
 // ---- output ----
 
 const char *state_name(uint32_t s)
@@ -457,11 +551,13 @@ int send(const args &a, bool huge)
 		die(made.err().what());
 	slope::mig_ptr<T> obj = std::move(made.value());
 	T &o = *obj;
+	install<K>(obj);
 	const auto t0 = std::chrono::steady_clock::now();
 	{
 		auto ctx = obj.create_context();
 		K::build(o, a.n);
 	}
+	placed<K>(obj);
 	std::printf("build_ns=%" PRIu64 "\n", ns_since(t0));
 	print_object<K>(obj);
 
@@ -542,10 +638,13 @@ int recv(const args &a)
 	std::printf("verified=%d\n", sum == expect);
 	std::fflush(stdout);
 
+	install<K>(obj);	// not migrated: the receiver's own
+	placed<K>(obj);
 	{
 		auto ctx = obj.create_context();
 		K::grow(o);
 	}
+	placed<K>(obj);
 	std::printf("modified=1\n");
 	std::printf("checksum_after=0x%016" PRIx64 "\n", K::checksum(o));
 
@@ -564,6 +663,76 @@ int recv(const args &a)
 	return 0;
 }
 
+// ---- constread ----
+
+struct holder {
+	slope::vector<uint64_t> v;
+};
+
+uint64_t dirty_op(int fd, struct dsmem_ioc_slope_dirty &d)
+{
+	if (ioctl(fd, DSMEM_IOC_SLOPE_DIRTY, &d))
+		die(std::string("DSMEM_IOC_SLOPE_DIRTY: ") + std::strerror(errno));
+	return d.dirty;
+}
+
+int constread(const args &a)
+{
+	slope::space sp = open_space(a.node);
+	auto made = slope::mig_ptr<holder>::make();
+	if (!made)
+		die(made.err().what());
+	slope::mig_ptr<holder> obj = std::move(made.value());
+	{
+		auto ctx = obj.create_context();
+		obj->v.assign(a.n, 1);
+	}
+	const uint64_t words = 4096 / sizeof(uint64_t);
+	const uint64_t addr = reinterpret_cast<uint64_t>(obj->v.data());
+	const uint64_t pages = a.n / words;	// whole pages of the block only
+	check(addr % 4096 == 0 && pages >= 1, "constread: the data is no page-aligned block");
+
+	int fd = open("/dev/" DSMEM_DEVICE_NAME, O_RDWR | O_CLOEXEC);
+	struct dsmem_ioc_attach at = {};
+	at.node_id = a.node;
+	if (fd < 0 || ioctl(fd, DSMEM_IOC_ATTACH, &at))
+		die(std::string("attaching a tracker: ") + std::strerror(errno));
+	struct dsmem_slope_extent e = {addr, pages * 4096};
+	struct dsmem_ioc_slope_dirty d = {};
+	d.op = DSMEM_SLOPE_DIRTY_START;
+	d.extents = reinterpret_cast<uint64_t>(&e);
+	d.nr = 1;
+	dirty_op(fd, d);
+	const uint64_t id = d.id;
+	auto collect = [&] {
+		struct dsmem_ioc_slope_dirty c = {};
+		c.op = DSMEM_SLOPE_DIRTY_COLLECT;
+		c.id = id;
+		return dirty_op(fd, c);
+	};
+	collect();	// the epoch of the START, whatever it saw
+
+	uint64_t sum = 0;
+	const holder &ro = obj.cref();
+	for (uint64_t i = 0; i < pages * words; i++)
+		sum += ro.v[i];
+	const uint64_t const_dirty = collect();
+	for (uint64_t p = 0; p < pages; p++)
+		obj.get()->v[p * words] += 1;
+	const uint64_t mut_dirty = collect();
+
+	d = {};
+	d.op = DSMEM_SLOPE_DIRTY_STOP;
+	d.id = id;
+	dirty_op(fd, d);
+	close(fd);
+	check(sum == pages * words, "constread: the reads saw other values");
+	std::printf("data_pages=%" PRIu64 "\n", pages);
+	std::printf("const_dirty=%" PRIu64 "\n", const_dirty);
+	std::printf("mut_dirty=%" PRIu64 "\n", mut_dirty);
+	return 0;
+}
+
 [[noreturn]] void usage(const char *why)
 {
 	std::fprintf(stderr,
@@ -572,7 +741,8 @@ int recv(const args &a)
 		     "                         [--rounds R] [--stop-pages P] [--sum-file PATH]\n"
 		     "       slope_worker recv --node M --kind KIND (--expect SUM | --sum-file PATH)\n"
 		     "                         [--timeout-ms T]\n"
-		     "KIND: vector vector_huge map umap selfptr\n",
+		     "       slope_worker constread --node N [--n COUNT]\n"
+		     "KIND: vector vector_huge map umap selfptr slab\n",
 		     why);
 	std::exit(2);
 }
@@ -609,9 +779,11 @@ args parse(int argc, char **argv)
 	if (argc < 2)
 		usage("no command");
 	const std::string cmd = argv[1];
-	if (cmd != "send" && cmd != "recv")
+	if (cmd != "send" && cmd != "recv" && cmd != "constread")
 		usage(("unknown command " + cmd).c_str());
 	a.send = cmd == "send";
+	if (cmd == "constread")
+		a.kind = "constread";
 	optind = 2;
 	for (int c; (c = getopt_long(argc, argv, "", opts, nullptr)) != -1;) {
 		switch (c) {
@@ -632,8 +804,10 @@ args parse(int argc, char **argv)
 		usage("stray arguments");
 	if (!a.node || a.kind.empty())
 		usage("--node and --kind are needed");
+	if (a.kind == "constread")
+		return a;
 	if (a.kind != "vector" && a.kind != "vector_huge" && a.kind != "map" &&
-	    a.kind != "umap" && a.kind != "selfptr")
+	    a.kind != "umap" && a.kind != "selfptr" && a.kind != "slab")
 		usage(("unknown kind " + a.kind).c_str());
 	if (a.send && !a.dst)
 		usage("send needs --dst");
@@ -661,6 +835,14 @@ int main(int argc, char **argv)
 	const args a = parse(argc, argv);
 
 	std::setvbuf(stdout, nullptr, _IOLBF, 0);
+	if (a.kind == "constread") {
+		std::printf("role=constread\nnode=%u\n", a.node);
+		try {
+			return constread(a);
+		} catch (const std::exception &e) {
+			die(e.what());
+		}
+	}
 	std::printf("role=%s\n", a.send ? "send" : "recv");
 	std::printf("node=%u\n", a.node);
 	if (a.send)
@@ -677,5 +859,7 @@ int main(int argc, char **argv)
 		return run<map_kind>(a);
 	if (a.kind == "umap")
 		return run<umap_kind>(a);
+	if (a.kind == "slab")
+		return run<slab_kind>(a);
 	return run<selfptr_kind>(a);
 }

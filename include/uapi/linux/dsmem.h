@@ -421,6 +421,10 @@ struct dsmem_ioc_slope_free {
  *		dirty units (0: once a round no longer shrinks the set)
  * @cookie:	in: handed to the destination (the object's address)
  * @id:		out: the migration, for MIG_WAIT, MIG_STOP and MIG_GET
+ * @root:	in (VER1): 0, or an address in the extents: its unit and
+ *		the cookie's, when dirty at the handover, are written to the
+ *		destination with it rather than pulled, so that its first
+ *		touches of the object do not wait (the object's root)
  *
  * Starts write tracking and the prefill, and returns: the object stays
  * usable while its pages are copied.  When the dirty set has converged
@@ -437,9 +441,11 @@ struct dsmem_ioc_slope_migrate {
 	__u64 stop_pages;
 	__u64 cookie;
 	__u64 id;
+	__u64 root;
 };
 
 #define DSMEM_IOC_SLOPE_MIGRATE_SIZE_VER0	48
+#define DSMEM_IOC_SLOPE_MIGRATE_SIZE_VER1	56	/* + root */
 #define DSMEM_IOC_SLOPE_MIGRATE	_IOWR(DSMEM_IOCTL_MAGIC, 0x08, struct dsmem_ioc_slope_migrate)
 
 /* The life of a migration, on either side. */

@@ -527,6 +527,45 @@ int arena::deallocate(void *p)
 	return 0;
 }
 
+int arena::sub_page_take(void **p)
+{
+	page_desc *d;
+
+	if (int ret = take_span(1, pk_sub, &d))
+		return ret;
+	h_->sub_pages++;
+	h_->live_bytes += page_size;
+	h_->live_blocks++;
+	*p = reinterpret_cast<void *>(d->page);
+	return 0;
+}
+
+uint64_t arena::sub_page(const void *p) const
+{
+	const uint64_t addr = reinterpret_cast<uint64_t>(p);
+	const int i = find_run(addr);
+
+	if (i < 0 || !h_->runs[i].descs)
+		return 0;
+	const run_entry &r = h_->runs[i];
+	const page_desc *d = r.descs + ((addr - r.addr) >> page_shift);
+	return d->kind == pk_sub ? addr & ~(page_size - 1) : 0;
+}
+
+int arena::sub_page_give(void *p)
+{
+	const uint64_t addr = reinterpret_cast<uint64_t>(p);
+
+	if (addr % page_size || sub_page(p) != addr)
+		return fail(-EINVAL, "%p is no sub-allocator page of this object", p);
+	run_entry &r = h_->runs[find_run(addr)];
+	h_->sub_pages--;
+	h_->live_bytes -= page_size;
+	h_->live_blocks--;
+	free_span(r.descs + ((addr - r.addr) >> page_shift));
+	return 0;
+}
+
 void arena::release()
 {
 	std::vector<extent> all(h_->nruns);

@@ -33,7 +33,7 @@ inline constexpr unsigned page_shift = 12;
 inline constexpr uint64_t huge_unit = 2ULL << 20;
 
 inline constexpr uint64_t arena_magic = 0x31504f4c53534455ULL;	// "UDSSLOP1"
-inline constexpr uint32_t arena_format = 1;
+inline constexpr uint32_t arena_format = 2;	// 2: sub_pages
 inline constexpr uint32_t arena_huge = 0x01;	// DS_SLOPE_HUGE: 2 MiB units
 
 // Small runs: 16 pages doubling to 1024 (huge: one unit doubling to four).
@@ -70,6 +70,7 @@ enum page_kind : uint8_t {
 	pk_slab,	// a slab of one size class
 	pk_medium,	// head of a medium block
 	pk_inner,	// any other page of a medium block
+	pk_sub,		// a page handed to the object's sub-allocator
 };
 
 // One page of a small run.  Only span heads and tails are kept exact: a
@@ -118,6 +119,7 @@ struct arena_header {
 	uint64_t live_blocks;
 	uint64_t slab_pages;
 	uint64_t medium_pages;
+	uint64_t sub_pages;	// pages the sub-allocator holds (pk_sub)
 	run_entry runs_inline[inline_runs];
 };
 
@@ -178,7 +180,15 @@ public:
 	arena_header *header() const { return h_; }
 	int allocate(size_t size, size_t align, void **p);
 	// -EINVAL, touching nothing, when p is no block of this arena.
+	// A pointer into a sub-allocator's page is none: see sub_page().
 	int deallocate(void *p);
+	// One whole page for a sub-allocator, which carves it as it likes:
+	// from the object's free spans first, like any page of the arena.
+	int sub_page_take(void **p);
+	// -EINVAL, touching nothing, when p is no such page.
+	int sub_page_give(void *p);
+	// The sub-allocator's page that holds p, or 0.
+	uint64_t sub_page(const void *p) const;
 	// Every run goes back; the arena is gone (h_ dangles).
 	void release();
 	// While held, runs that fall empty stay: a migration's extents are

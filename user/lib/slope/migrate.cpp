@@ -387,12 +387,13 @@ DS_EXPORT int ds_slope_migrate(struct ds_slope_obj *obj, uint32_t dst_node,
 	// held until the id is known: a settle from another thread waits
 	std::unique_lock mg_lock(mg->m);
 	std::vector<extent> ext;
-	uint64_t bytes = 0;
+	uint64_t bytes = 0, root = 0;
 	{
 		std::lock_guard g(obj->m);
 		if (int ret = can_migrate(sp, *obj))
 			return ret;
 		ext = obj->a->extents();
+		root = reinterpret_cast<uint64_t>(obj->a->header()->root);
 		for (const extent &e : ext)
 			bytes += e.len;
 		const uint64_t units = bytes / obj->a->header()->unit;
@@ -415,6 +416,9 @@ DS_EXPORT int ds_slope_migrate(struct ds_slope_obj *obj, uint32_t dst_node,
 	k.max_rounds = o.max_rounds;
 	k.stop_pages = o.stop_pages;
 	k.cookie = obj->header;
+	// the root's page and the header's go with the handover: what
+	// receive() and the first use touch find them in place
+	k.root = root;
 	if (ioctl(sp.fd, DSMEM_IOC_SLOPE_MIGRATE, &k) < 0) {
 		const int err = -errno;
 		mg->ended = true;

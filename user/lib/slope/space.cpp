@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
 #include <new>
 
@@ -38,6 +40,29 @@ std::mutex open_m;			// opening and closing the space
 std::atomic<ds_slope *> current{nullptr};
 // this thread's allocation contexts, innermost last
 thread_local std::vector<ds_slope_obj *> contexts;
+// a page call of a sub-allocator failed: the error text is ours
+thread_local bool sub_touched;
+
+void last_sub_error_clear()
+{
+	sub_touched = false;
+}
+
+// A sub-allocator's failure: our text when our page call failed, else one
+// that says whose it was.
+int sub_failed(int err, const char *what, ...) __attribute__((format(printf, 2, 3)));
+int sub_failed(int err, const char *what, ...)
+{
+	char buf[128];
+	va_list ap;
+
+	if (sub_touched)
+		return err;
+	va_start(ap, what);
+	vsnprintf(buf, sizeof(buf), what, ap);
+	va_end(ap);
+	return fail(err, "the object's sub-allocator failed %s: %s", buf, strerror(-err));
+}
 
 // Runs from the module's Slope range.
 class device_source final : public run_source {
@@ -464,6 +489,7 @@ DS_EXPORT int ds_slope_obj_describe(struct ds_slope_obj *obj, struct ds_slope_ob
 	info->medium_pages = h->medium_pages;
 	info->live_blocks = h->live_blocks;
 	info->live_bytes = h->live_bytes;
+	info->sub_pages = h->sub_pages;
 	return 0;
 }
 
@@ -514,6 +540,15 @@ DS_EXPORT int ds_slope_alloc(size_t size, size_t align, void **p)
 			    "allocate for (ds_slope_ctx_push, mig_ptr::create_context)");
 	ds_slope_obj *obj = contexts.back();
 	std::lock_guard g(obj->m);
+	if (obj->sub) {
+		ds_slope_pages pg{obj};
+		last_sub_error_clear();
+		int ret = obj->sub->alloc(obj->sub_state, &pg, size, align, p);
+		if (ret < 0)
+			return sub_failed(ret, "allocating %zu bytes", size);
+		if (ret == 0)
+			return 0;
+	}
 	return obj->a->allocate(size, align, p);
 }
 
@@ -529,5 +564,54 @@ DS_EXPORT int ds_slope_free(void *p)
 	// it left between the lookup and the lock
 	if (!obj->a)
 		return fail(-EINVAL, "%p belongs to an object that has left this node", p);
+	if (obj->a->sub_page(p)) {
+		if (!obj->sub)
+			return fail(-EINVAL, "%p is in a sub-allocator's page, and the object has "
+				    "no sub-allocator installed", p);
+		ds_slope_pages pg{obj};
+		last_sub_error_clear();
+		if (int ret = obj->sub->free(obj->sub_state, &pg, p))
+			return sub_failed(ret, "freeing %p", p);
+		return 0;
+	}
 	return obj->a->deallocate(p);
+}
+
+DS_EXPORT int ds_slope_obj_suballoc(struct ds_slope_obj *obj, const struct ds_slope_suballoc *ops,
+				    void *state)
+{
+	if (!obj)
+		return fail(-EINVAL, "no object");
+	if (ops && (!ops->alloc || !ops->free))
+		return fail(-EINVAL, "a sub-allocator needs both alloc and free");
+	if (state && owner_of(*obj->sp, reinterpret_cast<uint64_t>(state)) != obj)
+		return fail(-EINVAL, "the sub-allocator's state %p is not in the object's "
+			    "memory: it would not travel with it", state);
+	std::lock_guard g(obj->m);
+	if (!obj->a)
+		return fail(-ENOENT, "the object has left this node");
+	if (!ops && obj->a->header()->sub_pages)
+		return fail(-EBUSY, "the sub-allocator still holds %llu pages of the object",
+			    static_cast<unsigned long long>(obj->a->header()->sub_pages));
+	obj->sub = ops;
+	obj->sub_state = ops ? state : nullptr;
+	return 0;
+}
+
+DS_EXPORT int ds_slope_pages_take(struct ds_slope_pages *pg, void **page)
+{
+	if (!pg || !page)
+		return fail(-EINVAL, "no pages or nowhere to put the page");
+	int ret = pg->obj->a->sub_page_take(page);
+	sub_touched |= ret != 0;
+	return ret;
+}
+
+DS_EXPORT int ds_slope_pages_give(struct ds_slope_pages *pg, void *page)
+{
+	if (!pg)
+		return fail(-EINVAL, "no pages");
+	int ret = pg->obj->a->sub_page_give(page);
+	sub_touched |= ret != 0;
+	return ret;
 }

@@ -116,12 +116,22 @@ struct ds_slope_obj {
 	uint64_t type_tag = 0;
 	uint32_t flags = 0;
 	std::shared_ptr<dsmem::slope::detail::migration> outgoing;	// in flight
+	// the application's allocator inside the object's pages (under m);
+	// not migrated: a receiver installs it again
+	const ds_slope_suballoc *sub = nullptr;
+	void *sub_state = nullptr;
 
 	// the migration that brought it here; id 0: created here
 	std::mutex incoming_m;
 	uint64_t incoming_id = 0;
 	bool incoming_ended = false;
 	ds_slope_mig_stats incoming = {};	// as last seen
+};
+
+// What a sub-allocator's callbacks reach the object's pages through:
+// valid during the call only, under the object's m.
+struct ds_slope_pages {
+	ds_slope_obj *obj;
 };
 
 struct ds_slope_mig {

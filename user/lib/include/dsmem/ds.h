@@ -1294,7 +1294,8 @@ struct ds_slope_obj_info {
 					 * class, the page or the unit */
 	uint32_t contexts;		/* allocation contexts open on it */
 	uint32_t reserved0;
-	uint64_t reserved[4];
+	uint64_t sub_pages;		/* pages its sub-allocator holds */
+	uint64_t reserved[3];
 };
 
 /* The module's enum dsmem_slope_mig_state. */
@@ -1429,6 +1430,37 @@ int ds_slope_alloc(size_t size, size_t align, void **p);
 /* Free a block of any object of this process; NULL is fine.  -EINVAL
  * when p is not a block of one. */
 int ds_slope_free(void *p);
+
+/*
+ * A sub-allocator: the application's own allocator for the blocks of one
+ * object, carving whole pages that it takes from the object (so they
+ * migrate with it, and the inverse map resolves every block).  Its
+ * callbacks run under the object's lock: they may take and give pages
+ * through pg (valid during the call only), and must not call
+ * ds_slope_alloc() or ds_slope_free() for the same object.
+ *  alloc: 0 with *p set; 1 to decline (Slope's own allocator serves the
+ *         request); or -errno.
+ *  free:  p is a block alloc handed out, in one of its pages; 0 or -errno.
+ */
+struct ds_slope_pages;
+struct ds_slope_suballoc {
+	int (*alloc)(void *state, struct ds_slope_pages *pg, size_t size, size_t align,
+		     void **p);
+	int (*free)(void *state, struct ds_slope_pages *pg, void *p);
+};
+/*
+ * Install ops for obj's allocations from now on (ops NULL: none).  state,
+ * handed to the callbacks, must be NULL or lie in obj's own memory, since
+ * it travels with the object; a received object has none installed until
+ * its receiver installs one again (freeing into its pages fails until
+ * then).  -EBUSY when removing it while it still holds pages; -EINVAL
+ * when state lies outside obj; -ENOENT when obj has left.
+ */
+int ds_slope_obj_suballoc(struct ds_slope_obj *obj, const struct ds_slope_suballoc *ops,
+			  void *state);
+/* One whole page of the object for the sub-allocator, and back. */
+int ds_slope_pages_take(struct ds_slope_pages *pg, void **page);
+int ds_slope_pages_give(struct ds_slope_pages *pg, void *page);
 
 /*
  * Move obj to node dst_node, a connected peer: its pages are copied while

@@ -30,6 +30,7 @@
 #pragma once
 
 #include <cerrno>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -176,6 +177,72 @@ template <typename K, typename V, typename Hash = std::hash<K>, typename Eq = st
 using unordered_map = std::unordered_map<K, V, Hash, Eq, Allocator<std::pair<const K, V>>>;
 
 using mig_stats = ds_slope_mig_stats;
+
+// The pages of one object, as its sub-allocator's calls see them: whole
+// 4 KiB pages of the object's own memory, taken from the pages it already
+// has before new ones.  Valid during the call only.
+class pages {
+public:
+	static constexpr std::size_t page_size = 4096;
+
+	explicit pages(ds_slope_pages *pg) noexcept : pg_(pg) {}
+	// alloc_error when the object can have no more
+	void *take()
+	{
+		void *p = nullptr;
+		if (int r = ds_slope_pages_take(pg_, &p))
+			detail::throw_alloc_error(r);
+		return p;
+	}
+	void give(void *page) noexcept
+	{
+		if (ds_slope_pages_give(pg_, page))
+			detail::bad_free(page);
+	}
+
+private:
+	ds_slope_pages *pg_;
+};
+
+// The customization point for an application's own allocator inside an
+// object (the seed's pluggable allocator): allocate() places n bytes
+// aligned to align in pages it takes from pg, or returns nullptr to leave
+// the request to Slope's allocator; deallocate() gets back exactly the
+// blocks allocate() gave.  Its state lives in the object (a member of T,
+// declared before the members that allocate through it), so it travels
+// with the object; install it with mig_ptr::use(), on the receiver too.
+template <typename S>
+concept SubAllocator = requires(S &s, pages &pg, std::size_t n, std::size_t align, void *p) {
+	{ s.allocate(pg, n, align) } -> std::same_as<void *>;
+	{ s.deallocate(pg, p) } noexcept;
+};
+
+namespace detail {
+
+template <SubAllocator S>
+struct suballoc_calls {
+	static int alloc(void *state, ds_slope_pages *pg, size_t n, size_t align, void **p) noexcept
+	{
+		pages w(pg);
+		try {
+			*p = static_cast<S *>(state)->allocate(w, n, align);
+		} catch (const alloc_error &e) {
+			return e.code();
+		} catch (...) {
+			return -ENOMEM;
+		}
+		return *p ? 0 : 1;
+	}
+	static int free(void *state, ds_slope_pages *pg, void *p) noexcept
+	{
+		pages w(pg);
+		static_cast<S *>(state)->deallocate(w, p);
+		return 0;
+	}
+	static constexpr ds_slope_suballoc ops = {&alloc, &free};
+};
+
+}  // namespace detail
 
 // mig_ptr<T>::make()'s last argument, when given.
 struct options {
@@ -377,8 +444,31 @@ public:
 	}
 	T *operator->() const noexcept { return get(); }
 	T &operator*() const noexcept { return *get(); }
+	// Read-only access: what a migrating object should see between
+	// migrate() and on_stop (the seed's const view), since a write then
+	// dirties its page, which is sent again; reads dirty nothing.  A
+	// caller must const_cast to write through it.
+	const T *cget() const noexcept { return get(); }
+	const T &cref() const noexcept { return *get(); }
 	explicit operator bool() const noexcept { return get() != nullptr; }
 	ds_slope_obj *handle() const noexcept { return obj_; }
+
+	// The object's allocations go to s (which must lie in the object)
+	// before Slope's own allocator; nullptr-free: see SubAllocator.
+	template <SubAllocator S>
+	result<void> use(S &s)
+	{
+		if (int r = ds_slope_obj_suballoc(obj_, &detail::suballoc_calls<S>::ops, &s))
+			return error{r, ds_slope_errmsg()};
+		return {};
+	}
+	// Back to Slope's allocator alone: -EBUSY while s holds pages.
+	result<void> unuse()
+	{
+		if (int r = ds_slope_obj_suballoc(obj_, nullptr, nullptr))
+			return error{r, ds_slope_errmsg()};
+		return {};
+	}
 
 	// Allocations of this thread go to the object while it lives.
 	// alloc_error when the object is migrating or has left.
