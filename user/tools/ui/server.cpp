@@ -437,10 +437,10 @@ void routes(server_state &st, httplib::Server &svr)
 				int64_t upto = log_newest(st.d);
 				t->more = false;
 				if (upto > t->last) {
-					log_query q = t->q;
-					q.after = t->last;
-					q.before = upto + 1;
-					json r = logs_query(st.d, q);
+					log_query page = t->q;
+					page.after = t->last;
+					page.before = upto + 1;
+					json r = logs_query(st.d, page);
 					for (const auto &e : r["events"])
 						out += "id: " + std::to_string(e["id"].get<int64_t>()) + "\ndata: " +
 						       json_text(e) + "\n\n";
