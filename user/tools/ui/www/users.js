@@ -41,6 +41,7 @@ export function mount(view) {
 			done(text);
 		} catch (e) {
 			showError(errEl, e.message);
+			load(true);	// the rows as the server has them: a refused role is not shown as set
 		}
 	}
 
@@ -63,11 +64,11 @@ export function mount(view) {
 		return { u, role, setRole, pw, reset, remove };
 	}
 
-	async function load() {
+	async function load(keepError = false) {
 		try {
 			const r = await get('/api/users');
 			if (!alive) return;
-			showError(listErr, null);
+			if (!keepError) showError(listErr, null);
 			const rows = ((r && r.users) || []).map(row);
 			clear(body, table([
 				{ label: 'User', get: (x) => h('span', { text: x.u.name + (x.u.name === session.user ? ' (you)' : '') }) },
