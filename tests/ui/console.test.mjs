@@ -719,6 +719,8 @@ test('users: an admin adds a user, changes its role, resets its password and rem
 			await me.locator('select.users-row-role').selectOption('viewer');
 			await me.locator('button.users-set-role').click();
 			await waitText(page, '#users-error', /last admin/);
+			await until(async () => (await me.locator('select.users-row-role').inputValue()) === 'admin',
+				'the refused role not shown as set');
 			assert.equal(await me.getAttribute('data-role'), 'admin');
 		}
 		await shot(page, 'users.png');
