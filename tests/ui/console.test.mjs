@@ -339,7 +339,19 @@ test('logs: component, text and level filters, export and live tail', { skip }, 
 	await page.selectOption('#logs-level', '');
 	assert.ok(await (await logSearch(page)).count() >= all, 'the audit events again');
 	const topBefore = await page.locator('#logs-table tr.log-row').first().getAttribute('data-id');
+	// pushed by the server (an EventSource), not polled: no fetch or XHR
+	// leaves the page while it waits for the line
+	const polls = [];
+	const streams = [];
+	const onRequest = (rq) => {
+		const type = rq.resourceType();
+		if (type === 'fetch' || type === 'xhr') polls.push(`${rq.method()} ${rq.url()}`);
+		if (type === 'eventsource') streams.push(rq.url());
+	};
+	page.on('request', onRequest);
 	await page.check('#logs-live');
+	await waitText(page, '#logs-live-state', /^following/);
+	const started = Date.now();
 	const other = await page.context().browser().newContext({ baseURL: cut.url });
 	const r = await other.request.post('/api/login', { data: { user: viewer.user, password: viewer.pass } });
 	assert.equal(r.status(), 200);
@@ -349,6 +361,13 @@ test('logs: component, text and level filters, export and live tail', { skip }, 
 		return (await top.getAttribute('data-id')) !== topBefore &&
 			(await top.locator('td.msg').textContent()).includes(`${viewer.user}: logged in`);
 	}, 'the viewer\'s login in the live tail', 8000);
+	// long enough for a poller (the old tail asked every second) to show
+	await page.waitForTimeout(Math.max(0, 2500 - (Date.now() - started)));
+	page.off('request', onRequest);
+	assert.deepEqual(polls, [], 'the live tail issues no fetch or XHR');
+	assert.equal(streams.length, 1, `one event stream (${streams})`);
+	assert.match(streams[0], /\/api\/logs\/stream\?.*component=audit/);
+	assert.equal(await page.locator('#logs-table tr.log-row td.msg', { hasText: `${viewer.user}: logged in` }).count() >= 1, true);
 	await page.uncheck('#logs-live');
 }));
 
@@ -629,6 +648,116 @@ test('a viewer cannot change the cache settings', { skip }, withPage(async (page
 		body: JSON.stringify({ trace: { gen: 'zipf:requests=100,objects=10' }, policies: ['lru'], sizes: ['10%'] }) }).then((x) => x.status));
 	assert.equal(noCsrf, 403, 'a POST without X-CSRF-Token is refused');
 	await shot(page, 'viewer-blocked.png');
+}));
+
+test('users: an admin adds a user, changes its role, resets its password and removes it', { skip }, async () => {
+	const name = `u-${uniq()}`;
+	const first = `first-${uniq()}-pw`;
+	const second = `second-${uniq()}-pw`;
+	const { context, page } = await newPage(browser, cut.url);
+	const other = await newPage(browser, cut.url);
+	const u = other.page;
+	try {
+		await login(page, admin);
+		assert.ok(await page.isVisible('#nav-users'), 'admins have a Users page');
+		await page.click('#nav-users');
+		await page.locator('#users-form').waitFor();
+		await page.locator('#users-table').waitFor();
+		// the server's rules, shown: a password too short
+		await page.fill('#users-name', name);
+		await page.fill('#users-pass', 'short');
+		await page.click('#users-add');
+		await waitText(page, '#users-add-error', /a password has 8 to 1024 characters/);
+		await page.fill('#users-pass', first);
+		await page.selectOption('#users-role', 'viewer');
+		await page.click('#users-add');
+		const row = page.locator(`#users-table tr[data-user="${name}"]`);
+		await row.waitFor();
+		assert.equal(await row.getAttribute('data-role'), 'viewer');
+
+		// the new user logs in: a viewer, with no user page and a 403
+		await login(u, { user: name, pass: first });
+		assert.equal((await u.textContent('#nav-role')).trim(), 'viewer');
+		assert.equal(await u.isVisible('#nav-users'), false, 'no Users link for a viewer');
+		await u.goto('/#/users');
+		await u.waitForURL(/#\/sim$/);
+		assert.equal(await u.locator('#users-form').count(), 0, 'no user page for a viewer');
+		assert.equal((await pageFetch(u, 'GET', '/api/users')).status, 403);
+		assert.equal((await pageFetch(u, 'POST', '/api/users', { name: `x-${uniq()}`, password: 'long-enough-pw' })).status, 403);
+
+		// made an admin: the user's next page has it
+		await row.locator('select.users-row-role').selectOption('admin');
+		await row.locator('button.users-set-role').click();
+		await waitText(page, '#users-ok', `${name} is now admin.`);
+		await until(async () => (await row.getAttribute('data-role')) === 'admin', 'the new role in the table');
+		await u.reload();
+		await waitText(u, '#nav-role', 'admin');
+		assert.ok(await u.isVisible('#nav-users'));
+
+		// a new password: the old one fails, the new one works
+		await row.locator('input.users-row-pass').fill(second);
+		await row.locator('button.users-reset').click();
+		await waitText(page, '#users-ok', `The password of ${name} is reset.`);
+		assert.equal((await pageFetch(u, 'GET', '/api/session')).status, 401, 'the reset ended the user\'s session');
+		await u.goto('/#/login');
+		await u.locator('#login-form').waitFor();
+		await u.fill('#login-user', name);
+		await u.fill('#login-pass', first);
+		await u.click('#login-submit');
+		await waitText(u, '#login-error', /wrong user name or password/i);
+		await login(u, { user: name, pass: second });
+
+		// the last admin stays one: with the new user a viewer again, the
+		// admin (the only one, unless DSUI_URL's console has more) cannot
+		// make itself a viewer, and the page says why
+		await row.locator('select.users-row-role').selectOption('viewer');
+		await row.locator('button.users-set-role').click();
+		await until(async () => (await row.getAttribute('data-role')) === 'viewer', 'back to a viewer');
+		const admins = ((await pageFetch(page, 'GET', '/api/users')).json.users || []).filter((x) => x.role === 'admin');
+		if (admins.length === 1) {
+			const me = page.locator(`#users-table tr[data-user="${admin.user}"]`);
+			await me.locator('select.users-row-role').selectOption('viewer');
+			await me.locator('button.users-set-role').click();
+			await waitText(page, '#users-error', /last admin/);
+			await until(async () => (await me.locator('select.users-row-role').inputValue()) === 'admin',
+				'the refused role not shown as set');
+			assert.equal(await me.getAttribute('data-role'), 'admin');
+		}
+		await shot(page, 'users.png');
+
+		// removed: gone from the table, and it can no longer log in
+		await row.locator('button.users-remove').click();	// the confirm() is accepted
+		await waitText(page, '#users-ok', `${name} is removed.`);
+		await until(async () => (await page.locator(`#users-table tr[data-user="${name}"]`).count()) === 0, 'the row gone');
+		const gone = await page.context().request.post('/api/login', { data: { user: name, password: second } });
+		assert.equal(gone.status(), 401);
+
+		// every change is in the audit log, under the admin's name
+		const log = await pageFetch(page, 'GET', `/api/logs?component=audit&q=${encodeURIComponent(name)}&limit=100`);
+		const msgs = log.json.events.map((e) => e.message);
+		for (const m of [`added user ${name} as viewer`, `made ${name} admin (was viewer)`,
+			`reset the password of ${name}`, `removed user ${name}`])
+			assert.ok(msgs.includes(`${admin.user}: ${m}`), `audited: ${m} (${msgs})`);
+		assert.deepEqual(page.problems, []);
+		assert.deepEqual(u.problems, []);
+	} finally {
+		await context.close();
+		await other.context.close();
+	}
+});
+
+test('users: a viewer gets no user page, and 403 from the API', { skip }, withPage(async (page) => {
+	await login(page, viewer);
+	assert.equal(await page.isVisible('#nav-users'), false);
+	await page.goto('/#/users');
+	await page.waitForURL(/#\/sim$/);
+	assert.equal(await page.locator('#users-form').count(), 0);
+	for (const [m, url, body] of [['GET', '/api/users'], ['POST', '/api/users', { name: 'mallory', password: 'long-enough-pw' }],
+		['PATCH', `/api/users/${viewer.user}`, { role: 'admin' }], ['POST', `/api/users/${admin.user}/password`, { password: 'long-enough-pw' }],
+		['DELETE', `/api/users/${admin.user}`]]) {
+		const r = await pageFetch(page, m, url, body);
+		assert.equal(r.status, 403, `${m} ${url} as a viewer: ${JSON.stringify(r)}`);
+	}
 }));
 
 test('log out: the session ends and the login page shows', { skip }, withPage(async (page) => {

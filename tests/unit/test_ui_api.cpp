@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sqlite3.h>
@@ -235,6 +236,214 @@ void users_are_managed_by_dsctl(void **)
 	assert_int_equal(json::parse(out).size(), 3);
 }
 
+// The console's user management: the rules of "dsctl ui user" (one set of
+// calls), admins only, CSRF-checked, audited, and never without an admin.
+// A console of its own: its users change.
+void users_are_managed_in_the_console(void **)
+{
+	std::string db = tmpdir + "/users.db", out;
+	assert_int_equal(dsctl({ "ui", "user", "add", "root", "role", "admin", "db", db }, "root-password\n"), 0);
+	assert_int_equal(dsctl({ "ui", "user", "add", "vic", "db", db }, "vic-password\n"), 0);
+	console c(db);
+	assert_true(c.port > 0);
+	auto cl = c.client();
+	auto as = [&](const std::string &u, const std::string &pw) {
+		auto r = cl.Post("/api/login", json{ { "user", u }, { "password", pw } }.dump(), "application/json");
+		user_session s;
+		if (!r || r->status != 200)
+			return s;
+		std::string set = r->get_header_value("Set-Cookie");
+		s.cookie = set.substr(0, set.find(';'));
+		s.csrf = json::parse(r->body)["csrf"];
+		return s;
+	};
+	auto req = [&](const user_session &s, const char *m, const std::string &p, const json &b = nullptr,
+		       bool csrf = true) {
+		std::string m_ = m;
+		auto r = m_ == "GET" ? cl.Get(p.c_str(), s.headers(csrf))
+			 : m_ == "POST" ? cl.Post(p.c_str(), s.headers(csrf), b.dump(), "application/json")
+			 : m_ == "PATCH" ? cl.Patch(p.c_str(), s.headers(csrf), b.dump(), "application/json")
+					 : cl.Delete(p.c_str(), s.headers(csrf));
+		assert_non_null(r);
+		return r;
+	};
+	user_session root = as("root", "root-password"), vic = as("vic", "vic-password");
+	assert_false(root.cookie.empty());
+	assert_false(vic.cookie.empty());
+
+	// viewers: 403 for every user endpoint, reading included
+	assert_int_equal(req(vic, "GET", "/api/users")->status, 403);
+	assert_int_equal(req(vic, "POST", "/api/users", { { "name", "eve" }, { "password", "eve-password" } })->status, 403);
+	assert_int_equal(req(vic, "PATCH", "/api/users/vic", { { "role", "admin" } })->status, 403);
+	assert_int_equal(req(vic, "POST", "/api/users/root/password", { { "password", "mine-now-123" } })->status, 403);
+	assert_int_equal(req(vic, "DELETE", "/api/users/root")->status, 403);
+	// admins without the CSRF token: 403
+	assert_int_equal(req(root, "POST", "/api/users", { { "name", "eve" }, { "password", "eve-password" } }, false)->status, 403);
+	assert_int_equal(req(root, "DELETE", "/api/users/vic", nullptr, false)->status, 403);
+
+	// dsctl's rules, word for word: the CLI refuses what the API refuses
+	struct bad { std::string name, role, pw; int status; };
+	for (const auto &b : std::vector<bad>{ { "a b", "viewer", "long-enough", 400 },
+					       { std::string(65, 'x'), "viewer", "long-enough", 400 },
+					       { "eve", "root", "long-enough", 400 },
+					       { "eve", "viewer", "short", 400 },
+					       { "vic", "viewer", "long-enough", 409 } }) {
+		auto r = req(root, "POST", "/api/users", { { "name", b.name }, { "role", b.role }, { "password", b.pw } });
+		if (r->status != b.status)
+			fail_msg("adding %s/%s: %d, not %d", b.name.c_str(), b.role.c_str(), r->status, b.status);
+		assert_int_equal(dsctl({ "ui", "user", "add", b.name, "role", b.role, "db", db }, b.pw + "\n"), 1);
+	}
+	assert_int_equal(req(root, "POST", "/api/users", { { "name", "eve" } })->status, 400);
+
+	// add, log in, change the role, reset the password, remove
+	auto r = req(root, "POST", "/api/users", { { "name", "eve" }, { "role", "viewer" }, { "password", "eve-password" } });
+	assert_int_equal(r->status, 201);
+	user_session eve = as("eve", "eve-password");
+	assert_false(eve.cookie.empty());
+	assert_int_equal(req(eve, "GET", "/api/users")->status, 403);
+	assert_int_equal(req(root, "PATCH", "/api/users/eve", { { "role", "admin" } })->status, 200);
+	assert_int_equal(req(eve, "GET", "/api/users")->status, 200);	// her session has the new role
+	assert_int_equal(req(root, "PATCH", "/api/users/eve", { { "role", "root" } })->status, 400);
+	assert_int_equal(req(root, "PATCH", "/api/users/nobody", { { "role", "viewer" } })->status, 404);
+	assert_int_equal(req(root, "POST", "/api/users/eve/password", { { "password", "short" } })->status, 400);
+	assert_int_equal(req(root, "POST", "/api/users/eve/password", { { "password", "eve-new-password" } })->status, 200);
+	assert_int_equal(req(eve, "GET", "/api/session")->status, 401);	// her sessions ended
+	assert_true(as("eve", "eve-password").cookie.empty());
+	assert_false(as("eve", "eve-new-password").cookie.empty());
+
+	// the last admin is neither removed nor demoted, by the API or by dsctl
+	assert_int_equal(req(root, "PATCH", "/api/users/root", { { "role", "viewer" } })->status, 200);	// eve is one
+	assert_int_equal(req(root, "GET", "/api/users")->status, 403);	// root is a viewer now
+	user_session eve2 = as("eve", "eve-new-password");
+	r = req(eve2, "PATCH", "/api/users/eve", { { "role", "viewer" } });
+	assert_int_equal(r->status, 409);
+	assert_non_null(strstr(body(r)["error"].get<std::string>().c_str(), "last admin"));
+	assert_int_equal(req(eve2, "DELETE", "/api/users/eve")->status, 409);
+	assert_int_equal(dsctl({ "ui", "user", "del", "eve", "db", db }, ""), 1);
+	assert_int_equal(dsctl({ "ui", "user", "set", "eve", "role", "viewer", "db", db }, ""), 1);
+	assert_int_equal(dsctl({ "ui", "user", "set", "root", "role", "admin", "db", db }, ""), 0);
+	assert_int_equal(dsctl({ "ui", "user", "passwd", "root", "db", db }, "root-password-2\n"), 0);
+	assert_true(as("root", "root-password").cookie.empty());
+	root = as("root", "root-password-2");
+	assert_false(root.cookie.empty());
+	assert_int_equal(req(root, "DELETE", "/api/users/eve")->status, 200);
+	assert_int_equal(req(root, "DELETE", "/api/users/eve")->status, 404);
+	assert_true(as("eve", "eve-new-password").cookie.empty());
+	json users = body(req(root, "GET", "/api/users"))["users"];
+	assert_int_equal(users.size(), 2);
+
+	// each change is in the audit log, under the admin's name
+	json logs = body(req(root, "GET", "/api/logs?component=audit&limit=1000"));
+	std::string all;
+	for (const auto &e : logs["events"])
+		all += e["message"].get<std::string>() + "\n";
+	for (const char *m : { "root: added user eve as viewer", "root: made eve admin (was viewer)",
+			       "root: reset the password of eve", "root: removed user eve",
+			       "user root made admin (was viewer) (dsctl)", "password of root reset (dsctl)" })
+		if (all.find(m) == std::string::npos)
+			fail_msg("no \"%s\" in the audit log:\n%s", m, all.c_str());
+}
+
+// A request on a socket of its own, left open: the status of the answer
+// (its first line), the socket in fd.
+int open_stream(const std::string &path, const std::string &cookie, int &fd, const std::string &extra = "")
+{
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {};
+	a.sin_family = AF_INET;
+	a.sin_port = htons(uint16_t(srv->port));
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof(a)) < 0)
+		return -1;
+	std::string rq = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n" +
+			 (cookie.empty() ? "" : "Cookie: " + cookie + "\r\n") + extra + "\r\n";
+	if (write(fd, rq.data(), rq.size()) != ssize_t(rq.size()))
+		return -1;
+	std::string line;
+	char ch;
+	while (read(fd, &ch, 1) == 1 && ch != '\n')
+		line += ch;
+	return line.size() > 12 ? atoi(line.c_str() + 9) : -1;
+}
+
+// What a stream sends until want is in it (or 20 s).
+std::string read_until(int fd, const std::string &want)
+{
+	std::string got;
+	char buf[4096];
+	for (int k = 0; k < 200 && got.find(want) == std::string::npos; k++) {
+		struct timeval tv = { 0, 100000 };
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n == 0)
+			break;
+		if (n > 0)
+			got.append(buf, size_t(n));
+	}
+	return got;
+}
+
+// The live tail: Server-Sent Events, pushed as events are written, from
+// Last-Event-ID on a reconnection, for a session only, a bounded number.
+void the_live_tail_is_pushed(void **)
+{
+	int fd;
+	assert_int_equal(open_stream("/api/logs/stream", "", fd), 401);
+	close(fd);
+	assert_int_equal(open_stream("/api/logs/stream?from=1", viewer.cookie, fd), 400);
+	close(fd);
+
+	// a stream from now: a login made after it opens comes down it
+	assert_int_equal(open_stream("/api/logs/stream?component=audit&q=logged%20in", viewer.cookie, fd), 200);
+	std::string head = read_until(fd, "\r\n\r\n");
+	assert_non_null(strstr(head.c_str(), "text/event-stream"));
+	login_as("dave", "dave-password");
+	std::string got = read_until(fd, "dave: logged in");
+	close(fd);
+	size_t at = got.find("id: ");
+	if (at == std::string::npos || got.find("dave: logged in") == std::string::npos)
+		fail_msg("no event of dave's login in the stream: %s", got.c_str());
+	long id = atol(got.c_str() + at + 4);
+	assert_true(id > 0);
+	assert_non_null(strstr(got.c_str(), "\ndata: {"));
+
+	// an EventSource reconnecting with Last-Event-ID gets what came after it
+	assert_int_equal(open_stream("/api/logs/stream?component=audit&q=logged%20in", viewer.cookie, fd,
+				     "Last-Event-ID: " + std::to_string(id - 1) + "\r\n"), 200);
+	got = read_until(fd, "dave: logged in");
+	close(fd);
+	assert_non_null(strstr(got.c_str(), ("id: " + std::to_string(id) + "\n").c_str()));
+	assert_int_equal(open_stream("/api/logs/stream", viewer.cookie, fd, "Last-Event-ID: x\r\n"), 400);
+	close(fd);
+
+	// at most 8 open at once (log_streams_max); a closed one's place comes
+	// back once the server finds it gone (its heartbeat's write fails): the
+	// streams above, closed, may still hold theirs for a few seconds
+	int opened = 0, refused = 0;
+	for (int round = 0; round < 60 && opened != 8; round++) {
+		std::vector<int> open;
+		int status = 0;
+		while (int(open.size()) <= 8) {
+			status = open_stream("/api/logs/stream", viewer.cookie, fd);
+			if (status != 200) {
+				close(fd);
+				break;
+			}
+			open.push_back(fd);
+		}
+		opened = int(open.size());
+		refused = status;
+		if (opened == 8)	// and the 9th refused: the rest of the console still answers
+			assert_int_equal(cli()->Get("/api/session", viewer.headers(false))->status, 200);
+		for (int f : open)
+			close(f);
+		if (opened != 8)
+			usleep(500000);
+	}
+	assert_int_equal(opened, 8);
+	assert_int_equal(refused, 503);
+}
+
 void no_users_says_how_to_create_one(void **)
 {
 	console c(tmpdir + "/empty.db");
@@ -290,6 +499,8 @@ void every_endpoint_needs_a_session(void **)
 		{ "GET", "/api/cluster" }, { "POST", "/api/cluster/cache" }, { "GET", "/api/nothing" },
 		{ "GET", "/api/cluster/slope" }, { "GET", "/api/store" }, { "GET", "/api/store/master" },
 		{ "GET", "/api/store/segments" }, { "GET", "/api/store/objects?prefix=a" },
+		{ "GET", "/api/logs/stream" }, { "GET", "/api/users" }, { "POST", "/api/users" },
+		{ "DELETE", "/api/users/bob" }, { "POST", "/api/users/bob/password" },
 	};
 	httplib::Headers bogus = { { "Cookie", "dsui_session=" + std::string(64, 'a') } };
 	for (const auto &[m, p] : eps)
@@ -1194,6 +1405,8 @@ int main()
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(users_are_managed_by_dsctl),
+		cmocka_unit_test(users_are_managed_in_the_console),
+		cmocka_unit_test(the_live_tail_is_pushed),
 		cmocka_unit_test(no_users_says_how_to_create_one),
 		cmocka_unit_test(wrong_password_and_unknown_user),
 		cmocka_unit_test(every_endpoint_needs_a_session),

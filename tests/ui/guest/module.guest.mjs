@@ -1,12 +1,15 @@
 // In a test guest with dsmem loaded (tests/ui/guest/run.sh): the module's
 // events arrive live in the log page, in real Chromium, the cluster
 // page shows what the module holds (Slope's ranges too), and the store
-// page a real master and its objects, listed through a local node.
+// page a real master and its objects, listed through a local node.  The
+// cluster page's token cache is charted (points added each refresh), its
+// raw counters are behind a closed disclosure, and no table is cut off at
+// 1400 px.
 // Timeouts are long: the guest is TCG.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { launch, newPage, login, shot, until, waitText } from '../harness.mjs';
+import { launch, newPage, login, shot, until, waitText, chartData } from '../harness.mjs';
 
 const url = process.env.DSUI_URL;
 const admin = { user: process.env.DSUI_ADMIN_USER, pass: process.env.DSUI_ADMIN_PASS };
@@ -64,6 +67,68 @@ test('module events arrive live in the log page; the cluster page shows them', {
 			await shot(page, 'cluster-live.png');
 		}
 		assert.match(await page.locator('#cluster-cache').textContent(), /promote_l1/);
+
+		// the token cache as charts that move: each refresh adds a point
+		const always = ['#chart-cache-hits', '#chart-cache-moves', '#chart-cache-cost'];
+		const first = await until(async () => {
+			const d = await chartData(page, always[0]);
+			return d && d.labels.length >= 2 ? d : null;
+		}, 'two points on the hits chart', slow, 1000);
+		const later = await until(async () => {
+			const d = await chartData(page, always[0]);
+			return d && d.labels.at(-1) !== first.labels.at(-1) ? d : null;
+		}, 'a point more on the hits chart', slow, 1000);
+		assert.notDeepEqual(later.labels, first.labels, 'the time axis moved');
+		for (const sel of always) {
+			const d = await chartData(page, sel);
+			assert.ok(d && d.datasets.length >= 1, `${sel} is a chart`);
+			assert.ok(await page.isVisible(sel), `${sel} is shown`);
+			for (const ds of d.datasets) {
+				assert.equal(ds.n, d.labels.length, `${sel} ${ds.label}: a value at every point`);
+				assert.ok(ds.data.slice(-2).every((v) => typeof v === 'number' && Number.isFinite(v)),
+					`${sel} ${ds.label}: numbers (${ds.data.slice(-2)})`);
+			}
+		}
+		assert.deepEqual((await chartData(page, '#chart-cache-hits')).datasets.map((x) => x.label), ['L1', 'L2', 'L3']);
+		// migration charts only with the record's "migration" object
+		const state = await page.evaluate(() => fetch('/api/cluster').then((r) => r.json()));
+		const mig = Boolean(state.cache && state.cache.migration);
+		for (const sel of ['#chart-mig-rate', '#chart-mig-latency', '#chart-mig-dma'])
+			assert.equal(await page.isVisible(sel), mig, `${sel} shown only with cache.migration (${mig})`);
+
+		// the raw counters: inside a closed disclosure, and only there
+		const raw = page.locator('#cluster-cache-raw');
+		assert.equal(await raw.evaluate((el) => el.tagName), 'DETAILS');
+		assert.equal(await raw.evaluate((el) => el.open), false, 'the counters start closed');
+		assert.ok(await raw.locator('[data-key=counters]').count() >= 1, 'the counters are in it');
+		assert.equal(await page.locator('#cluster-cache [data-key=counters]').count(),
+			await raw.locator('[data-key=counters]').count(), 'no counters outside it');
+		assert.equal(await raw.locator('[data-key=counters] table').isVisible(), false);
+
+		// no table wider than its box unless a box around it scrolls
+		const clipped = () => page.evaluate(() => {
+			const out = [];
+			for (const t of document.querySelectorAll('#view table')) {
+				if (!t.offsetParent) continue;	// not shown (a closed disclosure)
+				for (let el = t.parentElement; el && el.id !== 'view'; el = el.parentElement) {
+					const ox = getComputedStyle(el).overflowX;
+					if (ox === 'auto' || ox === 'scroll') break;
+					if (el.scrollWidth > el.clientWidth + 1) {
+						out.push(`${t.id || t.className} in ${el.tagName}#${el.id}.${el.className}: ${el.scrollWidth} > ${el.clientWidth}`);
+						break;
+					}
+				}
+			}
+			const doc = document.documentElement;
+			if (doc.scrollWidth > window.innerWidth + 1) out.push(`the page: ${doc.scrollWidth} > ${window.innerWidth}`);
+			return out;
+		});
+		assert.equal(page.viewportSize().width, 1400);
+		assert.deepEqual(await clipped(), [], 'no table cut off at 1400 px');
+		await shot(page, 'cluster-charts.png');
+		await raw.locator('summary').click();
+		assert.deepEqual(await clipped(), [], 'nor with the raw counters open');
+		await raw.locator('summary').click();
 		// Slope: each node's part of the range
 		await until(async () => (await page.locator('#cluster-slope-nodes tr[data-node="7"]').count()) &&
 			(await page.locator('#cluster-slope-nodes tr[data-node="8"]').count()),

@@ -5,6 +5,8 @@
 //      | ui user [show] [db PATH]
 //      | ui user add NAME [role admin|viewer] [db PATH]
 //      | ui user del NAME [db PATH]
+//      | ui user set NAME role admin|viewer [db PATH]
+//      | ui user passwd NAME [db PATH]
 // The console is its own program, dsmem-console(8): dsctl execs it with
 // these words, so that dsctl links no HTTP server, database or crypto.
 #include <cerrno>
@@ -85,8 +87,11 @@ extern const object ui_object = {
 	"       dsctl ui user [ show ] [ db PATH ]\n"
 	"       dsctl ui user add NAME [ role { admin | viewer } ] [ db PATH ]\n"
 	"       dsctl ui user del NAME [ db PATH ]\n"
+	"       dsctl ui user set NAME role { admin | viewer } [ db PATH ]\n"
+	"       dsctl ui user passwd NAME [ db PATH ]\n"
 	"Keywords may be written --keyword too.\n"
-	"The password of user add is asked on the terminal, or read from the first line\n"
+	"The last admin is neither deleted nor made a viewer.\n"
+	"The password of user add and passwd is asked on the terminal, or read from the first line\n"
 	"of standard input.  listen defaults to 127.0.0.1:8080, db to\n"
 	"$XDG_STATE_HOME/dsmem/ui.db (~/.local/state/dsmem/ui.db); store-masters to\n"
 	"$DSMEM_MASTERS.\n"

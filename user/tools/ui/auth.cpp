@@ -68,17 +68,34 @@ bool valid_name(const std::string &name)
 	return true;
 }
 
-void user_add(db &d, const std::string &name, const std::string &password, const std::string &role)
+// The rules of a user's name, role and password: "dsctl ui user" and the
+// console's user page both check through these, and only these.
+void check_name(const std::string &name)
 {
-	init_sodium();
 	if (!valid_name(name))
 		raise(400, "a user name is 1 to " + std::to_string(name_max) +
 		      " letters, digits, '.', '_' or '-'");
+}
+
+void check_role(const std::string &role)
+{
 	if (role != "admin" && role != "viewer")
 		raise(400, "role is admin or viewer, not \"" + role + "\"");
+}
+
+void check_password(const std::string &password)
+{
 	if (password.size() < password_min || password.size() > password_max)
 		raise(400, "a password has " + std::to_string(password_min) + " to " +
 		      std::to_string(password_max) + " characters");
+}
+
+void user_add(db &d, const std::string &name, const std::string &password, const std::string &role)
+{
+	init_sodium();
+	check_name(name);
+	check_role(role);
+	check_password(password);
 	std::string h = hash_password(password);
 	std::lock_guard<std::recursive_mutex> g(d.lock_);
 	stmt q = d.prepare("SELECT 1 FROM users WHERE name = ?");
@@ -88,12 +105,83 @@ void user_add(db &d, const std::string &name, const std::string &password, const
 		.bind(name).bind(h).bind(role).bind(now_s()).run();
 }
 
-void user_del(db &d, const std::string &name)
+namespace {
+
+// The user's role; 404 when there is none.  Under d.lock_, in a
+// transaction: another process ("dsctl ui user" beside the server)
+// changes the table only between transactions.
+std::string role_of(db &d, const std::string &name)
 {
-	stmt q = d.prepare("DELETE FROM users WHERE name = ? RETURNING id");
+	stmt q = d.prepare("SELECT role FROM users WHERE name = ?");
 	if (!q.bind(name).step())
 		raise(404, "no user " + name);
-	q.run();
+	return q.text(0);
+}
+
+// Refuse to leave the console without an admin: nobody could then manage
+// users from the browser (nor change the cache) until someone with the
+// server's database ran "dsctl ui user add" again.
+void keep_an_admin(db &d, const std::string &name, const std::string &what)
+{
+	if (role_of(d, name) != "admin")
+		return;
+	stmt q = d.prepare("SELECT count(*) FROM users WHERE role = 'admin'");
+	q.step();
+	if (q.i64(0) <= 1)
+		raise(409, name + " is the last admin: " + what + " would leave no one to manage the console");
+}
+
+// fn inside BEGIN IMMEDIATE ... COMMIT, rolled back when it throws.
+template <typename F>
+void transaction(db &d, F fn)
+{
+	std::lock_guard<std::recursive_mutex> g(d.lock_);
+	d.begin();
+	try {
+		fn();
+	} catch (...) {
+		d.rollback();
+		throw;
+	}
+	d.commit();
+}
+
+}  // namespace
+
+void user_del(db &d, const std::string &name)
+{
+	transaction(d, [&] {
+		keep_an_admin(d, name, "removing it");
+		// its sessions go with it (ON DELETE CASCADE)
+		d.prepare("DELETE FROM users WHERE name = ?").bind(name).run();
+	});
+}
+
+std::string user_set_role(db &d, const std::string &name, const std::string &role)
+{
+	check_role(role);
+	std::string was;
+	transaction(d, [&] {
+		was = role_of(d, name);
+		if (role != "admin")
+			keep_an_admin(d, name, "making it a " + role);
+		d.prepare("UPDATE users SET role = ? WHERE name = ?").bind(role).bind(name).run();
+	});
+	return was;
+}
+
+void user_set_password(db &d, const std::string &name, const std::string &password)
+{
+	init_sodium();
+	check_password(password);
+	std::string h = hash_password(password);
+	transaction(d, [&] {
+		role_of(d, name);
+		d.prepare("UPDATE users SET hash = ? WHERE name = ?").bind(h).bind(name).run();
+		// a reset password ends the sessions the old one opened
+		d.prepare("DELETE FROM sessions WHERE user_id = (SELECT id FROM users WHERE name = ?)")
+			.bind(name).run();
+	});
 }
 
 json user_list(db &d)
@@ -181,7 +269,7 @@ login_result login(db &d, const std::string &name, const std::string &password,
 	return r;
 }
 
-std::optional<session> session_get(db &d, const std::string &token, uint64_t ttl)
+std::optional<session> session_get(db &d, const std::string &token, uint64_t ttl, bool touch)
 {
 	if (token.size() != 64)
 		return std::nullopt;
@@ -196,8 +284,9 @@ std::optional<session> session_get(db &d, const std::string &token, uint64_t ttl
 		d.prepare("DELETE FROM sessions WHERE token_hash = ?").bind(th).run();
 		return std::nullopt;
 	}
-	session s{ q.i64(0), q.text(1), q.text(2), q.text(3), now + double(ttl) };
-	d.prepare("UPDATE sessions SET expires = ? WHERE token_hash = ?").bind(s.expires).bind(th).run();
+	session s{ q.i64(0), q.text(1), q.text(2), q.text(3), touch ? now + double(ttl) : q.f64(4) };
+	if (touch)
+		d.prepare("UPDATE sessions SET expires = ? WHERE token_hash = ?").bind(s.expires).bind(th).run();
 	return s;
 }
 

@@ -2,6 +2,7 @@
 // The console's log: the module's netlink events (the "events" multicast
 // group, through libdsuser's monitor) and the console's own audit log,
 // in one SQLite table that the log page queries.
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <variant>
@@ -93,6 +94,51 @@ void log_event(db &d, const std::string &level, const std::string &component, in
 	// the oldest events go first once there are too many
 	if (id % 1024 == 0)
 		d.prepare("DELETE FROM events WHERE id <= ?").bind(id - events_kept_max).run();
+	log_feed::get().wrote(id);
+}
+
+log_feed &log_feed::get()
+{
+	static log_feed f;
+	return f;
+}
+
+void log_feed::wrote(int64_t id)
+{
+	{
+		std::lock_guard<std::mutex> g(lock_);
+		newest_ = std::max(newest_, id);
+	}
+	wake_.notify_all();
+}
+
+bool log_feed::wait(int64_t seen, std::chrono::milliseconds timeout)
+{
+	std::unique_lock<std::mutex> g(lock_);
+	wake_.wait_for(g, timeout, [&] { return closing_ || newest_ > seen; });
+	return !closing_;
+}
+
+void log_feed::close()
+{
+	{
+		std::lock_guard<std::mutex> g(lock_);
+		closing_ = true;
+	}
+	wake_.notify_all();
+}
+
+bool log_feed::closing()
+{
+	std::lock_guard<std::mutex> g(lock_);
+	return closing_;
+}
+
+int64_t log_newest(db &d)
+{
+	stmt q = d.prepare("SELECT coalesce(max(id), 0) FROM events");
+	q.step();
+	return q.i64(0);
 }
 
 void audit(db &d, const session &s, const std::string &message, const json &data)
@@ -163,7 +209,7 @@ json logs_query(db &d, const log_query &lq)
 {
 	where w = make_where(lq);
 	stmt q = d.prepare("SELECT id, ts, level, node, component, message, data FROM events" + w.sql +
-			   " ORDER BY id DESC LIMIT ?");
+			   (lq.oldest_first ? " ORDER BY id ASC LIMIT ?" : " ORDER BY id DESC LIMIT ?"));
 	w.bind(q);
 	q.bind(int64_t(lq.limit) + 1);
 	json ev = json::array();

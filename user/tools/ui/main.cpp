@@ -7,6 +7,8 @@
 //      | user [show] [db PATH]
 //      | user add NAME [role admin|viewer] [db PATH]
 //      | user del NAME [db PATH]
+//      | user set NAME role admin|viewer [db PATH]
+//      | user passwd NAME [db PATH]
 // Keywords may be written --keyword too.  Its messages name "dsctl ui",
 // the word operators type.
 #include <cerrno>
@@ -162,12 +164,13 @@ int ui_serve(env &e)
 int ui_user(env &e)
 {
 	std::string verb = e.words.empty() ? "show" : e.words.peek();
+	bool named = verb == "add" || verb == "del" || verb == "set" || verb == "passwd";
 
-	if (verb == "add" || verb == "del" || matches(verb, "show"))
+	if (named || matches(verb, "show"))
 		e.words.next();
 	else
 		verb = "show";	// "ui user db PATH"
-	if (verb != "add" && verb != "del") {
+	if (!named) {
 		keywords kw = words_of(e, { "db" });
 		return guarded([&] {
 			dsui::db d(db_of(kw));
@@ -180,8 +183,9 @@ int ui_user(env &e)
 	if (e.words.empty())
 		fail("missing NAME, try \"dsctl ui help\"");
 	std::string name = e.words.next();
-	keywords kw = words_of(e, verb == "add" ? std::vector<std::string_view>{ "role", "db" }
-						: std::vector<std::string_view>{ "db" });
+	keywords kw = words_of(e, verb == "add" || verb == "set" ? std::vector<std::string_view>{ "role", "db" }
+								: std::vector<std::string_view>{ "db" });
+	// the console's user page checks through the same calls (auth.cpp)
 	return guarded([&] {
 		umask(077);	// as serve makes it: the hashes are no one else's
 		dsui::db d(db_of(kw));
@@ -190,12 +194,30 @@ int ui_user(env &e)
 			dsui::log_event(d, "info", "audit", -1, "user " + name + " deleted (dsctl)");
 			return 0;
 		}
-		std::string role = kw.has("role") ? *kw.get("role") : "viewer";
+		if (verb == "set") {
+			if (!kw.has("role"))
+				fail("missing role admin|viewer, try \"dsctl ui help\"");
+			std::string role = *kw.get("role");
+			std::string was = dsui::user_set_role(d, name, role);
+			dsui::log_event(d, "info", "audit", -1,
+					"user " + name + " made " + role + " (was " + was + ") (dsctl)");
+			return 0;
+		}
 		// refused before the password is asked for
-		if (!dsui::valid_name(name))
-			fail("a user name is letters, digits, '.', '_' or '-' (at most 64)");
-		if (role != "admin" && role != "viewer")
-			fail("role is admin or viewer");
+		dsui::check_name(name);
+		if (verb == "passwd") {
+			bool known = false;
+			for (const auto &u : dsui::user_list(d))
+				known = known || u["name"] == name;
+			if (!known)
+				fail("no user " + name);
+			std::string pw = read_password();
+			dsui::user_set_password(d, name, pw);
+			dsui::log_event(d, "info", "audit", -1, "password of " + name + " reset (dsctl)");
+			return 0;
+		}
+		std::string role = kw.has("role") ? *kw.get("role") : "viewer";
+		dsui::check_role(role);
 		dsui::user_add(d, name, read_password(), role);
 		dsui::log_event(d, "info", "audit", -1, "user " + name + " added as " + role + " (dsctl)");
 		return 0;
@@ -210,6 +232,8 @@ const char usage_text[] =
 	"       dsmem-console [ -j [ -p ] ] user [ show ] [ db PATH ]\n"
 	"       dsmem-console user add NAME [ role { admin | viewer } ] [ db PATH ]\n"
 	"       dsmem-console user del NAME [ db PATH ]\n"
+	"       dsmem-console user set NAME role { admin | viewer } [ db PATH ]\n"
+	"       dsmem-console user passwd NAME [ db PATH ]\n"
 	"Keywords may be written --keyword too; see dsmem-console(8).\n";
 
 int run(int argc, char **argv)

@@ -36,6 +36,7 @@ struct server_state {
 	jobs &j;
 	store &s;
 	bool tls;
+	std::atomic<int> streams{ 0 };	// live tails open, up to log_streams_max
 };
 
 void send(httplib::Response &res, int status, const json &body)
@@ -381,6 +382,123 @@ void routes(server_state &st, httplib::Server &svr)
 		}
 	});
 
+	// ---- the live tail: Server-Sent Events, each event once, in order.
+	// An EventSource reconnecting sends the last id it had (Last-Event-ID)
+	// and gets what came after it; a new one starts at "after", else now.
+	route(st, svr, "GET", "/api/logs/stream", needs::user, [&](auto &req, auto &res, auto &) {
+		log_query q = parse_log_query(req);
+		if (q.from || q.to || q.before)
+			raise(400, "the live tail takes level, component, node, q and after");
+		std::string resume = req.get_header_value("Last-Event-ID");
+		uint64_t from = 0;
+		if (!resume.empty() && (!dsctl::parse_u64(resume, from) || from > uint64_t(INT64_MAX)))
+			raise(400, "Last-Event-ID is an event id, not \"" + resume + "\"");
+		int64_t last = !resume.empty() ? int64_t(from) : q.after ? *q.after : log_newest(d);
+		if (++st.streams > log_streams_max) {
+			--st.streams;
+			res.set_header("Retry-After", "5");
+			raise(503, "too many live tails open (" + std::to_string(log_streams_max) +
+			      "): close one, or try again later");
+		}
+		// the count is given back when the response, and so this, goes
+		struct tail {
+			tail(std::atomic<int> &o, const log_query &lq, std::string tok, int64_t from)
+				: open(o), q(lq), token(std::move(tok)), last(from) {}
+			tail(const tail &) = delete;
+			~tail() { --open; }
+			std::atomic<int> &open;
+			log_query q;
+			std::string token;
+			int64_t last;
+			bool more = true;	// look before waiting: the first time, a full page
+			double beat = 0, check = 0;
+		};
+		auto t = std::make_shared<tail>(st.streams, q, cookie_token(req), last);
+		t->q.after.reset();
+		t->q.oldest_first = true;
+		t->q.limit = log_page_max;
+		t->beat = t->check = now_s() + log_stream_heartbeat_s;
+		res.set_header("Cache-Control", "no-cache");
+		res.set_chunked_content_provider("text/event-stream", [&st, t](size_t, httplib::DataSink &sink) {
+			try {
+				if (!t->more &&
+				    !log_feed::get().wait(t->last, std::chrono::milliseconds(log_stream_poll_ms)))
+					return false;
+				if (log_feed::get().closing())
+					return false;
+				double now = now_s();
+				// logged out, expired or removed: the stream ends with the session
+				if (now >= t->check) {
+					if (!session_get(st.d, t->token, st.c.session_ttl, false))
+						return false;
+					t->check = now + log_stream_heartbeat_s;
+				}
+				std::string out;
+				int64_t upto = log_newest(st.d);
+				t->more = false;
+				if (upto > t->last) {
+					log_query page = t->q;
+					page.after = t->last;
+					page.before = upto + 1;
+					json r = logs_query(st.d, page);
+					for (const auto &e : r["events"])
+						out += "id: " + std::to_string(e["id"].get<int64_t>()) + "\ndata: " +
+						       json_text(e) + "\n\n";
+					t->more = !r["next"].is_null();
+					t->last = t->more ? r["next"].get<int64_t>() : upto;
+				}
+				if (out.empty() && now >= t->beat)
+					out = ": still here\n\n";	// a comment: finds a client gone
+				if (out.empty())
+					return true;
+				t->beat = now + log_stream_heartbeat_s;
+				return sink.write(out.data(), out.size());
+			} catch (...) {
+				return false;	// a database error ends this stream; the page reconnects
+			}
+		});
+	});
+
+	// ---- users (admins): the rules of "dsctl ui user", the same calls
+	route(st, svr, "GET", "/api/users", needs::admin, [&](auto &, auto &res, auto &) {
+		send(res, 200, { { "users", user_list(d) } });
+	});
+	auto text_field = [](const json &b, const char *k) {
+		if (!b.is_object() || !b.contains(k) || !b[k].is_string())
+			raise(400, std::string("give ") + k + " as a string");
+		return b[k].get<std::string>();
+	};
+	route(st, svr, "POST", "/api/users", needs::admin, [&, text_field](auto &req, auto &res, const session &s) {
+		json b = body_json(req);
+		std::string name = text_field(b, "name");
+		std::string role = b.contains("role") ? text_field(b, "role") : "viewer";
+		user_add(d, name, text_field(b, "password"), role);
+		audit(d, s, "added user " + name + " as " + role, { { "user", name }, { "role", role } });
+		send(res, 201, { { "name", name }, { "role", role } });
+	});
+	const char *user_path = R"(/api/users/([A-Za-z0-9._-]{1,64}))";
+	route(st, svr, "PATCH", user_path, needs::admin, [&, text_field](auto &req, auto &res, const session &s) {
+		std::string name = req.matches[1].str();
+		std::string role = text_field(body_json(req), "role");
+		std::string was = user_set_role(d, name, role);
+		audit(d, s, "made " + name + " " + role + " (was " + was + ")",
+		      { { "user", name }, { "role", { { "from", was }, { "to", role } } } });
+		send(res, 200, { { "name", name }, { "role", role } });
+	});
+	route(st, svr, "POST", std::string(user_path).append("/password").c_str(), needs::admin,
+	      [&, text_field](auto &req, auto &res, const session &s) {
+		      std::string name = req.matches[1].str();
+		      user_set_password(d, name, text_field(body_json(req), "password"));
+		      audit(d, s, "reset the password of " + name, { { "user", name } });
+		      send(res, 200, { { "name", name } });
+	      });
+	route(st, svr, "DELETE", user_path, needs::admin, [&](auto &req, auto &res, const session &s) {
+		std::string name = req.matches[1].str();
+		user_del(d, name);
+		audit(d, s, "removed user " + name, { { "user", name } });
+		send(res, 200, { { "name", name } });
+	});
+
 	// ---- data
 	route(st, svr, "GET", "/api/data/files", needs::user, [&](auto &, auto &res, auto &) {
 		send(res, 200, { { "files", files_list(d) } });
@@ -549,6 +667,8 @@ int serve(const config &c)
 	if (!svr->is_valid())
 		raise(400, "cannot start HTTPS with " + c.cert + " and " + c.key);
 	server_state st{ c, d, j, so, tls };
+	// each live tail holds a worker while it is open
+	svr->new_task_queue = [] { return new httplib::ThreadPool(http_workers); };
 
 	// a response's header and body leave as separate writes: without
 	// this, Nagle holds the body for the client's delayed ACK (~40 ms per
@@ -612,6 +732,7 @@ int serve(const config &c)
 		int signo;
 		sigwait(&stop, &signo);
 		signaled = true;
+		log_feed::get().close();	// the live tails end: their workers are joined
 		while (!svr->is_running() && !done)
 			std::this_thread::sleep_for(std::chrono::milliseconds(10));
 		svr->stop();
@@ -626,6 +747,7 @@ int serve(const config &c)
 	// listen returned: by a signal, or by a failure (then wake the waiter)
 	if (!signaled)
 		pthread_kill(sig.native_handle(), SIGTERM);
+	log_feed::get().close();
 	sig.join();
 	try {
 		log_event(d, "info", "console", -1, "console stopped");

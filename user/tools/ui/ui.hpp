@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <cstdint>
@@ -53,6 +54,13 @@ constexpr int64_t events_kept_max = 1000000;		// the oldest go first
 constexpr int refusal_log_interval = 60;		// s: one "refused" per name
 constexpr unsigned store_page_default = 100;		// objects a listing answers
 constexpr unsigned store_page_max = 1000;
+// the live tail's Server-Sent Event streams: each holds one of the HTTP
+// server's worker threads, so the pool has this many more than the
+// requests of pages need (http_workers)
+constexpr int log_streams_max = 8;
+constexpr int http_workers = 8 + log_streams_max;
+constexpr int log_stream_heartbeat_s = 5;	// a comment line: a gone client is found (its second write fails)
+constexpr int log_stream_poll_ms = 2000;	// another process's events, at most this late
 
 struct config {
 	std::string host = "127.0.0.1";
@@ -145,10 +153,19 @@ struct session {
 	bool admin() const { return role == "admin"; }
 };
 
+// A user's name, role and password: the one set of rules, for "dsctl ui
+// user" and the console's user page alike (http_error 400 when broken).
 bool valid_name(const std::string &name);
+void check_name(const std::string &name);
+void check_role(const std::string &role);
+void check_password(const std::string &password);
 void user_add(db &d, const std::string &name, const std::string &password,
 	      const std::string &role);	// throws http_error 400/409
-void user_del(db &d, const std::string &name);	// throws http_error 404
+// These throw 404 for no such user, and 409 rather than remove or demote
+// the last admin.  A new password ends the user's sessions.
+void user_del(db &d, const std::string &name);
+std::string user_set_role(db &d, const std::string &name, const std::string &role);	// the old role
+void user_set_password(db &d, const std::string &name, const std::string &password);
 json user_list(db &d);
 int64_t user_count(db &d);
 
@@ -162,8 +179,9 @@ struct login_result {
 login_result login(db &d, const std::string &name, const std::string &password,
 		   const std::string &addr, uint64_t ttl);
 // The session a cookie's token names, its expiry pushed on; none if it
-// is unknown or expired (and then it is deleted).
-std::optional<session> session_get(db &d, const std::string &token, uint64_t ttl);
+// is unknown or expired (and then it is deleted).  touch false: its
+// expiry stays (a live tail's check is no sign of someone at the page).
+std::optional<session> session_get(db &d, const std::string &token, uint64_t ttl, bool touch = true);
 void session_end(db &d, const std::string &token);
 
 // ---- events.cpp: the log (module events and the console's audit log) ------
@@ -176,8 +194,10 @@ struct log_query {
 	std::string level, component, q;
 	std::optional<int64_t> node, before, after;
 	int limit = log_page_default;
+	bool oldest_first = false;	// the live tail's order
 };
-// Events matching q, newest first: {"events": [...], "next": id|null}.
+// Events matching q, newest first (or oldest_first):
+// {"events": [...], "next": id|null}.
 json logs_query(db &d, const log_query &q);
 // For export: every match, newest first, up to log_export_max, one at a
 // time (an export of them all is not held as one document).
@@ -186,6 +206,26 @@ json logs_query(db &d, const log_query &q);
 void logs_each(db &d, const log_query &q, const std::function<void(const stmt &)> &fn);
 json event_json(const stmt &row);
 bool valid_level(const std::string &level);
+int64_t log_newest(db &d);	// the newest event's id, 0 for none
+
+// What the live tail's streams wait on: the newest event id this process
+// wrote.  Events written by another process ("dsctl ui user" on the same
+// database) are found by a stream's next look, at most a wait's timeout on.
+class log_feed {
+public:
+	static log_feed &get();
+	void wrote(int64_t id);
+	// Until an event newer than seen, or timeout; false once closing.
+	bool wait(int64_t seen, std::chrono::milliseconds timeout);
+	void close();		// the server stops: every stream ends
+	bool closing();
+
+private:
+	std::mutex lock_;	// a leaf: nothing is taken under it
+	std::condition_variable wake_;
+	int64_t newest_ = 0;
+	bool closing_ = false;
+};
 bool valid_component(const std::string &component);
 
 // The module's netlink events, written to the log as they come.

@@ -1,5 +1,5 @@
 // The console's entry point: hash routes, the top bar, and the session.
-import { get, post, session, setSession, setUnauthorizedHandler } from './api.js';
+import { get, post, session, setSession, setUnauthorizedHandler, isAdmin } from './api.js';
 import { showError } from './dom.js';
 import * as login from './login.js';
 import * as sim from './sim.js';
@@ -7,9 +7,12 @@ import * as logs from './logs.js';
 import * as data from './data.js';
 import * as cluster from './cluster.js';
 import * as store from './store.js';
+import * as users from './users.js';
 
-const pages = { login, sim, logs, data, cluster, store };
-const titles = { login: 'Log in', sim: 'Simulation', logs: 'Logs', data: 'Data', cluster: 'Cluster', store: 'Store' };
+const pages = { login, sim, logs, data, cluster, store, users };
+const titles = { login: 'Log in', sim: 'Simulation', logs: 'Logs', data: 'Data', cluster: 'Cluster', store: 'Store', users: 'Users' };
+// pages only admins get (the server refuses their API to the rest too)
+const ADMIN_ONLY = new Set(['users']);
 const DEFAULT = '#/sim';
 
 let current = null;	// { name, cleanup }
@@ -57,6 +60,7 @@ function renderTopbar(name) {
 	const role = document.getElementById('nav-role');
 	role.textContent = session.role || '';
 	role.className = `badge role-${session.role || 'none'}`;
+	for (const a of document.querySelectorAll('#nav a[data-admin]')) a.hidden = !isAdmin();
 	for (const a of document.querySelectorAll('#nav a[data-route]')) {
 		const on = a.dataset.route === name;
 		a.classList.toggle('active', on);
@@ -90,6 +94,10 @@ async function route() {
 	if (my !== seq) return;
 	if (!ok && name !== 'login') {
 		toLogin();
+		return;
+	}
+	if (ok && ADMIN_ONLY.has(name) && !isAdmin()) {
+		location.replace(DEFAULT);
 		return;
 	}
 	if (ok && name === 'login') {

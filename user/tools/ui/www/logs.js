@@ -1,11 +1,12 @@
 // #/logs: search the event log (module events and the console's audit log),
-// page back with the cursor, export, and follow new events live.
+// page back with the cursor, export, and follow new events live: the server
+// pushes them (Server-Sent Events on /api/logs/stream), nothing polls.
 import { get, qs } from './api.js';
 import { h, clear, errorBox, showError, field, fmtTime } from './dom.js';
 
 const LEVELS = ['debug', 'info', 'warning', 'error'];
 const COMPONENTS = ['device', 'peer', 'segment', 'node', 'cache', 'migration', 'module', 'audit', 'console'];
-const LIVE_MS = 1000;
+const RETRY_MS = 5000;	// after the server refused a stream (busy, logged out)
 const MAX_ROWS = 5000;	// the live tail drops the oldest rows past this
 
 export function mount(view) {
@@ -13,8 +14,8 @@ export function mount(view) {
 	let events = [];	// shown, newest first
 	let next = null;	// cursor for "Older"
 	let applied = {};	// the filters of the last search
-	let liveTimer = null;
-	let liveBusy = false;
+	let source = null;	// the live tail's EventSource
+	let retryTimer = null;
 
 	const fromIn = h('input#logs-from', { type: 'datetime-local', step: '1' });
 	const toIn = h('input#logs-to', { type: 'datetime-local', step: '1' });
@@ -126,6 +127,7 @@ export function mount(view) {
 			events = (r && r.events) || [];
 			next = r ? r.next : null;
 			render();
+			if (liveIn.checked) tail();
 		} catch (e) {
 			if (alive && my === searchSeq) showError(err, e.message);
 		} finally {
@@ -159,38 +161,65 @@ export function mount(view) {
 		}
 	}
 
-	async function tail() {
-		if (!alive || !liveIn.checked || liveBusy) return;
-		liveBusy = true;
-		try {
-			const newest = events.reduce((m, e) => (typeof e.id === 'number' && e.id > m ? e.id : m), 0);
-			// new events cannot match an upper time bound or a cursor: leave those out
-			const { to, ...f } = applied;
-			const my = searchSeq;
-			const r = await get(`/api/logs${qs({ ...f, after: newest })}`);
-			if (!alive || !liveIn.checked || my !== searchSeq) return;
-			const have = new Set(events.map((e) => e.id));
-			const fresh = ((r && r.events) || []).filter((e) => !have.has(e.id));
-			if (fresh.length) {
-				fresh.sort((a, b) => b.id - a.id);
-				events = fresh.concat(events);
-				tbody.prepend(...fresh.map((e) => {
-					const tr = row(e);
-					tr.classList.add('fresh');
-					return tr;
-				}));
-				while (events.length > MAX_ROWS) { events.pop(); tbody.lastChild.remove(); }
-				empty.hidden = true;
-				count.textContent = `${events.length} event${events.length === 1 ? '' : 's'} shown`;
-			}
-			liveState.textContent = `following · ${new Date().toLocaleTimeString()}`;
+	function newestId() {
+		return events.reduce((m, e) => (typeof e.id === 'number' && e.id > m ? e.id : m), 0);
+	}
+
+	function stopTail() {
+		clearTimeout(retryTimer);
+		retryTimer = null;
+		if (source) source.close();
+		source = null;
+	}
+
+	function addFresh(e) {
+		if (events.some((x) => x.id === e.id)) return;
+		events.unshift(e);
+		const tr = row(e);
+		tr.classList.add('fresh');
+		tbody.prepend(tr);
+		while (events.length > MAX_ROWS) { events.pop(); tbody.lastChild.remove(); }
+		empty.hidden = true;
+		count.textContent = `${events.length} event${events.length === 1 ? '' : 's'} shown`;
+	}
+
+	// The server sends what matches the applied filters, each event once;
+	// the browser's EventSource reconnects by itself with Last-Event-ID.
+	// A stream the server refused (too many open, the session gone) is
+	// closed for good: look at the session (a 401 goes to the login page)
+	// and try again a little later.
+	function tail() {
+		stopTail();
+		if (!alive || !liveIn.checked) return;
+		// new events cannot match an upper time bound or a cursor: leave those out
+		const { to, from, limit, ...f } = applied;
+		const my = searchSeq;
+		// from the newest shown (none shown: from now on)
+		const es = new EventSource(`/api/logs/stream${qs({ ...f, after: newestId() || '' })}`);
+		source = es;
+		es.addEventListener('open', () => {
+			liveState.textContent = 'following';
 			showError(err, null);
-		} catch (e) {
-			if (alive) showError(err, `Live tail: ${e.message}`);
-		} finally {
-			liveBusy = false;
-			if (alive && liveIn.checked) liveTimer = setTimeout(tail, LIVE_MS);
-		}
+		});
+		es.addEventListener('message', (m) => {
+			if (!alive || es !== source || my !== searchSeq) return;
+			let e;
+			try { e = JSON.parse(m.data); } catch { return; }
+			addFresh(e);
+			liveState.textContent = `following · ${new Date().toLocaleTimeString()}`;
+		});
+		es.addEventListener('error', () => {
+			if (es !== source) return;
+			if (es.readyState !== EventSource.CLOSED) {
+				liveState.textContent = 'reconnecting…';
+				return;
+			}
+			source = null;
+			get('/api/session').then(() => {
+				if (alive) showError(err, 'Live tail: the server refused the stream (too many open?); trying again');
+			}).catch(() => {});
+			retryTimer = setTimeout(tail, RETRY_MS);
+		});
 	}
 
 	form.addEventListener('submit', (ev) => { ev.preventDefault(); search(); });
@@ -201,13 +230,12 @@ export function mount(view) {
 	});
 	olderBtn.addEventListener('click', older);
 	liveIn.addEventListener('change', () => {
-		clearTimeout(liveTimer);
-		liveTimer = null;
 		liveLabel.classList.toggle('on', liveIn.checked);
 		if (liveIn.checked) {
-			liveState.textContent = 'following…';
+			liveState.textContent = 'connecting…';
 			tail();
 		} else {
+			stopTail();
 			liveState.textContent = '';
 		}
 	});
@@ -216,6 +244,6 @@ export function mount(view) {
 
 	return () => {
 		alive = false;
-		clearTimeout(liveTimer);
+		stopTail();
 	};
 }
