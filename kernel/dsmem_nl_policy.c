@@ -39,4 +39,6 @@ const struct nla_policy dsmem_cache_param_nl_policy[DSMEM_CACHE_P_NR + 1] = {
 	[DSMEM_CACHE_P_MODE + 1] = { .type = NLA_U64 },
 	[DSMEM_CACHE_P_MIGRATE_BUDGET + 1] = { .type = NLA_U64 },
 	[DSMEM_CACHE_P_ADAPT_NS + 1] = { .type = NLA_U64 },
+	[DSMEM_CACHE_P_SAMPLE + 1] = { .type = NLA_U64 },
+	[DSMEM_CACHE_P_OPTIMISTIC + 1] = { .type = NLA_U64 },
 };

@@ -202,13 +202,21 @@ static void dsmem_tc_maint_work(struct work_struct *work)
 	dstc_run(&in->c, st, now, true, total);
 	put_cpu_ptr(in->stats);
 
-	/* migrations per second, over the last second or more */
+	/* migrations and modelled DMA per second, over the last second or more */
 	if (now - dsmem_tc.rate_ns >= NSEC_PER_SEC) {
-		u64 m = total->v[DSTC_S_MIGRATIONS];
+		u64 m = total->v[DSTC_S_MIGRATIONS], dt = now - dsmem_tc.rate_ns;
+		u64 b[2] = { total->v[DSTC_S_DMA_BYTES],
+			     total->v[DSTC_S_DMA_PREFETCH_BYTES] };
+		int i;
 
-		WRITE_ONCE(dsmem_tc.migrate_rate,
-			   div64_u64((m - dsmem_tc.rate_migrations) * NSEC_PER_SEC,
-				     now - dsmem_tc.rate_ns));
+		/* a counter reset in between reads as no traffic, not as 2^64 */
+		WRITE_ONCE(dsmem_tc.migrate_rate, m < dsmem_tc.rate_migrations ? 0 :
+			   div64_u64((m - dsmem_tc.rate_migrations) * NSEC_PER_SEC, dt));
+		for (i = 0; i < 2; i++) {
+			WRITE_ONCE(dsmem_tc.dma_rate[i], b[i] < dsmem_tc.rate_dma[i] ? 0 :
+				   div64_u64((b[i] - dsmem_tc.rate_dma[i]) * NSEC_PER_SEC, dt));
+			dsmem_tc.rate_dma[i] = b[i];
+		}
 		dsmem_tc.rate_migrations = m;
 		dsmem_tc.rate_ns = now;
 	}

@@ -53,7 +53,9 @@ struct dsmem_tc {
 	struct dstc_stats *maint_total;	/* the maintenance worker's sum */
 	u64 rate_ns;
 	u64 rate_migrations;
+	u64 rate_dma[2];		/* promotions', prefetches' bytes then */
 	u64 migrate_rate;		/* per second */
+	u64 dma_rate[2];		/* modelled bytes per second */
 };
 
 struct dsmem_tc_bench_res {

@@ -425,6 +425,10 @@ const struct dstc_param_desc dstc_params[DSTC_P_NR] = {
 		DSTC_PARAM(migrate_budget, 1, 1000000, 32768, "entries"),
 	[DSTC_P_ADAPT_NS] =
 		DSTC_PARAM(adapt_interval, 1000, 60 * NS_PER_S, 10 * NS_PER_MS, "ns"),
+	[DSTC_P_SAMPLE] =
+		DSTC_PARAM(sample, 1, 1024, 1, "accesses"),
+	[DSTC_P_OPTIMISTIC] =
+		DSTC_PARAM(optimistic, 0, 1, 0, ""),
 };
 
 void dstc_params_default(u64 *p)
@@ -503,6 +507,11 @@ const char *const dstc_stat_names[DSTC_S_NR] = {
 	[DSTC_S_ADAPT_UP]	= "adapt_up",
 	[DSTC_S_ADAPT_DOWN]	= "adapt_down",
 	[DSTC_S_PREFETCH_HITS]	= "prefetch_hits",
+	[DSTC_S_OPTIMISTIC_READS] = "optimistic_reads",
+	[DSTC_S_OPTIMISTIC_RECONCILES] = "optimistic_reconciles",
+	[DSTC_S_MIGRATE_NS]	= "migrate_ns",
+	[DSTC_S_DMA_BYTES]	= "dma_bytes",
+	[DSTC_S_DMA_PREFETCH_BYTES] = "dma_prefetch_bytes",
 };
 
 #define DSTC_HIST_EXACT	32
@@ -560,6 +569,8 @@ void dstc_stats_add(struct dstc_stats *sum, const struct dstc_stats *s)
 	for (t = 0; t < 3; t++)
 		for (i = 0; i < DSTC_HIST_BUCKETS; i++)
 			sum->hist[t][i] += s->hist[t][i];
+	for (i = 0; i < DSTC_HIST_BUCKETS; i++)
+		sum->mig_hist[i] += s->mig_hist[i];
 }
 
 /* ---- directory -------------------------------------------------------- */
@@ -1010,12 +1021,16 @@ static int dstc_migrate(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 			u8 to, u64 now)
 {
 	struct dstc_entry *e = dstc_entry(c, eid);
-	u32 bucket = eid >> DSTC_BUCKET_SHIFT, slot = 0;
+	u32 bucket = eid >> DSTC_BUCKET_SHIFT, slot = 0, bytes;
+	bool prefetch = c->mig_prefetch;
+	u64 wait = c->mig_wait, ctl, delta, lat;
 	union dsmem_token tok;
-	u64 ctl, delta;
 	u8 from;
 	int ret = 0;
 
+	/* what the caller said is this move's, not the room it makes */
+	c->mig_wait = 0;
+	c->mig_prefetch = false;
 	ctl = e->ctl;
 	from = DSTC_CTL_LAYER(ctl);
 	if (!from)
@@ -1052,10 +1067,21 @@ static int dstc_migrate(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 	ctl = e->ctl;
 	from = DSTC_CTL_LAYER(ctl);
 
-	/* readers that see this retry until the new word is published */
+	/*
+	 * Readers that see this retry until the new word is published, or,
+	 * optimistic, read the old copy: move_ver tells them it is a move
+	 * (the token stays as it is), not a rewrite, and which publish
+	 * ends it.  The cmpxchg orders it before the flag.
+	 */
+	dsmem_write_once(e->move_ver, DSTC_CTL_VER(ctl) + 1);
 	dsmem_cmpxchg64(&e->ctl, ctl,
 			ctl | ((u64)DSMEM_TOKEN_MIGRATING << 8));
 	dsmem_wmb();
+
+	/* modelled DMA of a promotion: the token as its source stores it */
+	bytes = from == DSMEM_TIER_L2 ?
+		dstc_page_slot_bytes(c->pages[bucket], eid & (DSTC_BUCKET_SLOTS - 1)) :
+		dstc_token_size(e->token.hdr.type);
 
 	switch (from) {
 	case DSMEM_TIER_L1: {
@@ -1095,6 +1121,12 @@ static int dstc_migrate(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 		if (slot >= c->l1_hw)
 			c->l1_hw = slot + 1;
 		s = &c->l1[slot];
+		/*
+		 * Tag the slot before the token changes: an optimistic reader
+		 * of the entry that left it checks the tag around its copy.
+		 */
+		dsmem_write_once(s->upd, DSTC_UPD_CLOSED | DSTC_UPD_TAG(eid));
+		dsmem_wmb();
 		s->token = tok;
 		s->eid = eid;
 		s->freq = dstc_window_hits(c, e, now);
@@ -1133,8 +1165,16 @@ static int dstc_migrate(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 	dsmem_store_release(&e->ctl, DSTC_CTL(DSTC_CTL_VER(ctl) + 1,
 					      DSTC_CTL_GEN(ctl),
 					      DSTC_CTL_FLAGS(ctl), to));
+	dsmem_write_once(e->move_ver, 0);
 	st->v[DSTC_S_MIGRATIONS]++;
 	c->migrated++;
+	/* latency: its wait in a queue, then the copy at the slower tier's cost */
+	lat = wait + c->p[DSTC_P_COST_L1_NS + (from > to ? from : to) - 1];
+	st->v[DSTC_S_MIGRATE_NS] += lat;
+	st->mig_hist[dstc_hist_bucket(lat)]++;
+	if (to < from)
+		st->v[prefetch ? DSTC_S_DMA_PREFETCH_BYTES : DSTC_S_DMA_BYTES] +=
+			(bytes + DSTC_DMA_LINE - 1) / DSTC_DMA_LINE * DSTC_DMA_LINE;
 	if (c->move_hook)
 		c->move_hook(c, eid, from, to);
 	if (to < from)
@@ -1251,7 +1291,8 @@ u32 dstc_window_hits(const struct dstc_cache *c, const struct dstc_entry *e,
 	return (u32)(hits + prev * (w - el) / w);
 }
 
-static void dstc_count_hit(struct dstc_cache *c, struct dstc_entry *e, u64 now)
+static void dstc_count_hit(struct dstc_cache *c, struct dstc_entry *e, u64 now,
+			   u32 weight)
 {
 	u64 w = dsmem_read_once(c->eff_window);
 	u64 start = dsmem_read_once(e->win_start);
@@ -1264,13 +1305,58 @@ static void dstc_count_hit(struct dstc_cache *c, struct dstc_entry *e, u64 now)
 		dsmem_write_once(e->win_hits, 0);
 		dsmem_write_once(e->win_start, now);
 	}
-	dsmem_write_once(e->win_hits, dsmem_read_once(e->win_hits) + 1);
+	dsmem_write_once(e->win_hits, dsmem_read_once(e->win_hits) + weight);
 	dsmem_write_once(e->last_ns, now);
+}
+
+/*
+ * sample = N > 1: one access in N (this stats block's, so this CPU's) is
+ * counted, as N; 0 for the others.  Thresholds keep their meaning in
+ * expectation, and an access not counted writes nothing of the entry.
+ */
+static u32 dstc_sample_weight(struct dstc_cache *c, struct dstc_stats *st)
+{
+	u32 n = (u32)dsmem_read_once(c->p[DSTC_P_SAMPLE]);
+
+	if (n <= 1)
+		return 1;
+	if (st->sample_left) {
+		st->sample_left--;
+		return 0;
+	}
+	st->sample_left = n - 1;
+	return n;
+}
+
+/*
+ * Optimistic mode's old copy of an entry being moved (see dstc_access):
+ * the L1 slot it leaves if the slot's tag is still its own around the
+ * read (a move into the slot retags it first), else the home copy in L3,
+ * which a move never writes.  Returns the tier read.
+ */
+static u8 dstc_read_old(struct dstc_cache *c, struct dstc_entry *e, u32 eid,
+			u8 tier, u32 off, union dsmem_token *t)
+{
+	const u64 tag_mask = ~(DSTC_UPD_DELTA_MASK | DSTC_UPD_CLOSED);
+
+	if (tier == DSMEM_TIER_L1) {
+		struct dstc_l1 *s = dstc_l1_racy(c, off);
+		u64 u1 = dsmem_load_acquire(&s->upd);
+
+		if ((u1 & tag_mask) == DSTC_UPD_TAG(eid)) {
+			*t = s->token;
+			dsmem_rmb();
+			if ((dsmem_read_once(s->upd) & tag_mask) == DSTC_UPD_TAG(eid))
+				return DSMEM_TIER_L1;
+		}
+	}
+	*t = e->token;
+	return DSMEM_TIER_L3;
 }
 
 /* Queue a promotion; true if a batch should run now. */
 static bool dstc_enqueue(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
-			 struct dstc_entry *e, u8 target, bool urgent)
+			 struct dstc_entry *e, u8 target, bool urgent, u64 now)
 {
 	struct dstc_queue *q = &c->q[urgent ? 0 : 1];
 	bool kick = false;
@@ -1287,6 +1373,7 @@ static bool dstc_enqueue(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 	q->len++;
 	e->queued = urgent ? DSTC_Q_URGENT : DSTC_Q_BACKGROUND;
 	e->target = target;
+	e->queued_ns = now;
 	st->v[DSTC_S_QUEUED]++;
 	kick = urgent || c->q[0].len + c->q[1].len >= c->p[DSTC_P_BATCH_THRESHOLD];
 out:
@@ -1339,8 +1426,9 @@ int dstc_access(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 		u16 gen, u64 delta, u64 now, struct dstc_result *res)
 {
 	struct dstc_entry *e = dstc_entry(c, eid);
-	u32 spins = 0, off, cost;
+	u32 spins = 0, off, cost, weight;
 	bool applied = !delta, locked = false;
+	struct dstc_l1 *slot1 = NULL;
 	u64 c1, c2;
 	u8 tier;
 	int ret;
@@ -1354,6 +1442,42 @@ int dstc_access(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 		ret = dstc_ctl_check(c1, gen);
 		if (ret)
 			goto out_unlock;
+		if ((DSTC_CTL_FLAGS(c1) & DSMEM_TOKEN_MIGRATING) && !locked &&
+		    dsmem_read_once(c->p[DSTC_P_OPTIMISTIC])) {
+			u32 mv = dsmem_read_once(e->move_ver);
+
+			/* a move (not a rewrite) that publishes version mv */
+			if (mv && mv == DSTC_CTL_VER(c1) + 1) {
+				off = dsmem_read_once(e->token_offset);
+				dsmem_rmb();
+				tier = dstc_read_old(c, e, eid, tier, off, &res->token);
+				if (!applied) {
+					/* home of the relaxed fields wherever it lands */
+					dstc_atomic_add(&e->relaxed, delta);
+					applied = true;
+				}
+				if (c->apply_hook)
+					c->apply_hook(c, eid);
+				dsmem_rmb();
+				c2 = dsmem_read_once(e->ctl);
+				if (c2 == c1) {
+					st->v[DSTC_S_OPTIMISTIC_READS]++;
+					c1 &= ~((u64)DSMEM_TOKEN_MIGRATING << 8);
+					break;
+				}
+				/* reconcile: the move published, and nothing since */
+				if (DSTC_CTL_VER(c2) == mv &&
+				    DSTC_CTL_GEN(c2) == DSTC_CTL_GEN(c1) &&
+				    DSTC_CTL_FLAGS(c2) ==
+				    (DSTC_CTL_FLAGS(c1) & ~DSMEM_TOKEN_MIGRATING)) {
+					st->v[DSTC_S_OPTIMISTIC_READS]++;
+					st->v[DSTC_S_OPTIMISTIC_RECONCILES]++;
+					c1 = c2;
+					break;
+				}
+				tier = DSTC_CTL_LAYER(c1);
+			}
+		}
 		if (DSTC_CTL_FLAGS(c1) & DSMEM_TOKEN_MIGRATING) {
 			/* a migration holds the lock: wait behind it */
 			if (++spins > c->p[DSTC_P_CAS_RETRIES] && !locked) {
@@ -1365,6 +1489,7 @@ int dstc_access(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 			dsmem_cpu_relax();
 			continue;
 		}
+		slot1 = NULL;
 		off = dsmem_read_once(e->token_offset);
 		if (tier == DSMEM_TIER_L1) {
 			struct dstc_l1 *s = dstc_l1_racy(c, off);
@@ -1382,8 +1507,7 @@ int dstc_access(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 				if (!ret)
 					applied = true;
 			}
-			dsmem_write_once(s->freq, dsmem_read_once(s->freq) + 1);
-			dsmem_write_once(s->last_ns, now);
+			slot1 = s;
 		} else if (tier == DSMEM_TIER_L2) {
 			void *page = dsmem_load_acquire(&c->pages[off >> DSTC_BUCKET_SHIFT]);
 
@@ -1411,7 +1535,14 @@ int dstc_access(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 
 	res->tier = tier;
 	res->flags = DSTC_CTL_FLAGS(c1);
-	dstc_count_hit(c, e, now);
+	weight = dstc_sample_weight(c, st);
+	if (weight) {
+		dstc_count_hit(c, e, now, weight);
+		if (slot1) {
+			dsmem_write_once(slot1->freq, dsmem_read_once(slot1->freq) + weight);
+			dsmem_write_once(slot1->last_ns, now);
+		}
+	}
 	cost = (u32)c->p[DSTC_P_COST_L1_NS] * (1 + res->retries);
 	if (tier >= DSMEM_TIER_L2)
 		cost += (u32)c->p[DSTC_P_COST_L2_NS];
@@ -1422,19 +1553,20 @@ int dstc_access(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 	st->v[DSTC_S_COST_L1_NS + tier - 1] += cost;
 	st->hist[tier - 1][dstc_hist_bucket(cost)]++;
 
-	if (tier == DSMEM_TIER_L2)
+	/* a prefetched entry's first hit counts, sampled or not */
+	if (tier == DSMEM_TIER_L2 && (weight || dsmem_read_once(e->prefetched)))
 		dstc_lru_touch(c, st, eid, e);
-	if (!(res->flags & DSMEM_TOKEN_PINNED) && tier != DSMEM_TIER_L1 &&
-	    !dsmem_read_once(e->queued)) {
+	if (weight && !(res->flags & DSMEM_TOKEN_PINNED) &&
+	    tier != DSMEM_TIER_L1 && !dsmem_read_once(e->queued)) {
 		u32 hits = dstc_window_hits(c, e, now);
 
 		if (hits >= dsmem_read_once(c->eff_promote_l1))
 			res->kick = dstc_enqueue(c, st, eid, e, DSMEM_TIER_L1,
-						 tier == DSMEM_TIER_L3);
+						 tier == DSMEM_TIER_L3, now);
 		else if (tier == DSMEM_TIER_L3 &&
 			 hits >= dsmem_read_once(c->eff_promote_l2))
 			res->kick = dstc_enqueue(c, st, eid, e, DSMEM_TIER_L2,
-						 false);
+						 false, now);
 	}
 	return 0;
 
@@ -1647,6 +1779,7 @@ static void dstc_prefetch(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 			continue;
 		if (c->l2_used >= c->p[DSTC_P_L2_CAPACITY])
 			break;	/* prefetch never evicts */
+		c->mig_prefetch = true;
 		if (!dstc_migrate(c, st, i, DSMEM_TIER_L2, now)) {
 			n->prefetched = 1;
 			st->v[DSTC_S_PREFETCHED]++;
@@ -1692,6 +1825,7 @@ static void dstc_run_batch(struct dstc_cache *c, struct dstc_stats *st, u64 now)
 		if (!from || from <= e->target ||
 		    (DSTC_CTL_FLAGS(e->ctl) & DSMEM_TOKEN_PINNED))
 			continue;
+		c->mig_wait = now > e->queued_ns ? now - e->queued_ns : 0;
 		if (dstc_migrate(c, st, eid, e->target, now))
 			continue;
 		if (from == DSMEM_TIER_L3) {

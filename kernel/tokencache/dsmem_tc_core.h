@@ -97,6 +97,8 @@ unsigned int dstc_page_slot_bytes(const void *page, unsigned int slot);
 #define DSTC_P_MODE	DSMEM_CACHE_P_MODE
 #define DSTC_P_MIGRATE_BUDGET	DSMEM_CACHE_P_MIGRATE_BUDGET
 #define DSTC_P_ADAPT_NS	DSMEM_CACHE_P_ADAPT_NS
+#define DSTC_P_SAMPLE	DSMEM_CACHE_P_SAMPLE
+#define DSTC_P_OPTIMISTIC	DSMEM_CACHE_P_OPTIMISTIC
 #define DSTC_P_NR	DSMEM_CACHE_P_NR
 
 struct dstc_param_desc {
@@ -152,8 +154,16 @@ enum dstc_stat {
 	DSTC_S_ADAPT_UP,	/* adaptive mode raised the thresholds */
 	DSTC_S_ADAPT_DOWN,	/* ... lowered them */
 	DSTC_S_PREFETCH_HITS,	/* prefetched entries asked for while in L2 */
+	DSTC_S_OPTIMISTIC_READS,	/* old copies of moving entries used */
+	DSTC_S_OPTIMISTIC_RECONCILES,	/* ... validated against the move's publish */
+	DSTC_S_MIGRATE_NS,	/* migration latency, summed (queue + copy) */
+	DSTC_S_DMA_BYTES,	/* modelled DMA of promotions */
+	DSTC_S_DMA_PREFETCH_BYTES,	/* ... of prefetched neighbours */
 	DSTC_S_NR
 };
+
+/* a modelled DMA moves whole lines of this many bytes */
+#define DSTC_DMA_LINE		64
 
 extern const char *const dstc_stat_names[DSTC_S_NR];
 
@@ -163,6 +173,15 @@ extern const char *const dstc_stat_names[DSTC_S_NR];
 struct dstc_stats {
 	u64 v[DSTC_S_NR];
 	u32 hist[3][DSTC_HIST_BUCKETS];	/* per serving tier */
+	u32 mig_hist[DSTC_HIST_BUCKETS];	/* migration latency */
+	/*
+	 * sample > 1: accesses left before the next counted one.  Per stats
+	 * block, so per CPU in the module: a hot entry's counters are then
+	 * written by one access in N of every CPU, where a per-entry
+	 * countdown would be written by every access and keep the line
+	 * bouncing that sampling is meant to spare.  Not summed.
+	 */
+	u32 sample_left;
 };
 
 unsigned int dstc_hist_bucket(u64 ns);
@@ -222,10 +241,12 @@ struct dstc_entry {
 	u32 win_prev;		/* hits in the one before */
 	u32 lru_prev;		/* L2 LRU, under the lock */
 	u32 lru_next;
+	u32 move_ver;		/* the version a move in flight publishes; 0: none */
 	u64 win_start;
 	u64 last_ns;
 	u64 relaxed;		/* written-back relaxed fields (accesses) */
-	union dsmem_token token;	/* L3: always whole */
+	u64 queued_ns;		/* when its promotion was queued */
+	union dsmem_token token;	/* L3: always whole; a move never writes it */
 };
 
 /*
@@ -314,6 +335,8 @@ struct dstc_cache {
 	struct dstc_stats adapt_base;	/* totals at the last adaptation */
 	u32 *scratch;		/* batch_max entry ids */
 	u32 l1_hw;		/* slots below this were ever used */
+	u64 mig_wait;		/* the next migration's queueing time (batches) */
+	bool mig_prefetch;	/* the next migration is a prefetch */
 	void (*apply_hook)(struct dstc_cache *c, u32 eid);	/* tests */
 	/* every move between tiers, after it is published (replays) */
 	void (*move_hook)(struct dstc_cache *c, u32 eid, u8 from, u8 to);
@@ -366,7 +389,15 @@ struct dstc_result {
  * its relaxed fields inline (hot path: CAS in L1, bounded retries, then
  * the slow path).  -ENOENT: no such entry; -ESTALE: generation differs.
  * c->apply_hook, if set, runs between the read and the CAS of an L1
- * update (the unit tests use it to lose races on purpose).
+ * update, and between an optimistic read of a moving entry's old copy and
+ * its validation (the unit tests use it to lose races on purpose).
+ *
+ * An entry being moved: by default the lookup waits for the move to
+ * publish (spinning, then on the lock).  With the optimistic parameter it
+ * reads the old copy instead -- the L1 slot it leaves, validated by the
+ * slot's update tag, or the home copy in L3, which no move writes -- and
+ * validates the directory word after: unchanged, or exactly the move's
+ * publish (a move copies, it does not change the token), else it retries.
  */
 int dstc_access(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 		u16 gen, u64 delta, u64 now, struct dstc_result *res);

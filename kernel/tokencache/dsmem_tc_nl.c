@@ -356,6 +356,18 @@ static int dsmem_nl_fill_cache(struct sk_buff *skb)
 	    nla_put_u32(skb, DSMEM_ATTR_CACHE_QUEUED, queued) ||
 	    nla_put_u64_64bit(skb, DSMEM_ATTR_CACHE_MIGRATE_RATE,
 			      READ_ONCE(dsmem_tc.migrate_rate), DSMEM_ATTR_PAD) ||
+	    nla_put_u64_64bit(skb, DSMEM_ATTR_CACHE_MIGRATE_LAT_MEAN,
+			      s->v[DSTC_S_MIGRATIONS] ?
+			      div64_u64(s->v[DSTC_S_MIGRATE_NS],
+					s->v[DSTC_S_MIGRATIONS]) : 0,
+			      DSMEM_ATTR_PAD) ||
+	    nla_put_u64_64bit(skb, DSMEM_ATTR_CACHE_MIGRATE_LAT_P99,
+			      dstc_hist_quantile(s->mig_hist, DSTC_HIST_BUCKETS, 990),
+			      DSMEM_ATTR_PAD) ||
+	    nla_put_u64_64bit(skb, DSMEM_ATTR_CACHE_DMA_RATE,
+			      READ_ONCE(dsmem_tc.dma_rate[0]), DSMEM_ATTR_PAD) ||
+	    nla_put_u64_64bit(skb, DSMEM_ATTR_CACHE_DMA_PREFETCH_RATE,
+			      READ_ONCE(dsmem_tc.dma_rate[1]), DSMEM_ATTR_PAD) ||
 	    nla_put_u8(skb, DSMEM_ATTR_TRACE_ACTIVE, active) ||
 	    nla_put_u64_64bit(skb, DSMEM_ATTR_TRACE_RECORDS, records,
 			      DSMEM_ATTR_PAD) ||

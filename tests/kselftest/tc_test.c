@@ -264,9 +264,11 @@ static void *hammer_thread(void *arg)
 
 /*
  * 8 threads update the one hot QP token while its entry is moved between
- * the tiers and L1 is resized under them: no update is lost.
+ * the tiers and L1 is resized under them: no update is lost, the token
+ * comes out whole; blocking readers (the default) or optimistic ones.
  */
-TEST_F_TIMEOUT(tc, hammer_while_migrating, 600)
+static void hammer(struct __test_metadata *_metadata, FIXTURE_DATA(tc) *self,
+		   int optimistic)
 {
 	uint64_t params[DS_CACHE_P_NR] = {}, mask = 0;
 	struct hammer h[THREADS];
@@ -284,9 +286,11 @@ TEST_F_TIMEOUT(tc, hammer_while_migrating, 600)
 	params[DS_CACHE_P_L2_IDLE_NS] = 2000;
 	params[DS_CACHE_P_BATCH_THRESHOLD] = 1;
 	params[DS_CACHE_P_CAS_RETRIES] = 1;
+	params[DS_CACHE_P_OPTIMISTIC] = optimistic;
 	for (int p = DS_CACHE_P_PROMOTE_L2; p <= DS_CACHE_P_L2_IDLE_NS; p++)
 		mask |= 1ULL << p;
-	mask |= 1ULL << DS_CACHE_P_BATCH_THRESHOLD | 1ULL << DS_CACHE_P_CAS_RETRIES;
+	mask |= 1ULL << DS_CACHE_P_BATCH_THRESHOLD | 1ULL << DS_CACHE_P_CAS_RETRIES |
+		1ULL << DS_CACHE_P_OPTIMISTIC;
 	ASSERT_EQ(0, ds_cache_set(self->ctx, params, mask, 1, NULL))
 		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
 	ASSERT_EQ(0, node_qp(self->ctx, 1, &q0));
@@ -313,13 +317,80 @@ TEST_F_TIMEOUT(tc, hammer_while_migrating, 600)
 	ASSERT_EQ(0, node_qp(self->ctx, 1, &q1));
 	ASSERT_EQ(0, ds_cache_get(self->ctx, &c1));
 	EXPECT_EQ(q0.accesses + THREADS * OPS_PER_THREAD, q1.accesses);
+	/* the token itself came through every move whole */
+	EXPECT_EQ(q0.data_len, q1.data_len);
+	EXPECT_EQ(0, memcmp(q0.data, q1.data, q0.data_len));
 	EXPECT_GT(moves, 0);
 	EXPECT_GT(stat_of(&c1, "migrations"), stat_of(&c0, "migrations") + 100);
-	TH_LOG("moves %d migrations %llu cas_retries %llu fallbacks %llu read_retries %llu",
+	EXPECT_EQ(optimistic, c1.params[DS_CACHE_P_OPTIMISTIC]);
+	/* blocking readers never take the old copy */
+	if (!optimistic)
+		EXPECT_EQ(stat_of(&c0, "optimistic_reads"), stat_of(&c1, "optimistic_reads"));
+	EXPECT_GE(stat_of(&c1, "optimistic_reads"), stat_of(&c1, "optimistic_reconciles"));
+	TH_LOG("%s: moves %d migrations %llu cas_retries %llu fallbacks %llu read_retries %llu "
+	       "optimistic_reads %llu optimistic_reconciles %llu",
+	       optimistic ? "optimistic" : "blocking",
 	       moves, (unsigned long long)stat_of(&c1, "migrations"),
 	       (unsigned long long)stat_of(&c1, "cas_retries"),
 	       (unsigned long long)stat_of(&c1, "cas_fallbacks"),
-	       (unsigned long long)stat_of(&c1, "read_retries"));
+	       (unsigned long long)stat_of(&c1, "read_retries"),
+	       (unsigned long long)(stat_of(&c1, "optimistic_reads") -
+				    stat_of(&c0, "optimistic_reads")),
+	       (unsigned long long)(stat_of(&c1, "optimistic_reconciles") -
+				    stat_of(&c0, "optimistic_reconciles")));
+}
+
+TEST_F_TIMEOUT(tc, hammer_while_migrating, 600)
+{
+	hammer(_metadata, self, 0);
+}
+
+TEST_F_TIMEOUT(tc, hammer_while_migrating_optimistic, 600)
+{
+	hammer(_metadata, self, 1);
+}
+
+/*
+ * The live migration figures: latency since the reset, rates over the
+ * last second, after moves made by hand.
+ */
+TEST_F(tc, migration_stats)
+{
+	struct ds_token_update up = { .mask = DS_TOKEN_SET_LAYER };
+	struct ds_token_info qp;
+	struct ds_cache_info c;
+	uint64_t params[DS_CACHE_P_NR] = {};
+	int i;
+
+	ASSERT_EQ(0, ds_cache_set(self->ctx, params, 0, 1, NULL));	/* reset */
+	ASSERT_EQ(0, ds_cache_get(self->ctx, &c));
+	EXPECT_EQ(0, c.migrate_lat_mean_ns);
+	EXPECT_EQ(0, c.migrate_lat_p99_ns);
+	ASSERT_EQ(0, node_qp(self->ctx, 1, &qp));
+	for (i = 0; i < 30; i++) {
+		up.layer = DS_TIER_L3 - i % 3;	/* L3, L2, L1: promotions */
+		EXPECT_EQ(0, ds_token_set(self->ctx, qp.handle, &up, NULL))
+			TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+	}
+	ASSERT_EQ(0, ds_cache_get(self->ctx, &c));
+	EXPECT_GE(stat_of(&c, "migrations"), 20);
+	EXPECT_GE(stat_of(&c, "dma_bytes"), 20 * 64);
+	EXPECT_EQ(0, stat_of(&c, "dma_bytes") % 64);
+	/* copies at the modelled cost of L2 (200 ns) or L3 (800 ns) at least */
+	EXPECT_GE(c.migrate_lat_mean_ns, c.params[DS_CACHE_P_COST_L2_NS]);
+	EXPECT_GE(c.migrate_lat_p99_ns, c.migrate_lat_mean_ns);
+	/* the rates come from the maintenance worker, once a second */
+	for (i = 0; i < 40 && !(c.dma_rate && c.migrate_rate); i++) {
+		usleep(100000);
+		ASSERT_EQ(0, ds_cache_get(self->ctx, &c));
+	}
+	EXPECT_GT(c.migrate_rate, 0);
+	EXPECT_GT(c.dma_rate, 0);
+	TH_LOG("migrate_rate %llu lat mean %llu p99 %llu dma %llu prefetch %llu",
+	       (unsigned long long)c.migrate_rate,
+	       (unsigned long long)c.migrate_lat_mean_ns,
+	       (unsigned long long)c.migrate_lat_p99_ns,
+	       (unsigned long long)c.dma_rate, (unsigned long long)c.dma_prefetch_rate);
 }
 
 /* L2 lives on the memory-only NUMA node the guest has, as CXL would. */
@@ -396,6 +467,11 @@ TEST_F(tc, bad_input)
 	EXPECT_EQ(-ERANGE, set_param(self->ctx, DS_CACHE_P_PROMOTE_L2, 0));
 	EXPECT_EQ(-ERANGE, set_param(self->ctx, DS_CACHE_P_PROMOTE_L1, 2));
 	EXPECT_EQ(-ERANGE, set_param(self->ctx, DS_CACHE_P_MODE, 2));
+	EXPECT_EQ(-ERANGE, set_param(self->ctx, DS_CACHE_P_SAMPLE, 0));
+	EXPECT_NE(NULL, strstr(ds_ctx_errmsg(self->ctx), "sample"));
+	EXPECT_EQ(-ERANGE, set_param(self->ctx, DS_CACHE_P_SAMPLE, 1025));
+	EXPECT_EQ(-ERANGE, set_param(self->ctx, DS_CACHE_P_OPTIMISTIC, 2));
+	EXPECT_NE(NULL, strstr(ds_ctx_errmsg(self->ctx), "optimistic"));
 	params[DS_CACHE_P_BATCH_THRESHOLD] = 64;
 	params[DS_CACHE_P_BATCH_MAX] = 32;
 	EXPECT_EQ(-ERANGE, ds_cache_set(self->ctx, params,

@@ -1064,6 +1064,10 @@ struct nl_msg *cache_reply(uint8_t cmd = DSMEM_CMD_CACHE_GET, const cache_opts &
 	nla_put_u32(m, DSMEM_ATTR_CACHE_PINNED, 2);
 	nla_put_u32(m, DSMEM_ATTR_CACHE_QUEUED, 3);
 	put_u64(m, DSMEM_ATTR_CACHE_MIGRATE_RATE, 120, DSMEM_ATTR_PAD);
+	put_u64(m, DSMEM_ATTR_CACHE_MIGRATE_LAT_MEAN, 950, DSMEM_ATTR_PAD);
+	put_u64(m, DSMEM_ATTR_CACHE_MIGRATE_LAT_P99, 4100, DSMEM_ATTR_PAD);
+	put_u64(m, DSMEM_ATTR_CACHE_DMA_RATE, 7680, DSMEM_ATTR_PAD);
+	put_u64(m, DSMEM_ATTR_CACHE_DMA_PREFETCH_RATE, 640, DSMEM_ATTR_PAD);
 	nla_put_u8(m, DSMEM_ATTR_TRACE_ACTIVE, 1);
 	put_u64(m, DSMEM_ATTR_TRACE_RECORDS, 100, DSMEM_ATTR_PAD);
 	put_u64(m, DSMEM_ATTR_TRACE_DROPPED, 5, DSMEM_ATTR_PAD);
@@ -1108,6 +1112,10 @@ void test_parse_cache(void **)
 	assert_int_equal(c->pinned, 2);
 	assert_int_equal(c->queued, 3);
 	assert_int_equal(c->migrate_rate, 120);
+	assert_int_equal(c->migrate_lat_mean_ns, 950);
+	assert_int_equal(c->migrate_lat_p99_ns, 4100);
+	assert_int_equal(c->dma_rate, 7680);
+	assert_int_equal(c->dma_prefetch_rate, 640);
 	assert_int_equal(c->trace_active, 1);
 	assert_int_equal(c->trace_records, 100);
 	assert_int_equal(c->trace_dropped, 5);

@@ -634,6 +634,10 @@ std::unique_ptr<ds_cache_info> sample_cache()
 	c->pinned = 2;
 	c->queued = 3;
 	c->migrate_rate = 120;
+	c->migrate_lat_mean_ns = 950;
+	c->migrate_lat_p99_ns = 4100;
+	c->dma_rate = 7680;
+	c->dma_prefetch_rate = 640;
 	c->trace_active = 1;
 	c->trace_records = 1000;
 	c->trace_dropped = 4;
@@ -657,6 +661,8 @@ void test_cache_text(void **)
 	std::string t = output::text(cache_record(*sample_cache()));
 	assert_string_equal(t.c_str(),
 		"entries 5000 pinned 2 queued 3 migrations_per_sec 120\n"
+		"    migration per_sec 120 latency_mean 950ns latency_p99 4100ns "
+		"dma_bytes_per_sec 7680 dma_prefetch_bytes_per_sec 640\n"
 		"    param l1_capacity 4096 entries\n"
 		"    param l2_capacity 65536 entries\n"
 		"    param promote_l2 16 hits in_effect 12\n"
@@ -676,6 +682,8 @@ void test_cache_text(void **)
 		"    param mode adaptive\n"
 		"    param migrate_budget 32768 entries\n"
 		"    param adapt_interval 10ms\n"
+		"    param sample 1 accesses\n"
+		"    param optimistic 0\n"
 		"    tier l1 entries 4000 capacity 4096 bytes 64000 numa 0 hits 900 misses 100 "
 		"hit_ratio 0.9 promotions 50 demotions 10 evictions 5 cost_mean 5ns cost_p99 9ns\n"
 		"    tier l2 entries 900 capacity 65536 bytes 8K numa any hits 90 misses 10 "
@@ -698,6 +706,14 @@ void test_cache_json(void **)
 	const auto &r = v[0];
 	assert_int_equal(r["entries"].get<int>(), 5000);
 	assert_int_equal(r["migrations_per_sec"].get<int>(), 120);
+	// the names the console charts
+	const auto &m = r["migration"];
+	assert_int_equal(m.size(), 5);
+	assert_int_equal(m["per_sec"].get<int>(), 120);
+	assert_int_equal(m["latency_mean_ns"].get<int>(), 950);
+	assert_int_equal(m["latency_p99_ns"].get<int>(), 4100);
+	assert_int_equal(m["dma_bytes_per_sec"].get<int>(), 7680);
+	assert_int_equal(m["dma_prefetch_bytes_per_sec"].get<int>(), 640);
 
 	// parameters in the table's order, values in their unit (times in ns)
 	const auto &p = r["params"];

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -410,6 +411,46 @@ void dsctl_malformed_values(void **)
 		     "seed: batch_max 8 is below batch_threshold 32");
 }
 
+// The seed policies' migration figures, named as dsctl cache show names
+// them: rates over the trace's clock (100 ns a request here), the DMA
+// of every promotion 64 bytes; a baseline has none.
+void seed_migration_figures(void **)
+{
+	result r = dsctl({ "-j", "sim", "run", "gen", "zipf:alpha=0.9,objects=20000,requests=100k,seed=7",
+			   "policy", "lru,seed,seed-adaptive", "size", "500", "warmup", "0" });
+	assert_int_equal(r.status, 0);
+	auto doc = nlohmann::json::parse(r.out);
+	const double span_s = 99999 * 100e-9;
+
+	assert_int_equal(doc["runs"].size(), 3);
+	assert_false(doc["runs"][0].contains("migration"));
+	for (int k = 1; k < 3; k++) {
+		const auto &run = doc["runs"][k];
+		const auto &m = run["migration"];
+		assert_int_equal(m.size(), 5);
+		uint64_t per_sec = m["per_sec"].get<uint64_t>();
+		uint64_t mean = m["latency_mean_ns"].get<uint64_t>();
+		uint64_t p99 = m["latency_p99_ns"].get<uint64_t>();
+		uint64_t dma = m["dma_bytes_per_sec"].get<uint64_t>();
+		uint64_t pf = m["dma_prefetch_bytes_per_sec"].get<uint64_t>();
+		uint64_t moved = run["promotions"].get<uint64_t>();
+		assert_true(per_sec > 0);
+		assert_true(mean >= 200);	// at least an L2 copy
+		assert_true(p99 >= mean);
+		assert_true(dma > 0);
+		// a promotion or a prefetch moves one 64-byte line
+		double want = double(moved) * 64 / span_s;
+		assert_true(std::fabs(double(dma + pf) - want) <= 2 + want * 1e-9);
+		// migrations move at least what was promoted
+		assert_true(double(per_sec) + 1 >= double(moved) / span_s);
+	}
+	r = dsctl({ "sim", "run", "gen", "zipf:alpha=0.9,objects=20000,requests=100k,seed=7",
+		    "policy", "lru,seed", "size", "500" });
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out.c_str(), "\nmigration seed 500 per_sec "));
+	assert_null(strstr(r.out.c_str(), "\nmigration lru"));
+}
+
 // The simulator's seed is no NIC: its L1 may hold more than the module's
 // 16384 slots.  A loop over 18000 objects, with every other limit out of
 // the way, thrashes an L1 of 16384 and fits one of 20000.
@@ -510,6 +551,7 @@ int main()
 		cmocka_unit_test(shards_sampling),
 		cmocka_unit_test(seed_replays_vector),
 		cmocka_unit_test(seed_l1_beyond_the_nic),
+		cmocka_unit_test(seed_migration_figures),
 		cmocka_unit_test(dsctl_sample_json),
 		cmocka_unit_test(dsctl_text_trace_and_csv),
 		cmocka_unit_test(dsctl_sweep),

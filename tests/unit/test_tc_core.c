@@ -2076,6 +2076,462 @@ TEST(test_fixed_adapt_small_budget)
 	tenv_free(t);
 }
 
+/* ---- sampling --------------------------------------------------------- */
+
+static u32 heat(struct tenv *t, u32 eid, u64 now)
+{
+	return dstc_window_hits(&t->c, dstc_entry(&t->c, eid), now);
+}
+
+/*
+ * sample = 4: the first access of this "CPU" and every fourth after it
+ * count, as 4; the others leave the entry alone.  The default counts all.
+ */
+TEST(test_sample)
+{
+	struct tenv *t;
+	unsigned int i;
+
+	assert_int_equal(dstc_params[P(SAMPLE)].def, 1);
+	t = ENV({ P(PROMOTE_L2), 8 });
+	ins(t, 7, 1);
+	for (i = 1; i <= 5; i++) {
+		acc(t, 7, 0, T0 + i);
+		assert_int_equal(heat(t, 7, T0 + i), i);
+	}
+	tenv_free(t);
+
+	t = ENV({ P(SAMPLE), 4 }, { P(PROMOTE_L2), 8 }, { P(BATCH_THRESHOLD), 1 });
+	ins(t, 7, 2);
+	static const u32 want[] = { 4, 4, 4, 4, 8 };
+	for (i = 0; i < 5; i++) {
+		u64 last = dstc_entry(&t->c, 7)->last_ns;
+
+		acc(t, 7, 0, T0 + 1 + i);
+		assert_int_equal(heat(t, 7, T0 + 1 + i), want[i]);
+		/* an access not counted writes nothing of the entry */
+		if (i % 4)
+			assert_int_equal(dstc_entry(&t->c, 7)->last_ns, last);
+		/* promotion only once the scaled count reaches promote_l2 */
+		if (i < 4)
+			STATS(t, ST(QUEUED), 0);
+	}
+	STATS(t, ST(QUEUED), 1);
+	/* the countdown is the stats block's, not the entry's: the next
+	 * three accesses, of another entry, are not counted */
+	for (i = 0; i < 3; i++)
+		acc(t, 8, 0, T0 + 10);
+	assert_int_equal(heat(t, 8, T0 + 10), 0);
+	acc(t, 8, 0, T0 + 11);
+	assert_int_equal(heat(t, 8, T0 + 11), 4);
+
+	/* in L1 the LFU count grows by N on counted accesses only */
+	run(t, T0 + 12, false);
+	OK(mig(t, 7, L1, T0 + 12));
+	u32 f0 = slot(t, 7)->freq;
+	for (i = 0; i < 4; i++)
+		acc(t, 7, 0, T0 + 13);
+	assert_int_equal(slot(t, 7)->freq, f0 + 4);
+	tenv_free(t);
+}
+
+/* ---- optimistic reads of a moving entry ------------------------------- */
+
+static struct {
+	struct tenv *t;
+	u32 eid;
+	int mode;	/* 1: publish the move; 2: ... and start another */
+	int calls;
+} om;
+
+/* a move of om.eid half done, as dstc_migrate leaves it at the copy */
+static void fake_move_start(struct tenv *t, u32 eid)
+{
+	struct dstc_entry *e = dstc_entry(&t->c, eid);
+
+	e->move_ver = DSTC_CTL_VER(e->ctl) + 1;
+	e->ctl |= (u64)DSMEM_TOKEN_MIGRATING << 8;
+}
+
+static void fake_move_publish(struct tenv *t, u32 eid)
+{
+	struct dstc_entry *e = dstc_entry(&t->c, eid);
+	u64 c = e->ctl;
+
+	e->ctl = DSTC_CTL(DSTC_CTL_VER(c) + 1, DSTC_CTL_GEN(c),
+			  DSTC_CTL_FLAGS(c) & ~DSMEM_TOKEN_MIGRATING,
+			  DSTC_CTL_LAYER(c));
+	e->move_ver = 0;
+}
+
+static void hook_publish(struct dstc_cache *c, u32 eid)
+{
+	(void)c;
+	om.calls++;
+	if (!om.mode || eid != om.eid)
+		return;
+	fake_move_publish(om.t, eid);
+	if (om.mode == 2)	/* a rewrite right after: the copy may be old */
+		fake_move_start(om.t, eid), dstc_entry(&om.t->c, eid)->move_ver = 0;
+	om.mode = om.mode == 2 ? 3 : 0;
+}
+
+/* blocking mode's reader waits on the lock: that is where the move ends */
+static void t_lock_publish(struct dstc_cache *c)
+{
+	t_lock(c);
+	if (om.mode == 3 || om.mode == 4) {
+		fake_move_publish(om.t, om.eid);
+		om.mode = 0;
+	}
+}
+
+static const struct dstc_ops t_ops_publish = {
+	.page_alloc = t_page_alloc,
+	.page_free = t_page_free,
+	.chunk_alloc = t_chunk_alloc,
+	.lock = t_lock_publish,
+	.unlock = t_unlock,
+};
+
+TEST(test_optimistic)
+{
+	struct tenv *t = ENV({ P(OPTIMISTIC), 1 }, { P(CAS_RETRIES), 2 });
+	union dsmem_token want;
+	struct dstc_result r;
+
+	t->c.ops = &t_ops_publish;
+	ins(t, 9, 1);
+	want = qp_tok(9, 0);
+	memset(&om, 0, sizeof(om));
+	om.t = t;
+	om.eid = 9;
+	t->c.apply_hook = hook_publish;
+
+	/* mid-move: the old copy (L3's), validated against the same word */
+	fake_move_start(t, 9);
+	r = acc(t, 9, 3, T0);
+	tok_eq(&r.token, &want);
+	assert_int_equal(r.tier, L3);
+	assert_int_equal(r.retries, 0);
+	assert_false(r.flags & DSMEM_TOKEN_MIGRATING);
+	STATS(t, ST(OPTIMISTIC_READS), 1, ST(OPTIMISTIC_RECONCILES), 0,
+	      ST(READ_RETRIES), 0);
+	/* (dstc_relaxed would wait for the move: the word itself) */
+	assert_int_equal(dstc_entry(&t->c, 9)->relaxed, 3);
+
+	/* the move publishes between the read and the check: reconciled */
+	om.mode = 1;
+	r = acc(t, 9, 3, T0 + 1);
+	tok_eq(&r.token, &want);
+	STATS(t, ST(OPTIMISTIC_READS), 2, ST(OPTIMISTIC_RECONCILES), 1,
+	      ST(READ_RETRIES), 0);
+	assert_false(DSTC_CTL_FLAGS(dstc_entry(&t->c, 9)->ctl) & DSMEM_TOKEN_MIGRATING);
+	assert_int_equal(dstc_relaxed(&t->c, 9), 6);	/* applied once */
+
+	/* published, then rewritten (not a move): the copy is refused and
+	 * the reader waits for the rewrite like a blocking one */
+	fake_move_start(t, 9);
+	om.mode = 2;
+	r = acc(t, 9, 0, T0 + 2);
+	tok_eq(&r.token, &want);
+	assert_true(r.retries >= 1);
+	STATS(t, ST(OPTIMISTIC_READS), 2, ST(OPTIMISTIC_RECONCILES), 1);
+	assert_true(S(t, READ_RETRIES) >= 1);
+
+	/* from L1: the slot it leaves, while the slot is still tagged its */
+	OK(mig(t, 9, L1, T0 + 3));
+	fake_move_start(t, 9);
+	r = acc(t, 9, 0, T0 + 4);
+	assert_int_equal(r.tier, L1);
+	tok_eq(&r.token, &want);
+	STATS(t, ST(OPTIMISTIC_READS), 3);
+	/* ... retagged for another entry: the home copy instead */
+	slot(t, 9)->upd = DSTC_UPD_CLOSED | DSTC_UPD_TAG(10);
+	slot(t, 9)->token = far_tok(10);
+	r = acc(t, 9, 0, T0 + 5);
+	assert_int_equal(r.tier, L3);
+	tok_eq(&r.token, &want);
+	STATS(t, ST(OPTIMISTIC_READS), 4);
+	slot(t, 9)->upd = DSTC_UPD_TAG(9);
+	slot(t, 9)->token = want;
+	fake_move_publish(t, 9);
+
+	/* blocking (the default): no old copy, the reader waits */
+	u64 p[DSTC_P_NR];
+	const char *why;
+
+	memcpy(p, t->c.p, sizeof(p));
+	p[P(OPTIMISTIC)] = 0;
+	OK(setp(t, p, T0 + 6, &why));
+	fake_move_start(t, 9);
+	om.mode = 4;
+	u64 rr = S(t, READ_RETRIES);
+	r = acc(t, 9, 0, T0 + 7);
+	assert_int_equal(om.mode, 0);	/* it went for the lock */
+	tok_eq(&r.token, &want);
+	assert_int_equal(S(t, READ_RETRIES) - rr, r.retries);
+	assert_true(r.retries > 2);
+	STATS(t, ST(OPTIMISTIC_READS), 4);
+	t->c.apply_hook = NULL;
+	tenv_free(t);
+}
+
+/*
+ * Real threads: a mover and a rewriter under a real lock against readers
+ * that check every token they get is one whole token -- its fields all
+ * derive from one rewrite count -- and that no update is lost, in both
+ * modes.
+ */
+#include <pthread.h>
+#include <time.h>
+
+#define MT_N	8U
+
+struct mt {
+	struct dstc_cache c;
+	pthread_mutex_t lock;
+	void **graveyard;	/* pages freed only at the end: readers race them */
+	unsigned int ngrave;
+	volatile int stop;
+	u64 bad, deltas[4];
+	struct dstc_stats st[4];
+};
+
+static void *mt_page_alloc(struct dstc_cache *c)
+{
+	(void)c;
+	return calloc(1, DSTC_PAGE_SIZE);
+}
+
+static void mt_page_free(struct dstc_cache *c, void *page)
+{
+	struct mt *m = c->priv;
+
+	m->graveyard[m->ngrave++] = page;
+}
+
+static void mt_lock(struct dstc_cache *c)
+{
+	pthread_mutex_lock(&((struct mt *)c->priv)->lock);
+}
+
+static void mt_unlock(struct dstc_cache *c)
+{
+	pthread_mutex_unlock(&((struct mt *)c->priv)->lock);
+}
+
+static const struct dstc_ops mt_ops = {
+	.page_alloc = mt_page_alloc,
+	.page_free = mt_page_free,
+	.chunk_alloc = t_chunk_alloc,
+	.lock = mt_lock,
+	.unlock = mt_unlock,
+};
+
+static union dsmem_token mt_tok(u32 eid, u32 k)
+{
+	union dsmem_token t = qp_tok(eid, k);
+
+	t.qp.pd_index = t.qp.scq_index = t.qp.rcq_index = (u8)k;
+	t.qp.access_flags = (u8)(k * 7);
+	return t;
+}
+
+static bool mt_whole(const union dsmem_token *t, u32 eid)
+{
+	u8 k = t->qp.pd_index;
+
+	return t->hdr.type == DSMEM_TOKEN_QP && t->hdr.index == eid &&
+	       t->qp.scq_index == k && t->qp.rcq_index == k &&
+	       t->qp.access_flags == (u8)(k * 7) &&
+	       (u8)(t->qp.qpn - 0x5000 - eid) == k;
+}
+
+static u16 mt_gen[MT_N];
+
+static void *mt_writer(void *arg)
+{
+	struct mt *m = arg;
+	u32 x = 1, k[MT_N] = { 0 };
+
+	while (!m->stop) {
+		u32 eid, op;
+
+		x = x * 1103515245 + 12345;
+		eid = (x >> 8) % MT_N;
+		op = (x >> 16) % 8;
+		mt_lock(&m->c);
+		if (op == 0) {
+			union dsmem_token t = mt_tok(eid, ++k[eid]);
+
+			OK(dstc_update_locked(&m->c, &m->st[3], eid, mt_gen[eid], &t));
+		} else {
+			dstc_migrate_locked(&m->c, &m->st[3], eid, 1 + op % 3, T0);
+		}
+		mt_unlock(&m->c);
+	}
+	return NULL;
+}
+
+struct mt_reader {
+	struct mt *m;
+	int id;
+};
+
+static void *mt_reader(void *arg)
+{
+	struct mt_reader *r = arg;
+	struct mt *m = r->m;
+	u32 x = 7 + r->id;
+	u64 n = 0;
+
+	while (!m->stop) {
+		struct dstc_result res;
+		u32 eid;
+
+		x = x * 1103515245 + 12345;
+		eid = (x >> 8) % MT_N;
+		if (dstc_access(&m->c, &m->st[r->id], eid, mt_gen[eid], 1, T0 + ++n,
+				&res))
+			__atomic_add_fetch(&m->bad, 1, __ATOMIC_RELAXED);
+		else if (!mt_whole(&res.token, eid))
+			__atomic_add_fetch(&m->bad, 1, __ATOMIC_RELAXED);
+		else
+			m->deltas[r->id]++;
+	}
+	return NULL;
+}
+
+static double mt_secs(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void mt_run(bool optimistic, u64 *reads, u64 *reconciles, u64 *retries)
+{
+	struct mt *m = calloc(1, sizeof(*m));
+	struct mt_reader rd[3];
+	pthread_t th[4];
+	u64 p[DSTC_P_NR], sum = 0, rel = 0;
+	double t0 = mt_secs();
+	unsigned int i;
+
+	assert_non_null(m);
+	m->graveyard = calloc(1 << 20, sizeof(void *));
+	pthread_mutex_init(&m->lock, NULL);
+	dstc_params_default(p);
+	p[P(MODE)] = DSMEM_CACHE_FIXED;
+	p[P(PROMOTE_L2)] = p[P(PROMOTE_L1)] = 65535;
+	p[P(PREFETCH)] = 0;
+	p[P(CAS_RETRIES)] = 2;
+	p[P(OPTIMISTIC)] = optimistic;
+	OK(dstc_cache_init(&m->c, &mt_ops, m, NE, p));
+	for (i = 0; i < MT_N; i++) {
+		union dsmem_token t = mt_tok(i, 0);
+
+		OK(dstc_insert_locked(&m->c, i, 1, &t, &mt_gen[i]));
+	}
+	assert_int_equal(pthread_create(&th[3], NULL, mt_writer, m), 0);
+	for (i = 0; i < 3; i++) {
+		rd[i].m = m;
+		rd[i].id = (int)i;
+		assert_int_equal(pthread_create(&th[i], NULL, mt_reader, &rd[i]), 0);
+	}
+	/* long enough that readers meet moves; optimistic: that one reconciles */
+	for (;;) {
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+		double el;
+		u64 rc = 0, rr = 0;
+
+		nanosleep(&ts, NULL);
+		el = mt_secs() - t0;
+		for (i = 0; i < 3; i++) {
+			rc += __atomic_load_n(&m->st[i].v[ST(OPTIMISTIC_RECONCILES)], __ATOMIC_RELAXED);
+			rr += __atomic_load_n(&m->st[i].v[ST(READ_RETRIES)], __ATOMIC_RELAXED);
+		}
+		if (el > 10 || (el > 0.5 && (optimistic ? rc : rr)))
+			break;
+	}
+	m->stop = 1;
+	for (i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	*reads = *reconciles = *retries = 0;
+	for (i = 0; i < 3; i++) {
+		*reads += m->st[i].v[ST(OPTIMISTIC_READS)];
+		*reconciles += m->st[i].v[ST(OPTIMISTIC_RECONCILES)];
+		*retries += m->st[i].v[ST(READ_RETRIES)];
+		sum += m->deltas[i];
+	}
+	for (i = 0; i < MT_N; i++)
+		rel += dstc_relaxed(&m->c, i);
+	print_message("# %s: reads %llu optimistic %llu reconciled %llu retries %llu\n",
+		      optimistic ? "optimistic" : "blocking", (unsigned long long)sum,
+		      (unsigned long long)*reads, (unsigned long long)*reconciles,
+		      (unsigned long long)*retries);
+	assert_int_equal(m->bad, 0);	/* never a half-moved token */
+	assert_int_equal(rel, sum);	/* nor a lost or doubled update */
+	dstc_cache_destroy(&m->c, t_chunk_free);
+	for (i = 0; i < m->ngrave; i++)
+		free(m->graveyard[i]);
+	free(m->graveyard);
+	free(m);
+}
+
+TEST(test_optimistic_threads)
+{
+	u64 reads, rec, retries;
+
+	mt_run(false, &reads, &rec, &retries);
+	assert_int_equal(reads, 0);
+	assert_true(retries > 0);
+	mt_run(true, &reads, &rec, &retries);
+	assert_true(reads > 0);
+	assert_true(rec > 0);
+}
+
+/* ---- migration latency and modelled DMA -------------------------------- */
+
+TEST(test_migration_stats)
+{
+	struct tenv *t = ENV({ P(PROMOTE_L2), 2 }, { P(BATCH_THRESHOLD), 4 },
+			     { P(PREFETCH), 1 });
+	u64 want_ns;
+
+	/* a direct move: the copy at the slower tier's cost, no wait */
+	ins(t, 0, 2);
+	OK(mig(t, 0, L2, T0));
+	STATS(t, ST(MIGRATIONS), 1, ST(MIGRATE_NS), 800, ST(DMA_BYTES), 64,
+	      ST(DMA_PREFETCH_BYTES), 0);
+	OK(mig(t, 0, L1, T0));	/* L2 -> L1: cost_l2 */
+	OK(mig(t, 0, L2, T0));	/* a demotion moves no promotion's DMA */
+	STATS(t, ST(MIGRATIONS), 3, ST(MIGRATE_NS), 800 + 200 + 200,
+	      ST(DMA_BYTES), 128);
+	assert_int_equal(dstc_hist_quantile(t->st.mig_hist, DSTC_HIST_BUCKETS, 990),
+			 816);	/* 800's bucket, its middle */
+
+	/* queued: the wait in the queue counts, and a neighbour prefetched */
+	ins(t, 2, 3);
+	hits(t, 3, 2, T0 + 10 * US);	/* queued at 10 us */
+	hits(t, 2, 2, T0 + 10 * US);
+	hits(t, 4, 2, T0 + 10 * US);	/* three queued, below the batch */
+	run(t, T0 + 50 * US, false);	/* waited 40 us */
+	/*
+	 * By id: 2 comes first and takes its neighbour 3 along as a
+	 * prefetch (no wait: it was not waiting for this), 3 is then there
+	 * already, 4 follows.
+	 */
+	want_ns = 800 + 200 + 200 + 2 * (40 * US + 800) + 800;
+	STATS(t, ST(MIGRATIONS), 3 + 2 + 1, ST(PREFETCHED), 1,
+	      ST(MIGRATE_NS), want_ns, ST(DMA_BYTES), 128 + 2 * 64,
+	      ST(DMA_PREFETCH_BYTES), 64);
+	assert_int_equal(layer(t, 3), L2);
+	tenv_free(t);
+}
+
 #define T(f)	cmocka_unit_test_teardown(f, teardown)
 
 int main(void)
@@ -2107,6 +2563,10 @@ int main(void)
 		T(test_histogram),
 		T(test_vector),
 		T(test_vector_adaptive),
+		T(test_sample),
+		T(test_optimistic),
+		T(test_optimistic_threads),
+		T(test_migration_stats),
 		/* regressions of bugs these tests found in the core */
 		T(test_fixed_l2_update_nomem),
 		T(test_fixed_promote_l2_tail),

@@ -786,6 +786,10 @@ int parse_cache(struct nl_msg *msg, ds_cache_info *c)
 	c->pinned = get_u32(tb[DSMEM_ATTR_CACHE_PINNED]);
 	c->queued = get_u32(tb[DSMEM_ATTR_CACHE_QUEUED]);
 	c->migrate_rate = get_u64(tb[DSMEM_ATTR_CACHE_MIGRATE_RATE]);
+	c->migrate_lat_mean_ns = get_u64(tb[DSMEM_ATTR_CACHE_MIGRATE_LAT_MEAN]);
+	c->migrate_lat_p99_ns = get_u64(tb[DSMEM_ATTR_CACHE_MIGRATE_LAT_P99]);
+	c->dma_rate = get_u64(tb[DSMEM_ATTR_CACHE_DMA_RATE]);
+	c->dma_prefetch_rate = get_u64(tb[DSMEM_ATTR_CACHE_DMA_PREFETCH_RATE]);
 	c->trace_active = get_u8(tb[DSMEM_ATTR_TRACE_ACTIVE]);
 	c->trace_records = get_u64(tb[DSMEM_ATTR_TRACE_RECORDS]);
 	c->trace_dropped = get_u64(tb[DSMEM_ATTR_TRACE_DROPPED]);

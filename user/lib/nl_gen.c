@@ -98,6 +98,10 @@ const struct nla_policy ds_nl_dsmem_policy[DSMEM_ATTR_MAX + 1] = {
 	[DSMEM_ATTR_PEER_PATHS] = { .type = NLA_U32, .minlen = 4, .maxlen = 4 },
 	[DSMEM_ATTR_NODE_DEVS] = { .type = NLA_NESTED },
 	[DSMEM_ATTR_NODE_DEV] = { .type = NLA_NESTED },
+	[DSMEM_ATTR_CACHE_MIGRATE_LAT_MEAN] = { .type = NLA_U64, .minlen = 8, .maxlen = 8 },
+	[DSMEM_ATTR_CACHE_MIGRATE_LAT_P99] = { .type = NLA_U64, .minlen = 8, .maxlen = 8 },
+	[DSMEM_ATTR_CACHE_DMA_RATE] = { .type = NLA_U64, .minlen = 8, .maxlen = 8 },
+	[DSMEM_ATTR_CACHE_DMA_PREFETCH_RATE] = { .type = NLA_U64, .minlen = 8, .maxlen = 8 },
 };
 
 const struct nla_policy ds_nl_port_policy[DSMEM_PORT_ATTR_MAX + 1] = {
@@ -151,6 +155,8 @@ const struct nla_policy ds_nl_cache_param_policy[DSMEM_CACHE_P_NR + 1] = {
 	[DSMEM_CACHE_P_MODE + 1] = { .type = NLA_U64, .minlen = 8, .maxlen = 8 },
 	[DSMEM_CACHE_P_MIGRATE_BUDGET + 1] = { .type = NLA_U64, .minlen = 8, .maxlen = 8 },
 	[DSMEM_CACHE_P_ADAPT_NS + 1] = { .type = NLA_U64, .minlen = 8, .maxlen = 8 },
+	[DSMEM_CACHE_P_SAMPLE + 1] = { .type = NLA_U64, .minlen = 8, .maxlen = 8 },
+	[DSMEM_CACHE_P_OPTIMISTIC + 1] = { .type = NLA_U64, .minlen = 8, .maxlen = 8 },
 };
 
 const struct nla_policy ds_nl_tier_policy[DSMEM_TIER_ATTR_MAX + 1] = {

@@ -243,6 +243,10 @@ enum dsmem_attr {
 	DSMEM_ATTR_PEER_PATHS,			/* u32 */
 	DSMEM_ATTR_NODE_DEVS,			/* nest of DSMEM_ATTR_NODE_DEV */
 	DSMEM_ATTR_NODE_DEV,			/* nest, enum dsmem_node_dev_attr */
+	DSMEM_ATTR_CACHE_MIGRATE_LAT_MEAN,	/* u64 */
+	DSMEM_ATTR_CACHE_MIGRATE_LAT_P99,	/* u64 */
+	DSMEM_ATTR_CACHE_DMA_RATE,		/* u64 */
+	DSMEM_ATTR_CACHE_DMA_PREFETCH_RATE,	/* u64 */
 
 	__DSMEM_ATTR_MAX,
 	DSMEM_ATTR_MAX = __DSMEM_ATTR_MAX - 1
@@ -351,6 +355,8 @@ enum dsmem_cache_param {
 	DSMEM_CACHE_P_MODE,			/* u64, enum dsmem_cache_mode */
 	DSMEM_CACHE_P_MIGRATE_BUDGET,		/* u64 */
 	DSMEM_CACHE_P_ADAPT_NS,			/* u64 */
+	DSMEM_CACHE_P_SAMPLE,			/* u64 */
+	DSMEM_CACHE_P_OPTIMISTIC,		/* u64 */
 
 	DSMEM_CACHE_P_NR
 };

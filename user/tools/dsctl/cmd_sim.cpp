@@ -106,6 +106,20 @@ std::string table_text(const record &doc)
 					  r["evictions"].dump().c_str(), r["mean_ns"].get<double>(),
 					  r["p99_ns"].dump().c_str(), r["mreqs_per_s"].get<double>());
 		}
+		// the seed policies' migrations, as `dsctl cache show` has them
+		for (const auto &r : doc["runs"]) {
+			if (!r.contains("migration"))
+				continue;
+			const record &m = r["migration"];
+			std::string size = r["size"].dump() + (r["unit"] == "bytes" ? "B" : "");
+			text += strprintf("migration %s %s per_sec %s latency_mean_ns %s latency_p99_ns %s "
+					  "dma_bytes_per_sec %s dma_prefetch_bytes_per_sec %s\n",
+					  r["policy"].get<std::string>().c_str(), size.c_str(),
+					  m["per_sec"].dump().c_str(), m["latency_mean_ns"].dump().c_str(),
+					  m["latency_p99_ns"].dump().c_str(),
+					  m["dma_bytes_per_sec"].dump().c_str(),
+					  m["dma_prefetch_bytes_per_sec"].dump().c_str());
+		}
 	}
 	if (doc.contains("shards")) {
 		const record &sh = doc["shards"];

@@ -444,6 +444,13 @@ record cache_record(const ds_cache_info &c)
 	r["pinned"] = c.pinned;
 	r["queued"] = c.queued;
 	r["migrations_per_sec"] = c.migrate_rate;
+	r["migration"] = {
+		{ "per_sec", c.migrate_rate },
+		{ "latency_mean_ns", c.migrate_lat_mean_ns },
+		{ "latency_p99_ns", c.migrate_lat_p99_ns },
+		{ "dma_bytes_per_sec", c.dma_rate },
+		{ "dma_prefetch_bytes_per_sec", c.dma_prefetch_rate },
+	};
 	r["params"] = cache_params_record(c);
 	record tiers = record::array();
 	for (const auto &t : c.tiers)

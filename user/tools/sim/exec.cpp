@@ -14,6 +14,7 @@
 
 #include "dsctl.hpp"
 #include "exec.hpp"
+#include "../../lib/tc_core.hpp"
 
 namespace dsctl {
 
@@ -131,6 +132,20 @@ record run_record(const dssim::run_result &r, bool windows)
 	rec["evictions"] = c.evictions;
 	rec["writebacks"] = c.writebacks;
 	rec["refused"] = c.admissions_refused;
+	if (c.has_migration) {
+		// as `dsctl cache show` names them; rates over the trace's time
+		auto per_sec = [&](uint64_t n) -> uint64_t {
+			return c.span_ns ? uint64_t(double(n) * 1e9 / double(c.span_ns)) : 0;
+		};
+		rec["migration"] = {
+			{ "per_sec", per_sec(c.migrations) },
+			{ "latency_mean_ns", c.migrations ? c.migrate_ns / c.migrations : 0 },
+			{ "latency_p99_ns", c.mig_hist.size() == DSTC_HIST_BUCKETS ?
+				dstc_hist_quantile(c.mig_hist.data(), DSTC_HIST_BUCKETS, 990) : 0 },
+			{ "dma_bytes_per_sec", per_sec(c.dma_bytes) },
+			{ "dma_prefetch_bytes_per_sec", per_sec(c.dma_prefetch_bytes) },
+		};
+	}
 	rec["mean_ns"] = round_to(r.mean_ns(), 1);
 	rec["p99_ns"] = r.p99_ns;
 	rec["seconds"] = round_to(r.seconds, 4);

@@ -57,6 +57,15 @@ counters minus(const counters &a, const counters &b)
 	d.evictions = a.evictions - b.evictions;
 	d.writebacks = a.writebacks - b.writebacks;
 	d.admissions_refused = a.admissions_refused - b.admissions_refused;
+	d.has_migration = a.has_migration;
+	d.migrations = a.migrations - b.migrations;
+	d.migrate_ns = a.migrate_ns - b.migrate_ns;
+	d.dma_bytes = a.dma_bytes - b.dma_bytes;
+	d.dma_prefetch_bytes = a.dma_prefetch_bytes - b.dma_prefetch_bytes;
+	d.span_ns = a.span_ns - b.span_ns;
+	d.mig_hist = a.mig_hist;
+	for (size_t k = 0; k < d.mig_hist.size() && k < b.mig_hist.size(); k++)
+		d.mig_hist[k] -= b.mig_hist[k];
 	return d;
 }
 

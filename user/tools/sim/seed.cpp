@@ -72,6 +72,7 @@ private:
 	bool trace_clock_;
 	uint64_t interval_ns_;
 	uint64_t now_ = 0;
+	uint64_t first_ns_ = 0;	// the clock at the first request
 };
 
 // Entry ids the trace uses: dense ids, or the module's type << 16 | index.
@@ -198,6 +199,8 @@ int seed_policy::access(const trace &t, size_t i)
 		now_ = t.times_ns[i] > now_ ? t.times_ns[i] : now_;
 	else
 		now_ += interval_ns_;
+	if (!i)
+		first_ns_ = now_;
 	if (dstc_replay_step(&c_, &st_, &r_, eid, gen_[id], t.is_write(i) ? 1 : 0,
 			     now_, &res))
 		throw sim_error("seed: entry " + std::to_string(eid) + " vanished");
@@ -218,6 +221,13 @@ void seed_policy::finish()
 	c.demotions = v[DSTC_S_DEMOTE_L1] + v[DSTC_S_DEMOTE_L2];
 	c.evictions = v[DSTC_S_EVICT_L1] + v[DSTC_S_EVICT_L2];
 	c.writebacks = v[DSTC_S_WRITEBACKS];
+	c.has_migration = true;
+	c.migrations = v[DSTC_S_MIGRATIONS];
+	c.migrate_ns = v[DSTC_S_MIGRATE_NS];
+	c.dma_bytes = v[DSTC_S_DMA_BYTES];
+	c.dma_prefetch_bytes = v[DSTC_S_DMA_PREFETCH_BYTES];
+	c.span_ns = now_ - first_ns_;
+	c.mig_hist.assign(st_.mig_hist, st_.mig_hist + DSTC_HIST_BUCKETS);
 }
 
 }  // namespace

@@ -152,6 +152,13 @@ struct counters {
 	uint64_t promotions = 0, demotions = 0, evictions = 0;
 	uint64_t writebacks = 0;	// dirty entries written back on eviction
 	uint64_t admissions_refused = 0;	// larger than the cache
+	// seed policies: migrations, their latency (queue wait + modelled
+	// copy) and modelled DMA bytes, over span_ns of the policy's clock
+	bool has_migration = false;
+	uint64_t migrations = 0, migrate_ns = 0;
+	uint64_t dma_bytes = 0, dma_prefetch_bytes = 0;
+	uint64_t span_ns = 0;
+	std::vector<uint32_t> mig_hist;	// DSTC_HIST_BUCKETS, the core's
 };
 
 class policy {

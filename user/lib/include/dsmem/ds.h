@@ -271,6 +271,8 @@ enum ds_cache_param {
 	DS_CACHE_P_MODE,		/* enum ds_cache_mode */
 	DS_CACHE_P_MIGRATE_BUDGET,	/* migrations per adaptation interval */
 	DS_CACHE_P_ADAPT_NS,
+	DS_CACHE_P_SAMPLE,		/* count one access in N, as N */
+	DS_CACHE_P_OPTIMISTIC,		/* 1: lookups use a moving entry's old copy */
 	DS_CACHE_P_NR			/* parameters this library knows */
 };
 
@@ -328,7 +330,13 @@ struct ds_cache_info {
 	uint64_t params[DS_CACHE_PARAMS_MAX];	/* enum ds_cache_param */
 	struct ds_cache_tier tiers[DS_CACHE_TIERS];	/* L1, L2, L3 */
 	struct ds_stat stats[DS_CACHE_STATS_MAX];	/* "hits_l1", ... */
-	uint64_t reserved[8];
+	/* migrations since the counters' reset: queue wait + modelled copy */
+	uint64_t migrate_lat_mean_ns;
+	uint64_t migrate_lat_p99_ns;
+	/* modelled DMA, bytes per second over the last second */
+	uint64_t dma_rate;		/* of promotions */
+	uint64_t dma_prefetch_rate;	/* of prefetched neighbours */
+	uint64_t reserved[4];
 };
 
 /* How a trace capture ended (ds_trace_stop, DS_EVENT_TRACE_STOP). */
