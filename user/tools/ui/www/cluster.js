@@ -12,7 +12,7 @@ const POLL_MS = 2000;
 // the parameters "dsctl cache set" knows, for when the module is not loaded
 const KNOWN_PARAMS = ['l1_capacity', 'l2_capacity', 'promote_l2', 'promote_l1', 'window', 'l1_idle',
 	'l2_idle', 'aging', 'batch_threshold', 'batch_max', 'queue_max', 'cas_retries', 'prefetch',
-	'cost_l1', 'cost_l2', 'cost_l3', 'mode', 'migrate_budget', 'adapt_interval'];
+	'cost_l1', 'cost_l2', 'cost_l3', 'mode', 'migrate_budget', 'adapt_interval', 'sample', 'optimistic'];
 const SECTIONS = [
 	['nodes', 'Nodes'],
 	['peers', 'Peers'],
