@@ -755,6 +755,39 @@ static double prefill_mib_s(const struct dsmem_ioc_slope_mig *m)
 #define SIZES_MAX	8
 
 /*
+ * Fork the receiving node's process, running fn(from_sender, to_sender);
+ * the sender keeps to_recv[1] and from_recv[0].  Before the sender maps
+ * the range: the receiver maps it on its own.
+ */
+static pid_t start_receiver(int fd, int (*fn)(int from_sender, int to_sender),
+			    int to_recv[2], int from_recv[2])
+{
+	pid_t pid;
+
+	if (pipe2(to_recv, O_CLOEXEC) || pipe2(from_recv, O_CLOEXEC))
+		die("pipe: %s", strerror(errno));
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (!pid) {
+		/* no receiver left waiting for a sender that died */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() == 1)
+			_exit(1);
+		close(fd);
+		close(to_recv[1]);
+		close(from_recv[0]);
+		exit(fn(to_recv[0], from_recv[1]));
+	}
+	close(to_recv[0]);
+	close(from_recv[1]);
+	/* a receiver that died shows as EPIPE, told apart by the caller, not as a signal */
+	signal(SIGPIPE, SIG_IGN);
+	return pid;
+}
+
+/*
  * Each size clean and dirty60, the first one in 2 MiB units too; the
  * first size's clean runs give the prefill bandwidths.
  */
@@ -780,27 +813,7 @@ static int cmd_migrate(int argc, char **argv)
 
 	/* a module without Slope is reported once, by the sender */
 	fd = slope_open(SRC_NODE);
-	if (pipe2(to_recv, O_CLOEXEC) || pipe2(from_recv, O_CLOEXEC))
-		die("pipe: %s", strerror(errno));
-	/* before the sender maps the range: the receiver maps it on its own */
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		die("fork: %s", strerror(errno));
-	if (!pid) {
-		/* no receiver left waiting for a sender that died */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() == 1)
-			_exit(1);
-		close(fd);
-		close(to_recv[1]);
-		close(from_recv[0]);
-		exit(receiver(to_recv[0], from_recv[1]));
-	}
-	close(to_recv[0]);
-	close(from_recv[1]);
-	/* a receiver that died shows as EPIPE, told apart below, not as a signal */
-	signal(SIGPIPE, SIG_IGN);
+	pid = start_receiver(fd, receiver, to_recv, from_recv);
 
 	slope_map(fd, SRC_NODE);
 	for (unsigned int s = 0; s < nsizes; s++) {
@@ -932,24 +945,7 @@ static int cmd_first(int argc, char **argv)
 	if (pages < 2 || pages > 65536 || !runs || runs > FIRST_RUNS_MAX)
 		die("usage: slope_bench first [PAGES (2..65536) [RUNS (1..%d)]]", FIRST_RUNS_MAX);
 	fd = slope_open(SRC_NODE);
-	if (pipe2(to_recv, O_CLOEXEC) || pipe2(from_recv, O_CLOEXEC))
-		die("pipe: %s", strerror(errno));
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		die("fork: %s", strerror(errno));
-	if (!pid) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() == 1)
-			_exit(1);
-		close(fd);
-		close(to_recv[1]);
-		close(from_recv[0]);
-		exit(first_receiver(to_recv[0], from_recv[1]));
-	}
-	close(to_recv[0]);
-	close(from_recv[1]);
-	signal(SIGPIPE, SIG_IGN);
+	pid = start_receiver(fd, first_receiver, to_recv, from_recv);
 	slope_map(fd, SRC_NODE);
 	/* interleaved, so that a guest's drift weighs on both alike */
 	for (unsigned int r = 0; r < runs; r++) {

@@ -925,6 +925,25 @@ static int64_t frames_in_buddy(const uint64_t *pfn, uint64_t n)
 	return nfree;
 }
 
+/*
+ * A receiving child's start: node 2's descriptor and mapping (the range
+ * forked from the sender is node 1's), then the migration sent to it in
+ * *m; exits 10 or 11 (errno in *err) when it cannot.
+ */
+static int recv_child_start(struct dsmem_ioc_slope_mig *m, int *err)
+{
+	int fd = attach_open(2);
+
+	munmap((void *)DSMEM_SLOPE_BASE, DSMEM_SLOPE_SIZE);
+	if (fd < 0 || slope_map(fd))
+		_exit(10);
+	if (ioctl(fd, DSMEM_IOC_SLOPE_RECV, m)) {
+		*err = errno;
+		_exit(11);
+	}
+	return fd;
+}
+
 static void pull_receiver(uint64_t addr, uint64_t pages, uint64_t clean,
 			  enum pull_probe probe, struct pull_seen *seen)
 {
@@ -936,18 +955,10 @@ static void pull_receiver(uint64_t addr, uint64_t pages, uint64_t clean,
 					 .timeout_ms = PULL_WAIT_MS };
 	uint64_t last = addr + (pages - 1) * PAGE, id, *pfn = NULL;
 	struct free_job job;
-	int fd = attach_open(2);
+	int fd = recv_child_start(&m, &seen->err);
 	pthread_t th;
 	int64_t n;
 
-	/* the range forked from the sender is node 1's */
-	munmap((void *)DSMEM_SLOPE_BASE, DSMEM_SLOPE_SIZE);
-	if (fd < 0 || slope_map(fd))
-		_exit(10);
-	if (ioctl(fd, DSMEM_IOC_SLOPE_RECV, &m)) {
-		seen->err = errno;
-		_exit(11);
-	}
 	if (m.cookie != addr || m.pages != pages)
 		_exit(12);
 	id = m.id;
@@ -1195,15 +1206,8 @@ static void root_receiver(uint64_t addr, uint64_t pages, uint64_t root, struct r
 {
 	struct dsmem_ioc_slope_mig m = { .flags = DSMEM_SLOPE_MIG_WAIT,
 					 .timeout_ms = PULL_WAIT_MS };
-	int fd = attach_open(2);
+	int fd = recv_child_start(&m, &seen->err);
 
-	munmap((void *)DSMEM_SLOPE_BASE, DSMEM_SLOPE_SIZE);
-	if (fd < 0 || slope_map(fd))
-		_exit(10);
-	if (ioctl(fd, DSMEM_IOC_SLOPE_RECV, &m)) {
-		seen->err = errno;
-		_exit(11);
-	}
 	/* the first touch, at once: the root, which the pull reaches last */
 	if (*(volatile uint64_t *)root != fill_word(root, 1))
 		_exit(12);

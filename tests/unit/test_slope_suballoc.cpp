@@ -40,40 +40,7 @@ using dsmem_test::slab;
 
 namespace {
 
-// Runs from anonymous mappings, unmapped when given back.
-class plain_source final : public run_source {
-public:
-	int take(uint64_t len, bool huge, uint64_t *addr) override
-	{
-		const uint64_t align = huge ? huge_unit : page_size;
-		void *p = mmap(nullptr, len + align, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		assert_true(p != MAP_FAILED);
-		const uint64_t start = reinterpret_cast<uint64_t>(p);
-		const uint64_t a = (start + align - 1) & ~(align - 1);
-		if (a > start)
-			munmap(p, a - start);
-		if (start + align > a)
-			munmap(reinterpret_cast<void *>(a + len), start + align - a);
-		live[a] = len;
-		*addr = a;
-		return 0;
-	}
-
-	size_t give_back(const extent *runs, size_t n) override
-	{
-		for (size_t i = 0; i < n; i++) {
-			munmap(reinterpret_cast<void *>(runs[i].addr), runs[i].len);
-			live.erase(runs[i].addr);
-		}
-		return 0;
-	}
-
-	std::map<uint64_t, uint64_t> live;
-};
-
-plain_source *backing;
-
+#include "slope_plain_source.hpp"
 
 // The sub-allocator first: the containers after it free into it.
 struct store {
@@ -82,22 +49,6 @@ struct store {
 	slope::vector<uint64_t> big;
 };
 
-int space_setup(void **state)
-{
-	auto src = std::make_unique<plain_source>();
-	ds_slope *sp;
-
-	backing = src.get();
-	if (open_space(std::move(src), &sp))
-		return -1;
-	*state = sp;
-	return 0;
-}
-
-int space_teardown(void **state)
-{
-	return ds_slope_close(static_cast<ds_slope *>(*state)) ? -1 : 0;
-}
 
 // Every node of the map lies in a page the sub-allocator holds, inside
 // the object, and the inverse map names the object.
