@@ -465,18 +465,20 @@ int dsmem_conn_post(struct dsmem_conn *conn, struct ib_send_wr *wr,
 		ret = ib_post_send(conn->qp, wr, NULL);
 		refused = ret;
 	}
-	up_read(&conn->post_sem);
 	if (likely(!ret)) {
 		/*
 		 * What the NIC touches per post: the doorbell record, whose
 		 * producer index moves (an inline update), then the format
-		 * it builds the WQE by.  Accounting only: a miss or a token
-		 * gone with a closing connection changes nothing posted.
+		 * it builds the WQE by.  Accounting only: a miss changes
+		 * nothing posted.  Under post_sem, which the tokens' removal
+		 * waits for, so the handles read are not being deleted.
 		 */
 		dsmem_tc_resolve(conn->tc_db, DSMEM_TRACE_MODIFY, NULL);
 		dsmem_tc_resolve(conn->tc_wqe, DSMEM_TRACE_READ, NULL);
+		up_read(&conn->post_sem);
 		return 0;
 	}
+	up_read(&conn->post_sem);
 	if (refused)
 		dsmem_conn_close(conn, ret);
 	if (undo)

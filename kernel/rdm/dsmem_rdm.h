@@ -35,6 +35,8 @@
  *	peer->lock, conn->lock (spinlocks, leaves), dsmem_tc_inst.lock,
  *	conn->post_sem (read: a GRANT sent), dsmem_key_net.lock
  *   dsmem_reap_lock (dsmem_conn.c) -> conn->lock
+ *   conn->post_sem (read: a post's doorbell and WQE token lookups) ->
+ *	dsmem_tc_inst.lock
  *   file->lock -> dsmem_nodes_lock
  * dsmem_nodes_lock (dsmem_node.c) protects the node table, each node's
  * dead flag and the module's stopping flag.  A node's lock protects its

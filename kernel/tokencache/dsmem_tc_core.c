@@ -1095,7 +1095,7 @@ static int dstc_migrate(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 		tok = s->token;
 		if (dstc_in_window(c, e->token_offset))
 			dstc_win_unlink(c, e->token_offset);
-		s->eid = DSTC_NONE;
+		dsmem_write_once(s->eid, DSTC_NONE);
 		c->l1_free[c->l1_nfree++] = e->token_offset;
 		c->l1_used--;
 		break;
@@ -1128,7 +1128,7 @@ static int dstc_migrate(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 		dsmem_write_once(s->upd, DSTC_UPD_CLOSED | DSTC_UPD_TAG(eid));
 		dsmem_wmb();
 		s->token = tok;
-		s->eid = eid;
+		dsmem_write_once(s->eid, eid);
 		s->freq = dstc_window_hits(c, e, now);
 		s->last_ns = now;
 		dsmem_store_release(&s->upd, DSTC_UPD_TAG(eid));
@@ -1317,14 +1317,20 @@ static void dstc_count_hit(struct dstc_cache *c, struct dstc_entry *e, u64 now,
 static u32 dstc_sample_weight(struct dstc_cache *c, struct dstc_stats *st)
 {
 	u32 n = (u32)dsmem_read_once(c->p[DSTC_P_SAMPLE]);
+	/*
+	 * One load and one store: a completion in softirq on this CPU may
+	 * run between them, and a separate decrement could then wrap the
+	 * countdown.  Left over from a larger N, it is cut to the new one.
+	 */
+	u32 left = dsmem_read_once(st->sample_left);
 
 	if (n <= 1)
 		return 1;
-	if (st->sample_left) {
-		st->sample_left--;
+	if (left && left < n) {
+		dsmem_write_once(st->sample_left, left - 1);
 		return 0;
 	}
-	st->sample_left = n - 1;
+	dsmem_write_once(st->sample_left, n - 1);
 	return n;
 }
 
@@ -1343,7 +1349,13 @@ static u8 dstc_read_old(struct dstc_cache *c, struct dstc_entry *e, u32 eid,
 		struct dstc_l1 *s = dstc_l1_racy(c, off);
 		u64 u1 = dsmem_load_acquire(&s->upd);
 
-		if ((u1 & tag_mask) == DSTC_UPD_TAG(eid)) {
+		/*
+		 * The offset may already be the move's new one; a slot the
+		 * entry left long ago keeps its tag and an old token, but
+		 * not its eid, which leaving cleared.
+		 */
+		if ((u1 & tag_mask) == DSTC_UPD_TAG(eid) &&
+		    dsmem_read_once(s->eid) == eid) {
 			*t = s->token;
 			dsmem_rmb();
 			if ((dsmem_read_once(s->upd) & tag_mask) == DSTC_UPD_TAG(eid))
@@ -1437,6 +1449,8 @@ int dstc_access(struct dstc_cache *c, struct dstc_stats *st, u32 eid,
 	if (!e)
 		return -ENOENT;
 	for (;;) {
+		/* a slot seen on an earlier pass may be another entry's now */
+		slot1 = NULL;
 		c1 = dsmem_load_acquire(&e->ctl);
 		tier = DSTC_CTL_LAYER(c1);
 		ret = dstc_ctl_check(c1, gen);

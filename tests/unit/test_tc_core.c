@@ -2255,6 +2255,23 @@ TEST(test_optimistic)
 	STATS(t, ST(OPTIMISTIC_READS), 4);
 	slot(t, 9)->upd = DSTC_UPD_TAG(9);
 	slot(t, 9)->token = want;
+	/*
+	 * ... the move's new offset already written, naming a slot the
+	 * entry left long ago: its tag is still the entry's, its token old,
+	 * its eid cleared.  The home copy, not that token.
+	 */
+	u32 was = dstc_entry(&t->c, 9)->token_offset, gone = was ? 0 : 1;
+
+	t->c.l1[gone].upd = DSTC_UPD_CLOSED | DSTC_UPD_TAG(9);
+	t->c.l1[gone].token = far_tok(10);
+	t->c.l1[gone].eid = DSTC_NONE;
+	dstc_entry(&t->c, 9)->token_offset = gone;
+	r = acc(t, 9, 0, T0 + 5);
+	assert_int_equal(r.tier, L3);
+	tok_eq(&r.token, &want);
+	STATS(t, ST(OPTIMISTIC_READS), 5);
+	dstc_entry(&t->c, 9)->token_offset = was;
+	t->c.l1[gone].upd = DSTC_UPD_CLOSED;
 	fake_move_publish(t, 9);
 
 	/* blocking (the default): no old copy, the reader waits */
@@ -2272,7 +2289,7 @@ TEST(test_optimistic)
 	tok_eq(&r.token, &want);
 	assert_int_equal(S(t, READ_RETRIES) - rr, r.retries);
 	assert_true(r.retries > 2);
-	STATS(t, ST(OPTIMISTIC_READS), 4);
+	STATS(t, ST(OPTIMISTIC_READS), 5);
 	t->c.apply_hook = NULL;
 	tenv_free(t);
 }
