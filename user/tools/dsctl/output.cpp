@@ -116,7 +116,7 @@ const char *list_tag(const std::string &k)
 // Sub-records that go on a line of their own, opened by their key.
 bool own_line(const std::string &k)
 {
-	return k == "counters" || k == "trace";
+	return k == "counters" || k == "trace" || k == "migration";
 }
 
 std::vector<uint8_t> unhex(const std::string &s)
