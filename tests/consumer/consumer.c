@@ -31,6 +31,14 @@ static int store_calls(void)
 	    ds_store_batch_exist(NULL, &item, 1) != -EINVAL ||
 	    ds_store_batch_del(NULL, &item, 1) != -EINVAL)
 		return 6;
+	/* DSSTORE_1.2: drains with a deadline, the pool's events */
+	char err[64] = "";
+	uint64_t moved = 1;
+
+	if (ds_store_close_drain(NULL, 1000, &moved, err, sizeof(err)) != -EINVAL || moved ||
+	    ds_store_segment_drain("127.0.0.1:1", 0, 1000, NULL, err, sizeof(err)) != -EINVAL ||
+	    ds_store_watch("127.0.0.1:1", 1000, NULL, NULL, err, sizeof(err)) != -EINVAL)
+		return 7;
 	return 0;
 }
 #endif

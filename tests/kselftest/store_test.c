@@ -1145,8 +1145,8 @@ TEST_F_TIMEOUT(st, auth_refusals, 240)
 
 TEST_F_TIMEOUT(st, replication, 180)
 {
-	char r[1024];
-	long long v;
+	char r[1024], loc[1024];
+	long long v, seg;
 
 	SKIP_FILTERED();
 	v = put_ok(_metadata, W(0), "rep/k", 3ull << 20, 5, "dram 1");
@@ -1195,6 +1195,26 @@ TEST_F_TIMEOUT(st, replication, 180)
 	EXPECT_GE(NWORKERS, kv(r, "dram")) TH_LOG("%s", r);
 	ASSERT_EQ(0, wcmd(W(2), r, sizeof(r), "stat rep/k"));
 	EXPECT_GE(NWORKERS, kv(r, "dram")) TH_LOG("%s", r);
+
+	/* removing a segment (an admin's drain): rep/k's one replica moves
+	 * to another segment, readable all along; the segment goes */
+	ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "del rep/many"));
+	ASSERT_EQ(0, wcmd(W(NWORKERS), r, sizeof(r), "replicate rep/k dram 1"));
+	EXPECT_EQ(1, kv(r, "dram")) TH_LOG("%s", r);
+	ASSERT_EQ(0, oneshot(self->e.masters, loc, sizeof(loc), "locate rep/k")) TH_LOG("%s", loc);
+	seg = kv(loc, "r0_seg");
+	ASSERT_LT(0, seg) TH_LOG("%s", loc);
+	oneshot(self->e.masters, r, sizeof(r), "drain %lld 60000", seg);
+	EXPECT_EQ(-EPERM, kv(r, "ret")) TH_LOG("a client drained a segment not its own: %s", r);
+	ASSERT_EQ(0, oneshot(self->e.masters, r, sizeof(r), "--identity admin drain %lld 60000",
+			     seg)) TH_LOG("%s", r);
+	EXPECT_EQ(1, kv(r, "moved")) TH_LOG("%s", r);
+	ASSERT_EQ(0, oneshot(self->e.masters, loc, sizeof(loc), "locate rep/k")) TH_LOG("%s", loc);
+	EXPECT_EQ(1, kv(loc, "replicas")) TH_LOG("%s", loc);
+	EXPECT_NE(seg, kv(loc, "r0_seg")) TH_LOG("%s", loc);
+	EXPECT_EQ(1, get_check(_metadata, W(2), "rep/k", 3ull << 20, 5, NULL));
+	ASSERT_EQ(0, oneshot(self->e.masters, r, sizeof(r), "segments"));
+	EXPECT_EQ(NWORKERS - 1, kv(r, "count")) TH_LOG("%s", r);
 }
 
 /* ---- bad input ---- */

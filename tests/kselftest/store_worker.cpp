@@ -87,6 +87,8 @@
 //                                          sums=N r0=GADDR r0_len=L r0_seg=S
 //                                          r0_off=O ..." (each replica's
 //                                          first shard)
+//   store_worker --masters M drain SEGMENT DEADLINE_MS
+//                                       -> "ok ret=0|-ERRNO moved=N msg=..."
 //   store_worker --masters M report KEY VERSION SEGMENT OFFSET
 //                                       -> "ok ret=0|-ENOENT dropped=0|1"
 //   store_worker --masters M forge WHAT ARGS...
@@ -1089,6 +1091,13 @@ int oneshot(const args &a)
 		std::printf("\n");
 		free(segs);
 		return 0;
+	}
+	if (c == "drain" && a.oneshot.size() == 3) {
+		uint64_t moved = 0;
+		int ret = ds_store_segment_drain(a.masters.c_str(), num(a.oneshot[1]),
+						 num(a.oneshot[2]), &moved, err, sizeof(err));
+		std::printf("ok ret=%d moved=%" PRIu64 " msg=%s\n", ret, moved, field(err).c_str());
+		return ret ? 1 : 0;
 	}
 	if (c == "nvmeof-register" && a.oneshot.size() == 6) {
 		uint64_t id = 0;

@@ -108,6 +108,15 @@ const std::vector<refusal> refusals = {
 	  "replicas needs a number of DRAM replicas from 1 to 64" },
 	{ { "obj", "bench", "time", "3601" }, "time needs a number of seconds from 0 to 3600" },
 	{ { "obj", "bench", "ops", "10" }, "unexpected \"ops\"" },
+	// removing resources, and the pool's events
+	{ { "master", "drain" }, "missing segment, try \"dsctl master help\"" },
+	{ { "master", "drain", "segment", "0" }, "segment needs a segment id from 1 to 18446744073709551615" },
+	{ { "master", "drain", "segment", "x" }, "segment needs a segment id from 1 to 18446744073709551615" },
+	{ { "master", "drain", "segment", "3", "deadline", "0" },
+	  "deadline needs a number of seconds from 1 to 604800" },
+	{ { "master", "monitor", "count", "0" }, "count needs a number of events from 1 to 4294967295" },
+	{ { "master", "monitor", "time", "0" }, "time needs a number of seconds from 1 to 604800" },
+	{ { "master", "monitor", "for", "3" }, "unexpected \"for\"" },
 	// soft pins and TTLs
 	{ { "obj", "put", "k", "ttl", "5x" },
 	  "ttl needs NUMBER[ms|s|m|h|d] (plain: ms) up to 3660d, or none" },
@@ -225,6 +234,8 @@ void help_is_usage(void **)
 	assert_int_equal(res.status, 0);
 	assert_string_equal(res.out.c_str(),
 			    "Usage: dsctl master [{ show | list } [master HOST:PORT[,HOST:PORT...]]]\n"
+			    "       dsctl master drain segment ID [deadline SECONDS] [master HOST:PORT[,...]]\n"
+			    "       dsctl master monitor [count N] [time SECONDS] [master HOST:PORT[,...]]\n"
 			    "where  master defaults to $DSMEM_MASTERS\n");
 
 	res = run_dsctl({ "segment", "help" });
@@ -627,6 +638,24 @@ void segment_records(void **)
 	pa.size = 1ULL << 30;
 	expect_text(dsctl::pool_added_record(pa, 5),
 		    "segment 5 nvmeof size 1G traddr 10.99.0.2 trsvcid 4420 subnqn nqn.x base 0x0");
+
+	expect_text(dsctl::drained_record(3, 118), "segment 3 moved 118");
+	ds_store_event ev{};
+	ev.type = DS_STORE_EV_SEGMENT_DRAINING;
+	ev.segment = s;
+	ev.segment.state = 1;
+	expect_text(dsctl::store_event_record(ev),
+		    "[SEGMENT DRAINING] segment 3 dram state draining size 256M used 64M use 0.25 "
+		    "owner 2 node 1 addr 0x1002000000000");
+	ds_store_event mem{};
+	mem.type = DS_STORE_EV_MEMBER_LEFT;
+	mem.client_id = 7;
+	mem.node_id = 2;
+	mem.port = 7471;
+	snprintf(mem.addr, sizeof(mem.addr), "10.99.0.2");
+	expect_json(dsctl::store_event_record(mem),
+		    "{\"event\":\"member_left\",\"client\":7,\"node\":2,\"addr\":\"10.99.0.2\","
+		    "\"port\":7471}");
 }
 
 void bench_records(void **)

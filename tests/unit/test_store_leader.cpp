@@ -21,6 +21,10 @@
 #include <thread>
 #include <vector>
 
+#include <grpcpp/grpcpp.h>
+
+#include <dsmem/store.h>
+
 #include "mover.hpp"
 #include "persist.hpp"
 #include "service.hpp"
@@ -706,6 +710,361 @@ void test_watermarks_evict_in_background(void **)
 	assert_int_equal(master_evictions(f), 1);
 }
 
+
+// ---- removing resources: drains with a deadline, reclaiming segments
+// whose owner is gone.  No data moves here (no module): a copy fails,
+// as one whose target does not answer does, and is tried again.
+
+constexpr uint64_t kGaddr2 = kGaddr + (1ull << 32);
+
+// Another client (node kNode + n) with a segment: somewhere to move to.
+uint64_t second_client(Fx &f, uint64_t *segment, uint32_t n = 1)
+{
+	v1::RegisterClientRequest rq = client_request();
+	rq.mutable_self()->set_node_id(kNode + n);
+	v1::RegisterClientResponse ra;
+	assert_true(f.leader->RegisterClient(kApp, &rq, &ra).ok());
+	v1::RegisterSegmentRequest sq = segment_request(ra.client_id());
+	sq.mutable_desc()->set_node_id(kNode + n);
+	sq.mutable_desc()->set_gaddr(kGaddr2 + (static_cast<uint64_t>(n) << 36));
+	v1::RegisterSegmentResponse sa;
+	assert_true(f.leader->RegisterSegment(kApp, &sq, &sa).ok());
+	*segment = sa.segment_id();
+	return ra.client_id();
+}
+
+std::map<uint64_t, v1::SegmentDesc> segments(Fx &f)
+{
+	v1::SegmentListRequest q;
+	v1::SegmentListResponse a;
+	assert_true(f.leader->SegmentList(kApp, &q, &a).ok());
+	std::map<uint64_t, v1::SegmentDesc> out;
+	for (const auto &d : a.segments())
+		out[d.id()] = d;
+	return out;
+}
+
+uint64_t own_segment(Fx &f)
+{
+	for (const auto &[id, d] : segments(f))
+		if (d.owner() == f.client)
+			return id;
+	fail_msg("client %llu has no segment", static_cast<unsigned long long>(f.client));
+	return 0;
+}
+
+// A put of one DRAM replica; local: on f.client's own segment.  The
+// segment its replica went to.
+uint64_t put_on(Fx &f, const std::string &key, bool local)
+{
+	v1::PutStartRequest q = put_start_request(f.client, key, 1000);
+	q.mutable_config()->set_prefer_local(local);
+	v1::PutStartResponse a;
+	grpc::Status s = f.leader->PutStart(kApp, &q, &a);
+	if (!s.ok())
+		fail_msg("put start %s: %s", key.c_str(), s.error_message().c_str());
+	assert_true(f.put_commit(key, a.version()).ok());
+	return a.replicas(0).shards(0).segment_id();
+}
+
+// Where a Get of key reads from (its first replica's first shard).
+uint64_t read_from(Fx &f, const std::string &key)
+{
+	v1::GetRequest q = get_request(key);
+	v1::GetResponse a;
+	grpc::Status s = f.leader->Get(kApp, &q, &a);
+	if (!s.ok())
+		fail_msg("get %s: %s", key.c_str(), s.error_message().c_str());
+	assert_true(a.object().replicas_size() > 0);
+	return a.object().replicas(0).shards(0).segment_id();
+}
+
+bool contains(const std::string &hay, const std::string &needle)
+{
+	return hay.find(needle) != std::string::npos;
+}
+
+// A drain that cannot finish stops at its deadline with DEADLINE_EXCEEDED
+// saying what moved and what remains; the segment stays DRAINING, still
+// its owner's, the replica readable there, nothing new placed on it; a
+// RegisterSegment takes it back into service.
+void test_drain_deadline(void **)
+{
+	Fx f({}, [](Options &o) { o.gc_ms = 50; });
+	uint64_t other = 0;
+	second_client(f, &other);
+	uint64_t seg = own_segment(f);
+	assert_int_equal(put_on(f, "k", true), seg);
+
+	v1::UnregisterSegmentRequest q;
+	v1::UnregisterSegmentResponse a;
+	q.set_client_id(f.client);
+	q.set_segment_id(seg);
+	q.set_drain(true);
+	q.set_deadline_ms(500);
+	auto t0 = std::chrono::steady_clock::now();
+	grpc::Status s = f.leader->UnregisterSegment(kApp, &q, &a);
+	auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+			  std::chrono::steady_clock::now() - t0).count();
+	assert_int_equal(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+	if (!contains(s.error_message(), "0 replicas moved, 1 remain"))
+		fail_msg("the error does not count: %s", s.error_message().c_str());
+	if (ms < 450 || ms > 5000)
+		fail_msg("a drain of deadline 500 ms ended after %lld ms", static_cast<long long>(ms));
+	auto segs = segments(f);
+	assert_true(segs.count(seg));
+	assert_int_equal(segs[seg].state(), v1::SEGMENT_DRAINING);
+	assert_int_equal(segs[seg].owner(), f.client);
+	assert_int_equal(read_from(f, "k"), seg);
+	assert_int_equal(put_on(f, "new", true), other);
+
+	// again: the same answer (nothing lost meanwhile)
+	s = f.leader->UnregisterSegment(kApp, &q, &a);
+	assert_int_equal(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+	assert_int_equal(read_from(f, "k"), seg);
+
+	v1::RegisterSegmentRequest sq = segment_request(f.client);
+	v1::RegisterSegmentResponse sa;
+	assert_true(f.leader->RegisterSegment(kApp, &sq, &sa).ok());
+	assert_int_equal(sa.segment_id(), seg);
+	assert_int_equal(segments(f)[seg].state(), v1::SEGMENT_ALIVE);
+	assert_int_equal(put_on(f, "again", true), seg);
+
+	// Leave with a drain past its deadline: the client stays
+	v1::LeaveRequest lq;
+	v1::LeaveResponse la;
+	lq.set_client_id(f.client);
+	lq.set_drain(true);
+	lq.set_deadline_ms(300);
+	s = f.leader->Leave(kApp, &lq, &la);
+	assert_int_equal(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+	if (!contains(s.error_message(), "did not leave"))
+		fail_msg("%s", s.error_message().c_str());
+	v1::HeartbeatRequest hq;
+	v1::HeartbeatResponse ha;
+	hq.set_client_id(f.client);
+	assert_true(f.leader->Heartbeat(kApp, &hq, &ha).ok());
+}
+
+// dsmaster's service on loopback (plaintext: everyone an admin) over f's
+// leader, for the Watch stream.
+struct Served {
+	Options o;	// MasterService keeps a reference
+	std::unique_ptr<MasterService> svc;
+	std::unique_ptr<grpc::Server> server;
+	std::unique_ptr<v1::Master::Stub> stub;
+	std::string addr;
+
+	explicit Served(Fx &f)
+	{
+		o = f.opts;
+		o.tls.insecure = true;
+		svc = std::make_unique<MasterService>(o);
+		svc->set_leader(f.leader);
+		int port = 0;
+		grpc::ServerBuilder b;
+		b.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+		b.RegisterService(svc.get());
+		server = b.BuildAndStart();
+		assert_true(port > 0);
+		addr = "127.0.0.1:" + std::to_string(port);
+		stub = v1::Master::NewStub(grpc::CreateChannel(addr, grpc::InsecureChannelCredentials()));
+	}
+	~Served() { server->Shutdown(); }
+};
+
+// A client's Watch stream, read in a thread until segment id is removed.
+struct Watching {
+	grpc::ClientContext ctx;
+	std::vector<v1::Event> events;
+	std::thread t;
+
+	Watching(v1::Master::Stub *stub, uint64_t client, uint64_t id)
+	{
+		ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+		t = std::thread([this, stub, client, id] {
+			v1::WatchRequest q;
+			q.set_client_id(client);
+			auto r = stub->Watch(&ctx, q);
+			v1::Event ev;
+			while (r->Read(&ev)) {
+				events.push_back(ev);
+				if (ev.has_segment_removed() && ev.segment_removed().id() == id)
+					break;
+			}
+			ctx.TryCancel();
+			r->Finish();
+		});
+	}
+	~Watching() { ctx.TryCancel(); if (t.joinable()) t.join(); }
+	void join() { t.join(); }
+	// the index of the first event about segment id of that kind (-1)
+	int find(v1::Event::EvCase kind, uint64_t id) const
+	{
+		for (size_t i = 0; i < events.size(); i++) {
+			const v1::Event &e = events[i];
+			if (e.ev_case() != kind)
+				continue;
+			const v1::SegmentDesc &d = kind == v1::Event::kSegmentDraining ? e.segment_draining()
+											: e.segment_removed();
+			if (d.id() == id)
+				return static_cast<int>(i);
+		}
+		return -1;
+	}
+};
+
+// Seen by a monitor through the C ABI (ds_store_watch, dsctl master
+// monitor's): the kinds of the events about segment id, until removed.
+struct Monitor {
+	uint64_t id;
+	std::vector<uint32_t> kinds;
+	std::vector<uint32_t> states;
+	int ret = 1;
+	std::thread t;
+
+	Monitor(const std::string &addr, uint64_t seg) : id(seg)
+	{
+		t = std::thread([this, addr] {
+			char err[256] = "";
+			ret = ds_store_watch(addr.c_str(), 20000, on_event, this, err, sizeof(err));
+			if (ret)
+				print_error("ds_store_watch: %d %s\n", ret, err);
+		});
+	}
+	static int on_event(const ds_store_event *ev, void *arg)
+	{
+		auto *m = static_cast<Monitor *>(arg);
+		if (ev->type < DS_STORE_EV_SEGMENT_SETUP || ev->segment.id != m->id)
+			return 0;
+		m->kinds.push_back(ev->type);
+		m->states.push_back(ev->segment.state);
+		return ev->type == DS_STORE_EV_SEGMENT_REMOVED;
+	}
+	void join() { t.join(); }
+	~Monitor()
+	{
+		if (t.joinable())
+			t.join();
+	}
+};
+
+// The others see a drain: segment_draining (state DRAINING) on each
+// client's Watch stream and a monitor's, then segment_removed once it is
+// empty.  Through the C ABI (ds_store_segment_drain, dsctl master drain's).
+void test_drain_event_then_removed(void **)
+{
+	Fx f({}, [](Options &o) { o.gc_ms = 50; });
+	uint64_t other = 0;
+	uint64_t c2 = second_client(f, &other);
+	uint64_t seg = own_segment(f);
+	Served m(f);
+	setenv("DSMEM_STORE_INSECURE", "1", 1);
+	Watching w(m.stub.get(), c2, seg);
+	Monitor mon(m.addr, seg);
+	settle();	// their Watch streams are up
+
+	uint64_t moved = 99;
+	char err[512] = "";
+	int ret = ds_store_segment_drain(m.addr.c_str(), seg, 5000, &moved, err, sizeof(err));
+	if (ret)
+		fail_msg("drain: %d %s", ret, err);
+	assert_int_equal(moved, 0);
+	w.join();
+	mon.join();
+	unsetenv("DSMEM_STORE_INSECURE");
+	int draining = w.find(v1::Event::kSegmentDraining, seg);
+	int removed = w.find(v1::Event::kSegmentRemoved, seg);
+	if (draining < 0 || removed < 0)
+		fail_msg("events seen: %zu, draining at %d, removed at %d", w.events.size(), draining,
+			 removed);
+	assert_true(draining < removed);
+	assert_int_equal(w.events[draining].segment_draining().state(), v1::SEGMENT_DRAINING);
+	assert_int_equal(mon.ret, 0);
+	assert_int_equal(mon.kinds.size(), 2);
+	assert_int_equal(mon.kinds[0], DS_STORE_EV_SEGMENT_DRAINING);
+	assert_int_equal(mon.states[0], v1::SEGMENT_DRAINING);
+	assert_int_equal(mon.kinds[1], DS_STORE_EV_SEGMENT_REMOVED);
+	assert_false(segments(f).count(seg));
+	// gone: a drain of it says so
+	ret = ds_store_segment_drain(m.addr.c_str(), seg, 5000, &moved, err, sizeof(err));
+	assert_int_equal(ret, -ENOENT);
+}
+
+// No ownerless segment: one whose owner left without draining is the
+// master's at once (DRAINING, no owner: nothing new lands there) and
+// read from while it is reclaimed; empty, it is removed; one whose
+// replicas cannot move is declared dead after --drain-timeout-ms and
+// removed.  Its replica is readable until then.
+void test_leave_without_drain_reclaimed(void **)
+{
+	Fx f({}, [](Options &o) {
+		o.gc_ms = 50;
+		o.drain_timeout_ms = 600;
+	});
+	uint64_t other = 0;
+	uint64_t c2 = second_client(f, &other);
+	uint64_t seg = own_segment(f);
+	assert_int_equal(put_on(f, "k", true), seg);
+	v1::LeaveRequest q;
+	v1::LeaveResponse a;
+	q.set_client_id(f.client);
+	assert_true(f.leader->Leave(kApp, &q, &a).ok());
+	auto segs = segments(f);
+	assert_true(segs.count(seg));
+	assert_int_equal(segs[seg].owner(), 0);
+	assert_int_not_equal(segs[seg].state(), v1::SEGMENT_ALIVE);
+	assert_int_equal(read_from(f, "k"), seg);
+	f.client = c2;
+	assert_int_equal(put_on(f, "new", false), other);
+	for (int i = 0; i < 250 && segments(f).count(seg); i++)
+		std::this_thread::sleep_for(std::chrono::milliseconds(20));
+	segs = segments(f);
+	assert_false(segs.count(seg));
+	for (const auto &[id, d] : segs)
+		assert_int_equal(d.owner(), c2);
+
+	// an empty one goes at once (well within the drain timeout)
+	uint64_t third = 0;
+	uint64_t c3 = second_client(f, &third, 2);
+	other = third;
+	v1::LeaveRequest q2;
+	q2.set_client_id(c3);
+	auto t0 = std::chrono::steady_clock::now();
+	assert_true(f.leader->Leave(kApp, &q2, &a).ok());
+	segs = segments(f);
+	if (segs.count(other))
+		assert_int_equal(segs[other].state(), v1::SEGMENT_DRAINING);
+	for (int i = 0; i < 250 && segments(f).count(other); i++)
+		std::this_thread::sleep_for(std::chrono::milliseconds(10));
+	auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+			  std::chrono::steady_clock::now() - t0).count();
+	assert_false(segments(f).count(other));
+	if (ms >= 600)
+		fail_msg("an empty segment whose owner left stayed %lld ms", static_cast<long long>(ms));
+}
+
+// A client that dies (no heartbeats) leaves no segment behind either:
+// DEAD, then removed once nothing is to be copied off it.
+void test_dead_owner_segment_removed(void **)
+{
+	Fx f({}, [](Options &o) {
+		o.gc_ms = 50;
+		o.heartbeat_ms = 50;
+		o.heartbeat_timeout_ms = 300;
+		o.drain_timeout_ms = 60000;
+	});
+	uint64_t seg = own_segment(f);
+	bool dead = false;
+	for (int i = 0; i < 300 && segments(f).count(seg); i++) {
+		auto segs = segments(f);
+		dead = dead || (segs.count(seg) && segs[seg].state() == v1::SEGMENT_DEAD);
+		std::this_thread::sleep_for(std::chrono::milliseconds(10));
+	}
+	assert_false(segments(f).count(seg));
+	assert_true(dead);
+}
+
 }  // namespace
 
 int main(void)
@@ -720,6 +1079,10 @@ int main(void)
 		cmocka_unit_test(test_full_pool_nothing_evictable),
 		cmocka_unit_test(test_new_leader_waits_for_old_leases),
 		cmocka_unit_test(test_watermarks_evict_in_background),
+		cmocka_unit_test(test_drain_deadline),
+		cmocka_unit_test(test_drain_event_then_removed),
+		cmocka_unit_test(test_leave_without_drain_reclaimed),
+		cmocka_unit_test(test_dead_owner_segment_removed),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

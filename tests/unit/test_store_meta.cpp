@@ -951,11 +951,12 @@ void test_leave_and_remove(void **)
 	uint64_t a = f.segment(c1, 0x100000000, 64 * kMiB);
 	uint64_t b = f.segment(c2, 0x200000000, 64 * kMiB);
 	f.put(c2, "x", kMiB, 2);
-	// a leave without drain: the memory stays, owned by nobody
+	// a leave without drain: the memory stays, owned by nobody and
+	// DRAINING (the leader reclaims it: nothing new lands there)
 	lg::Record leave;
 	leave.mutable_client_remove()->set_client_id(c1);
 	f.apply(leave);
-	assert_int_equal(f.st.segment(a)->desc.state(), pb::SEGMENT_ALIVE);
+	assert_int_equal(f.st.segment(a)->desc.state(), pb::SEGMENT_DRAINING);
 	assert_int_equal(f.st.segment(a)->desc.owner(), 0);
 	assert_int_equal(f.st.newest("x")->replicas.size(), 2);
 	// a removal drops its replicas; the id is not reused

@@ -2,11 +2,13 @@
 // The object store's C ABI (DSUSER_1.6, DSSTORE_1.1): store.h over
 // client.hpp.  No exception crosses it.
 #include <cerrno>
+#include <chrono>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <thread>
 
 #include "client.hpp"
 
@@ -107,14 +109,14 @@ void to_info(const pb::ObjectInfo &o, ds_store_object_info *i)
 // The read-only calls need no client: one connection, ten seconds.
 template <typename Req, typename Resp>
 int one_call(const char *masters, Masters::Method<Req, Resp> m, const Req &req, Resp *resp,
-	     char *errbuf, size_t errlen)
+	     char *errbuf, size_t errlen, uint64_t timeout_ms = 10000)
 {
 	Masters ms;
 	std::string err;
 	TlsFiles tls = client_tls_files(nullptr, nullptr, nullptr, false);
 	int ret = masters ? ms.set(masters, tls, &err) : (err = "no master address", -EINVAL);
 	if (!ret)
-		ret = ms.call(m, req, resp, Clock::now() + std::chrono::seconds(10), &err);
+		ret = ms.call(m, req, resp, Clock::now() + std::chrono::milliseconds(timeout_ms), &err);
 	if (ret)
 		to_errbuf(errbuf, errlen, err.empty() ? strerror(-ret) : err);
 	return ret;
@@ -165,6 +167,29 @@ DS_EXPORT void ds_store_close(struct ds_store *s, int drain)
 	} catch (...) {
 	}
 	delete s;
+}
+
+DS_EXPORT int ds_store_close_drain(struct ds_store *s, uint64_t deadline_ms, uint64_t *moved,
+				   char *errbuf, size_t errlen)
+{
+	if (moved)
+		*moved = 0;
+	if (!s) {
+		to_errbuf(errbuf, errlen, "no handle");
+		return -EINVAL;
+	}
+	int ret;
+	try {
+		std::string err;
+		ret = s->client.close(true, deadline_ms, moved, &err);
+		if (ret)
+			to_errbuf(errbuf, errlen, err.empty() ? strerror(-ret) : err);
+	} catch (...) {
+		ret = -ENOMEM;
+		to_errbuf(errbuf, errlen, "out of memory");
+	}
+	delete s;
+	return ret;
 }
 
 DS_EXPORT const char *ds_store_errmsg(const struct ds_store *)
@@ -452,6 +477,27 @@ DS_EXPORT int ds_store_master_info(const char *masters, struct ds_store_master_i
 	});
 }
 
+namespace {
+
+void segment_info(const pb::SegmentDesc &d, ds_store_segment_info *o)
+{
+	*o = {};
+	o->id = d.id();
+	o->type = static_cast<uint32_t>(d.type());
+	o->state = static_cast<uint32_t>(d.state());
+	o->size = d.size();
+	o->used = d.used();
+	o->owner = d.owner();
+	o->node_id = d.node_id();
+	o->trsvcid = d.trsvcid();
+	o->gaddr = d.gaddr();
+	o->base = d.base();
+	copy_str(o->traddr, d.traddr());
+	copy_str(o->subnqn, d.subnqn());
+}
+
+}  // namespace
+
 DS_EXPORT int ds_store_segment_list(const char *masters, struct ds_store_segment_info **segs,
 				    size_t *count, char *errbuf, size_t errlen)
 {
@@ -472,25 +518,133 @@ DS_EXPORT int ds_store_segment_list(const char *masters, struct ds_store_segment
 			to_errbuf(errbuf, errlen, "out of memory");
 			return -ENOMEM;
 		}
-		for (size_t i = 0; i < n; i++) {
-			const pb::SegmentDesc &d = r.segments(static_cast<int>(i));
-			ds_store_segment_info &o = out[i];
-			o.id = d.id();
-			o.type = static_cast<uint32_t>(d.type());
-			o.state = static_cast<uint32_t>(d.state());
-			o.size = d.size();
-			o.used = d.used();
-			o.owner = d.owner();
-			o.node_id = d.node_id();
-			o.trsvcid = d.trsvcid();
-			o.gaddr = d.gaddr();
-			o.base = d.base();
-			copy_str(o.traddr, d.traddr());
-			copy_str(o.subnqn, d.subnqn());
-		}
+		for (size_t i = 0; i < n; i++)
+			segment_info(r.segments(static_cast<int>(i)), &out[i]);
 		*segs = out;
 		*count = n;
 		return 0;
+	});
+}
+
+DS_EXPORT int ds_store_segment_drain(const char *masters, uint64_t segment_id,
+				     uint64_t deadline_ms, uint64_t *moved, char *errbuf,
+				     size_t errlen)
+{
+	return guarded([&] {
+		if (moved)
+			*moved = 0;
+		if (!segment_id) {
+			to_errbuf(errbuf, errlen, "no segment id");
+			return -EINVAL;
+		}
+		pb::UnregisterSegmentRequest req;
+		pb::UnregisterSegmentResponse r;
+		req.set_segment_id(segment_id);
+		req.set_drain(true);
+		req.set_deadline_ms(deadline_ms);
+		// the master's default deadline is its own: wait as long as it may
+		uint64_t wait = (deadline_ms ? deadline_ms : 24ULL * 3600 * 1000) + 10000;
+		if (int ret = one_call(masters, &pb::Master::Stub::UnregisterSegment, req, &r, errbuf,
+				       errlen, wait))
+			return ret;
+		if (moved)
+			*moved = r.moved();
+		return 0;
+	});
+}
+
+DS_EXPORT int ds_store_watch(const char *masters, uint32_t timeout_ms,
+			     int (*cb)(const struct ds_store_event *ev, void *arg), void *arg,
+			     char *errbuf, size_t errlen)
+{
+	return guarded([&] {
+		if (!cb) {
+			to_errbuf(errbuf, errlen, "no callback");
+			return -EINVAL;
+		}
+		Masters ms;
+		std::string err;
+		TlsFiles tls = client_tls_files(nullptr, nullptr, nullptr, false);
+		if (int ret = masters ? ms.set(masters, tls, &err) : (err = "no master address", -EINVAL)) {
+			to_errbuf(errbuf, errlen, err);
+			return ret;
+		}
+		auto end = timeout_ms ? Clock::now() + std::chrono::milliseconds(timeout_ms)
+				      : Clock::time_point::max();
+		// a standby points to the leader; a master that goes, to the next
+		for (int tries = 0; tries < 8; tries++) {
+			std::string addr;
+			auto stub = ms.current(&addr);
+			grpc::ClientContext ctx;
+			if (timeout_ms)
+				ctx.set_deadline(std::chrono::system_clock::now() +
+						 std::chrono::milliseconds(timeout_ms));
+			pb::WatchRequest req;
+			auto reader = stub->Watch(&ctx, req);
+			pb::Event ev;
+			bool got = false, stopped = false;
+			while (!stopped && reader->Read(&ev)) {
+				got = true;
+				ds_store_event e{};
+				const pb::Member *m = nullptr;
+				switch (ev.ev_case()) {
+				case pb::Event::kMemberJoined:
+					e.type = DS_STORE_EV_MEMBER_JOINED;
+					m = &ev.member_joined();
+					break;
+				case pb::Event::kMemberLeft:
+					e.type = DS_STORE_EV_MEMBER_LEFT;
+					m = &ev.member_left();
+					break;
+				case pb::Event::kSegmentSetup:
+					e.type = DS_STORE_EV_SEGMENT_SETUP;
+					segment_info(ev.segment_setup(), &e.segment);
+					break;
+				case pb::Event::kSegmentRemoved:
+					e.type = DS_STORE_EV_SEGMENT_REMOVED;
+					segment_info(ev.segment_removed(), &e.segment);
+					break;
+				case pb::Event::kSegmentDraining:
+					e.type = DS_STORE_EV_SEGMENT_DRAINING;
+					segment_info(ev.segment_draining(), &e.segment);
+					break;
+				default:
+					continue;	// a newer master's kind
+				}
+				if (m) {
+					e.client_id = m->client_id();
+					e.node_id = m->node_id();
+					e.port = m->port();
+					copy_str(e.addr, m->addr());
+				}
+				stopped = cb(&e, arg) != 0;
+			}
+			if (stopped) {
+				ctx.TryCancel();
+				reader->Finish();
+				return 0;
+			}
+			grpc::Status st = reader->Finish();
+			if (Clock::now() >= end ||
+			    (st.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED && timeout_ms))
+				return 0;
+			std::string hint;
+			if (not_leader(st, &hint) && !hint.empty()) {
+				ms.follow(hint);
+				continue;
+			}
+			if (st.error_code() == grpc::StatusCode::UNAVAILABLE) {
+				ms.forget(addr);
+				ms.advance(addr);
+				if (!got)
+					std::this_thread::sleep_for(std::chrono::milliseconds(100));
+				continue;
+			}
+			to_errbuf(errbuf, errlen, addr + ": " + st.error_message());
+			return st.ok() ? 0 : status_to_errno(st);
+		}
+		to_errbuf(errbuf, errlen, "no master streams its events");
+		return -EAGAIN;
 	});
 }
 

@@ -122,24 +122,44 @@ int ClientCore::open_detached(const ClientConfig &cfg, std::string *err)
 	return 0;
 }
 
-void ClientCore::close(bool drain)
+int ClientCore::close(bool drain, uint64_t deadline_ms, uint64_t *moved, std::string *err)
 {
+	int ret = 0;
+	if (moved)
+		*moved = 0;
 	tasks_.stop();
 	if (open_) {
 		pb::LeaveRequest req;
 		pb::LeaveResponse resp;
 		req.set_client_id(client_id_.load());
 		req.set_drain(drain);
-		std::string err;
+		std::string lerr;
 		{
 			// no rejoin in progress, none after: Leave is the last word
 			std::lock_guard<std::mutex> g(rejoin_mu_);
 			leaving_ = true;
 		}
-		// a drain copies every replica off: give it time
-		auto deadline = deadline_in(drain ? std::max<uint32_t>(cfg_.timeout_ms, 120000)
+		// a drain copies every replica off: the master stops it at its
+		// deadline (DEADLINE_EXCEEDED), the RPC's a little later
+		uint64_t dms = deadline_ms ? deadline_ms : std::max<uint32_t>(cfg_.timeout_ms, 120000);
+		req.set_deadline_ms(drain ? dms : 0);
+		auto deadline = deadline_in(drain ? static_cast<uint32_t>(std::min<uint64_t>(
+							    dms + 10000, UINT32_MAX))
 						  : std::min<uint32_t>(cfg_.timeout_ms, 5000));
-		int ret = masters_.call(&pb::Master::Stub::Leave, req, &resp, deadline, &err);
+		ret = masters_.call(&pb::Master::Stub::Leave, req, &resp, deadline, &lerr);
+		if (moved && !ret)
+			*moved = resp.moved();
+		if (drain && ret) {
+			// the master keeps what did not move, readable: leave without
+			// the drain and it reclaims the rest in the background
+			if (err)
+				*err = lerr;
+			pb::LeaveRequest plain;
+			plain.set_client_id(req.client_id());
+			std::string perr;
+			masters_.call(&pb::Master::Stub::Leave, plain, &resp,
+				      deadline_in(std::min<uint32_t>(cfg_.timeout_ms, 5000)), &perr);
+		}
 		stopping_ = true;
 		{
 			std::lock_guard<std::mutex> g(stop_mu_);
@@ -188,6 +208,7 @@ void ClientCore::close(bool drain)
 		ds_ctx_close(ctx_);
 		ctx_ = nullptr;
 	}
+	return ret;
 }
 
 }  // namespace dsmem::store

@@ -244,7 +244,12 @@ public:
 	// No node, no registration: the task machinery and argument checks
 	// alone, for the unit tests.
 	int open_detached(const ClientConfig &cfg, std::string *err);
-	void close(bool drain);
+	// Leave.  With drain, bounded by deadline_ms (0: 120 s or the task
+	// timeout, whichever is longer): 0 drained (*moved), else the
+	// master's error in *err and the client left without draining (the
+	// master reclaims what did not move).
+	int close(bool drain, uint64_t deadline_ms = 0, uint64_t *moved = nullptr,
+		  std::string *err = nullptr);
 
 	int put(const char *key, const struct iovec *iov, size_t n,
 		const ds_store_replicate_config *cfg, const PutAttrs &attrs, uint64_t *task,

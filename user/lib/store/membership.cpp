@@ -404,6 +404,12 @@ void ClientCore::watch_loop()
 				segs_[ev.segment_setup().id()] = ev.segment_setup();
 				break;
 			}
+			case pb::Event::kSegmentDraining: {
+				// still read from until it is removed; nothing new lands there
+				std::lock_guard<std::mutex> g(state_mu_);
+				segs_[ev.segment_draining().id()] = ev.segment_draining();
+				break;
+			}
 			case pb::Event::kSegmentRemoved: {
 				std::lock_guard<std::mutex> g(state_mu_);
 				segs_.erase(ev.segment_removed().id());

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // dsctl master [show [master HOST:PORT[,...]]]: the object store's master,
+// dsctl master drain segment ID [deadline SECONDS]: a segment drained,
+// dsctl master monitor: the pool's events (a segment draining...),
 // its leadership and its metadata; and the pool's segments as the master
 // sees them, for dsctl segment show pool / segment add pool.
 #include <cstdlib>
@@ -33,9 +35,59 @@ int master_show(env &e)
 	return 0;
 }
 
+// dsctl master drain segment ID [deadline SECONDS]: the pool's segment
+// ID's replicas moved to other segments, then it is removed
+int master_drain(env &e)
+{
+	drain_args a;
+	std::string err;
+	if (!parse_drain(e.words, a, err))
+		fail(err);
+	uint64_t moved = 0;
+	char errbuf[512] = "";
+	int ret = ds_store_segment_drain(a.masters.c_str(), a.segment, a.deadline_s * 1000, &moved,
+					 errbuf, sizeof(errbuf));
+	if (ret < 0)
+		fail("cannot drain segment " + std::to_string(a.segment) + ": " + why(ret, errbuf));
+	e.out.begin_list();
+	e.out.add(drained_record(a.segment, moved));
+	return 0;
+}
+
+struct monitor_state {
+	env *e;
+	uint64_t count, seen;
+};
+
+int on_event(const ds_store_event *ev, void *arg)
+{
+	auto *m = static_cast<monitor_state *>(arg);
+	m->e->out.stream(store_event_record(*ev));
+	return m->count && ++m->seen >= m->count;
+}
+
+// dsctl master monitor [count N] [time SECONDS]: the pool's events as the
+// leader pushes them (a segment draining, added, removed; members)
+int master_monitor(env &e)
+{
+	monitor_args a;
+	std::string err;
+	if (!parse_store_monitor(e.words, a, err))
+		fail(err);
+	monitor_state m{ &e, a.count, 0 };
+	char errbuf[512] = "";
+	int ret = ds_store_watch(a.masters.c_str(), static_cast<uint32_t>(a.seconds * 1000),
+				 on_event, &m, errbuf, sizeof(errbuf));
+	if (ret < 0)
+		fail("cannot monitor the master at " + a.masters + ": " + why(ret, errbuf));
+	return 0;
+}
+
 const command master_cmds[] = {
 	{ "show", master_show },
 	{ "list", master_show },
+	{ "drain", master_drain },
+	{ "monitor", master_monitor },
 };
 
 }  // namespace
@@ -84,6 +136,8 @@ extern const object master_object;
 const object master_object = {
 	"master", master_cmds, sizeof(master_cmds) / sizeof(master_cmds[0]),
 	"Usage: dsctl master [{ show | list } [master HOST:PORT[,HOST:PORT...]]]\n"
+	"       dsctl master drain segment ID [deadline SECONDS] [master HOST:PORT[,...]]\n"
+	"       dsctl master monitor [count N] [time SECONDS] [master HOST:PORT[,...]]\n"
 	"where  master defaults to $DSMEM_MASTERS\n",
 	false,
 };

@@ -525,6 +525,32 @@ bool parse_pool_add(args &a, pool_add_args &out, std::string &err)
 	return resolve_masters(kw.get("master"), out.masters, err);
 }
 
+bool parse_drain(args &a, drain_args &out, std::string &err)
+{
+	keywords kw;
+	if (!take_words(a, kw, { "segment", "deadline", "master" }, err))
+		return false;
+	const std::string *seg = kw.get("segment");
+	if (!seg) {
+		err = "missing segment, try \"dsctl master help\"";
+		return false;
+	}
+	if (!count_arg(kw, "segment", 1, UINT64_MAX, "a segment id", out.segment, err) ||
+	    !count_arg(kw, "deadline", 1, 7 * 24 * 3600, "a number of seconds", out.deadline_s,
+		       err))
+		return false;
+	return resolve_masters(kw.get("master"), out.masters, err);
+}
+
+bool parse_store_monitor(args &a, monitor_args &out, std::string &err)
+{
+	keywords kw;
+	return take_words(a, kw, { "count", "time", "master" }, err) &&
+	       count_arg(kw, "count", 1, UINT32_MAX, "a number of events", out.count, err) &&
+	       count_arg(kw, "time", 1, 7 * 24 * 3600, "a number of seconds", out.seconds, err) &&
+	       resolve_masters(kw.get("master"), out.masters, err);
+}
+
 // ---- records ---------------------------------------------------------------
 
 std::string task_state_name(uint32_t state)
@@ -668,9 +694,11 @@ record master_record(const struct ds_store_master_info &m)
 	return r;
 }
 
-record pool_segment_record(const ds_store_segment_info &s)
+namespace {
+
+// A pool segment's fields, appended to r.
+void add_pool_segment(record &r, const ds_store_segment_info &s)
 {
-	record r;
 	char buf[24];
 
 	r["segment"] = s.id;
@@ -693,6 +721,14 @@ record pool_segment_record(const ds_store_segment_info &s)
 		snprintf(buf, sizeof(buf), "0x%" PRIx64, s.gaddr);
 		r["addr"] = buf;
 	}
+}
+
+}  // namespace
+
+record pool_segment_record(const ds_store_segment_info &s)
+{
+	record r;
+	add_pool_segment(r, s);
 	return r;
 }
 
@@ -708,6 +744,43 @@ record pool_added_record(const pool_add_args &a, uint64_t id)
 	r["subnqn"] = a.subnqn;
 	snprintf(buf, sizeof(buf), "0x%" PRIx64, a.base);
 	r["base"] = buf;
+	return r;
+}
+
+record drained_record(uint64_t segment, uint64_t moved)
+{
+	record r;
+	r["segment"] = segment;
+	r["moved"] = moved;
+	return r;
+}
+
+const char *store_event_name(uint32_t type)
+{
+	switch (type) {
+	case DS_STORE_EV_MEMBER_JOINED: return "member_joined";
+	case DS_STORE_EV_MEMBER_LEFT: return "member_left";
+	case DS_STORE_EV_SEGMENT_SETUP: return "segment_setup";
+	case DS_STORE_EV_SEGMENT_REMOVED: return "segment_removed";
+	case DS_STORE_EV_SEGMENT_DRAINING: return "segment_draining";
+	default: return "unknown";
+	}
+}
+
+// The event, then its member (client, node, addr, port) or its segment
+// (as segment show pool prints one).
+record store_event_record(const ds_store_event &ev)
+{
+	record r;
+	r["event"] = store_event_name(ev.type);
+	if (ev.type == DS_STORE_EV_MEMBER_JOINED || ev.type == DS_STORE_EV_MEMBER_LEFT) {
+		r["client"] = ev.client_id;
+		r["node"] = ev.node_id;
+		r["addr"] = std::string(ev.addr, strnlen(ev.addr, sizeof(ev.addr)));
+		r["port"] = ev.port;
+		return r;
+	}
+	add_pool_segment(r, ev.segment);
 	return r;
 }
 

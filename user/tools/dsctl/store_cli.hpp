@@ -140,6 +140,22 @@ struct pool_add_args {
 };
 bool parse_pool_add(args &a, pool_add_args &out, std::string &err);
 
+// master drain segment ID [deadline SECONDS] [master ADDRS]
+struct drain_args {
+	std::string masters;
+	uint64_t segment = 0;
+	uint64_t deadline_s = 0;	// 0: the master's --drain-timeout-ms
+};
+bool parse_drain(args &a, drain_args &out, std::string &err);
+
+// master monitor [count N] [time SECONDS] [master ADDRS]
+struct monitor_args {
+	std::string masters;
+	uint64_t count = 0;		// 0: no limit
+	uint64_t seconds = 0;		// 0: no limit
+};
+bool parse_store_monitor(args &a, monitor_args &out, std::string &err);
+
 // ---- records ---------------------------------------------------------------
 
 std::string task_state_name(uint32_t state);
@@ -163,6 +179,9 @@ record master_record(const struct ds_store_master_info &m);
 record pool_segment_record(const ds_store_segment_info &s);
 // What segment add pool made.
 record pool_added_record(const pool_add_args &a, uint64_t id);
+record drained_record(uint64_t segment, uint64_t moved);
+const char *store_event_name(uint32_t type);
+record store_event_record(const ds_store_event &ev);
 
 // Latencies of one kind of operation, in ns.
 struct latencies {

@@ -23,7 +23,7 @@ const char usage_text[] =
 	"                [--data-dir DIR | --etcd ENDPOINTS [--etcd-prefix P] [--etcd-ttl S]]\n"
 	"                [--advertise HOST:PORT] [--slow-tier dir:PATH|none]\n"
 	"                [--shard-size BYTES] [--max-object-size BYTES]\n"
-	"                [--heartbeat-ms N] [--heartbeat-timeout-ms N]\n"
+	"                [--heartbeat-ms N] [--heartbeat-timeout-ms N] [--drain-timeout-ms N]\n"
 	"                [--put-timeout-ms N] [--get-lease-ms N] [--gc-ms N] [--flush-ms N]\n"
 	"                [--snapshot-every N] [--evict on|off]\n"
 	"                [--high-watermark PCT] [--low-watermark PCT] [-v]\n"
@@ -73,7 +73,7 @@ int main(int argc, char **argv)
 		o_advertise, o_slow_tier, o_shard, o_max_obj, o_hb, o_hb_timeout, o_put_timeout,
 		o_lease, o_gc, o_flush, o_snapshot, o_help, o_tls_ca, o_tls_cert, o_tls_key, o_insecure,
 		o_admin, o_etcd_ca, o_etcd_cert, o_etcd_key, o_evict, o_high_wm, o_low_wm,
-		o_metrics,
+		o_metrics, o_drain_timeout,
 	};
 	static const struct option longopts[] = {
 		{ "listen", required_argument, nullptr, o_listen },
@@ -90,6 +90,7 @@ int main(int argc, char **argv)
 		{ "max-object-size", required_argument, nullptr, o_max_obj },
 		{ "heartbeat-ms", required_argument, nullptr, o_hb },
 		{ "heartbeat-timeout-ms", required_argument, nullptr, o_hb_timeout },
+		{ "drain-timeout-ms", required_argument, nullptr, o_drain_timeout },
 		{ "put-timeout-ms", required_argument, nullptr, o_put_timeout },
 		{ "get-lease-ms", required_argument, nullptr, o_lease },
 		{ "gc-ms", required_argument, nullptr, o_gc },
@@ -131,6 +132,7 @@ int main(int argc, char **argv)
 		case o_max_obj: o.limits.max_object_size = number("max-object-size", optarg, true); break;
 		case o_hb: o.heartbeat_ms = number("heartbeat-ms", optarg, false); break;
 		case o_hb_timeout: o.heartbeat_timeout_ms = number("heartbeat-timeout-ms", optarg, false); break;
+		case o_drain_timeout: o.drain_timeout_ms = number("drain-timeout-ms", optarg, false); break;
 		case o_put_timeout:
 			o.limits.put_timeout_ns = static_cast<int64_t>(number("put-timeout-ms", optarg, false)) * 1000000;
 			break;
@@ -203,6 +205,8 @@ int main(int argc, char **argv)
 		die("--max-object-size must be 1 byte or more");
 	if (o.heartbeat_timeout_ms <= o.heartbeat_ms)
 		die("--heartbeat-timeout-ms must exceed --heartbeat-ms");
+	if (!o.drain_timeout_ms)
+		die("--drain-timeout-ms must be 1 ms or more");
 	if (!o.snapshot_every)
 		die("--snapshot-every must be 1 or more");
 	if (o.high_watermark_pct < 1 || o.high_watermark_pct > 100)

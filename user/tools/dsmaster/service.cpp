@@ -120,6 +120,8 @@ grpc::Status to_status(int ret, const std::string &msg)
 		c = grpc::StatusCode::UNAVAILABLE;
 		break;
 	case -ENODATA:
+	case -EBUSY:
+	case -ECANCELED:
 		// not "no master": the client must not retry it elsewhere
 		c = grpc::StatusCode::FAILED_PRECONDITION;
 		break;
@@ -246,6 +248,7 @@ int Leader::start(std::unique_ptr<MetaLog> log, std::function<void(const std::st
 	threads_.emplace_back([this] { repair_loop(); });
 	threads_.emplace_back([this] { flush_loop(); });
 	threads_.emplace_back([this] { peer_loop(); });
+	threads_.emplace_back([this] { reclaim_loop(); });
 	return 0;
 }
 
@@ -273,6 +276,11 @@ void Leader::stop()
 		journal_->stop();
 	std::lock_guard<std::mutex> g(mu_);
 	for (auto &[id, w] : watchers_) {
+		std::lock_guard<std::mutex> wg(w->m);
+		w->closed = true;
+		w->cv.notify_all();
+	}
+	for (const auto &w : observers_) {
 		std::lock_guard<std::mutex> wg(w->m);
 		w->closed = true;
 		w->cv.notify_all();
@@ -385,6 +393,14 @@ void Leader::push_event(const v1::Event &ev, uint64_t except_client)
 		if (id == except_client)
 			continue;
 		std::lock_guard<std::mutex> wg(w->m);
+		w->events.push_back(ev);
+		w->cv.notify_all();
+	}
+	for (const auto &w : observers_) {
+		std::lock_guard<std::mutex> wg(w->m);
+		// a monitor that does not read loses its oldest, not our memory
+		if (w->events.size() >= 4096)
+			w->events.pop_front();
 		w->events.push_back(ev);
 		w->cv.notify_all();
 	}
@@ -662,6 +678,12 @@ grpc::Status Leader::RegisterSegment(const Caller &c, const v1::RegisterSegmentR
 	return grpc::Status::OK;
 }
 
+int64_t Leader::drain_deadline(uint64_t ms) const
+{
+	uint64_t d = ms ? ms : opts_.drain_timeout_ms;
+	return mono_ms() + static_cast<int64_t>(std::min<uint64_t>(d, 365ULL * 24 * 3600 * 1000));
+}
+
 grpc::Status Leader::UnregisterSegment(const Caller &c, const v1::UnregisterSegmentRequest *q,
 				       v1::UnregisterSegmentResponse *a)
 {
@@ -684,7 +706,11 @@ grpc::Status Leader::UnregisterSegment(const Caller &c, const v1::UnregisterSegm
 	}
 	uint64_t moved = 0, lost = 0;
 	if (q->drain()) {
-		drain(q->segment_id(), &moved, &lost);
+		uint64_t remain = 0;
+		std::string err;
+		if (int ret = drain(q->segment_id(), drain_deadline(q->deadline_ms()), &moved, &remain,
+				    &err))
+			return to_status(ret, err);
 	} else {
 		std::string err;
 		if (int ret = remove_segment(q->segment_id(), &lost, &err))
@@ -713,9 +739,31 @@ grpc::Status Leader::Leave(const Caller &c, const v1::LeaveRequest *q, v1::Leave
 				segs.push_back(id);
 	}
 	uint64_t moved = 0, lost = 0;
-	if (q->drain())
+	if (q->drain()) {
+		// one deadline for them all; past it the client stays, with
+		// what did not move (its segments DRAINING or still ALIVE)
+		int64_t deadline = drain_deadline(q->deadline_ms());
+		for (uint64_t id : segs) {
+			uint64_t remain = 0;
+			std::string err;
+			if (int ret = drain(id, deadline, &moved, &remain, &err)) {
+				if (ret == -ETIMEDOUT)
+					err = "client " + std::to_string(q->client_id()) +
+					      " did not leave: " + err + " (Leave again, with or without "
+					      "drain)";
+				return to_status(ret, err);
+			}
+		}
+	}
+	// without a drain its segments are the master's to reclaim
+	std::vector<v1::SegmentDesc> orphaned;
+	if (!q->drain()) {
+		std::lock_guard<std::mutex> g(mu_);
 		for (uint64_t id : segs)
-			drain(id, &moved, &lost);
+			if (const SegmentState *s = st_.segment(id))
+				if (s->desc.state() == v1::SEGMENT_ALIVE)
+					orphaned.push_back(s->desc);
+	}
 	lg::Record rec;
 	rec.mutable_client_remove()->set_client_id(q->client_id());
 	std::string err;
@@ -738,6 +786,15 @@ grpc::Status Leader::Leave(const Caller &c, const v1::LeaveRequest *q, v1::Leave
 	v1::Event ev;
 	*ev.mutable_member_left() = m;
 	push_event(ev, q->client_id());
+	for (auto &d : orphaned) {
+		d.set_owner(0);
+		d.set_state(v1::SEGMENT_DRAINING);
+		log_line("segment %llu: its owner left without draining; reclaiming it",
+			 static_cast<unsigned long long>(d.id()));
+		v1::Event dev;
+		*dev.mutable_segment_draining() = d;
+		push_event(dev, q->client_id());
+	}
 	a->set_moved(moved);
 	a->set_lost(lost);
 	return grpc::Status::OK;
@@ -761,7 +818,16 @@ grpc::Status Leader::Watch(const Caller &c, grpc::ServerContext *ctx, const v1::
 			   grpc::ServerWriter<v1::Event> *w)
 {
 	auto watcher = std::make_shared<Watcher>();
-	{
+	// client 0: a monitor (dsctl master monitor), anyone who may list
+	// the segments; it gets every event and registers nothing
+	bool observer = q->client_id() == 0;
+	if (observer) {
+		std::lock_guard<std::mutex> g(mu_);
+		if (stopping_)
+			return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the master stepped down");
+		observers_.insert(watcher);
+	}
+	if (!observer) {
 		std::lock_guard<std::mutex> g(mu_);
 		std::string err;
 		if (!st_.clients().count(q->client_id()))
@@ -796,8 +862,9 @@ grpc::Status Leader::Watch(const Caller &c, grpc::ServerContext *ctx, const v1::
 out:
 	std::lock_guard<std::mutex> g(mu_);
 	auto it = watchers_.find(q->client_id());
-	if (it != watchers_.end() && it->second == watcher)
+	if (!observer && it != watchers_.end() && it->second == watcher)
 		watchers_.erase(it);
+	observers_.erase(watcher);
 	if (stopping_)
 		return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the master stepped down");
 	return grpc::Status::OK;

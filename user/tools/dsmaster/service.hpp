@@ -44,6 +44,10 @@ struct Options {
 	Limits limits;
 	uint64_t heartbeat_ms = 500;
 	uint64_t heartbeat_timeout_ms = 3000;
+	// a drain's deadline when its call names none; and how long a
+	// segment whose owner left (or died) is worked on before the master
+	// gives up on it: declared dead, then removed (docs/store.md)
+	uint64_t drain_timeout_ms = 300000;
 	uint64_t gc_ms = 1000;
 	uint64_t flush_ms = 1000;
 	uint64_t snapshot_every = 10000;
@@ -237,9 +241,19 @@ private:
 	int repair(const std::string &key, bool wait);
 	// Flush (key, version) to the slow tier; *flushed.
 	int flush(const std::string &key, uint64_t version, bool *flushed, std::string *err);
-	// Move every replica off segment id, then forget it.
-	void drain(uint64_t segment_id, uint64_t *moved, uint64_t *lost);
+	// Move every replica off segment id (DRAINING from now), then forget
+	// it; 0 done.  Past deadline_ms (CLOCK_MONOTONIC): -ETIMEDOUT, the
+	// segment stays DRAINING; *err says what moved and what remains.
+	// -ECANCELED: it was taken back into service (or removed) meanwhile.
+	int drain(uint64_t segment_id, int64_t deadline_ms, uint64_t *moved, uint64_t *remain,
+		  std::string *err);
 	int remove_segment(uint64_t segment_id, uint64_t *lost, std::string *err);
+	// CLOCK_MONOTONIC ms a drain of deadline ms (0: --drain-timeout-ms) ends at
+	int64_t drain_deadline(uint64_t ms) const;
+	// Segments whose owner is gone: left without draining (DRAINING, no
+	// owner) are drained, dead ones removed once nothing needs them.
+	void reclaim_loop();
+	void reclaim_dead();
 
 	Options opts_;
 	SlowTier *slow_;
@@ -250,7 +264,12 @@ private:
 	std::condition_variable sync_cv_;	// a put ended (Sync waits on it)
 	std::map<uint64_t, int64_t> last_seen_;	// client -> CLOCK_MONOTONIC ms
 	std::map<uint64_t, std::shared_ptr<Watcher>> watchers_;
+	std::set<std::shared_ptr<Watcher>> observers_;	// Watch of client 0
 	std::map<std::pair<std::string, uint64_t>, std::vector<v1::Replica>> salvage_;
+	// segments a drain works on now (under mu_): one drain each
+	std::set<uint64_t> draining_;
+	// this leader saw them DEAD first at (CLOCK_MONOTONIC ms; reclaim_loop's)
+	std::map<uint64_t, int64_t> dead_since_;
 	// key -> the sequence number of its last record, until durable (the
 	// GC thread forgets durable ones); the last client or segment change
 	std::map<std::string, uint64_t> key_seq_;

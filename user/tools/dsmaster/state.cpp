@@ -1207,8 +1207,12 @@ int MasterState::apply(const lg::Record &rec, std::string *err)
 				s.desc.set_state(pb::SEGMENT_DEAD);
 				drop_segment_replicas(id, true);
 			} else {
-				// kernel memory outlives the process: it stays, unowned
+				// kernel memory outlives the process: readable, no
+				// one's, while the leader moves its replicas off
+				// (reclaim_loop); no new ones land there
 				s.desc.set_owner(0);
+				if (s.desc.state() == pb::SEGMENT_ALIVE)
+					s.desc.set_state(pb::SEGMENT_DRAINING);
 			}
 		}
 		return 0;

@@ -656,31 +656,95 @@ int Leader::remove_segment(uint64_t segment_id, uint64_t *lost, std::string *err
 	return 0;
 }
 
-void Leader::drain(uint64_t segment_id, uint64_t *moved, uint64_t *lost)
+/*
+ * Each pass moves one replica; the list changes as replicas move.  A copy
+ * that failed (no room, a source or target that did not answer) is tried
+ * again after a pause until the deadline: a replica is never dropped for
+ * want of a place, so a drain that cannot finish leaves the segment
+ * DRAINING with what could not move still readable on it.  The deadline
+ * is checked between copies: a drain overruns it by at most one copy.
+ */
+int Leader::drain(uint64_t segment_id, int64_t deadline_ms, uint64_t *moved, uint64_t *remain,
+		  std::string *err)
 {
-	std::string err;
+	const std::string name = "segment " + std::to_string(segment_id);
+	v1::SegmentDesc desc;
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		const SegmentState *s = st_.segment(segment_id);
+		if (!s) {
+			*err = "no " + name;
+			return -ENOENT;
+		}
+		if (s->desc.state() == v1::SEGMENT_DEAD) {
+			*err = name + " is dead: its replicas are being re-made elsewhere";
+			return -ENODATA;
+		}
+		if (draining_.count(segment_id)) {
+			*err = name + " is being drained already";
+			return -EBUSY;
+		}
+		draining_.insert(segment_id);
+	}
+	struct Done {
+		Leader *l;
+		uint64_t id;
+		~Done()
+		{
+			std::lock_guard<std::mutex> g(l->mu_);
+			l->draining_.erase(id);
+		}
+	} done{ this, segment_id };
+
 	lg::Record rec;
 	rec.mutable_segment_state()->set_segment_id(segment_id);
 	rec.mutable_segment_state()->set_state(v1::SEGMENT_DRAINING);
-	if (commit({ rec }, &err)) {
-		log_line("drain of segment %llu: %s", static_cast<unsigned long long>(segment_id),
-			 err.c_str());
-		return;
+	if (int ret = commit({ rec }, err)) {
+		log_line("drain of %s: %s", name.c_str(), err->c_str());
+		return ret;
 	}
-	log_line("segment %llu draining", static_cast<unsigned long long>(segment_id));
-	// each pass moves one replica; the list changes as replicas move
-	std::set<std::pair<std::string, uint64_t>> failed;
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		if (const SegmentState *s = st_.segment(segment_id))
+			st_.segment_desc(*s, &desc);
+	}
+	log_line("%s draining", name.c_str());
+	v1::Event dev;
+	*dev.mutable_segment_draining() = desc;
+	push_event(dev, 0);
+
+	// (key, version) whose move failed -> when it is tried again
+	std::map<std::pair<std::string, uint64_t>, int64_t> retry_at;
+	std::set<std::pair<std::string, uint64_t>> skip;	// superseded, leased
+	int ret = 0;
 	for (;;) {
 		std::string key;
 		uint64_t version = 0;
 		int index = -1;
 		bool newest = false, enough = false;
 		v1::SegmentType type = v1::SEGMENT_DRAM;
+		int64_t now = mono_ms(), wake = INT64_MAX;
+		*remain = 0;
 		{
 			std::lock_guard<std::mutex> g(mu_);
+			const SegmentState *seg = st_.segment(segment_id);
+			if (!seg || seg->desc.state() != v1::SEGMENT_DRAINING) {
+				*err = name + (seg ? " was taken back into service" : " was removed") +
+				       " during its drain";
+				ret = -ECANCELED;
+				break;
+			}
 			for (const auto &r : st_.replicas_on(segment_id)) {
-				if (!r.complete || failed.count({ r.key, r.version }))
+				if (!r.complete || skip.count({ r.key, r.version }))
 					continue;
+				(*remain)++;
+				auto at = retry_at.find({ r.key, r.version });
+				if (index >= 0)
+					continue;
+				if (at != retry_at.end() && at->second > now) {
+					wake = std::min(wake, at->second);
+					continue;
+				}
 				key = r.key;
 				version = r.version;
 				index = static_cast<int>(r.index);
@@ -694,20 +758,38 @@ void Leader::drain(uint64_t segment_id, uint64_t *moved, uint64_t *lost)
 					if (o.r.type() != type)
 						continue;
 					bool ok = true;
-					for (const auto &s : o.r.shards()) {
-						const SegmentState *seg = st_.segment(s.segment_id());
-						ok = ok && seg && seg->desc.state() == v1::SEGMENT_ALIVE;
+					for (const auto &sh : o.r.shards()) {
+						const SegmentState *os = st_.segment(sh.segment_id());
+						ok = ok && os && os->desc.state() == v1::SEGMENT_ALIVE;
 					}
 					good += ok;
 				}
 				uint32_t want = type == v1::SEGMENT_DRAM ? v->config.dram_replicas()
 									 : v->config.nvmeof_replicas();
 				enough = good >= want && good > 0;
-				break;
 			}
 		}
-		if (index < 0 || stopping_)
+		if (stopping_) {
+			*err = "the master stepped down during the drain of " + name;
+			ret = -ESHUTDOWN;
 			break;
+		}
+		if (!*remain)
+			break;
+		if (now >= deadline_ms) {
+			*err = "drain of " + name + " passed its deadline: " + std::to_string(*moved) +
+			       " replicas moved, " + std::to_string(*remain) +
+			       " remain on it; it stays draining (readable, no new replicas): drain "
+			       "it again to finish, or register it again to take it back";
+			ret = -ETIMEDOUT;
+			break;
+		}
+		if (index < 0) {
+			// every one left waits for its retry
+			sleep_for(std::chrono::milliseconds(std::max<int64_t>(
+				1, std::min(wake, deadline_ms) - now)));
+			continue;
+		}
 		if (!newest || enough) {
 			// superseded (GC takes it anyway) or copies enough: just drop it
 			lg::Record d;
@@ -717,39 +799,176 @@ void Leader::drain(uint64_t segment_id, uint64_t *moved, uint64_t *lost)
 			if (!newest) {
 				std::lock_guard<std::mutex> g(mu_);
 				const VersionState *v = st_.find_version(key, version);
-				// a superseded version under a Get lease keeps its last copy
+				// a superseded version under a Get lease keeps its last
+				// copy: it goes with the segment
 				if (v->replicas.size() == 1) {
-					failed.insert({ key, version });
+					skip.insert({ key, version });
 					continue;
 				}
 			}
-			if (commit({ d }, &err)) {
-				failed.insert({ key, version });
-				continue;
-			}
+			std::string derr;
+			if (commit({ d }, &derr))
+				retry_at[{ key, version }] = mono_ms() + 200;
 			continue;
 		}
 		auto rl = replica_lock(key);
 		std::unique_lock<std::mutex> held(*rl);
-		int ret = add_replica(key, version, type, { segment_id }, index, &err);
+		std::string cerr;
+		int cret = add_replica(key, version, type, { segment_id }, index, &cerr);
 		held.unlock();
-		if (ret == -ESTALE)
+		if (cret == -ESTALE)
 			continue;	// raced with a repair: look again
-		if (ret) {
-			log_line("drain of segment %llu: '%s' version %llu: %s",
-				 static_cast<unsigned long long>(segment_id), key.substr(0, 64).c_str(),
-				 static_cast<unsigned long long>(version), err.c_str());
-			failed.insert({ key, version });
-			(*lost)++;
+		if (cret) {
+			// said once per replica; tried again until the deadline
+			if (!retry_at.count({ key, version }))
+				log_line("drain of %s: '%s' version %llu: %s (trying again)", name.c_str(),
+					 key.substr(0, 64).c_str(),
+					 static_cast<unsigned long long>(version), cerr.c_str());
+			retry_at[{ key, version }] = mono_ms() + 200;
 			continue;
 		}
+		retry_at.erase({ key, version });
 		(*moved)++;
 	}
+	if (ret) {
+		log_line("drain of %s stopped: %s", name.c_str(), err->c_str());
+		return ret;
+	}
 	uint64_t dropped = 0;
-	if (!stopping_ && !remove_segment(segment_id, &dropped, &err))
-		log_line("segment %llu drained: %llu replicas moved, %llu lost",
-			 static_cast<unsigned long long>(segment_id), static_cast<unsigned long long>(*moved),
-			 static_cast<unsigned long long>(*lost));
+	if ((ret = remove_segment(segment_id, &dropped, err)))
+		return ret;
+	log_line("%s drained: %llu replicas moved", name.c_str(),
+		 static_cast<unsigned long long>(*moved));
+	return 0;
+}
+
+/*
+ * No segment is left whose owner is gone.  One whose owner left without
+ * draining (DRAINING, no owner: ClientRemove made it so) is drained here,
+ * read from while its replicas move; one that will not empty within
+ * --drain-timeout-ms is declared dead (its replicas then re-made from the
+ * others, its own memory or the slow tier, as after a crash).  A dead
+ * one is removed once no salvage of it is kept for a copy (the repairs
+ * are done), or --drain-timeout-ms after this leader saw it dead.
+ */
+void Leader::reclaim_loop()
+{
+	auto period = std::chrono::milliseconds(std::max<uint64_t>(100, opts_.gc_ms));
+
+	while (sleep_for(period)) {
+		std::vector<uint64_t> orphans;
+		{
+			std::lock_guard<std::mutex> g(mu_);
+			for (const auto &[id, s] : st_.segments())
+				if (s.desc.state() == v1::SEGMENT_DRAINING && !s.desc.owner() &&
+				    s.desc.type() == v1::SEGMENT_DRAM && !draining_.count(id))
+					orphans.push_back(id);
+		}
+		for (uint64_t id : orphans) {
+			uint64_t moved = 0, remain = 0;
+			std::string err;
+			int ret = drain(id, mono_ms() + static_cast<int64_t>(opts_.drain_timeout_ms),
+					&moved, &remain, &err);
+			if (stopping_)
+				return;
+			if (ret != -ETIMEDOUT)
+				continue;
+			// its owner will not finish it: as if it had died
+			v1::SegmentDesc desc;
+			uint64_t seq = 0;
+			{
+				std::lock_guard<std::mutex> g(mu_);
+				const SegmentState *s = st_.segment(id);
+				if (!s || s->desc.state() != v1::SEGMENT_DRAINING || s->desc.owner())
+					continue;
+				lg::Record rec;
+				rec.mutable_segment_state()->set_segment_id(id);
+				rec.mutable_segment_state()->set_state(v1::SEGMENT_DEAD);
+				if (commit_locked(rec, &seq, &err))
+					continue;
+				collect_salvage_locked();
+				st_.segment_desc(*st_.segment(id), &desc);
+			}
+			if (wait_durable(seq, &err))
+				return;
+			log_line("segment %llu (its owner left): %llu replicas still on it after "
+				 "--drain-timeout-ms: declared dead",
+				 static_cast<unsigned long long>(id), static_cast<unsigned long long>(remain));
+			v1::Event ev;
+			*ev.mutable_segment_removed() = desc;
+			push_event(ev, 0);
+			kick_repair();
+		}
+		reclaim_dead();
+	}
+}
+
+void Leader::reclaim_dead()
+{
+	std::vector<uint64_t> gone;
+	std::vector<v1::SegmentDesc> descs;
+	uint64_t seq = 0;
+	std::string err;
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		int64_t now = mono_ms();
+		std::erase_if(dead_since_, [&](const auto &kv) {
+			const SegmentState *s = st_.segment(kv.first);
+			return !s || s->desc.state() != v1::SEGMENT_DEAD;
+		});
+		for (const auto &[id, s] : st_.segments()) {
+			if (s.desc.state() != v1::SEGMENT_DEAD)
+				continue;
+			int64_t since = dead_since_.emplace(id, now).first->second;
+			bool needed = false;
+			for (const auto &[kv, list] : salvage_)
+				for (const auto &r : list)
+					for (const auto &sh : r.shards())
+						needed = needed || sh.segment_id() == id;
+			if (needed && now - since < static_cast<int64_t>(opts_.drain_timeout_ms))
+				continue;
+			gone.push_back(id);
+		}
+		for (uint64_t id : gone) {
+			// its salvage goes first (its places are on it)
+			for (auto it = salvage_.begin(); it != salvage_.end();) {
+				auto &list = it->second;
+				for (size_t i = 0; i < list.size();) {
+					bool on = false;
+					for (const auto &sh : list[i].shards())
+						on = on || sh.segment_id() == id;
+					if (!on) {
+						i++;
+						continue;
+					}
+					log_line("'%s' version %llu: its copy on dead segment %llu given up",
+						 it->first.first.substr(0, 64).c_str(),
+						 static_cast<unsigned long long>(it->first.second),
+						 static_cast<unsigned long long>(id));
+					st_.release_replica(list[i]);
+					list.erase(list.begin() + static_cast<long>(i));
+				}
+				it = list.empty() ? salvage_.erase(it) : std::next(it);
+			}
+			v1::SegmentDesc d;
+			st_.segment_desc(*st_.segment(id), &d);
+			lg::Record rec;
+			rec.mutable_segment_remove()->set_segment_id(id);
+			if (commit_locked(rec, &seq, &err))
+				break;
+			dead_since_.erase(id);
+			descs.push_back(d);
+		}
+	}
+	if (descs.empty() || (seq && wait_durable(seq, &err)))
+		return;
+	for (const auto &d : descs) {
+		log_line("dead segment %llu removed", static_cast<unsigned long long>(d.id()));
+		v1::Event ev;
+		*ev.mutable_segment_removed() = d;
+		push_event(ev, 0);
+	}
+	kick_repair();
 }
 
 // ---- the master's own dsmem peering

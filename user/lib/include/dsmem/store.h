@@ -79,6 +79,17 @@ int ds_store_open(const struct ds_store_config *cfg, struct ds_store **sp);
  * client's heartbeats are missed (then it re-replicates).
  */
 void ds_store_close(struct ds_store *s, int drain);
+/*
+ * Leave with a drain bounded by deadline_ms (0: 120 s, or the task
+ * timeout if longer): the master stops the drain there.  0: every
+ * replica moved (*moved of them, moved may be NULL) and the segment is
+ * removed.  -ETIMEDOUT: the deadline passed; errbuf says how many moved
+ * and how many remain, and the client leaves without draining: the
+ * master goes on moving the rest off the segment, still readable, in the
+ * background (docs/store.md, "Removing resources").  s is freed always.
+ */
+int ds_store_close_drain(struct ds_store *s, uint64_t deadline_ms, uint64_t *moved,
+			 char *errbuf, size_t errlen);
 /* Why this thread's last call failed; s may be NULL (a failed open). */
 const char *ds_store_errmsg(const struct ds_store *s);
 
@@ -349,6 +360,43 @@ int ds_store_master_info(const char *masters, struct ds_store_master_info *info,
 int ds_store_segment_list(const char *masters,
 			  struct ds_store_segment_info **segs, size_t *count,
 			  char *errbuf, size_t errlen);
+/*
+ * Drain a segment of the pool (an admin, or its owner's identity): it
+ * turns DRAINING, its replicas are copied to other segments and it is
+ * removed.  deadline_ms 0: the master's --drain-timeout-ms.  -ETIMEDOUT:
+ * the deadline passed (errbuf: how many moved, how many remain); the
+ * segment stays DRAINING, its remaining replicas readable there.
+ */
+int ds_store_segment_drain(const char *masters, uint64_t segment_id, uint64_t deadline_ms,
+			   uint64_t *moved, char *errbuf, size_t errlen);
+/* The pool's events, as the master pushes them to its clients. */
+enum ds_store_event_type {
+	DS_STORE_EV_MEMBER_JOINED = 1,
+	DS_STORE_EV_MEMBER_LEFT = 2,
+	DS_STORE_EV_SEGMENT_SETUP = 3,		/* added or remounted */
+	DS_STORE_EV_SEGMENT_REMOVED = 4,	/* removed, or dead */
+	DS_STORE_EV_SEGMENT_DRAINING = 5,	/* no new replicas; its copies move off */
+};
+
+struct ds_store_event {
+	uint32_t type;			/* DS_STORE_EV_* */
+	uint32_t node_id;		/* MEMBER_*: the member's dsmem node */
+	uint64_t client_id;		/* MEMBER_*: 0 for a master */
+	uint32_t port;			/* MEMBER_*: its rdma_cm port */
+	uint32_t reserved;
+	char addr[64];			/* MEMBER_*: its RDMA IP address */
+	struct ds_store_segment_info segment;	/* SEGMENT_* */
+};
+
+/*
+ * A monitor of the pool (dsctl master monitor): cb is called with each
+ * event as the leader pushes it, until cb returns nonzero or timeout_ms
+ * passes (0: no limit).  0 then; -errno if no master streams (errbuf).
+ * Events of a failover's gap are not replayed.
+ */
+int ds_store_watch(const char *masters, uint32_t timeout_ms,
+		   int (*cb)(const struct ds_store_event *ev, void *arg), void *arg,
+		   char *errbuf, size_t errlen);
 /* Register an NVMe-oF namespace (attached with nvme-rdma) as a segment. */
 int ds_store_nvmeof_register(const char *masters, const char *traddr,
 			     uint32_t trsvcid, const char *subnqn,

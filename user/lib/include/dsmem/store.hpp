@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cerrno>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -178,6 +179,22 @@ public:
 	{
 		if (ds_store *s = s_.release())
 			ds_store_close(s, drain ? 1 : 0);
+	}
+
+	// Leave after a drain bounded by deadline (0: the library's 120 s):
+	// the replicas moved, or ETIMEDOUT with what moved and what remains
+	// (the client left all the same; the master reclaims the rest).
+	result<uint64_t> close_drain(std::chrono::milliseconds deadline)
+	{
+		ds_store *s = s_.release();
+		if (!s)
+			return error{-EINVAL, "closed already"};
+		uint64_t moved = 0;
+		char msg[512] = "";
+		if (int r = ds_store_close_drain(s, static_cast<uint64_t>(deadline.count()), &moved,
+						 msg, sizeof(msg)))
+			return error{r, msg};
+		return moved;
 	}
 
 	// The buffers must stay valid until the task is done.
