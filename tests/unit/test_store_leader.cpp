@@ -877,6 +877,7 @@ struct Served {
 struct Watching {
 	grpc::ClientContext ctx;
 	std::vector<v1::Event> events;
+	std::atomic<bool> joined{ false };	// a member_joined came: the stream is up
 	std::thread t;
 
 	Watching(v1::Master::Stub *stub, uint64_t client, uint64_t id)
@@ -888,6 +889,10 @@ struct Watching {
 			auto r = stub->Watch(&ctx, q);
 			v1::Event ev;
 			while (r->Read(&ev)) {
+				if (ev.has_member_joined()) {
+					joined = true;
+					continue;
+				}
 				events.push_back(ev);
 				if (ev.has_segment_removed() && ev.segment_removed().id() == id)
 					break;
@@ -921,6 +926,7 @@ struct Monitor {
 	std::vector<uint32_t> kinds;
 	std::vector<uint32_t> states;
 	int ret = 1;
+	std::atomic<bool> joined{ false };
 	std::thread t;
 
 	Monitor(const std::string &addr, uint64_t seg) : id(seg)
@@ -935,6 +941,8 @@ struct Monitor {
 	static int on_event(const ds_store_event *ev, void *arg)
 	{
 		auto *m = static_cast<Monitor *>(arg);
+		if (ev->type == DS_STORE_EV_MEMBER_JOINED)
+			m->joined = true;
 		if (ev->type < DS_STORE_EV_SEGMENT_SETUP || ev->segment.id != m->id)
 			return 0;
 		m->kinds.push_back(ev->type);
@@ -962,7 +970,15 @@ void test_drain_event_then_removed(void **)
 	setenv("DSMEM_STORE_INSECURE", "1", 1);
 	Watching w(m.stub.get(), c2, seg);
 	Monitor mon(m.addr, seg);
-	settle();	// their Watch streams are up
+	// their streams are up once a client that joins is seen on both
+	for (int i = 0; i < 100 && !(w.joined && mon.joined); i++) {
+		v1::RegisterClientRequest rq = client_request();
+		rq.mutable_self()->set_node_id(kNode + 10 + i);
+		v1::RegisterClientResponse ra;
+		assert_true(f.leader->RegisterClient(kApp, &rq, &ra).ok());
+		std::this_thread::sleep_for(std::chrono::milliseconds(100));
+	}
+	assert_true(w.joined && mon.joined);
 
 	uint64_t moved = 99;
 	char err[512] = "";
@@ -991,16 +1007,30 @@ void test_drain_event_then_removed(void **)
 	assert_int_equal(ret, -ENOENT);
 }
 
+// Until pred() or about ms pass; whether pred() held.
+template <typename Pred>
+bool within(int ms, Pred pred)
+{
+	for (int i = 0; i < ms / 10; i++) {
+		if (pred())
+			return true;
+		std::this_thread::sleep_for(std::chrono::milliseconds(10));
+	}
+	return pred();
+}
+
 // No ownerless segment: one whose owner left without draining is the
-// master's at once (DRAINING, no owner: nothing new lands there) and
-// read from while it is reclaimed; empty, it is removed; one whose
-// replicas cannot move is declared dead after --drain-timeout-ms and
-// removed.  Its replica is readable until then.
+// master's at once (DRAINING, no owner, reclaimed: nothing new lands
+// there) and read from while it is reclaimed.  Here its replica cannot
+// move (no module moves data): long past --drain-timeout-ms it is still
+// DRAINING and read from, never declared dead (it holds the version's
+// last copy); once that version is deleted it is empty and removed.
 void test_leave_without_drain_reclaimed(void **)
 {
 	Fx f({}, [](Options &o) {
 		o.gc_ms = 50;
-		o.drain_timeout_ms = 600;
+		o.drain_timeout_ms = 300;
+		o.limits.get_lease_ns = 100LL * 1000 * 1000;	// read_from's Get
 	});
 	uint64_t other = 0;
 	uint64_t c2 = second_client(f, &other);
@@ -1013,52 +1043,154 @@ void test_leave_without_drain_reclaimed(void **)
 	auto segs = segments(f);
 	assert_true(segs.count(seg));
 	assert_int_equal(segs[seg].owner(), 0);
-	assert_int_not_equal(segs[seg].state(), v1::SEGMENT_ALIVE);
-	assert_int_equal(read_from(f, "k"), seg);
+	assert_int_equal(segs[seg].state(), v1::SEGMENT_DRAINING);
+	assert_true(segs[seg].reclaimed());
 	f.client = c2;
 	assert_int_equal(put_on(f, "new", false), other);
-	for (int i = 0; i < 250 && segments(f).count(seg); i++)
-		std::this_thread::sleep_for(std::chrono::milliseconds(20));
-	segs = segments(f);
-	assert_false(segs.count(seg));
-	for (const auto &[id, d] : segs)
-		assert_int_equal(d.owner(), c2);
 
-	// an empty one goes at once (well within the drain timeout)
-	uint64_t third = 0;
-	uint64_t c3 = second_client(f, &third, 2);
-	other = third;
-	v1::LeaveRequest q2;
-	q2.set_client_id(c3);
-	auto t0 = std::chrono::steady_clock::now();
-	assert_true(f.leader->Leave(kApp, &q2, &a).ok());
+	std::this_thread::sleep_for(std::chrono::milliseconds(1200));
 	segs = segments(f);
-	if (segs.count(other))
-		assert_int_equal(segs[other].state(), v1::SEGMENT_DRAINING);
-	for (int i = 0; i < 250 && segments(f).count(other); i++)
-		std::this_thread::sleep_for(std::chrono::milliseconds(10));
+	if (!segs.count(seg) || segs[seg].state() != v1::SEGMENT_DRAINING)
+		fail_msg("a reclaimed segment holding a version's last copy was not kept draining");
+	assert_int_equal(read_from(f, "k"), seg);
+	// that version gone, nothing is left on it: removed
+	v1::DelRequest d = del_request("k", 0);
+	v1::DelResponse da;
+	assert_true(f.leader->Del(kApp, &d, &da).ok());
+	assert_true(within(5000, [&] { return !segments(f).count(seg); }));
+	for (const auto &[id, sd] : segments(f))
+		assert_int_equal(sd.owner(), c2);
+}
+
+// An empty segment whose owner left goes at once, well within the
+// drain timeout.
+void test_leave_empty_segment_removed(void **)
+{
+	Fx f({}, [](Options &o) {
+		o.gc_ms = 50;
+		o.drain_timeout_ms = 5000;
+	});
+	uint64_t seg = own_segment(f);
+	v1::LeaveRequest q;
+	v1::LeaveResponse a;
+	q.set_client_id(f.client);
+	auto t0 = std::chrono::steady_clock::now();
+	assert_true(f.leader->Leave(kApp, &q, &a).ok());
+	assert_true(within(5000, [&] { return !segments(f).count(seg); }));
 	auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
 			  std::chrono::steady_clock::now() - t0).count();
-	assert_false(segments(f).count(other));
-	if (ms >= 600)
+	if (ms >= 2500)
 		fail_msg("an empty segment whose owner left stayed %lld ms", static_cast<long long>(ms));
 }
 
-// A client that dies (no heartbeats) leaves no segment behind either:
-// DEAD, then removed once nothing is to be copied off it.
+// A client that left comes back and mounts its segment again while the
+// master reclaims it: the segment is its again (ALIVE, no longer
+// reclaimed), and stays so long past the drain timeout, its replica
+// read from there and new replicas placed there.
+void test_remount_during_reclaim(void **)
+{
+	Fx f({}, [](Options &o) {
+		o.gc_ms = 50;
+		o.drain_timeout_ms = 300;
+	});
+	uint64_t seg = own_segment(f);
+	assert_int_equal(put_on(f, "k", true), seg);
+	v1::LeaveRequest q;
+	v1::LeaveResponse a;
+	q.set_client_id(f.client);
+	assert_true(f.leader->Leave(kApp, &q, &a).ok());
+	assert_true(segments(f)[seg].reclaimed());
+	std::this_thread::sleep_for(std::chrono::milliseconds(200));	// a reclaim pass or two
+
+	v1::RegisterClientRequest rq = client_request();
+	v1::RegisterClientResponse ra;
+	assert_true(f.leader->RegisterClient(kApp, &rq, &ra).ok());
+	f.client = ra.client_id();
+	v1::RegisterSegmentRequest sq = segment_request(f.client);
+	v1::RegisterSegmentResponse sa;
+	assert_true(f.leader->RegisterSegment(kApp, &sq, &sa).ok());
+	assert_int_equal(sa.segment_id(), seg);
+	assert_true(sa.remounted());
+
+	std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+	auto segs = segments(f);
+	if (!segs.count(seg))
+		fail_msg("a segment remounted during its reclaim was removed");
+	assert_int_equal(segs[seg].state(), v1::SEGMENT_ALIVE);
+	assert_false(segs[seg].reclaimed());
+	assert_int_equal(segs[seg].owner(), f.client);
+	assert_int_equal(read_from(f, "k"), seg);
+	assert_int_equal(put_on(f, "k2", true), seg);
+}
+
+// What the pool owns is not reclaimed: an NVMe-oF namespace an admin
+// added (no owner, by design), one an admin added for a client that then
+// left, and a DRAM segment an admin added for no client stay ALIVE and
+// take replicas, long past the drain timeout.
+void test_pool_segments_not_reclaimed(void **)
+{
+	const Caller admin{ "root", true };
+	Fx f({}, [](Options &o) {
+		o.gc_ms = 50;
+		o.drain_timeout_ms = 300;
+	});
+	auto nvme = [&](uint64_t client, uint64_t base) {
+		v1::RegisterSegmentRequest q;
+		q.set_client_id(client);
+		q.mutable_desc()->set_type(v1::SEGMENT_NVMEOF);
+		q.mutable_desc()->set_size(64ull << 20);
+		q.mutable_desc()->set_traddr("10.99.0.1");
+		q.mutable_desc()->set_trsvcid(4420);
+		q.mutable_desc()->set_subnqn("nqn.2026-11.io.dsmem:test");
+		q.mutable_desc()->set_base(base);
+		v1::RegisterSegmentResponse a;
+		grpc::Status st = f.leader->RegisterSegment(admin, &q, &a);
+		if (!st.ok())
+			fail_msg("nvmeof register: %s", st.error_message().c_str());
+		return a.segment_id();
+	};
+	uint64_t pool_nvme = nvme(0, 0), client_nvme = nvme(f.client, 64ull << 20);
+	v1::RegisterSegmentRequest dq = segment_request(0);
+	dq.mutable_desc()->set_gaddr(kGaddr + (1ull << 40));
+	v1::RegisterSegmentResponse da;
+	assert_true(f.leader->RegisterSegment(admin, &dq, &da).ok());
+	uint64_t pool_dram = da.segment_id();
+
+	v1::LeaveRequest q;
+	v1::LeaveResponse a;
+	q.set_client_id(f.client);
+	assert_true(f.leader->Leave(kApp, &q, &a).ok());
+	std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+	auto segs = segments(f);
+	for (uint64_t id : { pool_nvme, client_nvme, pool_dram }) {
+		if (!segs.count(id))
+			fail_msg("pool segment %llu was removed", static_cast<unsigned long long>(id));
+		assert_int_equal(segs[id].state(), v1::SEGMENT_ALIVE);
+		assert_false(segs[id].reclaimed());
+	}
+	assert_int_equal(segs[client_nvme].owner(), 0);
+}
+
+// A client that dies (no heartbeats): its segment turns DEAD and stays
+// for --drain-timeout-ms, its owner's to remount (a restarted client
+// reads its replicas again); then, nothing on it, it is removed.
 void test_dead_owner_segment_removed(void **)
 {
 	Fx f({}, [](Options &o) {
 		o.gc_ms = 50;
 		o.heartbeat_ms = 50;
 		o.heartbeat_timeout_ms = 300;
-		o.drain_timeout_ms = 60000;
+		o.drain_timeout_ms = 1500;
 	});
 	uint64_t seg = own_segment(f);
-	// (its DEAD spell may be shorter than a poll: nothing needs it)
-	for (int i = 0; i < 300 && segments(f).count(seg); i++)
-		std::this_thread::sleep_for(std::chrono::milliseconds(10));
-	assert_false(segments(f).count(seg));
+	assert_true(within(3000, [&] { return segments(f)[seg].state() == v1::SEGMENT_DEAD; }));
+	auto t0 = std::chrono::steady_clock::now();
+	assert_true(within(6000, [&] { return !segments(f).count(seg); }));
+	auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+			  std::chrono::steady_clock::now() - t0).count();
+	if (ms < 1000)
+		fail_msg("a dead segment went %lld ms after its owner died, before its grace",
+			 static_cast<long long>(ms));
 }
 
 }  // namespace
@@ -1078,6 +1210,9 @@ int main(void)
 		cmocka_unit_test(test_drain_deadline),
 		cmocka_unit_test(test_drain_event_then_removed),
 		cmocka_unit_test(test_leave_without_drain_reclaimed),
+		cmocka_unit_test(test_leave_empty_segment_removed),
+		cmocka_unit_test(test_remount_during_reclaim),
+		cmocka_unit_test(test_pool_segments_not_reclaimed),
 		cmocka_unit_test(test_dead_owner_segment_removed),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -578,13 +578,16 @@ DS_EXPORT int ds_store_watch(const char *masters, uint32_t timeout_ms,
 			grpc::ClientContext ctx;
 			if (timeout_ms)
 				ctx.set_deadline(std::chrono::system_clock::now() +
-						 std::chrono::milliseconds(timeout_ms));
+						 std::chrono::duration_cast<std::chrono::system_clock::duration>(
+							 std::max(end - Clock::now(), Clock::duration::zero())));
 			pb::WatchRequest req;
 			auto reader = stub->Watch(&ctx, req);
 			pb::Event ev;
 			bool got = false, stopped = false;
 			while (!stopped && reader->Read(&ev)) {
+				// a stream that delivered: its end is a new start
 				got = true;
+				tries = 0;
 				ds_store_event e{};
 				const pb::Member *m = nullptr;
 				switch (ev.ev_case()) {

@@ -117,8 +117,10 @@ public:
 				forget(addr);
 			if (!redirect && !down) {
 				*err = addr + ": " + s.error_message();
-				// out of time while no master answered at all
-				if (s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED && unreachable)
+				// out of time (ours, not a master's own deadline, as a
+				// drain's) while no master answered at all
+				if (s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED && unreachable &&
+				    Clock::now() >= deadline)
 					return -EAGAIN;
 				return status_to_errno(s);
 			}

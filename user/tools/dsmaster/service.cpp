@@ -708,7 +708,7 @@ grpc::Status Leader::UnregisterSegment(const Caller &c, const v1::UnregisterSegm
 	if (q->drain()) {
 		uint64_t remain = 0;
 		std::string err;
-		if (int ret = drain(q->segment_id(), drain_deadline(q->deadline_ms()), &moved, &remain,
+		if (int ret = drain(q->segment_id(), drain_deadline(q->deadline_ms()), false, &moved, &remain,
 				    &err))
 			return to_status(ret, err);
 	} else {
@@ -746,7 +746,7 @@ grpc::Status Leader::Leave(const Caller &c, const v1::LeaveRequest *q, v1::Leave
 		for (uint64_t id : segs) {
 			uint64_t remain = 0;
 			std::string err;
-			if (int ret = drain(id, deadline, &moved, &remain, &err)) {
+			if (int ret = drain(id, deadline, false, &moved, &remain, &err)) {
 				if (ret == -ETIMEDOUT)
 					err = "client " + std::to_string(q->client_id()) +
 					      " did not leave: " + err + " (Leave again, with or without "
@@ -755,22 +755,21 @@ grpc::Status Leader::Leave(const Caller &c, const v1::LeaveRequest *q, v1::Leave
 			}
 		}
 	}
-	// without a drain its segments are the master's to reclaim
-	std::vector<v1::SegmentDesc> orphaned;
-	if (!q->drain()) {
-		std::lock_guard<std::mutex> g(mu_);
-		for (uint64_t id : segs)
-			if (const SegmentState *s = st_.segment(id))
-				if (s->desc.state() == v1::SEGMENT_ALIVE)
-					orphaned.push_back(s->desc);
-	}
 	lg::Record rec;
 	rec.mutable_client_remove()->set_client_id(q->client_id());
 	std::string err;
 	if (int ret = commit({ rec }, &err))
 		return to_status(ret, err);
+	// without a drain its DRAM segments are the master's to reclaim
+	// (the record made them so)
+	std::vector<v1::SegmentDesc> orphaned;
 	{
 		std::lock_guard<std::mutex> g(mu_);
+		for (uint64_t id : segs)
+			if (const SegmentState *s = st_.segment(id); s && s->desc.reclaimed()) {
+				orphaned.emplace_back();
+				st_.segment_desc(*s, &orphaned.back());
+			}
 		last_seen_.erase(q->client_id());
 		auto w = watchers_.find(q->client_id());
 		if (w != watchers_.end()) {
@@ -787,8 +786,6 @@ grpc::Status Leader::Leave(const Caller &c, const v1::LeaveRequest *q, v1::Leave
 	*ev.mutable_member_left() = m;
 	push_event(ev, q->client_id());
 	for (auto &d : orphaned) {
-		d.set_owner(0);
-		d.set_state(v1::SEGMENT_DRAINING);
 		log_line("segment %llu: its owner left without draining; reclaiming it",
 			 static_cast<unsigned long long>(d.id()));
 		v1::Event dev;

@@ -44,9 +44,10 @@ struct Options {
 	Limits limits;
 	uint64_t heartbeat_ms = 500;
 	uint64_t heartbeat_timeout_ms = 3000;
-	// a drain's deadline when its call names none; and how long a
-	// segment whose owner left (or died) is worked on before the master
-	// gives up on it: declared dead, then removed (docs/store.md)
+	// a drain's deadline when its call names none; how long a segment
+	// whose owner left is drained before it is declared dead; and how
+	// long a dead one waits for its owner to remount it before it is
+	// removed, once nothing is on it (docs/store.md)
 	uint64_t drain_timeout_ms = 300000;
 	uint64_t gc_ms = 1000;
 	uint64_t flush_ms = 1000;
@@ -245,15 +246,23 @@ private:
 	// it; 0 done.  Past deadline_ms (CLOCK_MONOTONIC): -ETIMEDOUT, the
 	// segment stays DRAINING; *err says what moved and what remains.
 	// -ECANCELED: it was taken back into service (or removed) meanwhile.
-	int drain(uint64_t segment_id, int64_t deadline_ms, uint64_t *moved, uint64_t *remain,
-		  std::string *err);
-	int remove_segment(uint64_t segment_id, uint64_t *lost, std::string *err);
+	// reclaim: the reclaim loop's, of a segment whose owner left
+	// (-ECANCELED if it is not that any more).
+	int drain(uint64_t segment_id, int64_t deadline_ms, bool reclaim, uint64_t *moved,
+		  uint64_t *remain, std::string *err);
+	int drop_drained_locked(const std::string &key, uint64_t version, int index,
+				uint64_t segment_id);
+	// drained: only if it is still DRAINING and empty (-ECANCELED).
+	int remove_segment(uint64_t segment_id, uint64_t *lost, std::string *err,
+			   bool drained = false);
 	// CLOCK_MONOTONIC ms a drain of deadline ms (0: --drain-timeout-ms) ends at
 	int64_t drain_deadline(uint64_t ms) const;
 	// Segments whose owner is gone: left without draining (DRAINING, no
-	// owner) are drained, dead ones removed once nothing needs them.
+	// owner) are drained; dead ones removed after the owner's grace
+	// (--drain-timeout-ms) once nothing holds a place on them.
 	void reclaim_loop();
 	void reclaim_dead();
+	bool salvage_on_locked(uint64_t segment_id) const;
 
 	Options opts_;
 	SlowTier *slow_;
@@ -270,6 +279,9 @@ private:
 	std::set<uint64_t> draining_;
 	// this leader saw them DEAD first at (CLOCK_MONOTONIC ms; reclaim_loop's)
 	std::map<uint64_t, int64_t> dead_since_;
+	// reclaimed segments: first drained at (CLOCK_MONOTONIC ms), and
+	// whether their overrun was logged (reclaim_loop's alone)
+	std::map<uint64_t, std::pair<int64_t, bool>> reclaim_since_;
 	// key -> the sequence number of its last record, until durable (the
 	// GC thread forgets durable ones); the last client or segment change
 	std::map<std::string, uint64_t> key_seq_;

@@ -387,6 +387,7 @@ int MasterState::plan_register_segment(const Caller &c, uint64_t client_id, cons
 	nd->set_owner_identity(known && c.admin ? known->desc.owner_identity() : c.identity);
 	nd->set_state(pb::SEGMENT_ALIVE);
 	nd->set_used(0);
+	nd->set_reclaimed(false);	// the master's alone to set
 	if (known) {
 		// the same memory again: its shards are where the metadata says
 		if (OffsetAllocator::round(desc.size()) < known->alloc->size() &&
@@ -1209,10 +1210,14 @@ int MasterState::apply(const lg::Record &rec, std::string *err)
 			} else {
 				// kernel memory outlives the process: readable, no
 				// one's, while the leader moves its replicas off
-				// (reclaim_loop); no new ones land there
+				// (reclaim_loop); no new ones land there.  An
+				// NVMe-oF namespace is the pool's, as an admin's is.
 				s.desc.set_owner(0);
-				if (s.desc.state() == pb::SEGMENT_ALIVE)
+				if (s.desc.type() == pb::SEGMENT_DRAM &&
+				    s.desc.state() != pb::SEGMENT_DEAD) {
 					s.desc.set_state(pb::SEGMENT_DRAINING);
+					s.desc.set_reclaimed(true);
+				}
 			}
 		}
 		return 0;
@@ -1225,6 +1230,8 @@ int MasterState::apply(const lg::Record &rec, std::string *err)
 		if (it == segments_.end())
 			return fail(err, -EINVAL, "state of unknown segment " + std::to_string(r.segment_id()));
 		it->second.desc.set_state(r.state());
+		if (r.state() == pb::SEGMENT_ALIVE)
+			it->second.desc.set_reclaimed(false);
 		if (r.state() == pb::SEGMENT_DEAD)
 			drop_segment_replicas(r.segment_id(), true);
 		return 0;

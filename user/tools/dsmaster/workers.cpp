@@ -625,7 +625,8 @@ void Leader::flush_loop()
 
 // ---- drain and removal
 
-int Leader::remove_segment(uint64_t segment_id, uint64_t *lost, std::string *err)
+int Leader::remove_segment(uint64_t segment_id, uint64_t *lost, std::string *err,
+			   bool drained)
 {
 	v1::SegmentDesc desc;
 	uint64_t seq;
@@ -635,6 +636,13 @@ int Leader::remove_segment(uint64_t segment_id, uint64_t *lost, std::string *err
 		if (!s) {
 			*err = "no segment " + std::to_string(segment_id);
 			return -ENOENT;
+		}
+		// a remount between the drain's last look and here keeps it
+		if (drained && (s->desc.state() != v1::SEGMENT_DRAINING ||
+				!st_.replicas_on(segment_id).empty())) {
+			*err = "segment " + std::to_string(segment_id) +
+			       " was taken back into service during its drain";
+			return -ECANCELED;
 		}
 		desc = s->desc;
 		for (const auto &r : st_.replicas_on(segment_id))
@@ -657,6 +665,61 @@ int Leader::remove_segment(uint64_t segment_id, uint64_t *lost, std::string *err
 }
 
 /*
+ * (The key's replica lock held.)  Drop replica index of (key, version),
+ * on segment_id, that a drain found not needed: superseded, or with
+ * enough good copies elsewhere.  Both are looked at again here, under
+ * mu_, with the record: -ESTALE if the replica moved or the copies went
+ * meanwhile (the drain looks again), -EEXIST if it is a superseded
+ * version's last copy (kept for a Get lease; it goes with the segment).
+ */
+int Leader::drop_drained_locked(const std::string &key, uint64_t version, int index,
+				uint64_t segment_id)
+{
+	uint64_t seq = 0;
+	std::string err;
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		const VersionState *v = st_.find_version(key, version);
+		if (!v || index < 0 || static_cast<size_t>(index) >= v->replicas.size())
+			return -ESTALE;
+		const ReplicaState &r = v->replicas[index];
+		bool on = false;
+		for (const auto &sh : r.r.shards())
+			on = on || sh.segment_id() == segment_id;
+		if (r.lost || !on)
+			return -ESTALE;
+		if (st_.newest(key) != v) {
+			if (v->replicas.size() == 1)
+				return -EEXIST;
+		} else {
+			uint32_t good = 0;
+			for (size_t i = 0; i < v->replicas.size(); i++) {
+				const ReplicaState &o = v->replicas[i];
+				if (static_cast<int>(i) == index || o.lost || o.r.type() != r.r.type())
+					continue;
+				bool ok = true;
+				for (const auto &sh : o.r.shards()) {
+					const SegmentState *os = st_.segment(sh.segment_id());
+					ok = ok && os && os->desc.state() == v1::SEGMENT_ALIVE;
+				}
+				good += ok;
+			}
+			uint32_t want = r.r.type() == v1::SEGMENT_DRAM ? v->config.dram_replicas()
+								 : v->config.nvmeof_replicas();
+			if (!good || good < want)
+				return -ESTALE;
+		}
+		lg::Record d;
+		d.mutable_replica_drop()->set_key(key);
+		d.mutable_replica_drop()->set_version(version);
+		d.mutable_replica_drop()->set_index(static_cast<uint32_t>(index));
+		if (int ret = commit_locked(d, &seq, &err))
+			return ret;
+	}
+	return wait_durable(seq, &err);
+}
+
+/*
  * Each pass moves one replica; the list changes as replicas move.  A copy
  * that failed (no room, a source or target that did not answer) is tried
  * again after a pause until the deadline: a replica is never dropped for
@@ -664,11 +727,12 @@ int Leader::remove_segment(uint64_t segment_id, uint64_t *lost, std::string *err
  * DRAINING with what could not move still readable on it.  The deadline
  * is checked between copies: a drain overruns it by at most one copy.
  */
-int Leader::drain(uint64_t segment_id, int64_t deadline_ms, uint64_t *moved, uint64_t *remain,
-		  std::string *err)
+int Leader::drain(uint64_t segment_id, int64_t deadline_ms, bool reclaim, uint64_t *moved,
+		  uint64_t *remain, std::string *err)
 {
 	const std::string name = "segment " + std::to_string(segment_id);
 	v1::SegmentDesc desc;
+	bool again;
 	{
 		std::lock_guard<std::mutex> g(mu_);
 		const SegmentState *s = st_.segment(segment_id);
@@ -680,11 +744,18 @@ int Leader::drain(uint64_t segment_id, int64_t deadline_ms, uint64_t *moved, uin
 			*err = name + " is dead: its replicas are being re-made elsewhere";
 			return -ENODATA;
 		}
+		// the reclaim's look at it is old: remounted since, it is not
+		// the master's any more
+		if (reclaim && (!s->desc.reclaimed() || s->desc.state() != v1::SEGMENT_DRAINING)) {
+			*err = name + " was taken back into service";
+			return -ECANCELED;
+		}
 		if (draining_.count(segment_id)) {
 			*err = name + " is being drained already";
 			return -EBUSY;
 		}
 		draining_.insert(segment_id);
+		again = s->desc.state() == v1::SEGMENT_DRAINING;
 	}
 	struct Done {
 		Leader *l;
@@ -696,22 +767,24 @@ int Leader::drain(uint64_t segment_id, int64_t deadline_ms, uint64_t *moved, uin
 		}
 	} done{ this, segment_id };
 
-	lg::Record rec;
-	rec.mutable_segment_state()->set_segment_id(segment_id);
-	rec.mutable_segment_state()->set_state(v1::SEGMENT_DRAINING);
-	if (int ret = commit({ rec }, err)) {
-		log_line("drain of %s: %s", name.c_str(), err->c_str());
-		return ret;
+	if (!again) {
+		lg::Record rec;
+		rec.mutable_segment_state()->set_segment_id(segment_id);
+		rec.mutable_segment_state()->set_state(v1::SEGMENT_DRAINING);
+		if (int ret = commit({ rec }, err)) {
+			log_line("drain of %s: %s", name.c_str(), err->c_str());
+			return ret;
+		}
+		{
+			std::lock_guard<std::mutex> g(mu_);
+			if (const SegmentState *s = st_.segment(segment_id))
+				st_.segment_desc(*s, &desc);
+		}
+		log_line("%s draining", name.c_str());
+		v1::Event dev;
+		*dev.mutable_segment_draining() = desc;
+		push_event(dev, 0);
 	}
-	{
-		std::lock_guard<std::mutex> g(mu_);
-		if (const SegmentState *s = st_.segment(segment_id))
-			st_.segment_desc(*s, &desc);
-	}
-	log_line("%s draining", name.c_str());
-	v1::Event dev;
-	*dev.mutable_segment_draining() = desc;
-	push_event(dev, 0);
 
 	// (key, version) whose move failed -> when it is tried again
 	std::map<std::pair<std::string, uint64_t>, int64_t> retry_at;
@@ -791,24 +864,16 @@ int Leader::drain(uint64_t segment_id, int64_t deadline_ms, uint64_t *moved, uin
 			continue;
 		}
 		if (!newest || enough) {
-			// superseded (GC takes it anyway) or copies enough: just drop it
-			lg::Record d;
-			d.mutable_replica_drop()->set_key(key);
-			d.mutable_replica_drop()->set_version(version);
-			d.mutable_replica_drop()->set_index(static_cast<uint32_t>(index));
-			if (!newest) {
-				std::lock_guard<std::mutex> g(mu_);
-				const VersionState *v = st_.find_version(key, version);
-				// a superseded version under a Get lease keeps its last
-				// copy: it goes with the segment
-				if (v->replicas.size() == 1) {
-					skip.insert({ key, version });
-					continue;
-				}
-			}
-			std::string derr;
-			if (commit({ d }, &derr))
-				retry_at[{ key, version }] = mono_ms() + 200;
+			// superseded (GC takes it anyway) or copies enough: just
+			// drop it, if that still holds (indexes move as replicas
+			// come and go; the replica lock keeps repairs out)
+			auto rl = replica_lock(key);
+			std::lock_guard<std::mutex> held(*rl);
+			int dret = drop_drained_locked(key, version, index, segment_id);
+			if (dret == -EEXIST)
+				skip.insert({ key, version });
+			else if (dret)
+				retry_at[{ key, version }] = mono_ms() + (dret == -ESTALE ? 20 : 200);
 			continue;
 		}
 		auto rl = replica_lock(key);
@@ -835,7 +900,7 @@ int Leader::drain(uint64_t segment_id, int64_t deadline_ms, uint64_t *moved, uin
 		return ret;
 	}
 	uint64_t dropped = 0;
-	if ((ret = remove_segment(segment_id, &dropped, err)))
+	if ((ret = remove_segment(segment_id, &dropped, err, true)))
 		return ret;
 	log_line("%s drained: %llu replicas moved", name.c_str(),
 		 static_cast<unsigned long long>(*moved));
@@ -844,60 +909,55 @@ int Leader::drain(uint64_t segment_id, int64_t deadline_ms, uint64_t *moved, uin
 
 /*
  * No segment is left whose owner is gone.  One whose owner left without
- * draining (DRAINING, no owner: ClientRemove made it so) is drained here,
- * read from while its replicas move; one that will not empty within
- * --drain-timeout-ms is declared dead (its replicas then re-made from the
- * others, its own memory or the slow tier, as after a crash).  A dead
- * one is removed once no salvage of it is kept for a copy (the repairs
- * are done), or --drain-timeout-ms after this leader saw it dead.
+ * draining (reclaimed, DRAINING, no owner: ClientRemove made it so) is
+ * drained here, read from while its replicas move, until it is empty and
+ * removed; it is never declared dead for being slow, since its memory
+ * may hold a version's last copy, readable there and nowhere else (dead,
+ * it would be read from no more, and a new leader would forget it).  A
+ * dead one (its owner stopped beating) is the owner's to remount (a restarted client reads its replicas again)
+ * for --drain-timeout-ms; after that it is removed once nothing holds a
+ * place on it: a salvaged replica can be a version's last copy, so it
+ * is never given up here.
  */
 void Leader::reclaim_loop()
 {
 	auto period = std::chrono::milliseconds(std::max<uint64_t>(100, opts_.gc_ms));
+	// one orphan does not hold up the others for long: each pass gives
+	// each a slice, and what it has not moved waits for the next pass
+	const int64_t slice = static_cast<int64_t>(std::min<uint64_t>(opts_.drain_timeout_ms, 10000));
 
 	while (sleep_for(period)) {
 		std::vector<uint64_t> orphans;
 		{
 			std::lock_guard<std::mutex> g(mu_);
 			for (const auto &[id, s] : st_.segments())
-				if (s.desc.state() == v1::SEGMENT_DRAINING && !s.desc.owner() &&
-				    s.desc.type() == v1::SEGMENT_DRAM && !draining_.count(id))
+				if (s.desc.reclaimed() && s.desc.state() == v1::SEGMENT_DRAINING &&
+				    !draining_.count(id))
 					orphans.push_back(id);
+			std::erase_if(reclaim_since_, [&](const auto &kv) {
+				const SegmentState *s = st_.segment(kv.first);
+				return !s || !s->desc.reclaimed();
+			});
 		}
 		for (uint64_t id : orphans) {
 			uint64_t moved = 0, remain = 0;
 			std::string err;
-			int ret = drain(id, mono_ms() + static_cast<int64_t>(opts_.drain_timeout_ms),
-					&moved, &remain, &err);
+			int64_t now = mono_ms();
+			int64_t since = reclaim_since_.emplace(id, std::make_pair(now, false)).first->second.first;
+			int ret = drain(id, now + slice, true, &moved, &remain, &err);
 			if (stopping_)
 				return;
-			if (ret != -ETIMEDOUT)
+			auto it = reclaim_since_.find(id);
+			if (ret != -ETIMEDOUT || it == reclaim_since_.end() || it->second.second ||
+			    mono_ms() - since < static_cast<int64_t>(opts_.drain_timeout_ms))
 				continue;
-			// its owner will not finish it: as if it had died
-			v1::SegmentDesc desc;
-			uint64_t seq = 0;
-			{
-				std::lock_guard<std::mutex> g(mu_);
-				const SegmentState *s = st_.segment(id);
-				if (!s || s->desc.state() != v1::SEGMENT_DRAINING || s->desc.owner())
-					continue;
-				lg::Record rec;
-				rec.mutable_segment_state()->set_segment_id(id);
-				rec.mutable_segment_state()->set_state(v1::SEGMENT_DEAD);
-				if (commit_locked(rec, &seq, &err))
-					continue;
-				collect_salvage_locked();
-				st_.segment_desc(*st_.segment(id), &desc);
-			}
-			if (wait_durable(seq, &err))
-				return;
+			// its memory still serves what did not move: it stays
+			// readable, and the master goes on trying (said once)
+			it->second.second = true;
 			log_line("segment %llu (its owner left): %llu replicas still on it after "
-				 "--drain-timeout-ms: declared dead",
+				 "--drain-timeout-ms; it stays draining and readable, and the master "
+				 "keeps moving them (is the pool full?)",
 				 static_cast<unsigned long long>(id), static_cast<unsigned long long>(remain));
-			v1::Event ev;
-			*ev.mutable_segment_removed() = desc;
-			push_event(ev, 0);
-			kick_repair();
 		}
 		reclaim_dead();
 	}
@@ -905,8 +965,7 @@ void Leader::reclaim_loop()
 
 void Leader::reclaim_dead()
 {
-	std::vector<uint64_t> gone;
-	std::vector<v1::SegmentDesc> descs;
+	std::vector<v1::SegmentDesc> gone;
 	uint64_t seq = 0;
 	std::string err;
 	{
@@ -919,56 +978,47 @@ void Leader::reclaim_dead()
 		for (const auto &[id, s] : st_.segments()) {
 			if (s.desc.state() != v1::SEGMENT_DEAD)
 				continue;
+			// a leader that took over counts the owner's grace afresh
 			int64_t since = dead_since_.emplace(id, now).first->second;
-			bool needed = false;
-			for (const auto &[kv, list] : salvage_)
-				for (const auto &r : list)
-					for (const auto &sh : r.shards())
-						needed = needed || sh.segment_id() == id;
-			if (needed && now - since < static_cast<int64_t>(opts_.drain_timeout_ms))
+			if (now - since < static_cast<int64_t>(opts_.drain_timeout_ms))
 				continue;
-			gone.push_back(id);
-		}
-		for (uint64_t id : gone) {
-			// its salvage goes first (its places are on it)
-			for (auto it = salvage_.begin(); it != salvage_.end();) {
-				auto &list = it->second;
-				for (size_t i = 0; i < list.size();) {
-					bool on = false;
-					for (const auto &sh : list[i].shards())
-						on = on || sh.segment_id() == id;
-					if (!on) {
-						i++;
-						continue;
-					}
-					log_line("'%s' version %llu: its copy on dead segment %llu given up",
-						 it->first.first.substr(0, 64).c_str(),
-						 static_cast<unsigned long long>(it->first.second),
-						 static_cast<unsigned long long>(id));
-					st_.release_replica(list[i]);
-					list.erase(list.begin() + static_cast<long>(i));
-				}
-				it = list.empty() ? salvage_.erase(it) : std::next(it);
-			}
 			v1::SegmentDesc d;
-			st_.segment_desc(*st_.segment(id), &d);
+			st_.segment_desc(s, &d);
+			// salvage and reservations hold their places: used counts them
+			if (d.used() || salvage_on_locked(id))
+				continue;
+			gone.push_back(d);
+		}
+		for (size_t i = 0; i < gone.size(); i++) {
 			lg::Record rec;
-			rec.mutable_segment_remove()->set_segment_id(id);
-			if (commit_locked(rec, &seq, &err))
+			rec.mutable_segment_remove()->set_segment_id(gone[i].id());
+			if (commit_locked(rec, &seq, &err)) {
+				gone.resize(i);
 				break;
-			dead_since_.erase(id);
-			descs.push_back(d);
+			}
+			dead_since_.erase(gone[i].id());
 		}
 	}
-	if (descs.empty() || (seq && wait_durable(seq, &err)))
+	if (gone.empty() || (seq && wait_durable(seq, &err)))
 		return;
-	for (const auto &d : descs) {
-		log_line("dead segment %llu removed", static_cast<unsigned long long>(d.id()));
+	for (const auto &d : gone) {
+		log_line("dead segment %llu removed: its owner did not come back within "
+			 "--drain-timeout-ms and nothing is left on it",
+			 static_cast<unsigned long long>(d.id()));
 		v1::Event ev;
 		*ev.mutable_segment_removed() = d;
 		push_event(ev, 0);
 	}
-	kick_repair();
+}
+
+bool Leader::salvage_on_locked(uint64_t segment_id) const
+{
+	for (const auto &[kv, list] : salvage_)
+		for (const auto &r : list)
+			for (const auto &sh : r.shards())
+				if (sh.segment_id() == segment_id)
+					return true;
+	return false;
 }
 
 // ---- the master's own dsmem peering
