@@ -30,6 +30,9 @@ namespace dsmem::btree {
 
 namespace {
 
+// fail_over's looks at a refused path: 2 + 4 + ... + 64 ms
+constexpr unsigned fail_over_rounds = 6;
+
 void pause(unsigned attempt)
 {
 	thread_local std::minstd_rand rng(std::random_device{}());
@@ -66,46 +69,58 @@ int tree::primary_of(unsigned g) const
 
 int tree::fail_over(session &s, int err)
 {
-	uint64_t gone = 0, epoch_at = epoch();
 	// what the failed batch was built against (the probes are batches)
 	uint64_t view_then = s.view_at_run, joining_then = s.joining_at_run;
 
 	if (!replicated())
 		return err;
-	for (unsigned g = 0; g < nsegs_; g++) {
-		uint64_t lost = 0, lost_live = 0;
-		unsigned live = 0;
+	/*
+	 * A connection being torn down (its node deleted a moment ago) can
+	 * refuse a batch while a probe of the same member still gets
+	 * through: a refusal that names the path is looked at again a few
+	 * times, about 0.1 s in all, before it is the caller's.
+	 */
+	for (unsigned round = 0;; round++) {
+		uint64_t gone = 0, epoch_at = epoch();
 
-		for (unsigned m = 0; m < replicas_; m++) {
-			if (!member_writable(g, m))
-				continue;
-			live += member_live(g, m);
-			// alone: a batch naming a vanished node may be
-			// refused whole; bounded: a silent one never answers
-			batch b(s);
-			b.read(members_[g][m] + seg_hdr_off, s.word(session::w_sink), 8);
-			if (!b.run_until(batch::k_other, probe_timeout_ns()))
-				continue;
-			lost |= 1ULL << member_bit(g, m);
-			lost_live += member_live(g, m);
+		for (unsigned g = 0; g < nsegs_; g++) {
+			uint64_t lost = 0, lost_live = 0;
+			unsigned live = 0;
+
+			for (unsigned m = 0; m < replicas_; m++) {
+				if (!member_writable(g, m))
+					continue;
+				live += member_live(g, m);
+				// alone: a batch naming a vanished node may be
+				// refused whole; bounded: a silent one never answers
+				batch b(s);
+				b.read(members_[g][m] + seg_hdr_off, s.word(session::w_sink), 8);
+				if (!b.run_until(batch::k_other, probe_timeout_ns()))
+					continue;
+				lost |= 1ULL << member_bit(g, m);
+				lost_live += member_live(g, m);
+			}
+			// every member of a group unreachable says more about this
+			// client's own path than about the members
+			if (lost_live && lost_live == live)
+				return err;
+			gone |= lost;
 		}
-		// every member of a group unreachable says more about this
-		// client's own path than about the members
-		if (lost_live && lost_live == live)
+		// a repair named other segments meanwhile: what was probed may be
+		// gone already; the caller tries again, with the members as they are
+		if (epoch() != epoch_at)
+			return 0;
+		if (gone)
+			return exclude(s, gone);
+		// nothing newly lost, but a member the batch used was excluded (by
+		// another thread, or learnt from group 0) since it was built: again
+		if (view_word() != view_then || joining() != joining_then)
+			return 0;
+		if ((err != -ENOTCONN && err != -ECONNRESET && err != -ECONNABORTED) ||
+		    round >= fail_over_rounds)
 			return err;
-		gone |= lost;
+		std::this_thread::sleep_for(std::chrono::milliseconds(2u << round));
 	}
-	// a repair named other segments meanwhile: what was probed may be
-	// gone already; the caller tries again, with the members as they are
-	if (epoch() != epoch_at)
-		return 0;
-	if (gone)
-		return exclude(s, gone);
-	// nothing newly lost, but a member the batch used was excluded (by
-	// another thread, or learnt from group 0) since it was built: again
-	if (view_word() != view_then || joining() != joining_then)
-		return 0;
-	return err;
 }
 
 int tree::exclude(session &s, uint64_t gone)
