@@ -65,6 +65,37 @@ static uint64_t scaled(uint64_t pages)
 	return light() ? pages / 4 : pages;
 }
 
+/*
+ * The tests the debug kernel skips, and why: looked up before the
+ * fixture's set-up, which alone takes seconds there.
+ */
+static const struct {
+	const char *test, *why;
+} heavy[] = {
+	{ "migrate_fault_priority", "the pull order needs 64 MiB to show" },
+	{ "containers_vector_huge", "containers_vector covers the kernel side" },
+	{ "containers_map", "containers_vector covers the kernel side" },
+	{ "containers_unordered_map_1M", "containers_vector covers the kernel side" },
+	{ "containers_slab_suballoc", "containers_vector covers the kernel side" },
+	{ "containers_self_pointers", "containers_vector covers the kernel side" },
+};
+
+static const char *heavy_skip(const char *test)
+{
+	if (!light())
+		return NULL;
+	for (size_t i = 0; i < sizeof(heavy) / sizeof(heavy[0]); i++)
+		if (!strcmp(heavy[i].test, test))
+			return heavy[i].why;
+	return NULL;
+}
+
+#define SKIP_IF_HEAVY()							\
+	do {								\
+		if (self->heavy)					\
+			SKIP(return, "debug kernel: %s", self->heavy);	\
+	} while (0)
+
 static int slope_alloc(int fd, uint64_t len, uint32_t flags, uint64_t *addr)
 {
 	struct dsmem_ioc_slope_alloc a = { .len = len, .flags = flags };
@@ -163,6 +194,7 @@ static const char *const params[] = {
 /* ---- the fixture ---- */
 
 FIXTURE(sl) {
+	const char *heavy;	/* skipped, and why: no set-up either */
 	struct ds_ctx *ctx;
 	uint32_t peer;
 	uint64_t saved[NPARAMS];
@@ -172,6 +204,9 @@ FIXTURE_SETUP(sl)
 {
 	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
 
+	self->heavy = heavy_skip(_metadata->name);
+	if (self->heavy)
+		return;
 	for (size_t i = 0; i < NPARAMS; i++) {
 		ASSERT_EQ(0, param_get(params[i], &self->saved[i])) TH_LOG("%s", params[i]);
 	}
@@ -197,6 +232,8 @@ FIXTURE_SETUP(sl)
 
 FIXTURE_TEARDOWN(sl)
 {
+	if (self->heavy)
+		return;
 	for (uint32_t n = 1; n <= 2; n++)
 		ds_node_del(self->ctx, n);
 	for (size_t i = 0; i < NPARAMS; i++)
@@ -1093,11 +1130,12 @@ static struct pull_seen *pull_seen_map(void)
 TEST_F_TIMEOUT(sl, migrate_fault_priority, 1200)
 {
 	enum { PAGES = 16384 };
-	struct pull_seen *seen = pull_seen_map();
+	struct pull_seen *seen;
 	uint64_t left;
 
 	/* a share of a long pull, which a quarter of it does not show */
-	SKIP_ON_DEBUG_KERNEL("the pull order needs 64 MiB to show");
+	SKIP_IF_HEAVY();
+	seen = pull_seen_map();
 	ASSERT_NE(NULL, seen);
 	pull_run(_metadata, PAGES, 0, PULL_FAULT, seen);
 	left = PAGES - seen->pulled_before;
@@ -1820,26 +1858,26 @@ TEST_F_TIMEOUT(sl, containers_vector, 300)
 
 TEST_F_TIMEOUT(sl, containers_vector_huge, 300)
 {
-	SKIP_ON_DEBUG_KERNEL("containers_vector covers the kernel side");
+	SKIP_IF_HEAVY();
 	move_kind(_metadata, "vector_huge", 1000000);
 }
 
 TEST_F_TIMEOUT(sl, containers_map, 300)
 {
-	SKIP_ON_DEBUG_KERNEL("containers_vector covers the kernel side");
+	SKIP_IF_HEAVY();
 	move_kind(_metadata, "map", 10000);
 }
 
 TEST_F_TIMEOUT(sl, containers_unordered_map_1M, 600)
 {
-	SKIP_ON_DEBUG_KERNEL("containers_vector covers the kernel side");
+	SKIP_IF_HEAVY();
 	move_kind(_metadata, "umap", 1000000);
 }
 
 /* a sub-allocator of the application's places the nodes: it moves too */
 TEST_F_TIMEOUT(sl, containers_slab_suballoc, 300)
 {
-	SKIP_ON_DEBUG_KERNEL("containers_vector covers the kernel side");
+	SKIP_IF_HEAVY();
 	move_kind(_metadata, "slab", 5000);
 }
 
@@ -1864,7 +1902,7 @@ TEST_F_TIMEOUT(sl, const_read_clean, 120)
 
 TEST_F_TIMEOUT(sl, containers_self_pointers, 300)
 {
-	SKIP_ON_DEBUG_KERNEL("containers_vector covers the kernel side");
+	SKIP_IF_HEAVY();
 	move_kind(_metadata, "selfptr", 5000);
 }
 
