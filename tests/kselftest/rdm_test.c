@@ -1478,6 +1478,7 @@ TEST_F_TIMEOUT(nics, one_node_on_both_networks, 180)
  * has one path, and the same transfers still go.
  */
 FIXTURE(paths) {
+	const char *heavy;	/* skipped, and why: no set-up either */
 	struct ds_ctx *ctx;
 	struct ds_seg_info seg;
 	uint32_t peer;
@@ -1488,9 +1489,26 @@ static int set_multipath(int on)
 	return run("echo %c > /sys/module/dsmem/parameters/multipath", on ? 'Y' : 'N');
 }
 
+/* what the debug kernel skips, and why (util.h) */
+static const struct heavy_test paths_heavy[] = {
+	{ "unordered_transfers_use_both_devices", "striping; the device-loss cases run it there" },
+	{ "one_path_when_the_peer_offers_none",
+	  "negotiation only; the device-loss cases cover its code" },
+};
+
 FIXTURE_SETUP(paths)
 {
+	self->heavy = heavy_skip(paths_heavy, sizeof(paths_heavy) / sizeof(paths_heavy[0]),
+				 _metadata->name);
+	if (self->heavy)
+		return;
 	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
+	/* a test killed at its timeout ran no tear-down: its nodes go now,
+	 * its cable goes back in */
+	ds_node_del(self->ctx, 1);
+	ds_node_del(self->ctx, 2);
+	if (getenv("DSMEM_CABLE2"))
+		run("ip link set %s up", getenv("DSMEM_CABLE2"));
 	ASSERT_EQ(0, test_node_add(self->ctx, 1, "rxe0,rxe1", PORT_A));
 	ASSERT_EQ(0, test_node_add(self->ctx, 2, "rxe0,rxe1", PORT_B));
 	ASSERT_EQ(0, ds_node_set_accept(self->ctx, 2, DS_ACCEPT_KEYED));
@@ -1502,6 +1520,8 @@ FIXTURE_TEARDOWN(paths)
 {
 	const char *cable = getenv("DSMEM_CABLE2");
 
+	if (self->heavy)
+		return;
 	/* a test stopped with the cable pulled leaves it to the next */
 	if (cable)
 		run("ip link set %s up", cable);
@@ -1632,7 +1652,7 @@ TEST_F_TIMEOUT(paths, unordered_transfers_use_both_devices, 300)
 	uint64_t slices, sent1;
 	size_t n;
 
-	SKIP_ON_DEBUG_KERNEL("striping; the device-loss cases run it there");
+	SKIP_IF_HEAVY();
 	ASSERT_EQ(0, ds_peer_add(self->ctx, 1, env_or_die("DSMEM_LOCAL_ADDR"), PORT_B, &self->peer));
 	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, self->peer, 1));
 	ASSERT_EQ(0, wait_paths(self->ctx, 1, self->peer, 2))
@@ -1664,7 +1684,7 @@ TEST_F_TIMEOUT(paths, one_path_when_the_peer_offers_none, 300)
 {
 	uint64_t slices;
 
-	SKIP_ON_DEBUG_KERNEL("negotiation only; the device-loss cases cover its code");
+	SKIP_IF_HEAVY();
 	ASSERT_EQ(0, set_multipath(0));
 	ASSERT_EQ(0, ds_peer_add(self->ctx, 1, env_or_die("DSMEM_LOCAL_ADDR"), PORT_B, &self->peer));
 	ASSERT_EQ(0, wait_rsegs(self->ctx, 1, self->peer, 1));
@@ -1682,7 +1702,7 @@ TEST_F_TIMEOUT(paths, one_path_when_the_peer_offers_none, 300)
  * again on rxe0 -- no transfer fails, and every byte read back is the one
  * written.  The first connection stays up; plugged back, the path returns.
  */
-TEST_F_TIMEOUT(paths, a_device_lost_mid_run_fails_no_transfer, 300)
+TEST_F_TIMEOUT(paths, a_device_lost_mid_run_fails_no_transfer, 600)
 {
 	const char *cable = env_or_die("DSMEM_CABLE2");
 	uint64_t failover0 = stat_value(self->ctx, "xfer_failover");
@@ -1744,7 +1764,7 @@ TEST_F_TIMEOUT(paths, a_device_lost_mid_run_fails_no_transfer, 300)
  * nodes stay, listing rxe0 only, their first connection untouched.
  * rxe1 is made again for what follows, under the same name.
  */
-TEST_F_TIMEOUT(paths, a_device_removed_leaves_the_node_on_the_other, 300)
+TEST_F_TIMEOUT(paths, a_device_removed_leaves_the_node_on_the_other, 600)
 {
 	const char *netdev2 = env_or_die("DSMEM_NETDEV2");
 	uint64_t lost0 = stat_value(self->ctx, "node_dev_lost");

@@ -65,13 +65,8 @@ static uint64_t scaled(uint64_t pages)
 	return light() ? pages / 4 : pages;
 }
 
-/*
- * The tests the debug kernel skips, and why: looked up before the
- * fixture's set-up, which alone takes seconds there.
- */
-static const struct {
-	const char *test, *why;
-} heavy[] = {
+/* what the debug kernel skips, and why (util.h) */
+static const struct heavy_test heavy[] = {
 	{ "migrate_fault_priority", "the pull order needs 64 MiB to show" },
 	{ "containers_vector_huge", "containers_vector covers the kernel side" },
 	{ "containers_map", "containers_vector covers the kernel side" },
@@ -79,22 +74,6 @@ static const struct {
 	{ "containers_slab_suballoc", "containers_vector covers the kernel side" },
 	{ "containers_self_pointers", "containers_vector covers the kernel side" },
 };
-
-static const char *heavy_skip(const char *test)
-{
-	if (!light())
-		return NULL;
-	for (size_t i = 0; i < sizeof(heavy) / sizeof(heavy[0]); i++)
-		if (!strcmp(heavy[i].test, test))
-			return heavy[i].why;
-	return NULL;
-}
-
-#define SKIP_IF_HEAVY()							\
-	do {								\
-		if (self->heavy)					\
-			SKIP(return, "debug kernel: %s", self->heavy);	\
-	} while (0)
 
 static int slope_alloc(int fd, uint64_t len, uint32_t flags, uint64_t *addr)
 {
@@ -204,7 +183,7 @@ FIXTURE_SETUP(sl)
 {
 	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
 
-	self->heavy = heavy_skip(_metadata->name);
+	self->heavy = heavy_skip(heavy, sizeof(heavy) / sizeof(heavy[0]), _metadata->name);
 	if (self->heavy)
 		return;
 	for (size_t i = 0; i < NPARAMS; i++) {

@@ -155,6 +155,16 @@ bool debug_kernel(void)
 	return kernel && !strcmp(kernel, "debug");
 }
 
+const char *heavy_skip(const struct heavy_test *list, size_t n, const char *test)
+{
+	if (!debug_kernel())
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(list[i].test, test))
+			return list[i].why;
+	return NULL;
+}
+
 uint64_t stat_value(struct ds_ctx *ctx, const char *name)
 {
 	struct ds_ctx *own = NULL;

@@ -40,14 +40,24 @@ int child_step(pid_t pid);
 /* the guest runs the debug kernel (scripts/guest --kernel debug) */
 bool debug_kernel(void);
 /*
- * In a test body: skipped on the debug kernel, which runs everything
- * several times slower, when the test only scales up or times what others
- * there cover (docs/testing.md lists them).
+ * The tests a fixture skips on the debug kernel, which runs everything
+ * several times slower, when they only scale up or time what others
+ * there cover (docs/testing.md lists them): decided in the fixture's
+ * set-up, before it does anything (set-up and tear-down alone take tens
+ * of seconds there).  The fixture keeps the reason in self->heavy, its
+ * set-up and tear-down return at once when it is set, and the test body
+ * starts with SKIP_IF_HEAVY().
  */
-#define SKIP_ON_DEBUG_KERNEL(why)					\
+struct heavy_test {
+	const char *test, *why;
+};
+
+/* why test is skipped here (NULL: it runs) */
+const char *heavy_skip(const struct heavy_test *list, size_t n, const char *test);
+#define SKIP_IF_HEAVY()							\
 	do {								\
-		if (debug_kernel())					\
-			SKIP(return, "debug kernel: %s", why);		\
+		if (self->heavy)					\
+			SKIP(return, "debug kernel: %s", self->heavy);	\
 	} while (0)
 /* CLOCK_MONOTONIC in milliseconds */
 int64_t now_ms(void);
