@@ -477,6 +477,9 @@ DS_EXPORT int ds_store_master_info(const char *masters, struct ds_store_master_i
 	});
 }
 
+// ABI: flags took the place of reserved[0]'s low half
+static_assert(sizeof(ds_store_segment_info) == 384);
+
 namespace {
 
 void segment_info(const pb::SegmentDesc &d, ds_store_segment_info *o)
@@ -494,6 +497,7 @@ void segment_info(const pb::SegmentDesc &d, ds_store_segment_info *o)
 	o->base = d.base();
 	copy_str(o->traddr, d.traddr());
 	copy_str(o->subnqn, d.subnqn());
+	o->flags = d.reclaimed() ? DS_STORE_SEGMENT_RECLAIMED : 0;
 }
 
 }  // namespace

@@ -721,6 +721,8 @@ void add_pool_segment(record &r, const ds_store_segment_info &s)
 		snprintf(buf, sizeof(buf), "0x%" PRIx64, s.gaddr);
 		r["addr"] = buf;
 	}
+	if (s.flags & DS_STORE_SEGMENT_RECLAIMED)
+		r["reclaimed"] = true;
 }
 
 }  // namespace

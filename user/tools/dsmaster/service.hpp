@@ -44,10 +44,10 @@ struct Options {
 	Limits limits;
 	uint64_t heartbeat_ms = 500;
 	uint64_t heartbeat_timeout_ms = 3000;
-	// a drain's deadline when its call names none; how long a segment
-	// whose owner left is drained before it is declared dead; and how
-	// long a dead one waits for its owner to remount it before it is
-	// removed, once nothing is on it (docs/store.md)
+	// a drain's deadline when its call names none; after how long a
+	// reclaimed segment that will not empty is reported; and how long a
+	// dead one waits for its owner to remount it before it is removed,
+	// once nothing is on it (docs/store.md)
 	uint64_t drain_timeout_ms = 300000;
 	uint64_t gc_ms = 1000;
 	uint64_t flush_ms = 1000;

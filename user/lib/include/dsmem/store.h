@@ -323,8 +323,12 @@ struct ds_store_segment_info {
 	uint64_t base;
 	char traddr[64];
 	char subnqn[224];
-	uint64_t reserved[4];
+	uint32_t flags;			/* DS_STORE_SEGMENT_* */
+	uint32_t reserved0;
+	uint64_t reserved[3];
 };
+/* Its owner left without draining: the master drains it, then removes it. */
+#define DS_STORE_SEGMENT_RECLAIMED	0x1u
 
 struct ds_store_master_info {
 	char leader[128];
