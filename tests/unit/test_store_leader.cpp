@@ -767,6 +767,15 @@ uint64_t put_on(Fx &f, const std::string &key, bool local)
 	return a.replicas(0).shards(0).segment_id();
 }
 
+// The client leaves without draining.
+void leave(Fx &f, uint64_t client)
+{
+	v1::LeaveRequest q;
+	v1::LeaveResponse a;
+	q.set_client_id(client);
+	assert_true(f.leader->Leave(kApp, &q, &a).ok());
+}
+
 // Where a Get of key reads from (its first replica's first shard).
 uint64_t read_from(Fx &f, const std::string &key)
 {
@@ -1036,10 +1045,7 @@ void test_leave_without_drain_reclaimed(void **)
 	uint64_t c2 = second_client(f, &other);
 	uint64_t seg = own_segment(f);
 	assert_int_equal(put_on(f, "k", true), seg);
-	v1::LeaveRequest q;
-	v1::LeaveResponse a;
-	q.set_client_id(f.client);
-	assert_true(f.leader->Leave(kApp, &q, &a).ok());
+	leave(f, f.client);
 	auto segs = segments(f);
 	assert_true(segs.count(seg));
 	assert_int_equal(segs[seg].owner(), 0);
@@ -1071,11 +1077,8 @@ void test_leave_empty_segment_removed(void **)
 		o.drain_timeout_ms = 5000;
 	});
 	uint64_t seg = own_segment(f);
-	v1::LeaveRequest q;
-	v1::LeaveResponse a;
-	q.set_client_id(f.client);
 	auto t0 = std::chrono::steady_clock::now();
-	assert_true(f.leader->Leave(kApp, &q, &a).ok());
+	leave(f, f.client);
 	assert_true(within(5000, [&] { return !segments(f).count(seg); }));
 	auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
 			  std::chrono::steady_clock::now() - t0).count();
@@ -1095,10 +1098,7 @@ void test_remount_during_reclaim(void **)
 	});
 	uint64_t seg = own_segment(f);
 	assert_int_equal(put_on(f, "k", true), seg);
-	v1::LeaveRequest q;
-	v1::LeaveResponse a;
-	q.set_client_id(f.client);
-	assert_true(f.leader->Leave(kApp, &q, &a).ok());
+	leave(f, f.client);
 	assert_true(segments(f)[seg].reclaimed());
 	std::this_thread::sleep_for(std::chrono::milliseconds(200));	// a reclaim pass or two
 
@@ -1156,10 +1156,7 @@ void test_pool_segments_not_reclaimed(void **)
 	assert_true(f.leader->RegisterSegment(admin, &dq, &da).ok());
 	uint64_t pool_dram = da.segment_id();
 
-	v1::LeaveRequest q;
-	v1::LeaveResponse a;
-	q.set_client_id(f.client);
-	assert_true(f.leader->Leave(kApp, &q, &a).ok());
+	leave(f, f.client);
 	std::this_thread::sleep_for(std::chrono::milliseconds(1200));
 	auto segs = segments(f);
 	for (uint64_t id : { pool_nvme, client_nvme, pool_dram }) {
