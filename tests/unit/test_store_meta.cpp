@@ -958,7 +958,10 @@ void test_leave_and_remove(void **)
 	f.apply(leave);
 	assert_int_equal(f.st.segment(a)->desc.state(), pb::SEGMENT_DRAINING);
 	assert_int_equal(f.st.segment(a)->desc.owner(), 0);
+	assert_true(f.st.segment(a)->desc.reclaimed());
 	assert_int_equal(f.st.newest("x")->replicas.size(), 2);
+	// its replica is still a copy: the drain moves it, no repair
+	assert_true(f.st.plan_repairs().empty());
 	// a removal drops its replicas; the id is not reused
 	lg::Record rm;
 	rm.mutable_segment_remove()->set_segment_id(a);

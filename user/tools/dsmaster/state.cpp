@@ -933,9 +933,12 @@ std::optional<RepairPlan> MasterState::plan_repair(const std::string &key) const
 	uint32_t good[2] = { 0, 0 };
 	for (const auto &r : v->replicas) {
 		bool ok = true;
+		// a draining segment's replica is read from until its drain
+		// moves it: a repair beside the drain would make a copy too many
 		for (const auto &s : r.r.shards()) {
 			const SegmentState *seg = segment(s.segment_id());
-			if (!seg || seg->desc.state() != pb::SEGMENT_ALIVE)
+			if (!seg || (seg->desc.state() != pb::SEGMENT_ALIVE &&
+				     seg->desc.state() != pb::SEGMENT_DRAINING))
 				ok = false;
 		}
 		if (ok)
