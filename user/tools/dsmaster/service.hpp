@@ -252,6 +252,7 @@ private:
 		  uint64_t *remain, std::string *err);
 	int drop_drained_locked(const std::string &key, uint64_t version, int index,
 				uint64_t segment_id);
+	bool copies_enough_locked(const VersionState &v, v1::SegmentType type, int skip) const;
 	// drained: only if it is still DRAINING and empty (-ECANCELED).
 	int remove_segment(uint64_t segment_id, uint64_t *lost, std::string *err,
 			   bool drained = false);

@@ -665,6 +665,28 @@ int Leader::remove_segment(uint64_t segment_id, uint64_t *lost, std::string *err
 }
 
 /*
+ * Whether v has its configured count of type's replicas, at least one,
+ * wholly on ALIVE segments, replica skip aside (the one a drain moves).
+ */
+bool Leader::copies_enough_locked(const VersionState &v, v1::SegmentType type, int skip) const
+{
+	uint32_t good = 0;
+	for (size_t i = 0; i < v.replicas.size(); i++) {
+		const ReplicaState &o = v.replicas[i];
+		if (static_cast<int>(i) == skip || o.lost || o.r.type() != type)
+			continue;
+		bool ok = true;
+		for (const auto &sh : o.r.shards()) {
+			const SegmentState *os = st_.segment(sh.segment_id());
+			ok = ok && os && os->desc.state() == v1::SEGMENT_ALIVE;
+		}
+		good += ok;
+	}
+	uint32_t want = type == v1::SEGMENT_DRAM ? v.config.dram_replicas() : v.config.nvmeof_replicas();
+	return good && good >= want;
+}
+
+/*
  * (The key's replica lock held.)  Drop replica index of (key, version),
  * on segment_id, that a drain found not needed: superseded, or with
  * enough good copies elsewhere.  Both are looked at again here, under
@@ -692,21 +714,7 @@ int Leader::drop_drained_locked(const std::string &key, uint64_t version, int in
 			if (v->replicas.size() == 1)
 				return -EEXIST;
 		} else {
-			uint32_t good = 0;
-			for (size_t i = 0; i < v->replicas.size(); i++) {
-				const ReplicaState &o = v->replicas[i];
-				if (static_cast<int>(i) == index || o.lost || o.r.type() != r.r.type())
-					continue;
-				bool ok = true;
-				for (const auto &sh : o.r.shards()) {
-					const SegmentState *os = st_.segment(sh.segment_id());
-					ok = ok && os && os->desc.state() == v1::SEGMENT_ALIVE;
-				}
-				good += ok;
-			}
-			uint32_t want = r.r.type() == v1::SEGMENT_DRAM ? v->config.dram_replicas()
-								 : v->config.nvmeof_replicas();
-			if (!good || good < want)
+			if (!copies_enough_locked(*v, r.r.type(), index))
 				return -ESTALE;
 		}
 		lg::Record d;
@@ -826,20 +834,7 @@ int Leader::drain(uint64_t segment_id, int64_t deadline_ms, bool reclaim, uint64
 				newest = n == v;
 				type = v->replicas[index].r.type();
 				// enough good ones elsewhere (a repair got there first)?
-				uint32_t good = 0;
-				for (const auto &o : v->replicas) {
-					if (o.r.type() != type)
-						continue;
-					bool ok = true;
-					for (const auto &sh : o.r.shards()) {
-						const SegmentState *os = st_.segment(sh.segment_id());
-						ok = ok && os && os->desc.state() == v1::SEGMENT_ALIVE;
-					}
-					good += ok;
-				}
-				uint32_t want = type == v1::SEGMENT_DRAM ? v->config.dram_replicas()
-									 : v->config.nvmeof_replicas();
-				enough = good >= want && good > 0;
+				enough = copies_enough_locked(*v, type, index);
 			}
 		}
 		if (stopping_) {
