@@ -66,8 +66,8 @@ user: ksrc
 # (scripts/check-layers), checkpatch.
 lint: ksrc
 	scripts/nlgen.py --check
-	$(MAKE) $(KBUILD_FLAGS) C=2 CF="-D__CHECK_ENDIAN__" modules 2>&1 | tee $(BUILD)/sparse.log
-	@! grep -E "warning:|error:" $(BUILD)/sparse.log || { echo "lint: sparse or W=1 findings above" >&2; exit 1; }
+	@mkdir -p $(BUILD)
+	scripts/lint-kbuild $(BUILD)/sparse.log $(MAKE) $(KBUILD_FLAGS) C=2 CF="-D__CHECK_ENDIAN__" modules
 	scripts/check-layers
 	$(CHECKPATCH) --strict --no-tree --quiet --ignore FILE_PATH_CHANGES -f $(KERNEL_SOURCES)
 	@echo "lint: W=1, sparse, layers and checkpatch --strict are clean"
