@@ -454,14 +454,29 @@ void seed_migration_figures(void **)
 // The simulator's seed is no NIC: its L1 may hold more than the module's
 // 16384 slots.  A loop over 18000 objects, with every other limit out of
 // the way, thrashes an L1 of 16384 and fits one of 20000.
+//
+// The loop's first pass comes from L3 and its second from L2, which
+// promotes; from the third on, an L1 that holds the loop serves all of it.
+// The thrashing run ends with that third pass: in fixed mode each eviction
+// scans the whole L1 for the LFU victim, and its 200k requests took a
+// minute and a half.  The fitting run, which evicts nothing, keeps the
+// 200k it needs to pass 0.8.  The thrashing run's bound is tightened in
+// step, so that it allows no larger share of the requests an L1 could
+// serve than before: 0.05 of 200k allowed 10000 L1 hits in the 164000 such
+// requests (6.1%), 0.02 of 54k allows 1080 in the 18000 of the third pass
+// (6%).  An L1 that held the loop would serve 0.33 of the 54k.
 void seed_l1_beyond_the_nic(void **)
 {
+	static const struct {
+		const char *size, *requests;
+	} runs[] = { { "16384", "54k" }, { "20000", "200k" } };
 	double l1[2];
 	int i = 0;
 
-	for (const char *size : { "16384", "20000" }) {
-		result r = dsctl({ "-j", "sim", "run", "gen", "loop:objects=18000,requests=200k",
-				   "policy", "seed", "size", size, "params",
+	for (const auto &spec : runs) {
+		result r = dsctl({ "-j", "sim", "run", "gen",
+				   std::string("loop:objects=18000,requests=") + spec.requests,
+				   "policy", "seed", "size", spec.size, "params",
 				   "promote_l1=2,promote_l2=1,l1_idle=60s,l2_idle=60s,window=60s,"
 				   "aging=60s,migrate_budget=1000000" });
 		assert_int_equal(r.status, 0);
@@ -469,7 +484,7 @@ void seed_l1_beyond_the_nic(void **)
 		assert_string_equal(run["tiers"][0]["tier"].get<std::string>().c_str(), "l1");
 		l1[i++] = run["tiers"][0]["ratio"].get<double>();
 	}
-	assert_true(l1[0] < 0.05);
+	assert_true(l1[0] < 0.02);
 	assert_true(l1[1] > 0.8);
 }
 
