@@ -1,20 +1,45 @@
-// In a test guest with dsmem loaded (tests/ui/guest/run.sh): the module's
+// The console beside dsmem in a test guest (tests/ui/guest/run.sh, the
+// host's Chromium through a forwarded port): the module's
 // events arrive live in the log page, in real Chromium, the cluster
 // page shows what the module holds (Slope's ranges too), and the store
 // page a real master and its objects, listed through a local node.  The
 // cluster page's token cache is charted (points added each refresh), its
 // raw counters are behind a closed disclosure, and no table is cut off at
 // 1400 px.
-// Timeouts are long: the guest is TCG.
+// Timeouts are long, bounds on waits only: the guest is TCG.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { launch, newPage, login, shot, until, waitText, chartData } from '../harness.mjs';
 
 const url = process.env.DSUI_URL;
 const admin = { user: process.env.DSUI_ADMIN_USER, pass: process.env.DSUI_ADMIN_PASS };
-const dsctl = (...words) => execFileSync(process.env.DSCTL, words, { encoding: 'utf8' });
 const slow = 180000;
+
+// dsctl where the module is: DSUI_DSCTL_RELAY is the guest's directory
+// of tests/ui/guest/serve.sh (in the run directory, shared live), which
+// runs each command in the guest and answers with its status and output;
+// without it, DSCTL here.  Throws on a failing command, as execFileSync.
+const relay = process.env.DSUI_DSCTL_RELAY;
+let asked = 0;
+async function dsctl(...words) {
+	if (!relay) return execFileSync(process.env.DSCTL, words, { encoding: 'utf8' });
+	const base = path.join(relay, 'dsctl', `${process.pid}-${++asked}`);
+	fs.writeFileSync(`${base}.tmp`, words.join('\0'));
+	fs.renameSync(`${base}.tmp`, `${base}.req`);
+	await until(() => fs.existsSync(`${base}.res`) || fs.existsSync(path.join(relay, 'ended')),
+		`dsctl ${words.join(' ')} in the guest`, slow, 100);
+	assert.ok(fs.existsSync(`${base}.res`), `the guest stopped before dsctl ${words.join(' ')}`);
+	const res = fs.readFileSync(`${base}.res`, 'utf8');
+	fs.unlinkSync(`${base}.res`);
+	const nl = res.indexOf('\n');
+	const rc = Number(res.slice(0, nl));
+	const out = res.slice(nl + 1);
+	if (rc !== 0) throw new Error(`dsctl ${words.join(' ')} (in the guest): status ${rc}: ${out}`);
+	return out;
+}
 
 test('module events arrive live in the log page; the cluster page shows them', { timeout: 900000 }, async () => {
 	assert.ok(url, 'DSUI_URL');
@@ -27,14 +52,23 @@ test('module events arrive live in the log page; the cluster page shows them', {
 		await page.goto('/#/logs');
 		await page.locator('#logs-form').waitFor();
 		await page.selectOption('#logs-component', 'node');
+		// Rows are counted once the filtered search is shown (the
+		// table's data-seq counts the searches shown) and the tail
+		// follows: a fast browser otherwise counted the page's first,
+		// unfiltered rows, and a tail opened after the nodes were added
+		// starts after them.
+		const shown = Number(await page.getAttribute('#logs-table', 'data-seq')) || 0;
 		await page.click('#logs-form button[type=submit]');
+		await until(async () => Number(await page.getAttribute('#logs-table', 'data-seq')) > shown,
+			'the search for node events shown', slow, 200);
 		await page.check('#logs-live');
+		await waitText(page, '#logs-live-state', /^following/, slow);
 		const rows = page.locator('#logs-table tr.log-row');
 		const before = await rows.count();
 
 		// the module acts while the page is open: nothing reloads it
-		dsctl('node', 'add', 'id', '7', 'dev', 'rxe0', 'port', '18777');
-		dsctl('node', 'add', 'id', '8', 'dev', 'rxe0', 'port', '18778');
+		await dsctl('node', 'add', 'id', '7', 'dev', 'rxe0', 'port', '18777');
+		await dsctl('node', 'add', 'id', '8', 'dev', 'rxe0', 'port', '18778');
 		const text = await until(async () => {
 			const t = await page.locator('#logs-table').textContent();
 			return /node_new node 7/.test(t) && /node_new node 8/.test(t) ? t : null;
@@ -47,12 +81,12 @@ test('module events arrive live in the log page; the cluster page shows them', {
 			assert.equal(c, 'node');
 		await shot(page, 'logs-live-module.png');
 
-		dsctl('segment', 'add', 'node', '8', 'size', '64M');
-		dsctl('segment', 'grant', 'node', '8', 'seg', '1', 'to', '7', 'perm', 'rw');
+		await dsctl('segment', 'add', 'node', '8', 'size', '64M');
+		await dsctl('segment', 'grant', 'node', '8', 'seg', '1', 'to', '7', 'perm', 'rw');
 		// node 8 admits node 7 (a listen peer), which connects to it
 		const local = process.env.DSMEM_LOCAL_ADDR || '127.0.0.1';
-		dsctl('peer', 'add', 'node', '8', 'addr', local, 'remote', '7', 'listen');
-		dsctl('peer', 'add', 'node', '7', 'addr', local, 'port', '18778', 'remote', '8');
+		await dsctl('peer', 'add', 'node', '8', 'addr', local, 'remote', '7', 'listen');
+		await dsctl('peer', 'add', 'node', '7', 'addr', local, 'port', '18778', 'remote', '8');
 		await page.goto('/#/cluster');
 		await page.locator('#cluster-nodes').waitFor();
 		try {
@@ -156,7 +190,7 @@ test('module events arrive live in the log page; the cluster page shows them', {
 	} finally {
 		await browser.close();
 		for (const id of ['7', '8']) {
-			try { dsctl('node', 'del', 'id', id); } catch { /* already gone */ }
+			try { await dsctl('node', 'del', 'id', id); } catch { /* already gone */ }
 		}
 	}
 });

@@ -1,39 +1,109 @@
 #!/bin/bash
-# Runs inside a test guest (tests/run: scripts/guest -- tests/ui/guest/run.sh):
-# the console beside the loaded module, and Chromium (TCG: slow to start,
-# hence a guest of its own) watching the module's events arrive in the
-# log page.  Prints the TAP of module.guest.mjs.
-set -euo pipefail
+# Runs on the host (tests/run): the console's browser test against the
+# module in a guest.  The guest (scripts/guest --hostfwd, running
+# tests/ui/guest/serve.sh) holds dsmem, the console and a master; QEMU
+# forwards a free port of the host's loopback to the console, and the
+# host's Chromium runs module.guest.mjs against it, the dsctl commands of
+# the test running in the guest (through the run directory, shared live).
+# Chromium under TCG took minutes; here it takes seconds.
+#
+#   tests/ui/guest/run.sh [scripts/guest options, e.g. --kernel debug]
+#
+# Prints the test's TAP, the guest's lines as TAP comments.  Waits for the
+# console as long as the guest runs: the guest's timeout (-t) bounds it.
+set -uo pipefail
 top=$(cd "$(dirname "$0")/../../.." && pwd)
-dsctl=$top/build/user/user/tools/dsctl
-dir=$(mktemp -d)
-export HOME=$dir	# Chromium's profile and caches
-export DSUI_TCG=${DSUI_TCG:-1}	# Chromium's flags for TCG (tests/ui/harness.mjs)
-# the nodes the test adds prove the cluster's key, as everywhere
-(umask 077; head -c 32 /dev/urandom > "$dir/cluster.key")
-"$dsctl" key add name cluster file "$dir/cluster.key" replace
-pass=$(head -c 12 /dev/urandom | base64)
-printf '%s\n' "$pass" | "$dsctl" ui user add guestadmin role admin db "$dir/ui.db"
-# the store page's master: plaintext on loopback, as node 9 (never added:
-# its control plane is all the page reads); the console lists objects as
-# node 7, which the test adds
-master=127.0.0.1:17960
-mkdir "$dir/master"
-"$top/build/user/user/tools/dsmaster/dsmaster" --listen $master --node 9 \
-	--addr "${DSMEM_LOCAL_ADDR:-127.0.0.1}" --port 18779 --data-dir "$dir/master" \
-	--slow-tier none --insecure --metrics-listen none > "$dir/master.log" 2>&1 &
-dsm=$!
-DSMEM_STORE_INSECURE=1 "$dsctl" ui listen 127.0.0.1:0 db "$dir/ui.db" \
-	store-masters $master store-node 7 > "$dir/out" &
-ui=$!
-# the console first: its store client leaves the master
-trap 'kill $ui 2>/dev/null; wait $ui 2>/dev/null; kill $dsm 2>/dev/null; wait $dsm 2>/dev/null; rm -rf "$dir"' EXIT
-for ((i = 0; i < 300; i++)); do grep -q listening "$dir/out" && break; sleep 0.1; done
-for ((i = 0; i < 300; i++)); do grep -q 'leader (term' "$dir/master.log" && break; sleep 0.1; done
-grep -q 'leader (term' "$dir/master.log" || { echo "# dsmaster did not lead:"; sed 's/^/# /' "$dir/master.log"; }
-export DSUI_STORE_MASTER=$master
-# screenshots reach the host through 9p by the end of the run
-export DSUI_URL DSUI_ADMIN_USER=guestadmin DSUI_ADMIN_PASS=$pass DSCTL=$dsctl
-export DSUI_SHOTS=$top/build/ui-shots
-DSUI_URL=$(grep -o 'http://[0-9.:]*' "$dir/out")
-node --test --test-reporter=tap "$top/tests/ui/guest/module.guest.mjs"
+cd "$top"
+# the console's port in the guest, which has nothing else listening
+guest_port=8080
+tmp=$(mktemp -d)
+info=$tmp/hostfwd
+gpid= ui= npid=
+# the guest stops once it sees "done"; a guest that does not is stopped
+# (scripts/guest stops its QEMU on TERM)
+cleanup() {
+	if [ -n "$npid" ]; then
+		kill "$npid" 2>/dev/null
+		wait "$npid" 2>/dev/null
+	fi
+	# (gone once the guest ended well: scripts/guest removes it)
+	[ -z "$ui" ] || touch "$ui/done" 2>/dev/null
+	if [ -n "$gpid" ]; then
+		for ((n = 0; n < 600; n++)); do
+			kill -0 "$gpid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill "$gpid" 2>/dev/null
+		wait "$gpid" 2>/dev/null
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+scripts/guest -t 900 "$@" --hostfwd "$guest_port:$info" -- tests/ui/guest/serve.sh \
+	> >(sed -u 's/^/# /') 2>&1 &
+gpid=$!
+
+# not ok, with why (the guest's lines are above)
+give_up() {
+	echo "not ok 1 - the console in the guest, reached from the host's Chromium: $1"
+	echo "1..1"
+	exit 1
+}
+
+until [ -e "$info" ]; do
+	kill -0 "$gpid" 2>/dev/null || give_up "the guest ended before its port was forwarded"
+	sleep 0.2
+done
+port= run=
+while IFS= read -r line; do
+	case $line in
+	DSMEM_HOSTFWD_PORT=*) port=${line#*=} ;;
+	DSMEM_RUN_DIR=*) run=${line#*=} ;;
+	esac
+done < "$info"
+[ -n "$port" ] && [ -n "$run" ] || give_up "scripts/guest wrote no port or run directory into $info"
+ui=$run/ui
+echo "# the host's 127.0.0.1:$port is the guest's port $guest_port (run directory $run)"
+
+until [ -e "$ui/ready" ]; do
+	kill -0 "$gpid" 2>/dev/null || give_up "the guest ended before its console was ready"
+	[ ! -e "$ui/ended" ] || give_up "the guest's console stopped before it was ready"
+	sleep 0.5
+done
+declare -A have=()
+while IFS= read -r line; do
+	have[${line%%=*}]=${line#*=}
+done < "$ui/ready"
+url=http://127.0.0.1:$port
+# the console listens in the guest: through the forward too?  (QEMU
+# accepts on the host's port whatever the guest does, and closes what the
+# guest refuses, so only a page read proves it.)
+until curl -sf -o /dev/null --max-time 30 "$url/"; do
+	kill -0 "$gpid" 2>/dev/null || give_up "the guest ended before its console answered on $url"
+	[ ! -e "$ui/ended" ] || give_up "the guest's console stopped before it answered on $url"
+	sleep 0.5
+done
+echo "# the console answers on $url, $SECONDS s after the start"
+
+mkdir -p "$top/build/ui-shots"
+st=0
+DSUI_URL=$url DSUI_ADMIN_USER=${have[DSUI_ADMIN_USER]} DSUI_ADMIN_PASS=${have[DSUI_ADMIN_PASS]} \
+	DSUI_STORE_MASTER=${have[DSUI_STORE_MASTER]} DSMEM_LOCAL_ADDR=${have[DSMEM_LOCAL_ADDR]} \
+	DSUI_DSCTL_RELAY=$ui DSUI_SHOTS=$top/build/ui-shots \
+	node --test --test-reporter=tap tests/ui/guest/module.guest.mjs &
+# in the background: a signal to this script is handled at once (the
+# trap), not once the test has ended
+npid=$!
+wait "$npid" || st=$?
+npid=
+
+touch "$ui/done"
+gst=0
+wait "$gpid" || gst=$?
+gpid=
+echo "# the guest ended with status $gst, $SECONDS s after the start"
+[ "$st" -ne 0 ] || st=$gst
+exit "$st"
