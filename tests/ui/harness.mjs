@@ -158,17 +158,11 @@ export async function startMaster() {
 
 // ---- the browser -------------------------------------------------------------
 
-// Under TCG (DSUI_TCG=1, the guest's run.sh) JIT-compiled JavaScript is
-// the slowest thing there is: every page of code V8 writes, QEMU
-// translates again.  V8's interpreter alone and one renderer process
-// cost less there.
-const TCG_ARGS = ['--js-flags=--jitless', '--disable-gpu', '--renderer-process-limit=1', '--no-zygote'];
-
 export async function launch() {
 	return chromium.launch({
 		executablePath: CHROMIUM,
 		headless: true,
-		args: ['--no-sandbox', '--disable-dev-shm-usage', ...(process.env.DSUI_TCG === '1' ? TCG_ARGS : [])],
+		args: ['--no-sandbox', '--disable-dev-shm-usage'],
 	});
 }
 
