@@ -51,6 +51,10 @@ struct rogue {
 	uint32_t remote_qpn;
 	uint8_t proof[DSMEM_WIRE_AUTH_LEN];
 	bool proved;
+	/* what the connect asks, kept from rogue_prepare to rogue_established */
+	struct dsmem_wire_cm_info info;
+	struct rogue_auth auth;
+	bool has_auth;
 };
 
 static uint8_t *recv_buf(struct rogue *r, unsigned int i)
@@ -389,15 +393,12 @@ int rogue_connect(struct rogue **rp, const char *addr, uint16_t port, uint32_t s
 	return rogue_connect_auth(rp, addr, port, src, dst, mode, NULL);
 }
 
-int rogue_connect_auth(struct rogue **rp, const char *addr, uint16_t port, uint32_t src,
-		       uint32_t dst, enum rogue_mode mode, const struct rogue_auth *auth)
+int rogue_prepare(struct rogue **rp, const char *addr, uint16_t port, uint32_t src,
+		  uint32_t dst, enum rogue_mode mode, const struct rogue_auth *auth)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
-	struct dsmem_wire_cm_info info = { .src_node = src, .dst_node = dst };
 	size_t size = (size_t)ROGUE_RECVS * ROGUE_MSG_MAX + ROGUE_SEND_MAX;
 	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC };
-	struct rdma_conn_param cp = {};
-	struct dsmem_wire_cm cm;
 	struct rogue *r;
 	int ret;
 
@@ -410,6 +411,12 @@ int rogue_connect_auth(struct rogue **rp, const char *addr, uint16_t port, uint3
 	if (!r)
 		return -ENOMEM;
 	r->mode = mode;
+	r->info.src_node = src;
+	r->info.dst_node = dst;
+	if (auth) {
+		r->auth = *auth;
+		r->has_auth = true;
+	}
 	r->ch = rdma_create_event_channel();
 	if (!r->ch) {
 		free(r);
@@ -464,35 +471,59 @@ int rogue_connect_auth(struct rogue **rp, const char *addr, uint16_t port, uint3
 	for (unsigned int i = 0; i < ROGUE_RECVS; i++)
 		if (post_recv(r, i))
 			goto err;
+	*rp = r;
+	return 0;
+err:
+	rogue_close(r);
+	return ret;
+}
 
-	if (auth && auth->flag)
-		info.flags = DSMEM_WIRE_CM_F_AUTH;
-	if (auth && auth->path)
-		info.flags |= DSMEM_WIRE_CM_F_PATH;
-	randombytes_buf(info.nonce, sizeof(info.nonce));
-	dsmem_wire_cm_encode(&cm, &info);
+int rogue_dial(struct rogue *r)
+{
+	struct rdma_conn_param cp = {};
+	struct dsmem_wire_cm cm;
+
+	if (r->has_auth && r->auth.flag)
+		r->info.flags = DSMEM_WIRE_CM_F_AUTH;
+	if (r->has_auth && r->auth.path)
+		r->info.flags |= DSMEM_WIRE_CM_F_PATH;
+	randombytes_buf(r->info.nonce, sizeof(r->info.nonce));
+	dsmem_wire_cm_encode(&cm, &r->info);
 	cp.private_data = &cm;
 	cp.private_data_len = sizeof(cm);
 	cp.responder_resources = 1;
 	cp.initiator_depth = 1;
 	cp.retry_count = 6;
 	cp.rnr_retry_count = 7;
-	ret = -EIO;
-	if (rdma_connect(r->id, &cp))
-		goto err;
-	ret = cm_wait(r, RDMA_CM_EVENT_ESTABLISHED, 10000);
+	return rdma_connect(r->id, &cp) ? -EIO : 0;
+}
+
+int rogue_established(struct rogue *r, int timeout_ms)
+{
+	int ret = cm_wait(r, RDMA_CM_EVENT_ESTABLISHED, timeout_ms);
+
+	if (!ret && r->has_auth && r->auth.flag)
+		ret = rogue_authenticate(r, r->info.nonce, r->info.src_node, &r->auth);
+	return ret;
+}
+
+int rogue_connect_auth(struct rogue **rp, const char *addr, uint16_t port, uint32_t src,
+		       uint32_t dst, enum rogue_mode mode, const struct rogue_auth *auth)
+{
+	struct rogue *r;
+	int ret = rogue_prepare(&r, addr, port, src, dst, mode, auth);
+
 	if (ret)
-		goto err;
-	if (auth && auth->flag) {
-		ret = rogue_authenticate(r, info.nonce, src, auth);
-		if (ret)
-			goto err;
+		return ret;
+	ret = rogue_dial(r);
+	if (!ret)
+		ret = rogue_established(r, 10000);
+	if (ret) {
+		rogue_close(r);
+		return ret;
 	}
 	*rp = r;
 	return 0;
-err:
-	rogue_close(r);
-	return ret;
 }
 
 void rogue_close(struct rogue *r)

@@ -50,6 +50,20 @@ struct rogue_auth {
 
 int rogue_connect_auth(struct rogue **r, const char *addr, uint16_t port, uint32_t src,
 		       uint32_t dst, enum rogue_mode mode, const struct rogue_auth *auth);
+/*
+ * rogue_connect_auth in three steps, for connects that must reach the
+ * node together: everything the rogue prepares on its own (addresses,
+ * QP, buffers); the connect request, sent without waiting; and the wait
+ * for the node's answer (up to timeout_ms), then the handshake.  0 or
+ * -errno each (-ECONNREFUSED from rogue_established when the node
+ * rejects the connect); a rogue prepared is the caller's to close,
+ * whatever the later steps return.  auth is copied, not what it points
+ * to: that must last until rogue_established.
+ */
+int rogue_prepare(struct rogue **r, const char *addr, uint16_t port, uint32_t src,
+		  uint32_t dst, enum rogue_mode mode, const struct rogue_auth *auth);
+int rogue_dial(struct rogue *r);
+int rogue_established(struct rogue *r, int timeout_ms);
 /* the proof this rogue sent (DSMEM_WIRE_AUTH_LEN bytes), or NULL */
 const uint8_t *rogue_proof(const struct rogue *r);
 void rogue_close(struct rogue *r);
