@@ -30,15 +30,17 @@ static int devs_in(const char *ns, char *out, size_t size)
 }
 
 /* The RDMA core changes netns mode only once extra namespaces are gone,
- * which happens asynchronously after 'ip netns del'. */
+ * which happens asynchronously after 'ip netns del': tried until it
+ * takes, within a generous bound (a slow host takes longer, and changes
+ * no verdict). */
 static int set_mode(const char *mode)
 {
-	for (int i = 0; i < 100; i++) {
+	for (int64_t end = now_ms() + 120000;; usleep(100000)) {
 		if (!run("rdma system set netns %s 2>/dev/null", mode))
 			return 0;
-		usleep(100000);
+		if (now_ms() >= end)
+			return -1;
 	}
-	return -1;
 }
 
 /*

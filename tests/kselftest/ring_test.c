@@ -83,16 +83,35 @@ static int ring_reap(struct test_ring *r, struct dsmem_cqe *out)
 	return 0;
 }
 
-/* Whether the ring's thread says, within a second, that it sleeps. */
+/*
+ * A generous bound for a wait that ends on an event of the ring (a flag
+ * set, completions arrived): a hang fails, a slow host does not.
+ */
+#define RING_WAIT_MS	60000
+
+/* Whether the ring's thread says that it sleeps (waits for it to). */
 static bool thread_asleep(struct test_ring *r)
 {
-	for (int i = 0; i < 100; i++) {
+	for (int64_t end = now_ms() + RING_WAIT_MS;; usleep(10000)) {
 		if (__atomic_load_n(&r->sq->flags, __ATOMIC_ACQUIRE) &
 		    DSMEM_RING_NEED_WAKEUP)
 			return true;
-		usleep(10000);
+		if (now_ms() >= end)
+			return false;
 	}
-	return false;
+}
+
+/* Waits until the CQ's tail reaches at least n; the tail then. */
+static uint32_t cq_tail_reaches(struct test_ring *r, uint32_t n)
+{
+	int64_t end = now_ms() + RING_WAIT_MS;
+	uint32_t tail;
+
+	/* the indexes are free-running: "below n" is a negative distance */
+	while ((int32_t)((tail = __atomic_load_n(&r->cq->tail, __ATOMIC_ACQUIRE)) - n) < 0 &&
+	       now_ms() < end)
+		usleep(1000);
+	return tail;
 }
 
 FIXTURE(ring) {
@@ -308,8 +327,14 @@ TEST_F_TIMEOUT(ring, hostile_indexes, 120)
 	}
 	self->r.sq_tail = 1000003;
 	ASSERT_LE(0, ring_submit(&self->r));
-	/* a full ring's worth, at most: the CQ holds twice the SQ */
-	usleep(300000);
+	/*
+	 * A full ring's worth, at most: the CQ holds twice the SQ.  The four
+	 * slots' reads complete, and the thread, with nothing more it may
+	 * take, goes to sleep: what it completes by then is what the tail
+	 * made up got it, whenever that happens.
+	 */
+	cq_tail_reaches(&self->r, 4);
+	ASSERT_TRUE(thread_asleep(&self->r));
 	got = __atomic_load_n(&self->r.cq->tail, __ATOMIC_ACQUIRE);
 	EXPECT_GE(8, got);
 	EXPECT_LE(4, got);
@@ -419,11 +444,8 @@ TEST_F_TIMEOUT(ring, full_cq_thread_sleeps, 120)
 		ring_push(&self->r, &e);
 		ASSERT_LE(0, ring_submit(&self->r));
 	}
-	/* the CQ fills; four entries stay in the SQ */
-	for (int i = 0; i < 1000 &&
-	     __atomic_load_n(&self->r.cq->tail, __ATOMIC_ACQUIRE) != cq; i++)
-		usleep(1000);
-	ASSERT_EQ(cq, __atomic_load_n(&self->r.cq->tail, __ATOMIC_ACQUIRE));
+	/* the CQ fills (however long its reads take); four entries stay in the SQ */
+	ASSERT_EQ(cq, cq_tail_reaches(&self->r, cq));
 	ASSERT_TRUE(thread_asleep(&self->r));
 	EXPECT_EQ(self->r.sq_tail - 4, __atomic_load_n(&self->r.sq->head, __ATOMIC_ACQUIRE));
 	t0 = sq_thread_ticks();
@@ -652,10 +674,7 @@ TEST_F_TIMEOUT(ring, close_with_work_in_flight, 120)
 	close(self->fd);
 	self->fd = -1;
 	/* the mappings hold the descriptor: every completion still arrives */
-	for (int i = 0; i < 1000 &&
-	     __atomic_load_n(&self->r.cq->tail, __ATOMIC_ACQUIRE) != 64; i++)
-		usleep(10000);
-	EXPECT_EQ(64, __atomic_load_n(&self->r.cq->tail, __ATOMIC_ACQUIRE));
+	EXPECT_EQ(64, cq_tail_reaches(&self->r, 64));
 	for (int i = 0; i < 64; i++) {
 		int st = self->r.cqes[i].status;
 

@@ -379,11 +379,25 @@ TEST_F(tc, migration_stats)
 	/* copies at the modelled cost of L2 (200 ns) or L3 (800 ns) at least */
 	EXPECT_GE(c.migrate_lat_mean_ns, c.params[DS_CACHE_P_COST_L2_NS]);
 	EXPECT_GE(c.migrate_lat_p99_ns, c.migrate_lat_mean_ns);
-	/* the rates come from the maintenance worker, once a second */
-	for (i = 0; i < 40 && !(c.dma_rate && c.migrate_rate); i++) {
+	/*
+	 * The rates come from the maintenance worker, over the second or
+	 * more before it last looked: a figure that shows moves only while
+	 * the moves are recent.  So the moves go on until both rates show
+	 * them -- every window the worker looks at has some -- and a slow
+	 * host only takes more rounds; the bound is a count of rounds, each
+	 * three moves and a tenth of a second, generous for a worker that
+	 * looks once a second.
+	 */
+	for (i = 0; i < 600 && !(c.dma_rate && c.migrate_rate); i++) {
+		for (int k = 0; k < 3; k++) {
+			up.layer = DS_TIER_L3 - k;
+			EXPECT_EQ(0, ds_token_set(self->ctx, qp.handle, &up, NULL))
+				TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+		}
 		usleep(100000);
 		ASSERT_EQ(0, ds_cache_get(self->ctx, &c));
 	}
+	TH_LOG("the rates showed the moves after %d rounds of them", i);
 	EXPECT_GT(c.migrate_rate, 0);
 	EXPECT_GT(c.dma_rate, 0);
 	TH_LOG("migrate_rate %llu lat mean %llu p99 %llu dma %llu prefetch %llu",
