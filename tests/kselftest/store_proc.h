@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -374,6 +375,44 @@ static inline int chaos_check(const char *dir, long long figure[CHAOS_FIGURES],
 	}
 	st = pclose(f);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/*
+ * The operations the clients of a run in dir have logged so far (its
+ * hist.<process>.jsonl): completions of any outcome (ok, fail, info; an
+ * invocation alone is not one), the ok ones among them, and the broken
+ * ones (fail or info; broken may be NULL).  Each history line is one
+ * write(2) with O_APPEND, so a line without its newline is one being
+ * written: not counted yet.
+ */
+static inline void chaos_logged(const char *dir, long *done, long *ok, long *broken)
+{
+	char pat[PATH_MAX], line[1024];
+	glob_t g;
+
+	*done = *ok = 0;
+	if (broken)
+		*broken = 0;
+	snprintf(pat, sizeof(pat), "%s/hist.[0-9]*.jsonl", dir);
+	if (glob(pat, 0, NULL, &g))
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		FILE *f = fopen(g.gl_pathv[i], "re");
+
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			if (!strchr(line, '\n') || strstr(line, "\"type\":\"invoke\""))
+				continue;
+			(*done)++;
+			if (strstr(line, "\"type\":\"ok\""))
+				(*ok)++;
+			else if (broken)
+				(*broken)++;
+		}
+		fclose(f);
+	}
+	globfree(&g);
 }
 
 #endif

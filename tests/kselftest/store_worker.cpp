@@ -46,7 +46,7 @@
 //                             -> one "put key=... ret= ..." line per put of
 //                                PREFIX0, PREFIX1, ... (seed SEED0+i),
 //                                then "ok done=COUNT"
-//   zipf PREFIX KEYS OPS SIZE SEED THETA [pin N] [dram N]
+//   zipf PREFIX KEYS OPS SIZE SEED THETA [pin N] [dram N] [puts N]
 //                             -> a cache's workload: OPS gets of keys
 //                                PREFIX0..PREFIX<KEYS-1> drawn Zipf(THETA)
 //                                (rank 0 hottest), each miss (ENOENT) put
@@ -55,15 +55,21 @@
 //                                then "ok done ops gets hits puts
 //                                pinned_puts put_failed bad" (bad: a get
 //                                that returned wrong bytes) and the first
-//                                failure's message
-//   chaos PROCESS KEYS SECONDS SEED FILE [dram N]
+//                                failure's message; with puts N it ends
+//                                sooner, once N puts were made (a fill
+//                                sized by what it put, not by its hits)
+//   chaos PROCESS KEYS SECONDS SEED FILE [dram N] [ops N] [stop PATH]
 //                             -> a Jepsen-style workload: for SECONDS,
 //                                put/get/del/exist on keys ch/0..ch/KEYS-1
 //                                chosen by SEED, each operation's
 //                                invocation and completion appended to FILE
 //                                (docs/chaos.md's history, as process
 //                                PROCESS) as it happens; then "ok done
-//                                ops=N"
+//                                ops=N".  With ops N it ends after N
+//                                operations, with stop PATH once PATH
+//                                exists (looked for before each one); with
+//                                either, SECONDS 0 sets no time at all
+//                                (make check's run, sized by operations)
 //   chaos-final PROCESS KEYS FILE
 //                             -> a get of every key, marked final (what a
 //                                lost acknowledged put would show in)
@@ -502,11 +508,13 @@ std::string do_zipf(const std::vector<std::string> &w)
 	const std::string prefix = w[1];
 	const uint64_t keys = num(w[2]), ops = num(w[3]), size = num(w[4]), seed = num(w[5]);
 	const double theta = std::strtod(w[6].c_str(), nullptr);
-	uint64_t pins = 0;
+	uint64_t pins = 0, max_puts = 0;
 	opts o;
 	for (size_t i = 7; i + 1 < w.size(); i += 2)
 		if (w[i] == "pin")
 			pins = num(w[i + 1]);
+		else if (w[i] == "puts")
+			max_puts = num(w[i + 1]);
 		else if (w[i] == "dram")
 			o.cfg.dram_replicas = static_cast<uint32_t>(num(w[i + 1]));
 	if (!keys || !size)
@@ -521,7 +529,8 @@ std::string do_zipf(const std::vector<std::string> &w)
 	uint8_t *gp = get_buf.get(size), *pp = put_buf.get(size);
 	if (!gp || !pp)
 		return "ok ret=-12 msg=no_memory";
-	for (uint64_t n = 0; n < ops; n++) {
+	uint64_t n = 0;
+	for (; n < ops && (!max_puts || puts < max_puts); n++) {
 		x ^= x << 13;
 		x ^= x >> 7;
 		x ^= x << 17;
@@ -567,7 +576,7 @@ std::string do_zipf(const std::vector<std::string> &w)
 	std::snprintf(b, sizeof(b),
 		      "ok done ops=%" PRIu64 " gets=%" PRIu64 " hits=%" PRIu64 " puts=%" PRIu64
 		      " pinned_puts=%" PRIu64 " put_failed=%" PRIu64 " bad=%" PRIu64,
-		      ops, gets, hits, puts, pinned_puts, put_failed, bad);
+		      n, gets, hits, puts, pinned_puts, put_failed, bad);
 	return b + (first_err.empty() ? "" : " first=" + first_err);
 }
 
@@ -746,9 +755,19 @@ std::string do_chaos(const std::vector<std::string> &w, bool final)
 		for (uint64_t k = 0; k < keys; k++, ops++)
 			chaos_op(h, 1, "ch/" + std::to_string(k), 0, o.cfg, true);
 	} else {
-		const int64_t until = mono_ns() + static_cast<int64_t>(num(w[3])) * 1000000000LL;
-		uint64_t rng = store_pat_mix(num(w[4]) ^ (h.process << 32)) | 1, n = 0;
-		while (mono_ns() < until) {
+		const int64_t secs = static_cast<int64_t>(num(w[3]));
+		const int64_t until = mono_ns() + secs * 1000000000LL;
+		uint64_t rng = store_pat_mix(num(w[4]) ^ (h.process << 32)) | 1, n = 0, max_ops = 0;
+		std::string stop;
+		for (size_t i = 6; i + 1 < w.size(); i++)
+			if (w[i] == "ops")
+				max_ops = num(w[++i]);
+			else if (w[i] == "stop")
+				stop = w[++i];
+		// no clock when the run is sized otherwise (SECONDS 0)
+		const bool timed = secs > 0 || (!max_ops && stop.empty());
+		while ((!timed || mono_ns() < until) && (!max_ops || ops < max_ops) &&
+		       (stop.empty() || access(stop.c_str(), F_OK))) {
 			rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
 			const std::string key = "ch/" + std::to_string(rng % keys);
 			// writes unique per process: the value names its put

@@ -1175,17 +1175,34 @@ TEST_F_TIMEOUT(store2, store_across_guests, 600)
 #define CH2_WORKERS	3
 #define CH2_KEYS	4
 #define CH2_DIR		"/tmp/chaos2"
+/*
+ * The run is sized by the operations the clients log, and its cuts are
+ * fixed: CH2_CUTS of them, the first after CH2_LEAD_OPS ok operations,
+ * each next one CH2_GAP_OPS ok ones after the last was healed (the store
+ * served across the link again), the workload's end CH2_TAIL_OPS ok ones
+ * after the last.  A cut holds until CH2_WORKERS calls have broken under
+ * it (failed or undecided: every client has felt it), then the cable
+ * goes back in.  Each wait is bounded by CH2_STALL_S, a hang's bound.
+ * The ok operations alone (15 + 2 x 8 + 20) meet the run's floor of 50.
+ */
+#define CH2_CUTS	3
+#define CH2_LEAD_OPS	15
+#define CH2_GAP_OPS	8
+#define CH2_TAIL_OPS	20
+#define CH2_STALL_S	240
 
 /*
  * Guest 0 holds the store: dsmaster and a client lending a segment.
  * Guest 1 holds the three clients of the workload, each lending a segment
- * too, and the nemesis, which pulls guest 1's cable for 3 to 8 s at a
- * time.  The clients' calls end within 3 s: a cut shorter than that
- * would pass for a delay, TCP and RDMA retransmitting across it (cuts of
- * 2 to 6 s under calls of 10 s failed none of 1584 operations).  So calls
- * and RDMA transfers between the clients and the store, and between the
- * clients' segments and the lender's, break under it.  The history (the clients' calls and the cuts) is on guest 1's clock
- * alone, and the checker decides it there.  The master's heartbeat
+ * too, and the nemesis, which pulls guest 1's cable until calls break
+ * under it (CH2_CUTS).  The clients' calls end within 3 s: a cut shorter
+ * than that would pass for a delay, TCP and RDMA retransmitting across it
+ * (cuts of 2 to 6 s under calls of 10 s failed none of 1584 operations),
+ * so the cut holds until calls have broken.  So calls and RDMA transfers
+ * between the clients and the store, and between the clients' segments
+ * and the lender's, break under it.  The history (the clients' calls and
+ * the cuts) is on guest 1's clock alone, and the checker decides it
+ * there.  The master's heartbeat
  * timeout outlasts a cut: this run asks what a partition does to
  * linearizability, not what a client declared dead loses (which
  * docs/store.md leaves to replication and the slow tier).
@@ -1230,12 +1247,23 @@ static int64_t ch2_now(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static unsigned ch2_rand(uint64_t *rng, unsigned n)
+/*
+ * Until the clients have logged ok ok operations and broken broken ones
+ * (fail or info): 0, or -ETIMEDOUT after CH2_STALL_S (a stalled run).
+ */
+static int ch2_await(long ok, long broken, const char *what)
 {
-	*rng ^= *rng << 13;
-	*rng ^= *rng >> 7;
-	*rng ^= *rng << 17;
-	return (unsigned)(*rng % n);
+	long d = 0, k = 0, b = 0;
+
+	for (int i = 0; i < CH2_STALL_S * 5; i++) {
+		chaos_logged(CH2_DIR, &d, &k, &b);
+		if (k >= ok && b >= broken)
+			return 0;
+		usleep(200000);
+	}
+	fprintf(stderr, "# chaos2: %s: %ld operations logged (%ld ok, %ld broken) in %d s, "
+		"not %ld ok and %ld broken\n", what, d, k, b, CH2_STALL_S, ok, broken);
+	return -ETIMEDOUT;
 }
 
 static void ch2_nemesis(int fd, const char *f)
@@ -1254,13 +1282,13 @@ TEST_F_TIMEOUT(chaos2, linearizable_across_link_cuts, 560)
 {
 	const char *dir = env_or_die("DSMEM_RUN_DIR");
 	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
-	const char *secs = getenv("STORE_CHAOS_SECONDS"), *seed = getenv("STORE_CHAOS_SEED");
+	const char *seed = getenv("STORE_CHAOS_SEED");
 	char masters[64], r[1024], buf[64];
 	char tls[PATH_MAX];
 	long long figure[CHAOS_FIGURES];
-	int id = self->id, cuts = 0, i, st;
+	int id = self->id, cuts = 0, held, i, st;
 	uint64_t rng = (seed ? strtoull(seed, NULL, 0) : 1) * 0x9e3779b97f4a7c15ull | 1;
-	int64_t t0, until;
+	int64_t t0;
 
 	run("rm -rf " CH2_DIR "; mkdir -p " CH2_DIR "/m " CH2_DIR "/slow");
 	snprintf(tls, sizeof(tls), "%s/chaos2-tls", dir);
@@ -1304,22 +1332,30 @@ TEST_F_TIMEOUT(chaos2, linearizable_across_link_cuts, 560)
 
 	ASSERT_LE(0, nem);
 	t0 = ch2_now();
-	until = t0 + (secs ? atoll(secs) : 60) * 1000000000LL;
+	/* sized by operations: each client until the stop file, at most
+	 * 100000 operations (a bound no run comes near) */
 	for (i = 0; i < CH2_WORKERS; i++)
-		ASSERT_EQ(0, wsend(&self->w[i], "chaos %d %d %lld %llu " CH2_DIR "/hist.%d.jsonl dram 2",
-				   i + 1, CH2_KEYS, (long long)((until - t0) / 1000000000LL),
+		ASSERT_EQ(0, wsend(&self->w[i], "chaos %d %d 0 %llu " CH2_DIR "/hist.%d.jsonl dram 2 "
+				   "ops 100000 stop " CH2_DIR "/chaos.stop", i + 1, CH2_KEYS,
 				   (unsigned long long)rng + i, i + 1));
-	/* cuts one at a time, a quiet spell between them; the last heals
-	 * well before the workload ends */
-	while (ch2_now() + 12000000000LL < until) {
-		usleep((1500 + ch2_rand(&rng, 1500)) * 1000);
+	/* cuts one at a time, each after the store served again */
+	ASSERT_EQ(0, ch2_await(CH2_LEAD_OPS, 0, "before the first cut"));
+	for (; cuts < CH2_CUTS;) {
+		long done, ok, broken;
+
+		chaos_logged(CH2_DIR, &done, &ok, &broken);
 		ch2_nemesis(nem, "start");
 		cuts++;
 		ASSERT_EQ(0, set_link(dir, 1, "off"));
-		usleep((3000 + ch2_rand(&rng, 5000)) * 1000);
+		held = ch2_await(0, broken + CH2_WORKERS, "under a cut");
 		ASSERT_EQ(0, set_link(dir, 1, "on"));
 		ch2_nemesis(nem, "stop");
+		ASSERT_EQ(0, held);
+		ASSERT_EQ(0, ch2_await(ok + (cuts < CH2_CUTS ? CH2_GAP_OPS : CH2_TAIL_OPS), 0,
+				       "after a cut healed"));
 	}
+	/* the workload ends: by its count */
+	ASSERT_EQ(0, run("touch " CH2_DIR "/chaos.stop"));
 	close(nem);
 	for (i = 0; i < CH2_WORKERS; i++) {
 		ASSERT_EQ(0, read_line(&self->w[i], r, sizeof(r), 180000)) TH_LOG("client %d", i);
@@ -1339,12 +1375,14 @@ TEST_F_TIMEOUT(chaos2, linearizable_across_link_cuts, 560)
 	TH_LOG("%d cuts in %lld s", cuts, (long long)((ch2_now() - t0) / 1000000000LL));
 	EXPECT_EQ(0, st) TH_LOG("the checker: status %d", st);
 	/*
-	 * A run that did little, or saw no cut, proves nothing.  The floor
-	 * is store_test's: 90 operations, all checked, were once all two
-	 * guests managed beside two more on two cores.
+	 * A run that did little, or saw no cut, proves nothing: the
+	 * schedule made every cut and counted its operations, and the
+	 * checker must have seen them all.
 	 */
 	EXPECT_LE(50, figure[CHAOS_OPS]);
-	EXPECT_LE(3, cuts);
+	EXPECT_LE(CH2_LEAD_OPS + (CH2_CUTS - 1) * CH2_GAP_OPS + CH2_TAIL_OPS, figure[CHAOS_OPS]);
+	EXPECT_EQ(CH2_CUTS, cuts);
+	EXPECT_EQ(CH2_CUTS, figure[CHAOS_FAULTS]);
 	/* nor one whose cuts broke no call */
 	EXPECT_LT(0, figure[CHAOS_FAILED] + figure[CHAOS_INFO]);
 	EXPECT_EQ(0, figure[CHAOS_VIOLATIONS]);
