@@ -653,15 +653,25 @@ TEST_F_TIMEOUT(sl, fault_bad_input, 120)
 	close(fd);
 }
 
-/* The destination node goes away while the source copies. */
+/*
+ * The destination node goes away while the source copies.  Still copying
+ * by construction, not by a pause: the prefill may take its most rounds
+ * and asks to stop only once a round leaves at most one dirty unit,
+ * which the writer never lets it; the node goes once the first round is
+ * under way.
+ */
 TEST_F_TIMEOUT(sl, fault_destination_lost, 300)
 {
 	const uint64_t PAGES = scaled(4096);
 	uint32_t *gen = calloc(PAGES, sizeof(*gen));
+	struct dsmem_slope_extent e;
+	struct dsmem_ioc_slope_migrate mg = { .extents = (uintptr_t)&e, .nr = 1, .dst_node = 2,
+					      .max_rounds = DSMEM_SLOPE_ROUNDS_MAX,
+					      .stop_pages = 1 };
 	struct dsmem_ioc_slope_mig m;
 	struct writer w = {};
 	pthread_t th;
-	int fd = attach_open(1);
+	int fd = attach_open(1), i;
 	uint64_t a = 0, id = 0;
 
 	ASSERT_LE(0, fd);
@@ -672,8 +682,20 @@ TEST_F_TIMEOUT(sl, fault_destination_lost, 300)
 	w.pages = PAGES;
 	w.gen = gen;
 	ASSERT_EQ(0, pthread_create(&th, NULL, writer_run, &w));
-	ASSERT_EQ(0, migrate_start(fd, a, PAGES * PAGE, 2, 0, &id));
-	usleep(100 * 1000);
+	e.addr = a;
+	e.len = PAGES * PAGE;
+	mg.cookie = a;
+	ASSERT_EQ(0, ioctl(fd, DSMEM_IOC_SLOPE_MIGRATE, &mg)) TH_LOG("%s", strerror(errno));
+	id = mg.id;
+	/* a bound for a hang only (a minute) */
+	for (i = 0; i < 60000; i++) {
+		ASSERT_EQ(0, mig_get(fd, id, 0, 0, &m));
+		if (m.state != DSMEM_SLOPE_MIG_PREFILL || m.sent_units)
+			break;
+		usleep(1000);
+	}
+	ASSERT_EQ(DSMEM_SLOPE_MIG_PREFILL, m.state) TH_LOG("error %d", m.error);
+	ASSERT_NE(0, m.sent_units) TH_LOG("nothing sent in a minute");
 	ASSERT_EQ(0, ds_node_del(self->ctx, 2));
 	ASSERT_EQ(0, mig_wait_past(fd, id, &m));
 	w.stop = 1;
@@ -739,7 +761,8 @@ TEST_F_TIMEOUT(sl, fault_source_lost, 300)
 			_exit(10);
 		if (read(pfd[0], &c, 1) != 1)	/* the sender wrote gen[] */
 			_exit(11);
-		if (mig_wait_past(rfd, r.id, &r) || r.state != DSMEM_SLOPE_MIG_FAILED)
+		if (mig_wait_past(rfd, r.id, &r) ||
+		    (r.state != DSMEM_SLOPE_MIG_FAILED && r.state != DSMEM_SLOPE_MIG_DONE))
 			_exit(12);
 		signal(SIGBUS, probe_bus);
 		for (uint64_t p = 0; p < PAGES; p++) {
@@ -749,13 +772,16 @@ TEST_F_TIMEOUT(sl, fault_source_lost, 300)
 			}
 			bad += check(a + p * PAGE, PAGE, &gen[p]) != 0;
 		}
-		printf("# receiver: %llu pulled, %llu lost, %llu pages lost, %llu wrong\n",
+		printf("# receiver: %s; %llu pulled, %llu lost, %llu pages lost, %llu wrong\n",
+		       r.state == DSMEM_SLOPE_MIG_DONE ? "done" : "failed",
 		       (unsigned long long)r.pulled_units, (unsigned long long)r.failed_units,
 		       (unsigned long long)lost, (unsigned long long)bad);
 		fflush(stdout);
+		/* failed with units lost, or (1) done with none */
 		_exit(bad ? 13 : lost != r.failed_units ? 14 :
 		      r.pulled_units + r.failed_units != r.dirty_units ? 15 :
-		      !r.failed_units ? 16 : 0);
+		      (r.state == DSMEM_SLOPE_MIG_FAILED) != !!r.failed_units ? 16 :
+		      r.state == DSMEM_SLOPE_MIG_DONE);
 	}
 	ASSERT_LT(0, pid);
 	w.addr = a;
@@ -767,13 +793,26 @@ TEST_F_TIMEOUT(sl, fault_source_lost, 300)
 	ASSERT_EQ(DSMEM_SLOPE_MIG_STOPPING, m.state);
 	w.stop = 1;
 	pthread_join(th, NULL);
+	/* every unit dirty at the handover: the whole object is left to pull */
+	for (uint64_t p = 0; p < PAGES; p++)
+		fill(a + p * PAGE, PAGE, ++gen[p]);
 	ASSERT_EQ(0, mig_stop(fd, id, &m));
 	/* at once, before the destination has pulled much */
 	ASSERT_EQ(0, ds_node_del(self->ctx, 1));
 	TH_LOG("%llu units dirty at the handover", (unsigned long long)m.dirty_units);
+	EXPECT_EQ(PAGES, m.dirty_units);
 	ASSERT_EQ(1, write(pfd[1], "x", 1));
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("receiver: status %#x", st);
+	/*
+	 * Which comes first, the loss or the pull's end, is the host's
+	 * speed: either is legal, and the receiver checked that its
+	 * counters and pages agree with the one it saw.  Only the first
+	 * tests the loss: said, so that a host where it never happens shows.
+	 */
+	EXPECT_TRUE(WIFEXITED(st) && (WEXITSTATUS(st) == 0 || WEXITSTATUS(st) == 1))
+		TH_LOG("receiver: status %#x", st);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 1)
+		TH_LOG("the pull had every unit before the source went: no loss to see");
 	close(fd);
 	munmap(gen, PAGES * sizeof(*gen));
 }
@@ -1118,8 +1157,13 @@ TEST_F_TIMEOUT(sl, migrate_fault_priority, 1200)
 	ASSERT_NE(NULL, seen);
 	pull_run(_metadata, PAGES, 0, PULL_FAULT, seen);
 	left = PAGES - seen->pulled_before;
-	/* otherwise in-order and first look the same */
-	ASSERT_LT(seen->pulled_before, PAGES / 2)
+	/*
+	 * otherwise in-order and first look the same: the touched unit
+	 * waits for at most the 32 in flight if it comes first, for all of
+	 * those left if in order -- a count, told apart below as long as
+	 * well over twice 32 were left, however fast the pull went
+	 */
+	ASSERT_LT(4 * 32, left)
 		TH_LOG("the pull was too far on when the receiver touched");
 	EXPECT_EQ(DSMEM_SLOPE_MIG_HANDED_OVER, seen->state_after);
 	EXPECT_LT(seen->pulled_after - seen->pulled_before, left / 2)
@@ -1302,7 +1346,10 @@ TEST_F_TIMEOUT(sl, migrate_root_push, 300)
 
 TEST_F_TIMEOUT(sl, migrate_concurrent, 1200)
 {
-	enum { N = 4, PAGES = 512 };
+	enum { N = 4 };
+	/* four at once is what counts; their size is volume (a quarter on
+	 * the debug kernel, as the others') */
+	const uint64_t PAGES = scaled(512);
 	struct mover mv[N] = { 0 };
 	pthread_t th[N];
 	int fd[3] = { -1, attach_open(1), attach_open(2) };
@@ -1630,32 +1677,35 @@ static int node2_probe(uint64_t addr)
  * SIGBUS, the node owns that many pages fewer), its addresses back with
  * their lease at node 1; a receive that comes later finds nothing.
  * Until then it is not the application's to free.
+ *
+ * Decided by counters, not by the clock.  While the looks before the
+ * expiry run, its time is ten minutes, more than they take on any host
+ * (17.6 s once on a debug guest beside another): slope_expired must not
+ * move through them, or the object went before its time.  Then its time
+ * is made the least there is, and another object handed over to node 2
+ * (a handover runs the expiry again) lets it go, and that one after it.
  */
 TEST_F_TIMEOUT(sl, quota_unreceived_expires, 300)
 {
-	/*
-	 * long enough for the checks before it, under the debug kernel too
-	 * (they took 17.6 s on a debug guest beside another)
-	 */
-	const int64_t EXPIRE_MS = light() ? 45000 : 5000;
-	enum { PAGES = 64 };
+	const uint64_t HELD_MS = 600000, EXPIRE_MS = 100;
+	enum { PAGES = 64, KICK_PAGES = 16 };
 	int fd = attach_open(1), rfd = attach_open(2);
 	struct dsmem_ioc_slope_mig m = {};
-	uint64_t a = 0, b = 0, id = 0, expired, owned;
-	int64_t t0;
+	uint64_t a = 0, b = 0, k = 0, id = 0, kid = 0, expired, owned;
 	int i;
 
 	ASSERT_LE(0, fd);
 	ASSERT_LE(0, rfd);
-	ASSERT_EQ(0, param_set("slope_unreceived_ms", EXPIRE_MS));
+	ASSERT_EQ(0, param_set("slope_unreceived_ms", HELD_MS));
 	ASSERT_EQ(0, slope_map(fd));
 	ASSERT_EQ(0, slope_alloc(fd, PAGES * PAGE, DSMEM_SLOPE_NEW_OBJECT, &a));
 	fill(a, PAGES * PAGE, 0);
+	ASSERT_EQ(0, slope_alloc(fd, KICK_PAGES * PAGE, 0, &k));
+	fill(k, KICK_PAGES * PAGE, 0);
 	expired = stat_value(self->ctx, "slope_expired");
 	ASSERT_NE(~0ULL, expired);
 	owned = pages_owned(self->ctx, 2);
 	ASSERT_NE(~0ULL, owned);
-	t0 = now_ms();
 	ASSERT_EQ(0, migrate_whole(fd, a, PAGES, &id));
 	/* node 2 has it, listed, readable */
 	EXPECT_EQ(owned + PAGES, pages_owned(self->ctx, 2));
@@ -1663,18 +1713,23 @@ TEST_F_TIMEOUT(sl, quota_unreceived_expires, 300)
 	EXPECT_EQ(0, node2_probe(a));
 	/* not received: nobody there may free it yet */
 	EXPECT_EQ(-EBUSY, slope_free(rfd, a, PAGES * PAGE));
-	ASSERT_GT(EXPIRE_MS, now_ms() - t0) TH_LOG("too slow to look before the expiry");
-	/* dropped after its time, not much later */
-	while (stat_value(self->ctx, "slope_expired") == expired && now_ms() - t0 < 10 * EXPIRE_MS)
+	/* not dropped before its time: nothing expired through the looks */
+	ASSERT_EQ(expired, stat_value(self->ctx, "slope_expired"));
+	EXPECT_EQ(owned + PAGES, pages_owned(self->ctx, 2));
+
+	/* its time up: dropped at the next handover's look, then the other */
+	ASSERT_EQ(0, param_set("slope_unreceived_ms", EXPIRE_MS));
+	ASSERT_EQ(0, migrate_whole(fd, k, KICK_PAGES, &kid));
+	/* a bound for a hang only */
+	for (i = 0; i < 1200 && stat_value(self->ctx, "slope_expired") < expired + 2; i++)
 		usleep(50 * 1000);
-	ASSERT_EQ(expired + 1, stat_value(self->ctx, "slope_expired"))
-		TH_LOG("not dropped after %lld ms", (long long)(now_ms() - t0));
-	TH_LOG("dropped %lld ms after the migration started", (long long)(now_ms() - t0));
-	EXPECT_LE(EXPIRE_MS, now_ms() - t0);
-	/* its pages are gone from node 2 */
+	ASSERT_EQ(expired + 2, stat_value(self->ctx, "slope_expired"))
+		TH_LOG("not both dropped a minute after their time");
+	/* its pages are gone from node 2, and so are the other's */
 	EXPECT_EQ(owned, pages_owned(self->ctx, 2));
 	EXPECT_NE(0, object_listed(2, a, PAGES));
 	EXPECT_EQ(1, node2_probe(a));
+	EXPECT_EQ(1, node2_probe(k));
 	EXPECT_EQ(-EFAULT, slope_free(rfd, a, PAGES * PAGE));
 	/* a late receive finds nothing */
 	EXPECT_EQ(-1, ioctl(rfd, DSMEM_IOC_SLOPE_RECV, &m));
@@ -1683,8 +1738,9 @@ TEST_F_TIMEOUT(sl, quota_unreceived_expires, 300)
 	m.timeout_ms = 100;
 	EXPECT_EQ(-1, ioctl(rfd, DSMEM_IOC_SLOPE_RECV, &m));
 	EXPECT_EQ(ETIMEDOUT, errno);
-	/* the addresses are home: node 1 hands the same run out again */
-	for (i = 0; i < 50; i++) {
+	/* the addresses are home: node 1 hands the same run out again (the
+	 * tries: they come home through relays; a bound for a hang only) */
+	for (i = 0; i < 600; i++) {
 		ASSERT_EQ(0, slope_alloc(fd, PAGES * PAGE, 0, &b));
 		if (b == a)
 			break;
