@@ -94,8 +94,10 @@ tally() {
 		case $line in
 		"# selftest: "*" took "*" s")
 			n=${line#"# selftest: "}
-			printf 'program\t%s\t%s\t%s\n' "$tier" "${n%% took *}" \
-				"${n##* took }" | sed 's/ s$//' >>"$times_file" ;;
+			# two guests' programs are named with their guest
+			printf 'program\t%s\t%s\t%s\n' "$tier" \
+				"${n%% took *}${tag/#main/}" "${n##* took }" |
+				sed -e 's/ s$//' -e 's/\(\t[^\t]*\)\(g[01]\)\t/\1 (\2)\t/' >>"$times_file" ;;
 		"# selftest: "*) prog[$tag]=${line#"# selftest: "} ;;
 		"#  RUN "*)
 			said[$tag]=
