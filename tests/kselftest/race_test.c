@@ -161,9 +161,11 @@ static void *releaser(void *arg)
 
 /*
  * Submits at least, and then on until the releasers have won once; at
- * most, when they never do.
+ * most, when they never do.  The debug kernel runs each submit several
+ * times slower and watches every one (KASAN, lockdep): a third of the
+ * rounds there, as for the other races below.
  */
-#define RELEASE_ITERS_MIN	3000
+#define RELEASE_ITERS_MIN	(debug_kernel() ? 1000 : 3000)
 #define RELEASE_ITERS_MAX	100000
 
 TEST_F_TIMEOUT(race, submit_wait_vs_task_release, 180)
@@ -250,7 +252,7 @@ TEST_F_TIMEOUT(race, submit_wait_vs_task_release, 180)
  * close waiting for that completion frees the descriptor.
  */
 /* submit-and-close rounds of each of the two threads */
-#define CLOSE_ROUNDS	2000
+#define CLOSE_ROUNDS	(debug_kernel() ? 700UL : 2000UL)
 
 struct close_race {
 	uint64_t seg;
@@ -462,7 +464,7 @@ static void *deep_batch(void *arg)
  * its first three quarters, not a delay: the batch is in flight then on
  * any host, and a quarter of it is still to come.
  */
-#define DEEP_ROUNDS	12
+#define DEEP_ROUNDS	(debug_kernel() ? 6U : 12U)
 
 TEST_F_TIMEOUT(race, peer_lost_under_deep_batch, 300)
 {
