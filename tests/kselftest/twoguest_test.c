@@ -653,7 +653,7 @@ TEST_F_TIMEOUT(pair, slope_across_guests, 600)
 	struct sl_writer w = {};
 	struct ds_peer_info p;
 	char buf[64], text[64];
-	uint64_t addr = 0;
+	uint64_t addr = 0, in_id = 0;
 	uint32_t peer;
 	int fd, ret;
 
@@ -668,6 +668,7 @@ TEST_F_TIMEOUT(pair, slope_across_guests, 600)
 		ASSERT_LE(0, fd);
 		ASSERT_EQ(0, sl_recv(fd, &m)) TH_LOG("nothing arrived");
 		addr = m.cookie;
+		in_id = m.id;
 		ASSERT_EQ(SL_PAGES, m.pages);
 		ASSERT_EQ(0, await_file(dir, "sl_gen0", buf, sizeof(buf)));
 		ASSERT_EQ(0, sl_load(dir, "sl_gen", gen));
@@ -676,6 +677,15 @@ TEST_F_TIMEOUT(pair, slope_across_guests, 600)
 		for (uint64_t i = 0; i < SL_PAGES; i++)
 			sl_fill_page(addr + i * SL_PAGE, ++gen[i]);
 		ASSERT_EQ(0, sl_save(dir, "sl_gen_back", gen));
+		/*
+		 * The object moves on only once all of it is here (-EBUSY
+		 * while the pull still holds any of it): on a loaded host the
+		 * pull can outlast the writes above, so wait for it to end.
+		 */
+		do {
+			ASSERT_EQ(0, sl_wait(fd, in_id, DSMEM_SLOPE_MIG_HANDED_OVER, &m));
+		} while (m.state == DSMEM_SLOPE_MIG_HANDED_OVER);
+		ASSERT_EQ(DSMEM_SLOPE_MIG_DONE, m.state) TH_LOG("the pull: error %d", m.error);
 		ASSERT_EQ(0, sl_move(fd, addr, 11, NULL, &m)) TH_LOG("move back");
 		TH_LOG("back: %llu pages, %u rounds, no owner for %llu us",
 		       (unsigned long long)m.pages, m.rounds,
