@@ -13,6 +13,7 @@
 # and reads passed, failed and skipped after each run_counted.
 
 passed=0 failed=0 skipped=0
+runner_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 # The expected-skip list: "TIER PROGRAM CASE REASON...", CASE a glob.
 # Loaded once into skip_rules ("TIER PROGRAM CASE" per element).
@@ -157,13 +158,12 @@ run_counted() {
 }
 
 # timed_phase NAME COMMAND...: a phase that is no test (a build): its
-# seconds go into the table, its failure is counted as one.
+# seconds go into the table (scripts/timed), its failure is counted as one.
 timed_phase() {
-	local name=$1 st start=$SECONDS
+	local name=$1 st
 	shift
-	"$@"
+	"$runner_top/scripts/timed" "$times_file" "$name" "$@"
 	st=$?
-	record_phase - "$name" "$((SECONDS - start))"
 	if [ "$st" -ne 0 ]; then
 		echo "not ok - $name exited with status $st" | tee -a "$fail_log"
 		failed=$((failed + 1))
