@@ -44,6 +44,39 @@ static int set_mode(const char *mode)
 }
 
 /*
+ * Deletes namespace ns and returns once the kernel has torn it down: 0,
+ * or -1 if that did not happen within two minutes (a hang's bound).
+ *
+ * 'ip netns del' only drops the last reference.  The RDMA core removes
+ * the namespace's compat devices later, in the netns cleanup worker, and
+ * 6.1 races a netns mode switch against that removal (a KASAN
+ * use-after-free in kobject_uevent_env, seen in the debug tier).  A veth
+ * pair with one end inside marks the end of the teardown: the cleanup
+ * runs each pernet exit in the reverse order of registration, so ib_core's
+ * (registered when it loads) ends before the core's device exit deletes
+ * the inner end, and its outer peer with it.  The outer end vanishing is
+ * therefore the event that the RDMA core is done with the namespace.
+ */
+static int netns_del_and_wait(const char *ns)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/var/run/netns/%s", ns);
+	if (access(path, F_OK))
+		return 0;
+	run("ip link del dsnsmark 2>/dev/null");
+	if (run("ip link add dsnsmark type veth peer name dsnsmark1 netns %s", ns) ||
+	    run("ip netns del %s", ns))
+		return -1;
+	for (int64_t end = now_ms() + 120000;; usleep(100000)) {
+		if (run("ip link show dsnsmark >/dev/null 2>&1"))
+			return 0;
+		if (now_ms() >= end)
+			return -1;
+	}
+}
+
+/*
  * A monitor inside the namespace dsns, in a child process: it opens, says
  * ready, waits for go, then exits with check(mon).  Device events are
  * queued before 'rdma link add' returns, so the check runs on what the
@@ -110,7 +143,7 @@ FIXTURE(ns) {
 
 FIXTURE_SETUP(ns)
 {
-	run("ip netns del dsns 2>/dev/null");
+	ASSERT_EQ(0, netns_del_and_wait("dsns"));
 	ASSERT_EQ(0, set_mode("shared"));
 	ASSERT_EQ(0, run("ip netns add dsns"));
 }
@@ -118,7 +151,8 @@ FIXTURE_SETUP(ns)
 FIXTURE_TEARDOWN(ns)
 {
 	run("rdma link delete rxe9 2>/dev/null; "
-	    "ip netns exec dsns rdma link delete rxe9 2>/dev/null; ip netns del dsns");
+	    "ip netns exec dsns rdma link delete rxe9 2>/dev/null");
+	EXPECT_EQ(0, netns_del_and_wait("dsns"));
 	set_mode("shared");
 }
 
@@ -150,16 +184,11 @@ TEST_F_TIMEOUT(ns, exclusive_mode_container_sees_no_foreign_device, 300)
 	char out[8192];
 
 	/*
-	 * Exclusive mode can only be entered with no extra namespace.  The
-	 * kernel tears a namespace down later, in a worker, and hides it from
-	 * the mode switch's check at once: 6.1's switch then races with that
-	 * teardown over the namespace's compat devices (a KASAN use after
-	 * free in kobject_uevent_env, ib_core's, seen in the debug tier, the
-	 * second time after a 3 s wait, with the debug guest beside another).
-	 * Give the teardown time to end first: nothing tells when it has.
+	 * Exclusive mode can only be entered with no extra namespace, and
+	 * only once the kernel has finished tearing the last one down (see
+	 * netns_del_and_wait: 6.1's switch races with that teardown).
 	 */
-	run("ip netns del dsns");
-	sleep(debug_kernel() ? 20 : 3);
+	ASSERT_EQ(0, netns_del_and_wait("dsns"));
 	ASSERT_EQ(0, set_mode("exclusive")) TH_LOG("rdma system set netns exclusive");
 	ASSERT_EQ(0, run("ip netns add dsns"));
 
