@@ -13,7 +13,9 @@
 #include <functional>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -1190,6 +1192,245 @@ void test_dead_owner_segment_removed(void **)
 			 static_cast<long long>(ms));
 }
 
+// ---- salvage: the replicas a dead segment took away, kept while its
+// owner may come back.  They are part of the logged state: a leader that
+// replays the log (after a failover, or a restarted master) holds the
+// same salvage as the one that wrote it.
+
+const Caller kAdmin{ "admin", true };
+
+// What a leader leaves in its log when the owner of the one segment that
+// holds version *ver of "k" dies (no heartbeat): the segment DEAD, the
+// replica salvage.  *seg the segment, *was the replica.
+std::vector<std::string> log_with_salvage(uint64_t *seg, uint64_t *ver, v1::Replica *was)
+{
+	Fx f({}, [](Options &o) {
+		o.heartbeat_ms = 50;
+		o.heartbeat_timeout_ms = 300;
+		o.evict = false;
+	});
+	*seg = own_segment(f);
+	*ver = f.put("k");
+	v1::GetRequest q = get_request("k");
+	v1::GetResponse a;
+	assert_true(f.leader->Get(kApp, &q, &a).ok());
+	assert_int_equal(a.object().replicas_size(), 1);
+	*was = a.object().replicas(0);
+	assert_true(within(10000, [&] { return segments(f)[*seg].state() == v1::SEGMENT_DEAD; }));
+	// this leader holds the salvage: its place stays taken
+	assert_int_equal(used_of(*f.leader)[*seg], OffsetAllocator::round(1000));
+	uint64_t v = 0;
+	assert_false(f.get("k", &v).ok());	// no replica to read now
+	f.leader->stop();
+	return f.gate->entries;
+}
+
+// The owner's node comes back with the same memory: a new client
+// remounts the segment.
+uint64_t come_back(Fx &f, uint64_t seg)
+{
+	v1::RegisterClientRequest rq = client_request();
+	v1::RegisterClientResponse ra;
+	assert_true(f.leader->RegisterClient(kApp, &rq, &ra).ok());
+	f.client = ra.client_id();
+	v1::RegisterSegmentRequest sq = segment_request(f.client);
+	v1::RegisterSegmentResponse sa;
+	assert_true(f.leader->RegisterSegment(kApp, &sq, &sa).ok());
+	assert_true(sa.remounted());
+	assert_int_equal(sa.segment_id(), seg);
+	return f.client;
+}
+
+// A MasterState replaying a leader's log entries.
+std::unique_ptr<MasterState> replay_entries(const std::vector<std::string> &entries)
+{
+	auto st = std::make_unique<MasterState>(Limits());
+	std::string err;
+	for (const auto &e : entries) {
+		lg::LogEntry le;
+		assert_true(le.ParseFromString(e));
+		for (const auto &r : le.records())
+			if (st->apply(r, &err))
+				fail_msg("replay: %s", err.c_str());
+	}
+	return st;
+}
+
+// A new leader (replaying the log) re-adopts the salvage when the segment
+// is remounted: the version is readable where it was, as the leader that
+// saw the owner die would have made it (before, the replay freed the
+// salvage, and the version had no replica for ever: ENODATA).
+void test_salvage_readopted_after_replay(void **)
+{
+	uint64_t seg, ver;
+	v1::Replica was;
+	std::vector<std::string> entries = log_with_salvage(&seg, &ver, &was);
+
+	Fx f(entries, [](Options &o) { o.evict = false; });
+	assert_int_equal(segments(f)[seg].state(), v1::SEGMENT_DEAD);
+	come_back(f, seg);
+	v1::GetRequest q = get_request("k");
+	v1::GetResponse a;
+	grpc::Status s = f.leader->Get(kApp, &q, &a);
+	if (!s.ok())
+		fail_msg("get after the remount: %s", s.error_message().c_str());
+	assert_int_equal(a.object().version(), ver);
+	assert_int_equal(a.object().replicas_size(), 1);
+	assert_string_equal(a.object().replicas(0).SerializeAsString().c_str(),
+			    was.SerializeAsString().c_str());
+	// and so does a leader replaying this leader's log
+	f.leader->stop();
+	auto st = replay_entries(f.gate->entries);
+	assert_true(st->salvage().empty());
+	assert_int_equal(st->newest("k")->replicas.size(), 1);
+}
+
+// A new leader keeps the salvage's place taken: a put on the remounted
+// segment does not land on the bytes still to be read (before, the replay
+// freed them, and the first put after the remount took them).
+void test_salvage_held_after_replay(void **)
+{
+	uint64_t seg, ver;
+	v1::Replica was;
+	std::vector<std::string> entries = log_with_salvage(&seg, &ver, &was);
+
+	Fx f(entries, [](Options &o) { o.evict = false; });
+	assert_int_equal(used_of(*f.leader)[seg], OffsetAllocator::round(1000));
+	come_back(f, seg);
+	for (int i = 0; i < 4; i++) {
+		std::string key = "n" + std::to_string(i);
+		assert_int_equal(put_on(f, key, true), seg);
+		v1::GetRequest q = get_request(key);
+		v1::GetResponse a;
+		assert_true(f.leader->Get(kApp, &q, &a).ok());
+		if (overlaps(a.object().replicas(0), was))
+			fail_msg("put %s placed on the salvage of 'k'", key.c_str());
+	}
+	assert_int_equal(used_of(*f.leader)[seg], 5 * OffsetAllocator::round(1000));
+}
+
+// After a replay, the salvage goes as it would have on the leader that
+// made it, each time by a record: with its version (deleted here), or
+// with its segment (an admin removes it).  Nothing is left allocated, in
+// this leader nor in a replay of its log.
+void test_salvage_freed_after_replay(void **)
+{
+	uint64_t seg, ver;
+	v1::Replica was;
+	std::vector<std::string> entries = log_with_salvage(&seg, &ver, &was);
+	auto tweak = [](Options &o) {
+		o.evict = false;
+		o.gc_ms = 50;
+	};
+
+	{
+		Fx f(entries, tweak);
+		assert_int_equal(used_of(*f.leader)[seg], OffsetAllocator::round(1000));
+		v1::DelRequest q = del_request("k", 1);
+		v1::DelResponse a;
+		assert_true(f.leader->Del(kApp, &q, &a).ok());
+		assert_true(within(10000, [&] { return used_of(*f.leader)[seg] == 0; }));
+		f.leader->stop();
+		auto st = replay_entries(f.gate->entries);
+		assert_true(st->salvage().empty());
+		assert_int_equal(st->segment(seg)->alloc->used(), 0);
+	}
+	{
+		Fx f(entries, tweak);
+		assert_int_equal(used_of(*f.leader)[seg], OffsetAllocator::round(1000));
+		v1::UnregisterSegmentRequest q;
+		v1::UnregisterSegmentResponse a;
+		q.set_segment_id(seg);
+		grpc::Status s = f.leader->UnregisterSegment(kAdmin, &q, &a);
+		if (!s.ok())
+			fail_msg("remove: %s", s.error_message().c_str());
+		assert_false(segments(f).count(seg));
+		f.leader->stop();
+		auto st = replay_entries(f.gate->entries);
+		assert_true(st->salvage().empty());
+		assert_null(st->segment(seg));
+	}
+}
+
+// A single master on a file log, snapshotting after every entry, restarted
+// after the owner of a version's only replica died: the salvage is in its
+// snapshot, so the restarted master holds its place and re-adopts it on
+// the owner's remount (before, it freed it: ENODATA for ever).
+void test_salvage_survives_restart(void **)
+{
+	char tmpl[] = "/tmp/dsstore-salvage.XXXXXX";
+	assert_non_null(mkdtemp(tmpl));
+	const std::string dir = std::string(tmpl) + "/meta";
+	Mover mover{ kNode };
+	std::string err;
+	auto run = [&](uint64_t timeout_ms) {
+		Options o;
+		master_options(&o);
+		o.heartbeat_ms = 50;
+		o.heartbeat_timeout_ms = timeout_ms;
+		o.evict = false;
+		o.snapshot_every = 1;
+		auto l = std::make_shared<Leader>(o, nullptr, &mover);
+		auto log = open_file_log(dir, &err);
+		if (!log)
+			fail_msg("file log: %s", err.c_str());
+		if (l->start(std::move(log), [](const std::string &) {}, &err))
+			fail_msg("start: %s", err.c_str());
+		return l;
+	};
+	// the state of segment seg; -1: no such segment
+	auto state_of = [](Leader &l, uint64_t seg) {
+		v1::SegmentListRequest q;
+		v1::SegmentListResponse a;
+		assert_true(l.SegmentList(kApp, &q, &a).ok());
+		for (const auto &d : a.segments())
+			if (d.id() == seg)
+				return static_cast<int>(d.state());
+		return -1;
+	};
+	auto join = [](Leader &l, uint64_t *seg) {
+		v1::RegisterClientRequest rq = client_request();
+		v1::RegisterClientResponse ra;
+		assert_true(l.RegisterClient(kApp, &rq, &ra).ok());
+		v1::RegisterSegmentRequest sq = segment_request(ra.client_id());
+		v1::RegisterSegmentResponse sa;
+		assert_true(l.RegisterSegment(kApp, &sq, &sa).ok());
+		*seg = sa.segment_id();
+		return ra.client_id();
+	};
+
+	uint64_t seg = 0, ver = 0;
+	{
+		auto l = run(300);
+		uint64_t client = join(*l, &seg);
+		v1::PutStartRequest pq = put_start_request(client, "k", 1000);
+		v1::PutStartResponse pa;
+		assert_true(l->PutStart(kApp, &pq, &pa).ok());
+		ver = pa.version();
+		v1::PutCommitRequest cq = put_commit_request(client, "k", ver);
+		v1::PutCommitResponse ca;
+		assert_true(l->PutCommit(kApp, &cq, &ca).ok());
+		assert_true(within(10000, [&] { return state_of(*l, seg) == v1::SEGMENT_DEAD; }));
+		assert_int_equal(used_of(*l)[seg], OffsetAllocator::round(1000));
+		l->stop();
+	}
+	auto l = run(600000);
+	assert_int_equal(state_of(*l, seg), v1::SEGMENT_DEAD);
+	assert_int_equal(used_of(*l)[seg], OffsetAllocator::round(1000));
+	uint64_t again = 0;
+	join(*l, &again);
+	assert_int_equal(again, seg);
+	v1::GetRequest q = get_request("k");
+	v1::GetResponse a;
+	grpc::Status s = l->Get(kApp, &q, &a);
+	if (!s.ok())
+		fail_msg("get after the restart and remount: %s", s.error_message().c_str());
+	assert_int_equal(a.object().version(), ver);
+	l->stop();
+	l.reset();
+	std::filesystem::remove_all(tmpl);
+}
+
 }  // namespace
 
 int main(void)
@@ -1211,6 +1452,10 @@ int main(void)
 		cmocka_unit_test(test_remount_during_reclaim),
 		cmocka_unit_test(test_pool_segments_not_reclaimed),
 		cmocka_unit_test(test_dead_owner_segment_removed),
+		cmocka_unit_test(test_salvage_readopted_after_replay),
+		cmocka_unit_test(test_salvage_held_after_replay),
+		cmocka_unit_test(test_salvage_freed_after_replay),
+		cmocka_unit_test(test_salvage_survives_restart),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -267,6 +267,32 @@ void assert_no_overlap(const MasterState &st)
 			}
 }
 
+// Every segment's allocated bytes are those of the places the state
+// holds: non-lost replicas, salvage and reservations.  Nothing leaks.
+void assert_used_matches(const MasterState &st)
+{
+	std::map<uint64_t, uint64_t> held;
+	auto add = [&](const pb::Replica &r) {
+		for (const auto &s : r.shards())
+			held[s.segment_id()] += OffsetAllocator::round(s.length());
+	};
+	for (const auto &[key, o] : st.objects())
+		for (const auto &[ver, v] : o.versions) {
+			for (const auto &r : v.replicas)
+				if (!r.lost)
+					add(r.r);
+			for (const auto &r : v.salvage)
+				add(r);
+		}
+	for (const auto &[id, r] : st.reservations())
+		add(r.replica());
+	for (const auto &[id, seg] : st.segments())
+		if (seg.alloc->used() != held[id])
+			fail_msg("segment %llu: %llu bytes allocated, %llu held",
+				 (unsigned long long)id, (unsigned long long)seg.alloc->used(),
+				 (unsigned long long)held[id]);
+}
+
 // ---- tests
 
 void test_replay_equals_live(void **)
@@ -344,20 +370,17 @@ void test_replay_equals_live(void **)
 	f.apply(dead);
 	f.commit("pending", p.version(), { 0, 1, 2 });
 
-	// salvage (the dead owner's replicas, still allocated) is volatile: a
-	// restored state has none, and a new leader drops what replay made
-	std::string with_salvage = f.image();
+	// salvage (the dead owner's replicas, still allocated) is part of the
+	// state: a replay, and a restore from a snapshot, hold the same
+	assert_false(f.st.salvage().empty());
+	assert_used_matches(f.st);
+	std::string live = f.image();
 	MasterState a(f.lim);
 	replay(a, f.log);
-	assert_string_equal(image_of(a).c_str(), with_salvage.c_str());
-	f.st.drop_salvage();
-	a.drop_salvage();
-	std::string live = f.image();
 	assert_string_equal(image_of(a).c_str(), live.c_str());
 	MasterState b(f.lim);
 	assert_int_equal(b.restore(mid, &err), 0);
 	replay(b, f.log, snap_at);
-	b.drop_salvage();
 	assert_string_equal(image_of(b).c_str(), live.c_str());
 	// and a snapshot of the end restores to the same
 	lg::Snapshot end;
@@ -366,6 +389,8 @@ void test_replay_equals_live(void **)
 	assert_int_equal(c.restore(end, &err), 0);
 	assert_string_equal(image_of(c).c_str(), live.c_str());
 	assert_no_overlap(c);
+	assert_int_equal(c.salvage().size(), f.st.salvage().size());
+	assert_used_matches(c);
 	// the counters, expiries and evictions, replayed and restored
 	for (const MasterState *s : { &a, &b, &c }) {
 		assert_int_equal(s->evictions(), 2);
@@ -794,8 +819,9 @@ void test_dead_owner(void **)
 	assert_true(f.st.replicas_on(a).empty());
 	// the dropped replicas' places stay taken while they may be copied
 	assert_true(f.st.segment(a)->alloc->used() > 0);
-	auto salvage = f.st.take_salvage();
+	auto salvage = f.st.salvage();
 	assert_int_equal(salvage.size(), touching - 1);	// the pending one is not salvage
+	assert_used_matches(f.st);
 	// every version that lost one is planned for repair, one replica short
 	// (a replica's shards keep off the other replica's segments)
 	std::set<std::pair<std::string, uint64_t>> hit;
@@ -826,13 +852,19 @@ void test_dead_owner(void **)
 					for (const auto &sh : r.r.shards())
 						for (const auto &[b, e] : held[sh.segment_id()])
 							assert_true(sh.offset() + sh.length() <= b || sh.offset() >= e);
-		for (const auto &sv : salvage)
-			f.st.release_replica(sv.replica);
+		// the leader's GC ends the salvage it does not need, by a record
+		for (const auto &sv : salvage) {
+			lg::Record drop;
+			f.st.plan_salvage_drop(sv.key, sv.version, &drop);
+			f.apply(drop);
+		}
+		assert_true(f.st.salvage().empty());
 		lg::Record dead2;
 		dead2.mutable_client_remove()->set_client_id(c1b);
 		dead2.mutable_client_remove()->set_dead(true);
 		f.apply(dead2);
-		f.st.drop_salvage();
+		// (only pending puts were on it: nothing to salvage)
+		assert_true(f.st.salvage().empty());
 		for (int k = 0; k < 20; k++) {
 			lg::Record ab;
 			std::string e2;
@@ -893,11 +925,13 @@ void test_dead_owner(void **)
 }
 
 /*
- * A leader frees the salvage of a dead segment without a record once it is
- * not needed; the segment comes back and a new put lands where the
- * salvage was.  A replay of that log must not hold the salvage: the put's
- * record would find its place taken (a 10-minute chaos run's masters all
- * failed to take over this way).
+ * A leader from before salvage was logged freed the salvage of a dead
+ * segment without a record once it was not needed; the segment came back
+ * and a new put landed where the salvage was.  A replay of that log makes
+ * the salvage again (the dead segment's record holds it), and it must give
+ * way to the put's record as it did on that leader: otherwise the record
+ * finds its place taken (a 10-minute chaos run's masters all failed to
+ * take over this way).
  */
 void test_replay_after_salvage_released(void **)
 {
@@ -912,8 +946,12 @@ void test_replay_after_salvage_released(void **)
 	dead.mutable_client_remove()->set_dead(true);
 	f.apply(dead);
 	assert_true(f.st.segment(a)->alloc->used() > 0);	// held as salvage
-	for (const auto &sv : f.st.take_salvage())
-		f.st.release_replica(sv.replica);	// as the leader's GC does
+	assert_int_equal(f.st.salvage().size(), 1);
+	// this leader's GC ends it by a record; the old one's left none
+	size_t drop_at = f.log.size();
+	lg::Record drop;
+	f.st.plan_salvage_drop("k", f.st.newest("k")->version, &drop);
+	f.apply(drop);
 	bool rem = false;
 	uint64_t c1b = f.client(1);
 	assert_int_equal(f.segment(c1b, 0x100000000, 4 * kMiB, &rem), a);
@@ -925,23 +963,147 @@ void test_replay_after_salvage_released(void **)
 		reused = reused || (r.r.shards(0).segment_id() == a && r.r.shards(0).offset() == 0);
 	assert_true(reused);
 
-	// a plain apply of the log holds the salvage, and the put does not fit
+	// the log as the old leader wrote it: no SalvageDrop.  Its replay is
+	// the live state: the salvage gave way to the put.
+	std::vector<lg::Record> old_log = f.log;
+	old_log.erase(old_log.begin() + static_cast<long>(drop_at));
 	Limits lim;
-	MasterState plain(lim);
-	std::string err;
-	int ret = 0;
-	for (size_t i = 0; i < f.log.size() && !ret; i++)
-		ret = plain.apply(f.log[i], &err);
-	assert_int_equal(ret, -EINVAL);
-	assert_true(err.find("is taken") != std::string::npos);
-	// replayed as a new leader does, it is the live state
 	MasterState st(lim);
-	st.set_replaying(true);
-	replay(st, f.log);
-	st.set_replaying(false);
-	assert_true(st.take_salvage().empty());
+	replay(st, old_log);
+	assert_true(st.salvage().empty());
 	assert_string_equal(image_of(st).c_str(), f.image().c_str());
 	assert_no_overlap(st);
+	assert_used_matches(st);
+	// and the log with the record replays to the same
+	MasterState st2(lim);
+	replay(st2, f.log);
+	assert_string_equal(image_of(st2).c_str(), f.image().c_str());
+}
+
+// A replica of 2 shards, on seg0 at off0 and seg1 at off1 (1 MiB each).
+pb::Replica striped(uint64_t seg0, uint64_t off0, uint64_t seg1, uint64_t off1)
+{
+	pb::Replica r;
+	r.set_type(pb::SEGMENT_DRAM);
+	for (auto [seg, off] : { std::pair{ seg0, off0 }, std::pair{ seg1, off1 } }) {
+		pb::Shard *s = r.add_shards();
+		s->set_segment_id(seg);
+		s->set_offset(off);
+		s->set_length(kMiB);
+	}
+	return r;
+}
+
+// A committed put of key (2 MiB, one DRAM replica) placed by hand at r.
+uint64_t put_at(Fx &f, uint64_t client, const std::string &key, const pb::Replica &r)
+{
+	lg::Record ps;
+	lg::PutStart *p = ps.mutable_put_start();
+	p->set_key(key);
+	p->set_version(f.st.next_version());
+	p->set_size(2 * kMiB);
+	*p->mutable_config() = Fx::cfg(1);
+	p->set_client_id(client);
+	p->set_owner(f.who.identity);
+	p->set_deadline_ns(f.now + 60 * kSec);
+	*p->add_replicas() = r;
+	f.apply(ps);
+	f.commit(key, p->version(), { 0 });
+	return p->version();
+}
+
+/*
+ * Salvage is logged state: made by the record of a dead segment, in a
+ * snapshot, and ended only by records -- a ReplicaAdd of the same replica
+ * (the segment remounted: re-adopted, its places kept), the end of its
+ * version (a delete's VersionDrop), the removal of a segment under it
+ * (its shards elsewhere freed too).  A replay, or a restore and replay,
+ * is the live state at every step, and nothing leaks.
+ */
+void test_salvage_logged(void **)
+{
+	Fx f;
+	std::string err;
+	uint64_t c1 = f.client(1), c2 = f.client(2);
+	uint64_t a = f.segment(c1, 0x100000000, 16 * kMiB);
+	uint64_t b = f.segment(c2, 0x200000000, 16 * kMiB);
+	// striped over a and b; wholly on a (twice)
+	uint64_t sv = put_at(f, c2, "s", striped(a, 0, b, 0));
+	pb::Replica on_a = striped(a, 2 * kMiB, a, 3 * kMiB);
+	uint64_t tv = put_at(f, c2, "t", on_a);
+	uint64_t uv = put_at(f, c2, "u", striped(a, 4 * kMiB, a, 5 * kMiB));
+	auto same = [&] {
+		MasterState r(f.lim);
+		replay(r, f.log);
+		assert_string_equal(image_of(r).c_str(), f.image().c_str());
+		lg::Snapshot snap;
+		f.st.snapshot(&snap);
+		MasterState q(f.lim);
+		assert_int_equal(q.restore(snap, &err), 0);
+		assert_string_equal(image_of(q).c_str(), f.image().c_str());
+		assert_used_matches(f.st);
+	};
+
+	lg::Record dead;
+	dead.mutable_client_remove()->set_client_id(c1);
+	dead.mutable_client_remove()->set_dead(true);
+	f.apply(dead);
+	assert_int_equal(f.st.salvage().size(), 3);
+	assert_int_equal(f.st.find_version("s", sv)->salvage.size(), 1);
+	assert_true(f.st.find_version("t", tv)->replicas.empty());
+	assert_true(f.st.salvage_on(a));
+	assert_true(f.st.salvage_on(b));
+	assert_int_equal(f.st.segment(a)->alloc->used(), 5 * kMiB);
+	assert_int_equal(f.st.segment(b)->alloc->used(), kMiB);
+	same();
+
+	// deleted and dropped: its salvage goes with it
+	lg::Record del, gc;
+	uint64_t n = 0;
+	assert_int_equal(f.st.plan_del(f.who, "u", &del, &n, &err), 0);
+	f.apply(del);
+	gc.mutable_version_drop()->set_key("u");
+	gc.mutable_version_drop()->set_version(uv);
+	f.apply(gc);
+	assert_int_equal(f.st.salvage().size(), 2);
+	assert_int_equal(f.st.segment(a)->alloc->used(), 3 * kMiB);
+	same();
+
+	// the owner comes back: a new put does not land on the salvage, and
+	// the ReplicaAdd re-adopting "t" keeps its places
+	uint64_t c1b = f.client(1);
+	bool rem = false;
+	assert_int_equal(f.segment(c1b, 0x100000000, 16 * kMiB, &rem), a);
+	assert_true(rem);
+	lg::PutStart p = f.start(c1b, "new", 4 * kMiB, Fx::cfg(1));
+	// (the salvage on a: [0, 1) MiB of "s", [2, 4) MiB of "t")
+	for (const auto &r : p.replicas())
+		for (const auto &s : r.shards())
+			assert_true(s.segment_id() != a ||
+				    (s.offset() >= kMiB && s.offset() + s.length() <= 2 * kMiB) ||
+				    s.offset() >= 4 * kMiB);
+	f.commit("new", p.version(), { 0 });
+	lg::Record add;
+	add.mutable_replica_add()->set_key("t");
+	add.mutable_replica_add()->set_version(tv);
+	*add.mutable_replica_add()->mutable_replica() = on_a;
+	uint64_t before = f.st.segment(a)->alloc->used();
+	f.apply(add);
+	assert_int_equal(f.st.segment(a)->alloc->used(), before);
+	assert_int_equal(f.st.find_version("t", tv)->replicas.size(), 1);
+	assert_true(f.st.find_version("t", tv)->salvage.empty());
+	assert_int_equal(f.st.salvage().size(), 1);
+	same();
+
+	// an admin removes a: the salvage of "s" goes, its shard on b too
+	lg::Record remove;
+	remove.mutable_segment_remove()->set_segment_id(a);
+	f.apply(remove);
+	assert_true(f.st.salvage().empty());
+	assert_false(f.st.salvage_on(b));
+	assert_int_equal(f.st.segment(b)->alloc->used(), 0);
+	same();
+	assert_no_overlap(f.st);
 }
 
 void test_leave_and_remove(void **)
@@ -1848,6 +2010,7 @@ int main(void)
 		cmocka_unit_test(test_sync_waits_for_earlier_puts),
 		cmocka_unit_test(test_dead_owner),
 		cmocka_unit_test(test_replay_after_salvage_released),
+		cmocka_unit_test(test_salvage_logged),
 		cmocka_unit_test(test_leave_and_remove),
 		cmocka_unit_test(test_replicate_plan),
 		cmocka_unit_test(test_bad_input),

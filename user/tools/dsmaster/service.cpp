@@ -50,6 +50,8 @@ const std::string *record_key(const lg::Record &r)
 		return &r.config_set().key();
 	case lg::Record::kEvict:
 		return &r.evict().key();
+	case lg::Record::kSalvageDrop:
+		return &r.salvage_drop().key();
 	default:
 		return nullptr;
 	}
@@ -162,7 +164,8 @@ int Leader::start(std::unique_ptr<MetaLog> log, std::function<void(const std::st
 	if (int ret = log->load(&snap, &recs, err))
 		return ret;
 	std::lock_guard<std::mutex> g(mu_);
-	st_.set_replaying(true);
+	// (a replay makes the salvage the log's leaders held: its records
+	// say when each salvaged replica ended)
 	if (!snap.empty()) {
 		lg::Snapshot s;
 		if (!s.ParseFromString(snap)) {
@@ -191,9 +194,6 @@ int Leader::start(std::unique_ptr<MetaLog> log, std::function<void(const std::st
 	// (term 0: there was none)
 	if (st_.term())
 		st_.set_gc_not_before(now_ns() + opts_.limits.get_lease_ns);
-	// a replica dropped during the replay is not known to be readable:
-	// its places went back as it was dropped
-	st_.set_replaying(false);
 	// clients must find the new leader first (gRPC reconnects back off):
 	// those known from the log get a longer first timeout
 	int64_t timeout = static_cast<int64_t>(opts_.heartbeat_timeout_ms);
@@ -445,7 +445,7 @@ bool Leader::source_locked(const std::string &key, uint64_t version, int skip,
 			best = &r.r;
 	}
 	if (!best)
-		return skip < 0 && compose_locked(*v, key, version, out);
+		return skip < 0 && compose_locked(*v, out);
 	*out = *best;
 	return true;
 }
@@ -457,18 +457,15 @@ bool Leader::source_locked(const std::string &key, uint64_t version, int skip,
  * segment (salvage keeps their space).  A replica striped over every
  * segment then survives the loss of one; the copy checks the sums.
  */
-bool Leader::compose_locked(const VersionState &v, const std::string &key, uint64_t version,
-			    v1::Replica *out) const
+bool Leader::compose_locked(const VersionState &v, v1::Replica *out) const
 {
 	std::vector<const v1::Replica *> cands;
 	for (const auto &r : v.replicas)
 		if (!r.lost && r.r.type() == v1::SEGMENT_DRAM)
 			cands.push_back(&r.r);
-	auto sv = salvage_.find({ key, version });
-	if (sv != salvage_.end())
-		for (const auto &r : sv->second)
-			if (r.type() == v1::SEGMENT_DRAM)
-				cands.push_back(&r);
+	for (const auto &r : v.salvage)
+		if (r.type() == v1::SEGMENT_DRAM)
+			cands.push_back(&r);
 	if (cands.empty())
 		return false;
 	const v1::Replica &shape = *cands.front();
@@ -514,13 +511,15 @@ bool Leader::readopt_one_locked(lg::Record *rec)
 {
 	int64_t now = now_ns();
 
-	for (auto it = salvage_.begin(); it != salvage_.end(); ++it) {
-		const auto &[key, ver] = it->first;
-		std::vector<v1::Replica> &list = it->second;
-		const VersionState *v = st_.find_version(key, ver);
+	for (const auto &[key, ver] : st_.salvaged()) {
+		// only the newest version is repaired, so only its salvage helps
+		const VersionState *v = st_.newest(key);
+		if (!v || v->version != ver)
+			continue;
+		const std::vector<v1::Replica> &list = v->salvage;
 		std::optional<RepairPlan> p = st_.plan_repair(key);
 		// only while no copy reads it (a repair holds a pin)
-		if (!v || !v->complete || !p || p->version != ver || st_.leased(key, ver, now))
+		if (!p || p->version != ver || st_.leased(key, ver, now))
 			continue;
 		for (size_t i = 0; i < list.size(); i++) {
 			const v1::Replica &r = list[i];
@@ -540,15 +539,11 @@ bool Leader::readopt_one_locked(lg::Record *rec)
 			}
 			if (!ok)
 				continue;
+			// apply() hands the places the salvage held to the replica
 			rec->Clear();
 			rec->mutable_replica_add()->set_key(key);
 			rec->mutable_replica_add()->set_version(ver);
 			*rec->mutable_replica_add()->mutable_replica() = r;
-			// apply() reserves again the places the salvage held
-			st_.release_replica(r);
-			list.erase(list.begin() + static_cast<long>(i));
-			if (list.empty())
-				salvage_.erase(it);
 			return true;
 		}
 	}
@@ -573,12 +568,6 @@ int Leader::own_put_locked(const Caller &c, uint64_t client_id, const std::strin
 	*err = "the put of '" + key.substr(0, 64) + "' version " + std::to_string(version) +
 	       " is " + v->owner + "'s, not " + c.identity + "'s";
 	return -EPERM;
-}
-
-void Leader::collect_salvage_locked()
-{
-	for (auto &s : st_.take_salvage())
-		salvage_[{ s.key, s.version }].push_back(std::move(s.replica));
 }
 
 // ---- RPCs

@@ -168,21 +168,19 @@ private:
 	// A readable replica of (key, version): a DRAM one first, not on a
 	// dead segment; skip (index) excluded.  false if none.
 	bool source_locked(const std::string &key, uint64_t version, int skip, v1::Replica *out) const;
-	bool compose_locked(const VersionState &v, const std::string &key, uint64_t version,
-			    v1::Replica *out) const;
+	bool compose_locked(const VersionState &v, v1::Replica *out) const;
 	// One flush of a key at a time (version order), and one change of
 	// its replicas (two repairs would both see it short and both add).
 	std::shared_ptr<std::mutex> flush_lock(const std::string &key) { return key_lock(flush_locks_, key); }
 	std::shared_ptr<std::mutex> replica_lock(const std::string &key) { return key_lock(replica_locks_, key); }
 	std::shared_ptr<std::mutex> key_lock(std::map<std::string, std::weak_ptr<std::mutex>> &locks,
 					     const std::string &key);
-	void collect_salvage_locked();
 	// Gives back the reservations of earlier terms whose leaders stopped.
 	void release_quarantine();
 	// A segment back from the dead: the salvage on it is whole again
 	// (nothing was allocated over it), so it is a replica once more.
-	// One ReplicaAdd at a time (each changes what the next may do); the
-	// salvage it takes gives up its places for apply() to reserve.
+	// One ReplicaAdd at a time (each changes what the next may do); its
+	// apply() hands the places the salvage held to the replica.
 	bool readopt_one_locked(log::v1::Record *rec);
 	// Any call of a known client is a sign of life, as good as a beat
 	// (but only from its own identity).
@@ -275,7 +273,9 @@ private:
 	std::map<uint64_t, int64_t> last_seen_;	// client -> CLOCK_MONOTONIC ms
 	std::map<uint64_t, std::shared_ptr<Watcher>> watchers_;
 	std::set<std::shared_ptr<Watcher>> observers_;	// Watch of client 0
-	std::map<std::pair<std::string, uint64_t>, std::vector<v1::Replica>> salvage_;
+	// (key, version) -> which of its salvage a copy reads next: one that
+	// did not answer goes last (volatile; the salvage itself is st_'s)
+	std::map<std::pair<std::string, uint64_t>, size_t> salvage_next_;
 	// segments a drain works on now (under mu_): one drain each
 	std::set<uint64_t> draining_;
 	// this leader saw them DEAD first at (CLOCK_MONOTONIC ms; reclaim_loop's)

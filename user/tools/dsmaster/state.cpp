@@ -189,7 +189,10 @@ int MasterState::reserve_replica(const pb::Replica &r, std::string *err)
 	for (int i = 0; i < r.shards_size(); i++) {
 		const pb::Shard &s = r.shards(i);
 		auto it = segments_.find(s.segment_id());
-		if (it == segments_.end() || !it->second.alloc->reserve(s.offset(), s.length())) {
+		bool ok = it != segments_.end() && it->second.alloc->reserve(s.offset(), s.length());
+		if (!ok && it != segments_.end() && yield_salvage(s))
+			ok = it->second.alloc->reserve(s.offset(), s.length());
+		if (!ok) {
 			for (int j = 0; j < i; j++) {
 				const pb::Shard &t = r.shards(j);
 				segments_.at(t.segment_id()).alloc->release(t.offset(), t.length());
@@ -202,6 +205,47 @@ int MasterState::reserve_replica(const pb::Replica &r, std::string *err)
 		}
 	}
 	return 0;
+}
+
+/*
+ * A leader that logged no salvage (before SalvageDrop existed) freed a dead
+ * segment's salvage without a record once it was not needed, and a later
+ * record of its log may place a new replica there; a log replayed from
+ * before that leader's records makes the salvage again, and it gives way
+ * here, as it did on that leader.  A leader that logs salvage never places
+ * over it (its places are allocated), so on its log this finds nothing.
+ */
+bool MasterState::yield_salvage(const pb::Shard &s)
+{
+	const uint64_t end = s.offset() + OffsetAllocator::round(s.length());
+	bool yielded = false;
+
+	for (auto it = salvaged_.begin(); it != salvaged_.end();) {
+		VersionState &v = *version_mut(it->first, it->second);
+		for (size_t i = 0; i < v.salvage.size();) {
+			bool hit = false;
+			for (const auto &t : v.salvage[i].shards())
+				hit = hit || (t.segment_id() == s.segment_id() && t.offset() < end &&
+					      s.offset() < t.offset() + OffsetAllocator::round(t.length()));
+			if (!hit) {
+				i++;
+				continue;
+			}
+			free_replica(v.salvage[i]);
+			v.salvage.erase(v.salvage.begin() + static_cast<long>(i));
+			yielded = true;
+		}
+		it = v.salvage.empty() ? salvaged_.erase(it) : std::next(it);
+	}
+	return yielded;
+}
+
+void MasterState::free_salvage(const std::string &key, uint64_t version, VersionState &v)
+{
+	for (const auto &r : v.salvage)
+		free_replica(r);
+	v.salvage.clear();
+	salvaged_.erase({ key, version });
 }
 
 void MasterState::free_replica(const pb::Replica &r)
@@ -994,18 +1038,29 @@ void MasterState::expire_leases(int64_t now_ns)
 	std::erase_if(leases_, [now_ns](const auto &kv) { return kv.second <= now_ns; });
 }
 
-void MasterState::drop_salvage()
-{
-	for (const auto &s : salvage_)
-		free_replica(s.replica);
-	salvage_.clear();
-}
-
-std::vector<Salvage> MasterState::take_salvage()
+std::vector<Salvage> MasterState::salvage() const
 {
 	std::vector<Salvage> out;
-	out.swap(salvage_);
+
+	for (const auto &[key, ver] : salvaged_)
+		for (const auto &r : find_version(key, ver)->salvage)
+			out.push_back({ key, ver, r });
 	return out;
+}
+
+bool MasterState::salvage_on(uint64_t segment_id) const
+{
+	for (const auto &[key, ver] : salvaged_)
+		for (const auto &r : find_version(key, ver)->salvage)
+			if (touches(r, segment_id))
+				return true;
+	return false;
+}
+
+void MasterState::plan_salvage_drop(const std::string &key, uint64_t version, lg::Record *rec) const
+{
+	rec->mutable_salvage_drop()->set_key(key);
+	rec->mutable_salvage_drop()->set_version(version);
 }
 
 // ---- apply
@@ -1014,6 +1069,18 @@ void MasterState::drop_segment_replicas(uint64_t id, bool dead)
 {
 	for (auto &[key, o] : objects_)
 		for (auto &[ver, v] : o.versions) {
+			// a segment removed takes its salvage along: it is never
+			// read again, nor remounted under this id
+			for (size_t i = 0; !dead && i < v.salvage.size();) {
+				if (!touches(v.salvage[i], id)) {
+					i++;
+					continue;
+				}
+				free_replica(v.salvage[i]);
+				v.salvage.erase(v.salvage.begin() + static_cast<long>(i));
+				if (v.salvage.empty())
+					salvaged_.erase({ key, ver });
+			}
 			for (size_t i = 0; i < v.replicas.size();) {
 				ReplicaState &r = v.replicas[i];
 				if (r.lost || !touches(r.r, id)) {
@@ -1028,11 +1095,15 @@ void MasterState::drop_segment_replicas(uint64_t id, bool dead)
 					continue;
 				}
 				// salvage keeps its places allocated: if the segment comes
-				// back, nothing new lands on bytes still to be copied
-				if (dead && !replaying_)
-					salvage_.push_back({ key, ver, r.r });
-				else
+				// back, nothing new lands on bytes still to be copied.  A
+				// replay makes the same salvage: the records that ended
+				// the leader's are in the log too.
+				if (dead) {
+					v.salvage.push_back(std::move(r.r));
+					salvaged_.insert({ key, ver });
+				} else {
 					free_replica(r.r);
+				}
 				v.replicas.erase(v.replicas.begin() + static_cast<long>(i));
 			}
 		}
@@ -1048,6 +1119,7 @@ void MasterState::erase_version(const std::string &key, uint64_t version)
 		for (const auto &r : vit->second.replicas)
 			if (!r.lost)
 				free_replica(r.r);
+		free_salvage(key, version, vit->second);
 		it->second.versions.erase(vit);
 	}
 	leases_.erase({ key, version });
@@ -1153,6 +1225,7 @@ int MasterState::apply_evict(const lg::Evict &r, std::string *err)
 			if (!rep.lost)
 				free_replica(rep.r);
 		v->replicas.clear();
+		free_salvage(r.key(), r.version(), *v);
 		v->evicted = true;
 		return 0;
 	}
@@ -1180,8 +1253,19 @@ int MasterState::apply_replica_add(const lg::ReplicaAdd &r, std::string *err)
 							  " added where reservation " +
 							  std::to_string(r.reservation()) + " is not");
 		reservations_.erase(it);
-	} else if (int ret = reserve_replica(r.replica(), err)) {
-		return ret;
+	} else {
+		// a salvaged replica re-adopted (its segment remounted) keeps
+		// the places its salvage held
+		std::string want = r.replica().SerializeAsString();
+		auto sv = std::find_if(v->salvage.begin(), v->salvage.end(), [&](const pb::Replica &s) {
+			return s.SerializeAsString() == want;
+		});
+		if (sv != v->salvage.end()) {
+			v->salvage.erase(sv);
+			if (v->salvage.empty())
+				salvaged_.erase({ r.key(), r.version() });
+		} else if (int ret = reserve_replica(r.replica(), err))
+			return ret;
 	}
 	v->replicas.push_back({ r.replica(), false });
 	return 0;
@@ -1332,6 +1416,14 @@ int MasterState::apply(const lg::Record &rec, std::string *err)
 	}
 	case lg::Record::kEvict:
 		return apply_evict(rec.evict(), err);
+	case lg::Record::kSalvageDrop: {
+		const auto &r = rec.salvage_drop();
+		VersionState *v = version_mut(r.key(), r.version());
+		if (!v)
+			return fail(err, -EINVAL, "salvage drop of unknown " + vname(r.key(), r.version()));
+		free_salvage(r.key(), r.version(), *v);
+		return 0;
+	}
 	case lg::Record::REC_NOT_SET:
 		break;
 	}
@@ -1388,6 +1480,8 @@ void MasterState::snapshot(lg::Snapshot *snap) const
 				*re->mutable_replica() = r.r;
 				re->set_lost(r.lost);
 			}
+			for (const auto &r : v.salvage)
+				*ve->add_salvage() = r;
 		}
 	}
 }
@@ -1398,7 +1492,7 @@ int MasterState::restore(const lg::Snapshot &snap, std::string *err)
 	segments_.clear();
 	objects_.clear();
 	leases_.clear();
-	salvage_.clear();
+	salvaged_.clear();
 	reservations_.clear();
 	recent_dels_.clear();
 	for (const lg::Del &d : snap.recent_dels())
@@ -1444,6 +1538,14 @@ int MasterState::restore(const lg::Snapshot &snap, std::string *err)
 						return ret;
 				v.replicas.push_back({ re.replica(), re.lost() });
 			}
+			// (a snapshot of a log from before salvage was logged has none)
+			for (const auto &sr : ve.salvage()) {
+				if (int ret = reserve_replica(sr, err))
+					return ret;
+				v.salvage.push_back(sr);
+			}
+			if (!v.salvage.empty())
+				salvaged_.insert({ e.key(), v.version });
 			next_version_ = std::max(next_version_, v.version + 1);
 			o.versions.emplace(v.version, std::move(v));
 		}

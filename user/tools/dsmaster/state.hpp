@@ -68,6 +68,12 @@ struct VersionState {
 	int64_t expires_ns = 0;		// TTL: ctime + ttl, or set later; 0 never
 	// evicted from the pool, read from the slow tier's copy: not repaired
 	bool evicted = false;
+	// Complete replicas a dead segment took away (the salvage): their
+	// places stay allocated, since the bytes may still be readable
+	// (kernel memory outlives its owner) and a remount makes them
+	// replicas again.  Part of the logged state, so that a master which
+	// replays the log holds the same salvage as the leader that wrote it.
+	std::vector<pb::Replica> salvage;
 };
 
 struct ObjectState {
@@ -103,7 +109,7 @@ struct SegmentState {
 
 // A replica dropped because its segment died: the bytes may still be
 // readable (kernel memory outlives its owner), a last source before the
-// slow tier.  Volatile: a new leader has none.
+// slow tier.  One entry of a VersionState's salvage, as listed.
 struct Salvage {
 	std::string key;
 	uint64_t version = 0;
@@ -254,15 +260,14 @@ public:
 	// No GC before this (a new leader does not know the old one's leases).
 	void set_gc_not_before(int64_t ns) { gc_not_before_ns_ = ns; }
 
-	// Salvage holds its shards' places until it is dropped: the taker
-	// owns them then (release_replica when done with one).
-	std::vector<Salvage> take_salvage();
-	void drop_salvage();
-	// While a log is replayed, a dead segment's replicas give their places
-	// back at once instead of becoming salvage: the leader that wrote the
-	// log released its salvage without a record, and a later record of
-	// the log may have placed a new replica there.
-	void set_replaying(bool on) { replaying_ = on; }
+	// Salvage holds its shards' places until a record ends it: a
+	// SalvageDrop (plan_salvage_drop), a ReplicaAdd of the same replica
+	// (a remount re-adopts it), the removal of a segment under it, or
+	// the end of its version.  All of it, version by version.
+	std::vector<Salvage> salvage() const;
+	const std::set<std::pair<std::string, uint64_t>> &salvaged() const { return salvaged_; }
+	bool salvage_on(uint64_t segment_id) const;
+	void plan_salvage_drop(const std::string &key, uint64_t version, lg::Record *rec) const;
 
 	// ---- counters and listings
 	uint64_t term() const { return term_; }
@@ -292,8 +297,13 @@ private:
 	int apply_replica_add(const lg::ReplicaAdd &r, std::string *err);
 	int apply_evict(const lg::Evict &r, std::string *err);
 	int reserve_replica(const pb::Replica &r, std::string *err);
+	// A log written before salvage was logged freed it without a record
+	// and may place a new replica over it: the salvage there gives way.
+	bool yield_salvage(const pb::Shard &s);
+	void free_salvage(const std::string &key, uint64_t version, VersionState &v);
 	void free_replica(const pb::Replica &r);
-	// Drop every replica touching segment id; dead: keep them as salvage.
+	// Drop every replica touching segment id; dead: keep them as salvage
+	// (otherwise the segment goes, and the salvage touching it too).
 	void drop_segment_replicas(uint64_t id, bool dead);
 	void erase_version(const std::string &key, uint64_t version);
 	VersionState *version_mut(const std::string &key, uint64_t version);
@@ -316,9 +326,10 @@ private:
 	std::map<std::pair<std::string, uint64_t>, int64_t> leases_;
 	std::map<std::pair<std::string, uint64_t>, int> pins_;
 	int64_t gc_not_before_ns_ = 0;
-	std::vector<Salvage> salvage_;
-	bool replaying_ = false;
 	std::map<uint64_t, lg::ReplicaReserve> reservations_;	// by id
+	// the versions with salvage, so that its users need not look at
+	// every object (derived from the versions, not in the snapshot)
+	std::set<std::pair<std::string, uint64_t>> salvaged_;
 	// the last limits_.recent_dels deletes with a request id, oldest first
 	std::deque<lg::Del> recent_dels_;
 	void remember_del(const lg::Del &d);

@@ -117,7 +117,6 @@ void Leader::heartbeat_loop()
 					watchers_.erase(w);
 				}
 			}
-			collect_salvage_locked();
 		}
 		if (dead.empty())
 			continue;
@@ -186,21 +185,28 @@ void Leader::gc_loop()
 			// replies need not wait for records durable already
 			uint64_t durable = journal_->durable();
 			std::erase_if(key_seq_, [durable](const auto &kv) { return kv.second <= durable; });
-			// salvage no longer needed: the version is gone, superseded
-			// or has its replicas again (and no copy reads it now)
-			for (auto it = salvage_.begin(); it != salvage_.end();) {
-				const auto &[key, ver] = it->first;
+			// salvage no longer needed: the version is superseded or
+			// deleted, or has its replicas again (and no copy reads it
+			// now).  A record ends it, so that a master replaying the
+			// log frees the same places at the same point.
+			std::vector<std::pair<std::string, uint64_t>> unneeded;
+			for (const auto &[key, ver] : st_.salvaged()) {
 				const VersionState *n = st_.newest(key);
 				std::optional<RepairPlan> p = st_.plan_repair(key);
 				bool needed = n && n->version == ver && p && p->version == ver;
-				if (needed || st_.leased(key, ver, now)) {
-					++it;
-					continue;
-				}
-				for (const auto &r : it->second)
-					st_.release_replica(r);
-				it = salvage_.erase(it);
+				if (!needed && !st_.leased(key, ver, now))
+					unneeded.push_back({ key, ver });
 			}
+			for (const auto &[key, ver] : unneeded) {
+				lg::Record drop;
+				st_.plan_salvage_drop(key, ver, &drop);
+				if (commit_locked(drop, &seq, &err))
+					break;
+			}
+			std::erase_if(salvage_next_, [this](const auto &kv) {
+				const VersionState *v = st_.find_version(kv.first.first, kv.first.second);
+				return !v || v->salvage.empty();
+			});
 		}
 		if (seq && wait_durable(seq, &err))
 			return;
@@ -309,10 +315,10 @@ int Leader::add_replica(const std::string &key, uint64_t version, v1::SegmentTyp
 		const ObjectState *o = st_.find_object(key);
 		flushed = o && o->flushed_version == version && slow_;
 		if (!source_locked(key, version, -1, &src)) {
-			auto sv = salvage_.find({ key, version });
-			if (sv != salvage_.end() && !sv->second.empty()) {
+			if (!v->salvage.empty()) {
 				// the dead owner's memory may still answer
-				src = sv->second.back();
+				size_t next = salvage_next_[{ key, version }];
+				src = v->salvage[next % v->salvage.size()];
 				from_salvage = true;
 			} else if (flushed) {
 				from_slow = true;
@@ -380,9 +386,7 @@ int Leader::add_replica(const std::string &key, uint64_t version, v1::SegmentTyp
 		if (ret && from_salvage) {
 			// that salvage did not answer (yet: its node may come back,
 			// and a remount makes it a replica again): try the next first
-			auto sv = salvage_.find({ key, version });
-			if (sv != salvage_.end() && sv->second.size() > 1)
-				std::rotate(sv->second.rbegin(), sv->second.rbegin() + 1, sv->second.rend());
+			salvage_next_[{ key, version }]++;
 		}
 		const VersionState *v = st_.find_version(key, version);
 		bool still = v && v->complete;
@@ -1008,12 +1012,7 @@ void Leader::reclaim_dead()
 
 bool Leader::salvage_on_locked(uint64_t segment_id) const
 {
-	for (const auto &[kv, list] : salvage_)
-		for (const auto &r : list)
-			for (const auto &sh : r.shards())
-				if (sh.segment_id() == segment_id)
-					return true;
-	return false;
+	return st_.salvage_on(segment_id);
 }
 
 // ---- the master's own dsmem peering
