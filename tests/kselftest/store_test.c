@@ -42,6 +42,14 @@
  * Objects are store_pattern.h's: every get is checked byte for byte, so a
  * partial or mixed version would show.  No test depends on timing: waits
  * are bounded polls for a state.
+ *
+ * Each case brings up a store of its own and tears it down (seconds of
+ * the emulated CPU each), except the cases of FIXTURE(shared) (round
+ * trips, versions, metrics, bad input, flush modes, batches), which
+ * neither kill, pause, restart, fill nor reconfigure anything: one store,
+ * brought up once before the first case, serves them, each case in keys
+ * of its own and checked healthy and empty before it starts (see "the
+ * shared store" below).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -73,6 +81,8 @@
 #include "util.h"
 
 #define DIR_BASE	"/tmp/dsmem-store-test"
+#define DIR_SHARED	"/tmp/dsmem-store-shared"	/* the shared store's (FIXTURE(shared)) */
+#define SHARED_BASE	40		/* added to its node ids and ports */
 #define TLS_DIR		"/tmp/dsmem-store-tls"	/* store-certs: ca, master, client, admin, mallory */
 #define NODE_PORT	7600		/* node n listens on NODE_PORT + n */
 #define CLIENT_NODE	21		/* worker i: node 21 + i */
@@ -83,6 +93,7 @@
 #define SEGMENT		"96M"
 #define MAX_OBJECT	(72ull << 20)
 #define SLOW_TMPFS	"4m"		/* the slow tier: small, to fill it */
+#define METRICS_MAX	(256 << 10)
 
 #define ST_COMPLETE	4		/* DS_STORE_COMPLETE */
 #define ST_FAILED	6
@@ -101,6 +112,8 @@ struct env {
 	const char *hb_timeout_ms;	/* their --heartbeat-timeout-ms (default 3000) */
 	const char *segment;	/* each worker's DRAM segment (default SEGMENT) */
 	const char *master_args;	/* more of the masters' options, space-separated */
+	int base;		/* added to every node id and port (the shared store's) */
+	char prefix[64];	/* before every key: the shared store's case's, or none */
 	struct timespec up;	/* when the store was up */
 	/* what went wrong, in the test's words: repeated after the logs */
 	char why[8192];
@@ -139,14 +152,15 @@ static int await_mesh(struct env *e, int workers)
 			struct ds_peer_info *p;
 			size_t n;
 
-			if (ds_peer_list(e->ctx, CLIENT_NODE + i, &p, &n))
+			if (ds_peer_list(e->ctx, CLIENT_NODE + e->base + i, &p, &n))
 				return -EIO;
 			for (int j = 0; j < workers && all; j++) {
 				bool up = j == i;
 
 				for (size_t k = 0; k < n && !up; k++)
 					up = p[k].state == DS_PEER_UP &&
-					     p[k].remote_node == (uint32_t)(CLIENT_NODE + j);
+					     p[k].remote_node ==
+						     (uint32_t)(CLIENT_NODE + e->base + j);
 				all = up;
 			}
 			free(p);
@@ -192,6 +206,12 @@ static char *master_addr(int i, char *buf, size_t size)
 	return buf;
 }
 
+/* master i of e's store (the shared store's ports are its own) */
+static char *master_addr_of(const struct env *e, int i, char *buf, size_t size)
+{
+	return master_addr(e->base + i, buf, size);
+}
+
 /*
  * Start master i as p: file log in DIR/m<i> (or etcd), slow tier slow_spec
  * (NULL: dir:DIR/slow, the one every master of a test shares), short
@@ -204,11 +224,11 @@ static int spawn_master(struct env *e, struct proc *p, int i, bool use_etcd, con
 	char *argv[56], more[256];
 	int n = 0;
 
-	master_addr(i, listen, sizeof(listen));
+	master_addr_of(e, i, listen, sizeof(listen));
 	/* each master of the guest its own metrics port */
-	snprintf(metrics, sizeof(metrics), "127.0.0.1:%d", METRICS_PORT + i);
-	snprintf(node, sizeof(node), "%d", MASTER_NODE + i);
-	snprintf(port, sizeof(port), "%u", node_port(MASTER_NODE + i));
+	snprintf(metrics, sizeof(metrics), "127.0.0.1:%d", METRICS_PORT + e->base + i);
+	snprintf(node, sizeof(node), "%d", MASTER_NODE + e->base + i);
+	snprintf(port, sizeof(port), "%u", node_port(MASTER_NODE + e->base + i));
 	snprintf(data, sizeof(data), "%s/m%d", e->dir, i);
 	if (slow_spec)
 		snprintf(slow, sizeof(slow), "%s", slow_spec);
@@ -279,7 +299,7 @@ static int start_worker_as(struct env *e, int i, const char *segment, const char
 	char *argv[16];
 	int n = 0;
 
-	snprintf(node, sizeof(node), "%d", CLIENT_NODE + i);
+	snprintf(node, sizeof(node), "%d", CLIENT_NODE + e->base + i);
 	snprintf(log, sizeof(log), "%s/worker%d.log", e->dir, i);
 	argv[n++] = (char *)worker_path();
 	argv[n++] = "--masters";
@@ -321,7 +341,7 @@ static int await_worker(struct env *e, int i)
 /* W(NWORKERS): a client as identity, on a node of its own, lending nothing. */
 static int extra_worker(struct env *e, const char *identity)
 {
-	int node = CLIENT_NODE + NWORKERS;
+	int node = CLIENT_NODE + e->base + NWORKERS;
 
 	if (test_node_add(e->ctx, node, "rxe0", node_port(node)) ||
 	    start_worker_as(e, NWORKERS, "0", identity))
@@ -332,13 +352,16 @@ static int extra_worker(struct env *e, const char *identity)
 /* Remove what a test that timed out (no teardown) may have left. */
 static void leftovers(struct env *e)
 {
+	char slow[96];
+
 	for (int i = 0; i <= NWORKERS; i++)
-		ds_node_del(e->ctx, CLIENT_NODE + i);
+		ds_node_del(e->ctx, CLIENT_NODE + e->base + i);
 	for (int i = 0; i < 2; i++)
-		ds_node_del(e->ctx, MASTER_NODE + i);
-	run("STORE_ENV_DIR=%s/env %s down >/dev/null 2>&1", DIR_BASE, store_env_path());
-	umount2(DIR_BASE "/slow", MNT_DETACH);
-	run("rm -rf %s", DIR_BASE);
+		ds_node_del(e->ctx, MASTER_NODE + e->base + i);
+	run("STORE_ENV_DIR=%s/env %s down >/dev/null 2>&1", e->dir, store_env_path());
+	snprintf(slow, sizeof(slow), "%s/slow", e->dir);
+	umount2(slow, MNT_DETACH);
+	run("rm -rf %s", e->dir);
 }
 
 /*
@@ -396,6 +419,7 @@ struct env_opts {
 	const char *hb_timeout_ms;	/* --heartbeat-timeout-ms; NULL: 3000 */
 	const char *segment;	/* each worker's segment; NULL: SEGMENT */
 	const char *master_args;	/* more dsmaster options; NULL: none */
+	bool shared;		/* the shared store: nodes, ports, directory of its own */
 };
 
 static long ms_between(const struct timespec *a, const struct timespec *b)
@@ -405,11 +429,12 @@ static long ms_between(const struct timespec *a, const struct timespec *b)
 
 static int env_up(struct __test_metadata *_metadata, struct env *e, const struct env_opts *o)
 {
-	char info[1024], a[32];
+	char info[1024], a[32], slow[96];
 	struct timespec t0, t1, tl, tm;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	snprintf(e->dir, sizeof(e->dir), DIR_BASE);
+	snprintf(e->dir, sizeof(e->dir), "%s", o->shared ? DIR_SHARED : DIR_BASE);
+	e->base = o->shared ? SHARED_BASE : 0;
 	e->gc_ms = o->gc_ms;
 	e->hb_timeout_ms = o->hb_timeout_ms;
 	e->segment = o->segment ? o->segment : SEGMENT;
@@ -429,16 +454,21 @@ static int env_up(struct __test_metadata *_metadata, struct env *e, const struct
 	clock_gettime(CLOCK_MONOTONIC, &tl);
 	if (mkdir(e->dir, 0755) || run("mkdir -p %s/slow %s/env", e->dir, e->dir))
 		return -1;
-	if (mount("tmpfs", DIR_BASE "/slow", "tmpfs", 0, "size=" SLOW_TMPFS))
+	snprintf(slow, sizeof(slow), "%s/slow", e->dir);
+	if (mount("tmpfs", slow, "tmpfs", 0, "size=" SLOW_TMPFS))
 		return -1;
 	e->slow_mounted = true;
-	for (int i = 0; i < o->workers; i++)
-		if (test_node_add(e->ctx, CLIENT_NODE + i, "rxe0", node_port(CLIENT_NODE + i))) {
-			TH_LOG("node %d: %s", CLIENT_NODE + i, ds_ctx_errmsg(e->ctx));
+	for (int i = 0; i < o->workers; i++) {
+		int node = CLIENT_NODE + e->base + i;
+
+		if (test_node_add(e->ctx, node, "rxe0", node_port(node))) {
+			TH_LOG("node %d: %s", node, ds_ctx_errmsg(e->ctx));
 			return -1;
 		}
+	}
 	for (int i = 0; i < o->masters; i++)
-		if (test_node_add(e->ctx, MASTER_NODE + i, "rxe0", node_port(MASTER_NODE + i)))
+		if (test_node_add(e->ctx, MASTER_NODE + e->base + i, "rxe0",
+				  node_port(MASTER_NODE + e->base + i)))
 			return -1;
 	if (o->etcd) {
 		char cmd[PATH_MAX + 128], out[256];
@@ -465,7 +495,7 @@ static int env_up(struct __test_metadata *_metadata, struct env *e, const struct
 		if (start_master(e, i, o->etcd))
 			return -1;
 		snprintf(e->masters + strlen(e->masters), sizeof(e->masters) - strlen(e->masters),
-			 "%s%s", i ? "," : "", master_addr(i, a, sizeof(a)));
+			 "%s%s", i ? "," : "", master_addr_of(e, i, a, sizeof(a)));
 	}
 	if (await_leader(e->masters, info, sizeof(info))) {
 		TH_LOG("no master leads: %s", info);
@@ -541,14 +571,17 @@ static uint64_t fnv1a(const char *s)
 static int slow_copy(struct env *e, const char *key, uint64_t seed, uint64_t *version,
 		     int *intact)
 {
-	char path[256];
+	char path[512], full[256];
 	uint8_t hdr[32];
 	uint32_t magic, format, keylen;
 	uint64_t size, data_off;
 	uint8_t *data;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/slow/%02x/%s", e->dir, (unsigned)(fnv1a(key) & 0xff), key);
+	/* the worker puts the shared store's case's prefix before the key */
+	snprintf(full, sizeof(full), "%s%s", e->prefix, key);
+	snprintf(path, sizeof(path), "%s/slow/%02x/%s", e->dir, (unsigned)(fnv1a(full) & 0xff),
+		 full);
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
@@ -587,14 +620,270 @@ static int env_up_or_down(struct __test_metadata *_metadata, struct env *e,
 	return ret;
 }
 
-FIXTURE(st) {
-	struct env e;
-};
-
 /*
  * STORE_TEST_ONLY=name[,name...] / STORE_TEST_SKIP=...: run a part (the
  * harness of this kernel has no filter of its own).
  */
+static bool filtered(const char *name);
+
+/* ---- the shared store ---- */
+
+/*
+ * The cases of FIXTURE(shared) neither kill, pause, restart, fill nor
+ * reconfigure anything, so one store serves them all: bringing one up
+ * costs seconds of the emulated CPU, and every case of FIXTURE(st) pays
+ * that.  The harness forks each case from its own process, so the store
+ * is brought up there, once, before the first case (main, at the end of
+ * this file); each case's process inherits the workers' pipes.  It has
+ * nodes, ports and a directory of its own (SHARED_BASE, DIR_SHARED), so
+ * that it lives beside the other fixtures' stores and their set-ups'
+ * cleaning (leftovers()) leaves it alone.
+ *
+ * Each case works in keys of its own (its name and a dot before every
+ * key: the workers' "prefix", and STORE_WORKER_PREFIX for the one-shot
+ * commands), and its set-up makes the store what a store of its own
+ * would be, or fails saying why: every worker answers an echo of a word
+ * new to this case (an answer that a case stopped at its time limit left
+ * unread is skipped, not taken for this case's), the master leads, the
+ * pool has its three segments alive, holds no object (whatever an
+ * earlier case left is deleted first, and said) and has evicted nothing.
+ * So no case's result depends on the ones before it; its teardown
+ * deletes what it put, and fails it if the pool evicted anything.
+ */
+static struct env shared_env;
+static struct __test_metadata shared_md = { .name = "shared_store", .passed = 1 };
+static int shared_state;	/* 1: up; -1: its set-up failed; 0: not wanted */
+
+static int http_get(int port, const char *path, char *body, size_t size, char *ctype,
+		    size_t csize);
+static double metric(const char *text, const char *sample);
+
+/* The tail of the shared store's logs (every case's lines, the last ones). */
+static void shared_tail(struct env *e)
+{
+	run("tail -n 40 %s/master0.log %s/worker*.log 2>/dev/null | sed 's/^/# /'", e->dir, e->dir);
+}
+
+/* Until worker p has answered everything sent to it before: 0. */
+static int resync(struct proc *p, const char *word)
+{
+	char line[1024], want[160];
+	int ret = wsend(p, "echo %s", word);
+
+	snprintf(want, sizeof(want), "ok echo=%s", word);
+	/* bounded by lines as well as by each line's wait */
+	for (int i = 0; !ret && i < 100000; i++) {
+		ret = read_line(p, line, sizeof(line), 150000);
+		if (!ret && !strcmp(line, want))
+			return 0;
+		if (!ret)
+			fprintf(stderr, "# skipped an earlier case's answer: %.200s\n", line);
+	}
+	return ret ? ret : -EIO;
+}
+
+struct pool {
+	double leader;		/* 1 while the master leads */
+	int alive;		/* its segments alive */
+	double objects, used, evictions;	/* objects; DRAM bytes in use; evictions */
+};
+
+/* The shared store's state, from its master's metrics (no one-shot
+ * client to start: those cost a second of the emulated CPU each): 0. */
+static int pool_state(struct env *e, struct pool *p)
+{
+	char *m = malloc(METRICS_MAX), ctype[128];
+	int ret = -ENOMEM;
+
+	memset(p, 0, sizeof(*p));
+	p->leader = p->objects = p->used = p->evictions = -1;
+	if (m) {
+		ret = http_get(METRICS_PORT + e->base, "/metrics", m, METRICS_MAX, ctype,
+			       sizeof(ctype)) == 200 ? 0 : -EIO;
+		p->leader = metric(m, "dsmem_store_leader");
+		/* dsmem_store_segment_size_bytes{id=..,type=..,state="alive",node=..} */
+		for (const char *l = strstr(m, "\ndsmem_store_segment_size_bytes{"); l;
+		     l = strstr(l + 1, "\ndsmem_store_segment_size_bytes{")) {
+			const char *end = strchr(l, '}');
+
+			p->alive += end && memmem(l, end - l, "state=\"alive\"", 13);
+		}
+		p->objects = metric(m, "dsmem_store_objects");
+		p->used = metric(m, "dsmem_store_tier_used_bytes{tier=\"dram\"}");
+		p->evictions = metric(m, "dsmem_store_evictions_total");
+		free(m);
+	}
+	return ret;
+}
+
+/* Until the shared pool's DRAM bytes are all free again (what earlier
+ * cases deleted, given back once its read leases ended): 0. */
+static int pool_settled(struct env *e)
+{
+	struct pool p;
+
+	for (int i = 0; i < 600; i++) {
+		if (!pool_state(e, &p) && p.objects == 0 && p.used == 0)
+			return 0;
+		usleep(200000);
+	}
+	say_why(e, "# the shared pool never emptied: %.0f objects, %.0f DRAM bytes\n", p.objects,
+		p.used);
+	return -1;
+}
+
+/* The shared store as a store of its own would be, for the case named
+ * name: 0, or -1 having said why. */
+static int shared_ready(struct env *e, const char *name)
+{
+	char r[1024], word[96];
+	struct pool p;
+	int i;
+
+	snprintf(word, sizeof(word), "%s-%d", name, (int)getpid());
+	for (i = 0; i < NWORKERS; i++)
+		if (resync(&e->w[i], word)) {
+			say_why(e, "# worker %d of the shared store does not answer\n", i);
+			return -1;
+		}
+	if (pool_state(e, &p) || p.leader != 1 || p.alive != NWORKERS) {
+		say_why(e, "# the shared store's master does not lead (%.0f), or its pool has %d of"
+			" its %d segments alive\n", p.leader, p.alive, NWORKERS);
+		return -1;
+	}
+	/* what an earlier case left (one stopped before its teardown) */
+	if (wcmd(&e->w[0], r, sizeof(r), "prefix -") || wcmd(&e->w[0], r, sizeof(r), "clear") ||
+	    kv(r, "ret") || kv(r, "failed")) {
+		say_why(e, "# could not delete what earlier cases left: %s\n", r);
+		return -1;
+	}
+	if (kv(r, "found") > 0)
+		fprintf(stderr, "# deleted %lld objects earlier cases left\n", kv(r, "found"));
+	for (i = 0; i < 600; i++) {
+		if (!pool_state(e, &p) && p.objects == 0)
+			break;
+		usleep(200000);
+	}
+	if (p.objects != 0) {
+		say_why(e, "# the shared pool still holds %.0f objects\n", p.objects);
+		return -1;
+	}
+	/*
+	 * The bytes of what earlier cases deleted come back only once their
+	 * readers' leases end (10 s): no case waits for that but the one
+	 * that counts the pool's bytes (metrics_scrape, pool_settled()).
+	 * Nothing is evicted meanwhile either: a case puts 64 MiB at most,
+	 * the pool is 288 MiB and evicts above 95%; and were anything ever
+	 * evicted, this would fail the next case, and the teardown the case
+	 * that did it.
+	 */
+	if (p.evictions > 0) {
+		say_why(e, "# the shared pool evicted %.0f objects: a case filled it\n", p.evictions);
+		return -1;
+	}
+	snprintf(e->prefix, sizeof(e->prefix), "%s.", name);
+	for (i = 0; i < NWORKERS; i++)
+		if (wcmd(&e->w[i], r, sizeof(r), "prefix %s", e->prefix) || kv(r, "ret")) {
+			say_why(e, "# worker %d took no key prefix: %s\n", i, r);
+			return -1;
+		}
+	setenv("STORE_WORKER_PREFIX", e->prefix, 1);
+	return 0;
+}
+
+FIXTURE(shared) {
+	struct env e;
+};
+
+FIXTURE_SETUP(shared)
+{
+	int ret;
+
+	self->e.skip = filtered(_metadata->name);
+	if (self->e.skip)
+		return;
+	ASSERT_EQ(1, shared_state)
+		TH_LOG("the shared store did not come up: why, and its daemons' logs, are above the first case");
+	/* this process's copy: its pipes' read buffers are its own */
+	self->e = shared_env;
+	ret = shared_ready(&self->e, _metadata->name);
+	if (ret)
+		shared_tail(&self->e);
+	ASSERT_EQ(0, ret);
+	TH_LOG("shared store ready; keys under %s", self->e.prefix);
+	clock_gettime(CLOCK_MONOTONIC, &self->e.up);
+}
+
+FIXTURE_TEARDOWN(shared)
+{
+	char r[1024], word[96];
+	struct timespec t;
+	struct pool p;
+
+	if (self->e.skip)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	TH_LOG("test body %ld ms", ms_between(&self->e.up, &t));
+	if (!_metadata->passed) {
+		shared_tail(&self->e);
+		if (self->e.why[0])
+			fprintf(stderr, "# what went wrong, once more:\n%s", self->e.why);
+	}
+	/* what this case put, gone (after any answer its body left unread) */
+	snprintf(word, sizeof(word), "%s-%d-end", _metadata->name, (int)getpid());
+	EXPECT_EQ(0, resync(&self->e.w[0], word));
+	EXPECT_EQ(0, wcmd(&self->e.w[0], r, sizeof(r), "clear"));
+	EXPECT_EQ(0, kv(r, "ret")) TH_LOG("deleting this case's objects: %s", r);
+	EXPECT_EQ(0, kv(r, "failed")) TH_LOG("deleting this case's objects: %s", r);
+	/* an eviction would have made this case's result its predecessors' */
+	EXPECT_EQ(0, pool_state(&self->e, &p));
+	EXPECT_GE(0, p.evictions) TH_LOG("the shared pool evicted %.0f objects", p.evictions);
+	unsetenv("STORE_WORKER_PREFIX");
+}
+
+/* Whether any case of FIXTURE(shared) is to run. */
+static bool shared_wanted(void)
+{
+	for (struct __fixture_metadata *f = __fixture_list; f; f = f->next)
+		for (struct __test_metadata *t = f->tests; t && !strcmp(f->name, "shared");
+		     t = t->next)
+			if (!filtered(t->name))
+				return true;
+	return false;
+}
+
+/* At the harness's exit (its process only: a case's ends in _exit). */
+static void shared_down(void)
+{
+	if (getpid() != harness_pid || shared_state != 1)
+		return;
+	shared_state = 0;
+	env_down(&shared_md, &shared_env);
+}
+
+/* Up once, in the harness's process, before the first case (if one is to run). */
+static void shared_up(void)
+{
+	const struct env_opts o = { .masters = 1, .workers = NWORKERS, .shared = true };
+
+	if (!shared_wanted())
+		return;
+	if (env_up(&shared_md, &shared_env, &o)) {
+		/* its daemons' logs, once; each shared case fails saying so */
+		fprintf(stderr, "# the shared store did not come up: every case of FIXTURE(shared) fails\n");
+		shared_md.passed = 0;
+		env_down(&shared_md, &shared_env);
+		shared_state = -1;
+		return;
+	}
+	shared_state = 1;
+	atexit(shared_down);
+}
+
+FIXTURE(st) {
+	struct env e;
+};
+
 static bool filtered(const char *name)
 {
 	const char *only = getenv("STORE_TEST_ONLY"), *skip = getenv("STORE_TEST_SKIP");
@@ -793,7 +1082,7 @@ static int get_check(struct __test_metadata *_metadata, struct proc *w, const ch
 
 /* ---- round trips ---- */
 
-TEST_F_TIMEOUT(st, roundtrip_sizes, 240)
+TEST_F_TIMEOUT(shared, roundtrip_sizes, 240)
 {
 	static const unsigned long long sizes[] = {
 		1, 7, 24, 4095, 16384, 16385, (1 << 20) + 3, 5 << 20,
@@ -825,7 +1114,7 @@ TEST_F_TIMEOUT(st, roundtrip_sizes, 240)
 }
 
 /* 64 MiB once: 1 MiB shards spread over the three segments */
-TEST_F_TIMEOUT(st, roundtrip_64M, 300)
+TEST_F_TIMEOUT(shared, roundtrip_64M, 300)
 {
 	long long v, got = 0;
 	char r[1024];
@@ -842,7 +1131,7 @@ TEST_F_TIMEOUT(st, roundtrip_64M, 300)
 
 /* ---- versions ---- */
 
-TEST_F_TIMEOUT(st, versions, 180)
+TEST_F_TIMEOUT(shared, versions, 180)
 {
 	long long v1, v2, v3, sv;
 	char r[1024];
@@ -902,8 +1191,6 @@ TEST_F_TIMEOUT(st, versions, 180)
 }
 
 /* ---- metrics ---- */
-
-#define METRICS_MAX	(256 << 10)
 
 /*
  * GET path from http://127.0.0.1:port (HTTP/1.0: the server closes when
@@ -983,7 +1270,7 @@ static int samples(const char *text, const char *prefix)
 	return count;
 }
 
-TEST_F_TIMEOUT(st, metrics_scrape, 180)
+TEST_F_TIMEOUT(shared, metrics_scrape, 180)
 {
 	char *m0, *m1, ctype[128];
 	double objects, puts, gets, used;
@@ -992,7 +1279,11 @@ TEST_F_TIMEOUT(st, metrics_scrape, 180)
 	m0 = malloc(METRICS_MAX);
 	m1 = malloc(METRICS_MAX);
 	ASSERT_TRUE(m0 && m1);
-	ASSERT_EQ(200, http_get(METRICS_PORT, "/metrics", m0, METRICS_MAX, ctype, sizeof(ctype)));
+	/* on the shared store: the bytes earlier cases freed, back first, so
+	 * that the DRAM used below moves by this case's put alone */
+	ASSERT_EQ(0, pool_settled(&self->e));
+	ASSERT_EQ(200, http_get(METRICS_PORT + self->e.base, "/metrics", m0, METRICS_MAX, ctype,
+				sizeof(ctype)));
 	EXPECT_STREQ("text/plain; version=0.0.4; charset=utf-8", ctype);
 	EXPECT_EQ(1, metric(m0, "dsmem_store_leader")) TH_LOG("%s", m0);
 	EXPECT_LE(1, metric(m0, "dsmem_store_term"));
@@ -1005,8 +1296,9 @@ TEST_F_TIMEOUT(st, metrics_scrape, 180)
 		char want[96];
 
 		snprintf(want, sizeof(want), ",type=\"dram\",state=\"alive\",node=\"%d\"} %llu\n",
-			 CLIENT_NODE + i, 96ull << 20);
-		EXPECT_NE(NULL, strstr(m0, want)) TH_LOG("no segment of node %d: %s", CLIENT_NODE + i, m0);
+			 CLIENT_NODE + self->e.base + i, 96ull << 20);
+		EXPECT_NE(NULL, strstr(m0, want)) TH_LOG("no segment of node %d: %s",
+							 CLIENT_NODE + self->e.base + i, m0);
 	}
 	EXPECT_EQ(NWORKERS * (96.0 * (1 << 20)), metric(m0, "dsmem_store_tier_size_bytes{tier=\"dram\"}"));
 	EXPECT_EQ(0, metric(m0, "dsmem_store_tier_size_bytes{tier=\"nvmeof\"}"));
@@ -1022,7 +1314,8 @@ TEST_F_TIMEOUT(st, metrics_scrape, 180)
 	/* a put and a get: the numbers move */
 	ASSERT_LT(0, put_ok(_metadata, W(0), "metrics/a", 1 << 20, 5, "dram 1"));
 	EXPECT_EQ(1, get_check(_metadata, W(1), "metrics/a", 1 << 20, 5, NULL));
-	ASSERT_EQ(200, http_get(METRICS_PORT, "/metrics", m1, METRICS_MAX, ctype, sizeof(ctype)));
+	ASSERT_EQ(200, http_get(METRICS_PORT + self->e.base, "/metrics", m1, METRICS_MAX, ctype,
+				sizeof(ctype)));
 	EXPECT_EQ(objects + 1, metric(m1, "dsmem_store_objects")) TH_LOG("%s", m1);
 	EXPECT_EQ(puts + 1, metric(m1, "dsmem_store_puts_total"));
 	EXPECT_LE(gets + 1, metric(m1, "dsmem_store_gets_total"));
@@ -1033,7 +1326,8 @@ TEST_F_TIMEOUT(st, metrics_scrape, 180)
 	EXPECT_EQ(metric(m1, "dsmem_store_rpc_duration_seconds_count{method=\"PutStart\"}"),
 		  metric(m1, "dsmem_store_rpc_duration_seconds_bucket{method=\"PutStart\",le=\"+Inf\"}"));
 	/* only /metrics */
-	EXPECT_EQ(404, http_get(METRICS_PORT, "/", m1, METRICS_MAX, ctype, sizeof(ctype)));
+	EXPECT_EQ(404, http_get(METRICS_PORT + self->e.base, "/", m1, METRICS_MAX, ctype,
+				sizeof(ctype)));
 	free(m0);
 	free(m1);
 }
@@ -1236,7 +1530,7 @@ TEST_F_TIMEOUT(st, replication, 180)
 
 /* ---- bad input ---- */
 
-TEST_F_TIMEOUT(st, bad_input, 180)
+TEST_F_TIMEOUT(shared, bad_input, 180)
 {
 	char r[1024];
 
@@ -1303,7 +1597,7 @@ TEST_F_TIMEOUT(st, bad_input, 180)
 
 /* ---- flush modes ---- */
 
-TEST_F_TIMEOUT(st, flush_modes, 180)
+TEST_F_TIMEOUT(shared, flush_modes, 180)
 {
 	uint64_t sv = 0;
 	long long v, vl, vn;
@@ -2617,7 +2911,7 @@ static long long kv_nth(const char *line, const char *name, int i)
  * exist and delete with keys absent among them: those fail, the others
  * do not.  A bad key anywhere refuses the batch before anything is sent.
  */
-TEST_F_TIMEOUT(st, batch_ops, 240)
+TEST_F_TIMEOUT(shared, batch_ops, 240)
 {
 	char r[16384];
 	int i;
@@ -3114,4 +3408,18 @@ TEST_F_TIMEOUT(evha, evict_across_failover, 900)
 	EXPECT_LT(evictions, master_figure(&self->e, "evictions"));
 }
 
-TEST_HARNESS_MAIN
+/*
+ * TEST_HARNESS_MAIN's, with the shared store brought up before the first
+ * case and torn down at the end (test_harness_run ends in exit()).
+ */
+static void __attribute__((constructor)) __constructor_order_last(void)
+{
+	if (!__constructor_order)
+		__constructor_order = _CONSTRUCTOR_ORDER_BACKWARD;
+}
+
+int main(int argc, char **argv)
+{
+	shared_up();
+	return test_harness_run(argc, argv);
+}

@@ -73,10 +73,26 @@
 //   chaos-final PROCESS KEYS FILE
 //                             -> a get of every key, marked final (what a
 //                                lost acknowledged put would show in)
+//   prefix P                  -> every key from now on is P followed by the
+//                                key given (P "-": none); "ok ret=0
+//                                prefix=P"
+//   clear                     -> every object under the prefix deleted
+//                                (listed, then batch deletes): "ok ret=0
+//                                found=N deleted=N failed=N"
+//   echo WORD                 -> "ok echo=WORD", once every command sent
+//                                before it has been answered
 //   close [drain]             -> ds_store_close, "ok", exit 0
 //   quit                      -> exit 0 without closing (as if killed)
 //
 // KEY "-" is the empty key; "@N" a key of N 'k's (for bad input).
+//
+// The key prefix (the "prefix" command, or STORE_WORKER_PREFIX in the
+// environment, which the one-shot commands locate and report read) lets
+// one store serve many tests, each in keys of its own: it is put before
+// every KEY and batch or list PREFIX above, except the empty key, which
+// stays empty, and "@N", which stays N bytes long in all (the prefix and
+// then 'k's), so that bad input stays exactly as bad.  zipf, loop and
+// chaos take their keys as given.
 //
 // Object contents: store_pattern.h, a function of the seed and size.  A
 // get checks what it read: against "expect SEED" (and "size S", default
@@ -141,6 +157,7 @@
 namespace {
 
 bool g_no_cert;	// --identity none: raw calls without a certificate
+std::string g_prefix;	// before every key (see the header)
 
 struct args {
 	std::string masters;
@@ -199,9 +216,13 @@ std::string key_arg(const std::string &w)
 {
 	if (w == "-")
 		return "";
-	if (w.size() > 1 && w[0] == '@')
-		return std::string(num(w.substr(1)), 'k');
-	return w;
+	if (w.size() > 1 && w[0] == '@') {
+		const uint64_t n = num(w.substr(1));
+		if (n < g_prefix.size())
+			return std::string(n, 'k');
+		return g_prefix + std::string(n - g_prefix.size(), 'k');
+	}
+	return g_prefix + w;
 }
 
 uint32_t flush_mode(const std::string &w)
@@ -451,7 +472,7 @@ std::string do_batch(const std::vector<std::string> &w)
 	if (w.size() < 5)
 		return "ok ret=-22 msg=b_PREFIX_COUNT_SIZE_SEED0";
 	const uint64_t count = num(w[2]), size = num(w[3]), seed0 = num(w[4]);
-	b.make(numbered(w[1], count), size);
+	b.make(numbered(g_prefix + w[1], count), size);
 	opts o;
 	o.parse(w, 5);
 	uint64_t task = 0;
@@ -605,6 +626,47 @@ std::string do_list(const std::string &prefix)
 	}
 	return "ok ret=0 count=" + std::to_string(count) + " more=" + std::to_string(more) +
 	       " keys=" + keys;
+}
+
+/*
+ * Every object under the prefix deleted, so that the next test on this
+ * store finds the pool as empty as a store of its own would be: the keys
+ * listed first, then deleted in batches of the size the master takes in
+ * one run (batch.cpp).
+ */
+std::string do_clear()
+{
+	std::vector<std::string> keys;
+	std::string after;
+	for (;;) {
+		ds_store_object_list *l = nullptr;
+		int ret = ds_store_list(store, g_prefix.c_str(),
+					after.empty() ? nullptr : after.c_str(), 0, &l);
+		if (ret)
+			return "ok ret=" + std::to_string(ret) + msg_field();
+		for (size_t i = 0; i < l->count; i++)
+			keys.emplace_back(l->objects[i].key);
+		if (l->count)
+			after = keys.back();
+		const bool again = l->more && l->count;
+		ds_store_list_free(l);
+		if (!again)
+			break;
+	}
+	uint64_t deleted = 0, failed = 0;
+	for (size_t i = 0; i < keys.size(); i += 256) {
+		batch b;
+		std::vector<std::string> part(keys.begin() + i,
+					      keys.begin() + std::min(keys.size(), i + 256));
+		b.make(part, 0);
+		int ret = ds_store_batch_del(store, b.items.data(), b.items.size());
+		if (ret)
+			return "ok ret=" + std::to_string(ret) + msg_field();
+		for (const ds_store_batch_item &it : b.items)
+			(it.err ? failed : deleted)++;
+	}
+	return "ok ret=0 found=" + std::to_string(keys.size()) + " deleted=" +
+	       std::to_string(deleted) + " failed=" + std::to_string(failed);
 }
 
 std::string do_simple(int kind, const std::string &key, const opts &o)
@@ -1053,7 +1115,7 @@ int oneshot(const args &a)
 		pb::ReportReplicaResponse resp;
 		grpc::ClientContext ctx;
 		ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-		req.set_key(a.oneshot[1]);
+		req.set_key(key_arg(a.oneshot[1]));
 		req.set_version(num(a.oneshot[2]));
 		req.mutable_first_shard()->set_segment_id(num(a.oneshot[3]));
 		req.mutable_first_shard()->set_offset(num(a.oneshot[4]));
@@ -1083,7 +1145,7 @@ int oneshot(const args &a)
 		pb::GetResponse resp;
 		grpc::ClientContext ctx;
 		ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
-		req.set_key(a.oneshot[1]);
+		req.set_key(key_arg(a.oneshot[1]));
 		req.set_min_version(-1);
 		grpc::Status s = stub()->Get(&ctx, req, &resp);
 		if (!s.ok()) {
@@ -1140,6 +1202,8 @@ int main(int argc, char **argv)
 {
 	const args a = parse(argc, argv);
 	std::setvbuf(stdout, nullptr, _IOLBF, 0);
+	if (const char *p = std::getenv("STORE_WORKER_PREFIX"))
+		g_prefix = p;
 	if (!a.oneshot.empty())
 		return oneshot(a);
 
@@ -1210,7 +1274,14 @@ int main(int argc, char **argv)
 		} else if (c == "stat" && w.size() >= 2) {
 			r = do_stat(key_arg(w[1]));
 		} else if (c == "list") {
-			r = do_list(w.size() >= 2 ? w[1] : "");
+			r = do_list(g_prefix + (w.size() >= 2 ? w[1] : ""));
+		} else if (c == "prefix" && w.size() >= 2) {
+			g_prefix = w[1] == "-" ? "" : w[1];
+			r = "ok ret=0 prefix=" + w[1];
+		} else if (c == "clear") {
+			r = do_clear();
+		} else if (c == "echo" && w.size() >= 2) {
+			r = "ok echo=" + w[1];
 		} else if (c == "chaos") {
 			r = do_chaos(w, false);
 		} else if (c == "chaos-final") {
