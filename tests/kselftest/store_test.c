@@ -16,7 +16,8 @@
  *   nvmeof_*       a replica on a real NVMe-oF target (nvmet-rdma over
  *                  rxe, scripts/store-env) read when the DRAM one is gone
  *   corrupt_*      a replica's bytes changed behind the store's back:
- *                  caught by the writer's checksums, never returned
+ *                  caught by the writer's checksums, never returned,
+ *                  also inside a chunk a ranged get cuts
  *   fault_*        a segment owner killed mid-put; the master killed
  *                  mid-put and restarted (file log); failover between two
  *                  masters through etcd
@@ -1879,6 +1880,61 @@ TEST_F_TIMEOUT(st, corrupt_replica_caught, 180)
 	EXPECT_NE(0, kv(r, "err")) TH_LOG("%s", r);
 	ASSERT_EQ(0, wcmd(W(2), r, sizeof(r), "get cr/k %llu", size));
 	EXPECT_NE(ST_COMPLETE, kv(r, "state")) TH_LOG("%s", r);
+}
+
+/*
+ * A ranged get over a replica gone bad inside a chunk the range cuts
+ * (its start, its end, or both in one chunk): the get reads that chunk
+ * whole, checks it, and returns the other replica's bytes -- never the
+ * bad ones.  Each range has a key of its own, so that each starts with
+ * one bad replica and one good; the worker whose segment holds the bad
+ * one reads it first (a local shard is nearest), so every range meets it.
+ */
+TEST_F_TIMEOUT(st, corrupt_cut_chunk_caught, 240)
+{
+	const unsigned long long size = 3ull << 20;
+	const uint64_t junk = 0x0badbadbadbadbadull;
+	/* off, len: junk at 4096 lies in the range and in chunk 0, cut */
+	static const unsigned long long ranges[][2] = {
+		{ 4000, (1ull << 20) - 4000 },	/* cut at its start */
+		{ 0, 8192 },			/* cut at its end */
+		{ 4000, 8192 },			/* cut at both, one chunk */
+	};
+	char r[1024], loc[1024], a[32], key[32];
+	struct ds_xfer *x;
+
+	SKIP_FILTERED();
+	ASSERT_EQ(0, ds_xfer_open(MASTER_NODE, &x));
+	for (unsigned n = 0; n < sizeof(ranges) / sizeof(ranges[0]); n++) {
+		unsigned long long off = ranges[n][0], len = ranges[n][1];
+		uint64_t at0;
+
+		snprintf(key, sizeof(key), "cc/%u", n);
+		/* two replicas (a peer still connecting may leave a put with one) */
+		for (int i = 0; i < 20; i++) {
+			ASSERT_EQ(0, wcmd(W(0), r, sizeof(r), "put %s %llu %u dram 2", key, size,
+					  60 + n));
+			if (kv(r, "state") == ST_COMPLETE && kv(r, "dram") == 2)
+				break;
+			usleep(500000);
+		}
+		ASSERT_EQ(2, kv(r, "dram")) TH_LOG("%s", r);
+		ASSERT_EQ(0, oneshot(self->e.masters, loc, sizeof(loc), "locate %s", key))
+			TH_LOG("%s", loc);
+		ASSERT_EQ(3, kv(loc, "sums")) TH_LOG("%s", loc);
+		ASSERT_NE(NULL, kv_str(loc, "r0", a, sizeof(a))) TH_LOG("%s", loc);
+		at0 = strtoull(a, NULL, 16);
+		ASSERT_EQ(0, ds_write(x, at0 + 4096, &junk, sizeof(junk)));
+		/* from every worker: the range, whole and right */
+		for (int i = 0; i < 3; i++) {
+			ASSERT_EQ(0, wcmd(W(i), r, sizeof(r), "get %s %llu off %llu expect %u size %llu",
+					  key, len, off, 60 + n, size));
+			EXPECT_EQ(ST_COMPLETE, kv(r, "state")) TH_LOG("range %llu+%llu: %s", off, len, r);
+			EXPECT_EQ(1, kv(r, "intact")) TH_LOG("range %llu+%llu: %s", off, len, r);
+			EXPECT_EQ((long long)len, kv(r, "bytes")) TH_LOG("%s", r);
+		}
+	}
+	ds_xfer_close(x);
 }
 
 /* Restart master 0 on its data directory (file log). */

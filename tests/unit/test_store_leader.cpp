@@ -227,6 +227,46 @@ void settle()
 // A commit whose record is not durable yet: a Get (and a retried commit)
 // waits for it, and when its append fails, says UNAVAILABLE -- never the
 // version the master would have forgotten.
+// A commit without checksums (a buggy or hostile client; every reader
+// would return its bytes unchecked): refused, alone and in a batch, and
+// nothing logged or readable; the same put committed with its sums then
+// is.
+void test_put_commit_without_sums_refused(void **)
+{
+	Fx f;
+	auto logged = [&] {
+		std::lock_guard<std::mutex> g(f.gate->m);
+		return f.gate->entries.size();
+	};
+	uint64_t v = f.put_start("k", 3 << 20), got = 0;
+	size_t before = logged();
+	v1::PutCommitRequest q = put_commit_request(f.client, "k", v);
+	assert_int_equal(q.sums().xxh64_size(), 3);
+	q.clear_sums();
+	v1::PutCommitResponse a;
+	grpc::Status s = f.leader->PutCommit(kApp, &q, &a);
+	assert_int_equal(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+	assert_non_null(strstr(s.error_message().c_str(), "no checksums"));
+	v1::BatchPutCommitRequest bq;
+	v1::BatchPutCommitResponse ba;
+	*bq.add_items() = q;
+	assert_true(f.leader->BatchPutCommit(kApp, &bq, &ba).ok());
+	assert_int_equal(ba.status_size(), 1);
+	assert_int_equal(ba.status(0).code(), grpc::StatusCode::INVALID_ARGUMENT);
+	assert_non_null(strstr(ba.status(0).message().c_str(), "no checksums"));
+	assert_int_equal(logged(), before);
+	assert_int_equal(f.get("k", &got).error_code(), grpc::StatusCode::NOT_FOUND);
+
+	// the put is still open: with its sums it commits
+	assert_true(f.put_commit("k", v).ok());
+	assert_true(f.get("k", &got).ok());
+	assert_int_equal(got, v);
+
+	// (an object of 0 bytes, which has no chunks and so no sums, is
+	// refused at PutStart: no commit of one reaches the check)
+	assert_false(f.try_put_start("empty", 0, &got).ok());
+}
+
 void test_get_waits_for_durable_put(void **)
 {
 	Fx f;
@@ -427,7 +467,8 @@ void test_earlier_reservation_quarantined(void **)
 	log(r);
 	uint64_t v = r.put_start().version();
 	lg::Record c, abort;
-	assert_int_equal(st.plan_put_commit("k", v, { 0 }, v1::Checksums(), 1000, &c, &abort, &err), 0);
+	assert_int_equal(st.plan_put_commit("k", v, { 0 }, zero_sums(8 << 20), 1000, &c, &abort, &err),
+			 0);
 	log(c);
 	v1::Replica dst;
 	assert_int_equal(st.place_replica("k", v, v1::SEGMENT_DRAM, {}, -1, &dst, &err), 0);
@@ -688,12 +729,9 @@ void test_watermarks_evict_in_background(void **)
 	});
 	{
 		// the oldest, soft-pinned: it stays although the oldest
-		v1::PutStartRequest q;
+		// (put_start_request: the commit's sums are of its size)
+		v1::PutStartRequest q = put_start_request(f.client, "pinned", k16M);
 		v1::PutStartResponse a;
-		q.set_client_id(f.client);
-		q.set_key("pinned");
-		q.set_size(k16M);
-		q.mutable_config()->set_dram_replicas(1);
 		q.mutable_config()->set_soft_pin(true);
 		assert_true(f.leader->PutStart(kApp, &q, &a).ok());
 		assert_true(a.attrs());
@@ -1436,6 +1474,7 @@ void test_salvage_survives_restart(void **)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_put_commit_without_sums_refused),
 		cmocka_unit_test(test_get_waits_for_durable_put),
 		cmocka_unit_test(test_reads_wait_for_durable_del),
 		cmocka_unit_test(test_other_keys_do_not_wait),

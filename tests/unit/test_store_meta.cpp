@@ -3,12 +3,15 @@
 // its group-committed log (journal.cpp): replay equals live, allocators
 // rebuilt from the metadata, placement, versions, leases, GC, Del, List,
 // Sync, dead owners, bad input, reservations for copies.
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "checksum.hpp"
@@ -30,6 +33,20 @@ namespace {
 
 constexpr int64_t kSec = 1000000000LL;
 constexpr uint64_t kMiB = 1ULL << 20;
+
+// The checksums of size zero bytes, as make_sums makes them: each iovec
+// names the same zeroed chunk, so no object-sized buffer is needed.
+pb::Checksums zero_sums(uint64_t size)
+{
+	static const std::vector<char> zeros(kSumChunk);
+	std::vector<iovec> iov;
+	for (uint64_t at = 0; at < size; at += kSumChunk)
+		iov.push_back({ const_cast<char *>(zeros.data()),
+				std::min<uint64_t>(kSumChunk, size - at) });
+	pb::Checksums sums;
+	make_sums(iov, size, &sums);
+	return sums;
+}
 
 // A state and the log of everything applied to it.
 struct Fx {
@@ -117,7 +134,10 @@ struct Fx {
 	{
 		lg::Record r, abort;
 		std::string err;
-		int ret = st.plan_put_commit(key, version, done, pb::Checksums(), now, &r, &abort, &err);
+		// the sums a writer of zeros sends: a put carries them
+		const VersionState *v = st.find_version(key, version);
+		pb::Checksums sums = zero_sums(v ? v->size : 0);
+		int ret = st.plan_put_commit(key, version, done, sums, now, &r, &abort, &err);
 		if (ret != expect)
 			print_error("commit %s: %s\n", key.c_str(), err.c_str());
 		assert_int_equal(ret, expect);
@@ -1402,9 +1422,11 @@ void test_journal_reload(void **)
 	assert_int_equal(system(cmd.c_str()), 0);
 }
 
-// The writer's checksums: made over iovecs, checked over any range (chunks
-// the range cuts are not checked), a flipped byte found, wrong shapes
-// refused; the master keeps them through commit, snapshot and replay.
+// The writer's checksums: made over iovecs, checked over ranges of whole
+// chunks (a range that cuts one is refused, not passed unchecked), a
+// flipped byte found, wrong shapes and missing sums refused; the master
+// refuses a commit without them and keeps them through commit, snapshot
+// and replay.
 void test_checksums(void **)
 {
 	const uint64_t size = 2 * kSumChunk + 1000;
@@ -1424,20 +1446,39 @@ void test_checksums(void **)
 	assert_int_equal(valid_sums(sums, size, &err), 0);
 
 	// a byte of the middle chunk flipped: whole reads and reads of that
-	// chunk see it; a read that cuts it, or misses it, does not check it
+	// chunk see it; a range that cuts it is refused (its bytes would go
+	// unchecked); a read that misses it passes
 	obj[kSumChunk + 77] ^= 0x20;
 	assert_int_equal(check_sums(sums, size, iov, 0, size, &err), -EBADMSG);
 	assert_non_null(strstr(err.c_str(), "checksum"));
 	std::vector<iovec> mid = { { obj.data() + kSumChunk, kSumChunk } };
 	assert_int_equal(check_sums(sums, size, mid, kSumChunk, kSumChunk, &err), -EBADMSG);
 	std::vector<iovec> cut = { { obj.data() + kSumChunk + 1, kSumChunk } };
-	assert_int_equal(check_sums(sums, size, cut, kSumChunk + 1, kSumChunk, &err), 0);
+	err.clear();
+	assert_int_equal(check_sums(sums, size, cut, kSumChunk + 1, kSumChunk, &err), -EINVAL);
+	assert_non_null(strstr(err.c_str(), "not whole checksum chunks"));
 	std::vector<iovec> tail = { { obj.data() + 2 * kSumChunk, 1000 } };
 	assert_int_equal(check_sums(sums, size, tail, 2 * kSumChunk, 1000, &err), 0);
 	obj[kSumChunk + 77] ^= 0x20;
 
-	// no sums: nothing to check; sums of another shape: refused
-	assert_int_equal(check_sums(pb::Checksums(), size, iov, 0, size, &err), 0);
+	// ranges that are not whole chunks, even of good bytes: refused
+	std::vector<iovec> all = { { obj.data(), size } };
+	assert_int_equal(check_sums(sums, size, all, 0, kSumChunk - 1, &err), -EINVAL);
+	assert_int_equal(check_sums(sums, size, tail, 2 * kSumChunk, 999, &err), -EINVAL);
+	assert_int_equal(check_sums(sums, size, all, 0, size + 1, &err), -EINVAL);
+	assert_int_equal(check_sums(sums, size, all, 0, 0, &err), 0);
+
+	// no sums for a non-empty object: refused, as are sums of another
+	// shape; an empty object has no chunks, so no sums is its shape
+	err.clear();
+	assert_int_equal(check_sums(pb::Checksums(), size, iov, 0, size, &err), -EINVAL);
+	assert_non_null(strstr(err.c_str(), "no checksums"));
+	assert_int_equal(valid_sums(pb::Checksums(), size, &err), -EINVAL);
+	assert_int_equal(valid_sums(pb::Checksums(), 0, &err), 0);
+	pb::Checksums none;
+	make_sums({}, 0, &none);
+	assert_int_equal(valid_sums(none, 0, &err), 0);
+	assert_int_equal(check_sums(none, 0, {}, 0, 0, &err), 0);
 	pb::Checksums bad = sums;
 	bad.add_xxh64(1);
 	assert_int_equal(valid_sums(bad, size, &err), -EINVAL);
@@ -1455,6 +1496,15 @@ void test_checksums(void **)
 	wrong.add_xxh64(7);
 	assert_int_equal(f.st.plan_put_commit("sum", p.version(), { 0 }, wrong, f.now, &r, &abort, &err),
 			 -EINVAL);
+	// none at all: refused, and nothing recorded (the put stays pending)
+	r.Clear();
+	err.clear();
+	assert_int_equal(f.st.plan_put_commit("sum", p.version(), { 0 }, pb::Checksums(), f.now, &r,
+					      &abort, &err),
+			 -EINVAL);
+	assert_non_null(strstr(err.c_str(), "no checksums"));
+	assert_int_equal(r.rec_case(), lg::Record::REC_NOT_SET);
+	assert_null(f.st.newest("sum"));
 	r.Clear();
 	assert_int_equal(f.st.plan_put_commit("sum", p.version(), { 0 }, sums, f.now, &r, &abort, &err), 0);
 	f.apply(r);
@@ -1470,6 +1520,110 @@ void test_checksums(void **)
 	assert_int_equal(restored.restore(snap, &err), 0);
 	assert_int_equal(restored.get("sum", -1, &g, &err), 0);
 	assert_true(g.object.sums().SerializeAsString() == sums.SerializeAsString());
+}
+
+// The range a ranged get reads to check what it returns: the requested
+// bytes widened to whole chunks, the object's short last one included;
+// nothing for nothing.
+void test_sum_span(void **)
+{
+	const uint64_t c = kSumChunk, size = 2 * c + 1000;
+	auto span = [&](uint64_t off, uint64_t len) {
+		SumSpan s = sum_span(off, len, size, c);
+		return std::make_pair(s.lo, s.hi);
+	};
+	using P = std::pair<uint64_t, uint64_t>;
+	// the first byte, the last byte, a byte either side of a boundary
+	assert_true(span(0, 1) == P(0, c));
+	assert_true(span(size - 1, 1) == P(2 * c, size));
+	assert_true(span(c - 1, 1) == P(0, c));
+	assert_true(span(c, 1) == P(c, 2 * c));
+	assert_true(span(c - 1, 2) == P(0, 2 * c));
+	// whole chunks and the whole object read no more
+	assert_true(span(0, size) == P(0, size));
+	assert_true(span(c, c) == P(c, 2 * c));
+	assert_true(span(0, c) == P(0, c));
+	assert_true(span(2 * c, 1000) == P(2 * c, size));
+	// inside one chunk; into the short last one; past the end
+	assert_true(span(10, 20) == P(0, c));
+	assert_true(span(2 * c + 10, 5) == P(2 * c, size));
+	assert_true(span(c + 5, c + 100) == P(c, size));
+	assert_true(span(c + 1, UINT64_MAX) == P(c, size));
+	assert_true(span(c + 1, 10 * c) == P(c, size));
+	// nothing: len 0, an offset at or past the end
+	assert_true(span(c + 5, 0) == P(c + 5, c + 5));
+	assert_true(span(size, 10) == P(size, size));
+	assert_true(span(size + 7, 10) == P(size, size));
+	assert_true(sum_span(0, 0, 0, c).lo == 0 && sum_span(0, 0, 0, c).hi == 0);
+	// an object of one short chunk
+	assert_true(sum_span(100, 10, 4000, c).lo == 0 && sum_span(100, 10, 4000, c).hi == 4000);
+}
+
+// A ranged get's cut chunks are checked: a byte gone bad in the part of
+// the first or last chunk the range returns (or the part it does not) is
+// found once the range is read widened to whole chunks, and the range
+// alone cannot be passed unchecked.
+void test_checksum_cut_chunks(void **)
+{
+	const uint64_t c = kSumChunk, size = 2 * c + 1000;
+	std::vector<char> obj(size);
+	for (uint64_t i = 0; i < size; i++)
+		obj[i] = static_cast<char>(i * 29 + (i >> 9));
+	pb::Checksums sums;
+	make_sums({ { obj.data(), size } }, size, &sums);
+	// As get.cpp does it: a replica's bytes [lo, hi) read into the
+	// scratch's head, the caller's buffer and the scratch's tail, then
+	// checked whole.  *user gets the caller's bytes.
+	auto get = [&](const std::vector<char> &replica, uint64_t off, uint64_t len,
+		       std::vector<char> *user, std::string *err) {
+		SumSpan sp = sum_span(off, len, size, c);
+		uint64_t head = off - sp.lo, tail = sp.hi - (off + len);
+		std::vector<char> scratch(head + tail);
+		user->assign(len, 0);
+		std::vector<iovec> wide;
+		if (head)
+			wide.push_back({ scratch.data(), head });
+		wide.push_back({ user->data(), len });
+		if (tail)
+			wide.push_back({ scratch.data() + head, tail });
+		uint64_t at = sp.lo;
+		for (const iovec &v : wide) {
+			memcpy(v.iov_base, replica.data() + at, v.iov_len);
+			at += v.iov_len;
+		}
+		assert_true(at == sp.hi);
+		return check_sums(sums, size, wide, sp.lo, sp.hi - sp.lo, err);
+	};
+	std::string err;
+	std::vector<char> user;
+	// good bytes: each range, its bytes exactly
+	const uint64_t ranges[][2] = { { c / 2, c }, { 2 * c + 10, 100 }, { 7, 9 }, { c - 1, 2 } };
+	for (const auto &r : ranges) {
+		assert_int_equal(get(obj, r[0], r[1], &user, &err), 0);
+		assert_memory_equal(user.data(), obj.data() + r[0], r[1]);
+	}
+
+	// Bad bytes at each place a cut chunk can hold them: in the range
+	// (the head chunk, the tail chunk, the short last chunk) and out of
+	// it (the head's scratch part, the tail's).
+	const uint64_t off = c / 2, len = c;
+	const uint64_t bad_at[] = { off + 3, c + 100, off - 3, off + len + 3 };
+	for (uint64_t b : bad_at) {
+		std::vector<char> replica = obj;
+		replica[b] ^= 0x10;
+		err.clear();
+		assert_int_equal(get(replica, off, len, &user, &err), -EBADMSG);
+		assert_non_null(strstr(err.c_str(), "checksum"));
+		// the range alone, without its chunks' other bytes: refused,
+		// never passed as good
+		std::vector<iovec> only = { { replica.data() + off, len } };
+		assert_int_equal(check_sums(sums, size, only, off, len, &err), -EINVAL);
+	}
+	std::vector<char> replica = obj;
+	replica[2 * c + 50] ^= 0x10;
+	assert_int_equal(get(replica, 2 * c + 10, 100, &user, &err), -EBADMSG);
+	std::vector<iovec> only = { { replica.data() + 2 * c + 10, 100 } };
+	assert_int_equal(check_sums(sums, size, only, 2 * c + 10, 100, &err), -EINVAL);
 }
 
 // ---- eviction and TTL
@@ -2017,6 +2171,8 @@ int main(void)
 		cmocka_unit_test(test_ownership),
 		cmocka_unit_test(test_journal_reload),
 		cmocka_unit_test(test_checksums),
+		cmocka_unit_test(test_sum_span),
+		cmocka_unit_test(test_checksum_cut_chunks),
 		cmocka_unit_test(test_reservations),
 		cmocka_unit_test(test_evict_order),
 		cmocka_unit_test(test_evict_skips_leased_pending_and_takeover),

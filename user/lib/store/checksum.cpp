@@ -45,10 +45,29 @@ void make_sums(const std::vector<iovec> &iov, uint64_t size, pb::Checksums *out)
 		out->add_xxh64(chunk_sum(st, iov, 0, at, std::min(size, at + kSumChunk)));
 }
 
+SumSpan sum_span(uint64_t off, uint64_t len, uint64_t size, uint64_t chunk)
+{
+	uint64_t lo = std::min(off, size);
+	// (len may run past the end, or past 2^64 from off: the end bounds it)
+	uint64_t hi = len > size - lo ? size : lo + len;
+	if (lo == hi || !chunk)
+		return { lo, hi };
+	lo -= lo % chunk;
+	hi = hi % chunk ? std::min(size, hi - hi % chunk + chunk) : hi;
+	return { lo, hi };
+}
+
 int valid_sums(const pb::Checksums &sums, uint64_t size, std::string *err)
 {
-	if (sums.xxh64_size() == 0)
+	if (size == 0 && sums.xxh64_size() == 0)
 		return 0;
+	if (sums.xxh64_size() == 0) {
+		// bytes no reader could check: a get of them would return
+		// whatever a bad replica held
+		*err = "no checksums for " + std::to_string(size) +
+		       " bytes: a put carries one per chunk";
+		return -EINVAL;
+	}
 	uint64_t c = sums.chunk_size();
 	if (c < 4096 || c > (1U << 30) || (c & (c - 1))) {
 		*err = "checksum chunk size " + std::to_string(c) +
@@ -66,17 +85,22 @@ int valid_sums(const pb::Checksums &sums, uint64_t size, std::string *err)
 int check_sums(const pb::Checksums &sums, uint64_t size, const std::vector<iovec> &iov,
 	       uint64_t off, uint64_t len, std::string *err)
 {
-	if (sums.xxh64_size() == 0)
-		return 0;
 	if (int ret = valid_sums(sums, size, err))
 		return ret;
-	uint64_t c = sums.chunk_size(), end = std::min(size, off + len);
+	if (len == 0)
+		return 0;
+	uint64_t c = sums.chunk_size(), end = off + len;
+	if (off > size || len > size - off || off % c || (end % c && end != size)) {
+		// a cut chunk's bytes would pass unchecked
+		*err = "bytes " + std::to_string(off) + " to " + std::to_string(end) + " of " +
+		       std::to_string(size) + " are not whole checksum chunks of " +
+		       std::to_string(c);
+		return -EINVAL;
+	}
 	XXH64_state_t *st = hash_state();
-	for (uint64_t i = (off + c - 1) / c; i * c < end; i++) {
-		uint64_t from = i * c, to = std::min(size, from + c);
-		if (to > end)
-			break;	// cut by the range: not checked
-		if (chunk_sum(st, iov, off, from, to) != sums.xxh64(static_cast<int>(i))) {
+	for (uint64_t from = off; from < end; from += c) {
+		uint64_t to = std::min(end, from + c);
+		if (chunk_sum(st, iov, off, from, to) != sums.xxh64(static_cast<int>(from / c))) {
 			*err = "bytes " + std::to_string(from) + " to " + std::to_string(to) +
 			       " do not match their checksum";
 			return -EBADMSG;

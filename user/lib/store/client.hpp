@@ -292,6 +292,12 @@ private:
 		std::mutex mu;		// the handle is not thread-safe
 		ds_xfer *x = nullptr;
 		std::map<uintptr_t, std::pair<size_t, uint32_t>> mrs;	// addr -> len, mr
+		// A ranged get's scratch: the bytes of the chunks it cuts that
+		// lie outside the caller's range, read so that the chunks can
+		// be checked whole.  Kept (and registered, in mrs) from get to
+		// get; only the worker's own thread uses it and wide.
+		std::vector<char> scratch;
+		std::vector<iovec> wide;
 	};
 	struct MemberRec {
 		pb::Member m;
@@ -359,6 +365,9 @@ private:
 	int do_get(unsigned worker, Clock::time_point deadline, const std::string &key,
 		   const std::vector<iovec> &iov, int64_t min_version, uint64_t offset,
 		   ds_store_task_status *st, std::string *why);
+	// At least n bytes of w's scratch (grown, and registered again, when
+	// short).
+	char *scratch(Worker &w, uint64_t n);
 	int read_replica(Worker &w, const pb::Replica &rep, const std::vector<iovec> &iov,
 			 uint64_t offset, uint64_t len, Clock::time_point deadline);
 	// The slow tier's copy of exactly version `want`: -ESTALE (and

@@ -19,6 +19,28 @@ constexpr unsigned kLeaseMarginPct = 20;	// of a Get lease, for the read
 
 }  // namespace
 
+char *ClientCore::scratch(Worker &w, uint64_t n)
+{
+	if (w.scratch.size() >= n)
+		return w.scratch.data();
+	// Registered like a caller's buffer, so that a get that has one
+	// keeps the handle's rings; unregistered (a plain pointer, pinned
+	// by each transfer) if the module will not.  Under the handle's
+	// lock: buf_reg and buf_dereg walk mrs from other threads.
+	std::lock_guard<std::mutex> g(w.mu);
+	auto it = w.mrs.find(reinterpret_cast<uintptr_t>(w.scratch.data()));
+	if (!w.scratch.empty() && it != w.mrs.end()) {
+		ds_mr_dereg(w.x, it->second.second);
+		w.mrs.erase(it);
+	}
+	w.scratch.assign(n, 0);
+	w.scratch.shrink_to_fit();
+	uint32_t mr = 0;
+	if (ds_mr_reg(w.x, w.scratch.data(), n, &mr) == 0)
+		w.mrs[reinterpret_cast<uintptr_t>(w.scratch.data())] = { n, mr };
+	return w.scratch.data();
+}
+
 int ClientCore::read_replica(Worker &w, const pb::Replica &rep, const std::vector<iovec> &iov,
 			 uint64_t offset, uint64_t len, Clock::time_point deadline)
 {
@@ -178,6 +200,32 @@ int ClientCore::do_get(unsigned worker, Clock::time_point deadline, const std::s
 		st->bytes = len;
 		if (!len)
 			return 0;
+		// sums no reader can check (none, or not this object's): no
+		// replica can make the bytes good
+		if (int ret = valid_sums(obj.sums(), size, &err))
+			return ret;
+
+		// Every byte returned is checked, and a checksum covers a whole
+		// chunk: the chunks the range cuts (at most its first and its
+		// last) are read whole, their bytes outside the range into the
+		// worker's scratch.  A range of whole chunks reads no more.
+		Worker &w = *workers_[worker];
+		uint64_t chunk = obj.sums().chunk_size();
+		SumSpan span = sum_span(offset, len, size, chunk);
+		uint64_t head = offset - span.lo, tail = span.hi - (offset + len);
+		const std::vector<iovec> *wide = &iov;
+		if (head || tail) {
+			char *buf = scratch(w, head + tail);
+			w.wide.clear();
+			if (head)
+				w.wide.push_back({ buf, head });
+			for_each_piece(iov, 0, 0, len, [&w](char *p, uint64_t n, uint64_t) {
+				w.wide.push_back({ p, n });
+			});
+			if (tail)
+				w.wide.push_back({ buf + head, tail });
+			wide = &w.wide;
+		}
 
 		// replicas nearest first: a shard on our node, DRAM, NVMe-oF
 		std::vector<int> order;
@@ -199,12 +247,13 @@ int ClientCore::do_get(unsigned worker, Clock::time_point deadline, const std::s
 				 [&](int a, int b) { return rank(a) < rank(b); });
 		bool read = false;
 		for (int r : order) {
-			Worker &w = *workers_[worker];
-			int ret = read_replica(w, obj.replicas(r), iov, offset, len, deadline);
+			int ret = read_replica(w, obj.replicas(r), *wide, span.lo, span.hi - span.lo,
+					       deadline);
 			// a replica gone bad, or bytes the transport got wrong:
 			// never the object; the next copy may be whole
 			if (!ret)
-				ret = check_sums(obj.sums(), size, iov, offset, len, &err);
+				ret = check_sums(obj.sums(), size, *wide, span.lo, span.hi - span.lo,
+						 &err);
 			if (ret == -EBADMSG)
 				report_bad(obj, obj.replicas(r), deadline);
 			if (!ret) {
@@ -218,7 +267,8 @@ int ClientCore::do_get(unsigned worker, Clock::time_point deadline, const std::s
 		}
 		if (!read && (resp.slow_tier() || obj.flushed() || obj.flushed_version() >= obj.version())) {
 			uint64_t found = 0, got = 0;
-			int ret = read_slow(key, iov, offset, len, obj.version(), &found, &got, deadline);
+			int ret = read_slow(key, *wide, span.lo, span.hi - span.lo, obj.version(), &found,
+					    &got, deadline);
 			if (ret == -ESTALE) {
 				last_err = ret;
 				if (Clock::now() >= deadline)
@@ -231,11 +281,16 @@ int ClientCore::do_get(unsigned worker, Clock::time_point deadline, const std::s
 									static_cast<int64_t>(found));
 				continue;
 			}
+			// a short copy: only its whole chunks can be checked, and
+			// only checked bytes are returned
+			uint64_t end = span.lo + got;
+			if (end != size)
+				end -= end % chunk;
 			if (!ret)
-				ret = check_sums(obj.sums(), size, iov, offset, got, &err);
+				ret = check_sums(obj.sums(), size, *wide, span.lo, end - span.lo, &err);
 			if (ret)
 				return ret;
-			st->bytes = got;
+			st->bytes = end > offset ? std::min(len, end - offset) : 0;
 			return 0;
 		}
 		if (!read) {
