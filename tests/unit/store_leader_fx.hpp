@@ -6,17 +6,11 @@
 // whose RPCs the metrics count.
 #pragma once
 
-#include <sys/uio.h>
-
-#include <algorithm>
 #include <cstdint>
-#include <map>
-#include <mutex>
 #include <string>
-#include <vector>
 
-#include "checksum.hpp"
 #include "service.hpp"
+#include "store_sums.hpp"
 
 namespace dsmem::store::leaderfx {
 
@@ -58,38 +52,11 @@ inline v1::RegisterSegmentRequest segment_request(uint64_t client)
 	return q;
 }
 
+using testsums::zero_sums;
+
 // One DRAM replica.
-// The checksums of size zero bytes, as a writer makes them: each iovec
-// names the same zeroed chunk, so no object-sized buffer is needed.
-inline v1::Checksums zero_sums(uint64_t size)
-{
-	static const std::vector<char> zeros(kSumChunk);
-	std::vector<iovec> iov;
-	for (uint64_t at = 0; at < size; at += kSumChunk)
-		iov.push_back({ const_cast<char *>(zeros.data()),
-				std::min<uint64_t>(kSumChunk, size - at) });
-	v1::Checksums sums;
-	make_sums(iov, size, &sums);
-	return sums;
-}
-
-// The size each key's last put_start_request named: a commit carries the
-// sums of that many bytes (the master refuses one without), and callers
-// of put_commit_request need not say the size again.
-inline std::map<std::string, uint64_t> &put_sizes(std::unique_lock<std::mutex> *l)
-{
-	static std::mutex m;
-	static std::map<std::string, uint64_t> sizes;
-	*l = std::unique_lock<std::mutex>(m);
-	return sizes;
-}
-
 inline v1::PutStartRequest put_start_request(uint64_t client, const std::string &key, uint64_t size)
 {
-	{
-		std::unique_lock<std::mutex> l;
-		put_sizes(&l)[key] = size;
-	}
 	v1::PutStartRequest q;
 	q.set_client_id(client);
 	q.set_key(key);
@@ -109,21 +76,6 @@ inline v1::PutCommitRequest put_commit_request(uint64_t client, const std::strin
 	q.add_done(0);
 	*q.mutable_sums() = zero_sums(size);
 	return q;
-}
-
-// The same, of the size the key's last put_start_request named.
-inline v1::PutCommitRequest put_commit_request(uint64_t client, const std::string &key,
-					       uint64_t version)
-{
-	uint64_t size = 0;
-	{
-		std::unique_lock<std::mutex> l;
-		auto &sizes = put_sizes(&l);
-		auto it = sizes.find(key);
-		if (it != sizes.end())
-			size = it->second;
-	}
-	return put_commit_request(client, key, version, size);
 }
 
 // The newest version.

@@ -174,16 +174,17 @@ struct Fx {
 			fail_msg("put start %s: %s", key.c_str(), s.error_message().c_str());
 		return v;
 	}
-	grpc::Status put_commit(const std::string &key, uint64_t version)
+	// (size: what put_start was given, which the commit's sums cover)
+	grpc::Status put_commit(const std::string &key, uint64_t version, uint64_t size = 1000)
 	{
-		v1::PutCommitRequest q = put_commit_request(client, key, version);
+		v1::PutCommitRequest q = put_commit_request(client, key, version, size);
 		v1::PutCommitResponse a;
 		return leader->PutCommit(kApp, &q, &a);
 	}
 	uint64_t put(const std::string &key, uint64_t size = 1000)
 	{
 		uint64_t v = put_start(key, size);
-		assert_true(put_commit(key, v).ok());
+		assert_true(put_commit(key, v, size).ok());
 		return v;
 	}
 	grpc::Status get(const std::string &key, uint64_t *version)
@@ -240,7 +241,7 @@ void test_put_commit_without_sums_refused(void **)
 	};
 	uint64_t v = f.put_start("k", 3 << 20), got = 0;
 	size_t before = logged();
-	v1::PutCommitRequest q = put_commit_request(f.client, "k", v);
+	v1::PutCommitRequest q = put_commit_request(f.client, "k", v, 3 << 20);
 	assert_int_equal(q.sums().xxh64_size(), 3);
 	q.clear_sums();
 	v1::PutCommitResponse a;
@@ -258,7 +259,7 @@ void test_put_commit_without_sums_refused(void **)
 	assert_int_equal(f.get("k", &got).error_code(), grpc::StatusCode::NOT_FOUND);
 
 	// the put is still open: with its sums it commits
-	assert_true(f.put_commit("k", v).ok());
+	assert_true(f.put_commit("k", v, 3 << 20).ok());
 	assert_true(f.get("k", &got).ok());
 	assert_int_equal(got, v);
 
@@ -729,13 +730,12 @@ void test_watermarks_evict_in_background(void **)
 	});
 	{
 		// the oldest, soft-pinned: it stays although the oldest
-		// (put_start_request: the commit's sums are of its size)
 		v1::PutStartRequest q = put_start_request(f.client, "pinned", k16M);
 		v1::PutStartResponse a;
 		q.mutable_config()->set_soft_pin(true);
 		assert_true(f.leader->PutStart(kApp, &q, &a).ok());
 		assert_true(a.attrs());
-		assert_true(f.put_commit("pinned", a.version()).ok());
+		assert_true(f.put_commit("pinned", a.version(), k16M).ok());
 	}
 	f.put("a", k16M);
 	f.put("b", k16M);	// 75%: over the high watermark
@@ -1445,7 +1445,7 @@ void test_salvage_survives_restart(void **)
 		v1::PutStartResponse pa;
 		assert_true(l->PutStart(kApp, &pq, &pa).ok());
 		ver = pa.version();
-		v1::PutCommitRequest cq = put_commit_request(client, "k", ver);
+		v1::PutCommitRequest cq = put_commit_request(client, "k", ver, 1000);
 		v1::PutCommitResponse ca;
 		assert_true(l->PutCommit(kApp, &cq, &ca).ok());
 		assert_true(within(10000, [&] { return state_of(*l, seg) == v1::SEGMENT_DEAD; }));

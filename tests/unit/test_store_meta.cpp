@@ -18,6 +18,7 @@
 #include "journal.hpp"
 #include "persist.hpp"
 #include "state.hpp"
+#include "store_sums.hpp"
 
 // cmocka last: its macros do not mix with the C++ headers
 #include <cstdarg>
@@ -34,19 +35,7 @@ namespace {
 constexpr int64_t kSec = 1000000000LL;
 constexpr uint64_t kMiB = 1ULL << 20;
 
-// The checksums of size zero bytes, as make_sums makes them: each iovec
-// names the same zeroed chunk, so no object-sized buffer is needed.
-pb::Checksums zero_sums(uint64_t size)
-{
-	static const std::vector<char> zeros(kSumChunk);
-	std::vector<iovec> iov;
-	for (uint64_t at = 0; at < size; at += kSumChunk)
-		iov.push_back({ const_cast<char *>(zeros.data()),
-				std::min<uint64_t>(kSumChunk, size - at) });
-	pb::Checksums sums;
-	make_sums(iov, size, &sums);
-	return sums;
-}
+using testsums::zero_sums;
 
 // A state and the log of everything applied to it.
 struct Fx {

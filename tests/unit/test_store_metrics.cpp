@@ -308,7 +308,7 @@ struct Fx {
 		grpc::Status s = svc->PutStart(&c1, &q, &a);
 		if (!s.ok())
 			fail_msg("put start %s: %s", key.c_str(), s.error_message().c_str());
-		v1::PutCommitRequest cq = put_commit_request(client, key, a.version());
+		v1::PutCommitRequest cq = put_commit_request(client, key, a.version(), size);
 		v1::PutCommitResponse ca;
 		s = svc->PutCommit(&c2, &cq, &ca);
 		if (!s.ok())
