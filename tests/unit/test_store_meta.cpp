@@ -1218,6 +1218,11 @@ void test_bad_input(void **)
 	bogus.mutable_put_commit()->set_version(77);
 	assert_int_equal(f.st.apply(bogus, &err), -EINVAL);
 	assert_int_equal(f.st.apply(lg::Record(), &err), -EINVAL);
+	// an end of salvage for a version the state does not hold
+	lg::Record drop;
+	f.st.plan_salvage_drop("nope", 77, &drop);
+	assert_int_equal(f.st.apply(drop, &err), -EINVAL);
+	assert_non_null(strstr(err.c_str(), "salvage drop of unknown"));
 }
 
 bool overlaps(const pb::Replica &a, const pb::Replica &b)
