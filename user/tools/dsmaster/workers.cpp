@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // dsmaster's background work: heartbeat monitor, expiry of pending puts,
-// GC of superseded and deleted versions, re-replication, the LAZY
-// flusher, draining, and the master's own peering with clients.  Each
-// plans under the state mutex, moves data without it, and re-takes it to
-// commit what it did (checking that the world did not move meanwhile).
+// GC of superseded and deleted versions, re-replication, draining, and
+// the master's own peering with clients (the LAZY flusher is in flush.cpp,
+// ReportReplica in report.cpp).  Each plans under the state mutex, moves
+// data without it, and re-takes it to commit what it did (checking that
+// the world did not move meanwhile).
 #include <dsmem/ds.h>
 
 #include <algorithm>
@@ -516,117 +517,6 @@ void Leader::repair_loop()
 	}
 }
 
-// ---- flush
-
-int Leader::flush(const std::string &key, uint64_t version, bool *flushed, std::string *err)
-{
-	*flushed = false;
-	if (!slow_) {
-		*err = "no slow tier";
-		return -ENODEV;
-	}
-	auto fl = flush_lock(key);
-	std::lock_guard<std::mutex> fg(*fl);
-	v1::Replica src;
-	v1::Checksums sums;
-	Resolved src_r;
-	uint64_t size;
-	{
-		std::lock_guard<std::mutex> g(mu_);
-		const VersionState *v = st_.find_version(key, version);
-		const ObjectState *o = st_.find_object(key);
-		if (!v || !v->complete || v->deleted) {
-			*err = "version gone";
-			return -ENOENT;
-		}
-		if (o->flushed_version >= version) {
-			// a newer one is there already: the slow tier never goes back
-			*flushed = o->flushed_version == version;
-			return 0;
-		}
-		if (!source_locked(key, version, -1, &src)) {
-			*err = "no replica to flush from";
-			return -ENODATA;
-		}
-		src_r = resolve_locked(src);
-		size = v->size;
-		sums = v->sums;
-		st_.pin(key, version);
-	}
-	std::string data;
-	int ret = 0;
-	try {
-		data.resize(size);
-	} catch (const std::bad_alloc &) {
-		ret = -ENOMEM;
-		*err = "no memory for a buffer of " + std::to_string(size) + " bytes";
-	}
-	if (!ret)
-		ret = mover_->read(src_r, 0, data.data(), size, err);
-	// the slow tier gets the object or nothing
-	if (!ret)
-		ret = check_sums(sums, size, { { data.data(), size } }, 0, size, err);
-	{
-		std::lock_guard<std::mutex> g(mu_);
-		st_.unpin(key, version);
-	}
-	if (ret)
-		return ret;
-	ret = slow_->put(key, version, data.data(), size);
-	if (ret) {
-		*err = "slow tier " + slow_->describe() + ": " + strerror(-ret);
-		return ret;
-	}
-	uint64_t seq = 0;
-	{
-		std::lock_guard<std::mutex> g(mu_);
-		if (!st_.find_object(key))
-			return 0;
-		lg::Record r;
-		r.mutable_flushed()->set_key(key);
-		r.mutable_flushed()->set_version(version);
-		if ((ret = commit_locked(r, &seq, err)))
-			return ret;
-	}
-	if ((ret = wait_durable(seq, err)))
-		return ret;
-	*flushed = true;
-	if (opts_.verbose)
-		log_line("flushed '%s' version %llu", key.substr(0, 64).c_str(),
-			 static_cast<unsigned long long>(version));
-	return 0;
-}
-
-void Leader::flush_loop()
-{
-	auto period = std::chrono::milliseconds(std::max<uint64_t>(50, opts_.flush_ms));
-	std::string last_err;
-
-	while (sleep_for(period)) {
-		std::vector<std::pair<std::string, uint64_t>> todo;
-		{
-			std::lock_guard<std::mutex> g(mu_);
-			todo = st_.plan_flushes();
-		}
-		for (const auto &[key, version] : todo) {
-			if (stopping_)
-				return;
-			bool flushed;
-			std::string err;
-			int ret = flush(key, version, &flushed, &err);
-			// disk full and the like: said once until it changes; retried
-			if (ret && ret != -ENOENT && err != last_err) {
-				log_line("lazy flush of '%s' version %llu: %s (retrying)",
-					 key.substr(0, 64).c_str(), static_cast<unsigned long long>(version),
-					 err.c_str());
-				last_err = err;
-			}
-			if (ret == -ENOSPC || ret == -ENODEV)
-				break;
-		}
-	}
-}
-
 // ---- drain and removal
 
 int Leader::remove_segment(uint64_t segment_id, uint64_t *lost, std::string *err,
@@ -1076,82 +966,6 @@ void Leader::peer_loop()
 	}
 	if (ctx)
 		ds_ctx_close(ctx);
-}
-
-// ---- a replica a reader found bad
-
-namespace {
-
-// Does replica r start with shard sh?
-bool starts_with(const v1::Replica &r, const v1::Shard &sh)
-{
-	return r.shards_size() && r.shards(0).segment_id() == sh.segment_id() &&
-	       r.shards(0).offset() == sh.offset();
-}
-
-}  // namespace
-
-grpc::Status Leader::ReportReplica(const Caller &, const v1::ReportReplicaRequest *q, v1::ReportReplicaResponse *a)
-{
-	std::string err;
-	const std::string name = "'" + q->key().substr(0, 64) + "' version " + std::to_string(q->version());
-	v1::Replica rep;
-	v1::Checksums sums;
-	Resolved r;
-	uint64_t size = 0;
-	// one at a time with the repairs of this key: indexes stay put
-	auto rl = replica_lock(q->key());
-	std::lock_guard<std::mutex> held(*rl);
-	{
-		std::lock_guard<std::mutex> g(mu_);
-		const VersionState *v = st_.find_version(q->key(), q->version());
-		if (!v || !v->complete)
-			return to_status(-ENOENT, "no complete " + name);
-		auto it = std::find_if(v->replicas.begin(), v->replicas.end(),
-				       [&](const ReplicaState &x) { return starts_with(x.r, q->first_shard()); });
-		if (it == v->replicas.end())
-			return to_status(-ENOENT, "no such replica of " + name);
-		if (!v->sums.xxh64_size())
-			return grpc::Status::OK;	// nothing to check it against
-		rep = it->r;
-		sums = v->sums;
-		size = v->size;
-		r = resolve_locked(rep);
-		st_.pin(q->key(), q->version());
-	}
-	// the master's own read of it
-	int ret = mover_->check(r, size, sums, &err);
-	{
-		std::lock_guard<std::mutex> g(mu_);
-		st_.unpin(q->key(), q->version());
-	}
-	if (ret != -EBADMSG)
-		return grpc::Status::OK;	// whole here (or unreadable: the heartbeats decide)
-	const std::string why = err;
-	lg::Record d;
-	{
-		std::lock_guard<std::mutex> g(mu_);
-		const VersionState *v = st_.find_version(q->key(), q->version());
-		if (!v)
-			return grpc::Status::OK;
-		for (size_t i = 0; i < v->replicas.size(); i++)
-			if (starts_with(v->replicas[i].r, q->first_shard())) {
-				d.mutable_replica_drop()->set_key(q->key());
-				d.mutable_replica_drop()->set_version(q->version());
-				d.mutable_replica_drop()->set_index(static_cast<uint32_t>(i));
-			}
-	}
-	if (d.rec_case() == lg::Record::REC_NOT_SET)
-		return grpc::Status::OK;
-	if (int ret2 = commit({ d }, &err))
-		return to_status(ret2, err);
-	log_line("%s: the replica at segment %llu offset %llu failed its checksums (%s): dropped",
-		 name.c_str(),
-		 static_cast<unsigned long long>(q->first_shard().segment_id()),
-		 static_cast<unsigned long long>(q->first_shard().offset()), why.c_str());
-	a->set_dropped(true);
-	kick_repair();
-	return grpc::Status::OK;
 }
 
 }  // namespace dsmem::store
