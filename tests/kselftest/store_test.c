@@ -14,7 +14,8 @@
  *   flush_*        EAGER, LAZY, NONE, each checked in the slow tier's
  *                  directory; the slow tier's disk full
  *   nvmeof_*       a replica on a real NVMe-oF target (nvmet-rdma over
- *                  rxe, scripts/store-env) read when the DRAM one is gone
+ *                  rxe, scripts/store-env) read when the DRAM one is gone;
+ *                  the master's own copy there flushed before it counts
  *   corrupt_*      a replica's bytes changed behind the store's back:
  *                  caught by the writer's checksums, never returned,
  *                  also inside a chunk a ranged get cuts
@@ -52,6 +53,7 @@
  * of its own and checked healthy and empty before it starts (see "the
  * shared store" below).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -1734,6 +1736,104 @@ TEST_F_TIMEOUT(st, nvmeof_replica_read, 240)
 	EXPECT_EQ(1, kv(r, "dram")) TH_LOG("not re-replicated: %s", r);
 	EXPECT_EQ(1, get_check(_metadata, W(2), "nv/k", 3ull << 20, 41, &got));
 	EXPECT_EQ(v, got);
+}
+
+/*
+ * Flush requests completed on every NVMe block device here, the 16th
+ * field of /sys/block/nvme.../stat (Linux 5.5 and later): the head of a
+ * multipath namespace and its paths alike, since the block layer counts a
+ * flush on the disk of the queue that carried it.  -1 (and why, in err)
+ * if a stat cannot be read or has no flush fields.
+ */
+static long long nvme_flushes(char *err, size_t size)
+{
+	unsigned long long f[17];
+	long long total = 0;
+	struct dirent *d;
+	char path[300];
+	DIR *dir;
+	FILE *fp;
+	int n;
+
+	dir = opendir("/sys/block");
+	if (!dir) {
+		snprintf(err, size, "/sys/block: %s", strerror(errno));
+		return -1;
+	}
+	while ((d = readdir(dir))) {
+		if (strncmp(d->d_name, "nvme", 4))
+			continue;
+		snprintf(path, sizeof(path), "/sys/block/%s/stat", d->d_name);
+		fp = fopen(path, "r");
+		if (!fp) {
+			snprintf(err, size, "%s: %s", path, strerror(errno));
+			total = -1;
+			break;
+		}
+		n = fscanf(fp, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
+			   "%llu %llu %llu", &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &f[7],
+			   &f[8], &f[9], &f[10], &f[11], &f[12], &f[13], &f[14], &f[15], &f[16]);
+		fclose(fp);
+		if (n != 17) {
+			snprintf(err, size, "%s: %d fields, not 17 (no flush counts?)", path, n);
+			total = -1;
+			break;
+		}
+		total += f[15];
+	}
+	closedir(dir);
+	return total;
+}
+
+/*
+ * The master's own copy onto NVMe-oF is flushed before it counts.  A
+ * write through O_DIRECT may sit in the target's volatile write cache
+ * (nvmet says it has one), so a client's put flushes the namespace before
+ * it commits; Replicate's copy, made by the master, must too, before the
+ * master records the replica and answers.  The object has a DRAM replica
+ * only, so no client ever opens the namespace: every flush it sees is the
+ * master's, and nothing runs between the count before Replicate and the
+ * count after its answer but Replicate.  Before the fix the master only
+ * wrote, and the count stayed where it was.
+ */
+TEST_F_TIMEOUT(st, nvmeof_master_copy_flushed, 240)
+{
+	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
+	char r[1024], err[400] = "";
+	long long v, before, after;
+
+	SKIP_FILTERED();
+	ASSERT_EQ(0, run("STORE_ENV_DIR=%s/env %s nvmet-up 64M >/dev/null", self->e.dir,
+			 store_env_path()));
+	self->e.nvmet = true;
+	ASSERT_EQ(0, oneshot(self->e.masters, r, sizeof(r),
+			     "--identity admin nvmeof-register %s 4420 nqn.2026-11.io.dsmem:store 0 %llu",
+			     addr, 64ull << 20));
+	ASSERT_EQ(0, kv(r, "ret")) TH_LOG("%s", r);
+	/* DRAM only: the put touches no NVMe-oF namespace */
+	v = put_ok(_metadata, W(0), "nvf/k", 5ull << 20, 43, "dram 1");
+	ASSERT_LT(0, v);
+	ASSERT_EQ(0, extra_worker(&self->e, "admin"));
+
+	before = nvme_flushes(err, sizeof(err));
+	ASSERT_LE(0, before) TH_LOG("%s", err);
+	/* the master copies the object to the NVMe-oF segment */
+	ASSERT_EQ(0, wcmd(W(NWORKERS), r, sizeof(r), "replicate nvf/k dram 1 nvme 1"));
+	ASSERT_EQ(ST_COMPLETE, kv(r, "state")) TH_LOG("%s", r);
+	ASSERT_EQ(1, kv(r, "nvme")) TH_LOG("no NVMe-oF copy was made: %s", r);
+	EXPECT_EQ(v, kv(r, "version")) TH_LOG("%s", r);
+	after = nvme_flushes(err, sizeof(err));
+	ASSERT_LE(0, after) TH_LOG("%s", err);
+	TH_LOG("NVMe flushes completed: %lld before Replicate, %lld after its answer", before, after);
+	EXPECT_LT(before, after)
+		TH_LOG("the master acknowledged its NVMe-oF copy without flushing the namespace");
+
+	/* and the copy is the object: read from NVMe-oF once DRAM is gone */
+	ASSERT_EQ(0, wcmd(W(NWORKERS), r, sizeof(r), "replicate nvf/k dram 0 nvme 1"));
+	ASSERT_EQ(0, wcmd(W(1), r, sizeof(r), "stat nvf/k"));
+	EXPECT_EQ(0, kv(r, "dram")) TH_LOG("%s", r);
+	EXPECT_EQ(1, kv(r, "nvme")) TH_LOG("%s", r);
+	EXPECT_EQ(1, get_check(_metadata, W(1), "nvf/k", 5ull << 20, 43, NULL));
 }
 
 /* ---- faults ---- */

@@ -143,14 +143,18 @@ int Mover::nvme(bool write, const Place &p, uint64_t off, void *buf, uint64_t le
 
 // buf holds len bytes; DRAM pieces go through the bounce buffer, whose
 // caller-facing copy is buf (up to kBounce bytes at a time).
-int Mover::io(bool write, const Resolved &r, uint64_t off, char *buf, uint64_t len, std::string *err)
+int Mover::io(bool write, const Resolved &r, uint64_t off, char *buf, uint64_t len,
+	      std::set<uint64_t> *written_nvme, std::string *err)
 {
 	uint64_t reach = 0;
 	int ret = for_each_shard(r, [](const Place &p) { return p.length; }, off, off + len,
 				 [&](const Place &p, uint64_t first, uint64_t lo, uint64_t hi) {
 		char *at = buf + (lo - off);
-		if (p.seg.type() == v1::SEGMENT_NVMEOF)
+		if (p.seg.type() == v1::SEGMENT_NVMEOF) {
+			if (write)
+				written_nvme->insert(p.seg.id());
 			return nvme(write, p, lo - first, at, hi - lo, err);
+		}
 		if (write)
 			memcpy(bounce_, at, hi - lo);
 		int st = rdma(write, p, lo - first, 0, hi - lo, err);
@@ -174,12 +178,13 @@ int Mover::read(const Resolved &src, uint64_t off, void *buf, uint64_t len, std:
 		return ret;
 	for (uint64_t done = 0; done < len; done += kBounce)
 		if (int ret = io(false, src, off + done, static_cast<char *>(buf) + done,
-				 std::min(kBounce, len - done), err))
+				 std::min(kBounce, len - done), nullptr, err))
 			return ret;
 	return 0;
 }
 
-int Mover::write(const Resolved &dst, uint64_t off, const void *buf, uint64_t len, std::string *err)
+int Mover::write_unflushed(const Resolved &dst, uint64_t off, const void *buf, uint64_t len,
+			   std::set<uint64_t> *written_nvme, std::string *err)
 {
 	std::lock_guard<std::mutex> g(m_);
 	if (int ret = open_locked(err))
@@ -187,9 +192,37 @@ int Mover::write(const Resolved &dst, uint64_t off, const void *buf, uint64_t le
 	for (uint64_t done = 0; done < len; done += kBounce)
 		if (int ret = io(true, dst, off + done,
 				 const_cast<char *>(static_cast<const char *>(buf)) + done,
-				 std::min(kBounce, len - done), err))
+				 std::min(kBounce, len - done), written_nvme, err))
 			return ret;
 	return 0;
+}
+
+// O_DIRECT writes may sit in the target's volatile write cache: until the
+// namespace is flushed, a power loss on the target takes them, and the
+// replica must not be recorded before then.
+int Mover::flush(const std::set<uint64_t> &written_nvme, std::string *err)
+{
+	std::lock_guard<std::mutex> g(m_);
+	for (uint64_t id : written_nvme) {
+		// nvme() attached every segment it wrote, and attachments stay
+		auto it = nvme_.find(id);
+		std::string why = "not attached";
+		int ret = it == nvme_.end() ? -ENODEV : it->second->sync(&why);
+		if (ret) {
+			*err = "NVMe-oF segment " + std::to_string(id) +
+			       ": the flush after writing failed, the copy is not durable: " + why;
+			return ret;
+		}
+	}
+	return 0;
+}
+
+int Mover::write(const Resolved &dst, uint64_t off, const void *buf, uint64_t len, std::string *err)
+{
+	std::set<uint64_t> written_nvme;
+	if (int ret = write_unflushed(dst, off, buf, len, &written_nvme, err))
+		return ret;
+	return flush(written_nvme, err);
 }
 
 int Mover::copy(const Resolved &src, const Resolved &dst, uint64_t size, const v1::Checksums &sums,
@@ -197,16 +230,17 @@ int Mover::copy(const Resolved &src, const Resolved &dst, uint64_t size, const v
 {
 	static_assert(kBounce % kSumChunk == 0, "a round holds whole checksum chunks");
 	std::vector<char> buf(std::min(kBounce, size));
+	std::set<uint64_t> written_nvme;
 	for (uint64_t done = 0; done < size; done += kBounce) {
 		uint64_t n = std::min(kBounce, size - done);
 		if (int ret = read(src, done, buf.data(), n, err))
 			return ret;
 		if (int ret = check_sums(sums, size, { { buf.data(), n } }, done, n, err))
 			return ret;
-		if (int ret = write(dst, done, buf.data(), n, err))
+		if (int ret = write_unflushed(dst, done, buf.data(), n, &written_nvme, err))
 			return ret;
 	}
-	return 0;
+	return flush(written_nvme, err);
 }
 
 int Mover::check(const Resolved &src, uint64_t size, const v1::Checksums &sums, std::string *err)

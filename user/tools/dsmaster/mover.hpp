@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,10 +37,14 @@ public:
 
 	// Bytes [off, off + len) of the object a replica holds.
 	int read(const Resolved &src, uint64_t off, void *buf, uint64_t len, std::string *err);
+	// Returns once the bytes are durable: every NVMe-oF namespace it
+	// wrote was flushed (a failed flush fails the write), as a client's
+	// put flushes before it commits.
 	int write(const Resolved &dst, uint64_t off, const void *buf, uint64_t len, std::string *err);
 	// A whole object, in pieces of the bounce buffer's size, each checked
 	// against the writer's sums before it goes on (-EBADMSG: the source
-	// is not the object).
+	// is not the object); durable like write(), with one flush per
+	// NVMe-oF namespace at the end.
 	int copy(const Resolved &src, const Resolved &dst, uint64_t size, const v1::Checksums &sums,
 		 std::string *err);
 	// Read a whole replica and check it against the sums (-EBADMSG).
@@ -52,7 +57,13 @@ private:
 	int rdma(bool write, const Place &p, uint64_t off, uint64_t buf_off, uint64_t len,
 		 std::string *err);
 	int nvme(bool write, const Place &p, uint64_t off, void *buf, uint64_t len, std::string *err);
-	int io(bool write, const Resolved &r, uint64_t off, char *buf, uint64_t len, std::string *err);
+	int io(bool write, const Resolved &r, uint64_t off, char *buf, uint64_t len,
+	       std::set<uint64_t> *written_nvme, std::string *err);
+	// write() without the flush: the NVMe-oF segments it wrote are added
+	// to written_nvme, for flush().
+	int write_unflushed(const Resolved &dst, uint64_t off, const void *buf, uint64_t len,
+			    std::set<uint64_t> *written_nvme, std::string *err);
+	int flush(const std::set<uint64_t> &written_nvme, std::string *err);
 
 	uint32_t node_id_;
 	std::mutex m_;			// one copy at a time: a ds_xfer is per thread
