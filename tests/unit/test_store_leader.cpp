@@ -27,6 +27,7 @@
 
 #include <dsmem/store.h>
 
+#include "journal.hpp"
 #include "mover.hpp"
 #include "persist.hpp"
 #include "service.hpp"
@@ -95,6 +96,12 @@ public:
 	}
 	int append(const std::string &record, std::string *err) override
 	{
+		// as etcd refuses a request over its --max-request-bytes (by
+		// default 1.5 MiB)
+		if (record.size() > 3 * 512 * 1024) {
+			*err = "etcdserver: request is too large";
+			return -E2BIG;
+		}
 		std::unique_lock<std::mutex> l(g_->m);
 		g_->waiting++;
 		g_->cv.notify_all();
@@ -419,14 +426,12 @@ bool overlaps(const v1::Replica &a, const v1::Replica &b)
 	return false;
 }
 
-// The leader of term 1 reserved space for a copy and never said it was
-// done (stopped, or cut off, mid-copy): the leader of term 2 gives that
-// space to no put -- a late write of the old one would land in it --
-// until the old leader is known to have stopped; then it is free again.
-void test_earlier_reservation_quarantined(void **)
+// What term 1 left in the log: two clients with a 16 MiB segment each,
+// an 8 MiB object on one, and a second copy of it reserved on the other
+// (*seg the segments, *dst the reserved place, *reservation its id).
+std::vector<std::string> log_with_reservation(uint64_t seg[2], v1::Replica *out_dst,
+					      uint64_t *reservation)
 {
-	// what term 1 left in the log: two clients with a segment each, an
-	// object on one, and a second copy of it reserved on the other
 	MasterState st{ Limits() };
 	std::vector<std::string> entries;
 	std::string err;
@@ -439,7 +444,6 @@ void test_earlier_reservation_quarantined(void **)
 	lg::Record r;
 	st.plan_term(&r);
 	log(r);
-	uint64_t seg[2];
 	for (int i = 0; i < 2; i++) {
 		v1::Member m;
 		m.set_node_id(kNode);
@@ -478,8 +482,26 @@ void test_earlier_reservation_quarantined(void **)
 	st.plan_reserve("k", v, dst, &r);
 	log(r);
 
-	// (eviction off: what the pool holds is what is counted)
-	Fx f(entries, [](Options &o) { o.evict = false; });
+	*out_dst = dst;
+	*reservation = r.replica_reserve().id();
+	return entries;
+}
+
+// The leader of term 1 reserved space for a copy and never said it was
+// done (stopped, or cut off, mid-copy): the leader of term 2 gives that
+// space to no put -- a late write of the old one would land in it --
+// until the old leader is known to have stopped; then it is free again.
+void test_earlier_reservation_quarantined(void **)
+{
+	uint64_t seg[2], reservation;
+	v1::Replica dst;
+	std::vector<std::string> entries = log_with_reservation(seg, &dst, &reservation);
+	// (eviction off: what the pool holds is what is counted; a fence
+	// grace longer than the test: only the word of term 1 frees it)
+	Fx f(entries, [](Options &o) {
+		o.evict = false;
+		o.fence_grace_ms = 600000;
+	});
 	auto used = used_of(*f.leader);
 	assert_int_equal(used[seg[0]] + used[seg[1]], 16 << 20);
 	// puts take the rest, never the reserved space
@@ -520,7 +542,7 @@ void test_earlier_reservation_quarantined(void **)
 		assert_true(le.ParseFromString(e));
 		for (const auto &rec : le.records())
 			released |= rec.has_replica_release() &&
-				    rec.replica_release().id() == r.replica_reserve().id();
+				    rec.replica_release().id() == reservation;
 	}
 	assert_true(released);
 }
@@ -1469,6 +1491,329 @@ void test_salvage_survives_restart(void **)
 	std::filesystem::remove_all(tmpl);
 }
 
+// Whether the log holds the release of reservation.
+bool release_logged(Fx &f, uint64_t reservation)
+{
+	std::lock_guard<std::mutex> g(f.gate->m);
+	for (const auto &e : f.gate->entries) {
+		lg::LogEntry le;
+		assert_true(le.ParseFromString(e));
+		for (const auto &rec : le.records())
+			if (rec.has_replica_release() && rec.replica_release().id() == reservation)
+				return true;
+	}
+	return false;
+}
+
+// The leader of term 1 was killed mid-copy without a word: term 2 keeps
+// its reserved space from every put at first, and gives it back once
+// the fence makes term 1's writes impossible (its lease ran out before
+// term 2 was elected, and it writes no round after that: --fence-grace-ms
+// after term 2 began) -- not only when an admin removes the segment.
+void test_killed_leader_quarantine_released(void **)
+{
+	uint64_t seg[2], reservation;
+	v1::Replica dst;
+	std::vector<std::string> entries = log_with_reservation(seg, &dst, &reservation);
+	Fx f(entries, [](Options &o) {
+		o.evict = false;
+		o.fence_grace_ms = 1000;
+	});
+	// f.quiesced stays false: term 1 never says it stopped
+	std::map<uint64_t, uint64_t> used;
+	assert_true(within(30000, [&] {
+		used = used_of(*f.leader);
+		return used[seg[0]] + used[seg[1]] == 8 << 20;
+	}));
+	assert_true(release_logged(f, reservation));
+	// the space is a put's again
+	bool on_it = false;
+	for (int i = 0; i < 40 && !on_it; i++) {
+		v1::PutStartRequest q;
+		v1::PutStartResponse a;
+		q.set_client_id(2);
+		q.set_key("p" + std::to_string(i));
+		q.set_size(1 << 20);
+		q.mutable_config()->set_dram_replicas(1);
+		if (!f.leader->PutStart(kApp, &q, &a).ok())
+			break;
+		for (const auto &rep : a.replicas())
+			on_it |= overlaps(rep, dst);
+	}
+	assert_true(on_it);
+}
+
+// ---- heartbeats: a stalled master is no silent client
+
+// A client's heartbeat thread: a beat every 50 ms until it ends; a pause
+// takes effect between beats.
+struct Beater {
+	Fx &f;
+	std::mutex m;
+	std::condition_variable cv;
+	bool stop = false, pause = false, idle = false;
+	uint64_t ok = 0, refused = 0;	// beats answered OK, and not
+	std::string refusal;		// the last refusal's message
+	std::thread t;
+
+	explicit Beater(Fx &fx) : f(fx)
+	{
+		t = std::thread([this] { run(); });
+	}
+	~Beater() { end(); }
+	void end()
+	{
+		{
+			std::lock_guard<std::mutex> g(m);
+			stop = true;
+		}
+		cv.notify_all();
+		if (t.joinable())
+			t.join();
+	}
+	void run()
+	{
+		std::unique_lock<std::mutex> l(m);
+		while (!stop) {
+			if (pause) {
+				idle = true;
+				cv.notify_all();
+				cv.wait(l, [&] { return stop || !pause; });
+				idle = false;
+				continue;
+			}
+			l.unlock();
+			v1::HeartbeatRequest q;
+			v1::HeartbeatResponse a;
+			q.set_client_id(f.client);
+			grpc::Status s = f.leader->Heartbeat(kApp, &q, &a);
+			l.lock();
+			if (s.ok()) {
+				ok++;
+			} else {
+				refused++;
+				refusal = s.error_message();
+			}
+			cv.notify_all();
+			cv.wait_for(l, std::chrono::milliseconds(50), [&] { return stop || pause; });
+		}
+	}
+	// Until n more beats were answered, or one refused: false if
+	// neither came in 10 s.
+	bool await_beats(uint64_t n)
+	{
+		std::unique_lock<std::mutex> l(m);
+		uint64_t want = ok + n;
+		return cv.wait_for(l, std::chrono::seconds(10), [&] { return ok >= want || refused; });
+	}
+	// No beat from now on until resume() (none is under way on return).
+	bool pause_beats()
+	{
+		std::unique_lock<std::mutex> l(m);
+		pause = true;
+		cv.notify_all();
+		return cv.wait_for(l, std::chrono::seconds(10), [&] { return idle; });
+	}
+	void resume()
+	{
+		std::lock_guard<std::mutex> g(m);
+		pause = false;
+		cv.notify_all();
+	}
+};
+
+void short_heartbeats(Options &o)
+{
+	o.heartbeat_ms = 100;		// the monitor's round: 50 ms
+	o.heartbeat_timeout_ms = 1500;
+}
+
+// Holds the master's state mutex, as a snapshot of a big state or a
+// stuck log append holds it, for twice the heartbeat timeout (by the
+// monotonic clock: the fault's schedule, no verdict).  Once the heartbeat
+// monitor has begun a round meanwhile (it waits for the mutex), between
+// runs, still under the stall.
+void stall_master(Fx &f, const std::function<void()> &between)
+{
+	bool waiting = false;
+	f.leader->with_state_held([&] {
+		auto end = std::chrono::steady_clock::now() +
+			   std::chrono::milliseconds(2 * f.opts.heartbeat_timeout_ms);
+		uint64_t r = f.leader->heartbeat_rounds();
+		waiting = within(10000, [&] { return f.leader->heartbeat_rounds() > r; });
+		if (between)
+			between();
+		std::this_thread::sleep_until(end);
+	});
+	// (no cmocka failure under the mutex: it would never be unlocked)
+	if (!waiting)
+		fail_msg("the heartbeat monitor began no round in 10 s");
+	// a round that began after the stall, and ended
+	uint64_t r = f.leader->heartbeat_rounds();
+	assert_true(within(10000, [&] { return f.leader->heartbeat_rounds() >= r + 2; }));
+}
+
+// The master stalls (its state mutex held) past the heartbeat timeout
+// while a client goes on beating: the client is not declared dead -- its
+// beats are still answered, its segment ALIVE.  (Before, the beats
+// queued behind the mutex, and the monitor, first to get it, counted the
+// stall as the client's silence: the client was dead, its replicas
+// salvage.)
+void test_master_stall_not_client_silence(void **)
+{
+	Fx f({}, short_heartbeats);
+	uint64_t seg = own_segment(f);
+	Beater b(f);
+	assert_true(b.await_beats(2));
+	// the beats resume once the monitor waits for the mutex: they come
+	// behind it, as they would behind a stall it ran into first
+	assert_true(b.pause_beats());
+	stall_master(f, [&] { b.resume(); });
+	assert_true(b.await_beats(2));
+	b.end();
+	if (b.refused)
+		fail_msg("the client was declared dead by a master stall: %llu beats refused (%s)",
+			 static_cast<unsigned long long>(b.refused), b.refusal.c_str());
+	v1::HeartbeatRequest q;
+	v1::HeartbeatResponse a;
+	q.set_client_id(f.client);
+	assert_true(f.leader->Heartbeat(kApp, &q, &a).ok());
+	assert_int_equal(segments(f)[seg].state(), v1::SEGMENT_ALIVE);
+	assert_int_equal(f.lost.load(), 0);
+}
+
+// A client that stops beating is still declared dead, a master stall
+// meanwhile notwithstanding: its segment DEAD, its beats refused.
+void test_silent_client_still_dead(void **)
+{
+	Fx f({}, short_heartbeats);
+	uint64_t seg = own_segment(f);
+	{
+		Beater b(f);
+		assert_true(b.await_beats(2));
+		assert_int_equal(b.refused, 0);
+	}
+	stall_master(f, nullptr);
+	assert_true(within(30000, [&] { return segments(f)[seg].state() == v1::SEGMENT_DEAD; }));
+	v1::HeartbeatRequest q;
+	v1::HeartbeatResponse a;
+	q.set_client_id(f.client);
+	assert_int_equal(f.leader->Heartbeat(kApp, &q, &a).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+// ---- records a log entry cannot hold: refused before anything is logged
+
+constexpr uint64_t kMiB = 1ull << 20, kGiB = 1ull << 30;
+
+// Another DRAM segment of f.client's, of size bytes at gaddr (no memory
+// is touched here: its size is only what the master knows).
+void add_segment(Fx &f, uint64_t gaddr, uint64_t size)
+{
+	v1::RegisterSegmentRequest q = segment_request(f.client);
+	q.mutable_desc()->set_gaddr(gaddr);
+	q.mutable_desc()->set_size(size);
+	v1::RegisterSegmentResponse a;
+	grpc::Status s = f.leader->RegisterSegment(kApp, &q, &a);
+	if (!s.ok())
+		fail_msg("register segment: %s", s.error_message().c_str());
+}
+
+size_t logged_records(Fx &f)
+{
+	std::lock_guard<std::mutex> g(f.gate->m);
+	size_t n = 0;
+	for (const auto &e : f.gate->entries) {
+		lg::LogEntry le;
+		assert_true(le.ParseFromString(e));
+		n += le.records_size();
+	}
+	return n;
+}
+
+void assert_record_too_big(const grpc::Status &s)
+{
+	if (s.error_code() != grpc::StatusCode::INVALID_ARGUMENT ||
+	    !contains(s.error_message(), "metadata record") ||
+	    !contains(s.error_message(), "over the limit of " + std::to_string(Journal::kRecordMax)))
+		fail_msg("not refused as a record over the limit: %d %s", s.error_code(),
+			 s.error_message().c_str());
+}
+
+// 4 KiB shards: a put of 1 GiB is 262144 shards, a PutStart record of
+// some 3 MiB (over the 1 MiB a log entry holds: every leader would fail
+// its append and step down).  It is refused, INVALID_ARGUMENT saying
+// so, nothing logged; the master leads on and serves a put of 64 MiB
+// (16384 shards, a record well under the limit).
+void test_oversized_put_start_refused(void **)
+{
+	Fx f({}, [](Options &o) { o.limits.shard_size = 4096; });
+	add_segment(f, kGaddr + 16 * kGiB, 4 * kGiB);
+	size_t before = logged_records(f);
+	uint64_t v = 0;
+	assert_record_too_big(f.try_put_start("huge", kGiB, &v));
+	assert_int_equal(logged_records(f), before);
+	assert_int_equal(f.get("huge", &v).error_code(), grpc::StatusCode::NOT_FOUND);
+	assert_true(f.leader->serving());
+	assert_int_equal(f.lost.load(), 0);
+	uint64_t ver = f.put("under", 64 * kMiB);
+	uint64_t got = 0;
+	assert_true(f.get("under", &got).ok());
+	assert_int_equal(got, ver);
+	assert_int_equal(f.lost.load(), 0);
+}
+
+// The same over a full pool: nothing is evicted to make room for a put
+// that could never be logged.  (Each 4 KiB shard takes a 16 KiB unit of
+// a segment: the pool, 2 GiB and 64 MiB, holds 135168 units; 4 objects
+// of 60 MiB take 61440, and leave too few for the 102400 shards of a
+// put of 400 MiB, a record of some 1.3 MiB.)
+void test_oversized_put_start_evicts_nothing(void **)
+{
+	Fx f({}, [](Options &o) {
+		o.limits.shard_size = 4096;
+		o.high_watermark_pct = 100;	// no eviction in the background
+		o.low_watermark_pct = 90;
+	});
+	add_segment(f, kGaddr + 16 * kGiB, 2 * kGiB);
+	for (int i = 0; i < 4; i++)
+		f.put("fill" + std::to_string(i), 60 * kMiB);
+	assert_int_equal(master_evictions(f), 0);
+	size_t before = logged_records(f);
+	uint64_t v = 0;
+	assert_record_too_big(f.try_put_start("huge", 400 * kMiB, &v));
+	assert_int_equal(logged_records(f), before);
+	assert_int_equal(master_evictions(f), 0);
+	for (int i = 0; i < 4; i++)
+		assert_true(f.get("fill" + std::to_string(i), &v).ok());
+	assert_true(f.leader->serving());
+	assert_int_equal(f.lost.load(), 0);
+}
+
+// A commit whose checksums make a record over the limit (1 GiB in
+// 4 KiB chunks: 262144 of them, 2 MiB): refused, INVALID_ARGUMENT,
+// nothing logged; the same put committed with 1 MiB chunks then is.
+void test_oversized_put_commit_refused(void **)
+{
+	Fx f;
+	add_segment(f, kGaddr + 16 * kGiB, 4 * kGiB);
+	uint64_t ver = f.put_start("big", kGiB);
+	size_t before = logged_records(f);
+	v1::PutCommitRequest q = put_commit_request(f.client, "big", ver, kGiB);
+	q.mutable_sums()->set_chunk_size(4096);
+	q.mutable_sums()->clear_xxh64();
+	for (uint64_t i = 0; i < kGiB / 4096; i++)
+		q.mutable_sums()->add_xxh64(0);
+	v1::PutCommitResponse a;
+	assert_record_too_big(f.leader->PutCommit(kApp, &q, &a));
+	assert_int_equal(logged_records(f), before);
+	assert_true(f.leader->serving());
+	assert_true(f.put_commit("big", ver, kGiB).ok());
+	uint64_t got = 0;
+	assert_true(f.get("big", &got).ok());
+	assert_int_equal(got, ver);
+	assert_int_equal(f.lost.load(), 0);
+}
+
 }  // namespace
 
 int main(void)
@@ -1479,6 +1824,7 @@ int main(void)
 		cmocka_unit_test(test_reads_wait_for_durable_del),
 		cmocka_unit_test(test_other_keys_do_not_wait),
 		cmocka_unit_test(test_earlier_reservation_quarantined),
+		cmocka_unit_test(test_killed_leader_quarantine_released),
 		cmocka_unit_test(test_retried_del_gets_its_answer),
 		cmocka_unit_test(test_full_pool_put_evicts),
 		cmocka_unit_test(test_full_pool_nothing_evictable),
@@ -1495,6 +1841,11 @@ int main(void)
 		cmocka_unit_test(test_salvage_held_after_replay),
 		cmocka_unit_test(test_salvage_freed_after_replay),
 		cmocka_unit_test(test_salvage_survives_restart),
+		cmocka_unit_test(test_master_stall_not_client_silence),
+		cmocka_unit_test(test_silent_client_still_dead),
+		cmocka_unit_test(test_oversized_put_start_refused),
+		cmocka_unit_test(test_oversized_put_start_evicts_nothing),
+		cmocka_unit_test(test_oversized_put_commit_refused),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

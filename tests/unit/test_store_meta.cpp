@@ -17,6 +17,7 @@
 #include "checksum.hpp"
 #include "journal.hpp"
 #include "persist.hpp"
+#include "slowtier.hpp"
 #include "state.hpp"
 #include "store_sums.hpp"
 
@@ -1160,7 +1161,7 @@ void test_replicate_plan(void **)
 		f.apply(r);
 	assert_int_equal(f.st.newest("r")->replicas.size(), 1);
 	assert_int_equal(f.st.newest("r")->config.flush(), pb::FLUSH_LAZY);
-	auto fl = f.st.plan_flushes();
+	auto fl = f.st.plan_flushes(f.st.applied());	// every record durable
 	assert_int_equal(fl.size(), 1);
 	recs.clear();
 	assert_int_equal(f.st.plan_replicate("r", Fx::cfg(2), &recs, &ver, &err), 0);
@@ -1365,12 +1366,7 @@ void test_journal_reload(void **)
 		auto log = open_file_log(dir, &err);
 		assert_non_null(log.get());
 		int failed = 0;
-		Journal j(std::move(log), 5, mu,
-			  [&] {
-				  lg::Snapshot s;
-				  st.snapshot(&s);
-				  return s.SerializeAsString();
-			  },
+		Journal j(std::move(log), 5, mu, [&](lg::Snapshot *s) { st.snapshot(s); },
 			  [&](int ret, const std::string &) { failed = ret; });
 		Fx f(lim);	// plans; its records go to st through the journal
 		uint64_t c = f.client(1);
@@ -2139,6 +2135,259 @@ void test_replicate_keeps_attrs(void **)
 	assert_int_equal(f.st.newest("r")->expires_ns, 0);
 }
 
+// A temporary directory, removed when it goes.
+struct TmpDir {
+	std::string path;
+	TmpDir()
+	{
+		char tmpl[] = "/tmp/test_store_meta.XXXXXX";
+		assert_non_null(mkdtemp(tmpl));
+		path = tmpl;
+	}
+	~TmpDir()
+	{
+		std::string cmd = "rm -rf " + path;
+		if (system(cmd.c_str()))
+			print_error("could not remove %s\n", path.c_str());
+	}
+};
+
+// The lazy flusher plans a version only once the record that committed
+// it is durable: the slow tier must not hold a version the log may
+// forget (its number would go to another put).  The leader tells the
+// planner how many of the records applied are durable.
+void test_flush_plans_durable_commits(void **)
+{
+	Fx f;
+	uint64_t c = f.client(1);
+	f.segment(c, 0x100000000, 64 * kMiB);
+	uint64_t before = f.st.applied();
+	uint64_t v = f.put_cfg(c, "lazy", 4096, Fx::cfg(1, 0, pb::FLUSH_LAZY));
+	uint64_t committed = f.st.applied();
+	assert_int_equal(committed, before + 2);	// PutStart, PutCommit
+	// the PutStart is durable, its commit is not: nothing to flush
+	assert_true(f.st.plan_flushes(committed - 1).empty());
+	assert_false(f.st.commit_durable("lazy", v, committed - 1));
+	// once it is
+	auto todo = f.st.plan_flushes(committed);
+	assert_int_equal(todo.size(), 1);
+	assert_string_equal(todo[0].first.c_str(), "lazy");
+	assert_int_equal(todo[0].second, v);
+	assert_true(f.st.commit_durable("lazy", v, committed));
+	// a newer put not durable yet: nothing, not the older one either
+	// (it is not the newest)
+	uint64_t v2 = f.put_cfg(c, "lazy", 4096, Fx::cfg(1, 0, pb::FLUSH_LAZY));
+	assert_true(f.st.plan_flushes(f.st.applied() - 1).empty());
+	assert_int_equal(f.st.plan_flushes(f.st.applied()).size(), 1);
+	assert_int_equal(f.st.plan_flushes(f.st.applied())[0].second, v2);
+	// a replay counts the same records, so the same ordinals
+	Fx g;
+	for (const auto &r : f.log)
+		g.apply(r);
+	assert_int_equal(g.st.applied(), f.st.applied());
+	assert_int_equal(g.st.find_version("lazy", v2)->committed_at,
+			 f.st.find_version("lazy", v2)->committed_at);
+	// a record that does not apply is not counted (nor logged)
+	lg::Record bad;
+	bad.mutable_flushed()->set_key("nobody");
+	bad.mutable_flushed()->set_version(1);
+	std::string err;
+	assert_int_equal(g.st.apply(bad, &err), -EINVAL);
+	assert_int_equal(g.st.applied(), f.st.applied());
+	// a snapshot holds only what the log held: all of it durable
+	lg::Snapshot snap;
+	f.st.snapshot(&snap);
+	MasterState r(f.lim);
+	assert_int_equal(r.restore(snap, &err), 0);
+	assert_int_equal(r.plan_flushes(0).size(), 1);
+	assert_true(r.commit_durable("lazy", v2, 0));
+}
+
+// The slow tier says which version it holds after a put: one that kept a
+// newer version must not let the flusher record Flushed for the older.
+void test_slow_tier_put_says_what_it_holds(void **)
+{
+	TmpDir dir;
+	std::string err;
+	auto t = open_slow_tier("dir:" + dir.path, &err);
+	assert_non_null(t.get());
+	uint64_t held = 0, ver = 0;
+	std::string data;
+	assert_int_equal(t->put("k", 5, "five!", 5, &held), 0);
+	assert_int_equal(held, 5);
+	// an older version: nothing written, and it says it holds 5, not 4
+	held = 0;
+	assert_int_equal(t->put("k", 4, "four", 4, &held), 0);
+	assert_int_equal(held, 5);
+	assert_int_equal(t->get("k", 0, 100, &data, &ver, nullptr), 0);
+	assert_int_equal(ver, 5);
+	assert_string_equal(data.c_str(), "five!");
+	// the same version again: it holds exactly that one
+	held = 0;
+	assert_int_equal(t->put("k", 5, "five!", 5, &held), 0);
+	assert_int_equal(held, 5);
+	// newer: written
+	assert_int_equal(t->put("k", 6, "six", 3, &held), 0);
+	assert_int_equal(held, 6);
+	// another process's tier on the same tree wrote a newer one: the
+	// check under the flock says so too
+	auto other = open_slow_tier("dir:" + dir.path, &err);
+	assert_non_null(other.get());
+	assert_int_equal(other->put("k", 9, "nine", 4, &held), 0);
+	assert_int_equal(held, 9);
+	held = 0;
+	assert_int_equal(t->put("k", 7, "seven", 5, &held), 0);
+	assert_int_equal(held, 9);
+	// no held asked for: as before
+	assert_int_equal(t->put("k", 8, "eight", 5), 0);
+	assert_int_equal(t->version("k", &ver, nullptr), 0);
+	assert_int_equal(ver, 9);
+}
+
+// A version evicted, expired or deleted while the lazy flusher wrote it
+// to the slow tier: the flusher's check after the write finds it gone
+// (no Flushed for it; the old check, "the object is still there", let
+// one through), its copy goes from the tier (and only that version's
+// copy), and what the state does not list as flushed is not served.
+void test_flush_of_evicted_version(void **)
+{
+	Fx f;
+	std::string err;
+	uint64_t c = f.client(1);
+	f.segment(c, 0x100000000, 64 * kMiB);
+	TmpDir dir;
+	auto tier = open_slow_tier("dir:" + dir.path, &err);
+	assert_non_null(tier.get());
+	uint64_t held = 0;
+
+	// v1 flushed (in the tier and listed); v2 being flushed
+	uint64_t v1 = f.put_cfg(c, "k", 4096, Fx::cfg(1, 0, pb::FLUSH_LAZY));
+	assert_int_equal(tier->put("k", v1, "one", 3, &held), 0);
+	lg::Record fl;
+	fl.mutable_flushed()->set_key("k");
+	fl.mutable_flushed()->set_version(v1);
+	f.apply(fl);
+	f.now += kSec;
+	uint64_t v2 = f.put_cfg(c, "k", 4096, Fx::cfg(1, 0, pb::FLUSH_LAZY));
+	assert_true(f.st.live_version("k", v2));
+	assert_true(f.st.slow_copy_listed("k", v1, f.now));
+	assert_false(f.st.slow_copy_listed("k", v2, f.now));
+	// the flusher read v2 and dropped its pin: LRU evicts v2 (not the
+	// version the tier lists, so all of it, and v1 with it) ...
+	f.evict("k", lg::Evict::LRU);
+	// ... and then the flusher writes the tier
+	assert_int_equal(tier->put("k", v2, "two", 3, &held), 0);
+	assert_int_equal(held, v2);
+	// the object is still there (v1, deleted, until the GC), yet v2 is gone
+	assert_non_null(f.st.find_object("k"));
+	assert_false(f.st.live_version("k", v2));
+	assert_false(f.st.slow_copy_listed("k", v2, f.now));
+	assert_false(f.st.slow_copy_listed("k", v1, f.now));
+	// the copy goes, but only if it is of that version
+	assert_int_equal(tier->del_version("k", v1), -ESTALE);
+	assert_int_equal(tier->version("k", &held, nullptr), 0);
+	assert_int_equal(held, v2);
+	assert_int_equal(tier->del_version("k", v2), 0);
+	std::string data;
+	assert_int_equal(tier->get("k", 0, 10, &data, nullptr, nullptr), -ENOENT);
+	assert_int_equal(tier->del_version("k", v2), -ENOENT);
+
+	// deleted meanwhile: gone as well
+	f.now += kSec;
+	uint64_t v3 = f.put_cfg(c, "d", 4096, Fx::cfg(1, 0, pb::FLUSH_LAZY));
+	assert_true(f.st.live_version("d", v3));
+	lg::Record del;
+	uint64_t n = 0;
+	assert_int_equal(f.st.plan_del(f.who, "d", &del, &n, &err), 0);
+	f.apply(del);
+	assert_false(f.st.live_version("d", v3));
+	assert_false(f.st.slow_copy_listed("d", v3, f.now));
+	// expired: its copy is not served past the TTL, even before the
+	// GC's Evict takes it
+	f.now += kSec;
+	uint64_t v4 = f.put_cfg(c, "t", 4096, with_attrs(Fx::cfg(1, 0, pb::FLUSH_LAZY), false, 1000));
+	fl.mutable_flushed()->set_key("t");
+	fl.mutable_flushed()->set_version(v4);
+	f.apply(fl);
+	assert_true(f.st.slow_copy_listed("t", v4, f.now));
+	assert_false(f.st.slow_copy_listed("t", v4, f.now + 2 * kSec));
+	f.evict("t", lg::Evict::TTL);
+	assert_false(f.st.live_version("t", v4));
+	assert_false(f.st.slow_copy_listed("t", v4, 0));
+	// an LRU eviction of the listed version keeps it: served from the tier
+	f.now += kSec;
+	uint64_t v5 = f.put_cfg(c, "kept", 4096, Fx::cfg(1, 0, pb::FLUSH_LAZY));
+	fl.mutable_flushed()->set_key("kept");
+	fl.mutable_flushed()->set_version(v5);
+	f.apply(fl);
+	f.evict("kept", lg::Evict::LRU);
+	assert_true(f.st.live_version("kept", v5));
+	assert_true(f.st.slow_copy_listed("kept", v5, f.now));
+	assert_false(f.st.slow_copy_listed("kept", v5 - 1, f.now));
+	assert_false(f.st.slow_copy_listed("nothere", 1, f.now));
+}
+
+// A replica reported bad and failing the master's re-read is dropped
+// only while another copy was read whole, and by its places: its index
+// moves when another replica goes first (a drain, a dead segment)
+// between the plan and the commit, and the index would then name a
+// good replica (or none).
+void test_drop_bad_replica(void **)
+{
+	Fx f;
+	std::string err;
+	uint64_t c = f.client(1);
+	for (int i = 0; i < 3; i++)
+		f.segment(c, 0x100000000ULL * (i + 1), 64 * kMiB);
+	uint64_t v = f.put(c, "r", 2 * kMiB, 3);
+	const VersionState *vs = f.st.find_version("r", v);
+	assert_int_equal(vs->replicas.size(), 3);
+	const pb::Replica a = vs->replicas[0].r, b = vs->replicas[1].r, cc = vs->replicas[2].r;
+	assert_false(MasterState::same_replica(a, b));
+	assert_true(MasterState::same_replica(b, b));
+
+	// nothing else read whole (or only the bad one itself): it stays
+	lg::Record rec;
+	assert_int_equal(f.st.plan_drop_bad_replica("r", v, b, {}, false, &rec, &err), -EBUSY);
+	assert_int_equal(rec.rec_case(), lg::Record::REC_NOT_SET);
+	assert_int_equal(f.st.plan_drop_bad_replica("r", v, b, { b }, false, &rec, &err), -EBUSY);
+	// a copy verified that is not the version's (any more) does not count
+	pb::Replica elsewhere = a;
+	elsewhere.mutable_shards(0)->set_offset(a.shards(0).offset() + 64 * kMiB);
+	assert_int_equal(f.st.plan_drop_bad_replica("r", v, b, { elsewhere }, false, &rec, &err),
+			 -EBUSY);
+	// the slow tier's copy read whole counts
+	assert_int_equal(f.st.plan_drop_bad_replica("r", v, b, {}, true, &rec, &err), 0);
+	rec.Clear();
+	// c read whole: b goes, named by its places
+	assert_int_equal(f.st.plan_drop_bad_replica("r", v, b, { cc }, false, &rec, &err), 0);
+	assert_int_equal(rec.replica_drop().index(), 1);
+	assert_true(MasterState::same_replica(rec.replica_drop().replica(), b));
+	// before it is applied, a goes (index 0): b is at index 1 no more
+	lg::Record first;
+	first.mutable_replica_drop()->set_key("r");
+	first.mutable_replica_drop()->set_version(v);
+	first.mutable_replica_drop()->set_index(0);
+	f.apply(first);
+	f.apply(rec);
+	vs = f.st.find_version("r", v);
+	assert_int_equal(vs->replicas.size(), 1);
+	assert_true(MasterState::same_replica(vs->replicas[0].r, cc));	// the good one stays
+	// b's places are free again, c's are not
+	assert_int_equal(f.used(), 2 * kMiB);
+	// again: it has no such replica
+	assert_int_equal(f.st.apply(rec, &err), -EINVAL);
+	assert_int_equal(f.st.plan_drop_bad_replica("r", v, b, { cc }, false, &rec, &err), -ENOENT);
+	// the last copy is never dropped on a mismatch
+	assert_int_equal(f.st.plan_drop_bad_replica("r", v, cc, { cc }, false, &rec, &err), -EBUSY);
+	assert_int_equal(f.st.plan_drop_bad_replica("r", v + 100, cc, { cc }, false, &rec, &err),
+			 -ENOENT);
+	// a replay does the same
+	MasterState replayed(f.lim);
+	replay(replayed, f.log);
+	assert_string_equal(image_of(replayed).c_str(), f.image().c_str());
+}
+
 }  // namespace
 
 int main(void)
@@ -2174,6 +2423,10 @@ int main(void)
 		cmocka_unit_test(test_evict_keeps_flushed_copy),
 		cmocka_unit_test(test_ttl_expiry),
 		cmocka_unit_test(test_replicate_keeps_attrs),
+		cmocka_unit_test(test_flush_plans_durable_commits),
+		cmocka_unit_test(test_slow_tier_put_says_what_it_holds),
+		cmocka_unit_test(test_flush_of_evicted_version),
+		cmocka_unit_test(test_drop_bad_replica),
 	};
 	return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

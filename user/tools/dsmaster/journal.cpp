@@ -7,15 +7,8 @@
 
 namespace dsmem::store {
 
-namespace {
-
-// A log entry must fit in one etcd request (1.5 MiB by default).
-constexpr size_t kEntryMax = 1024 * 1024;
-
-}  // namespace
-
 Journal::Journal(std::unique_ptr<MetaLog> log, uint64_t snapshot_every, std::mutex &state_mu,
-		 std::function<std::string()> take_snapshot,
+		 std::function<void(log::v1::Snapshot *)> take_snapshot,
 		 std::function<void(int, const std::string &)> on_fail)
 	: log_(std::move(log)), describe_(log_->describe()), snapshot_every_(snapshot_every),
 	  state_mu_(state_mu), take_snapshot_(std::move(take_snapshot)), on_fail_(std::move(on_fail))
@@ -80,23 +73,28 @@ uint64_t Journal::durable() const
 	return durable_;
 }
 
-// Appends batch (serialised records) as entries of at most kEntryMax.
+// Appends batch (serialised records, each at most kRecordMax) as entries
+// of at most kEntryMax: an entry is appended before a record that would
+// take it over.
 int Journal::append_batch(std::vector<std::string> &batch, std::string *err)
 {
 	log::v1::LogEntry entry;
 	size_t bytes = 0;
 
 	for (size_t i = 0; i < batch.size(); i++) {
-		if (!entry.add_records()->ParseFromString(batch[i]))
-			return -EIO;
-		bytes += batch[i].size() + 8;
-		if (bytes >= kEntryMax || i + 1 == batch.size()) {
+		size_t rec_bytes = batch[i].size() + 8;	// with its field header
+		if (entry.records_size() && bytes + rec_bytes > kEntryMax) {
 			if (int ret = log_->append(entry.SerializeAsString(), err))
 				return ret;
 			entry.Clear();
 			bytes = 0;
 		}
+		if (!entry.add_records()->ParseFromString(batch[i]))
+			return -EIO;
+		bytes += rec_bytes;
 	}
+	if (entry.records_size())
+		return log_->append(entry.SerializeAsString(), err);
 	return 0;
 }
 
@@ -116,20 +114,28 @@ void Journal::run()
 		int ret = append_batch(batch, &err);
 		bool snap = !ret && log_->records_since_snapshot() >= snapshot_every_;
 		if (snap) {
-			// the snapshot must hold exactly what the log holds: with
-			// the state locked nothing new is applied, and what was
-			// queued meanwhile goes in first
-			std::lock_guard<std::mutex> sg(state_mu_);
-			l.lock();
-			batch.clear();
-			batch.swap(queue_);
-			upto = submitted_;
-			l.unlock();
+			// The snapshot must hold exactly what the log holds.  With
+			// the state locked nothing new is applied: the state is
+			// copied, and what was queued meanwhile taken along.  Only
+			// that copy runs under the state mutex; appending what was
+			// queued, serialising and compacting do not (records
+			// submitted meanwhile wait in the queue, this thread being
+			// the log's only writer).  A slow disk or etcd then stalls
+			// no RPC that needs the state, and no heartbeat.
+			log::v1::Snapshot snapshot;
+			{
+				std::lock_guard<std::mutex> sg(state_mu_);
+				l.lock();
+				batch.clear();
+				batch.swap(queue_);
+				upto = submitted_;
+				l.unlock();
+				take_snapshot_(&snapshot);
+			}
 			if (!batch.empty())
 				ret = append_batch(batch, &err);
 			if (!ret) {
-				std::string s = take_snapshot_();
-				int cret = log_->compact(s, &err);
+				int cret = log_->compact(snapshot.SerializeAsString(), &err);
 				if (cret)
 					fprintf(stderr, "dsmaster: snapshot failed (%s); the log goes on\n",
 						err.c_str());

@@ -23,11 +23,22 @@ namespace dsmem::store {
 
 class Journal {
 public:
-	// take_snapshot is called with state_mu held, after every applied
-	// record is in the log; on_fail once, when an append fails (the
-	// state is ahead of the log: this master must stop serving).
+	// A log entry must fit in one etcd request (1.5 MiB by default: the
+	// rest is room for the request's own fields), and a record in an
+	// entry (with the entry's field header).  A record over kRecordMax
+	// is never submitted: the RPC that would make it is refused, or else
+	// every leader would fail its append and step down in turn.
+	static constexpr size_t kEntryMax = 1024 * 1024;
+	static constexpr size_t kRecordMax = kEntryMax - 16;
+
+	// take_snapshot copies the state, called with state_mu held (and
+	// nothing else: the records it covers are appended, and the copy
+	// serialised and compacted, without it); on_fail once, when an
+	// append fails (the state is ahead of the log: this master must
+	// stop serving).
 	Journal(std::unique_ptr<MetaLog> log, uint64_t snapshot_every, std::mutex &state_mu,
-		std::function<std::string()> take_snapshot, std::function<void(int, const std::string &)> on_fail);
+		std::function<void(log::v1::Snapshot *)> take_snapshot,
+		std::function<void(int, const std::string &)> on_fail);
 	~Journal();
 	Journal(const Journal &) = delete;
 	Journal &operator=(const Journal &) = delete;
@@ -56,7 +67,7 @@ private:
 	std::string describe_;
 	uint64_t snapshot_every_;
 	std::mutex &state_mu_;
-	std::function<std::string()> take_snapshot_;
+	std::function<void(log::v1::Snapshot *)> take_snapshot_;
 	std::function<void(int, const std::string &)> on_fail_;
 
 	mutable std::mutex m_;

@@ -6,6 +6,7 @@
 
 #include "etcd.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -70,6 +71,56 @@ bool changes_replicas(const lg::Record &r)
 	default:
 		return false;
 	}
+}
+
+// -EINVAL unless a record of bytes fits in a log entry: every leader
+// would fail to append it and step down (etcd refuses the request).
+int record_fits(size_t bytes, const char *what, std::string *err)
+{
+	if (bytes <= Journal::kRecordMax)
+		return 0;
+	*err = std::string("its metadata record (") + what + ") would be " + std::to_string(bytes) +
+	       " bytes, over the limit of " + std::to_string(Journal::kRecordMax) +
+	       " bytes one log record may take";
+	return -EINVAL;
+}
+
+/*
+ * An upper bound of the PutStart record a put of q makes, before its
+ * placement is known: every shard placed at the largest segment id and
+ * offset the pool has now.  (It is exact but for those numbers' sizes.)
+ */
+size_t put_start_record_bound(const MasterState &st, const Caller &c, const v1::PutStartRequest &q,
+			      uint64_t shard_size)
+{
+	using google::protobuf::io::CodedOutputStream;
+	auto varint = [](uint64_t v) { return CodedOutputStream::VarintSize64(v); };
+	// a field of fewer than 16's tag (1 byte), its length and its bytes
+	auto field = [&](uint64_t len) { return 1 + varint(len) + len; };
+	uint64_t max_id = 0, max_offset = 0;
+	for (const auto &[id, s] : st.segments()) {
+		max_id = std::max(max_id, id);
+		max_offset = std::max(max_offset, s.desc.size());
+	}
+	auto shard = [&](uint64_t len) {
+		return field(1 + varint(max_id) + 1 + varint(max_offset) + 1 + varint(len));
+	};
+	uint64_t size = q.size(), nshards = (size + shard_size - 1) / shard_size;
+	uint64_t dram = 2 + nshards * shard(std::min(size, shard_size));	// type, shards
+	uint64_t nvmeof = 2 + shard(OffsetAllocator::round(size));
+
+	lg::Record rec;
+	lg::PutStart *p = rec.mutable_put_start();
+	p->set_key(q.key());
+	p->set_version(UINT64_MAX);
+	p->set_size(size);
+	*p->mutable_config() = q.config();
+	p->set_deadline_ns(INT64_MAX);
+	p->set_client_id(q.client_id());
+	p->set_owner(c.identity);
+	// (+ 4: the lengths of the put_start field grow by that much at most)
+	return rec.ByteSizeLong() + 4 + q.config().dram_replicas() * field(dram) +
+	       q.config().nvmeof_replicas() * field(nvmeof);
 }
 
 }  // namespace
@@ -198,16 +249,16 @@ int Leader::start(std::unique_ptr<MetaLog> log, std::function<void(const std::st
 	// those known from the log get a longer first timeout
 	int64_t timeout = static_cast<int64_t>(opts_.heartbeat_timeout_ms);
 	int64_t t = mono_ms() + std::max<int64_t>(3 * timeout, 10000) - timeout;
-	for (const auto &[id, m] : st_.clients())
-		last_seen_[id] = t;
+	{
+		std::lock_guard<std::mutex> sg(seen_mu_);
+		for (const auto &[id, m] : st_.clients()) {
+			last_seen_[id] = t;
+			beat_identity_[id] = m.identity();
+		}
+	}
 
 	journal_ = std::make_unique<Journal>(
-		std::move(log), opts_.snapshot_every, mu_,
-		[this] {
-			lg::Snapshot s;
-			st_.snapshot(&s);
-			return s.SerializeAsString();
-		},
+		std::move(log), opts_.snapshot_every, mu_, [this](lg::Snapshot *s) { st_.snapshot(s); },
 		[on_lost](int ret, const std::string &msg) {
 			on_lost("metadata log append failed (" + std::string(strerror(-ret)) + "): " + msg);
 		});
@@ -216,12 +267,17 @@ int Leader::start(std::unique_ptr<MetaLog> log, std::function<void(const std::st
 	uint64_t seq;
 	if (int ret = commit_locked(term, &seq, err))
 		return ret;
+	{
+		std::lock_guard<std::mutex> sg(seen_mu_);
+		beat_term_ = st_.term();
+	}
 	// the term record must be durable before anything is served
 	mu_.unlock();
 	int ret = wait_durable(seq, err);
 	mu_.lock();
 	if (ret)
 		return ret;
+	started_ms_ = mono_ms();
 	log_line("leader (term %llu): %llu objects, %llu versions, %zu clients, %zu segments "
 		 "(%zu log records replayed, %s)",
 		 static_cast<unsigned long long>(st_.term()),
@@ -234,10 +290,12 @@ int Leader::start(std::unique_ptr<MetaLog> log, std::function<void(const std::st
 		for (const auto &sh : r.replica().shards())
 			bytes += sh.length();
 		log_line("quarantined: %llu bytes reserved by term %llu for a copy of '%s' version %llu "
-			 "(reservation %llu), until that leader is known to have stopped",
+			 "(reservation %llu), until that leader is known to have stopped (at most "
+			 "--fence-grace-ms, %llu ms)",
 			 static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(r.term()),
 			 r.key().substr(0, 64).c_str(), static_cast<unsigned long long>(r.version()),
-			 static_cast<unsigned long long>(id));
+			 static_cast<unsigned long long>(id),
+			 static_cast<unsigned long long>(opts_.fence_grace_ms));
 	}
 	for (const auto &[id, m] : st_.clients())
 		if (m.node_id() != opts_.node)
@@ -302,6 +360,10 @@ int Leader::commit_locked(const lg::Record &rec, uint64_t *seq, std::string *err
 		*err = "the master is stepping down";
 		return -EAGAIN;
 	}
+	// (before it is applied: refused, it changed nothing)
+	const auto *kind = rec.GetDescriptor()->FindFieldByNumber(rec.rec_case());
+	if (int ret = record_fits(rec.ByteSizeLong(), kind ? kind->name().c_str() : "empty", err))
+		return ret;
 	if (int ret = st_.apply(rec, err)) {
 		log_line("BUG: a planned record does not apply: %s", err->c_str());
 		return ret;
@@ -553,8 +615,10 @@ bool Leader::readopt_one_locked(lg::Record *rec)
 void Leader::alive_locked(const Caller &c, uint64_t client_id)
 {
 	std::string err;
-	if (client_id && st_.clients().count(client_id) && !st_.check_client(c, client_id, &err))
-		last_seen_[client_id] = mono_ms();
+	if (client_id && st_.clients().count(client_id) && !st_.check_client(c, client_id, &err)) {
+		std::lock_guard<std::mutex> sg(seen_mu_);
+		last_seen_[client_id] = std::max(last_seen_[client_id], mono_ms());
+	}
 }
 
 int Leader::own_put_locked(const Caller &c, uint64_t client_id, const std::string &key,
@@ -586,7 +650,11 @@ grpc::Status Leader::RegisterClient(const Caller &c, const v1::RegisterClientReq
 		if (int ret = commit_locked(rec, &seq, &err))
 			return to_status(ret, err);
 		m = rec.client_add().member();
-		last_seen_[m.client_id()] = mono_ms();
+		{
+			std::lock_guard<std::mutex> sg(seen_mu_);
+			last_seen_[m.client_id()] = mono_ms();
+			beat_identity_[m.client_id()] = m.identity();
+		}
 		a->set_client_id(m.client_id());
 		*a->add_members() = self_member();
 		for (const auto &[id, other] : st_.clients())
@@ -759,7 +827,11 @@ grpc::Status Leader::Leave(const Caller &c, const v1::LeaveRequest *q, v1::Leave
 				orphaned.emplace_back();
 				st_.segment_desc(*s, &orphaned.back());
 			}
-		last_seen_.erase(q->client_id());
+		{
+			std::lock_guard<std::mutex> sg(seen_mu_);
+			last_seen_.erase(q->client_id());
+			beat_identity_.erase(q->client_id());
+		}
 		auto w = watchers_.find(q->client_id());
 		if (w != watchers_.end()) {
 			std::lock_guard<std::mutex> wg(w->second->m);
@@ -786,8 +858,24 @@ grpc::Status Leader::Leave(const Caller &c, const v1::LeaveRequest *q, v1::Leave
 	return grpc::Status::OK;
 }
 
+/*
+ * A beat of a client the monitor knows, from its own identity, is
+ * recorded without the state mutex: while something else holds that (a
+ * snapshot of a big state, a stuck log) the beat must still count, or
+ * the master's stall would make the client look dead.  Anything else (an
+ * unknown client, someone else's identity) is answered from the state.
+ */
 grpc::Status Leader::Heartbeat(const Caller &c, const v1::HeartbeatRequest *q, v1::HeartbeatResponse *a)
 {
+	{
+		std::lock_guard<std::mutex> sg(seen_mu_);
+		auto it = beat_identity_.find(q->client_id());
+		if (it != beat_identity_.end() && (c.admin || it->second == c.identity)) {
+			last_seen_[q->client_id()] = std::max(last_seen_[q->client_id()], mono_ms());
+			a->set_term(beat_term_);
+			return grpc::Status::OK;
+		}
+	}
 	std::lock_guard<std::mutex> g(mu_);
 	std::string err;
 	if (!st_.clients().count(q->client_id()))
@@ -795,7 +883,9 @@ grpc::Status Leader::Heartbeat(const Caller &c, const v1::HeartbeatRequest *q, v
 						  "; register again");
 	if (int ret = st_.check_client(c, q->client_id(), &err))
 		return to_status(ret, err);
+	std::lock_guard<std::mutex> sg(seen_mu_);
 	last_seen_[q->client_id()] = mono_ms();
+	beat_identity_[q->client_id()] = st_.clients().at(q->client_id()).identity();
 	a->set_term(st_.term());
 	return grpc::Status::OK;
 }
@@ -869,6 +959,14 @@ grpc::Status Leader::put_start_locked(const Caller &c, const v1::PutStartRequest
 	alive_locked(c, q.client_id());
 	int ret = st_.plan_put_start(c, q.client_id(), q.key(), q.size(), q.config(), exclude,
 				     now_ns(), &rec, &err);
+	// a put whose record cannot be logged evicts nothing for its room
+	// (commit_locked refuses it, once placed, exactly)
+	if (ret == -ENOSPC && opts_.evict && q.config().dram_replicas() <= 64 &&
+	    q.config().nvmeof_replicas() <= 64 && q.size() <= opts_.limits.max_object_size)
+		if (int fret = record_fits(put_start_record_bound(st_, c, q, opts_.limits.shard_size),
+					   "put_start", &err))
+			return to_status(fret, "a put of '" + q.key().substr(0, 64) + "' (" +
+						       std::to_string(q.size()) + " bytes): " + err);
 	if (ret == -ENOSPC && opts_.evict) {
 		ret = evict_for_put_locked(c, &q, exclude, &rec, seq, takeover, &err);
 		if (ret == -ENOSPC && *takeover)
@@ -878,6 +976,11 @@ grpc::Status Leader::put_start_locked(const Caller &c, const v1::PutStartRequest
 	// (failed: *seq is the evictions made meanwhile, durable before the answer)
 	if (ret)
 		return to_status(ret, err);
+	if (int fret = record_fits(rec.ByteSizeLong(), "put_start", &err))
+		return to_status(fret, "a put of '" + q.key().substr(0, 64) + "' (" +
+					       std::to_string(q.size()) + " bytes, " +
+					       std::to_string(rec.put_start().replicas_size()) +
+					       " replicas): " + err);
 	if (int cret = commit_locked(rec, seq, &err))
 		return to_status(cret, err);
 	const lg::PutStart &p = rec.put_start();
@@ -937,6 +1040,12 @@ grpc::Status Leader::put_commit_locked(const Caller &c, const v1::PutCommitReque
 		return to_status(ret, err);
 	}
 	if (rec.rec_case() != lg::Record::REC_NOT_SET) {
+		if (int fret = record_fits(rec.ByteSizeLong(), "put_commit", &err))
+			return to_status(fret, "the commit of '" + q.key().substr(0, 64) + "' version " +
+						       std::to_string(q.version()) + " (" +
+						       std::to_string(q.sums().xxh64_size()) +
+						       " checksums): " + err + "; a larger checksum chunk "
+						       "makes fewer");
 		if (int cret = commit_locked(rec, seq, &err))
 			return to_status(cret, err);
 		metrics_->puts++;
@@ -1063,9 +1172,20 @@ grpc::Status Leader::SlowRead(const Caller &, const v1::SlowReadRequest *q, v1::
 		return read_reply(0, to_status(ret, ret == -ENOENT ? "'" + q->key().substr(0, 64) +
 								     "' is not in the slow tier"
 								   : "slow tier: " + std::string(strerror(-ret))));
+	// Only the version the state lists as flushed: a copy left behind by
+	// a version evicted, expired or deleted (a flush it raced) is nobody's.
+	uint64_t seq;
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		seq = read_seq_locked(&q->key());
+		if (!st_.slow_copy_listed(q->key(), version, now_ns()))
+			return read_reply(seq, to_status(-ENOENT, "'" + q->key().substr(0, 64) + "' version " +
+									  std::to_string(version) +
+									  " is not in the slow tier"));
+	}
 	a->set_version(version);
 	a->set_data(std::move(data));
-	return read_reply(0, grpc::Status::OK);
+	return read_reply(seq, grpc::Status::OK);
 }
 
 grpc::Status Leader::Replicate(const Caller &c, const v1::ReplicateRequest *q, v1::ReplicateResponse *a)

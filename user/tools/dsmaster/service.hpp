@@ -52,6 +52,12 @@ struct Options {
 	uint64_t gc_ms = 1000;
 	uint64_t flush_ms = 1000;
 	uint64_t snapshot_every = 10000;
+	// how long after it took over a leader keeps the space an earlier
+	// term reserved for a copy, when that term's leader never said it
+	// stopped (killed without notice): its lease had run out before this
+	// leader was elected, and it writes no copy round after that; this
+	// covers a round already under way (docs/store.md)
+	uint64_t fence_grace_ms = 10000;
 	// eviction (docs/store.md): a tier fuller than high is evicted down
 	// to low in the background; a put that finds no room evicts inline
 	bool evict = true;
@@ -144,6 +150,15 @@ public:
 	void set_metrics(std::shared_ptr<Metrics> m) { metrics_ = std::move(m); }
 	// metrics.cpp: what it knows of its state, for the exposition.
 	void gauges(LeaderGauges *g);
+	// For tests: runs f with the state mutex held, as a long snapshot or
+	// a stuck log append would hold it; and how many rounds the
+	// heartbeat monitor began (one is counted before it takes the mutex).
+	void with_state_held(const std::function<void()> &f)
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		f();
+	}
+	uint64_t heartbeat_rounds() const { return heartbeat_rounds_; }
 
 private:
 	// Under mu_: apply + submit; the sequence number to wait for.
@@ -240,6 +255,12 @@ private:
 	int repair(const std::string &key, bool wait);
 	// Flush (key, version) to the slow tier; *flushed.
 	int flush(const std::string &key, uint64_t version, bool *flushed, std::string *err);
+	// flush.cpp, under mu_: how many of the records st_ applied are
+	// durable (commit_locked applies each before submitting it), and the
+	// journal's sequence number of the record applied as ordinal (0: one
+	// replayed, durable before this journal began).
+	uint64_t durable_records_locked() const;
+	uint64_t record_seq_locked(uint64_t ordinal) const;
 	// Move every replica off segment id (DRAINING from now), then forget
 	// it; 0 done.  Past deadline_ms (CLOCK_MONOTONIC): -ETIMEDOUT, the
 	// segment stays DRAINING; *err says what moved and what remains.
@@ -270,7 +291,18 @@ private:
 	MasterState st_;
 	std::unique_ptr<Journal> journal_;
 	std::condition_variable sync_cv_;	// a put ended (Sync waits on it)
-	std::map<uint64_t, int64_t> last_seen_;	// client -> CLOCK_MONOTONIC ms
+	// Heartbeats are recorded under seen_mu_ alone, never behind the
+	// state mutex: a master stalled on it (a long snapshot, a stuck log)
+	// must not make its live clients look silent.  seen_mu_ is taken
+	// last (after mu_ when both are held).  last_seen_: client ->
+	// CLOCK_MONOTONIC ms; beat_identity_: the identity that may beat
+	// for it; beat_term_: this leader's term, for the beat's answer.
+	std::mutex seen_mu_;
+	std::map<uint64_t, int64_t> last_seen_;
+	std::map<uint64_t, std::string> beat_identity_;
+	uint64_t beat_term_ = 0;
+	// the heartbeat monitor's rounds begun (heartbeat_rounds())
+	std::atomic<uint64_t> heartbeat_rounds_{ 0 };
 	std::map<uint64_t, std::shared_ptr<Watcher>> watchers_;
 	std::set<std::shared_ptr<Watcher>> observers_;	// Watch of client 0
 	// (key, version) -> which of its salvage a copy reads next: one that
@@ -291,6 +323,8 @@ private:
 	int writing_ = 0;
 	std::condition_variable writing_cv_;
 	std::function<bool(uint64_t)> quiesced_;
+	// CLOCK_MONOTONIC ms this leader's term was durable (start())
+	int64_t started_ms_ = 0;
 	// keys whose slow copy goes once their Evict (seq) is durable (under mu_)
 	std::vector<std::pair<std::string, uint64_t>> slow_dels_;
 	std::vector<std::string> standbys_;

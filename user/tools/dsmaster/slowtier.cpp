@@ -322,11 +322,16 @@ class DirTier : public SlowTier {
 public:
 	DirTier(std::string root, std::string id) : root_(std::move(root)), id_(std::move(id)) {}
 
-	int put(const std::string &key, uint64_t version, const void *data, uint64_t len) override;
+	int put(const std::string &key, uint64_t version, const void *data, uint64_t len,
+		uint64_t *held = nullptr) override;
 	int get(const std::string &key, uint64_t off, uint64_t len, std::string *data, uint64_t *version,
 		uint64_t *size) override;
 	int version(const std::string &key, uint64_t *version, uint64_t *size) override;
-	int del(const std::string &key) override;
+	int del(const std::string &key) override { return del_if(key, nullptr); }
+	int del_version(const std::string &key, uint64_t version) override
+	{
+		return del_if(key, &version);
+	}
 	std::string describe() const override { return "dir:" + root_; }
 	std::string id() const override { return id_; }
 
@@ -352,6 +357,8 @@ private:
 	// find_key, and once more under the flock if a chain held nothing.
 	int lookup(const Place &pl, const std::string &key, int *fd, Header *h);
 	std::mutex &lock_for(const Place &pl) { return locks_[pl.hash % locks_.size()]; }
+	// del, or del_version when version is given
+	int del_if(const std::string &key, const uint64_t *version);
 
 	std::string root_, id_;
 	std::array<std::mutex, 64> locks_;
@@ -433,8 +440,12 @@ int DirTier::lookup(const Place &pl, const std::string &key, int *fd, Header *h)
 	return ret;
 }
 
-int DirTier::put(const std::string &key, uint64_t version, const void *data, uint64_t len)
+int DirTier::put(const std::string &key, uint64_t version, const void *data, uint64_t len,
+		 uint64_t *held)
 {
+	uint64_t ignored;
+	if (!held)
+		held = &ignored;
 	if (key.empty() || key.find('\0') != std::string::npos)
 		return -EINVAL;
 	Place pl = place(key);
@@ -448,8 +459,10 @@ int DirTier::put(const std::string &key, uint64_t version, const void *data, uin
 	int ret = find_key(pl, key, &fd, &old, &slot, &end);
 	if (ret == 0) {
 		close(fd);
-		if (old.version >= version)
+		if (old.version >= version) {
+			*held = old.version;
 			return 0;	// never backwards
+		}
 	} else if (ret != -ENOENT && ret != -EIO) {
 		return ret;	// a damaged old copy (-EIO) is simply replaced
 	}
@@ -506,6 +519,7 @@ int DirTier::put(const std::string &key, uint64_t version, const void *data, uin
 				close(fd);
 				if (old.version >= version) {
 					unlink(tmp.c_str());
+					*held = old.version;
 					return 0;	// never backwards
 				}
 			} else {
@@ -522,6 +536,8 @@ int DirTier::put(const std::string &key, uint64_t version, const void *data, uin
 	}
 	if (ret && !renamed)
 		unlink(tmp.c_str());	// ENOSPC and friends: the old copy stays as it was
+	if (!ret)
+		*held = version;
 	return ret;
 }
 
@@ -597,7 +613,7 @@ int DirTier::version(const std::string &key, uint64_t *version, uint64_t *size)
 	return 0;
 }
 
-int DirTier::del(const std::string &key)
+int DirTier::del_if(const std::string &key, const uint64_t *version)
 {
 	Place pl = place(key);
 	std::lock_guard g(lock_for(pl));
@@ -610,10 +626,12 @@ int DirTier::del(const std::string &key)
 		return ret;	// -ENOENT: no subdirectory, no such key
 	if (int ret = find_key(pl, key, &fd, &h, &slot, &end)) {
 		// a damaged file is the key's only under a name of its own
-		if (ret != -EIO || pl.cut)
-			return ret;
+		if (ret != -EIO || pl.cut || version)
+			return ret;	// (nor is a damaged file known to be of version)
 	} else {
 		close(fd);
+		if (version && h.version != *version)
+			return -ESTALE;
 	}
 	// the chain's last file moves into the slot (one rename, which
 	// replaces the key's file): no hole for a later lookup to stop at

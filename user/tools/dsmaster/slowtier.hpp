@@ -13,8 +13,12 @@ class SlowTier {	// one version per key; never goes backwards; thread-safe
 public:
 	virtual ~SlowTier() = default;
 	// A version older than (or equal to) the stored one is a no-op returning 0.
-	// -ENOSPC when the disk is full: the old copy is untouched.
-	virtual int put(const std::string &key, uint64_t version, const void *data, uint64_t len) = 0;
+	// -ENOSPC when the disk is full: the old copy is untouched.  *held (if
+	// given, on 0): the version the tier holds for key now, which is
+	// version only if these bytes (or an earlier put of the same version)
+	// are what it holds; a newer one it kept is not version's bytes.
+	virtual int put(const std::string &key, uint64_t version, const void *data, uint64_t len,
+			uint64_t *held = nullptr) = 0;
 	// Bytes [off, off + len) clipped to the object (off past the end: -ERANGE);
 	// every read checks the CRCs of the 1 MiB chunks it touches (-EIO on a
 	// mismatch).
@@ -22,6 +26,9 @@ public:
 			uint64_t *version, uint64_t *size) = 0;	// -ENOENT
 	virtual int version(const std::string &key, uint64_t *version, uint64_t *size) = 0;	// -ENOENT
 	virtual int del(const std::string &key) = 0;	// -ENOENT
+	// del only if the copy is of exactly this version (checked under the
+	// lock puts take): -ESTALE (nothing deleted) if it is another one.
+	virtual int del_version(const std::string &key, uint64_t version) = 0;	// -ENOENT
 	virtual std::string describe() const = 0;	// "dir:/path"
 	// What the store is, whoever reaches it and by which path: two
 	// masters have the same id only if they write the same copies.

@@ -1000,16 +1000,87 @@ std::optional<RepairPlan> MasterState::plan_repair(const std::string &key) const
 	return std::nullopt;
 }
 
-std::vector<std::pair<std::string, uint64_t>> MasterState::plan_flushes() const
+std::vector<std::pair<std::string, uint64_t>> MasterState::plan_flushes(uint64_t durable_records) const
 {
 	std::vector<std::pair<std::string, uint64_t>> out;
 
 	for (const auto &[key, o] : objects_) {
 		const VersionState *v = newest(key);
-		if (v && v->config.flush() != pb::FLUSH_NONE && o.flushed_version < v->version)
+		// not before its commit is durable: a copy of a version the
+		// log forgets would be served as another put's under its number
+		if (v && v->config.flush() != pb::FLUSH_NONE && o.flushed_version < v->version &&
+		    v->committed_at <= durable_records)
 			out.emplace_back(key, v->version);
 	}
 	return out;
+}
+
+bool MasterState::same_replica(const pb::Replica &a, const pb::Replica &b)
+{
+	if (a.type() != b.type() || a.shards_size() != b.shards_size())
+		return false;
+	for (int i = 0; i < a.shards_size(); i++)
+		if (a.shards(i).segment_id() != b.shards(i).segment_id() ||
+		    a.shards(i).offset() != b.shards(i).offset() ||
+		    a.shards(i).length() != b.shards(i).length())
+			return false;
+	return true;
+}
+
+int MasterState::plan_drop_bad_replica(const std::string &key, uint64_t version, const pb::Replica &bad,
+				       const std::vector<pb::Replica> &verified, bool slow_copy_verified,
+				       lg::Record *rec, std::string *err) const
+{
+	const VersionState *v = find_version(key, version);
+	if (!v || !v->complete)
+		return fail(err, -ENOENT, "no complete " + vname(key, version));
+	int index = -1;
+	bool good_left = slow_copy_verified;
+	for (size_t i = 0; i < v->replicas.size(); i++) {
+		const ReplicaState &r = v->replicas[i];
+		if (r.lost)
+			continue;
+		if (same_replica(r.r, bad)) {
+			index = static_cast<int>(i);
+			continue;
+		}
+		for (const auto &g : verified)
+			good_left = good_left || same_replica(r.r, g);
+	}
+	if (index < 0)
+		return fail(err, -ENOENT, "the reported replica of " + vname(key, version) + " is gone");
+	if (!good_left)
+		return fail(err, -EBUSY, "no other copy of " + vname(key, version) +
+						 " was read whole: the reported one stays");
+	lg::ReplicaDrop *d = rec->mutable_replica_drop();
+	d->set_key(key);
+	d->set_version(version);
+	d->set_index(static_cast<uint32_t>(index));
+	*d->mutable_replica() = bad;
+	return 0;
+}
+
+bool MasterState::live_version(const std::string &key, uint64_t version) const
+{
+	const VersionState *v = find_version(key, version);
+	return v && v->complete && !v->deleted;
+}
+
+bool MasterState::slow_copy_listed(const std::string &key, uint64_t version, int64_t now_ns) const
+{
+	const ObjectState *o = find_object(key);
+	if (!o || !version || o->flushed_version != version)
+		return false;
+	// (a version superseded and dropped since stays listed: it was
+	// neither evicted nor deleted, and a reader told of it may read it)
+	const VersionState *v = find_version(key, version);
+	return !v || (!v->deleted && !expired(*v, now_ns));
+}
+
+bool MasterState::commit_durable(const std::string &key, uint64_t version, uint64_t durable_records) const
+{
+	const VersionState *v = find_version(key, version);
+	return v && v->complete && v->committed_at <= durable_records;
 }
 
 void MasterState::lease(const std::string &key, uint64_t version, int64_t until_ns)
@@ -1196,6 +1267,7 @@ int MasterState::apply_put_commit(const lg::PutCommit &r, std::string *err)
 	}
 	v->replicas = std::move(kept);
 	v->complete = true;
+	v->committed_at = applied_ + 1;	// this record's ordinal (apply counts it)
 	v->deadline_ns = 0;
 	v->ctime_ns = r.ctime_ns();
 	v->sums = r.sums();
@@ -1272,6 +1344,14 @@ int MasterState::apply_replica_add(const lg::ReplicaAdd &r, std::string *err)
 }
 
 int MasterState::apply(const lg::Record &rec, std::string *err)
+{
+	int ret = apply_record(rec, err);
+	if (!ret)
+		applied_++;
+	return ret;
+}
+
+int MasterState::apply_record(const lg::Record &rec, std::string *err)
 {
 	switch (rec.rec_case()) {
 	case lg::Record::kTerm:
@@ -1356,11 +1436,20 @@ int MasterState::apply(const lg::Record &rec, std::string *err)
 	case lg::Record::kReplicaDrop: {
 		const auto &r = rec.replica_drop();
 		VersionState *v = version_mut(r.key(), r.version());
-		if (!v || !v->complete || r.index() >= v->replicas.size())
+		size_t index = r.index();
+		if (v && r.has_replica()) {
+			// named by its places: whatever moved it since it was planned
+			index = v->replicas.size();
+			for (size_t i = 0; i < v->replicas.size(); i++)
+				if (!v->replicas[i].lost && same_replica(v->replicas[i].r, r.replica()))
+					index = i;
+		}
+		if (!v || !v->complete || index >= v->replicas.size())
 			return fail(err, -EINVAL, "drop of replica " + std::to_string(r.index()) +
-							  " of " + vname(r.key(), r.version()));
-		free_replica(v->replicas[r.index()].r);
-		v->replicas.erase(v->replicas.begin() + r.index());
+							  " of " + vname(r.key(), r.version()) +
+							  (r.has_replica() ? " which it does not have" : ""));
+		free_replica(v->replicas[index].r);
+		v->replicas.erase(v->replicas.begin() + static_cast<long>(index));
 		return 0;
 	}
 	case lg::Record::kFlushed: {

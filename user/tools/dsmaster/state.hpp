@@ -68,6 +68,13 @@ struct VersionState {
 	int64_t expires_ns = 0;		// TTL: ctime + ttl, or set later; 0 never
 	// evicted from the pool, read from the slow tier's copy: not repaired
 	bool evicted = false;
+	// The ordinal (MasterState::applied()) of the record that committed
+	// it; 0 for one restored from a snapshot, which holds only what the
+	// log holds.  A record is applied before it is durable, and the slow
+	// tier must never hold a version the log may still forget (a leader
+	// that dies first would hand its number to another put).  Volatile:
+	// not in the snapshot.
+	uint64_t committed_at = 0;
 	// Complete replicas a dead segment took away (the salvage): their
 	// places stay allocated, since the bytes may still be readable
 	// (kernel memory outlives its owner) and a remount makes them
@@ -193,6 +200,20 @@ public:
 			  const std::set<uint64_t> &avoid, int skip, pb::Replica *out,
 			  std::string *err);
 	void release_replica(const pb::Replica &r);
+	// A reader reported bad (key, version)'s replica bad, and the
+	// master's re-read of it failed its checksums: the ReplicaDrop of
+	// that replica, named by its shards (not by its index, which other
+	// changes move).  -EBUSY unless another copy was verified whole
+	// meanwhile (one of verified still among its replicas, or
+	// slow_copy_verified, the slow tier's copy of it): one mismatch of a
+	// re-read must not drop the last good copy.  -ENOENT: no such
+	// version or replica (any more).
+	int plan_drop_bad_replica(const std::string &key, uint64_t version, const pb::Replica &bad,
+				  const std::vector<pb::Replica> &verified, bool slow_copy_verified,
+				  lg::Record *rec, std::string *err) const;
+	// Do a and b name the same places (type, and segment, offset and
+	// length of each shard)?
+	static bool same_replica(const pb::Replica &a, const pb::Replica &b);
 	// The record reserving r (placed, then released: apply reserves) for a
 	// copy of (key, version) by this term's leader, which writes into
 	// space only once such a record is durable.  A ReplicaAdd naming it
@@ -226,8 +247,22 @@ public:
 	// replicas on DRAINING segments not counted as good).
 	std::vector<RepairPlan> plan_repairs() const;
 	std::optional<RepairPlan> plan_repair(const std::string &key) const;
-	// Newest versions with flush LAZY (or EAGER) not in the slow tier.
-	std::vector<std::pair<std::string, uint64_t>> plan_flushes() const;
+	// Newest versions with flush LAZY (or EAGER) not in the slow tier,
+	// whose commit is durable: committed by one of the first
+	// durable_records records applied (see applied()).
+	std::vector<std::pair<std::string, uint64_t>> plan_flushes(uint64_t durable_records) const;
+	// Was (key, version)'s commit one of the first durable_records
+	// records applied?  false for a version it does not know.
+	bool commit_durable(const std::string &key, uint64_t version, uint64_t durable_records) const;
+	// Is (key, version) complete and not deleted?  A flush checks it
+	// after its slow tier write: a version evicted, expired or deleted
+	// meanwhile gets no Flushed record, and the copy written is removed.
+	bool live_version(const std::string &key, uint64_t version) const;
+	// May the slow tier's copy of (key, version) be served?  Only the
+	// version listed as flushed, and not one deleted or past its TTL
+	// (now_ns 0: no clock): evicted, expired and deleted bytes are never
+	// readable again, even if a copy was left behind.
+	bool slow_copy_listed(const std::string &key, uint64_t version, int64_t now_ns) const;
 
 	// ---- eviction and TTL (docs/store.md "Eviction")
 	// The newest complete versions with replicas on type that may be
@@ -270,6 +305,11 @@ public:
 	void plan_salvage_drop(const std::string &key, uint64_t version, lg::Record *rec) const;
 
 	// ---- counters and listings
+	// Records applied so far (replayed or live; a snapshot restored counts
+	// none).  The leader applies each record before submitting it to the
+	// log, so the last (submitted - durable) of them are the ones not
+	// durable yet.
+	uint64_t applied() const { return applied_; }
 	uint64_t term() const { return term_; }
 	uint64_t next_version() const { return next_version_; }
 	uint64_t next_client_id() const { return next_client_id_; }
@@ -291,6 +331,7 @@ public:
 	std::vector<ReplicaRef> replicas_on(uint64_t segment_id) const;
 
 private:
+	int apply_record(const lg::Record &rec, std::string *err);
 	int apply_segment_add(const lg::SegmentAdd &r, std::string *err);
 	int apply_put_start(const lg::PutStart &r, std::string *err);
 	int apply_put_commit(const lg::PutCommit &r, std::string *err);
@@ -316,6 +357,7 @@ private:
 			 pb::Replica *out);
 
 	Limits limits_;
+	uint64_t applied_ = 0;
 	uint64_t term_ = 0;
 	uint64_t next_version_ = 1;
 	uint64_t next_client_id_ = 1;

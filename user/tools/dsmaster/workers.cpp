@@ -65,18 +65,25 @@ void Leader::declare_dead_locked(uint64_t client_id, std::vector<lg::Record> *re
 	recs->push_back(r);
 }
 
+/*
+ * A client is dead once it was silent for --heartbeat-timeout-ms of the
+ * master's own running time.  Time the master did not run -- this loop
+ * waited for the state mutex (a snapshot of a big state), for a log
+ * append, or the process was paused -- is no client's silence: beats
+ * that came meanwhile may still be queued behind the stall.  So when a
+ * round comes later than its period after the last one, the lateness is
+ * credited to every client (its last beat moves on by as much).  A
+ * client that really stopped still dies, only later by what the master
+ * stalled.
+ */
 void Leader::heartbeat_loop()
 {
 	auto period = std::chrono::milliseconds(std::max<uint64_t>(50, opts_.heartbeat_ms / 2));
 	int64_t quarantine_at = 0;
+	int64_t last_round = mono_ms();
 
 	while (sleep_for(period)) {
-		// (here, not in the GC: whatever --gc-ms is, a few seconds after
-		// an old leader said it stopped its space is free again)
-		if (mono_ms() >= quarantine_at) {
-			release_quarantine();
-			quarantine_at = mono_ms() + 2000;
-		}
+		heartbeat_rounds_++;
 		std::vector<v1::Member> dead;
 		std::vector<v1::SegmentDesc> segs;
 		// per dead client: the replicas it takes along (one per replica,
@@ -86,15 +93,33 @@ void Leader::heartbeat_loop()
 		std::string err;
 		{
 			std::lock_guard<std::mutex> g(mu_);
-			int64_t now = mono_ms();
-			for (const auto &[id, m] : st_.clients()) {
-				auto it = last_seen_.find(id);
-				if (it == last_seen_.end()) {
-					last_seen_[id] = now;
-					continue;
+			{
+				std::lock_guard<std::mutex> sg(seen_mu_);
+				int64_t now = mono_ms();
+				int64_t late = now - last_round - static_cast<int64_t>(period.count());
+				last_round = now;
+				if (late > 0)
+					for (auto &[id, seen] : last_seen_)
+						seen = std::min(now, seen + late);
+				std::erase_if(beat_identity_, [this](const auto &kv) {
+					return !st_.clients().count(kv.first);
+				});
+				for (const auto &[id, m] : st_.clients()) {
+					beat_identity_[id] = m.identity();
+					auto it = last_seen_.find(id);
+					if (it == last_seen_.end()) {
+						last_seen_[id] = now;
+						continue;
+					}
+					if (now - it->second > static_cast<int64_t>(opts_.heartbeat_timeout_ms))
+						dead.push_back(m);
 				}
-				if (now - it->second > static_cast<int64_t>(opts_.heartbeat_timeout_ms))
-					dead.push_back(m);
+				// (a beat from now on is answered from the state,
+				// which forgets the client below)
+				for (const auto &m : dead) {
+					last_seen_.erase(m.client_id());
+					beat_identity_.erase(m.client_id());
+				}
 			}
 			for (const auto &m : dead) {
 				for (const auto &[id, s] : st_.segments())
@@ -109,7 +134,6 @@ void Leader::heartbeat_loop()
 				for (const auto &r : recs)
 					if (commit_locked(r, &seq, &err))
 						break;
-				last_seen_.erase(m.client_id());
 				auto w = watchers_.find(m.client_id());
 				if (w != watchers_.end()) {
 					std::lock_guard<std::mutex> wg(w->second->m);
@@ -118,6 +142,12 @@ void Leader::heartbeat_loop()
 					watchers_.erase(w);
 				}
 			}
+		}
+		// (here, not in the GC: whatever --gc-ms is, a few seconds after
+		// an old leader said it stopped its space is free again)
+		if (mono_ms() >= quarantine_at) {
+			release_quarantine();
+			quarantine_at = mono_ms() + 2000;
 		}
 		if (dead.empty())
 			continue;
@@ -227,22 +257,28 @@ void Leader::gc_loop()
  * may still be writing there (stopped, or cut off from etcd while its
  * RDMA goes on), so nobody is given it until that leader is known to have
  * stopped -- it says so once its last copy ended, or the file log's lock
- * proves it gone.  A leader that died without saying so leaves the space
- * quarantined until its segments are removed.
+ * proves it gone -- or is fenced: this leader was elected once that
+ * leader's lease had run out, and a copy writes no round once the lease
+ * of its leader ran out (add_replica), so --fence-grace-ms after this
+ * term began, a round that was under way then has landed too.  A leader
+ * killed without notice so holds its space that long, not until its
+ * segments are removed.
  */
 void Leader::release_quarantine()
 {
 	if (!quiesced_)
 		return;
 	std::set<uint64_t> terms, stopped;
+	bool fenced;
 	{
 		std::lock_guard<std::mutex> g(mu_);
 		for (const auto &[id, r] : st_.reservations())
 			if (r.term() < st_.term())
 				terms.insert(r.term());
+		fenced = mono_ms() - started_ms_ >= static_cast<int64_t>(opts_.fence_grace_ms);
 	}
 	for (uint64_t t : terms)
-		if (quiesced_(t))
+		if (fenced || quiesced_(t))
 			stopped.insert(t);
 	if (stopped.empty())
 		return;
@@ -266,8 +302,9 @@ void Leader::release_quarantine()
 		}
 	}
 	if (seq && !wait_durable(seq, &err))
-		log_line("quarantine over: %zu reservations (%llu bytes) of %zu stopped terms released",
-			 n, static_cast<unsigned long long>(bytes), stopped.size());
+		log_line("quarantine over: %zu reservations (%llu bytes) of %zu %s terms released",
+			 n, static_cast<unsigned long long>(bytes), stopped.size(),
+			 fenced ? "fenced or stopped" : "stopped");
 }
 
 // ---- re-replication
@@ -344,6 +381,31 @@ int Leader::add_replica(const std::string &key, uint64_t version, v1::SegmentTyp
 		st_.pin(key, version);
 	}
 
+	// No round is written once this leader's lease ran out: a newer
+	// leader may have been elected since, and --fence-grace-ms after it
+	// took over it gives the space reserved here to others
+	// (release_quarantine).  Rounds of Mover::copy's size.
+	constexpr uint64_t kRound = 4ULL << 20;
+	auto write_leased = [&](uint64_t off, const char *buf, uint64_t n) {
+		if (!leased()) {
+			*err = "this master's lease on leadership ran out during the copy";
+			return -ESHUTDOWN;
+		}
+		return mover_->write(dst_r, off, buf, n, err);
+	};
+	auto copy_leased = [&] {
+		std::vector<char> buf(std::min(kRound, size));
+		for (uint64_t done = 0; done < size; done += kRound) {
+			uint64_t n = std::min(kRound, size - done);
+			if (int r = mover_->read(src_r, done, buf.data(), n, err))
+				return r;
+			if (int r = check_sums(sums, size, { { buf.data(), n } }, done, n, err))
+				return r;
+			if (int r = write_leased(done, buf.data(), n))
+				return r;
+		}
+		return 0;
+	};
 	auto copy_from_slow = [&] {
 		std::string data;
 		uint64_t sver = 0, ssize = 0;
@@ -355,8 +417,8 @@ int Leader::add_replica(const std::string &key, uint64_t version, v1::SegmentTyp
 			*err = "slow tier: " + std::string(strerror(-r));
 		} else {
 			r = check_sums(sums, size, { { data.data(), size } }, 0, size, err);
-			if (!r)
-				r = mover_->write(dst_r, 0, data.data(), size, err);
+			for (uint64_t done = 0; !r && done < size; done += kRound)
+				r = write_leased(done, data.data() + done, std::min(kRound, size - done));
 		}
 		return r;
 	};
@@ -366,7 +428,7 @@ int Leader::add_replica(const std::string &key, uint64_t version, v1::SegmentTyp
 	if (!ret && from_slow) {
 		ret = copy_from_slow();
 	} else if (!ret) {
-		ret = mover_->copy(src_r, dst_r, size, sums, err);
+		ret = copy_leased();
 		// the dead owner's memory did not answer: the slow tier is the
 		// last source (a salvage that never answers again must not
 		// keep the version from it)
