@@ -973,6 +973,70 @@ void lost_puts(const history &h, const std::vector<uint32_t> &idx, const problem
 	r.unread.push_back("key " + quoted(h.ops[idx[0]].key) + ": no final read succeeded: " + why + ".");
 }
 
+// ---------------------------------------------------------------- wrong bytes
+
+// Gets whose bytes are whole (their checksum holds) but not the bytes of
+// what the get names: a value put to another key and never to this one,
+// or, with versions, a version other than the one its put was given (the
+// put acknowledged with another, or the version named acknowledged to
+// another put).  The value a get reports is the one its bytes carry (the
+// workload's pattern is a function of the value), so these are reads of
+// the wrong object, said as such; the per-key check also finds most of
+// them (a value never written to the key, a wrong version), but in the
+// words of a register's history, not of the bytes.
+void wrong_bytes(const history &h, const options &opt, report &r)
+{
+	std::unordered_map<uint64_t, std::vector<uint32_t>> puts_of_value;
+	std::unordered_map<int64_t, uint32_t> acked_version;
+	for (size_t i = 0; i < h.ops.size(); i++) {
+		const op &o = h.ops[i];
+		if (o.f != fn::put)
+			continue;
+		puts_of_value[o.value].push_back(static_cast<uint32_t>(i));
+		if (o.type == outcome::ok && o.has_version)
+			acked_version.emplace(o.version, static_cast<uint32_t>(i));
+	}
+	for (const op &o : h.ops) {
+		if (o.f != fn::get || o.type != outcome::ok || !o.found || !o.checksum_ok)
+			continue;
+		auto it = puts_of_value.find(o.value);
+		if (it == puts_of_value.end())
+			continue;	// nobody wrote them: the per-key check says so
+		const op *w = nullptr;
+		for (uint32_t i : it->second)
+			if (h.ops[i].key == o.key)
+				w = &h.ops[i];
+		if (!w) {
+			const op &other = h.ops[it->second.front()];
+			r.wrong_bytes++;
+			r.wrong.push_back("key " + quoted(o.key) + ": the " + describe(o, h.t0) +
+					  ", but those are the bytes the " + describe(other, h.t0) +
+					  " wrote to key " + quoted(other.key) + ".");
+			continue;
+		}
+		if (!opt.versions || !o.has_version)
+			continue;
+		if (w->type == outcome::ok && w->has_version) {
+			if (w->version != o.version) {
+				r.wrong_bytes++;
+				r.wrong.push_back("key " + quoted(o.key) + ": the " + describe(o, h.t0) +
+						  ", but those are the bytes of version " +
+						  std::to_string(w->version) + ", the " + describe(*w, h.t0) + ".");
+			}
+			continue;
+		}
+		auto v = acked_version.find(o.version);
+		if (v != acked_version.end()) {
+			const op &owner = h.ops[v->second];
+			r.wrong_bytes++;
+			r.wrong.push_back("key " + quoted(o.key) + ": the " + describe(o, h.t0) +
+					  ", but version " + std::to_string(o.version) + " is the " +
+					  describe(owner, h.t0) + (owner.key == o.key ? "" : " of key " + quoted(owner.key)) +
+					  ", and the bytes are those of the " + describe(*w, h.t0) + ".");
+		}
+	}
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- check
@@ -1018,6 +1082,8 @@ report check(const history &h, const options &opt)
 			}
 		}
 	}
+
+	wrong_bytes(h, opt, r);
 
 	for (const auto &[key, idx] : keys) {
 		const auto t = std::chrono::steady_clock::now();
@@ -1123,6 +1189,8 @@ void print_report(std::ostream &out, const report &r, bool verbose)
 		out << "lost acknowledged put: " << s << '\n';
 	for (const std::string &s : r.bad)
 		out << "bad checksum: " << s << '\n';
+	for (const std::string &s : r.wrong)
+		out << "wrong bytes: " << s << '\n';
 	for (const std::string &s : r.dups)
 		out << "version given twice: " << s << '\n';
 	for (const std::string &s : r.unread)
@@ -1146,6 +1214,7 @@ void print_figures(std::ostream &out, const report &r, bool bench)
 		{"undecided", r.undecided, "keys"},
 		{"lost_acked", r.lost_acked, "puts"},
 		{"bad_checksum", r.bad_checksum, "gets"},
+		{"wrong_bytes", r.wrong_bytes, "gets"},
 		{"dup_versions", r.dup_versions, "puts"},
 		{"unread_final", r.unread_final, "keys"},
 		{"check_ms", static_cast<uint64_t>(r.ms + 0.5), "ms"},

@@ -2,8 +2,9 @@
 // The checker of a chaos run's history (docs/chaos.md): whether each
 // key's history is linearizable for a register with put, get, del and
 // exist (the first violating window in plain words when it is not), the
-// acknowledged puts the final reads prove lost, and the gets whose bytes
-// failed their checksum.
+// acknowledged puts the final reads prove lost, the gets whose bytes
+// failed their checksum, and the gets whose bytes are whole but another
+// key's or another version's.
 #pragma once
 
 #include <cstddef>
@@ -53,12 +54,16 @@ struct report {
 	size_t undecided = 0;		// keys the search gave up on
 	size_t lost_acked = 0;		// acknowledged puts the final reads lost
 	size_t bad_checksum = 0;	// gets whose bytes failed their checksum
+	// gets whose bytes (whole, their checksum good) are another key's, or
+	// another version's than the one the get names
+	size_t wrong_bytes = 0;
 	size_t dup_versions = 0;	// puts of different keys given one version
 	size_t unread_final = 0;	// keys whose final reads all failed
 	std::map<std::string, size_t> errors;	// failed and unknown ops by error
 	std::vector<key_result> keys_checked;
 	std::vector<std::string> lost;	// a sentence per lost put
 	std::vector<std::string> bad;	// a sentence per bad get
+	std::vector<std::string> wrong;	// a sentence per get of wrong bytes
 	std::vector<std::string> dups;	// a sentence per version given twice
 	std::vector<std::string> unread;	// a sentence per unread key
 	double ms = 0;			// the whole check
@@ -66,8 +71,8 @@ struct report {
 
 	bool passed() const
 	{
-		return !violations && !undecided && !lost_acked && !bad_checksum && !dup_versions &&
-		       !unread_final;
+		return !violations && !undecided && !lost_acked && !bad_checksum && !wrong_bytes &&
+		       !dup_versions && !unread_final;
 	}
 };
 

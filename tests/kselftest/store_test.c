@@ -988,6 +988,19 @@ FIXTURE_TEARDOWN(lease)
 /* The Jepsen-style run: two masters, three etcd members, three clients. */
 /* the chaos run's leader lease, seconds (see its fixture) */
 #define CHAOS_TTL_S	ETCD_TTL_S
+/*
+ * The masters' client heartbeat timeout in the chaos run, stated here
+ * (it is dsmaster's default) because the stall-leader fault is sized
+ * between it and the lease: a leader frozen for CHAOS_STALL_LEADER_MS
+ * has been silent past every client's timeout, yet its lease (renewed
+ * every third of CHAOS_TTL_S, so at least two thirds of it left when the
+ * stall begins) still holds, and it goes on leading.
+ */
+#define CHAOS_HB_TIMEOUT_MS	3000
+#define CHAOS_STALL_LEADER_MS	5000
+_Static_assert(CHAOS_HB_TIMEOUT_MS + 1500 <= CHAOS_STALL_LEADER_MS &&
+	       CHAOS_STALL_LEADER_MS + 1000 <= CHAOS_TTL_S * 1000 * 2 / 3,
+	       "the stall must be clearly past the heartbeat timeout and short of the lease");
 
 FIXTURE(chaos) {
 	struct env e;
@@ -1005,6 +1018,7 @@ FIXTURE_SETUP(chaos)
 	 */
 	const struct env_opts o = { .masters = 2, .etcd = true, .etcd_members = 3,
 				    .workers = NWORKERS,
+				    .hb_timeout_ms = STR(CHAOS_HB_TIMEOUT_MS),
 				    .master_args = "--etcd-ttl " STR(CHAOS_TTL_S) };
 
 	self->e.skip = filtered(_metadata->name);
@@ -2667,14 +2681,142 @@ static void sleep_ms(unsigned ms)
 	usleep(ms * 1000);
 }
 
+/*
+ * The lines of master i's log that say a client was declared dead: of
+ * dsmem node node, or (node < 0) of any.
+ */
+static long chaos_deaths(struct env *e, int i, int node)
+{
+	char path[PATH_MAX], line[1024], what[64];
+	long n = 0;
+	FILE *f;
+
+	if (node < 0)
+		snprintf(what, sizeof(what), ") dead: no heartbeat for ");
+	else
+		snprintf(what, sizeof(what), "(node %d) dead: no heartbeat for ", node);
+	snprintf(path, sizeof(path), "%s/master%d.log", e->dir, i);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, what) != NULL;
+	fclose(f);
+	return n;
+}
+
+/*
+ * Until master i's log says the client of dsmem node node was declared
+ * dead once more than before (its death and the salvage of its replicas
+ * are in the log, the re-replication just kicked): 0; or -ETIMEDOUT
+ * after CHAOS_STALL_S.  Polled often: the salvage is live only until its
+ * few small replicas are copied again.  (An earlier process of that node,
+ * killed by an earlier fault and not yet declared dead, would end the
+ * wait early: the leader then dies before this client's death, and the
+ * next one declares it and salvages, still with a leader change among.)
+ */
+static int chaos_await_death(struct env *e, int i, int node, long before)
+{
+	const int64_t end = mono_ns() + CHAOS_STALL_S * 1000000000LL;
+
+	while (chaos_deaths(e, i, node) <= before) {
+		if (mono_ns() > end)
+			return -ETIMEDOUT;
+		usleep(10000);
+	}
+	return 0;
+}
+
+/*
+ * The seconds the leader's etcd lease has left (etcd's figure, whole
+ * seconds), or -1 when etcd does not say: the lease of the key the
+ * masters campaign on, dsmaster's default prefix.
+ */
+static int chaos_lease_left(struct env *e)
+{
+	char cmd[2048], out[64] = "";
+	const char *ctl = "ETCDCTL_API=3 etcdctl --command-timeout=3s --endpoints";
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "id=$(%s %s --cacert %s/ca.crt --cert %s/master.crt --key %s/master.key "
+		 "get /dsmem/store/leader -w json 2>/dev/null | grep -o '\"lease\":[0-9]*' | "
+		 "cut -d: -f2) && [ -n \"$id\" ] && "
+		 "%s %s --cacert %s/ca.crt --cert %s/master.crt --key %s/master.key "
+		 "lease timetolive $(printf %%x $id) -w json 2>/dev/null | "
+		 "grep -o '\"ttl\":-*[0-9]*' | cut -d: -f2",
+		 ctl, e->etcd, TLS_DIR, TLS_DIR, TLS_DIR, ctl, e->etcd, TLS_DIR, TLS_DIR, TLS_DIR);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	if (!fgets(out, sizeof(out), f))
+		out[0] = 0;
+	pclose(f);
+	return out[0] >= '0' && out[0] <= '9' ? atoi(out) : -1;
+}
+
+/*
+ * Until the leader's lease was just renewed (CHAOS_STALL_LEADER_MS and
+ * 4 s more left of it, which a renewal every third of CHAOS_TTL_S gives
+ * every few seconds): 0, so that a stall that long leaves it leading; or
+ * -ETIMEDOUT after CHAOS_STALL_S, said (a leader that does not renew,
+ * or an etcd that does not answer).
+ */
+static int chaos_await_fresh_lease(struct env *e)
+{
+	const int64_t end = mono_ns() + CHAOS_STALL_S * 1000000000LL;
+	int left = -1;
+
+	while (mono_ns() < end) {
+		left = chaos_lease_left(e);
+		if (left >= CHAOS_STALL_LEADER_MS / 1000 + 4)
+			return 0;
+		usleep(200000);
+	}
+	say_why(e, "# chaos: the leader's lease never had %d s left (last: %d s)\n",
+		CHAOS_STALL_LEADER_MS / 1000 + 4, left);
+	return -ETIMEDOUT;
+}
+
+/* Master i's log lines that say why it stopped leading, on stderr. */
+static void chaos_say_lost(struct env *e, int i)
+{
+	char path[PATH_MAX], line[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/master%d.log", e->dir, i);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "leadership lost") || strstr(line, "cannot take over"))
+			fprintf(stderr, "#   master %d: %s", i, line);
+	fclose(f);
+}
+
+/* Who master addr names as the leader now ("" when it does not answer). */
+static void chaos_named_leader(const char *addr, char *leader, size_t size)
+{
+	char r[1024];
+
+	leader[0] = 0;
+	if (oneshot(addr, r, sizeof(r), "info") || kv(r, "ret") != 0 ||
+	    !kv_str(r, "leader", leader, size))
+		leader[0] = 0;
+}
+
+static int await_names_leader(const char *addr, const char *leader, char *info, size_t size);
+
 /* One fault: started, held a while, healed. */
 static void chaos_fault(struct __test_metadata *_metadata, struct chaos *c, int64_t until)
 {
 	struct env *e = c->e;
 	char d[64];
 	/* every kind in turn, the worst first: a short run sees the most */
-	static const int order[] = { 2, 0, 4, 5, 3, 1, 6 };
-	int which = order[c->turn++ % 7], l = chaos_leader(c), i;
+	static const int order[] = { 2, 8, 7, 0, 4, 5, 3, 1, 6 };
+	int which = order[c->turn++ % (sizeof(order) / sizeof(order[0]))], l = chaos_leader(c), i;
+	char a[32], named[64], info[1024];
+	long deaths;
 
 	switch (which) {
 	case 0:	/* SIGKILL the leader (or any master if none is known) */
@@ -2719,6 +2861,56 @@ static void chaos_fault(struct __test_metadata *_metadata, struct chaos *c, int6
 		EXPECT_EQ(0, start_worker(e, i, e->segment));
 		EXPECT_EQ(0, await_worker(e, i));
 		nemesis(c, "stop", "kill-client", d);
+		EXPECT_EQ(0, chaos_start(c, i, until));
+		break;
+	case 7:	/* stall the leader past the clients' heartbeat timeout, not
+		 * past its lease: it goes on leading, and must not take its
+		 * own silence for the clients' (declare them dead, salvage
+		 * their replicas) */
+		if (l < 0 || e->m[l].pid <= 0)
+			break;
+		i = l;
+		/* a lease just renewed outlasts the stall */
+		if (chaos_await_fresh_lease(e))
+			break;
+		deaths = chaos_deaths(e, i, -1);
+		snprintf(d, sizeof(d), "master %d", i);
+		nemesis(c, "start", "stall-leader", d);
+		kill(e->m[i].pid, SIGSTOP);
+		/* the stall's length is the fault's, between the two bounds */
+		sleep_ms(CHAOS_STALL_LEADER_MS - 500 + chaos_rand(c, 1000));
+		kill(e->m[i].pid, SIGCONT);
+		/* healed when it answers again */
+		for (int k = 0; k < 100; k++) {
+			chaos_named_leader(master_addr(i, a, sizeof(a)), named, sizeof(named));
+			if (named[0])
+				break;
+			sleep_ms(300);
+		}
+		nemesis(c, "stop", "stall-leader", d);
+		fprintf(stderr, "# chaos: master %d after its stall names %s as the leader; "
+			"%ld clients declared dead meanwhile\n", i, named[0] ? named : "nobody",
+			chaos_deaths(e, i, -1) - deaths);
+		break;
+	case 8:	/* SIGKILL a client, and the leader while that client's
+		 * replicas are salvage (its death logged, the copies just
+		 * begun): the standby takes over with the salvage in the log */
+		if (l < 0)
+			break;
+		i = (int)chaos_rand(c, NWORKERS);
+		deaths = chaos_deaths(e, l, CLIENT_NODE + e->base + i);
+		snprintf(d, sizeof(d), "client %d, then master %d", i, l);
+		nemesis(c, "start", "kill-client-then-leader", d);
+		stop_proc(&e->w[i], SIGKILL);
+		if (chaos_await_death(e, l, CLIENT_NODE + e->base + i, deaths))
+			say_why(e, "# chaos: master %d never declared client %d dead\n", l, i);
+		stop_proc(&e->m[l], SIGKILL);
+		/* the old leader back (a standby) once the other leads */
+		EXPECT_EQ(0, await_names_leader(master_addr(!l, a, sizeof(a)), a, info, sizeof(info)));
+		EXPECT_EQ(0, start_master(e, l, true));
+		EXPECT_EQ(0, start_worker(e, i, e->segment));
+		EXPECT_EQ(0, await_worker(e, i));
+		nemesis(c, "stop", "kill-client-then-leader", d);
 		EXPECT_EQ(0, chaos_start(c, i, until));
 		break;
 	default: /* delays on loopback: gRPC, etcd and rxe's own traffic */
@@ -2804,11 +2996,21 @@ static int await_etcd_member(struct env *e, int member)
  * the guest's kernel has no netem qdisc, so the randomized run's delay
  * fault is never made there either.)
  */
-enum { CF_PAUSE_LEADER, CF_KILL_LEADER, CF_KILL_ETCD, CF_KILL_CLIENT, CF_FAULTS };
+enum { CF_STALL_LEADER, CF_PAUSE_LEADER, CF_KILL_LEADER, CF_KILL_ETCD, CF_KILL_CLIENT, CF_FAULTS };
 
 /*
  * The schedule: before each fault, enough operations logged (see
  * CHAOS_LEAD_OPS); the fault; its heal, on an event:
+ *   stall-leader      once the leader's lease was just renewed (etcd
+ *                     says it has the stall and 4 s more left), SIGSTOP
+ *                     the leader for CHAOS_STALL_LEADER_MS (past the
+ *                     clients' heartbeat timeout, short of its lease),
+ *                     SIGCONT; healed when it answers again and the
+ *                     clients have had CHAOS_HOLD_OPS more ok operations.
+ *                     It comes first, while every client is the one that
+ *                     joined: its log may declare none of them dead.
+ *                     Whether it still leads is said, not judged (how
+ *                     soon it renews after the stall is the host's pace).
  *   pause-leader      SIGSTOP the leader; once the other master leads
  *                     (a new term), SIGCONT, and healed when the old
  *                     leader names the new one (it stepped down)
@@ -2837,7 +3039,7 @@ static int chaos_schedule(struct __test_metadata *_metadata, struct chaos *c)
 		/* the store served again since the last heal */
 		if (f && chaos_await_logged(c, 0, ok + CHAOS_GAP_OPS, "after a fault healed"))
 			return -1;
-		if (f == CF_PAUSE_LEADER || f == CF_KILL_LEADER) {
+		if (f == CF_STALL_LEADER || f == CF_PAUSE_LEADER || f == CF_KILL_LEADER) {
 			char leader[64] = "";
 
 			/* the leader, from the answer that named it */
@@ -2852,6 +3054,47 @@ static int chaos_schedule(struct __test_metadata *_metadata, struct chaos *c)
 		}
 		chaos_logged(e->dir, &done, &ok, NULL);
 		switch (f) {
+		case CF_STALL_LEADER: {
+			long deaths = chaos_deaths(e, l, -1);
+			char named[64] = "";
+
+			if (e->m[l].pid <= 0)
+				return -1;
+			/* a lease just renewed outlasts the stall */
+			if (chaos_await_fresh_lease(e))
+				return -1;
+			nemesis(c, "start", "stall-leader", d);
+			kill(e->m[l].pid, SIGSTOP);
+			/* the fault's length, not a wait for anything */
+			sleep_ms(CHAOS_STALL_LEADER_MS);
+			kill(e->m[l].pid, SIGCONT);
+			ret = -ETIMEDOUT;
+			for (int k = 0; ret && k < CHAOS_STALL_S * 2; k++) {
+				chaos_named_leader(a[l], named, sizeof(named));
+				if (named[0])
+					ret = 0;
+				else
+					sleep_ms(500);
+			}
+			if (!ret) {
+				long since = 0, served = 0;
+
+				/* and served again: ok operations, not failures */
+				chaos_logged(e->dir, &since, &served, NULL);
+				ret = chaos_await_logged(c, 0, served + CHAOS_HOLD_OPS, "after the stall");
+			}
+			nemesis(c, "stop", "stall-leader", d);
+			fprintf(stderr, "# chaos: master %d, stalled %d ms, names %s as the leader (%s)\n",
+				l, CHAOS_STALL_LEADER_MS, named[0] ? named : "nobody",
+				!strcmp(named, a[l]) ? "it kept the lead" : "it lost the lead");
+			if (strcmp(named, a[l]))
+				chaos_say_lost(e, l);
+			/* its clients went on beating: not one was dead */
+			EXPECT_EQ(deaths, chaos_deaths(e, l, -1))
+				TH_LOG("master %d declared live clients dead after a %d ms stall", l,
+				       CHAOS_STALL_LEADER_MS);
+			break;
+		}
 		case CF_PAUSE_LEADER:
 			/* (never pid 0: that would stop this test's process group) */
 			if (e->m[l].pid <= 0)
@@ -2930,9 +3173,11 @@ static void chaos_hung(int sig)
 }
 
 /*
- * Clients put, get, delete and probe four keys while the nemesis kills
- * and pauses masters, kills an etcd member and a client, and delays
- * traffic; then every key is read once more, and the checker decides
+ * Clients put, get, delete and probe four keys while the nemesis kills,
+ * pauses and stalls masters (a stall: past the clients' heartbeat
+ * timeout, short of the lease), kills an etcd member and a client, a
+ * client and then the leader while the client's replicas are salvage,
+ * and delays traffic; then every key is read once more, and the checker decides
  * whether each key's history is linearizable, whether an acknowledged put
  * was lost and whether a read returned bad bytes.  In make check the
  * faults are chaos_schedule's, each once, and the run is sized by the

@@ -3,7 +3,8 @@
 // linearizable (sequential, overlapping puts, operations of unknown
 // outcome that did and did not happen), the classic violations (a stale
 // read, a value nobody wrote, a read going back in time, a lost
-// acknowledged put, a delete seen then unseen), bad checksums, malformed
+// acknowledged put, a delete seen then unseen), bad checksums, whole
+// bytes of another key or version, malformed
 // lines, and a generated run of 5 processes x 2000 operations on 4 keys,
 // plus dschaos-check itself.
 #include <cinttypes>
@@ -456,6 +457,51 @@ void bad_checksum(void **)
 	assert_int_equal(r.violations, 0);
 	assert_false(r.passed());
 	assert_non_null(strstr(r.bad.at(0).c_str(), "checksum"));
+}
+
+// Whole bytes (their checksum good) of the wrong object: another key's,
+// or another version's than the one the get names.
+void wrong_bytes(void **)
+{
+	// another key's bytes
+	hist k;
+	k.put(1, "a", 1, 0, 1, 1);
+	k.put(2, "b", 2, 2, 3, 2);
+	k.get(3, "a", 4, 5, 2, 2);
+	report r = k.check();
+	assert_int_equal(r.wrong_bytes, 1);
+	assert_int_equal(r.bad_checksum, 0);
+	assert_false(r.passed());
+	assert_non_null(strstr(r.wrong.at(0).c_str(), "wrote to key \"b\""));
+	// without versions too: the key is in the bytes' value
+	assert_int_equal(k.check(false).wrong_bytes, 1);
+	// another version's bytes of the same key, under the newer version
+	hist v;
+	v.put(1, "k", 1, 0, 1, 1);
+	v.put(2, "k", 2, 2, 3, 2);
+	v.get(3, "k", 4, 5, 1, 2);
+	r = v.check();
+	assert_int_equal(r.wrong_bytes, 1);
+	assert_false(r.passed());
+	assert_non_null(strstr(r.wrong.at(0).c_str(), "bytes of version 1"));
+	assert_int_equal(v.check(false).wrong_bytes, 0);	// versions ignored
+	// the bytes of a put of unknown outcome, under a version another put
+	// was acknowledged with
+	hist u;
+	u.put(1, "k", 1, 0, 1, -1, "info");
+	u.put(2, "k", 2, 2, 3, 2);
+	u.get(3, "k", 4, 5, 1, 2);
+	r = u.check();
+	assert_int_equal(r.wrong_bytes, 1);
+	assert_non_null(strstr(r.wrong.at(0).c_str(), "version 2 is the put of value 2"));
+	// ...while its own version, unknown before, is no wrong one
+	hist ok;
+	ok.put(1, "k", 1, 0, 1, -1, "info");
+	ok.put(2, "k", 2, 0, 1, 2);
+	ok.get(3, "k", 4, 5, 1, 3);
+	r = ok.check();
+	assert_int_equal(r.wrong_bytes, 0);
+	assert_true(r.passed());
 }
 
 void faults_counted(void **)
@@ -1082,8 +1128,13 @@ void command(void **)
 	bad.put(1, "k", 1, 0, 1, 1);
 	bad.put(1, "k", 2, 2, 3, 2);
 	bad.get(2, "k", 4, 5, 1, 1, "ok", true, true);
+	// a get of key "k" that returned the bytes put to key "j"
+	hist other;
+	other.put(1, "k", 1, 0, 1, 1);
+	other.put(1, "j", 2, 2, 3, 2);
+	other.get(2, "k", 4, 5, 2, 2);
 	std::string g = temp_file(good.text), b = temp_file(bad.text),
-		    m = temp_file(good.text + "{\"type\":\"ok\"}\n");
+		    m = temp_file(good.text + "{\"type\":\"ok\"}\n"), o = temp_file(other.text);
 	std::string out;
 
 	assert_int_equal(run({g}, out), 0);
@@ -1106,6 +1157,12 @@ void command(void **)
 	assert_null(strstr(out.c_str(), "stale read"));
 	assert_non_null(strstr(out.c_str(), "chaos.violations 1\n"));
 
+	assert_non_null(strstr(out.c_str(), "chaos.wrong_bytes 0\n"));
+
+	assert_int_equal(run({o}, out), 1);
+	assert_non_null(strstr(out.c_str(), "wrong bytes: key \"k\""));
+	assert_non_null(strstr(out.c_str(), "chaos.wrong_bytes 1\n"));
+
 	assert_int_equal(run({m}, out), 2);
 	assert_non_null(strstr(out.c_str(), (m + ": line 6: no \"time\"").c_str()));
 	assert_int_equal(run({"/nonexistent/history"}, out), 2);
@@ -1114,6 +1171,7 @@ void command(void **)
 	unlink(g.c_str());
 	unlink(b.c_str());
 	unlink(m.c_str());
+	unlink(o.c_str());
 }
 
 }  // namespace
@@ -1132,6 +1190,7 @@ int main(void)
 		cmocka_unit_test(del_seen_then_unseen),
 		cmocka_unit_test(versions_checked),
 		cmocka_unit_test(bad_checksum),
+		cmocka_unit_test(wrong_bytes),
 		cmocka_unit_test(faults_counted),
 		cmocka_unit_test(malformed),
 		cmocka_unit_test(generated_run),
