@@ -101,6 +101,16 @@ void Leader::heartbeat_loop()
 				if (late > 0)
 					for (auto &[id, seen] : last_seen_)
 						seen = std::min(now, seen + late);
+				// A stall of a beat period or more timed the clients'
+				// calls out, and their gRPC channels reconnect with
+				// backoff, as after a takeover: they get a new
+				// leader's longer first timeout (start()).
+				if (late >= static_cast<int64_t>(opts_.heartbeat_ms)) {
+					int64_t timeout = static_cast<int64_t>(opts_.heartbeat_timeout_ms);
+					int64_t grace = now + std::max<int64_t>(3 * timeout, 10000) - timeout;
+					for (auto &[id, seen] : last_seen_)
+						seen = std::max(seen, grace);
+				}
 				std::erase_if(beat_identity_, [this](const auto &kv) {
 					return !st_.clients().count(kv.first);
 				});
