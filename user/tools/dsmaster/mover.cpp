@@ -184,16 +184,21 @@ int Mover::read(const Resolved &src, uint64_t off, void *buf, uint64_t len, std:
 }
 
 int Mover::write_unflushed(const Resolved &dst, uint64_t off, const void *buf, uint64_t len,
-			   std::set<uint64_t> *written_nvme, std::string *err)
+			   std::set<uint64_t> *written_nvme, std::string *err,
+			   const std::function<int(std::string *)> &may_write)
 {
 	std::lock_guard<std::mutex> g(m_);
 	if (int ret = open_locked(err))
 		return ret;
-	for (uint64_t done = 0; done < len; done += kBounce)
+	for (uint64_t done = 0; done < len; done += kBounce) {
+		if (may_write)
+			if (int ret = may_write(err))
+				return ret;
 		if (int ret = io(true, dst, off + done,
 				 const_cast<char *>(static_cast<const char *>(buf)) + done,
 				 std::min(kBounce, len - done), written_nvme, err))
 			return ret;
+	}
 	return 0;
 }
 
@@ -217,16 +222,17 @@ int Mover::flush(const std::set<uint64_t> &written_nvme, std::string *err)
 	return 0;
 }
 
-int Mover::write(const Resolved &dst, uint64_t off, const void *buf, uint64_t len, std::string *err)
+int Mover::write(const Resolved &dst, uint64_t off, const void *buf, uint64_t len, std::string *err,
+		 const std::function<int(std::string *)> &may_write)
 {
 	std::set<uint64_t> written_nvme;
-	if (int ret = write_unflushed(dst, off, buf, len, &written_nvme, err))
+	if (int ret = write_unflushed(dst, off, buf, len, &written_nvme, err, may_write))
 		return ret;
 	return flush(written_nvme, err);
 }
 
 int Mover::copy(const Resolved &src, const Resolved &dst, uint64_t size, const v1::Checksums &sums,
-		std::string *err)
+		std::string *err, const std::function<int(std::string *)> &may_write)
 {
 	static_assert(kBounce % kSumChunk == 0, "a round holds whole checksum chunks");
 	std::vector<char> buf(std::min(kBounce, size));
@@ -237,7 +243,7 @@ int Mover::copy(const Resolved &src, const Resolved &dst, uint64_t size, const v
 			return ret;
 		if (int ret = check_sums(sums, size, { { buf.data(), n } }, done, n, err))
 			return ret;
-		if (int ret = write_unflushed(dst, done, buf.data(), n, &written_nvme, err))
+		if (int ret = write_unflushed(dst, done, buf.data(), n, &written_nvme, err, may_write))
 			return ret;
 	}
 	return flush(written_nvme, err);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -40,13 +41,17 @@ public:
 	// Returns once the bytes are durable: every NVMe-oF namespace it
 	// wrote was flushed (a failed flush fails the write), as a client's
 	// put flushes before it commits.
-	int write(const Resolved &dst, uint64_t off, const void *buf, uint64_t len, std::string *err);
+	// may_write: as copy()'s, before each round of the bounce buffer's size.
+	int write(const Resolved &dst, uint64_t off, const void *buf, uint64_t len, std::string *err,
+		  const std::function<int(std::string *)> &may_write = nullptr);
 	// A whole object, in pieces of the bounce buffer's size, each checked
 	// against the writer's sums before it goes on (-EBADMSG: the source
 	// is not the object); durable like write(), with one flush per
 	// NVMe-oF namespace at the end.
+	// may_write (if given) is asked before each round is written; its
+	// error ends the copy (a leader whose lease ran out writes no more).
 	int copy(const Resolved &src, const Resolved &dst, uint64_t size, const v1::Checksums &sums,
-		 std::string *err);
+		 std::string *err, const std::function<int(std::string *)> &may_write = nullptr);
 	// Read a whole replica and check it against the sums (-EBADMSG).
 	int check(const Resolved &src, uint64_t size, const v1::Checksums &sums, std::string *err);
 	// 0 if the node can be used (opens it); the reason if not.
@@ -62,7 +67,8 @@ private:
 	// write() without the flush: the NVMe-oF segments it wrote are added
 	// to written_nvme, for flush().
 	int write_unflushed(const Resolved &dst, uint64_t off, const void *buf, uint64_t len,
-			    std::set<uint64_t> *written_nvme, std::string *err);
+			    std::set<uint64_t> *written_nvme, std::string *err,
+			    const std::function<int(std::string *)> &may_write = nullptr);
 	int flush(const std::set<uint64_t> &written_nvme, std::string *err);
 
 	uint32_t node_id_;

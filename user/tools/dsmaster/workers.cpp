@@ -101,16 +101,6 @@ void Leader::heartbeat_loop()
 				if (late > 0)
 					for (auto &[id, seen] : last_seen_)
 						seen = std::min(now, seen + late);
-				// A stall of a beat period or more timed the clients'
-				// calls out, and their gRPC channels reconnect with
-				// backoff, as after a takeover: they get a new
-				// leader's longer first timeout (start()).
-				if (late >= static_cast<int64_t>(opts_.heartbeat_ms)) {
-					int64_t timeout = static_cast<int64_t>(opts_.heartbeat_timeout_ms);
-					int64_t grace = now + std::max<int64_t>(3 * timeout, 10000) - timeout;
-					for (auto &[id, seen] : last_seen_)
-						seen = std::max(seen, grace);
-				}
 				std::erase_if(beat_identity_, [this](const auto &kv) {
 					return !st_.clients().count(kv.first);
 				});
@@ -394,27 +384,12 @@ int Leader::add_replica(const std::string &key, uint64_t version, v1::SegmentTyp
 	// No round is written once this leader's lease ran out: a newer
 	// leader may have been elected since, and --fence-grace-ms after it
 	// took over it gives the space reserved here to others
-	// (release_quarantine).  Rounds of Mover::copy's size.
-	constexpr uint64_t kRound = 4ULL << 20;
-	auto write_leased = [&](uint64_t off, const char *buf, uint64_t n) {
-		if (!leased()) {
-			*err = "this master's lease on leadership ran out during the copy";
-			return -ESHUTDOWN;
-		}
-		return mover_->write(dst_r, off, buf, n, err);
-	};
-	auto copy_leased = [&] {
-		std::vector<char> buf(std::min(kRound, size));
-		for (uint64_t done = 0; done < size; done += kRound) {
-			uint64_t n = std::min(kRound, size - done);
-			if (int r = mover_->read(src_r, done, buf.data(), n, err))
-				return r;
-			if (int r = check_sums(sums, size, { { buf.data(), n } }, done, n, err))
-				return r;
-			if (int r = write_leased(done, buf.data(), n))
-				return r;
-		}
-		return 0;
+	// (release_quarantine).
+	auto leased_still = [this](std::string *why) {
+		if (leased())
+			return 0;
+		*why = "this master's lease on leadership ran out during the copy";
+		return -ESHUTDOWN;
 	};
 	auto copy_from_slow = [&] {
 		std::string data;
@@ -427,8 +402,8 @@ int Leader::add_replica(const std::string &key, uint64_t version, v1::SegmentTyp
 			*err = "slow tier: " + std::string(strerror(-r));
 		} else {
 			r = check_sums(sums, size, { { data.data(), size } }, 0, size, err);
-			for (uint64_t done = 0; !r && done < size; done += kRound)
-				r = write_leased(done, data.data() + done, std::min(kRound, size - done));
+			if (!r)
+				r = mover_->write(dst_r, 0, data.data(), size, err, leased_still);
 		}
 		return r;
 	};
@@ -438,7 +413,7 @@ int Leader::add_replica(const std::string &key, uint64_t version, v1::SegmentTyp
 	if (!ret && from_slow) {
 		ret = copy_from_slow();
 	} else if (!ret) {
-		ret = copy_leased();
+		ret = mover_->copy(src_r, dst_r, size, sums, err, leased_still);
 		// the dead owner's memory did not answer: the slow tier is the
 		// last source (a salvage that never answers again must not
 		// keep the version from it)
