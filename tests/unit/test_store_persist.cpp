@@ -1190,6 +1190,52 @@ void etcd_append_no_overwrite(void **)
 	e.resign();
 }
 
+// An append whose Txn outlives its deadline (here etcd is stopped past it;
+// in a master frozen mid-append it is the same timeout) is read back and
+// tried again instead of failing: the master that made it goes on leading.
+// Whether the first try's Txn committed late or the retry's did, the
+// record is in the log exactly once, at its number.
+void etcd_append_outlasts_a_timeout(void **)
+{
+	auto c = etcd_client();
+	std::string err;
+	Election e(c, "/to/leader", "me", 60);
+	bool leader = false;
+
+	assert_int_equal(e.campaign(&leader, &err), 0);
+	assert_true(leader);
+	auto log = open_etcd_log(c, "/to/meta", "/to/leader", e.revision(), &err);
+	assert_true(log != nullptr);
+	assert_int_equal(log->append("one", &err), 0);
+	kill(server.pid, SIGSTOP);
+	int ret = -1;
+	std::string terr;
+	std::thread t([&] { ret = log->append("two", &terr); });
+	// the fault's length: past the first try's deadline, short of the second's
+	std::this_thread::sleep_for(kEtcdDeadline + std::chrono::milliseconds(500));
+	kill(server.pid, SIGCONT);
+	t.join();
+	if (ret)
+		print_error("append across the stop: %d %s\n", ret, terr.c_str());
+	assert_int_equal(ret, 0);
+	assert_int_equal(log->append("three", &err), 0);
+	check_load(log.get(), "", { "one", "two", "three" });
+
+	// with one try, the same stop fails the append, and the next one
+	// settles the number first (the failed record may yet commit)
+	auto once = open_etcd_log(c, "/to/meta", "/to/leader", e.revision(), &err, 1);
+	assert_true(once != nullptr);
+	kill(server.pid, SIGSTOP);
+	std::thread t1([&] { ret = once->append("four", &terr); });
+	std::this_thread::sleep_for(kEtcdDeadline + std::chrono::milliseconds(500));
+	kill(server.pid, SIGCONT);
+	t1.join();
+	assert_true(ret != 0 && ret != -ESTALE);
+	ret = once->append("five", &err);
+	assert_true(ret == 0 || ret == -ESTALE);
+	e.resign();
+}
+
 // The group's slow tier: the first master's tier is recorded; masters
 // with the same tree (another path to it) agree, one with a tree of its
 // own is refused (-EXDEV) with a message that says what to do.
@@ -1313,6 +1359,7 @@ int main(void)
 		cmocka_unit_test(etcd_log_round_trip),
 		cmocka_unit_test(etcd_fencing),
 		cmocka_unit_test(etcd_append_no_overwrite),
+		cmocka_unit_test(etcd_append_outlasts_a_timeout),
 		cmocka_unit_test(etcd_keepalive),
 		cmocka_unit_test(etcd_lease_renewed_meanwhile),
 		cmocka_unit_test(etcd_slow_tier_claim),

@@ -18,6 +18,7 @@
 // new, never a mix.
 #include "persist.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -587,9 +588,9 @@ bool decode_pointer(const std::string &v, SnapPointer *p)
 class EtcdLog : public CountedLog {
 public:
 	EtcdLog(std::shared_ptr<EtcdClient> etcd, std::string prefix, std::string fence_key,
-		int64_t fence_rev)
+		int64_t fence_rev, int append_tries)
 		: etcd_(std::move(etcd)), prefix_(std::move(prefix)), fence_key_(std::move(fence_key)),
-		  fence_rev_(fence_rev)
+		  fence_rev_(fence_rev), append_tries_(std::max(1, append_tries))
 	{
 		while (!prefix_.empty() && prefix_.back() == '/')
 			prefix_.pop_back();
@@ -611,6 +612,7 @@ private:
 	std::shared_ptr<EtcdClient> etcd_;
 	std::string prefix_, fence_key_;
 	int64_t fence_rev_;
+	int append_tries_;
 	uint64_t next_seq_ = 1;
 	bool unsure_ = false;	// an append failed ambiguously: read log/next_seq_ first
 };
@@ -720,6 +722,16 @@ int EtcdLog::settle(std::string *err)
 	return -ESTALE;
 }
 
+/*
+ * A Txn that fails without a definite answer (its deadline passed because
+ * this master was frozen or etcd was slow; a connection dropped) is
+ * settled at once by reading its number back, and tried again while it
+ * is free, up to append_tries_ times.  A master that a stall pushed past
+ * etcd's deadline then goes on leading instead of stepping down and
+ * handing its clients a needless failover.  The absent-compare keeps a
+ * late commit of an earlier try and a later try from both landing; our
+ * own record found there means one of them did.
+ */
 int EtcdLog::append(const std::string &record, std::string *err)
 {
 	std::lock_guard g(m_);
@@ -730,13 +742,31 @@ int EtcdLog::append(const std::string &record, std::string *err)
 		return fenced(ops, err);
 	if (int ret = settle(err))
 		return ret;
-	int ret = etcd_->fenced_ops_if_absent(fence_key_, fence_rev_, { key }, ops, err);
-	if (ret) {
-		// -ESTALE is definite (nothing written); anything else may
-		// have committed, or may yet
-		if (ret != -ESTALE)
+	for (int tries = 1;; tries++) {
+		int ret = etcd_->fenced_ops_if_absent(fence_key_, fence_rev_, { key }, ops, err);
+		if (!ret)
+			break;
+		// -ESTALE on a first try is definite: nothing was written
+		if (ret == -ESTALE && tries == 1)
+			return ret;
+		EtcdKV kv;
+		std::string why;
+		int got = etcd_->get(key, &kv, &why);
+		if (got == 0 && kv.value == record)
+			break;		// an earlier try committed after all
+		if (got == 0) {
+			*err = "etcd " + key + ": another record holds this master's next number; "
+			       "this master must replay the log";
+			return -ESTALE;
+		}
+		// fenced out with the number free: another master leads, and
+		// no earlier try of ours can commit any more (the fence moved)
+		if (ret == -ESTALE && got == -ENOENT)
+			return ret;
+		if (got != -ENOENT || tries >= append_tries_) {
 			unsure_ = true;
-		return ret;
+			return ret;
+		}
 	}
 	next_seq_++;
 	records_++;
@@ -827,9 +857,11 @@ std::unique_ptr<MetaLog> open_file_log(const std::string &dir, std::string *err)
 }
 
 std::unique_ptr<MetaLog> open_etcd_log(std::shared_ptr<EtcdClient> etcd, const std::string &prefix,
-				       const std::string &fence_key, int64_t fence_rev, std::string *err)
+				       const std::string &fence_key, int64_t fence_rev, std::string *err,
+				       int append_tries)
 {
-	auto log = std::make_unique<EtcdLog>(std::move(etcd), prefix, fence_key, fence_rev);
+	auto log = std::make_unique<EtcdLog>(std::move(etcd), prefix, fence_key, fence_rev,
+					     append_tries);
 
 	// learn where the log ends, so an append before any load is numbered right
 	if (log->load(nullptr, nullptr, err))

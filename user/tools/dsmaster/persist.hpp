@@ -66,11 +66,15 @@ void set_dir_fsync_hook_for_test(int (*hook)(const char *dir));
 // that also compares fence_key's create_revision == fence_rev (the leader key).
 // An append also compares its log key's create_revision == 0 (absent), so a
 // record is never overwritten, not even by a late commit of a failed Txn.
+// An append whose Txn timed out is read back and tried again, up to
+// append_tries times in all, before it fails.
 // A record must fit in one etcd request (--max-request-bytes, 1.5 MiB by
 // default; -EMSGSIZE otherwise); a snapshot of any size is split into
 // chunks of kEtcdSnapshotChunk under PREFIX/snapshot/<gen>/<part>.
 inline constexpr size_t kEtcdSnapshotChunk = 1024 * 1024;
+inline constexpr int kEtcdAppendTries = 3;
 std::unique_ptr<MetaLog> open_etcd_log(std::shared_ptr<EtcdClient> etcd, const std::string &prefix,
-				       const std::string &fence_key, int64_t fence_rev, std::string *err);
+				       const std::string &fence_key, int64_t fence_rev, std::string *err,
+				       int append_tries = kEtcdAppendTries);
 
 }  // namespace dsmem::store
