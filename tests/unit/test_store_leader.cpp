@@ -612,6 +612,102 @@ void test_retried_del_gets_its_answer(void **)
 	assert_int_equal(next.leader->Del(kApp, &other, &a).error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
+// A delete's retry after more deletes than the old count-bounded window
+// held (4096; one BatchDel could fill it) still gets the first answer,
+// and leaves alone the put acknowledged after the first attempt: the
+// window is one of time now.
+void test_del_retry_after_many_dels(void **)
+{
+	// (the GC frees the deleted versions' space as the test goes)
+	Fx f({}, [](Options &o) { o.gc_ms = 50; });
+	f.put("w/k");
+	v1::DelRequest first = del_request("w/k", 500);
+	v1::DelResponse a;
+	assert_true(f.leader->Del(kApp, &first, &a).ok());
+	assert_int_equal(a.versions(), 1);
+	for (int i = 0; i < 4100; i++) {
+		std::string key = "w/o" + std::to_string(i);
+		uint64_t v = 0;
+		grpc::Status st;
+		for (int k = 0; k < 400; k++) {
+			st = f.try_put_start(key, 100, &v);
+			if (st.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED)
+				break;
+			std::this_thread::sleep_for(std::chrono::milliseconds(25));
+		}
+		assert_true(st.ok());
+		assert_true(f.put_commit(key, v, 100).ok());
+		v1::DelRequest q = del_request(key, 1000 + static_cast<uint64_t>(i));
+		assert_true(f.leader->Del(kApp, &q, &a).ok());
+	}
+	uint64_t v = f.put("w/k");
+	a.Clear();
+	assert_true(f.leader->Del(kApp, &first, &a).ok());
+	assert_int_equal(a.versions(), 1);
+	uint64_t got = 0;
+	assert_true(f.get("w/k", &got).ok());
+	assert_int_equal(got, v);
+}
+
+// Past the number of deletes a master remembers within its retry window,
+// a delete with a request id is refused, and deletes nothing; one
+// without an id (no retry can come) is not.
+void test_del_refused_when_remembered_full(void **)
+{
+	Fx f({}, [](Options &o) { o.limits.recent_dels = 2; });
+	for (int i = 0; i < 3; i++)
+		f.put("f/" + std::to_string(i));
+	v1::DelResponse a;
+	for (int i = 0; i < 2; i++) {
+		v1::DelRequest q = del_request("f/" + std::to_string(i), 10 + static_cast<uint64_t>(i));
+		assert_true(f.leader->Del(kApp, &q, &a).ok());
+	}
+	v1::DelRequest q = del_request("f/2", 12);
+	grpc::Status s = f.leader->Del(kApp, &q, &a);
+	assert_int_equal(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+	assert_non_null(strstr(s.error_message().c_str(), "deletes of the last"));
+	uint64_t got = 0;
+	assert_true(f.get("f/2", &got).ok());
+	// the retries of the remembered ones are still answered
+	v1::DelRequest r0 = del_request("f/0", 10);
+	assert_true(f.leader->Del(kApp, &r0, &a).ok());
+	v1::DelRequest plain = del_request("f/2", 0);
+	assert_true(f.leader->Del(kApp, &plain, &a).ok());
+}
+
+// A retried PutStart (the same request id: its answer was lost) gets the
+// pending put it began, from this leader and from the next one, not a
+// second version holding space until the put timeout; another id is
+// another put.
+void test_retried_put_start_same_put(void **)
+{
+	Fx f;
+	v1::PutStartRequest q = put_start_request(f.client, "p/k", 1000);
+	q.set_request_id(55);
+	v1::PutStartResponse a1, a2;
+	assert_true(f.leader->PutStart(kApp, &q, &a1).ok());
+	assert_true(f.leader->PutStart(kApp, &q, &a2).ok());
+	assert_int_equal(a2.version(), a1.version());
+	assert_int_equal(a2.deadline_ns(), a1.deadline_ns());
+	assert_string_equal(a2.replicas(0).SerializeAsString().c_str(),
+			    a1.replicas(0).SerializeAsString().c_str());
+	assert_int_equal(a2.replicas_size(), a1.replicas_size());
+
+	// the next leader, from the log
+	Fx next(f.gate->entries);
+	v1::PutStartResponse a3;
+	assert_true(next.leader->PutStart(kApp, &q, &a3).ok());
+	assert_int_equal(a3.version(), a1.version());
+	// another request is another put: the retries took no number
+	v1::PutStartRequest other = put_start_request(next.client ? next.client : f.client, "p/k", 1000);
+	other.set_request_id(56);
+	v1::PutStartResponse a4;
+	assert_true(next.leader->PutStart(kApp, &other, &a4).ok());
+	assert_int_equal(a4.version(), a1.version() + 1);
+	// once committed, it is no longer pending
+	assert_true(next.put_commit("p/k", a1.version()).ok());
+}
+
 // Eviction's tests: leases of 50 ms, and no background eviction unless
 // a test asks for it (high watermark 100).
 void short_leases(Options &o)
@@ -1826,6 +1922,9 @@ int main(void)
 		cmocka_unit_test(test_earlier_reservation_quarantined),
 		cmocka_unit_test(test_killed_leader_quarantine_released),
 		cmocka_unit_test(test_retried_del_gets_its_answer),
+		cmocka_unit_test(test_del_retry_after_many_dels),
+		cmocka_unit_test(test_del_refused_when_remembered_full),
+		cmocka_unit_test(test_retried_put_start_same_put),
 		cmocka_unit_test(test_full_pool_put_evicts),
 		cmocka_unit_test(test_full_pool_nothing_evictable),
 		cmocka_unit_test(test_new_leader_waits_for_old_leases),

@@ -5,6 +5,7 @@
 // Sync, dead owners, bad input, reservations for copies.
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -648,23 +649,28 @@ void test_del(void **)
 	assert_int_equal(f.st.plan_del(f.who, "nothere", &r, &n, &err), -ENOENT);
 }
 
-// The recent deletes with a request id: found by key and id, the oldest
-// forgotten past the limit, kept through a snapshot and a replay (a retry
-// may reach the next leader).
+// The recent deletes with a request id: found by key and id, kept for the
+// retry window however many came after (past the limit the state says it
+// is full, and the leader refuses more), forgotten once the window is
+// over, and kept through a snapshot and a replay (a retry may reach the
+// next leader).
 void test_recent_dels(void **)
 {
 	Limits lim;
 	lim.recent_dels = 3;
+	lim.retry_window_ms = 60000;
 	Fx f(lim);
 	uint64_t c = f.client(1);
 	f.segment(c, 0x100000000, 64 * kMiB);
 	std::string err;
+	auto t0 = std::chrono::steady_clock::now();
 	for (int i = 0; i < 5; i++) {
 		std::string key = "r" + std::to_string(i);
 		f.put(c, key, kMiB);
 		f.put(c, key, kMiB);
 		lg::Record r;
 		uint64_t n = 0;
+		assert_int_equal(f.st.recent_dels_full(), i >= 3);
 		assert_int_equal(f.st.plan_del(f.who, key, &r, &n, &err), 0);
 		assert_int_equal(r.del().versions(), 2);
 		r.mutable_del()->set_request_id(100 + i);
@@ -674,7 +680,7 @@ void test_recent_dels(void **)
 	assert_non_null(d);
 	assert_int_equal(d->versions(), 2);
 	assert_non_null(f.st.recent_del("r2", 102));
-	assert_null(f.st.recent_del("r1", 101));	// past the limit
+	assert_non_null(f.st.recent_del("r0", 100));	// a count forgets nothing
 	assert_null(f.st.recent_del("r3", 104));	// another key's id
 	assert_null(f.st.recent_del("r4", 0));
 
@@ -684,12 +690,34 @@ void test_recent_dels(void **)
 	assert_int_equal(restored.restore(snap, &err), 0);
 	assert_non_null(restored.recent_del("r2", 102));
 	assert_int_equal(restored.recent_del("r3", 103)->versions(), 2);
-	assert_null(restored.recent_del("r1", 101));
+	assert_non_null(restored.recent_del("r0", 100));
 	MasterState replayed(lim);
 	replay(replayed, f.log);
 	assert_non_null(replayed.recent_del("r4", 104));
-	assert_null(replayed.recent_del("r0", 100));
+	assert_non_null(replayed.recent_del("r0", 100));
 	assert_string_equal(image_of(replayed).c_str(), f.image().c_str());
+
+	// within the window nothing goes; after it, everything does
+	int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+				 std::chrono::steady_clock::now().time_since_epoch())
+				 .count();
+	int64_t t0_ms = std::chrono::duration_cast<std::chrono::milliseconds>(t0.time_since_epoch())
+				.count();
+	f.st.prune_recent_dels(t0_ms + lim.retry_window_ms);
+	assert_non_null(f.st.recent_del("r0", 100));
+	assert_true(f.st.recent_dels_full());
+	f.st.prune_recent_dels(now_ms + lim.retry_window_ms + 1);
+	assert_null(f.st.recent_del("r0", 100));
+	assert_null(f.st.recent_del("r4", 104));
+	assert_false(f.st.recent_dels_full());
+	// and a delete learned of after the pruning is found
+	f.put(c, "r9", kMiB);
+	lg::Record r;
+	uint64_t n = 0;
+	assert_int_equal(f.st.plan_del(f.who, "r9", &r, &n, &err), 0);
+	r.mutable_del()->set_request_id(109);
+	f.apply(r);
+	assert_non_null(f.st.recent_del("r9", 109));
 }
 
 // Identities: what one writes or lends, another may not replace, delete,

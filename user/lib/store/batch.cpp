@@ -71,6 +71,7 @@ int ClientCore::do_batch_put(unsigned worker, Clock::time_point deadline,
 		make_sums(items[i].iov, sizes[i], &sums[i]);
 		pb::PutStartRequest *q = req.add_items();
 		q->set_client_id(client_id_.load());
+		q->set_request_id(new_request_id());
 		q->set_key(items[i].key);
 		q->set_size(sizes[i]);
 		*q->mutable_config() = to_pb(cfg);
@@ -390,8 +391,8 @@ int ClientCore::batch_del(ds_store_batch_item *items, size_t n, std::string *err
 		// a retry at another master answers what the first attempt did
 		d->set_request_id(new_request_id());
 	}
-	if (int ret = masters_.call(&pb::Master::Stub::BatchDel, req, &resp, deadline_in(cfg_.timeout_ms),
-				    err))
+	if (int ret = masters_.call(&pb::Master::Stub::BatchDel, req, &resp,
+				    retry_deadline(deadline_in(cfg_.timeout_ms)), err))
 		return ret;
 	if (resp.status_size() != static_cast<int>(n) || resp.results_size() != static_cast<int>(n)) {
 		*err = "the master answered " + std::to_string(resp.status_size()) + " of " +

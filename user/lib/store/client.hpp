@@ -390,6 +390,14 @@ private:
 	std::mutex state_mu_;
 	std::atomic<uint64_t> client_id_{0};
 	uint64_t heartbeat_ms_ = 500;
+	// How long the master remembers a request id (RegisterClient); an
+	// older master says nothing, and is given a minute.
+	static constexpr uint64_t kOldRetryWindowMs = 60000;
+	std::atomic<uint64_t> retry_window_ms_{ kOldRetryWindowMs };
+	// The deadline of a request that carries an id: the task's, or half
+	// the master's retry window from now, whichever comes first.  A retry
+	// after the master forgot the id would act a second time.
+	Clock::time_point retry_deadline(Clock::time_point task_deadline) const;
 	std::atomic<uint64_t> max_object_size_{0};	// join() sets, put() reads
 	std::map<uint64_t, pb::SegmentDesc> segs_;	// the master's, by id
 	std::map<std::string, pb::Member> members_;	// by member_key()

@@ -184,6 +184,7 @@ int ClientCore::join(uint64_t previous, std::string *err)
 		client_id_ = resp.client_id();
 		if (resp.heartbeat_ms())
 			heartbeat_ms_ = resp.heartbeat_ms();
+		retry_window_ms_ = resp.retry_window_ms() ? resp.retry_window_ms() : kOldRetryWindowMs;
 		max_object_size_ = resp.max_object_size();
 		segs_.clear();
 		for (const pb::SegmentDesc &d : resp.segments())

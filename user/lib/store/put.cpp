@@ -39,6 +39,8 @@ int ClientCore::do_put(unsigned worker, Clock::time_point deadline, const std::s
 		pb::PutStartRequest req;
 		pb::PutStartResponse start;
 		req.set_client_id(client_id_.load());
+		// one name per attempt, kept by masters_.call's retries
+		req.set_request_id(new_request_id());
 		req.set_key(key);
 		req.set_size(size);
 		*req.mutable_config() = to_pb(cfg);

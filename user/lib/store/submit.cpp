@@ -85,6 +85,12 @@ int check_iov(const struct iovec *iov, size_t n, uint64_t *total, std::string *w
 
 }  // namespace
 
+Clock::time_point ClientCore::retry_deadline(Clock::time_point task_deadline) const
+{
+	return std::min(task_deadline,
+			Clock::now() + std::chrono::milliseconds(retry_window_ms_.load() / 2));
+}
+
 // A name for one request, the same on each of its retries: 64 random
 // bits, never 0 (none).
 uint64_t new_request_id()
@@ -284,7 +290,8 @@ int ClientCore::del(const char *key, uint64_t *task, std::string *err)
 			     [this, req](unsigned, Clock::time_point d, ds_store_task_status *,
 					 std::string *why) {
 				     pb::DelResponse resp;
-				     return masters_.call(&pb::Master::Stub::Del, req, &resp, d, why);
+				     return masters_.call(&pb::Master::Stub::Del, req, &resp,
+							  retry_deadline(d), why);
 			     },
 			     task);
 }

@@ -663,6 +663,7 @@ grpc::Status Leader::RegisterClient(const Caller &c, const v1::RegisterClientReq
 		for (const auto &[id, s] : st_.segments())
 			st_.segment_desc(s, a->add_segments());
 		a->set_heartbeat_ms(opts_.heartbeat_ms);
+		a->set_retry_window_ms(static_cast<uint64_t>(opts_.limits.retry_window_ms));
 		a->set_dram_shard_size(opts_.limits.shard_size);
 		a->set_max_object_size(opts_.limits.max_object_size);
 	}
@@ -957,6 +958,19 @@ grpc::Status Leader::put_start_locked(const Caller &c, const v1::PutStartRequest
 	if (int ret = st_.check_client(c, q.client_id(), &err))
 		return to_status(ret, err);
 	alive_locked(c, q.client_id());
+	// a retry of a put begun already: that put's answer again, once its
+	// record is durable (it may still be in flight)
+	if (const VersionState *v = st_.pending_put(q.key(), q.client_id(), q.request_id())) {
+		a->set_version(v->version);
+		for (const auto &r : v->replicas)
+			*a->add_replicas() = r.r;
+		a->set_deadline_ns(v->deadline_ns);
+		a->set_dram_wanted(q.config().dram_replicas());
+		a->set_nvmeof_wanted(q.config().nvmeof_replicas());
+		a->set_attrs(true);
+		*seq = std::max(*seq, read_seq_locked(&q.key()));
+		return grpc::Status::OK;
+	}
 	int ret = st_.plan_put_start(c, q.client_id(), q.key(), q.size(), q.config(), exclude,
 				     now_ns(), &rec, &err);
 	// a put whose record cannot be logged evicts nothing for its room
@@ -976,6 +990,7 @@ grpc::Status Leader::put_start_locked(const Caller &c, const v1::PutStartRequest
 	// (failed: *seq is the evictions made meanwhile, durable before the answer)
 	if (ret)
 		return to_status(ret, err);
+	rec.mutable_put_start()->set_request_id(q.request_id());
 	if (int fret = record_fits(rec.ByteSizeLong(), "put_start", &err))
 		return to_status(fret, "a put of '" + q.key().substr(0, 64) + "' (" +
 					       std::to_string(q.size()) + " bytes, " +
@@ -1250,6 +1265,12 @@ grpc::Status Leader::del_locked(const Caller &c, const v1::DelRequest &q, v1::De
 		*seq = std::max(*seq, read_seq_locked(&q.key()));
 		return grpc::Status::OK;
 	}
+	if (q.request_id() && st_.recent_dels_full())
+		return to_status(-EBUSY, "the master remembers " +
+						  std::to_string(opts_.limits.recent_dels) +
+						  " deletes of the last " +
+						  std::to_string(opts_.limits.retry_window_ms / 1000) +
+						  " s for their retries; try again shortly");
 	if (int ret = st_.plan_del(c, q.key(), &rec, &versions, &err)) {
 		// "no object" may be another delete in flight
 		*seq = std::max(*seq, read_seq_locked(&q.key()));

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <tuple>
 
 namespace dsmem::store {
@@ -99,6 +100,18 @@ const VersionState *MasterState::find_version(const std::string &key, uint64_t v
 		return nullptr;
 	auto it = o->versions.find(version);
 	return it == o->versions.end() ? nullptr : &it->second;
+}
+
+const VersionState *MasterState::pending_put(const std::string &key, uint64_t client_id,
+					     uint64_t request_id) const
+{
+	const ObjectState *o = request_id ? find_object(key) : nullptr;
+	if (!o)
+		return nullptr;
+	for (const auto &[ver, v] : o->versions)
+		if (!v.complete && !v.deleted && v.client_id == client_id && v.request_id == request_id)
+			return &v;
+	return nullptr;
 }
 
 VersionState *MasterState::version_mut(const std::string &key, uint64_t version)
@@ -612,19 +625,47 @@ const lg::Del *MasterState::recent_del(const std::string &key, uint64_t request_
 {
 	if (!request_id)
 		return nullptr;
-	for (auto it = recent_dels_.rbegin(); it != recent_dels_.rend(); ++it)
-		if (it->request_id() == request_id && it->key() == key)
-			return &*it;
+	auto [b, e] = recent_by_id_.equal_range(request_id);
+	for (auto it = b; it != e; ++it)
+		if (it->second->del.key() == key)
+			return &it->second->del;
 	return nullptr;
 }
 
+namespace {
+
+int64_t steady_ms()
+{
+	return std::chrono::duration_cast<std::chrono::milliseconds>(
+		       std::chrono::steady_clock::now().time_since_epoch())
+		.count();
+}
+
+}  // namespace
+
+// Kept even past limits_.recent_dels (a replay of a log written with a
+// larger limit): a forgotten delete is worse than memory.
 void MasterState::remember_del(const lg::Del &d)
 {
-	if (!d.request_id() || !limits_.recent_dels)
+	if (!d.request_id())
 		return;
-	recent_dels_.push_back(d);
-	while (recent_dels_.size() > limits_.recent_dels)
+	recent_dels_.push_back({ steady_ms(), d });
+	recent_by_id_.emplace(d.request_id(), &recent_dels_.back());
+}
+
+void MasterState::prune_recent_dels(int64_t now_ms)
+{
+	while (!recent_dels_.empty() &&
+	       now_ms - recent_dels_.front().at_ms > limits_.retry_window_ms) {
+		const RecentDel *r = &recent_dels_.front();
+		auto [b, e] = recent_by_id_.equal_range(r->del.request_id());
+		for (auto it = b; it != e; ++it)
+			if (it->second == r) {
+				recent_by_id_.erase(it);
+				break;
+			}
 		recent_dels_.pop_front();
+	}
 }
 
 int MasterState::plan_replicate(const std::string &key, const pb::ReplicateConfig &config,
@@ -1237,6 +1278,7 @@ int MasterState::apply_put_start(const lg::PutStart &r, std::string *err)
 	v.version = r.version();
 	v.size = r.size();
 	v.client_id = r.client_id();
+	v.request_id = r.request_id();
 	v.owner = r.owner();
 	v.config = r.config();
 	v.deadline_ns = r.deadline_ns();
@@ -1541,8 +1583,8 @@ void MasterState::snapshot(lg::Snapshot *snap) const
 	for (const auto &[id, r] : reservations_)
 		*snap->add_reservations() = r;
 	snap->set_next_reservation_id(next_reservation_id_);
-	for (const lg::Del &d : recent_dels_)
-		*snap->add_recent_dels() = d;
+	for (const RecentDel &d : recent_dels_)
+		*snap->add_recent_dels() = d.del;
 	snap->set_evictions(evictions_);
 	snap->set_expiries(expiries_);
 	snap->set_evicted_bytes(evicted_bytes_);
@@ -1561,6 +1603,8 @@ void MasterState::snapshot(lg::Snapshot *snap) const
 			ve->set_ctime_ns(v.ctime_ns);
 			*ve->mutable_sums() = v.sums;
 			ve->set_client_id(v.client_id);
+			if (!v.complete)
+				ve->set_request_id(v.request_id);
 			ve->set_owner(v.owner);
 			ve->set_expires_ns(v.expires_ns);
 			ve->set_evicted(v.evicted);
@@ -1584,6 +1628,7 @@ int MasterState::restore(const lg::Snapshot &snap, std::string *err)
 	salvaged_.clear();
 	reservations_.clear();
 	recent_dels_.clear();
+	recent_by_id_.clear();
 	for (const lg::Del &d : snap.recent_dels())
 		remember_del(d);
 	term_ = snap.term();
@@ -1616,6 +1661,7 @@ int MasterState::restore(const lg::Snapshot &snap, std::string *err)
 			v.ctime_ns = ve.ctime_ns();
 			v.sums = ve.sums();
 			v.client_id = ve.client_id();
+			v.request_id = ve.request_id();
 			v.owner = ve.owner();
 			v.expires_ns = ve.expires_ns();
 			v.evicted = ve.evicted();

@@ -19,6 +19,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <dsmem/store.h>
@@ -40,9 +41,15 @@ struct Limits {
 	int64_t put_timeout_ns = 60LL * 1000 * 1000 * 1000;
 	int64_t get_lease_ns = 10LL * 1000 * 1000 * 1000;
 	uint32_t list_page = 1000;
-	// deletes remembered by request id, for a retry of one whose answer
-	// was lost with a leader (a retry comes within a call's timeout)
-	uint32_t recent_dels = 4096;
+	// Deletes are remembered by request id for retry_window_ms of this
+	// master's running time from when it learned of them (a new leader:
+	// from its replay), for a retry whose first answer was lost with a
+	// leader.  Clients retry for at most half of it (RegisterClient says
+	// how long).  At most recent_dels are remembered: past that a delete
+	// with a request id is refused (-EBUSY) rather than forgotten, since
+	// a forgotten delete's retry would delete a later put.
+	int64_t retry_window_ms = 120000;
+	uint32_t recent_dels = 1u << 20;
 };
 
 // Who calls: the common name of its certificate, and whether it is an
@@ -59,6 +66,7 @@ struct ReplicaState {
 
 struct VersionState {
 	uint64_t version = 0, size = 0, client_id = 0;
+	uint64_t request_id = 0;	// the PutStart's (a retry finds it)
 	std::string owner;		// the writer's identity
 	pb::ReplicateConfig config;
 	bool complete = false, deleted = false;
@@ -186,6 +194,12 @@ public:
 	// The delete of key with this request id, among the recent ones; NULL
 	// if none (request id 0: never).
 	const lg::Del *recent_del(const std::string &key, uint64_t request_id) const;
+	// Whether another delete with a request id would overflow the
+	// remembered ones (it is refused then; see Limits).
+	bool recent_dels_full() const { return recent_dels_.size() >= limits_.recent_dels; }
+	// Forgets the deletes learned of retry_window_ms before now_ms
+	// (steady clock).
+	void prune_recent_dels(int64_t now_ms);
 	// Records taking a version's replicas down to config (drops), plus
 	// the ConfigSet; the caller adds replicas with the mover.
 	int plan_replicate(const std::string &key, const pb::ReplicateConfig &config,
@@ -235,6 +249,10 @@ public:
 	// The newest complete, not deleted version; nullptr if none.
 	const VersionState *newest(const std::string &key) const;
 	const VersionState *find_version(const std::string &key, uint64_t version) const;
+	// The pending put of key that client_id began with request_id (not 0);
+	// nullptr if none.
+	const VersionState *pending_put(const std::string &key, uint64_t client_id,
+					uint64_t request_id) const;
 	const ObjectState *find_object(const std::string &key) const;
 	void object_info(const std::string &key, const VersionState &v, bool with_replicas,
 			 pb::ObjectInfo *out) const;
@@ -372,8 +390,15 @@ private:
 	// the versions with salvage, so that its users need not look at
 	// every object (derived from the versions, not in the snapshot)
 	std::set<std::pair<std::string, uint64_t>> salvaged_;
-	// the last limits_.recent_dels deletes with a request id, oldest first
-	std::deque<lg::Del> recent_dels_;
+	// the deletes with a request id of the last retry window, oldest
+	// first, and by request id (a deque's ends move without moving the
+	// other elements)
+	struct RecentDel {
+		int64_t at_ms;		// steady clock, when this master learned of it
+		lg::Del del;
+	};
+	std::deque<RecentDel> recent_dels_;
+	std::unordered_multimap<uint64_t, const RecentDel *> recent_by_id_;
 	void remember_del(const lg::Del &d);
 	uint64_t next_reservation_id_ = 1;
 	uint64_t evictions_ = 0, expiries_ = 0, evicted_bytes_ = 0;

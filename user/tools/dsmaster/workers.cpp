@@ -191,6 +191,7 @@ void Leader::gc_loop()
 			std::lock_guard<std::mutex> g(mu_);
 			int64_t now = now_ns();
 			st_.expire_leases(now);
+			st_.prune_recent_dels(mono_ms());
 			for (const auto &r : st_.plan_expiry(now)) {
 				if (commit_locked(r, &seq, &err))
 					break;
