@@ -252,14 +252,15 @@ std::string image_of(const MasterState &st)
 	return out;
 }
 
-// Every shard of every non-lost replica: no two overlap on a segment.
+// Every shard of every replica that holds its places (not lost, or lost
+// but held): no two overlap on a segment.
 void assert_no_overlap(const MasterState &st)
 {
 	std::map<uint64_t, std::map<uint64_t, uint64_t>> taken;	// seg -> off -> end
 	for (const auto &[key, o] : st.objects())
 		for (const auto &[ver, v] : o.versions)
 			for (const auto &r : v.replicas) {
-				if (r.lost)
+				if (r.lost && !r.held)
 					continue;
 				for (const auto &s : r.r.shards()) {
 					auto &m = taken[s.segment_id()];
@@ -279,7 +280,8 @@ void assert_no_overlap(const MasterState &st)
 }
 
 // Every segment's allocated bytes are those of the places the state
-// holds: non-lost replicas, salvage and reservations.  Nothing leaks.
+// holds: non-lost replicas, held ones of pending puts, salvage and
+// reservations.  Nothing leaks, and nothing is freed early.
 void assert_used_matches(const MasterState &st)
 {
 	std::map<uint64_t, uint64_t> held;
@@ -290,7 +292,7 @@ void assert_used_matches(const MasterState &st)
 	for (const auto &[key, o] : st.objects())
 		for (const auto &[ver, v] : o.versions) {
 			for (const auto &r : v.replicas)
-				if (!r.lost)
+				if (!r.lost || r.held)
 					add(r.r);
 			for (const auto &r : v.salvage)
 				add(r);
@@ -538,7 +540,13 @@ void test_pending_expiry(void **)
 	lg::PutStart p = f.start(c, "slow", 4 * kMiB, Fx::cfg(1));
 	assert_true(f.st.segment(s)->alloc->used() >= 4 * kMiB);
 	assert_true(f.st.plan_expiry(f.now).empty());
+	// past the deadline its commit is refused, but its space is not
+	// given out before the write grace is over (a write may still land)
 	f.now = p.deadline_ns() + 1;
+	assert_true(f.st.plan_expiry(f.now).empty());
+	f.now = p.deadline_ns() + f.st.limits().write_grace_ns;
+	assert_true(f.st.plan_expiry(f.now).empty());
+	f.now = p.deadline_ns() + f.st.limits().write_grace_ns + 1;
 	auto recs = f.st.plan_expiry(f.now);
 	assert_int_equal(recs.size(), 1);
 	assert_true(recs[0].put_abort().expired());
@@ -914,7 +922,14 @@ void test_dead_owner(void **)
 				f.apply(ab);
 			}
 		}
-		assert_int_equal(f.st.segment(a)->alloc->used(), 0);
+		// what stays taken is the pending put's place on it ("mid",
+		// held while its writer may still write)
+		uint64_t mid_on_a = 0;
+		for (const auto &sh : pend.replicas(on_a).shards())
+			if (sh.segment_id() == a)
+				mid_on_a += OffsetAllocator::round(sh.length());
+		assert_int_equal(f.st.segment(a)->alloc->used(), mid_on_a);
+		assert_used_matches(f.st);
 	}
 	// a new replica goes on the living, shard j away from the survivor's
 	std::string err;
@@ -950,9 +965,25 @@ void test_dead_owner(void **)
 		for (const auto &rep : p.replicas())
 			assert_true(rep.shards(0).segment_id() != a);
 	}
-	// the pending put: its replica on the dead segment does not count
+	// the pending put's replica on the dead segment keeps its places
+	// while the put lasts (its writer may still write there), and does
+	// not count for its commit; when the put ends, they are freed
+	const VersionState *mid = f.st.find_version("mid", pend.version());
+	assert_true(mid->replicas[static_cast<size_t>(on_a)].lost);
+	assert_true(mid->replicas[static_cast<size_t>(on_a)].held);
+	assert_used_matches(f.st);
+	{
+		lg::Snapshot snap;
+		f.st.snapshot(&snap);
+		MasterState restored(Limits{});
+		assert_int_equal(restored.restore(snap, &err), 0);
+		assert_true(restored.find_version("mid", pend.version())
+				    ->replicas[static_cast<size_t>(on_a)].held);
+		assert_used_matches(restored);
+	}
 	f.commit("mid", pend.version(), { static_cast<uint32_t>(on_a) }, -ESTALE);
 	assert_null(f.st.find_version("mid", pend.version()));
+	assert_used_matches(f.st);
 	// the owner's node comes back with the same memory: the same id, alive
 	uint64_t c1c = f.client(1);
 	bool remounted = false;
@@ -1182,8 +1213,9 @@ void test_replicate_plan(void **)
 	uint64_t v = f.put(c, "r", 3 * kMiB, 3);
 	std::vector<lg::Record> recs;
 	uint64_t ver = 0;
+	bool deferred = false;
 	std::string err;
-	assert_int_equal(f.st.plan_replicate("r", Fx::cfg(1, 0, pb::FLUSH_LAZY), &recs, &ver, &err), 0);
+	assert_int_equal(f.st.plan_replicate("r", Fx::cfg(1, 0, pb::FLUSH_LAZY), f.now, &recs, &ver, &deferred, &err), 0);
 	assert_int_equal(ver, v);
 	for (const auto &r : recs)
 		f.apply(r);
@@ -1192,15 +1224,69 @@ void test_replicate_plan(void **)
 	auto fl = f.st.plan_flushes(f.st.applied());	// every record durable
 	assert_int_equal(fl.size(), 1);
 	recs.clear();
-	assert_int_equal(f.st.plan_replicate("r", Fx::cfg(2), &recs, &ver, &err), 0);
+	assert_int_equal(f.st.plan_replicate("r", Fx::cfg(2), f.now, &recs, &ver, &deferred, &err), 0);
 	for (const auto &r : recs)
 		f.apply(r);
 	auto plans = f.st.plan_repairs();
 	assert_int_equal(plans.size(), 1);
 	assert_int_equal(plans[0].dram_missing, 1);
 	recs.clear();
-	assert_int_equal(f.st.plan_replicate("r", Fx::cfg(0), &recs, &ver, &err), -EINVAL);
-	assert_int_equal(f.st.plan_replicate("nothere", Fx::cfg(1), &recs, &ver, &err), -ENOENT);
+	assert_int_equal(f.st.plan_replicate("r", Fx::cfg(0), f.now, &recs, &ver, &deferred, &err), -EINVAL);
+	assert_int_equal(f.st.plan_replicate("nothere", Fx::cfg(1), f.now, &recs, &ver, &deferred, &err), -ENOENT);
+}
+
+// Replicate drops no replica a reader may hold: not under a Get's lease,
+// not while a new leader waits out the old one's leases.  The drop is
+// left for plan_trim, which makes it, by the replica's places, once no
+// reader may hold the version.
+void test_replicate_waits_for_readers(void **)
+{
+	Fx f;
+	uint64_t c = f.client(1);
+	uint64_t s1 = f.segment(c, 0x100000000ULL, 64 * kMiB);
+	uint64_t s2 = f.segment(c, 0x200000000ULL, 64 * kMiB);
+	uint64_t v = f.put(c, "r", kMiB, 2);
+	const int64_t lease = f.st.limits().get_lease_ns;
+	f.st.lease("r", v, f.now + lease);
+	std::vector<lg::Record> recs;
+	uint64_t ver = 0;
+	bool deferred = false;
+	std::string err;
+	assert_int_equal(f.st.plan_replicate("r", Fx::cfg(1), f.now, &recs, &ver, &deferred, &err), 0);
+	assert_true(deferred);
+	assert_int_equal(recs.size(), 1);	// the ConfigSet alone
+	for (const auto &r : recs)
+		f.apply(r);
+	uint64_t used = f.st.segment(s1)->alloc->used() + f.st.segment(s2)->alloc->used();
+	assert_int_equal(f.st.newest("r")->replicas.size(), 2);
+	assert_true(f.st.plan_trim("r", f.now + lease - 1).empty());
+	auto drops = f.st.plan_trim("r", f.now + lease + 1);
+	assert_int_equal(drops.size(), 1);
+	assert_true(drops[0].replica_drop().has_replica());
+	pb::Replica kept = f.st.newest("r")->replicas[0].r;
+	for (const auto &r : drops)
+		f.apply(r);
+	assert_int_equal(f.st.newest("r")->replicas.size(), 1);
+	assert_string_equal(f.st.newest("r")->replicas[0].r.SerializeAsString().c_str(),
+			    kept.SerializeAsString().c_str());
+	assert_true(f.st.segment(s1)->alloc->used() + f.st.segment(s2)->alloc->used() < used);
+	assert_true(f.st.plan_trim("r", f.now + lease + 1).empty());
+
+	// a new leader's wait for the old leases holds it back the same way
+	recs.clear();
+	assert_int_equal(f.st.plan_replicate("r", Fx::cfg(2), f.now, &recs, &ver, &deferred, &err), 0);
+	for (const auto &r : recs)
+		f.apply(r);
+	f.put(c, "s", kMiB, 2);
+	f.st.set_gc_not_before(f.now + lease);
+	recs.clear();
+	assert_int_equal(f.st.plan_replicate("s", Fx::cfg(1), f.now, &recs, &ver, &deferred, &err), 0);
+	assert_true(deferred);
+	assert_int_equal(recs.size(), 1);
+	for (const auto &r : recs)
+		f.apply(r);
+	assert_true(f.st.plan_trim("s", f.now + lease - 1).empty());
+	assert_int_equal(f.st.plan_trim("s", f.now + lease).size(), 1);
 }
 
 void test_bad_input(void **)
@@ -2134,7 +2220,8 @@ void test_replicate_keeps_attrs(void **)
 	uint64_t v = f.put_cfg(c, "r", kMiB, with_attrs(Fx::cfg(2), true, 60000));
 	std::vector<lg::Record> recs;
 	uint64_t ver = 0;
-	assert_int_equal(f.st.plan_replicate("r", Fx::cfg(1, 0, pb::FLUSH_LAZY), &recs, &ver, &err), 0);
+	bool deferred = false;
+	assert_int_equal(f.st.plan_replicate("r", Fx::cfg(1, 0, pb::FLUSH_LAZY), f.now, &recs, &ver, &deferred, &err), 0);
 	assert_int_equal(ver, v);
 	assert_int_equal(recs.size(), 2);	// the ConfigSet and a drop
 	const lg::ConfigSet &cs = recs[0].config_set();
@@ -2153,7 +2240,7 @@ void test_replicate_keeps_attrs(void **)
 	// nor does a request's pin or TTL get in
 	assert_int_equal(f.set_attr("r", pb::SET_ATTR_SOFT_PIN | pb::SET_ATTR_TTL, false, 0), 0);
 	recs.clear();
-	assert_int_equal(f.st.plan_replicate("r", with_attrs(Fx::cfg(2), true, 5), &recs, &ver, &err), 0);
+	assert_int_equal(f.st.plan_replicate("r", with_attrs(Fx::cfg(2), true, 5), f.now, &recs, &ver, &deferred, &err), 0);
 	assert_false(recs[0].config_set().config().soft_pin());
 	assert_int_equal(recs[0].config_set().config().ttl_ms(), 0);
 	assert_int_equal(recs[0].config_set().config().dram_replicas(), 2);
@@ -2438,6 +2525,7 @@ int main(void)
 		cmocka_unit_test(test_salvage_logged),
 		cmocka_unit_test(test_leave_and_remove),
 		cmocka_unit_test(test_replicate_plan),
+		cmocka_unit_test(test_replicate_waits_for_readers),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_ownership),
 		cmocka_unit_test(test_journal_reload),

@@ -114,18 +114,25 @@ int ClientCore::do_put(unsigned worker, Clock::time_point deadline, const std::s
 				return 0;
 			});
 		}
-		if (!reqs.empty() && Clock::now() >= until) {
-			for (int r = 0; r < nrep; r++)
-				if (start.replicas(r).type() == pb::SEGMENT_DRAM)
-					ok[r] = false;
-			last_err = -ETIMEDOUT;
-		} else if (!reqs.empty()) {
+		if (!reqs.empty()) {
 			Worker &w = *workers_[worker];
 			std::lock_guard<std::mutex> g(w.mu);
 			for (size_t i = 0; i < reqs.size(); i++)
 				source(w, srcs[i], reqs[i].length, &reqs[i]);
+			// The deadline, checked last before the writes (after the
+			// worker's lock and the staging copy, which may take a
+			// while): the master gives the space to another put once
+			// its write grace past the deadline is over, and a write
+			// begun before the deadline ends within that grace.
 			std::vector<int> status;
-			transfer(w, reqs, &status);
+			if (Clock::now() >= until) {
+				for (int r = 0; r < nrep; r++)
+					if (start.replicas(r).type() == pb::SEGMENT_DRAM)
+						ok[r] = false;
+				last_err = -ETIMEDOUT;
+			} else {
+				transfer(w, reqs, &status);
+			}
 			for (size_t i = 0; i < status.size(); i++) {
 				if (status[i]) {
 					ok[owner[i].first] = false;

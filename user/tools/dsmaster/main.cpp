@@ -25,7 +25,8 @@ const char usage_text[] =
 	"                [--shard-size BYTES] [--max-object-size BYTES]\n"
 	"                [--heartbeat-ms N] [--heartbeat-timeout-ms N] [--drain-timeout-ms N]\n"
 	"                [--fence-grace-ms N]\n"
-	"                [--put-timeout-ms N] [--get-lease-ms N] [--gc-ms N] [--flush-ms N]\n"
+	"                [--put-timeout-ms N] [--write-grace-ms N] [--get-lease-ms N]\n"
+	"                [--gc-ms N] [--flush-ms N]\n"
 	"                [--snapshot-every N] [--evict on|off]\n"
 	"                [--high-watermark PCT] [--low-watermark PCT] [-v]\n"
 	"                [--tls-ca FILE --tls-cert FILE --tls-key FILE | --insecure]\n"
@@ -74,7 +75,7 @@ int main(int argc, char **argv)
 		o_advertise, o_slow_tier, o_shard, o_max_obj, o_hb, o_hb_timeout, o_put_timeout,
 		o_lease, o_gc, o_flush, o_snapshot, o_help, o_tls_ca, o_tls_cert, o_tls_key, o_insecure,
 		o_admin, o_etcd_ca, o_etcd_cert, o_etcd_key, o_evict, o_high_wm, o_low_wm,
-		o_metrics, o_drain_timeout, o_fence_grace,
+		o_metrics, o_drain_timeout, o_fence_grace, o_write_grace,
 	};
 	static const struct option longopts[] = {
 		{ "listen", required_argument, nullptr, o_listen },
@@ -93,6 +94,7 @@ int main(int argc, char **argv)
 		{ "heartbeat-timeout-ms", required_argument, nullptr, o_hb_timeout },
 		{ "drain-timeout-ms", required_argument, nullptr, o_drain_timeout },
 		{ "fence-grace-ms", required_argument, nullptr, o_fence_grace },
+		{ "write-grace-ms", required_argument, nullptr, o_write_grace },
 		{ "put-timeout-ms", required_argument, nullptr, o_put_timeout },
 		{ "get-lease-ms", required_argument, nullptr, o_lease },
 		{ "gc-ms", required_argument, nullptr, o_gc },
@@ -138,6 +140,9 @@ int main(int argc, char **argv)
 		case o_fence_grace: o.fence_grace_ms = number("fence-grace-ms", optarg, false); break;
 		case o_put_timeout:
 			o.limits.put_timeout_ns = static_cast<int64_t>(number("put-timeout-ms", optarg, false)) * 1000000;
+			break;
+		case o_write_grace:
+			o.limits.write_grace_ns = static_cast<int64_t>(number("write-grace-ms", optarg, false)) * 1000000;
 			break;
 		case o_lease:
 			o.limits.get_lease_ns = static_cast<int64_t>(number("get-lease-ms", optarg, false)) * 1000000;

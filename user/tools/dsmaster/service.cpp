@@ -1203,6 +1203,48 @@ grpc::Status Leader::SlowRead(const Caller &, const v1::SlowReadRequest *q, v1::
 	return read_reply(seq, grpc::Status::OK);
 }
 
+/*
+ * Replicate's drops that readers held back: made here once the leases
+ * that cover the version run out, so the answer usually counts them.  A
+ * key read on and on keeps renewing its lease: after two lease periods
+ * the answer goes without them, and the GC makes them when it can.
+ */
+void Leader::trim_when_unread(const std::string &key, uint64_t version)
+{
+	int64_t give_up = now_ns() + 2 * opts_.limits.get_lease_ns;
+	for (;;) {
+		int64_t until = 0;
+		uint64_t seq = 0;
+		bool done = false;
+		std::string err;
+		{
+			std::lock_guard<std::mutex> g(mu_);
+			const VersionState *n = st_.newest(key);
+			int64_t now = now_ns();
+			if (!trims_.count(key) || !n || n->version != version) {
+				done = true;
+			} else if (!st_.readers_may_hold(key, version, now)) {
+				for (const auto &r : st_.plan_trim(key, now))
+					if (commit_locked(r, &seq, &err))
+						break;
+				trims_.erase(key);
+				done = true;
+			} else {
+				until = st_.readers_until(key, version, now);
+			}
+		}
+		if (done) {
+			if (seq)
+				wait_durable(seq, &err);
+			return;
+		}
+		if (until >= give_up || stopping_)
+			return;
+		std::this_thread::sleep_for(std::chrono::nanoseconds(until - now_ns()) +
+					    std::chrono::milliseconds(1));
+	}
+}
+
 grpc::Status Leader::Replicate(const Caller &c, const v1::ReplicateRequest *q, v1::ReplicateResponse *a)
 {
 	std::string err;
@@ -1211,13 +1253,28 @@ grpc::Status Leader::Replicate(const Caller &c, const v1::ReplicateRequest *q, v
 	if (!c.admin)
 		return to_status(-EPERM, "changing an object's replicas is for an admin (" +
 						 c.identity + " is not one)");
+	uint64_t planned = 0;
+	bool deferred = false;
 	{
+		// planned and applied in one hold: a Get leasing the version
+		// in between would be handed a replica about to be dropped
 		std::lock_guard<std::mutex> g(mu_);
-		if (int ret = st_.plan_replicate(q->key(), q->config(), &recs, &version, &err))
+		if (int ret = st_.plan_replicate(q->key(), q->config(), now_ns(), &recs, &version,
+						 &deferred, &err))
 			return to_status(ret, err);
+		for (const auto &r : recs)
+			if (int ret = commit_locked(r, &planned, &err))
+				return to_status(ret, err);
+		if (deferred)
+			trims_.insert(q->key());
+		else
+			trims_.erase(q->key());
 	}
-	if (int ret = commit(recs, &err))
-		return to_status(ret, err);
+	if (planned)
+		if (int ret = wait_durable(planned, &err))
+			return to_status(ret, err);
+	if (deferred)
+		trim_when_unread(q->key(), version);
 	repair(q->key(), true);
 	bool flushed = false;
 	if (q->config().flush() == v1::FLUSH_EAGER) {

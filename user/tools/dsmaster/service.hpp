@@ -308,6 +308,11 @@ private:
 	// (key, version) -> which of its salvage a copy reads next: one that
 	// did not answer goes last (volatile; the salvage itself is st_'s)
 	std::map<std::pair<std::string, uint64_t>, size_t> salvage_next_;
+	// keys whose Replicate left drops for when no reader holds the
+	// version (under mu_; volatile: a new leader keeps the extra copies)
+	std::set<std::string> trims_;
+	// Replicate's wait for the readers of a deferred drop (see service.cpp)
+	void trim_when_unread(const std::string &key, uint64_t version);
 	// segments a drain works on now (under mu_): one drain each
 	std::set<uint64_t> draining_;
 	// this leader saw them DEAD first at (CLOCK_MONOTONIC ms; reclaim_loop's)

@@ -668,10 +668,47 @@ void MasterState::prune_recent_dels(int64_t now_ms)
 	}
 }
 
-int MasterState::plan_replicate(const std::string &key, const pb::ReplicateConfig &config,
-				std::vector<lg::Record> *recs, uint64_t *version,
-				std::string *err) const
+namespace {
+
+// Drops, each named by its places, taking v's replicas down to config:
+// the newest first (the oldest have been read the most), and never the
+// last one.
+void plan_excess_drops(const std::string &key, const VersionState &v,
+		       const pb::ReplicateConfig &config, std::vector<lg::Record> *recs)
 {
+	uint32_t have[2] = { 0, 0 }, want[2] = { config.dram_replicas(), config.nvmeof_replicas() };
+	std::vector<uint32_t> drop;
+	for (const auto &r : v.replicas) {
+		int t = r.r.type() == pb::SEGMENT_NVMEOF;
+		have[t]++;
+	}
+	for (size_t i = v.replicas.size(); i-- > 0;) {
+		int t = v.replicas[i].r.type() == pb::SEGMENT_NVMEOF;
+		if (have[t] > want[t]) {
+			have[t]--;
+			drop.push_back(static_cast<uint32_t>(i));
+		}
+	}
+	if (drop.size() == v.replicas.size() && !drop.empty())
+		drop.pop_back();
+	// (the index is for logs read by an older master; the places decide)
+	for (uint32_t i : drop) {
+		lg::Record r;
+		r.mutable_replica_drop()->set_key(key);
+		r.mutable_replica_drop()->set_version(v.version);
+		r.mutable_replica_drop()->set_index(i);
+		*r.mutable_replica_drop()->mutable_replica() = v.replicas[i].r;
+		recs->push_back(r);
+	}
+}
+
+}  // namespace
+
+int MasterState::plan_replicate(const std::string &key, const pb::ReplicateConfig &config,
+				int64_t now_ns, std::vector<lg::Record> *recs, uint64_t *version,
+				bool *deferred, std::string *err) const
+{
+	*deferred = false;
 	if (int ret = check_key(key, err))
 		return ret;
 	if (config.dram_replicas() + config.nvmeof_replicas() == 0)
@@ -691,32 +728,25 @@ int MasterState::plan_replicate(const std::string &key, const pb::ReplicateConfi
 	cs.mutable_config_set()->mutable_config()->set_ttl_ms(v->config.ttl_ms());
 	recs->push_back(cs);
 
-	// drop the newest replicas first: the oldest have been read the most
-	uint32_t have[2] = { 0, 0 }, want[2] = { config.dram_replicas(), config.nvmeof_replicas() };
-	std::vector<uint32_t> drop;
-	for (const auto &r : v->replicas) {
-		int t = r.r.type() == pb::SEGMENT_NVMEOF;
-		have[t]++;
+	std::vector<lg::Record> drops;
+	plan_excess_drops(key, *v, config, &drops);
+	if (drops.empty())
+		return 0;
+	if (readers_may_hold(key, v->version, now_ns)) {
+		*deferred = true;
+		return 0;
 	}
-	for (size_t i = v->replicas.size(); i-- > 0;) {
-		int t = v->replicas[i].r.type() == pb::SEGMENT_NVMEOF;
-		if (have[t] > want[t]) {
-			have[t]--;
-			drop.push_back(static_cast<uint32_t>(i));
-		}
-	}
-	// a replica must be left: keep the first one if the config drops all
-	if (drop.size() == v->replicas.size() && !drop.empty())
-		drop.pop_back();
-	// indexes shift as replicas go: drop the highest first (drop is descending)
-	for (uint32_t i : drop) {
-		lg::Record r;
-		r.mutable_replica_drop()->set_key(key);
-		r.mutable_replica_drop()->set_version(v->version);
-		r.mutable_replica_drop()->set_index(i);
-		recs->push_back(r);
-	}
+	recs->insert(recs->end(), drops.begin(), drops.end());
 	return 0;
+}
+
+std::vector<lg::Record> MasterState::plan_trim(const std::string &key, int64_t now_ns) const
+{
+	std::vector<lg::Record> recs;
+	const VersionState *v = newest(key);
+	if (v && !readers_may_hold(key, v->version, now_ns))
+		plan_excess_drops(key, *v, v->config, &recs);
+	return recs;
 }
 
 int MasterState::place_replica(const std::string &key, uint64_t version, pb::SegmentType type,
@@ -829,7 +859,7 @@ std::vector<lg::Record> MasterState::plan_expiry(int64_t now_ns) const
 
 	for (const auto &[key, o] : objects_)
 		for (const auto &[ver, v] : o.versions)
-			if (!v.complete && now_ns > v.deadline_ns) {
+			if (!v.complete && now_ns > v.deadline_ns + limits_.write_grace_ns) {
 				lg::Record r;
 				r.mutable_put_abort()->set_key(key);
 				r.mutable_put_abort()->set_version(ver);
@@ -1138,6 +1168,17 @@ bool MasterState::leased(const std::string &key, uint64_t version, int64_t now_n
 	return it != leases_.end() && it->second > now_ns;
 }
 
+int64_t MasterState::readers_until(const std::string &key, uint64_t version, int64_t now_ns) const
+{
+	int64_t until = gc_not_before_ns_;
+	auto it = leases_.find({ key, version });
+	if (it != leases_.end())
+		until = std::max(until, it->second);
+	if (pins_.count({ key, version }))
+		until = std::max(until, now_ns + limits_.get_lease_ns);
+	return until;
+}
+
 void MasterState::unpin(const std::string &key, uint64_t version)
 {
 	auto it = pins_.find({ key, version });
@@ -1200,8 +1241,14 @@ void MasterState::drop_segment_replicas(uint64_t id, bool dead)
 					continue;
 				}
 				if (!v.complete) {
-					// indexes of a pending put are the client's: keep its place
-					free_replica(r.r);
+					// indexes of a pending put are the client's: keep its
+					// place.  A dead segment may come back with its bytes
+					// while the writer still writes: nothing else may be
+					// placed there before the put ends.
+					if (dead)
+						r.held = true;
+					else
+						free_replica(r.r);
 					r.lost = true;
 					i++;
 					continue;
@@ -1229,7 +1276,7 @@ void MasterState::erase_version(const std::string &key, uint64_t version)
 	auto vit = it->second.versions.find(version);
 	if (vit != it->second.versions.end()) {
 		for (const auto &r : vit->second.replicas)
-			if (!r.lost)
+			if (!r.lost || r.held)
 				free_replica(r.r);
 		free_salvage(key, version, vit->second);
 		it->second.versions.erase(vit);
@@ -1299,8 +1346,11 @@ int MasterState::apply_put_commit(const lg::PutCommit &r, std::string *err)
 	std::vector<ReplicaState> kept;
 	for (size_t i = 0; i < v->replicas.size(); i++) {
 		ReplicaState &rep = v->replicas[i];
-		if (rep.lost)
+		if (rep.lost) {
+			if (rep.held)
+				free_replica(rep.r);
 			continue;
+		}
 		if (!done.count(static_cast<uint32_t>(i))) {
 			free_replica(rep.r);
 			continue;
@@ -1612,6 +1662,7 @@ void MasterState::snapshot(lg::Snapshot *snap) const
 				lg::ReplicaEntry *re = ve->add_replicas();
 				*re->mutable_replica() = r.r;
 				re->set_lost(r.lost);
+				re->set_held(r.held);
 			}
 			for (const auto &r : v.salvage)
 				*ve->add_salvage() = r;
@@ -1668,10 +1719,10 @@ int MasterState::restore(const lg::Snapshot &snap, std::string *err)
 			o.atime_ns = std::max(o.atime_ns, v.ctime_ns);
 			for (const auto &re : ve.replicas()) {
 				// the allocators are rebuilt from what the metadata holds
-				if (!re.lost())
+				if (!re.lost() || re.held())
 					if (int ret = reserve_replica(re.replica(), err))
 						return ret;
-				v.replicas.push_back({ re.replica(), re.lost() });
+				v.replicas.push_back({ re.replica(), re.lost(), re.held() });
 			}
 			// (a snapshot of a log from before salvage was logged has none)
 			for (const auto &sr : ve.salvage()) {

@@ -39,6 +39,11 @@ struct Limits {
 	uint64_t shard_size = 1ULL << 20;	// dram_shard_size
 	uint64_t max_object_size = 1ULL << 30;
 	int64_t put_timeout_ns = 60LL * 1000 * 1000 * 1000;
+	// A pending put's space goes back to placement only this long after
+	// its deadline: a client checks the deadline before it writes, and a
+	// write begun then may run until the module gives up on the
+	// connection (io_timeout_ms, 8 s by default).
+	int64_t write_grace_ns = 10LL * 1000 * 1000 * 1000;
 	int64_t get_lease_ns = 10LL * 1000 * 1000 * 1000;
 	uint32_t list_page = 1000;
 	// Deletes are remembered by request id for retry_window_ms of this
@@ -62,6 +67,10 @@ struct Caller {
 struct ReplicaState {
 	pb::Replica r;
 	bool lost = false;	// pending put: a segment under it went away
+	// lost, but its places stay allocated until the put ends: the
+	// segment died rather than left, so it may be remounted with its
+	// bytes while the put's writer may still be writing there
+	bool held = false;
 };
 
 struct VersionState {
@@ -200,11 +209,18 @@ public:
 	// Forgets the deletes learned of retry_window_ms before now_ms
 	// (steady clock).
 	void prune_recent_dels(int64_t now_ms);
-	// Records taking a version's replicas down to config (drops), plus
-	// the ConfigSet; the caller adds replicas with the mover.
-	int plan_replicate(const std::string &key, const pb::ReplicateConfig &config,
-			   std::vector<lg::Record> *recs, uint64_t *version,
+	// Records taking a version's replicas down to config (drops, each
+	// named by its places), plus the ConfigSet; the caller adds replicas
+	// with the mover.  A drop is left out while a reader may hold the
+	// version (a Get's lease, a copy, a new leader's wait for the old
+	// one's leases): its space would go to another put under the reader.
+	// *deferred then says plan_trim must make it later.
+	int plan_replicate(const std::string &key, const pb::ReplicateConfig &config, int64_t now_ns,
+			   std::vector<lg::Record> *recs, uint64_t *version, bool *deferred,
 			   std::string *err) const;
+	// The drops plan_replicate deferred for key's newest version, once no
+	// reader may hold it (none yet, or none left: empty).
+	std::vector<lg::Record> plan_trim(const std::string &key, int64_t now_ns) const;
 	// A new replica of (key, version) of the given type, placed away from
 	// the segments its shard indexes already use (and from avoid).  It
 	// stays allocated until release_replica() or apply(ReplicaAdd)
@@ -310,6 +326,16 @@ public:
 	void pin(const std::string &key, uint64_t version) { pins_[{ key, version }]++; }
 	void unpin(const std::string &key, uint64_t version);
 	void expire_leases(int64_t now_ns);
+	// A lease, a copy's pin, or a new leader's wait for the old one's
+	// leases: a reader may be reading (key, version)'s replicas.
+	bool readers_may_hold(const std::string &key, uint64_t version, int64_t now_ns) const
+	{
+		return leased(key, version, now_ns) || now_ns < gc_not_before_ns_;
+	}
+	// Until when (CLOCK_REALTIME ns) readers may hold it, as things stand:
+	// the later of its lease and the takeover wait; a copy's pin, which
+	// has no end given, counts as one lease from now_ns.
+	int64_t readers_until(const std::string &key, uint64_t version, int64_t now_ns) const;
 	// No GC before this (a new leader does not know the old one's leases).
 	void set_gc_not_before(int64_t ns) { gc_not_before_ns_ = ns; }
 

@@ -235,6 +235,19 @@ void Leader::gc_loop()
 				if (commit_locked(drop, &seq, &err))
 					break;
 			}
+			// Replicate's drops that a reader held back, now that
+			// none does (a key put again or gone needs none)
+			for (auto it = trims_.begin(); it != trims_.end();) {
+				const VersionState *n = st_.newest(*it);
+				if (n && st_.readers_may_hold(*it, n->version, now)) {
+					++it;
+					continue;
+				}
+				for (const auto &r : st_.plan_trim(*it, now))
+					if (commit_locked(r, &seq, &err))
+						break;
+				it = trims_.erase(it);
+			}
 			std::erase_if(salvage_next_, [this](const auto &kv) {
 				const VersionState *v = st_.find_version(kv.first.first, kv.first.second);
 				return !v || v->salvage.empty();
