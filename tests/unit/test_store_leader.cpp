@@ -1778,6 +1778,33 @@ void test_master_stall_not_client_silence(void **)
 	assert_int_equal(f.lost.load(), 0);
 }
 
+// A stall of the master breaks its clients' connections; they come back
+// after reconnecting with backoff (2 to 4 s after a 5 s freeze in the
+// chaos runs), as after a takeover.  A client silent for twice the
+// heartbeat timeout after the stall -- the monitor's rounds that long,
+// counted -- is not declared dead: it gets a new leader's first timeout.
+void test_client_reconnecting_after_stall_not_dead(void **)
+{
+	Fx f({}, short_heartbeats);
+	uint64_t seg = own_segment(f);
+	Beater b(f);
+	assert_true(b.await_beats(2));
+	assert_true(b.pause_beats());
+	stall_master(f, nullptr);
+	// (the monitor's round is heartbeat_ms / 2)
+	uint64_t rounds = 2 * 2 * f.opts.heartbeat_timeout_ms / f.opts.heartbeat_ms;
+	uint64_t r = f.leader->heartbeat_rounds();
+	assert_true(within(30000, [&] { return f.leader->heartbeat_rounds() >= r + rounds; }));
+	assert_int_equal(segments(f)[seg].state(), v1::SEGMENT_ALIVE);
+	b.resume();
+	assert_true(b.await_beats(2));
+	b.end();
+	if (b.refused)
+		fail_msg("a client reconnecting after a master stall was declared dead: %s",
+			 b.refusal.c_str());
+	assert_int_equal(f.lost.load(), 0);
+}
+
 // A client that stops beating is still declared dead, a master stall
 // meanwhile notwithstanding: its segment DEAD, its beats refused.
 void test_silent_client_still_dead(void **)
@@ -1941,6 +1968,7 @@ int main(void)
 		cmocka_unit_test(test_salvage_freed_after_replay),
 		cmocka_unit_test(test_salvage_survives_restart),
 		cmocka_unit_test(test_master_stall_not_client_silence),
+		cmocka_unit_test(test_client_reconnecting_after_stall_not_dead),
 		cmocka_unit_test(test_silent_client_still_dead),
 		cmocka_unit_test(test_oversized_put_start_refused),
 		cmocka_unit_test(test_oversized_put_start_evicts_nothing),

@@ -145,6 +145,9 @@ int run_ha(const Options &opts, MasterService &svc, SlowTier *slow, Mover *mover
 	Registry reg{ etcd, opts.etcd_prefix + "/masters/" + opts.advertise, opts.advertise,
 		      opts.etcd_ttl_s, 0 };
 	auto period = std::chrono::milliseconds(std::max<int64_t>(100, opts.etcd_ttl_s * 1000 / 3));
+	// after a renewal that failed while the lease holds (step())
+	constexpr std::chrono::milliseconds kRenewRetry{ 300 };
+	bool retry_soon = false;
 	std::shared_ptr<Leader> leader;
 	std::string last_holder, last_err;
 	std::vector<uint64_t> unsaid;	// terms led and stopped, not yet in etcd
@@ -240,6 +243,21 @@ int run_ha(const Options &opts, MasterService &svc, SlowTier *slow, Mover *mover
 		}
 		std::string lost = stopper.take_lost();
 		int ret = election.keepalive(&err);
+		// A renewal that failed without an answer (its deadline passed:
+		// etcd slow under load, or this process was frozen) is tried
+		// again while the lease still holds: nobody else can lead until
+		// it runs out, reads stop at its end, and writes are fenced.
+		// Stepping down at once made a needless failover of a slow call.
+		if (ret && ret != -ESTALE && lost.empty() &&
+		    Election::clock_ns() + kRenewRetry.count() * 1000000LL < election.held_until_ns()) {
+			log_line("etcd lease renewal failed (%s); the lease holds %lld ms more, "
+				 "trying again",
+				 err.c_str(),
+				 static_cast<long long>((election.held_until_ns() - Election::clock_ns()) /
+							1000000));
+			retry_soon = true;
+			return;
+		}
 		if (ret || !lost.empty()) {
 			log_line("leadership lost: %s", lost.empty() ? err.c_str() : lost.c_str());
 			svc.set_leader(nullptr);
@@ -264,9 +282,10 @@ int run_ha(const Options &opts, MasterService &svc, SlowTier *slow, Mover *mover
 		}
 	};
 	while (!stopper.stopping() && !refused) {
+		retry_soon = false;
 		step();
 		if (!refused)
-			stopper.wait(period);
+			stopper.wait(retry_soon ? kRenewRetry : period);
 	}
 
 	svc.shutting_down();

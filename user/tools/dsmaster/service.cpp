@@ -247,8 +247,7 @@ int Leader::start(std::unique_ptr<MetaLog> log, std::function<void(const std::st
 		st_.set_gc_not_before(now_ns() + opts_.limits.get_lease_ns);
 	// clients must find the new leader first (gRPC reconnects back off):
 	// those known from the log get a longer first timeout
-	int64_t timeout = static_cast<int64_t>(opts_.heartbeat_timeout_ms);
-	int64_t t = mono_ms() + std::max<int64_t>(3 * timeout, 10000) - timeout;
+	int64_t t = mono_ms() + takeover_timeout_ms() - static_cast<int64_t>(opts_.heartbeat_timeout_ms);
 	{
 		std::lock_guard<std::mutex> sg(seen_mu_);
 		for (const auto &[id, m] : st_.clients()) {
@@ -1209,6 +1208,11 @@ grpc::Status Leader::SlowRead(const Caller &, const v1::SlowReadRequest *q, v1::
  * key read on and on keeps renewing its lease: after two lease periods
  * the answer goes without them, and the GC makes them when it can.
  */
+int64_t Leader::takeover_timeout_ms() const
+{
+	return std::max<int64_t>(3 * static_cast<int64_t>(opts_.heartbeat_timeout_ms), 10000);
+}
+
 void Leader::trim_when_unread(const std::string &key, uint64_t version)
 {
 	int64_t give_up = now_ns() + 2 * opts_.limits.get_lease_ns;

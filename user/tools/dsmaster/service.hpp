@@ -313,6 +313,9 @@ private:
 	std::set<std::string> trims_;
 	// Replicate's wait for the readers of a deferred drop (see service.cpp)
 	void trim_when_unread(const std::string &key, uint64_t version);
+	// A client's first timeout after a takeover, or after this leader
+	// stalled: its connection broke and reconnects with backoff.
+	int64_t takeover_timeout_ms() const;
 	// segments a drain works on now (under mu_): one drain each
 	std::set<uint64_t> draining_;
 	// this leader saw them DEAD first at (CLOCK_MONOTONIC ms; reclaim_loop's)

@@ -98,9 +98,25 @@ void Leader::heartbeat_loop()
 				int64_t now = mono_ms();
 				int64_t late = now - last_round - static_cast<int64_t>(period.count());
 				last_round = now;
+				// (a grace already given, a last beat in the future,
+				// is left as it is: moving it back to now would undo it)
 				if (late > 0)
 					for (auto &[id, seen] : last_seen_)
-						seen = std::min(now, seen + late);
+						if (seen < now)
+							seen = std::min(now, seen + late);
+				// A stall of a beat period or more timed the clients'
+				// calls out, and one of seconds broke their gRPC
+				// connections (keepalive), which reconnect with backoff
+				// as after a takeover: in chaos runs under TCG they came
+				// back 2 to 4 s after a 5 s freeze.  They get a new
+				// leader's longer first timeout (start()); a client
+				// that really stopped still dies, that much later.
+				if (late >= static_cast<int64_t>(opts_.heartbeat_ms)) {
+					int64_t grace = now + takeover_timeout_ms() -
+							static_cast<int64_t>(opts_.heartbeat_timeout_ms);
+					for (auto &[id, seen] : last_seen_)
+						seen = std::max(seen, grace);
+				}
 				std::erase_if(beat_identity_, [this](const auto &kv) {
 					return !st_.clients().count(kv.first);
 				});
