@@ -254,6 +254,24 @@ void test_local_deadline(void **)
 	assert_true(e - sent == std::chrono::microseconds(900));
 }
 
+// A span the master gives is counted from the request on our clock, and
+// the two hosts' realtime clocks do not enter: a client whose clock is 30 s
+// behind the master's gets the same deadline as one in step, where the
+// realtime instant alone would have given it 30 s too many.
+void test_answer_deadline_skew(void **)
+{
+	Clock::time_point sent = Clock::now();
+	const int64_t master_now = realtime_ns() + 30'000'000'000;	// we are 30 s behind
+	const int64_t until = master_now + 10'000'000'000;
+	auto d = answer_deadline(sent, true, 10'000'000'000, until, 10);
+	assert_true(d - sent == std::chrono::seconds(9));
+	assert_true(local_deadline_after(sent, 0, 10) == sent);
+	assert_true(local_deadline_after(sent, -5, 10) == sent);
+	// an older master gives no span: its instant against our clock
+	auto old = answer_deadline(sent, false, 0, until, 10);
+	assert_true(old - sent > std::chrono::seconds(30));
+}
+
 // C++ layer: keys the C API would cut at a NUL are refused.
 void test_nul_keys(void **)
 {
@@ -1050,6 +1068,7 @@ int main(void)
 		cmocka_unit_test(test_status_mapping),
 		cmocka_unit_test(test_not_leader),
 		cmocka_unit_test(test_local_deadline),
+		cmocka_unit_test(test_answer_deadline_skew),
 		cmocka_unit_test(test_nul_keys),
 		cmocka_unit_test(test_key_checks),
 		cmocka_unit_test(test_open_args),

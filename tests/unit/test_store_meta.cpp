@@ -553,6 +553,17 @@ void test_pending_expiry(void **)
 	f.apply(recs[0]);
 	assert_int_equal(f.st.segment(s)->alloc->used(), 0);
 	f.commit("slow", p.version(), { 0 }, -ESTALE);
+	// a new leader expires nothing before a whole put's time and the
+	// write grace are over by its own clock (the old one's may differ)
+	lg::PutStart t = f.start(c, "takeover", kMiB, Fx::cfg(1));
+	const int64_t took_over = f.now + 5'000'000'000;	// 5 s after its start
+	f.st.set_expiry_not_before(took_over + f.st.limits().put_timeout_ns +
+				   f.st.limits().write_grace_ns);
+	f.now = t.deadline_ns() + f.st.limits().write_grace_ns + 1;	// as the log says
+	assert_true(f.st.plan_expiry(f.now).empty());
+	f.now = took_over + f.st.limits().put_timeout_ns + f.st.limits().write_grace_ns;
+	assert_int_equal(f.st.plan_expiry(f.now).size(), 1);
+	f.apply(f.st.plan_expiry(f.now)[0]);
 	// a commit past the deadline, before the expiry ran: refused, freed
 	lg::PutStart q = f.start(c, "late", kMiB, Fx::cfg(1));
 	f.now = q.deadline_ns() + 1;

@@ -127,8 +127,10 @@ int ClientCore::do_batch_put(unsigned worker, Clock::time_point deadline,
 			continue;
 		}
 		if (p.deadline_ns())
-			until[i] = std::min(deadline, local_deadline(sent, realtime_ns(), p.deadline_ns(),
-								      kPutMarginPct));
+			until[i] = std::min(deadline,
+					    answer_deadline(sent, p.has_deadline_left_ns(),
+							    p.deadline_left_ns(), p.deadline_ns(),
+							    kPutMarginPct));
 		ok[i].assign(static_cast<size_t>(p.replicas_size()), true);
 		committing[i] = true;
 		for (int r = 0; r < p.replicas_size(); r++) {
@@ -313,7 +315,8 @@ int ClientCore::do_batch_get(unsigned worker, Clock::time_point deadline,
 			continue;
 		}
 		Clock::time_point lease_end =
-			local_deadline(sent, realtime_ns(), g.lease_until_ns(), kLeaseMarginPct);
+			answer_deadline(sent, g.has_lease_left_ns(), g.lease_left_ns(),
+					g.lease_until_ns(), kLeaseMarginPct);
 		int ret = for_each_shard(obj.replicas(pick).shards(), shard_length, 0, lens[i],
 					 [&](const pb::Shard &sh, uint64_t first, uint64_t lo, uint64_t hi) {
 			pb::SegmentDesc d;

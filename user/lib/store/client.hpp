@@ -56,6 +56,14 @@ int check_key(const char *key, std::string *why);
 // a clock far ahead of the master's) gives sent, i.e. "over".
 Clock::time_point local_deadline(Clock::time_point sent, int64_t realtime_at_response,
 				 int64_t until_ns, unsigned margin_pct);
+// The same from the span the master gave (left_ns as of its answer),
+// counted from when the request was sent: no realtime clock involved.
+Clock::time_point local_deadline_after(Clock::time_point sent, int64_t left_ns,
+				       unsigned margin_pct);
+// An answer's deadline on our clock: its span when the master gave one
+// (has_left), else its realtime instant (an older master).
+Clock::time_point answer_deadline(Clock::time_point sent, bool has_left, int64_t left_ns,
+				  int64_t until_ns, unsigned margin_pct);
 // CLOCK_REALTIME in ns, as the master's deadlines are given.
 int64_t realtime_ns();
 // The C API's replication config as the RPCs carry it.

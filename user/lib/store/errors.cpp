@@ -109,6 +109,23 @@ int64_t realtime_ns()
 	return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
+Clock::time_point local_deadline_after(Clock::time_point sent, int64_t left_ns,
+				       unsigned margin_pct)
+{
+	if (left_ns <= 0)
+		return sent;
+	left_ns -= left_ns / 100 * static_cast<int64_t>(margin_pct);
+	return sent + std::chrono::nanoseconds(left_ns);
+}
+
+Clock::time_point answer_deadline(Clock::time_point sent, bool has_left, int64_t left_ns,
+				  int64_t until_ns, unsigned margin_pct)
+{
+	if (has_left)
+		return local_deadline_after(sent, left_ns, margin_pct);
+	return local_deadline(sent, realtime_ns(), until_ns, margin_pct);
+}
+
 Clock::time_point local_deadline(Clock::time_point sent, int64_t realtime_at_response,
 				 int64_t until_ns, unsigned margin_pct)
 {

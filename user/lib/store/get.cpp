@@ -182,7 +182,8 @@ int ClientCore::do_get(unsigned worker, Clock::time_point deadline, const std::s
 		}
 		// the lease on our clock: the master's realtime is not ours
 		Clock::time_point lease_end =
-			local_deadline(sent, realtime_ns(), resp.lease_until_ns(), kLeaseMarginPct);
+			answer_deadline(sent, resp.has_lease_left_ns(), resp.lease_left_ns(),
+					resp.lease_until_ns(), kLeaseMarginPct);
 		if (worker >= workers_.size()) {
 			err = "detached: no data path";
 			return -ENODEV;

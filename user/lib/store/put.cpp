@@ -58,8 +58,9 @@ int ClientCore::do_put(unsigned worker, Clock::time_point deadline, const std::s
 		// write may land after it, and the commit must arrive before
 		Clock::time_point until = deadline;
 		if (start.deadline_ns())
-			until = std::min(until, local_deadline(sent, realtime_ns(), start.deadline_ns(),
-							       kPutMarginPct));
+			until = std::min(until, answer_deadline(sent, start.has_deadline_left_ns(),
+								start.deadline_left_ns(),
+								start.deadline_ns(), kPutMarginPct));
 		auto abort = [&] {
 			pb::PutAbortRequest ab;
 			pb::PutAbortResponse abr;

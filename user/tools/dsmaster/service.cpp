@@ -245,6 +245,13 @@ int Leader::start(std::unique_ptr<MetaLog> log, std::function<void(const std::st
 	// (term 0: there was none)
 	if (st_.term())
 		st_.set_gc_not_before(now_ns() + opts_.limits.get_lease_ns);
+	// Pending puts' deadlines were set on the old leader's clock, which
+	// may be seconds off ours; their writers count them from its answers
+	// on their own clocks.  None expires before each writer's whole
+	// time and the write grace are over by ours, however far the clocks.
+	if (st_.term())
+		st_.set_expiry_not_before(now_ns() + opts_.limits.put_timeout_ns +
+					  opts_.limits.write_grace_ns);
 	// clients must find the new leader first (gRPC reconnects back off):
 	// those known from the log get a longer first timeout
 	int64_t t = mono_ms() + takeover_timeout_ms() - static_cast<int64_t>(opts_.heartbeat_timeout_ms);
@@ -964,6 +971,7 @@ grpc::Status Leader::put_start_locked(const Caller &c, const v1::PutStartRequest
 		for (const auto &r : v->replicas)
 			*a->add_replicas() = r.r;
 		a->set_deadline_ns(v->deadline_ns);
+		a->set_deadline_left_ns(std::max<int64_t>(0, v->deadline_ns - now_ns()));
 		a->set_dram_wanted(q.config().dram_replicas());
 		a->set_nvmeof_wanted(q.config().nvmeof_replicas());
 		a->set_attrs(true);
@@ -1001,6 +1009,7 @@ grpc::Status Leader::put_start_locked(const Caller &c, const v1::PutStartRequest
 	a->set_version(p.version());
 	*a->mutable_replicas() = p.replicas();
 	a->set_deadline_ns(p.deadline_ns());
+	a->set_deadline_left_ns(std::max<int64_t>(0, p.deadline_ns() - now_ns()));
 	a->set_dram_wanted(q.config().dram_replicas());
 	a->set_nvmeof_wanted(q.config().nvmeof_replicas());
 	a->set_attrs(true);
@@ -1156,6 +1165,7 @@ grpc::Status Leader::get_locked(const v1::GetRequest &q, v1::GetResponse *a, uin
 		int64_t until = now + opts_.limits.get_lease_ns;
 		st_.lease(q.key(), a->object().version(), until);
 		a->set_lease_until_ns(until);
+		a->set_lease_left_ns(opts_.limits.get_lease_ns);
 	}
 	metrics_->gets++;
 	return grpc::Status::OK;

@@ -857,6 +857,8 @@ std::vector<lg::Record> MasterState::plan_expiry(int64_t now_ns) const
 {
 	std::vector<lg::Record> out;
 
+	if (now_ns < expiry_not_before_ns_)
+		return out;
 	for (const auto &[key, o] : objects_)
 		for (const auto &[ver, v] : o.versions)
 			if (!v.complete && now_ns > v.deadline_ns + limits_.write_grace_ns) {

@@ -338,6 +338,10 @@ public:
 	int64_t readers_until(const std::string &key, uint64_t version, int64_t now_ns) const;
 	// No GC before this (a new leader does not know the old one's leases).
 	void set_gc_not_before(int64_t ns) { gc_not_before_ns_ = ns; }
+	// No pending put expires before this: a new leader's clock is not the
+	// old one's, and a writer counts its deadline from the old one's
+	// answer on its own clock (see Leader::start).
+	void set_expiry_not_before(int64_t ns) { expiry_not_before_ns_ = ns; }
 
 	// Salvage holds its shards' places until a record ends it: a
 	// SalvageDrop (plan_salvage_drop), a ReplicaAdd of the same replica
@@ -412,6 +416,7 @@ private:
 	std::map<std::pair<std::string, uint64_t>, int64_t> leases_;
 	std::map<std::pair<std::string, uint64_t>, int> pins_;
 	int64_t gc_not_before_ns_ = 0;
+	int64_t expiry_not_before_ns_ = 0;
 	std::map<uint64_t, lg::ReplicaReserve> reservations_;	// by id
 	// the versions with salvage, so that its users need not look at
 	// every object (derived from the versions, not in the snapshot)
