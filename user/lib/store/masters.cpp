@@ -69,6 +69,7 @@ std::shared_ptr<pb::Master::Stub> Masters::stub_for(const std::string &addr)
 	// and a connect attempt into a cut link gives up within a second
 	// (default 20 s), so that the link's return is noticed at once
 	args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 1000);
+	// (dsmaster's workers.cpp knows it: kClientKeepaliveMs)
 	args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 2000);
 	args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 2000);
 	args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);

@@ -21,6 +21,10 @@ namespace dsmem::store {
 
 namespace {
 
+// How often a client pings an idle connection to a master (masters.cpp,
+// GRPC_ARG_KEEPALIVE_TIME_MS): a master stalled longer loses them.
+constexpr int64_t kClientKeepaliveMs = 2000;
+
 int64_t mono_ms()
 {
 	struct timespec ts;
@@ -104,14 +108,17 @@ void Leader::heartbeat_loop()
 					for (auto &[id, seen] : last_seen_)
 						if (seen < now)
 							seen = std::min(now, seen + late);
-				// A stall of a beat period or more timed the clients'
-				// calls out, and one of seconds broke their gRPC
-				// connections (keepalive), which reconnect with backoff
-				// as after a takeover: in chaos runs under TCG they came
-				// back 2 to 4 s after a 5 s freeze.  They get a new
-				// leader's longer first timeout (start()); a client
-				// that really stopped still dies, that much later.
-				if (late >= static_cast<int64_t>(opts_.heartbeat_ms)) {
+				// A stall past the clients' keepalive (or their
+				// timeout) broke their gRPC connections, which reconnect
+				// with backoff as after a takeover: in chaos runs under
+				// TCG they came back 2 to 4 s after a 5 s freeze.  They
+				// get a new leader's longer first timeout (start()); a
+				// client that really stopped still dies, that much
+				// later.  (Not for the lateness of a loaded host, a
+				// fraction of a second now and then: repeated, it would
+				// keep a dead client alive.)
+				if (late >= std::max<int64_t>(kClientKeepaliveMs,
+							      static_cast<int64_t>(opts_.heartbeat_timeout_ms))) {
 					int64_t grace = now + takeover_timeout_ms() -
 							static_cast<int64_t>(opts_.heartbeat_timeout_ms);
 					for (auto &[id, seen] : last_seen_)
