@@ -36,6 +36,8 @@ packages=(
 	# master's leader election and metadata, nvme-cli for the NVMe-oF tier
 	libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
 	etcd-server etcd-client nvme-cli
+	# a client whose clock is off the master's, in the store's tests
+	faketime
 	# its TLS: client certificates checked against the store's CA, and
 	# the throwaway CA of the tests and the demo (scripts/store-certs)
 	libssl-dev openssl

@@ -296,14 +296,24 @@ static int start_master(struct env *e, int i, bool use_etcd)
 }
 
 /* Worker i as identity (NULL: "client", the library's default). */
-static int start_worker_as(struct env *e, int i, const char *segment, const char *identity)
+/*
+ * Worker i, lending segment, as identity (NULL: the default), its clocks
+ * moved by skew (faketime(1)'s "+90s"; NULL: none).
+ */
+static int start_worker_skewed(struct env *e, int i, const char *segment, const char *identity,
+			       const char *skew)
 {
 	char node[16], log[96];
-	char *argv[16];
+	char *argv[20];
 	int n = 0;
 
 	snprintf(node, sizeof(node), "%d", CLIENT_NODE + e->base + i);
 	snprintf(log, sizeof(log), "%s/worker%d.log", e->dir, i);
+	if (skew) {
+		argv[n++] = "/usr/bin/faketime";
+		argv[n++] = "-f";
+		argv[n++] = (char *)skew;
+	}
 	argv[n++] = (char *)worker_path();
 	argv[n++] = "--masters";
 	argv[n++] = e->masters;
@@ -317,6 +327,11 @@ static int start_worker_as(struct env *e, int i, const char *segment, const char
 	}
 	argv[n] = NULL;
 	return spawn(&e->w[i], log, argv, true) > 0 ? 0 : -1;
+}
+
+static int start_worker_as(struct env *e, int i, const char *segment, const char *identity)
+{
+	return start_worker_skewed(e, i, segment, identity, NULL);
 }
 
 static int start_worker(struct env *e, int i, const char *segment)
@@ -341,15 +356,23 @@ static int await_worker(struct env *e, int i)
 	return 0;
 }
 
-/* W(NWORKERS): a client as identity, on a node of its own, lending nothing. */
-static int extra_worker(struct env *e, const char *identity)
+/*
+ * W(NWORKERS): a client as identity, on a node of its own, lending
+ * nothing; its clocks moved by skew (see start_worker_skewed).
+ */
+static int extra_worker_skewed(struct env *e, const char *identity, const char *skew)
 {
 	int node = CLIENT_NODE + e->base + NWORKERS;
 
 	if (test_node_add(e->ctx, node, "rxe0", node_port(node)) ||
-	    start_worker_as(e, NWORKERS, "0", identity))
+	    start_worker_skewed(e, NWORKERS, "0", identity, skew))
 		return -1;
 	return await_worker(e, NWORKERS);
+}
+
+static int extra_worker(struct env *e, const char *identity)
+{
+	return extra_worker_skewed(e, identity, NULL);
 }
 
 /* Remove what a test that timed out (no teardown) may have left. */
@@ -1551,6 +1574,35 @@ TEST_F_TIMEOUT(st, replication, 180)
 }
 
 /* ---- bad input ---- */
+
+/*
+ * A client whose clock is 90 s ahead of the master's (faketime on it
+ * alone) puts and gets as any other: a put's deadline and a get's lease
+ * come as spans it counts on its own clock.  (Compared as realtime
+ * instants, as before issue 50's fix, its 60 s put deadline was over on
+ * arrival, and every put failed ETIMEDOUT.)  Another client reads its
+ * put, and it reads another's.
+ */
+TEST_F_TIMEOUT(st, client_clock_ahead, 240)
+{
+	char r[1024];
+	struct env *e = &self->e;
+	long long v;
+
+	if (e->skip)
+		SKIP(return, "filtered out");
+	if (access("/usr/bin/faketime", X_OK))
+		SKIP(return, "no faketime (scripts/setup.sh installs it)");
+	ASSERT_EQ(0, extra_worker_skewed(e, NULL, "+90s"));
+	ASSERT_EQ(0, wcmd(W(NWORKERS), r, sizeof(r), "put skew/k 1048579 21 dram 2"));
+	EXPECT_EQ(0, kv(r, "ret")) TH_LOG("%s", r);
+	EXPECT_EQ(ST_COMPLETE, kv(r, "state")) TH_LOG("%s", r);
+	EXPECT_EQ(1, get_check(_metadata, W(0), "skew/k", 1048579, 21, NULL));
+	EXPECT_EQ(1, get_check(_metadata, W(NWORKERS), "skew/k", 1048579, 21, NULL));
+	v = put_ok(_metadata, W(1), "skew/j", 70000, 22, "dram 1");
+	EXPECT_LT(0, v);
+	EXPECT_EQ(1, get_check(_metadata, W(NWORKERS), "skew/j", 70000, 22, NULL));
+}
 
 TEST_F_TIMEOUT(shared, bad_input, 180)
 {
@@ -2818,7 +2870,7 @@ static void chaos_fault(struct __test_metadata *_metadata, struct chaos *c, int6
 	struct env *e = c->e;
 	char d[64];
 	/* every kind in turn, the worst first: a short run sees the most */
-	static const int order[] = { 2, 8, 7, 0, 4, 5, 3, 1, 6 };
+	static const int order[] = { 2, 8, 9, 7, 0, 4, 5, 3, 1, 6 };
 	int which = order[c->turn++ % (sizeof(order) / sizeof(order[0]))], l = chaos_leader(c), i;
 	char a[32], named[64], info[1024];
 	long deaths;
@@ -2917,6 +2969,23 @@ static void chaos_fault(struct __test_metadata *_metadata, struct chaos *c, int6
 		EXPECT_EQ(0, await_worker(e, i));
 		nemesis(c, "stop", "kill-client-then-leader", d);
 		EXPECT_EQ(0, chaos_start(c, i, until));
+		break;
+	case 9:	/* SIGSTOP a client that lends a segment, past its heartbeat
+		 * timeout: the leader declares it dead and salvages what its
+		 * segment held, with its puts maybe half written; resumed, it
+		 * finishes or abandons them and joins again.  Its pending
+		 * puts' places on its own segment stay held (the writer may
+		 * still write) and no byte of theirs may show in another put. */
+		i = (int)chaos_rand(c, NWORKERS);
+		if (e->w[i].pid <= 0)
+			break;
+		snprintf(d, sizeof(d), "client %d", i);
+		nemesis(c, "start", "pause-client", d);
+		kill(e->w[i].pid, SIGSTOP);
+		sleep_ms(CHAOS_HB_TIMEOUT_MS + 1000 + chaos_rand(c, 3000));
+		kill(e->w[i].pid, SIGCONT);
+		/* (its workload goes on; the library joins again by itself) */
+		nemesis(c, "stop", "pause-client", d);
 		break;
 	default: /* delays on loopback: gRPC, etcd and rxe's own traffic */
 		i = 10 + (int)chaos_rand(c, 40);
