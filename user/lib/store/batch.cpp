@@ -168,23 +168,23 @@ int ClientCore::do_batch_put(unsigned worker, Clock::time_point deadline,
 		for (size_t k = 0; k < reqs.size(); k++)
 			source(w, srcs[k], reqs[k].length, &reqs[k]);
 		// each key's deadline, checked last before its writes (see
-		// do_put): a late key's requests are not sent
-		std::vector<ds_transfer_request> send;
-		std::vector<size_t> sent_at;
+		// do_put): a late key's requests are dropped, in place
 		auto now = Clock::now();
+		size_t kept = 0;
 		for (size_t k = 0; k < reqs.size(); k++) {
 			if (now >= until[owner[k].first]) {
 				ok[owner[k].first][static_cast<size_t>(owner[k].second)] = false;
 				continue;
 			}
-			send.push_back(reqs[k]);
-			sent_at.push_back(k);
+			reqs[kept] = reqs[k];
+			owner[kept++] = owner[k];
 		}
-		transfer(w, send, &status);
-		for (size_t j = 0; j < status.size(); j++)
-			if (status[j])
-				ok[owner[sent_at[j]].first][static_cast<size_t>(owner[sent_at[j]].second)] =
-					false;
+		reqs.resize(kept);
+		owner.resize(kept);
+		transfer(w, reqs, &status);
+		for (size_t k = 0; k < status.size(); k++)
+			if (status[k])
+				ok[owner[k].first][static_cast<size_t>(owner[k].second)] = false;
 	}
 	std::vector<size_t> in_commit;
 	for (size_t i = 0; i < n; i++) {
