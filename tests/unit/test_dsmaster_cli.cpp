@@ -97,6 +97,8 @@ void the_rest(void **)
 void eviction_options(void **)
 {
 	refused(base({ "--evict", "maybe" }), "--evict is on or off, not 'maybe'");
+	refused(base({ "--write-grace-ms", "soon" }), "--write-grace-ms needs a number, not 'soon'");
+	refused(base({ "--write-grace-ms", "-5" }), "--write-grace-ms needs a number, not '-5'");
 	refused(base({ "--high-watermark", "0" }),
 		"--high-watermark is a percentage of a tier, 1 to 100 (100: evict only when a put "
 		"finds no room)");
