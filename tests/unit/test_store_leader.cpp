@@ -114,7 +114,7 @@ public:
 		g_->entries.push_back(record);
 		return 0;
 	}
-	int compact(const std::string &, std::string *) override { return 0; }
+	int compact(std::string_view, std::string *) override { return 0; }
 	uint64_t records_since_snapshot() const override { return 0; }
 	uint64_t bytes() const override { return 0; }
 	std::string describe() const override { return "gate"; }
@@ -775,6 +775,31 @@ void test_full_pool_put_evicts(void **)
 	}
 	assert_true(evict_at >= 0);
 	assert_true(evict_at < put_at);
+}
+
+// A put that needs the room of many objects takes eviction's candidates
+// a batch at a time, in order, across batches: exactly as many as its
+// size needs, the least recently used, not the one read since.
+void test_full_pool_put_evicts_many(void **)
+{
+	Fx f({}, short_leases);
+	constexpr uint64_t k256K = 256 << 10;
+	const int n = static_cast<int>(4 * k16M / k256K);	// the pool, full
+	for (int i = 0; i < n; i++)
+		f.put("o" + std::to_string(1000 + i), k256K);
+	uint64_t got = 0;
+	assert_true(f.get("o1000", &got).ok());	// the oldest is the newest use now
+	std::this_thread::sleep_for(std::chrono::milliseconds(100));	// its lease ends
+	uint64_t v = 0;
+	grpc::Status s = f.try_put_start("big", 2 * k16M, &v);
+	if (!s.ok())
+		fail_msg("a put that needs %d evictions: %s", n / 2, s.error_message().c_str());
+	assert_int_equal(master_evictions(f), n / 2);
+	assert_true(f.get("o1000", &got).ok());
+	for (int i = 1; i <= n / 2; i++)
+		assert_int_equal(f.get("o" + std::to_string(1000 + i), &got).error_code(),
+				 grpc::StatusCode::NOT_FOUND);
+	assert_true(f.get("o" + std::to_string(1000 + n / 2 + 1), &got).ok());
 }
 
 // Nothing may go (every object leased by a get): ENOSPC that says so;
@@ -1953,6 +1978,7 @@ int main(void)
 		cmocka_unit_test(test_del_refused_when_remembered_full),
 		cmocka_unit_test(test_retried_put_start_same_put),
 		cmocka_unit_test(test_full_pool_put_evicts),
+		cmocka_unit_test(test_full_pool_put_evicts_many),
 		cmocka_unit_test(test_full_pool_nothing_evictable),
 		cmocka_unit_test(test_new_leader_waits_for_old_leases),
 		cmocka_unit_test(test_watermarks_evict_in_background),

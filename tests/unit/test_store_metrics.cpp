@@ -53,7 +53,7 @@ public:
 		n_++;
 		return 0;
 	}
-	int compact(const std::string &, std::string *) override { return 0; }
+	int compact(std::string_view, std::string *) override { return 0; }
 	uint64_t records_since_snapshot() const override { return n_; }
 	uint64_t bytes() const override { return 0; }
 	std::string describe() const override { return "memory"; }

@@ -17,6 +17,7 @@ namespace dsmem::store {
 namespace {
 
 constexpr uint64_t kEvictPerTick = 4096;	// records per GC tick and tier
+constexpr size_t kEvictBatch = 64;		// candidates a put takes at a time
 
 const char *tier_name(v1::SegmentType t)
 {
@@ -77,36 +78,44 @@ int Leader::evict_for_put_locked(const Caller &c, const v1::PutStartRequest *q,
 		if (!want || !fits_empty_locked(type, q->size()))
 			continue;
 		tried = true;
-		std::vector<EvictCandidate> order = st_.eviction_order(type, now, &why);
+		// evict about the object's size, then try; again until it
+		// fits.  The candidates come a batch at a time (evicted ones
+		// leave the order): a full pool of millions of objects is
+		// not sorted under the mutex for one put.
+		uint64_t freed = 0;
+		for (;;) {
+			std::vector<EvictCandidate> order =
+				st_.eviction_order(type, now, &why, kEvictBatch);
+			for (size_t i = 0; i < order.size(); i++) {
+				lg::Record ev;
+				st_.plan_evict(order[i], lg::Evict::LRU, &ev);
+				if (int ret = evict_locked(ev, seq, err))
+					return ret;
+				n++;
+				bytes += order[i].bytes;
+				freed += order[i].tier_bytes;
+				if (freed < q->size() && i + 1 < order.size())
+					continue;
+				freed = 0;
+				rec->Clear();
+				err->clear();
+				int ret = st_.plan_put_start(c, q->client_id(), q->key(), q->size(),
+							     q->config(), exclude, now, rec, err);
+				if (ret != -ENOSPC) {
+					log_line("evicted %llu objects (%llu bytes) for a put of %llu bytes",
+						 static_cast<unsigned long long>(n),
+						 static_cast<unsigned long long>(bytes),
+						 static_cast<unsigned long long>(q->size()));
+					return ret;
+				}
+			}
+			if (order.size() < kEvictBatch)
+				break;	// the whole order was walked: why counts all
+		}
 		any.leased += why.leased;
 		any.pending = std::max(any.pending, why.pending);
 		any.quarantined_bytes += why.quarantined_bytes;
 		*takeover_ns = std::max(*takeover_ns, why.takeover_left_ns);
-		// evict about the object's size, then try; again until it fits
-		uint64_t freed = 0;
-		for (size_t i = 0; i < order.size(); i++) {
-			lg::Record ev;
-			st_.plan_evict(order[i], lg::Evict::LRU, &ev);
-			if (int ret = evict_locked(ev, seq, err))
-				return ret;
-			n++;
-			bytes += order[i].bytes;
-			freed += order[i].tier_bytes;
-			if (freed < q->size() && i + 1 < order.size())
-				continue;
-			freed = 0;
-			rec->Clear();
-			err->clear();
-			int ret = st_.plan_put_start(c, q->client_id(), q->key(), q->size(), q->config(),
-						     exclude, now, rec, err);
-			if (ret != -ENOSPC) {
-				log_line("evicted %llu objects (%llu bytes) for a put of %llu bytes",
-					 static_cast<unsigned long long>(n),
-					 static_cast<unsigned long long>(bytes),
-					 static_cast<unsigned long long>(q->size()));
-				return ret;
-			}
-		}
 	}
 	if (!tried) {
 		*err = "no segment could hold " + std::to_string(q->size()) +
@@ -133,7 +142,7 @@ void Leader::evict_to_watermarks_locked(int64_t now, uint64_t *seq, uint64_t *n,
 		if (!size || used * 100 <= size * opts_.high_watermark_pct)
 			continue;
 		uint64_t before = used, target = size * opts_.low_watermark_pct / 100;
-		for (const EvictCandidate &c : st_.eviction_order(type, now, nullptr)) {
+		for (const EvictCandidate &c : st_.eviction_order(type, now, nullptr, kEvictPerTick)) {
 			// soft pins go only for a put that finds no room
 			if (used <= target || done >= kEvictPerTick || c.soft_pin)
 				break;

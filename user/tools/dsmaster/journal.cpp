@@ -2,10 +2,109 @@
 // The metadata log's group commit; journal.hpp says why.
 #include "journal.hpp"
 
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <climits>
 #include <cstdio>
+#include <cstring>
 
 namespace dsmem::store {
+
+SnapshotChild::~SnapshotChild()
+{
+	if (pid_ > 0) {
+		kill(pid_, SIGKILL);
+		while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (map_ != MAP_FAILED)
+		munmap(map_, len_);
+	if (fd_ >= 0)
+		close(fd_);
+}
+
+int SnapshotChild::start(const std::function<void(log::v1::Snapshot *)> &take, std::string *err)
+{
+	fd_ = memfd_create("dsmaster-snapshot", MFD_CLOEXEC);
+	if (fd_ < 0) {
+		int ret = -errno;
+		*err = std::string("memfd_create: ") + strerror(errno);
+		return ret;
+	}
+	pid_t parent = getpid();
+	pid_ = fork();
+	if (pid_ < 0) {
+		int ret = -errno;
+		*err = std::string("fork: ") + strerror(errno);
+		return ret;
+	}
+	if (pid_ > 0)
+		return 0;
+
+	// The child.  It must not outlive the master (which may be killed
+	// while it writes), nor run the master's signal dispositions.
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(2);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	log::v1::Snapshot snapshot;
+	take(&snapshot);
+	// protobuf logs (under a lock of its own) before refusing a message
+	// over its limit: refused here first, quietly
+	if (snapshot.ByteSizeLong() > static_cast<size_t>(INT_MAX))
+		_exit(kTooBig);
+	_exit(snapshot.SerializeToFileDescriptor(fd_) ? 0 : 1);
+}
+
+int SnapshotChild::finish(std::string_view *bytes, std::string *err)
+{
+	int status = 0;
+	pid_t pid = pid_;
+
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			*err = std::string("waitpid: ") + strerror(errno);
+			return -ECHILD;
+		}
+	}
+	pid_ = -1;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == kTooBig) {
+		*err = "the snapshot is over protobuf's 2 GiB limit";
+		return -EFBIG;
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		*err = WIFSIGNALED(status) ?
+			std::string("the snapshot's child was killed by signal ") +
+				std::to_string(WTERMSIG(status)) :
+			std::string("the snapshot's child failed (exit status ") +
+				std::to_string(WEXITSTATUS(status)) + ")";
+		return -EIO;
+	}
+	struct stat st;
+	if (fstat(fd_, &st)) {
+		*err = std::string("fstat of the snapshot: ") + strerror(errno);
+		return -EIO;
+	}
+	len_ = static_cast<size_t>(st.st_size);
+	*bytes = {};
+	if (!len_)
+		return 0;
+	map_ = mmap(nullptr, len_, PROT_READ, MAP_SHARED, fd_, 0);
+	if (map_ == MAP_FAILED) {
+		int ret = -errno;
+		*err = std::string("mmap of the snapshot: ") + strerror(errno);
+		return ret;
+	}
+	*bytes = std::string_view(static_cast<const char *>(map_), len_);
+	return 0;
+}
 
 Journal::Journal(std::unique_ptr<MetaLog> log, uint64_t snapshot_every, std::mutex &state_mu,
 		 std::function<void(log::v1::Snapshot *)> take_snapshot,
@@ -115,14 +214,19 @@ void Journal::run()
 		bool snap = !ret && log_->records_since_snapshot() >= snapshot_every_;
 		if (snap) {
 			// The snapshot must hold exactly what the log holds.  With
-			// the state locked nothing new is applied: the state is
-			// copied, and what was queued meanwhile taken along.  Only
-			// that copy runs under the state mutex; appending what was
-			// queued, serialising and compacting do not (records
+			// the state locked nothing new is applied: a child process
+			// is forked with the state as it is, and what was queued
+			// meanwhile is taken along.  Only the fork runs under the
+			// state mutex; appending what was queued, the child's walk
+			// and serialisation, and compacting do not (records
 			// submitted meanwhile wait in the queue, this thread being
 			// the log's only writer).  A slow disk or etcd then stalls
 			// no RPC that needs the state, and no heartbeat.
-			log::v1::Snapshot snapshot;
+			SnapshotChild child;
+			log::v1::Snapshot copy;
+			std::string snap_bytes, why;
+			std::string_view bytes;
+			int sret;
 			{
 				std::lock_guard<std::mutex> sg(state_mu_);
 				l.lock();
@@ -130,12 +234,30 @@ void Journal::run()
 				batch.swap(queue_);
 				upto = submitted_;
 				l.unlock();
-				take_snapshot_(&snapshot);
+				sret = child.start(take_snapshot_, &why);
+				if (sret) {
+					// no child (no memory for its page tables, or
+					// no process left): copy the state here, the
+					// mutex held the longer for it
+					fprintf(stderr, "dsmaster: %s; the snapshot is copied under the "
+						"state lock\n", why.c_str());
+					take_snapshot_(&copy);
+				}
 			}
 			if (!batch.empty())
 				ret = append_batch(batch, &err);
-			if (!ret) {
-				int cret = log_->compact(snapshot.SerializeAsString(), &err);
+			if (sret) {
+				snap_bytes = copy.SerializeAsString();
+				bytes = snap_bytes;
+				sret = 0;
+			} else {
+				sret = child.finish(&bytes, &why);
+			}
+			if (sret) {
+				fprintf(stderr, "dsmaster: snapshot failed (%s); the log goes on\n",
+					why.c_str());
+			} else if (!ret) {
+				int cret = log_->compact(bytes, &err);
 				if (cret)
 					fprintf(stderr, "dsmaster: snapshot failed (%s); the log goes on\n",
 						err.c_str());

@@ -71,16 +71,9 @@ void Leader::gauges(LeaderGauges *g)
 	std::lock_guard<std::mutex> l(mu_);
 	*g = LeaderGauges{};
 	g->term = st_.term();
-	for (const auto &[key, o] : st_.objects()) {
-		g->versions += o.versions.size();
-		// the newest complete version (MasterState::newest)
-		for (auto it = o.versions.rbegin(); it != o.versions.rend(); ++it)
-			if (it->second.complete && !it->second.deleted) {
-				g->objects++;
-				g->object_bytes += it->second.size;
-				break;
-			}
-	}
+	g->versions = st_.version_count();
+	g->objects = st_.object_count();
+	g->object_bytes = st_.object_bytes();
 	if (journal_) {
 		g->metadata_bytes = journal_->bytes();
 		g->log_records_since_snapshot = journal_->records_since_snapshot();

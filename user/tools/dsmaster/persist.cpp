@@ -232,7 +232,7 @@ public:
 	int open_dir(std::string *err);
 	int load(std::string *snapshot, std::vector<std::string> *records, std::string *err) override;
 	int append(const std::string &record, std::string *err) override;
-	int compact(const std::string &snapshot, std::string *err) override;
+	int compact(std::string_view snapshot, std::string *err) override;
 	std::string describe() const override { return "file:" + dir_; }
 
 private:
@@ -494,7 +494,7 @@ int FileLog::append(const std::string &record, std::string *err)
 	return 0;
 }
 
-int FileLog::compact(const std::string &snapshot, std::string *err)
+int FileLog::compact(std::string_view snapshot, std::string *err)
 {
 	std::lock_guard g(m_);
 	std::string tmp = path("snapshot.tmp"), hdr;
@@ -561,12 +561,12 @@ struct SnapPointer {
 	std::string inline_data;
 };
 
-std::string encode_pointer(const SnapPointer &p, const std::string &data_if_inline)
+std::string encode_pointer(const SnapPointer &p, std::string_view data_if_inline)
 {
 	char head[160];
 	snprintf(head, sizeof(head), "%s 1 gen=%" PRIu64 " seq=%" PRIu64 " parts=%" PRIu64
 		 " bytes=%" PRIu64 " crc=%08x\n", kPointerTag, p.gen, p.seq, p.parts, p.bytes, p.crc);
-	return head + data_if_inline;
+	return std::string(head).append(data_if_inline);
 }
 
 bool decode_pointer(const std::string &v, SnapPointer *p)
@@ -598,7 +598,7 @@ public:
 
 	int load(std::string *snapshot, std::vector<std::string> *records, std::string *err) override;
 	int append(const std::string &record, std::string *err) override;
-	int compact(const std::string &snapshot, std::string *err) override;
+	int compact(std::string_view snapshot, std::string *err) override;
 	std::string describe() const override { return "etcd:" + etcd_->endpoints() + prefix_; }
 
 private:
@@ -774,7 +774,7 @@ int EtcdLog::append(const std::string &record, std::string *err)
 	return 0;
 }
 
-int EtcdLog::compact(const std::string &snapshot, std::string *err)
+int EtcdLog::compact(std::string_view snapshot, std::string *err)
 {
 	std::lock_guard g(m_);
 	SnapPointer p;
@@ -802,7 +802,7 @@ int EtcdLog::compact(const std::string &snapshot, std::string *err)
 			char part[24];
 			snprintf(part, sizeof(part), "%010" PRIu64, i);
 			std::vector<EtcdOp> ops = { { EtcdOp::Put, gp + part,
-				snapshot.substr(i * kEtcdSnapshotChunk, kEtcdSnapshotChunk), "", 0 } };
+				std::string(snapshot.substr(i * kEtcdSnapshotChunk, kEtcdSnapshotChunk)), "", 0 } };
 			if (int ret = fenced(ops, err))
 				return ret;
 		}

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "etcd.hpp"
@@ -38,7 +39,7 @@ public:
 	// returned and the old log is kept; appends retry that fsync first and
 	// fail until it succeeds (so no record lands in a log the snapshot is
 	// about to supersede).
-	virtual int compact(const std::string &snapshot, std::string *err) = 0;
+	virtual int compact(std::string_view snapshot, std::string *err) = 0;
 	virtual uint64_t records_since_snapshot() const = 0;
 	virtual uint64_t bytes() const = 0;		// snapshot + log size
 	virtual std::string describe() const = 0;	// "file:DIR", "etcd:EPS"

@@ -158,6 +158,13 @@ public:
 		std::lock_guard<std::mutex> g(mu_);
 		f();
 	}
+	// For the bench: when the log falls due for a snapshot (see Journal).
+	void set_snapshot_every(uint64_t n)
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		if (journal_)
+			journal_->set_snapshot_every(n);
+	}
 	uint64_t heartbeat_rounds() const { return heartbeat_rounds_; }
 
 private:

@@ -122,9 +122,12 @@ VersionState *MasterState::version_mut(const std::string &key, uint64_t version)
 const VersionState *MasterState::newest(const std::string &key) const
 {
 	const ObjectState *o = find_object(key);
-	if (!o)
-		return nullptr;
-	for (auto it = o->versions.rbegin(); it != o->versions.rend(); ++it)
+	return o ? newest_of(*o) : nullptr;
+}
+
+const VersionState *MasterState::newest_of(const ObjectState &o)
+{
+	for (auto it = o.versions.rbegin(); it != o.versions.rend(); ++it)
 		if (it->second.complete && !it->second.deleted)
 			return &it->second;
 	return nullptr;
@@ -140,23 +143,6 @@ void MasterState::segment_desc(const SegmentState &s, pb::SegmentDesc *out) cons
 {
 	*out = s.desc;
 	out->set_used(s.alloc ? s.alloc->used() : 0);
-}
-
-uint64_t MasterState::object_count() const
-{
-	uint64_t n = 0;
-	for (const auto &[key, o] : objects_)
-		if (newest(key))
-			n++;
-	return n;
-}
-
-uint64_t MasterState::version_count() const
-{
-	uint64_t n = 0;
-	for (const auto &[key, o] : objects_)
-		n += o.versions.size();
-	return n;
 }
 
 void MasterState::object_info(const std::string &key, const VersionState &v, bool with_replicas,
@@ -859,8 +845,8 @@ std::vector<lg::Record> MasterState::plan_expiry(int64_t now_ns) const
 
 	if (now_ns < expiry_not_before_ns_)
 		return out;
-	for (const auto &[key, o] : objects_)
-		for (const auto &[ver, v] : o.versions)
+	for (const std::string &key : attention_)
+		for (const auto &[ver, v] : find_object(key)->versions)
 			if (!v.complete && now_ns > v.deadline_ns + limits_.write_grace_ns) {
 				lg::Record r;
 				r.mutable_put_abort()->set_key(key);
@@ -877,9 +863,9 @@ std::vector<lg::Record> MasterState::plan_gc(int64_t now_ns) const
 
 	if (now_ns < gc_not_before_ns_)
 		return out;
-	for (const auto &[key, o] : objects_) {
+	for (const std::string &key : attention_) {
 		const VersionState *n = newest(key);
-		for (const auto &[ver, v] : o.versions) {
+		for (const auto &[ver, v] : find_object(key)->versions) {
 			if (!v.complete)
 				continue;
 			if (!v.deleted && (!n || ver >= n->version))
@@ -910,34 +896,55 @@ void MasterState::tier_usage(pb::SegmentType type, uint64_t *size, uint64_t *use
 void MasterState::touch(const std::string &key, int64_t now_ns)
 {
 	auto it = objects_.find(key);
-	if (it != objects_.end())
-		it->second.atime_ns = std::max(it->second.atime_ns, now_ns);
+	if (it == objects_.end() || it->second.atime_ns >= now_ns)
+		return;
+	// (one lookup: a get calls this, and the map holds millions)
+	const VersionState *n = newest_of(it->second);
+	bool listed = n && !n->evicted;
+	if (listed)
+		lru_.erase({ n->config.soft_pin(), it->second.atime_ns, &it->first });
+	it->second.atime_ns = now_ns;
+	if (listed)
+		lru_.insert({ n->config.soft_pin(), now_ns, &it->first });
+}
+
+void MasterState::lru_out(const std::string &key)
+{
+	auto it = objects_.find(key);
+	if (it == objects_.end())
+		return;
+	const VersionState *n = newest_of(it->second);
+	if (n && !n->evicted)
+		lru_.erase({ n->config.soft_pin(), it->second.atime_ns, &it->first });
+}
+
+void MasterState::lru_in(const std::string &key)
+{
+	auto it = objects_.find(key);
+	if (it == objects_.end())
+		return;
+	const VersionState *n = newest_of(it->second);
+	if (n && !n->evicted)
+		lru_.insert({ n->config.soft_pin(), it->second.atime_ns, &it->first });
 }
 
 std::vector<EvictCandidate> MasterState::eviction_order(pb::SegmentType type, int64_t now_ns,
-							EvictBlockers *why) const
+							EvictBlockers *why, size_t max) const
 {
 	std::vector<EvictCandidate> out;
 	EvictBlockers b;
 
+	b.pending = pending_;
+	for (const auto &[id, r] : reservations_)
+		if (r.term() < term_ && r.replica().type() == type)
+			b.quarantined_bytes += replica_bytes(r.replica());
 	// a new leader does not know the old one's read leases: nothing goes
 	// before they have run out (as for GC)
 	if (now_ns < gc_not_before_ns_)
 		b.takeover_left_ns = gc_not_before_ns_ - now_ns;
-	for (const auto &[id, r] : reservations_)
-		if (r.term() < term_ && r.replica().type() == type)
-			b.quarantined_bytes += replica_bytes(r.replica());
-	for (const auto &[key, o] : objects_) {
-		const VersionState *n = nullptr;
-		for (auto it = o.versions.rbegin(); it != o.versions.rend(); ++it) {
-			const VersionState &v = it->second;
-			if (!v.complete && !v.deleted)
-				b.pending++;
-			if (!n && v.complete && !v.deleted)
-				n = &v;
-		}
-		if (!n || n->evicted)
-			continue;
+	for (auto e = lru_.begin(); !b.takeover_left_ns && e != lru_.end() && out.size() < max; ++e) {
+		const std::string &key = *e->key;
+		const VersionState *n = newest(key);
 		EvictCandidate c;
 		for (const auto &r : n->replicas) {
 			if (r.lost)
@@ -953,17 +960,12 @@ std::vector<EvictCandidate> MasterState::eviction_order(pb::SegmentType type, in
 			b.leased++;
 			continue;
 		}
-		if (b.takeover_left_ns)
-			continue;
 		c.key = key;
 		c.version = n->version;
-		c.soft_pin = n->config.soft_pin();
-		c.atime_ns = o.atime_ns;
+		c.soft_pin = e->soft_pin;
+		c.atime_ns = e->atime_ns;
 		out.push_back(std::move(c));
 	}
-	std::sort(out.begin(), out.end(), [](const EvictCandidate &x, const EvictCandidate &y) {
-		return std::tie(x.soft_pin, x.atime_ns, x.key) < std::tie(y.soft_pin, y.atime_ns, y.key);
-	});
 	if (why)
 		*why = b;
 	return out;
@@ -984,7 +986,7 @@ std::vector<lg::Record> MasterState::plan_ttl(int64_t now_ns) const
 
 	if (now_ns < gc_not_before_ns_)
 		return out;
-	for (const auto &[key, o] : objects_) {
+	for (const std::string &key : attention_) {
 		const VersionState *n = newest(key);
 		if (!n || !expired(*n, now_ns) || leased(key, n->version, now_ns))
 			continue;
@@ -1036,7 +1038,7 @@ std::vector<RepairPlan> MasterState::plan_repairs() const
 {
 	std::vector<RepairPlan> out;
 
-	for (const auto &[key, o] : objects_)
+	for (const std::string &key : repair_due_)
 		if (std::optional<RepairPlan> p = plan_repair(key))
 			out.push_back(std::move(*p));
 	return out;
@@ -1077,11 +1079,12 @@ std::vector<std::pair<std::string, uint64_t>> MasterState::plan_flushes(uint64_t
 {
 	std::vector<std::pair<std::string, uint64_t>> out;
 
-	for (const auto &[key, o] : objects_) {
+	for (const std::string &key : attention_) {
 		const VersionState *v = newest(key);
 		// not before its commit is durable: a copy of a version the
 		// log forgets would be served as another put's under its number
-		if (v && v->config.flush() != pb::FLUSH_NONE && o.flushed_version < v->version &&
+		if (v && v->config.flush() != pb::FLUSH_NONE &&
+		    find_object(key)->flushed_version < v->version &&
 		    v->committed_at <= durable_records)
 			out.emplace_back(key, v->version);
 	}
@@ -1222,7 +1225,8 @@ void MasterState::plan_salvage_drop(const std::string &key, uint64_t version, lg
 
 void MasterState::drop_segment_replicas(uint64_t id, bool dead)
 {
-	for (auto &[key, o] : objects_)
+	for (auto &[key, o] : objects_) {
+		bool touched = false;
 		for (auto &[ver, v] : o.versions) {
 			// a segment removed takes its salvage along: it is never
 			// read again, nor remounted under this id
@@ -1266,8 +1270,15 @@ void MasterState::drop_segment_replicas(uint64_t id, bool dead)
 					free_replica(r.r);
 				}
 				v.replicas.erase(v.replicas.begin() + static_cast<long>(i));
+				touched = true;
 			}
 		}
+		// its counts are as they were; what it needs of repair is not
+		if (touched) {
+			Tally t = tally(key);
+			account(key, t, t);
+		}
+	}
 }
 
 void MasterState::erase_version(const std::string &key, uint64_t version)
@@ -1437,9 +1448,94 @@ int MasterState::apply_replica_add(const lg::ReplicaAdd &r, std::string *err)
 	return 0;
 }
 
+MasterState::Tally MasterState::tally(const std::string &key) const
+{
+	Tally t;
+	const ObjectState *o = find_object(key);
+	if (!o)
+		return t;
+	t.versions = o->versions.size();
+	const VersionState *n = newest(key);
+	if (n) {
+		t.live = 1;
+		t.bytes = n->size;
+	}
+	// a superset of what plan_expiry, plan_gc, plan_ttl and
+	// plan_flushes look for
+	t.attention = t.versions > 1 ||
+		      (n && (n->expires_ns || (n->config.flush() != pb::FLUSH_NONE &&
+					       o->flushed_version < n->version)));
+	for (const auto &[ver, v] : o->versions) {
+		t.attention = t.attention || !v.complete || v.deleted;
+		t.pending += !v.complete && !v.deleted;
+	}
+	t.repair = plan_repair(key).has_value();
+	return t;
+}
+
+void MasterState::account(const std::string &key, const Tally &before, const Tally &after)
+{
+	versions_ += after.versions - before.versions;
+	pending_ += after.pending - before.pending;
+	live_objects_ += after.live - before.live;
+	live_bytes_ += after.bytes - before.bytes;
+	if (after.attention)
+		attention_.insert(key);
+	else
+		attention_.erase(key);
+	if (after.repair)
+		repair_due_.insert(key);
+	else
+		repair_due_.erase(key);
+}
+
+const std::string *MasterState::record_key(const lg::Record &rec)
+{
+	switch (rec.rec_case()) {
+	case lg::Record::kPutStart:
+		return &rec.put_start().key();
+	case lg::Record::kPutCommit:
+		return &rec.put_commit().key();
+	case lg::Record::kPutAbort:
+		return &rec.put_abort().key();
+	case lg::Record::kVersionDrop:
+		return &rec.version_drop().key();
+	case lg::Record::kReplicaAdd:
+		return &rec.replica_add().key();
+	case lg::Record::kReplicaDrop:
+		return &rec.replica_drop().key();
+	case lg::Record::kFlushed:
+		return &rec.flushed().key();
+	case lg::Record::kDel:
+		return &rec.del().key();
+	case lg::Record::kConfigSet:
+		return &rec.config_set().key();
+	case lg::Record::kEvict:
+		return &rec.evict().key();
+	case lg::Record::kSalvageDrop:
+		return &rec.salvage_drop().key();
+	default:
+		// the others change no object's versions; a segment's end
+		// takes replicas away (drop_segment_replicas accounts for
+		// the keys it touches)
+		return nullptr;
+	}
+}
+
 int MasterState::apply(const lg::Record &rec, std::string *err)
 {
+	const std::string *key = record_key(rec);
+	Tally before;
+
+	if (key) {
+		before = tally(*key);
+		lru_out(*key);
+	}
 	int ret = apply_record(rec, err);
+	if (key) {
+		account(*key, before, tally(*key));
+		lru_in(*key);
+	}
 	if (!ret)
 		applied_++;
 	return ret;
@@ -1676,7 +1772,11 @@ int MasterState::restore(const lg::Snapshot &snap, std::string *err)
 {
 	clients_.clear();
 	segments_.clear();
+	lru_.clear();	// (before the keys it points to go)
 	objects_.clear();
+	attention_.clear();
+	repair_due_.clear();
+	live_objects_ = live_bytes_ = versions_ = pending_ = 0;
 	leases_.clear();
 	salvaged_.clear();
 	reservations_.clear();
@@ -1737,6 +1837,8 @@ int MasterState::restore(const lg::Snapshot &snap, std::string *err)
 			next_version_ = std::max(next_version_, v.version + 1);
 			o.versions.emplace(v.version, std::move(v));
 		}
+		account(e.key(), {}, tally(e.key()));
+		lru_in(e.key());
 	}
 	for (const auto &r : snap.reservations()) {
 		// a segment removed since keeps no allocator to reserve in

@@ -13,12 +13,14 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <deque>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -301,10 +303,14 @@ public:
 	// ---- eviction and TTL (docs/store.md "Eviction")
 	// The newest complete versions with replicas on type that may be
 	// evicted now, in order: unpinned ones by last access, then soft
-	// pinned ones.  Not leased or read by a copy, not while a new
-	// leader waits out the old one's leases (*why says what blocks).
+	// pinned ones; at most max of them.  Not leased or read by a copy,
+	// not while a new leader waits out the old one's leases (*why says
+	// what blocks: its count of leased versions is of those walked,
+	// all of them when fewer than max came back).  The order is kept
+	// by apply() and touch(): finding the first few costs no walk of
+	// every object.
 	std::vector<EvictCandidate> eviction_order(pb::SegmentType type, int64_t now_ns,
-						   EvictBlockers *why) const;
+						   EvictBlockers *why, size_t max = SIZE_MAX) const;
 	void plan_evict(const EvictCandidate &c, lg::Evict::Reason reason, lg::Record *rec) const;
 	// Evict records for versions past their TTL that nothing reads.
 	std::vector<lg::Record> plan_ttl(int64_t now_ns) const;
@@ -362,8 +368,36 @@ public:
 	uint64_t next_version() const { return next_version_; }
 	uint64_t next_client_id() const { return next_client_id_; }
 	uint64_t next_segment_id() const { return next_segment_id_; }
-	uint64_t object_count() const;
-	uint64_t version_count() const;
+	// Objects with a live version (complete, not deleted), their newest
+	// such versions' bytes, and all versions: kept by apply(), since
+	// counting them would walk every object under the state mutex.
+	uint64_t object_count() const { return live_objects_; }
+	uint64_t object_bytes() const { return live_bytes_; }
+	uint64_t version_count() const { return versions_; }
+	// The keys that expiry, GC, TTL or the lazy flush may have work on
+	// (a pending put, a deleted or superseded version, a TTL, a flush
+	// not done): what their passes walk, instead of every object.
+	const std::set<std::string> &attention() const { return attention_; }
+	// The keys whose newest version has fewer replicas than it asks for
+	// (exactly those plan_repair() has a plan for)
+	const std::set<std::string> &repair_due() const { return repair_due_; }
+	// Eviction's order: an entry for each object whose newest live
+	// version is not evicted, soft pins last, then by last access, then
+	// by key (a pointer to objects()' own key)
+	struct LruEntry {
+		bool soft_pin;
+		int64_t atime_ns;
+		const std::string *key;
+	};
+	struct LruOrder {
+		bool operator()(const LruEntry &a, const LruEntry &b) const
+		{
+			return std::tie(a.soft_pin, a.atime_ns, *a.key) <
+			       std::tie(b.soft_pin, b.atime_ns, *b.key);
+		}
+	};
+	const std::set<LruEntry, LruOrder> &lru() const { return lru_; }
+	uint64_t pending_count() const { return pending_; }
 	const std::map<uint64_t, pb::Member> &clients() const { return clients_; }
 	const std::map<uint64_t, SegmentState> &segments() const { return segments_; }
 	const SegmentState *segment(uint64_t id) const;
@@ -379,6 +413,22 @@ public:
 	std::vector<ReplicaRef> replicas_on(uint64_t segment_id) const;
 
 private:
+	// What one object adds to the counts, and whether it needs the
+	// passes' attention.  apply() takes it before and after each record
+	// that names a key (every record that changes an object's versions
+	// does) and accounts the difference.
+	struct Tally {
+		uint64_t versions = 0, live = 0, bytes = 0, pending = 0;
+		bool attention = false, repair = false;
+	};
+	Tally tally(const std::string &key) const;
+	void account(const std::string &key, const Tally &before, const Tally &after);
+	static const std::string *record_key(const lg::Record &rec);
+	// take key's entry out of lru_ before a change to it, and put it
+	// back (if it has one) after
+	void lru_out(const std::string &key);
+	static const VersionState *newest_of(const ObjectState &o);
+	void lru_in(const std::string &key);
 	int apply_record(const lg::Record &rec, std::string *err);
 	int apply_segment_add(const lg::SegmentAdd &r, std::string *err);
 	int apply_put_start(const lg::PutStart &r, std::string *err);
@@ -413,6 +463,9 @@ private:
 	std::map<uint64_t, pb::Member> clients_;
 	std::map<uint64_t, SegmentState> segments_;
 	std::map<std::string, ObjectState> objects_;
+	std::set<std::string> attention_, repair_due_;
+	uint64_t live_objects_ = 0, live_bytes_ = 0, versions_ = 0, pending_ = 0;
+	std::set<LruEntry, LruOrder> lru_;	// its keys point into objects_
 	std::map<std::pair<std::string, uint64_t>, int64_t> leases_;
 	std::map<std::pair<std::string, uint64_t>, int> pins_;
 	int64_t gc_not_before_ns_ = 0;
