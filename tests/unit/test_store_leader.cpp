@@ -612,6 +612,48 @@ void test_retried_del_gets_its_answer(void **)
 	assert_int_equal(next.leader->Del(kApp, &other, &a).error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
+// The wall clock as the master would read it: the real one, stepped by
+// wall_step_ns (a test's NTP step).
+std::atomic<int64_t> wall_step_ns{ 0 };
+int64_t stepped_wall_clock()
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec + wall_step_ns.load();
+}
+
+// Until the GC loop has finished two more passes (a hang guard of a
+// minute; the verdicts are on what the passes did).
+void await_gc_passes(Fx &f)
+{
+	uint64_t want = f.leader->gc_rounds() + 2;
+	for (int i = 0; i < 6000 && f.leader->gc_rounds() < want; i++)
+		std::this_thread::sleep_for(std::chrono::milliseconds(10));
+	assert_true(f.leader->gc_rounds() >= want);
+}
+
+// A step of the master's wall clock (an NTP step, date -s) moves none of
+// its deadlines: a put begun before a step of ten minutes forward is
+// not expired by it, and commits.  (Leases and TTLs are instants on the
+// same clock.)
+void test_wall_clock_step(void **)
+{
+	set_wall_clock_for_test(stepped_wall_clock);
+	Fx f({}, [](Options &o) { o.gc_ms = 50; });
+	uint64_t v = 0;
+	assert_true(f.try_put_start("s/k", 100, &v).ok());
+	wall_step_ns = 600LL * 1000 * 1000 * 1000;
+	await_gc_passes(f);
+	grpc::Status s = f.put_commit("s/k", v, 100);
+	wall_step_ns = 0;
+	set_wall_clock_for_test(nullptr);
+	if (!s.ok())
+		fail_msg("a put across a step of the wall clock: %s", s.error_message().c_str());
+	uint64_t got = 0;
+	assert_true(f.get("s/k", &got).ok());
+	assert_int_equal(got, v);
+}
+
 // A delete's retry after more deletes than the old count-bounded window
 // held (4096; one BatchDel could fill it) still gets the first answer,
 // and leaves alone the put acknowledged after the first attempt: the
@@ -1977,6 +2019,7 @@ int main(void)
 		cmocka_unit_test(test_del_retry_after_many_dels),
 		cmocka_unit_test(test_del_refused_when_remembered_full),
 		cmocka_unit_test(test_retried_put_start_same_put),
+		cmocka_unit_test(test_wall_clock_step),
 		cmocka_unit_test(test_full_pool_put_evicts),
 		cmocka_unit_test(test_full_pool_put_evicts_many),
 		cmocka_unit_test(test_full_pool_nothing_evictable),

@@ -125,11 +125,40 @@ size_t put_start_record_bound(const MasterState &st, const Caller &c, const v1::
 
 }  // namespace
 
-int64_t now_ns()
+namespace {
+
+int64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
+	clock_gettime(id, &ts);
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int64_t (*wall_clock_hook)() = nullptr;
+
+}  // namespace
+
+/*
+ * The master's clock: the wall clock when the master first read it,
+ * advanced by CLOCK_BOOTTIME since (which NTP slews as it slews the wall
+ * clock, and which counts a suspend).  Put deadlines, read leases and
+ * TTLs are instants on it, so a step of the wall clock while the master
+ * runs (an NTP step, an admin's date -s) moves none of them.  Clients
+ * get spans beside the instants (deadline_left_ns, lease_left_ns), and a
+ * new leader compares no instant of the old one's with its own clock
+ * before a whole put timeout, write grace and lease have passed on it.
+ */
+int64_t now_ns()
+{
+	static const int64_t offset =
+		(wall_clock_hook ? wall_clock_hook() : clock_ns(CLOCK_REALTIME)) -
+		clock_ns(CLOCK_BOOTTIME);
+	return clock_ns(CLOCK_BOOTTIME) + offset;
+}
+
+void set_wall_clock_for_test(int64_t (*hook)())
+{
+	wall_clock_hook = hook;
 }
 
 void log_line(const char *fmt, ...)

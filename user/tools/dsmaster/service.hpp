@@ -75,7 +75,11 @@ struct Options {
 	TlsFiles etcd_tls;
 };
 
-int64_t now_ns();	// CLOCK_REALTIME
+// The master's clock (service.cpp says why): ns since the epoch, as the
+// wall clock read when the master started, advanced by CLOCK_BOOTTIME.
+int64_t now_ns();
+// For tests: the wall clock the master would read (a test steps it).
+void set_wall_clock_for_test(int64_t (*hook)());
 void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 grpc::Status to_status(int ret, const std::string &msg);
@@ -166,6 +170,8 @@ public:
 			journal_->set_snapshot_every(n);
 	}
 	uint64_t heartbeat_rounds() const { return heartbeat_rounds_; }
+	// passes of the GC loop (expiry, GC, TTL, eviction) finished
+	uint64_t gc_rounds() const { return gc_rounds_; }
 
 private:
 	// Under mu_: apply + submit; the sequence number to wait for.
@@ -309,7 +315,7 @@ private:
 	std::map<uint64_t, std::string> beat_identity_;
 	uint64_t beat_term_ = 0;
 	// the heartbeat monitor's rounds begun (heartbeat_rounds())
-	std::atomic<uint64_t> heartbeat_rounds_{ 0 };
+	std::atomic<uint64_t> heartbeat_rounds_{ 0 }, gc_rounds_{ 0 };
 	std::map<uint64_t, std::shared_ptr<Watcher>> watchers_;
 	std::set<std::shared_ptr<Watcher>> observers_;	// Watch of client 0
 	// (key, version) -> which of its salvage a copy reads next: one that

@@ -286,6 +286,7 @@ void Leader::gc_loop()
 			log_line("gc: %llu pending puts expired, %llu versions freed",
 				 static_cast<unsigned long long>(expired),
 				 static_cast<unsigned long long>(dropped));
+		gc_rounds_++;
 	}
 }
 
