@@ -1592,6 +1592,37 @@ void test_journal_reload(void **)
 	assert_int_equal(system(cmd.c_str()), 0);
 }
 
+// Leases end when their last extension says, found without a walk of
+// every lease: an extended one survives its first end, an ended one goes,
+// one of a version dropped meanwhile leaves nothing behind.
+void test_lease_ends(void **)
+{
+	Limits lim;
+	MasterState st(lim);
+	st.lease("a", 1, 100);
+	st.lease("b", 1, 200);
+	st.lease("a", 1, 300);	// extended
+	st.lease("c", 1, 150);
+	st.lease("c", 1, 120);	// (shorter: no change)
+	st.expire_leases(99);
+	assert_int_equal(st.lease_count(), 3);
+	st.expire_leases(150);
+	assert_int_equal(st.lease_count(), 2);
+	assert_true(st.leased("a", 1, 150));
+	assert_false(st.leased("c", 1, 150));
+	assert_true(st.leased("b", 1, 150));
+	st.expire_leases(250);
+	assert_int_equal(st.lease_count(), 1);
+	assert_true(st.leased("a", 1, 250));
+	st.lease("b", 1, 400);	// again, after it ended
+	st.expire_leases(300);
+	assert_int_equal(st.lease_count(), 1);
+	assert_false(st.leased("a", 1, 300));
+	assert_true(st.leased("b", 1, 300));
+	st.expire_leases(1000);
+	assert_int_equal(st.lease_count(), 0);
+}
+
 // A journal over a new file log in a scratch directory, whose snapshots
 // run take_snapshot (after the state's own copy), and the records of 30
 // puts to feed it.
@@ -2756,6 +2787,7 @@ int main(void)
 		cmocka_unit_test(test_replicate_waits_for_readers),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_ownership),
+		cmocka_unit_test(test_lease_ends),
 		cmocka_unit_test(test_journal_reload),
 		cmocka_unit_test(test_journal_snapshot_off_the_lock),
 		cmocka_unit_test(test_journal_snapshot_child_dies),

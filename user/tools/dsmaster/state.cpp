@@ -1161,8 +1161,11 @@ bool MasterState::commit_durable(const std::string &key, uint64_t version, uint6
 
 void MasterState::lease(const std::string &key, uint64_t version, int64_t until_ns)
 {
-	int64_t &u = leases_[{ key, version }];
-	u = std::max(u, until_ns);
+	auto [it, fresh] = leases_.try_emplace({ key, version }, until_ns);
+	if (fresh)
+		lease_ends_.emplace(until_ns, it->first);
+	else
+		it->second = std::max(it->second, until_ns);
 }
 
 bool MasterState::leased(const std::string &key, uint64_t version, int64_t now_ns) const
@@ -1193,7 +1196,21 @@ void MasterState::unpin(const std::string &key, uint64_t version)
 
 void MasterState::expire_leases(int64_t now_ns)
 {
-	std::erase_if(leases_, [now_ns](const auto &kv) { return kv.second <= now_ns; });
+	// one entry in lease_ends_ per lease, at or before its end: an
+	// extended lease's entry moves on to its new end when it comes up
+	while (!lease_ends_.empty() && lease_ends_.begin()->first <= now_ns) {
+		auto e = lease_ends_.begin();
+		auto it = leases_.find(e->second);
+		if (it != leases_.end() && it->second > now_ns) {
+			auto node = lease_ends_.extract(e);
+			node.key() = it->second;
+			lease_ends_.insert(std::move(node));
+			continue;
+		}
+		if (it != leases_.end())
+			leases_.erase(it);
+		lease_ends_.erase(e);
+	}
 }
 
 std::vector<Salvage> MasterState::salvage() const
@@ -1778,6 +1795,7 @@ int MasterState::restore(const lg::Snapshot &snap, std::string *err)
 	repair_due_.clear();
 	live_objects_ = live_bytes_ = versions_ = pending_ = 0;
 	leases_.clear();
+	lease_ends_.clear();
 	salvaged_.clear();
 	reservations_.clear();
 	recent_dels_.clear();

@@ -398,6 +398,7 @@ public:
 	};
 	const std::set<LruEntry, LruOrder> &lru() const { return lru_; }
 	uint64_t pending_count() const { return pending_; }
+	size_t lease_count() const { return leases_.size(); }
 	const std::map<uint64_t, pb::Member> &clients() const { return clients_; }
 	const std::map<uint64_t, SegmentState> &segments() const { return segments_; }
 	const SegmentState *segment(uint64_t id) const;
@@ -467,6 +468,10 @@ private:
 	uint64_t live_objects_ = 0, live_bytes_ = 0, versions_ = 0, pending_ = 0;
 	std::set<LruEntry, LruOrder> lru_;	// its keys point into objects_
 	std::map<std::pair<std::string, uint64_t>, int64_t> leases_;
+	// the leases by end, for expire_leases() to find the ended ones
+	// without a walk of every lease (a busy master holds one per
+	// version read in the last lease period)
+	std::multimap<int64_t, std::pair<std::string, uint64_t>> lease_ends_;
 	std::map<std::pair<std::string, uint64_t>, int> pins_;
 	int64_t gc_not_before_ns_ = 0;
 	int64_t expiry_not_before_ns_ = 0;
