@@ -10,14 +10,20 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
+
+#include <sys/stat.h>
 
 #include <grpcpp/grpcpp.h>
 
 #include <dsmem/store.h>
 
 #include "client.hpp"
+#include "mover.hpp"
+#include "persist.hpp"
 #include "service.hpp"
+#include "store_leader_fx.hpp"
 #include "tls.hpp"
 
 // last: it defines macros (fail) that other headers use as names
@@ -168,6 +174,54 @@ void test_master_back(void **)
 	server->Shutdown();
 }
 
+// The metadata log's snapshot is made by a child forked from a master
+// that runs gRPC's threads, TLS and all: the child touches none of them,
+// and the master serves through and after it.
+void test_snapshot_while_serving(void **)
+{
+	char tmpl[] = "/tmp/test_store_tls.XXXXXX";
+	assert_non_null(mkdtemp(tmpl));
+	const std::string dir = tmpl;
+	auto m = std::make_unique<Master>(g_dir);
+	Options o = m->opts;
+	leaderfx::master_options(&o);
+	o.snapshot_every = 2;
+	Mover mover{ leaderfx::kNode };
+	auto leader = std::make_shared<Leader>(o, nullptr, &mover);
+	std::string err;
+	auto log = open_file_log(dir, &err);
+	assert_non_null(log.get());
+	assert_int_equal(leader->start(std::move(log), [](const std::string &why) {
+				 fail_msg("the master lost its log: %s", why.c_str());
+			 }, &err), 0);
+	m->svc->set_leader(leader);
+
+	std::shared_ptr<grpc::ChannelCredentials> creds;
+	assert_int_equal(channel_credentials(files(g_dir, "client"), &creds, &err), 0);
+	auto stub = v1::Master::NewStub(grpc::CreateChannel(m->addr, creds));
+	struct stat st;
+	int snapshots = 0;
+	ino_t last = 0;
+	for (int i = 0; i < 12; i++) {
+		grpc::ClientContext ctx;
+		ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+		v1::RegisterClientRequest q = leaderfx::client_request();
+		v1::RegisterClientResponse a;
+		grpc::Status s = stub->RegisterClient(&ctx, q, &a);
+		if (!s.ok())
+			fail_msg("call %d: %s", i, s.error_message().c_str());
+		if (!stat((dir + "/snapshot").c_str(), &st) && st.st_ino != last) {
+			last = st.st_ino;
+			snapshots++;
+		}
+	}
+	assert_true(snapshots >= 2);
+	assert_true(info(m->addr, files(g_dir, "client")).ok());
+	leader->stop();
+	m.reset();
+	std::filesystem::remove_all(dir);
+}
+
 void test_client_files(void **)
 {
 	Masters ms;
@@ -238,6 +292,7 @@ int main(void)
 		cmocka_unit_test(test_other_ca),
 		cmocka_unit_test(test_master_back),
 		cmocka_unit_test(test_client_files),
+		cmocka_unit_test(test_snapshot_while_serving),
 	};
 	int ret = cmocka_run_group_tests(tests, nullptr, nullptr);
 	sh(std::string("rm -rf ") + tmpl);
