@@ -1532,6 +1532,29 @@ void test_reservations(void **)
 	assert_true(f.st.reservations().empty());
 }
 
+// The state the file log in dir holds (a snapshot, then its records),
+// as image_of() shows it.
+std::string replayed_image(const std::string &dir, const Limits &lim)
+{
+	std::string err, snap;
+	auto log = open_file_log(dir, &err);
+	assert_non_null(log.get());
+	std::vector<std::string> recs;
+	assert_int_equal(log->load(&snap, &recs, &err), 0);
+	assert_false(snap.empty());
+	MasterState st(lim);
+	lg::Snapshot s;
+	assert_true(s.ParseFromString(snap));
+	assert_int_equal(st.restore(s, &err), 0);
+	for (const auto &e : recs) {
+		lg::LogEntry entry;
+		assert_true(entry.ParseFromString(e));
+		for (const auto &r : entry.records())
+			assert_int_equal(st.apply(r, &err), 0);
+	}
+	return image_of(st);
+}
+
 // The journal with the file log: group commit, snapshots, reload.
 void test_journal_reload(void **)
 {
@@ -1570,31 +1593,14 @@ void test_journal_reload(void **)
 		live = image_of(st);
 		j.stop();
 	}
-	auto log = open_file_log(dir, &err);
-	assert_non_null(log.get());
-	std::string snap;
-	std::vector<std::string> recs;
-	assert_int_equal(log->load(&snap, &recs, &err), 0);
-	assert_false(snap.empty());
-	MasterState st(lim);
-	lg::Snapshot s;
-	assert_true(s.ParseFromString(snap));
-	assert_int_equal(st.restore(s, &err), 0);
-	for (const auto &e : recs) {
-		lg::LogEntry entry;
-		assert_true(entry.ParseFromString(e));
-		for (const auto &r : entry.records())
-			assert_int_equal(st.apply(r, &err), 0);
-	}
-	assert_string_equal(image_of(st).c_str(), live.c_str());
-	log.reset();
+	assert_string_equal(replayed_image(dir, lim).c_str(), live.c_str());
 	std::string cmd = "rm -rf " + dir;
 	assert_int_equal(system(cmd.c_str()), 0);
 }
 
 // Leases end when their last extension says, found without a walk of
 // every lease: an extended one survives its first end, an ended one goes,
-// one of a version dropped meanwhile leaves nothing behind.
+// and one taken again after its end ends at its new end.
 void test_lease_ends(void **)
 {
 	Limits lim;
@@ -1683,22 +1689,19 @@ struct JournalFx {
 	std::string reloaded()
 	{
 		j.reset();	// (and with it the log's lock)
-		auto log = open_file_log(dir, &err);
-		assert_non_null(log.get());
-		std::string snap;
-		std::vector<std::string> recs;
-		assert_int_equal(log->load(&snap, &recs, &err), 0);
-		MasterState d(lim);
-		lg::Snapshot s;
-		assert_true(s.ParseFromString(snap));
-		assert_int_equal(d.restore(s, &err), 0);
-		for (const auto &e : recs) {
-			lg::LogEntry entry;
-			assert_true(entry.ParseFromString(e));
-			for (const auto &r : entry.records())
-				assert_int_equal(d.apply(r, &err), 0);
-		}
-		return image_of(d);
+		return replayed_image(dir, lim);
+	}
+	// the rest of the records, snapshots taken as they fall due: all
+	// durable, the log compacted, and what it holds the live state
+	void finish()
+	{
+		in_snapshot = [] {};
+		uint64_t seq = feed(f.log.size(), true);
+		assert_int_equal(j->wait(seq, &err), 0);
+		assert_int_equal(failed, 0);
+		assert_true(j->records_since_snapshot() < 10);
+		std::string live = image_of(st);
+		assert_string_equal(reloaded().c_str(), live.c_str());
 	}
 };
 
@@ -1745,14 +1748,7 @@ void test_journal_snapshot_off_the_lock(void **)
 	assert_true(free_meanwhile);
 	assert_int_not_equal(copier, getpid());
 	assert_int_equal(jf.j->wait(seq, &jf.err), 0);
-	// the rest, with more snapshots
-	jf.in_snapshot = [] {};
-	seq = jf.feed(jf.f.log.size(), true);
-	assert_int_equal(jf.j->wait(seq, &jf.err), 0);
-	assert_int_equal(jf.failed, 0);
-	assert_true(jf.j->records_since_snapshot() < 10);
-	std::string live = image_of(jf.st);
-	assert_string_equal(jf.reloaded().c_str(), live.c_str());
+	jf.finish();	// the rest, with more snapshots
 	for (int fd : { started[0], started[1], go[0], go[1] })
 		close(fd);
 }
@@ -1774,13 +1770,7 @@ void test_journal_snapshot_child_dies(void **)
 	assert_int_equal(deaths, 0);
 	// no compaction: the log holds every record since the start
 	assert_true(jf.j->records_since_snapshot() >= 6);
-	jf.in_snapshot = [] {};
-	seq = jf.feed(jf.f.log.size(), true);
-	assert_int_equal(jf.j->wait(seq, &jf.err), 0);
-	assert_int_equal(jf.failed, 0);
-	assert_true(jf.j->records_since_snapshot() < 10);
-	std::string live = image_of(jf.st);
-	assert_string_equal(jf.reloaded().c_str(), live.c_str());
+	jf.finish();
 }
 
 // The writer's checksums: made over iovecs, checked over ranges of whole

@@ -908,24 +908,27 @@ void MasterState::touch(const std::string &key, int64_t now_ns)
 		lru_.insert({ n->config.soft_pin(), now_ns, &it->first });
 }
 
-void MasterState::lru_out(const std::string &key)
+std::optional<MasterState::LruEntry> MasterState::lru_entry(const std::string &key) const
 {
 	auto it = objects_.find(key);
 	if (it == objects_.end())
-		return;
+		return std::nullopt;
 	const VersionState *n = newest_of(it->second);
-	if (n && !n->evicted)
-		lru_.erase({ n->config.soft_pin(), it->second.atime_ns, &it->first });
+	if (!n || n->evicted)
+		return std::nullopt;
+	return LruEntry{ n->config.soft_pin(), it->second.atime_ns, &it->first };
+}
+
+void MasterState::lru_out(const std::string &key)
+{
+	if (std::optional<LruEntry> e = lru_entry(key))
+		lru_.erase(*e);
 }
 
 void MasterState::lru_in(const std::string &key)
 {
-	auto it = objects_.find(key);
-	if (it == objects_.end())
-		return;
-	const VersionState *n = newest_of(it->second);
-	if (n && !n->evicted)
-		lru_.insert({ n->config.soft_pin(), it->second.atime_ns, &it->first });
+	if (std::optional<LruEntry> e = lru_entry(key))
+		lru_.insert(*e);
 }
 
 std::vector<EvictCandidate> MasterState::eviction_order(pb::SegmentType type, int64_t now_ns,

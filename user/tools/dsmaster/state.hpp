@@ -428,6 +428,7 @@ private:
 	// take key's entry out of lru_ before a change to it, and put it
 	// back (if it has one) after
 	void lru_out(const std::string &key);
+	std::optional<LruEntry> lru_entry(const std::string &key) const;	// if it has one
 	static const VersionState *newest_of(const ObjectState &o);
 	void lru_in(const std::string &key);
 	int apply_record(const lg::Record &rec, std::string *err);
