@@ -1042,12 +1042,16 @@ FIXTURE_SETUP(chaos)
 	 * starve for seconds, and with 2 s a new leader lost its lease
 	 * before it had replayed the log, round after round (term 41 in one
 	 * run, 24 operations in another).  The randomized run's faults are
-	 * scaled to it; make check's heal on events.
+	 * scaled to it; make check's heal on events.  A snapshot every
+	 * 300 records (the default is 10000): the leader forks its snapshot
+	 * child and compacts the etcd log several times under the faults,
+	 * and a new leader replays a snapshot, not the whole log.
 	 */
 	const struct env_opts o = { .masters = 2, .etcd = true, .etcd_members = 3,
 				    .workers = NWORKERS,
 				    .hb_timeout_ms = STR(CHAOS_HB_TIMEOUT_MS),
-				    .master_args = "--etcd-ttl " STR(CHAOS_TTL_S) };
+				    .master_args = "--etcd-ttl " STR(CHAOS_TTL_S)
+						   " --snapshot-every 300" };
 
 	self->e.skip = filtered(_metadata->name);
 	if (!self->e.skip)

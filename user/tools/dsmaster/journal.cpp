@@ -261,6 +261,9 @@ void Journal::run()
 				if (cret)
 					fprintf(stderr, "dsmaster: snapshot failed (%s); the log goes on\n",
 						err.c_str());
+				else
+					fprintf(stderr, "dsmaster: snapshot of %zu bytes written; the log "
+						"is compacted\n", bytes.size());
 			}
 		}
 		bytes_ = log_->bytes();
