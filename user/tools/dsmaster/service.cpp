@@ -27,37 +27,6 @@ int64_t mono_ms()
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-// The key a record changes; nullptr for records about no one key.
-const std::string *record_key(const lg::Record &r)
-{
-	switch (r.rec_case()) {
-	case lg::Record::kPutStart:
-		return &r.put_start().key();
-	case lg::Record::kPutCommit:
-		return &r.put_commit().key();
-	case lg::Record::kPutAbort:
-		return &r.put_abort().key();
-	case lg::Record::kVersionDrop:
-		return &r.version_drop().key();
-	case lg::Record::kReplicaAdd:
-		return &r.replica_add().key();
-	case lg::Record::kReplicaDrop:
-		return &r.replica_drop().key();
-	case lg::Record::kFlushed:
-		return &r.flushed().key();
-	case lg::Record::kDel:
-		return &r.del().key();
-	case lg::Record::kConfigSet:
-		return &r.config_set().key();
-	case lg::Record::kEvict:
-		return &r.evict().key();
-	case lg::Record::kSalvageDrop:
-		return &r.salvage_drop().key();
-	default:
-		return nullptr;
-	}
-}
-
 // Records that change the replicas of any number of keys (a dead client
 // or segment drops them, a remount makes a segment live again).
 bool changes_replicas(const lg::Record &r)
@@ -404,7 +373,7 @@ int Leader::commit_locked(const lg::Record &rec, uint64_t *seq, std::string *err
 		return ret;
 	}
 	*seq = journal_->submit(rec);
-	if (const std::string *key = record_key(rec))
+	if (const std::string *key = MasterState::record_key(rec))
 		key_seq_[*key] = *seq;
 	else if (changes_replicas(rec))
 		wide_seq_ = *seq;

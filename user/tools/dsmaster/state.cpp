@@ -899,13 +899,18 @@ void MasterState::touch(const std::string &key, int64_t now_ns)
 	if (it == objects_.end() || it->second.atime_ns >= now_ns)
 		return;
 	// (one lookup: a get calls this, and the map holds millions)
+	// (and no allocation: the entry's node moves to its new place)
 	const VersionState *n = newest_of(it->second);
-	bool listed = n && !n->evicted;
-	if (listed)
-		lru_.erase({ n->config.soft_pin(), it->second.atime_ns, &it->first });
+	if (!n || n->evicted) {
+		it->second.atime_ns = now_ns;
+		return;
+	}
+	auto node = lru_.extract({ n->config.soft_pin(), it->second.atime_ns, &it->first });
 	it->second.atime_ns = now_ns;
-	if (listed)
-		lru_.insert({ n->config.soft_pin(), now_ns, &it->first });
+	if (node) {
+		node.value().atime_ns = now_ns;
+		lru_.insert(std::move(node));
+	}
 }
 
 std::optional<MasterState::LruEntry> MasterState::lru_entry(const std::string &key) const

@@ -358,6 +358,10 @@ public:
 	bool salvage_on(uint64_t segment_id) const;
 	void plan_salvage_drop(const std::string &key, uint64_t version, lg::Record *rec) const;
 
+	// The key a record changes; nullptr for records about no one key
+	// (they change no object's versions).
+	static const std::string *record_key(const lg::Record &rec);
+
 	// ---- counters and listings
 	// Records applied so far (replayed or live; a snapshot restored counts
 	// none).  The leader applies each record before submitting it to the
@@ -424,7 +428,6 @@ private:
 	};
 	Tally tally(const std::string &key) const;
 	void account(const std::string &key, const Tally &before, const Tally &after);
-	static const std::string *record_key(const lg::Record &rec);
 	// take key's entry out of lru_ before a change to it, and put it
 	// back (if it has one) after
 	void lru_out(const std::string &key);
