@@ -561,15 +561,19 @@ v1::DelRequest del_request(const std::string &key, uint64_t request_id)
 void test_retried_del_gets_its_answer(void **)
 {
 	Fx f;
+	auto counted = std::make_shared<Metrics>();
+	f.leader->set_metrics(counted);
 	f.put("r/k");
 	f.put("r/k");
 	v1::DelRequest first = del_request("r/k", 77);
 	v1::DelResponse a;
 	assert_true(f.leader->Del(kApp, &first, &a).ok());
 	assert_int_equal(a.versions(), 2);
+	assert_int_equal(counted->retries.load(), 0);
 	a.Clear();
 	assert_true(f.leader->Del(kApp, &first, &a).ok());
 	assert_int_equal(a.versions(), 2);
+	assert_int_equal(counted->retries.load(), 1);
 	v1::DelRequest other = del_request("r/k", 78), plain = del_request("r/k", 0);
 	assert_int_equal(f.leader->Del(kApp, &other, &a).error_code(), grpc::StatusCode::NOT_FOUND);
 	assert_int_equal(f.leader->Del(kApp, &plain, &a).error_code(), grpc::StatusCode::NOT_FOUND);
@@ -724,11 +728,15 @@ void test_del_refused_when_remembered_full(void **)
 void test_retried_put_start_same_put(void **)
 {
 	Fx f;
+	auto counted = std::make_shared<Metrics>();
+	f.leader->set_metrics(counted);
 	v1::PutStartRequest q = put_start_request(f.client, "p/k", 1000);
 	q.set_request_id(55);
 	v1::PutStartResponse a1, a2;
 	assert_true(f.leader->PutStart(kApp, &q, &a1).ok());
+	assert_int_equal(counted->retries.load(), 0);
 	assert_true(f.leader->PutStart(kApp, &q, &a2).ok());
+	assert_int_equal(counted->retries.load(), 1);	// told apart, and counted
 	assert_int_equal(a2.version(), a1.version());
 	assert_int_equal(a2.deadline_ns(), a1.deadline_ns());
 	assert_string_equal(a2.replicas(0).SerializeAsString().c_str(),

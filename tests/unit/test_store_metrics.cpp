@@ -351,6 +351,7 @@ void test_numbers_move(void **)
 	assert_true(e0.value("dsmem_store_puts_total") == 0);
 	assert_true(e0.value("dsmem_store_clients") == 1);
 	assert_true(e0.value("dsmem_store_leader_terms_total") == 1);
+	assert_true(e0.value("dsmem_store_retried_requests_total") == 0);
 	assert_true(e0.value("dsmem_store_segment_size_bytes", seg_labels(f)) == kSegment);
 	assert_true(e0.value("dsmem_store_segment_used_bytes", seg_labels(f)) == 0);
 	assert_true(e0.value("dsmem_store_tier_size_bytes", { { "tier", "dram" } }) == kSegment);

@@ -230,6 +230,10 @@ std::string render_metrics(const Metrics &m, const Options &opts, const LeaderGa
 	      num(m.repairs.load()));
 	w.one("leader_terms_total", "counter", "Times this process became the leader.",
 	      num(m.leader_terms.load()));
+	w.one("retried_requests_total", "counter",
+	      "PutStart, PutCommit and Del retries of requests already carried out: answered "
+	      "again, not acted on twice.",
+	      num(m.retries.load()));
 
 	auto rpcs = m.rpcs();
 	w.family("rpc_total", "counter", "RPCs answered, by method and gRPC status code.");

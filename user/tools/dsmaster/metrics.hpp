@@ -59,6 +59,9 @@ public:
 	std::atomic<uint64_t> dels{ 0 };	// Dels carried out
 	std::atomic<uint64_t> repairs{ 0 };	// replicas re-replication added
 	std::atomic<uint64_t> leader_terms{ 0 };	// times this process led
+	// PutStarts, PutCommits and Dels found to be retries of requests
+	// already carried out (their first answer lost): answered again
+	std::atomic<uint64_t> retries{ 0 };
 
 	void observe_rpc(std::string_view method, int code, double seconds);
 	std::map<std::string, Rpc, std::less<>> rpcs() const;

@@ -616,6 +616,17 @@ bool Leader::readopt_one_locked(lg::Record *rec)
 	return false;
 }
 
+void Leader::note_retry(const char *rpc, const std::string &key, uint64_t version)
+{
+	metrics_->retries++;
+	if (version)
+		log_line("%s of '%s' version %llu again: a retry, answered as the first was", rpc,
+			 key.substr(0, 64).c_str(), static_cast<unsigned long long>(version));
+	else
+		log_line("%s of '%s' again: a retry, answered as the first was", rpc,
+			 key.substr(0, 64).c_str());
+}
+
 void Leader::alive_locked(const Caller &c, uint64_t client_id)
 {
 	std::string err;
@@ -974,6 +985,7 @@ grpc::Status Leader::put_start_locked(const Caller &c, const v1::PutStartRequest
 		a->set_nvmeof_wanted(q.config().nvmeof_replicas());
 		a->set_attrs(true);
 		*seq = std::max(*seq, read_seq_locked(&q.key()));
+		note_retry("PutStart", q.key(), v->version);
 		return grpc::Status::OK;
 	}
 	int ret = st_.plan_put_start(c, q.client_id(), q.key(), q.size(), q.config(), exclude,
@@ -1073,6 +1085,7 @@ grpc::Status Leader::put_commit_locked(const Caller &c, const v1::PutCommitReque
 	} else {
 		// a retried commit: the first one's record may be in flight
 		*seq = read_seq_locked(&q.key());
+		note_retry("PutCommit", q.key(), q.version());
 	}
 	const VersionState *v = st_.find_version(q.key(), q.version());
 	for (const auto &r : v->replicas) {
@@ -1332,6 +1345,7 @@ grpc::Status Leader::del_locked(const Caller &c, const v1::DelRequest &q, v1::De
 	if (const lg::Del *done = st_.recent_del(q.key(), q.request_id())) {
 		a->set_versions(done->versions());
 		*seq = std::max(*seq, read_seq_locked(&q.key()));
+		note_retry("Del", q.key(), 0);
 		return grpc::Status::OK;
 	}
 	if (q.request_id() && st_.recent_dels_full())

@@ -213,6 +213,10 @@ private:
 	// Any call of a known client is a sign of life, as good as a beat
 	// (but only from its own identity).
 	void alive_locked(const Caller &c, uint64_t client_id);
+	// A request found to be a retry of one already carried out (its
+	// answer lost): counted, and said in the log, where a fault run
+	// looks for it (version 0: a delete's, which names none).
+	void note_retry(const char *rpc, const std::string &key, uint64_t version);
 	// PutCommit and PutAbort: client_id and the put are the caller's.
 	int own_put_locked(const Caller &c, uint64_t client_id, const std::string &key,
 			   uint64_t version, std::string *err);
