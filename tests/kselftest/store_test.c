@@ -53,6 +53,7 @@
  * of its own and checked healthy and empty before it starts (see "the
  * shared store" below).
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -69,6 +70,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <strings.h>
+#include <sys/inotify.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -115,6 +117,10 @@ struct env {
 	const char *hb_timeout_ms;	/* their --heartbeat-timeout-ms (default 3000) */
 	const char *segment;	/* each worker's DRAM segment (default SEGMENT) */
 	const char *master_args;	/* more of the masters' options, space-separated */
+	/* faketime(1) offsets of master 1's clocks and of the last worker's
+	 * (NULL: none): hosts whose clocks are seconds apart */
+	const char *master1_skew, *last_worker_skew;
+	int nworkers;		/* the workers it started with */
 	int base;		/* added to every node id and port (the shared store's) */
 	char prefix[64];	/* before every key: the shared store's case's, or none */
 	struct timespec up;	/* when the store was up */
@@ -216,6 +222,28 @@ static char *master_addr_of(const struct env *e, int i, char *buf, size_t size)
 }
 
 /*
+ * A process's clocks moved as faketime(1) moves them, by preloading its
+ * library (of the faketime package) itself: the faketime program forks
+ * and waits, so the pid a test holds to stop or kill would be its own,
+ * not the daemon's.  The wall clock only, as another host's would be:
+ * the monotonic clocks stay the machine's, so that the chaos run's
+ * histories (CLOCK_MONOTONIC) of every process are on one time line.
+ */
+#define LIBFAKETIME	"/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
+
+/* argv's first words for a process whose wall clock is moved by skew
+ * (faketime(1)'s "+90s"), in fake; their count. */
+static int skewed_argv(char **argv, const char *skew, char *fake, size_t size)
+{
+	snprintf(fake, size, "FAKETIME=%s", skew);
+	argv[0] = "/usr/bin/env";
+	argv[1] = "LD_PRELOAD=" LIBFAKETIME;
+	argv[2] = fake;
+	argv[3] = "FAKETIME_DONT_FAKE_MONOTONIC=1";
+	return 4;
+}
+
+/*
  * Start master i as p: file log in DIR/m<i> (or etcd), slow tier slow_spec
  * (NULL: dir:DIR/slow, the one every master of a test shares), short
  * periods so that a lazy flush and a dead owner show up soon.
@@ -224,7 +252,7 @@ static int spawn_master(struct env *e, struct proc *p, int i, bool use_etcd, con
 {
 	char listen[32], node[16], port[16], data[96], slow[96], log[96], maxobj[32], metrics[32];
 	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
-	char *argv[56], more[256];
+	char *argv[56], more[256], fake[64];
 	int n = 0;
 
 	master_addr_of(e, i, listen, sizeof(listen));
@@ -240,6 +268,8 @@ static int spawn_master(struct env *e, struct proc *p, int i, bool use_etcd, con
 	snprintf(log, sizeof(log), "%s/master%d.log", e->dir, i);
 	snprintf(maxobj, sizeof(maxobj), "%llu", MAX_OBJECT);
 	mkdir(data, 0755);
+	if (i == 1 && e->master1_skew)
+		n += skewed_argv(argv + n, e->master1_skew, fake, sizeof(fake));
 	argv[n++] = (char *)dsmaster_path();
 	argv[n++] = "--listen";
 	argv[n++] = listen;
@@ -303,17 +333,14 @@ static int start_master(struct env *e, int i, bool use_etcd)
 static int start_worker_skewed(struct env *e, int i, const char *segment, const char *identity,
 			       const char *skew)
 {
-	char node[16], log[96];
+	char node[16], log[96], fake[64];
 	char *argv[20];
 	int n = 0;
 
 	snprintf(node, sizeof(node), "%d", CLIENT_NODE + e->base + i);
 	snprintf(log, sizeof(log), "%s/worker%d.log", e->dir, i);
-	if (skew) {
-		argv[n++] = "/usr/bin/faketime";
-		argv[n++] = "-f";
-		argv[n++] = (char *)skew;
-	}
+	if (skew)
+		n += skewed_argv(argv + n, skew, fake, sizeof(fake));
 	argv[n++] = (char *)worker_path();
 	argv[n++] = "--masters";
 	argv[n++] = e->masters;
@@ -336,6 +363,8 @@ static int start_worker_as(struct env *e, int i, const char *segment, const char
 
 static int start_worker(struct env *e, int i, const char *segment)
 {
+	if (e->last_worker_skew && i == e->nworkers - 1)
+		return start_worker_skewed(e, i, segment, NULL, e->last_worker_skew);
 	return start_worker_as(e, i, segment, NULL);
 }
 
@@ -445,6 +474,8 @@ struct env_opts {
 	const char *hb_timeout_ms;	/* --heartbeat-timeout-ms; NULL: 3000 */
 	const char *segment;	/* each worker's segment; NULL: SEGMENT */
 	const char *master_args;	/* more dsmaster options; NULL: none */
+	const char *master1_skew;	/* master 1's clocks moved (faketime) */
+	const char *last_worker_skew;	/* worker workers-1's clocks moved */
 	bool shared;		/* the shared store: nodes, ports, directory of its own */
 };
 
@@ -465,6 +496,9 @@ static int env_up(struct __test_metadata *_metadata, struct env *e, const struct
 	e->hb_timeout_ms = o->hb_timeout_ms;
 	e->segment = o->segment ? o->segment : SEGMENT;
 	e->master_args = o->master_args;
+	e->master1_skew = o->master1_skew;
+	e->last_worker_skew = o->last_worker_skew;
+	e->nworkers = o->workers;
 	for (int i = 0; i < 2; i++)
 		e->m[i].in = e->m[i].out = -1;
 	for (int i = 0; i <= NWORKERS; i++)
@@ -590,27 +624,57 @@ static uint64_t fnv1a(const char *s)
 	return h;
 }
 
+/* The file name DirTier gives key: [A-Za-z0-9._-] as they are, the rest
+ * (and a leading '.') as %XX. */
+static void slow_name(const char *key, char *out, size_t size)
+{
+	size_t n = 0;
+
+	for (const char *k = key; *k && n + 4 < size; k++) {
+		unsigned char c = (unsigned char)*k;
+
+		if (isalnum(c) || ((c == '.' && k != key) || c == '_' || c == '-'))
+			out[n++] = (char)c;
+		else
+			n += snprintf(out + n, size - n, "%%%02X", c);
+	}
+	out[n] = 0;
+}
+
+/* The directory DirTier keeps key's copy in. */
+static void slow_dir(struct env *e, const char *key, char *out, size_t size)
+{
+	char full[256];
+
+	snprintf(full, sizeof(full), "%s%s", e->prefix, key);
+	snprintf(out, size, "%s/slow/%02x", e->dir, (unsigned)(fnv1a(full) & 0xff));
+}
+
+/* Any pattern's seed, for slow_copy: the one its data names. */
+#define ANY_SEED	UINT64_MAX
+
 /*
- * The slow tier's copy of key (plain [A-Za-z0-9._-] keys only): 0 and its
- * version, and whether its data is pattern(seed), or -ENOENT.  Layout:
- * PATH/<fnv1a(key) & 0xff as %02x>/<key>, a 32-byte header {magic "DSOB",
- * format, version, size, crc32c, key length}, the key, (format 2) the
- * chunk CRC table, the data.
+ * The slow tier's copy of key (short keys only): 0 and its version, and
+ * whether its data is pattern(seed) (ANY_SEED: whole, whatever its seed),
+ * or -ENOENT.  Layout: PATH/<fnv1a(key) & 0xff as %02x>/<escaped key>, a
+ * 32-byte header {magic "DSOB", format, version, size, crc32c, key
+ * length}, the key, (format 2) the chunk CRC table, the data.
  */
 static int slow_copy(struct env *e, const char *key, uint64_t seed, uint64_t *version,
 		     int *intact)
 {
-	char path[512], full[256];
+	char path[512], full[256], dir[128], name[256];
 	uint8_t hdr[32];
 	uint32_t magic, format, keylen;
-	uint64_t size, data_off;
+	uint64_t size, data_off, named_seed, named_size;
 	uint8_t *data;
 	FILE *f;
 
 	/* the worker puts the shared store's case's prefix before the key */
 	snprintf(full, sizeof(full), "%s%s", e->prefix, key);
-	snprintf(path, sizeof(path), "%s/slow/%02x/%s", e->dir, (unsigned)(fnv1a(full) & 0xff),
-		 full);
+	slow_dir(e, key, dir, sizeof(dir));
+	slow_name(full, name, sizeof(name));
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
@@ -627,7 +691,12 @@ static int slow_copy(struct env *e, const char *key, uint64_t seed, uint64_t *ve
 	data_off = 32 + keylen + (format >= 2 ? 4 * ((size + (1 << 20) - 1) >> 20) : 0);
 	data = malloc(size + 1);
 	*intact = magic == 0x424f5344 && data && !fseek(f, data_off, SEEK_SET) &&
-		  fread(data, 1, size, f) == size && store_pat_check(data, size, seed, size, 0);
+		  fread(data, 1, size, f) == size;
+	if (*intact && seed == ANY_SEED)
+		*intact = !store_pat_seed(data, size, &named_seed, &named_size) &&
+			  named_size == size && store_pat_check(data, size, named_seed, size, 0);
+	else if (*intact)
+		*intact = store_pat_check(data, size, seed, size, 0);
 	free(data);
 	fclose(f);
 	return 0;
@@ -1026,6 +1095,21 @@ FIXTURE_TEARDOWN(lease)
  */
 #define CHAOS_HB_TIMEOUT_MS	3000
 #define CHAOS_STALL_LEADER_MS	5000
+/*
+ * How long lose-answers drops the leader's answers after one is surely
+ * lost: past the clients' gRPC keepalive (a ping after 2 s, 2 s for its
+ * answer), so that their connections end and they retry on new ones.
+ */
+#define CHAOS_LOSE_MS	5000
+/* (a round loses no mutation's answer about once in 60: see lose-answers) */
+#define CHAOS_LOSE_ROUNDS	4
+/*
+ * Master 1's clocks and the last client's, moved by faketime(1) for the
+ * whole run: the masters 3 s apart, that client 2 s behind master 0 and
+ * 5 s behind master 1.
+ */
+#define CHAOS_MASTER1_SKEW	"+3s"
+#define CHAOS_CLIENT_SKEW	"-2s"
 _Static_assert(CHAOS_HB_TIMEOUT_MS + 1500 <= CHAOS_STALL_LEADER_MS &&
 	       CHAOS_STALL_LEADER_MS + 1000 <= CHAOS_TTL_S * 1000 * 2 / 3,
 	       "the stall must be clearly past the heartbeat timeout and short of the lease");
@@ -1049,11 +1133,17 @@ FIXTURE_SETUP(chaos)
 	 */
 	const struct env_opts o = { .masters = 2, .etcd = true, .etcd_members = 3,
 				    .workers = NWORKERS,
+				    .master1_skew = CHAOS_MASTER1_SKEW,
+				    .last_worker_skew = CHAOS_CLIENT_SKEW,
 				    .hb_timeout_ms = STR(CHAOS_HB_TIMEOUT_MS),
 				    .master_args = "--etcd-ttl " STR(CHAOS_TTL_S)
 						   " --snapshot-every 300" };
 
 	self->e.skip = filtered(_metadata->name);
+	/* (scripts/setup.sh installs it: a run without it would not be the
+	 * run this names) */
+	if (!self->e.skip)
+		ASSERT_EQ(0, access(LIBFAKETIME, R_OK)) TH_LOG("no " LIBFAKETIME);
 	if (!self->e.skip)
 		ASSERT_EQ(0, env_up_or_down(_metadata, &self->e, &o));
 }
@@ -1595,8 +1685,8 @@ TEST_F_TIMEOUT(st, client_clock_ahead, 240)
 
 	if (e->skip)
 		SKIP(return, "filtered out");
-	if (access("/usr/bin/faketime", X_OK))
-		SKIP(return, "no faketime (scripts/setup.sh installs it)");
+	if (access(LIBFAKETIME, R_OK))
+		SKIP(return, "no libfaketime (scripts/setup.sh installs faketime)");
 	ASSERT_EQ(0, extra_worker_skewed(e, NULL, "+90s"));
 	ASSERT_EQ(0, wcmd(W(NWORKERS), r, sizeof(r), "put skew/k 1048579 21 dram 2"));
 	EXPECT_EQ(0, kv(r, "ret")) TH_LOG("%s", r);
@@ -2726,13 +2816,15 @@ static int chaos_start(struct chaos *c, int i, int64_t until_ns)
 	if (left < 1)
 		left = 1;
 	c->next_process++;
-	/* two replicas: a killed client takes one with it, not the object */
+	/* two replicas: a killed client takes one with it, not the object;
+	 * LAZY: the leader's flusher copies each put to the slow tier,
+	 * which leader faults cut (kill-leader-mid-flush aims at it) */
 	if (!until_ns)
-		return wsend(&c->e->w[i], "chaos %llu %d 0 %llu %s/hist.%llu.jsonl dram 2 ops %d "
+		return wsend(&c->e->w[i], "chaos %llu %d 0 %llu %s/hist.%llu.jsonl dram 2 flush lazy ops %d "
 			     "stop %s/chaos.stop", (unsigned long long)c->next_process, CHAOS_KEYS,
 			     (unsigned long long)c->rng, c->e->dir,
 			     (unsigned long long)c->next_process, CHAOS_MAX_OPS, c->e->dir);
-	return wsend(&c->e->w[i], "chaos %llu %d %lld %llu %s/hist.%llu.jsonl dram 2",
+	return wsend(&c->e->w[i], "chaos %llu %d %lld %llu %s/hist.%llu.jsonl dram 2 flush lazy",
 		     (unsigned long long)c->next_process, CHAOS_KEYS, left,
 		     (unsigned long long)c->rng, c->e->dir, (unsigned long long)c->next_process);
 }
@@ -2869,14 +2961,244 @@ static void chaos_named_leader(const char *addr, char *leader, size_t size)
 static int await_names_leader(const char *addr, const char *leader, char *info, size_t size);
 
 /* One fault: started, held a while, healed. */
+static int chaos_await_logged(struct chaos *c, long done, long ok, const char *what);
+
+/* Master i's metric dsmem_store_NAME (its HTTP port is not its gRPC
+ * one: a fault on answers leaves it readable), or -1. */
+static double master_metric(struct env *e, int i, const char *name)
+{
+	char *m = malloc(METRICS_MAX), ctype[128], sample[96];
+	double v = -1;
+
+	if (!m)
+		return -1;
+	snprintf(sample, sizeof(sample), "dsmem_store_%s", name);
+	if (http_get(METRICS_PORT + e->base + i, "/metrics", m, METRICS_MAX, ctype,
+		     sizeof(ctype)) == 200)
+		v = metric(m, sample);
+	free(m);
+	return v;
+}
+
+/* The PutStarts, PutCommits and Dels master i carried out (its
+ * process's count of those it answered OK), or -1. */
+static double chaos_mutations(struct env *e, int i)
+{
+	static const char *const rpcs[] = { "PutStart", "PutCommit", "Del" };
+	double sum = 0;
+
+	for (size_t k = 0; k < sizeof(rpcs) / sizeof(rpcs[0]); k++) {
+		char name[96];
+		double v;
+
+		snprintf(name, sizeof(name), "rpc_total{method=\"%s\",code=\"OK\"}", rpcs[k]);
+		v = master_metric(e, i, name);
+		/* (none yet: no sample) */
+		sum += v < 0 ? 0 : v;
+	}
+	return master_metric(e, i, "leader") < 0 ? -1 : sum;
+}
+
+/*
+ * lose-answers: every TCP segment from leader l's gRPC port is dropped (a
+ * u32 filter on lo's egress), so requests reach it and are carried out
+ * while their answers are lost.  Each client is held by the first call
+ * whose answer is lost; whether that is a mutation is chance, so the drop
+ * comes in rounds, at most CHAOS_LOSE_ROUNDS: a round lasts until the
+ * leader has carried out a PutStart, PutCommit or Del under it (its
+ * counters, read after the filter is in: that answer is surely lost),
+ * or CHAOS_LOSE_MS without one, and then CHAOS_LOSE_MS more, past the
+ * clients' gRPC keepalive (2 s, and 2 s for the answer): their
+ * connections end, and the clients retry on new ones, with the request
+ * ids of the first attempts, once the drop is lifted.  A round that lost
+ * no mutation waits for the clients to serve again before the next.
+ * *retries: the leader's count of retries it told apart, before.  0, or
+ * -ETIMEDOUT when no round lost a mutation's answer.
+ */
+static int chaos_lose_answers(struct chaos *c, int l, double *retries)
+{
+	struct env *e = c->e;
+	double lost = 0;
+	char d[64];
+	int ret = -ETIMEDOUT;
+
+	*retries = master_metric(e, l, "retried_requests_total");
+	snprintf(d, sizeof(d), "master %d", l);
+	nemesis(c, "start", "lose-answers", d);
+	for (int round = 0; ret && round < CHAOS_LOSE_ROUNDS; round++) {
+		double before, now = -1;
+		long done = 0, ok = 0;
+
+		/* (the guest's kernel loads no module of itself: modprobe is
+		 * not in its initramfs) */
+		if (run("modprobe -q -a sch_prio cls_u32 act_gact && "
+			"tc qdisc add dev lo root handle 1: prio && "
+			"tc filter add dev lo parent 1: protocol ip prio 1 u32 match ip protocol 6 0xff "
+			"match ip sport %d 0xffff action drop", RPC_PORT + e->base + l)) {
+			run("tc qdisc del dev lo root 2>/dev/null");
+			say_why(e, "# chaos: tc could not drop master %d's answers\n", l);
+			ret = -EIO;
+			break;
+		}
+		before = chaos_mutations(e, l);
+		for (int k = 0; before >= 0 && k < CHAOS_LOSE_MS / 100; k++) {
+			now = chaos_mutations(e, l);
+			if (now > before) {
+				ret = 0;
+				lost += now - before;
+				break;
+			}
+			sleep_ms(100);
+		}
+		/* the fault's length, not a wait for anything */
+		sleep_ms(CHAOS_LOSE_MS);
+		run("tc qdisc del dev lo root");
+		fprintf(stderr, "# chaos: round %d: master %d carried out %.0f mutations whose answers "
+			"were lost\n", round, l, now > before ? now - before : 0);
+		if (ret) {
+			chaos_logged(e->dir, &done, &ok, NULL);
+			if (chaos_await_logged(c, 0, ok + CHAOS_HOLD_OPS, "after a round of lost answers"))
+				break;
+		}
+	}
+	nemesis(c, "stop", "lose-answers", d);
+	return ret;
+}
+
+/* Until leader l has told apart more retries than before (bounded by
+ * CHAOS_STALL_S): 0, or -ETIMEDOUT. */
+static int chaos_await_retries(struct chaos *c, int l, double before)
+{
+	double now = -1;
+
+	for (int k = 0; k < CHAOS_STALL_S * 10; k++) {
+		now = master_metric(c->e, l, "retried_requests_total");
+		if (now > before)
+			break;
+		sleep_ms(100);
+	}
+	fprintf(stderr, "# chaos: master %d told apart %.0f retries of requests it had carried "
+		"out, and answered them again\n", l, now - before);
+	return now > before ? 0 : -ETIMEDOUT;
+}
+
+/*
+ * kill-leader-mid-flush: SIGKILL leader l the moment a LAZY flush's copy
+ * of a chaos key lands in the slow tier (inotify sees its rename into
+ * place), before the leader can have made its Flushed record durable.
+ * *key and *version: the copy's.  0, or -ETIMEDOUT when no flush landed
+ * within CHAOS_STALL_S (the leader is then not killed).
+ */
+static int chaos_kill_mid_flush(struct chaos *c, int l, char *key, size_t ksize,
+				uint64_t *version)
+{
+	struct env *e = c->e;
+	char dir[128], name[CHAOS_KEYS][64], d[128], buf[4096]
+		__attribute__((aligned(__alignof__(struct inotify_event))));
+	int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK), found = -1, intact = 0;
+	int64_t end = mono_ns() + CHAOS_STALL_S * 1000000000LL;
+
+	if (fd < 0)
+		return -errno;
+	for (int k = 0; k < CHAOS_KEYS; k++) {
+		snprintf(key, ksize, "ch/%d", k);
+		slow_name(key, name[k], sizeof(name[k]));
+		slow_dir(e, key, dir, sizeof(dir));
+		/* (the tier makes it when it is missing; made first, it is
+		 * watched from the start) */
+		mkdir(dir, 0755);
+		if (inotify_add_watch(fd, dir, IN_MOVED_TO) < 0) {
+			close(fd);
+			return -errno;
+		}
+	}
+	while (found < 0 && mono_ns() < end) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&p, 1, 1000) <= 0)
+			continue;
+		n = read(fd, buf, sizeof(buf));
+		for (char *at = buf; n > 0 && at < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)at;
+
+			for (int k = 0; ev->len && found < 0 && k < CHAOS_KEYS; k++)
+				if (!strcmp(ev->name, name[k]))
+					found = k;
+			at += sizeof(*ev) + ev->len;
+		}
+	}
+	close(fd);
+	if (found < 0)
+		return -ETIMEDOUT;
+	snprintf(d, sizeof(d), "master %d", l);
+	nemesis(c, "start", "kill-leader-mid-flush", d);
+	stop_proc(&e->m[l], SIGKILL);
+	snprintf(key, ksize, "ch/%d", found);
+	*version = 0;
+	slow_copy(e, key, ANY_SEED, version, &intact);
+	fprintf(stderr, "# chaos: master %d killed as the slow tier took '%s' version %llu (%s)\n",
+		l, key, (unsigned long long)*version, intact ? "whole" : "not whole");
+	return 0;
+}
+
+/*
+ * The slow tier holds what the masters say: every chaos key that exists
+ * is flushed (its puts were LAZY) within CHAOS_STALL_S, and the tier's
+ * copy is then exactly the version the master lists, whole.  The keys
+ * flushed, or -1 after saying what is wrong.
+ */
+static int chaos_tier_verdict(struct chaos *c)
+{
+	struct env *e = c->e;
+	char r[1024], key[32];
+	int flushed = 0, bad = 0;
+
+	for (int k = 0; k < CHAOS_KEYS; k++) {
+		long long ret = -1, v = 0;
+		uint64_t sv = 0;
+		int intact = 0;
+
+		snprintf(key, sizeof(key), "ch/%d", k);
+		for (int i = 0; i < CHAOS_STALL_S * 2; i++) {
+			if (!wcmd(&e->w[0], r, sizeof(r), "stat %s", key)) {
+				ret = kv(r, "ret");
+				v = kv(r, "version");
+				if (ret == -ENOENT || (ret == 0 && kv(r, "flushed") == 1))
+					break;
+			}
+			sleep_ms(500);
+		}
+		if (ret == -ENOENT)
+			continue;
+		if (ret || kv(r, "flushed") != 1) {
+			say_why(e, "# chaos: '%s' version %lld never reached the slow tier: %s\n",
+				key, v, r);
+			bad++;
+			continue;
+		}
+		flushed++;
+		if (slow_copy(e, key, ANY_SEED, &sv, &intact) || sv != (uint64_t)v || !intact) {
+			say_why(e, "# chaos: the master lists '%s' version %lld as flushed; the slow "
+				"tier holds version %llu (%s)\n", key, v, (unsigned long long)sv,
+				intact ? "whole" : "not whole");
+			bad++;
+		}
+	}
+	fprintf(stderr, "# chaos: %d keys in the slow tier, %d wrong\n", flushed, bad);
+	return bad ? -1 : flushed;
+}
+
 static void chaos_fault(struct __test_metadata *_metadata, struct chaos *c, int64_t until)
 {
 	struct env *e = c->e;
 	char d[64];
 	/* every kind in turn, the worst first: a short run sees the most */
-	static const int order[] = { 2, 8, 9, 7, 0, 4, 5, 3, 1, 6 };
+	static const int order[] = { 2, 8, 9, 7, 11, 10, 0, 4, 5, 3, 1, 6 };
 	int which = order[c->turn++ % (sizeof(order) / sizeof(order[0]))], l = chaos_leader(c), i;
-	char a[32], named[64], info[1024];
+	char a[32], named[64], info[1024], key[32];
+	double retries;
+	uint64_t version;
 	long deaths;
 
 	switch (which) {
@@ -2991,6 +3313,22 @@ static void chaos_fault(struct __test_metadata *_metadata, struct chaos *c, int6
 		/* (its workload goes on; the library joins again by itself) */
 		nemesis(c, "stop", "pause-client", d);
 		break;
+	case 10: /* the leader's answers lost: its clients retry */
+		if (l < 0)
+			break;
+		if (!chaos_lose_answers(c, l, &retries))
+			chaos_await_retries(c, l, retries);
+		break;
+	case 11: /* SIGKILL the leader as a LAZY flush lands in the slow tier */
+		if (l < 0 || e->m[l].pid <= 0)
+			break;
+		if (chaos_kill_mid_flush(c, l, key, sizeof(key), &version))
+			break;
+		snprintf(d, sizeof(d), "master %d", l);
+		EXPECT_EQ(0, await_names_leader(master_addr(!l, a, sizeof(a)), a, info, sizeof(info)));
+		EXPECT_EQ(0, start_master(e, l, true));
+		nemesis(c, "stop", "kill-leader-mid-flush", d);
+		break;
 	default: /* delays on loopback: gRPC, etcd and rxe's own traffic */
 		i = 10 + (int)chaos_rand(c, 40);
 		snprintf(d, sizeof(d), "netem %dms", i);
@@ -3074,7 +3412,8 @@ static int await_etcd_member(struct env *e, int member)
  * the guest's kernel has no netem qdisc, so the randomized run's delay
  * fault is never made there either.)
  */
-enum { CF_STALL_LEADER, CF_PAUSE_LEADER, CF_KILL_LEADER, CF_KILL_ETCD, CF_KILL_CLIENT, CF_ALL };
+enum { CF_STALL_LEADER, CF_PAUSE_LEADER, CF_KILL_LEADER, CF_LOSE_ANSWERS, CF_KILL_ETCD,
+       CF_KILL_CLIENT, CF_ALL };
 /* (CF_FIRST: where make check's schedule begins; every fault since issue 50) */
 enum { CF_FIRST = 0, CF_FAULTS = CF_ALL - CF_FIRST };
 
@@ -3094,8 +3433,17 @@ enum { CF_FIRST = 0, CF_FAULTS = CF_ALL - CF_FIRST };
  *   pause-leader      SIGSTOP the leader; once the other master leads
  *                     (a new term), SIGCONT, and healed when the old
  *                     leader names the new one (it stepped down)
- *   kill-leader       SIGKILL the leader; once the other leads, start it
- *                     again, healed when it names the leader (a standby)
+ *   kill-leader-mid-flush
+ *                     SIGKILL the leader the moment a LAZY flush's copy
+ *                     lands in the slow tier (inotify), before its Flushed
+ *                     record can be durable; once the other leads, start
+ *                     it again, healed when it names the leader (a
+ *                     standby).  chaos_tier_verdict judges the tier.
+ *   lose-answers      drop every segment the leader's gRPC port sends
+ *                     until it has carried out a put or delete under it,
+ *                     then CHAOS_LOSE_MS more (the clients' connections
+ *                     end); healed when it has told apart a retry of a
+ *                     request it carried out (its counter)
  *   kill-etcd-member  SIGKILL member 0 (two keep the quorum); after
  *                     CHAOS_HOLD_OPS operations, restart it, healed when
  *                     it answers a health check (it rejoined)
@@ -3119,7 +3467,8 @@ static int chaos_schedule(struct __test_metadata *_metadata, struct chaos *c)
 		/* the store served again since the last heal */
 		if (f > CF_FIRST && chaos_await_logged(c, 0, ok + CHAOS_GAP_OPS, "after a fault healed"))
 			return -1;
-		if (f == CF_STALL_LEADER || f == CF_PAUSE_LEADER || f == CF_KILL_LEADER) {
+		if (f == CF_STALL_LEADER || f == CF_PAUSE_LEADER || f == CF_KILL_LEADER ||
+		    f == CF_LOSE_ANSWERS) {
 			char leader[64] = "";
 
 			/* the leader, from the answer that named it */
@@ -3190,9 +3539,15 @@ static int chaos_schedule(struct __test_metadata *_metadata, struct chaos *c)
 				ret = await_names_leader(a[l], a[!l], info, sizeof(info));
 			nemesis(c, "stop", "pause-leader", d);
 			break;
-		case CF_KILL_LEADER:
-			nemesis(c, "start", "kill-leader", d);
-			stop_proc(&e->m[l], SIGKILL);
+		case CF_KILL_LEADER: {
+			char key[32];
+			uint64_t version;
+
+			if (chaos_kill_mid_flush(c, l, key, sizeof(key), &version)) {
+				snprintf(info, sizeof(info), "no LAZY flush landed in the slow tier");
+				ret = -1;
+				break;
+			}
 			ret = await_names_leader(a[!l], a[!l], info, sizeof(info));
 			fprintf(stderr, "# chaos: master %d %s (at %lld s)\n", !l,
 				ret ? "did not take over" : "took over",
@@ -3201,8 +3556,19 @@ static int chaos_schedule(struct __test_metadata *_metadata, struct chaos *c)
 				ret = -1;
 			if (!ret)
 				ret = await_names_leader(a[l], a[!l], info, sizeof(info));
-			nemesis(c, "stop", "kill-leader", d);
+			nemesis(c, "stop", "kill-leader-mid-flush", d);
 			break;
+		}
+		case CF_LOSE_ANSWERS: {
+			double retries;
+
+			ret = chaos_lose_answers(c, l, &retries);
+			if (ret)
+				snprintf(info, sizeof(info), "nothing carried out with answers dropped");
+			else if ((ret = chaos_await_retries(c, l, retries)))
+				snprintf(info, sizeof(info), "no retry reached master %d", l);
+			break;
+		}
 		case CF_KILL_ETCD:
 			snprintf(d, sizeof(d), "etcd member 0");
 			nemesis(c, "start", "kill-etcd-member", d);
@@ -3334,6 +3700,8 @@ TEST_F_TIMEOUT(chaos, linearizable_under_faults, 3600)
 		 (unsigned long long)c.next_process, CHAOS_KEYS, self->e.dir) ||
 	    strncmp(line, "ok done", 7))
 		say_why(&self->e, "# the final reads: %s\n", line);
+	/* what the masters say the slow tier holds, it holds */
+	EXPECT_LE(0, chaos_tier_verdict(&c));
 
 	alarm(0);
 	st = chaos_check(self->e.dir, figure, verdict, sizeof(verdict));
