@@ -210,7 +210,7 @@ static long dsmem_ioctl(struct file *filp, unsigned int cmd, unsigned long uarg)
 	BUILD_BUG_ON(sizeof(struct dsmem_ioc_attach) != DSMEM_IOC_ATTACH_SIZE_VER0);
 	BUILD_BUG_ON(sizeof(struct dsmem_ioc_mr_reg) != DSMEM_IOC_MR_REG_SIZE_VER0);
 	BUILD_BUG_ON(sizeof(struct dsmem_ioc_mr_dereg) != DSMEM_IOC_MR_DEREG_SIZE_VER0);
-	BUILD_BUG_ON(sizeof(struct dsmem_ioc_submit) != DSMEM_IOC_SUBMIT_SIZE_VER1);
+	BUILD_BUG_ON(sizeof(struct dsmem_ioc_submit) != DSMEM_IOC_SUBMIT_SIZE_VER2);
 	BUILD_BUG_ON(sizeof(struct dsmem_ioc_task) != DSMEM_IOC_TASK_SIZE_VER0);
 	BUILD_BUG_ON(sizeof(struct dsmem_ioc_slope_alloc) != DSMEM_IOC_SLOPE_ALLOC_SIZE_VER0);
 	BUILD_BUG_ON(sizeof(struct dsmem_ioc_slope_free) != DSMEM_IOC_SLOPE_FREE_SIZE_VER0);

@@ -173,7 +173,8 @@ static void dsmem_ring_take(struct dsmem_ring *ring, u32 slot, int usable)
 	memset(tr, 0, sizeof(*tr));
 	tr->req = sqe.req;
 	tr->user_data = sqe.user_data;
-	if (sqe.__rsvd || !sqe.req.mr)
+	tr->not_after = sqe.not_after_ns;
+	if (!sqe.req.mr)
 		tr->status = -EINVAL;	/* registered buffers only */
 	else if (usable)
 		tr->status = usable;

@@ -543,6 +543,20 @@ static int dsmem_xfer_credit(struct dsmem_xfer_file *file,
 	return ret;
 }
 
+/*
+ * Whether the caller's instant for tr has passed: then no more of it may
+ * start (struct dsmem_ioc_submit.not_after_ns).  Once a slice is posted
+ * it lands or fails within the connection's io_timeout_ms, so the caller
+ * knows how long after that instant a write of its can still land.
+ */
+static bool dsmem_req_late(const struct dsmem_task_req *tr)
+{
+	if (!tr->not_after || ktime_get_boottime_ns() < tr->not_after)
+		return false;
+	dsmem_stat_inc(DSMEM_STAT_XFER_LATE);
+	return true;
+}
+
 static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 				 struct dsmem_conn *conn, u64 off, u32 *lenp)
 {
@@ -567,6 +581,11 @@ static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 	ret = dsmem_xfer_credit(task->file, conn);
 	if (ret)
 		return ret;
+	/* and the clock read after it too: the wait may have been long */
+	if (dsmem_req_late(tr)) {
+		ret = -ETIMEDOUT;
+		goto err_put_credit;
+	}
 
 	/*
 	 * The QP's context, as a NIC fetches it per work request; and the
@@ -784,6 +803,12 @@ static int dsmem_xfer_local(struct dsmem_xfer_file *file,
 			up_read(&seg->copy_sem);
 			dsmem_stat_inc(DSMEM_STAT_XFER_DENIED);
 			ret = -EACCES;
+			break;
+		}
+		/* a copy lands as it goes: each MiB starts in time or not */
+		if (dsmem_req_late(tr)) {
+			up_read(&seg->copy_sem);
+			ret = -ETIMEDOUT;
 			break;
 		}
 		do {
@@ -1426,6 +1451,7 @@ int dsmem_xfer_submit(struct dsmem_xfer_file *file, void *arg)
 					    a->req_size);
 		if (ret)
 			goto err_free_task;
+		task->reqs[i].not_after = a->not_after_ns;
 	}
 
 	mutex_lock(&file->lock);

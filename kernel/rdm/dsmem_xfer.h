@@ -95,6 +95,7 @@ struct dsmem_task_req {
 	int status;
 	atomic64_t bytes;
 	u64 user_data;		/* a ring entry's */
+	u64 not_after;		/* CLOCK_BOOTTIME; nothing starts after; 0 */
 	/*
 	 * A slice was lost with its path (flushed, or out of retries): the
 	 * request runs again on the paths left, at most DSMEM_FAILOVER_MAX

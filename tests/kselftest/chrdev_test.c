@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/dsmem.h>
@@ -45,6 +46,7 @@ TEST_F(chrdev, version)
 	EXPECT_EQ(DSMEM_FEAT_DEV_EVENTS | DSMEM_FEAT_STATS,
 		  v.features & (DSMEM_FEAT_DEV_EVENTS | DSMEM_FEAT_STATS));
 	EXPECT_TRUE(v.features & DSMEM_FEAT_SUBMIT_TIMEOUT);
+	EXPECT_TRUE(v.features & DSMEM_FEAT_NOT_AFTER);
 	/* the highest command dispatched is the rings' enter */
 	EXPECT_EQ(_IOC_NR(DSMEM_IOC_RING_ENTER), v.max_ioctl_nr);
 	EXPECT_STREQ("0.1.0", v.module_version);
@@ -297,6 +299,151 @@ TEST_F_TIMEOUT(submit, submit_timeout, 300)
 	EXPECT_EQ(0, ioctl(self->fd, DSMEM_IOC_MR_DEREG, &dr));
 }
 
+static uint64_t boottime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * not_after_ns: a WRITE whose instant (CLOCK_BOOTTIME) has passed never
+ * starts: -ETIMEDOUT, no byte moved, the segment as it was, xfer_late
+ * counted; one whose instant is ahead lands.  So does a READ, and a
+ * batch of requests to the node's own segment (a copy, not the device)
+ * is held to it the same way.
+ */
+TEST_F_TIMEOUT(submit, submit_not_after, 120)
+{
+	const uint32_t len = 65536;
+	struct dsmem_xfer_req r = { .opcode = DSMEM_XFER_WRITE, .mr = self->mr,
+				    .remote = self->seg, .len = len };
+	struct dsmem_ioc_submit sub = {
+		.reqs = (uintptr_t)&r, .nr = 1, .req_size = sizeof(r),
+		.flags = DSMEM_SUBMIT_WAIT | DSMEM_SUBMIT_RELEASE };
+	struct dsmem_ioc_task tq = { 0 };
+	struct dsmem_xfer_status st;
+	uint64_t late0 = stat_value(self->ctx, "xfer_late");
+	struct dsmem_ioc_version v = {};
+	struct ds_seg_info own;
+
+	ASSERT_EQ(0, ioctl(self->fd, DSMEM_IOC_VERSION, &v));
+	ASSERT_TRUE(v.features & DSMEM_FEAT_NOT_AFTER);
+	/* the segment's first 64 KiB: pattern 51, in time */
+	test_fill(self->buf, len, 51);
+	sub.not_after_ns = boottime_ns() + 60000000000ull;
+	ASSERT_EQ(0, ioctl(self->fd, DSMEM_IOC_SUBMIT, &sub));
+	ASSERT_EQ(0, sub.result);
+	EXPECT_EQ(late0, stat_value(self->ctx, "xfer_late"));
+
+	/* pattern 52, a nanosecond late: refused at its post */
+	test_fill(self->buf, len, 52);
+	sub.not_after_ns = boottime_ns() - 1;
+	sub.flags = DSMEM_SUBMIT_WAIT;
+	sub.task = 0;
+	ASSERT_EQ(0, ioctl(self->fd, DSMEM_IOC_SUBMIT, &sub));
+	EXPECT_EQ(-ETIMEDOUT, sub.result);
+	tq = (struct dsmem_ioc_task){ .task = sub.task, .status = (uintptr_t)&st, .nr = 1,
+				      .flags = DSMEM_TASK_RELEASE };
+	ASSERT_EQ(0, ioctl(self->fd, DSMEM_IOC_TASK, &tq));
+	EXPECT_EQ(DSMEM_TASK_FAILED, tq.state);
+	EXPECT_EQ(-ETIMEDOUT, st.status);
+	EXPECT_EQ(0, st.bytes);
+	EXPECT_EQ(late0 + 1, stat_value(self->ctx, "xfer_late"));
+
+	/* the segment still holds pattern 51: read back in time */
+	memset(self->buf, 0, len);
+	r.opcode = DSMEM_XFER_READ;
+	sub.flags = DSMEM_SUBMIT_WAIT | DSMEM_SUBMIT_RELEASE;
+	sub.task = 0;
+	sub.result = 0;
+	sub.not_after_ns = boottime_ns() + 60000000000ull;
+	ASSERT_EQ(0, ioctl(self->fd, DSMEM_IOC_SUBMIT, &sub));
+	ASSERT_EQ(0, sub.result);
+	test_fill(self->buf + len, len, 51);
+	EXPECT_EQ(0, memcmp(self->buf, self->buf + len, len)) TH_LOG("a late write landed");
+
+	/* a late READ moves nothing either */
+	memset(self->buf, 0, len);
+	sub.not_after_ns = 1;
+	ASSERT_EQ(0, ioctl(self->fd, DSMEM_IOC_SUBMIT, &sub));
+	EXPECT_EQ(-ETIMEDOUT, sub.result);
+	EXPECT_EQ(0, self->buf[0]);
+	EXPECT_EQ(late0 + 2, stat_value(self->ctx, "xfer_late"));
+
+	/* node 1's own segment, which it reaches by a copy: the same */
+	ASSERT_EQ(0, ds_seg_add(self->ctx, 1, SEG_SIZE, -1, DS_TRANSLATE_SEGMENT, &own));
+	ASSERT_EQ(0, ds_seg_grant(self->ctx, 1, own.id, 1, DSMEM_PERM_ALL));
+	r = (struct dsmem_xfer_req){ .opcode = DSMEM_XFER_WRITE, .mr = self->mr,
+				     .remote = own.addr, .len = len };
+	test_fill(self->buf, len, 53);
+	sub.not_after_ns = 1;
+	sub.result = 0;		/* (an input too: must be 0) */
+	ASSERT_EQ(0, ioctl(self->fd, DSMEM_IOC_SUBMIT, &sub));
+	EXPECT_EQ(-ETIMEDOUT, sub.result);
+	EXPECT_EQ(late0 + 3, stat_value(self->ctx, "xfer_late"));
+	sub.not_after_ns = boottime_ns() + 60000000000ull;
+	sub.result = 0;
+	ASSERT_EQ(0, ioctl(self->fd, DSMEM_IOC_SUBMIT, &sub));
+	EXPECT_EQ(0, sub.result);
+	EXPECT_EQ(late0 + 3, stat_value(self->ctx, "xfer_late"));
+}
+
+/*
+ * libdsuser's ds_batch_submit_until, on the rings and on the ioctl path:
+ * a late batch's request fails with -ETIMEDOUT and writes nothing; 0 is
+ * no instant.
+ */
+TEST_F_TIMEOUT(submit, batch_submit_until, 120)
+{
+	uint64_t threads;
+
+	/* one ring at least (a quarter of the guest's two CPUs is none) */
+	ASSERT_EQ(0, param_get("ring_threads", &threads));
+	ASSERT_EQ(0, param_set("ring_threads", 1));
+	for (int rings = 1; rings >= 0; rings--) {
+		struct ds_xfer_attr a = DS_XFER_ATTR_INIT;
+		struct ds_transfer_request q = { .target_id = self->seg, .length = 4096,
+						 .opcode = DS_OP_WRITE };
+		struct ds_transfer_status st;
+		struct ds_xfer *x;
+		uint64_t task;
+		uint8_t *p = aligned_alloc(4096, 8192);
+		uint32_t mr;
+		int state;
+
+		ASSERT_NE(NULL, p);
+		if (!rings)
+			a.flags |= DS_XFER_NO_RINGS;
+		ASSERT_EQ(0, ds_xfer_open_attr(1, &a, &x));
+		EXPECT_EQ(rings, ds_xfer_rings(x)) TH_LOG("rings %d", rings);
+		ASSERT_EQ(0, ds_mr_reg(x, p, 8192, &mr));
+		q.mr = mr;
+		test_fill(p, 4096, 60 + rings);
+		ASSERT_EQ(0, ds_batch_submit_until(x, &q, 1, 0, &task));
+		ASSERT_EQ(0, ds_task_query(x, task, 1, 1, &state, &st, 1));
+		EXPECT_EQ(DS_TASK_COMPLETE, state);
+		test_fill(p, 4096, 70 + rings);
+		ASSERT_EQ(0, ds_batch_submit_until(x, &q, 1, boottime_ns() - 1, &task));
+		ASSERT_EQ(0, ds_task_query(x, task, 1, 1, &state, &st, 1));
+		EXPECT_EQ(DS_TASK_FAILED, state);
+		EXPECT_EQ(-ETIMEDOUT, st.status);
+		/* the segment holds the first pattern */
+		q.opcode = DS_OP_READ;
+		q.source_offset = 4096;
+		ASSERT_EQ(0, ds_batch_submit_until(x, &q, 1, boottime_ns() + 60000000000ull, &task));
+		ASSERT_EQ(0, ds_task_query(x, task, 1, 1, &state, &st, 1));
+		EXPECT_EQ(DS_TASK_COMPLETE, state);
+		test_fill(p, 4096, 60 + rings);
+		EXPECT_EQ(0, memcmp(p, p + 4096, 4096)) TH_LOG("a late write landed (rings %d)", rings);
+		ds_mr_dereg(x, mr);
+		ds_xfer_close(x);
+		free(p);
+	}
+	EXPECT_EQ(0, param_set("ring_threads", threads));
+}
+
 /* A deadline that is not reached changes nothing; one without WAIT is refused. */
 TEST_F_TIMEOUT(submit, submit_timeout_met, 120)
 {
@@ -339,19 +486,23 @@ TEST_F_TIMEOUT(submit, submit_timeout_met, 120)
 	EXPECT_EQ(EINVAL, errno);
 }
 
-/* The 32-byte struct of old binaries: synchronous as ever, no deadline. */
+/* The 32-byte struct of old binaries: synchronous as ever, no deadline;
+ * the 40-byte one: no instant. */
 TEST_F_TIMEOUT(submit, submit_timeout_ver0, 300)
 {
 	struct dsmem_xfer_req r[XFER_NR];
 	struct dsmem_ioc_submit sub = {
 		.reqs = (uintptr_t)r, .nr = XFER_NR, .req_size = sizeof(r[0]),
 		.flags = DSMEM_SUBMIT_WAIT | DSMEM_SUBMIT_RELEASE,
-		.timeout_ns = 1 };	/* beyond VER0: never read */
+		.timeout_ns = 1,	/* beyond VER0: never read */
+		.not_after_ns = 1 };	/* beyond VER1: never read */
 	unsigned long cmd0 = _IOC(RW, DSMEM_IOCTL_MAGIC, SUBMIT_NR,
 				  DSMEM_IOC_SUBMIT_SIZE_VER0);
+	unsigned long cmd1 = _IOC(RW, DSMEM_IOCTL_MAGIC, SUBMIT_NR,
+				  DSMEM_IOC_SUBMIT_SIZE_VER1);
 
-	ASSERT_EQ(DSMEM_IOC_SUBMIT_SIZE_VER1, sizeof(sub));
-	ASSERT_EQ(DSMEM_IOC_SUBMIT_SIZE_VER1, _IOC_SIZE(DSMEM_IOC_SUBMIT));
+	ASSERT_EQ(DSMEM_IOC_SUBMIT_SIZE_VER2, sizeof(sub));
+	ASSERT_EQ(DSMEM_IOC_SUBMIT_SIZE_VER2, _IOC_SIZE(DSMEM_IOC_SUBMIT));
 	test_fill(self->buf, 2 * XFER_SIZE, 43);
 	big_reqs(r, DSMEM_XFER_WRITE, self->mr, self->seg);
 	sub.nr = 2;
@@ -367,13 +518,19 @@ TEST_F_TIMEOUT(submit, submit_timeout_ver0, 300)
 	EXPECT_EQ(1, sub.timeout_ns);	/* not written back */
 	test_fill(self->buf + BUF_SIZE - XFER_SIZE, XFER_SIZE, 43);
 	EXPECT_EQ(0, memcmp(self->buf, self->buf + BUF_SIZE - XFER_SIZE, XFER_SIZE));
+	/* VER1: its timeout_ns (none), not the instant past VER1 */
+	sub.timeout_ns = 0;
+	sub.nr = 1;
+	ASSERT_EQ(0, ioctl(self->fd, cmd1, &sub));
+	EXPECT_EQ(0, sub.result);
+	EXPECT_EQ(1, sub.not_after_ns);	/* not written back */
 	/* and smaller than VER0 is refused */
 	EXPECT_EQ(-1, ioctl(self->fd, _IOC(RW, DSMEM_IOCTL_MAGIC, SUBMIT_NR,
 					   DSMEM_IOC_SUBMIT_SIZE_VER0 - 8), &sub));
 	EXPECT_EQ(EINVAL, errno);
 }
 
-/* A struct larger than VER1: a zero tail is taken, any other is -E2BIG. */
+/* A struct larger than VER2: a zero tail is taken, any other is -E2BIG. */
 TEST_F(submit, submit_e2big)
 {
 	struct dsmem_xfer_req r = { .opcode = DSMEM_XFER_READ, .mr = self->mr,
@@ -389,7 +546,7 @@ TEST_F(submit, submit_e2big)
 	unsigned long cmd = _IOC(RW, DSMEM_IOCTL_MAGIC, SUBMIT_NR, sizeof(big));
 	uint64_t before = stat_value(NULL, "ioctl_nonzero_tail");
 
-	ASSERT_EQ(48, sizeof(big));
+	ASSERT_EQ(56, sizeof(big));
 	ASSERT_EQ(0, ioctl(self->fd, cmd, &big));
 	EXPECT_EQ(0, big.sub.result);
 	EXPECT_EQ(0, big.sub.task);

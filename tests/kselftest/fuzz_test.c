@@ -650,7 +650,8 @@ static int live_ring_round(struct live *l)
 		if (!e->req.mr && rnd(4))	/* ring entries name buffers */
 			e->req.mr = l->mr[rnd(SLOTS)];
 		e->user_data = l->ring_sent;
-		e->__rsvd = rnd(30) ? 0 : random();
+		/* now and then an instant, mostly long past or far off */
+		e->not_after_ns = rnd(30) ? 0 : (uint64_t)random() << rnd(34);
 		r->sq_tail++;
 		l->ring_sent++;
 	}

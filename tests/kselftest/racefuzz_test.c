@@ -561,11 +561,11 @@ static void fring_round(struct fz *f, struct fring *fr, uint64_t *s, uint8_t *tb
 		q[i].local = 8 * (uint64_t)rn(s, (MR_SIZE - 16384) / 8);
 		e->req = q[i];
 		e->user_data = rng_next(s);
-		e->__rsvd = 0;
+		e->not_after_ns = 0;
 		if (!rn(s, 25)) {
 			/* hostile: each field the module must check */
 			switch (rn(s, 5)) {
-			case 0: e->__rsvd = rng_next(s); break;
+			case 0: e->not_after_ns = rng_next(s); break;
 			case 1: e->req.mr = (uint32_t)rng_next(s); break;
 			case 2: e->req.opcode = (uint8_t)rng_next(s); break;
 			case 3: e->req.len = rng_next(s); break;

@@ -272,7 +272,7 @@ TEST_F(ring, bad_entries_fail_alone)
 		{ xfer(DSMEM_XFER_CAS, 1, 0, 0, 4, 0), -EINVAL },
 		{ xfer(DSMEM_XFER_READ, 1, 0, 0, 8, 0), -ERANGE },	/* past the segment */
 	};
-	struct dsmem_sqe rsvd, good;
+	struct dsmem_sqe late, good;
 	struct dsmem_cqe c;
 	size_t i;
 
@@ -284,9 +284,10 @@ TEST_F(ring, bad_entries_fail_alone)
 		bad[i].e.user_data = i;
 		ring_push(&self->r, &bad[i].e);
 	}
-	rsvd = xfer(DSMEM_XFER_READ, self->mr, 0, self->seg, 8, 77);
-	rsvd.__rsvd = 1;
-	ring_push(&self->r, &rsvd);
+	/* past its instant (1 ns of CLOCK_BOOTTIME): it never starts */
+	late = xfer(DSMEM_XFER_READ, self->mr, 0, self->seg, 8, 77);
+	late.not_after_ns = 1;
+	ring_push(&self->r, &late);
 	ASSERT_LE(0, ring_submit(&self->r));
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ASSERT_EQ(0, ring_reap(&self->r, &c));
@@ -296,7 +297,8 @@ TEST_F(ring, bad_entries_fail_alone)
 	}
 	ASSERT_EQ(0, ring_reap(&self->r, &c));
 	EXPECT_EQ(77, c.user_data);
-	EXPECT_EQ(-EINVAL, c.status);
+	EXPECT_EQ(-ETIMEDOUT, c.status);
+	EXPECT_EQ(0, c.bytes);
 	/* and a good one after */
 	good = xfer(DSMEM_XFER_READ, self->mr, 0, self->seg, 64, 78);
 	ring_push(&self->r, &good);

@@ -101,6 +101,7 @@ struct ds_xfer {
 	int fd = -1;
 	uint8_t req_flags = 0;		// DSMEM_XFER_F_* on every request
 	bool submit_timeout = false;	// the module has DSMEM_FEAT_SUBMIT_TIMEOUT
+	bool has_not_after = false;	// and DSMEM_FEAT_NOT_AFTER
 	std::unique_ptr<uint64_t> word;	// where an atomic's old value lands
 	std::vector<orphan> orphans;
 
@@ -360,7 +361,8 @@ int ring_wait(ds_xfer *x, bool interruptible, uint64_t deadline = 0)
 // *pushed says how many went, all of them unless it failed (or the
 // deadline, as ring_wait's, passed while the SQ was full).
 int ring_push(ds_xfer *x, const struct dsmem_xfer_req *reqs, size_t n,
-	      uint64_t tag, uint64_t deadline = 0, size_t *pushed = nullptr)
+	      uint64_t tag, uint64_t deadline = 0, size_t *pushed = nullptr,
+	      uint64_t not_after = 0)
 {
 	size_t next = 0;
 	int ret = 0;
@@ -376,7 +378,7 @@ int ring_push(ds_xfer *x, const struct dsmem_xfer_req *reqs, size_t n,
 			continue;
 		}
 		for (; room && next < n; room--, next++)
-			x->ring->push(reqs[next], tag | next);
+			x->ring->push(reqs[next], tag | next, not_after);
 		// a failed wake-up is retried by the wait, which wakes too
 		(void)x->ring->submit();
 	}
@@ -617,6 +619,7 @@ DS_EXPORT int ds_xfer_open_attr(uint32_t node_id, const struct ds_xfer_attr *att
 	if (!(v.features & DSMEM_FEAT_RDM))
 		return -EOPNOTSUPP;
 	x->submit_timeout = v.features & DSMEM_FEAT_SUBMIT_TIMEOUT;
+	x->has_not_after = v.features & DSMEM_FEAT_NOT_AFTER;
 	if (a.flags & DS_XFER_UNORDERED) {
 		if (!(v.features & DSMEM_FEAT_MULTIPATH))
 			return -EOPNOTSUPP;
@@ -761,7 +764,7 @@ DS_EXPORT int ds_faa(struct ds_xfer *x, uint64_t gaddr, uint64_t add,
 namespace {
 
 int ring_submit(ds_xfer *x, const std::vector<struct dsmem_xfer_req> &kreqs,
-		uint64_t *task)
+		uint64_t not_after, uint64_t *task)
 {
 	uint32_t slot;
 
@@ -789,7 +792,7 @@ int ring_submit(ds_xfer *x, const std::vector<struct dsmem_xfer_req> &kreqs,
 	*task = kRingTask | static_cast<uint64_t>(t.gen) << 32 | slot;
 	// queued in full before returning: a batch beyond the SQ's room
 	// waits here for the module to take what went before
-	return ring_push(x, kreqs.data(), kreqs.size(), tag);
+	return ring_push(x, kreqs.data(), kreqs.size(), tag, 0, nullptr, not_after);
 }
 
 int ring_query(ds_xfer *x, uint64_t task, bool wait, bool release, int *state,
@@ -835,15 +838,18 @@ int ring_query(ds_xfer *x, uint64_t task, bool wait, bool release, int *state,
 
 }  // namespace
 
-DS_EXPORT int ds_batch_submit(struct ds_xfer *x,
-			      const struct ds_transfer_request *reqs, size_t n,
-			      uint64_t *task)
+namespace {
+
+int batch_submit(struct ds_xfer *x, const struct ds_transfer_request *reqs, size_t n,
+		 uint64_t not_after, uint64_t *task)
 {
 	struct dsmem_ioc_submit sub = {};
 	std::vector<struct dsmem_xfer_req> kreqs;
 
 	if (!reqs || n < 1 || n > DS_BATCH_REQS_MAX)
 		return -EINVAL;
+	if (not_after && !x->has_not_after)
+		return -EOPNOTSUPP;
 	try {
 		kreqs.resize(n);
 	} catch (const std::bad_alloc &) {
@@ -867,7 +873,7 @@ DS_EXPORT int ds_batch_submit(struct ds_xfer *x,
 		}
 	}
 	if (on_ring)
-		return ring_submit(x, kreqs, task);
+		return ring_submit(x, kreqs, not_after, task);
 	// plain pointers outside any registration: pinned by the ioctl
 	for (size_t i = 0; i < n; i++) {
 		if (!reqs[i].mr) {
@@ -880,10 +886,27 @@ DS_EXPORT int ds_batch_submit(struct ds_xfer *x,
 	sub.reqs = reinterpret_cast<uintptr_t>(kreqs.data());
 	sub.nr = static_cast<uint32_t>(n);
 	sub.req_size = sizeof(struct dsmem_xfer_req);
+	sub.not_after_ns = not_after;
 	if (ioctl(x->fd, DSMEM_IOC_SUBMIT, &sub) < 0)
 		return -errno;
 	*task = sub.task;
 	return 0;
+}
+
+}  // namespace
+
+DS_EXPORT int ds_batch_submit(struct ds_xfer *x,
+			      const struct ds_transfer_request *reqs, size_t n,
+			      uint64_t *task)
+{
+	return batch_submit(x, reqs, n, 0, task);
+}
+
+DS_EXPORT int ds_batch_submit_until(struct ds_xfer *x,
+				    const struct ds_transfer_request *reqs, size_t n,
+				    uint64_t not_after_ns, uint64_t *task)
+{
+	return batch_submit(x, reqs, n, not_after_ns, task);
 }
 
 DS_EXPORT int ds_task_query(struct ds_xfer *x, uint64_t task, int wait,

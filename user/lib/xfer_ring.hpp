@@ -32,14 +32,14 @@ public:
 		return sq_entries_ - (sq_tail_ - load_acquire(&sq_ctl_->head));
 	}
 	// Queue one entry; sq_space() must have said there is room.  It is
-	// the module's only after submit().
-	void push(const struct dsmem_xfer_req &req, uint64_t user_data)
+	// the module's only after submit().  not_after: as the SQE's.
+	void push(const struct dsmem_xfer_req &req, uint64_t user_data, uint64_t not_after = 0)
 	{
 		struct dsmem_sqe &e = sqes_[sq_tail_ & (sq_entries_ - 1)];
 
 		e.req = req;
 		e.user_data = user_data;
-		e.__rsvd = 0;
+		e.not_after_ns = not_after;
 		sq_tail_++;
 	}
 	// Publish what push() queued and wake the module's thread if it went

@@ -43,6 +43,8 @@
 #define DSMEM_FEAT_NUMA		_BITULL(7)
 /* struct dsmem_ioc_submit.timeout_ns: a synchronous batch's wait bounded */
 #define DSMEM_FEAT_SUBMIT_TIMEOUT	_BITULL(8)
+/* not_after_ns of struct dsmem_ioc_submit and dsmem_sqe: no late posts */
+#define DSMEM_FEAT_NOT_AFTER	_BITULL(9)
 
 /*
  * Global addresses.  A 64-bit remote address names a node, one of its
@@ -234,6 +236,9 @@ struct dsmem_xfer_status {
  *		longest the call may wait, in nanoseconds of CLOCK_MONOTONIC
  *		from its start (pinning the batch's buffers counts); 0: no
  *		bound.  Must be 0 without WAIT.
+ * @not_after_ns: in (DSMEM_FEAT_NOT_AFTER): 0, or an instant of
+ *		CLOCK_BOOTTIME after which no part of the batch's transfers
+ *		is started (see below)
  *
  * WAIT | RELEASE makes a synchronous call one ioctl: the task is done
  * and forgotten on return, and @result says how it went.
@@ -251,6 +256,17 @@ struct dsmem_xfer_status {
  * A request that cannot start (bad address, no grant, peer down) does
  * not fail the batch: its status says why.  The ioctl itself fails only
  * when the batch as a whole is malformed.
+ *
+ * With @not_after_ns the module reads the clock as it hands each slice of
+ * a transfer to the device (after any wait for room on the connection,
+ * and again for a slice sent on another path after its own was lost), or
+ * copies each MiB of a transfer to the node's own segment: a transfer not
+ * wholly started by then ends with -ETIMEDOUT.  Slices started before it
+ * land or fail as usual, within the connection's io_timeout_ms.  A
+ * program that may write a remote range only until some instant (a lease
+ * on it) thus writes nothing there that starts later, however long the
+ * program itself was stopped between its own look at the clock and the
+ * call.
  */
 struct dsmem_ioc_submit {
 	__u64 reqs;
@@ -260,10 +276,12 @@ struct dsmem_ioc_submit {
 	__s32 result;
 	__u64 task;
 	__u64 timeout_ns;
+	__u64 not_after_ns;
 };
 
 #define DSMEM_IOC_SUBMIT_SIZE_VER0	32
 #define DSMEM_IOC_SUBMIT_SIZE_VER1	40	/* + timeout_ns */
+#define DSMEM_IOC_SUBMIT_SIZE_VER2	48	/* + not_after_ns */
 #define DSMEM_IOC_SUBMIT	_IOWR(DSMEM_IOCTL_MAGIC, 0x04, struct dsmem_ioc_submit)
 
 /* struct dsmem_ioc_task.flags */
@@ -622,12 +640,13 @@ struct dsmem_ring_ctl {
  * struct dsmem_sqe - one transfer submitted through the SQ
  * @req:	as in DSMEM_IOC_SUBMIT; @req.mr must name a registered buffer
  * @user_data:	returned in the completion
- * @__rsvd:	must be 0
+ * @not_after_ns: as struct dsmem_ioc_submit's, for this entry
+ *		(DSMEM_FEAT_NOT_AFTER; a module without it wants 0 here)
  */
 struct dsmem_sqe {
 	struct dsmem_xfer_req req;
 	__u64 user_data;
-	__u64 __rsvd;
+	__u64 not_after_ns;
 };
 
 /**

@@ -917,6 +917,18 @@ int ds_faa(struct ds_xfer *x, uint64_t gaddr, uint64_t add, uint64_t *old);
 int ds_batch_submit(struct ds_xfer *x, const struct ds_transfer_request *reqs,
 		    size_t n, uint64_t *task);
 /*
+ * As ds_batch_submit, but no part of the batch starts after not_after_ns,
+ * an instant of CLOCK_BOOTTIME (0: none): the module reads the clock as it
+ * hands each slice of a request to the device, so a request not wholly
+ * started by then fails with -ETIMEDOUT in its status, however long the
+ * caller was stopped before or in the call.  What started lands or fails
+ * within the connection's io_timeout_ms.  For writes to space the caller
+ * holds only until some instant (a lease).  -EOPNOTSUPP from a module
+ * without it (before DSMEM_FEAT_NOT_AFTER), with a nonzero not_after_ns.
+ */
+int ds_batch_submit_until(struct ds_xfer *x, const struct ds_transfer_request *reqs,
+			  size_t n, uint64_t not_after_ns, uint64_t *task);
+/*
  * QueryTask: *state (enum ds_task_state); with wait, sleeps until done.
  * st (n entries, may be NULL) is filled once the task is done.  A done
  * task is forgotten after it is queried with release set.
