@@ -168,20 +168,25 @@ int ClientCore::do_batch_put(unsigned worker, Clock::time_point deadline,
 		for (size_t k = 0; k < reqs.size(); k++)
 			source(w, srcs[k], reqs[k].length, &reqs[k]);
 		// each key's deadline, checked last before its writes (see
-		// do_put): a late key's requests are dropped, in place
+		// do_put): a late key's requests are dropped, in place; the
+		// module checks the earliest of those kept as it posts (the
+		// keys of one BatchPutStart share their deadline but for the
+		// time its answer took to read)
 		auto now = Clock::now();
+		auto earliest = Clock::time_point::max();
 		size_t kept = 0;
 		for (size_t k = 0; k < reqs.size(); k++) {
 			if (now >= until[owner[k].first]) {
 				ok[owner[k].first][static_cast<size_t>(owner[k].second)] = false;
 				continue;
 			}
+			earliest = std::min(earliest, until[owner[k].first]);
 			reqs[kept] = reqs[k];
 			owner[kept++] = owner[k];
 		}
 		reqs.resize(kept);
 		owner.resize(kept);
-		transfer(w, reqs, &status);
+		transfer(w, reqs, &status, earliest);
 		for (size_t k = 0; k < status.size(); k++)
 			if (status[k])
 				ok[owner[k].first][static_cast<size_t>(owner[k].second)] = false;

@@ -353,9 +353,11 @@ private:
 	int nvmeof_io(bool write, const pb::Shard &sh, uint64_t start, const std::vector<iovec> &iov,
 		      uint64_t base, uint64_t lo, uint64_t hi, Clock::time_point deadline,
 		      std::string *err);
-	// Run DS requests on worker w; per-request status into *st.
+	// Run DS requests on worker w; per-request status into *st.  None
+	// starts after not_after, by the module's clock where it has
+	// DSMEM_FEAT_NOT_AFTER (a request that would is -ETIMEDOUT).
 	int transfer(Worker &w, const std::vector<ds_transfer_request> &reqs,
-		     std::vector<int> *st);
+		     std::vector<int> *st, Clock::time_point not_after = Clock::time_point::max());
 
 	int do_put(unsigned worker, Clock::time_point deadline, const std::string &key,
 		   const std::vector<iovec> &iov, const ds_store_replicate_config &cfg,

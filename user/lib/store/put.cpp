@@ -132,7 +132,7 @@ int ClientCore::do_put(unsigned worker, Clock::time_point deadline, const std::s
 						ok[r] = false;
 				last_err = -ETIMEDOUT;
 			} else {
-				transfer(w, reqs, &status);
+				transfer(w, reqs, &status, until);
 			}
 			for (size_t i = 0; i < status.size(); i++) {
 				if (status[i]) {

@@ -5,6 +5,7 @@
 #include "checksum.hpp"
 
 #include <algorithm>
+#include <ctime>
 #include <cerrno>
 
 namespace dsmem::store {
@@ -130,15 +131,43 @@ int ClientCore::nvmeof_io(bool write, const pb::Shard &sh, uint64_t start, const
 	return ret;
 }
 
-int ClientCore::transfer(Worker &w, const std::vector<ds_transfer_request> &reqs, std::vector<int> *st)
+/*
+ * not_after on our clock as an instant of CLOCK_BOOTTIME, the module's (0:
+ * none): a span from now, so that a step of either clock moves nothing,
+ * and one already over is 1 ns, long past.
+ */
+static uint64_t boottime_instant(Clock::time_point not_after)
+{
+	if (not_after == Clock::time_point::max())
+		return 0;
+	struct timespec ts;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(not_after - Clock::now()).count();
+	if (left <= 0)
+		return 1;
+	return static_cast<uint64_t>(ts.tv_sec) * 1000000000ULL + static_cast<uint64_t>(ts.tv_nsec) +
+	       static_cast<uint64_t>(left);
+}
+
+int ClientCore::transfer(Worker &w, const std::vector<ds_transfer_request> &reqs, std::vector<int> *st,
+			 Clock::time_point not_after)
 {
 	st->assign(reqs.size(), 0);
 	std::vector<uint64_t> tasks;
 	int ret = 0;
+	// The instant goes to the module, which reads its clock at each
+	// post: this process may be stopped for any time after its own look
+	// at the deadline, and a write that starts late could land in space
+	// the master has given to another put.  A module without it has
+	// only that look (the caller's) to go by.
+	uint64_t until = boottime_instant(not_after);
 	for (size_t at = 0; at < reqs.size(); at += DS_BATCH_REQS_MAX) {
 		size_t n = std::min<size_t>(DS_BATCH_REQS_MAX, reqs.size() - at);
 		uint64_t task = 0;
-		if ((ret = ds_batch_submit(w.x, reqs.data() + at, n, &task))) {
+		ret = until ? ds_batch_submit_until(w.x, reqs.data() + at, n, until, &task) : -EOPNOTSUPP;
+		if (ret == -EOPNOTSUPP)
+			ret = ds_batch_submit(w.x, reqs.data() + at, n, &task);
+		if (ret) {
 			for (size_t i = at; i < reqs.size(); i++)
 				(*st)[i] = ret;
 			break;
