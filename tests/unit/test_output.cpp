@@ -189,6 +189,10 @@ void test_features(void **)
 	assert_string_equal(f[0].get<std::string>().c_str(), "rings");
 	assert_string_equal(f[1].get<std::string>().c_str(), "multipath");
 	assert_string_equal(f[2].get<std::string>().c_str(), "numa");
+	f = features_record(DSMEM_FEAT_SUBMIT_TIMEOUT | DSMEM_FEAT_NOT_AFTER);
+	assert_int_equal(f.size(), 2);
+	assert_string_equal(f[0].get<std::string>().c_str(), "submit_timeout");
+	assert_string_equal(f[1].get<std::string>().c_str(), "not_after");
 }
 
 void test_token_flags(void **)

@@ -85,6 +85,7 @@ record features_record(uint64_t features)
 		{ DSMEM_FEAT_MULTIPATH, "multipath" },
 		{ DSMEM_FEAT_NUMA, "numa" },
 		{ DSMEM_FEAT_SUBMIT_TIMEOUT, "submit_timeout" },
+		{ DSMEM_FEAT_NOT_AFTER, "not_after" },
 	};
 	return bit_names(features, known);
 }
