@@ -1101,8 +1101,6 @@ FIXTURE_TEARDOWN(lease)
  * answer), so that their connections end and they retry on new ones.
  */
 #define CHAOS_LOSE_MS	5000
-/* (a round loses no mutation's answer about once in 60: see lose-answers) */
-#define CHAOS_LOSE_ROUNDS	4
 /*
  * Master 1's clocks and the last client's, moved by faketime(1) for the
  * whole run: the masters 3 s apart, that client 2 s behind master 0 and
@@ -3003,29 +3001,32 @@ static double chaos_mutations(struct env *e, int i)
  * lose-answers: every TCP segment from leader l's gRPC port is dropped (a
  * u32 filter on lo's egress), so requests reach it and are carried out
  * while their answers are lost.  Each client is held by the first call
- * whose answer is lost; whether that is a mutation is chance, so the drop
- * comes in rounds, at most CHAOS_LOSE_ROUNDS: a round lasts until the
- * leader has carried out a PutStart, PutCommit or Del under it (its
- * counters, read after the filter is in: that answer is surely lost),
- * or CHAOS_LOSE_MS without one, and then CHAOS_LOSE_MS more, past the
- * clients' gRPC keepalive (2 s, and 2 s for the answer): their
- * connections end, and the clients retry on new ones, with the request
- * ids of the first attempts, once the drop is lifted.  A round that lost
- * no mutation waits for the clients to serve again before the next.
+ * whose answer is lost; whether that is a mutation is chance (a third
+ * of the rounds of the first runs lost none), so the drop comes in rounds
+ * until one does, bounded only against a hang (CHAOS_STALL_S): a round
+ * lasts until the leader has carried out a PutStart, PutCommit or Del
+ * under it (its counters, read after the filter is in: that answer is
+ * surely lost), or CHAOS_LOSE_MS without one, and then CHAOS_LOSE_MS
+ * more, past the clients' gRPC keepalive (2 s, and 2 s for the answer):
+ * their connections end, and the clients retry on new ones, with the
+ * request ids of the first attempts, once the drop is lifted.  A round
+ * that lost no mutation waits for the clients to serve again before the
+ * next.
  * *retries: the leader's count of retries it told apart, before.  0, or
- * -ETIMEDOUT when no round lost a mutation's answer.
+ * -ETIMEDOUT when no round within CHAOS_STALL_S lost a mutation's answer.
  */
 static int chaos_lose_answers(struct chaos *c, int l, double *retries)
 {
 	struct env *e = c->e;
 	double lost = 0;
 	char d[64];
+	int64_t give_up = mono_ns() + CHAOS_STALL_S * 1000000000LL;
 	int ret = -ETIMEDOUT;
 
 	*retries = master_metric(e, l, "retried_requests_total");
 	snprintf(d, sizeof(d), "master %d", l);
 	nemesis(c, "start", "lose-answers", d);
-	for (int round = 0; ret && round < CHAOS_LOSE_ROUNDS; round++) {
+	for (int round = 0; ret && mono_ns() < give_up; round++) {
 		double before, now = -1;
 		long done = 0, ok = 0;
 
