@@ -111,6 +111,7 @@ static struct dsmem_conn *dsmem_conn_alloc(struct dsmem_peer *peer)
 	init_waitqueue_head(&conn->sq_wait);
 	INIT_LIST_HEAD(&conn->reap_link);
 	INIT_LIST_HEAD(&conn->rx_list);
+	init_llist_head(&conn->sends_flushed);
 	INIT_LIST_HEAD(&conn->gmrs);
 	INIT_WORK(&conn->rx_work, dsmem_msg_rx_work);
 	INIT_WORK(&conn->up_work, dsmem_conn_up_work);
@@ -287,6 +288,7 @@ err_destroy_qp:
 	/* the receives' flushes may still be queued: see destroy_qp */
 	ib_free_cq(conn->cq);
 	dsmem_msg_recv_free(conn);
+	dsmem_msg_send_free(conn);
 	goto err_dealloc_pd;
 err_free_cq:
 	ib_free_cq(conn->cq);
@@ -302,7 +304,9 @@ err_clear_pd:
  * A drained QP has nothing left to complete, but one that never reached
  * RTS is not drained: moving it to error flushes its posted receives, and
  * those completions may still wait in the CQ for a softirq poll.  Freeing
- * the CQ stops its polling, so the receive buffers go only after it.
+ * the CQ stops its polling, so the receive buffers go only after it, and
+ * so do the sends flushed in error, which rxe may read until its QP is
+ * destroyed.
  */
 static void dsmem_conn_destroy_qp(struct dsmem_conn *conn)
 {
@@ -310,6 +314,7 @@ static void dsmem_conn_destroy_qp(struct dsmem_conn *conn)
 	conn->qp = NULL;
 	ib_free_cq(conn->cq);
 	dsmem_msg_recv_free(conn);
+	dsmem_msg_send_free(conn);
 	dsmem_conn_dealloc_pd(conn);
 }
 

@@ -38,6 +38,7 @@ struct dsmem_recv {
 struct dsmem_send {
 	struct ib_cqe cqe;
 	struct dsmem_conn *conn;
+	struct llist_node flushed;	/* on conn->sends_flushed */
 	u64 dma;
 	u32 len;
 	u8 buf[] __aligned(8);
@@ -255,11 +256,33 @@ static void dsmem_msg_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct dsmem_send *s = container_of(wc->wr_cqe, struct dsmem_send, cqe);
 	struct dsmem_conn *conn = s->conn;
 
-	if (unlikely(wc->status != IB_WC_SUCCESS))
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		dsmem_conn_wc_error(conn, wc);
+		/*
+		 * rxe flushes the send queue as the QP goes to error without
+		 * waiting for its requester, which may still be copying this
+		 * buffer into a packet: it is freed once the QP is destroyed,
+		 * when no requester runs any more (dsmem_msg_send_free).
+		 */
+		llist_add(&s->flushed, &conn->sends_flushed);
+		dsmem_conn_put_credit(conn, &conn->msg_free);
+		return;
+	}
 	ib_dma_unmap_single(conn->ibdev, s->dma, s->len, DMA_TO_DEVICE);
 	dsmem_conn_put_credit(conn, &conn->msg_free);
 	kfree(s);
+}
+
+/* After the QP and its CQ are destroyed: the sends that completed in error. */
+void dsmem_msg_send_free(struct dsmem_conn *conn)
+{
+	struct llist_node *list = llist_del_all(&conn->sends_flushed);
+	struct dsmem_send *s, *next;
+
+	llist_for_each_entry_safe(s, next, list, flushed) {
+		ib_dma_unmap_single(conn->ibdev, s->dma, s->len, DMA_TO_DEVICE);
+		kfree(s);
+	}
 }
 
 /*

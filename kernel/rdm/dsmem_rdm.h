@@ -241,6 +241,8 @@ struct dsmem_conn {
 	unsigned long wd_since;		/* jiffies: no progress since */
 	wait_queue_head_t sq_wait;
 	struct dsmem_recv **recvs;
+	/* sends flushed in error, freed with the QP: dsmem_msg.c */
+	struct llist_head sends_flushed;
 	struct list_head rx_list;	/* received requests, under lock */
 	struct work_struct rx_work;
 	struct work_struct up_work;
@@ -411,6 +413,7 @@ int dsmem_auth_proof(struct net *net, const char *name,
 /* rdm/dsmem_msg.c */
 int dsmem_msg_recv_init(struct dsmem_conn *conn);
 void dsmem_msg_recv_free(struct dsmem_conn *conn);
+void dsmem_msg_send_free(struct dsmem_conn *conn);
 void dsmem_msg_rx_work(struct work_struct *work);
 void dsmem_msg_fail_pending(struct dsmem_conn *conn, int err);
 /* how long a request waits for its reply: the msg_timeout_ms parameter */
