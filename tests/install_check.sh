@@ -72,12 +72,13 @@ check "pkg-config knows libdsstore 0.1.0, requiring libdsuser" \
 store_so=$(ls "$libdir"/libdsstore.so.*.*.* | head -n 1)
 check "SONAME is libdsstore.so.1" \
 	sh -c "objdump -p '$store_so' | grep -q 'SONAME *libdsstore.so.1\$'"
-# the C consumer again, calling libdsstore's newest functions (DSSTORE_1.1, 1.2)
+# the C consumer again, calling libdsstore's newest functions (DSSTORE_1.1 to 1.3)
 check "C consumer of store.h, shared libdsstore" sh -c "
 	gcc -std=c11 -Wall -Wextra -Werror -DDS_CONSUMER_STORE $(pkg-config --cflags libdsstore) \
 		'$cons/consumer.c' -o '$out/c_store' $(pkg-config --libs libdsstore) &&
 	objdump -T '$out/c_store' | grep -q '(DSSTORE_1.1) *ds_store_put_ex\$' &&
 	objdump -T '$out/c_store' | grep -q '(DSSTORE_1.2) *ds_store_segment_drain\$' &&
+	objdump -T '$out/c_store' | grep -q '(DSSTORE_1.3) *ds_store_health_get\$' &&
 	LD_LIBRARY_PATH='$libdir' '$out/c_store'"
 check "libdsstore exports are exactly its version script's, and every function of store.h" bash -c "
 	map=\$(sed -n 's/^[[:space:]]*\(ds_[a-z_]*\);/\1/p' '$top/user/lib/store/libdsstore.map' | sort -u)

@@ -39,6 +39,11 @@ static int store_calls(void)
 	    ds_store_segment_drain("127.0.0.1:1", 0, 1000, NULL, err, sizeof(err)) != -EINVAL ||
 	    ds_store_watch("127.0.0.1:1", 1000, NULL, NULL, err, sizeof(err)) != -EINVAL)
 		return 7;
+	/* DSSTORE_1.3: the client's view of its membership */
+	struct ds_store_health h;
+
+	if (ds_store_health_get(NULL, &h, sizeof(h)) != -EINVAL)
+		return 8;
 	return 0;
 }
 #endif

@@ -438,6 +438,35 @@ void test_put_args(void **)
 	assert_int_equal(st.bytes, sizeof(b));
 }
 
+// The health struct is size-versioned: an older, smaller one gets its
+// own fields and nothing past them; a larger one is refused.  A client
+// that never joined has sent no beat.
+void test_health_args(void **)
+{
+	auto s = detached();
+	ds_store_health h;
+
+	assert_int_equal(ds_store_health_get(nullptr, &h, sizeof(h)), -EINVAL);
+	assert_int_equal(ds_store_health_get(s.get(), nullptr, sizeof(h)), -EINVAL);
+	assert_string_equal(ds_store_errmsg(s.get()), "no health pointer");
+	assert_int_equal(ds_store_health_get(s.get(), &h, sizeof(h) + 8), -E2BIG);
+	assert_non_null(strstr(ds_store_errmsg(s.get()), "this library knows"));
+
+	memset(&h, 0xa5, sizeof(h));
+	assert_int_equal(ds_store_health_get(s.get(), &h, sizeof(h)), 0);
+	assert_int_equal(h.client_id, 0);
+	assert_int_equal(h.beats_ok + h.beats_failed + h.rejoins, 0);
+	assert_int_equal(h.last_ok_ns + h.last_failed_ns, 0);
+	assert_int_equal(h.last_error, 0);
+
+	memset(&h, 0xa5, sizeof(h));
+	size_t old = offsetof(ds_store_health, beats_failed);
+	assert_int_equal(ds_store_health_get(s.get(), &h, old), 0);
+	assert_int_equal(h.client_id, 0);
+	assert_int_equal(h.beats_ok, 0);
+	assert_int_equal(h.beats_failed, 0xa5a5a5a5a5a5a5a5ull);	// not written
+}
+
 void test_other_args(void **)
 {
 	auto s = detached();
@@ -1074,6 +1103,7 @@ int main(void)
 		cmocka_unit_test(test_open_args),
 		cmocka_unit_test(test_null_handle),
 		cmocka_unit_test(test_put_args),
+		cmocka_unit_test(test_health_args),
 		cmocka_unit_test(test_other_args),
 		cmocka_unit_test(test_unknown_task),
 		cmocka_unit_test(test_task_states),

@@ -440,6 +440,22 @@ DS_EXPORT int ds_store_stat(struct ds_store *s, const char *key, struct ds_store
 	});
 }
 
+DS_EXPORT int ds_store_health_get(struct ds_store *s, struct ds_store_health *h, size_t size)
+{
+	return guarded([&] {
+		if (!s || !h)
+			return fail(-EINVAL, s ? "no health pointer" : "no store handle");
+		if (size > sizeof(ds_store_health))
+			return fail(-E2BIG, "a struct ds_store_health of " + std::to_string(size) +
+						    " bytes; this library knows " +
+						    std::to_string(sizeof(ds_store_health)));
+		ds_store_health all;
+		s->client.health(&all);
+		std::memcpy(h, &all, size);
+		return 0;
+	});
+}
+
 DS_EXPORT int ds_store_master_info(const char *masters, struct ds_store_master_info *info,
 				   char *errbuf, size_t errlen)
 {

@@ -294,6 +294,8 @@ public:
 			       std::vector<struct BatchItem> *out, std::string *err);
 
 	uint64_t client_id() const { return client_id_.load(); }
+	// Its membership as this client saw it: its heartbeats and rejoins.
+	void health(ds_store_health *h) const;
 
 private:
 	struct Worker {
@@ -436,6 +438,12 @@ private:
 	std::vector<uint64_t> earlier_puts(const std::string &key);
 
 	std::mutex rejoin_mu_;
+	// The heartbeats' record (health()); instants of steady_clock,
+	// CLOCK_MONOTONIC, when each beat was sent.
+	mutable std::mutex health_mu_;
+	uint64_t beats_ok_ = 0, beats_failed_ = 0, rejoins_ = 0;
+	int64_t last_ok_ns_ = 0, last_failed_ns_ = 0;
+	int last_error_ = 0;
 	std::mutex stop_mu_;
 	std::condition_variable stop_cv_;
 	std::atomic<bool> stopping_{false};

@@ -214,7 +214,12 @@ int ClientCore::rejoin(uint64_t seen_id)
 	if (client_id_.load() != seen_id || stopping_ || leaving_)
 		return 0;
 	std::string err;
-	return join(seen_id, &err);
+	int ret = join(seen_id, &err);
+	if (!ret) {
+		std::lock_guard<std::mutex> hg(health_mu_);
+		rejoins_++;
+	}
+	return ret;
 }
 
 // Until every other member's DRAM segment is granted to our node, the
@@ -283,12 +288,40 @@ void ClientCore::heartbeat_loop()
 		req.set_client_id(id);
 		std::string err;
 		grpc::Status last;
+		int64_t sent = std::chrono::duration_cast<std::chrono::nanoseconds>(
+				       std::chrono::steady_clock::now().time_since_epoch())
+				       .count();
 		int ret = masters_.call(&pb::Master::Stub::Heartbeat, req, &resp,
 					Clock::now() + std::chrono::milliseconds(2 * period + 500),
 					&err, &last);
+		{
+			// A leader that forgot us answered: the beat got through.
+			std::lock_guard<std::mutex> g(health_mu_);
+			if (ret == 0 || ret == -ENOENT) {
+				beats_ok_++;
+				last_ok_ns_ = sent;
+			} else {
+				beats_failed_++;
+				last_failed_ns_ = sent;
+				last_error_ = ret;
+			}
+		}
 		if (ret == -ENOENT && !leaving_)	// a new leader that never heard of us
 			rejoin(id);
 	}
+}
+
+void ClientCore::health(ds_store_health *h) const
+{
+	std::lock_guard<std::mutex> g(health_mu_);
+	*h = {};
+	h->client_id = client_id_.load();
+	h->beats_ok = beats_ok_;
+	h->beats_failed = beats_failed_;
+	h->rejoins = rejoins_;
+	h->last_ok_ns = static_cast<uint64_t>(last_ok_ns_);
+	h->last_failed_ns = static_cast<uint64_t>(last_failed_ns_);
+	h->last_error = last_error_;
 }
 
 // Its own thread: a slow MasterInfo/SegmentList, or grants and peers

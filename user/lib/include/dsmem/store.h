@@ -307,6 +307,27 @@ int ds_store_stat(struct ds_store *s, const char *key,
 		  struct ds_store_object_info *info);
 
 /*
+ * The client's membership as it saw it: its heartbeats to the leading
+ * master and its rejoins.  A beat is answered when a master took it
+ * (a leader that had forgotten the client answers too, and the client
+ * joins again); it failed when no master answered it in time.  Instants
+ * are CLOCK_MONOTONIC nanoseconds of when the beat was sent, 0 for never.
+ * size is sizeof(*h) as the caller knows it: a smaller, older struct
+ * gets its fields only, and a larger one is -E2BIG.
+ */
+struct ds_store_health {
+	uint64_t client_id;		/* the master's id for it; 0 before it joined */
+	uint64_t beats_ok;		/* heartbeats a master answered */
+	uint64_t beats_failed;		/* heartbeats no master answered in time */
+	uint64_t rejoins;		/* times it joined again under a new id */
+	uint64_t last_ok_ns;		/* the last answered beat's sending */
+	uint64_t last_failed_ns;	/* the last failed beat's sending */
+	int32_t last_error;		/* that beat's -errno */
+	uint32_t reserved;
+};
+int ds_store_health_get(struct ds_store *s, struct ds_store_health *h, size_t size);
+
+/*
  * Read-only views that need no segment and no node: dsctl's master show
  * and segment show.  cfg->node_id and segment_size are ignored.
  */

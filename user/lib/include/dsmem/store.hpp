@@ -89,6 +89,7 @@ using TaskStatus = ds_store_task_status;
 // Its soft pin is in flags (is_soft_pinned()); expires_ns (0: never) and
 // atime_ns are CLOCK_REALTIME.
 using ObjectInfo = ds_store_object_info;
+using Health = ds_store_health;
 // The master's figures, evictions and watermarks among them.
 using MasterInfo = struct ds_store_master_info;
 
@@ -365,6 +366,15 @@ public:
 		if (int r = ds_store_stat(get(), key.c_str(), &info))
 			return error{r, ds_store_errmsg(get())};
 		return info;
+	}
+
+	// Its heartbeats and rejoins, as this client saw them.
+	result<Health> health() const
+	{
+		Health h{};
+		if (int r = ds_store_health_get(get(), &h, sizeof(h)))
+			return error{r, ds_store_errmsg(get())};
+		return h;
 	}
 
 private:
