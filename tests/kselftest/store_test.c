@@ -2857,6 +2857,69 @@ static long chaos_deaths(struct env *e, int i, int node)
 }
 
 /*
+ * The clients master i declared dead after its first skip deaths: how
+ * many of them show no failed heartbeat sent at or after since_ns
+ * (CLOCK_MONOTONIC) in their worker's log (store_worker's health
+ * watcher).  Such a client's beats got through, so its death was the
+ * master's doing; one whose beats failed was cut off, as a client may
+ * be after its master's stall, and is said as such.
+ */
+static int chaos_unexcused_deaths(struct env *e, int i, long skip, int64_t since_ns)
+{
+	char path[PATH_MAX], line[1024];
+	int unexcused = 0;
+	long seen = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/master%d.log", e->dir, i);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		const char *p = strstr(line, ") dead: no heartbeat for ");
+		unsigned long long client, last = 0;
+		char wlog[PATH_MAX], wl[1024];
+		int node, w, err = 0;
+		FILE *wf;
+
+		if (!p || seen++ < skip)
+			continue;
+		p = strstr(line, "client ");
+		if (!p || sscanf(p, "client %llu (node %d)", &client, &node) != 2)
+			continue;
+		w = node - CLIENT_NODE - e->base;
+		snprintf(wlog, sizeof(wlog), "%s/worker%d.log", e->dir, w);
+		wf = fopen(wlog, "re");
+		while (wf && fgets(wl, sizeof(wl), wf)) {
+			const char *h = strstr(wl, "store_worker: heartbeat failed=");
+			unsigned long long at;
+			int er;
+
+			if (h && (h = strstr(h, "last_failed_ns=")) &&
+			    sscanf(h, "last_failed_ns=%llu err=%d", &at, &er) == 2 && at >= last) {
+				last = at;
+				err = er;
+			}
+		}
+		if (wf)
+			fclose(wf);
+		if (last >= (unsigned long long)since_ns) {
+			fprintf(stderr,
+				"# chaos: client %llu (node %d) was declared dead; its heartbeats "
+				"failed after the stall too (last sent %lld ms after it, %s): cut off\n",
+				client, node, (long long)(last - since_ns) / 1000000, strerror(-err));
+		} else {
+			fprintf(stderr,
+				"# chaos: client %llu (node %d) was declared dead, and no heartbeat of "
+				"it failed after the stall\n", client, node);
+			unexcused++;
+		}
+	}
+	fclose(f);
+	return unexcused;
+}
+
+/*
  * Until master i's log says the client of dsmem node node was declared
  * dead once more than before (its death and the salvage of its replicas
  * are in the log, the re-replication just kicked): 0; or -ETIMEDOUT
@@ -3190,6 +3253,16 @@ static int chaos_tier_verdict(struct chaos *c)
 	return bad ? -1 : flushed;
 }
 
+/*
+ * The randomized kinds that act on the leader itself and mean nothing
+ * without one: stall-leader (7), kill-client-then-leader (8),
+ * lose-answers (10), kill-leader-mid-flush (11).
+ */
+static bool chaos_needs_leader(int kind)
+{
+	return kind == 7 || kind == 8 || kind == 10 || kind == 11;
+}
+
 static void chaos_fault(struct __test_metadata *_metadata, struct chaos *c, int64_t until)
 {
 	struct env *e = c->e;
@@ -3200,16 +3273,16 @@ static void chaos_fault(struct __test_metadata *_metadata, struct chaos *c, int6
 	char a[32], named[64], info[1024], key[32];
 	double retries;
 	uint64_t version;
+	int64_t resumed;
 	long deaths;
 
 	/* a fault aimed at the leader waits for one (a takeover the last
 	 * fault began may be under way) rather than be skipped unseen */
-	for (int k = 0; l < 0 && k < 20 && (which == 7 || which == 8 || which == 10 || which == 11);
-	     k++) {
+	for (int k = 0; l < 0 && k < 20 && chaos_needs_leader(which); k++) {
 		sleep_ms(1000);
 		l = chaos_leader(c);
 	}
-	if (l < 0 && (which == 7 || which == 8 || which == 10 || which == 11)) {
+	if (l < 0 && chaos_needs_leader(which)) {
 		fprintf(stderr, "# nemesis: fault kind %d skipped: no master leads\n", which);
 		return;
 	}
@@ -3278,6 +3351,7 @@ static void chaos_fault(struct __test_metadata *_metadata, struct chaos *c, int6
 		/* the stall's length is the fault's, between the two bounds */
 		sleep_ms(CHAOS_STALL_LEADER_MS - 500 + chaos_rand(c, 1000));
 		kill(e->m[i].pid, SIGCONT);
+		resumed = mono_ns();
 		/* healed when it answers again */
 		for (int k = 0; k < 100; k++) {
 			chaos_named_leader(master_addr(i, a, sizeof(a)), named, sizeof(named));
@@ -3287,8 +3361,9 @@ static void chaos_fault(struct __test_metadata *_metadata, struct chaos *c, int6
 		}
 		nemesis(c, "stop", "stall-leader", d);
 		fprintf(stderr, "# chaos: master %d after its stall names %s as the leader; "
-			"%ld clients declared dead meanwhile\n", i, named[0] ? named : "nobody",
-			chaos_deaths(e, i, -1) - deaths);
+			"%ld clients declared dead meanwhile, %d of them with beats getting through\n",
+			i, named[0] ? named : "nobody", chaos_deaths(e, i, -1) - deaths,
+			chaos_unexcused_deaths(e, i, deaths, resumed));
 		break;
 	case 8:	/* SIGKILL a client, and the leader while that client's
 		 * replicas are salvage (its death logged, the copies just
@@ -3505,6 +3580,7 @@ static int chaos_schedule(struct __test_metadata *_metadata, struct chaos *c)
 		case CF_STALL_LEADER: {
 			long deaths = chaos_deaths(e, l, -1);
 			char named[64] = "";
+			int64_t resumed;
 
 			if (e->m[l].pid <= 0)
 				return -1;
@@ -3516,6 +3592,7 @@ static int chaos_schedule(struct __test_metadata *_metadata, struct chaos *c)
 			/* the fault's length, not a wait for anything */
 			sleep_ms(CHAOS_STALL_LEADER_MS);
 			kill(e->m[l].pid, SIGCONT);
+			resumed = mono_ns();
 			ret = -ETIMEDOUT;
 			for (int k = 0; ret && k < CHAOS_STALL_S * 2; k++) {
 				chaos_named_leader(a[l], named, sizeof(named));
@@ -3537,10 +3614,16 @@ static int chaos_schedule(struct __test_metadata *_metadata, struct chaos *c)
 				!strcmp(named, a[l]) ? "it kept the lead" : "it lost the lead");
 			if (strcmp(named, a[l]))
 				chaos_say_lost(e, l);
-			/* its clients went on beating: not one was dead */
-			EXPECT_EQ(deaths, chaos_deaths(e, l, -1))
-				TH_LOG("master %d declared live clients dead after a %d ms stall", l,
-				       CHAOS_STALL_LEADER_MS);
+			/*
+			 * Its clients went on beating: not one was declared
+			 * dead whose heartbeats got through.  (One that could
+			 * not reach the resumed master -- on a starved host a
+			 * client once took 15 s to -- still dies, past the
+			 * master's grace, and its log says why.)
+			 */
+			EXPECT_EQ(0, chaos_unexcused_deaths(e, l, deaths, resumed))
+				TH_LOG("master %d declared clients dead whose beats got through, "
+				       "after a %d ms stall", l, CHAOS_STALL_LEADER_MS);
 			break;
 		}
 		case CF_PAUSE_LEADER:

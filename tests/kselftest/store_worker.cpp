@@ -127,6 +127,7 @@
 //                                          (Replicate, at the first master
 //                                          only: no retry at another)
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -1198,6 +1199,34 @@ int oneshot(const args &a)
 
 }  // namespace
 
+// The heartbeats' failures and rejoins, as they come, into the log
+// (stderr): the chaos test tells a client cut off from its leader from
+// one a master declared dead wrongly (store_test.c, the stall).  Polled,
+// so a burst shows as its last beat; stops before a close.
+std::atomic<bool> g_watch_stop{false};
+
+void watch_health()
+{
+	uint64_t failed = 0, rejoins = 0;
+
+	while (!g_watch_stop.load()) {
+		std::this_thread::sleep_for(std::chrono::milliseconds(100));
+		ds_store_health h;
+		if (ds_store_health_get(store, &h, sizeof(h)))
+			return;
+		if (h.beats_failed == failed && h.rejoins == rejoins)
+			continue;
+		failed = h.beats_failed;
+		rejoins = h.rejoins;
+		std::fprintf(stderr,
+			     "store_worker: heartbeat failed=%" PRIu64 " last_failed_ns=%" PRIu64
+			     " err=%d ok=%" PRIu64 " last_ok_ns=%" PRIu64 " rejoins=%" PRIu64
+			     " client=%" PRIu64 "\n",
+			     h.beats_failed, h.last_failed_ns, h.last_error, h.beats_ok,
+			     h.last_ok_ns, h.rejoins, h.client_id);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const args a = parse(argc, argv);
@@ -1235,6 +1264,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	std::printf("ready node=%u segment=%" PRIu64 "\n", a.node, a.segment);
+	std::thread watcher(watch_health);
 
 	char *line = nullptr;
 	size_t cap = 0;
@@ -1291,6 +1321,8 @@ int main(int argc, char **argv)
 			continue;
 		} else if (c == "close") {
 			o.parse(w, 1);
+			g_watch_stop = true;
+			watcher.join();
 			ds_store_close(store, o.drain);
 			std::printf("ok\n");
 			return 0;
