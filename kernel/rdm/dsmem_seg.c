@@ -778,14 +778,36 @@ static void dsmem_gmrs_revoke(struct list_head *out)
  * while the peer answers: seg and conn are the caller's to hold.  A
  * previous grant there is replaced once the peer took the new one.
  */
+/*
+ * The connection's registrations of seg sent before gen go (their rkeys
+ * die at the NIC), all but keep; true if one sent after gen remains.
+ */
+static bool dsmem_seg_drop_older(struct dsmem_seg *seg, struct dsmem_conn *conn,
+				 struct dsmem_gmr *keep, u64 gen)
+{
+	struct dsmem_gmr *it, *tmp;
+	bool newer = false;
+
+	list_for_each_entry_safe(it, tmp, &seg->gmrs, seg_link) {
+		if (it->conn != conn || it == keep)
+			continue;
+		if (it->gen > gen) {
+			newer = true;
+		} else {
+			dsmem_gmr_unlink(it);
+			dsmem_gmr_free(it);
+		}
+	}
+	return newer;
+}
+
 static int dsmem_seg_push(struct dsmem_seg *seg, struct dsmem_conn *conn,
 			  u32 perm)
 {
 	struct dsmem_node *node = seg->node;
 	struct dsmem_wire_msg req, reply;
-	struct dsmem_gmr *gmr, *it, *tmp;
+	struct dsmem_gmr *gmr, *it;
 	struct dsmem_msg_wait w;
-	bool newer = false;
 	void *data;
 	u64 gen;
 	int ret;
@@ -824,10 +846,14 @@ static int dsmem_seg_push(struct dsmem_seg *seg, struct dsmem_conn *conn,
 		dsmem_gmr_unlink(gmr);
 		dsmem_gmr_free(gmr);
 		/*
-		 * A peer that does not answer starts over; one that refuses
-		 * (it is out of memory, say) keeps its connection, without
-		 * the grant, rather than reconnect to be refused again.
+		 * The grant changed, so what the peer held before goes too:
+		 * a narrowing from rw to r that it refused must not leave it
+		 * the rw rkeys.  A peer that does not answer starts over; one
+		 * that refuses (it is out of memory, say) keeps its
+		 * connection, without the grant, rather than reconnect to be
+		 * refused again.
 		 */
+		dsmem_seg_drop_older(seg, conn, NULL, gen);
 		if (ret == -ETIMEDOUT)
 			dsmem_conn_close(conn, ret);
 		return ret;
@@ -837,17 +863,7 @@ static int dsmem_seg_push(struct dsmem_seg *seg, struct dsmem_conn *conn,
 	 * The peer keeps the grant it received last, the newest sent: the
 	 * older ones go, and this one too if a newer one was sent.
 	 */
-	list_for_each_entry_safe(it, tmp, &seg->gmrs, seg_link) {
-		if (it->conn != conn || it == gmr)
-			continue;
-		if (it->gen > gen) {
-			newer = true;
-		} else {
-			dsmem_gmr_unlink(it);
-			dsmem_gmr_free(it);
-		}
-	}
-	if (newer) {
+	if (dsmem_seg_drop_older(seg, conn, gmr, gen)) {
 		dsmem_gmr_unlink(gmr);
 		dsmem_gmr_free(gmr);
 	}

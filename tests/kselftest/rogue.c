@@ -26,6 +26,8 @@
 /* larger than the node takes, for messages that must not fit */
 #define ROGUE_SEND_MAX	(2 * ROGUE_MSG_MAX)
 #define ROGUE_SEND_ID	UINT64_MAX
+#define ROGUE_WRITE_ID	(UINT64_MAX - 1)
+#define ROGUE_GRANTS	4		/* the last GRANTs kept */
 
 struct rogue {
 	struct rdma_event_channel *ch;
@@ -43,7 +45,10 @@ struct rogue {
 	unsigned int nbacklog;
 	uint32_t seq, tag;
 	unsigned int grants;
+	struct rogue_grant granted[ROGUE_GRANTS];	/* by grants % ROGUE_GRANTS */
 	bool sent;
+	bool written;
+	enum ibv_wc_status write_status;
 	bool closed;
 	/* the ACCEPT's private data and the node's QPN, once established */
 	uint8_t accept_pd[64];
@@ -137,6 +142,14 @@ static int poll_one(struct rogue *r)
 
 	if (n <= 0)
 		return n < 0 ? -EIO : 0;
+	if (wc.wr_id == ROGUE_WRITE_ID) {
+		r->written = true;
+		r->write_status = wc.status;
+		/* refused: the QP is in error, the connection over */
+		if (wc.status != IBV_WC_SUCCESS)
+			r->closed = true;
+		return 1;
+	}
 	if (wc.status != IBV_WC_SUCCESS) {
 		/* the QP is in error: the node went, or refused us */
 		r->closed = true;
@@ -183,6 +196,44 @@ static bool has_sent(const struct rogue *r)
 static bool has_ready(const struct rogue *r)
 {
 	return r->nready > 0;
+}
+
+static bool has_written(const struct rogue *r)
+{
+	return r->written;
+}
+
+int rogue_write(struct rogue *r, uint64_t addr, uint32_t rkey, const void *buf, size_t len)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)send_buf(r),
+		.length = (uint32_t)len,
+		.lkey = r->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = ROGUE_WRITE_ID,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = addr, .rkey = rkey },
+	}, *bad;
+	int ret;
+
+	if (len > ROGUE_SEND_MAX)
+		return -EMSGSIZE;
+	if (r->closed)
+		return -ECONNRESET;
+	memcpy(send_buf(r), buf, len);
+	r->written = false;
+	if (ibv_post_send(r->id->qp, &wr, &bad))
+		return -EIO;
+	ret = poll_until(r, has_written, now_ms() + 10000);
+	/* a refused write puts the QP in error: the completion says why */
+	if (r->written)
+		return r->write_status == IBV_WC_SUCCESS ? 0 :
+		       r->write_status == IBV_WC_REM_ACCESS_ERR ? -EACCES : -EIO;
+	return ret;
 }
 
 int rogue_send_raw(struct rogue *r, const void *buf, size_t len)
@@ -233,10 +284,25 @@ static bool handled(struct rogue *r, const struct dsmem_wire_msg *m)
 		return true;
 	if (m->opcode != DSMEM_WIRE_GRANT && m->opcode != DSMEM_WIRE_REVOKE)
 		return false;
-	r->grants += m->opcode == DSMEM_WIRE_GRANT;
-	if (r->mode == ROGUE_ANSWER) {
+	if (m->opcode == DSMEM_WIRE_GRANT) {
+		struct rogue_grant *g = &r->granted[r->grants % ROGUE_GRANTS];
+		struct dsmem_wire_grant_info gi;
+
+		memset(g, 0, sizeof(*g));
+		if (m->data && !dsmem_wire_grant_decode(m->data, m->len, &gi)) {
+			*g = (struct rogue_grant){ .base = gi.base, .size = gi.size,
+						   .span = gi.span, .perm = gi.perm,
+						   .nkeys = gi.nkeys };
+			if (gi.nkeys)
+				g->rkey0 = dsmem_wire_grant_rkey(&gi, 0);
+		}
+		r->grants++;
+	}
+	if (r->mode == ROGUE_ANSWER || r->mode == ROGUE_REFUSE) {
 		reply.opcode = m->opcode == DSMEM_WIRE_GRANT ? DSMEM_WIRE_REPLY_GRANT :
 							       DSMEM_WIRE_REPLY_REVOKE;
+		if (r->mode == ROGUE_REFUSE && m->opcode == DSMEM_WIRE_GRANT)
+			reply.status = ENOMEM;
 		rogue_send(r, &reply);
 	}
 	return true;
@@ -320,6 +386,19 @@ int rogue_wait_closed(struct rogue *r, int timeout_ms)
 unsigned int rogue_grants(const struct rogue *r)
 {
 	return r->grants;
+}
+
+void rogue_set_mode(struct rogue *r, enum rogue_mode mode)
+{
+	r->mode = mode;
+}
+
+int rogue_grant(const struct rogue *r, unsigned int back, struct rogue_grant *g)
+{
+	if (back >= ROGUE_GRANTS || back >= r->grants)
+		return -ENOENT;
+	*g = r->granted[(r->grants - 1 - back) % ROGUE_GRANTS];
+	return 0;
 }
 
 const uint8_t *rogue_proof(const struct rogue *r)

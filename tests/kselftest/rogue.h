@@ -20,6 +20,7 @@ struct rogue;
 enum rogue_mode {
 	ROGUE_ANSWER,		/* REPLY_GRANT / REPLY_REVOKE, status 0 */
 	ROGUE_SILENT,		/* never */
+	ROGUE_REFUSE,		/* a GRANT: REPLY_GRANT, status ENOMEM; a REVOKE: 0 */
 };
 
 /*
@@ -91,5 +92,26 @@ int rogue_call(struct rogue *r, struct dsmem_wire_msg *req, struct dsmem_wire_ms
 int rogue_wait_closed(struct rogue *r, int timeout_ms);
 /* GRANTs the rogue received so far */
 unsigned int rogue_grants(const struct rogue *r);
+/* how it answers the node's GRANTs and REVOKEs from now on */
+void rogue_set_mode(struct rogue *r, enum rogue_mode mode);
+
+/* A GRANT received: the segment's range, its permissions, its first key. */
+struct rogue_grant {
+	uint64_t base;
+	uint64_t size;
+	uint64_t span;		/* bytes each key covers */
+	uint32_t perm;		/* DSMEM_PERM_* */
+	uint32_t nkeys;
+	uint32_t rkey0;		/* for [base, base + span) */
+};
+
+/* The GRANT received back GRANTs before the last (0: the last); -ENOENT. */
+int rogue_grant(const struct rogue *r, unsigned int back, struct rogue_grant *g);
+/*
+ * An RDMA WRITE of len bytes (at most a message's) to the node's addr
+ * under rkey.  0 once it completed; -EACCES when the node refused it
+ * (which ends the connection, its QP in error); another -errno.
+ */
+int rogue_write(struct rogue *r, uint64_t addr, uint32_t rkey, const void *buf, size_t len);
 
 #endif

@@ -463,6 +463,67 @@ TEST_F_TIMEOUT(rogue, silent_peer_stalls_nobody, 240)
 	self->msg_timeout = 0;
 }
 
+/* Node 1's narrowing of the rogue's grant of a segment to read-only. */
+struct narrowing {
+	struct ds_ctx *ctx;
+	uint32_t seg_id;
+	int ret;
+};
+
+static void *narrow(void *arg)
+{
+	struct narrowing *n = arg;
+
+	n->ret = ds_seg_grant(n->ctx, 1, n->seg_id, ROGUE_ID, DSMEM_PERM_READ);
+	return NULL;
+}
+
+/*
+ * A narrowing the peer refuses takes its write access all the same.
+ * Node 1 narrows the rogue's grant of seg from rw to r, and the rogue
+ * answers that GRANT with ENOMEM, as an honest peer out of memory would.
+ * The rw registration it held must not outlive the refusal: a write
+ * under its rkey, which landed before, is refused at the NIC, and the
+ * bytes stay as they were.
+ */
+TEST_F_TIMEOUT(rogue, refused_narrowing_keeps_no_write, 120)
+{
+	char before[64] = "written under the rw grant";
+	char after[64] = "written after the narrowing was refused";
+	struct narrowing n = { .ctx = self->ctx, .seg_id = self->seg_id };
+	struct rogue_grant g = {};
+	struct dsmem_wire_msg m;
+	unsigned int grants;
+	char in[64];
+	pthread_t t;
+	int ret;
+
+	/* seg's rw grant, of the two the rogue answered */
+	for (unsigned int back = 0; !rogue_grant(self->r, back, &g) && g.base != self->seg; back++)
+		;
+	ASSERT_EQ(self->seg, g.base);
+	ASSERT_EQ(DSMEM_PERM_ALL, g.perm);
+	ASSERT_EQ(0, rogue_write(self->r, self->seg + 8192, g.rkey0, before, sizeof(before)));
+	ASSERT_EQ(0, ds_rdm_read(self->ctx, 2, self->seg + 8192, in, sizeof(in)));
+	ASSERT_EQ(0, memcmp(before, in, sizeof(in))) TH_LOG("the rw write did not land");
+
+	grants = rogue_grants(self->r);
+	rogue_set_mode(self->r, ROGUE_REFUSE);
+	ASSERT_EQ(0, pthread_create(&t, NULL, narrow, &n));
+	/* the node's GRANT is refused as it comes */
+	for (int i = 0; i < 600 && rogue_grants(self->r) == grants; i++)
+		rogue_recv(self->r, &m, NULL, 0, 100);
+	pthread_join(t, NULL);
+	ASSERT_LT(grants, rogue_grants(self->r));
+	EXPECT_EQ(-ENOMEM, n.ret) TH_LOG("the refused narrowing ended with %d", n.ret);
+
+	ret = rogue_write(self->r, self->seg + 8192, g.rkey0, after, sizeof(after));
+	EXPECT_EQ(-EACCES, ret) TH_LOG("a write under the old rw rkey ended with %d", ret);
+	ASSERT_EQ(0, ds_rdm_read(self->ctx, 2, self->seg + 8192, in, sizeof(in)));
+	EXPECT_EQ(0, memcmp(before, in, sizeof(in))) TH_LOG("the segment holds '%.64s'", in);
+	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
+}
+
 /* A message larger than the node's receive buffers ends the connection. */
 TEST_F_TIMEOUT(rogue, oversize_message_closes, 120)
 {
