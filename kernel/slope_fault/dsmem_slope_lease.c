@@ -319,10 +319,16 @@ static void dsmem_slope_lease_clear(struct dsmem_slope *s, u32 lease,
 {
 	struct dsmem_slope_lease *l = xa_load(&s->held, lease), *it;
 	unsigned long pos = (a - dsmem_slope_lease_base(lease)) >> PAGE_SHIFT;
-	unsigned long n = len >> PAGE_SHIFT, i, held = 0;
+	unsigned long n = len >> PAGE_SHIFT, i, held = 0, set = 0, bit;
 
+	/* only what was in use leaves the count: a lease still backing an
+	 * object is never emptied by a free of addresses around it
+	 */
+	for (bit = find_next_bit(l->used, pos + n, pos); bit < pos + n;
+	     bit = find_next_bit(l->used, pos + n, bit + 1))
+		set++;
 	bitmap_clear(l->used, pos, n);
-	l->nused -= min_t(u64, l->nused, n);
+	l->nused -= min_t(u64, l->nused, set);
 	if (l->nused || l->returning ||
 	    o->nreturns == ARRAY_SIZE(o->returns))
 		return;
@@ -470,6 +476,40 @@ static bool dsmem_slope_free_allowed(struct dsmem_slope *s,
 }
 
 /*
+ * Whether every address of these that lies in a lease this node holds is
+ * in use there: a peer frees what was allocated, nothing else.  A free
+ * of unallocated addresses would count a lease empty while objects still
+ * live in it, and the lease, given back, would hand their addresses out
+ * again.
+ */
+static bool dsmem_slope_free_in_use(struct dsmem_slope *s,
+				    const struct dsmem_slope_extent *e, u32 n)
+{
+	bool ok = true;
+	u32 i;
+
+	mutex_lock(&s->lease_lock);
+	for (i = 0; i < n && ok; i++) {
+		u64 a = e[i].addr, end = a + e[i].len;
+
+		while (a < end && ok) {
+			u32 lease = dsmem_slope_lease_of(a);
+			u64 base = dsmem_slope_lease_base(lease);
+			u64 stop = min(end, dsmem_slope_lease_base(lease + 1));
+			struct dsmem_slope_lease *l = xa_load(&s->held, lease);
+			unsigned long pos = (a - base) >> PAGE_SHIFT;
+			unsigned long last = (stop - base) >> PAGE_SHIFT;
+
+			if (l && find_next_zero_bit(l->used, last, pos) < last)
+				ok = false;
+			a = stop;
+		}
+	}
+	mutex_unlock(&s->lease_lock);
+	return ok;
+}
+
+/*
  * A relayed free comes from the node responsible for the lease, which
  * knows its holder; nobody else may say it relays.
  */
@@ -553,7 +593,8 @@ int dsmem_slope_on_free(struct dsmem_conn *conn, void *priv,
 					DSMEM_SLOPE_SIZE >> PAGE_SHIFT,
 					&(u64){ 0 });
 	if (!ret && ((m->aux && !dsmem_slope_relay_allowed(from, e, n)) ||
-		     !dsmem_slope_free_allowed(s, e, n))) {
+		     !dsmem_slope_free_allowed(s, e, n) ||
+		     !dsmem_slope_free_in_use(s, e, n))) {
 		dsmem_stat_inc(DSMEM_STAT_SLOPE_FREE_DENIED);
 		pr_notice_ratelimited("node %u: node %u frees Slope addresses it cannot own, refusing\n",
 				      s->node->id, from);

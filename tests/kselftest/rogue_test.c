@@ -912,6 +912,44 @@ TEST_F_TIMEOUT(rogue, slope_leases_and_frees_are_bounded, 120)
 }
 
 /*
+ * A free of addresses node 1 never allocated, in a lease it holds, is
+ * refused and counted.  Taken, it would count the lease empty while node
+ * 1's object still lives in it, and the lease, given back, would hand
+ * that object's addresses out again.
+ */
+TEST_F_TIMEOUT(rogue, slope_free_of_unallocated_refused, 120)
+{
+	uint64_t fdenied = stat_value(self->ctx, "slope_free_denied");
+	struct dsmem_ioc_slope_alloc obj = { .len = 64 * 4096, .flags = DSMEM_SLOPE_NEW_OBJECT };
+	struct dsmem_ioc_slope_alloc next = obj;
+	struct dsmem_wire_slope_extent w;
+	struct dsmem_wire_msg req, m;
+	uint64_t hole;
+	int fd;
+
+	fd = attach_open(1);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, DSMEM_IOC_SLOPE_ALLOC, &obj)) TH_LOG("%s", strerror(errno));
+	/* past the object, in its lease: addresses nobody was given */
+	hole = obj.addr + obj.len;
+	ASSERT_EQ((obj.addr - DSMEM_SLOPE_BASE) >> DSMEM_SLOPE_LEASE_SHIFT,
+		  (hole + obj.len - 1 - DSMEM_SLOPE_BASE) >> DSMEM_SLOPE_LEASE_SHIFT);
+	w.addr = htole64(hole);
+	w.len = htole64(obj.len);
+	req = (struct dsmem_wire_msg){ .opcode = DSMEM_WIRE_SLOPE_FREE, .len = sizeof(w), .data = &w };
+	ASSERT_EQ(0, rogue_call(self->r, &req, &m, NULL, 0, WAIT_MS));
+	EXPECT_EQ(EACCES, m.status) TH_LOG("a free of unallocated addresses answered %u", m.status);
+	EXPECT_EQ(fdenied + 1, stat_value(self->ctx, "slope_free_denied"));
+	/* the object keeps its addresses: the next one lies elsewhere */
+	ASSERT_EQ(0, ioctl(fd, DSMEM_IOC_SLOPE_ALLOC, &next));
+	EXPECT_TRUE(next.addr >= obj.addr + obj.len || next.addr + next.len <= obj.addr)
+		TH_LOG("object at %#llx, the next at %#llx", (unsigned long long)obj.addr,
+		       (unsigned long long)next.addr);
+	close(fd);
+	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
+}
+
+/*
  * A rogue that asks for the handshake and never proves anything: nothing
  * served, and closed at the handshake deadline.
  */
