@@ -2832,13 +2832,22 @@ static void sleep_ms(unsigned ms)
 	usleep(ms * 1000);
 }
 
+/* A log of the run's directory (master0.log, worker2.log, ...), or NULL. */
+static FILE *env_log(struct env *e, const char *what, int i)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s%d.log", e->dir, what, i);
+	return fopen(path, "re");
+}
+
 /*
  * The lines of master i's log that say a client was declared dead: of
  * dsmem node node, or (node < 0) of any.
  */
 static long chaos_deaths(struct env *e, int i, int node)
 {
-	char path[PATH_MAX], line[1024], what[64];
+	char line[1024], what[64];
 	long n = 0;
 	FILE *f;
 
@@ -2846,8 +2855,7 @@ static long chaos_deaths(struct env *e, int i, int node)
 		snprintf(what, sizeof(what), ") dead: no heartbeat for ");
 	else
 		snprintf(what, sizeof(what), "(node %d) dead: no heartbeat for ", node);
-	snprintf(path, sizeof(path), "%s/master%d.log", e->dir, i);
-	f = fopen(path, "re");
+	f = env_log(e, "master", i);
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f))
@@ -2866,20 +2874,18 @@ static long chaos_deaths(struct env *e, int i, int node)
  */
 static int chaos_unexcused_deaths(struct env *e, int i, long skip, int64_t since_ns)
 {
-	char path[PATH_MAX], line[1024];
+	char line[1024];
 	int unexcused = 0;
 	long seen = 0;
-	FILE *f;
+	FILE *f = env_log(e, "master", i);
 
-	snprintf(path, sizeof(path), "%s/master%d.log", e->dir, i);
-	f = fopen(path, "re");
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f)) {
 		const char *p = strstr(line, ") dead: no heartbeat for ");
 		unsigned long long client, last = 0;
-		char wlog[PATH_MAX], wl[1024];
-		int node, w, err = 0;
+		char wl[1024];
+		int node, err = 0;
 		FILE *wf;
 
 		if (!p || seen++ < skip)
@@ -2887,9 +2893,7 @@ static int chaos_unexcused_deaths(struct env *e, int i, long skip, int64_t since
 		p = strstr(line, "client ");
 		if (!p || sscanf(p, "client %llu (node %d)", &client, &node) != 2)
 			continue;
-		w = node - CLIENT_NODE - e->base;
-		snprintf(wlog, sizeof(wlog), "%s/worker%d.log", e->dir, w);
-		wf = fopen(wlog, "re");
+		wf = env_log(e, "worker", node - CLIENT_NODE - e->base);
 		while (wf && fgets(wl, sizeof(wl), wf)) {
 			const char *h = strstr(wl, "store_worker: heartbeat failed=");
 			unsigned long long at;
@@ -2995,11 +2999,9 @@ static int chaos_await_fresh_lease(struct env *e)
 /* Master i's log lines that say why it stopped leading, on stderr. */
 static void chaos_say_lost(struct env *e, int i)
 {
-	char path[PATH_MAX], line[1024];
-	FILE *f;
+	char line[1024];
+	FILE *f = env_log(e, "master", i);
 
-	snprintf(path, sizeof(path), "%s/master%d.log", e->dir, i);
-	f = fopen(path, "re");
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f))
