@@ -203,7 +203,13 @@ static bool has_written(const struct rogue *r)
 	return r->written;
 }
 
-int rogue_write(struct rogue *r, uint64_t addr, uint32_t rkey, const void *buf, size_t len)
+/*
+ * Post len bytes of buf from the send buffer as one work request (a SEND,
+ * or a WRITE to addr under rkey) and poll until its completion sets
+ * *done; sends complete before the next one is posted.
+ */
+static int post_buf(struct rogue *r, enum ibv_wr_opcode op, uint64_t wr_id, uint64_t addr,
+		    uint32_t rkey, const void *buf, size_t len, bool *done)
 {
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)send_buf(r),
@@ -211,24 +217,32 @@ int rogue_write(struct rogue *r, uint64_t addr, uint32_t rkey, const void *buf, 
 		.lkey = r->mr->lkey,
 	};
 	struct ibv_send_wr wr = {
-		.wr_id = ROGUE_WRITE_ID,
+		.wr_id = wr_id,
 		.sg_list = &sge,
 		.num_sge = 1,
-		.opcode = IBV_WR_RDMA_WRITE,
+		.opcode = op,
 		.send_flags = IBV_SEND_SIGNALED,
 		.wr.rdma = { .remote_addr = addr, .rkey = rkey },
 	}, *bad;
-	int ret;
 
 	if (len > ROGUE_SEND_MAX)
 		return -EMSGSIZE;
 	if (r->closed)
 		return -ECONNRESET;
 	memcpy(send_buf(r), buf, len);
-	r->written = false;
+	*done = false;
 	if (ibv_post_send(r->id->qp, &wr, &bad))
 		return -EIO;
-	ret = poll_until(r, has_written, now_ms() + 10000);
+	return poll_until(r, op == IBV_WR_SEND ? has_sent : has_written, now_ms() + 10000);
+}
+
+int rogue_write(struct rogue *r, uint64_t addr, uint32_t rkey, const void *buf, size_t len)
+{
+	int ret;
+
+	r->written = false;	/* a post refused before it went out says nothing */
+	ret = post_buf(r, IBV_WR_RDMA_WRITE, ROGUE_WRITE_ID, addr, rkey, buf, len, &r->written);
+
 	/* a refused write puts the QP in error: the completion says why */
 	if (r->written)
 		return r->write_status == IBV_WC_SUCCESS ? 0 :
@@ -238,28 +252,7 @@ int rogue_write(struct rogue *r, uint64_t addr, uint32_t rkey, const void *buf, 
 
 int rogue_send_raw(struct rogue *r, const void *buf, size_t len)
 {
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)send_buf(r),
-		.length = (uint32_t)len,
-		.lkey = r->mr->lkey,
-	};
-	struct ibv_send_wr wr = {
-		.wr_id = ROGUE_SEND_ID,
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = IBV_WR_SEND,
-		.send_flags = IBV_SEND_SIGNALED,
-	}, *bad;
-
-	if (len > ROGUE_SEND_MAX)
-		return -EMSGSIZE;
-	if (r->closed)
-		return -ECONNRESET;
-	memcpy(send_buf(r), buf, len);
-	r->sent = false;
-	if (ibv_post_send(r->id->qp, &wr, &bad))
-		return -EIO;
-	return poll_until(r, has_sent, now_ms() + 10000);
+	return post_buf(r, IBV_WR_SEND, ROGUE_SEND_ID, 0, 0, buf, len, &r->sent);
 }
 
 int rogue_send(struct rogue *r, struct dsmem_wire_msg *m)
