@@ -10,9 +10,14 @@
 #   fail_log     a file that collects every failing line
 #   times_file   a file that collects "KIND<TAB>TIER<TAB>NAME<TAB>SECONDS"
 #   skips_file   the expected-skip list (tests/expected-skips)
-# and reads passed, failed and skipped after each run_counted.
+# and reads passed, failed, skipped and filtered after each run_counted.
 
-passed=0 failed=0 skipped=0
+passed=0 failed=0 skipped=0 filtered=0
+# The skip reason of a case that a program's filter (STORE_TEST_ONLY,
+# STORE_TEST_SKIP) left out: tests/run splits store_test's cases between
+# its two lanes, so a case filtered out of one runs in the other and is
+# counted there, as neither a pass nor a skip here.
+lane_filtered="filtered out"
 runner_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 # The expected-skip list: "TIER PROGRAM CASE REASON...", CASE a glob.
@@ -55,7 +60,7 @@ skip_expected() { # $1 tier, $2 program, $3 case
 # field.  A host program's name is its label; in a guest, the program is
 # the one guest-suite last announced ("# selftest: NAME").
 tally() {
-	local label=$1 tier=$2 line tag n p=0 f=0 s=0 case_ why
+	local label=$1 tier=$2 line tag n p=0 f=0 s=0 x=0 case_ why
 	# what the running test said (the harness's "# file:line:test:"
 	# lines): repeated with its failure, so that a log's tail explains it
 	local -A plan=() seen=() said=() prog=() running=()
@@ -78,7 +83,10 @@ tally() {
 		[ -n "$case_" ] || case_=${running[$t]:-}
 		why=${rest#*# SKIP} why=${why# }
 		seen[$t]=$((${seen[$t]:-0} + 1))
-		if skip_expected "$tier" "$program" "$case_"; then
+		if [ "$why" = "$lane_filtered" ]; then
+			# tests/run ran the case in its other lane, where it counts
+			x=$((x + 1))
+		elif skip_expected "$tier" "$program" "$case_"; then
 			s=$((s + 1))
 		else
 			f=$((f + 1))
@@ -130,7 +138,7 @@ tally() {
 		esac
 	done
 	for tag in "${!plan[@]}"; do finish_program "$tag"; done
-	echo "$p $f $s" > "$tally_out"
+	echo "$p $f $s $x" > "$tally_out"
 }
 
 # a row of the table: record_phase TIER NAME SECONDS (TIER - for none)
@@ -140,16 +148,17 @@ record_phase() {
 
 # run_counted LABEL TIER COMMAND...: runs COMMAND and counts its TAP.
 run_counted() {
-	local label=$1 tier=$2 st p f s
+	local label=$1 tier=$2 st p f s x
 	shift 2
 	tally_out=$(mktemp)
 	"$@" 2>&1 | tally "$label" "$tier"
 	st=${PIPESTATUS[0]}
-	read -r p f s < "$tally_out"
+	read -r p f s x < "$tally_out"
 	rm -f "$tally_out"
 	passed=$((passed + p))
 	failed=$((failed + f))
 	skipped=$((skipped + s))
+	filtered=$((filtered + x))
 	# a failing run with no failing test is still a failure (crash, timeout)
 	if [ "$st" -ne 0 ] && [ "$f" -eq 0 ]; then
 		echo "not ok - $label exited with status $st" | tee -a "$fail_log"
