@@ -71,6 +71,7 @@ static const char * const dsmem_stat_names[] = {
 	[DSMEM_STAT_TC_TRACE_FAILED]	= "tc_trace_failed",
 	[DSMEM_STAT_SLOPE_LEASE_DENIED]	= "slope_lease_denied",
 	[DSMEM_STAT_SLOPE_FREE_DENIED]	= "slope_free_denied",
+	[DSMEM_STAT_SLOPE_BEGIN_DENIED]	= "slope_begin_denied",
 	[DSMEM_STAT_SLOPE_QUOTA_MIGS]	= "slope_quota_migs",
 	[DSMEM_STAT_SLOPE_QUOTA_BYTES]	= "slope_quota_bytes",
 	[DSMEM_STAT_SLOPE_EXPIRED]	= "slope_expired",

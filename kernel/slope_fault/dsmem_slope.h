@@ -287,6 +287,10 @@ int dsmem_slope_on_lease_count(struct dsmem_conn *conn, void *priv,
 int dsmem_slope_on_free(struct dsmem_conn *conn, void *priv,
 			const struct dsmem_wire_msg *m,
 			struct dsmem_wire_msg *reply, void **data);
+bool dsmem_slope_extents_in_use(struct dsmem_slope *s,
+				const struct dsmem_slope_extent *e, u32 n);
+bool dsmem_slope_extents_given_out(struct dsmem_slope *s,
+				   const struct dsmem_slope_extent *e, u32 n);
 void dsmem_slope_lease_init(struct dsmem_slope *s);
 void dsmem_slope_lease_fini(struct dsmem_slope *s);
 void dsmem_slope_announce_work(struct work_struct *work);

@@ -477,13 +477,14 @@ static bool dsmem_slope_free_allowed(struct dsmem_slope *s,
 
 /*
  * Whether every address of these that lies in a lease this node holds is
- * in use there: a peer frees what was allocated, nothing else.  A free
- * of unallocated addresses would count a lease empty while objects still
- * live in it, and the lease, given back, would hand their addresses out
- * again.
+ * in use there: a peer frees, or migrates here, what was allocated,
+ * nothing else.  A free of unallocated addresses would count a lease
+ * empty while objects still live in it, and the lease, given back, would
+ * hand their addresses out again; an object placed at them would be
+ * handed out again by this node's own allocator.
  */
-static bool dsmem_slope_free_in_use(struct dsmem_slope *s,
-				    const struct dsmem_slope_extent *e, u32 n)
+bool dsmem_slope_extents_in_use(struct dsmem_slope *s,
+				const struct dsmem_slope_extent *e, u32 n)
 {
 	bool ok = true;
 	u32 i;
@@ -506,6 +507,34 @@ static bool dsmem_slope_free_in_use(struct dsmem_slope *s,
 		}
 	}
 	mutex_unlock(&s->lease_lock);
+	return ok;
+}
+
+/*
+ * Whether every address of these that lies in this node's share lies in
+ * a lease of it that is given out (to this node or to a peer): nobody
+ * allocated in a lease that is not, so no object lives there.
+ */
+bool dsmem_slope_extents_given_out(struct dsmem_slope *s,
+				   const struct dsmem_slope_extent *e, u32 n)
+{
+	int first = dsmem_slope_share_first(s);
+	bool ok = true;
+	u32 i;
+
+	if (first < 0)
+		return true;
+	mutex_lock(&s->share_lock);
+	for (i = 0; i < n && ok; i++) {
+		u32 lease = dsmem_slope_lease_of(e[i].addr);
+		u32 last = dsmem_slope_lease_of(e[i].addr + e[i].len - 1);
+
+		for (; lease <= last && ok; lease++)
+			if (lease >= first && lease < first + DSMEM_SLOPE_LEASES_PER_NODE &&
+			    !s->holder[lease - first])
+				ok = false;
+	}
+	mutex_unlock(&s->share_lock);
 	return ok;
 }
 
@@ -594,7 +623,7 @@ int dsmem_slope_on_free(struct dsmem_conn *conn, void *priv,
 					&(u64){ 0 });
 	if (!ret && ((m->aux && !dsmem_slope_relay_allowed(from, e, n)) ||
 		     !dsmem_slope_free_allowed(s, e, n) ||
-		     !dsmem_slope_free_in_use(s, e, n))) {
+		     !dsmem_slope_extents_in_use(s, e, n))) {
 		dsmem_stat_inc(DSMEM_STAT_SLOPE_FREE_DENIED);
 		pr_notice_ratelimited("node %u: node %u frees Slope addresses it cannot own, refusing\n",
 				      s->node->id, from);

@@ -253,6 +253,20 @@ static int dsmem_slope_mig_place(struct dsmem_slope_mig *mig)
 	if (!mig->pages)
 		return -ENOMEM;
 	mutex_lock(&s->alloc_lock);
+	/*
+	 * An object lives where its source allocated it: in no lease of our
+	 * share that is not given out, and in a lease we hold only at
+	 * addresses allocated there (one of ours, coming back).  Anywhere
+	 * else our allocator would hand its addresses out again.
+	 */
+	if (!dsmem_slope_extents_given_out(s, mig->ext, mig->nextents) ||
+	    !dsmem_slope_extents_in_use(s, mig->ext, mig->nextents)) {
+		mutex_unlock(&s->alloc_lock);
+		dsmem_stat_inc(DSMEM_STAT_SLOPE_BEGIN_DENIED);
+		pr_notice_ratelimited("slope: node %u: migration from node %u refused: its object lies at addresses this node has not given out\n",
+				      s->node->id, mig->peer);
+		return -EACCES;
+	}
 	for (i = 0; i < mig->nextents && !ret; i++) {
 		pgoff_t idx = dsmem_slope_idx(mig->ext[i].addr);
 

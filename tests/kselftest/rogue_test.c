@@ -950,9 +950,44 @@ TEST_F_TIMEOUT(rogue, slope_free_of_unallocated_refused, 120)
 }
 
 /*
- * A rogue that asks for the handshake and never proves anything: nothing
- * served, and closed at the handshake deadline.
+ * A migration whose object lies where node 1 gave nothing out is refused
+ * and counted, before a page is placed: in a lease node 1 holds, past its
+ * own object (node 1's allocator would hand those addresses out again),
+ * and in a lease of node 1's share that nobody holds.  Node 1's next
+ * object still lies elsewhere, and the rogue's own share still takes a
+ * migration.
  */
+TEST_F_TIMEOUT(rogue, slope_begin_outside_given_out_refused, 120)
+{
+	uint64_t bdenied = stat_value(self->ctx, "slope_begin_denied");
+	struct dsmem_ioc_slope_alloc obj = { .len = 64 * 4096, .flags = DSMEM_SLOPE_NEW_OBJECT };
+	struct dsmem_ioc_slope_alloc next = obj;
+	/* the last lease of node 1's share: node 1 allocates from its first */
+	const uint64_t unheld = DSMEM_SLOPE_BASE +
+				((uint64_t)(DSMEM_SLOPE_LEASES_PER_NODE - 1) << DSMEM_SLOPE_LEASE_SHIFT);
+	uint64_t hole;
+	int fd;
+
+	fd = attach_open(1);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, DSMEM_IOC_SLOPE_ALLOC, &obj)) TH_LOG("%s", strerror(errno));
+	hole = obj.addr + obj.len;
+	ASSERT_EQ((obj.addr - DSMEM_SLOPE_BASE) >> DSMEM_SLOPE_LEASE_SHIFT,
+		  (hole + (MIG_UNITS << 12) - 1 - DSMEM_SLOPE_BASE) >> DSMEM_SLOPE_LEASE_SHIFT);
+	ASSERT_NE((unheld - DSMEM_SLOPE_BASE) >> DSMEM_SLOPE_LEASE_SHIFT,
+		  (obj.addr - DSMEM_SLOPE_BASE) >> DSMEM_SLOPE_LEASE_SHIFT);
+	EXPECT_EQ(-EACCES, rogue_slope_begin(self->r, 400, hole));
+	EXPECT_EQ(-EACCES, rogue_slope_begin(self->r, 401, unheld));
+	EXPECT_EQ(bdenied + 2, stat_value(self->ctx, "slope_begin_denied"));
+	/* nothing was placed there: node 1 still allocates */
+	EXPECT_EQ(0, ioctl(fd, DSMEM_IOC_SLOPE_ALLOC, &next)) TH_LOG("%s", strerror(errno));
+	/* the rogue's own share is its own: a migration from it goes on */
+	EXPECT_EQ(0, rogue_slope_begin(self->r, 402, rogue_obj(0)));
+	EXPECT_EQ(0, rogue_slope_abort(self->r, 402));
+	close(fd);
+	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
+}
+
 /*
  * Paths are admitted beside a first connection only.  Node 2's first
  * connection to node 1 is up: a path claiming an id that is not up, one
@@ -1010,6 +1045,10 @@ TEST_F_TIMEOUT(rogue, paths_need_an_up_peer_and_the_key, 120)
 	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
 }
 
+/*
+ * A rogue that asks for the handshake and never proves anything: nothing
+ * served, and closed at the handshake deadline.
+ */
 TEST_F_TIMEOUT(rogue, no_proof_gets_nothing, 120)
 {
 	static const struct rogue_auth mute = { .flag = 1 };
