@@ -452,42 +452,55 @@ void dsmem_conn_wc_error(struct dsmem_conn *conn, const struct ib_wc *wc)
  * credit of @credits (dsmem_conn_wait_credit) and then prepared @wr and
  * what its completion needs.  It is posted only while the connection is
  * in @state (UP; CONNECTING for the handshake), under post_sem, so that
- * a closing connection has seen every post before it drains.  On failure
- * @undo (may be NULL) gives back what the caller prepared for @wr, then
- * the credit goes back -- in that order, so that whoever the credit wakes
- * finds what it implies -- and a post the provider refused closes the
- * connection: its queue is in a state we cannot know.
+ * a closing connection has seen every post before it drains.  @prep (may
+ * be NULL) runs there too, once the state is checked: what needs the
+ * device (a DMA mapping) is made only while the device is certainly the
+ * connection's, which it stays until the release has taken post_sem.  On
+ * failure @undo (may be NULL) gives back what the caller and @prep
+ * prepared for @wr, still under post_sem, then the credit goes back -- in
+ * that order, so that whoever the credit wakes finds what it implies --
+ * and a post the provider refused closes the connection: its queue is in
+ * a state we cannot know.
  */
 int dsmem_conn_post(struct dsmem_conn *conn, struct ib_send_wr *wr,
 		    atomic_t *credits, enum dsmem_conn_state state,
-		    void (*undo)(struct ib_send_wr *wr))
+		    int (*prep)(struct dsmem_conn *conn, struct ib_send_wr *wr),
+		    void (*undo)(struct dsmem_conn *conn, struct ib_send_wr *wr))
 {
 	bool refused = false;
 	int ret = -ECONNRESET;
 
 	down_read(&conn->post_sem);
-	if (READ_ONCE(conn->state) == state) {
-		ret = ib_post_send(conn->qp, wr, NULL);
-		refused = ret;
+	if (READ_ONCE(conn->state) != state)
+		goto err_undo;
+	if (prep) {
+		ret = prep(conn, wr);
+		if (ret)
+			goto err_undo;
 	}
-	if (likely(!ret)) {
-		/*
-		 * What the NIC touches per post: the doorbell record, whose
-		 * producer index moves (an inline update), then the format
-		 * it builds the WQE by.  Accounting only: a miss changes
-		 * nothing posted.  Under post_sem, which the tokens' removal
-		 * waits for, so the handles read are not being deleted.
-		 */
-		dsmem_tc_resolve(conn->tc_db, DSMEM_TRACE_MODIFY, NULL);
-		dsmem_tc_resolve(conn->tc_wqe, DSMEM_TRACE_READ, NULL);
-		up_read(&conn->post_sem);
-		return 0;
+	ret = ib_post_send(conn->qp, wr, NULL);
+	if (unlikely(ret)) {
+		refused = true;
+		goto err_undo;
 	}
+	/*
+	 * What the NIC touches per post: the doorbell record, whose
+	 * producer index moves (an inline update), then the format it
+	 * builds the WQE by.  Accounting only: a miss changes nothing
+	 * posted.  Under post_sem, which the tokens' removal waits for, so
+	 * the handles read are not being deleted.
+	 */
+	dsmem_tc_resolve(conn->tc_db, DSMEM_TRACE_MODIFY, NULL);
+	dsmem_tc_resolve(conn->tc_wqe, DSMEM_TRACE_READ, NULL);
+	up_read(&conn->post_sem);
+	return 0;
+
+err_undo:
+	if (undo)
+		undo(conn, wr);
 	up_read(&conn->post_sem);
 	if (refused)
 		dsmem_conn_close(conn, ret);
-	if (undo)
-		undo(wr);
 	dsmem_conn_put_credit(conn, credits);
 	return ret;
 }
@@ -1014,10 +1027,19 @@ static void dsmem_conn_release_work(struct work_struct *work)
 	 */
 	if (conn->qp)
 		dsmem_conn_tokens_del(conn);
-	if (conn->qp && READ_ONCE(conn->qp_live))
+	if (conn->qp && READ_ONCE(conn->qp_live)) {
 		dsmem_conn_reap_later(conn);
-	else
+	} else {
 		dsmem_conn_reap(conn);
+		/*
+		 * A QP that never went live was not drained: a completion
+		 * polled before its CQ went may have queued the receive or
+		 * up work after they were cancelled above.  Nothing queues
+		 * them now.
+		 */
+		cancel_work_sync(&conn->up_work);
+		cancel_work_sync(&conn->rx_work);
+	}
 
 	if (conn->path) {
 		dsmem_conn_path_gone(conn);

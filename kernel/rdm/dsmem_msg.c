@@ -41,6 +41,7 @@ struct dsmem_send {
 	struct llist_node flushed;	/* on conn->sends_flushed */
 	u64 dma;
 	u32 len;
+	bool mapped;			/* dma is the buffer's mapping */
 	u8 buf[] __aligned(8);
 };
 
@@ -286,8 +287,36 @@ void dsmem_msg_send_free(struct dsmem_conn *conn)
 }
 
 /*
+ * Under post_sem, the connection still in the state the post needs: its
+ * device is the one to map for (dsmem_conn_post).
+ */
+static int dsmem_msg_send_map(struct dsmem_conn *conn, struct ib_send_wr *wr)
+{
+	struct dsmem_send *s = container_of(wr->wr_cqe, struct dsmem_send, cqe);
+
+	s->dma = ib_dma_map_single(conn->ibdev, s->buf, s->len, DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(conn->ibdev, s->dma))
+		return -EIO;
+	s->mapped = true;
+	wr->sg_list[0].addr = s->dma;
+	return 0;
+}
+
+static void dsmem_msg_send_unmap(struct dsmem_conn *conn, struct ib_send_wr *wr)
+{
+	struct dsmem_send *s = container_of(wr->wr_cqe, struct dsmem_send, cqe);
+
+	if (s->mapped)
+		ib_dma_unmap_single(conn->ibdev, s->dma, s->len, DMA_TO_DEVICE);
+	s->mapped = false;
+}
+
+/*
  * Post one message.  The handshake's proof goes out before the connection
  * is up, when nothing else may: with one of the credits, all free then.
+ * The buffer is mapped only once the post is sure to find the connection
+ * in its state (dsmem_msg_send_map), never for a device a closing
+ * connection may outlive.
  */
 static int __dsmem_msg_send(struct dsmem_conn *conn,
 			    const struct dsmem_wire_msg *m, bool handshake)
@@ -300,7 +329,7 @@ static int __dsmem_msg_send(struct dsmem_conn *conn,
 
 	if (!size)
 		return -EINVAL;
-	/* not mapped for a device that a closed connection may outlive */
+	/* a closing connection takes nothing: not even the allocation */
 	if (READ_ONCE(conn->state) == DSMEM_CONN_CLOSING)
 		return -ENOTCONN;
 	s = kmalloc(sizeof(*s) + size, GFP_KERNEL);
@@ -311,20 +340,15 @@ static int __dsmem_msg_send(struct dsmem_conn *conn,
 		goto err_free;
 	s->conn = conn;
 	s->len = size;
+	s->mapped = false;
 	s->cqe.done = dsmem_msg_send_done;
-	s->dma = ib_dma_map_single(conn->ibdev, s->buf, size, DMA_TO_DEVICE);
-	if (ib_dma_mapping_error(conn->ibdev, s->dma)) {
-		ret = -EIO;
-		goto err_free;
-	}
 
 	if (handshake)
 		ret = atomic_add_unless(&conn->msg_free, -1, 0) ? 0 : -EBUSY;
 	else
 		ret = dsmem_conn_wait_credit(conn, &conn->msg_free, NULL);
 	if (ret)
-		goto err_unmap;
-	sge.addr = s->dma;
+		goto err_free;
 	sge.length = size;
 	sge.lkey = conn->lkey;
 	wr.wr_cqe = &s->cqe;
@@ -334,14 +358,12 @@ static int __dsmem_msg_send(struct dsmem_conn *conn,
 	wr.send_flags = IB_SEND_SIGNALED;
 	ret = dsmem_conn_post(conn, &wr, &conn->msg_free,
 			      handshake ? DSMEM_CONN_CONNECTING : DSMEM_CONN_UP,
-			      NULL);
+			      dsmem_msg_send_map, dsmem_msg_send_unmap);
 	if (ret)
-		goto err_unmap;
+		goto err_free;
 	dsmem_stat_inc(DSMEM_STAT_MSG_SENT);
 	return 0;
 
-err_unmap:
-	ib_dma_unmap_single(conn->ibdev, s->dma, size, DMA_TO_DEVICE);
 err_free:
 	kfree(s);
 	return ret;

@@ -390,7 +390,8 @@ int dsmem_wc_errno(enum ib_wc_status s);
 void dsmem_conn_wc_error(struct dsmem_conn *conn, const struct ib_wc *wc);
 int dsmem_conn_post(struct dsmem_conn *conn, struct ib_send_wr *wr,
 		    atomic_t *credits, enum dsmem_conn_state state,
-		    void (*undo)(struct ib_send_wr *wr));
+		    int (*prep)(struct dsmem_conn *conn, struct ib_send_wr *wr),
+		    void (*undo)(struct dsmem_conn *conn, struct ib_send_wr *wr));
 u32 dsmem_conn_max_sge(struct dsmem_conn *conn, bool read);
 /* @drop: a mutex the caller holds, let go while waiting (or NULL) */
 int dsmem_conn_wait_credit(struct dsmem_conn *conn, atomic_t *credits, struct mutex *drop);

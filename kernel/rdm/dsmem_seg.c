@@ -545,7 +545,7 @@ int dsmem_reg_post(struct dsmem_conn *conn, struct ib_mr *mr, int access)
 	if (ret)
 		return ret;
 	ret = dsmem_conn_post(conn, &wr.wr, &conn->sq_free, DSMEM_CONN_UP,
-			      NULL);
+			      NULL, NULL);
 	if (ret)
 		return ret;
 	/* a closing connection flushes it: this wait ends */

@@ -505,7 +505,7 @@ static u32 dsmem_umr_sges(struct dsmem_umr *umr, unsigned int ldev, u64 pos,
 }
 
 /* A slice that was not posted: its request waits for one less. */
-static void dsmem_slice_unpost(struct ib_send_wr *wr)
+static void dsmem_slice_unpost(struct dsmem_conn *conn, struct ib_send_wr *wr)
 {
 	struct dsmem_slice *s = container_of(wr->wr_cqe, struct dsmem_slice,
 					     cqe);
@@ -683,7 +683,7 @@ static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 
 	atomic_inc(&tr->slices);
 	ret = dsmem_conn_post(conn, &wr.rdma.wr, &conn->sq_free, DSMEM_CONN_UP,
-			      dsmem_slice_unpost);
+			      NULL, dsmem_slice_unpost);
 	if (ret)
 		return ret;	/* the post gave the credit back */
 	dsmem_stat_inc(DSMEM_STAT_XFER_SLICES);

@@ -130,7 +130,8 @@ int dsmem_slope_mig_drain(struct dsmem_slope_mig *mig)
 }
 
 /* A request that was not posted: nothing of it will complete. */
-static void dsmem_slope_wr_unpost(struct ib_send_wr *w)
+static void dsmem_slope_wr_unpost(struct dsmem_conn *conn,
+				  struct ib_send_wr *w)
 {
 	struct dsmem_slope_wr *wr = container_of(w->wr_cqe,
 						 struct dsmem_slope_wr, cqe);
@@ -181,7 +182,7 @@ int dsmem_slope_mig_post(struct dsmem_slope_mig *mig, u64 k, u32 n,
 
 	atomic_inc(&mig->inflight);
 	return dsmem_conn_post(conn, &w.wr, &conn->sq_free, DSMEM_CONN_UP,
-			       dsmem_slope_wr_unpost);
+			       NULL, dsmem_slope_wr_unpost);
 }
 
 /* The longest run of set bits from k that one request can carry. */
