@@ -272,6 +272,7 @@ static const struct genl_ops dsmem_nl_ops[] = {
 		.dumpit	= dsmem_nl_peer_get_dumpit,
 		.policy	= dsmem_peer_del_nl_policy,
 		.maxattr = ARRAY_SIZE(dsmem_peer_del_nl_policy) - 1,
+		.flags	= GENL_ADMIN_PERM,
 	},
 	{
 		.cmd	= DSMEM_CMD_SEG_NEW,
@@ -293,6 +294,7 @@ static const struct genl_ops dsmem_nl_ops[] = {
 		.dumpit	= dsmem_nl_seg_get_dumpit,
 		.policy	= dsmem_seg_del_nl_policy,
 		.maxattr = ARRAY_SIZE(dsmem_seg_del_nl_policy) - 1,
+		.flags	= GENL_ADMIN_PERM,
 	},
 	{
 		.cmd	= DSMEM_CMD_SEG_GRANT,
@@ -425,7 +427,10 @@ static const struct genl_ops dsmem_nl_ops[] = {
 };
 
 static const struct genl_multicast_group dsmem_nl_mcgrps[] = {
-	[DSMEM_NL_MCGRP_EVENTS] = { .name = DSMEM_GENL_MCGRP_EVENTS },
+	[DSMEM_NL_MCGRP_EVENTS] = {
+		.name = DSMEM_GENL_MCGRP_EVENTS,
+		.flags = GENL_MCAST_CAP_NET_ADMIN,
+	},
 };
 
 struct genl_family dsmem_nl_family __ro_after_init = {

@@ -642,8 +642,14 @@ def render_kernel_c(fam, spec_path):
     out.append("static const struct genl_multicast_group %s_nl_mcgrps[] = {"
                % lname)
     for g in fam.groups:
-        out.append("\t[%s_NL_MCGRP_%s] = { .name = %s }," % (
-            c_name(fam.name), c_name(g["name"]), fam.group_c(g)))
+        gflags = " | ".join({"cap-net-admin": "GENL_MCAST_CAP_NET_ADMIN",
+                             "cap-sys-admin": "GENL_MCAST_CAP_SYS_ADMIN"}[f]
+                            for f in g.get("flags", []))
+        out.append("\t[%s_NL_MCGRP_%s] = {" % (c_name(fam.name), c_name(g["name"])))
+        out.append("\t\t.name = %s," % fam.group_c(g))
+        if gflags:
+            out.append("\t\t.flags = %s," % gflags)
+        out.append("\t},")
     out += ["};", ""]
 
     first = ops[0][0]

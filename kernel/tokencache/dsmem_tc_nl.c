@@ -20,8 +20,10 @@ static void dsmem_nl_set_err(struct netlink_ext_ack *extack,
 }
 
 /*
- * An MR token's lkey is its rkey too on most devices (rxe among them):
- * as RDMA's own netlink does, only CAP_NET_ADMIN sees keys (secrets).
+ * An MR token's lkey is its rkey too on most devices (rxe among them),
+ * and a WQE token's is the PD's local_dma_lkey, which reaches all of
+ * memory on a device that has one: as RDMA's own netlink does, only
+ * CAP_NET_ADMIN sees keys (secrets).
  */
 static int dsmem_nl_fill_token(struct sk_buff *skb, u32 eid, u32 portid,
 			       u32 seq, int flags, u8 cmd, bool secrets)
@@ -39,6 +41,8 @@ static int dsmem_nl_fill_token(struct sk_buff *skb, u32 eid, u32 portid,
 		return -ENOENT;
 	if (type == DSMEM_TOKEN_MR && !secrets)
 		t.mr.lkey = 0;
+	if (type == DSMEM_TOKEN_WQE && !secrets)
+		t.wqe.lkey = 0;
 	hdr = genlmsg_put(skb, portid, seq, dsmem_nl_family_get(), flags, cmd);
 	if (!hdr)
 		return -EMSGSIZE;

@@ -217,14 +217,29 @@ TEST_F_TIMEOUT(nl, stats_reset_as_root, 120)
 	ds_stats_free(st);
 }
 
-/* A mutating op from an unprivileged uid is refused; reads still work. */
+/*
+ * A mutating op from an unprivileged uid is refused, and so are the
+ * cluster's topology and grants: peers, segments and the events that name
+ * them; the rest of what it reads still works.
+ */
 TEST_F_TIMEOUT(nl, mutating_op_needs_cap_net_admin, 120)
 {
-	pid_t pid = fork_nobody();
+	struct ds_seg_info seg;
+	uint32_t peer;
+	pid_t pid;
 
+	/* a node with a peer and a segment: there is something to hide */
+	ASSERT_EQ(0, test_node_add(self->ctx, 1, "rxe0", 18515))
+		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+	ASSERT_EQ(0, ds_peer_add(self->ctx, 1, "192.0.2.1", 18515, &peer));
+	ASSERT_EQ(0, ds_seg_add(self->ctx, 1, 1 << 20, -1, DS_TRANSLATE_SEGMENT, &seg));
+	pid = fork_nobody();
 	ASSERT_GE(pid, 0);
 	if (pid == 0) {
 		struct ds_dev_info *devs;
+		struct ds_peer_info *peers, p;
+		struct ds_seg_info *segs, sg;
+		struct ds_monitor *mon;
 		struct ds_version v;
 		struct ds_ctx *ctx;
 		size_t n;
@@ -236,10 +251,17 @@ TEST_F_TIMEOUT(nl, mutating_op_needs_cap_net_admin, 120)
 		if (ds_version_get(ctx, &v) || ds_dev_list(ctx, &devs, &n))
 			_exit(13);
 		ds_dev_list_free(devs);
+		if (ds_peer_list(ctx, 0, &peers, &n) != -EPERM || ds_peer_get(ctx, 1, peer, &p) != -EPERM)
+			_exit(14);
+		if (ds_seg_list(ctx, 0, &segs, &n) != -EPERM || ds_seg_get(ctx, 1, seg.id, &sg) != -EPERM)
+			_exit(15);
+		if (ds_monitor_open(&mon) != -EPERM)
+			_exit(16);
 		ds_ctx_close(ctx);
 		_exit(0);
 	}
 	EXPECT_EQ(0, child_step(pid)) TH_LOG("the unprivileged child's failing step");
+	EXPECT_EQ(0, ds_node_del(self->ctx, 1));
 
 	/*
 	 * The tool says so too, with exit status 1.  Root without

@@ -631,32 +631,43 @@ TEST_F(tc, mutations_need_cap_net_admin)
 	EXPECT_EQ(0, child_step(pid)) TH_LOG("the unprivileged child's failing step");
 }
 
-/* The synthetic sweep runs on a private cache and adds up. */
-/* An MR token's lkey (an rkey on rxe): its key is readable only by CAP_NET_ADMIN. */
+/*
+ * A token's key: an MR token's lkey (an rkey on rxe), or a WQE token's
+ * lkey (the PD's local DMA lkey).  Readable only by CAP_NET_ADMIN.
+ */
 static uint32_t mr_lkey(const struct ds_token_info *t)
 {
 	struct dsmem_mr_token mr;
+	struct dsmem_wqe_token wqe;
 
+	if (t->type == DS_TOKEN_WQE) {
+		memcpy(&wqe, t->data, sizeof(wqe));
+		return wqe.lkey;
+	}
 	memcpy(&mr, t->data, sizeof(mr));
 	return mr.lkey;
 }
 
-TEST_F(tc, keys_need_cap_net_admin)
+static void keys_need_cap_net_admin_of(struct __test_metadata *_metadata,
+				       struct ds_ctx *sctx, enum ds_token_type type)
 {
 	struct ds_token_info *all, one;
 	size_t n, keyed = 0;
 	uint32_t handle = 0;
 	pid_t pid;
 
-	/* node 2's grant to node 1 registered MRs with remote access */
-	ASSERT_EQ(0, ds_token_list(self->ctx, DS_TOKEN_MR, 2, &all, &n));
+	/*
+	 * node 2's grant to node 1 registered MRs with remote access; its
+	 * connection's WQE token carries its PD's local DMA lkey
+	 */
+	ASSERT_EQ(0, ds_token_list(sctx, type, 2, &all, &n));
 	for (size_t i = 0; i < n; i++)
 		if (mr_lkey(&all[i])) {
 			keyed++;
 			handle = all[i].handle;
 		}
 	ds_token_list_free(all);
-	ASSERT_LT(0, keyed) TH_LOG("no MR token of node 2 has a key");
+	ASSERT_LT(0, keyed) TH_LOG("no token of type %d of node 2 has a key", type);
 
 	pid = fork_nobody();
 	ASSERT_GE(pid, 0);
@@ -667,7 +678,7 @@ TEST_F(tc, keys_need_cap_net_admin)
 		if (ds_ctx_open(&ctx))
 			_exit(11);
 		/* the tokens are listed, their keys are not */
-		if (ds_token_list(ctx, DS_TOKEN_MR, 2, &all, &m))
+		if (ds_token_list(ctx, type, 2, &all, &m))
 			_exit(12);
 		for (size_t i = 0; i < m; i++) {
 			if (mr_lkey(&all[i]))
@@ -684,10 +695,17 @@ TEST_F(tc, keys_need_cap_net_admin)
 	}
 	EXPECT_EQ(0, child_step(pid)) TH_LOG("the unprivileged child's failing step");
 	/* and CAP_NET_ADMIN still reads it */
-	ASSERT_EQ(0, ds_token_get(self->ctx, handle, &one));
+	ASSERT_EQ(0, ds_token_get(sctx, handle, &one));
 	EXPECT_NE(0, mr_lkey(&one));
 }
 
+TEST_F(tc, keys_need_cap_net_admin)
+{
+	keys_need_cap_net_admin_of(_metadata, self->ctx, DS_TOKEN_MR);
+	keys_need_cap_net_admin_of(_metadata, self->ctx, DS_TOKEN_WQE);
+}
+
+/* The synthetic sweep runs on a private cache and adds up. */
 TEST_F(tc, bench_adds_up)
 {
 	struct ds_cache_bench_result r;

@@ -140,16 +140,21 @@ int resolve(const char *family, const char *group, int *family_id, int *group_id
 	return *group_id < 0 ? -ENOENT : 0;
 }
 
-// Join the module's events group, if the module is there.
-void subscribe_module(ds_monitor *mon)
+// Join the module's events group, if the module is there: 0 (also when
+// it is not), or -errno (-EPERM: the group needs CAP_NET_ADMIN, since its
+// events carry peers, segments and grants).
+int subscribe_module(ds_monitor *mon)
 {
-	int family, group;
+	int family, group, ret;
 
 	mon->family = -1;
 	if (resolve(DSMEM_GENL_NAME, DSMEM_GENL_MCGRP_EVENTS, &family, &group))
-		return;
-	if (nl_socket_add_membership(mon->events.sk(), group) == 0)
-		mon->family = family;
+		return 0;
+	ret = nl_socket_add_membership(mon->events.sk(), group);
+	if (ret < 0)
+		return nlerr_to_errno(ret);
+	mon->family = family;
+	return 0;
 }
 
 void handle_ctrl(ds_monitor *mon, struct nlmsghdr *nlh)
@@ -166,7 +171,11 @@ void handle_ctrl(ds_monitor *mon, struct nlmsghdr *nlh)
 
 	ds_event ev{};
 	if (gh->cmd == CTRL_CMD_NEWFAMILY) {
-		subscribe_module(mon);
+		int ret = subscribe_module(mon);
+
+		// the module came, and its events are not ours to read
+		if (ret)
+			mon->error = ret;
 		ev.type = DS_EVENT_MODULE_LOADED;
 	} else {
 		mon->family = -1;	// the kernel dropped our membership
@@ -266,7 +275,9 @@ DS_EXPORT int ds_monitor_open(struct ds_monitor **monp)
 		goto err_free_mon;
 	}
 	nl_socket_modify_cb(mon->events.sk(), NL_CB_VALID, NL_CB_CUSTOM, on_event, mon);
-	subscribe_module(mon);
+	ret = subscribe_module(mon);
+	if (ret)
+		goto err_free_mon;
 	*monp = mon;
 	return 0;
 

@@ -943,6 +943,9 @@ int ds_task_query(struct ds_xfer *x, uint64_t task, int wait, int release,
  * against an older version (DSUSER_1.0, DSUSER_1.1, DSUSER_1.2), whose
  * struct ds_event is smaller, get only the event types that version knew.
  * It does not hold the module: rmmod works while a monitor is open.
+ * The events name peers, segments and grants: joining them needs
+ * CAP_NET_ADMIN in the network namespace (-EPERM; a module loaded later
+ * says so from ds_monitor_next).
  */
 int ds_monitor_open(struct ds_monitor **monp);
 void ds_monitor_close(struct ds_monitor *mon);
