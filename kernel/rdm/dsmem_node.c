@@ -368,6 +368,14 @@ static void dsmem_node_teardown(struct dsmem_node *node)
 		xa_erase(&node->segs, i);
 		dsmem_seg_destroy(seg);
 	}
+	/*
+	 * A delete under way took its segment out of the table and dropped
+	 * the lock while its revokes drain; it unmaps once it has the lock
+	 * again, which may be after the last device has gone.  Its mappings
+	 * go now, with the devices they were made for.
+	 */
+	for (i = 0; i < node->ndevs; i++)
+		dsmem_segs_dev_gone(node, i);
 	mutex_unlock(&node->lock);
 
 	dsmem_xfer_node_dead(node);

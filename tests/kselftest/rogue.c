@@ -45,6 +45,7 @@ struct rogue {
 	unsigned int nbacklog;
 	uint32_t seq, tag;
 	unsigned int grants;
+	unsigned int revokes;
 	struct rogue_grant granted[ROGUE_GRANTS];	/* by grants % ROGUE_GRANTS */
 	bool sent;
 	bool written;
@@ -290,6 +291,8 @@ static bool handled(struct rogue *r, const struct dsmem_wire_msg *m)
 				g->rkey0 = dsmem_wire_grant_rkey(&gi, 0);
 		}
 		r->grants++;
+	} else {
+		r->revokes++;
 	}
 	if (r->mode == ROGUE_ANSWER || r->mode == ROGUE_REFUSE) {
 		reply.opcode = m->opcode == DSMEM_WIRE_GRANT ? DSMEM_WIRE_REPLY_GRANT :
@@ -379,6 +382,11 @@ int rogue_wait_closed(struct rogue *r, int timeout_ms)
 unsigned int rogue_grants(const struct rogue *r)
 {
 	return r->grants;
+}
+
+unsigned int rogue_revokes(const struct rogue *r)
+{
+	return r->revokes;
 }
 
 void rogue_set_mode(struct rogue *r, enum rogue_mode mode)

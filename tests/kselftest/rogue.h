@@ -90,8 +90,9 @@ int rogue_call(struct rogue *r, struct dsmem_wire_msg *req, struct dsmem_wire_ms
 	       void *data, size_t max, int timeout_ms);
 /* the node closed the connection (waits up to timeout_ms for it) */
 int rogue_wait_closed(struct rogue *r, int timeout_ms);
-/* GRANTs the rogue received so far */
+/* GRANTs and REVOKEs the rogue received so far */
 unsigned int rogue_grants(const struct rogue *r);
+unsigned int rogue_revokes(const struct rogue *r);
 /* how it answers the node's GRANTs and REVOKEs from now on */
 void rogue_set_mode(struct rogue *r, enum rogue_mode mode);
 

@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 
 #include <linux/dsmem.h>
 #include <linux/dsmem_netlink.h>
@@ -141,6 +142,7 @@ FIXTURE_TEARDOWN(rogue)
 	if (self->msg_timeout)
 		param_set("msg_timeout_ms", self->msg_timeout);
 	rogue_close(self->r);
+	ds_node_del(self->ctx, 7);	/* seg_del_while_last_device_goes' */
 	ds_node_del(self->ctx, 2);
 	ds_node_del(self->ctx, 1);
 	ds_key_del(self->ctx, KEY_NAME);
@@ -648,6 +650,117 @@ TEST_F_TIMEOUT(rogue, id_in_use_from_another_address, 120)
 	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
 	system("ip addr del 10.99.77.7/32 dev \"$(ip -o -4 addr show | "
 	       "awk '$4 == \"10.99.77.7/32\" { print $2; exit }')\"");
+}
+
+/*
+ * A segment delete waits for a silent peer's REVOKE, with the node's lock
+ * dropped, while the node's last device goes: the teardown that follows
+ * takes the segment's mappings with the device, and the delete, resuming
+ * after, touches no freed device (the debug tier's KASAN reports it when
+ * it does).  Node 7 on rxe9, on the spare netdev (10.99.0.2, its end of
+ * rxe0's cable), so that rxe0 stays for the other cases.  The rogue runs
+ * in a process of its own: rxe cannot take a device from a process that
+ * has it open, so the device's removal waits for that process to exit,
+ * which it does once node 7's teardown has closed its connection.
+ */
+static void seg_del_rogue(int tell)
+{
+	struct rogue_auth from = keyed;
+	struct dsmem_wire_msg m;
+	struct rogue *r = NULL;
+	int ret = -ENETUNREACH;
+
+	/* from that address, so that rdma_cm binds the rogue to rxe9 too;
+	 * the new device's GID table takes it in a moment */
+	from.from = "10.99.0.2";
+	for (int i = 0; i < 100 && ret; i++) {
+		ret = rogue_connect_auth(&r, "10.99.0.2", PORT_2 + 2, ROGUE_ID + 3, 7,
+					 ROGUE_ANSWER, &from);
+		if (ret)
+			usleep(100000);
+	}
+	if (ret)
+		_exit(11);
+	for (int i = 0; i < 600 && !rogue_grants(r); i++)
+		rogue_recv(r, &m, NULL, 0, 100);
+	if (!rogue_grants(r))
+		_exit(12);
+	/* the REVOKE goes unanswered */
+	rogue_set_mode(r, ROGUE_SILENT);
+	if (write(tell, "g", 1) != 1)
+		_exit(13);
+	for (int i = 0; i < 600 && !rogue_revokes(r); i++)
+		rogue_recv(r, &m, NULL, 0, 100);
+	if (!rogue_revokes(r) || write(tell, "r", 1) != 1)
+		_exit(14);
+	_exit(rogue_wait_closed(r, 120000) ? 15 : 0);
+}
+
+static int exit_status(pid_t pid)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+TEST_F_TIMEOUT(rogue, seg_del_while_last_device_goes, 300)
+{
+	const char *spare = env_or_die("DSMEM_SPARE_NETDEV");
+	unsigned long taint = kernel_taint() | 1UL << 12 | 1UL << 13;
+	struct ds_seg_info s;
+	pid_t rogue, del, gone;
+	int tell[2];
+	char c = 0;
+
+	run("rdma link delete rxe9 2>/dev/null");
+	ASSERT_EQ(0, run("rdma link add rxe9 type rxe netdev %s", spare));
+	ASSERT_EQ(0, ds_node_add_keyed(self->ctx, 7, "rxe9", PORT_2 + 2, KEY_NAME))
+		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+	ASSERT_EQ(0, ds_node_set_accept(self->ctx, 7, DS_ACCEPT_KEYED));
+	ASSERT_EQ(0, ds_seg_add(self->ctx, 7, SEG_SIZE, -1, DS_TRANSLATE_SEGMENT, &s));
+	ASSERT_EQ(0, ds_seg_grant(self->ctx, 7, s.id, ROGUE_ID + 3, DSMEM_PERM_ALL));
+	/* the delete waits for the REVOKE's answer up to a minute */
+	ASSERT_EQ(0, param_get("msg_timeout_ms", &self->msg_timeout));
+	ASSERT_EQ(0, param_set("msg_timeout_ms", 60000));
+	ASSERT_EQ(0, pipe(tell));
+	rogue = fork();
+	ASSERT_LE(0, rogue);
+	if (rogue == 0) {
+		close(tell[0]);
+		seg_del_rogue(tell[1]);
+	}
+	close(tell[1]);
+	ASSERT_EQ(1, read(tell[0], &c, 1)) TH_LOG("the rogue: %d", exit_status(rogue));
+	ASSERT_EQ('g', c);
+
+	del = fork();
+	ASSERT_LE(0, del);
+	if (del == 0) {
+		struct ds_ctx *ctx;
+		int ret;
+
+		if (ds_ctx_open(&ctx))
+			_exit(11);
+		ret = ds_seg_del(ctx, 7, s.id);
+		_exit(ret && ret != -ENOENT ? 12 : 0);
+	}
+	/* the REVOKE is at the rogue: the delete waits, without node 7's lock */
+	EXPECT_EQ(1, read(tell[0], &c, 1));
+	EXPECT_EQ('r', c);
+	/* node 7's only device goes, under the delete */
+	gone = fork();
+	ASSERT_LE(0, gone);
+	if (gone == 0)
+		_exit(run("rdma link delete rxe9") ? 1 : 0);
+	EXPECT_EQ(0, exit_status(rogue)) TH_LOG("the rogue saw no close");
+	EXPECT_EQ(0, exit_status(gone)) TH_LOG("rdma link delete failed");
+	EXPECT_EQ(0, exit_status(del)) TH_LOG("the delete failed");
+	close(tell[0]);
+	EXPECT_EQ(-ENOENT, ds_node_del(self->ctx, 7));
+	EXPECT_EQ(0, kernel_taint() & ~taint) TH_LOG("taint %#lx", kernel_taint());
+	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
 }
 
 /* ---- the rogue as a Slope source ---- */
