@@ -73,6 +73,8 @@
  */
 #define DSMEM_SLOPE_PEER_MIGS		8
 #define DSMEM_SLOPE_PEER_RAM_DIV	2
+/* and all peers' together, by default: a half of RAM in all */
+#define DSMEM_SLOPE_NODE_RAM_DIV	2
 #define DSMEM_SLOPE_UNRECEIVED_MS	60000
 #define DSMEM_SLOPE_UNRECEIVED_MS_MIN	100
 /* rdma_cm address and route resolution */

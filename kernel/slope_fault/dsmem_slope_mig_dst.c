@@ -31,6 +31,11 @@ module_param(slope_peer_bytes, ulong, 0644);
 MODULE_PARM_DESC(slope_peer_bytes,
 		 "bytes one peer's incoming Slope migrations may hold here: pages and staged data (0: half of RAM)");
 
+static unsigned long slope_node_bytes;
+module_param(slope_node_bytes, ulong, 0644);
+MODULE_PARM_DESC(slope_node_bytes,
+		 "bytes every peer's incoming Slope migrations together may hold here: pages and staged data (0: half of RAM)");
+
 /* Under mig_lock: how many of peer's migrations hold memory here, and how much. */
 static unsigned int dsmem_slope_peer_held(struct dsmem_slope *s, u32 peer,
 					  u64 *bytes)
@@ -55,6 +60,34 @@ static u64 dsmem_slope_peer_bytes_max(void)
 
 	return max ?: ((u64)totalram_pages() << PAGE_SHIFT) /
 		      DSMEM_SLOPE_PEER_RAM_DIV;
+}
+
+/* Under mig_lock: what every peer's migrations hold here, together. */
+static u64 dsmem_slope_node_held(struct dsmem_slope *s)
+{
+	struct dsmem_slope_mig *it;
+	u64 bytes = 0;
+
+	lockdep_assert_held(&s->mig_lock);
+	list_for_each_entry(it, &s->migs, link)
+		if (dsmem_slope_mig_holds(it))
+			bytes += it->charged + it->stage_cap;
+	return bytes;
+}
+
+/*
+ * Under mig_lock: whether more bytes fit beside what the node's incoming
+ * migrations hold.  Each peer is bounded on its own (slope_peer_bytes),
+ * and all of them together too, so that many peers, or one under many
+ * ids, cannot together take what one may not.
+ */
+static bool dsmem_slope_node_fits(struct dsmem_slope *s, u64 more)
+{
+	u64 max = READ_ONCE(slope_node_bytes);
+
+	max = max ?: ((u64)totalram_pages() << PAGE_SHIFT) /
+		     DSMEM_SLOPE_NODE_RAM_DIV;
+	return dsmem_slope_node_held(s) + more <= max;
 }
 
 /* A peer's migration refused before anything was allocated for it. */
@@ -182,6 +215,11 @@ int dsmem_slope_on_mig_put(struct dsmem_conn *conn, void *priv,
 	if (bytes + cap - had > dsmem_slope_peer_bytes_max()) {
 		ret = dsmem_slope_refuse(s, conn->remote_node, -EDQUOT,
 					 "its migrations' data here would pass slope_peer_bytes");
+		goto out;
+	}
+	if (!dsmem_slope_node_fits(s, cap - had)) {
+		ret = dsmem_slope_refuse(s, conn->remote_node, -EDQUOT,
+					 "the node's incoming migrations would pass slope_node_bytes");
 		goto out;
 	}
 	if (!mig) {
@@ -362,6 +400,9 @@ int dsmem_slope_on_mig_begin(struct dsmem_conn *conn, void *priv,
 	if (held + bytes > dsmem_slope_peer_bytes_max())
 		ret = dsmem_slope_refuse(s, mig->peer, -EDQUOT,
 					 "its migrations here would pass slope_peer_bytes");
+	else if (!dsmem_slope_node_fits(s, bytes))
+		ret = dsmem_slope_refuse(s, mig->peer, -EDQUOT,
+					 "the node's incoming migrations would pass slope_node_bytes");
 	else
 		mig->charged = bytes;
 	mutex_unlock(&s->mig_lock);

@@ -935,6 +935,41 @@ TEST_F_TIMEOUT(rogue, slope_migration_storm_is_bounded, 180)
 }
 
 /*
+ * Two peers, each within its own quota, together pass slope_node_bytes:
+ * the BEGIN that would is refused with EDQUOT and counted; once one of
+ * theirs ends, there is room again.  Each object is 16 pages.
+ */
+TEST_F_TIMEOUT(rogue, slope_node_bytes_bound_all_peers, 180)
+{
+	uint64_t refused = stat_value(self->ctx, "slope_quota_bytes"), node_bytes;
+	const uint64_t obj = MIG_UNITS << 12;
+	struct rogue *other = NULL;
+	uint64_t other_obj;
+
+	/* the second rogue's objects, in its own share */
+	other_obj = DSMEM_SLOPE_BASE + (uint64_t)(ROGUE_ID + 4 - 1) * DSMEM_SLOPE_SHARE_SIZE;
+	ASSERT_EQ(0, rogue_connect_auth(&other, self->addr, PORT_1, ROGUE_ID + 4, 1, ROGUE_ANSWER,
+					&keyed));
+	ASSERT_EQ(0, param_get("slope_node_bytes", &node_bytes));
+	/* three objects, and room for a BEGIN's staged data beside them */
+	ASSERT_EQ(0, param_set("slope_node_bytes", 3 * obj + obj / 4));
+	EXPECT_EQ(0, rogue_slope_begin(self->r, 500, rogue_obj(0)));
+	EXPECT_EQ(0, rogue_slope_begin(self->r, 501, rogue_obj(1)));
+	EXPECT_EQ(0, rogue_slope_begin(other, 502, other_obj));
+	EXPECT_EQ(-EDQUOT, rogue_slope_begin(other, 503, other_obj + obj));
+	EXPECT_EQ(refused + 1, stat_value(self->ctx, "slope_quota_bytes"));
+	/* one ends: the other peer's next one fits */
+	EXPECT_EQ(0, rogue_slope_abort(self->r, 500));
+	EXPECT_EQ(0, rogue_slope_begin(other, 504, other_obj + 2 * obj));
+	ASSERT_EQ(0, param_set("slope_node_bytes", node_bytes));
+	EXPECT_EQ(0, rogue_slope_abort(self->r, 501));
+	EXPECT_EQ(0, rogue_slope_abort(other, 502));
+	EXPECT_EQ(0, rogue_slope_abort(other, 504));
+	rogue_close(other);
+	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
+}
+
+/*
  * Objects handed over that no process at node 1 receives: dropped after
  * slope_unreceived_ms, counted, and nothing is left to receive.
  */
