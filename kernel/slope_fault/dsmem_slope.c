@@ -109,6 +109,7 @@ static int dsmem_slope_node_init(struct dsmem_node *node, void **priv)
 	xa_init(&s->pages);
 	init_waitqueue_head(&s->page_wait);
 	mutex_init(&s->alloc_lock);
+	mutex_init(&s->grow_lock);
 	mutex_init(&s->lease_lock);
 	xa_init(&s->held);
 	mutex_init(&s->share_lock);
@@ -428,6 +429,7 @@ int dsmem_slope_ioc_alloc(struct dsmem_node *node, void *arg)
 	struct dsmem_slope *s = dsmem_slope_of(node);
 	bool huge = a->flags & DSMEM_SLOPE_HUGE;
 	u64 unit = huge ? DSMEM_SLOPE_HUGE_SIZE : PAGE_SIZE;
+	struct dsmem_slope_outbox *o = NULL;
 	u64 npages, addr, i;
 	pgoff_t idx;
 	int ret;
@@ -442,8 +444,17 @@ int dsmem_slope_ioc_alloc(struct dsmem_node *node, void *arg)
 		return -EINVAL;
 	npages = a->len >> PAGE_SHIFT;
 
-	mutex_lock(&s->alloc_lock);
-	ret = dsmem_slope_lease_alloc(s, npages, huge, &addr);
+	for (;;) {
+		mutex_lock(&s->alloc_lock);
+		ret = dsmem_slope_lease_alloc(s, npages, huge, &addr);
+		if (ret != -EAGAIN)
+			break;
+		/* a lease more, asked for without alloc_lock */
+		mutex_unlock(&s->alloc_lock);
+		ret = dsmem_slope_lease_grow(s, npages, huge);
+		if (ret)
+			return ret;
+	}
 	if (ret)
 		goto out;
 	idx = dsmem_slope_idx(addr);
@@ -467,13 +478,14 @@ int dsmem_slope_ioc_alloc(struct dsmem_node *node, void *arg)
 
 		for (i = 0; i < npages; i++)
 			dsmem_slope_page_drop(s, idx + i);
-		dsmem_slope_lease_release(s, &e, 1);
+		o = dsmem_slope_lease_release(s, &e, 1);
 		goto out;
 	}
 	s->pages_owned += npages;
 	a->addr = addr;
 out:
 	mutex_unlock(&s->alloc_lock);
+	dsmem_slope_outbox_send(s, o);
 	return ret;
 }
 
@@ -545,6 +557,7 @@ int dsmem_slope_ioc_free(struct dsmem_node *node, void *arg)
 {
 	struct dsmem_ioc_slope_free *a = arg;
 	struct dsmem_slope *s = dsmem_slope_of(node);
+	struct dsmem_slope_outbox *o = NULL;
 	struct dsmem_slope_extent *e;
 	u64 pages, i;
 	u32 k;
@@ -574,10 +587,12 @@ int dsmem_slope_ioc_free(struct dsmem_node *node, void *arg)
 		dsmem_slope_runs_remove(s, first, e[k].len >> PAGE_SHIFT);
 	}
 	s->pages_owned -= min(s->pages_owned, pages);
-	dsmem_slope_lease_release(s, e, a->nr);
+	o = dsmem_slope_lease_release(s, e, a->nr);
 	a->freed = pages << PAGE_SHIFT;
 out:
 	mutex_unlock(&s->alloc_lock);
+	/* the addresses' holders are told without alloc_lock */
+	dsmem_slope_outbox_send(s, o);
 	kvfree(e);
 	return ret;
 }

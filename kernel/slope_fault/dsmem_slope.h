@@ -9,16 +9,20 @@
  *
  * Lock order:
  *   s->alloc_lock -> s->lease_lock -> s->share_lock
+ *   s->grow_lock -> s->lease_lock (never under alloc_lock: it is held
+ *	across a request to a peer, dsmem_slope_lease_grow)
  *   s->alloc_lock -> mmap_lock (unmap_mapping_range) -> page lock
  *	-> s->pages' xa_lock -> track->lock
  *   s->mig_lock nests inside s->alloc_lock and is a leaf otherwise
  *	(the expiry of unreceived migrations takes both: alloc_lock ->
  *	mig_lock, so that neither a FREE nor a RECV slips in between)
  * The fault path takes only the page lock, the xa_lock and track->lock.
- * Message handlers (a connection's rx work) take share_lock and
- * lease_lock, never alloc_lock, and nobody waits for a reply holding
- * either of those: an ioctl that asks a peer under alloc_lock cannot wait
- * for a handler that waits for it.
+ * Message handlers (a connection's rx work) take share_lock, lease_lock
+ * and alloc_lock (a BEGIN placing its pages), and nobody waits for a
+ * reply holding any of those: an allocation asks a peer for a lease
+ * under grow_lock only, and a release tells the addresses' holders with
+ * no lock held (dsmem_slope_outbox_send), so that a slow or silent peer
+ * holds up no other peer's migration and no other process's free.
  */
 #ifndef _DSMEM_SLOPE_H
 #define _DSMEM_SLOPE_H
@@ -215,6 +219,7 @@ struct dsmem_slope {
 	struct xarray pages;
 	wait_queue_head_t page_wait;	/* WAIT marks cleared */
 	struct mutex alloc_lock;	/* pages' ownership */
+	struct mutex grow_lock;		/* one lease asked for at a time */
 	struct mutex lease_lock;	/* held and its leases' bitmaps */
 	struct xarray held;		/* lease index -> dsmem_slope_lease */
 	struct mutex share_lock;	/* holder[], the leases we give out */
@@ -270,10 +275,15 @@ void dsmem_slope_runs_fini(struct dsmem_slope *s);
 struct dsmem_slope *dsmem_slope_of(const struct dsmem_node *node);
 
 /* dsmem_slope_lease.c */
+int dsmem_slope_lease_grow(struct dsmem_slope *s, u64 npages, bool huge);
 int dsmem_slope_lease_alloc(struct dsmem_slope *s, u64 npages, bool huge,
 			    u64 *addr);
-void dsmem_slope_lease_release(struct dsmem_slope *s,
-			       const struct dsmem_slope_extent *e, u32 n);
+struct dsmem_slope_outbox;
+struct dsmem_slope_outbox *
+dsmem_slope_lease_release(struct dsmem_slope *s,
+			  const struct dsmem_slope_extent *e, u32 n);
+void dsmem_slope_outbox_send(struct dsmem_slope *s, struct dsmem_slope_outbox *o);
+void dsmem_slope_outbox_free(struct dsmem_slope_outbox *o);
 /* request handlers (struct dsmem_msg_op): @priv is the node's dsmem_slope */
 int dsmem_slope_on_lease_req(struct dsmem_conn *conn, void *priv,
 			     const struct dsmem_wire_msg *m,

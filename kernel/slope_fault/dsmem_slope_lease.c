@@ -153,7 +153,7 @@ static int dsmem_slope_hold(struct dsmem_slope *s, u32 lease)
 	return ret;
 }
 
-/* Ask the node responsible for leases; under alloc_lock, not share_lock. */
+/* Ask the node responsible for leases; under grow_lock only. */
 static int dsmem_slope_lease_ask(struct dsmem_slope *s, u32 from, u32 *lease)
 {
 	struct dsmem_wire_msg req = { .opcode = DSMEM_WIRE_SLOPE_LEASE_REQ };
@@ -216,40 +216,74 @@ static int dsmem_slope_lease_acquire(struct dsmem_slope *s, u32 *lease)
 	return ret;
 }
 
-/* A free run of npages (2 MiB aligned for huge) in a held lease. */
-int dsmem_slope_lease_alloc(struct dsmem_slope *s, u64 npages, bool huge,
-			    u64 *addr)
+/* Under lease_lock: a free run of npages (2 MiB aligned for huge), or -1. */
+static long dsmem_slope_lease_find(struct dsmem_slope *s, u64 npages, bool huge,
+				   unsigned long *lease)
 {
 	unsigned long align = huge ? (1UL << DSMEM_SLOPE_HUGE_ORDER) - 1 : 0;
 	struct dsmem_slope_lease *l;
 	unsigned long i, pos;
-	u32 lease;
-	int ret;
+
+	lockdep_assert_held(&s->lease_lock);
+	xa_for_each(&s->held, i, l) {
+		if (l->returning)
+			continue;
+		pos = bitmap_find_next_zero_area(l->used, DSMEM_SLOPE_LEASE_PAGES,
+						 0, npages, align);
+		if (pos < DSMEM_SLOPE_LEASE_PAGES) {
+			*lease = i;
+			return pos;
+		}
+	}
+	return -1;
+}
+
+/*
+ * Under alloc_lock: a free run of npages in a held lease, taken; -EAGAIN
+ * when no held lease has one (dsmem_slope_lease_grow, then again).
+ */
+int dsmem_slope_lease_alloc(struct dsmem_slope *s, u64 npages, bool huge,
+			    u64 *addr)
+{
+	struct dsmem_slope_lease *l;
+	unsigned long lease;
+	long pos;
 
 	lockdep_assert_held(&s->alloc_lock);
-	for (;;) {
-		mutex_lock(&s->lease_lock);
-		xa_for_each(&s->held, i, l) {
-			if (l->returning)
-				continue;
-			pos = bitmap_find_next_zero_area(l->used,
-							 DSMEM_SLOPE_LEASE_PAGES,
-							 0, npages, align);
-			if (pos >= DSMEM_SLOPE_LEASE_PAGES)
-				continue;
-			bitmap_set(l->used, pos, npages);
-			l->nused += npages;
-			*addr = dsmem_slope_lease_base(i) +
-				((u64)pos << PAGE_SHIFT);
-			mutex_unlock(&s->lease_lock);
-			return 0;
-		}
-		mutex_unlock(&s->lease_lock);
-		/* without lease_lock: a peer's FREE must get through */
-		ret = dsmem_slope_lease_acquire(s, &lease);
-		if (ret)
-			return ret;
+	mutex_lock(&s->lease_lock);
+	pos = dsmem_slope_lease_find(s, npages, huge, &lease);
+	if (pos >= 0) {
+		l = xa_load(&s->held, lease);
+		bitmap_set(l->used, pos, npages);
+		l->nused += npages;
+		*addr = dsmem_slope_lease_base(lease) + ((u64)pos << PAGE_SHIFT);
 	}
+	mutex_unlock(&s->lease_lock);
+	return pos >= 0 ? 0 : -EAGAIN;
+}
+
+/*
+ * Hold one more lease, for a run of npages that no held lease has room
+ * for: asked of the node responsible for it, which may take a message
+ * timeout per candidate.  So never under alloc_lock, which every
+ * incoming migration and every free needs; under grow_lock, so that
+ * allocators short of room together ask once, and ask not at all when
+ * another's lease came meanwhile.
+ */
+int dsmem_slope_lease_grow(struct dsmem_slope *s, u64 npages, bool huge)
+{
+	unsigned long lease;
+	bool room;
+	u32 got;
+	int ret;
+
+	mutex_lock(&s->grow_lock);
+	mutex_lock(&s->lease_lock);
+	room = dsmem_slope_lease_find(s, npages, huge, &lease) >= 0;
+	mutex_unlock(&s->lease_lock);
+	ret = room ? 0 : dsmem_slope_lease_acquire(s, &got);
+	mutex_unlock(&s->grow_lock);
+	return ret;
 }
 
 static int dsmem_slope_lease_return(struct dsmem_slope *s, u32 lease)
@@ -341,27 +375,36 @@ static void dsmem_slope_lease_clear(struct dsmem_slope *s, u32 lease,
 }
 
 /*
- * Give addresses back: to our leases here, the others batched per node:
- * to the node responsible for the lease, or, when that is us, to its
- * holder (marked relayed, so that it goes no further).  Addresses that
- * cannot reach their holder (a peer down) stay allocated there: a leak of
- * address space, never a reuse.  Messages are sent with no lock of ours
- * held but what the caller holds (never lease_lock).
+ * Give back addresses: bits of leases we hold are cleared (a lease left
+ * empty goes back to the node responsible for it); addresses of leases
+ * we do not hold are freed at their holder -- directly, or through the
+ * node responsible for the lease, which knows its holder (marked
+ * relayed, so that it goes no further).  Addresses that cannot reach
+ * their holder (a peer down) stay allocated there: a leak of address
+ * space, never a reuse.  What other nodes are to be told is collected
+ * here, under lease_lock, and sent by dsmem_slope_outbox_send() with no
+ * lock of ours held: a peer's reply may take a message timeout.  NULL
+ * when there is nothing to tell, or no memory to say it (the addresses
+ * then stay allocated at their holder, as for a peer down).
  */
-static void dsmem_slope_release(struct dsmem_slope *s,
-				const struct dsmem_slope_extent *e, u32 n,
-				bool relayed)
+static struct dsmem_slope_outbox *
+dsmem_slope_release(struct dsmem_slope *s, const struct dsmem_slope_extent *e,
+		    u32 n, bool relayed)
 {
-	struct dsmem_slope_outbox o = { .max = 0 };
-	u32 i, j, start;
+	struct dsmem_slope_outbox *o = kzalloc(sizeof(*o), GFP_KERNEL);
+	u32 i;
 
+	if (!o)
+		return NULL;
 	for (i = 0; i < n; i++)
-		o.max += e[i].len / DSMEM_SLOPE_LEASE_SIZE + 2;
-	o.ext = kvmalloc_array(o.max, sizeof(*o.ext), GFP_KERNEL);
-	o.to = kvmalloc_array(o.max, sizeof(*o.to), GFP_KERNEL);
-	o.holder = kvmalloc_array(o.max, sizeof(*o.holder), GFP_KERNEL);
-	if (!o.ext || !o.to || !o.holder)
-		goto out;
+		o->max += e[i].len / DSMEM_SLOPE_LEASE_SIZE + 2;
+	o->ext = kvmalloc_array(o->max, sizeof(*o->ext), GFP_KERNEL);
+	o->to = kvmalloc_array(o->max, sizeof(*o->to), GFP_KERNEL);
+	o->holder = kvmalloc_array(o->max, sizeof(*o->holder), GFP_KERNEL);
+	if (!o->ext || !o->to || !o->holder) {
+		dsmem_slope_outbox_free(o);
+		return NULL;
+	}
 
 	mutex_lock(&s->lease_lock);
 	for (i = 0; i < n; i++) {
@@ -375,7 +418,7 @@ static void dsmem_slope_release(struct dsmem_slope *s,
 			bool holder = false;
 
 			if (xa_load(&s->held, lease)) {
-				dsmem_slope_lease_clear(s, lease, a, stop - a, &o);
+				dsmem_slope_lease_clear(s, lease, a, stop - a, o);
 				a = stop;
 				continue;
 			}
@@ -387,28 +430,47 @@ static void dsmem_slope_release(struct dsmem_slope *s,
 			 * one nobody holds: nothing to give back
 			 */
 			if (!relayed && dest && dest != s->node->id &&
-			    o.n < o.max) {
-				o.ext[o.n].addr = cpu_to_le64(a);
-				o.ext[o.n].len = cpu_to_le64(stop - a);
-				o.to[o.n] = dest;
-				o.holder[o.n] = holder;
-				o.n++;
+			    o->n < o->max) {
+				o->ext[o->n].addr = cpu_to_le64(a);
+				o->ext[o->n].len = cpu_to_le64(stop - a);
+				o->to[o->n] = dest;
+				o->holder[o->n] = holder;
+				o->n++;
 			}
 			a = stop;
 		}
 	}
 	mutex_unlock(&s->lease_lock);
+	return o;
+}
 
+void dsmem_slope_outbox_free(struct dsmem_slope_outbox *o)
+{
+	if (!o)
+		return;
+	kvfree(o->holder);
+	kvfree(o->to);
+	kvfree(o->ext);
+	kfree(o);
+}
+
+/* Tell the other nodes what a release collected, then free it; o may be NULL. */
+void dsmem_slope_outbox_send(struct dsmem_slope *s, struct dsmem_slope_outbox *o)
+{
+	u32 i, j, start;
+
+	if (!o)
+		return;
 	/* runs of one destination, a message per batch */
-	for (start = 0; start < o.n; start = j) {
-		for (j = start + 1; j < o.n && j - start < DSMEM_SLOPE_FREE_BATCH &&
-		     o.to[j] == o.to[start] && o.holder[j] == o.holder[start]; j++)
+	for (start = 0; start < o->n; start = j) {
+		for (j = start + 1; j < o->n && j - start < DSMEM_SLOPE_FREE_BATCH &&
+		     o->to[j] == o->to[start] && o->holder[j] == o->holder[start]; j++)
 			;
-		dsmem_slope_free_send(s, o.to[start], o.holder[start],
-				      &o.ext[start], j - start);
+		dsmem_slope_free_send(s, o->to[start], o->holder[start],
+				      &o->ext[start], j - start);
 	}
-	for (i = 0; i < o.nreturns; i++) {
-		u32 lease = o.returns[i];
+	for (i = 0; i < o->nreturns; i++) {
+		u32 lease = o->returns[i];
 		int ret = dsmem_slope_lease_return(s, lease);
 		struct dsmem_slope_lease *l;
 
@@ -428,17 +490,20 @@ static void dsmem_slope_release(struct dsmem_slope *s,
 			kfree(l);
 		}
 	}
-out:
-	kvfree(o.holder);
-	kvfree(o.to);
-	kvfree(o.ext);
+	dsmem_slope_outbox_free(o);
 }
 
-void dsmem_slope_lease_release(struct dsmem_slope *s,
-			       const struct dsmem_slope_extent *e, u32 n)
+/*
+ * Under alloc_lock: the bookkeeping of a release; what other nodes are to
+ * be told the caller sends once it has let alloc_lock go
+ * (dsmem_slope_outbox_send).
+ */
+struct dsmem_slope_outbox *
+dsmem_slope_lease_release(struct dsmem_slope *s,
+			  const struct dsmem_slope_extent *e, u32 n)
 {
 	lockdep_assert_held(&s->alloc_lock);
-	dsmem_slope_release(s, e, n, false);
+	return dsmem_slope_release(s, e, n, false);
 }
 
 /*
@@ -631,7 +696,7 @@ int dsmem_slope_on_free(struct dsmem_conn *conn, void *priv,
 	}
 	/* lease_lock only: never a lock an ioctl waits for us under */
 	if (!ret)
-		dsmem_slope_release(s, e, n, m->aux);
+		dsmem_slope_outbox_send(s, dsmem_slope_release(s, e, n, m->aux));
 	kfree(e);
 	return ret;
 }

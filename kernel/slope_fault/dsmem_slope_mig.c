@@ -280,7 +280,8 @@ static struct dsmem_slope_mig *dsmem_slope_mig_overdue(struct dsmem_slope *s,
  * alone (dsmem_slope_mig_arriving).  The source let go of the addresses
  * at its DONE (or when it was lost): they go back to their lease.
  */
-static void dsmem_slope_mig_expire(struct dsmem_slope_mig *mig)
+static struct dsmem_slope_outbox *
+dsmem_slope_mig_expire(struct dsmem_slope_mig *mig)
 {
 	struct dsmem_slope *s = mig->s;
 	u64 n, j;
@@ -297,7 +298,7 @@ static void dsmem_slope_mig_expire(struct dsmem_slope_mig *mig)
 	}
 	n = mig->units << (mig->unit_shift - PAGE_SHIFT);
 	s->pages_owned -= min(s->pages_owned, n);
-	dsmem_slope_lease_release(s, mig->ext, mig->nextents);
+	return dsmem_slope_lease_release(s, mig->ext, mig->nextents);
 }
 
 /*
@@ -314,10 +315,12 @@ void dsmem_slope_expire_work(struct work_struct *work)
 					     struct dsmem_slope, expire_work);
 	s64 ms = max_t(u32, READ_ONCE(slope_unreceived_ms),
 		       DSMEM_SLOPE_UNRECEIVED_MS_MIN);
+	struct dsmem_slope_outbox *o;
 	struct dsmem_slope_mig *mig;
 	s64 wait;
 
 	for (;;) {
+		o = NULL;
 		mutex_lock(&s->alloc_lock);
 		mutex_lock(&s->mig_lock);
 		mig = dsmem_slope_mig_overdue(s, ms, &wait);
@@ -329,10 +332,11 @@ void dsmem_slope_expire_work(struct work_struct *work)
 		}
 		mutex_unlock(&s->mig_lock);
 		if (mig)
-			dsmem_slope_mig_expire(mig);
+			o = dsmem_slope_mig_expire(mig);
 		mutex_unlock(&s->alloc_lock);
 		if (!mig)
 			break;
+		dsmem_slope_outbox_send(s, o);
 		dsmem_stat_inc(DSMEM_STAT_SLOPE_EXPIRED);
 		pr_info_ratelimited("slope: node %u: migration %llu from node %u not received in %lld ms: %llu pages freed\n",
 				    s->node->id, mig->id, mig->peer, ms,

@@ -143,6 +143,7 @@ FIXTURE_TEARDOWN(rogue)
 		param_set("msg_timeout_ms", self->msg_timeout);
 	rogue_close(self->r);
 	ds_node_del(self->ctx, 7);	/* seg_del_while_last_device_goes' */
+	ds_node_del(self->ctx, 100);	/* slope_alloc_asks_without_alloc_lock's */
 	ds_node_del(self->ctx, 2);
 	ds_node_del(self->ctx, 1);
 	ds_key_del(self->ctx, KEY_NAME);
@@ -768,10 +769,13 @@ TEST_F_TIMEOUT(rogue, seg_del_while_last_device_goes, 300)
 #define MIG_UNITS	16		/* pages of each object the rogue sends */
 
 /* A request from the rogue that must succeed: 0, -status or -errno. */
+/* how long a rogue_ok() call waits for its answer: a hang's bound */
+static int call_ms = WAIT_MS;
+
 static int rogue_ok(struct rogue *r, struct dsmem_wire_msg *req, struct dsmem_wire_msg *reply,
 		    void *data, size_t max)
 {
-	int ret = rogue_call(r, req, reply, data, max, WAIT_MS);
+	int ret = rogue_call(r, req, reply, data, max, call_ms);
 
 	return ret ? ret : reply->status ? -(int)reply->status : 0;
 }
@@ -966,6 +970,65 @@ TEST_F_TIMEOUT(rogue, slope_node_bytes_bound_all_peers, 180)
 	EXPECT_EQ(0, rogue_slope_abort(other, 502));
 	EXPECT_EQ(0, rogue_slope_abort(other, 504));
 	rogue_close(other);
+	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
+}
+
+/*
+ * An allocation that asks a peer for a lease holds up nothing else while
+ * the peer takes its time: node 100 (no share of its own, ids past 64
+ * have none) asks the rogue, the only node that announced free leases,
+ * and the rogue holds the answer back; meanwhile the rogue's migration
+ * to node 100 is placed and answered, which needs the allocation lock.
+ * Then the rogue answers the ask with no lease, and the allocation fails
+ * with ENOSPC.  The old module held that lock across the ask: the BEGIN
+ * waited until the ask timed out (a minute here).
+ */
+TEST_F_TIMEOUT(rogue, slope_alloc_asks_without_alloc_lock, 240)
+{
+	struct dsmem_wire_msg count = { .opcode = DSMEM_WIRE_SLOPE_LEASE_COUNT, .aux = 8 };
+	struct dsmem_wire_msg m, ask = { 0 }, no;
+	struct rogue *r = NULL;
+	pid_t alloc;
+	int st;
+
+	ASSERT_EQ(0, ds_node_add_keyed(self->ctx, 100, "rxe0", PORT_2 + 3, KEY_NAME));
+	ASSERT_EQ(0, ds_node_set_accept(self->ctx, 100, DS_ACCEPT_KEYED));
+	ASSERT_EQ(0, rogue_connect_auth(&r, self->addr, PORT_2 + 3, ROGUE_ID, 100, ROGUE_ANSWER,
+					&keyed));
+	ASSERT_EQ(0, rogue_send(r, &count));
+	ASSERT_EQ(0, param_get("msg_timeout_ms", &self->msg_timeout));
+	ASSERT_EQ(0, param_set("msg_timeout_ms", 60000));
+	alloc = fork();
+	ASSERT_LE(0, alloc);
+	if (alloc == 0) {
+		struct dsmem_ioc_slope_alloc a = { .len = 16 * 4096,
+						   .flags = DSMEM_SLOPE_NEW_OBJECT };
+		int fd = attach_open(100);
+
+		if (fd < 0)
+			_exit(11);
+		_exit(!ioctl(fd, DSMEM_IOC_SLOPE_ALLOC, &a) ? 12 : errno == ENOSPC ? 0 : 13);
+	}
+	for (int i = 0; i < 600 && ask.opcode != DSMEM_WIRE_SLOPE_LEASE_REQ; i++)
+		if (!rogue_recv(r, &m, NULL, 0, 100) && m.opcode == DSMEM_WIRE_SLOPE_LEASE_REQ)
+			ask = m;
+	ASSERT_EQ(DSMEM_WIRE_SLOPE_LEASE_REQ, ask.opcode);
+
+	/* the ask outstanding, a migration arrives: placed and answered */
+	call_ms = 30000;
+	EXPECT_EQ(0, rogue_slope_begin(r, 600, rogue_obj(0)));
+	call_ms = WAIT_MS;
+	EXPECT_EQ(0, waitpid(alloc, &st, WNOHANG)) TH_LOG("the allocation ended before the answer");
+
+	/* no lease for node 100 */
+	no = (struct dsmem_wire_msg){ .opcode = DSMEM_WIRE_REPLY_SLOPE, .tag = ask.tag,
+				      .status = ENOSPC };
+	ASSERT_EQ(0, rogue_send(r, &no));
+	ASSERT_EQ(alloc, waitpid(alloc, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("the allocation: %#x", st);
+	EXPECT_EQ(0, rogue_slope_abort(r, 600));
+	rogue_close(r);
+	EXPECT_EQ(0, ds_node_del(self->ctx, 100));
 	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
 }
 
