@@ -36,6 +36,7 @@ static const char * const dsmem_stat_names[] = {
 	[DSMEM_STAT_CONN_POOL_FULL]	= "conn_pool_full",
 	[DSMEM_STAT_CONN_UNKNOWN_PEER]	= "conn_unknown_peer",
 	[DSMEM_STAT_CONN_ID_IN_USE]	= "conn_id_in_use",
+	[DSMEM_STAT_CONN_OWN_ID]		= "conn_own_id",
 	[DSMEM_STAT_CONN_WRONG_NODE]	= "conn_wrong_node",
 	[DSMEM_STAT_CONN_TIMEWAIT_TIMEOUT] = "conn_timewait_timeout",
 	[DSMEM_STAT_AUTH_OK]		= "auth_ok",

@@ -18,7 +18,9 @@
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/sched/signal.h>
+#include <net/addrconf.h>
 #include <net/ipv6.h>
+#include <net/route.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_cm.h>
 
@@ -71,6 +73,25 @@ static bool dsmem_peer_dev_claim(struct dsmem_peer *peer,
 				 struct ib_device *ibdev, struct dsmem_conn *self);
 static bool dsmem_sockaddr_same_host(const struct sockaddr_storage *a,
 				     const struct sockaddr_storage *b);
+/* An address of this host, as seen from the node's namespace. */
+static bool dsmem_sockaddr_local(struct net *net,
+				 const struct sockaddr_storage *a)
+{
+	if (a->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)a;
+
+		return inet_addr_type(net, in->sin_addr.s_addr) == RTN_LOCAL;
+	}
+#if IS_ENABLED(CONFIG_IPV6)
+	if (a->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)a;
+
+		return ipv6_chk_addr(net, &in6->sin6_addr, NULL, 0);
+	}
+#endif
+	return false;
+}
+
 /*
  * The other end refused the connect: rejected, or reset before it came
  * up (the flush of a rejected QP may close it before the rejection does).
@@ -1649,6 +1670,19 @@ int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 				   ev->param.conn.private_data_len, &info);
 	if (!ret && info.dst_node && info.dst_node != node->id)
 		ret = -EHOSTUNREACH;
+	memcpy(&addr, &id->route.addr.dst_addr,
+	       min(sizeof(addr), sizeof(id->route.addr.dst_addr)));
+	/*
+	 * This node's own id comes only from this host: from anywhere else
+	 * it is a reflection of our own connect, or a lie.
+	 */
+	if (!ret && info.src_node == node->id &&
+	    !dsmem_sockaddr_local(node->net, &addr)) {
+		dsmem_stat_inc(DSMEM_STAT_CONN_OWN_ID);
+		pr_notice_ratelimited("node %u: %pISc claims this node's own id, refusing it\n",
+				      node->id, &addr);
+		ret = -EACCES;
+	}
 	if (!ret && dsmem_node_dev_slot(node, id->device) < 0)
 		ret = -ENXIO;
 	if (ret)
@@ -1665,9 +1699,6 @@ int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 		ret = -EBUSY;
 		goto err_count;
 	}
-
-	memcpy(&addr, &id->route.addr.dst_addr,
-	       min(sizeof(addr), sizeof(id->route.addr.dst_addr)));
 
 	/*
 	 * The node's lock only: requests to other nodes, and their segments'
