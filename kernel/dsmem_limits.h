@@ -33,6 +33,8 @@
 #define DSMEM_SQ_DEPTH		256
 /* receive buffers per connection, each one whole wire message */
 #define DSMEM_RQ_DEPTH		64
+/* pages a segment allocation zeroes between chances to reschedule */
+#define DSMEM_SEG_ZERO_BATCH	256
 /* control messages (sends) in flight per connection */
 #define DSMEM_MSG_DEPTH		32
 /* bytes per one-sided work request: large transfers are cut and pipelined */

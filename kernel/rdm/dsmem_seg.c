@@ -402,6 +402,9 @@ int dsmem_seg_alloc(struct dsmem_seg *seg, u64 len, u64 *va, u64 *pa)
 		dsmem_seg_zero_page(seg, pte->pa_page);
 		if (!i)
 			*pa = (u64)pte->pa_page << PAGE_SHIFT;
+		/* a mutex: a large allocation lets others run */
+		if (!((i + 1) % DSMEM_SEG_ZERO_BATCH))
+			cond_resched();
 	}
 	ret = xa_err(xa_store(&seg->allocs, start, xa_mk_value(npg),
 			      GFP_KERNEL));
@@ -409,10 +412,18 @@ int dsmem_seg_alloc(struct dsmem_seg *seg, u64 len, u64 *va, u64 *pa)
 		goto out_unmap;
 	bitmap_set(seg->va_map, start, npg);
 	seg->used += (u64)npg << PAGE_SHIFT;
-	for (i = 0; !paged && i < npg; i++)
-		dsmem_seg_zero_page(seg, start + i);
-	*va = seg->base + ((u64)start << PAGE_SHIFT);
 	mutex_unlock(&seg->lock);
+	/*
+	 * The range is ours and its address not yet given to anyone: it is
+	 * zeroed without the lock, so that the segment's other allocations
+	 * and frees go on meanwhile, and with a chance to reschedule.
+	 */
+	for (i = 0; !paged && i < npg; i++) {
+		dsmem_seg_zero_page(seg, start + i);
+		if (!((i + 1) % DSMEM_SEG_ZERO_BATCH))
+			cond_resched();
+	}
+	*va = seg->base + ((u64)start << PAGE_SHIFT);
 	return 0;
 
 out_unmap:
