@@ -587,6 +587,8 @@ int dsmem_slope_ioc_free(struct dsmem_node *node, void *arg)
 		dsmem_slope_runs_remove(s, first, e[k].len >> PAGE_SHIFT);
 	}
 	s->pages_owned -= min(s->pages_owned, pages);
+	/* what a pull under way still marks goes back at its end */
+	dsmem_slope_mig_defer_free(s, e, a->nr);
 	o = dsmem_slope_lease_release(s, e, a->nr);
 	a->freed = pages << PAGE_SHIFT;
 out:

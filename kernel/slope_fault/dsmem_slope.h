@@ -199,6 +199,14 @@ struct dsmem_slope_mig {
 	u64 urgent[16];
 	unsigned int nurgent;
 	bool abort;			/* the connection went */
+	/*
+	 * destination, under mig_lock: the pull's last marks are made
+	 * (pull_over), and what the application freed of the object
+	 * before that, given back only then (dsmem_slope_mig_defer_free)
+	 */
+	bool pull_over;
+	struct dsmem_slope_extent *kept;
+	u32 nkept;
 	bool begun;			/* destination: BEGIN taken; mig_lock */
 	bool stop_taken;		/* a MIG_STOP runs or ran */
 	struct completion handover;	/* that MIG_STOP finished */
@@ -339,6 +347,9 @@ void dsmem_slope_mig_conn_down(struct dsmem_slope *s, struct dsmem_conn *conn);
 void dsmem_slope_mig_fini(struct dsmem_slope *s);
 void dsmem_slope_mig_fill(struct dsmem_slope_mig *mig,
 			  struct dsmem_ioc_slope_mig *a);
+void dsmem_slope_mig_defer_free(struct dsmem_slope *s,
+				struct dsmem_slope_extent *e, u32 n);
+void dsmem_slope_mig_pull_over(struct dsmem_slope_mig *mig);
 int dsmem_slope_mig_arriving(struct dsmem_slope *s,
 			     const struct dsmem_slope_extent *e, u32 n,
 			     bool pulling);

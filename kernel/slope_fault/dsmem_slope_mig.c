@@ -52,6 +52,7 @@ static void dsmem_slope_mig_release(struct kref *ref)
 	WARN_ON(mig->nmrs || mig->mapped || mig->held || mig->track);
 	if (mig->conn)
 		dsmem_conn_put(mig->conn);
+	kvfree(mig->kept);
 	kvfree(mig->stage);
 	kvfree(mig->pending);
 	kfree(mig->wrs);
@@ -229,6 +230,85 @@ int dsmem_slope_mig_arriving(struct dsmem_slope *s,
 	}
 	mutex_unlock(&s->mig_lock);
 	return ret;
+}
+
+/* Under mig_lock: keep e for the end of mig's pull; -ENOMEM. */
+static int dsmem_slope_mig_keep(struct dsmem_slope_mig *mig,
+				const struct dsmem_slope_extent *e)
+{
+	struct dsmem_slope_extent *k;
+
+	k = kvrealloc(mig->kept, mig->nkept * sizeof(*k),
+		      (mig->nkept + 1) * sizeof(*k), GFP_KERNEL);
+	if (!k)
+		return -ENOMEM;
+	k[mig->nkept++] = *e;
+	mig->kept = k;
+	return 0;
+}
+
+/*
+ * Under alloc_lock: a FREE of a received object (or part of it) whose
+ * pull is still under way.  The pull's last marks land on its pages'
+ * indexes -- arrived, or lost -- so its addresses are given back only
+ * once those are made: were they handed out again meanwhile, to an
+ * object migrating in, the pull would mark that object's pages.  Each
+ * extent that overlaps such a pull moves to the migration, and is zeroed
+ * in e so that the caller gives back the rest at once.  (Kept extents
+ * that cannot be stored are given back at once, as before.)
+ */
+void dsmem_slope_mig_defer_free(struct dsmem_slope *s,
+				struct dsmem_slope_extent *e, u32 n)
+{
+	struct dsmem_slope_mig *it;
+	u32 i, j;
+
+	lockdep_assert_held(&s->alloc_lock);
+	mutex_lock(&s->mig_lock);
+	list_for_each_entry(it, &s->migs, link) {
+		if (!it->incoming || !it->t_handover || it->pull_over ||
+		    !it->nextents)
+			continue;
+		/* both sorted: one merge finds every overlap */
+		for (i = 0, j = 0; i < n && j < it->nextents;) {
+			if (!e[i].len || e[i].addr + e[i].len <= it->ext[j].addr) {
+				i++;
+			} else if (it->ext[j].addr + it->ext[j].len <= e[i].addr) {
+				j++;
+			} else {
+				if (!dsmem_slope_mig_keep(it, &e[i]))
+					e[i].len = 0;
+				i++;
+			}
+		}
+	}
+	mutex_unlock(&s->mig_lock);
+}
+
+/*
+ * Destination: the pull made its last marks.  What the application freed
+ * of the object meanwhile goes back now (dsmem_slope_mig_defer_free).
+ */
+void dsmem_slope_mig_pull_over(struct dsmem_slope_mig *mig)
+{
+	struct dsmem_slope *s = mig->s;
+	struct dsmem_slope_outbox *o = NULL;
+	struct dsmem_slope_extent *kept;
+	u32 n;
+
+	mutex_lock(&s->alloc_lock);
+	mutex_lock(&s->mig_lock);
+	mig->pull_over = true;
+	kept = mig->kept;
+	n = mig->nkept;
+	mig->kept = NULL;
+	mig->nkept = 0;
+	mutex_unlock(&s->mig_lock);
+	if (n)
+		o = dsmem_slope_lease_release(s, kept, n);
+	mutex_unlock(&s->alloc_lock);
+	dsmem_slope_outbox_send(s, o);
+	kvfree(kept);
 }
 
 struct dsmem_slope_mig *dsmem_slope_mig_find(struct dsmem_slope *s,

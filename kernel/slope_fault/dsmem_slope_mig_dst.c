@@ -149,6 +149,8 @@ void dsmem_slope_mig_pull(struct dsmem_slope_mig *mig)
 		dsmem_slope_mig_arrived(mig, k, 1, false);
 	bitmap_zero(mig->pending, mig->units);
 	dsmem_slope_mig_unpin(mig);
+	/* every mark made: what was freed meanwhile may go back */
+	dsmem_slope_mig_pull_over(mig);
 
 	req.addr = mig->pulled_units;
 	req.len = mig->failed_units;

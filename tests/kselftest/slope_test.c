@@ -843,6 +843,9 @@ struct pull_seen {
 	uint64_t reused;	/* of their frames, handed out again */
 	uint64_t pulled_probed;	/* PULL_FREE: MIG_GET just after the frames' probe */
 	uint64_t free_ms;	/* PULL_FREE: how long SLOPE_FREE took */
+	uint64_t addr;		/* the object's address */
+	uint64_t realloc;	/* PULL_FREE: node 1's next object as big, after it */
+	uint32_t realloc_state;	/* the migration's state just after that */
 	uint64_t dirty_units;	/* at the end */
 	uint64_t pulled_units;
 	uint64_t fault_waits;
@@ -999,6 +1002,20 @@ static int recv_child_start(struct dsmem_ioc_slope_mig *m, int *err)
 	return fd;
 }
 
+/* A new object of pages at node 1, its address in *addr; freed as the fd closes. */
+static int realloc_at_node1(uint64_t pages, uint64_t *addr)
+{
+	struct dsmem_ioc_slope_alloc a = { .len = pages * PAGE, .flags = DSMEM_SLOPE_NEW_OBJECT };
+	int fd = attach_open(1), ret;
+
+	if (fd < 0)
+		return -1;
+	ret = ioctl(fd, DSMEM_IOC_SLOPE_ALLOC, &a);
+	*addr = a.addr;
+	close(fd);
+	return ret;
+}
+
 static void pull_receiver(uint64_t addr, uint64_t pages, uint64_t clean,
 			  enum pull_probe probe, struct pull_seen *seen)
 {
@@ -1016,6 +1033,7 @@ static void pull_receiver(uint64_t addr, uint64_t pages, uint64_t clean,
 
 	if (m.cookie != addr || m.pages != pages)
 		_exit(12);
+	seen->addr = addr;
 	id = m.id;
 	if (mig_get(fd, id, 0, 0, &m))
 		_exit(14);
@@ -1069,6 +1087,16 @@ static void pull_receiver(uint64_t addr, uint64_t pages, uint64_t clean,
 			_exit(16);
 		seen->free_ms = job.ms;
 		seen->freed = clean;
+		/*
+		 * Node 1 leased the object's addresses: an object as big
+		 * made there now must lie elsewhere while the pull runs,
+		 * which still marks the freed range's indexes here.
+		 */
+		if (realloc_at_node1(clean, &seen->realloc))
+			_exit(24);
+		if (mig_get(fd, id, 0, 0, &m))
+			_exit(14);
+		seen->realloc_state = m.state;
 	}
 	if (mig_get(fd, id, 0, 0, &m))
 		_exit(14);
@@ -1188,6 +1216,7 @@ TEST_F_TIMEOUT(sl, migrate_free_during_pull, 1200)
 	 */
 	const uint64_t CLEAN = scaled(8192), PAGES = light() ? CLEAN + 12288 : 24576;
 	struct pull_seen *seen = pull_seen_map();
+	uint64_t again = 0;
 
 	ASSERT_NE(NULL, seen);
 	pull_run(_metadata, PAGES, CLEAN, PULL_FREE, seen);
@@ -1197,6 +1226,20 @@ TEST_F_TIMEOUT(sl, migrate_free_during_pull, 1200)
 	       (unsigned long long)seen->in_buddy, (unsigned long long)seen->reused,
 	       (unsigned long long)seen->pulled_probed);
 	EXPECT_EQ(CLEAN, seen->freed);
+	/*
+	 * Nor are their addresses given back while the pull still marks
+	 * them: node 1's next object lies elsewhere (when the pull was
+	 * still under way just after it was made).
+	 */
+	if (seen->realloc_state == DSMEM_SLOPE_MIG_HANDED_OVER)
+		EXPECT_NE(seen->addr, seen->realloc)
+			TH_LOG("node 1 gave out the addresses the pull still marks");
+	TH_LOG("node 1's next object at %#llx (the freed range at %#llx), the pull %s",
+	       (unsigned long long)seen->realloc, (unsigned long long)seen->addr,
+	       seen->realloc_state == DSMEM_SLOPE_MIG_HANDED_OVER ? "under way" : "over");
+	/* and once it is over, they are back: node 1 makes an object there again */
+	EXPECT_EQ(0, realloc_at_node1(CLEAN, &again));
+	EXPECT_EQ(seen->addr, again) TH_LOG("the freed range never came back to node 1");
 	/*
 	 * The pull lets the pages go once every unit has arrived: a probe
 	 * after that (a free that took as long as the whole pull to unmap
