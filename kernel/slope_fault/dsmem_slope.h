@@ -206,7 +206,7 @@ struct dsmem_slope_mig {
 	 */
 	bool pull_over;
 	struct dsmem_slope_extent *kept;
-	u32 nkept;
+	u32 nkept, kept_cap;
 	bool begun;			/* destination: BEGIN taken; mig_lock */
 	bool stop_taken;		/* a MIG_STOP runs or ran */
 	struct completion handover;	/* that MIG_STOP finished */

@@ -232,18 +232,27 @@ int dsmem_slope_mig_arriving(struct dsmem_slope *s,
 	return ret;
 }
 
-/* Under mig_lock: keep e for the end of mig's pull; -ENOMEM. */
+/*
+ * Under mig_lock: keep e for the end of mig's pull; -ENOMEM.  The array
+ * doubles as it fills, so that a FREE of many extents copies it a
+ * logarithmic number of times, not once per extent.
+ */
 static int dsmem_slope_mig_keep(struct dsmem_slope_mig *mig,
 				const struct dsmem_slope_extent *e)
 {
 	struct dsmem_slope_extent *k;
+	u32 cap;
 
-	k = kvrealloc(mig->kept, mig->nkept * sizeof(*k),
-		      (mig->nkept + 1) * sizeof(*k), GFP_KERNEL);
-	if (!k)
-		return -ENOMEM;
-	k[mig->nkept++] = *e;
-	mig->kept = k;
+	if (mig->nkept == mig->kept_cap) {
+		cap = max(2 * mig->kept_cap, 16U);
+		k = kvrealloc(mig->kept, mig->kept_cap * sizeof(*k),
+			      (size_t)cap * sizeof(*k), GFP_KERNEL);
+		if (!k)
+			return -ENOMEM;
+		mig->kept = k;
+		mig->kept_cap = cap;
+	}
+	mig->kept[mig->nkept++] = *e;
 	return 0;
 }
 
@@ -303,6 +312,7 @@ void dsmem_slope_mig_pull_over(struct dsmem_slope_mig *mig)
 	n = mig->nkept;
 	mig->kept = NULL;
 	mig->nkept = 0;
+	mig->kept_cap = 0;
 	mutex_unlock(&s->mig_lock);
 	if (n)
 		o = dsmem_slope_lease_release(s, kept, n);
