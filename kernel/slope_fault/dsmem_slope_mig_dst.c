@@ -54,12 +54,16 @@ static unsigned int dsmem_slope_peer_held(struct dsmem_slope *s, u32 peer,
 	return n;
 }
 
+/* A byte limit's value: as set, or (0) this share of RAM. */
+static u64 dsmem_slope_bytes_max(u64 set, unsigned int ram_div)
+{
+	return set ?: ((u64)totalram_pages() << PAGE_SHIFT) / ram_div;
+}
+
 static u64 dsmem_slope_peer_bytes_max(void)
 {
-	u64 max = READ_ONCE(slope_peer_bytes);
-
-	return max ?: ((u64)totalram_pages() << PAGE_SHIFT) /
-		      DSMEM_SLOPE_PEER_RAM_DIV;
+	return dsmem_slope_bytes_max(READ_ONCE(slope_peer_bytes),
+				     DSMEM_SLOPE_PEER_RAM_DIV);
 }
 
 /* Under mig_lock: what every peer's migrations hold here, together. */
@@ -83,11 +87,9 @@ static u64 dsmem_slope_node_held(struct dsmem_slope *s)
  */
 static bool dsmem_slope_node_fits(struct dsmem_slope *s, u64 more)
 {
-	u64 max = READ_ONCE(slope_node_bytes);
-
-	max = max ?: ((u64)totalram_pages() << PAGE_SHIFT) /
-		     DSMEM_SLOPE_NODE_RAM_DIV;
-	return dsmem_slope_node_held(s) + more <= max;
+	return dsmem_slope_node_held(s) + more <=
+	       dsmem_slope_bytes_max(READ_ONCE(slope_node_bytes),
+				     DSMEM_SLOPE_NODE_RAM_DIV);
 }
 
 /* A peer's migration refused before anything was allocated for it. */
