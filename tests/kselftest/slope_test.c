@@ -1003,15 +1003,19 @@ static int recv_child_start(struct dsmem_ioc_slope_mig *m, int *err)
 }
 
 /* A new object of pages at node 1, its address in *addr; freed as the fd closes. */
+/*
+ * Where node 1 makes an object of pages now: *addr.  The object is freed
+ * again before this returns, so that a second look finds the same room.
+ */
 static int realloc_at_node1(uint64_t pages, uint64_t *addr)
 {
-	struct dsmem_ioc_slope_alloc a = { .len = pages * PAGE, .flags = DSMEM_SLOPE_NEW_OBJECT };
 	int fd = attach_open(1), ret;
 
 	if (fd < 0)
 		return -1;
-	ret = ioctl(fd, DSMEM_IOC_SLOPE_ALLOC, &a);
-	*addr = a.addr;
+	ret = slope_alloc(fd, pages * PAGE, DSMEM_SLOPE_NEW_OBJECT, addr);
+	if (!ret)
+		ret = slope_free(fd, *addr, pages * PAGE);
 	close(fd);
 	return ret;
 }
