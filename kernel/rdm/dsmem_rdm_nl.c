@@ -838,7 +838,8 @@ int dsmem_nl_seg_new(struct sk_buff *skb, struct genl_info *info)
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
-	node = dsmem_nl_node(info, true);
+	/* counted, not locked: the segment's memory is allocated first */
+	node = dsmem_nl_node(info, false);
 	if (IS_ERR(node))
 		return dsmem_nl_reply_send(info, msg, PTR_ERR(node));
 	ret = dsmem_seg_create(node,
@@ -846,12 +847,14 @@ int dsmem_nl_seg_new(struct sk_buff *skb, struct genl_info *info)
 			       numa ? nla_get_s32(numa) : NUMA_NO_NODE,
 			       tr ? nla_get_u8(tr) : DSMEM_TRANSLATE_SEGMENT,
 			       &seg, info->extack);
-	if (ret)
-		goto out_unlock;
+	if (ret) {
+		dsmem_node_put(node);
+		return dsmem_nl_reply_send(info, msg, ret);
+	}
+	/* made with node->lock taken, which is held until it is said */
 	dsmem_nl_notify_seg(seg, DSMEM_CMD_SEG_NEW);
 	ret = dsmem_nl_fill_seg(msg, seg, info->snd_portid, info->snd_seq, 0,
 				DSMEM_CMD_SEG_NEW);
-out_unlock:
 	dsmem_nl_node_unlock(node);
 	return dsmem_nl_reply_send(info, msg, ret);
 }

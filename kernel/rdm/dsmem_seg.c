@@ -214,6 +214,15 @@ void dsmem_seg_put(struct dsmem_seg *seg)
 	kref_put(&seg->ref, dsmem_seg_release);
 }
 
+/*
+ * Make a segment on a counted node.  Its memory (up to DSMEM_SEG_SIZE_MAX,
+ * zeroed) is allocated before node->lock is taken: that long under the
+ * lock would hold up every netlink request, grant and connection release
+ * of the node.  Only the id and the device mappings, which must agree
+ * with the table and with the devices' gone flags, are made under it.
+ * On success node->lock is held, so that the caller reports the segment
+ * before anyone can delete it; on failure it is not.
+ */
 int dsmem_seg_create(struct dsmem_node *node, u64 size, int numa,
 		     u8 translate, struct dsmem_seg **segp,
 		     struct netlink_ext_ack *extack)
@@ -221,9 +230,6 @@ int dsmem_seg_create(struct dsmem_node *node, u64 size, int numa,
 	struct dsmem_seg *seg;
 	u32 id;
 	int ret;
-
-	/* the allocation and mapping hold up this node only */
-	lockdep_assert_held(&node->lock);
 
 	if (!size || size > DSMEM_SEG_SIZE_MAX || !PAGE_ALIGNED(size)) {
 		NL_SET_ERR_MSG(extack,
@@ -240,26 +246,16 @@ int dsmem_seg_create(struct dsmem_node *node, u64 size, int numa,
 		NL_SET_ERR_MSG(extack, "a segment may take at most half the memory");
 		return -ENOMEM;
 	}
-	ret = xa_alloc(&node->segs, &id, NULL, XA_LIMIT(1, DSMEM_SEG_ID_MAX),
-		       GFP_KERNEL);
-	if (ret) {
-		NL_SET_ERR_MSG(extack, "the node has all the segments it may have");
-		return ret == -EBUSY ? -ENOSPC : ret;
-	}
 
 	seg = kzalloc(sizeof(*seg), GFP_KERNEL);
-	if (!seg) {
-		ret = -ENOMEM;
-		goto err_release_id;
-	}
+	if (!seg)
+		return -ENOMEM;
 	kref_init(&seg->ref);
 	kref_get(&node->ref);
 	seg->node = node;
-	seg->id = id;
 	seg->size = size;
 	seg->numa = numa;
 	seg->translate = translate;
-	seg->base = DSMEM_GADDR(node->id, id, 0);
 	seg->npages = size >> PAGE_SHIFT;
 	mutex_init(&seg->lock);
 	init_rwsem(&seg->copy_sem);
@@ -285,10 +281,25 @@ int dsmem_seg_create(struct dsmem_node *node, u64 size, int numa,
 		if (ret)
 			goto err_put_seg;
 	}
+
+	if (!dsmem_node_lock_live(node)) {
+		NL_SET_ERR_MSG(extack, "the node went away");
+		ret = -ENOENT;
+		goto err_put_seg;
+	}
+	ret = xa_alloc(&node->segs, &id, NULL, XA_LIMIT(1, DSMEM_SEG_ID_MAX),
+		       GFP_KERNEL);
+	if (ret) {
+		NL_SET_ERR_MSG(extack, "the node has all the segments it may have");
+		ret = ret == -EBUSY ? -ENOSPC : ret;
+		goto err_unlock_node;
+	}
+	seg->id = id;
+	seg->base = DSMEM_GADDR(node->id, id, 0);
 	ret = dsmem_seg_map(seg);
 	if (ret) {
 		NL_SET_ERR_MSG(extack, "cannot map the segment for the device");
-		goto err_put_seg;
+		goto err_release_id;
 	}
 
 	xa_store(&node->segs, id, seg, GFP_KERNEL);	/* replaces the NULL */
@@ -296,10 +307,12 @@ int dsmem_seg_create(struct dsmem_node *node, u64 size, int numa,
 	*segp = seg;
 	return 0;
 
-err_put_seg:
-	dsmem_seg_put(seg);
 err_release_id:
 	xa_erase(&node->segs, id);
+err_unlock_node:
+	mutex_unlock(&node->lock);
+err_put_seg:
+	dsmem_seg_put(seg);
 	return ret;
 }
 
