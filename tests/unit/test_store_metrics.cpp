@@ -20,6 +20,7 @@
 
 #include <httplib.h>
 
+#include "etcd.hpp"
 #include "metrics.hpp"
 #include "mover.hpp"
 #include "persist.hpp"
@@ -411,6 +412,22 @@ void test_numbers_move(void **)
 	assert_null(strstr(text.c_str(), "rkey"));
 }
 
+// The leader's lease on leadership, as its renewals extend it: absent for
+// a lone master (no etcd, no end), then what is left of the last
+// extension, never below 0 once it has run out.
+void test_lease_left(void **)
+{
+	Fx f;
+
+	assert_false(f.scrape_now().has("dsmem_store_lease_left_seconds"));
+	f.leader->extend_lease(Election::clock_ns() + 7000000000LL);
+	double left = f.scrape_now().value("dsmem_store_lease_left_seconds");
+	assert_true(left > 0 && left <= 7);
+	assert_string_equal(f.scrape_now().type.at("dsmem_store_lease_left_seconds").c_str(), "gauge");
+	f.leader->extend_lease(Election::clock_ns() - 1);
+	assert_true(f.scrape_now().value("dsmem_store_lease_left_seconds") == 0);
+}
+
 // A standby knows its RPCs (answered "not the leader"), its options and
 // that it does not lead; nothing of the state.
 void test_standby(void **)
@@ -534,6 +551,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_numbers_move),
+		cmocka_unit_test(test_lease_left),
 		cmocka_unit_test(test_standby),
 		cmocka_unit_test(test_histogram_buckets),
 		cmocka_unit_test(test_parse_host_port),

@@ -11,6 +11,7 @@
 
 #include <httplib.h>
 
+#include "etcd.hpp"
 #include "service.hpp"
 
 namespace dsmem::store {
@@ -90,6 +91,9 @@ void Leader::gauges(LeaderGauges *g)
 	}
 	st_.tier_usage(v1::SEGMENT_DRAM, &g->tier_size[0], &g->tier_used[0]);
 	st_.tier_usage(v1::SEGMENT_NVMEOF, &g->tier_size[1], &g->tier_used[1]);
+	int64_t until = lease_until_ns_.load();
+	if (until != INT64_MAX)
+		g->lease_left_ns = std::max<int64_t>(0, until - Election::clock_ns());
 }
 
 // ---- the exposition
@@ -191,6 +195,11 @@ std::string render_metrics(const Metrics &m, const Options &opts, const LeaderGa
 		      "Metadata log records appended since the last snapshot.",
 		      num(g->log_records_since_snapshot));
 		w.one("clients", "gauge", "Registered clients.", num(g->clients));
+		if (g->lease_left_ns >= 0)
+			w.one("lease_left_seconds", "gauge",
+			      "How long the leader's etcd lease holds from now, counted from when it "
+			      "sent the last renewal etcd granted.",
+			      num(static_cast<double>(g->lease_left_ns) / 1e9));
 		w.family("segment_size_bytes", "gauge", "A segment's size.");
 		for (const auto &s : g->segments)
 			w.sample("segment_size_bytes", segment_labels(s), num(s.size));

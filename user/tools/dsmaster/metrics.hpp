@@ -98,6 +98,9 @@ struct LeaderGauges {
 	std::vector<Segment> segments;
 	// ALIVE segments only; [0] DRAM, [1] NVMe-oF
 	uint64_t tier_size[2] = { 0, 0 }, tier_used[2] = { 0, 0 };
+	// how long its etcd lease on leadership holds from now, by its own
+	// reckoning; -1 without etcd (a lone master's lease never ends)
+	int64_t lease_left_ns = -1;
 };
 
 const char *status_code_name(int code);
