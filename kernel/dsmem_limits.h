@@ -79,6 +79,14 @@
 #define DSMEM_SLOPE_NODE_RAM_DIV	2
 #define DSMEM_SLOPE_UNRECEIVED_MS	60000
 #define DSMEM_SLOPE_UNRECEIVED_MS_MIN	100
+/*
+ * A migration a peer began here and has not handed over this long after
+ * its first part has its connection closed (slope_incoming_ms's default):
+ * room for a large object's dirty rounds under load (a 174 s pull was
+ * seen on a loaded debug guest), and a bound on what a peer that stops
+ * half way holds.
+ */
+#define DSMEM_SLOPE_INCOMING_MS		600000
 /* rdma_cm address and route resolution */
 #define DSMEM_RESOLVE_TIMEOUT_MS	2000
 /*

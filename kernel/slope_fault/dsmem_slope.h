@@ -200,6 +200,11 @@ struct dsmem_slope_mig {
 	unsigned int nurgent;
 	bool abort;			/* the connection went */
 	/*
+	 * destination, under mig_lock: its connection closed for taking
+	 * longer than slope_incoming_ms to hand it over
+	 */
+	bool cut;
+	/*
 	 * destination, under mig_lock: the pull's last marks are made
 	 * (pull_over), and what the application freed of the object
 	 * before that, given back only then (dsmem_slope_mig_defer_free)

@@ -44,6 +44,11 @@ module_param(slope_unreceived_ms, uint, 0644);
 MODULE_PARM_DESC(slope_unreceived_ms,
 		 "a Slope migration handed over here that no process receives is dropped, its pages freed, this long after the handover (ms, >= 100)");
 
+static unsigned int slope_incoming_ms = DSMEM_SLOPE_INCOMING_MS;
+module_param(slope_incoming_ms, uint, 0644);
+MODULE_PARM_DESC(slope_incoming_ms,
+		 "a peer whose Slope migration here is not handed over this long after it began has its connection closed, which ends the migration and frees what it holds (ms, >= 100)");
+
 static void dsmem_slope_mig_release(struct kref *ref)
 {
 	struct dsmem_slope_mig *mig = container_of(ref, struct dsmem_slope_mig,
@@ -392,6 +397,40 @@ dsmem_slope_mig_expire(struct dsmem_slope_mig *mig)
 }
 
 /*
+ * A migration a peer began here and has not handed over within
+ * slope_incoming_ms: its connection, counted, marked so that it is
+ * closed once; NULL when there is none (*wait then lowered to when the
+ * next one is due).  Closing is the one way to end it: the connection's
+ * handlers alone touch an unfinished incoming migration, and its release
+ * ends every migration over it (dsmem_slope_mig_conn_down).
+ */
+static struct dsmem_conn *dsmem_slope_mig_stale_conn(struct dsmem_slope *s,
+						     s64 ms, s64 *wait)
+{
+	struct dsmem_slope_mig *mig;
+	ktime_t now = ktime_get();
+
+	lockdep_assert_held(&s->mig_lock);
+	list_for_each_entry(mig, &s->migs, link) {
+		s64 left;
+
+		if (!mig->incoming || mig->state != DSMEM_SLOPE_MIG_INCOMING ||
+		    mig->t_handover || !mig->conn || mig->cut)
+			continue;
+		left = ms - ktime_ms_delta(now, mig->t_start);
+		if (left > 0) {
+			if (*wait < 0 || left < *wait)
+				*wait = left;
+			continue;
+		}
+		mig->cut = true;
+		kref_get(&mig->conn->ref);
+		return mig->conn;
+	}
+	return NULL;
+}
+
+/*
  * A migration handed over here that no process received within
  * slope_unreceived_ms goes, pages and all, as if it had failed: its peer
  * cannot fill our memory with objects nobody takes.  A RECV meets us on
@@ -435,6 +474,22 @@ void dsmem_slope_expire_work(struct work_struct *work)
 		dsmem_slope_notify_mig(mig);
 		dsmem_slope_mig_put(mig);
 		cond_resched();
+	}
+	for (;;) {
+		s64 in_ms = max_t(u32, READ_ONCE(slope_incoming_ms),
+				  DSMEM_SLOPE_UNRECEIVED_MS_MIN);
+		struct dsmem_conn *conn;
+
+		mutex_lock(&s->mig_lock);
+		conn = dsmem_slope_mig_stale_conn(s, in_ms, &wait);
+		mutex_unlock(&s->mig_lock);
+		if (!conn)
+			break;
+		dsmem_stat_inc(DSMEM_STAT_SLOPE_INCOMING_CUT);
+		pr_notice_ratelimited("slope: node %u: node %u began a migration here and did not hand it over in %lld ms, closing the connection\n",
+				      s->node->id, conn->remote_node, in_ms);
+		dsmem_conn_close(conn, -ETIMEDOUT);
+		dsmem_conn_put(conn);
 	}
 	/* not mod_delayed_work: a kick queued meanwhile must keep its 0 */
 	if (wait >= 0 && !READ_ONCE(s->node->dead))

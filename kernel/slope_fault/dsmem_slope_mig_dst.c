@@ -236,6 +236,8 @@ int dsmem_slope_on_mig_put(struct dsmem_conn *conn, void *priv,
 		mig->wire_id = m->aux;
 		mig->state = DSMEM_SLOPE_MIG_INCOMING;
 		dsmem_slope_mig_link(mig);
+		/* its time to be handed over runs from now */
+		dsmem_slope_expire_kick(s);
 	}
 	if (cap > mig->stage_cap) {
 		void *p = kvrealloc(mig->stage, mig->stage_cap, cap, GFP_KERNEL);

@@ -1062,6 +1062,44 @@ TEST_F_TIMEOUT(rogue, slope_unreceived_expire, 180)
 }
 
 /*
+ * A peer that begins a migration here and never hands it over holds the
+ * pages node 1 placed for it, and the migration's slot, only until
+ * slope_incoming_ms: then node 1 closes its connection, whose release
+ * ends the migration and frees the pages.  The same object's addresses
+ * are free again: BEGUN anew over a new connection, node 1 places it.
+ */
+TEST_F_TIMEOUT(rogue, slope_incoming_not_handed_over_is_cut, 180)
+{
+	uint64_t cut = stat_value(self->ctx, "slope_incoming_cut"), ms = 0;
+	int ret = -1;
+
+	ASSERT_EQ(0, param_get("slope_incoming_ms", &ms));
+	ASSERT_EQ(0, param_set("slope_incoming_ms", 1000));
+	ASSERT_EQ(0, rogue_slope_begin(self->r, 400, rogue_obj(0)));
+	/* and nothing more of it */
+	EXPECT_EQ(0, rogue_wait_closed(self->r, AUTH_WAIT_MS))
+		TH_LOG("node 1 kept the connection of a migration never handed over");
+	ASSERT_EQ(0, param_set("slope_incoming_ms", ms));
+	EXPECT_EQ(cut + 1, stat_value(self->ctx, "slope_incoming_cut"));
+	rogue_close(self->r);
+	self->r = NULL;
+	/* (the old connection's release may still hold its id a moment) */
+	for (int i = 0; ret && i < 100; i++) {
+		ret = rogue_up(&self->r, self->addr, 2);
+		if (ret) {
+			rogue_close(self->r);
+			self->r = NULL;
+			usleep(100000);
+		}
+	}
+	ASSERT_EQ(0, ret);
+	EXPECT_EQ(0, rogue_slope_begin(self->r, 401, rogue_obj(0)))
+		TH_LOG("the object's addresses were still held");
+	EXPECT_EQ(0, rogue_slope_abort(self->r, 401));
+	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
+}
+
+/*
  * Slope from a key holder gone bad: it holds at most slope_leases_per_peer
  * leases of node 1's share (the rest stays for node 1 and honest peers);
  * it cannot free the addresses of node 1's own object (they are not given
