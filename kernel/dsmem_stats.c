@@ -33,6 +33,7 @@ static const char * const dsmem_stat_names[] = {
 	[DSMEM_STAT_CONN_LOST]		= "conn_lost",
 	[DSMEM_STAT_CONN_REJECTED]	= "conn_rejected",
 	[DSMEM_STAT_CONN_IO_TIMEOUT]	= "conn_io_timeout",
+	[DSMEM_STAT_CONN_REG_TIMEOUT]	= "conn_reg_timeout",
 	[DSMEM_STAT_CONN_POOL_FULL]	= "conn_pool_full",
 	[DSMEM_STAT_CONN_UNKNOWN_PEER]	= "conn_unknown_peer",
 	[DSMEM_STAT_CONN_ID_IN_USE]	= "conn_id_in_use",

@@ -572,8 +572,25 @@ int dsmem_reg_post(struct dsmem_conn *conn, struct ib_mr *mr, int access)
 			      NULL, NULL);
 	if (ret)
 		return ret;
-	/* a closing connection flushes it: this wait ends */
-	wait_for_completion(&w.done);
+	/*
+	 * Grants wait here under the node's lock.  The registration completes in order
+	 * behind the connection's sends, which a peer that takes one message
+	 * every few seconds keeps retrying (receiver not ready) while
+	 * completing just often enough for the I/O watchdog: bounded as a
+	 * message's answer is, and then the connection goes.  Closing it
+	 * flushes the queue, which ends this wait (the release drains the QP
+	 * before it takes any lock of ours).
+	 */
+	if (!wait_for_completion_timeout(&w.done,
+					 msecs_to_jiffies(dsmem_msg_timeout_ms()))) {
+		pr_warn_ratelimited("node %u: a memory registration for node %u did not complete in %u ms, closing the connection\n",
+				    conn->peer->node->id, conn->remote_node,
+				    dsmem_msg_timeout_ms());
+		dsmem_stat_inc(DSMEM_STAT_CONN_REG_TIMEOUT);
+		dsmem_conn_close(conn, -ETIMEDOUT);
+		wait_for_completion(&w.done);
+		return -ETIMEDOUT;
+	}
 	return w.status;
 }
 

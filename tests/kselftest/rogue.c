@@ -50,6 +50,10 @@ struct rogue {
 	bool sent;
 	bool written;
 	enum ibv_wc_status write_status;
+	/* receive buffers consumed and not posted again (rogue_hold_recvs) */
+	bool hold;
+	uint32_t held[ROGUE_RECVS];
+	unsigned int nheld;
 	bool closed;
 	/* the ACCEPT's private data and the node's QPN, once established */
 	uint8_t accept_pd[64];
@@ -123,7 +127,7 @@ static int cm_wait(struct rogue *r, enum rdma_cm_event_type want, int timeout_ms
 	}
 }
 
-static int post_recv(struct rogue *r, unsigned int i)
+static int post_recv_now(struct rogue *r, unsigned int i)
 {
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)recv_buf(r, i),
@@ -133,6 +137,28 @@ static int post_recv(struct rogue *r, unsigned int i)
 	struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1 }, *bad;
 
 	return ibv_post_recv(r->id->qp, &wr, &bad) ? -EIO : 0;
+}
+
+/* A consumed buffer back to the device, or kept while holding. */
+static int post_recv(struct rogue *r, unsigned int i)
+{
+	if (r->hold) {
+		r->held[r->nheld++] = i;
+		return 0;
+	}
+	return post_recv_now(r, i);
+}
+
+void rogue_hold_recvs(struct rogue *r, int hold)
+{
+	r->hold = hold;
+	while (!hold && r->nheld)
+		post_recv_now(r, r->held[--r->nheld]);
+}
+
+unsigned int rogue_held(const struct rogue *r)
+{
+	return r->nheld;
 }
 
 /* Poll one completion into r's state; 0 if there was none. */

@@ -66,6 +66,7 @@ FIXTURE(rogue) {
 	uint32_t pseg_id;
 	uint64_t closed;	/* node 1's segment granted to nobody */
 	uint64_t msg_timeout;	/* msg_timeout_ms to put back; 0: untouched */
+	uint64_t io_timeout;	/* io_timeout_ms to put back; 0: untouched */
 };
 
 /* Node 2 still reads and writes node 1's memory. */
@@ -141,6 +142,8 @@ FIXTURE_TEARDOWN(rogue)
 {
 	if (self->msg_timeout)
 		param_set("msg_timeout_ms", self->msg_timeout);
+	if (self->io_timeout)
+		param_set("io_timeout_ms", self->io_timeout);
 	rogue_close(self->r);
 	ds_node_del(self->ctx, 7);	/* seg_del_while_last_device_goes' */
 	ds_node_del(self->ctx, 100);	/* slope_alloc_asks_without_alloc_lock's */
@@ -524,6 +527,71 @@ TEST_F_TIMEOUT(rogue, refused_narrowing_keeps_no_write, 120)
 	EXPECT_EQ(-EACCES, ret) TH_LOG("a write under the old rw rkey ended with %d", ret);
 	ASSERT_EQ(0, ds_rdm_read(self->ctx, 2, self->seg + 8192, in, sizeof(in)));
 	EXPECT_EQ(0, memcmp(before, in, sizeof(in))) TH_LOG("the segment holds '%.64s'", in);
+	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
+}
+
+struct granting {
+	struct ds_ctx *ctx;
+	uint32_t seg_id;
+	int ret, done;
+};
+
+static void *grant_run(void *arg)
+{
+	struct granting *g = arg;
+
+	g->ret = ds_seg_grant(g->ctx, 1, g->seg_id, ROGUE_ID, DSMEM_PERM_ALL);
+	__atomic_store_n(&g->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * A peer that stops taking messages: node 1's sends to it wait (receiver
+ * not ready, retried without end), and a grant's memory registration,
+ * made under node 1's lock, completes only behind them.  The wait is
+ * bounded as a message's answer is (msg_timeout_ms), and then the
+ * connection goes (conn_reg_timeout).  The rogue fills its 32 buffers
+ * with node 1's answers to 40 requests, so 8 answers wait ahead of the
+ * registration.  The I/O watchdog, which would close the connection too
+ * once nothing completes for io_timeout_ms, is set to a minute for the
+ * case, out of the way: a peer that lets one message through every few
+ * seconds keeps it quiet.  (The old module waited here until the
+ * watchdog closed the connection.)
+ */
+TEST_F_TIMEOUT(rogue, stalled_peer_bounds_grant_registration, 180)
+{
+	uint64_t regs = stat_value(self->ctx, "conn_reg_timeout");
+	struct granting g = { .ctx = self->ctx };
+	struct dsmem_wire_msg m;
+	struct ds_seg_info s;
+	pthread_t t;
+
+	ASSERT_EQ(0, param_get("io_timeout_ms", &self->io_timeout));
+	ASSERT_EQ(0, param_set("io_timeout_ms", 60000));
+	ASSERT_EQ(0, ds_seg_add(self->ctx, 1, SEG_SIZE, -1, DS_TRANSLATE_SEGMENT, &s));
+	g.seg_id = s.id;
+	rogue_hold_recvs(self->r, 1);
+	for (unsigned int i = 0; i < 40; i++) {
+		struct dsmem_wire_msg q = { .opcode = DSMEM_WIRE_SLOPE_LEASE_RET, .tag = 1000 + i };
+
+		ASSERT_EQ(0, rogue_send(self->r, &q));
+	}
+	/* the 32 answers that found a buffer, taken and not given back */
+	for (int i = 0; i < 600 && rogue_held(self->r) < 32; i++)
+		rogue_recv(self->r, &m, NULL, 0, 100);
+	ASSERT_EQ(32, rogue_held(self->r));
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, grant_run, &g));
+	/* until the grant ends (the watchdog's minute: a hang's bound) */
+	for (int i = 0; !__atomic_load_n(&g.done, __ATOMIC_ACQUIRE) && i < 900; i++)
+		rogue_recv(self->r, &m, NULL, 0, 100);
+	pthread_join(t, NULL);
+	TH_LOG("the grant ended with %d", g.ret);
+	EXPECT_NE(0, g.ret);
+	EXPECT_EQ(regs + 1, stat_value(self->ctx, "conn_reg_timeout"))
+		TH_LOG("the registration was not bounded by msg_timeout_ms");
+	EXPECT_EQ(0, rogue_wait_closed(self->r, AUTH_WAIT_MS));
+	EXPECT_EQ(0, ds_seg_del(self->ctx, 1, s.id));
 	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
 }
 
