@@ -339,6 +339,21 @@ struct dsmem_slope_mig *dsmem_slope_mig_find(struct dsmem_slope *s,
 }
 
 /*
+ * Whether ms have passed since @since; if not, *wait (-1: nothing due)
+ * is lowered to what is left.
+ */
+static bool dsmem_slope_due(ktime_t since, s64 ms, ktime_t now, s64 *wait)
+{
+	s64 left = ms - ktime_ms_delta(now, since);
+
+	if (left <= 0)
+		return true;
+	if (*wait < 0 || left < *wait)
+		*wait = left;
+	return false;
+}
+
+/*
  * Under mig_lock: an unreceived migration whose time is up and whose pull
  * ended (until then the pull holds its pages, and its end kicks us), or
  * NULL.  *wait: ms until the next one's time is up, or -1 for none.
@@ -352,16 +367,9 @@ static struct dsmem_slope_mig *dsmem_slope_mig_overdue(struct dsmem_slope *s,
 	lockdep_assert_held(&s->mig_lock);
 	*wait = -1;
 	list_for_each_entry(mig, &s->migs, link) {
-		s64 left;
-
-		if (!dsmem_slope_mig_unreceived(mig))
+		if (!dsmem_slope_mig_unreceived(mig) ||
+		    !dsmem_slope_due(mig->t_handover, ms, now, wait))
 			continue;
-		left = ms - ktime_ms_delta(now, mig->t_handover);
-		if (left > 0) {
-			if (*wait < 0 || left < *wait)
-				*wait = left;
-			continue;
-		}
 		if (dsmem_slope_mig_ended(mig))
 			return mig;
 	}
@@ -412,17 +420,10 @@ static struct dsmem_conn *dsmem_slope_mig_stale_conn(struct dsmem_slope *s,
 
 	lockdep_assert_held(&s->mig_lock);
 	list_for_each_entry(mig, &s->migs, link) {
-		s64 left;
-
 		if (!mig->incoming || mig->state != DSMEM_SLOPE_MIG_INCOMING ||
-		    mig->t_handover || !mig->conn || mig->cut)
+		    mig->t_handover || !mig->conn || mig->cut ||
+		    !dsmem_slope_due(mig->t_start, ms, now, wait))
 			continue;
-		left = ms - ktime_ms_delta(now, mig->t_start);
-		if (left > 0) {
-			if (*wait < 0 || left < *wait)
-				*wait = left;
-			continue;
-		}
 		mig->cut = true;
 		kref_get(&mig->conn->ref);
 		return mig->conn;
