@@ -573,13 +573,13 @@ int dsmem_reg_post(struct dsmem_conn *conn, struct ib_mr *mr, int access)
 	if (ret)
 		return ret;
 	/*
-	 * Grants wait here under the node's lock.  The registration completes in order
-	 * behind the connection's sends, which a peer that takes one message
-	 * every few seconds keeps retrying (receiver not ready) while
-	 * completing just often enough for the I/O watchdog: bounded as a
-	 * message's answer is, and then the connection goes.  Closing it
-	 * flushes the queue, which ends this wait (the release drains the QP
-	 * before it takes any lock of ours).
+	 * Grants wait here under the node's lock.  The registration
+	 * completes in order behind the connection's sends, which a peer
+	 * that takes no message leaves retrying (receiver not ready) until
+	 * the I/O watchdog gives up: bounded as a message's answer is
+	 * instead, and then the connection goes.  Closing it flushes the
+	 * queue, which ends this wait (the release drains the QP before it
+	 * takes any lock of ours).
 	 */
 	if (!wait_for_completion_timeout(&w.done,
 					 msecs_to_jiffies(dsmem_msg_timeout_ms()))) {
