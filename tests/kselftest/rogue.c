@@ -149,11 +149,9 @@ static int post_recv(struct rogue *r, unsigned int i)
 	return post_recv_now(r, i);
 }
 
-void rogue_hold_recvs(struct rogue *r, int hold)
+void rogue_hold_recvs(struct rogue *r)
 {
-	r->hold = hold;
-	while (!hold && r->nheld)
-		post_recv_now(r, r->held[--r->nheld]);
+	r->hold = true;
 }
 
 unsigned int rogue_held(const struct rogue *r)

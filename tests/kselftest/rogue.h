@@ -94,12 +94,11 @@ int rogue_wait_closed(struct rogue *r, int timeout_ms);
 unsigned int rogue_grants(const struct rogue *r);
 unsigned int rogue_revokes(const struct rogue *r);
 /*
- * With hold, receive buffers the rogue consumes (rogue_held of them) are
- * not posted again, so that the node's sends meet no buffer (receiver
- * not ready: its RC QP retries them); without, every held buffer is
- * posted again.
+ * From now on, receive buffers the rogue consumes (rogue_held of them)
+ * are not posted again, so that the node's sends meet no buffer
+ * (receiver not ready: its RC QP retries them).
  */
-void rogue_hold_recvs(struct rogue *r, int hold);
+void rogue_hold_recvs(struct rogue *r);
 unsigned int rogue_held(const struct rogue *r);
 /* how it answers the node's GRANTs and REVOKEs from now on */
 void rogue_set_mode(struct rogue *r, enum rogue_mode mode);

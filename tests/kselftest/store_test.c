@@ -2992,7 +2992,7 @@ static int chaos_await_fresh_lease(struct env *e, int l)
 static int chaos_await_leader(struct env *e, int *l)
 {
 	const int64_t start = mono_ns(), end = start + CHAOS_TAKEOVER_S * 1000000000LL;
-	double lead[2] = { -1, -1 };
+	bool lead[2] = { false, false };
 	int looks = 0;
 
 	while (mono_ns() < end) {
@@ -3008,7 +3008,7 @@ static int chaos_await_leader(struct env *e, int *l)
 		}
 		usleep(100000);
 	}
-	say_why(e, "# chaos: no one master led within %d s (%d looks; leading: %.0f, %.0f)\n",
+	say_why(e, "# chaos: no one master led within %d s (%d looks; leading: %d, %d)\n",
 		CHAOS_TAKEOVER_S, looks, lead[0], lead[1]);
 	return -ETIMEDOUT;
 }
@@ -3472,9 +3472,8 @@ static void chaos_fault(struct __test_metadata *_metadata, struct chaos *c, int6
  */
 static int chaos_await_logged(struct chaos *c, long done, long ok, const char *what)
 {
-	long d = 0, k = 0;
-
 	const int64_t start = mono_ns();
+	long d = 0, k = 0;
 
 	for (int i = 0; i < CHAOS_STALL_S * 5; i++) {
 		chaos_logged(c->e->dir, &d, &k, NULL);
