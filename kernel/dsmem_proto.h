@@ -231,6 +231,7 @@ struct dsmem_wire_slope_handover {
 #define DSMEM_WIRE_PATH_ADDR_LEN	16
 
 #define DSMEM_WIRE_NONCE_LEN	16
+#define DSMEM_WIRE_GID_LEN	16	/* an IB GID; RoCE's holds the IP address */
 #define DSMEM_WIRE_AUTH_LEN	32	/* an HMAC-SHA256 */
 
 /**
@@ -245,12 +246,17 @@ struct dsmem_wire_slope_handover {
  * @nonce:	fresh random bytes of the sender, for this connection only
  *
  * With DSMEM_WIRE_CM_F_AUTH each end sends one AUTH, whose data is
- * HMAC-SHA256(key, "dsmem-auth-v1" || role || connector's nonce ||
- * acceptor's nonce || connector's node id || acceptor's node id ||
- * connector's QPN || acceptor's QPN), role 0 from the end that connected
- * and 1 from the end that accepted, ids and QPNs as __le32.  Both nonces
- * make a recorded proof useless on a new connection, the QPNs tie it to
- * this one, and the role keeps an end's own proof from being reflected.
+ * HMAC-SHA256(key, "dsmem-auth-v2" || role || connector's nonce ||
+ * acceptor's nonce || connector's GID || acceptor's GID || connector's
+ * node id || acceptor's node id || connector's QPN || acceptor's QPN),
+ * role 0 from the end that connected and 1 from the end that accepted,
+ * ids and QPNs as __le32.  Each end takes the GIDs from the addresses its
+ * own connection was set up for, not from anything the other end says.
+ * Both nonces make a recorded proof useless on a new connection; the
+ * GIDs and QPNs tie it to this one, so that a proof relayed from another
+ * connection (a splice), or from this node's own connect turned back at
+ * it (a reflection), names the wrong addresses; and the role keeps an
+ * end's own proof from being sent back to it.
  */
 struct dsmem_wire_cm {
 	__u8 magic;

@@ -357,7 +357,7 @@ static u8 *dsmem_wire_put_le32(u8 *p, u32 v)
 void dsmem_wire_auth_input(u8 out[DSMEM_WIRE_AUTH_INPUT_LEN],
 			   const struct dsmem_wire_auth_info *a)
 {
-	static const char label[13] = "dsmem-auth-v1";
+	static const char label[13] = "dsmem-auth-v2";
 	u8 *p = out;
 
 	memcpy(p, label, sizeof(label));
@@ -367,6 +367,10 @@ void dsmem_wire_auth_input(u8 out[DSMEM_WIRE_AUTH_INPUT_LEN],
 	p += DSMEM_WIRE_NONCE_LEN;
 	memcpy(p, a->nonce_a, DSMEM_WIRE_NONCE_LEN);
 	p += DSMEM_WIRE_NONCE_LEN;
+	memcpy(p, a->gid_c, DSMEM_WIRE_GID_LEN);
+	p += DSMEM_WIRE_GID_LEN;
+	memcpy(p, a->gid_a, DSMEM_WIRE_GID_LEN);
+	p += DSMEM_WIRE_GID_LEN;
 	p = dsmem_wire_put_le32(p, a->node_c);
 	p = dsmem_wire_put_le32(p, a->node_a);
 	p = dsmem_wire_put_le32(p, a->qpn_c);

@@ -71,11 +71,13 @@ struct dsmem_wire_cm_info {
 };
 
 /* The bytes an AUTH proof is the HMAC of (see struct dsmem_wire_cm). */
-#define DSMEM_WIRE_AUTH_INPUT_LEN	(13 + 1 + 2 * DSMEM_WIRE_NONCE_LEN + 16)
+#define DSMEM_WIRE_AUTH_INPUT_LEN \
+	(13 + 1 + 2 * DSMEM_WIRE_NONCE_LEN + 2 * DSMEM_WIRE_GID_LEN + 16)
 
 struct dsmem_wire_auth_info {
 	u8 role;			/* 0: the connecting end, 1: accepting */
 	const u8 *nonce_c, *nonce_a;
+	const u8 *gid_c, *gid_a;	/* DSMEM_WIRE_GID_LEN bytes each */
 	u32 node_c, node_a;
 	u32 qpn_c, qpn_a;
 };

@@ -585,16 +585,36 @@ static void dsmem_conn_unauth_done(struct dsmem_conn *conn)
 		atomic_dec(&conn->peer->node->unauth);
 }
 
-/* What the proof of one end covers (struct dsmem_wire_cm). */
+/*
+ * What the proof of one end covers (struct dsmem_wire_cm).  The GIDs are
+ * those of the path this end's QP was moved to RTR with -- its own source
+ * GID and the destination its packets go to -- so each end names the
+ * pair it really talks over, whatever the other end's CM messages said:
+ * a proof made for another pair, relayed or turned back at its maker,
+ * does not check.  @gids is the storage they point into.
+ */
 static void dsmem_conn_auth_info(const struct dsmem_conn *conn, u8 role,
-				 struct dsmem_wire_auth_info *a)
+				 struct dsmem_wire_auth_info *a,
+				 union ib_gid gids[2])
 {
+	const struct sa_path_rec *path = conn->cm_id->route.path_rec;
 	bool passive = conn->passive;
 	u32 self = conn->peer->node->id, qpn = conn->qp->qp_num;
 
+	BUILD_BUG_ON(sizeof(gids[0]) != DSMEM_WIRE_GID_LEN);
+	/* ib_cm turns a request's path around: sgid is this end's */
+	if (path && conn->cm_id->route.num_pri_alt_paths) {
+		gids[0] = path->sgid;
+		gids[1] = path->dgid;
+	} else {
+		rdma_read_gids(conn->cm_id, &gids[0], &gids[1]);
+	}
 	a->role = role;
 	a->nonce_c = passive ? conn->peer_nonce : conn->nonce;
 	a->nonce_a = passive ? conn->nonce : conn->peer_nonce;
+	/* gids[0] is this end's, gids[1] the other end's */
+	a->gid_c = passive ? gids[1].raw : gids[0].raw;
+	a->gid_a = passive ? gids[0].raw : gids[1].raw;
 	a->node_c = passive ? conn->remote_node : self;
 	a->node_a = passive ? self : conn->remote_node;
 	a->qpn_c = passive ? conn->remote_qpn : qpn;
@@ -610,11 +630,12 @@ static int dsmem_conn_authenticate(struct dsmem_conn *conn)
 	struct dsmem_node *node = conn->peer->node;
 	u8 proof[DSMEM_WIRE_AUTH_LEN];
 	struct dsmem_wire_auth_info a;
+	union ib_gid gids[2];
 	bool got;
 	int ret;
 
 	if (!conn->auth_sent) {
-		dsmem_conn_auth_info(conn, conn->passive, &a);
+		dsmem_conn_auth_info(conn, conn->passive, &a, gids);
 		ret = dsmem_auth_proof(node->net, node->key, &a, proof);
 		if (!ret)
 			ret = dsmem_msg_send_auth(conn, proof);
@@ -627,7 +648,7 @@ static int dsmem_conn_authenticate(struct dsmem_conn *conn)
 	spin_unlock_bh(&conn->lock);
 	if (!got)
 		return -EAGAIN;
-	dsmem_conn_auth_info(conn, !conn->passive, &a);
+	dsmem_conn_auth_info(conn, !conn->passive, &a, gids);
 	ret = dsmem_auth_proof(node->net, node->key, &a, proof);
 	if (ret)
 		return ret;

@@ -443,6 +443,23 @@ static void rogue_hmac(const void *key, size_t key_len, const struct dsmem_wire_
 	crypto_auth_hmacsha256_final(&st, out);
 }
 
+/*
+ * gid: the address's GID as RoCE makes it (an IPv4-mapped IPv6 address),
+ * the one the proof names instead of the path's.  0, or -EINVAL.
+ */
+static int rogue_claimed_gid(const char *addr, uint8_t gid[DSMEM_WIRE_GID_LEN])
+{
+	struct in_addr in;
+
+	if (inet_pton(AF_INET, addr, &in) != 1)
+		return -EINVAL;
+	memset(gid, 0, DSMEM_WIRE_GID_LEN);
+	gid[10] = 0xff;
+	gid[11] = 0xff;
+	memcpy(gid + 12, &in, sizeof(in));
+	return 0;
+}
+
 /* The connector's half of the handshake, once established. */
 static int rogue_authenticate(struct rogue *r, const uint8_t *my_nonce, uint32_t src,
 			      const struct rogue_auth *auth)
@@ -451,10 +468,22 @@ static int rogue_authenticate(struct rogue *r, const uint8_t *my_nonce, uint32_t
 	struct dsmem_wire_auth_info a = { .nonce_c = my_nonce, .node_c = src };
 	struct dsmem_wire_msg m = { .opcode = DSMEM_WIRE_AUTH, .len = DSMEM_WIRE_AUTH_LEN };
 	uint8_t want[DSMEM_WIRE_AUTH_LEN], got[DSMEM_WIRE_AUTH_LEN];
+	uint8_t gid_c[DSMEM_WIRE_GID_LEN], gid_a[DSMEM_WIRE_GID_LEN];
+	const struct ibv_sa_path_rec *path = r->id->route.path_rec;
 	int ret;
 
 	if (dsmem_wire_cm_decode(r->accept_pd, r->accept_pd_len, &acc))
 		return -EBADMSG;
+	/* what the node reads off its own QP: the path both QPs were set up for */
+	if (!path || r->id->route.num_paths < 1)
+		return -EHOSTUNREACH;
+	memcpy(gid_c, path->sgid.raw, sizeof(gid_c));
+	memcpy(gid_a, path->dgid.raw, sizeof(gid_a));
+	if ((auth->proof_from && rogue_claimed_gid(auth->proof_from, gid_c)) ||
+	    (auth->proof_to && rogue_claimed_gid(auth->proof_to, gid_a)))
+		return -EINVAL;
+	a.gid_c = gid_c;
+	a.gid_a = gid_a;
 	a.nonce_a = acc.nonce;
 	a.node_a = acc.src_node;
 	a.qpn_c = r->id->qp->qp_num;

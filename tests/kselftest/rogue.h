@@ -47,6 +47,12 @@ struct rogue_auth {
 	int no_check;		/* send the proof, do not wait for the node's */
 	const char *from;	/* the source IPv4 address; NULL: the route's */
 	int path;		/* claim to be another path (CM_F_PATH) */
+	/*
+	 * The IPv4 addresses the proofs name as the connector's and the
+	 * acceptor's (NULL: those of the path the rogue's QP talks over) --
+	 * a proof made on another connection, relayed or turned back
+	 */
+	const char *proof_from, *proof_to;
 };
 
 int rogue_connect_auth(struct rogue **r, const char *addr, uint16_t port, uint32_t src,

@@ -10,7 +10,8 @@
  * Both nodes authenticate their peers with the key "rogue-cluster".  The
  * rogue of the protocol cases holds it (a member gone bad); the
  * authentication cases try without it: no handshake, a wrong key, a
- * replayed proof, a spoofed node id, a flood of connects.
+ * replayed proof, a spoofed node id, a flood of connects -- or with it,
+ * proving for another pair of addresses (a splice, a reflection).
  *
  * Not yet here: Slope's migration and lease abuse.
  */
@@ -1459,6 +1460,68 @@ TEST_F_TIMEOUT(rogue, replayed_proof_gets_nothing, 120)
 	rogue_close(r);
 	/* the key holder itself still gets in */
 	EXPECT_EQ(0, rogue_up(&self->r, self->addr, 2));
+}
+
+/*
+ * A key holder's proof made for another pair of addresses gets nothing:
+ * the proof names the GIDs of the path each end's QP talks over.  The
+ * rogue connects from the guest's second address and proves, with the
+ * right key, nonces and QPNs, first as if it were at node 1's own
+ * address (what a man in the middle relays from a member there: a
+ * splice), then with the two addresses turned round (node 1's own
+ * connect turned back at it: a reflection).  Both are refused and
+ * counted; the same rogue naming the path it is on gets in.
+ */
+TEST_F_TIMEOUT(rogue, proof_names_the_addresses, 120)
+{
+	struct rogue_auth splice = keyed, reflect = keyed, honest = keyed;
+	uint64_t failed;
+	struct rogue *r = NULL;
+	int ret = -ENETUNREACH;
+
+	honest.from = second_addr(self->addr);
+	ASSERT_STRNE("", honest.from);
+	splice.from = honest.from;
+	splice.proof_from = self->addr;
+	splice.no_check = 1;
+	reflect.from = honest.from;
+	reflect.proof_from = self->addr;
+	reflect.proof_to = honest.from;
+	reflect.no_check = 1;
+
+	/*
+	 * The proof for the path it is on gets in, and node 1's own proof
+	 * names the same path.  The second address works once the rxe GID
+	 * table has taken it, in a moment.
+	 */
+	for (int i = 0; i < 600 && ret; i++) {
+		ret = rogue_connect_auth(&r, self->addr, PORT_1, ROGUE_ID + 6, 1, ROGUE_ANSWER,
+					 &honest);
+		if (ret)
+			usleep(100000);
+	}
+	ASSERT_EQ(0, ret);
+	rogue_close(r);
+
+	failed = stat_value(self->ctx, "auth_failed");
+	ASSERT_EQ(0, rogue_connect_auth(&r, self->addr, PORT_1, ROGUE_ID + 6, 1, ROGUE_ANSWER,
+					&splice));
+	EXPECT_EQ(0, nothing_served(_metadata, r, self->seg));
+	EXPECT_EQ(0, rogue_wait_closed(r, AUTH_WAIT_MS));
+	EXPECT_TRUE(stat_grew(self->ctx, "auth_failed", failed));
+	rogue_close(r);
+
+	failed = stat_value(self->ctx, "auth_failed");
+	ASSERT_EQ(0, rogue_connect_auth(&r, self->addr, PORT_1, ROGUE_ID + 6, 1, ROGUE_ANSWER,
+					&reflect));
+	EXPECT_EQ(0, nothing_served(_metadata, r, self->seg));
+	EXPECT_EQ(0, rogue_wait_closed(r, AUTH_WAIT_MS));
+	EXPECT_TRUE(stat_grew(self->ctx, "auth_failed", failed));
+	rogue_close(r);
+
+	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
+	system("ip addr del 10.99.77.7/32 dev \"$(ip -o -4 addr show | "
+	       "awk '$4 == \"10.99.77.7/32\" { print $2; exit }')\"");
 }
 
 /*

@@ -709,8 +709,12 @@ static void test_auth_input(void **state)
 {
 	static const u8 nc[16] = { [0] = 0xc0, [15] = 0xcf };
 	static const u8 na[16] = { [0] = 0xa0, [15] = 0xaf };
+	/* RoCE's GIDs of 10.0.0.1 and 10.0.0.2 */
+	static const u8 gc[16] = { [10] = 0xff, 0xff, 10, 0, 0, 1 };
+	static const u8 ga[16] = { [10] = 0xff, 0xff, 10, 0, 0, 2 };
 	struct dsmem_wire_auth_info a = {
 		.role = 1, .nonce_c = nc, .nonce_a = na,
+		.gid_c = gc, .gid_a = ga,
 		.node_c = 0x0102, .node_a = 0x0304,
 		.qpn_c = 0x112233, .qpn_a = 0x445566,
 	};
@@ -718,13 +722,17 @@ static void test_auth_input(void **state)
 	u8 *p = want;
 
 	(void)state;
-	assert_int_equal(sizeof(in), 13 + 1 + 16 + 16 + 4 * 4);
-	memcpy(p, "dsmem-auth-v1", 13);
+	assert_int_equal(sizeof(in), 13 + 1 + 16 + 16 + 16 + 16 + 4 * 4);
+	memcpy(p, "dsmem-auth-v2", 13);
 	p += 13;
 	*p++ = 1;
 	memcpy(p, nc, 16);
 	p += 16;
 	memcpy(p, na, 16);
+	p += 16;
+	memcpy(p, gc, 16);
+	p += 16;
+	memcpy(p, ga, 16);
 	p += 16;
 	memcpy(p, (u8[]){ 0x02, 0x01, 0, 0, 0x04, 0x03, 0, 0,
 			  0x33, 0x22, 0x11, 0, 0x66, 0x55, 0x44, 0 }, 16);
@@ -732,6 +740,12 @@ static void test_auth_input(void **state)
 	assert_memory_equal(in, want, sizeof(want));
 	/* the role is what tells the two proofs apart */
 	a.role = 0;
+	dsmem_wire_auth_input(in, &a);
+	assert_memory_not_equal(in, want, sizeof(want));
+	/* the same connection seen from the other end's side is another input */
+	a.role = 1;
+	a.gid_c = ga;
+	a.gid_a = gc;
 	dsmem_wire_auth_input(in, &a);
 	assert_memory_not_equal(in, want, sizeof(want));
 }
