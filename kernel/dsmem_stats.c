@@ -78,6 +78,7 @@ static const char * const dsmem_stat_names[] = {
 	[DSMEM_STAT_SLOPE_QUOTA_BYTES]	= "slope_quota_bytes",
 	[DSMEM_STAT_SLOPE_EXPIRED]	= "slope_expired",
 	[DSMEM_STAT_SLOPE_INCOMING_CUT]	= "slope_incoming_cut",
+	[DSMEM_STAT_SLOPE_BEGIN_NOMEM]	= "slope_begin_nomem",
 	[DSMEM_STAT_RINGS_REFUSED]	= "rings_refused",
 	[DSMEM_STAT_XFER_LOCAL]		= "xfer_local",
 	[DSMEM_STAT_PORT_DOWN]		= "port_down",

@@ -35,6 +35,7 @@ static void dsmem_node_release(struct kref *ref)
 	xa_destroy(&node->peers);
 	xa_destroy(&node->segs);
 	mutex_destroy(&node->lock);
+	mem_cgroup_put(node->memcg);
 	put_net(node->net);
 	kfree(node);
 }
@@ -242,6 +243,7 @@ int dsmem_node_create(u32 id, struct dsmem_device **sdevs, const int *numas,
 	node->accept = accept;
 	atomic_set(&node->unauth, 0);
 	node->net = get_net(net);
+	node->memcg = get_mem_cgroup_from_mm(current->mm);
 	kref_init(&node->ref);
 	mutex_init(&node->lock);
 	xa_init_flags(&node->peers, XA_FLAGS_ALLOC1);

@@ -8,6 +8,7 @@
 
 #include <linux/kref.h>
 #include <linux/llist.h>
+#include <linux/memcontrol.h>
 #include <linux/mutex.h>
 #include <linux/poll.h>
 #include <linux/rwsem.h>
@@ -114,6 +115,13 @@ struct dsmem_node {
 	struct list_head dying_link;
 	struct completion torn_down;
 	struct net *net;
+	/*
+	 * The memory cgroup of the process that made the node: what the node
+	 * allocates for its peers, with no process of its own asking (Slope's
+	 * incoming migrations), is charged there, as a socket's buffers are
+	 * charged to its maker's.  NULL when the controller is off.
+	 */
+	struct mem_cgroup *memcg;
 	struct rdma_cm_id *listen_id;
 	/* under lock; the data path looks them up in RCU */
 	struct xarray peers;		/* peer id -> dsmem_peer */

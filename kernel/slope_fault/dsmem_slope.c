@@ -186,8 +186,8 @@ int dsmem_slope_populate(struct dsmem_slope *s, pgoff_t idx,
 	pgoff_t first = idx & ~(n - 1);
 	struct page *page;
 
-	page = alloc_pages(GFP_HIGHUSER | __GFP_ZERO | __GFP_NOWARN |
-			   (order ? __GFP_NORETRY : 0), order);
+	page = alloc_pages(GFP_HIGHUSER | __GFP_ZERO | __GFP_ACCOUNT |
+			   __GFP_NOWARN | (order ? __GFP_NORETRY : 0), order);
 	if (!page)
 		return -ENOMEM;
 	if (order)

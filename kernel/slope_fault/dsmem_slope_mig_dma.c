@@ -31,7 +31,7 @@ int dsmem_slope_mig_map_dma(struct dsmem_slope_mig *mig)
 	struct ib_device *ibdev = mig->conn->ibdev;
 	u64 k;
 
-	mig->dma = kvcalloc(mig->units, sizeof(*mig->dma), GFP_KERNEL);
+	mig->dma = kvcalloc(mig->units, sizeof(*mig->dma), GFP_KERNEL_ACCOUNT);
 	if (!mig->dma)
 		return -ENOMEM;
 	for (k = 0; k < mig->units; k++) {

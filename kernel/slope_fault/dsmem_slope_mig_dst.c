@@ -6,8 +6,15 @@
  * pages, placed marked WAIT until their content is here; the pull of the
  * units left dirty at the handover; and a fault on such a unit, which
  * puts it first in line.
+ *
+ * What a peer's migration takes here -- its staged data, its pages and
+ * what keeps track of them -- is charged to the node's memory cgroup
+ * (struct dsmem_node.memcg): the work that runs a peer's messages belongs
+ * to no process.  A charge over the cgroup's limit fails the migration;
+ * it never calls the OOM killer into the cgroup for a peer.
  */
 #include <linux/bitmap.h>
+#include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
 #include <linux/sched/signal.h>
@@ -183,11 +190,9 @@ static struct dsmem_slope_mig *dsmem_slope_mig_incoming(struct dsmem_slope *s,
 	return NULL;
 }
 
-int dsmem_slope_on_mig_put(struct dsmem_conn *conn, void *priv,
-			   const struct dsmem_wire_msg *m,
-			   struct dsmem_wire_msg *reply, void **data)
+static int dsmem_slope_mig_stage(struct dsmem_conn *conn, struct dsmem_slope *s,
+				 const struct dsmem_wire_msg *m)
 {
-	struct dsmem_slope *s = priv;
 	size_t end = m->addr + m->len, cap, had;
 	struct dsmem_slope_mig *mig;
 	unsigned int held;
@@ -240,7 +245,8 @@ int dsmem_slope_on_mig_put(struct dsmem_conn *conn, void *priv,
 		dsmem_slope_expire_kick(s);
 	}
 	if (cap > mig->stage_cap) {
-		void *p = kvrealloc(mig->stage, mig->stage_cap, cap, GFP_KERNEL);
+		void *p = kvrealloc(mig->stage, mig->stage_cap, cap,
+				    GFP_KERNEL_ACCOUNT);
 
 		if (!p) {
 			ret = -ENOMEM;
@@ -293,7 +299,8 @@ static int dsmem_slope_mig_place(struct dsmem_slope_mig *mig)
 	u32 i;
 	int ret = 0;
 
-	mig->pages = kvcalloc(mig->units, sizeof(*mig->pages), GFP_KERNEL);
+	mig->pages = kvcalloc(mig->units, sizeof(*mig->pages),
+			      GFP_KERNEL_ACCOUNT);
 	if (!mig->pages)
 		return -ENOMEM;
 	mutex_lock(&s->alloc_lock);
@@ -319,8 +326,10 @@ static int dsmem_slope_mig_place(struct dsmem_slope_mig *mig)
 			u64 p;
 
 			page = alloc_pages(GFP_HIGHUSER | __GFP_ZERO |
-					   __GFP_NOWARN |
-					   (order ? __GFP_NORETRY : 0), order);
+					   __GFP_ACCOUNT | __GFP_NOWARN |
+					   (order ? __GFP_NORETRY :
+						    __GFP_RETRY_MAYFAIL),
+					   order);
 			if (!page) {
 				ret = -ENOMEM;
 				break;
@@ -354,11 +363,11 @@ static int dsmem_slope_mig_place(struct dsmem_slope_mig *mig)
 	return ret;
 }
 
-int dsmem_slope_on_mig_begin(struct dsmem_conn *conn, void *priv,
-			     const struct dsmem_wire_msg *m,
-			     struct dsmem_wire_msg *reply, void **data)
+static int dsmem_slope_mig_accept(struct dsmem_conn *conn,
+				  struct dsmem_slope *s,
+				  const struct dsmem_wire_msg *m,
+				  struct dsmem_wire_msg *reply, void **data)
 {
-	struct dsmem_slope *s = priv;
 	struct dsmem_slope_begin_info b;
 	struct dsmem_slope_mig *mig;
 	u64 bytes, held;
@@ -414,10 +423,12 @@ int dsmem_slope_on_mig_begin(struct dsmem_conn *conn, void *priv,
 	mutex_unlock(&s->mig_lock);
 	if (ret)
 		goto err_fail;
-	mig->ext = kvmalloc_array(b.nextents, sizeof(*mig->ext), GFP_KERNEL);
-	mig->first = kvmalloc_array(b.nextents, sizeof(u64), GFP_KERNEL);
+	mig->ext = kvmalloc_array(b.nextents, sizeof(*mig->ext),
+				  GFP_KERNEL_ACCOUNT);
+	mig->first = kvmalloc_array(b.nextents, sizeof(u64),
+				    GFP_KERNEL_ACCOUNT);
 	mig->pending = kvcalloc(BITS_TO_LONGS(b.units), sizeof(long),
-				GFP_KERNEL);
+				GFP_KERNEL_ACCOUNT);
 	if (!mig->ext || !mig->first || !mig->pending) {
 		ret = -ENOMEM;
 		goto err_fail;
@@ -436,6 +447,11 @@ int dsmem_slope_on_mig_begin(struct dsmem_conn *conn, void *priv,
 	mutex_unlock(&s->mig_lock);
 
 	ret = dsmem_slope_mig_place(mig);
+	if (ret == -ENOMEM) {
+		dsmem_stat_inc(DSMEM_STAT_SLOPE_BEGIN_NOMEM);
+		pr_info_ratelimited("slope: node %u: migration from node %u refused: no memory for its pages (the node's memory cgroup is at its limit, or the host is short)\n",
+				    s->node->id, mig->peer);
+	}
 	if (ret)
 		goto err_fail;
 	ret = dsmem_slope_mig_map_dma(mig);
@@ -473,6 +489,31 @@ err_fail:
 	mig->t_done = ktime_get();
 	dsmem_slope_mig_set_state(mig, DSMEM_SLOPE_MIG_FAILED, ret);
 	dsmem_slope_mig_put(mig);
+	return ret;
+}
+
+/* A peer's migration's allocations are charged to the node's cgroup. */
+int dsmem_slope_on_mig_put(struct dsmem_conn *conn, void *priv,
+			   const struct dsmem_wire_msg *m,
+			   struct dsmem_wire_msg *reply, void **data)
+{
+	struct dsmem_slope *s = priv;
+	struct mem_cgroup *old = set_active_memcg(s->node->memcg);
+	int ret = dsmem_slope_mig_stage(conn, s, m);
+
+	set_active_memcg(old);
+	return ret;
+}
+
+int dsmem_slope_on_mig_begin(struct dsmem_conn *conn, void *priv,
+			     const struct dsmem_wire_msg *m,
+			     struct dsmem_wire_msg *reply, void **data)
+{
+	struct dsmem_slope *s = priv;
+	struct mem_cgroup *old = set_active_memcg(s->node->memcg);
+	int ret = dsmem_slope_mig_accept(conn, s, m, reply, data);
+
+	set_active_memcg(old);
 	return ret;
 }
 

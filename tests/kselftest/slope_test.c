@@ -15,8 +15,9 @@
  *               handover, bad input
  *   leases      allocation across nodes: no address handed out twice
  *   quota_*     what one peer's migrations may hold at the destination:
- *               how many, how many bytes; and objects nobody receives,
- *               dropped after slope_unreceived_ms
+ *               how many, how many bytes, what the node's memory cgroup
+ *               allows; and objects nobody receives, dropped after
+ *               slope_unreceived_ms
  *   containers  std::vector / map / unordered_map / self-pointing type
  *               through libdsuser's allocator (slope_worker)
  */
@@ -25,6 +26,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,6 +36,8 @@
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1690,6 +1694,180 @@ TEST_F_TIMEOUT(sl, quota_bytes, 300)
 	EXPECT_EQ(refused + 1, stat_value(self->ctx, "slope_quota_bytes"));
 	close(rfd);
 	close(fd);
+}
+
+/* ---- the node's memory cgroup ---- */
+
+#define CG_ROOT		"/sys/fs/cgroup"
+#define CG		CG_ROOT "/dsmem-slope-test"
+
+static int cg_write(const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int cg_write(const char *path, const char *fmt, ...)
+{
+	char buf[64];
+	va_list ap;
+	int fd, n, ret = 0;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, buf, n) != n)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* The number after key in a flat-keyed cgroup file ("" for a lone number). */
+static uint64_t cg_read(const char *file, const char *key)
+{
+	char path[128], buf[1024], *p = buf;
+	size_t klen = strlen(key);
+
+	snprintf(path, sizeof(path), CG "/%s", file);
+	if (read_file(path, buf, sizeof(buf)))
+		return ~0ULL;
+	while (klen && p && (strncmp(p, key, klen) || p[klen] != ' ')) {
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	return p ? strtoull(p + klen, NULL, 10) : ~0ULL;
+}
+
+/*
+ * A cgroup of limit bytes with the memory controller, under a cgroup2
+ * root mounted here if the guest has none: 0, -ENODEV for a kernel
+ * without memory cgroups (the debug kernel is built without them), or
+ * -errno.
+ */
+static int cg_make(uint64_t limit)
+{
+	char ctl[4096];
+
+	if (read_file("/proc/filesystems", ctl, sizeof(ctl)))
+		return -errno;
+	if (!strstr(ctl, "\tcgroup2\n"))
+		return -ENODEV;
+	if (read_file(CG_ROOT "/cgroup.controllers", ctl, sizeof(ctl))) {
+		if (mount("none", CG_ROOT, "cgroup2", 0, NULL))
+			return -errno;
+		if (read_file(CG_ROOT "/cgroup.controllers", ctl, sizeof(ctl)))
+			return -errno;
+	}
+	if (!strstr(ctl, "memory"))
+		return -ENODEV;
+	if (cg_write(CG_ROOT "/cgroup.subtree_control", "+memory"))
+		return -errno;
+	rmdir(CG);
+	if (mkdir(CG, 0755))
+		return -errno;
+	return cg_write(CG "/memory.max", "%llu", (unsigned long long)limit);
+}
+
+/*
+ * Nodes 1 and 2 and the peer between them made again as the fixture
+ * makes them, node 2 by this process from inside CG: the node's memory
+ * cgroup is its maker's.
+ */
+static int nodes_again_in_cg(struct _test_data_sl *self)
+{
+	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
+	int ret;
+
+	for (uint32_t n = 1; n <= 2; n++)
+		ds_node_del(self->ctx, n);
+	ret = cg_write(CG "/cgroup.procs", "%d", getpid());
+	if (ret)
+		return ret;
+	ret = test_node_add(self->ctx, 2, "rxe0", PORT_BASE + 2);
+	if (cg_write(CG_ROOT "/cgroup.procs", "%d", getpid()) && !ret)
+		ret = -EIO;
+	if (!ret)
+		ret = test_node_add(self->ctx, 1, "rxe0", PORT_BASE + 1);
+	if (!ret)
+		ret = test_peer_add(self->ctx, 1, addr, PORT_BASE + 2, 2, &self->peer);
+	return ret ? ret : wait_rsegs(self->ctx, 1, self->peer, 0);
+}
+
+/*
+ * A peer's migrations are charged to the destination node's memory
+ * cgroup: the rx work that places them belongs to no process, so
+ * without the charge a peer could fill a container's node past its
+ * limit.  Node 2 is made from inside a cgroup of LIMIT bytes.  An
+ * object over that is refused (ENOMEM, counted in slope_begin_nomem),
+ * the cgroup's "max" event shows why, the object stays whole at node 1
+ * and the failed pages are given back.  A smaller one is taken and held
+ * by the cgroup, until node 2's application frees it.  The pages a
+ * process faults in itself are charged to that process's cgroup.
+ */
+TEST_F_TIMEOUT(sl, quota_memcg, 300)
+{
+	const uint64_t LIMIT = 8ULL << 20;
+	const uint64_t big = 4096, small = 512;		/* pages: 16 and 2 MiB */
+	uint64_t a = 0, b = 0, id = 0, nomem, maxed, held, got;
+	int fd = -1, rfd = -1, ret, st;
+	pid_t pid;
+
+	ret = cg_make(LIMIT);
+	if (ret == -ENODEV)
+		SKIP(return, "this kernel has no memory cgroups");
+	ASSERT_EQ(0, ret) TH_LOG("cgroup: %s", strerror(-ret));
+	ASSERT_EQ(0, nodes_again_in_cg(self));
+	fd = attach_open(1);
+	rfd = attach_open(2);
+	ASSERT_LE(0, fd);
+	ASSERT_LE(0, rfd);
+	ASSERT_EQ(0, slope_map(fd));
+	ASSERT_EQ(0, slope_alloc(fd, big * PAGE, 0, &a));
+	fill(a, big * PAGE, 0);
+	ASSERT_EQ(0, slope_alloc(fd, small * PAGE, 0, &b));
+	fill(b, small * PAGE, 1);
+	nomem = stat_value(self->ctx, "slope_begin_nomem");
+	ASSERT_NE(~0ULL, nomem);
+	maxed = cg_read("memory.events", "max");
+	ASSERT_NE(~0ULL, maxed);
+
+	EXPECT_EQ(-ENOMEM, migrate_start(fd, a, big * PAGE, 2, 0, &id));
+	EXPECT_EQ(nomem + 1, stat_value(self->ctx, "slope_begin_nomem"));
+	EXPECT_LT(maxed, cg_read("memory.events", "max"));
+	EXPECT_EQ(0, check(a, big * PAGE, NULL));
+	/* what it was charged for went back with its pages */
+	EXPECT_GT(LIMIT / 2, cg_read("memory.current", ""));
+
+	held = cg_read("memory.current", "");
+	ASSERT_EQ(0, migrate_whole(fd, b, small, &id));
+	EXPECT_EQ(b, receive_one(rfd));
+	got = cg_read("memory.current", "");
+	EXPECT_LE(held + small * PAGE, got);
+	TH_LOG("a %llu-byte object taken: the cgroup holds %llu bytes more",
+	       (unsigned long long)(small * PAGE), (unsigned long long)(got - held));
+	EXPECT_EQ(0, slope_free(rfd, b, small * PAGE));
+	EXPECT_GE(got - small * PAGE / 2, cg_read("memory.current", ""));
+
+	/* a page a process touches is charged to that process's cgroup */
+	held = cg_read("memory.current", "");
+	pid = fork();
+	if (!pid) {
+		uint64_t c = 0;
+
+		if (cg_write(CG "/cgroup.procs", "%d", getpid()) ||
+		    slope_alloc(fd, small * PAGE, 0, &c))
+			_exit(1);
+		fill(c, small * PAGE, 2);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_EQ(0, st);
+	/* (less a few pages the child's exit and deferred frees gave back) */
+	EXPECT_LE(held + small * PAGE / 2, cg_read("memory.current", ""));
+	close(rfd);
+	close(fd);
+	/* the nodes keep the cgroup until the fixture deletes them */
+	EXPECT_EQ(0, rmdir(CG));
 }
 
 /*
