@@ -2,6 +2,8 @@
 /*
  * Two guests joined by a datagram link: each sees its own rxe0 on its own
  * NIC, and the two devices are distinct.  Runs in both guests at once.
+ * Guest 1 also plays a rogue peer (rogue.c) where a case needs another
+ * host's address.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +21,7 @@
 #include <dsmem/ds.h>
 
 #include "kselftest_harness.h"
+#include "rogue.h"
 #include "store_proc.h"
 #include "util.h"
 
@@ -193,6 +196,59 @@ TEST(one_node_per_guest)
 	ASSERT_EQ(0, await_file(dir, "checked", buf, sizeof(buf)));
 out:
 	ds_node_del(ctx, id + 1);
+	ds_ctx_close(ctx);
+}
+
+/* ---- a node's own id, claimed from the other host ---- */
+
+#define OWN_ID_PORT	7477
+
+/*
+ * Node 1 (guest 0) accepts any key holder.  From guest 1, a rogue with
+ * the cluster's key claims node 1's own id: refused at connect time and
+ * counted (conn_own_id), for that id comes only from node 1's own host;
+ * from anywhere else it is node 1's own connect turned back at it, or a
+ * member lying.  The same rogue claiming a free id gets in: the id is
+ * refused, not the host.  One guest cannot act this out: every address
+ * it has is its own.
+ */
+TEST(own_id_from_another_host_refused)
+{
+	static const char key[] = "dsmem test cluster key, 32 bytes";	/* test_key_add's */
+	const struct rogue_auth keyed = { .flag = 1, .key = key, .key_len = sizeof(key) - 1 };
+	const char *dir = env_or_die("DSMEM_RUN_DIR");
+	int id = atoi(env_or_die("DSMEM_GUEST_ID"));
+	uint64_t own, ok;
+	struct ds_ctx *ctx;
+	struct rogue *r;
+	char buf[64];
+	int ret;
+
+	if (id == 1) {
+		ASSERT_EQ(0, await_file(dir, "ownid.ready", buf, sizeof(buf)));
+		EXPECT_EQ(-ECONNREFUSED, rogue_connect_auth(&r, env_or_die("DSMEM_PEER_ADDR"),
+							    OWN_ID_PORT, 1, 1, ROGUE_ANSWER,
+							    &keyed));
+		ret = rogue_connect_auth(&r, env_or_die("DSMEM_PEER_ADDR"), OWN_ID_PORT, 7, 1,
+					 ROGUE_ANSWER, &keyed);
+		EXPECT_EQ(0, ret);
+		if (!ret)
+			rogue_close(r);
+		publish(dir, "ownid.done", "1\n");
+		return;
+	}
+	ASSERT_EQ(0, ds_ctx_open(&ctx));
+	ASSERT_EQ(0, test_node_add(ctx, 1, "rxe0", OWN_ID_PORT));
+	ASSERT_EQ(0, ds_node_set_accept(ctx, 1, DS_ACCEPT_KEYED));
+	own = stat_value(ctx, "conn_own_id");
+	ok = stat_value(ctx, "auth_ok");
+	ASSERT_NE(~0ULL, own);
+	publish(dir, "ownid.ready", "1\n");
+	EXPECT_EQ(0, await_file(dir, "ownid.done", buf, sizeof(buf)));
+	EXPECT_EQ(own + 1, stat_value(ctx, "conn_own_id"));
+	/* node 1 counts the rogue's proof as good (its own end of the check) */
+	EXPECT_LT(ok, stat_value(ctx, "auth_ok"));
+	ds_node_del(ctx, 1);
 	ds_ctx_close(ctx);
 }
 
