@@ -602,7 +602,10 @@ static void dsmem_conn_auth_info(const struct dsmem_conn *conn, u8 role,
 	u32 self = conn->peer->node->id, qpn = conn->qp->qp_num;
 
 	BUILD_BUG_ON(sizeof(gids[0]) != DSMEM_WIRE_GID_LEN);
-	/* ib_cm turns a request's path around: sgid is this end's */
+	/*
+	 * ib_cm turns a request's path around: sgid is this end's.  iWARP
+	 * has no path record; its GIDs come from the id's own addresses.
+	 */
 	if (path && conn->cm_id->route.num_pri_alt_paths) {
 		gids[0] = path->sgid;
 		gids[1] = path->dgid;

@@ -449,15 +449,12 @@ static void rogue_hmac(const void *key, size_t key_len, const struct dsmem_wire_
  */
 static int rogue_claimed_gid(const char *addr, uint8_t gid[DSMEM_WIRE_GID_LEN])
 {
-	struct in_addr in;
+	char mapped[INET6_ADDRSTRLEN];
 
-	if (inet_pton(AF_INET, addr, &in) != 1)
+	if (strchr(addr, ':') ||
+	    snprintf(mapped, sizeof(mapped), "::ffff:%s", addr) >= (int)sizeof(mapped))
 		return -EINVAL;
-	memset(gid, 0, DSMEM_WIRE_GID_LEN);
-	gid[10] = 0xff;
-	gid[11] = 0xff;
-	memcpy(gid + 12, &in, sizeof(in));
-	return 0;
+	return inet_pton(AF_INET6, mapped, gid) == 1 ? 0 : -EINVAL;
 }
 
 /* The connector's half of the handshake, once established. */
