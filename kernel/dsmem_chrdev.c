@@ -12,6 +12,7 @@
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/nsproxy.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -199,6 +200,8 @@ static int dsmem_ioc_version(struct file *filp, void *arg)
 static long dsmem_ioctl(struct file *filp, unsigned int cmd, unsigned long uarg)
 {
 	void __user *argp = (void __user *)uarg;
+	/* the caller's: it counts what it asked for */
+	struct net *net = current->nsproxy->net_ns;
 	const struct dsmem_ioctl_desc *desc;
 	unsigned int nr = _IOC_NR(cmd);
 	size_t usize = _IOC_SIZE(cmd);
@@ -226,7 +229,7 @@ static long dsmem_ioctl(struct file *filp, unsigned int cmd, unsigned long uarg)
 	BUILD_BUG_ON(sizeof(struct dsmem_xfer_status) != 16);
 	BUILD_BUG_ON(sizeof(struct dsmem_ioc_version) > DSMEM_IOCTL_ARG_MAX);
 
-	dsmem_stat_inc(DSMEM_STAT_IOCTL_CALLS);
+	dsmem_stat_inc(net, DSMEM_STAT_IOCTL_CALLS);
 
 	if (_IOC_TYPE(cmd) != DSMEM_IOCTL_MAGIC || nr >= ARRAY_SIZE(dsmem_ioctls))
 		goto err_unknown;
@@ -235,19 +238,20 @@ static long dsmem_ioctl(struct file *filp, unsigned int cmd, unsigned long uarg)
 		goto err_unknown;
 
 	if (usize < desc->min_size) {
-		dsmem_stat_inc(DSMEM_STAT_IOCTL_SHORT);
+		dsmem_stat_inc(net, DSMEM_STAT_IOCTL_SHORT);
 		return -EINVAL;
 	}
 	if ((desc->flags & DSMEM_IOCF_ADMIN) && !capable(CAP_NET_ADMIN)) {
-		dsmem_stat_inc(DSMEM_STAT_IOCTL_DENIED);
+		dsmem_stat_inc(net, DSMEM_STAT_IOCTL_DENIED);
 		return -EPERM;
 	}
 
 	ksize = _IOC_SIZE(desc->cmd);
 	ret = copy_struct_from_user(karg, ksize, argp, usize);
 	if (ret) {
-		dsmem_stat_inc(ret == -E2BIG ? DSMEM_STAT_IOCTL_NONZERO_TAIL :
-					       DSMEM_STAT_IOCTL_FAULT);
+		dsmem_stat_inc(net, ret == -E2BIG ?
+				    DSMEM_STAT_IOCTL_NONZERO_TAIL :
+				    DSMEM_STAT_IOCTL_FAULT);
 		return ret;
 	}
 
@@ -257,13 +261,13 @@ static long dsmem_ioctl(struct file *filp, unsigned int cmd, unsigned long uarg)
 
 	if ((_IOC_DIR(cmd) & _IOC_READ) &&
 	    copy_to_user(argp, karg, min(usize, ksize))) {
-		dsmem_stat_inc(DSMEM_STAT_IOCTL_FAULT);
+		dsmem_stat_inc(net, DSMEM_STAT_IOCTL_FAULT);
 		return -EFAULT;
 	}
 	return 0;
 
 err_unknown:
-	dsmem_stat_inc(DSMEM_STAT_IOCTL_UNKNOWN);
+	dsmem_stat_inc(net, DSMEM_STAT_IOCTL_UNKNOWN);
 	return -ENOTTY;
 }
 

@@ -23,9 +23,13 @@ static int __init dsmem_init(void)
 {
 	int ret;
 
-	ret = dsmem_wq_init();
+	ret = dsmem_stats_init();
 	if (ret)
 		return ret;
+
+	ret = dsmem_wq_init();
+	if (ret)
+		goto err_stats;
 
 	ret = dsmem_tc_init();
 	if (ret)
@@ -65,6 +69,8 @@ err_tc:
 	dsmem_tc_exit();
 err_wq:
 	dsmem_wq_exit();
+err_stats:
+	dsmem_stats_exit();
 	return ret;
 }
 
@@ -84,6 +90,7 @@ static void __exit dsmem_exit(void)
 	dsmem_rdm_exit();
 	dsmem_tc_exit();
 	dsmem_wq_exit();
+	dsmem_stats_exit();
 }
 
 module_init(dsmem_init);

@@ -157,7 +157,7 @@ void dsmem_nl_notify_dev(struct dsmem_device *sdev, u8 cmd)
 		if (copy)
 			dsmem_nl_multicast(net, copy);
 		else
-			dsmem_stat_inc(DSMEM_STAT_NL_EVENTS_DROPPED);
+			dsmem_stat_inc(net, DSMEM_STAT_NL_EVENTS_DROPPED);
 	}
 	up_read(&net_rwsem);
 	nlmsg_free(skb);
@@ -166,7 +166,7 @@ void dsmem_nl_notify_dev(struct dsmem_device *sdev, u8 cmd)
 err_free_skb:
 	nlmsg_free(skb);
 err_count:
-	dsmem_stat_inc(DSMEM_STAT_NL_EVENTS_DROPPED);
+	dsmem_stat_inc(dsmem_host_net(), DSMEM_STAT_NL_EVENTS_DROPPED);
 }
 
 struct genl_family *dsmem_nl_family_get(void)
@@ -181,8 +181,8 @@ void dsmem_nl_multicast(struct net *net, struct sk_buff *skb)
 					  DSMEM_NL_MCGRP_EVENTS, GFP_KERNEL);
 
 	/* -ESRCH only says that the last listener just left */
-	dsmem_stat_inc(ret && ret != -ESRCH ? DSMEM_STAT_NL_EVENTS_DROPPED :
-					      DSMEM_STAT_NL_EVENTS);
+	dsmem_stat_inc(net, ret && ret != -ESRCH ?
+		       DSMEM_STAT_NL_EVENTS_DROPPED : DSMEM_STAT_NL_EVENTS);
 }
 
 /* A reply to a do request, with its header; NULL when out of memory. */
@@ -372,7 +372,8 @@ int dsmem_nl_stats_get(struct sk_buff *skb, struct genl_info *info)
 		if (!stat ||
 		    nla_put_string(msg, DSMEM_STAT_ATTR_NAME, dsmem_stat_name(s)) ||
 		    nla_put_u64_64bit(msg, DSMEM_STAT_ATTR_VALUE,
-				      dsmem_stat_read(s), DSMEM_STAT_ATTR_PAD))
+				      dsmem_stat_read(genl_info_net(info), s),
+				      DSMEM_STAT_ATTR_PAD))
 			goto err_free_msg;
 		nla_nest_end(msg, stat);
 	}
@@ -387,7 +388,7 @@ err_free_msg:
 
 int dsmem_nl_stats_reset(struct sk_buff *skb, struct genl_info *info)
 {
-	dsmem_stats_reset();
+	dsmem_stats_reset(genl_info_net(info));
 	return 0;
 }
 

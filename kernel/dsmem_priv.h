@@ -12,6 +12,7 @@
 #include <linux/percpu.h>
 #include <linux/mutex.h>
 #include <linux/workqueue.h>
+#include <net/net_namespace.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
@@ -31,8 +32,12 @@ struct dsmem_device {
 };
 
 /*
- * Counters: one enum, one name table (dsmem_stats.c), per-CPU storage.
- * The names are the ABI seen over netlink; the values of the enum are not.
+ * Counters: one enum, one name table (dsmem_stats.c), per-CPU storage in
+ * each network namespace, so that a container reads and resets its own.
+ * Each count goes to the namespace of the node it concerns, or of the
+ * process that made the call (ioctls); what belongs to the whole host --
+ * its RDMA devices, the token cache -- to the initial namespace.  The
+ * names are the ABI seen over netlink; the values of the enum are not.
  */
 enum dsmem_stat {
 	DSMEM_STAT_DEV_ADDED,
@@ -120,21 +125,27 @@ struct dsmem_stats {
 	u64 v[DSMEM_STAT_NR];
 };
 
-DECLARE_PER_CPU(struct dsmem_stats, dsmem_stats);
+/* @net is alive: the caller holds it (a node, the caller's own) */
+struct dsmem_stats __percpu *dsmem_stats_of(struct net *net);
 
-static inline void dsmem_stat_inc(enum dsmem_stat s)
+static inline void dsmem_stat_inc(struct net *net, enum dsmem_stat s)
 {
-	this_cpu_inc(dsmem_stats.v[s]);
+	this_cpu_inc(dsmem_stats_of(net)->v[s]);
 }
 
-static inline void dsmem_stat_add(enum dsmem_stat s, u64 n)
+static inline void dsmem_stat_add(struct net *net, enum dsmem_stat s, u64 n)
 {
-	this_cpu_add(dsmem_stats.v[s], n);
+	this_cpu_add(dsmem_stats_of(net)->v[s], n);
 }
+
+/* the host's own counts: its devices, the token cache */
+#define dsmem_host_net()	(&init_net)
 
 const char *dsmem_stat_name(enum dsmem_stat s);
-u64 dsmem_stat_read(enum dsmem_stat s);
-void dsmem_stats_reset(void);
+u64 dsmem_stat_read(struct net *net, enum dsmem_stat s);
+void dsmem_stats_reset(struct net *net);
+int dsmem_stats_init(void);
+void dsmem_stats_exit(void);
 
 /* dsmem_wq.c: the module's workqueue, first up and last down */
 extern struct workqueue_struct *dsmem_wq;

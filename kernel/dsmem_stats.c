@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * dsmem: module counters.
+ * dsmem: module counters, one set per network namespace.
  *
  * Per-CPU so that the data path never bounces a cache line for accounting;
  * a read sums all CPUs.  A reset races benignly with concurrent increments:
@@ -8,10 +8,55 @@
  */
 #include <linux/build_bug.h>
 #include <linux/percpu.h>
+#include <net/netns/generic.h>
 
 #include "dsmem_priv.h"
 
-DEFINE_PER_CPU(struct dsmem_stats, dsmem_stats);
+struct dsmem_stats_net {
+	struct dsmem_stats __percpu *stats;
+};
+
+static unsigned int dsmem_stats_net_id;
+
+struct dsmem_stats __percpu *dsmem_stats_of(struct net *net)
+{
+	struct dsmem_stats_net *sn = net_generic(net, dsmem_stats_net_id);
+
+	return sn->stats;
+}
+
+static __net_init int dsmem_stats_net_init(struct net *net)
+{
+	struct dsmem_stats_net *sn = net_generic(net, dsmem_stats_net_id);
+
+	sn->stats = alloc_percpu(struct dsmem_stats);
+	return sn->stats ? 0 : -ENOMEM;
+}
+
+static __net_exit void dsmem_stats_net_exit(struct net *net)
+{
+	struct dsmem_stats_net *sn = net_generic(net, dsmem_stats_net_id);
+
+	free_percpu(sn->stats);
+}
+
+static struct pernet_operations dsmem_stats_net_ops = {
+	.init = dsmem_stats_net_init,
+	.exit = dsmem_stats_net_exit,
+	.id = &dsmem_stats_net_id,
+	.size = sizeof(struct dsmem_stats_net),
+};
+
+/* first up and last down: everything else counts */
+int dsmem_stats_init(void)
+{
+	return register_pernet_subsys(&dsmem_stats_net_ops);
+}
+
+void dsmem_stats_exit(void)
+{
+	unregister_pernet_subsys(&dsmem_stats_net_ops);
+}
 
 static const char * const dsmem_stat_names[] = {
 	[DSMEM_STAT_DEV_ADDED]		= "dev_added",
@@ -100,21 +145,23 @@ const char *dsmem_stat_name(enum dsmem_stat s)
 	return dsmem_stat_names[s];
 }
 
-u64 dsmem_stat_read(enum dsmem_stat s)
+u64 dsmem_stat_read(struct net *net, enum dsmem_stat s)
 {
+	struct dsmem_stats __percpu *stats = dsmem_stats_of(net);
 	u64 sum = 0;
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		sum += READ_ONCE(per_cpu_ptr(&dsmem_stats, cpu)->v[s]);
+		sum += READ_ONCE(per_cpu_ptr(stats, cpu)->v[s]);
 	return sum;
 }
 
-void dsmem_stats_reset(void)
+void dsmem_stats_reset(struct net *net)
 {
+	struct dsmem_stats __percpu *stats = dsmem_stats_of(net);
 	int cpu, s;
 
 	for_each_possible_cpu(cpu)
 		for (s = 0; s < DSMEM_STAT_NR; s++)
-			WRITE_ONCE(per_cpu_ptr(&dsmem_stats, cpu)->v[s], 0);
+			WRITE_ONCE(per_cpu_ptr(stats, cpu)->v[s], 0);
 }

@@ -356,7 +356,7 @@ static int dsmem_node_check_flags(const struct dsmem_node *node,
 
 	if (keyed == !!(info->flags & DSMEM_WIRE_CM_F_AUTH))
 		return 0;
-	dsmem_stat_inc(DSMEM_STAT_AUTH_MISMATCH);
+	dsmem_stat_inc(node->net, DSMEM_STAT_AUTH_MISMATCH);
 	pr_notice_ratelimited("node %u: node %u %s, refusing the connection\n",
 			      node->id, info->src_node,
 			      keyed ? "does not authenticate" :
@@ -373,7 +373,7 @@ static int dsmem_conn_check_node(struct dsmem_peer *peer, u32 remote)
 {
 	if (!peer->expect_node || peer->expect_node == remote)
 		return 0;
-	dsmem_stat_inc(DSMEM_STAT_CONN_WRONG_NODE);
+	dsmem_stat_inc(peer->node->net, DSMEM_STAT_CONN_WRONG_NODE);
 	pr_notice_ratelimited("node %u: peer %u answered as node %u, not node %u\n",
 			      peer->node->id, peer->id, remote,
 			      peer->expect_node);
@@ -678,7 +678,8 @@ static void dsmem_conn_up_work(struct work_struct *work)
 		if (ret == -EAGAIN)
 			return;
 		if (ret) {
-			dsmem_stat_inc(ret == -ENOKEY ? DSMEM_STAT_AUTH_NOKEY :
+			dsmem_stat_inc(dsmem_conn_net(conn),
+				       ret == -ENOKEY ? DSMEM_STAT_AUTH_NOKEY :
 				       ret == -EKEYREJECTED ?
 				       DSMEM_STAT_AUTH_FAILED :
 				       DSMEM_STAT_CONN_FAILED);
@@ -690,7 +691,7 @@ static void dsmem_conn_up_work(struct work_struct *work)
 			dsmem_conn_close(conn, ret);
 			return;
 		}
-		dsmem_stat_inc(DSMEM_STAT_AUTH_OK);
+		dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_AUTH_OK);
 	}
 	dsmem_conn_unauth_done(conn);
 
@@ -711,7 +712,7 @@ static void dsmem_conn_up_work(struct work_struct *work)
 		peer->paths_backoff_ms = DSMEM_BACKOFF_MIN_MS;
 		spin_unlock_bh(&peer->lock);
 		atomic_inc(&peer->paths_gen);
-		dsmem_stat_inc(DSMEM_STAT_PATH_UP);
+		dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_PATH_UP);
 	} else {
 		spin_lock_bh(&peer->lock);
 		peer->remote_node = conn->remote_node;
@@ -719,7 +720,7 @@ static void dsmem_conn_up_work(struct work_struct *work)
 		peer->backoff_ms = DSMEM_BACKOFF_MIN_MS;
 		peer->last_err = 0;
 		spin_unlock_bh(&peer->lock);
-		dsmem_stat_inc(DSMEM_STAT_CONN_ESTABLISHED);
+		dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_CONN_ESTABLISHED);
 		dsmem_peer_set_state(peer, DSMEM_PEER_UP, 0);
 	}
 
@@ -773,7 +774,7 @@ static void dsmem_conn_keepalive_work(struct work_struct *work)
 		pr_warn_ratelimited("node %u: no completion from node %u for %u ms, closing the connection\n",
 				    conn->peer->node->id, conn->remote_node,
 				    io_timeout_ms);
-		dsmem_stat_inc(DSMEM_STAT_CONN_IO_TIMEOUT);
+		dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_CONN_IO_TIMEOUT);
 		dsmem_conn_close(conn, -ETIMEDOUT);
 		return;
 	}
@@ -796,7 +797,7 @@ static void dsmem_conn_deadline_work(struct work_struct *work)
 	pr_notice_ratelimited("node %u: node %u did not authenticate within %u ms, closing the connection\n",
 			      conn->peer->node->id, conn->remote_node,
 			      DSMEM_AUTH_TIMEOUT_MS);
-	dsmem_stat_inc(DSMEM_STAT_AUTH_TIMEOUT);
+	dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_AUTH_TIMEOUT);
 	dsmem_conn_close(conn, -ETIMEDOUT);
 }
 
@@ -851,7 +852,7 @@ static void dsmem_conn_reap_work(struct work_struct *work)
 	 * handler; and a queueing it did after the run started goes.
 	 */
 	if (!conn->timewait_exit)
-		dsmem_stat_inc(DSMEM_STAT_CONN_TIMEWAIT_TIMEOUT);
+		dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_CONN_TIMEWAIT_TIMEOUT);
 	conn->reaping = false;
 	cancel_delayed_work(&conn->reap_work);
 	spin_unlock_bh(&conn->lock);
@@ -1000,7 +1001,8 @@ static void dsmem_conn_path_gone(struct dsmem_conn *conn)
 	struct dsmem_peer *peer = conn->peer;
 	bool owned = false;
 
-	dsmem_stat_inc(conn->was_up ? DSMEM_STAT_PATH_DOWN :
+	dsmem_stat_inc(dsmem_conn_net(conn),
+		       conn->was_up ? DSMEM_STAT_PATH_DOWN :
 		       dsmem_conn_refused(conn) ? DSMEM_STAT_PATH_REFUSED :
 		       DSMEM_STAT_CONN_FAILED);
 	spin_lock_bh(&peer->lock);
@@ -1093,8 +1095,8 @@ static void dsmem_conn_release_work(struct work_struct *work)
 	}
 
 	/* the peer learns now, without waiting for the QP's timewait */
-	dsmem_stat_inc(conn->was_up ? DSMEM_STAT_CONN_LOST :
-				      DSMEM_STAT_CONN_FAILED);
+	dsmem_stat_inc(dsmem_conn_net(conn), conn->was_up ?
+		       DSMEM_STAT_CONN_LOST : DSMEM_STAT_CONN_FAILED);
 	state = conn->was_up ? DSMEM_PEER_DOWN : DSMEM_PEER_ERROR;
 
 	spin_lock_bh(&peer->lock);
@@ -1127,7 +1129,7 @@ static void dsmem_conn_release_work(struct work_struct *work)
 					   msecs_to_jiffies(delay));
 		spin_unlock_bh(&peer->lock);
 		if (reconnect)
-			dsmem_stat_inc(DSMEM_STAT_RECONNECTS);
+			dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_RECONNECTS);
 	}
 	dsmem_peer_passive_gone(peer);
 
@@ -1238,7 +1240,7 @@ int dsmem_conn_cm_event(struct dsmem_conn *conn, struct rdma_cm_event *ev)
 		spin_unlock_bh(&conn->lock);
 		break;
 	case RDMA_CM_EVENT_REJECTED:
-		dsmem_stat_inc(DSMEM_STAT_CONN_REJECTED);
+		dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_CONN_REJECTED);
 		ret = -ECONNREFUSED;
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
@@ -1612,7 +1614,7 @@ static struct dsmem_peer *dsmem_conn_admit(struct dsmem_node *node,
 			 READ_ONCE(peer->conn->state) == DSMEM_CONN_UP;
 		spin_unlock_bh(&peer->lock);
 		if (in_use && !here) {
-			dsmem_stat_inc(DSMEM_STAT_CONN_ID_IN_USE);
+			dsmem_stat_inc(node->net, DSMEM_STAT_CONN_ID_IN_USE);
 			pr_notice_ratelimited("node %u: node %u is connected from another address, refusing %pISc\n",
 					      node->id, src, addr);
 			return ERR_PTR(-EADDRINUSE);
@@ -1628,7 +1630,7 @@ static struct dsmem_peer *dsmem_conn_admit(struct dsmem_node *node,
 	}
 	if (waiting || known || node->accept == DSMEM_ACCEPT_KEYED)
 		return waiting;
-	dsmem_stat_inc(DSMEM_STAT_CONN_UNKNOWN_PEER);
+	dsmem_stat_inc(node->net, DSMEM_STAT_CONN_UNKNOWN_PEER);
 	pr_notice_ratelimited("node %u: node %u at %pISc is no peer of this node, refusing it\n",
 			      node->id, src, addr);
 	return ERR_PTR(-EACCES);
@@ -1702,7 +1704,7 @@ int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 	 */
 	if (!ret && info.src_node == node->id &&
 	    !dsmem_sockaddr_local(node->net, &addr)) {
-		dsmem_stat_inc(DSMEM_STAT_CONN_OWN_ID);
+		dsmem_stat_inc(node->net, DSMEM_STAT_CONN_OWN_ID);
 		pr_notice_ratelimited("node %u: %pISc claims this node's own id, refusing it\n",
 				      node->id, &addr);
 		ret = -EACCES;
@@ -1717,7 +1719,7 @@ int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 		goto err_count;
 	if (atomic_inc_return(&node->unauth) > DSMEM_UNAUTH_MAX) {
 		atomic_dec(&node->unauth);
-		dsmem_stat_inc(DSMEM_STAT_CONN_POOL_FULL);
+		dsmem_stat_inc(node->net, DSMEM_STAT_CONN_POOL_FULL);
 		pr_notice_ratelimited("node %u: %u connections are authenticating, refusing another\n",
 				      node->id, DSMEM_UNAUTH_MAX);
 		ret = -EBUSY;
@@ -1739,7 +1741,7 @@ int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 	if (path) {
 		peer = dsmem_conn_admit_path(node, info.src_node, &slot);
 		if (IS_ERR(peer))
-			dsmem_stat_inc(DSMEM_STAT_PATH_REFUSED);
+			dsmem_stat_inc(node->net, DSMEM_STAT_PATH_REFUSED);
 	} else {
 		peer = dsmem_conn_admit(node, &addr, info.src_node);
 		if (!peer)
@@ -1824,7 +1826,7 @@ int dsmem_conn_listen_request(struct dsmem_node *node, struct rdma_cm_id *id,
 	 * the id, as for any connection, so rdma_cm must not destroy it.
 	 */
 	if (ret) {
-		dsmem_stat_inc(DSMEM_STAT_CONN_REJECTED);
+		dsmem_stat_inc(node->net, DSMEM_STAT_CONN_REJECTED);
 		dsmem_conn_close(conn, ret);
 	}
 	return 0;
@@ -1843,7 +1845,7 @@ err_unlock:
 	mutex_unlock(&node->lock);
 	atomic_dec(&node->unauth);
 err_count:
-	dsmem_stat_inc(DSMEM_STAT_CONN_REJECTED);
+	dsmem_stat_inc(node->net, DSMEM_STAT_CONN_REJECTED);
 	return ret;
 }
 
@@ -1923,7 +1925,7 @@ void dsmem_conn_port_change(struct dsmem_node *node, struct ib_device *ibdev)
 	smp_mb();
 	while (pd.down &&
 	       (conn = dsmem_conn_find(node, dsmem_conn_on_down_port, &pd))) {
-		dsmem_stat_inc(DSMEM_STAT_CONN_PORT_DOWN);
+		dsmem_stat_inc(node->net, DSMEM_STAT_CONN_PORT_DOWN);
 		dsmem_conn_close(conn, -ENETDOWN);
 		dsmem_conn_put(conn);
 	}

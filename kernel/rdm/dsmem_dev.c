@@ -24,10 +24,10 @@ static void dsmem_ib_event(struct ib_event_handler *handler,
 
 	switch (ev->event) {
 	case IB_EVENT_PORT_ERR:
-		dsmem_stat_inc(DSMEM_STAT_PORT_DOWN);
+		dsmem_stat_inc(dsmem_host_net(), DSMEM_STAT_PORT_DOWN);
 		break;
 	case IB_EVENT_PORT_ACTIVE:
-		dsmem_stat_inc(DSMEM_STAT_PORT_UP);
+		dsmem_stat_inc(dsmem_host_net(), DSMEM_STAT_PORT_UP);
 		break;
 	default:
 		return;
@@ -78,7 +78,7 @@ static int dsmem_ib_add(struct ib_device *ibdev)
 	dsmem_nl_notify_dev(sdev, DSMEM_CMD_DEV_NEW);
 	mutex_unlock(&dsmem_devs_lock);
 
-	dsmem_stat_inc(DSMEM_STAT_DEV_ADDED);
+	dsmem_stat_inc(dsmem_host_net(), DSMEM_STAT_DEV_ADDED);
 	return 0;
 
 err_unregister_handler:
@@ -86,7 +86,7 @@ err_unregister_handler:
 	cancel_work_sync(&sdev->port_work);
 	kfree(sdev);
 err_count:
-	dsmem_stat_inc(DSMEM_STAT_DEV_ADD_FAILED);
+	dsmem_stat_inc(dsmem_host_net(), DSMEM_STAT_DEV_ADD_FAILED);
 	dev_warn(&ibdev->dev, "dsmem: not attaching: %d\n", ret);
 	return ret;
 }
@@ -105,7 +105,7 @@ static void dsmem_ib_remove(struct ib_device *ibdev, void *client_data)
 	dsmem_rdm_dev_remove(sdev);
 
 	kfree(sdev);
-	dsmem_stat_inc(DSMEM_STAT_DEV_REMOVED);
+	dsmem_stat_inc(dsmem_host_net(), DSMEM_STAT_DEV_REMOVED);
 }
 
 static void dsmem_ib_rename(struct ib_device *ibdev, void *client_data)

@@ -157,7 +157,7 @@ static void dsmem_msg_complete(struct dsmem_conn *conn,
 
 	if (!w) {
 		/* late (its caller timed out) or forged */
-		dsmem_stat_inc(DSMEM_STAT_MSG_BAD);
+		dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_MSG_BAD);
 		return;
 	}
 	/*
@@ -171,7 +171,7 @@ static void dsmem_msg_complete(struct dsmem_conn *conn,
 		pr_warn_ratelimited("node %u: reply %u from node %u does not answer request %u, closing the connection\n",
 				    conn->peer->node->id, m->opcode,
 				    conn->remote_node, w->req->opcode);
-		dsmem_stat_inc(DSMEM_STAT_MSG_BAD);
+		dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_MSG_BAD);
 		w->status = -EPROTO;
 		complete(&w->done);
 		dsmem_conn_close(conn, -EPROTO);
@@ -207,7 +207,7 @@ static void dsmem_msg_recv_auth(struct dsmem_conn *conn,
 	}
 	spin_unlock(&conn->lock);
 	if (bad) {
-		dsmem_stat_inc(DSMEM_STAT_MSG_BAD);
+		dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_MSG_BAD);
 		dsmem_conn_close(conn, -EPROTO);
 		return;
 	}
@@ -228,7 +228,7 @@ static void dsmem_msg_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	ib_dma_sync_single_for_cpu(conn->ibdev, r->dma, DSMEM_MSG_MAX,
 				   DMA_FROM_DEVICE);
 	r->len = wc->byte_len;
-	dsmem_stat_inc(DSMEM_STAT_MSG_RECV);
+	dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_MSG_RECV);
 
 	ret = dsmem_wire_decode(r->buf, r->len, &m);
 	if (!ret && dsmem_wire_is_reply(m.opcode)) {
@@ -361,7 +361,7 @@ static int __dsmem_msg_send(struct dsmem_conn *conn,
 			      dsmem_msg_send_map, dsmem_msg_send_unmap);
 	if (ret)
 		goto err_free;
-	dsmem_stat_inc(DSMEM_STAT_MSG_SENT);
+	dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_MSG_SENT);
 	return 0;
 
 err_free:
@@ -450,7 +450,7 @@ int dsmem_msg_finish(struct dsmem_conn *conn, struct dsmem_msg_wait *w,
 	if (!wait_for_completion_timeout(&w->done,
 					 msecs_to_jiffies(timeout_ms))) {
 		if (xa_erase_bh(&conn->pending, w->tag) == w) {
-			dsmem_stat_inc(DSMEM_STAT_MSG_TIMEOUT);
+			dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_MSG_TIMEOUT);
 			return -ETIMEDOUT;
 		}
 		wait_for_completion(&w->done);
@@ -493,7 +493,7 @@ static void dsmem_msg_handle(struct dsmem_conn *conn, struct dsmem_recv *r)
 
 	ret = dsmem_wire_decode(r->buf, r->len, &m);
 	if (ret) {
-		dsmem_stat_inc(DSMEM_STAT_MSG_BAD);
+		dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_MSG_BAD);
 		/* answer what names its sender's tag; drop the rest */
 		if (r->len < sizeof(*h) || h->magic != DSMEM_WIRE_MAGIC)
 			return;
@@ -508,7 +508,7 @@ static void dsmem_msg_handle(struct dsmem_conn *conn, struct dsmem_recv *r)
 	op = dsmem_services_op(m.opcode, &priv, conn);
 	if (!op) {
 		/* a reply nobody asked for, or a request we do not serve */
-		dsmem_stat_inc(DSMEM_STAT_MSG_BAD);
+		dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_MSG_BAD);
 		reply.opcode = DSMEM_WIRE_REPLY_ERROR;
 		ret = -EOPNOTSUPP;
 	} else {

@@ -289,7 +289,7 @@ int dsmem_node_create(u32 id, struct dsmem_device **sdevs, const int *numas,
 	if (!node->key[0])
 		pr_warn_ratelimited("node %u is insecure: any host that reaches port %u can connect as any node id\n",
 				    id, port);
-	dsmem_stat_inc(DSMEM_STAT_NODE_ADDED);
+	dsmem_stat_inc(node->net, DSMEM_STAT_NODE_ADDED);
 	dsmem_nl_notify_node(node, DSMEM_CMD_NODE_NEW);
 	return 0;
 
@@ -382,7 +382,7 @@ static void dsmem_node_teardown(struct dsmem_node *node)
 
 	dsmem_xfer_node_dead(node);
 	dsmem_services_node_dead(node);
-	dsmem_stat_inc(DSMEM_STAT_NODE_REMOVED);
+	dsmem_stat_inc(node->net, DSMEM_STAT_NODE_REMOVED);
 	dsmem_nl_notify_node(node, DSMEM_CMD_NODE_DEL);
 
 	mutex_lock(&dsmem_nodes_lock);
@@ -432,7 +432,7 @@ static void dsmem_node_dev_lost(struct dsmem_node *node, unsigned int slot)
 
 	pr_warn("node %u: device %s is gone; the node carries on with the others\n",
 		node->id, dev_name(&ibdev->dev));
-	dsmem_stat_inc(DSMEM_STAT_NODE_DEV_LOST);
+	dsmem_stat_inc(node->net, DSMEM_STAT_NODE_DEV_LOST);
 	/*
 	 * Unless it is going too: its other devices may be gone by now.  A
 	 * teardown sets dead before it takes the lock, and its device waits

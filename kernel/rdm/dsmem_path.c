@@ -158,7 +158,7 @@ void dsmem_path_work(struct work_struct *work)
 		return;
 	}
 	if (reply.len % DSMEM_WIRE_PATH_ADDR_LEN || reply.len > sizeof(addrs)) {
-		dsmem_stat_inc(DSMEM_STAT_MSG_BAD);
+		dsmem_stat_inc(peer->node->net, DSMEM_STAT_MSG_BAD);
 		return;
 	}
 	n = reply.len / DSMEM_WIRE_PATH_ADDR_LEN;

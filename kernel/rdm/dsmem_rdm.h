@@ -284,6 +284,12 @@ struct dsmem_conn {
 	u32 tc_wqe;			/* ... and its work-request format */
 };
 
+/* where a connection's counts go: its node's namespace */
+static inline struct net *dsmem_conn_net(const struct dsmem_conn *conn)
+{
+	return conn->peer->node->net;
+}
+
 /* struct dsmem_conn.flags bits */
 enum {
 	DSMEM_CONN_F_UNAUTH,		/* counted in node->unauth */

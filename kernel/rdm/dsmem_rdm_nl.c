@@ -277,7 +277,7 @@ static void dsmem_nl_notify(struct net *net, enum dsmem_nl_obj kind, void *obj,
 	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!skb || dsmem_nl_fill_obj(skb, kind, obj, 0, 0, 0, cmd)) {
 		nlmsg_free(skb);
-		dsmem_stat_inc(DSMEM_STAT_NL_EVENTS_DROPPED);
+		dsmem_stat_inc(net, DSMEM_STAT_NL_EVENTS_DROPPED);
 		return;
 	}
 	dsmem_nl_multicast(net, skb);

@@ -179,7 +179,7 @@ static void dsmem_ring_take(struct dsmem_ring *ring, u32 slot, int usable)
 	else if (usable)
 		tr->status = usable;
 	if (tr->status) {
-		dsmem_stat_inc(DSMEM_STAT_XFER_BAD);
+		dsmem_stat_inc(dsmem_file_net(ring->file), DSMEM_STAT_XFER_BAD);
 		dsmem_ring_req_done(ring, slot);
 		return;
 	}
@@ -382,7 +382,7 @@ int dsmem_ring_setup(struct dsmem_xfer_file *file, void *arg)
 		goto out_unlock;
 	}
 	if (atomic_inc_return(&dsmem_rings_live) > dsmem_ring_threads_max()) {
-		dsmem_stat_inc(DSMEM_STAT_RINGS_REFUSED);
+		dsmem_stat_inc(dsmem_file_net(file), DSMEM_STAT_RINGS_REFUSED);
 		ret = -EAGAIN;
 		goto err_uncount;
 	}

@@ -266,7 +266,7 @@ int dsmem_seg_create(struct dsmem_node *node, u64 size, int numa,
 
 	ret = dsmem_seg_alloc_chunks(seg);
 	if (ret) {
-		dsmem_stat_inc(DSMEM_STAT_SEG_NOMEM);
+		dsmem_stat_inc(node->net, DSMEM_STAT_SEG_NOMEM);
 		NL_SET_ERR_MSG(extack, "not enough memory for the segment");
 		goto err_put_seg;
 	}
@@ -303,7 +303,7 @@ int dsmem_seg_create(struct dsmem_node *node, u64 size, int numa,
 	}
 
 	xa_store(&node->segs, id, seg, GFP_KERNEL);	/* replaces the NULL */
-	dsmem_stat_inc(DSMEM_STAT_SEG_ADDED);
+	dsmem_stat_inc(node->net, DSMEM_STAT_SEG_ADDED);
 	*segp = seg;
 	return 0;
 
@@ -486,7 +486,7 @@ int dsmem_seg_access(struct dsmem_seg *seg, u64 va, void *buf, u64 len,
 	int ret = 0;
 
 	if (va < seg->base || off >= seg->size || len > seg->size - off) {
-		dsmem_stat_inc(DSMEM_STAT_MSG_RANGE);
+		dsmem_stat_inc(seg->node->net, DSMEM_STAT_MSG_RANGE);
 		return -ERANGE;
 	}
 	if (paged)
@@ -522,8 +522,8 @@ int dsmem_seg_access(struct dsmem_seg *seg, u64 va, void *buf, u64 len,
 	if (paged)
 		mutex_unlock(&seg->lock);
 	if (ret)
-		dsmem_stat_inc(ret == -EACCES ? DSMEM_STAT_MSG_DENIED :
-						DSMEM_STAT_MSG_RANGE);
+		dsmem_stat_inc(seg->node->net, ret == -EACCES ?
+			       DSMEM_STAT_MSG_DENIED : DSMEM_STAT_MSG_RANGE);
 	return ret;
 }
 
@@ -586,7 +586,7 @@ int dsmem_reg_post(struct dsmem_conn *conn, struct ib_mr *mr, int access)
 		pr_warn_ratelimited("node %u: a memory registration for node %u did not complete in %u ms, closing the connection\n",
 				    conn->peer->node->id, conn->remote_node,
 				    dsmem_msg_timeout_ms());
-		dsmem_stat_inc(DSMEM_STAT_CONN_REG_TIMEOUT);
+		dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_CONN_REG_TIMEOUT);
 		dsmem_conn_close(conn, -ETIMEDOUT);
 		wait_for_completion(&w.done);
 		return -ETIMEDOUT;
@@ -796,7 +796,7 @@ static void dsmem_gmrs_revoke(struct list_head *out)
 			ret = dsmem_msg_finish(conn, &gmr->revoke,
 					       dsmem_msg_timeout_ms());
 		if (!ret)
-			dsmem_stat_inc(DSMEM_STAT_REVOKES_SENT);
+			dsmem_stat_inc(node->net, DSMEM_STAT_REVOKES_SENT);
 		else if (ret != -ENOENT)
 			/* the peer may still list the grant, whose keys die
 			 * below: start the connection over, which tells it
@@ -899,7 +899,7 @@ static int dsmem_seg_push(struct dsmem_seg *seg, struct dsmem_conn *conn,
 			dsmem_conn_close(conn, ret);
 		return ret;
 	}
-	dsmem_stat_inc(DSMEM_STAT_GRANTS_SENT);
+	dsmem_stat_inc(seg->node->net, DSMEM_STAT_GRANTS_SENT);
 	/*
 	 * The peer keeps the grant it received last, the newest sent: the
 	 * older ones go, and this one too if a newer one was sent.
@@ -1007,7 +1007,7 @@ void dsmem_seg_destroy(struct dsmem_seg *seg)
 	wait_event(dsmem_gmrs_wait, !READ_ONCE(seg->gmrs_out));
 	mutex_lock(&node->lock);
 	dsmem_seg_unmap(seg);
-	dsmem_stat_inc(DSMEM_STAT_SEG_REMOVED);
+	dsmem_stat_inc(seg->node->net, DSMEM_STAT_SEG_REMOVED);
 	dsmem_nl_notify_seg(seg, DSMEM_CMD_SEG_DEL);
 	dsmem_seg_put(seg);
 }

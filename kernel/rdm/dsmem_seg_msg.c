@@ -87,19 +87,19 @@ static struct dsmem_seg *dsmem_msg_seg(struct dsmem_conn *conn, u64 addr,
 
 	if (DSMEM_GADDR_NODE(addr) != conn->peer->node->id) {
 		*err = -EFAULT;
-		dsmem_stat_inc(DSMEM_STAT_MSG_RANGE);
+		dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_MSG_RANGE);
 		return NULL;
 	}
 	seg = dsmem_seg_by_addr(conn->peer->node, addr);
 	if (!seg) {
 		*err = -EFAULT;
-		dsmem_stat_inc(DSMEM_STAT_MSG_RANGE);
+		dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_MSG_RANGE);
 		return NULL;
 	}
 	if ((dsmem_seg_perm(seg, conn->remote_node) & need) != need) {
 		dsmem_seg_put(seg);
 		*err = -EACCES;
-		dsmem_stat_inc(DSMEM_STAT_MSG_DENIED);
+		dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_MSG_DENIED);
 		return NULL;
 	}
 	return seg;
@@ -143,7 +143,7 @@ static int dsmem_seg_on_alloc(struct dsmem_conn *conn, void *priv,
 			return 0;
 	}
 	if (ret == -EACCES)
-		dsmem_stat_inc(DSMEM_STAT_MSG_DENIED);
+		dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_MSG_DENIED);
 	return ret;
 }
 
@@ -210,7 +210,7 @@ static int dsmem_seg_on_grant(struct dsmem_conn *conn, void *priv,
 	int ret = dsmem_rseg_install(conn, m);
 
 	if (ret)
-		dsmem_stat_inc(DSMEM_STAT_MSG_BAD);
+		dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_MSG_BAD);
 	return ret;
 }
 

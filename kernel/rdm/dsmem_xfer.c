@@ -313,13 +313,13 @@ static void dsmem_slice_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (likely(wc->status == IB_WC_SUCCESS)) {
 		/* an unordered request's slices end on several CQs */
 		atomic64_add(s->len, &tr->bytes);
-		dsmem_stat_add(DSMEM_STAT_XFER_BYTES, s->len);
+		dsmem_stat_add(dsmem_conn_net(conn), DSMEM_STAT_XFER_BYTES, s->len);
 	} else {
 		if (dsmem_slice_lost_with_path(s, tr, wc))
 			WRITE_ONCE(tr->failover, true);
 		else
 			cmpxchg(&tr->status, 0, dsmem_wc_errno(wc->status));
-		dsmem_stat_inc(DSMEM_STAT_XFER_ERRORS);
+		dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_XFER_ERRORS);
 		dsmem_conn_wc_error(conn, wc);
 	}
 	llist_add(&s->free, &conn->slice_free);
@@ -549,11 +549,12 @@ static int dsmem_xfer_credit(struct dsmem_xfer_file *file,
  * it lands or fails within the connection's io_timeout_ms, so the caller
  * knows how long after that instant a write of its can still land.
  */
-static bool dsmem_req_late(const struct dsmem_task_req *tr)
+static bool dsmem_req_late(struct dsmem_xfer_file *file,
+			   const struct dsmem_task_req *tr)
 {
 	if (!tr->not_after || ktime_get_boottime_ns() < tr->not_after)
 		return false;
-	dsmem_stat_inc(DSMEM_STAT_XFER_LATE);
+	dsmem_stat_inc(dsmem_file_net(file), DSMEM_STAT_XFER_LATE);
 	return true;
 }
 
@@ -582,7 +583,7 @@ static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 	if (ret)
 		return ret;
 	/* and the clock read after it too: the wait may have been long */
-	if (dsmem_req_late(tr)) {
+	if (dsmem_req_late(task->file, tr)) {
 		ret = -ETIMEDOUT;
 		goto err_put_credit;
 	}
@@ -595,7 +596,7 @@ static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 	ret = dsmem_tc_resolve(conn->tc_qp, DSMEM_TRACE_MODIFY, &qpt);
 	if (ret || qpt.qp.state != IB_QPS_RTS ||
 	    !tr->umr->maps[conn->ldev].ibdev) {
-		dsmem_stat_inc(DSMEM_STAT_XFER_NOCONN);
+		dsmem_stat_inc(dsmem_file_net(task->file), DSMEM_STAT_XFER_NOCONN);
 		ret = -ENOTCONN;
 		goto err_put_credit;
 	}
@@ -606,24 +607,24 @@ static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 		rcu_read_unlock();
 		/* a closing connection's grants go before it does */
 		if (READ_ONCE(conn->state) != DSMEM_CONN_UP) {
-			dsmem_stat_inc(DSMEM_STAT_XFER_NOCONN);
+			dsmem_stat_inc(dsmem_file_net(task->file), DSMEM_STAT_XFER_NOCONN);
 			ret = -ECONNRESET;
 			goto err_put_credit;
 		}
-		dsmem_stat_inc(DSMEM_STAT_XFER_DENIED);
+		dsmem_stat_inc(dsmem_file_net(task->file), DSMEM_STAT_XFER_DENIED);
 		ret = -EACCES;
 		goto err_put_credit;
 	}
 	roff = r->remote - rs->base;
 	if (roff >= rs->size || r->len > rs->size - roff) {
 		rcu_read_unlock();
-		dsmem_stat_inc(DSMEM_STAT_XFER_RANGE);
+		dsmem_stat_inc(dsmem_file_net(task->file), DSMEM_STAT_XFER_RANGE);
 		ret = -ERANGE;
 		goto err_put_credit;
 	}
 	if ((rs->perm & need) != need) {
 		rcu_read_unlock();
-		dsmem_stat_inc(DSMEM_STAT_XFER_DENIED);
+		dsmem_stat_inc(dsmem_file_net(task->file), DSMEM_STAT_XFER_DENIED);
 		ret = -EACCES;
 		goto err_put_credit;
 	}
@@ -686,7 +687,7 @@ static int dsmem_xfer_post_slice(struct dsmem_task *task, u32 req,
 			      NULL, dsmem_slice_unpost);
 	if (ret)
 		return ret;	/* the post gave the credit back */
-	dsmem_stat_inc(DSMEM_STAT_XFER_SLICES);
+	dsmem_stat_inc(dsmem_file_net(task->file), DSMEM_STAT_XFER_SLICES);
 	*lenp = len;
 	return 0;
 
@@ -764,19 +765,19 @@ static int dsmem_xfer_local(struct dsmem_xfer_file *file,
 		perm = dsmem_seg_perm(seg, node->id);
 	/* no segment and no grant look alike, as they do from afar */
 	if (!perm) {
-		dsmem_stat_inc(DSMEM_STAT_XFER_DENIED);
+		dsmem_stat_inc(dsmem_file_net(file), DSMEM_STAT_XFER_DENIED);
 		ret = -EACCES;
 		goto out_put_seg;
 	}
 	off = r->remote - seg->base;
 	if (r->remote < seg->base || off >= seg->size ||
 	    r->len > seg->size - off) {
-		dsmem_stat_inc(DSMEM_STAT_XFER_RANGE);
+		dsmem_stat_inc(dsmem_file_net(file), DSMEM_STAT_XFER_RANGE);
 		ret = -ERANGE;
 		goto out_put_seg;
 	}
 	if ((perm & need) != need) {
-		dsmem_stat_inc(DSMEM_STAT_XFER_DENIED);
+		dsmem_stat_inc(dsmem_file_net(file), DSMEM_STAT_XFER_DENIED);
 		ret = -EACCES;
 		goto out_put_seg;
 	}
@@ -801,12 +802,12 @@ static int dsmem_xfer_local(struct dsmem_xfer_file *file,
 		down_read(&seg->copy_sem);
 		if ((dsmem_seg_perm(seg, node->id) & need) != need) {
 			up_read(&seg->copy_sem);
-			dsmem_stat_inc(DSMEM_STAT_XFER_DENIED);
+			dsmem_stat_inc(dsmem_file_net(file), DSMEM_STAT_XFER_DENIED);
 			ret = -EACCES;
 			break;
 		}
 		/* a copy lands as it goes: each MiB starts in time or not */
-		if (dsmem_req_late(tr)) {
+		if (dsmem_req_late(file, tr)) {
 			up_read(&seg->copy_sem);
 			ret = -ETIMEDOUT;
 			break;
@@ -837,8 +838,8 @@ static int dsmem_xfer_local(struct dsmem_xfer_file *file,
 	}
 	mutex_lock(&file->lock);
 	atomic64_set(&tr->bytes, done);
-	dsmem_stat_add(DSMEM_STAT_XFER_BYTES, done);
-	dsmem_stat_inc(DSMEM_STAT_XFER_LOCAL);
+	dsmem_stat_add(dsmem_file_net(file), DSMEM_STAT_XFER_BYTES, done);
+	dsmem_stat_inc(dsmem_file_net(file), DSMEM_STAT_XFER_LOCAL);
 out_put_seg:
 	if (seg)
 		dsmem_seg_put(seg);
@@ -886,7 +887,7 @@ static int dsmem_xfer_post_req(struct dsmem_xfer_file *file,
 
 	conn = dsmem_file_conn(file, DSMEM_GADDR_NODE(tr->req.remote));
 	if (!conn) {
-		dsmem_stat_inc(DSMEM_STAT_XFER_NOCONN);
+		dsmem_stat_inc(dsmem_file_net(file), DSMEM_STAT_XFER_NOCONN);
 		return -ENOTCONN;
 	}
 	/*
@@ -910,7 +911,7 @@ static int dsmem_xfer_post_req(struct dsmem_xfer_file *file,
 		ret = dsmem_xfer_post_slice(task, i, path ?: conn, off, &len);
 		if (path && path != conn) {
 			if (!ret)
-				dsmem_stat_inc(DSMEM_STAT_XFER_PATH_SLICES);
+				dsmem_stat_inc(dsmem_file_net(file), DSMEM_STAT_XFER_PATH_SLICES);
 			if (ret == -ENOTCONN || ret == -ECONNRESET) {
 				unordered = false;
 				ret = 0;
@@ -934,7 +935,7 @@ void dsmem_xfer_start(struct dsmem_xfer_file *file, struct dsmem_task *task,
 	struct dsmem_task_req *tr = &task->reqs[i];
 	int ret;
 
-	dsmem_stat_inc(DSMEM_STAT_XFER_REQS);
+	dsmem_stat_inc(dsmem_file_net(file), DSMEM_STAT_XFER_REQS);
 	atomic_set(&tr->slices, 1);
 	/* an earlier request's wait for credits may have seen the node die */
 	ret = dsmem_file_usable(file);
@@ -942,7 +943,7 @@ void dsmem_xfer_start(struct dsmem_xfer_file *file, struct dsmem_task *task,
 		goto out;
 	ret = dsmem_xfer_check(file, tr);
 	if (ret) {
-		dsmem_stat_inc(DSMEM_STAT_XFER_BAD);
+		dsmem_stat_inc(dsmem_file_net(file), DSMEM_STAT_XFER_BAD);
 		goto out;
 	}
 	if (dsmem_xfer_is_local(file, tr))
@@ -967,7 +968,7 @@ static void dsmem_xfer_failover_one(struct dsmem_xfer_file *file,
 	struct dsmem_task_req *tr = &task->reqs[i];
 	int ret;
 
-	dsmem_stat_inc(DSMEM_STAT_XFER_FAILOVER);
+	dsmem_stat_inc(dsmem_file_net(file), DSMEM_STAT_XFER_FAILOVER);
 	tr->failover = false;
 	tr->failovers++;
 	atomic64_set(&tr->bytes, 0);
@@ -1287,7 +1288,7 @@ int dsmem_xfer_attach(struct dsmem_xfer_file *file, void *arg)
 	}
 	list_add_tail(&file->node_link, &node->files);
 	spin_unlock(&node->file_lock);
-	file->node = node;
+	WRITE_ONCE(file->node, node);
 out:
 	mutex_unlock(&file->lock);
 	return ret;
@@ -1470,7 +1471,7 @@ int dsmem_xfer_submit(struct dsmem_xfer_file *file, void *arg)
 		goto err_unlock;
 	}
 	task->id = id;
-	dsmem_stat_inc(DSMEM_STAT_TASKS);
+	dsmem_stat_inc(dsmem_file_net(file), DSMEM_STAT_TASKS);
 	for (i = 0; i < task->nr; i++)
 		dsmem_xfer_start(file, task, i);
 	if (atomic_dec_and_test(&task->pending))

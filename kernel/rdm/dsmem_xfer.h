@@ -122,6 +122,19 @@ struct dsmem_task {
 
 /* dsmem_xfer.c */
 int dsmem_file_usable(struct dsmem_xfer_file *file);
+
+/*
+ * Where a descriptor's counts go: its node's namespace, once attached
+ * (the node is set once and kept until the descriptor goes); before,
+ * the host's.
+ */
+static inline struct net *dsmem_file_net(const struct dsmem_xfer_file *file)
+{
+	struct dsmem_node *node = READ_ONCE(file->node);
+
+	return node ? node->net : dsmem_host_net();
+}
+
 void dsmem_xfer_start(struct dsmem_xfer_file *file, struct dsmem_task *task,
 		      u32 i);
 

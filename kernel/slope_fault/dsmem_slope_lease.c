@@ -631,7 +631,7 @@ int dsmem_slope_on_lease_req(struct dsmem_conn *conn, void *priv,
 	if (!ret)
 		reply->addr = dsmem_slope_lease_base(lease);
 	if (ret == -EDQUOT) {
-		dsmem_stat_inc(DSMEM_STAT_SLOPE_LEASE_DENIED);
+		dsmem_stat_inc(s->node->net, DSMEM_STAT_SLOPE_LEASE_DENIED);
 		pr_notice_ratelimited("node %u: node %u holds %u leases of this node's share, refusing another\n",
 				      s->node->id, from,
 				      READ_ONCE(slope_leases_per_peer));
@@ -689,7 +689,7 @@ int dsmem_slope_on_free(struct dsmem_conn *conn, void *priv,
 	if (!ret && ((m->aux && !dsmem_slope_relay_allowed(from, e, n)) ||
 		     !dsmem_slope_free_allowed(s, e, n) ||
 		     !dsmem_slope_extents_in_use(s, e, n))) {
-		dsmem_stat_inc(DSMEM_STAT_SLOPE_FREE_DENIED);
+		dsmem_stat_inc(s->node->net, DSMEM_STAT_SLOPE_FREE_DENIED);
 		pr_notice_ratelimited("node %u: node %u frees Slope addresses it cannot own, refusing\n",
 				      s->node->id, from);
 		ret = -EACCES;

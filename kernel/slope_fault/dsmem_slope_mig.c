@@ -467,7 +467,7 @@ void dsmem_slope_expire_work(struct work_struct *work)
 		if (!mig)
 			break;
 		dsmem_slope_outbox_send(s, o);
-		dsmem_stat_inc(DSMEM_STAT_SLOPE_EXPIRED);
+		dsmem_stat_inc(s->node->net, DSMEM_STAT_SLOPE_EXPIRED);
 		pr_info_ratelimited("slope: node %u: migration %llu from node %u not received in %lld ms: %llu pages freed\n",
 				    s->node->id, mig->id, mig->peer, ms,
 				    mig->units << (mig->unit_shift - PAGE_SHIFT));
@@ -486,7 +486,7 @@ void dsmem_slope_expire_work(struct work_struct *work)
 		mutex_unlock(&s->mig_lock);
 		if (!conn)
 			break;
-		dsmem_stat_inc(DSMEM_STAT_SLOPE_INCOMING_CUT);
+		dsmem_stat_inc(s->node->net, DSMEM_STAT_SLOPE_INCOMING_CUT);
 		pr_notice_ratelimited("slope: node %u: node %u began a migration here and did not hand it over in %lld ms, closing the connection\n",
 				      s->node->id, conn->remote_node, in_ms);
 		dsmem_conn_close(conn, -ETIMEDOUT);

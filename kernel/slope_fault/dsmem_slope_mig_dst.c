@@ -103,8 +103,8 @@ static bool dsmem_slope_node_fits(struct dsmem_slope *s, u64 more)
 static int dsmem_slope_refuse(struct dsmem_slope *s, u32 peer, int err,
 			      const char *why)
 {
-	dsmem_stat_inc(err == -EBUSY ? DSMEM_STAT_SLOPE_QUOTA_MIGS :
-				       DSMEM_STAT_SLOPE_QUOTA_BYTES);
+	dsmem_stat_inc(s->node->net, err == -EBUSY ?
+		       DSMEM_STAT_SLOPE_QUOTA_MIGS : DSMEM_STAT_SLOPE_QUOTA_BYTES);
 	pr_info_ratelimited("slope: node %u: migration from node %u refused: %s\n",
 			    s->node->id, peer, why);
 	return err;
@@ -313,7 +313,7 @@ static int dsmem_slope_mig_place(struct dsmem_slope_mig *mig)
 	if (!dsmem_slope_extents_given_out(s, mig->ext, mig->nextents) ||
 	    !dsmem_slope_extents_in_use(s, mig->ext, mig->nextents)) {
 		mutex_unlock(&s->alloc_lock);
-		dsmem_stat_inc(DSMEM_STAT_SLOPE_BEGIN_DENIED);
+		dsmem_stat_inc(s->node->net, DSMEM_STAT_SLOPE_BEGIN_DENIED);
 		pr_notice_ratelimited("slope: node %u: migration from node %u refused: its object lies at addresses this node has not given out\n",
 				      s->node->id, mig->peer);
 		return -EACCES;
@@ -448,7 +448,7 @@ static int dsmem_slope_mig_accept(struct dsmem_conn *conn,
 
 	ret = dsmem_slope_mig_place(mig);
 	if (ret == -ENOMEM) {
-		dsmem_stat_inc(DSMEM_STAT_SLOPE_BEGIN_NOMEM);
+		dsmem_stat_inc(s->node->net, DSMEM_STAT_SLOPE_BEGIN_NOMEM);
 		pr_info_ratelimited("slope: node %u: migration from node %u refused: no memory for its pages (the node's memory cgroup is at its limit, or the host is short)\n",
 				    s->node->id, mig->peer);
 	}
@@ -655,7 +655,7 @@ vm_fault_t dsmem_slope_fault_wait(struct vm_fault *vmf, struct dsmem_slope *s,
 		if (k < 0)
 			continue;
 		mig->fault_waits++;
-		dsmem_stat_inc(DSMEM_STAT_SLOPE_FAULT_WAITS);
+		dsmem_stat_inc(s->node->net, DSMEM_STAT_SLOPE_FAULT_WAITS);
 		spin_lock(&mig->urgent_lock);
 		if (mig->nurgent < ARRAY_SIZE(mig->urgent))
 			mig->urgent[mig->nurgent++] = k;

@@ -341,7 +341,7 @@ static void dsmem_slope_mig_push(struct dsmem_slope_mig *mig,
 			continue;
 		clear_bit(mig->push[i], dirty);
 		(*ndirty)--;
-		dsmem_stat_inc(DSMEM_STAT_SLOPE_ROOT_PUSHED);
+		dsmem_stat_inc(mig->s->node->net, DSMEM_STAT_SLOPE_ROOT_PUSHED);
 	}
 }
 

@@ -348,13 +348,13 @@ void dsmem_slope_notify_mig(struct dsmem_slope_mig *mig)
 		return;
 	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!skb) {
-		dsmem_stat_inc(DSMEM_STAT_NL_EVENTS_DROPPED);
+		dsmem_stat_inc(node->net, DSMEM_STAT_NL_EVENTS_DROPPED);
 		return;
 	}
 	hdr = dsmem_slope_msg_start(skb, node, 0, 0, 0, DSMEM_CMD_SLOPE_MIG);
 	if (!hdr) {
 		nlmsg_free(skb);
-		dsmem_stat_inc(DSMEM_STAT_NL_EVENTS_DROPPED);
+		dsmem_stat_inc(node->net, DSMEM_STAT_NL_EVENTS_DROPPED);
 		return;
 	}
 	mutex_lock(&mig->s->mig_lock);
@@ -362,7 +362,7 @@ void dsmem_slope_notify_mig(struct dsmem_slope_mig *mig)
 	mutex_unlock(&mig->s->mig_lock);
 	if (ret) {
 		nlmsg_free(skb);
-		dsmem_stat_inc(DSMEM_STAT_NL_EVENTS_DROPPED);
+		dsmem_stat_inc(node->net, DSMEM_STAT_NL_EVENTS_DROPPED);
 		return;
 	}
 	genlmsg_end(skb, hdr);

@@ -48,12 +48,12 @@ static void *dsmem_tc_page_alloc(struct dstc_cache *c)
 		gfp |= __GFP_THISNODE;
 	page = alloc_pages_node(in->nid, gfp, 0);
 	if (!page) {
-		dsmem_stat_inc(DSMEM_STAT_TC_PAGE_FAILED);
+		dsmem_stat_inc(dsmem_host_net(), DSMEM_STAT_TC_PAGE_FAILED);
 		return NULL;
 	}
 	atomic_inc(&in->l2_pages);
 	if (in->nid != NUMA_NO_NODE && page_to_nid(page) != in->nid)
-		dsmem_stat_inc(DSMEM_STAT_TC_PAGE_MISPLACED);
+		dsmem_stat_inc(dsmem_host_net(), DSMEM_STAT_TC_PAGE_MISPLACED);
 	return page_address(page);
 }
 
@@ -267,7 +267,7 @@ int dsmem_tc_add(const union dsmem_token *tok, struct net *net, u32 node,
 	if (ret)
 		goto err_erase_obj;
 	*handle = DSMEM_HANDLE(type, gen, idx);
-	dsmem_stat_inc(DSMEM_STAT_TC_TOKENS);
+	dsmem_stat_inc(dsmem_host_net(), DSMEM_STAT_TC_TOKENS);
 	dsmem_tc_trace(*handle, node, DSMEM_TRACE_CREATE, DSMEM_TIER_L3);
 	return 0;
 
@@ -318,7 +318,7 @@ int dsmem_tc_resolve(u32 handle, u8 op, union dsmem_token *tok)
 	put_cpu_ptr(in->stats);
 	rcu_read_unlock();
 	if (ret) {
-		dsmem_stat_inc(DSMEM_STAT_TC_RESOLVE_FAILED);
+		dsmem_stat_inc(dsmem_host_net(), DSMEM_STAT_TC_RESOLVE_FAILED);
 		return ret;
 	}
 	if (tok)

@@ -499,7 +499,7 @@ int dsmem_nl_cache_set(struct sk_buff *skb, struct genl_info *info)
 		dsmem_tc_inst_stats_reset(in);
 	mutex_unlock(&dsmem_tc.admin_lock);
 	if (!ev || dsmem_nl_cache_end(ev, ev_hdr))
-		dsmem_stat_inc(DSMEM_STAT_NL_EVENTS_DROPPED);
+		dsmem_stat_inc(dsmem_host_net(), DSMEM_STAT_NL_EVENTS_DROPPED);
 	else
 		dsmem_nl_multicast(genl_info_net(info), ev);
 	ret = dsmem_nl_cache_end(msg, hdr);
@@ -587,7 +587,7 @@ static int dsmem_nl_trace_done(struct genl_info *info, u8 cmd,
 
 	if (!m->event || dsmem_nl_trace_end(m->event, m->event_hdr, cmd,
 					    records, dropped, err))
-		dsmem_stat_inc(DSMEM_STAT_NL_EVENTS_DROPPED);
+		dsmem_stat_inc(dsmem_host_net(), DSMEM_STAT_NL_EVENTS_DROPPED);
 	else
 		dsmem_nl_multicast(genl_info_net(info), m->event);
 	ret = dsmem_nl_trace_end(m->reply, m->reply_hdr, cmd, records, dropped,

@@ -135,7 +135,7 @@ static void dsmem_trace_drain(struct dsmem_trace *tr)
 			if (ret) {
 				tr->err = ret;
 				WRITE_ONCE(tr->failed, true);
-				dsmem_stat_inc(DSMEM_STAT_TC_TRACE_FAILED);
+				dsmem_stat_inc(dsmem_host_net(), DSMEM_STAT_TC_TRACE_FAILED);
 				break;
 			}
 			tr->written += n;

@@ -2,13 +2,14 @@
 /*
  * Network namespaces: a container sees the RDMA devices it may use
  * (all of them in the RDMA core's shared mode, those moved into it in
- * exclusive mode), over dsctl, lookups and events.
+ * exclusive mode), over dsctl, lookups and events; and its own counters.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -203,6 +204,76 @@ TEST_F_TIMEOUT(ns, exclusive_mode_container_sees_no_foreign_device, 300)
 	EXPECT_EQ(0, ns_monitor_finish(&mon)) TH_LOG("the namespace heard of rxe9");
 	ASSERT_EQ(0, devs_in("dsns", out, sizeof(out)));
 	EXPECT_STREQ("[]\n", out);
+}
+
+/* n ioctls /dev/dsmem does not know: each counted as ioctl_unknown */
+static int bad_ioctls(int n)
+{
+	int fd = open("/dev/dsmem", O_RDWR | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	for (int i = 0; i < n && !ret; i++)
+		if (ioctl(fd, _IO('x', 0)) != -1 || errno != ENOTTY)
+			ret = -EPROTO;
+	close(fd);
+	return ret;
+}
+
+/*
+ * In a child moved into namespace ns: its counters start at zero, count
+ * what it does, and its reset clears them.  0, or the step that failed.
+ */
+static int counts_in(const char *ns)
+{
+	char path[128];
+	struct ds_ctx *ctx;
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", ns);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWNET))
+		return 1;
+	close(fd);
+	if (stat_value(NULL, "ioctl_unknown") || stat_value(NULL, "ioctl_calls"))
+		return 2;
+	if (bad_ioctls(3))
+		return 3;
+	if (stat_value(NULL, "ioctl_unknown") != 3)
+		return 4;
+	if (ds_ctx_open(&ctx))
+		return 5;
+	ret = ds_stats_reset(ctx);
+	ds_ctx_close(ctx);
+	if (ret)
+		return 6;
+	return stat_value(NULL, "ioctl_unknown") ? 7 : 0;
+}
+
+/*
+ * Counters are each namespace's own: a container's start at zero, count
+ * what its processes do and reset only its own; the initial namespace's
+ * neither see the container's counts nor lose theirs to its reset.
+ */
+TEST_F_TIMEOUT(ns, statistics_are_the_namespace_own, 120)
+{
+	uint64_t unknown;
+	pid_t pid;
+	int st;
+
+	ASSERT_EQ(0, bad_ioctls(1));
+	unknown = stat_value(NULL, "ioctl_unknown");
+	ASSERT_NE(~0ULL, unknown);
+	ASSERT_LT(0, unknown);
+	pid = fork();
+	if (!pid)
+		_exit(counts_in("dsns"));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st)) TH_LOG("the namespace's step %d failed", WEXITSTATUS(st));
+	EXPECT_EQ(unknown, stat_value(NULL, "ioctl_unknown"));
+	ASSERT_EQ(0, bad_ioctls(1));
+	EXPECT_EQ(unknown + 1, stat_value(NULL, "ioctl_unknown"));
 }
 
 TEST_HARNESS_MAIN
