@@ -512,8 +512,17 @@ static void dsmem_msg_handle(struct dsmem_conn *conn, struct dsmem_recv *r)
 		reply.opcode = DSMEM_WIRE_REPLY_ERROR;
 		ret = -EOPNOTSUPP;
 	} else {
+		struct mem_cgroup *memcg;
+
 		reply.opcode = op->reply;
+		/*
+		 * What a peer's request makes the node allocate (what the
+		 * handler marks __GFP_ACCOUNT) is charged to the node's
+		 * memory cgroup: this work belongs to no process.
+		 */
+		memcg = set_active_memcg(conn->peer->node->memcg);
 		ret = op->handle(conn, priv, &m, &reply, &buf);
+		set_active_memcg(memcg);
 		if (ret == DSMEM_MSG_NO_REPLY) {
 			kfree(buf);
 			return;

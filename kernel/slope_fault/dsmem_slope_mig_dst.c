@@ -9,12 +9,12 @@
  *
  * What a peer's migration takes here -- its staged data, its pages and
  * what keeps track of them -- is charged to the node's memory cgroup
- * (struct dsmem_node.memcg): the work that runs a peer's messages belongs
- * to no process.  A charge over the cgroup's limit fails the migration;
- * it never calls the OOM killer into the cgroup for a peer.
+ * (struct dsmem_node.memcg), which the message dispatch makes active
+ * around every handler (dsmem_msg_handle).  A charge over the cgroup's
+ * limit fails the migration; it never calls the OOM killer into the
+ * cgroup for a peer.
  */
 #include <linux/bitmap.h>
-#include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
 #include <linux/sched/signal.h>
@@ -190,9 +190,11 @@ static struct dsmem_slope_mig *dsmem_slope_mig_incoming(struct dsmem_slope *s,
 	return NULL;
 }
 
-static int dsmem_slope_mig_stage(struct dsmem_conn *conn, struct dsmem_slope *s,
-				 const struct dsmem_wire_msg *m)
+int dsmem_slope_on_mig_put(struct dsmem_conn *conn, void *priv,
+			   const struct dsmem_wire_msg *m,
+			   struct dsmem_wire_msg *reply, void **data)
 {
+	struct dsmem_slope *s = priv;
 	size_t end = m->addr + m->len, cap, had;
 	struct dsmem_slope_mig *mig;
 	unsigned int held;
@@ -363,11 +365,11 @@ static int dsmem_slope_mig_place(struct dsmem_slope_mig *mig)
 	return ret;
 }
 
-static int dsmem_slope_mig_accept(struct dsmem_conn *conn,
-				  struct dsmem_slope *s,
-				  const struct dsmem_wire_msg *m,
-				  struct dsmem_wire_msg *reply, void **data)
+int dsmem_slope_on_mig_begin(struct dsmem_conn *conn, void *priv,
+			     const struct dsmem_wire_msg *m,
+			     struct dsmem_wire_msg *reply, void **data)
 {
+	struct dsmem_slope *s = priv;
 	struct dsmem_slope_begin_info b;
 	struct dsmem_slope_mig *mig;
 	u64 bytes, held;
@@ -489,31 +491,6 @@ err_fail:
 	mig->t_done = ktime_get();
 	dsmem_slope_mig_set_state(mig, DSMEM_SLOPE_MIG_FAILED, ret);
 	dsmem_slope_mig_put(mig);
-	return ret;
-}
-
-/* A peer's migration's allocations are charged to the node's cgroup. */
-int dsmem_slope_on_mig_put(struct dsmem_conn *conn, void *priv,
-			   const struct dsmem_wire_msg *m,
-			   struct dsmem_wire_msg *reply, void **data)
-{
-	struct dsmem_slope *s = priv;
-	struct mem_cgroup *old = set_active_memcg(s->node->memcg);
-	int ret = dsmem_slope_mig_stage(conn, s, m);
-
-	set_active_memcg(old);
-	return ret;
-}
-
-int dsmem_slope_on_mig_begin(struct dsmem_conn *conn, void *priv,
-			     const struct dsmem_wire_msg *m,
-			     struct dsmem_wire_msg *reply, void **data)
-{
-	struct dsmem_slope *s = priv;
-	struct mem_cgroup *old = set_active_memcg(s->node->memcg);
-	int ret = dsmem_slope_mig_accept(conn, s, m, reply, data);
-
-	set_active_memcg(old);
 	return ret;
 }
 
