@@ -13,6 +13,7 @@
 #include <linux/mutex.h>
 #include <linux/workqueue.h>
 #include <net/net_namespace.h>
+#include <net/netns/generic.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
@@ -125,8 +126,22 @@ struct dsmem_stats {
 	u64 v[DSMEM_STAT_NR];
 };
 
-/* @net is alive: the caller holds it (a node, the caller's own) */
-struct dsmem_stats __percpu *dsmem_stats_of(struct net *net);
+struct dsmem_stats_net {
+	struct dsmem_stats __percpu *stats;
+};
+
+extern unsigned int dsmem_stats_net_id;
+
+/*
+ * @net is alive: the caller holds it (a node, the caller's own).  Inline:
+ * the data path counts every slice.
+ */
+static inline struct dsmem_stats __percpu *dsmem_stats_of(struct net *net)
+{
+	struct dsmem_stats_net *sn = net_generic(net, dsmem_stats_net_id);
+
+	return sn->stats;
+}
 
 static inline void dsmem_stat_inc(struct net *net, enum dsmem_stat s)
 {

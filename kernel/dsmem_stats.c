@@ -8,22 +8,10 @@
  */
 #include <linux/build_bug.h>
 #include <linux/percpu.h>
-#include <net/netns/generic.h>
 
 #include "dsmem_priv.h"
 
-struct dsmem_stats_net {
-	struct dsmem_stats __percpu *stats;
-};
-
-static unsigned int dsmem_stats_net_id;
-
-struct dsmem_stats __percpu *dsmem_stats_of(struct net *net)
-{
-	struct dsmem_stats_net *sn = net_generic(net, dsmem_stats_net_id);
-
-	return sn->stats;
-}
+unsigned int dsmem_stats_net_id;
 
 static __net_init int dsmem_stats_net_init(struct net *net)
 {
