@@ -702,6 +702,29 @@ static const char *second_addr(const char *addr)
 }
 
 /*
+ * A connect of the rogue from the second address in auth->from, claiming
+ * id: tried until the rxe GID table has taken the address, in a moment.
+ */
+static int connect_from_second(struct rogue **r, const char *addr, uint32_t id,
+			       const struct rogue_auth *auth)
+{
+	int ret = -ENETUNREACH;
+
+	for (int i = 0; i < 600 && ret; i++) {
+		ret = rogue_connect_auth(r, addr, PORT_1, id, 1, ROGUE_ANSWER, auth);
+		if (ret)
+			usleep(100000);
+	}
+	return ret;
+}
+
+static void second_addr_drop(void)
+{
+	system("ip addr del 10.99.77.7/32 dev \"$(ip -o -4 addr show | "
+	       "awk '$4 == \"10.99.77.7/32\" { print $2; exit }')\"");
+}
+
+/*
  * Admission by address, with a second address of this host: node 2 is
  * up on node 1, so node 2's id is not taken from another address, even
  * with the key (counted; node 2 keeps working); an id that is not up is,
@@ -714,18 +737,10 @@ TEST_F_TIMEOUT(rogue, id_in_use_from_another_address, 120)
 	uint64_t in_use = stat_value(self->ctx, "conn_id_in_use");
 	uint64_t unknown;
 	struct rogue *r = NULL;
-	int ret = -ENETUNREACH;
 
 	from.from = second_addr(self->addr);
 	ASSERT_STRNE("", from.from);
-	/* the second address works: the rxe GID table takes it in a moment */
-	for (int i = 0; i < 600 && ret; i++) {
-		ret = rogue_connect_auth(&r, self->addr, PORT_1, ROGUE_ID + 1, 1, ROGUE_ANSWER,
-					 &from);
-		if (ret)
-			usleep(100000);
-	}
-	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, connect_from_second(&r, self->addr, ROGUE_ID + 1, &from));
 	rogue_close(r);
 
 	EXPECT_EQ(-ECONNREFUSED, rogue_connect_auth(&r, self->addr, PORT_1, 2, 1, ROGUE_ANSWER,
@@ -740,8 +755,7 @@ TEST_F_TIMEOUT(rogue, id_in_use_from_another_address, 120)
 						    ROGUE_ANSWER, &from));
 	EXPECT_EQ(unknown + 1, stat_value(self->ctx, "conn_unknown_peer"));
 	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
-	system("ip addr del 10.99.77.7/32 dev \"$(ip -o -4 addr show | "
-	       "awk '$4 == \"10.99.77.7/32\" { print $2; exit }')\"");
+	second_addr_drop();
 }
 
 /*
@@ -1477,7 +1491,6 @@ TEST_F_TIMEOUT(rogue, proof_names_the_addresses, 120)
 	struct rogue_auth splice = keyed, reflect = keyed, honest = keyed;
 	uint64_t failed;
 	struct rogue *r = NULL;
-	int ret = -ENETUNREACH;
 
 	honest.from = second_addr(self->addr);
 	ASSERT_STRNE("", honest.from);
@@ -1489,18 +1502,8 @@ TEST_F_TIMEOUT(rogue, proof_names_the_addresses, 120)
 	reflect.proof_to = honest.from;
 	reflect.no_check = 1;
 
-	/*
-	 * The proof for the path it is on gets in, and node 1's own proof
-	 * names the same path.  The second address works once the rxe GID
-	 * table has taken it, in a moment.
-	 */
-	for (int i = 0; i < 600 && ret; i++) {
-		ret = rogue_connect_auth(&r, self->addr, PORT_1, ROGUE_ID + 6, 1, ROGUE_ANSWER,
-					 &honest);
-		if (ret)
-			usleep(100000);
-	}
-	ASSERT_EQ(0, ret);
+	/* the proof for the path it is on gets in, and node 1's own names it */
+	ASSERT_EQ(0, connect_from_second(&r, self->addr, ROGUE_ID + 6, &honest));
 	rogue_close(r);
 
 	/* a splice, then a reflection */
@@ -1515,8 +1518,7 @@ TEST_F_TIMEOUT(rogue, proof_names_the_addresses, 120)
 	}
 
 	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
-	system("ip addr del 10.99.77.7/32 dev \"$(ip -o -4 addr show | "
-	       "awk '$4 == \"10.99.77.7/32\" { print $2; exit }')\"");
+	second_addr_drop();
 }
 
 /*
