@@ -242,6 +242,25 @@ static void dsmem_conn_dealloc_pd(struct dsmem_conn *conn)
 		wake_up_all(&node->pds_wait);
 }
 
+/*
+ * ib_free_cq() waits for a scheduled poll to clear its bit, but
+ * ib_poll_handler() clears it (irq_poll_complete) before it re-arms the
+ * CQ, and the re-arm takes the CQ's lock: a free on another CPU in that
+ * window frees the CQ under the handler.  The CQ's QP is gone, so no new
+ * completion schedules a poll; we hold the poll off as ib_free_cq() does,
+ * and wait out a handler past its irq_poll_complete() -- it runs in
+ * softirq, an RCU read-side section -- before letting ib_free_cq() have
+ * the bit.
+ */
+static void dsmem_conn_free_cq(struct dsmem_conn *conn)
+{
+	irq_poll_disable(&conn->cq->iop);
+	synchronize_rcu();
+	irq_poll_enable(&conn->cq->iop);
+	ib_free_cq(conn->cq);
+	conn->cq = NULL;
+}
+
 static int dsmem_conn_create_qp(struct dsmem_conn *conn)
 {
 	struct ib_device *ibdev = conn->cm_id->device;
@@ -307,12 +326,12 @@ err_destroy_qp:
 	rdma_destroy_qp(conn->cm_id);
 	conn->qp = NULL;
 	/* the receives' flushes may still be queued: see destroy_qp */
-	ib_free_cq(conn->cq);
+	dsmem_conn_free_cq(conn);
 	dsmem_msg_recv_free(conn);
 	dsmem_msg_send_free(conn);
 	goto err_dealloc_pd;
 err_free_cq:
-	ib_free_cq(conn->cq);
+	dsmem_conn_free_cq(conn);
 err_dealloc_pd:
 	dsmem_conn_dealloc_pd(conn);
 	return ret;
@@ -333,7 +352,7 @@ static void dsmem_conn_destroy_qp(struct dsmem_conn *conn)
 {
 	rdma_destroy_qp(conn->cm_id);
 	conn->qp = NULL;
-	ib_free_cq(conn->cq);
+	dsmem_conn_free_cq(conn);
 	dsmem_msg_recv_free(conn);
 	dsmem_msg_send_free(conn);
 	dsmem_conn_dealloc_pd(conn);
