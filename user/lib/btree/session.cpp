@@ -613,13 +613,14 @@ void tree::heartbeat_loop()
 			break;
 		g.unlock();
 		batch b(*s);
-		uint64_t nodes = unflushed_nodes_.exchange(0, std::memory_order_relaxed);
 		uint64_t next = slot_beat(slot_word_);
 		int ret, dead;
 		if (replicated()) {
 			ret = heartbeat_r(*s, next);
 			// adds commute: every member's count gets them all
 			// (a statistic: best effort, after the beat)
+			std::lock_guard nf(nodes_flush_m_);
+			uint64_t nodes = unflushed_nodes_.exchange(0, std::memory_order_relaxed);
 			for (unsigned m = 0; nodes && m < replicas_; m++)
 				if (member_live(0, m))
 					b.faa(member_addr(sb(sb_off_node_ids), m), nodes, s->word(1));
@@ -628,6 +629,8 @@ void tree::heartbeat_loop()
 			dead = ret == 1;
 			ret = ret == 1 ? 0 : ret;
 		} else {
+			std::lock_guard nf(nodes_flush_m_);
+			uint64_t nodes = unflushed_nodes_.exchange(0, std::memory_order_relaxed);
 			b.cas(sb(client_slot_off(slot_ - 1)), slot_word_, next, s->word(0));
 			if (nodes)
 				b.faa(sb(sb_off_node_ids), nodes, s->word(1));

@@ -903,8 +903,13 @@ int tree::info(session &s, ds_btree_info *out)
 	uint64_t root;
 
 	*out = {};
-	if (int ret = load_superblock(s, &sbk))
-		return ret;
+	{
+		std::lock_guard nf(nodes_flush_m_);
+		if (int ret = load_superblock(s, &sbk))
+			return ret;
+		// with what this handle carved since its last heartbeat
+		out->nodes = sbk.node_ids + unflushed_nodes_.load(std::memory_order_relaxed);
+	}
 	if (int ret = root_image(s, buf, &root, true, nullptr))
 		return ret;
 	out->addr = addr_;
@@ -913,8 +918,6 @@ int tree::info(session &s, ds_btree_info *out)
 	out->value_size = value_size_;
 	out->height = n.hdr().level + 1u;
 	out->root = root;	// the address, without the generation
-	// with what this handle carved since its last heartbeat
-	out->nodes = sbk.node_ids + unflushed_nodes_.load(std::memory_order_relaxed);
 	for (const auto &c : sbk.clients)
 		out->clients += c.word != 0;
 	out->nsegs = nsegs_;

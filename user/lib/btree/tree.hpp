@@ -453,6 +453,10 @@ private:
 	// them to the superblock's count (a FAA per node would cost a round
 	// trip per split)
 	std::atomic<uint64_t> unflushed_nodes_{0};
+	// held while a count taken from unflushed_nodes_ is on its way to
+	// the superblock, and by info() over its reads of both: otherwise
+	// info() may find the nodes in neither place
+	std::mutex nodes_flush_m_;
 
 	std::mutex sessions_m_;
 	std::vector<std::unique_ptr<session>> sessions_;
