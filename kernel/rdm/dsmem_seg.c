@@ -52,7 +52,7 @@ static int dsmem_seg_alloc_chunks(struct dsmem_seg *seg)
 	unsigned long npages = seg->size >> PAGE_SHIFT;
 	unsigned int order = min_t(unsigned int, DSMEM_SEG_CHUNK_ORDER_MAX,
 				   __ffs(npages));
-	gfp_t gfp = GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN;
+	gfp_t gfp = GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN;
 	unsigned long i;
 	gfp_t try;
 
@@ -60,11 +60,15 @@ static int dsmem_seg_alloc_chunks(struct dsmem_seg *seg)
 		seg->chunk_order = order;
 		/* nchunks counts the array's entries: none until it exists */
 		seg->chunks = kvcalloc(npages >> order, sizeof(*seg->chunks),
-				       GFP_KERNEL);
+				       GFP_KERNEL_ACCOUNT);
 		if (!seg->chunks)
 			return -ENOMEM;
 		seg->nchunks = npages >> order;
-		/* a large order may fail fast; no order calls the OOM killer */
+		/*
+		 * A large order may fail fast; no order calls the OOM killer,
+		 * the memory cgroup's either: over its limit, the segment is
+		 * refused.
+		 */
 		try = gfp | (order ? __GFP_NORETRY : __GFP_RETRY_MAYFAIL);
 		for (i = 0; i < seg->nchunks; i++) {
 			seg->chunks[i] = alloc_pages_node(seg->numa, try, order);
@@ -177,8 +181,9 @@ static int dsmem_seg_init_ptab(struct dsmem_seg *seg)
 	seg->ptab_bits = max_t(unsigned int, 4,
 			       ilog2(roundup_pow_of_two(seg->npages)));
 	seg->ptab = kvcalloc(1UL << seg->ptab_bits, sizeof(*seg->ptab),
-			     GFP_KERNEL);
-	seg->free_stack = kvmalloc_array(seg->npages, sizeof(long), GFP_KERNEL);
+			     GFP_KERNEL_ACCOUNT);
+	seg->free_stack = kvmalloc_array(seg->npages, sizeof(long),
+					 GFP_KERNEL_ACCOUNT);
 	if (!seg->ptab || !seg->free_stack)
 		return -ENOMEM;
 	/* popped from the top: virtual page 0 lands on the last frame */
@@ -212,6 +217,32 @@ static void dsmem_seg_release(struct kref *ref)
 void dsmem_seg_put(struct dsmem_seg *seg)
 {
 	kref_put(&seg->ref, dsmem_seg_release);
+}
+
+/*
+ * The segment's memory and what maps it, charged to the node's memory
+ * cgroup: the node's maker's, as its peers' migrations are, whoever asks
+ * for the segment.
+ */
+static int dsmem_seg_alloc_memory(struct dsmem_seg *seg)
+{
+	struct mem_cgroup *memcg = set_active_memcg(seg->node->memcg);
+	int ret;
+
+	ret = dsmem_seg_alloc_chunks(seg);
+	if (ret)
+		goto out;
+	seg->va_map = kvcalloc(BITS_TO_LONGS(seg->npages), sizeof(long),
+			       GFP_KERNEL_ACCOUNT);
+	if (!seg->va_map) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (seg->translate == DSMEM_TRANSLATE_PAGES)
+		ret = dsmem_seg_init_ptab(seg);
+out:
+	set_active_memcg(memcg);
+	return ret;
 }
 
 /*
@@ -264,22 +295,11 @@ int dsmem_seg_create(struct dsmem_node *node, u64 size, int numa,
 	INIT_LIST_HEAD(&seg->gmrs);
 	INIT_LIST_HEAD(&seg->mapped_link);
 
-	ret = dsmem_seg_alloc_chunks(seg);
+	ret = dsmem_seg_alloc_memory(seg);
 	if (ret) {
 		dsmem_stat_inc(node->net, DSMEM_STAT_SEG_NOMEM);
 		NL_SET_ERR_MSG(extack, "not enough memory for the segment");
 		goto err_put_seg;
-	}
-	seg->va_map = kvcalloc(BITS_TO_LONGS(seg->npages), sizeof(long),
-			       GFP_KERNEL);
-	if (!seg->va_map) {
-		ret = -ENOMEM;
-		goto err_put_seg;
-	}
-	if (translate == DSMEM_TRANSLATE_PAGES) {
-		ret = dsmem_seg_init_ptab(seg);
-		if (ret)
-			goto err_put_seg;
 	}
 
 	if (!dsmem_node_lock_live(node)) {

@@ -350,6 +350,55 @@ TEST_F_TIMEOUT(nl, seg_memory_allocated_outside_node_lock, 300)
 	EXPECT_EQ(0, ds_node_del(self->ctx, 1));
 }
 
+/*
+ * A segment's memory is charged to its node's memory cgroup, the node's
+ * maker's, whoever asks for the segment (here a process outside it):
+ * over the cgroup's limit the segment is refused, as "not enough memory"
+ * and counted, with the cgroup's "max" event to say why; within it, the
+ * cgroup holds the segment until it is deleted.  On the old module a
+ * 16 MiB segment was made for a node whose cgroup allows 8.
+ */
+#define SEG_CG	CG_ROOT "/dsmem-seg-test"
+TEST_F_TIMEOUT(nl, seg_memory_charged_to_node_cgroup, 120)
+{
+	const uint64_t LIMIT = 8ULL << 20, small = 2ULL << 20;
+	uint64_t nomem, maxed, held, got;
+	struct ds_seg_info seg;
+	int ret;
+
+	ret = cg_make(SEG_CG, LIMIT);
+	if (ret == -ENODEV)
+		SKIP(return, "this kernel has no memory cgroups");
+	ASSERT_EQ(0, ret) TH_LOG("cgroup: %s", strerror(-ret));
+	ASSERT_EQ(0, cg_write(SEG_CG "/cgroup.procs", "%d", getpid()));
+	ret = test_node_add(self->ctx, 1, "rxe0", 18516);
+	ASSERT_EQ(0, cg_write(CG_ROOT "/cgroup.procs", "%d", getpid()));
+	ASSERT_EQ(0, ret) TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+	nomem = stat_value(self->ctx, "seg_nomem");
+	ASSERT_NE(~0ULL, nomem);
+	maxed = cg_read(SEG_CG, "memory.events", "max");
+	ASSERT_NE(~0ULL, maxed);
+
+	EXPECT_EQ(-ENOMEM, ds_seg_add(self->ctx, 1, 2 * LIMIT, -1, DS_TRANSLATE_SEGMENT, &seg));
+	EXPECT_STREQ("not enough memory for the segment", ds_ctx_errmsg(self->ctx));
+	EXPECT_EQ(nomem + 1, stat_value(self->ctx, "seg_nomem"));
+	EXPECT_LT(maxed, cg_read(SEG_CG, "memory.events", "max"));
+	/* what the refused segment was charged for went back */
+	EXPECT_GT(LIMIT / 2, cg_read(SEG_CG, "memory.current", ""));
+
+	held = cg_read(SEG_CG, "memory.current", "");
+	ASSERT_EQ(0, ds_seg_add(self->ctx, 1, small, -1, DS_TRANSLATE_PAGES, &seg))
+		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+	got = cg_read(SEG_CG, "memory.current", "");
+	EXPECT_LE(held + small, got);
+	TH_LOG("a %llu-byte segment: the cgroup holds %llu bytes more",
+	       (unsigned long long)small, (unsigned long long)(got - held));
+	EXPECT_EQ(0, ds_seg_del(self->ctx, 1, seg.id));
+	EXPECT_GE(got - small, cg_read(SEG_CG, "memory.current", ""));
+	EXPECT_EQ(0, ds_node_del(self->ctx, 1));
+	EXPECT_EQ(0, rmdir(SEG_CG));
+}
+
 TEST_F_TIMEOUT(nl, runtime_device_add_rename_and_remove_events, 120)
 {
 	const char *spare = env_or_die("DSMEM_SPARE_NETDEV");

@@ -1698,75 +1698,7 @@ TEST_F_TIMEOUT(sl, quota_bytes, 300)
 
 /* ---- the node's memory cgroup ---- */
 
-#define CG_ROOT		"/sys/fs/cgroup"
 #define CG		CG_ROOT "/dsmem-slope-test"
-
-static int cg_write(const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int cg_write(const char *path, const char *fmt, ...)
-{
-	char buf[64];
-	va_list ap;
-	int fd, n, ret = 0;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, buf, n) != n)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
-/* The number after key in a flat-keyed cgroup file ("" for a lone number). */
-static uint64_t cg_read(const char *file, const char *key)
-{
-	char path[128], buf[1024], *p = buf;
-	size_t klen = strlen(key);
-
-	snprintf(path, sizeof(path), CG "/%s", file);
-	if (read_file(path, buf, sizeof(buf)))
-		return ~0ULL;
-	while (klen && p && (strncmp(p, key, klen) || p[klen] != ' ')) {
-		p = strchr(p, '\n');
-		p = p ? p + 1 : NULL;
-	}
-	return p ? strtoull(p + klen, NULL, 10) : ~0ULL;
-}
-
-/*
- * A cgroup of limit bytes with the memory controller, under a cgroup2
- * root mounted here if the guest has none: 0, -ENODEV for a kernel
- * without memory cgroups (the debug kernel is built without them), or
- * -errno.
- */
-static int cg_make(uint64_t limit)
-{
-	char ctl[4096];
-
-	if (read_file("/proc/filesystems", ctl, sizeof(ctl)))
-		return -errno;
-	if (!strstr(ctl, "\tcgroup2\n"))
-		return -ENODEV;
-	if (read_file(CG_ROOT "/cgroup.controllers", ctl, sizeof(ctl))) {
-		if (mount("none", CG_ROOT, "cgroup2", 0, NULL))
-			return -errno;
-		if (read_file(CG_ROOT "/cgroup.controllers", ctl, sizeof(ctl)))
-			return -errno;
-	}
-	if (!strstr(ctl, "memory"))
-		return -ENODEV;
-	if (cg_write(CG_ROOT "/cgroup.subtree_control", "+memory"))
-		return -errno;
-	rmdir(CG);
-	if (mkdir(CG, 0755))
-		return -errno;
-	return cg_write(CG "/memory.max", "%llu", (unsigned long long)limit);
-}
 
 /*
  * Nodes 1 and 2 and the peer between them made again as the fixture
@@ -1812,7 +1744,7 @@ TEST_F_TIMEOUT(sl, quota_memcg, 300)
 	int fd = -1, rfd = -1, ret, st;
 	pid_t pid;
 
-	ret = cg_make(LIMIT);
+	ret = cg_make(CG, LIMIT);
 	if (ret == -ENODEV)
 		SKIP(return, "this kernel has no memory cgroups");
 	ASSERT_EQ(0, ret) TH_LOG("cgroup: %s", strerror(-ret));
@@ -1828,28 +1760,28 @@ TEST_F_TIMEOUT(sl, quota_memcg, 300)
 	fill(b, small * PAGE, 1);
 	nomem = stat_value(self->ctx, "slope_begin_nomem");
 	ASSERT_NE(~0ULL, nomem);
-	maxed = cg_read("memory.events", "max");
+	maxed = cg_read(CG, "memory.events", "max");
 	ASSERT_NE(~0ULL, maxed);
 
 	EXPECT_EQ(-ENOMEM, migrate_start(fd, a, big * PAGE, 2, 0, &id));
 	EXPECT_EQ(nomem + 1, stat_value(self->ctx, "slope_begin_nomem"));
-	EXPECT_LT(maxed, cg_read("memory.events", "max"));
+	EXPECT_LT(maxed, cg_read(CG, "memory.events", "max"));
 	EXPECT_EQ(0, check(a, big * PAGE, NULL));
 	/* what it was charged for went back with its pages */
-	EXPECT_GT(LIMIT / 2, cg_read("memory.current", ""));
+	EXPECT_GT(LIMIT / 2, cg_read(CG, "memory.current", ""));
 
-	held = cg_read("memory.current", "");
+	held = cg_read(CG, "memory.current", "");
 	ASSERT_EQ(0, migrate_whole(fd, b, small, &id));
 	EXPECT_EQ(b, receive_one(rfd));
-	got = cg_read("memory.current", "");
+	got = cg_read(CG, "memory.current", "");
 	EXPECT_LE(held + small * PAGE, got);
 	TH_LOG("a %llu-byte object taken: the cgroup holds %llu bytes more",
 	       (unsigned long long)(small * PAGE), (unsigned long long)(got - held));
 	EXPECT_EQ(0, slope_free(rfd, b, small * PAGE));
-	EXPECT_GE(got - small * PAGE / 2, cg_read("memory.current", ""));
+	EXPECT_GE(got - small * PAGE / 2, cg_read(CG, "memory.current", ""));
 
 	/* a page a process touches is charged to that process's cgroup */
-	held = cg_read("memory.current", "");
+	held = cg_read(CG, "memory.current", "");
 	pid = fork();
 	if (!pid) {
 		uint64_t c = 0;
@@ -1863,7 +1795,7 @@ TEST_F_TIMEOUT(sl, quota_memcg, 300)
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
 	EXPECT_EQ(0, st);
 	/* (less a few pages the child's exit and deferred frees gave back) */
-	EXPECT_LE(held + small * PAGE / 2, cg_read("memory.current", ""));
+	EXPECT_LE(held + small * PAGE / 2, cg_read(CG, "memory.current", ""));
 	close(rfd);
 	close(fd);
 	/* the nodes keep the cgroup until the fixture deletes them */

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -96,6 +98,67 @@ int read_file(const char *path, char *buf, size_t size)
 		return -errno;
 	buf[n] = '\0';
 	return 0;
+}
+
+int cg_write(const char *path, const char *fmt, ...)
+{
+	char buf[64];
+	va_list ap;
+	int fd, n, ret = 0;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, buf, n) != n)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+uint64_t cg_read(const char *cg, const char *file, const char *key)
+{
+	char path[PATH_MAX], buf[1024], *p = buf;
+	size_t klen = strlen(key);
+
+	snprintf(path, sizeof(path), "%s/%s", cg, file);
+	if (read_file(path, buf, sizeof(buf)))
+		return ~0ULL;
+	while (klen && p && (strncmp(p, key, klen) || p[klen] != ' ')) {
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	return p ? strtoull(p + klen, NULL, 10) : ~0ULL;
+}
+
+int cg_make(const char *cg, uint64_t limit)
+{
+	char ctl[4096], path[PATH_MAX];
+	int ret;
+
+	if (read_file("/proc/filesystems", ctl, sizeof(ctl)))
+		return -errno;
+	if (!strstr(ctl, "\tcgroup2\n"))
+		return -ENODEV;
+	if (read_file(CG_ROOT "/cgroup.controllers", ctl, sizeof(ctl))) {
+		if (mount("none", CG_ROOT, "cgroup2", 0, NULL))
+			return -errno;
+		ret = read_file(CG_ROOT "/cgroup.controllers", ctl, sizeof(ctl));
+		if (ret)
+			return ret;
+	}
+	if (!strstr(ctl, "memory"))
+		return -ENODEV;
+	ret = cg_write(CG_ROOT "/cgroup.subtree_control", "+memory");
+	if (ret)
+		return ret;
+	rmdir(cg);
+	if (mkdir(cg, 0755))
+		return -errno;
+	snprintf(path, sizeof(path), "%s/memory.max", cg);
+	return cg_write(path, "%llu", (unsigned long long)limit);
 }
 
 int param_get(const char *name, uint64_t *v)

@@ -27,6 +27,18 @@ int read_file(const char *path, char *buf, size_t size);
 unsigned long kernel_taint(void);
 /* a numeric or bool (1/0) parameter of dsmem.ko (/sys/module/dsmem/parameters):
  * 0 or -errno */
+/* cgroup v2, for the memory controller's charges */
+#define CG_ROOT		"/sys/fs/cgroup"
+int cg_write(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The number after key in a flat-keyed file of cgroup cg ("" for a lone number). */
+uint64_t cg_read(const char *cg, const char *file, const char *key);
+/*
+ * Cgroup cg (a path) of limit bytes with the memory controller, under a
+ * cgroup2 root mounted here if the guest has none: 0, -ENODEV for a
+ * kernel without memory cgroups (the debug kernel is built without
+ * them), or -errno.
+ */
+int cg_make(const char *cg, uint64_t limit);
 int param_get(const char *name, uint64_t *v);
 int param_set(const char *name, uint64_t v);
 /*
