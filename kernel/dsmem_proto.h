@@ -67,6 +67,17 @@
  *
  * A reply echoes the request's tag.  status is a positive errno, zero on
  * success, and is set only in replies.
+ *
+ * Requests (every message but replies, PING and AUTH) wait in the
+ * receiver's buffers until it has handled them, so a sender keeps at
+ * most DSMEM_WIRE_REQ_WINDOW of them unhandled: every message says in
+ * handled how many of the other end's requests its sender has handled
+ * and given its buffer back for, ever (mod 2^32), and a receiver that
+ * has handled half a window more than it last said sends a PING to say
+ * it.  The other messages are taken from their buffer at once.  So a
+ * peer that posts the buffers it must never sees a receiver-not-ready
+ * NAK for long, and one that does not (or that lies about handled) has
+ * its connection closed: a send waits out a few RNR NAKs only.
  */
 #ifndef _DSMEM_PROTO_H
 #define _DSMEM_PROTO_H
@@ -75,7 +86,9 @@
 
 #define DSMEM_WIRE_UNIT		64
 #define DSMEM_WIRE_MAGIC	0xd5
-#define DSMEM_WIRE_VERSION	1
+#define DSMEM_WIRE_VERSION	2
+/* requests a sender may have unhandled at the receiver */
+#define DSMEM_WIRE_REQ_WINDOW	32
 /* inline data per message; larger transfers use one-sided RDMA */
 #define DSMEM_WIRE_MAX_DATA	4096
 #define DSMEM_WIRE_MAX_UNITS	(1 + DSMEM_WIRE_MAX_DATA / DSMEM_WIRE_UNIT)
@@ -132,6 +145,7 @@ enum dsmem_wire_op {
  * @addr:	remote virtual address (va)
  * @len:	bytes: of data (READ, REPLY_READ, WRITE) or to allocate (ALLOC)
  * @aux:	ALLOC: segment to allocate in (0: any); REPLY_ALLOC: pa
+ * @handled:	the receiver's requests the sender has handled, ever
  * @reserved:	must be 0
  */
 struct dsmem_wire_hdr {
@@ -146,7 +160,8 @@ struct dsmem_wire_hdr {
 	__le64 addr;
 	__le64 len;
 	__le64 aux;
-	__u8 reserved[24];
+	__le32 handled;
+	__u8 reserved[20];
 };
 
 /* struct dsmem_wire_grant.perm */

@@ -142,6 +142,12 @@ bool dsmem_wire_is_reply(u8 opcode)
 	return r && r->reply;
 }
 
+bool dsmem_wire_is_request(u8 opcode)
+{
+	return !dsmem_wire_is_reply(opcode) && opcode != DSMEM_WIRE_PING &&
+	       opcode != DSMEM_WIRE_AUTH;
+}
+
 size_t dsmem_wire_size(u8 opcode, u64 len)
 {
 	const struct dsmem_wire_rule *r = dsmem_wire_rule(opcode);
@@ -179,6 +185,7 @@ int dsmem_wire_encode(void *buf, size_t size, const struct dsmem_wire_msg *m)
 	h->addr = cpu_to_le64(m->addr);
 	h->len = cpu_to_le64(m->len);
 	h->aux = cpu_to_le64(m->aux);
+	h->handled = cpu_to_le32(m->handled);
 	if (r->data)
 		memcpy(h + 1, m->data, m->len);
 	return (int)(units * DSMEM_WIRE_UNIT);
@@ -220,6 +227,7 @@ int dsmem_wire_decode(const void *buf, size_t size, struct dsmem_wire_msg *m)
 	m->addr = le64_to_cpu(h->addr);
 	m->len = le64_to_cpu(h->len);
 	m->aux = le64_to_cpu(h->aux);
+	m->handled = le32_to_cpu(h->handled);
 	m->data = NULL;
 
 	ret = dsmem_wire_check(m);

@@ -25,6 +25,7 @@ struct dsmem_wire_msg {
 	u64 addr;
 	u64 len;
 	u64 aux;
+	u32 handled;
 	/* data of REPLY_READ and WRITE: encode reads it, decode points it
 	 * into the received buffer
 	 */
@@ -33,6 +34,12 @@ struct dsmem_wire_msg {
 
 /* A reply to a request (answered by nothing), not a request. */
 bool dsmem_wire_is_reply(u8 opcode);
+/*
+ * A message that waits in the receiver's buffer until handled, and so
+ * counts in the sender's window (DSMEM_WIRE_REQ_WINDOW): not a reply,
+ * PING or AUTH.
+ */
+bool dsmem_wire_is_request(u8 opcode);
 /* Bytes a message of this opcode and length occupies; 0 if invalid. */
 size_t dsmem_wire_size(u8 opcode, u64 len);
 /* Encode into buf; the number of bytes written, or a negative errno. */

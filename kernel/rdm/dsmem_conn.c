@@ -129,6 +129,9 @@ static struct dsmem_conn *dsmem_conn_alloc(struct dsmem_peer *peer)
 	init_rwsem(&conn->post_sem);
 	atomic_set(&conn->sq_free, DSMEM_SQ_DEPTH);
 	atomic_set(&conn->msg_free, DSMEM_MSG_DEPTH);
+	atomic_set(&conn->req_free, DSMEM_WIRE_REQ_WINDOW);
+	spin_lock_init(&conn->sends_lock);
+	INIT_LIST_HEAD(&conn->sends);
 	init_waitqueue_head(&conn->sq_wait);
 	INIT_LIST_HEAD(&conn->reap_link);
 	INIT_LIST_HEAD(&conn->rx_list);
@@ -424,7 +427,12 @@ static void dsmem_conn_param(struct dsmem_conn *conn,
 	 * would never fail a request; 6 lets the transport give up.
 	 */
 	p->retry_count = 6;
-	p->rnr_retry_count = 7;
+	/*
+	 * Bounded (7 would be for ever): a peer that keeps the buffers its
+	 * window promises never NAKs for long, and one that trickles them
+	 * loses the connection after six NAKs, a few seconds at most.
+	 */
+	p->rnr_retry_count = 6;
 }
 
 /*
@@ -484,6 +492,12 @@ int dsmem_wc_errno(enum ib_wc_status s)
  */
 void dsmem_conn_wc_error(struct dsmem_conn *conn, const struct ib_wc *wc)
 {
+	if (wc->status == IB_WC_RNR_RETRY_EXC_ERR &&
+	    READ_ONCE(conn->state) != DSMEM_CONN_CLOSING) {
+		dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_CONN_RNR_EXCEEDED);
+		pr_notice_ratelimited("node %u: node %u posts no receive buffer for our messages, closing the connection\n",
+				      conn->peer->node->id, conn->remote_node);
+	}
 	dsmem_conn_close(conn, dsmem_wc_errno(wc->status));
 }
 
@@ -579,12 +593,18 @@ int dsmem_conn_wait_credit(struct dsmem_conn *conn, atomic_t *credits,
 	}
 }
 
-void dsmem_conn_put_credit(struct dsmem_conn *conn, atomic_t *credits)
+void dsmem_conn_put_credits(struct dsmem_conn *conn, atomic_t *credits,
+			    unsigned int n)
 {
-	atomic_inc(&conn->credits_back);	/* progress, for the watchdog */
-	atomic_inc(credits);
+	atomic_add(n, &conn->credits_back);	/* progress, for the watchdog */
+	atomic_add(n, credits);
 	if (wq_has_sleeper(&conn->sq_wait))
 		wake_up(&conn->sq_wait);
+}
+
+void dsmem_conn_put_credit(struct dsmem_conn *conn, atomic_t *credits)
+{
+	dsmem_conn_put_credits(conn, credits, 1);
 }
 
 static void dsmem_peer_set_state(struct dsmem_peer *peer, u8 state, int err)
@@ -754,26 +774,39 @@ static void dsmem_conn_up_work(struct work_struct *work)
 static unsigned int io_timeout_ms = 8000;
 module_param(io_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(io_timeout_ms,
-		 "a connection with work requests outstanding and none completing for this long is closed (ms, >= 1000)");
+		 "a connection with work requests outstanding and none completing for this long, a message of it not completed this long after it was sent, or requests of it unhandled by the peer this long, is closed (ms, >= 1000)");
 
 /*
  * True when the send queue has had work outstanding and no completion for
- * io_timeout_ms.  The transport's own retries need not end (a peer's link
- * down, a stuck responder): this bounds every wait on the connection.
+ * io_timeout_ms, or a message was sent longer ago than that and has not
+ * completed.  The transport's own retries need not end (a peer's link
+ * down, a stuck responder), and a peer may dole out receive buffers just
+ * fast enough for each send's RNR retries: this bounds every wait on the
+ * connection.  (A request waiting for the peer's window is bounded so
+ * too: dsmem_msg_window_take.)
  */
 static bool dsmem_conn_stalled(struct dsmem_conn *conn)
 {
 	unsigned int back = atomic_read(&conn->credits_back);
 	bool busy = atomic_read(&conn->sq_free) < DSMEM_SQ_DEPTH ||
 		    atomic_read(&conn->msg_free) < DSMEM_MSG_DEPTH;
+	unsigned long timeout = msecs_to_jiffies(dsmem_io_timeout_ms());
+
+	/* completions now and then are no progress if each takes that long */
+	if (dsmem_msg_sends_overdue(conn, timeout))
+		return true;
 
 	if (!busy || back != conn->wd_back) {
 		conn->wd_back = back;
 		conn->wd_since = jiffies;
 		return false;
 	}
-	return time_after(jiffies, conn->wd_since +
-			  msecs_to_jiffies(max(io_timeout_ms, 1000U)));
+	return time_after(jiffies, conn->wd_since + timeout);
+}
+
+unsigned int dsmem_io_timeout_ms(void)
+{
+	return max(READ_ONCE(io_timeout_ms), 1000U);
 }
 
 /*
@@ -790,7 +823,7 @@ static void dsmem_conn_keepalive_work(struct work_struct *work)
 	if (READ_ONCE(conn->state) != DSMEM_CONN_UP)
 		return;
 	if (dsmem_conn_stalled(conn)) {
-		pr_warn_ratelimited("node %u: no completion from node %u for %u ms, closing the connection\n",
+		pr_warn_ratelimited("node %u: no progress from node %u for %u ms, closing the connection\n",
 				    conn->peer->node->id, conn->remote_node,
 				    io_timeout_ms);
 		dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_CONN_IO_TIMEOUT);

@@ -39,6 +39,8 @@ struct dsmem_send {
 	struct ib_cqe cqe;
 	struct dsmem_conn *conn;
 	struct llist_node flushed;	/* on conn->sends_flushed */
+	struct list_head link;		/* on conn->sends, while posted */
+	unsigned long posted;		/* jiffies */
 	u64 dma;
 	u32 len;
 	bool mapped;			/* dma is the buffer's mapping */
@@ -92,6 +94,12 @@ int dsmem_msg_recv_init(struct dsmem_conn *conn)
 	struct dsmem_recv *r;
 	int i, ret;
 
+	/*
+	 * A peer's unhandled requests (its window) and the other messages
+	 * it has in flight (its sends) fit in our buffers together: it
+	 * never waits for one, and so a few RNR retries are all it needs.
+	 */
+	BUILD_BUG_ON(DSMEM_WIRE_REQ_WINDOW + DSMEM_MSG_DEPTH > DSMEM_RQ_DEPTH);
 	conn->recvs = kcalloc(DSMEM_RQ_DEPTH, sizeof(*conn->recvs), GFP_KERNEL);
 	if (!conn->recvs)
 		return -ENOMEM;
@@ -214,6 +222,32 @@ static void dsmem_msg_recv_auth(struct dsmem_conn *conn,
 	queue_work(dsmem_wq, &conn->up_work);
 }
 
+/*
+ * What a message says of our requests the peer handled: their window
+ * slots back.  Only the receive completions call it, one at a time (one
+ * CQ per connection).  A peer that says it handled more than we sent
+ * lies: false, and its connection goes.
+ */
+static bool dsmem_msg_peer_handled(struct dsmem_conn *conn, u32 handled)
+{
+	u32 more = handled - conn->peer_handled;
+	int out = DSMEM_WIRE_REQ_WINDOW - atomic_read(&conn->req_free);
+
+	if ((s32)more <= 0)
+		return true;
+	if (more > out) {
+		dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_MSG_BAD);
+		pr_notice_ratelimited("node %u: node %u says it handled %u requests, %d were sent: closing the connection\n",
+				      conn->peer->node->id, conn->remote_node,
+				      more, out);
+		dsmem_conn_close(conn, -EPROTO);
+		return false;
+	}
+	conn->peer_handled = handled;
+	dsmem_conn_put_credits(conn, &conn->req_free, more);
+	return true;
+}
+
 static void dsmem_msg_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct dsmem_recv *r = container_of(wc->wr_cqe, struct dsmem_recv, cqe);
@@ -231,6 +265,10 @@ static void dsmem_msg_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_MSG_RECV);
 
 	ret = dsmem_wire_decode(r->buf, r->len, &m);
+	if (!ret && !dsmem_msg_peer_handled(conn, m.handled)) {
+		dsmem_msg_repost(conn, r);
+		return;
+	}
 	if (!ret && dsmem_wire_is_reply(m.opcode)) {
 		dsmem_msg_complete(conn, &m);
 		dsmem_msg_repost(conn, r);
@@ -257,6 +295,10 @@ static void dsmem_msg_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct dsmem_send *s = container_of(wc->wr_cqe, struct dsmem_send, cqe);
 	struct dsmem_conn *conn = s->conn;
 
+	spin_lock(&conn->sends_lock);
+	list_del(&s->link);
+	spin_unlock(&conn->sends_lock);
+
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
 		dsmem_conn_wc_error(conn, wc);
 		/*
@@ -272,6 +314,24 @@ static void dsmem_msg_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	ib_dma_unmap_single(conn->ibdev, s->dma, s->len, DMA_TO_DEVICE);
 	dsmem_conn_put_credit(conn, &conn->msg_free);
 	kfree(s);
+}
+
+/*
+ * Whether a message has been in flight for longer than @timeout
+ * (jiffies): a peer that posts a receive buffer now and then, just
+ * before each of our sends runs out of RNR retries, completes them all,
+ * each long after it was posted.
+ */
+bool dsmem_msg_sends_overdue(struct dsmem_conn *conn, unsigned long timeout)
+{
+	struct dsmem_send *s;
+	bool overdue;
+
+	spin_lock_bh(&conn->sends_lock);
+	s = list_first_entry_or_null(&conn->sends, struct dsmem_send, link);
+	overdue = s && time_after(jiffies, s->posted + timeout);
+	spin_unlock_bh(&conn->sends_lock);
+	return overdue;
 }
 
 /* After the QP and its CQ are destroyed: the sends that completed in error. */
@@ -299,6 +359,11 @@ static int dsmem_msg_send_map(struct dsmem_conn *conn, struct ib_send_wr *wr)
 		return -EIO;
 	s->mapped = true;
 	wr->sg_list[0].addr = s->dma;
+	/* in flight from now: its completion takes it off */
+	spin_lock_bh(&conn->sends_lock);
+	s->posted = jiffies;
+	list_add_tail(&s->link, &conn->sends);
+	spin_unlock_bh(&conn->sends_lock);
 	return 0;
 }
 
@@ -306,9 +371,49 @@ static void dsmem_msg_send_unmap(struct dsmem_conn *conn, struct ib_send_wr *wr)
 {
 	struct dsmem_send *s = container_of(wr->wr_cqe, struct dsmem_send, cqe);
 
-	if (s->mapped)
+	if (s->mapped) {
+		spin_lock_bh(&conn->sends_lock);
+		list_del(&s->link);
+		spin_unlock_bh(&conn->sends_lock);
 		ib_dma_unmap_single(conn->ibdev, s->dma, s->len, DMA_TO_DEVICE);
+	}
 	s->mapped = false;
+}
+
+/*
+ * A slot of the request window, waiting while the peer handles none of
+ * ours -- for io_timeout_ms at most: a peer that leaves them unhandled
+ * that long is stalled, and its connection goes.
+ */
+static int dsmem_msg_window_take(struct dsmem_conn *conn)
+{
+	unsigned long end;
+	long left;
+
+	if (atomic_add_unless(&conn->req_free, -1, 0))
+		return 0;
+	dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_MSG_WINDOW_WAITS);
+	end = jiffies + msecs_to_jiffies(dsmem_io_timeout_ms());
+	for (;;) {
+		if (READ_ONCE(conn->state) != DSMEM_CONN_UP)
+			return -ECONNRESET;
+		if (atomic_add_unless(&conn->req_free, -1, 0))
+			return 0;
+		if (time_after_eq(jiffies, end))
+			break;
+		left = wait_event_killable_timeout(conn->sq_wait,
+						   atomic_read(&conn->req_free) > 0 ||
+						   READ_ONCE(conn->state) != DSMEM_CONN_UP,
+						   end - jiffies);
+		if (left < 0)
+			return -EINTR;
+	}
+	dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_CONN_IO_TIMEOUT);
+	pr_warn_ratelimited("node %u: node %u handled none of our requests for %u ms, closing the connection\n",
+			    conn->peer->node->id, conn->remote_node,
+			    dsmem_io_timeout_ms());
+	dsmem_conn_close(conn, -ETIMEDOUT);
+	return -ETIMEDOUT;
 }
 
 /*
@@ -322,6 +427,8 @@ static int __dsmem_msg_send(struct dsmem_conn *conn,
 			    const struct dsmem_wire_msg *m, bool handshake)
 {
 	size_t size = dsmem_wire_size(m->opcode, m->len);
+	bool request = dsmem_wire_is_request(m->opcode);
+	struct dsmem_wire_msg told = *m;
 	struct ib_send_wr wr = {};
 	struct dsmem_send *s;
 	struct ib_sge sge;
@@ -335,20 +442,31 @@ static int __dsmem_msg_send(struct dsmem_conn *conn,
 	s = kmalloc(sizeof(*s) + size, GFP_KERNEL);
 	if (!s)
 		return -ENOMEM;
-	ret = dsmem_wire_encode(s->buf, size, m);
-	if (ret < 0)
-		goto err_free;
 	s->conn = conn;
 	s->len = size;
 	s->mapped = false;
 	s->cqe.done = dsmem_msg_send_done;
 
+	/* the handshake sends no request: AUTH is taken at once */
+	if (request) {
+		ret = dsmem_msg_window_take(conn);
+		if (ret)
+			goto err_free;
+	}
 	if (handshake)
 		ret = atomic_add_unless(&conn->msg_free, -1, 0) ? 0 : -EBUSY;
 	else
 		ret = dsmem_conn_wait_credit(conn, &conn->msg_free, NULL);
 	if (ret)
-		goto err_free;
+		goto err_put_req;
+	/* as late as can be: the freshest count */
+	told.handled = atomic_read(&conn->rx_handled);
+	WRITE_ONCE(conn->handled_told, told.handled);
+	ret = dsmem_wire_encode(s->buf, size, &told);
+	if (ret < 0) {
+		dsmem_conn_put_credit(conn, &conn->msg_free);
+		goto err_put_req;
+	}
 	sge.length = size;
 	sge.lkey = conn->lkey;
 	wr.wr_cqe = &s->cqe;
@@ -360,10 +478,14 @@ static int __dsmem_msg_send(struct dsmem_conn *conn,
 			      handshake ? DSMEM_CONN_CONNECTING : DSMEM_CONN_UP,
 			      dsmem_msg_send_map, dsmem_msg_send_unmap);
 	if (ret)
-		goto err_free;
+		goto err_put_req;
 	dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_MSG_SENT);
 	return 0;
 
+err_put_req:
+	/* never sent: the peer will not count it */
+	if (request)
+		dsmem_conn_put_credit(conn, &conn->req_free);
 err_free:
 	kfree(s);
 	return ret;
@@ -541,6 +663,21 @@ static void dsmem_msg_handle(struct dsmem_conn *conn, struct dsmem_recv *r)
 	kfree(buf);
 }
 
+/*
+ * A request of the peer's handled and its buffer posted again.  Every
+ * message we send says how many; when half a window of them is unsaid
+ * (the peer may be waiting for it, with nothing else coming back), a
+ * PING says it.
+ */
+static void dsmem_msg_handled(struct dsmem_conn *conn)
+{
+	struct dsmem_wire_msg ping = { .opcode = DSMEM_WIRE_PING };
+	u32 handled = atomic_inc_return(&conn->rx_handled);
+
+	if (handled - READ_ONCE(conn->handled_told) >= DSMEM_WIRE_REQ_WINDOW / 2)
+		dsmem_msg_send(conn, &ping);
+}
+
 void dsmem_msg_rx_work(struct work_struct *work)
 {
 	struct dsmem_conn *conn = container_of(work, struct dsmem_conn,
@@ -563,5 +700,6 @@ void dsmem_msg_rx_work(struct work_struct *work)
 			return;
 		dsmem_msg_handle(conn, r);
 		dsmem_msg_repost(conn, r);
+		dsmem_msg_handled(conn);
 	}
 }

@@ -244,6 +244,21 @@ struct dsmem_conn {
 	struct llist_head slice_free;
 	spinlock_t slice_lock;		/* taking a slice, not returning one */
 	atomic_t msg_free;		/* message credits */
+	/* messages posted and not completed, oldest first (dsmem_msg.c) */
+	spinlock_t sends_lock;		/* softirq */
+	struct list_head sends;
+	/*
+	 * The request window (DSMEM_WIRE_REQ_WINDOW, dsmem_proto.h): the
+	 * requests we may still send before the peer says it handled some
+	 * (req_free); the peer's last word on that, kept by the receive
+	 * completions, which the CQ runs one at a time (peer_handled); the
+	 * peer's requests we handled (rx_handled) and what we last told it
+	 * (handled_told).
+	 */
+	atomic_t req_free;
+	u32 peer_handled;
+	atomic_t rx_handled;
+	u32 handled_told;
 	atomic_t credits_back;		/* credits returned, ever */
 	unsigned int wd_back;		/* the watchdog's last look at it */
 	unsigned long wd_since;		/* jiffies: no progress since */
@@ -410,6 +425,8 @@ u32 dsmem_conn_max_sge(struct dsmem_conn *conn, bool read);
 /* @drop: a mutex the caller holds, let go while waiting (or NULL) */
 int dsmem_conn_wait_credit(struct dsmem_conn *conn, atomic_t *credits, struct mutex *drop);
 void dsmem_conn_put_credit(struct dsmem_conn *conn, atomic_t *credits);
+void dsmem_conn_put_credits(struct dsmem_conn *conn, atomic_t *credits,
+			    unsigned int n);
 
 /* rdm/dsmem_path.c: a peer's other paths */
 extern bool dsmem_multipath;
@@ -433,6 +450,8 @@ void dsmem_msg_rx_work(struct work_struct *work);
 void dsmem_msg_fail_pending(struct dsmem_conn *conn, int err);
 /* how long a request waits for its reply: the msg_timeout_ms parameter */
 unsigned int dsmem_msg_timeout_ms(void);
+unsigned int dsmem_io_timeout_ms(void);
+bool dsmem_msg_sends_overdue(struct dsmem_conn *conn, unsigned long timeout);
 int dsmem_msg_call(struct dsmem_conn *conn, struct dsmem_wire_msg *req,
 		   struct dsmem_wire_msg *reply, void *data, size_t data_max);
 int dsmem_msg_call_timeout(struct dsmem_conn *conn, struct dsmem_wire_msg *req,

@@ -54,6 +54,15 @@ struct rogue {
 	bool hold;
 	uint32_t held[ROGUE_RECVS];
 	unsigned int nheld;
+	/*
+	 * The node's requests in each buffer, and those handled (their
+	 * buffer posted again) ever: what every message says (handled), and
+	 * what the last one said; or, muted, nothing ever.
+	 */
+	bool is_request[ROGUE_RECVS];
+	uint32_t handled, handled_told;
+	bool mute;
+	unsigned int requests;		/* the node's, received ever */
 	bool closed;
 	/* the ACCEPT's private data and the node's QPN, once established */
 	uint8_t accept_pd[64];
@@ -142,16 +151,49 @@ static int post_recv_now(struct rogue *r, unsigned int i)
 /* A consumed buffer back to the device, or kept while holding. */
 static int post_recv(struct rogue *r, unsigned int i)
 {
+	int ret;
+
 	if (r->hold) {
 		r->held[r->nheld++] = i;
 		return 0;
 	}
-	return post_recv_now(r, i);
+	ret = post_recv_now(r, i);
+	if (!ret && r->is_request[i])
+		r->handled++;
+	r->is_request[i] = false;
+	return ret;
 }
 
 void rogue_hold_recvs(struct rogue *r)
 {
 	r->hold = true;
+}
+
+int rogue_release_held(struct rogue *r, unsigned int n)
+{
+	while (n-- && r->nheld) {
+		uint32_t i = r->held[0];
+		int ret;
+
+		memmove(r->held, r->held + 1, --r->nheld * sizeof(r->held[0]));
+		ret = post_recv_now(r, i);
+		if (ret)
+			return ret;
+		if (r->is_request[i])
+			r->handled++;
+		r->is_request[i] = false;
+	}
+	return 0;
+}
+
+void rogue_mute_handled(struct rogue *r)
+{
+	r->mute = true;
+}
+
+unsigned int rogue_requests(const struct rogue *r)
+{
+	return r->requests;
 }
 
 unsigned int rogue_held(const struct rogue *r)
@@ -286,10 +328,21 @@ int rogue_send(struct rogue *r, struct dsmem_wire_msg *m)
 	int n;
 
 	m->seq = ++r->seq;
+	m->handled = r->mute ? 0 : r->handled;
+	r->handled_told = m->handled;
 	n = dsmem_wire_encode(out, sizeof(out), m);
 	if (n < 0)
 		return n;
 	return rogue_send_raw(r, out, (size_t)n);
+}
+
+/* As the node does: half a window of requests handled and unsaid, a PING. */
+static void say_handled(struct rogue *r)
+{
+	struct dsmem_wire_msg ping = { .opcode = DSMEM_WIRE_PING };
+
+	if (!r->mute && r->handled - r->handled_told >= DSMEM_WIRE_REQ_WINDOW / 2)
+		rogue_send(r, &ping);
 }
 
 /* The node's own requests that the mode answers (or swallows). */
@@ -355,6 +408,8 @@ int rogue_recv(struct rogue *r, struct dsmem_wire_msg *m, void *data, size_t max
 			post_recv(r, i);
 			return -EBADMSG;
 		}
+		r->is_request[i] = dsmem_wire_is_request(m->opcode);
+		r->requests += r->is_request[i];
 		mine = !handled(r, m);
 		if (mine && m->data) {
 			if (data)
@@ -362,6 +417,7 @@ int rogue_recv(struct rogue *r, struct dsmem_wire_msg *m, void *data, size_t max
 			m->data = data;
 		}
 		post_recv(r, i);
+		say_handled(r);
 		if (mine)
 			return 0;
 	}

@@ -106,6 +106,15 @@ unsigned int rogue_revokes(const struct rogue *r);
  */
 void rogue_hold_recvs(struct rogue *r);
 unsigned int rogue_held(const struct rogue *r);
+/* n of the held buffers (the first taken first) posted again */
+int rogue_release_held(struct rogue *r, unsigned int n);
+/*
+ * From now on the rogue's messages say it handled none of the node's
+ * requests (DSMEM_WIRE_REQ_WINDOW), though it does.
+ */
+void rogue_mute_handled(struct rogue *r);
+/* the node's requests (not its answers, PINGs or proof) received so far */
+unsigned int rogue_requests(const struct rogue *r);
 /* how it answers the node's GRANTs and REVOKEs from now on */
 void rogue_set_mode(struct rogue *r, enum rogue_mode mode);
 

@@ -230,7 +230,7 @@ TEST_F_TIMEOUT(rogue, garbage_is_refused, 120)
 		switch (cases[i].edit) {
 		case 1: h->version = DSMEM_WIRE_VERSION + 1; break;
 		case 2: h->units = htole16(2); break;
-		case 3: h->reserved[23] = 1; break;
+		case 3: h->reserved[sizeof(h->reserved) - 1] = 1; break;
 		case 4: h->status = htole16(5); break;
 		case 5: h->flags = 0x80; break;
 		case 6: h->len = htole64(100); break;
@@ -570,20 +570,23 @@ static void *grant_run(void *arg)
 
 /*
  * A peer that stops taking messages: node 1's sends to it wait (receiver
- * not ready, retried without end), and a grant's memory registration,
- * made under node 1's lock, completes only behind them.  The wait is
- * bounded as a message's answer is (msg_timeout_ms), and then the
- * connection goes (conn_reg_timeout).  The rogue fills its 32 buffers
- * with node 1's answers to 40 requests, so 8 answers wait ahead of the
+ * not ready, retried), and a grant's memory registration, made under
+ * node 1's lock, completes only behind them.  The wait is bounded as a
+ * message's answer is (msg_timeout_ms, conn_reg_timeout), and by the
+ * RNR retries of the answer waiting ahead of it (six NAKs of at most
+ * 655 ms, conn_rnr_exceeded); either bound ends the grant and the
+ * connection, whichever is first.  The rogue fills its 32 buffers with
+ * node 1's answers to 40 requests, so 8 answers wait ahead of the
  * registration.  The I/O watchdog, which would close the connection too
  * once nothing completes for io_timeout_ms, is set to a minute for the
- * case, out of the way, so that only the registration's own bound can
- * end the grant in time.  (The old module waited here until the
- * watchdog closed the connection.)
+ * case, out of the way: it must not be what ends the grant.  (The old
+ * module waited here until the watchdog closed the connection.)
  */
 TEST_F_TIMEOUT(rogue, stalled_peer_bounds_grant_registration, 180)
 {
 	uint64_t regs = stat_value(self->ctx, "conn_reg_timeout");
+	uint64_t rnrs = stat_value(self->ctx, "conn_rnr_exceeded");
+	uint64_t ios = stat_value(self->ctx, "conn_io_timeout");
 	struct granting g = { .ctx = self->ctx };
 	struct dsmem_wire_msg m;
 	struct ds_seg_info s;
@@ -611,9 +614,148 @@ TEST_F_TIMEOUT(rogue, stalled_peer_bounds_grant_registration, 180)
 	pthread_join(t, NULL);
 	TH_LOG("the grant ended with %d", g.ret);
 	EXPECT_NE(0, g.ret);
-	EXPECT_EQ(regs + 1, stat_value(self->ctx, "conn_reg_timeout"))
-		TH_LOG("the registration was not bounded by msg_timeout_ms");
 	EXPECT_EQ(0, rogue_wait_closed(self->r, AUTH_WAIT_MS));
+	TH_LOG("registration timeouts +%llu, RNR retries exceeded +%llu",
+	       (unsigned long long)(stat_value(self->ctx, "conn_reg_timeout") - regs),
+	       (unsigned long long)(stat_value(self->ctx, "conn_rnr_exceeded") - rnrs));
+	EXPECT_EQ(regs + rnrs + 1, stat_value(self->ctx, "conn_reg_timeout") +
+				   stat_value(self->ctx, "conn_rnr_exceeded"))
+		TH_LOG("the registration was bounded by neither msg_timeout_ms nor the RNR retries");
+	EXPECT_EQ(ios, stat_value(self->ctx, "conn_io_timeout"));
+	EXPECT_EQ(0, ds_seg_del(self->ctx, 1, s.id));
+	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
+}
+
+/*
+ * A peer that gives a receive buffer back now and then, each time before
+ * node 1's send waiting for one runs out of RNR retries, completes node
+ * 1's sends one by one, each long after it was sent.  Once one has been
+ * in flight for io_timeout_ms, the connection goes (conn_io_timeout).
+ * The rogue fills its 32 buffers with node 1's answers to 40 requests,
+ * then gives one back every 2 s (within six RNR NAKs of 655 ms): the
+ * 8th answer would wait 16 s, and io_timeout_ms is 5 s for the case.
+ * Decided by what happened first: the connection closed, or all 8 went
+ * through.  (With the watchdog counting any completion as progress, as
+ * the old module's did, all 8 went through and the connection stayed.)
+ */
+TEST_F_TIMEOUT(rogue, trickled_buffers_close_the_connection, 180)
+{
+	uint64_t ios = stat_value(self->ctx, "conn_io_timeout");
+	unsigned int released = 0;
+	struct dsmem_wire_msg m;
+
+	ASSERT_EQ(0, param_get("io_timeout_ms", &self->io_timeout));
+	ASSERT_EQ(0, param_set("io_timeout_ms", 5000));
+	rogue_hold_recvs(self->r);
+	for (unsigned int i = 0; i < 40; i++) {
+		struct dsmem_wire_msg q = { .opcode = DSMEM_WIRE_SLOPE_LEASE_RET, .tag = 1000 + i };
+
+		ASSERT_EQ(0, rogue_send(self->r, &q));
+	}
+	for (int i = 0; i < 600 && rogue_held(self->r) < 32; i++)
+		rogue_recv(self->r, &m, NULL, 0, 100);
+	ASSERT_EQ(32, rogue_held(self->r));
+
+	while (released < 8) {
+		int64_t next = now_ms() + 2000;
+		int ret = 0;
+
+		ASSERT_EQ(0, rogue_release_held(self->r, 1));
+		released++;
+		while (ret != -ECONNRESET && now_ms() < next)
+			ret = rogue_recv(self->r, &m, NULL, 0, (int)(next - now_ms()));
+		if (ret == -ECONNRESET)
+			break;
+	}
+	TH_LOG("%u buffers given back when the connection %s", released,
+	       rogue_wait_closed(self->r, 0) ? "was still up" : "closed");
+	EXPECT_EQ(0, rogue_wait_closed(self->r, 0));
+	EXPECT_GT(8, released);
+	EXPECT_EQ(ios + 1, stat_value(self->ctx, "conn_io_timeout"));
+	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
+}
+
+struct grant_pairs {
+	struct ds_ctx *ctx;
+	uint32_t seg_id;
+	unsigned int pairs, done_pairs;
+	int ret, done;
+};
+
+static void *grant_pairs_run(void *arg)
+{
+	struct grant_pairs *g = arg;
+
+	for (g->done_pairs = 0; g->done_pairs < g->pairs; g->done_pairs++) {
+		g->ret = ds_seg_grant(g->ctx, 1, g->seg_id, ROGUE_ID, DSMEM_PERM_READ);
+		if (!g->ret)
+			g->ret = ds_seg_revoke(g->ctx, 1, g->seg_id, ROGUE_ID);
+		if (g->ret)
+			break;
+	}
+	__atomic_store_n(&g->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* 17 GRANT and REVOKE pairs to the rogue, which answers them: g->ret. */
+static void grant_pairs(struct __test_metadata *_metadata, struct rogue *r,
+			struct grant_pairs *g)
+{
+	struct dsmem_wire_msg m;
+	pthread_t t;
+
+	g->pairs = 17;
+	g->done = 0;
+	ASSERT_EQ(0, pthread_create(&t, NULL, grant_pairs_run, g));
+	for (int i = 0; i < 1200 && !__atomic_load_n(&g->done, __ATOMIC_ACQUIRE); i++)
+		rogue_recv(r, &m, NULL, 0, 100);
+	pthread_join(t, NULL);
+}
+
+/*
+ * Node 1 keeps at most DSMEM_WIRE_REQ_WINDOW (32) requests unhandled at a
+ * peer, by what the peer's messages say it handled.  A rogue that says
+ * so gets 34 requests (17 grants and their revokes) and more, and node 1
+ * never waits.  Muted, the rogue answers each request but says it
+ * handled none: with what was unhandled when it fell silent, it
+ * receives 32, node 1's next waits for the window (msg_window_waits),
+ * and after io_timeout_ms with none handled the connection goes
+ * (conn_io_timeout).  (Without the window the muted rogue received all
+ * 34 and the connection stayed.)
+ */
+TEST_F_TIMEOUT(rogue, unhandled_requests_shut_the_window, 180)
+{
+	uint64_t waits = stat_value(self->ctx, "msg_window_waits");
+	uint64_t ios = stat_value(self->ctx, "conn_io_timeout");
+	struct grant_pairs g = { .ctx = self->ctx };
+	struct ds_seg_info s;
+	unsigned int before;
+
+	ASSERT_EQ(0, param_get("io_timeout_ms", &self->io_timeout));
+	ASSERT_EQ(0, param_set("io_timeout_ms", 2000));
+	ASSERT_EQ(0, ds_seg_add(self->ctx, 1, SEG_SIZE, -1, DS_TRANSLATE_SEGMENT, &s));
+	g.seg_id = s.id;
+	rogue_set_mode(self->r, ROGUE_ANSWER);
+
+	before = rogue_requests(self->r);
+	grant_pairs(_metadata, self->r, &g);
+	EXPECT_EQ(0, g.ret) TH_LOG("pair %u ended with %d", g.done_pairs, g.ret);
+	EXPECT_LE(before + 34, rogue_requests(self->r));
+	EXPECT_EQ(waits, stat_value(self->ctx, "msg_window_waits"));
+
+	rogue_mute_handled(self->r);
+	before = rogue_requests(self->r);
+	grant_pairs(_metadata, self->r, &g);
+	TH_LOG("muted: pair %u ended with %d; %u requests received (%u grants, %u revokes in all), %llu waits",
+	       g.done_pairs, g.ret, rogue_requests(self->r) - before, rogue_grants(self->r),
+	       rogue_revokes(self->r),
+	       (unsigned long long)(stat_value(self->ctx, "msg_window_waits") - waits));
+	/* (a REVOKE that fails is not the caller's error: the pairs may end well) */
+	EXPECT_EQ(0, rogue_wait_closed(self->r, AUTH_WAIT_MS));
+	/* what node 1 had unhandled at the rogue when it was muted, and 32 in all */
+	EXPECT_GE(before + DSMEM_WIRE_REQ_WINDOW, rogue_requests(self->r));
+	EXPECT_LT(waits, stat_value(self->ctx, "msg_window_waits"));
+	EXPECT_EQ(ios + 1, stat_value(self->ctx, "conn_io_timeout"));
 	EXPECT_EQ(0, ds_seg_del(self->ctx, 1, s.id));
 	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
 }

@@ -41,6 +41,7 @@ static void roundtrip(struct dsmem_wire_msg m, size_t expect_size)
 	assert_int_equal(out.tag, m.tag);
 	assert_int_equal(out.seq, m.seq);
 	assert_true(out.addr == m.addr && out.len == m.len && out.aux == m.aux);
+	assert_int_equal(out.handled, m.handled);
 	if (m.data) {
 		assert_ptr_equal(out.data, buf + DSMEM_WIRE_UNIT);
 		assert_memory_equal(out.data, m.data, m.len);
@@ -59,6 +60,7 @@ static void test_roundtrip_every_opcode(void **state)
 
 	m = msg(DSMEM_WIRE_ALLOC, 0, 1 << 20);
 	m.aux = 3;
+	m.handled = 0x80000001;
 	roundtrip(m, 64);
 	m = msg(DSMEM_WIRE_REPLY_ALLOC, 0x7f0000001000ULL, 1 << 20);
 	m.aux = 0x100000;
@@ -93,8 +95,8 @@ static void test_roundtrip_every_opcode(void **state)
 static void test_byte_layout_is_little_endian(void **state)
 {
 	struct dsmem_wire_msg m = msg(DSMEM_WIRE_WRITE, 0x0102030405060708ULL, 3);
-	static const unsigned char expect[40] = {
-		0xd5, 1, DSMEM_WIRE_WRITE, DSMEM_WIRE_F_ACK,
+	static const unsigned char expect[44] = {
+		0xd5, 2, DSMEM_WIRE_WRITE, DSMEM_WIRE_F_ACK,
 		0, 0,			/* status */
 		2, 0,			/* units */
 		0x44, 0x33, 0x22, 0x11,	/* tag */
@@ -102,15 +104,17 @@ static void test_byte_layout_is_little_endian(void **state)
 		8, 7, 6, 5, 4, 3, 2, 1,	/* addr */
 		3, 0, 0, 0, 0, 0, 0, 0,	/* len */
 		0, 0, 0, 0, 0, 0, 0, 0,	/* aux */
+		0xcc, 0xdd, 0xee, 0xff,	/* handled */
 	};
 
 	(void)state;
 	m.flags = DSMEM_WIRE_F_ACK;
+	m.handled = 0xffeeddcc;
 	m.data = "abc";
 	assert_int_equal(dsmem_wire_encode(buf, sizeof(buf), &m), 128);
 	assert_memory_equal(buf, expect, sizeof(expect));
 	assert_memory_equal(buf + 64, "abc", 3);
-	for (int i = 40; i < 64; i++)
+	for (int i = 44; i < 64; i++)
 		assert_int_equal(buf[i], 0);	/* reserved */
 	for (int i = 64 + 3; i < 128; i++)
 		assert_int_equal(buf[i], 0);	/* padding */
@@ -166,13 +170,13 @@ static void test_decode_rejects_malformed(void **state)
 	hdr()->magic = 0x42;
 	assert_int_equal(decode(n), -EBADMSG);
 	n = valid_write(100);
-	hdr()->version = 2;
+	hdr()->version = DSMEM_WIRE_VERSION + 1;
 	assert_int_equal(decode(n), -EPROTONOSUPPORT);
 	n = valid_write(100);
 	hdr()->units = htole16(5);
 	assert_int_equal(decode(n), -EBADMSG);
 	n = valid_write(100);
-	hdr()->reserved[23] = 1;
+	hdr()->reserved[19] = 1;
 	assert_int_equal(decode(n), -EINVAL);
 	n = valid_write(100);
 	hdr()->opcode = 0;
@@ -602,7 +606,7 @@ static void test_cm_roundtrip(void **state)
 		{ .src_node = DSMEM_NODE_ID_MAX, .dst_node = DSMEM_NODE_ID_MAX },
 	};
 	static const unsigned char expect[32] = {
-		0xd5, 1, 1, 0,		/* magic, version, flags (AUTH) */
+		0xd5, 2, 1, 0,		/* magic, version, flags (AUTH) */
 		0x34, 0x12, 0, 0,	/* src_node */
 		0xff, 0xff, 0, 0,	/* dst_node */
 		0, 0, 0, 0,
@@ -875,6 +879,9 @@ static void test_is_reply(void **state)
 		for (size_t i = 0; i < sizeof(replies); i++)
 			want |= replies[i] == op;
 		assert_int_equal(want, dsmem_wire_is_reply((uint8_t)op));
+		/* what waits for the receiver's handler: the rest but two */
+		assert_int_equal(!want && op != DSMEM_WIRE_PING && op != DSMEM_WIRE_AUTH,
+				 dsmem_wire_is_request((uint8_t)op));
 		n += want;
 	}
 	assert_int_equal(sizeof(replies), n);
