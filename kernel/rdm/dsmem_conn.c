@@ -597,6 +597,8 @@ void dsmem_conn_put_credits(struct dsmem_conn *conn, atomic_t *credits,
 			    unsigned int n)
 {
 	atomic_add(n, &conn->credits_back);	/* progress, for the watchdog */
+	if (credits == &conn->sq_free)
+		atomic_add(n, &conn->sq_back);
 	atomic_add(n, credits);
 	if (wq_has_sleeper(&conn->sq_wait))
 		wake_up(&conn->sq_wait);
@@ -766,6 +768,7 @@ static void dsmem_conn_up_work(struct work_struct *work)
 	/* requests that arrived before we were up */
 	queue_work(dsmem_wq, &conn->rx_work);
 	conn->wd_since = jiffies;
+	conn->wd_sq_since = jiffies;
 	queue_delayed_work(dsmem_wq, &conn->keepalive_work,
 			   msecs_to_jiffies(DSMEM_KEEPALIVE_MS));
 	dsmem_services_conn_up(conn);
@@ -788,12 +791,25 @@ MODULE_PARM_DESC(io_timeout_ms,
 static bool dsmem_conn_stalled(struct dsmem_conn *conn)
 {
 	unsigned int back = atomic_read(&conn->credits_back);
+	unsigned int sq_back = atomic_read(&conn->sq_back);
 	bool busy = atomic_read(&conn->sq_free) < DSMEM_SQ_DEPTH ||
 		    atomic_read(&conn->msg_free) < DSMEM_MSG_DEPTH;
 	unsigned long timeout = msecs_to_jiffies(dsmem_io_timeout_ms());
 
-	/* completions now and then are no progress if each takes that long */
-	if (dsmem_msg_sends_overdue(conn, timeout))
+	/*
+	 * A message completes now and then, each long after it was sent: no
+	 * progress -- unless one-sided work, which shares the send queue
+	 * and which a peer cannot make us post, completes meanwhile: a
+	 * message may wait behind a queue full of it, on a slow device,
+	 * for longer than io_timeout_ms.  So a message's age counts from
+	 * its sending or the one-sided work's last completion, whichever
+	 * is later.
+	 */
+	if (sq_back != conn->wd_sq_back) {
+		conn->wd_sq_back = sq_back;
+		conn->wd_sq_since = jiffies;
+	}
+	if (dsmem_msg_sends_overdue(conn, conn->wd_sq_since, timeout))
 		return true;
 
 	if (!busy || back != conn->wd_back) {

@@ -318,18 +318,22 @@ static void dsmem_msg_send_done(struct ib_cq *cq, struct ib_wc *wc)
 
 /*
  * Whether a message has been in flight for longer than @timeout
- * (jiffies): a peer that posts a receive buffer now and then, just
- * before each of our sends runs out of RNR retries, completes them all,
- * each long after it was posted.
+ * (jiffies), counted from when it was sent or from @since, whichever is
+ * later: a peer that posts a receive buffer now and then, just before
+ * each of our sends runs out of RNR retries, completes them all, each
+ * long after it was posted.
  */
-bool dsmem_msg_sends_overdue(struct dsmem_conn *conn, unsigned long timeout)
+bool dsmem_msg_sends_overdue(struct dsmem_conn *conn, unsigned long since,
+			     unsigned long timeout)
 {
 	struct dsmem_send *s;
-	bool overdue;
+	bool overdue = false;
 
 	spin_lock_bh(&conn->sends_lock);
 	s = list_first_entry_or_null(&conn->sends, struct dsmem_send, link);
-	overdue = s && time_after(jiffies, s->posted + timeout);
+	if (s)
+		overdue = time_after(jiffies, (time_after(since, s->posted) ?
+					       since : s->posted) + timeout);
 	spin_unlock_bh(&conn->sends_lock);
 	return overdue;
 }

@@ -262,6 +262,9 @@ struct dsmem_conn {
 	atomic_t credits_back;		/* credits returned, ever */
 	unsigned int wd_back;		/* the watchdog's last look at it */
 	unsigned long wd_since;		/* jiffies: no progress since */
+	atomic_t sq_back;		/* one-sided credits returned, ever */
+	unsigned int wd_sq_back;	/* the watchdog's last look at it */
+	unsigned long wd_sq_since;	/* jiffies: no one-sided progress since */
 	wait_queue_head_t sq_wait;
 	struct dsmem_recv **recvs;
 	/* sends flushed in error, freed with the QP: dsmem_msg.c */
@@ -451,7 +454,8 @@ void dsmem_msg_fail_pending(struct dsmem_conn *conn, int err);
 /* how long a request waits for its reply: the msg_timeout_ms parameter */
 unsigned int dsmem_msg_timeout_ms(void);
 unsigned int dsmem_io_timeout_ms(void);
-bool dsmem_msg_sends_overdue(struct dsmem_conn *conn, unsigned long timeout);
+bool dsmem_msg_sends_overdue(struct dsmem_conn *conn, unsigned long since,
+			     unsigned long timeout);
 int dsmem_msg_call(struct dsmem_conn *conn, struct dsmem_wire_msg *req,
 		   struct dsmem_wire_msg *reply, void *data, size_t data_max);
 int dsmem_msg_call_timeout(struct dsmem_conn *conn, struct dsmem_wire_msg *req,
