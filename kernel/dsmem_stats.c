@@ -67,6 +67,7 @@ static const char * const dsmem_stat_names[] = {
 	[DSMEM_STAT_CONN_REJECTED]	= "conn_rejected",
 	[DSMEM_STAT_CONN_IO_TIMEOUT]	= "conn_io_timeout",
 	[DSMEM_STAT_CONN_REG_TIMEOUT]	= "conn_reg_timeout",
+	[DSMEM_STAT_MR_REG_POSTED]	= "mr_reg_posted",
 	[DSMEM_STAT_CONN_RNR_EXCEEDED]	= "conn_rnr_exceeded",
 	[DSMEM_STAT_CONN_POOL_FULL]	= "conn_pool_full",
 	[DSMEM_STAT_CONN_UNKNOWN_PEER]	= "conn_unknown_peer",

@@ -592,14 +592,15 @@ int dsmem_reg_post(struct dsmem_conn *conn, struct ib_mr *mr, int access)
 			      NULL, NULL);
 	if (ret)
 		return ret;
+	dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_MR_REG_POSTED);
 	/*
-	 * Grants wait here under the node's lock.  The registration
-	 * completes in order behind the connection's sends, which a peer
-	 * that takes no message leaves retrying (receiver not ready) until
-	 * the I/O watchdog gives up: bounded as a message's answer is
-	 * instead, and then the connection goes.  Closing it flushes the
-	 * queue, which ends this wait (the release drains the QP before it
-	 * takes any lock of ours).
+	 * The registration completes in order behind the connection's
+	 * sends, which a peer that takes no message leaves retrying
+	 * (receiver not ready) until the I/O watchdog gives up: bounded as
+	 * a message's answer is instead, and then the connection goes.
+	 * Closing it flushes the queue, which ends this wait (the release
+	 * drains the QP before it takes any lock of ours).  No caller holds
+	 * a node's lock here.
 	 */
 	if (!wait_for_completion_timeout(&w.done,
 					 msecs_to_jiffies(dsmem_msg_timeout_ms()))) {
@@ -713,8 +714,9 @@ err_free_gmr:
 /*
  * Grants and the peers' answers.  A GRANT or REVOKE is sent under the
  * segment's node's lock, so each peer receives them in the order they
- * were decided, and its answer is awaited without the lock: a peer that
- * does not answer delays only whoever asked it, and is disconnected after
+ * were decided; a GRANT's memory registration is made, and every answer
+ * awaited, without the lock: a peer that takes no message or does not
+ * answer delays only whoever asked it, and is disconnected after
  * msg_timeout_ms (3 s by default).  A segment, its grants and the
  * connections they go on are one node's: one node's lock covers them.
  *
@@ -836,8 +838,9 @@ static void dsmem_gmrs_revoke(struct list_head *out)
 
 /*
  * Register and announce seg on conn, under the lock, which is dropped
- * while the peer answers: seg and conn are the caller's to hold.  A
- * previous grant there is replaced once the peer took the new one.
+ * while the registration completes and while the peer answers: seg and
+ * conn are the caller's to hold.  A previous grant there is replaced once
+ * the peer took the new one.
  */
 /*
  * The connection's registrations of seg sent before gen go (their rkeys
@@ -876,7 +879,29 @@ static int dsmem_seg_push(struct dsmem_seg *seg, struct dsmem_conn *conn,
 	lockdep_assert_held(&node->lock);
 	if (seg->dead || conn->gmrs_closed)
 		return -ENOTCONN;
+	/*
+	 * The registration completes behind the connection's sends, which
+	 * a peer that takes no message holds up: it is made without the
+	 * lock, so that the node's other work does not wait on this peer.
+	 * Meanwhile it counts in both gmrs_out, as a revoke under way does:
+	 * the segment stays mapped and the connection's PD stays.  It is
+	 * sent only if the grant is still the one decided; a grant changed
+	 * meanwhile is the later caller's to send.
+	 */
+	seg->gmrs_out++;
+	conn->gmrs_out++;
+	mutex_unlock(&node->lock);
 	gmr = dsmem_gmr_register(seg, conn, perm);
+	mutex_lock(&node->lock);
+	if (!IS_ERR(gmr) && (seg->dead || conn->gmrs_closed ||
+			     dsmem_seg_perm(seg, conn->remote_node) != perm)) {
+		ret = seg->dead || conn->gmrs_closed ? -ENOTCONN : 0;
+		dsmem_gmr_free(gmr);
+		gmr = ERR_PTR(ret);
+	}
+	seg->gmrs_out--;
+	conn->gmrs_out--;
+	wake_up_all(&dsmem_gmrs_wait);
 	if (IS_ERR(gmr))
 		return PTR_ERR(gmr);
 	data = dsmem_gmr_grant(gmr, &req);

@@ -553,6 +553,25 @@ TEST_F_TIMEOUT(rogue, refused_narrowing_keeps_no_write, 120)
 	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
 }
 
+/*
+ * The rogue's 32 receive buffers filled with node 1's answers to 40 of
+ * its requests, taken and not given back: 8 answers wait for a buffer.
+ */
+static void answers_wait(struct __test_metadata *_metadata, struct rogue *r)
+{
+	struct dsmem_wire_msg m;
+
+	rogue_hold_recvs(r);
+	for (unsigned int i = 0; i < 40; i++) {
+		struct dsmem_wire_msg q = { .opcode = DSMEM_WIRE_SLOPE_LEASE_RET, .tag = 1000 + i };
+
+		ASSERT_EQ(0, rogue_send(r, &q));
+	}
+	for (int i = 0; i < 600 && rogue_held(r) < 32; i++)
+		rogue_recv(r, &m, NULL, 0, 100);
+	ASSERT_EQ(32, rogue_held(r));
+}
+
 struct granting {
 	struct ds_ctx *ctx;
 	uint32_t seg_id;
@@ -596,16 +615,7 @@ TEST_F_TIMEOUT(rogue, stalled_peer_bounds_grant_registration, 180)
 	ASSERT_EQ(0, param_set("io_timeout_ms", 60000));
 	ASSERT_EQ(0, ds_seg_add(self->ctx, 1, SEG_SIZE, -1, DS_TRANSLATE_SEGMENT, &s));
 	g.seg_id = s.id;
-	rogue_hold_recvs(self->r);
-	for (unsigned int i = 0; i < 40; i++) {
-		struct dsmem_wire_msg q = { .opcode = DSMEM_WIRE_SLOPE_LEASE_RET, .tag = 1000 + i };
-
-		ASSERT_EQ(0, rogue_send(self->r, &q));
-	}
-	/* the 32 answers that found a buffer, taken and not given back */
-	for (int i = 0; i < 600 && rogue_held(self->r) < 32; i++)
-		rogue_recv(self->r, &m, NULL, 0, 100);
-	ASSERT_EQ(32, rogue_held(self->r));
+	answers_wait(_metadata, self->r);
 
 	ASSERT_EQ(0, pthread_create(&t, NULL, grant_run, &g));
 	/* until the grant ends (the watchdog's minute: a hang's bound) */
@@ -622,6 +632,94 @@ TEST_F_TIMEOUT(rogue, stalled_peer_bounds_grant_registration, 180)
 				   stat_value(self->ctx, "conn_rnr_exceeded"))
 		TH_LOG("the registration was bounded by neither msg_timeout_ms nor the RNR retries");
 	EXPECT_EQ(ios, stat_value(self->ctx, "conn_io_timeout"));
+	EXPECT_EQ(0, ds_seg_del(self->ctx, 1, s.id));
+	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
+}
+
+struct seg_churn {
+	struct ds_ctx *ctx;
+	int ret, done;
+};
+
+static void *seg_churn_run(void *arg)
+{
+	struct seg_churn *c = arg;
+	struct ds_seg_info s;
+
+	c->ret = ds_seg_add(c->ctx, 1, SEG_SIZE, -1, DS_TRANSLATE_SEGMENT, &s);
+	if (!c->ret)
+		c->ret = ds_seg_del(c->ctx, 1, s.id);
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * A grant to a peer that takes no message waits for its memory
+ * registration, which completes behind the answers the peer holds up --
+ * without node 1's lock.  The registration is posted (mr_reg_posted)
+ * behind 8 answers waiting for the rogue's buffers, and the rogue gives
+ * one back each second (within the RNR retries of the answer waiting for
+ * it), so the registration cannot complete before it gave 8; meanwhile
+ * node 1 makes and deletes another segment, which takes its lock twice.
+ * Decided by the count of buffers given back when that was done: fewer
+ * than 8.  Then the rogue goes, which ends the grant before its bound.
+ * (With the registration under the lock, as before, the segment's making
+ * waited until the registration ended.)
+ */
+TEST_F_TIMEOUT(rogue, stalled_grant_holds_no_node_lock, 180)
+{
+	uint64_t regs = stat_value(self->ctx, "conn_reg_timeout");
+	uint64_t posted = stat_value(self->ctx, "mr_reg_posted");
+	struct seg_churn c = { .ctx = self->ctx };
+	struct granting g = { .ctx = self->ctx };
+	unsigned int released = 0;
+	struct dsmem_wire_msg m;
+	pthread_t t, ct;
+	struct ds_seg_info s;
+
+	ASSERT_EQ(0, param_get("io_timeout_ms", &self->io_timeout));
+	ASSERT_EQ(0, param_set("io_timeout_ms", 60000));
+	ASSERT_EQ(0, param_get("msg_timeout_ms", &self->msg_timeout));
+	ASSERT_EQ(0, param_set("msg_timeout_ms", 60000));
+	ASSERT_EQ(0, ds_seg_add(self->ctx, 1, SEG_SIZE, -1, DS_TRANSLATE_SEGMENT, &s));
+	g.seg_id = s.id;
+	rogue_set_mode(self->r, ROGUE_ANSWER);
+	answers_wait(_metadata, self->r);
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, grant_run, &g));
+	for (int i = 0; i < 3000 && stat_value(self->ctx, "mr_reg_posted") == posted; i++)
+		usleep(10000);
+	ASSERT_LT(posted, stat_value(self->ctx, "mr_reg_posted"));
+
+	ASSERT_EQ(0, pthread_create(&ct, NULL, seg_churn_run, &c));
+	while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE) && released < 12) {
+		int64_t next = now_ms() + 1000;
+
+		while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE) && now_ms() < next)
+			rogue_recv(self->r, &m, NULL, 0, 10);
+		if (__atomic_load_n(&c.done, __ATOMIC_ACQUIRE))
+			break;
+		ASSERT_EQ(0, rogue_release_held(self->r, 1));
+		released++;
+	}
+	pthread_join(ct, NULL);
+	TH_LOG("a segment made and deleted after %u buffers given back; the grant %s", released,
+	       __atomic_load_n(&g.done, __ATOMIC_ACQUIRE) ? "was done" : "still waited");
+	EXPECT_EQ(0, c.ret);
+	EXPECT_GT(8, released) TH_LOG("the segment waited for the grant's registration");
+	EXPECT_EQ(0, __atomic_load_n(&g.done, __ATOMIC_ACQUIRE));
+
+	/*
+	 * The rogue goes, and the grant with it, before any bound: rxe in
+	 * 6.1 replays a registration after the RNR retries of a send ahead
+	 * of it, fails it ("not free") and never completes it, so only the
+	 * connection's end (or msg_timeout_ms) ends this one.
+	 */
+	rogue_close(self->r);
+	self->r = NULL;
+	pthread_join(t, NULL);
+	EXPECT_NE(0, g.ret);
+	EXPECT_EQ(regs, stat_value(self->ctx, "conn_reg_timeout"));
 	EXPECT_EQ(0, ds_seg_del(self->ctx, 1, s.id));
 	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
 }
@@ -646,15 +744,7 @@ TEST_F_TIMEOUT(rogue, trickled_buffers_close_the_connection, 180)
 
 	ASSERT_EQ(0, param_get("io_timeout_ms", &self->io_timeout));
 	ASSERT_EQ(0, param_set("io_timeout_ms", 5000));
-	rogue_hold_recvs(self->r);
-	for (unsigned int i = 0; i < 40; i++) {
-		struct dsmem_wire_msg q = { .opcode = DSMEM_WIRE_SLOPE_LEASE_RET, .tag = 1000 + i };
-
-		ASSERT_EQ(0, rogue_send(self->r, &q));
-	}
-	for (int i = 0; i < 600 && rogue_held(self->r) < 32; i++)
-		rogue_recv(self->r, &m, NULL, 0, 100);
-	ASSERT_EQ(32, rogue_held(self->r));
+	answers_wait(_metadata, self->r);
 
 	while (released < 8) {
 		int64_t next = now_ms() + 2000;
