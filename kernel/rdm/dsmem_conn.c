@@ -1420,9 +1420,12 @@ static void dsmem_peer_connect_work(struct work_struct *work)
 	}
 	id = conn->cm_id;
 
+	/* published, it may close at once: its release waits for the dial */
+	down_read(&conn->post_sem);
 	spin_lock_bh(&peer->lock);
 	if (peer->deleted || peer->conn) {
 		spin_unlock_bh(&peer->lock);
+		up_read(&conn->post_sem);
 		rdma_destroy_id(id);
 		dsmem_conn_put(conn);
 		return;
@@ -1434,6 +1437,7 @@ static void dsmem_peer_connect_work(struct work_struct *work)
 
 	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)&peer->addr,
 				DSMEM_RESOLVE_TIMEOUT_MS);
+	up_read(&conn->post_sem);
 	if (ret)
 		dsmem_conn_close(conn, ret);
 	dsmem_conn_put(conn);
@@ -1520,6 +1524,12 @@ int dsmem_peer_path_dial(struct dsmem_peer *peer,
 		return PTR_ERR(conn);
 	id = conn->cm_id;
 
+	/*
+	 * Published, the path may close at once (its first connection's
+	 * release closes it): its release destroys the id only after it took
+	 * post_sem for write, so after the dial below is done with the id.
+	 */
+	down_read(&conn->post_sem);
 	spin_lock_bh(&peer->lock);
 	first = peer->conn;
 	ret = -ENOTCONN;
@@ -1540,6 +1550,7 @@ int dsmem_peer_path_dial(struct dsmem_peer *peer,
 
 	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)addr,
 				DSMEM_RESOLVE_TIMEOUT_MS);
+	up_read(&conn->post_sem);
 	if (ret)
 		dsmem_conn_close(conn, ret);
 	dsmem_conn_put(conn);
@@ -1547,6 +1558,7 @@ int dsmem_peer_path_dial(struct dsmem_peer *peer,
 
 err_unlock:
 	spin_unlock_bh(&peer->lock);
+	up_read(&conn->post_sem);
 	rdma_destroy_id(id);
 	dsmem_conn_put(conn);
 	return ret;

@@ -38,6 +38,8 @@
  *   dsmem_reap_lock (dsmem_conn.c) -> conn->lock
  *   conn->post_sem (read: a post's doorbell and WQE token lookups) ->
  *	dsmem_tc_inst.lock
+ *   conn->post_sem (read: a dial, until rdma_resolve_addr returned) ->
+ *	peer->lock, rdma_cm's address resolution
  *   file->lock -> dsmem_nodes_lock
  * dsmem_nodes_lock (dsmem_node.c) protects the node table, each node's
  * dead flag and the module's stopping flag.  A node's lock protects its
