@@ -566,31 +566,43 @@ u32 dsmem_conn_max_sge(struct dsmem_conn *conn, bool read)
 }
 
 /*
- * Take one credit, sleeping while there is none; fails once closing.
- * @drop, if given, is a mutex the caller holds: it is let go for the
- * sleep (a wait for credits is a wait for the peer) and taken again
- * before the credit is, so no credit is held while waiting for it.
+ * Take one credit, sleeping while there is none, for @timeout jiffies at
+ * most (MAX_SCHEDULE_TIMEOUT: for as long as it takes); fails once
+ * closing, and with -ETIMEDOUT once the time is up.  @drop, if given, is
+ * a mutex the caller holds: it is let go for the sleep (a wait for
+ * credits is a wait for the peer) and taken again before the credit is,
+ * so no credit is held while waiting for it.
  */
-int dsmem_conn_wait_credit(struct dsmem_conn *conn, atomic_t *credits,
-			   struct mutex *drop)
+int dsmem_conn_wait_credit_timeout(struct dsmem_conn *conn, atomic_t *credits,
+				   struct mutex *drop, long timeout)
 {
-	int ret;
+	long left = timeout;
 
 	for (;;) {
 		if (READ_ONCE(conn->state) != DSMEM_CONN_UP)
 			return -ECONNRESET;
 		if (atomic_add_unless(credits, -1, 0))
 			return 0;
+		if (!left)
+			return -ETIMEDOUT;
 		if (drop)
 			mutex_unlock(drop);
-		ret = wait_event_killable(conn->sq_wait,
-					  atomic_read(credits) > 0 ||
-					  READ_ONCE(conn->state) != DSMEM_CONN_UP);
+		left = wait_event_killable_timeout(conn->sq_wait,
+						   atomic_read(credits) > 0 ||
+						   READ_ONCE(conn->state) != DSMEM_CONN_UP,
+						   left);
 		if (drop)
 			mutex_lock(drop);
-		if (ret)
+		if (left < 0)
 			return -EINTR;
 	}
+}
+
+int dsmem_conn_wait_credit(struct dsmem_conn *conn, atomic_t *credits,
+			   struct mutex *drop)
+{
+	return dsmem_conn_wait_credit_timeout(conn, credits, drop,
+					      MAX_SCHEDULE_TIMEOUT);
 }
 
 void dsmem_conn_put_credits(struct dsmem_conn *conn, atomic_t *credits,

@@ -391,27 +391,15 @@ static void dsmem_msg_send_unmap(struct dsmem_conn *conn, struct ib_send_wr *wr)
  */
 static int dsmem_msg_window_take(struct dsmem_conn *conn)
 {
-	unsigned long end;
-	long left;
+	int ret;
 
 	if (atomic_add_unless(&conn->req_free, -1, 0))
 		return 0;
 	dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_MSG_WINDOW_WAITS);
-	end = jiffies + msecs_to_jiffies(dsmem_io_timeout_ms());
-	for (;;) {
-		if (READ_ONCE(conn->state) != DSMEM_CONN_UP)
-			return -ECONNRESET;
-		if (atomic_add_unless(&conn->req_free, -1, 0))
-			return 0;
-		if (time_after_eq(jiffies, end))
-			break;
-		left = wait_event_killable_timeout(conn->sq_wait,
-						   atomic_read(&conn->req_free) > 0 ||
-						   READ_ONCE(conn->state) != DSMEM_CONN_UP,
-						   end - jiffies);
-		if (left < 0)
-			return -EINTR;
-	}
+	ret = dsmem_conn_wait_credit_timeout(conn, &conn->req_free, NULL,
+					     msecs_to_jiffies(dsmem_io_timeout_ms()));
+	if (ret != -ETIMEDOUT)
+		return ret;
 	dsmem_stat_inc(dsmem_conn_net(conn), DSMEM_STAT_CONN_IO_TIMEOUT);
 	pr_warn_ratelimited("node %u: node %u handled none of our requests for %u ms, closing the connection\n",
 			    conn->peer->node->id, conn->remote_node,

@@ -429,6 +429,8 @@ int dsmem_conn_post(struct dsmem_conn *conn, struct ib_send_wr *wr,
 u32 dsmem_conn_max_sge(struct dsmem_conn *conn, bool read);
 /* @drop: a mutex the caller holds, let go while waiting (or NULL) */
 int dsmem_conn_wait_credit(struct dsmem_conn *conn, atomic_t *credits, struct mutex *drop);
+int dsmem_conn_wait_credit_timeout(struct dsmem_conn *conn, atomic_t *credits,
+				   struct mutex *drop, long timeout);
 void dsmem_conn_put_credit(struct dsmem_conn *conn, atomic_t *credits);
 void dsmem_conn_put_credits(struct dsmem_conn *conn, atomic_t *credits,
 			    unsigned int n);

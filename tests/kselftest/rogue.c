@@ -148,20 +148,25 @@ static int post_recv_now(struct rogue *r, unsigned int i)
 	return ibv_post_recv(r->id->qp, &wr, &bad) ? -EIO : 0;
 }
 
-/* A consumed buffer back to the device, or kept while holding. */
-static int post_recv(struct rogue *r, unsigned int i)
+/* A consumed buffer back to the device: the request in it, if any, handled. */
+static int repost(struct rogue *r, unsigned int i)
 {
-	int ret;
+	int ret = post_recv_now(r, i);
 
-	if (r->hold) {
-		r->held[r->nheld++] = i;
-		return 0;
-	}
-	ret = post_recv_now(r, i);
 	if (!ret && r->is_request[i])
 		r->handled++;
 	r->is_request[i] = false;
 	return ret;
+}
+
+/* A consumed buffer back to the device, or kept while holding. */
+static int post_recv(struct rogue *r, unsigned int i)
+{
+	if (r->hold) {
+		r->held[r->nheld++] = i;
+		return 0;
+	}
+	return repost(r, i);
 }
 
 void rogue_hold_recvs(struct rogue *r)
@@ -176,12 +181,9 @@ int rogue_release_held(struct rogue *r, unsigned int n)
 		int ret;
 
 		memmove(r->held, r->held + 1, --r->nheld * sizeof(r->held[0]));
-		ret = post_recv_now(r, i);
+		ret = repost(r, i);
 		if (ret)
 			return ret;
-		if (r->is_request[i])
-			r->handled++;
-		r->is_request[i] = false;
 	}
 	return 0;
 }
