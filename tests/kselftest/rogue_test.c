@@ -850,6 +850,24 @@ TEST_F_TIMEOUT(rogue, unhandled_requests_shut_the_window, 180)
 	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
 }
 
+/*
+ * A peer that says it handled more of node 1's requests than node 1 sent
+ * it would open node 1's window past the buffers it promised: the
+ * connection goes, counted as a bad message.
+ */
+TEST_F_TIMEOUT(rogue, overstated_handled_closes, 120)
+{
+	uint64_t bad = stat_value(self->ctx, "msg_bad");
+	struct dsmem_wire_msg ping = { .opcode = DSMEM_WIRE_PING, .handled = 1000 };
+	uint8_t b[DSMEM_WIRE_UNIT];
+
+	ASSERT_EQ((int)sizeof(b), dsmem_wire_encode(b, sizeof(b), &ping));
+	ASSERT_EQ(0, rogue_send_raw(self->r, b, sizeof(b)));
+	EXPECT_EQ(0, rogue_wait_closed(self->r, 10000));
+	EXPECT_EQ(bad + 1, stat_value(self->ctx, "msg_bad"));
+	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
+}
+
 /* A message larger than the node's receive buffers ends the connection. */
 TEST_F_TIMEOUT(rogue, oversize_message_closes, 120)
 {
