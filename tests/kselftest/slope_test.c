@@ -849,7 +849,7 @@ struct pull_seen {
 	uint64_t free_ms;	/* PULL_FREE: how long SLOPE_FREE took */
 	uint64_t addr;		/* the object's address */
 	uint64_t realloc;	/* PULL_FREE: node 1's next object as big, after it */
-	uint32_t realloc_state;	/* the migration's state just after that */
+	uint64_t realloc_left;	/* units still to arrive just after that */
 	uint64_t dirty_units;	/* at the end */
 	uint64_t pulled_units;
 	uint64_t fault_waits;
@@ -1098,13 +1098,17 @@ static void pull_receiver(uint64_t addr, uint64_t pages, uint64_t clean,
 		/*
 		 * Node 1 leased the object's addresses: an object as big
 		 * made there now must lie elsewhere while the pull runs,
-		 * which still marks the freed range's indexes here.
+		 * which still marks the freed range's indexes here.  The
+		 * pull lets them go once the last unit is in, before it
+		 * tells the source and says DONE: units still to arrive
+		 * after the object was made, not the state, prove that it
+		 * held them then.
 		 */
 		if (realloc_at_node1(clean, &seen->realloc))
 			_exit(24);
 		if (mig_get(fd, id, 0, 0, &m))
 			_exit(14);
-		seen->realloc_state = m.state;
+		seen->realloc_left = (pages - clean) - m.pulled_units - m.failed_units;
 	}
 	if (mig_get(fd, id, 0, 0, &m))
 		_exit(14);
@@ -1236,15 +1240,15 @@ TEST_F_TIMEOUT(sl, migrate_free_during_pull, 1200)
 	EXPECT_EQ(CLEAN, seen->freed);
 	/*
 	 * Nor are their addresses given back while the pull still marks
-	 * them: node 1's next object lies elsewhere (when the pull was
-	 * still under way just after it was made).
+	 * them: node 1's next object lies elsewhere (when units were still
+	 * to arrive just after it was made).
 	 */
-	if (seen->realloc_state == DSMEM_SLOPE_MIG_HANDED_OVER)
+	if (seen->realloc_left)
 		EXPECT_NE(seen->addr, seen->realloc)
 			TH_LOG("node 1 gave out the addresses the pull still marks");
-	TH_LOG("node 1's next object at %#llx (the freed range at %#llx), the pull %s",
+	TH_LOG("node 1's next object at %#llx (the freed range at %#llx), %llu units still to arrive",
 	       (unsigned long long)seen->realloc, (unsigned long long)seen->addr,
-	       seen->realloc_state == DSMEM_SLOPE_MIG_HANDED_OVER ? "under way" : "over");
+	       (unsigned long long)seen->realloc_left);
 	/* and once it is over, they are back: node 1 makes an object there again */
 	EXPECT_EQ(0, realloc_at_node1(CLEAN, &again));
 	EXPECT_EQ(seen->addr, again) TH_LOG("the freed range never came back to node 1");
