@@ -584,6 +584,47 @@ void test_extack_absent_and_corrupt(void **)
 	assert_int_equal(ea.error, 0);
 }
 
+// NLMSG_DONE of a dump refused in its first part: the error, then TLVs.
+std::vector<uint8_t> done_msg(int error, const char *text)
+{
+	std::vector<uint8_t> buf(256, 0);
+	auto *nlh = reinterpret_cast<struct nlmsghdr *>(buf.data());
+	size_t len = NLMSG_HDRLEN + sizeof(int);
+
+	nlh->nlmsg_type = NLMSG_DONE;
+	nlh->nlmsg_flags = NLM_F_MULTI | (text ? NLM_F_ACK_TLVS : 0);
+	memcpy(NLMSG_DATA(nlh), &error, sizeof(int));
+	if (text) {
+		auto *a = reinterpret_cast<struct nlattr *>(buf.data() + len);
+		a->nla_type = NLMSGERR_ATTR_MSG;
+		a->nla_len = NLA_HDRLEN + strlen(text) + 1;
+		memcpy(reinterpret_cast<char *>(a) + NLA_HDRLEN, text, strlen(text) + 1);
+		len += NLA_ALIGN(a->nla_len);
+	}
+	nlh->nlmsg_len = len;
+	buf.resize(len);
+	return buf;
+}
+
+void test_dump_done_error(void **)
+{
+	auto buf = done_msg(-ENOENT, "no network namespace has this id here");
+	extack ea = parse_dump_done(reinterpret_cast<struct nlmsghdr *>(buf.data()));
+	assert_int_equal(ea.error, -ENOENT);
+	assert_string_equal(ea.msg.c_str(), "no network namespace has this id here");
+
+	buf = done_msg(0, nullptr);	// a whole dump
+	ea = parse_dump_done(reinterpret_cast<struct nlmsghdr *>(buf.data()));
+	assert_int_equal(ea.error, 0);
+	assert_true(ea.msg.empty());
+
+	struct nlmsghdr tiny = {};	// an old kernel's bare DONE
+	tiny.nlmsg_len = NLMSG_HDRLEN;
+	tiny.nlmsg_type = NLMSG_DONE;
+	ea = parse_dump_done(&tiny);
+	assert_int_equal(ea.error, 0);
+}
+
 void test_nlerr_mapping(void **)
 {
 	assert_int_equal(nlerr_to_errno(-NLE_PERM), -EPERM);
@@ -626,6 +667,7 @@ int main(void)
 		cmocka_unit_test(test_extack_capped),
 		cmocka_unit_test(test_extack_uncapped),
 		cmocka_unit_test(test_extack_absent_and_corrupt),
+		cmocka_unit_test(test_dump_done_error),
 		cmocka_unit_test(test_nlerr_mapping),
 	};
 	return cmocka_run_group_tests_name("dsuser_codec", tests, nullptr, nullptr);

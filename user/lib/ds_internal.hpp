@@ -33,6 +33,8 @@ struct extack {
 	int32_t offset = -1;	// offset of the offending attribute, or -1
 };
 extack parse_extack(const struct nlmsghdr *nlh);
+// The same of a dump's NLMSG_DONE: its error (0 for a whole dump) and text.
+extack parse_dump_done(const struct nlmsghdr *nlh);
 
 // Messages in both directions; decoding is strict about lengths.
 // attr_space: room for attributes beyond the default page (RDM_WRITE).

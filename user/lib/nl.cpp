@@ -52,29 +52,11 @@ int nlerr_to_errno(int nlerr)
 	}
 }
 
-extack parse_extack(const struct nlmsghdr *nlh)
+namespace {
+
+// The extended-ack TLVs at [pos, pos + rem): the message and the offset.
+void parse_ack_tlvs(extack &ea, const char *pos, size_t rem)
 {
-	extack ea;
-
-	if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof(struct nlmsgerr))
-		return ea;
-	auto *e = static_cast<const struct nlmsgerr *>(NLMSG_DATA(nlh));
-	ea.error = e->error;
-	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
-		return ea;
-
-	// TLVs follow the echoed request, or only its header when capped.
-	size_t off = NLMSG_HDRLEN + sizeof(*e);
-	if (!(nlh->nlmsg_flags & NLM_F_CAPPED)) {
-		if (e->msg.nlmsg_len < NLMSG_HDRLEN)
-			return ea;
-		off += NLMSG_ALIGN(e->msg.nlmsg_len) - NLMSG_HDRLEN;
-	}
-	if (off > nlh->nlmsg_len)
-		return ea;
-
-	auto *pos = reinterpret_cast<const char *>(nlh) + off;
-	size_t rem = nlh->nlmsg_len - off;
 	while (rem >= NLA_HDRLEN) {
 		auto *a = reinterpret_cast<const struct nlattr *>(pos);
 		if (a->nla_len < NLA_HDRLEN || a->nla_len > rem)
@@ -98,6 +80,47 @@ extack parse_extack(const struct nlmsghdr *nlh)
 		pos += step;
 		rem -= step;
 	}
+}
+
+}  // namespace
+
+extack parse_extack(const struct nlmsghdr *nlh)
+{
+	extack ea;
+
+	if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof(struct nlmsgerr))
+		return ea;
+	auto *e = static_cast<const struct nlmsgerr *>(NLMSG_DATA(nlh));
+	ea.error = e->error;
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
+		return ea;
+
+	// TLVs follow the echoed request, or only its header when capped.
+	size_t off = NLMSG_HDRLEN + sizeof(*e);
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED)) {
+		if (e->msg.nlmsg_len < NLMSG_HDRLEN)
+			return ea;
+		off += NLMSG_ALIGN(e->msg.nlmsg_len) - NLMSG_HDRLEN;
+	}
+	if (off > nlh->nlmsg_len)
+		return ea;
+
+	parse_ack_tlvs(ea, reinterpret_cast<const char *>(nlh) + off,
+		       nlh->nlmsg_len - off);
+	return ea;
+}
+
+extack parse_dump_done(const struct nlmsghdr *nlh)
+{
+	extack ea;
+
+	// a dump's end carries its error, an int, then the TLVs
+	if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof(int))
+		return ea;
+	memcpy(&ea.error, NLMSG_DATA(nlh), sizeof(int));
+	if (nlh->nlmsg_flags & NLM_F_ACK_TLVS)
+		parse_ack_tlvs(ea, reinterpret_cast<const char *>(NLMSG_DATA(nlh)) + sizeof(int),
+			       nlh->nlmsg_len - NLMSG_HDRLEN - sizeof(int));
 	return ea;
 }
 
@@ -165,6 +188,21 @@ int on_finish(struct nl_msg *, void *arg)
 	return NL_STOP;
 }
 
+// A dump's end: an error there is the dump's, e.g. refused on its first
+// part, when the kernel has no earlier point to say so.
+int on_dump_done(struct nl_msg *msg, void *arg)
+{
+	auto *st = static_cast<transact_state *>(arg);
+	extack ea = parse_dump_done(nlmsg_hdr(msg));
+
+	st->done = true;
+	if (ea.error < 0 && !st->ret) {
+		st->ret = ea.error;
+		*st->err = ea.msg;
+	}
+	return NL_STOP;
+}
+
 int on_error(struct sockaddr_nl *, struct nlmsgerr *e, void *arg)
 {
 	auto *st = static_cast<transact_state *>(arg);
@@ -196,7 +234,7 @@ int genl_socket::transact(struct nl_msg *msg,
 		return -ENOMEM;
 	}
 	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, on_valid, &st);
-	nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, on_finish, &st);
+	nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, on_dump_done, &st);
 	nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, on_finish, &st);
 	nl_cb_err(cb, NL_CB_CUSTOM, on_error, &st);
 
