@@ -211,6 +211,37 @@ int dsmem_nl_reply_send(struct genl_info *info, struct sk_buff *msg, int ret)
 	return genlmsg_reply(msg, info);
 }
 
+/*
+ * The namespace a request is about, counted (put_net() when done): the
+ * requesting socket's own, or, with @netnsid, the one that namespace
+ * knows by that id -- for a caller with CAP_NET_ADMIN over it, as
+ * rtnetlink's IFLA_TARGET_NETNSID asks.  @sk is the requester's own
+ * socket: NETLINK_CB(skb).sk in a do, the reply's skb->sk in a dump (not
+ * cb->skb->sk, the family's kernel socket, which has no file to check).
+ */
+struct net *dsmem_nl_target_net(struct sock *sk, struct nlattr *netnsid,
+				struct netlink_ext_ack *extack)
+{
+	struct net *net;
+
+	if (!netnsid)
+		return get_net(sock_net(sk));
+	/* NULL for a namespace on its way out too */
+	net = get_net_ns_by_id(sock_net(sk), nla_get_s32(netnsid));
+	if (!net) {
+		NL_SET_ERR_MSG_ATTR(extack, netnsid,
+				    "no network namespace has this id here");
+		return ERR_PTR(-ENOENT);
+	}
+	if (!sk_ns_capable(sk, net->user_ns, CAP_NET_ADMIN)) {
+		put_net(net);
+		NL_SET_ERR_MSG_ATTR(extack, netnsid,
+				    "needs CAP_NET_ADMIN over the target namespace");
+		return ERR_PTR(-EPERM);
+	}
+	return net;
+}
+
 int dsmem_nl_version_get(struct sk_buff *skb, struct genl_info *info)
 {
 	struct sk_buff *msg;

@@ -26,5 +26,7 @@ struct dsmem_device *dsmem_nl_find_dev_by(struct net *net, struct nlattr *idx,
 					  struct nlattr *name,
 					  struct netlink_ext_ack *extack);
 void dsmem_nl_multicast(struct net *net, struct sk_buff *skb);
+struct net *dsmem_nl_target_net(struct sock *sk, struct nlattr *netnsid,
+				struct netlink_ext_ack *extack);
 
 #endif /* _DSMEM_NETLINK_H */

@@ -60,9 +60,10 @@ static const struct nla_policy dsmem_node_new_nl_policy[DSMEM_ATTR_NODE_DEVS + 1
 	[DSMEM_ATTR_NODE_DEVS] = NLA_POLICY_NESTED(dsmem_node_devs_nl_policy),
 };
 
-static const struct nla_policy dsmem_node_del_nl_policy[DSMEM_ATTR_NODE_ID + 1] = {
+static const struct nla_policy dsmem_node_del_nl_policy[DSMEM_ATTR_TARGET_NETNSID + 1] = {
 	[DSMEM_ATTR_NODE_ID] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &dsmem_node_id_range),
+	[DSMEM_ATTR_TARGET_NETNSID] = { .type = NLA_S32 },
 };
 
 static const struct nla_policy dsmem_peer_new_nl_policy[DSMEM_ATTR_PEER_LISTEN + 1] = {
@@ -187,6 +188,11 @@ static const struct nla_policy dsmem_cache_replay_nl_policy[DSMEM_ATTR_REPLAY_RE
 		NLA_POLICY_FULL_RANGE(NLA_U64, &dsmem_replay_maint_ns_range),
 	[DSMEM_ATTR_REPLAY_RECS] =
 		NLA_POLICY_FULL_RANGE(NLA_BINARY, &dsmem_replay_recs_range),
+};
+
+static const struct nla_policy dsmem_slope_get_nl_policy[DSMEM_ATTR_NODE_ID + 1] = {
+	[DSMEM_ATTR_NODE_ID] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &dsmem_node_id_range),
 };
 
 static const struct nla_policy dsmem_key_new_nl_policy[DSMEM_ATTR_KEY_REPLACE + 1] = {
@@ -393,8 +399,8 @@ static const struct genl_ops dsmem_nl_ops[] = {
 		.cmd	= DSMEM_CMD_SLOPE_GET,
 		.doit	= dsmem_nl_slope_get_doit,
 		.dumpit	= dsmem_nl_slope_get_dumpit,
-		.policy	= dsmem_node_del_nl_policy,
-		.maxattr = ARRAY_SIZE(dsmem_node_del_nl_policy) - 1,
+		.policy	= dsmem_slope_get_nl_policy,
+		.maxattr = ARRAY_SIZE(dsmem_slope_get_nl_policy) - 1,
 	},
 	{
 		.cmd	= DSMEM_CMD_KEY_NEW,

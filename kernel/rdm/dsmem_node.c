@@ -11,6 +11,7 @@
 #include <linux/in6.h>
 #include <linux/slab.h>
 #include <net/net_namespace.h>
+#include <net/netns/generic.h>
 
 #include "dsmem_rdm.h"
 
@@ -19,8 +20,31 @@
  * for anything of a node (see the lock order in dsmem_rdm.h).
  */
 DEFINE_MUTEX(dsmem_nodes_lock);
-/* node id -> dsmem_node, under dsmem_nodes_lock */
-static DEFINE_XARRAY(dsmem_nodes);
+/*
+ * Every node on the host, by node->index, under dsmem_nodes_lock: what a
+ * device's removal, a port's change and module unload walk, whatever
+ * namespace the nodes are in.
+ */
+static DEFINE_XARRAY_ALLOC(dsmem_nodes);
+
+/*
+ * A namespace's nodes by id, under dsmem_nodes_lock: ids are the
+ * namespace's own, as its addresses are, so that two containers may each
+ * run a node 1.  What names a node (netlink, an attach) looks here.
+ */
+struct dsmem_node_net {
+	struct xarray ids;
+};
+
+static unsigned int dsmem_node_net_id;
+
+static struct xarray *dsmem_node_ids(struct net *net)
+{
+	struct dsmem_node_net *nn = net_generic(net, dsmem_node_net_id);
+
+	return &nn->ids;
+}
+
 /* nodes unlinked and being torn down (dying_link), dsmem_nodes_lock */
 static LIST_HEAD(dsmem_nodes_dying);
 /* set by module unload, under dsmem_nodes_lock: no new nodes */
@@ -46,10 +70,10 @@ void dsmem_node_put(struct dsmem_node *node)
 }
 
 /* dead in the table: still being made (dsmem_node_create) */
-static bool dsmem_node_live(struct dsmem_node *node, struct net *net)
+static bool dsmem_node_live(struct dsmem_node *node)
 {
 	lockdep_assert_held(&dsmem_nodes_lock);
-	return !node->dead && net_eq(node->net, net);
+	return !node->dead;
 }
 
 /* A counted reference to a live node, or NULL. */
@@ -58,8 +82,8 @@ struct dsmem_node *dsmem_node_get(u32 id, struct net *net)
 	struct dsmem_node *node;
 
 	mutex_lock(&dsmem_nodes_lock);
-	node = xa_load(&dsmem_nodes, id);
-	if (node && dsmem_node_live(node, net))
+	node = xa_load(dsmem_node_ids(net), id);
+	if (node && dsmem_node_live(node))
 		kref_get(&node->ref);
 	else
 		node = NULL;
@@ -79,8 +103,8 @@ struct dsmem_node *dsmem_node_next(unsigned long *id, unsigned long max,
 	unsigned long i;
 
 	mutex_lock(&dsmem_nodes_lock);
-	xa_for_each_range(&dsmem_nodes, i, node, *id, max) {
-		if (!dsmem_node_live(node, net))
+	xa_for_each_range(dsmem_node_ids(net), i, node, *id, max) {
+		if (!dsmem_node_live(node))
 			continue;
 		kref_get(&node->ref);
 		*id = i;
@@ -194,6 +218,7 @@ int dsmem_node_create(u32 id, struct dsmem_device **sdevs, const int *numas,
 		      unsigned int ndevs, u16 port, const char *key, u8 accept,
 		      struct net *net, struct netlink_ext_ack *extack)
 {
+	struct xarray *ids = dsmem_node_ids(net);
 	u32 index[DSMEM_NODE_DEVS_MAX];
 	struct dsmem_node *node;
 	unsigned long i;
@@ -203,12 +228,12 @@ int dsmem_node_create(u32 id, struct dsmem_device **sdevs, const int *numas,
 
 	if (dsmem_rdm_closing)
 		return -ESHUTDOWN;
-	if (xa_load(&dsmem_nodes, id)) {
-		NL_SET_ERR_MSG(extack, "a node with this id exists");
+	if (xa_load(ids, id)) {
+		NL_SET_ERR_MSG(extack, "a node with this id exists in this namespace");
 		return -EEXIST;
 	}
-	xa_for_each(&dsmem_nodes, i, node)
-		if (node->port == port && net_eq(node->net, net)) {
+	xa_for_each(ids, i, node)
+		if (node->port == port) {
 			NL_SET_ERR_MSG(extack, "another node listens on this port");
 			return -EADDRINUSE;
 		}
@@ -258,9 +283,12 @@ int dsmem_node_create(u32 id, struct dsmem_device **sdevs, const int *numas,
 	if (ret)
 		goto err_put_node;
 	/* the id and the port are taken; lookups do not see a dead node */
-	ret = xa_insert(&dsmem_nodes, id, node, GFP_KERNEL);
+	ret = xa_insert(ids, id, node, GFP_KERNEL);
 	if (ret)
 		goto err_services_dead;
+	ret = xa_alloc(&dsmem_nodes, &node->index, node, xa_limit_32b, GFP_KERNEL);
+	if (ret)
+		goto err_erase_id;
 	/*
 	 * rdma_cm runs the listener's handler under its handler lock;
 	 * listening destroys the per device listeners when it fails, which
@@ -298,7 +326,9 @@ err_destroy_listener:
 	rdma_destroy_id(node->listen_id);
 	mutex_lock(&dsmem_nodes_lock);
 err_erase_node:
-	xa_erase(&dsmem_nodes, id);
+	xa_erase(&dsmem_nodes, node->index);
+err_erase_id:
+	xa_erase(ids, id);
 err_services_dead:
 	dsmem_services_node_dead(node);
 err_put_node:
@@ -338,7 +368,8 @@ static struct dsmem_peer *dsmem_node_peer_from(struct dsmem_node *node,
 static void dsmem_node_unlink(struct dsmem_node *node)
 {
 	lockdep_assert_held(&dsmem_nodes_lock);
-	xa_erase(&dsmem_nodes, node->id);
+	xa_erase(dsmem_node_ids(node->net), node->id);
+	xa_erase(&dsmem_nodes, node->index);
 	WRITE_ONCE(node->dead, true);
 	list_add_tail(&node->dying_link, &dsmem_nodes_dying);
 }
@@ -397,8 +428,8 @@ int dsmem_node_destroy(u32 id, struct net *net, struct netlink_ext_ack *extack)
 	struct dsmem_node *node;
 
 	mutex_lock(&dsmem_nodes_lock);
-	node = xa_load(&dsmem_nodes, id);
-	if (!node || !dsmem_node_live(node, net)) {
+	node = xa_load(dsmem_node_ids(net), id);
+	if (!node || !dsmem_node_live(node)) {
 		mutex_unlock(&dsmem_nodes_lock);
 		NL_SET_ERR_MSG(extack, "no such node");
 		return -ENOENT;
@@ -499,14 +530,14 @@ static void dsmem_nodes_dying_wait(struct ib_device *ibdev)
 void dsmem_rdm_dev_remove(struct dsmem_device *sdev)
 {
 	struct dsmem_node *node;
-	unsigned long id = 0;
+	unsigned long index = 0;
 	bool last;
 	int slot;
 
-	for (;; id++) {
+	for (;; index++) {
 		mutex_lock(&dsmem_nodes_lock);
 		/* one being made checks its devices when it is done */
-		xa_for_each_start(&dsmem_nodes, id, node, id)
+		xa_for_each_start(&dsmem_nodes, index, node, index)
 			if (dsmem_node_dev_slot(node, sdev->ibdev) >= 0 &&
 			    !node->dead) {
 				kref_get(&node->ref);
@@ -547,11 +578,11 @@ void dsmem_rdm_dev_remove(struct dsmem_device *sdev)
 void dsmem_rdm_port_change(struct dsmem_device *sdev)
 {
 	struct dsmem_node *node;
-	unsigned long id = 0;
+	unsigned long index = 0;
 
 	for (;;) {
 		mutex_lock(&dsmem_nodes_lock);
-		xa_for_each_start(&dsmem_nodes, id, node, id)
+		xa_for_each_start(&dsmem_nodes, index, node, index)
 			if (dsmem_node_dev_slot(node, sdev->ibdev) >= 0 && !node->dead) {
 				kref_get(&node->ref);
 				break;
@@ -561,7 +592,7 @@ void dsmem_rdm_port_change(struct dsmem_device *sdev)
 			break;
 		dsmem_conn_port_change(node, sdev->ibdev);
 		dsmem_node_put(node);
-		id++;
+		index++;
 	}
 }
 
@@ -582,13 +613,41 @@ int dsmem_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 						cm_ctx), ev);
 }
 
+static int __net_init dsmem_node_net_init(struct net *net)
+{
+	xa_init(dsmem_node_ids(net));
+	return 0;
+}
+
+/*
+ * A namespace goes only once its nodes have: each holds it, as its
+ * rdma_cm ids do (an NFS server's RDMA listener holds its namespace the
+ * same way), until it is deleted, its last device goes or the module is
+ * unloaded -- docs/rdm.md, "Namespaces".
+ */
+static __net_exit void dsmem_node_net_exit(struct net *net)
+{
+	WARN_ON_ONCE(!xa_empty(dsmem_node_ids(net)));
+	xa_destroy(dsmem_node_ids(net));
+}
+
+static struct pernet_operations dsmem_node_net_ops = {
+	.init = dsmem_node_net_init,
+	.exit = dsmem_node_net_exit,
+	.id = &dsmem_node_net_id,
+	.size = sizeof(struct dsmem_node_net),
+};
+
 int dsmem_rdm_init(void)
 {
 	int ret;
 
-	ret = dsmem_auth_init();
+	ret = register_pernet_subsys(&dsmem_node_net_ops);
 	if (ret)
 		return ret;
+	ret = dsmem_auth_init();
+	if (ret)
+		goto err_node_net_exit;
 	ret = dsmem_seg_service_init();
 	if (ret)
 		goto err_auth_exit;
@@ -606,6 +665,8 @@ err_seg_service_exit:
 	dsmem_seg_service_exit();
 err_auth_exit:
 	dsmem_auth_exit();
+err_node_net_exit:
+	unregister_pernet_subsys(&dsmem_node_net_ops);
 	return ret;
 }
 
@@ -645,5 +706,6 @@ void dsmem_rdm_exit(void)
 	dsmem_path_service_exit();
 	dsmem_seg_service_exit();
 	dsmem_auth_exit();
+	unregister_pernet_subsys(&dsmem_node_net_ops);
 	xa_destroy(&dsmem_nodes);
 }

@@ -41,8 +41,9 @@
  *   conn->post_sem (read: a dial, until rdma_resolve_addr returned) ->
  *	peer->lock, rdma_cm's address resolution
  *   file->lock -> dsmem_nodes_lock
- * dsmem_nodes_lock (dsmem_node.c) protects the node table, each node's
- * dead flag and the module's stopping flag.  A node's lock protects its
+ * dsmem_nodes_lock (dsmem_node.c) protects the node tables (the host's,
+ * and each namespace's by id), each node's dead flag and the module's
+ * stopping flag.  A node's lock protects its
  * peer and segment tables, its admission, its segments' grants and the
  * grant MRs of its segments and connections.  The two never nest: a node
  * is looked up counted under dsmem_nodes_lock, which is dropped before
@@ -90,7 +91,8 @@ struct dsmem_node_dev {
 
 struct dsmem_node {
 	enum dsmem_cm_ctx cm_ctx;	/* DSMEM_CM_LISTENER */
-	u32 id;
+	u32 id;				/* unique within its namespace */
+	u32 index;			/* unique on the host: the walks' key */
 	u16 port;
 	/*
 	 * Unlinked, or not published yet: under dsmem_nodes_lock.  Read

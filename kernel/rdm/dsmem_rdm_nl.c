@@ -302,14 +302,15 @@ void dsmem_nl_notify_seg(struct dsmem_seg *seg, u8 cmd)
  * The node the request names, counted and, with @lock, locked while it is
  * live (dsmem_nl_node_unlock).
  */
-static struct dsmem_node *dsmem_nl_node(struct genl_info *info, bool lock)
+static struct dsmem_node *dsmem_nl_node_in(struct genl_info *info,
+					   struct net *net, bool lock)
 {
 	struct nlattr *a = info->attrs[DSMEM_ATTR_NODE_ID];
 	struct dsmem_node *node;
 
 	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_NODE_ID))
 		return ERR_PTR(-EINVAL);
-	node = dsmem_node_get(nla_get_u32(a), genl_info_net(info));
+	node = dsmem_node_get(nla_get_u32(a), net);
 	if (node && lock && !dsmem_node_lock_live(node)) {
 		dsmem_node_put(node);
 		node = NULL;
@@ -319,6 +320,12 @@ static struct dsmem_node *dsmem_nl_node(struct genl_info *info, bool lock)
 		return ERR_PTR(-ENOENT);
 	}
 	return node;
+}
+
+/* The same, in the caller's own namespace. */
+static struct dsmem_node *dsmem_nl_node(struct genl_info *info, bool lock)
+{
+	return dsmem_nl_node_in(info, genl_info_net(info), lock);
 }
 
 static void dsmem_nl_node_unlock(struct dsmem_node *node)
@@ -539,10 +546,20 @@ int dsmem_nl_node_set(struct sk_buff *skb, struct genl_info *info)
 
 int dsmem_nl_node_del(struct sk_buff *skb, struct genl_info *info)
 {
+	struct net *net;
+	int ret;
+
 	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_NODE_ID))
 		return -EINVAL;
-	return dsmem_node_destroy(nla_get_u32(info->attrs[DSMEM_ATTR_NODE_ID]),
-				  genl_info_net(info), info->extack);
+	net = dsmem_nl_target_net(NETLINK_CB(skb).sk,
+				  info->attrs[DSMEM_ATTR_TARGET_NETNSID],
+				  info->extack);
+	if (IS_ERR(net))
+		return PTR_ERR(net);
+	ret = dsmem_node_destroy(nla_get_u32(info->attrs[DSMEM_ATTR_NODE_ID]),
+				 net, info->extack);
+	put_net(net);
+	return ret;
 }
 
 /* A "do" request for one object: looked up and described under the lock. */
@@ -572,7 +589,33 @@ static int dsmem_nl_get_doit(struct genl_info *info, enum dsmem_nl_obj kind)
 
 int dsmem_nl_node_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	return dsmem_nl_get_doit(info, DSMEM_NL_NODE);
+	struct dsmem_node *node;
+	struct sk_buff *msg;
+	struct net *net;
+	int ret;
+
+	net = dsmem_nl_target_net(NETLINK_CB(skb).sk,
+				  info->attrs[DSMEM_ATTR_TARGET_NETNSID],
+				  info->extack);
+	if (IS_ERR(net))
+		return PTR_ERR(net);
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg) {
+		ret = -ENOMEM;
+		goto out_put_net;
+	}
+	node = dsmem_nl_node_in(info, net, true);
+	if (IS_ERR(node)) {
+		ret = dsmem_nl_reply_send(info, msg, PTR_ERR(node));
+		goto out_put_net;
+	}
+	ret = dsmem_nl_fill_node(msg, node, info->snd_portid, info->snd_seq,
+				 0, DSMEM_CMD_NODE_GET);
+	dsmem_nl_node_unlock(node);
+	ret = dsmem_nl_reply_send(info, msg, ret);
+out_put_net:
+	put_net(net);
+	return ret;
 }
 
 /*
@@ -582,9 +625,9 @@ int dsmem_nl_node_get_doit(struct sk_buff *skb, struct genl_info *info)
 int dsmem_nl_node_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
-	struct net *net = sock_net(cb->skb->sk);
 	unsigned long id = cb->args[0];
 	struct dsmem_node *node;
+	struct net *net;
 	int ret = 0;
 
 	if (!cb->args[2]) {
@@ -596,6 +639,12 @@ int dsmem_nl_node_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 		}
 		cb->args[2] = 1;
 	}
+	/* looked up, and checked, again for each part of the dump */
+	net = dsmem_nl_target_net(skb->sk,
+				  info->attrs[DSMEM_ATTR_TARGET_NETNSID],
+				  cb->extack);
+	if (IS_ERR(net))
+		return PTR_ERR(net);
 	for (; (node = dsmem_node_next(&id, DSMEM_NODE_ID_MAX, net)); id++) {
 		/* one going away may have lost its device already */
 		if (!dsmem_node_lock_live(node)) {
@@ -610,6 +659,7 @@ int dsmem_nl_node_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 		if (ret)
 			break;
 	}
+	put_net(net);
 	cb->args[0] = id;
 	if (ret && !skb->len)
 		return ret;

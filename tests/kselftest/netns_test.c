@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
@@ -58,6 +59,27 @@ static int set_mode(const char *mode)
  * the inner end, and its outer peer with it.  The outer end vanishing is
  * therefore the event that the RDMA core is done with the namespace.
  */
+/* Drops namespace ns's name with the veth mark in it; 0 or -1. */
+static int netns_del_marked(const char *ns)
+{
+	run("ip link del dsnsmark 2>/dev/null");
+	if (run("ip link add dsnsmark type veth peer name dsnsmark1 netns %s", ns) ||
+	    run("ip netns del %s", ns))
+		return -1;
+	return 0;
+}
+
+/* 0 once the marked namespace is torn down, -1 if not within two minutes */
+static int netns_marked_gone(void)
+{
+	for (int64_t end = now_ms() + 120000;; usleep(100000)) {
+		if (run("ip link show dsnsmark >/dev/null 2>&1"))
+			return 0;
+		if (now_ms() >= end)
+			return -1;
+	}
+}
+
 static int netns_del_and_wait(const char *ns)
 {
 	char path[64];
@@ -65,16 +87,9 @@ static int netns_del_and_wait(const char *ns)
 	snprintf(path, sizeof(path), "/var/run/netns/%s", ns);
 	if (access(path, F_OK))
 		return 0;
-	run("ip link del dsnsmark 2>/dev/null");
-	if (run("ip link add dsnsmark type veth peer name dsnsmark1 netns %s", ns) ||
-	    run("ip netns del %s", ns))
+	if (netns_del_marked(ns))
 		return -1;
-	for (int64_t end = now_ms() + 120000;; usleep(100000)) {
-		if (run("ip link show dsnsmark >/dev/null 2>&1"))
-			return 0;
-		if (now_ms() >= end)
-			return -1;
-	}
+	return netns_marked_gone();
 }
 
 /*
@@ -274,6 +289,176 @@ TEST_F_TIMEOUT(ns, statistics_are_the_namespace_own, 120)
 	EXPECT_EQ(unknown, stat_value(NULL, "ioctl_unknown"));
 	ASSERT_EQ(0, bad_ioctls(1));
 	EXPECT_EQ(unknown + 1, stat_value(NULL, "ioctl_unknown"));
+}
+
+enum { NS_NODE = 61, NS_PORT = 7861 };
+
+/* How many nodes with id are listed in the caller's namespace, at port. */
+static int nodes_listed(struct ds_ctx *ctx, uint32_t id, uint16_t port)
+{
+	struct ds_node_info *nodes;
+	size_t n;
+	int found = 0;
+
+	if (ds_node_list(ctx, &nodes, &n))
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		found += nodes[i].id == id && nodes[i].port == port;
+	free(nodes);
+	return found;
+}
+
+/*
+ * In namespace ns: make node NS_NODE at NS_PORT, see it, and only it,
+ * then delete it so that the namespace can go.  0, or the step that
+ * failed.
+ */
+static int own_node_in(const char *ns)
+{
+	char path[128];
+	struct ds_ctx *ctx;
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", ns);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWNET))
+		return 1;
+	close(fd);
+	if (ds_ctx_open(&ctx))
+		return 2;
+	if (test_node_add(ctx, NS_NODE, "rxe0", NS_PORT))
+		ret = 3;
+	else if (nodes_listed(ctx, NS_NODE, NS_PORT) != 1)
+		ret = 4;
+	else if (ds_node_del(ctx, NS_NODE))
+		ret = 5;
+	else if (nodes_listed(ctx, NS_NODE, NS_PORT) != 0)
+		ret = 6;
+	ds_ctx_close(ctx);
+	return ret;
+}
+
+/*
+ * Node ids are each namespace's own, as its addresses and ports are: a
+ * container makes its node 61 on port 7861 beside the host's node 61 on
+ * the same port, each lists its own once, and the container deleting its
+ * node leaves the host's.  (On the old module the container's add was
+ * refused: a node with this id existed.)
+ */
+TEST_F_TIMEOUT(ns, node_ids_are_the_namespace_own, 120)
+{
+	struct ds_ctx *ctx;
+	struct ds_node_info info;
+	pid_t pid;
+	int st;
+
+	ASSERT_EQ(0, ds_ctx_open(&ctx));
+	ASSERT_EQ(0, test_node_add(ctx, NS_NODE, "rxe0", NS_PORT));
+	pid = fork();
+	if (!pid)
+		_exit(own_node_in("dsns"));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st)) TH_LOG("the namespace's step %d failed", WEXITSTATUS(st));
+	EXPECT_EQ(1, nodes_listed(ctx, NS_NODE, NS_PORT));
+	EXPECT_EQ(0, ds_node_get(ctx, NS_NODE, &info));
+	EXPECT_EQ(0, ds_node_del(ctx, NS_NODE));
+	ds_ctx_close(ctx);
+}
+
+enum { NS_NSID = 7 };
+
+/* In namespace ns: make node NS_NODE at NS_PORT and leave it there. */
+static int node_left_in(const char *ns)
+{
+	char path[128];
+	struct ds_ctx *ctx;
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", ns);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWNET))
+		return 1;
+	close(fd);
+	if (ds_ctx_open(&ctx))
+		return 2;
+	ret = test_node_add(ctx, NS_NODE, "rxe0", NS_PORT) ? 3 : 0;
+	ds_ctx_close(ctx);
+	return ret;
+}
+
+/* As nobody: the container's nodes are neither listed nor deleted. */
+static int netns_nodes_refused(void)
+{
+	struct ds_node_info *nodes = NULL, info;
+	struct ds_ctx *ctx;
+	size_t n;
+	int ret = 0;
+
+	if (ds_ctx_open(&ctx))
+		return 2;
+	if (ds_node_list_netns(ctx, NS_NSID, &nodes, &n) != -EPERM)
+		ret = 3;
+	else if (ds_node_get_netns(ctx, NS_NSID, NS_NODE, &info) != -EPERM)
+		ret = 4;
+	else if (ds_node_del_netns(ctx, NS_NSID, NS_NODE) != -EPERM)
+		ret = 5;
+	free(nodes);
+	ds_ctx_close(ctx);
+	return ret;
+}
+
+/*
+ * A container that ends with a node in it: the node keeps its namespace
+ * (its rdma_cm ids hold it), and the host's admin finds the node by the
+ * namespace's id and deletes it, upon which the namespace goes.  Without
+ * CAP_NET_ADMIN the namespace's nodes are neither listed nor deleted, and
+ * an id the host does not know is ENOENT.
+ */
+TEST_F_TIMEOUT(ns, node_left_in_a_container_is_reached_by_netnsid, 300)
+{
+	struct ds_node_info *nodes = NULL, info;
+	struct ds_ctx *ctx;
+	size_t n = 0;
+	pid_t pid;
+	int st;
+
+	ASSERT_EQ(0, run("ip netns set dsns %d", NS_NSID));
+	pid = fork();
+	if (!pid)
+		_exit(node_left_in("dsns"));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		TH_LOG("the namespace's step %d failed", WEXITSTATUS(st));
+	/* the container ends: no process in it and no name for it */
+	ASSERT_EQ(0, netns_del_marked("dsns"));
+
+	ASSERT_EQ(0, ds_ctx_open(&ctx));
+	ASSERT_EQ(0, ds_node_list_netns(ctx, NS_NSID, &nodes, &n));
+	ASSERT_EQ(1, n);
+	EXPECT_EQ(NS_NODE, nodes[0].id);
+	EXPECT_EQ(NS_PORT, nodes[0].port);
+	free(nodes);
+	EXPECT_EQ(0, ds_node_get_netns(ctx, NS_NSID, NS_NODE, &info));
+	EXPECT_EQ(-ENOENT, ds_node_get(ctx, NS_NODE, &info));
+	EXPECT_EQ(-ENOENT, ds_node_list_netns(ctx, 4242, &nodes, &n));
+	EXPECT_EQ(-ENOENT, ds_node_del_netns(ctx, 4242, NS_NODE));
+
+	pid = fork_nobody();
+	if (!pid)
+		_exit(netns_nodes_refused());
+	EXPECT_EQ(0, child_step(pid));
+	EXPECT_EQ(0, ds_node_get_netns(ctx, NS_NSID, NS_NODE, &info))
+		TH_LOG("the refused delete took the node");
+
+	/* what an admin runs */
+	EXPECT_EQ(0, run("%s -j node show netnsid %d | grep -q '\"node\":%d'",
+			 dsctl_path(), NS_NSID, NS_NODE));
+	EXPECT_EQ(0, run("%s node del id %d netnsid %d", dsctl_path(), NS_NODE, NS_NSID));
+	/* the namespace goes with its last node, and its id with it */
+	EXPECT_EQ(0, netns_marked_gone());
+	EXPECT_EQ(-ENOENT, ds_node_list_netns(ctx, NS_NSID, &nodes, &n));
+	ds_ctx_close(ctx);
 }
 
 TEST_HARNESS_MAIN

@@ -25,15 +25,19 @@ static_assert(DS_NODE_DEVS_MAX == DSMEM_NODE_DEVS_MAX);
 
 namespace {
 
-// A dump into a malloc'd array; node_id 0 leaves out the node filter.
+// A dump into a malloc'd array; node_id 0 leaves out the node filter,
+// a netnsid below 0 the target namespace (the caller's own).
 template <typename T>
 int dump(ds_ctx *ctx, uint8_t cmd, uint32_t node_id,
-	 int (*parse)(struct nl_msg *, T *, bool), T **arr, size_t *count)
+	 int (*parse)(struct nl_msg *, T *, bool), T **arr, size_t *count,
+	 int32_t netnsid = -1)
 {
 	std::vector<T> out;
-	int ret = request(ctx, cmd, true, [node_id](attrs &a) {
+	int ret = request(ctx, cmd, true, [node_id, netnsid](attrs &a) {
 		if (node_id)
 			a.u32(DSMEM_ATTR_NODE_ID, node_id);
+		if (netnsid >= 0)
+			a.s32(DSMEM_ATTR_TARGET_NETNSID, netnsid);
 	}, [&out, parse](struct nl_msg *m) {
 		T item;
 		int r = parse(m, &item, true);
@@ -133,6 +137,35 @@ DS_EXPORT int ds_node_list(struct ds_ctx *ctx, struct ds_node_info **nodes,
 			   size_t *count)
 {
 	return dump(ctx, DSMEM_CMD_NODE_GET, 0, parse_node, nodes, count);
+}
+
+DS_EXPORT int ds_node_del_netns(struct ds_ctx *ctx, int32_t netnsid, uint32_t id)
+{
+	if (netnsid < 0)
+		return fail(ctx, -EINVAL, "a namespace id is not negative");
+	return request(ctx, DSMEM_CMD_NODE_DEL, false, [id, netnsid](attrs &a) {
+		a.u32(DSMEM_ATTR_NODE_ID, id);
+		a.s32(DSMEM_ATTR_TARGET_NETNSID, netnsid);
+	}, ignore_replies);
+}
+
+DS_EXPORT int ds_node_get_netns(struct ds_ctx *ctx, int32_t netnsid, uint32_t id,
+				struct ds_node_info *node)
+{
+	if (netnsid < 0)
+		return fail(ctx, -EINVAL, "a namespace id is not negative");
+	return request_one(ctx, DSMEM_CMD_NODE_GET, [id, netnsid](attrs &a) {
+		a.u32(DSMEM_ATTR_NODE_ID, id);
+		a.s32(DSMEM_ATTR_TARGET_NETNSID, netnsid);
+	}, [node](struct nl_msg *m) { return parse_node(m, node, true); });
+}
+
+DS_EXPORT int ds_node_list_netns(struct ds_ctx *ctx, int32_t netnsid,
+				 struct ds_node_info **nodes, size_t *count)
+{
+	if (netnsid < 0)
+		return fail(ctx, -EINVAL, "a namespace id is not negative");
+	return dump(ctx, DSMEM_CMD_NODE_GET, 0, parse_node, nodes, count, netnsid);
 }
 
 DS_EXPORT int ds_node_devs(struct ds_ctx *ctx, uint32_t id, struct ds_node_dev *devs,

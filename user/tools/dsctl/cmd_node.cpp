@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// dsctl node [show [id N]] | node add id N dev DEV[@NUMA][,DEV[@NUMA]...] port P [key NAME | insecure]
-//      | node set id N accept peers|keyed | node del id N
+// dsctl node [show [id N] [netnsid NSID]]
+//      | node add id N dev DEV[@NUMA][,DEV[@NUMA]...] port P [key NAME | insecure]
+//      | node set id N accept peers|keyed | node del id N [netnsid NSID]
 #include <linux/dsmem.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <vector>
 
@@ -30,11 +32,45 @@ int node_devs(const dsmem::context &ctx, uint32_t id, std::vector<ds_node_dev> &
 	return ret < 0 ? ret : 0;
 }
 
+// The namespace netnsid names (ip netns list-id), or -1 for the caller's.
+int32_t netnsid_arg(const keywords &kw)
+{
+	if (!kw.has("netnsid"))
+		return -1;
+	return static_cast<int32_t>(u64_arg(kw, "netnsid", 0, 0, INT32_MAX, true));
+}
+
+// Nodes of another namespace: described as far as node-get tells (the
+// first device; the device list is asked of the caller's namespace).
+int node_show_netns(env &e, int32_t netnsid, bool one, uint32_t id)
+{
+	dsmem::context ctx = open_context();
+	const std::string in = " in namespace " + std::to_string(netnsid);
+
+	e.out.begin_list();
+	if (!one) {
+		c_array<ds_node_info> nodes;
+		check(ds_node_list_netns(ctx.get(), netnsid, &nodes.data, &nodes.count), ctx,
+		      "cannot list nodes" + in);
+		for (const auto &n : nodes)
+			e.out.add(node_record(n, {}));
+		return 0;
+	}
+	ds_node_info n{};
+	check(ds_node_get_netns(ctx.get(), netnsid, id, &n), ctx,
+	      "cannot show node " + std::to_string(id) + in);
+	e.out.add(node_record(n, {}));
+	return 0;
+}
+
 int node_show(env &e)
 {
-	keywords kw = take_keywords(e, { "id" });
+	keywords kw = take_keywords(e, { "id", "netnsid" });
 	uint32_t id;
 	bool one = id_arg(kw, "id", DSMEM_NODE_ID_MAX, "node id", id);
+	int32_t netnsid = netnsid_arg(kw);
+	if (netnsid >= 0)
+		return node_show_netns(e, netnsid, one, id);
 	dsmem::context ctx = open_context();
 	std::vector<ds_node_dev> devs;
 
@@ -107,11 +143,17 @@ int node_set(env &e)
 
 int node_del(env &e)
 {
-	keywords kw = take_keywords(e, { "id" });
+	keywords kw = take_keywords(e, { "id", "netnsid" });
 	uint32_t id = node_id(kw);
+	int32_t netnsid = netnsid_arg(kw);
 
 	dsmem::context ctx = open_context();
-	check(ds_node_del(ctx.get(), id), ctx, "cannot delete node " + std::to_string(id));
+	if (netnsid >= 0)
+		check(ds_node_del_netns(ctx.get(), netnsid, id), ctx,
+		      "cannot delete node " + std::to_string(id) + " in namespace " +
+		      std::to_string(netnsid));
+	else
+		check(ds_node_del(ctx.get(), id), ctx, "cannot delete node " + std::to_string(id));
 	return 0;
 }
 
@@ -127,10 +169,10 @@ const command node_cmds[] = {
 
 const object node_object = {
 	"node", node_cmds, sizeof(node_cmds) / sizeof(node_cmds[0]),
-	"Usage: dsctl node [show [id N]]\n"
+	"Usage: dsctl node [show [id N] [netnsid NSID]]\n"
 	"       dsctl node add id N dev DEV[@NUMA][,DEV[@NUMA]...] port PORT [ key NAME | insecure ]\n"
 	"       dsctl node set id N accept { peers | keyed }\n"
-	"       dsctl node del id N\n",
+	"       dsctl node del id N [netnsid NSID]\n",
 	false,
 };
 

@@ -603,6 +603,18 @@ int ds_node_get(struct ds_ctx *ctx, uint32_t id, struct ds_node_info *node);
 int ds_node_list(struct ds_ctx *ctx, struct ds_node_info **nodes,
 		 size_t *count);
 /*
+ * The same in another network namespace: the one the caller's namespace
+ * knows by netnsid (`ip netns list-id`).  A node holds its namespace
+ * while it lives, so these are how a host's admin finds and deletes the
+ * nodes a container left behind.  They need CAP_NET_ADMIN over that
+ * namespace; an unknown netnsid is -ENOENT.  (DSUSER_1.14)
+ */
+int ds_node_get_netns(struct ds_ctx *ctx, int32_t netnsid, uint32_t id,
+		      struct ds_node_info *node);
+int ds_node_list_netns(struct ds_ctx *ctx, int32_t netnsid,
+		       struct ds_node_info **nodes, size_t *count);
+int ds_node_del_netns(struct ds_ctx *ctx, int32_t netnsid, uint32_t id);
+/*
  * Node id's devices in the order they were given, less any removed since
  * (the node carries on with the others): the number the node
  * has (1 to DS_NODE_DEVS_MAX; more than max is possible), of which the
