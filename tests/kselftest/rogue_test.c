@@ -860,9 +860,15 @@ TEST_F_TIMEOUT(rogue, overstated_handled_closes, 120)
 	uint64_t bad = stat_value(self->ctx, "msg_bad");
 	struct dsmem_wire_msg ping = { .opcode = DSMEM_WIRE_PING, .handled = 1000 };
 	uint8_t b[DSMEM_WIRE_UNIT];
+	int ret;
 
 	ASSERT_EQ((int)sizeof(b), dsmem_wire_encode(b, sizeof(b), &ping));
-	ASSERT_EQ(0, rogue_send_raw(self->r, b, sizeof(b)));
+	ret = rogue_send_raw(self->r, b, sizeof(b));
+	/*
+	 * the node may close before our send's completion comes back (the
+	 * debug tier once saw it flushed): the close is what is judged
+	 */
+	EXPECT_TRUE(ret == 0 || ret == -ECONNRESET) TH_LOG("send: %d", ret);
 	EXPECT_EQ(0, rogue_wait_closed(self->r, 10000));
 	EXPECT_EQ(bad + 1, stat_value(self->ctx, "msg_bad"));
 	EXPECT_EQ(0, honest_ok(self->ctx, self->seg));
