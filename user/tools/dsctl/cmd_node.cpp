@@ -13,7 +13,6 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
-#include <optional>
 #include <vector>
 
 #include "dsctl.hpp"
@@ -86,38 +85,25 @@ uint32_t id_of(const std::string &v, bool group)
 	fail("owner needs a user name or a uid, not \"" + v + "\"");
 }
 
-// The owner, group and mode a command gives, checked before anything is
-// asked of the module; what it does not give stays as it is.
-struct owner_words {
-	std::optional<uint32_t> uid, gid, mode;
-
-	bool any() const { return uid || gid || mode; }
-	void apply(ds_node_owner &o) const
-	{
-		o.uid = uid.value_or(o.uid);
-		o.gid = gid.value_or(o.gid);
-		o.mode = mode.value_or(o.mode);
-	}
-};
-
-owner_words owner_args(const keywords &kw)
+// Whatever of owner, group and mode the command gives, over *o; false
+// when it gives none.
+bool owner_args(const keywords &kw, ds_node_owner &o)
 {
 	const std::string *owner = kw.get("owner"), *group = kw.get("group");
 	const std::string *mode = kw.get("mode");
-	owner_words w;
 
 	if (owner)
-		w.uid = id_of(*owner, false);
+		o.uid = id_of(*owner, false);
 	if (group)
-		w.gid = id_of(*group, true);
+		o.gid = id_of(*group, true);
 	if (mode) {
 		char *end = nullptr;
 		unsigned long m = strtoul(mode->c_str(), &end, 8);
 		if (mode->empty() || *end || m > 0777)
 			fail("mode needs octal permission bits from 0 to 0777, not \"" + *mode + "\"");
-		w.mode = static_cast<uint32_t>(m);
+		o.mode = static_cast<uint32_t>(m);
 	}
-	return w;
+	return owner || group || mode;
 }
 
 // The node's owner, group and mode into r; nothing from a module without.
@@ -186,8 +172,6 @@ int node_add(env &e)
 	if (!parse_u32(need(kw, "port", "node"), port) || !port || port > 65535)
 		fail("port needs a port number from 1 to 65535");
 
-	owner_words owner = owner_args(kw);
-
 	dsmem::context ctx = open_context();
 	const char *name = key ? key->c_str() : kw.has("insecure") ? nullptr : DS_KEY_DEFAULT;
 	int ret = ds_node_add_keyed(ctx.get(), id, dev.c_str(), static_cast<uint16_t>(port), name);
@@ -197,11 +181,11 @@ int node_add(env &e)
 		     " file FILE; or add the node insecure)");
 	check(ret, ctx, "cannot add node " + std::to_string(id));
 	ds_node_owner o{};
-	if (owner.any()) {
+	if (kw.has("owner") || kw.has("group") || kw.has("mode")) {
 		// what is not given stays the kernel's default: the creator's, 0600
 		ret = ds_node_get_owner(ctx.get(), id, &o);
 		if (!ret) {
-			owner.apply(o);
+			owner_args(kw, o);
 			ret = ds_node_set_owner(ctx.get(), id, &o);
 		}
 		if (ret) {
@@ -226,8 +210,7 @@ int node_set(env &e)
 		policy = DS_ACCEPT_KEYED;
 	else if (accept && *accept != "peers")
 		fail("accept needs peers or keyed, not \"" + *accept + "\"");
-	owner_words owner = owner_args(kw);
-	if (!accept && !owner.any())
+	if (!accept && !kw.has("owner") && !kw.has("group") && !kw.has("mode"))
 		fail("nothing to change: give accept, owner, group or mode");
 
 	dsmem::context ctx = open_context();
@@ -235,9 +218,10 @@ int node_set(env &e)
 	if (accept)
 		check(ds_node_set_accept(ctx.get(), id, policy), ctx, doing);
 	ds_node_owner o{};
-	if (owner.any()) {
+	if (kw.has("owner") || kw.has("group") || kw.has("mode")) {
+		// what is not given stays as it is
 		check(ds_node_get_owner(ctx.get(), id, &o), ctx, doing);
-		owner.apply(o);
+		owner_args(kw, o);
 		check(ds_node_set_owner(ctx.get(), id, &o), ctx, doing);
 	}
 	return 0;
