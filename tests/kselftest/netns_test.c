@@ -235,32 +235,21 @@ static int bad_ioctls(int n)
 	return ret;
 }
 
-/* Moves the calling process into namespace ns: 0, or -1. */
-static int enter_netns(const char *ns)
-{
-	char path[128];
-	int fd, ret;
-
-	snprintf(path, sizeof(path), "/run/netns/%s", ns);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ret = setns(fd, CLONE_NEWNET) ? -1 : 0;
-	close(fd);
-	return ret;
-}
-
 /*
  * In a child moved into namespace ns: its counters start at zero, count
  * what it does, and its reset clears them.  0, or the step that failed.
  */
 static int counts_in(const char *ns)
 {
+	char path[128];
 	struct ds_ctx *ctx;
-	int ret;
+	int fd, ret;
 
-	if (enter_netns(ns))
+	snprintf(path, sizeof(path), "/run/netns/%s", ns);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWNET))
 		return 1;
+	close(fd);
 	if (stat_value(NULL, "ioctl_unknown") || stat_value(NULL, "ioctl_calls"))
 		return 2;
 	if (bad_ioctls(3))
@@ -326,11 +315,15 @@ static int nodes_listed(struct ds_ctx *ctx, uint32_t id, uint16_t port)
  */
 static int own_node_in(const char *ns)
 {
+	char path[128];
 	struct ds_ctx *ctx;
-	int ret = 0;
+	int fd, ret = 0;
 
-	if (enter_netns(ns))
+	snprintf(path, sizeof(path), "/run/netns/%s", ns);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWNET))
 		return 1;
+	close(fd);
 	if (ds_ctx_open(&ctx))
 		return 2;
 	if (test_node_add(ctx, NS_NODE, "rxe0", NS_PORT))
@@ -378,11 +371,15 @@ enum { NS_NSID = 7 };
 /* In namespace ns: make node NS_NODE at NS_PORT and leave it there. */
 static int node_left_in(const char *ns)
 {
+	char path[128];
 	struct ds_ctx *ctx;
-	int ret;
+	int fd, ret;
 
-	if (enter_netns(ns))
+	snprintf(path, sizeof(path), "/run/netns/%s", ns);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWNET))
 		return 1;
+	close(fd);
 	if (ds_ctx_open(&ctx))
 		return 2;
 	ret = test_node_add(ctx, NS_NODE, "rxe0", NS_PORT) ? 3 : 0;

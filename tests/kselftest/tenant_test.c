@@ -90,7 +90,7 @@ FIXTURE_TEARDOWN(tenant)
 }
 
 /* A node is its creator's alone until the admin says otherwise. */
-TEST_F_TIMEOUT(tenant, new_node_is_its_creators_with_mode_0600, 300)
+TEST_F(tenant, new_node_is_its_creators_with_mode_0600)
 {
 	struct ds_node_owner o;
 
@@ -106,7 +106,7 @@ TEST_F_TIMEOUT(tenant, new_node_is_its_creators_with_mode_0600, 300)
  * for the rest, each needing read and write; a refusal is counted and
  * leaves the descriptor free to attach where it may.
  */
-TEST_F_TIMEOUT(tenant, attach_is_checked_as_opening_a_file, 300)
+TEST_F(tenant, attach_is_checked_as_opening_a_file)
 {
 	uint64_t denied = stat_value(NULL, "ioctl_denied");
 
@@ -149,7 +149,7 @@ static int refused_then_attached(uint32_t unused)
 	return 0;
 }
 
-TEST_F_TIMEOUT(tenant, refused_attach_leaves_the_descriptor_free, 300)
+TEST_F(tenant, refused_attach_leaves_the_descriptor_free)
 {
 	ASSERT_EQ(0, owner_set(self->ctx, NODE_MINE, NOBODY, NOBODY, 0600));
 	EXPECT_EQ(0, as_nobody(refused_then_attached, 0));
@@ -169,7 +169,7 @@ static int nobody_sets_owner(uint32_t node)
 	return ret;
 }
 
-TEST_F_TIMEOUT(tenant, only_an_admin_changes_the_owner, 300)
+TEST_F(tenant, only_an_admin_changes_the_owner)
 {
 	struct ds_node_owner o;
 
@@ -193,7 +193,7 @@ TEST_F_TIMEOUT(tenant, only_an_admin_changes_the_owner, 300)
 }
 
 /* What dsctl shows, and what it sets. */
-TEST_F_TIMEOUT(tenant, dsctl_sets_and_shows_the_owner, 300)
+TEST_F(tenant, dsctl_sets_and_shows_the_owner)
 {
 	char out[4096];
 	struct ds_node_owner o;
