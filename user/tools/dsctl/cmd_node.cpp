@@ -1,18 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // dsctl node [show [id N] [netnsid NSID]]
 //      | node add id N dev DEV[@NUMA][,DEV[@NUMA]...] port P [key NAME | insecure]
-//                 [owner USER] [group GROUP] [mode MODE]
-//      | node set id N [accept peers|keyed] [owner USER] [group GROUP] [mode MODE]
-//      | node del id N [netnsid NSID]
-#include <grp.h>
+//      | node set id N accept peers|keyed | node del id N [netnsid NSID]
 #include <linux/dsmem.h>
-#include <pwd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
-#include <cstdlib>
 #include <vector>
 
 #include "dsctl.hpp"
@@ -68,60 +63,6 @@ int node_show_netns(env &e, int32_t netnsid, bool one, uint32_t id)
 	return 0;
 }
 
-// A user or group by name, or a number.
-uint32_t id_of(const std::string &v, bool group)
-{
-	unsigned int n;
-
-	if (parse_u32(v, n))
-		return n;
-	if (group) {
-		if (const struct group *g = getgrnam(v.c_str()))
-			return g->gr_gid;
-		fail("group needs a group name or a gid, not \"" + v + "\"");
-	}
-	if (const struct passwd *p = getpwnam(v.c_str()))
-		return p->pw_uid;
-	fail("owner needs a user name or a uid, not \"" + v + "\"");
-}
-
-// Whatever of owner, group and mode the command gives, over *o; false
-// when it gives none.
-bool owner_args(const keywords &kw, ds_node_owner &o)
-{
-	const std::string *owner = kw.get("owner"), *group = kw.get("group");
-	const std::string *mode = kw.get("mode");
-
-	if (owner)
-		o.uid = id_of(*owner, false);
-	if (group)
-		o.gid = id_of(*group, true);
-	if (mode) {
-		char *end = nullptr;
-		unsigned long m = strtoul(mode->c_str(), &end, 8);
-		if (mode->empty() || *end || m > 0777)
-			fail("mode needs octal permission bits from 0 to 0777, not \"" + *mode + "\"");
-		o.mode = static_cast<uint32_t>(m);
-	}
-	return owner || group || mode;
-}
-
-// The node's owner, group and mode into r; nothing from a module without.
-void add_owner(record &r, const dsmem::context &ctx, uint32_t id)
-{
-	ds_node_owner o{};
-	int ret = ds_node_get_owner(ctx.get(), id, &o);
-
-	if (ret == -EOPNOTSUPP || ret == -ENOENT)
-		return;
-	check(ret, ctx, "cannot read the owner of node " + std::to_string(id));
-	char mode[8];
-	snprintf(mode, sizeof(mode), "%04o", o.mode);
-	r["owner"] = o.uid;
-	r["group"] = o.gid;
-	r["mode"] = mode;
-}
-
 int node_show(env &e)
 {
 	keywords kw = take_keywords(e, { "id", "netnsid" });
@@ -143,9 +84,7 @@ int node_show(env &e)
 			if (ret == -ENOENT)
 				continue;	// deleted since the listing
 			check(ret, ctx, "cannot list the devices of node " + std::to_string(n.id));
-			record r = node_record(n, devs);
-			add_owner(r, ctx, n.id);
-			e.out.add(r);
+			e.out.add(node_record(n, devs));
 		}
 		return 0;
 	}
@@ -153,16 +92,13 @@ int node_show(env &e)
 	const std::string doing = "cannot show node " + std::to_string(id);
 	check(ds_node_get(ctx.get(), id, &n), ctx, doing);
 	check(node_devs(ctx, id, devs), ctx, doing);
-	record r = node_record(n, devs);
-	add_owner(r, ctx, id);
-	e.out.add(r);
+	e.out.add(node_record(n, devs));
 	return 0;
 }
 
 int node_add(env &e)
 {
-	keywords kw = take_keywords(e, { "id", "dev", "port", "key", "owner", "group", "mode" },
-				    { "insecure" });
+	keywords kw = take_keywords(e, { "id", "dev", "port", "key" }, { "insecure" });
 	uint32_t id = node_id(kw);
 	const std::string *key = kw.get("key");
 	if (key && kw.has("insecure"))
@@ -180,20 +116,6 @@ int node_add(env &e)
 		     "\" (add it: dsctl key add name " + name +
 		     " file FILE; or add the node insecure)");
 	check(ret, ctx, "cannot add node " + std::to_string(id));
-	ds_node_owner o{};
-	if (kw.has("owner") || kw.has("group") || kw.has("mode")) {
-		// what is not given stays the kernel's default: the creator's, 0600
-		ret = ds_node_get_owner(ctx.get(), id, &o);
-		if (!ret) {
-			owner_args(kw, o);
-			ret = ds_node_set_owner(ctx.get(), id, &o);
-		}
-		if (ret) {
-			// a node its admin meant for another stays nobody's
-			ds_node_del(ctx.get(), id);
-			check(ret, ctx, "cannot give node " + std::to_string(id) + " its owner");
-		}
-	}
 	if (!name)
 		fprintf(stderr, "Warning: node %u is insecure: any host that reaches port %u "
 			"can connect to it as any node id\n", id, port);
@@ -202,28 +124,20 @@ int node_add(env &e)
 
 int node_set(env &e)
 {
-	keywords kw = take_keywords(e, { "id", "accept", "owner", "group", "mode" });
+	keywords kw = take_keywords(e, { "id", "accept" });
 	uint32_t id = node_id(kw);
-	const std::string *accept = kw.get("accept");
-	int policy = DS_ACCEPT_PEERS;
-	if (accept && *accept == "keyed")
+	const std::string &accept = need(kw, "accept", "node");
+	int policy;
+	if (accept == "peers")
+		policy = DS_ACCEPT_PEERS;
+	else if (accept == "keyed")
 		policy = DS_ACCEPT_KEYED;
-	else if (accept && *accept != "peers")
-		fail("accept needs peers or keyed, not \"" + *accept + "\"");
-	if (!accept && !kw.has("owner") && !kw.has("group") && !kw.has("mode"))
-		fail("nothing to change: give accept, owner, group or mode");
+	else
+		fail("accept needs peers or keyed, not \"" + accept + "\"");
 
 	dsmem::context ctx = open_context();
-	const std::string doing = "cannot change node " + std::to_string(id);
-	if (accept)
-		check(ds_node_set_accept(ctx.get(), id, policy), ctx, doing);
-	ds_node_owner o{};
-	if (kw.has("owner") || kw.has("group") || kw.has("mode")) {
-		// what is not given stays as it is
-		check(ds_node_get_owner(ctx.get(), id, &o), ctx, doing);
-		owner_args(kw, o);
-		check(ds_node_set_owner(ctx.get(), id, &o), ctx, doing);
-	}
+	check(ds_node_set_accept(ctx.get(), id, policy), ctx,
+	      "cannot change node " + std::to_string(id));
 	return 0;
 }
 
@@ -257,9 +171,7 @@ const object node_object = {
 	"node", node_cmds, sizeof(node_cmds) / sizeof(node_cmds[0]),
 	"Usage: dsctl node [show [id N] [netnsid NSID]]\n"
 	"       dsctl node add id N dev DEV[@NUMA][,DEV[@NUMA]...] port PORT [ key NAME | insecure ]\n"
-	"                      [ owner USER ] [ group GROUP ] [ mode MODE ]\n"
-	"       dsctl node set id N [ accept { peers | keyed } ] [ owner USER ] [ group GROUP ]\n"
-	"                      [ mode MODE ]\n"
+	"       dsctl node set id N accept { peers | keyed }\n"
 	"       dsctl node del id N [netnsid NSID]\n",
 	false,
 };
