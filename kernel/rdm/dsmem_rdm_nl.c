@@ -335,14 +335,14 @@ static void dsmem_nl_node_unlock(struct dsmem_node *node)
 }
 
 /*
- * The node, peer or segment the request names, found under its node's
- * lock, which is held, with the node counted in *nodep, on success.
+ * The node, peer or segment the request names in net, found under its
+ * node's lock, which is held, with the node counted in *nodep, on success.
  */
-static void *dsmem_nl_lookup(struct genl_info *info, enum dsmem_nl_obj kind,
-			     struct dsmem_node **nodep)
+static void *dsmem_nl_lookup(struct genl_info *info, struct net *net,
+			     enum dsmem_nl_obj kind, struct dsmem_node **nodep)
 {
 	int attr = kind == DSMEM_NL_PEER ? DSMEM_ATTR_PEER_ID : DSMEM_ATTR_SEG_ID;
-	struct dsmem_node *node = dsmem_nl_node(info, true);
+	struct dsmem_node *node = dsmem_nl_node_in(info, net, true);
 	struct nlattr *a;
 	void *obj;
 
@@ -563,7 +563,8 @@ int dsmem_nl_node_del(struct sk_buff *skb, struct genl_info *info)
 }
 
 /* A "do" request for one object: looked up and described under the lock. */
-static int dsmem_nl_get_doit(struct genl_info *info, enum dsmem_nl_obj kind)
+static int dsmem_nl_get_doit(struct genl_info *info, struct net *net,
+			     enum dsmem_nl_obj kind)
 {
 	static const u8 cmds[] = {
 		[DSMEM_NL_NODE] = DSMEM_CMD_NODE_GET,
@@ -578,7 +579,7 @@ static int dsmem_nl_get_doit(struct genl_info *info, enum dsmem_nl_obj kind)
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
-	obj = dsmem_nl_lookup(info, kind, &node);
+	obj = dsmem_nl_lookup(info, net, kind, &node);
 	if (IS_ERR(obj))
 		return dsmem_nl_reply_send(info, msg, PTR_ERR(obj));
 	ret = dsmem_nl_fill_obj(msg, kind, obj, info->snd_portid,
@@ -589,8 +590,6 @@ static int dsmem_nl_get_doit(struct genl_info *info, enum dsmem_nl_obj kind)
 
 int dsmem_nl_node_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct dsmem_node *node;
-	struct sk_buff *msg;
 	struct net *net;
 	int ret;
 
@@ -599,21 +598,7 @@ int dsmem_nl_node_get_doit(struct sk_buff *skb, struct genl_info *info)
 				  info->extack);
 	if (IS_ERR(net))
 		return PTR_ERR(net);
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!msg) {
-		ret = -ENOMEM;
-		goto out_put_net;
-	}
-	node = dsmem_nl_node_in(info, net, true);
-	if (IS_ERR(node)) {
-		ret = dsmem_nl_reply_send(info, msg, PTR_ERR(node));
-		goto out_put_net;
-	}
-	ret = dsmem_nl_fill_node(msg, node, info->snd_portid, info->snd_seq,
-				 0, DSMEM_CMD_NODE_GET);
-	dsmem_nl_node_unlock(node);
-	ret = dsmem_nl_reply_send(info, msg, ret);
-out_put_net:
+	ret = dsmem_nl_get_doit(info, net, DSMEM_NL_NODE);
 	put_net(net);
 	return ret;
 }
@@ -772,7 +757,8 @@ int dsmem_nl_peer_del(struct sk_buff *skb, struct genl_info *info)
 	struct dsmem_node *node;
 	struct dsmem_peer *peer;
 
-	peer = dsmem_nl_lookup(info, DSMEM_NL_PEER, &node);
+	peer = dsmem_nl_lookup(info, genl_info_net(info), DSMEM_NL_PEER,
+			       &node);
 	if (IS_ERR(peer))
 		return PTR_ERR(peer);
 	kref_get(&peer->ref);
@@ -785,7 +771,7 @@ int dsmem_nl_peer_del(struct sk_buff *skb, struct genl_info *info)
 
 int dsmem_nl_peer_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	return dsmem_nl_get_doit(info, DSMEM_NL_PEER);
+	return dsmem_nl_get_doit(info, genl_info_net(info), DSMEM_NL_PEER);
 }
 
 /*
@@ -914,7 +900,8 @@ int dsmem_nl_seg_del(struct sk_buff *skb, struct genl_info *info)
 	struct dsmem_node *node;
 	struct dsmem_seg *seg;
 
-	seg = dsmem_nl_lookup(info, DSMEM_NL_SEG, &node);
+	seg = dsmem_nl_lookup(info, genl_info_net(info), DSMEM_NL_SEG,
+			      &node);
 	if (IS_ERR(seg))
 		return PTR_ERR(seg);
 	xa_erase(&node->segs, seg->id);
@@ -925,7 +912,7 @@ int dsmem_nl_seg_del(struct sk_buff *skb, struct genl_info *info)
 
 int dsmem_nl_seg_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	return dsmem_nl_get_doit(info, DSMEM_NL_SEG);
+	return dsmem_nl_get_doit(info, genl_info_net(info), DSMEM_NL_SEG);
 }
 
 int dsmem_nl_seg_grant(struct sk_buff *skb, struct genl_info *info)
@@ -938,7 +925,8 @@ int dsmem_nl_seg_grant(struct sk_buff *skb, struct genl_info *info)
 
 	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_PEER_REMOTE_NODE))
 		return -EINVAL;
-	seg = dsmem_nl_lookup(info, DSMEM_NL_SEG, &node);
+	seg = dsmem_nl_lookup(info, genl_info_net(info), DSMEM_NL_SEG,
+			      &node);
 	if (IS_ERR(seg))
 		return PTR_ERR(seg);
 	remote = nla_get_u32(info->attrs[DSMEM_ATTR_PEER_REMOTE_NODE]);
@@ -960,7 +948,8 @@ int dsmem_nl_seg_revoke(struct sk_buff *skb, struct genl_info *info)
 
 	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_PEER_REMOTE_NODE))
 		return -EINVAL;
-	seg = dsmem_nl_lookup(info, DSMEM_NL_SEG, &node);
+	seg = dsmem_nl_lookup(info, genl_info_net(info), DSMEM_NL_SEG,
+			      &node);
 	if (IS_ERR(seg))
 		return PTR_ERR(seg);
 	remote = nla_get_u32(info->attrs[DSMEM_ATTR_PEER_REMOTE_NODE]);

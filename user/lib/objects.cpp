@@ -25,6 +25,13 @@ static_assert(DS_NODE_DEVS_MAX == DSMEM_NODE_DEVS_MAX);
 
 namespace {
 
+// The caller's namespace (netnsid -1), or the one it knows by netnsid.
+void put_target(attrs &a, int32_t netnsid)
+{
+	if (netnsid >= 0)
+		a.s32(DSMEM_ATTR_TARGET_NETNSID, netnsid);
+}
+
 // A dump into a malloc'd array; node_id 0 leaves out the node filter,
 // a netnsid below 0 the target namespace (the caller's own).
 template <typename T>
@@ -36,8 +43,7 @@ int dump(ds_ctx *ctx, uint8_t cmd, uint32_t node_id,
 	int ret = request(ctx, cmd, true, [node_id, netnsid](attrs &a) {
 		if (node_id)
 			a.u32(DSMEM_ATTR_NODE_ID, node_id);
-		if (netnsid >= 0)
-			a.s32(DSMEM_ATTR_TARGET_NETNSID, netnsid);
+		put_target(a, netnsid);
 	}, [&out, parse](struct nl_msg *m) {
 		T item;
 		int r = parse(m, &item, true);
@@ -118,19 +124,42 @@ DS_EXPORT int ds_key_list(struct ds_ctx *ctx, struct ds_key_info **keys, size_t 
 	return dump(ctx, DSMEM_CMD_KEY_GET, 0, parse_key, keys, count);
 }
 
+namespace {
+
+int node_del(ds_ctx *ctx, int32_t netnsid, uint32_t id)
+{
+	return request(ctx, DSMEM_CMD_NODE_DEL, false, [id, netnsid](attrs &a) {
+		a.u32(DSMEM_ATTR_NODE_ID, id);
+		put_target(a, netnsid);
+	}, ignore_replies);
+}
+
+int node_get(ds_ctx *ctx, int32_t netnsid, uint32_t id, ds_node_info *node)
+{
+	return request_one(ctx, DSMEM_CMD_NODE_GET, [id, netnsid](attrs &a) {
+		a.u32(DSMEM_ATTR_NODE_ID, id);
+		put_target(a, netnsid);
+	}, [node](struct nl_msg *m) { return parse_node(m, node, true); });
+}
+
+// A netnsid the caller gave: -EINVAL, said, when negative (which would
+// otherwise mean its own namespace).
+int check_netnsid(ds_ctx *ctx, int32_t netnsid)
+{
+	return netnsid < 0 ? fail(ctx, -EINVAL, "a namespace id is not negative") : 0;
+}
+
+}  // namespace
+
 DS_EXPORT int ds_node_del(struct ds_ctx *ctx, uint32_t id)
 {
-	return request(ctx, DSMEM_CMD_NODE_DEL, false, [id](attrs &a) {
-		a.u32(DSMEM_ATTR_NODE_ID, id);
-	}, ignore_replies);
+	return node_del(ctx, -1, id);
 }
 
 DS_EXPORT int ds_node_get(struct ds_ctx *ctx, uint32_t id,
 			  struct ds_node_info *node)
 {
-	return request_one(ctx, DSMEM_CMD_NODE_GET, [id](attrs &a) {
-		a.u32(DSMEM_ATTR_NODE_ID, id);
-	}, [node](struct nl_msg *m) { return parse_node(m, node, true); });
+	return node_get(ctx, -1, id, node);
 }
 
 DS_EXPORT int ds_node_list(struct ds_ctx *ctx, struct ds_node_info **nodes,
@@ -141,31 +170,25 @@ DS_EXPORT int ds_node_list(struct ds_ctx *ctx, struct ds_node_info **nodes,
 
 DS_EXPORT int ds_node_del_netns(struct ds_ctx *ctx, int32_t netnsid, uint32_t id)
 {
-	if (netnsid < 0)
-		return fail(ctx, -EINVAL, "a namespace id is not negative");
-	return request(ctx, DSMEM_CMD_NODE_DEL, false, [id, netnsid](attrs &a) {
-		a.u32(DSMEM_ATTR_NODE_ID, id);
-		a.s32(DSMEM_ATTR_TARGET_NETNSID, netnsid);
-	}, ignore_replies);
+	int ret = check_netnsid(ctx, netnsid);
+
+	return ret ? ret : node_del(ctx, netnsid, id);
 }
 
 DS_EXPORT int ds_node_get_netns(struct ds_ctx *ctx, int32_t netnsid, uint32_t id,
 				struct ds_node_info *node)
 {
-	if (netnsid < 0)
-		return fail(ctx, -EINVAL, "a namespace id is not negative");
-	return request_one(ctx, DSMEM_CMD_NODE_GET, [id, netnsid](attrs &a) {
-		a.u32(DSMEM_ATTR_NODE_ID, id);
-		a.s32(DSMEM_ATTR_TARGET_NETNSID, netnsid);
-	}, [node](struct nl_msg *m) { return parse_node(m, node, true); });
+	int ret = check_netnsid(ctx, netnsid);
+
+	return ret ? ret : node_get(ctx, netnsid, id, node);
 }
 
 DS_EXPORT int ds_node_list_netns(struct ds_ctx *ctx, int32_t netnsid,
 				 struct ds_node_info **nodes, size_t *count)
 {
-	if (netnsid < 0)
-		return fail(ctx, -EINVAL, "a namespace id is not negative");
-	return dump(ctx, DSMEM_CMD_NODE_GET, 0, parse_node, nodes, count, netnsid);
+	int ret = check_netnsid(ctx, netnsid);
+
+	return ret ? ret : dump(ctx, DSMEM_CMD_NODE_GET, 0, parse_node, nodes, count, netnsid);
 }
 
 DS_EXPORT int ds_node_devs(struct ds_ctx *ctx, uint32_t id, struct ds_node_dev *devs,
