@@ -235,21 +235,32 @@ static int bad_ioctls(int n)
 	return ret;
 }
 
+/* Moves the calling process into namespace ns: 0, or -1. */
+static int enter_netns(const char *ns)
+{
+	char path[128];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", ns);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ret = setns(fd, CLONE_NEWNET) ? -1 : 0;
+	close(fd);
+	return ret;
+}
+
 /*
  * In a child moved into namespace ns: its counters start at zero, count
  * what it does, and its reset clears them.  0, or the step that failed.
  */
 static int counts_in(const char *ns)
 {
-	char path[128];
 	struct ds_ctx *ctx;
-	int fd, ret;
+	int ret;
 
-	snprintf(path, sizeof(path), "/run/netns/%s", ns);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || setns(fd, CLONE_NEWNET))
+	if (enter_netns(ns))
 		return 1;
-	close(fd);
 	if (stat_value(NULL, "ioctl_unknown") || stat_value(NULL, "ioctl_calls"))
 		return 2;
 	if (bad_ioctls(3))
@@ -315,15 +326,11 @@ static int nodes_listed(struct ds_ctx *ctx, uint32_t id, uint16_t port)
  */
 static int own_node_in(const char *ns)
 {
-	char path[128];
 	struct ds_ctx *ctx;
-	int fd, ret = 0;
+	int ret = 0;
 
-	snprintf(path, sizeof(path), "/run/netns/%s", ns);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || setns(fd, CLONE_NEWNET))
+	if (enter_netns(ns))
 		return 1;
-	close(fd);
 	if (ds_ctx_open(&ctx))
 		return 2;
 	if (test_node_add(ctx, NS_NODE, "rxe0", NS_PORT))
@@ -371,15 +378,11 @@ enum { NS_NSID = 7 };
 /* In namespace ns: make node NS_NODE at NS_PORT and leave it there. */
 static int node_left_in(const char *ns)
 {
-	char path[128];
 	struct ds_ctx *ctx;
-	int fd, ret;
+	int ret;
 
-	snprintf(path, sizeof(path), "/run/netns/%s", ns);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || setns(fd, CLONE_NEWNET))
+	if (enter_netns(ns))
 		return 1;
-	close(fd);
 	if (ds_ctx_open(&ctx))
 		return 2;
 	ret = test_node_add(ctx, NS_NODE, "rxe0", NS_PORT) ? 3 : 0;
@@ -443,6 +446,12 @@ TEST_F_TIMEOUT(ns, node_left_in_a_container_is_reached_by_netnsid, 300)
 	EXPECT_EQ(-ENOENT, ds_node_get(ctx, NS_NODE, &info));
 	EXPECT_EQ(-ENOENT, ds_node_list_netns(ctx, 4242, &nodes, &n));
 	EXPECT_EQ(-ENOENT, ds_node_del_netns(ctx, 4242, NS_NODE));
+	/* a negative id would name the caller's own namespace: refused */
+	ASSERT_EQ(0, test_node_add(ctx, NS_NODE, "rxe0", NS_PORT));
+	EXPECT_EQ(-EINVAL, ds_node_list_netns(ctx, -1, &nodes, &n));
+	EXPECT_EQ(-EINVAL, ds_node_get_netns(ctx, -1, NS_NODE, &info));
+	EXPECT_EQ(-EINVAL, ds_node_del_netns(ctx, -1, NS_NODE));
+	EXPECT_EQ(0, ds_node_del(ctx, NS_NODE)) TH_LOG("the refused delete took the host's node");
 
 	pid = fork_nobody();
 	if (!pid)

@@ -514,6 +514,17 @@ void test_parse_stats(void **)
 }
 
 // An NLMSG_ERROR as the kernel sends it with NETLINK_EXT_ACK set.
+// An NLMSGERR_ATTR_MSG of text at buf[at]: the bytes it takes.
+size_t put_msg_tlv(std::vector<uint8_t> &buf, size_t at, const char *text)
+{
+	auto *a = reinterpret_cast<struct nlattr *>(buf.data() + at);
+
+	a->nla_type = NLMSGERR_ATTR_MSG;
+	a->nla_len = NLA_HDRLEN + strlen(text) + 1;
+	memcpy(reinterpret_cast<char *>(a) + NLA_HDRLEN, text, strlen(text) + 1);
+	return NLA_ALIGN(a->nla_len);
+}
+
 std::vector<uint8_t> error_msg(int error, bool capped, const char *text,
 			       size_t echoed_payload = 0, bool corrupt = false)
 {
@@ -530,12 +541,8 @@ std::vector<uint8_t> error_msg(int error, bool capped, const char *text,
 	if (!capped)
 		len += NLMSG_ALIGN(echoed_payload);
 	if (text) {
+		len += put_msg_tlv(buf, len, text);
 		auto *a = reinterpret_cast<struct nlattr *>(buf.data() + len);
-		a->nla_type = NLMSGERR_ATTR_MSG;
-		a->nla_len = NLA_HDRLEN + strlen(text) + 1;
-		memcpy(reinterpret_cast<char *>(a) + NLA_HDRLEN, text, strlen(text) + 1);
-		len += NLA_ALIGN(a->nla_len);
-		a = reinterpret_cast<struct nlattr *>(buf.data() + len);
 		a->nla_type = NLMSGERR_ATTR_OFFS;
 		a->nla_len = NLA_HDRLEN + 4;
 		uint32_t off = 20;
@@ -594,13 +601,8 @@ std::vector<uint8_t> done_msg(int error, const char *text)
 	nlh->nlmsg_type = NLMSG_DONE;
 	nlh->nlmsg_flags = NLM_F_MULTI | (text ? NLM_F_ACK_TLVS : 0);
 	memcpy(NLMSG_DATA(nlh), &error, sizeof(int));
-	if (text) {
-		auto *a = reinterpret_cast<struct nlattr *>(buf.data() + len);
-		a->nla_type = NLMSGERR_ATTR_MSG;
-		a->nla_len = NLA_HDRLEN + strlen(text) + 1;
-		memcpy(reinterpret_cast<char *>(a) + NLA_HDRLEN, text, strlen(text) + 1);
-		len += NLA_ALIGN(a->nla_len);
-	}
+	if (text)
+		len += put_msg_tlv(buf, len, text);
 	nlh->nlmsg_len = len;
 	buf.resize(len);
 	return buf;

@@ -97,6 +97,10 @@ void admission_words_are_checked(void **)
 	refused({ "node", "set", "id", "1", "accept", "anyone" },
 		"accept needs peers or keyed, not \"anyone\"");
 	refused({ "node", "set", "id", "1" }, "missing accept, try \"dsctl node help\"");
+	refused({ "node", "show", "netnsid", "-1" },
+		"netnsid needs a number from 0 to 2147483647, not \"-1\"");
+	refused({ "node", "del", "id", "1", "netnsid", "2147483648" },
+		"netnsid needs a number from 0 to 2147483647, not \"2147483648\"");
 	refused({ "peer", "add", "node", "1", "addr", "10.0.0.1", "port", "7471", "listen" },
 		"a listen peer connects to this node: it takes no port");
 	refused({ "peer", "add", "node", "1", "addr", "10.0.0.1", "listen" },
