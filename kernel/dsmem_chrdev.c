@@ -21,23 +21,22 @@
 #include "rdm/dsmem_rdm.h"
 #include "slope_fault/dsmem_slope.h"
 
-/* dsmem_ioctl_desc.flags */
-#define DSMEM_IOCF_ADMIN	BIT(0)	/* needs CAP_NET_ADMIN */
-
+/*
+ * No command is for CAP_NET_ADMIN alone: attaching, which grants the use
+ * of a node, is checked against the node's owner, group and mode.
+ */
 struct dsmem_ioctl_desc {
 	unsigned int cmd;	/* the command as this module defines it */
 	int (*handler)(struct file *filp, void *arg);
 	u16 min_size;		/* first published size of the argument */
-	u16 flags;
 };
 
 /* DSMEM_IOCTL(VERSION, ...) binds DSMEM_IOC_VERSION and its _SIZE_VER0 */
-#define DSMEM_IOCTL(_name, _handler, _flags)				\
+#define DSMEM_IOCTL(_name, _handler)					\
 	[_IOC_NR(DSMEM_IOC_##_name)] = {				\
 		.cmd = DSMEM_IOC_##_name,				\
 		.handler = _handler,					\
 		.min_size = DSMEM_IOC_##_name##_SIZE_VER0,		\
-		.flags = _flags,					\
 	}
 
 static int dsmem_ioc_version(struct file *filp, void *arg);
@@ -50,6 +49,8 @@ static int dsmem_ioc_attach(struct file *filp, void *arg)
 	int ret;
 
 	ret = dsmem_xfer_attach(file->xfer, arg);
+	if (ret == -EACCES)
+		dsmem_stat_inc(current->nsproxy->net_ns, DSMEM_STAT_IOCTL_DENIED);
 	if (ret)
 		return ret;
 	node = dsmem_xfer_node_get(file->xfer);
@@ -164,22 +165,21 @@ static int dsmem_ioc_ring_enter(struct file *filp, void *arg)
 }
 
 static const struct dsmem_ioctl_desc dsmem_ioctls[] = {
-	DSMEM_IOCTL(VERSION, dsmem_ioc_version, 0),
-	/* attaching is what grants the use of a node's connections */
-	DSMEM_IOCTL(ATTACH, dsmem_ioc_attach, DSMEM_IOCF_ADMIN),
-	DSMEM_IOCTL(MR_REG, dsmem_ioc_mr_reg, 0),
-	DSMEM_IOCTL(MR_DEREG, dsmem_ioc_mr_dereg, 0),
-	DSMEM_IOCTL(SUBMIT, dsmem_ioc_submit, 0),
-	DSMEM_IOCTL(TASK, dsmem_ioc_task, 0),
-	DSMEM_IOCTL(SLOPE_ALLOC, dsmem_ioc_slope_alloc, 0),
-	DSMEM_IOCTL(SLOPE_FREE, dsmem_ioc_slope_free, 0),
-	DSMEM_IOCTL(SLOPE_MIGRATE, dsmem_ioc_slope_migrate, 0),
-	DSMEM_IOCTL(SLOPE_MIG_GET, dsmem_ioc_slope_mig_get, 0),
-	DSMEM_IOCTL(SLOPE_MIG_STOP, dsmem_ioc_slope_mig_stop, 0),
-	DSMEM_IOCTL(SLOPE_RECV, dsmem_ioc_slope_recv, 0),
-	DSMEM_IOCTL(SLOPE_DIRTY, dsmem_ioc_slope_dirty, 0),
-	DSMEM_IOCTL(RING_SETUP, dsmem_ioc_ring_setup, 0),
-	DSMEM_IOCTL(RING_ENTER, dsmem_ioc_ring_enter, 0),
+	DSMEM_IOCTL(VERSION, dsmem_ioc_version),
+	DSMEM_IOCTL(ATTACH, dsmem_ioc_attach),
+	DSMEM_IOCTL(MR_REG, dsmem_ioc_mr_reg),
+	DSMEM_IOCTL(MR_DEREG, dsmem_ioc_mr_dereg),
+	DSMEM_IOCTL(SUBMIT, dsmem_ioc_submit),
+	DSMEM_IOCTL(TASK, dsmem_ioc_task),
+	DSMEM_IOCTL(SLOPE_ALLOC, dsmem_ioc_slope_alloc),
+	DSMEM_IOCTL(SLOPE_FREE, dsmem_ioc_slope_free),
+	DSMEM_IOCTL(SLOPE_MIGRATE, dsmem_ioc_slope_migrate),
+	DSMEM_IOCTL(SLOPE_MIG_GET, dsmem_ioc_slope_mig_get),
+	DSMEM_IOCTL(SLOPE_MIG_STOP, dsmem_ioc_slope_mig_stop),
+	DSMEM_IOCTL(SLOPE_RECV, dsmem_ioc_slope_recv),
+	DSMEM_IOCTL(SLOPE_DIRTY, dsmem_ioc_slope_dirty),
+	DSMEM_IOCTL(RING_SETUP, dsmem_ioc_ring_setup),
+	DSMEM_IOCTL(RING_ENTER, dsmem_ioc_ring_enter),
 };
 
 static int dsmem_ioc_version(struct file *filp, void *arg)
@@ -241,11 +241,6 @@ static long dsmem_ioctl(struct file *filp, unsigned int cmd, unsigned long uarg)
 		dsmem_stat_inc(net, DSMEM_STAT_IOCTL_SHORT);
 		return -EINVAL;
 	}
-	if ((desc->flags & DSMEM_IOCF_ADMIN) && !capable(CAP_NET_ADMIN)) {
-		dsmem_stat_inc(net, DSMEM_STAT_IOCTL_DENIED);
-		return -EPERM;
-	}
-
 	ksize = _IOC_SIZE(desc->cmd);
 	ret = copy_struct_from_user(karg, ksize, argp, usize);
 	if (ret) {

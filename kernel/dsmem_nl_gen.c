@@ -44,7 +44,7 @@ static const struct nla_policy dsmem_dev_get_nl_policy[DSMEM_ATTR_DEV_NAME + 1] 
 	},
 };
 
-static const struct nla_policy dsmem_node_new_nl_policy[DSMEM_ATTR_NODE_DEVS + 1] = {
+static const struct nla_policy dsmem_node_new_nl_policy[DSMEM_ATTR_NODE_MODE + 1] = {
 	[DSMEM_ATTR_DEV_INDEX] = { .type = NLA_U32 },
 	[DSMEM_ATTR_DEV_NAME] = {
 		.type = NLA_NUL_STRING, .len = IB_DEVICE_NAME_MAX - 1,
@@ -58,6 +58,9 @@ static const struct nla_policy dsmem_node_new_nl_policy[DSMEM_ATTR_NODE_DEVS + 1
 	[DSMEM_ATTR_NODE_INSECURE] = { .type = NLA_FLAG },
 	[DSMEM_ATTR_NODE_ACCEPT] = NLA_POLICY_MAX(NLA_U8, DSMEM_ACCEPT_KEYED),
 	[DSMEM_ATTR_NODE_DEVS] = NLA_POLICY_NESTED(dsmem_node_devs_nl_policy),
+	[DSMEM_ATTR_NODE_OWNER] = { .type = NLA_U32 },
+	[DSMEM_ATTR_NODE_GROUP] = { .type = NLA_U32 },
+	[DSMEM_ATTR_NODE_MODE] = NLA_POLICY_MAX(NLA_U16, 511),
 };
 
 static const struct nla_policy dsmem_node_del_nl_policy[DSMEM_ATTR_TARGET_NETNSID + 1] = {
@@ -210,10 +213,13 @@ static const struct nla_policy dsmem_key_del_nl_policy[DSMEM_ATTR_KEY_NAME + 1] 
 	},
 };
 
-static const struct nla_policy dsmem_node_set_nl_policy[DSMEM_ATTR_NODE_ACCEPT + 1] = {
+static const struct nla_policy dsmem_node_set_nl_policy[DSMEM_ATTR_NODE_MODE + 1] = {
 	[DSMEM_ATTR_NODE_ID] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &dsmem_node_id_range),
 	[DSMEM_ATTR_NODE_ACCEPT] = NLA_POLICY_MAX(NLA_U8, DSMEM_ACCEPT_KEYED),
+	[DSMEM_ATTR_NODE_OWNER] = { .type = NLA_U32 },
+	[DSMEM_ATTR_NODE_GROUP] = { .type = NLA_U32 },
+	[DSMEM_ATTR_NODE_MODE] = NLA_POLICY_MAX(NLA_U16, 511),
 };
 
 static const struct genl_ops dsmem_nl_ops[] = {

@@ -6,6 +6,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cred.h>
 #include <linux/delay.h>
 #include <linux/in.h>
 #include <linux/in6.h>
@@ -115,6 +116,31 @@ struct dsmem_node *dsmem_node_next(unsigned long *id, unsigned long max,
 }
 
 /*
+ * 0 when the caller may attach a descriptor to node, else -EACCES.  It is
+ * checked as opening a file of the node's owner, group and mode for
+ * reading and writing is (a descriptor does both through the node's
+ * connections): the owner's bits for the owner, the group's for a member,
+ * the others' for the rest.  CAP_NET_ADMIN over the node's namespace
+ * overrides, as it does for everything of the node.
+ */
+int dsmem_node_may_attach(struct dsmem_node *node)
+{
+	const struct cred *cred = current_cred();
+	unsigned int mode;
+
+	mutex_lock(&node->lock);
+	mode = node->access.mode;
+	if (uid_eq(cred->fsuid, node->access.owner))
+		mode >>= 6;
+	else if (in_group_p(node->access.group))
+		mode >>= 3;
+	mutex_unlock(&node->lock);
+	if ((mode & 06) == 06)
+		return 0;
+	return ns_capable(node->net->user_ns, CAP_NET_ADMIN) ? 0 : -EACCES;
+}
+
+/*
  * Lock a counted node to add to its tables: false, with the lock dropped,
  * once it is unlinked -- its teardown empties them after setting dead.
  */
@@ -216,6 +242,7 @@ static bool dsmem_node_devs_gone(const struct dsmem_node *node,
  */
 int dsmem_node_create(u32 id, struct dsmem_device **sdevs, const int *numas,
 		      unsigned int ndevs, u16 port, const char *key, u8 accept,
+		      const struct dsmem_node_access *access,
 		      struct net *net, struct netlink_ext_ack *extack)
 {
 	struct xarray *ids = dsmem_node_ids(net);
@@ -266,6 +293,7 @@ int dsmem_node_create(u32 id, struct dsmem_device **sdevs, const int *numas,
 	if (key)
 		strscpy(node->key, key, sizeof(node->key));
 	node->accept = accept;
+	node->access = *access;
 	atomic_set(&node->unauth, 0);
 	node->net = get_net(net);
 	node->memcg = get_mem_cgroup_from_mm(current->mm);

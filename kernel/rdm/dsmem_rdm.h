@@ -89,6 +89,16 @@ struct dsmem_node_dev {
 /* node-new names no NUMA node for a device: it says where it is */
 #define DSMEM_NUMA_ASK		(NUMA_NO_NODE - 1)
 
+/*
+ * Who may attach a descriptor to a node: checked as opening a file with
+ * this owner, group and mode is (dsmem_node_may_attach).
+ */
+struct dsmem_node_access {
+	kuid_t owner;
+	kgid_t group;
+	u16 mode;			/* 0 to 0777 */
+};
+
 struct dsmem_node {
 	enum dsmem_cm_ctx cm_ctx;	/* DSMEM_CM_LISTENER */
 	u32 id;				/* unique within its namespace */
@@ -137,6 +147,7 @@ struct dsmem_node {
 	/* the key its peers prove; "": insecure (set at creation) */
 	char key[DSMEM_KEY_NAME_MAX];
 	u8 accept;			/* enum dsmem_accept, lock */
+	struct dsmem_node_access access;	/* lock */
 	atomic_t unauth;		/* connections not yet authenticated */
 	struct list_head files;		/* attached dsmem_xfer_file, file_lock */
 	spinlock_t file_lock;
@@ -391,7 +402,9 @@ bool dsmem_node_lock_live(struct dsmem_node *node);
 void dsmem_node_put(struct dsmem_node *node);
 int dsmem_node_create(u32 id, struct dsmem_device **sdevs, const int *numas,
 		      unsigned int ndevs, u16 port, const char *key, u8 accept,
+		      const struct dsmem_node_access *access,
 		      struct net *net, struct netlink_ext_ack *extack);
+int dsmem_node_may_attach(struct dsmem_node *node);
 int dsmem_node_dev_slot(const struct dsmem_node *node,
 			const struct ib_device *ibdev);
 struct ib_device *dsmem_node_first_dev(const struct dsmem_node *node);

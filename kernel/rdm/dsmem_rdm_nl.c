@@ -92,6 +92,15 @@ static int dsmem_nl_fill_node(struct sk_buff *skb, struct dsmem_node *node,
 			goto err_cancel;
 		if (nla_put_u8(skb, DSMEM_ATTR_NODE_ACCEPT, node->accept))
 			goto err_cancel;
+		/* ids as the namespace's owner sees them, for every reader */
+		if (nla_put_u32(skb, DSMEM_ATTR_NODE_OWNER,
+				from_kuid_munged(node->net->user_ns,
+						 node->access.owner)) ||
+		    nla_put_u32(skb, DSMEM_ATTR_NODE_GROUP,
+				from_kgid_munged(node->net->user_ns,
+						 node->access.group)) ||
+		    nla_put_u16(skb, DSMEM_ATTR_NODE_MODE, node->access.mode))
+			goto err_cancel;
 	}
 	genlmsg_end(skb, hdr);
 	return 0;
@@ -469,9 +478,44 @@ static int dsmem_nl_node_devs(struct genl_info *info,
 	return n;
 }
 
+/*
+ * The owner, group and mode the request gives, over what *acc holds: ids
+ * read in the user namespace that owns net, as node-get reports them.
+ */
+static int dsmem_nl_node_access(struct genl_info *info, struct net *net,
+				struct dsmem_node_access *acc)
+{
+	struct nlattr *owner = info->attrs[DSMEM_ATTR_NODE_OWNER];
+	struct nlattr *group = info->attrs[DSMEM_ATTR_NODE_GROUP];
+	struct nlattr *mode = info->attrs[DSMEM_ATTR_NODE_MODE];
+	struct dsmem_node_access a = *acc;
+
+	if (owner) {
+		a.owner = make_kuid(net->user_ns, nla_get_u32(owner));
+		if (!uid_valid(a.owner)) {
+			NL_SET_ERR_MSG_ATTR(info->extack, owner,
+					    "this uid has no mapping in the namespace's user namespace");
+			return -EINVAL;
+		}
+	}
+	if (group) {
+		a.group = make_kgid(net->user_ns, nla_get_u32(group));
+		if (!gid_valid(a.group)) {
+			NL_SET_ERR_MSG_ATTR(info->extack, group,
+					    "this gid has no mapping in the namespace's user namespace");
+			return -EINVAL;
+		}
+	}
+	if (mode)
+		a.mode = nla_get_u16(mode);
+	*acc = a;
+	return 0;
+}
+
 int dsmem_nl_node_new(struct sk_buff *skb, struct genl_info *info)
 {
 	struct dsmem_device *sdevs[DSMEM_NODE_DEVS_MAX];
+	struct dsmem_node_access access;
 	int numas[DSMEM_NODE_DEVS_MAX];
 	u8 accept = DSMEM_ACCEPT_PEERS;
 	const char *key = NULL;
@@ -499,6 +543,13 @@ int dsmem_nl_node_new(struct sk_buff *skb, struct genl_info *info)
 	ret = dsmem_nl_accept(info, key ? key : "", &accept);
 	if (ret)
 		return ret;
+	/* by default the creator's alone, as a file it makes with 0600 */
+	access.owner = current_fsuid();
+	access.group = current_fsgid();
+	access.mode = 0600;
+	ret = dsmem_nl_node_access(info, genl_info_net(info), &access);
+	if (ret)
+		return ret;
 
 	mutex_lock(&dsmem_nodes_lock);
 	mutex_lock(&dsmem_devs_lock);
@@ -515,31 +566,50 @@ int dsmem_nl_node_new(struct sk_buff *skb, struct genl_info *info)
 	ret = dsmem_node_create(nla_get_u32(info->attrs[DSMEM_ATTR_NODE_ID]),
 				sdevs, numas, ndevs,
 				nla_get_u16(info->attrs[DSMEM_ATTR_NODE_PORT]),
-				key, accept, genl_info_net(info), info->extack);
+				key, accept, &access, genl_info_net(info),
+				info->extack);
 out:
 	mutex_unlock(&dsmem_nodes_lock);
 	return ret;
 }
 
-/* Admission changes apply to the next connect; connections stay. */
+/*
+ * Admission changes apply to the next connect, connections stay; owner
+ * changes to the next attach, descriptors attached stay.  All or nothing.
+ */
 int dsmem_nl_node_set(struct sk_buff *skb, struct genl_info *info)
 {
+	struct dsmem_node_access access;
 	struct dsmem_node *node;
 	u8 accept;
 	int ret;
 
-	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_NODE_ACCEPT))
+	if (!info->attrs[DSMEM_ATTR_NODE_ACCEPT] &&
+	    !info->attrs[DSMEM_ATTR_NODE_OWNER] &&
+	    !info->attrs[DSMEM_ATTR_NODE_GROUP] &&
+	    !info->attrs[DSMEM_ATTR_NODE_MODE]) {
+		NL_SET_ERR_MSG(info->extack,
+			       "nothing to change: give node-accept, node-owner, node-group or node-mode");
 		return -EINVAL;
+	}
 	node = dsmem_nl_node(info, true);
 	if (IS_ERR(node))
 		return PTR_ERR(node);
+	accept = node->accept;
 	ret = dsmem_nl_accept(info, node->key, &accept);
-	if (!ret && node->accept != accept) {
+	access = node->access;
+	if (!ret)
+		ret = dsmem_nl_node_access(info, node->net, &access);
+	if (ret)
+		goto out_unlock;
+	if (node->accept != accept) {
 		node->accept = accept;
 		pr_info("node %u: accepts %s\n", node->id,
 			accept == DSMEM_ACCEPT_KEYED ?
 			"any address that proves its key" : "its peers only");
 	}
+	node->access = access;
+out_unlock:
 	dsmem_nl_node_unlock(node);
 	return ret;
 }

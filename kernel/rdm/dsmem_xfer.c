@@ -1269,14 +1269,19 @@ int dsmem_xfer_attach(struct dsmem_xfer_file *file, void *arg)
 
 	if (a->flags)
 		return -EINVAL;
+	node = dsmem_node_get(a->node_id, current->nsproxy->net_ns);
+	if (!node)
+		return -ENOENT;
+	/* before file->lock: it takes the node's lock */
+	ret = dsmem_node_may_attach(node);
+	if (ret) {
+		dsmem_node_put(node);
+		return ret;
+	}
 	mutex_lock(&file->lock);
 	if (file->node) {
+		dsmem_node_put(node);
 		ret = -EBUSY;
-		goto out;
-	}
-	node = dsmem_node_get(a->node_id, current->nsproxy->net_ns);
-	if (!node) {
-		ret = -ENOENT;
 		goto out;
 	}
 	spin_lock(&node->file_lock);

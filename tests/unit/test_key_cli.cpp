@@ -96,7 +96,16 @@ void admission_words_are_checked(void **)
 {
 	refused({ "node", "set", "id", "1", "accept", "anyone" },
 		"accept needs peers or keyed, not \"anyone\"");
-	refused({ "node", "set", "id", "1" }, "missing accept, try \"dsctl node help\"");
+	refused({ "node", "set", "id", "1" },
+		"nothing to change: give accept, owner, group or mode");
+	refused({ "node", "set", "id", "1", "mode", "0999" },
+		"mode needs octal permission bits from 0 to 0777, not \"0999\"");
+	refused({ "node", "set", "id", "1", "mode", "1000" },
+		"mode needs octal permission bits from 0 to 0777, not \"1000\"");
+	refused({ "node", "set", "id", "1", "owner", "no-such-user-here" },
+		"owner needs a user name or a uid, not \"no-such-user-here\"");
+	refused({ "node", "add", "id", "1", "dev", "rxe0", "port", "7471", "group", "no-such-group" },
+		"group needs a group name or a gid, not \"no-such-group\"");
 	refused({ "node", "show", "netnsid", "-1" },
 		"netnsid needs a number from 0 to 2147483647, not \"-1\"");
 	refused({ "node", "del", "id", "1", "netnsid", "2147483648" },

@@ -425,6 +425,23 @@ int parse_node(struct nl_msg *msg, ds_node_info *node, bool full)
 			   tb[DSMEM_ATTR_DEV_NAME]);
 }
 
+int parse_node_owner(struct nl_msg *msg, ds_node_owner *owner)
+{
+	struct nlattr *tb[DSMEM_ATTR_MAX + 1];
+	int ret = parse_top(msg, tb);
+
+	if (ret)
+		return ret;
+	if (!tb[DSMEM_ATTR_NODE_OWNER] || !tb[DSMEM_ATTR_NODE_GROUP] ||
+	    !tb[DSMEM_ATTR_NODE_MODE])
+		return -EBADMSG;
+	memset(owner, 0, sizeof(*owner));
+	owner->uid = nla_get_u32(tb[DSMEM_ATTR_NODE_OWNER]);
+	owner->gid = nla_get_u32(tb[DSMEM_ATTR_NODE_GROUP]);
+	owner->mode = nla_get_u16(tb[DSMEM_ATTR_NODE_MODE]);
+	return 0;
+}
+
 int split_dev_list(const char *list, std::vector<std::string> &names,
 		   std::vector<int> &numas, std::string &err)
 {

@@ -47,6 +47,8 @@ int parse_stats(struct nl_msg *msg, std::vector<ds_stat> &out);
 // full: a GET reply or a NEW/STATE event; otherwise (a DEL event) only
 // the ids are required.
 int parse_node(struct nl_msg *msg, ds_node_info *node, bool full);
+// A node-get reply's owner, group and mode; -EBADMSG without them.
+int parse_node_owner(struct nl_msg *msg, ds_node_owner *owner);
 // A node's devices as ds_node_add() takes them, a comma-separated list of
 // NAME[@NUMA]: 0 and names filled, with numas the NUMA node given for each
 // (kNumaAsk where none is), or -EINVAL and err saying why (an empty name,

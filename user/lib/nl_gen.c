@@ -103,6 +103,9 @@ const struct nla_policy ds_nl_dsmem_policy[DSMEM_ATTR_MAX + 1] = {
 	[DSMEM_ATTR_CACHE_DMA_RATE] = { .type = NLA_U64, .minlen = 8, .maxlen = 8 },
 	[DSMEM_ATTR_CACHE_DMA_PREFETCH_RATE] = { .type = NLA_U64, .minlen = 8, .maxlen = 8 },
 	[DSMEM_ATTR_TARGET_NETNSID] = { .type = NLA_S32, .minlen = 4, .maxlen = 4 },
+	[DSMEM_ATTR_NODE_OWNER] = { .type = NLA_U32, .minlen = 4, .maxlen = 4 },
+	[DSMEM_ATTR_NODE_GROUP] = { .type = NLA_U32, .minlen = 4, .maxlen = 4 },
+	[DSMEM_ATTR_NODE_MODE] = { .type = NLA_U16, .minlen = 2, .maxlen = 2 },
 };
 
 const struct nla_policy ds_nl_port_policy[DSMEM_PORT_ATTR_MAX + 1] = {

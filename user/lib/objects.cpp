@@ -222,6 +222,52 @@ DS_EXPORT int ds_node_set_accept(struct ds_ctx *ctx, uint32_t id, int accept)
 	}, ignore_replies);
 }
 
+namespace {
+
+// -EOPNOTSUPP, said, when the module has no node owners.
+int need_node_owner(struct ds_ctx *ctx)
+{
+	ds_version v;
+	int ret = ds_version_get(ctx, &v);
+
+	if (ret)
+		return ret;
+	if (!(v.features & DSMEM_FEAT_NODE_OWNER))
+		return fail(ctx, -EOPNOTSUPP, "this dsmem module has no node owners");
+	return 0;
+}
+
+}  // namespace
+
+DS_EXPORT int ds_node_get_owner(struct ds_ctx *ctx, uint32_t id, struct ds_node_owner *owner)
+{
+	if (!owner)
+		return fail(ctx, -EINVAL, "no owner to fill");
+	int ret = need_node_owner(ctx);
+	if (ret)
+		return ret;
+	return request_one(ctx, DSMEM_CMD_NODE_GET, [id](attrs &a) {
+		a.u32(DSMEM_ATTR_NODE_ID, id);
+	}, [owner](struct nl_msg *m) { return parse_node_owner(m, owner); });
+}
+
+DS_EXPORT int ds_node_set_owner(struct ds_ctx *ctx, uint32_t id, const struct ds_node_owner *owner)
+{
+	if (!owner || owner->reserved)
+		return fail(ctx, -EINVAL, "an owner with its reserved word 0");
+	if (owner->mode > 0777)
+		return fail(ctx, -EINVAL, "a node's mode is from 0 to 0777");
+	int ret = need_node_owner(ctx);
+	if (ret)
+		return ret;
+	return request(ctx, DSMEM_CMD_NODE_SET, false, [id, owner](attrs &a) {
+		a.u32(DSMEM_ATTR_NODE_ID, id);
+		a.u32(DSMEM_ATTR_NODE_OWNER, owner->uid);
+		a.u32(DSMEM_ATTR_NODE_GROUP, owner->gid);
+		a.u16(DSMEM_ATTR_NODE_MODE, static_cast<uint16_t>(owner->mode));
+	}, ignore_replies);
+}
+
 DS_EXPORT int ds_peer_add(struct ds_ctx *ctx, uint32_t node_id, const char *addr,
 			  uint16_t port, uint32_t *peer_id)
 {

@@ -45,6 +45,8 @@
 #define DSMEM_FEAT_SUBMIT_TIMEOUT	_BITULL(8)
 /* not_after_ns of struct dsmem_ioc_submit and dsmem_sqe: no late posts */
 #define DSMEM_FEAT_NOT_AFTER	_BITULL(9)
+/* nodes have an owner, a group and a mode; attaching checks them */
+#define DSMEM_FEAT_NODE_OWNER	_BITULL(10)
 
 /*
  * Global addresses.  A 64-bit remote address names a node, one of its
@@ -109,9 +111,14 @@ struct dsmem_ioc_version {
  */
 
 /**
- * struct dsmem_ioc_attach - DSMEM_IOC_ATTACH argument (needs CAP_NET_ADMIN)
+ * struct dsmem_ioc_attach - DSMEM_IOC_ATTACH argument
  * @node_id:	the local node whose connections this descriptor uses
  * @flags:	must be 0
+ *
+ * Checked as opening a file of the node's owner, group and mode for
+ * reading and writing is (netlink node-owner, node-group, node-mode):
+ * -EACCES when they do not allow it, unless the caller has CAP_NET_ADMIN
+ * over the node's network namespace.
  */
 struct dsmem_ioc_attach {
 	__u32 node_id;

@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // dsctl node [show [id N] [netnsid NSID]]
 //      | node add id N dev DEV[@NUMA][,DEV[@NUMA]...] port P [key NAME | insecure]
-//      | node set id N accept peers|keyed | node del id N [netnsid NSID]
+//                 [owner USER] [group GROUP] [mode MODE]
+//      | node set id N [accept peers|keyed] [owner USER] [group GROUP] [mode MODE]
+//      | node del id N [netnsid NSID]
+#include <grp.h>
 #include <linux/dsmem.h>
+#include <pwd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <vector>
 
 #include "dsctl.hpp"
@@ -63,6 +69,73 @@ int node_show_netns(env &e, int32_t netnsid, bool one, uint32_t id)
 	return 0;
 }
 
+// A user or group by name, or a number.
+uint32_t id_of(const std::string &v, bool group)
+{
+	unsigned int n;
+
+	if (parse_u32(v, n))
+		return n;
+	if (group) {
+		if (const struct group *g = getgrnam(v.c_str()))
+			return g->gr_gid;
+		fail("group needs a group name or a gid, not \"" + v + "\"");
+	}
+	if (const struct passwd *p = getpwnam(v.c_str()))
+		return p->pw_uid;
+	fail("owner needs a user name or a uid, not \"" + v + "\"");
+}
+
+// The owner, group and mode a command gives, checked before anything is
+// asked of the module; what it does not give stays as it is.
+struct owner_words {
+	std::optional<uint32_t> uid, gid, mode;
+
+	bool any() const { return uid || gid || mode; }
+	void apply(ds_node_owner &o) const
+	{
+		o.uid = uid.value_or(o.uid);
+		o.gid = gid.value_or(o.gid);
+		o.mode = mode.value_or(o.mode);
+	}
+};
+
+owner_words owner_args(const keywords &kw)
+{
+	const std::string *owner = kw.get("owner"), *group = kw.get("group");
+	const std::string *mode = kw.get("mode");
+	owner_words w;
+
+	if (owner)
+		w.uid = id_of(*owner, false);
+	if (group)
+		w.gid = id_of(*group, true);
+	if (mode) {
+		char *end = nullptr;
+		unsigned long m = strtoul(mode->c_str(), &end, 8);
+		if (mode->empty() || *end || m > 0777)
+			fail("mode needs octal permission bits from 0 to 0777, not \"" + *mode + "\"");
+		w.mode = static_cast<uint32_t>(m);
+	}
+	return w;
+}
+
+// The node's owner, group and mode into r; nothing from a module without.
+void add_owner(record &r, const dsmem::context &ctx, uint32_t id)
+{
+	ds_node_owner o{};
+	int ret = ds_node_get_owner(ctx.get(), id, &o);
+
+	if (ret == -EOPNOTSUPP || ret == -ENOENT)
+		return;
+	check(ret, ctx, "cannot read the owner of node " + std::to_string(id));
+	char mode[8];
+	snprintf(mode, sizeof(mode), "%04o", o.mode);
+	r["owner"] = o.uid;
+	r["group"] = o.gid;
+	r["mode"] = mode;
+}
+
 int node_show(env &e)
 {
 	keywords kw = take_keywords(e, { "id", "netnsid" });
@@ -84,7 +157,9 @@ int node_show(env &e)
 			if (ret == -ENOENT)
 				continue;	// deleted since the listing
 			check(ret, ctx, "cannot list the devices of node " + std::to_string(n.id));
-			e.out.add(node_record(n, devs));
+			record r = node_record(n, devs);
+			add_owner(r, ctx, n.id);
+			e.out.add(r);
 		}
 		return 0;
 	}
@@ -92,13 +167,16 @@ int node_show(env &e)
 	const std::string doing = "cannot show node " + std::to_string(id);
 	check(ds_node_get(ctx.get(), id, &n), ctx, doing);
 	check(node_devs(ctx, id, devs), ctx, doing);
-	e.out.add(node_record(n, devs));
+	record r = node_record(n, devs);
+	add_owner(r, ctx, id);
+	e.out.add(r);
 	return 0;
 }
 
 int node_add(env &e)
 {
-	keywords kw = take_keywords(e, { "id", "dev", "port", "key" }, { "insecure" });
+	keywords kw = take_keywords(e, { "id", "dev", "port", "key", "owner", "group", "mode" },
+				    { "insecure" });
 	uint32_t id = node_id(kw);
 	const std::string *key = kw.get("key");
 	if (key && kw.has("insecure"))
@@ -108,6 +186,8 @@ int node_add(env &e)
 	if (!parse_u32(need(kw, "port", "node"), port) || !port || port > 65535)
 		fail("port needs a port number from 1 to 65535");
 
+	owner_words owner = owner_args(kw);
+
 	dsmem::context ctx = open_context();
 	const char *name = key ? key->c_str() : kw.has("insecure") ? nullptr : DS_KEY_DEFAULT;
 	int ret = ds_node_add_keyed(ctx.get(), id, dev.c_str(), static_cast<uint16_t>(port), name);
@@ -116,6 +196,20 @@ int node_add(env &e)
 		     "\" (add it: dsctl key add name " + name +
 		     " file FILE; or add the node insecure)");
 	check(ret, ctx, "cannot add node " + std::to_string(id));
+	ds_node_owner o{};
+	if (owner.any()) {
+		// what is not given stays the kernel's default: the creator's, 0600
+		ret = ds_node_get_owner(ctx.get(), id, &o);
+		if (!ret) {
+			owner.apply(o);
+			ret = ds_node_set_owner(ctx.get(), id, &o);
+		}
+		if (ret) {
+			// a node its admin meant for another stays nobody's
+			ds_node_del(ctx.get(), id);
+			check(ret, ctx, "cannot give node " + std::to_string(id) + " its owner");
+		}
+	}
 	if (!name)
 		fprintf(stderr, "Warning: node %u is insecure: any host that reaches port %u "
 			"can connect to it as any node id\n", id, port);
@@ -124,20 +218,28 @@ int node_add(env &e)
 
 int node_set(env &e)
 {
-	keywords kw = take_keywords(e, { "id", "accept" });
+	keywords kw = take_keywords(e, { "id", "accept", "owner", "group", "mode" });
 	uint32_t id = node_id(kw);
-	const std::string &accept = need(kw, "accept", "node");
-	int policy;
-	if (accept == "peers")
-		policy = DS_ACCEPT_PEERS;
-	else if (accept == "keyed")
+	const std::string *accept = kw.get("accept");
+	int policy = DS_ACCEPT_PEERS;
+	if (accept && *accept == "keyed")
 		policy = DS_ACCEPT_KEYED;
-	else
-		fail("accept needs peers or keyed, not \"" + accept + "\"");
+	else if (accept && *accept != "peers")
+		fail("accept needs peers or keyed, not \"" + *accept + "\"");
+	owner_words owner = owner_args(kw);
+	if (!accept && !owner.any())
+		fail("nothing to change: give accept, owner, group or mode");
 
 	dsmem::context ctx = open_context();
-	check(ds_node_set_accept(ctx.get(), id, policy), ctx,
-	      "cannot change node " + std::to_string(id));
+	const std::string doing = "cannot change node " + std::to_string(id);
+	if (accept)
+		check(ds_node_set_accept(ctx.get(), id, policy), ctx, doing);
+	ds_node_owner o{};
+	if (owner.any()) {
+		check(ds_node_get_owner(ctx.get(), id, &o), ctx, doing);
+		owner.apply(o);
+		check(ds_node_set_owner(ctx.get(), id, &o), ctx, doing);
+	}
 	return 0;
 }
 
@@ -171,7 +273,9 @@ const object node_object = {
 	"node", node_cmds, sizeof(node_cmds) / sizeof(node_cmds[0]),
 	"Usage: dsctl node [show [id N] [netnsid NSID]]\n"
 	"       dsctl node add id N dev DEV[@NUMA][,DEV[@NUMA]...] port PORT [ key NAME | insecure ]\n"
-	"       dsctl node set id N accept { peers | keyed }\n"
+	"                      [ owner USER ] [ group GROUP ] [ mode MODE ]\n"
+	"       dsctl node set id N [ accept { peers | keyed } ] [ owner USER ] [ group GROUP ]\n"
+	"                      [ mode MODE ]\n"
 	"       dsctl node del id N [netnsid NSID]\n",
 	false,
 };

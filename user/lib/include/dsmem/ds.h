@@ -654,6 +654,23 @@ int ds_peer_add_id(struct ds_ctx *ctx, uint32_t node_id, const char *addr,
 		   uint32_t *peer_id);
 /* enum ds_accept; keyed on an insecure node is -EINVAL (DSUSER_1.8) */
 int ds_node_set_accept(struct ds_ctx *ctx, uint32_t id, int accept);
+/*
+ * Who may attach a descriptor to a node (DSUSER_1.14): checked as opening
+ * a file with this owner, group and mode for reading and writing is
+ * (CAP_NET_ADMIN overrides).  Ids are as the user namespace that owns the
+ * node's network namespace sees them.  A new node is its creator's, mode
+ * 0600.  Setting needs CAP_NET_ADMIN; a mode past 0777 or a uid or gid
+ * with no mapping is -EINVAL.  A module without owners (before
+ * DSMEM_FEAT_NODE_OWNER) reports -EOPNOTSUPP.
+ */
+struct ds_node_owner {
+	uint32_t uid;
+	uint32_t gid;
+	uint32_t mode;		/* permission bits, 0 to 0777 */
+	uint32_t reserved;	/* 0 */
+};
+int ds_node_get_owner(struct ds_ctx *ctx, uint32_t id, struct ds_node_owner *owner);
+int ds_node_set_owner(struct ds_ctx *ctx, uint32_t id, const struct ds_node_owner *owner);
 int ds_peer_del(struct ds_ctx *ctx, uint32_t node_id, uint32_t peer_id);
 int ds_peer_get(struct ds_ctx *ctx, uint32_t node_id, uint32_t peer_id,
 		struct ds_peer_info *peer);

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Tenants: a node has an owner, a group and a mode, and attaching a
+ * /dev/dsmem descriptor to it is checked against them as opening a file
+ * is, so that an application runs without root on the node its admin
+ * gave it, and not on another's.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/dsmem.h>
+#include <dsmem/ds.h>
+
+#include "kselftest_harness.h"
+#include "util.h"
+
+enum {
+	NOBODY = 65534,
+	NODE_MINE = 71,		/* nobody's */
+	NODE_THEIRS = 72,	/* root's */
+	NODE_MEMORY = 73,	/* root's, with a segment granted to NODE_MINE */
+	PORT_MINE = 7871,
+	PORT_THEIRS = 7872,
+	PORT_MEMORY = 7873,
+	LEN = 64 << 10,
+};
+
+/* DSMEM_IOC_ATTACH of a fresh descriptor to node: 0 or -errno. */
+static int attach_errno(uint32_t node)
+{
+	struct dsmem_ioc_attach a = { .node_id = node };
+	int fd = open("/dev/dsmem", O_RDWR | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = ioctl(fd, DSMEM_IOC_ATTACH, &a) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+/* Runs step(arg) as nobody, without privilege: its exit status. */
+static int as_nobody(int (*step)(uint32_t), uint32_t arg)
+{
+	pid_t pid = fork_nobody();
+
+	if (!pid)
+		_exit(step(arg));
+	return pid < 0 ? -1 : child_step(pid);
+}
+
+/* 0 if nobody attaches to node, 3 if refused with EACCES, else 4. */
+static int nobody_attach(uint32_t node)
+{
+	int ret = attach_errno(node);
+
+	return !ret ? 0 : ret == -EACCES ? 3 : 4;
+}
+
+static int owner_set(struct ds_ctx *ctx, uint32_t id, uint32_t uid, uint32_t gid,
+		     uint32_t mode)
+{
+	struct ds_node_owner o = { .uid = uid, .gid = gid, .mode = mode };
+
+	return ds_node_set_owner(ctx, id, &o);
+}
+
+FIXTURE(tenant) {
+	struct ds_ctx *ctx;
+};
+
+FIXTURE_SETUP(tenant)
+{
+	ASSERT_EQ(0, ds_ctx_open(&self->ctx));
+	ASSERT_EQ(0, test_node_add(self->ctx, NODE_MINE, "rxe0", PORT_MINE))
+		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+	ASSERT_EQ(0, test_node_add(self->ctx, NODE_THEIRS, "rxe0", PORT_THEIRS));
+}
+
+FIXTURE_TEARDOWN(tenant)
+{
+	ds_node_del(self->ctx, NODE_MEMORY);
+	ds_node_del(self->ctx, NODE_THEIRS);
+	ds_node_del(self->ctx, NODE_MINE);
+	ds_ctx_close(self->ctx);
+}
+
+/* A node is its creator's alone until the admin says otherwise. */
+TEST_F_TIMEOUT(tenant, new_node_is_its_creators_with_mode_0600, 300)
+{
+	struct ds_node_owner o;
+
+	ASSERT_EQ(0, ds_node_get_owner(self->ctx, NODE_MINE, &o));
+	EXPECT_EQ(getuid(), o.uid);
+	EXPECT_EQ(getgid(), o.gid);
+	EXPECT_EQ(0600, o.mode);
+	EXPECT_EQ(3, as_nobody(nobody_attach, NODE_MINE));
+}
+
+/*
+ * The owner's bits for the owner, the group's for a member, the others'
+ * for the rest, each needing read and write; a refusal is counted and
+ * leaves the descriptor free to attach where it may.
+ */
+TEST_F_TIMEOUT(tenant, attach_is_checked_as_opening_a_file, 300)
+{
+	uint64_t denied = stat_value(NULL, "ioctl_denied");
+
+	ASSERT_EQ(0, owner_set(self->ctx, NODE_MINE, NOBODY, 0, 0600));
+	EXPECT_EQ(0, as_nobody(nobody_attach, NODE_MINE));
+	EXPECT_EQ(3, as_nobody(nobody_attach, NODE_THEIRS));
+	EXPECT_EQ(denied + 1, stat_value(NULL, "ioctl_denied"));
+
+	/* the group's bits, for a member of the group */
+	ASSERT_EQ(0, owner_set(self->ctx, NODE_THEIRS, 0, NOBODY, 0660));
+	EXPECT_EQ(0, as_nobody(nobody_attach, NODE_THEIRS));
+	/* read alone is not enough: a descriptor writes too */
+	ASSERT_EQ(0, owner_set(self->ctx, NODE_THEIRS, 0, NOBODY, 0640));
+	EXPECT_EQ(3, as_nobody(nobody_attach, NODE_THEIRS));
+	/* the others' bits, for one neither owner nor member */
+	ASSERT_EQ(0, owner_set(self->ctx, NODE_THEIRS, 0, 0, 0606));
+	EXPECT_EQ(0, as_nobody(nobody_attach, NODE_THEIRS));
+	/* the owner's own bits decide for the owner, as for a file */
+	ASSERT_EQ(0, owner_set(self->ctx, NODE_MINE, NOBODY, 0, 0066));
+	EXPECT_EQ(3, as_nobody(nobody_attach, NODE_MINE));
+	/* and CAP_NET_ADMIN overrides */
+	EXPECT_EQ(0, attach_errno(NODE_MINE));
+}
+
+/* As nobody: a refused attach, then one allowed on the same descriptor. */
+static int refused_then_attached(uint32_t unused)
+{
+	struct dsmem_ioc_attach a = { .node_id = NODE_THEIRS };
+	int fd = open("/dev/dsmem", O_RDWR | O_CLOEXEC);
+
+	(void)unused;
+	if (fd < 0)
+		return 2;
+	if (!ioctl(fd, DSMEM_IOC_ATTACH, &a) || errno != EACCES)
+		return 3;
+	a.node_id = NODE_MINE;
+	if (ioctl(fd, DSMEM_IOC_ATTACH, &a))
+		return 4;
+	close(fd);
+	return 0;
+}
+
+TEST_F_TIMEOUT(tenant, refused_attach_leaves_the_descriptor_free, 300)
+{
+	ASSERT_EQ(0, owner_set(self->ctx, NODE_MINE, NOBODY, NOBODY, 0600));
+	EXPECT_EQ(0, as_nobody(refused_then_attached, 0));
+}
+
+/* As nobody: giving itself a node, or another mode, is refused. */
+static int nobody_sets_owner(uint32_t node)
+{
+	struct ds_node_owner o = { .uid = NOBODY, .gid = NOBODY, .mode = 0666 };
+	struct ds_ctx *ctx;
+	int ret;
+
+	if (ds_ctx_open(&ctx))
+		return 2;
+	ret = ds_node_set_owner(ctx, node, &o) == -EPERM ? 0 : 3;
+	ds_ctx_close(ctx);
+	return ret;
+}
+
+TEST_F_TIMEOUT(tenant, only_an_admin_changes_the_owner, 300)
+{
+	struct ds_node_owner o;
+
+	ASSERT_EQ(0, owner_set(self->ctx, NODE_MINE, NOBODY, NOBODY, 0600));
+	/* not even the owner: who may use a node is the admin's to say */
+	EXPECT_EQ(0, as_nobody(nobody_sets_owner, NODE_MINE));
+	EXPECT_EQ(0, as_nobody(nobody_sets_owner, NODE_THEIRS));
+	ASSERT_EQ(0, ds_node_get_owner(self->ctx, NODE_THEIRS, &o));
+	EXPECT_EQ(0, o.uid);
+	EXPECT_EQ(0600, o.mode);
+
+	/* bad values are refused and change nothing */
+	EXPECT_EQ(-EINVAL, owner_set(self->ctx, NODE_MINE, NOBODY, NOBODY, 01000));
+	EXPECT_EQ(-EINVAL, owner_set(self->ctx, NODE_MINE, (uint32_t)-1, NOBODY, 0600));
+	EXPECT_EQ(-EINVAL, owner_set(self->ctx, NODE_MINE, NOBODY, (uint32_t)-1, 0600));
+	ASSERT_EQ(0, ds_node_get_owner(self->ctx, NODE_MINE, &o));
+	EXPECT_EQ(NOBODY, o.uid);
+	EXPECT_EQ(NOBODY, o.gid);
+	EXPECT_EQ(0600, o.mode);
+	EXPECT_EQ(-ENOENT, owner_set(self->ctx, 4242, NOBODY, NOBODY, 0600));
+}
+
+/* What dsctl shows, and what it sets. */
+TEST_F_TIMEOUT(tenant, dsctl_sets_and_shows_the_owner, 300)
+{
+	char out[4096];
+	struct ds_node_owner o;
+
+	ASSERT_EQ(0, run("%s node set id %d owner nobody group %d mode 0640",
+			 dsctl_path(), NODE_MINE, NOBODY));
+	ASSERT_EQ(0, ds_node_get_owner(self->ctx, NODE_MINE, &o));
+	EXPECT_EQ(NOBODY, o.uid);
+	EXPECT_EQ(NOBODY, o.gid);
+	EXPECT_EQ(0640, o.mode);
+	/* what is not given stays */
+	ASSERT_EQ(0, run("%s node set id %d mode 660", dsctl_path(), NODE_MINE));
+	ASSERT_EQ(0, ds_node_get_owner(self->ctx, NODE_MINE, &o));
+	EXPECT_EQ(NOBODY, o.uid);
+	EXPECT_EQ(0660, o.mode);
+	ASSERT_EQ(0, run("%s -j node show id %d > /tmp/tenant.out", dsctl_path(), NODE_MINE));
+	ASSERT_EQ(0, read_file("/tmp/tenant.out", out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "\"owner\":65534")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\"mode\":\"0660\"")) TH_LOG("%s", out);
+	EXPECT_NE(0, run("%s node set id %d mode 999 2>/dev/null", dsctl_path(), NODE_MINE));
+	EXPECT_NE(0, run("%s node set id %d owner no-such-user-here 2>/dev/null",
+			 dsctl_path(), NODE_MINE));
+	/* a node added with its owner */
+	ASSERT_EQ(0, run("%s node add id %d dev rxe0 port %d owner nobody mode 0600",
+			 dsctl_path(), NODE_MEMORY, PORT_MEMORY));
+	ASSERT_EQ(0, ds_node_get_owner(self->ctx, NODE_MEMORY, &o));
+	EXPECT_EQ(NOBODY, o.uid);
+	EXPECT_EQ(getgid(), o.gid);
+	EXPECT_EQ(0600, o.mode);
+}
+
+/*
+ * As nobody, on its own node: remote memory written and read back through
+ * the library's data path, with its buffer pinned under nobody's
+ * RLIMIT_MEMLOCK.  0, or the step that failed.
+ */
+static int nobody_moves_data(uint32_t unused)
+{
+	static uint8_t out[LEN], in[LEN];
+	const char *seg = getenv("TENANT_SEG");
+	uint64_t gaddr = seg ? strtoull(seg, NULL, 0) : 0;
+	struct ds_xfer *x;
+	int ret = 0;
+
+	(void)unused;
+	if (!gaddr)
+		return 2;
+	for (size_t i = 0; i < LEN; i++)
+		out[i] = (uint8_t)(i * 7 + 3);
+	if (ds_xfer_open(NODE_MINE, &x))
+		return 3;
+	if (ds_write(x, gaddr, out, LEN))
+		ret = 4;
+	else if (ds_read(x, gaddr, in, LEN))
+		ret = 5;
+	else if (memcmp(in, out, LEN))
+		ret = 6;
+	ds_xfer_close(x);
+	if (ret)
+		return ret;
+	/* and the node it does not own stays out of its reach */
+	return ds_xfer_open(NODE_THEIRS, &x) == -EACCES ? 0 : 7;
+}
+
+TEST_F_TIMEOUT(tenant, unprivileged_application_moves_data_on_its_node, 300)
+{
+	const char *addr = env_or_die("DSMEM_LOCAL_ADDR");
+	char gaddr[32];
+	struct ds_seg_info s;
+	uint32_t peer;
+
+	ASSERT_EQ(0, test_node_add(self->ctx, NODE_MEMORY, "rxe0", PORT_MEMORY));
+	ASSERT_EQ(0, ds_node_set_accept(self->ctx, NODE_MEMORY, DS_ACCEPT_KEYED));
+	ASSERT_EQ(0, ds_seg_add(self->ctx, NODE_MEMORY, 1 << 20, -1, DS_TRANSLATE_SEGMENT, &s));
+	ASSERT_EQ(0, ds_seg_grant(self->ctx, NODE_MEMORY, 1, NODE_MINE, DS_PERM_ALL));
+	ASSERT_EQ(0, ds_peer_add(self->ctx, NODE_MINE, addr, PORT_MEMORY, &peer))
+		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+	ASSERT_EQ(0, wait_rsegs(self->ctx, NODE_MINE, peer, 1));
+	ASSERT_EQ(0, owner_set(self->ctx, NODE_MINE, NOBODY, NOBODY, 0600));
+	snprintf(gaddr, sizeof(gaddr), "%#llx", (unsigned long long)s.addr);
+	ASSERT_EQ(0, setenv("TENANT_SEG", gaddr, 1));
+	EXPECT_EQ(0, as_nobody(nobody_moves_data, 0));
+}
+
+TEST_HARNESS_MAIN
