@@ -116,28 +116,47 @@ struct dsmem_node *dsmem_node_next(unsigned long *id, unsigned long max,
 }
 
 /*
- * 0 when the caller may attach a descriptor to node, else -EACCES.  It is
- * checked as opening a file of the node's owner, group and mode for
- * reading and writing is (a descriptor does both through the node's
- * connections): the owner's bits for the owner, the group's for a member,
- * the others' for the rest.  CAP_NET_ADMIN over the node's namespace
- * overrides, as it does for everything of the node.
+ * Whether the caller may use node, as its owner, a member of its group, or
+ * one of the others, under node->lock (which guards the access bits).  It
+ * is checked as opening a file of the node's owner, group and mode for
+ * reading and writing is: everything a user does on a node -- a
+ * descriptor's transfers, segments and grants, reading its peers -- both
+ * reads and changes what the node holds.  CAP_NET_ADMIN over the node's
+ * namespace overrides, as it does for everything of the node; @audit is
+ * false for a listing, which asks about every node and refuses nobody.
  */
-int dsmem_node_may_attach(struct dsmem_node *node)
+bool dsmem_node_may_use_locked(struct dsmem_node *node, bool audit)
 {
 	const struct cred *cred = current_cred();
 	unsigned int mode;
 
-	mutex_lock(&node->lock);
+	lockdep_assert_held(&node->lock);
 	mode = node->access.mode;
 	if (uid_eq(cred->fsuid, node->access.owner))
 		mode >>= 6;
 	else if (in_group_p(node->access.group))
 		mode >>= 3;
-	mutex_unlock(&node->lock);
 	if ((mode & 06) == 06)
-		return 0;
-	return ns_capable(node->net->user_ns, CAP_NET_ADMIN) ? 0 : -EACCES;
+		return true;
+	return audit ? ns_capable(node->net->user_ns, CAP_NET_ADMIN) :
+		       ns_capable_noaudit(node->net->user_ns, CAP_NET_ADMIN);
+}
+
+/* The same, taking node->lock. */
+bool dsmem_node_may_use(struct dsmem_node *node, bool audit)
+{
+	bool ok;
+
+	mutex_lock(&node->lock);
+	ok = dsmem_node_may_use_locked(node, audit);
+	mutex_unlock(&node->lock);
+	return ok;
+}
+
+/* 0 when the caller may attach a descriptor to node, else -EACCES. */
+int dsmem_node_may_attach(struct dsmem_node *node)
+{
+	return dsmem_node_may_use(node, true) ? 0 : -EACCES;
 }
 
 /*

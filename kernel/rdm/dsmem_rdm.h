@@ -90,8 +90,9 @@ struct dsmem_node_dev {
 #define DSMEM_NUMA_ASK		(NUMA_NO_NODE - 1)
 
 /*
- * Who may attach a descriptor to a node: checked as opening a file with
- * this owner, group and mode is (dsmem_node_may_attach).
+ * Who may use a node -- attach a descriptor, make segments and grant them,
+ * read its peers -- checked as opening a file with this owner, group and
+ * mode is (dsmem_node_may_use_locked).
  */
 struct dsmem_node_access {
 	kuid_t owner;
@@ -133,7 +134,10 @@ struct dsmem_node {
 	 * The memory cgroup of the process that made the node: what the node
 	 * allocates for its peers, with no process of its own asking (Slope's
 	 * incoming migrations), is charged there, as a socket's buffers are
-	 * charged to its maker's.  NULL when the controller is off.
+	 * charged to its maker's.  An admin making a node for a tenant makes
+	 * it from the tenant's cgroup (docs/security.md).  Segments are not
+	 * charged here but to whoever makes them.  NULL when the controller
+	 * is off.
 	 */
 	struct mem_cgroup *memcg;
 	struct rdma_cm_id *listen_id;
@@ -404,6 +408,8 @@ int dsmem_node_create(u32 id, struct dsmem_device **sdevs, const int *numas,
 		      unsigned int ndevs, u16 port, const char *key, u8 accept,
 		      const struct dsmem_node_access *access,
 		      struct net *net, struct netlink_ext_ack *extack);
+bool dsmem_node_may_use_locked(struct dsmem_node *node, bool audit);
+bool dsmem_node_may_use(struct dsmem_node *node, bool audit);
 int dsmem_node_may_attach(struct dsmem_node *node);
 int dsmem_node_dev_slot(const struct dsmem_node *node,
 			const struct ib_device *ibdev);

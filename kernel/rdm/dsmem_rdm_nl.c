@@ -57,8 +57,14 @@ static int dsmem_nl_fill_node_devs(struct sk_buff *skb,
 	return 0;
 }
 
+/*
+ * A node as its users see it, or, for one who may not use it (@full
+ * false), as anyone may: its id and who may use it, as stat(2) shows
+ * anyone a file's owner and mode.
+ */
 static int dsmem_nl_fill_node(struct sk_buff *skb, struct dsmem_node *node,
-			      u32 portid, u32 seq, int flags, u8 cmd)
+			      u32 portid, u32 seq, int flags, u8 cmd,
+			      bool full)
 {
 	struct dsmem_peer *peer;
 	struct dsmem_seg *seg;
@@ -71,7 +77,18 @@ static int dsmem_nl_fill_node(struct sk_buff *skb, struct dsmem_node *node,
 		return -EMSGSIZE;
 	if (nla_put_u32(skb, DSMEM_ATTR_NODE_ID, node->id))
 		goto err_cancel;
-	if (cmd != DSMEM_CMD_NODE_DEL) {
+	if (cmd == DSMEM_CMD_NODE_DEL)
+		goto out;
+	/* ids as the namespace's owner sees them, for every reader */
+	if (nla_put_u32(skb, DSMEM_ATTR_NODE_OWNER,
+			from_kuid_munged(node->net->user_ns,
+					 node->access.owner)) ||
+	    nla_put_u32(skb, DSMEM_ATTR_NODE_GROUP,
+			from_kgid_munged(node->net->user_ns,
+					 node->access.group)) ||
+	    nla_put_u16(skb, DSMEM_ATTR_NODE_MODE, node->access.mode))
+		goto err_cancel;
+	if (full) {
 		xa_for_each(&node->peers, i, peer)
 			npeers++;
 		xa_for_each(&node->segs, i, seg)
@@ -92,16 +109,8 @@ static int dsmem_nl_fill_node(struct sk_buff *skb, struct dsmem_node *node,
 			goto err_cancel;
 		if (nla_put_u8(skb, DSMEM_ATTR_NODE_ACCEPT, node->accept))
 			goto err_cancel;
-		/* ids as the namespace's owner sees them, for every reader */
-		if (nla_put_u32(skb, DSMEM_ATTR_NODE_OWNER,
-				from_kuid_munged(node->net->user_ns,
-						 node->access.owner)) ||
-		    nla_put_u32(skb, DSMEM_ATTR_NODE_GROUP,
-				from_kgid_munged(node->net->user_ns,
-						 node->access.group)) ||
-		    nla_put_u16(skb, DSMEM_ATTR_NODE_MODE, node->access.mode))
-			goto err_cancel;
 	}
+out:
 	genlmsg_end(skb, hdr);
 	return 0;
 
@@ -267,7 +276,8 @@ static int dsmem_nl_fill_obj(struct sk_buff *skb, enum dsmem_nl_obj kind,
 {
 	switch (kind) {
 	case DSMEM_NL_NODE:
-		return dsmem_nl_fill_node(skb, obj, portid, seq, flags, cmd);
+		return dsmem_nl_fill_node(skb, obj, portid, seq, flags, cmd,
+					  true);
 	case DSMEM_NL_PEER:
 		return dsmem_nl_fill_peer(skb, obj, portid, seq, flags, cmd);
 	default:
@@ -309,13 +319,18 @@ void dsmem_nl_notify_seg(struct dsmem_seg *seg, u8 cmd)
 
 /*
  * The node the request names, counted and, with @lock, locked while it is
- * live (dsmem_nl_node_unlock).
+ * live (dsmem_nl_node_unlock); with @use, only if the caller may use it
+ * (dsmem_node_may_use), else -EACCES.  A request passes the generic
+ * netlink's own CAP_NET_ADMIN check first where its operation is an
+ * admin's, which also makes it a user of every node.
  */
 static struct dsmem_node *dsmem_nl_node_in(struct genl_info *info,
-					   struct net *net, bool lock)
+					   struct net *net, bool lock,
+					   bool use)
 {
 	struct nlattr *a = info->attrs[DSMEM_ATTR_NODE_ID];
 	struct dsmem_node *node;
+	bool ok = true;
 
 	if (GENL_REQ_ATTR_CHECK(info, DSMEM_ATTR_NODE_ID))
 		return ERR_PTR(-EINVAL);
@@ -328,13 +343,24 @@ static struct dsmem_node *dsmem_nl_node_in(struct genl_info *info,
 		NL_SET_ERR_MSG_ATTR(info->extack, a, "no such node");
 		return ERR_PTR(-ENOENT);
 	}
-	return node;
+	if (!use)
+		return node;
+	ok = lock ? dsmem_node_may_use_locked(node, true) :
+		    dsmem_node_may_use(node, true);
+	if (ok)
+		return node;
+	if (lock)
+		mutex_unlock(&node->lock);
+	dsmem_node_put(node);
+	NL_SET_ERR_MSG_ATTR(info->extack, a,
+			    "the node's owner, group and mode do not let you use it");
+	return ERR_PTR(-EACCES);
 }
 
-/* The same, in the caller's own namespace. */
+/* A node the caller uses, in the caller's own namespace. */
 static struct dsmem_node *dsmem_nl_node(struct genl_info *info, bool lock)
 {
-	return dsmem_nl_node_in(info, genl_info_net(info), lock);
+	return dsmem_nl_node_in(info, genl_info_net(info), lock, true);
 }
 
 static void dsmem_nl_node_unlock(struct dsmem_node *node)
@@ -351,7 +377,8 @@ static void *dsmem_nl_lookup(struct genl_info *info, struct net *net,
 			     enum dsmem_nl_obj kind, struct dsmem_node **nodep)
 {
 	int attr = kind == DSMEM_NL_PEER ? DSMEM_ATTR_PEER_ID : DSMEM_ATTR_SEG_ID;
-	struct dsmem_node *node = dsmem_nl_node_in(info, net, true);
+	struct dsmem_node *node = dsmem_nl_node_in(info, net, true,
+						   kind != DSMEM_NL_NODE);
 	struct nlattr *a;
 	void *obj;
 
@@ -652,8 +679,13 @@ static int dsmem_nl_get_doit(struct genl_info *info, struct net *net,
 	obj = dsmem_nl_lookup(info, net, kind, &node);
 	if (IS_ERR(obj))
 		return dsmem_nl_reply_send(info, msg, PTR_ERR(obj));
-	ret = dsmem_nl_fill_obj(msg, kind, obj, info->snd_portid,
-				info->snd_seq, 0, cmds[kind]);
+	if (kind == DSMEM_NL_NODE)
+		ret = dsmem_nl_fill_node(msg, node, info->snd_portid,
+					 info->snd_seq, 0, cmds[kind],
+					 dsmem_node_may_use_locked(node, false));
+	else
+		ret = dsmem_nl_fill_obj(msg, kind, obj, info->snd_portid,
+					info->snd_seq, 0, cmds[kind]);
 	dsmem_nl_node_unlock(node);
 	return dsmem_nl_reply_send(info, msg, ret);
 }
@@ -708,7 +740,8 @@ int dsmem_nl_node_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 		}
 		ret = dsmem_nl_fill_node(skb, node, NETLINK_CB(cb->skb).portid,
 					 cb->nlh->nlmsg_seq, NLM_F_MULTI,
-					 DSMEM_CMD_NODE_GET);
+					 DSMEM_CMD_NODE_GET,
+					 dsmem_node_may_use_locked(node, false));
 		mutex_unlock(&node->lock);
 		dsmem_node_put(node);
 		if (ret)
@@ -896,6 +929,19 @@ static int dsmem_nl_dump_objs(struct sk_buff *skb, struct netlink_callback *cb,
 		if (!dsmem_node_lock_live(node)) {
 			dsmem_node_put(node);
 			continue;
+		}
+		/*
+		 * Others' nodes are left out of a dump of all; one that
+		 * names a node is refused as its "do" would be.
+		 */
+		if (!dsmem_node_may_use_locked(node, filter)) {
+			dsmem_nl_node_unlock(node);
+			if (!filter)
+				continue;
+			NL_SET_ERR_MSG(cb->extack,
+				       "the node's owner, group and mode do not let you use it");
+			ret = -EACCES;
+			break;
 		}
 		xa_for_each_start(peers ? &node->peers : &node->segs, oid, obj,
 				  oid) {

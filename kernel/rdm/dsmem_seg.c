@@ -220,29 +220,25 @@ void dsmem_seg_put(struct dsmem_seg *seg)
 }
 
 /*
- * The segment's memory and what maps it, charged to the node's memory
- * cgroup: the node's maker's, as its peers' migrations are, whoever asks
- * for the segment.
+ * The segment's memory and what maps it, charged (GFP_KERNEL_ACCOUNT) to
+ * the memory cgroup of whoever asks for the segment: a node's owner makes
+ * segments within its own limits, not within those of the admin who made
+ * the node.
  */
 static int dsmem_seg_alloc_memory(struct dsmem_seg *seg)
 {
-	struct mem_cgroup *memcg = set_active_memcg(seg->node->memcg);
 	int ret;
 
 	ret = dsmem_seg_alloc_chunks(seg);
 	if (ret)
-		goto out;
+		return ret;
 	seg->va_map = kvcalloc(BITS_TO_LONGS(seg->npages), sizeof(long),
 			       GFP_KERNEL_ACCOUNT);
-	if (!seg->va_map) {
-		ret = -ENOMEM;
-		goto out;
-	}
+	if (!seg->va_map)
+		return -ENOMEM;
 	if (seg->translate == DSMEM_TRANSLATE_PAGES)
-		ret = dsmem_seg_init_ptab(seg);
-out:
-	set_active_memcg(memcg);
-	return ret;
+		return dsmem_seg_init_ptab(seg);
+	return 0;
 }
 
 /*

@@ -95,11 +95,12 @@ static int dsmem_umr_map(struct dsmem_umr *umr, struct dsmem_umr_map *map,
 	u64 dma;
 	int ret, n;
 
-	map->dma = kvcalloc(umr->npages, sizeof(*map->dma), GFP_KERNEL);
+	map->dma = kvcalloc(umr->npages, sizeof(*map->dma), GFP_KERNEL_ACCOUNT);
 	if (!map->dma)
 		return -ENOMEM;
 	ret = sg_alloc_table_from_pages(&map->sgt, umr->pages, umr->npages, 0,
-					umr->npages << PAGE_SHIFT, GFP_KERNEL);
+					umr->npages << PAGE_SHIFT,
+					GFP_KERNEL_ACCOUNT);
 	if (ret)
 		return ret;
 	ret = ib_dma_map_sgtable_attrs(ibdev, &map->sgt, DMA_BIDIRECTIONAL, 0);
@@ -131,7 +132,7 @@ static struct dsmem_umr *dsmem_umr_get(struct dsmem_node *node, u64 addr,
 
 	if (!len || addr + len < addr)
 		return ERR_PTR(-EINVAL);
-	umr = kzalloc(sizeof(*umr), GFP_KERNEL);
+	umr = kzalloc(sizeof(*umr), GFP_KERNEL_ACCOUNT);
 	if (!umr)
 		return ERR_PTR(-ENOMEM);
 	umr->addr = addr;
@@ -149,7 +150,8 @@ static struct dsmem_umr *dsmem_umr_get(struct dsmem_node *node, u64 addr,
 		goto err_free;
 	}
 
-	umr->pages = kvcalloc(umr->npages, sizeof(*umr->pages), GFP_KERNEL);
+	umr->pages = kvcalloc(umr->npages, sizeof(*umr->pages),
+			      GFP_KERNEL_ACCOUNT);
 	if (!umr->pages) {
 		ret = -ENOMEM;
 		goto err_free;
@@ -1320,7 +1322,8 @@ int dsmem_xfer_mr_reg(struct dsmem_xfer_file *file, void *arg)
 		ret = PTR_ERR(umr);
 		goto out;
 	}
-	ret = xa_alloc(&file->mrs, &handle, umr, xa_limit_31b, GFP_KERNEL);
+	ret = xa_alloc(&file->mrs, &handle, umr, xa_limit_31b,
+		       GFP_KERNEL_ACCOUNT);
 	if (ret) {
 		dsmem_umr_free(umr);
 		goto out;
@@ -1441,7 +1444,7 @@ int dsmem_xfer_submit(struct dsmem_xfer_file *file, void *arg)
 	    a->req_size > PAGE_SIZE)
 		return -EINVAL;
 
-	task = kvzalloc(struct_size(task, reqs, a->nr), GFP_KERNEL);
+	task = kvzalloc(struct_size(task, reqs, a->nr), GFP_KERNEL_ACCOUNT);
 	if (!task)
 		return -ENOMEM;
 	kref_init(&task->ref);

@@ -106,7 +106,11 @@ static int dsmem_slope_node_init(struct dsmem_node *node, void **priv)
 	}
 	s->node = node;
 	s->inode->i_private = s;
-	xa_init(&s->pages);
+	/*
+	 * Its entries are the pages' bookkeeping: charged where the pages
+	 * are, to the caller's cgroup or, for a peer's migration, the node's.
+	 */
+	xa_init_flags(&s->pages, XA_FLAGS_ACCOUNT);
 	init_waitqueue_head(&s->page_wait);
 	mutex_init(&s->alloc_lock);
 	mutex_init(&s->grow_lock);

@@ -81,10 +81,11 @@ struct dsmem_slope_mig *dsmem_slope_mig_alloc(struct dsmem_slope *s,
 	struct dsmem_slope_mig *mig;
 	unsigned int i;
 
-	mig = kzalloc(sizeof(*mig), GFP_KERNEL);
+	mig = kzalloc(sizeof(*mig), GFP_KERNEL_ACCOUNT);
 	if (!mig)
 		return NULL;
-	mig->wrs = kcalloc(DSMEM_SLOPE_WRS, sizeof(*mig->wrs), GFP_KERNEL);
+	mig->wrs = kcalloc(DSMEM_SLOPE_WRS, sizeof(*mig->wrs),
+			   GFP_KERNEL_ACCOUNT);
 	if (!mig->wrs) {
 		kfree(mig);
 		return NULL;

@@ -279,6 +279,20 @@ int dsmem_nl_slope_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 			phase = 0;
 			pos = 0;
 		}
+		/*
+		 * What others' nodes hold, and where, is theirs: left out of
+		 * a dump of all, refused to one that names the node.
+		 */
+		if (!phase && !pos &&
+		    !dsmem_node_may_use(node, last != DSMEM_NODE_ID_MAX)) {
+			dsmem_node_put(node);
+			if (last == DSMEM_NODE_ID_MAX)
+				continue;
+			NL_SET_ERR_MSG(cb->extack,
+				       "the node's owner, group and mode do not let you use it");
+			ret = -EACCES;
+			break;
+		}
 		while (phase < DSMEM_SLOPE_DUMP_NEXT_NODE) {
 			unsigned long was = pos;
 
@@ -322,6 +336,12 @@ int dsmem_nl_slope_get_doit(struct sk_buff *skb, struct genl_info *info)
 	if (!node) {
 		NL_SET_ERR_MSG_ATTR(info->extack, a, "no such node");
 		return -ENOENT;
+	}
+	if (!dsmem_node_may_use(node, true)) {
+		dsmem_node_put(node);
+		NL_SET_ERR_MSG_ATTR(info->extack, a,
+				    "the node's owner, group and mode do not let you use it");
+		return -EACCES;
 	}
 	msg = dsmem_nl_reply_new(info, DSMEM_CMD_SLOPE_GET, &hdr);
 	if (!msg) {

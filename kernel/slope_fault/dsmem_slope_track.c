@@ -96,7 +96,7 @@ struct dsmem_slope_track *dsmem_slope_track_new(struct dsmem_slope *s,
 					DSMEM_SLOPE_MIG_UNITS_MAX, &units);
 	if (ret)
 		return ERR_PTR(ret);
-	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
 	if (!t)
 		return ERR_PTR(-ENOMEM);
 	t->s = s;
@@ -105,15 +105,18 @@ struct dsmem_slope_track *dsmem_slope_track_new(struct dsmem_slope *s,
 	t->nextents = n;
 	t->units = units;
 	spin_lock_init(&t->lock);
-	t->ext = kvmalloc_array(n, sizeof(*e), GFP_KERNEL);
-	t->first = kvmalloc_array(n, sizeof(u64), GFP_KERNEL);
-	t->dirty[0] = kvcalloc(BITS_TO_LONGS(units), sizeof(long), GFP_KERNEL);
-	t->dirty[1] = kvcalloc(BITS_TO_LONGS(units), sizeof(long), GFP_KERNEL);
+	/* the caller's, or the node's for a peer's migration */
+	t->ext = kvmalloc_array(n, sizeof(*e), GFP_KERNEL_ACCOUNT);
+	t->first = kvmalloc_array(n, sizeof(u64), GFP_KERNEL_ACCOUNT);
+	t->dirty[0] = kvcalloc(BITS_TO_LONGS(units), sizeof(long),
+			       GFP_KERNEL_ACCOUNT);
+	t->dirty[1] = kvcalloc(BITS_TO_LONGS(units), sizeof(long),
+			       GFP_KERNEL_ACCOUNT);
 	for (i = 0; i < n; i++)
 		longest = max(longest, e[i].len >> PAGE_SHIFT);
 	if (harvest)
 		t->harvested = kvcalloc(BITS_TO_LONGS(longest), sizeof(long),
-					GFP_KERNEL);
+					GFP_KERNEL_ACCOUNT);
 	if (!t->ext || !t->first || !t->dirty[0] || !t->dirty[1] ||
 	    (harvest && !t->harvested)) {
 		dsmem_slope_track_free(t);
@@ -294,7 +297,7 @@ int dsmem_slope_ioc_dirty(struct list_head *owned, struct dsmem_node *node,
 					    DSMEM_SLOPE_MIG_UNITS_MAX, &units);
 		if (IS_ERR(e))
 			return PTR_ERR(e);
-		u = kzalloc(sizeof(*u), GFP_KERNEL);
+		u = kzalloc(sizeof(*u), GFP_KERNEL_ACCOUNT);
 		if (!u) {
 			kvfree(e);
 			return -ENOMEM;

@@ -220,8 +220,8 @@ TEST_F_TIMEOUT(nl, stats_reset_as_root, 120)
 
 /*
  * A mutating op from an unprivileged uid is refused, and so are the
- * cluster's topology and grants: peers, segments and the events that name
- * them; the rest of what it reads still works.
+ * cluster's topology and grants of a node not its own: peers, segments and
+ * the events that name them; the rest of what it reads still works.
  */
 TEST_F_TIMEOUT(nl, mutating_op_needs_cap_net_admin, 120)
 {
@@ -252,10 +252,13 @@ TEST_F_TIMEOUT(nl, mutating_op_needs_cap_net_admin, 120)
 		if (ds_version_get(ctx, &v) || ds_dev_list(ctx, &devs, &n))
 			_exit(13);
 		ds_dev_list_free(devs);
-		if (ds_peer_list(ctx, 0, &peers, &n) != -EPERM || ds_peer_get(ctx, 1, peer, &p) != -EPERM)
+		/* root's node is not its to use: left out, or refused */
+		if (ds_peer_list(ctx, 0, &peers, &n) || n || ds_peer_get(ctx, 1, peer, &p) != -EACCES)
 			_exit(14);
-		if (ds_seg_list(ctx, 0, &segs, &n) != -EPERM || ds_seg_get(ctx, 1, seg.id, &sg) != -EPERM)
+		free(peers);
+		if (ds_seg_list(ctx, 0, &segs, &n) || n || ds_seg_get(ctx, 1, seg.id, &sg) != -EACCES)
 			_exit(15);
+		free(segs);
 		if (ds_monitor_open(&mon) != -EPERM)
 			_exit(16);
 		ds_ctx_close(ctx);
@@ -351,25 +354,28 @@ TEST_F_TIMEOUT(nl, seg_memory_allocated_outside_node_lock, 300)
 }
 
 /*
- * A segment's memory is charged to its node's memory cgroup, the node's
- * maker's, whoever asks for the segment (here a process outside it):
- * over the cgroup's limit the segment is refused, as "not enough memory"
- * and counted, with the cgroup's "max" event to say why; within it, the
- * cgroup holds the segment until it is deleted.  On the old module a
- * 16 MiB segment was made for a node whose cgroup allows 8.
+ * A segment's memory is charged to the memory cgroup of whoever asks for
+ * it -- a node's owner makes segments within its own limits -- and not to
+ * the node maker's: over the asker's limit the segment is refused, as "not
+ * enough memory" and counted, with the cgroup's "max" event to say why;
+ * within it, the cgroup holds the segment until it is deleted.  A segment
+ * asked for from outside the cgroup leaves it as it was, though the node
+ * was made there.
  */
 #define SEG_CG	CG_ROOT "/dsmem-seg-test"
-TEST_F_TIMEOUT(nl, seg_memory_charged_to_node_cgroup, 120)
+TEST_F_TIMEOUT(nl, seg_memory_charged_to_askers_cgroup, 120)
 {
 	const uint64_t LIMIT = 8ULL << 20, small = 2ULL << 20;
-	uint64_t nomem, maxed, held, got;
-	struct ds_seg_info seg;
-	int ret;
+	uint64_t nomem, maxed, held, got, after_big, outside;
+	struct ds_seg_info seg, other;
+	int ret, big, made;
+	char msg[128];
 
 	ret = cg_make(SEG_CG, LIMIT);
 	if (ret == -ENODEV)
 		SKIP(return, "this kernel has no memory cgroups");
 	ASSERT_EQ(0, ret) TH_LOG("cgroup: %s", strerror(-ret));
+	/* the node's maker is in the cgroup; then it leaves */
 	ASSERT_EQ(0, cg_write(SEG_CG "/cgroup.procs", "%d", getpid()));
 	ret = test_node_add(self->ctx, 1, "rxe0", 18516);
 	ASSERT_EQ(0, cg_write(CG_ROOT "/cgroup.procs", "%d", getpid()));
@@ -379,20 +385,35 @@ TEST_F_TIMEOUT(nl, seg_memory_charged_to_node_cgroup, 120)
 	maxed = cg_read(SEG_CG, "memory.events", "max");
 	ASSERT_NE(~0ULL, maxed);
 
-	EXPECT_EQ(-ENOMEM, ds_seg_add(self->ctx, 1, 2 * LIMIT, -1, DS_TRANSLATE_SEGMENT, &seg));
-	EXPECT_STREQ("not enough memory for the segment", ds_ctx_errmsg(self->ctx));
+	/* asked for from outside: not the cgroup's to hold */
+	held = cg_read(SEG_CG, "memory.current", "");
+	ASSERT_EQ(0, ds_seg_add(self->ctx, 1, small, -1, DS_TRANSLATE_PAGES, &other))
+		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
+	outside = cg_read(SEG_CG, "memory.current", "");
+	EXPECT_GT(held + small / 2, outside);
+	EXPECT_EQ(0, ds_seg_del(self->ctx, 1, other.id));
+
+	/* asked for from inside, with the context made outside */
+	ASSERT_EQ(0, cg_write(SEG_CG "/cgroup.procs", "%d", getpid()));
+	big = ds_seg_add(self->ctx, 1, 2 * LIMIT, -1, DS_TRANSLATE_SEGMENT, &seg);
+	snprintf(msg, sizeof(msg), "%s", ds_ctx_errmsg(self->ctx));
+	after_big = cg_read(SEG_CG, "memory.current", "");
+	held = after_big;
+	made = ds_seg_add(self->ctx, 1, small, -1, DS_TRANSLATE_PAGES, &seg);
+	got = cg_read(SEG_CG, "memory.current", "");
+	ASSERT_EQ(0, cg_write(CG_ROOT "/cgroup.procs", "%d", getpid()));
+
+	EXPECT_EQ(-ENOMEM, big);
+	EXPECT_STREQ("not enough memory for the segment", msg);
 	EXPECT_EQ(nomem + 1, stat_value(self->ctx, "seg_nomem"));
 	EXPECT_LT(maxed, cg_read(SEG_CG, "memory.events", "max"));
 	/* what the refused segment was charged for went back */
-	EXPECT_GT(LIMIT / 2, cg_read(SEG_CG, "memory.current", ""));
-
-	held = cg_read(SEG_CG, "memory.current", "");
-	ASSERT_EQ(0, ds_seg_add(self->ctx, 1, small, -1, DS_TRANSLATE_PAGES, &seg))
-		TH_LOG("%s", ds_ctx_errmsg(self->ctx));
-	got = cg_read(SEG_CG, "memory.current", "");
+	EXPECT_GT(LIMIT / 2, after_big);
+	ASSERT_EQ(0, made) TH_LOG("%s", ds_ctx_errmsg(self->ctx));
 	EXPECT_LE(held + small, got);
 	TH_LOG("a %llu-byte segment: the cgroup holds %llu bytes more",
 	       (unsigned long long)small, (unsigned long long)(got - held));
+	/* deleted from outside, it goes back to the cgroup it came from */
 	EXPECT_EQ(0, ds_seg_del(self->ctx, 1, seg.id));
 	EXPECT_GE(got - small, cg_read(SEG_CG, "memory.current", ""));
 	EXPECT_EQ(0, ds_node_del(self->ctx, 1));

@@ -278,4 +278,170 @@ TEST_F_TIMEOUT(tenant, unprivileged_application_moves_data_on_its_node, 300)
 	EXPECT_EQ(0, as_nobody(nobody_moves_data, 0));
 }
 
+/*
+ * As nobody, owner of NODE_MINE: a segment made, granted to a peer's node,
+ * listed with its grant, revoked and deleted, all without privilege; the
+ * same asked of root's NODE_THEIRS is refused.  0, or the step that
+ * failed.
+ */
+static int nobody_works_its_node(uint32_t theirs_seg)
+{
+	struct ds_seg_info s, got, *segs = NULL;
+	struct ds_peer_info *peers = NULL;
+	struct ds_ctx *ctx;
+	size_t n = 0, i;
+	int ret = 0;
+
+	if (ds_ctx_open(&ctx))
+		return 2;
+	if (ds_seg_add(ctx, NODE_MINE, 1 << 20, -1, DS_TRANSLATE_SEGMENT, &s)) {
+		ret = 3;
+		goto out;
+	}
+	if (ds_seg_grant(ctx, NODE_MINE, s.id, NODE_THEIRS, DS_PERM_READ) ||
+	    ds_seg_get(ctx, NODE_MINE, s.id, &got) || got.ngrants != 1 ||
+	    got.grants[0].remote_node != NODE_THEIRS) {
+		ret = 4;
+		goto out;
+	}
+	if (ds_peer_list(ctx, NODE_MINE, &peers, &n) || n != 0) {
+		ret = 5;
+		goto out;
+	}
+	free(peers);
+	/* a dump of every node's segments holds ours and none of root's */
+	if (ds_seg_list(ctx, 0, &segs, &n)) {
+		ret = 6;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		if (segs[i].node_id != NODE_MINE)
+			ret = 7;
+	free(segs);
+	if (ret || n != 1)
+		goto out;
+	/* root's node: nothing to make, see, grant, or take away */
+	if (ds_seg_add(ctx, NODE_THEIRS, 1 << 20, -1, DS_TRANSLATE_SEGMENT, NULL) != -EACCES ||
+	    ds_seg_list(ctx, NODE_THEIRS, &segs, &n) != -EACCES ||
+	    ds_seg_get(ctx, NODE_THEIRS, theirs_seg, &got) != -EACCES ||
+	    ds_seg_grant(ctx, NODE_THEIRS, theirs_seg, NODE_MINE, DS_PERM_ALL) != -EACCES ||
+	    ds_seg_del(ctx, NODE_THEIRS, theirs_seg) != -EACCES ||
+	    ds_peer_list(ctx, NODE_THEIRS, &peers, &n) != -EACCES) {
+		ret = 8;
+		goto out;
+	}
+	/* and peers stay the admin's to give, on its own node too */
+	if (ds_peer_add(ctx, NODE_MINE, "127.0.0.1", PORT_THEIRS, NULL) != -EPERM) {
+		ret = 9;
+		goto out;
+	}
+	if (ds_seg_revoke(ctx, NODE_MINE, s.id, NODE_THEIRS) ||
+	    ds_seg_del(ctx, NODE_MINE, s.id))
+		ret = 10;
+out:
+	ds_ctx_close(ctx);
+	return ret;
+}
+
+TEST_F_TIMEOUT(tenant, owner_makes_and_grants_segments_on_its_node, 300)
+{
+	struct ds_seg_info theirs, got;
+	struct ds_node_info node;
+
+	ASSERT_EQ(0, ds_seg_add(self->ctx, NODE_THEIRS, 1 << 20, -1, DS_TRANSLATE_SEGMENT,
+				&theirs));
+	ASSERT_EQ(0, owner_set(self->ctx, NODE_MINE, NOBODY, NOBODY, 0600));
+	EXPECT_EQ(0, as_nobody(nobody_works_its_node, theirs.id));
+	/* root's segment is as it was, ungranted */
+	ASSERT_EQ(0, ds_seg_get(self->ctx, NODE_THEIRS, theirs.id, &got));
+	EXPECT_EQ(0, got.ngrants);
+	ASSERT_EQ(0, ds_node_get(self->ctx, NODE_THEIRS, &node));
+	EXPECT_EQ(1, node.seg_count);
+	ASSERT_EQ(0, ds_node_get(self->ctx, NODE_MINE, &node));
+	EXPECT_EQ(0, node.seg_count);
+}
+
+/*
+ * As nobody: its own node described in full, root's only as existing and
+ * whose it is, through the library and dsctl alike.
+ */
+static int nobody_looks_at_nodes(uint32_t unused)
+{
+	struct ds_node_info mine, theirs, *nodes = NULL;
+	struct ds_node_owner o;
+	struct ds_node_dev dev;
+	struct ds_ctx *ctx;
+	size_t n = 0, i, seen = 0;
+	int ret = 0;
+
+	(void)unused;
+	if (ds_ctx_open(&ctx))
+		return 2;
+	if (ds_node_get(ctx, NODE_MINE, &mine) || mine.flags || mine.port != PORT_MINE ||
+	    !mine.dev_name[0]) {
+		ret = 3;
+		goto out;
+	}
+	if (ds_node_get(ctx, NODE_THEIRS, &theirs) || theirs.flags != DS_NODE_F_NOT_YOURS ||
+	    theirs.port || theirs.dev_name[0] || theirs.key[0] || theirs.seg_count) {
+		ret = 4;
+		goto out;
+	}
+	if (ds_node_get_owner(ctx, NODE_THEIRS, &o) || o.uid != 0 || o.mode != 0600 ||
+	    ds_node_devs(ctx, NODE_THEIRS, &dev, 1) != -EACCES) {
+		ret = 5;
+		goto out;
+	}
+	if (ds_node_list(ctx, &nodes, &n)) {
+		ret = 6;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		if (nodes[i].id == NODE_MINE && !nodes[i].flags)
+			seen |= 1;
+		if (nodes[i].id == NODE_THEIRS && nodes[i].flags == DS_NODE_F_NOT_YOURS &&
+		    !nodes[i].port)
+			seen |= 2;
+	}
+	free(nodes);
+	if (seen != 3) {
+		ret = 7;
+		goto out;
+	}
+out:
+	ds_ctx_close(ctx);
+	return ret;
+}
+
+TEST_F_TIMEOUT(tenant, others_see_only_that_a_node_exists_and_whose, 300)
+{
+	char out[4096];
+
+	ASSERT_EQ(0, owner_set(self->ctx, NODE_MINE, NOBODY, NOBODY, 0600));
+	EXPECT_EQ(0, as_nobody(nobody_looks_at_nodes, 0));
+
+	/*
+	 * dsctl says the same, run by root without CAP_NET_ADMIN on a node
+	 * root does not own: the checkout, dsctl in it, may not be readable
+	 * by nobody.
+	 */
+	ASSERT_EQ(0, owner_set(self->ctx, NODE_THEIRS, NOBODY, NOBODY, 0600));
+	ASSERT_EQ(0, run("setpriv --bounding-set -net_admin %s -j node show id %d > /tmp/tenant.out",
+			 dsctl_path(), NODE_THEIRS));
+	ASSERT_EQ(0, read_file("/tmp/tenant.out", out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "\"access\":\"none\"")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\"owner\":65534")) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "\"port\"")) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "\"key\"")) TH_LOG("%s", out);
+	ASSERT_EQ(0, run("setpriv --bounding-set -net_admin %s node show > /tmp/tenant.out",
+			 dsctl_path()));
+	ASSERT_EQ(0, read_file("/tmp/tenant.out", out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "access none")) TH_LOG("%s", out);
+	/* and its segments and Slope part are not to be read */
+	EXPECT_EQ(1, run("setpriv --bounding-set -net_admin %s segment show node %d 2>/dev/null",
+			 dsctl_path(), NODE_THEIRS));
+	EXPECT_EQ(1, run("setpriv --bounding-set -net_admin %s slope show node %d 2>/dev/null",
+			 dsctl_path(), NODE_THEIRS));
+}
+
 TEST_HARNESS_MAIN

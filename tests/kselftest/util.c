@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 #include <errno.h>
+#include <grp.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -196,8 +197,10 @@ pid_t fork_nobody(void)
 {
 	pid_t pid = fork();
 
+	/* root's supplementary groups would make nobody a member of them */
 	if (pid == 0 &&
-	    (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534)))
+	    (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+	     setresuid(65534, 65534, 65534)))
 		_exit(10);
 	return pid;
 }

@@ -193,6 +193,11 @@ void test_features(void **)
 	assert_int_equal(f.size(), 2);
 	assert_string_equal(f[0].get<std::string>().c_str(), "submit_timeout");
 	assert_string_equal(f[1].get<std::string>().c_str(), "not_after");
+	f = features_record(DSMEM_FEAT_NODE_OWNER | DSMEM_FEAT_NODE_USERS | (1ULL << 40));
+	assert_int_equal(f.size(), 3);
+	assert_string_equal(f[0].get<std::string>().c_str(), "node_owner");
+	assert_string_equal(f[1].get<std::string>().c_str(), "node_users");
+	assert_string_equal(f[2].get<std::string>().c_str(), "bit40");
 }
 
 void test_token_flags(void **)

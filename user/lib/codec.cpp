@@ -408,11 +408,16 @@ int parse_node(struct nl_msg *msg, ds_node_info *node, bool full)
 		return ret;
 	if (!tb[DSMEM_ATTR_NODE_ID])
 		return -EBADMSG;
+	memset(node, 0, sizeof(*node));
+	node->id = nla_get_u32(tb[DSMEM_ATTR_NODE_ID]);
+	// Someone else's node is told as who owns it, and nothing more.
+	if (full && !tb[DSMEM_ATTR_DEV_INDEX] && tb[DSMEM_ATTR_NODE_OWNER]) {
+		node->flags = DS_NODE_F_NOT_YOURS;
+		return 0;
+	}
 	if (full && (!tb[DSMEM_ATTR_DEV_INDEX] || !tb[DSMEM_ATTR_DEV_NAME] ||
 		     !tb[DSMEM_ATTR_NODE_PORT]))
 		return -EBADMSG;
-	memset(node, 0, sizeof(*node));
-	node->id = nla_get_u32(tb[DSMEM_ATTR_NODE_ID]);
 	node->dev_index = get_u32(tb[DSMEM_ATTR_DEV_INDEX]);
 	node->port = get_u16(tb[DSMEM_ATTR_NODE_PORT]);
 	node->peer_count = get_u32(tb[DSMEM_ATTR_NODE_PEER_COUNT]);

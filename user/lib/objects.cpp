@@ -203,8 +203,12 @@ DS_EXPORT int ds_node_devs(struct ds_ctx *ctx, uint32_t id, struct ds_node_dev *
 	}, [&out](struct nl_msg *m) {
 		ds_node_info node;
 		int r = parse_node(m, &node, true);
+		if (!r && (node.flags & DS_NODE_F_NOT_YOURS))
+			r = -EACCES;
 		return r ? r : parse_node_devs(m, out);
 	});
+	if (ret == -EACCES)
+		return fail(ctx, ret, "the node's owner, group and mode do not let you see its devices");
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < out.size() && i < max; i++)

@@ -47,6 +47,12 @@
 #define DSMEM_FEAT_NOT_AFTER	_BITULL(9)
 /* nodes have an owner, a group and a mode; attaching checks them */
 #define DSMEM_FEAT_NODE_OWNER	_BITULL(10)
+/*
+ * A node's users (its owner, group or mode) make its segments, grant them
+ * and read its peers without CAP_NET_ADMIN; others see only its id, owner,
+ * group and mode
+ */
+#define DSMEM_FEAT_NODE_USERS	_BITULL(11)
 
 /*
  * Global addresses.  A 64-bit remote address names a node, one of its

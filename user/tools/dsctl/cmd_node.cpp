@@ -153,7 +153,8 @@ int node_show(env &e)
 		check(ds_node_list(ctx.get(), &nodes.data, &nodes.count), ctx,
 		      "cannot list nodes");
 		for (const auto &n : nodes) {
-			int ret = node_devs(ctx, n.id, devs);
+			devs.clear();
+			int ret = n.flags & DS_NODE_F_NOT_YOURS ? 0 : node_devs(ctx, n.id, devs);
 			if (ret == -ENOENT)
 				continue;	// deleted since the listing
 			check(ret, ctx, "cannot list the devices of node " + std::to_string(n.id));
@@ -166,7 +167,8 @@ int node_show(env &e)
 	ds_node_info n{};
 	const std::string doing = "cannot show node " + std::to_string(id);
 	check(ds_node_get(ctx.get(), id, &n), ctx, doing);
-	check(node_devs(ctx, id, devs), ctx, doing);
+	if (!(n.flags & DS_NODE_F_NOT_YOURS))
+		check(node_devs(ctx, id, devs), ctx, doing);
 	record r = node_record(n, devs);
 	add_owner(r, ctx, id);
 	e.out.add(r);

@@ -86,6 +86,8 @@ record features_record(uint64_t features)
 		{ DSMEM_FEAT_NUMA, "numa" },
 		{ DSMEM_FEAT_SUBMIT_TIMEOUT, "submit_timeout" },
 		{ DSMEM_FEAT_NOT_AFTER, "not_after" },
+		{ DSMEM_FEAT_NODE_OWNER, "node_owner" },
+		{ DSMEM_FEAT_NODE_USERS, "node_users" },
 	};
 	return bit_names(features, known);
 }
@@ -181,6 +183,11 @@ record node_record(const ds_node_info &n, std::span<const ds_node_dev> devs)
 	record r;
 
 	r["node"] = n.id;
+	// someone else's: its owner, group and mode are all one is told
+	if (n.flags & DS_NODE_F_NOT_YOURS) {
+		r["access"] = "none";
+		return r;
+	}
 	r["dev"] = n.dev_name;	// the first device, as before node-devs
 	if (!devs.empty()) {
 		record list = record::array();

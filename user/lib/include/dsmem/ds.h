@@ -88,10 +88,19 @@ struct ds_node_info {
 	uint32_t peer_count;
 	uint32_t seg_count;
 	uint8_t accept;			/* enum ds_accept (reserved before 1.8) */
-	uint8_t reserved1[3];
+	uint8_t flags;			/* DS_NODE_F_* (reserved before 1.15) */
+	uint8_t reserved1[2];
 	/* the key its peers prove; "": insecure (was reserved before 1.7) */
 	char key[DS_KEY_NAME_MAX];
 };
+
+/*
+ * ds_node_info.flags.  DS_NODE_F_NOT_YOURS: the caller may not use the
+ * node (its owner, group and mode do not let it; see ds_node_set_owner),
+ * so the module told only that it exists: every field but the id is
+ * zero, and ds_node_get_owner still says whose it is.  (DSUSER_1.15)
+ */
+#define DS_NODE_F_NOT_YOURS	0x1
 
 /* One RDMA device of a node (DSUSER_1.10). */
 struct ds_node_dev {
@@ -564,8 +573,13 @@ void ds_stats_free(struct ds_stat *stats);
 int ds_stats_reset(struct ds_ctx *ctx);
 
 /*
- * Nodes, peers and segments.  Adding and deleting needs CAP_NET_ADMIN.
- * Lists are freed with free().
+ * Nodes, peers and segments.  Adding and deleting nodes and peers needs
+ * CAP_NET_ADMIN.  A node's segments, grants and peer list need a user of
+ * the node: one its owner, group and mode let read and write it (see
+ * ds_node_set_owner), or CAP_NET_ADMIN; others get -EACCES, a node_id 0
+ * list leaves their nodes out, and ds_node_get tells them only the id
+ * (DS_NODE_F_NOT_YOURS).  A segment's memory is charged to the caller's
+ * memory cgroup.  Lists are freed with free().
  */
 /*
  * A node whose connections are all authenticated with the key named
@@ -655,7 +669,8 @@ int ds_peer_add_id(struct ds_ctx *ctx, uint32_t node_id, const char *addr,
 /* enum ds_accept; keyed on an insecure node is -EINVAL (DSUSER_1.8) */
 int ds_node_set_accept(struct ds_ctx *ctx, uint32_t id, int accept);
 /*
- * Who may attach a descriptor to a node (DSUSER_1.14): checked as opening
+ * Who may use a node -- attach a descriptor, make and grant its segments,
+ * list its peers -- (DSUSER_1.14): checked as opening
  * a file with this owner, group and mode for reading and writing is
  * (CAP_NET_ADMIN overrides).  Ids are as the user namespace that owns the
  * node's network namespace sees them.  A new node is its creator's, mode
@@ -698,7 +713,8 @@ int ds_seg_revoke(struct ds_ctx *ctx, uint32_t node_id, uint32_t seg_id,
  * node_id is the local node that sends; the remote node is the one the
  * address names (for alloc: remote_node, and seg_id 0 for any segment
  * granted to us with write permission).  Reads and writes move at most
- * DS_RDM_DATA_MAX bytes (DSMEM_RDM_DATA_MAX).  All need CAP_NET_ADMIN.
+ * DS_RDM_DATA_MAX bytes (DSMEM_RDM_DATA_MAX).  All need a user of
+ * node_id (see ds_node_set_owner).
  */
 #define DS_RDM_DATA_MAX		4096
 
@@ -826,7 +842,8 @@ void ds_slope_range_list_free(struct ds_slope_ranges *list);
 
 /*
  * The data path: one-sided READ, WRITE, CAS and FAA on /dev/dsmem.
- * A transfer handle is bound to one local node (CAP_NET_ADMIN) and
+ * A transfer handle is bound to one local node (its user's, see
+ * ds_node_set_owner) and
  * reaches the segments other nodes granted to it, by global address.
  * Synchronous calls are a batch of one; batches cost one ioctl each.
  * A handle is not thread-safe: use one per thread.
@@ -1413,8 +1430,8 @@ struct ds_slope_migrate_opts {
 };
 
 /*
- * Open the process's Slope space on local node node_id: attach to it
- * (CAP_NET_ADMIN) and map the Slope range.  -EBUSY when the process has
+ * Open the process's Slope space on local node node_id: attach to it (as
+ * its user, see ds_node_set_owner) and map the Slope range.  -EBUSY when the process has
  * one open; -EEXIST when something else is mapped in the Slope range;
  * -EOPNOTSUPP when the module has no Slope.
  */
