@@ -106,6 +106,7 @@ public:
 		std::chrono::milliseconds backoff(20);
 		size_t tried = 0;
 		bool unreachable = false;
+		std::string refused;	// refused_hint() of a connection closed
 
 		for (;;) {
 			std::string addr;
@@ -121,19 +122,24 @@ public:
 			bool redirect = not_leader(s, &hint);
 			bool down = s.error_code() == grpc::StatusCode::UNAVAILABLE;
 			unreachable |= down;
-			if (down)
+			if (down) {
 				forget(addr);
+				if (refused.empty())
+					refused = refused_hint(s);
+			}
 			if (!redirect && !down) {
 				*err = addr + ": " + s.error_message();
 				// out of time (ours, not a master's own deadline, as a
 				// drain's) while no master answered at all
 				if (s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED && unreachable &&
-				    Clock::now() >= deadline)
+				    Clock::now() >= deadline) {
+					*err += refused;
 					return -EAGAIN;
+				}
 				return status_to_errno(s);
 			}
 			if (Clock::now() >= deadline) {
-				*err = addr + ": " + s.error_message();
+				*err = addr + ": " + s.error_message() + refused;
 				return -EAGAIN;	// every master tried
 			}
 			if (redirect && !hint.empty() && hint != addr && hops++ < 8) {
@@ -151,6 +157,12 @@ public:
 			}
 		}
 	}
+
+	// What a connection closed in the TLS handshake may mean: a master
+	// refuses there a caller whose certificate is missing or not of the
+	// store's CA, and TLS 1.3 tells the caller no more than that the
+	// socket closed.  "" for other statuses.
+	static std::string refused_hint(const grpc::Status &s);
 
 	std::shared_ptr<pb::Master::Stub> current(std::string *addr);
 	void follow(const std::string &addr);

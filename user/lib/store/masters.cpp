@@ -40,8 +40,23 @@ int Masters::set(const std::string &list, const TlsFiles &tls, std::string *err)
 	}
 	if (int ret = channel_credentials(tls, &creds_, err))
 		return ret;
+	// a master would close the connection to a caller it does not take,
+	// and say no more: said here, at once
+	if (!tls.insecure)
+		if (int ret = check_client_certificate(tls, err))
+			return ret;
 	cur_ = 0;
 	return 0;
+}
+
+std::string Masters::refused_hint(const grpc::Status &s)
+{
+	if (s.error_code() != grpc::StatusCode::UNAVAILABLE ||
+	    s.error_message().find("Socket closed") == std::string::npos)
+		return "";
+	return " (a master closes the connection in the TLS handshake to a caller "
+	       "without a certificate of the store's CA: check DSMEM_STORE_TLS_DIR "
+	       "or the certificate given)";
 }
 
 std::string Masters::leader() const

@@ -102,9 +102,12 @@ int server_credentials(const TlsFiles &f, std::shared_ptr<grpc::ServerCredential
 		*out = grpc::InsecureServerCredentials();
 		return 0;
 	}
-	// the handshake proves the caller holds its certificate's key; the
-	// certificate itself is PeerVerifier's to judge, with a message
-	grpc::SslServerCredentialsOptions o(GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_BUT_DONT_VERIFY);
+	// The handshake checks the caller's certificate against the CA, as a
+	// client's: a caller without one, or with another CA's, is refused
+	// before the master reads a byte of its calls (a message may be 64
+	// MiB).  PeerVerifier then takes the identity from it.
+	grpc::SslServerCredentialsOptions o(
+		GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
 	grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
 	if (int ret = read_pem(f.ca, "CA certificate", &o.pem_root_certs, err))
 		return ret;
@@ -221,6 +224,38 @@ int PeerVerifier::load(const std::string &ca_file, std::string *err)
 		X509_STORE_free(impl_->store);
 	impl_->store = st;
 	impl_->seen.clear();
+	return 0;
+}
+
+std::string PeerVerifier::judge(const std::string &pem, std::string *why)
+{
+	std::lock_guard<std::mutex> g(impl_->m);
+	if (!impl_->store) {
+		*why = "no CA to check the certificate against";
+		return "";
+	}
+	Impl::Verdict v = impl_->judge(pem);
+	*why = v.why;
+	return v.identity;
+}
+
+int check_client_certificate(const TlsFiles &f, std::string *err)
+{
+	if (f.cert.empty() || f.key.empty()) {
+		*err = "no client certificate: the master takes calls only from holders of a "
+		       "certificate of the store's CA";
+		return -EACCES;
+	}
+	PeerVerifier v;
+	std::string pem, why;
+	if (int ret = v.load(f.ca, err))
+		return ret;
+	if (int ret = read_pem(f.cert, "certificate", &pem, err))
+		return ret;
+	if (v.judge(pem, &why).empty()) {
+		*err = why;
+		return -EACCES;
+	}
 	return 0;
 }
 

@@ -35,10 +35,11 @@ TlsFiles client_tls_files(const char *ca, const char *cert, const char *key, boo
 // file could not be read.
 int channel_credentials(const TlsFiles &f, std::shared_ptr<grpc::ChannelCredentials> *out,
 			std::string *err);
-// A server's: it asks every caller for a certificate, which the handshake
-// proves the caller holds the key of; PeerVerifier then checks it against
-// the CA, so that a caller without one, or with another CA's, is told so
-// plainly instead of seeing its connection closed.
+// A server's: the handshake takes only a caller with a certificate of the
+// CA, and proves the caller holds its key, before a byte of a call is
+// read; PeerVerifier then takes the identity from it.  A caller refused
+// there sees its connection closed, and no more: check_client_certificate
+// is how a client tells its user why first.
 int server_credentials(const TlsFiles &f, std::shared_ptr<grpc::ServerCredentials> *out,
 		       std::string *err);
 
@@ -52,6 +53,8 @@ public:
 	PeerVerifier &operator=(const PeerVerifier &) = delete;
 
 	int load(const std::string &ca_file, std::string *err);	// 0 or -errno
+	// The identity in a PEM certificate; "" with *why when it has none.
+	std::string judge(const std::string &pem, std::string *why);
 	// The identity; "" with *why when there is none to take.
 	std::string identity(const grpc::ServerContext &ctx, std::string *why);
 
@@ -59,6 +62,11 @@ private:
 	struct Impl;
 	std::unique_ptr<Impl> impl_;
 };
+
+// 0 if f's certificate is one a master takes: present, of f's CA, for
+// client use, with a common name; else -EACCES (or the -errno of a file
+// that cannot be read) with *err saying which, as the master would.
+int check_client_certificate(const TlsFiles &f, std::string *err);
 
 // Every HOST:PORT of the comma-separated list is a loopback address.
 bool loopback_only(const std::string &list);
