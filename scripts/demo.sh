@@ -33,7 +33,10 @@ ui=$!
 for ((i = 0; i < 100; i++)); do grep -q listening "$uidir/out" && break; sleep 0.1; done
 cat "$uidir/out"
 url=$(grep -o 'http://[0-9.:]*' "$uidir/out")
-curl -sf -c "$uidir/jar" -H 'Content-Type: application/json' \
+# the login form's CSRF token comes with a cookie, from GET /api/login
+csrf=$(curl -sf -c "$uidir/jar" "$url/api/login" | grep -o '"csrf":"[0-9a-f]*"' | cut -d'"' -f4)
+curl -sf -b "$uidir/jar" -c "$uidir/jar" -H 'Content-Type: application/json' \
+	-H "X-CSRF-Token: $csrf" \
 	-d '{"user":"demo","password":"demo-password"}' "$url/api/login" > /dev/null
 echo "logged in as demo (admin); it records every module event from now on"
 

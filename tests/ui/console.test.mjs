@@ -48,6 +48,14 @@ function withPage(fn) {
 const uniq = () => crypto.randomBytes(4).toString('hex');
 
 // Click Search on the logs page and wait for that search's answer.
+// POST /api/login as the form does: with the CSRF token, and its cookie,
+// of a GET of /api/login first.
+async function apiLogin(request, user, password) {
+	const g = await request.get('/api/login');
+	const { csrf } = await g.json();
+	return request.post('/api/login', { data: { user, password }, headers: { 'X-CSRF-Token': csrf } });
+}
+
 async function logSearch(page) {
 	const seq = Number((await page.getAttribute('#logs-table', 'data-seq')) || 0);
 	await page.click('#logs-search');
@@ -285,7 +293,7 @@ test('logs: component, text and level filters, export and live tail', { skip }, 
 	const api = page.context().request;
 	if (!failedLoginMade) {
 		// run alone: make the failed login the filters look for
-		const failed = await api.post('/api/login', { data: { user: admin.user, password: `not-${admin.pass}` } });
+		const failed = await apiLogin(api, admin.user, `not-${admin.pass}`);
 		assert.equal(failed.status(), 401);
 		failedLoginMade = true;
 	}
@@ -353,7 +361,7 @@ test('logs: component, text and level filters, export and live tail', { skip }, 
 	await waitText(page, '#logs-live-state', /^following/);
 	const started = Date.now();
 	const other = await page.context().browser().newContext({ baseURL: cut.url });
-	const r = await other.request.post('/api/login', { data: { user: viewer.user, password: viewer.pass } });
+	const r = await apiLogin(other.request, viewer.user, viewer.pass);
 	assert.equal(r.status(), 200);
 	await other.close();
 	await until(async () => {
@@ -729,7 +737,7 @@ test('users: an admin adds a user, changes its role, resets its password and rem
 		await row.locator('button.users-remove').click();	// the confirm() is accepted
 		await waitText(page, '#users-ok', `${name} is removed.`);
 		await until(async () => (await page.locator(`#users-table tr[data-user="${name}"]`).count()) === 0, 'the row gone');
-		const gone = await page.context().request.post('/api/login', { data: { user: name, password: second } });
+		const gone = await apiLogin(page.context().request, name, second);
 		assert.equal(gone.status(), 401);
 
 		// every change is in the audit log, under the admin's name

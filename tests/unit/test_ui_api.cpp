@@ -154,10 +154,26 @@ std::unique_ptr<httplib::Client> cli()
 	return c;
 }
 
+// What the login form sends besides its body: the CSRF token of a GET of
+// /api/login, in the header and in the cookie that GET set.
+template <typename Client>
+httplib::Headers login_headers(Client &c)
+{
+	auto g = c.Get("/api/login");
+	assert_non_null(g);
+	assert_int_equal(g->status, 200);
+	std::string set = g->get_header_value("Set-Cookie");
+	assert_non_null(strstr(set.c_str(), "dsui_login="));
+	assert_non_null(strstr(set.c_str(), "HttpOnly"));
+	std::string csrf = json::parse(g->body)["csrf"];
+	return { { "Cookie", set.substr(0, set.find(';')) }, { "X-CSRF-Token", csrf } };
+}
+
 httplib::Result login_raw(const std::string &user, const std::string &pw)
 {
-	return cli()->Post("/api/login", json{ { "user", user }, { "password", pw } }.dump(),
-			   "application/json");
+	auto c = cli();
+	return c->Post("/api/login", login_headers(*c),
+		       json{ { "user", user }, { "password", pw } }.dump(), "application/json");
 }
 
 user_session login_as(const std::string &user, const std::string &pw)
@@ -248,7 +264,8 @@ void users_are_managed_in_the_console(void **)
 	assert_true(c.port > 0);
 	auto cl = c.client();
 	auto as = [&](const std::string &u, const std::string &pw) {
-		auto r = cl.Post("/api/login", json{ { "user", u }, { "password", pw } }.dump(), "application/json");
+		auto r = cl.Post("/api/login", login_headers(cl), json{ { "user", u }, { "password", pw } }.dump(),
+				 "application/json");
 		user_session s;
 		if (!r || r->status != 200)
 			return s;
@@ -452,7 +469,8 @@ void no_users_says_how_to_create_one(void **)
 	json j = body(cl.Get("/api/login"));
 	assert_false(j["users"].get<bool>());
 	assert_non_null(strstr(j["hint"].get<std::string>().c_str(), "dsctl ui user add"));
-	auto r = cl.Post("/api/login", R"({"user":"admin","password":"admin"})", "application/json");
+	auto r = cl.Post("/api/login", login_headers(cl), R"({"user":"admin","password":"admin"})",
+			 "application/json");
 	assert_int_equal(r->status, 401);
 	assert_non_null(strstr(body(r)["error"].get<std::string>().c_str(), "no users yet"));
 }
@@ -466,9 +484,10 @@ void wrong_password_and_unknown_user(void **)
 	assert_int_equal(r->status, 401);
 	// the same answer: it does not tell which names exist
 	assert_string_equal(body(r)["error"].get<std::string>().c_str(), wrong.c_str());
-	r = cli()->Post("/api/login", "{not json", "application/json");
+	auto c = cli();
+	r = c->Post("/api/login", login_headers(*c), "{not json", "application/json");
 	assert_int_equal(r->status, 400);
-	r = cli()->Post("/api/login", R"({"user":"alice"})", "application/json");
+	r = c->Post("/api/login", login_headers(*c), R"({"user":"alice"})", "application/json");
 	assert_int_equal(r->status, 400);
 }
 
@@ -526,6 +545,32 @@ void state_changes_need_the_csrf_token(void **)
 	forged.csrf = viewer.csrf;	// another session's token is no good
 	assert_int_equal(post(forged, "/api/sim/runs", run)->status, 403);
 	assert_int_equal(post(admin, "/api/sim/runs", run)->status, 202);
+}
+
+// The login form takes the same check, with the token of a GET of
+// /api/login and its cookie: without either, or with another's token, the
+// right password logs nobody in.
+void login_needs_the_csrf_token(void **)
+{
+	const std::string creds = json{ { "user", "alice" }, { "password", "alice-password" } }.dump();
+	auto c = cli();
+	httplib::Headers h = login_headers(*c), other = login_headers(*c);
+	std::string cookie = h.find("Cookie")->second, token = h.find("X-CSRF-Token")->second;
+	auto refused = [&](const httplib::Headers &with) {
+		auto r = c->Post("/api/login", with, creds, "application/json");
+		assert_non_null(r);
+		assert_int_equal(r->status, 403);
+		assert_non_null(strstr(body(r)["error"].get<std::string>().c_str(), "CSRF"));
+		assert_true(r->get_header_value("Set-Cookie").empty());
+	};
+	refused({});
+	refused({ { "Cookie", cookie } });
+	refused({ { "X-CSRF-Token", token } });
+	refused({ { "Cookie", cookie }, { "X-CSRF-Token", other.find("X-CSRF-Token")->second } });
+	refused({ { "Cookie", cookie }, { "X-CSRF-Token", token.substr(1) } });
+	auto r = c->Post("/api/login", h, creds, "application/json");
+	assert_int_equal(r->status, 200);
+	assert_non_null(strstr(r->get_header_value("Set-Cookie").c_str(), "dsui_session="));
 }
 
 json wait_run(int64_t id)
@@ -1139,7 +1184,10 @@ void https_with_a_certificate(void **)
 	assert_non_null(strstr(c.first_line.c_str(), "https://"));
 	httplib::SSLClient s("127.0.0.1", c.port);
 	s.enable_server_certificate_verification(false);
-	auto r = s.Post("/api/login", R"({"user":"tess","password":"tess-password"})", "application/json");
+	httplib::Headers h = login_headers(s);
+	auto g = s.Get("/api/login");
+	assert_non_null(strstr(g->get_header_value("Set-Cookie").c_str(), "; Secure"));
+	auto r = s.Post("/api/login", h, R"({"user":"tess","password":"tess-password"})", "application/json");
 	assert_non_null(r);
 	assert_int_equal(r->status, 200);
 	// the cookie says Secure over HTTPS
@@ -1411,6 +1459,7 @@ int main()
 		cmocka_unit_test(wrong_password_and_unknown_user),
 		cmocka_unit_test(every_endpoint_needs_a_session),
 		cmocka_unit_test(state_changes_need_the_csrf_token),
+		cmocka_unit_test(login_needs_the_csrf_token),
 		cmocka_unit_test(a_run_is_dsctl_sim_run),
 		cmocka_unit_test(impossible_runs_are_refused),
 		cmocka_unit_test(a_run_can_be_canceled),

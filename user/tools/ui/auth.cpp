@@ -295,4 +295,9 @@ void session_end(db &d, const std::string &token)
 	d.prepare("DELETE FROM sessions WHERE token_hash = ?").bind(token_hash(token)).run();
 }
 
+std::string login_csrf_new()
+{
+	return random_hex(32);
+}
+
 }  // namespace dsui

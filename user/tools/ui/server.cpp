@@ -27,6 +27,8 @@ namespace dsui {
 namespace {
 
 const char *const cookie_name = "dsui_session";
+// the login form's CSRF token, sent to /api/login only
+const char *const login_cookie_name = "dsui_login";
 
 enum class needs { open, user, admin };
 
@@ -45,10 +47,10 @@ void send(httplib::Response &res, int status, const json &body)
 	res.set_content(json_text(body), "application/json");
 }
 
-std::string cookie_token(const httplib::Request &req)
+std::string cookie_value(const httplib::Request &req, const char *name)
 {
 	std::string all = req.get_header_value("Cookie");
-	std::string key = std::string(cookie_name) + "=";
+	std::string key = std::string(name) + "=";
 	size_t at = 0;
 
 	while (at < all.size()) {
@@ -62,6 +64,18 @@ std::string cookie_token(const httplib::Request &req)
 		at = end + 1;
 	}
 	return "";
+}
+
+std::string cookie_token(const httplib::Request &req)
+{
+	return cookie_value(req, cookie_name);
+}
+
+// The header equals the cookie, both present: compared in constant time.
+bool csrf_matches(const std::string &header, const std::string &expected)
+{
+	return !expected.empty() && header.size() == expected.size() &&
+	       sodium_memcmp(header.data(), expected.data(), header.size()) == 0;
 }
 
 bool changes_state(const httplib::Request &req)
@@ -101,10 +115,8 @@ void route(server_state &st, httplib::Server &svr, const char *method, const cha
 				if (!found)
 					raise(401, "not logged in, or the session expired");
 				s = *found;
-				std::string csrf = req.get_header_value("X-CSRF-Token");
 				if (changes_state(req) &&
-				    (csrf.size() != s.csrf.size() ||
-				     sodium_memcmp(csrf.data(), s.csrf.data(), csrf.size()) != 0))
+				    !csrf_matches(req.get_header_value("X-CSRF-Token"), s.csrf))
 					raise(403, "missing or wrong CSRF token (header X-CSRF-Token)");
 				if (acc == needs::admin && !s.admin())
 					raise(403, "this needs the admin role");
@@ -262,13 +274,26 @@ void routes(server_state &st, httplib::Server &svr)
 	const config &c = st.c;
 
 	// ---- sessions
+	// The login form takes a CSRF token as every other form does, though
+	// there is no session yet: else another site could log a visitor's
+	// browser in as the attacker (login CSRF), and what the visitor then
+	// uploads or starts would be the attacker's to read.
 	route(st, svr, "GET", "/api/login", needs::open, [&](auto &, auto &res, auto &) {
 		bool any = user_count(d) > 0;
+		std::string csrf = login_csrf_new();
+		res.set_header("Set-Cookie", std::string(login_cookie_name) + "=" + csrf +
+			       "; HttpOnly; SameSite=Strict; Path=/api/login" +
+			       (st.tls ? "; Secure" : ""));
 		send(res, 200, { { "users", any },
+				 { "csrf", csrf },
 				 { "hint", any ? "" : "no users yet: create one on the server with "
 						      "\"dsctl ui user add NAME role admin\"" } });
 	});
 	route(st, svr, "POST", "/api/login", needs::open, [&](auto &req, auto &res, auto &) {
+		if (!csrf_matches(req.get_header_value("X-CSRF-Token"),
+				  cookie_value(req, login_cookie_name)))
+			raise(403, "missing or wrong CSRF token (header X-CSRF-Token, with the "
+			      "cookie GET /api/login gives)");
 		json b = body_json(req);
 		if (!b.contains("user") || !b["user"].is_string() || !b.contains("password") ||
 		    !b["password"].is_string())

@@ -182,6 +182,10 @@ login_result login(db &d, const std::string &name, const std::string &password,
 // is unknown or expired (and then it is deleted).  touch false: its
 // expiry stays (a live tail's check is no sign of someone at the page).
 std::optional<session> session_get(db &d, const std::string &token, uint64_t ttl, bool touch = true);
+// A CSRF token for the login form, which has no session yet to hold one:
+// 32 random bytes in hex, given as a cookie and in GET /api/login's body
+// and sent back in the X-CSRF-Token header (a double-submit cookie).
+std::string login_csrf_new();
 void session_end(db &d, const std::string &token);
 
 // ---- events.cpp: the log (module events and the console's audit log) ------

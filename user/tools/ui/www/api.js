@@ -25,10 +25,13 @@ export function isAdmin() { return session.role === 'admin'; }
 
 // api('GET', '/api/x') / api('POST', '/api/x', {json}) / api('POST', url, formData)
 // opts.allow401: the caller handles 401 itself (the login form).
+// opts.csrf: the CSRF token to send instead of the session's.
 export async function api(method, url, body, opts = {}) {
 	const headers = { Accept: 'application/json' };
 	const init = { method, headers, credentials: 'same-origin', cache: 'no-store' };
-	if (method !== 'GET' && method !== 'HEAD' && session.csrf) headers['X-CSRF-Token'] = session.csrf;
+	// opts.csrf: the login form's token, before there is a session
+	const csrf = opts.csrf || session.csrf;
+	if (method !== 'GET' && method !== 'HEAD' && csrf) headers['X-CSRF-Token'] = csrf;
 	if (body instanceof FormData) {
 		init.body = body;
 	} else if (body !== undefined) {

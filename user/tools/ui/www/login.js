@@ -37,7 +37,10 @@ export function mount(view, ctx) {
 		}
 		submit.disabled = true;
 		try {
-			const s = await post('/api/login', { user: user.value.trim(), password: pass.value }, { allow401: true });
+			// a fresh token for each try: it comes with its cookie
+			const info = await get('/api/login', { allow401: true });
+			const s = await post('/api/login', { user: user.value.trim(), password: pass.value },
+				{ allow401: true, csrf: info && info.csrf });
 			pass.value = '';
 			ctx.loggedIn(s);
 		} catch (e) {
