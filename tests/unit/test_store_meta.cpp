@@ -1391,6 +1391,37 @@ void test_bad_input(void **)
 	assert_int_equal(f.st.plan_register_segment(f.who, c, d, &r, &id, &rem, &err), -EINVAL);
 	d.set_gaddr(0x500000000);
 	assert_int_equal(f.st.plan_register_segment(f.who, 999, d, &r, &id, &rem, &err), -ENOENT);
+	// over another segment's memory, by one byte or more: refused, named
+	uint64_t first = f.segment(c, 0x600000000, 4 * kMiB);
+	d.set_type(pb::SEGMENT_DRAM);
+	d.set_size(kMiB);
+	for (uint64_t at : { 0x600000000ull + kMiB, 0x600000000ull + 4 * kMiB - 1,
+			     0x600000000ull - kMiB + 1 }) {
+		d.set_gaddr(at);
+		r.Clear();
+		assert_int_equal(f.st.plan_register_segment(f.who, c, d, &r, &id, &rem, &err), -EEXIST);
+		assert_non_null(strstr(err.c_str(), ("segment " + std::to_string(first)).c_str()));
+		assert_int_equal(r.rec_case(), lg::Record::REC_NOT_SET);
+	}
+	// beside it, and the same one again (a remount), are fine
+	d.set_gaddr(0x600000000ull + 4 * kMiB);
+	assert_int_equal(f.st.plan_register_segment(f.who, c, d, &r, &id, &rem, &err), 0);
+	d.set_gaddr(0x600000000ull);
+	d.set_size(4 * kMiB);
+	assert_int_equal(f.st.plan_register_segment(f.who, c, d, &r, &id, &rem, &err), 0);
+	assert_true(rem);
+	// an NVMe-oF namespace's ranges likewise, per namespace
+	f.segment(c, 0x100000, 4 * kMiB, nullptr, pb::SEGMENT_NVMEOF);
+	pb::SegmentDesc n = f.st.segment(f.segment(c, 0x100000, 4 * kMiB, nullptr,
+						   pb::SEGMENT_NVMEOF))->desc;
+	n.set_base(0x100000 + kMiB);
+	assert_int_equal(f.st.plan_register_segment(f.who, c, n, &r, &id, &rem, &err), -EEXIST);
+	n.set_subnqn("nqn.other");
+	assert_int_equal(f.st.plan_register_segment(f.who, c, n, &r, &id, &rem, &err), 0);
+	// and one that wraps past the end is no segment
+	d.set_gaddr(~0ull - kMiB + 2);
+	d.set_size(kMiB);
+	assert_int_equal(f.st.plan_register_segment(f.who, c, d, &r, &id, &rem, &err), -EINVAL);
 	pb::Member m;
 	assert_int_equal(f.st.plan_register_client(f.who, m, 0, &r, &err), -EINVAL);
 	// a record that does not fit the state is refused, not applied

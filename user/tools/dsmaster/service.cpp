@@ -179,6 +179,9 @@ grpc::Status to_status(int ret, const std::string &msg)
 	case -EPERM:
 		c = grpc::StatusCode::PERMISSION_DENIED;
 		break;
+	case -EEXIST:
+		c = grpc::StatusCode::ALREADY_EXISTS;
+		break;
 	default:
 		c = grpc::StatusCode::INTERNAL;
 		break;

@@ -6,12 +6,20 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <tuple>
 
 namespace dsmem::store {
 
 namespace {
+
+std::string hex_addr(uint64_t a)
+{
+	char b[24];
+	snprintf(b, sizeof(b), "%#llx", static_cast<unsigned long long>(a));
+	return b;
+}
 
 int fail(std::string *err, int ret, std::string msg)
 {
@@ -406,19 +414,31 @@ int MasterState::plan_register_segment(const Caller &c, uint64_t client_id, cons
 		return fail(err, -EINVAL, "unknown segment type");
 	}
 
+	// The same segment again (a remount), or none that shares a byte
+	// with it: a segment over another's memory would let its maker be
+	// handed space the other holds objects in.  A DRAM segment is known
+	// by its global address, an NVMe-oF one by its namespace and base.
+	const bool dram = desc.type() == pb::SEGMENT_DRAM;
+	const uint64_t start = dram ? desc.gaddr() : desc.base();
+	if (start + desc.size() < start)
+		return fail(err, -EINVAL, "a segment that wraps past the end of the address space");
 	const SegmentState *known = nullptr;
 	for (const auto &[sid, s] : segments_) {
 		const pb::SegmentDesc &d = s.desc;
 		if (d.type() != desc.type())
 			continue;
-		if (desc.type() == pb::SEGMENT_DRAM ? d.gaddr() == desc.gaddr()
-						    : d.traddr() == desc.traddr() &&
-							      d.trsvcid() == desc.trsvcid() &&
-							      d.subnqn() == desc.subnqn() &&
-							      d.base() == desc.base()) {
+		if (!dram && (d.traddr() != desc.traddr() || d.trsvcid() != desc.trsvcid() ||
+			      d.subnqn() != desc.subnqn()))
+			continue;
+		const uint64_t at = dram ? d.gaddr() : d.base();
+		if (at == start) {
 			known = &s;
-			break;
+			continue;
 		}
+		if (start < at + d.size() && at < start + desc.size())
+			return fail(err, -EEXIST,
+				    "the segment overlaps segment " + std::to_string(d.id()) + " (" +
+				    std::to_string(d.size()) + " bytes at " + hex_addr(at) + ")");
 	}
 	if (known && !c.admin && known->desc.owner_identity() != c.identity)
 		return fail(err, -EPERM, "segment " + std::to_string(known->desc.id()) + " is " +
