@@ -151,6 +151,44 @@ void metrics_port_taken(void **)
 	assert_true(res.err.find(want) != std::string::npos);
 }
 
+// Plaintext etcd is allowed, loudly: the line comes at start, before
+// anything is reached (here the master then stops on a taken metrics
+// port, exit status 1, without having run).  With etcd's TLS, no such
+// line.
+void plaintext_etcd_is_loud(void **)
+{
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {};
+	socklen_t len = sizeof(a);
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_true(s >= 0);
+	assert_int_equal(bind(s, reinterpret_cast<struct sockaddr *>(&a), sizeof(a)), 0);
+	assert_int_equal(listen(s, 1), 0);
+	assert_int_equal(getsockname(s, reinterpret_cast<struct sockaddr *>(&a), &len), 0);
+	const std::string where = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+	const std::string loud = "dsmaster: INSECURE: --etcd 127.0.0.1:1 without --etcd-cacert";
+	words w = { "30", DS_DSMASTER, "--listen", "127.0.0.1:0", "--node", "1", "--addr",
+		    "127.0.0.1", "--port", "7001", "--insecure", "--slow-tier", "none",
+		    "--etcd", "127.0.0.1:1", "--metrics-listen", where };
+
+	result res = run_prog("/usr/bin/timeout", w);
+	if (res.status != 1 || res.err.find(loud) == std::string::npos)
+		print_error("status %d, stderr %s", res.status, res.err.c_str());
+	assert_int_equal(res.status, 1);
+	assert_true(res.err.find(loud) != std::string::npos);
+	assert_true(res.err.find("rewrite the metadata log") != std::string::npos);
+
+	// etcd over TLS: not a word of it
+	const std::string ca = write_file("etcd-ca.crt",
+					  "-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n");
+	w.insert(w.end(), { "--etcd-cacert", ca });
+	res = run_prog("/usr/bin/timeout", w);
+	close(s);
+	assert_int_equal(res.status, 1);
+	assert_true(res.err.find("INSECURE: --etcd") == std::string::npos);
+}
+
 }  // namespace
 
 int main()
@@ -162,6 +200,7 @@ int main()
 		cmocka_unit_test(eviction_options),
 		cmocka_unit_test(metrics_listen),
 		cmocka_unit_test(metrics_port_taken),
+		cmocka_unit_test(plaintext_etcd_is_loud),
 	};
 	return cmocka_run_group_tests(tests, make_tmp_dir, remove_tmp_dir);
 }

@@ -235,6 +235,15 @@ int main(int argc, char **argv)
 		die("--etcd-cert and --etcd-key go together");
 	if (o.etcd_tls.ca.empty() && !(o.etcd_tls.cert.empty() && o.etcd_tls.key.empty()))
 		die("--etcd-cert and --etcd-key need --etcd-cacert (etcd over TLS)");
+	// Loud, not refused: a test bed or a single host may want it, but
+	// etcd holds everything the leader knows and decides who leads.
+	if (!o.etcd.empty() && o.etcd_tls.ca.empty())
+		fprintf(stderr, "dsmaster: INSECURE: --etcd %s without --etcd-cacert: plaintext etcd, "
+			"no one proves who they are.  Whoever reaches it reads every object's name "
+			"and placement, and can take the leader key or rewrite the metadata log "
+			"(objects lost, or pointed at other memory).  Give --etcd-cacert, "
+			"--etcd-cert and --etcd-key, and run etcd with --client-cert-auth "
+			"(docs/store.md)\n", o.etcd.c_str());
 	if (!o.etcd_tls.ca.empty()) {
 		if (o.etcd.empty())
 			die("--etcd-cacert is for --etcd");
