@@ -1566,6 +1566,8 @@ TEST_F_TIMEOUT(st, auth_refusals, 240)
 	oneshot(self->e.masters, r, sizeof(r), "--identity mallory forge remount %lld %s", seg,
 		mallory_member);
 	EXPECT_EQ(-EPERM, kv(r, "ret")) TH_LOG("%s", r);
+	/* (its client is on another node: it offers only its own node's) */
+	EXPECT_NE(NULL, strstr(r, "is_on_node")) TH_LOG("%s", r);
 	/* admin work is an admin's */
 	oneshot(self->e.masters, r, sizeof(r), "--identity mallory forge replicate auth/k 2");
 	EXPECT_EQ(-EPERM, kv(r, "ret")) TH_LOG("%s", r);

@@ -948,8 +948,6 @@ void test_watermarks_evict_in_background(void **)
 // whose owner is gone.  No data moves here (no module): a copy fails,
 // as one whose target does not answer does, and is tried again.
 
-constexpr uint64_t kGaddr2 = kGaddr + (1ull << 32);
-
 // Another client (node kNode + n) with a segment: somewhere to move to.
 uint64_t second_client(Fx &f, uint64_t *segment, uint32_t n = 1)
 {
@@ -959,7 +957,9 @@ uint64_t second_client(Fx &f, uint64_t *segment, uint32_t n = 1)
 	assert_true(f.leader->RegisterClient(kApp, &rq, &ra).ok());
 	v1::RegisterSegmentRequest sq = segment_request(ra.client_id());
 	sq.mutable_desc()->set_node_id(kNode + n);
-	sq.mutable_desc()->set_gaddr(kGaddr2 + (static_cast<uint64_t>(n) << 36));
+	// on its own node, as the top 16 bits say
+	sq.mutable_desc()->set_gaddr((static_cast<uint64_t>(kNode + n) << 48) |
+				     (static_cast<uint64_t>(n) << 36));
 	v1::RegisterSegmentResponse sa;
 	assert_true(f.leader->RegisterSegment(kApp, &sq, &sa).ok());
 	*segment = sa.segment_id();

@@ -132,8 +132,10 @@ struct Fx {
 		pb::SegmentDesc d;
 		d.set_type(type);
 		d.set_size(size);
-		d.set_node_id(1);
-		d.set_gaddr(gaddr);
+		// on its client's node, as the address's top 16 bits say
+		uint32_t node = client ? st.clients().at(client).node_id() : 1;
+		d.set_node_id(node);
+		d.set_gaddr(type == pb::SEGMENT_DRAM ? gaddr | static_cast<uint64_t>(node) << 48 : gaddr);
 		if (type == pb::SEGMENT_NVMEOF) {
 			d.set_traddr("10.0.0.9");
 			d.set_trsvcid(4420);
@@ -825,8 +827,9 @@ void test_ownership(void **)
 	GetResult g;
 	assert_int_equal(f.st.get("k", -1, &g, &err), 0);
 	assert_string_equal(g.object.owner().c_str(), "app");
-	// a new key is anyone's
-	uint64_t mc = f.client(2);
+	// a new key is anyone's (mallory's client on app's node: the segment
+	// below is refused for whose it is, not for where)
+	uint64_t mc = f.client(1);
 	f.put(mc, "m", kMiB);
 
 	// another identity's segment: not remounted, even after its owner left
@@ -1393,10 +1396,13 @@ void test_bad_input(void **)
 	assert_int_equal(f.st.plan_register_segment(f.who, 999, d, &r, &id, &rem, &err), -ENOENT);
 	// over another segment's memory, by one byte or more: refused, named
 	uint64_t first = f.segment(c, 0x600000000, 4 * kMiB);
+	const uint32_t cn = f.st.clients().at(c).node_id();
+	const uint64_t base = f.st.segment(first)->desc.gaddr();
 	d.set_type(pb::SEGMENT_DRAM);
+	d.set_node_id(cn);
 	d.set_size(kMiB);
-	for (uint64_t at : { 0x600000000ull + kMiB, 0x600000000ull + 4 * kMiB - 1,
-			     0x600000000ull - kMiB + 1 }) {
+	for (uint64_t at : { base + kMiB, base + 4 * kMiB - 1,
+			     base - kMiB + 1 }) {
 		d.set_gaddr(at);
 		r.Clear();
 		assert_int_equal(f.st.plan_register_segment(f.who, c, d, &r, &id, &rem, &err), -EEXIST);
@@ -1404,9 +1410,9 @@ void test_bad_input(void **)
 		assert_int_equal(r.rec_case(), lg::Record::REC_NOT_SET);
 	}
 	// beside it, and the same one again (a remount), are fine
-	d.set_gaddr(0x600000000ull + 4 * kMiB);
+	d.set_gaddr(base + 4 * kMiB);
 	assert_int_equal(f.st.plan_register_segment(f.who, c, d, &r, &id, &rem, &err), 0);
-	d.set_gaddr(0x600000000ull);
+	d.set_gaddr(base);
 	d.set_size(4 * kMiB);
 	assert_int_equal(f.st.plan_register_segment(f.who, c, d, &r, &id, &rem, &err), 0);
 	assert_true(rem);
@@ -1418,10 +1424,22 @@ void test_bad_input(void **)
 	assert_int_equal(f.st.plan_register_segment(f.who, c, n, &r, &id, &rem, &err), -EEXIST);
 	n.set_subnqn("nqn.other");
 	assert_int_equal(f.st.plan_register_segment(f.who, c, n, &r, &id, &rem, &err), 0);
-	// and one that wraps past the end is no segment
-	d.set_gaddr(~0ull - kMiB + 2);
+	// a DRAM segment is on the node its address names, and a client
+	// offers its own node's memory only; an admin may name another
 	d.set_size(kMiB);
+	d.set_gaddr(base + 64 * kMiB + (1ull << 48));
 	assert_int_equal(f.st.plan_register_segment(f.who, c, d, &r, &id, &rem, &err), -EINVAL);
+	assert_non_null(strstr(err.c_str(), "is not on its node"));
+	d.set_node_id(cn + 1);
+	assert_int_equal(f.st.plan_register_segment(f.who, c, d, &r, &id, &rem, &err), -EPERM);
+	assert_non_null(strstr(err.c_str(), ("is on node " + std::to_string(cn)).c_str()));
+	const Caller admin{ "admin", true };
+	assert_int_equal(f.st.plan_register_segment(admin, c, d, &r, &id, &rem, &err), 0);
+	// and one that wraps past the end is no segment
+	d.set_node_id(0xffff);
+	d.set_gaddr(~0ull - kMiB + 2);
+	assert_int_equal(f.st.plan_register_segment(admin, c, d, &r, &id, &rem, &err), -EINVAL);
+	assert_non_null(strstr(err.c_str(), "wraps"));
 	pb::Member m;
 	assert_int_equal(f.st.plan_register_client(f.who, m, 0, &r, &err), -EINVAL);
 	// a record that does not fit the state is refused, not applied

@@ -407,6 +407,17 @@ int MasterState::plan_register_segment(const Caller &c, uint64_t client_id, cons
 	if (desc.type() == pb::SEGMENT_DRAM) {
 		if (!desc.node_id() || !desc.gaddr())
 			return fail(err, -EINVAL, "a DRAM segment needs its node and global address");
+		// Its memory is where its address says (the top 16 bits name
+		// the node, as DSMEM_GADDR_NODE), and a client offers its own
+		// node's: other members will write there.
+		if (desc.gaddr() >> 48 != desc.node_id())
+			return fail(err, -EINVAL, "a DRAM segment's global address " +
+							  hex_addr(desc.gaddr()) + " is not on its node " +
+							  std::to_string(desc.node_id()));
+		if (client_id && !c.admin && clients_.at(client_id).node_id() != desc.node_id())
+			return fail(err, -EPERM, "client " + std::to_string(client_id) + " is on node " +
+							 std::to_string(clients_.at(client_id).node_id()) +
+							 ", not node " + std::to_string(desc.node_id()));
 	} else if (desc.type() == pb::SEGMENT_NVMEOF) {
 		if (desc.traddr().empty() || desc.subnqn().empty() || !desc.trsvcid())
 			return fail(err, -EINVAL, "an NVMe-oF segment needs traddr, trsvcid and subnqn");
