@@ -19,6 +19,13 @@
 #define DSMEM_IOCTL_ARG_MAX	256
 /* ports reported per device; more are summarised by the port count */
 #define DSMEM_DEV_PORTS_MAX	64
+/*
+ * registrations (DSMEM_IOC_MR_REG) the descriptors of one node may hold
+ * together, the default of the node_mrs parameter: each takes one of the
+ * token cache's indexes, of which the host has DSMEM_HANDLE_INDEX_MAX, so
+ * that one tenant registering without end leaves the others theirs
+ */
+#define DSMEM_NODE_MRS		8192
 /* peers per node, segments per node (the global address has 12 bits) */
 #define DSMEM_NODE_PEERS_MAX	256
 #define DSMEM_NODE_SEGS_MAX	DSMEM_SEG_ID_MAX

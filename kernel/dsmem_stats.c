@@ -128,6 +128,7 @@ static const char * const dsmem_stat_names[] = {
 	[DSMEM_STAT_SLOPE_FAULT_WAITS]	= "slope_fault_waits",
 	[DSMEM_STAT_SLOPE_ROOT_PUSHED]	= "slope_root_pushed",
 	[DSMEM_STAT_XFER_LATE]		= "xfer_late",
+	[DSMEM_STAT_MR_NODE_FULL]	= "mr_node_full",
 };
 
 const char *dsmem_stat_name(enum dsmem_stat s)

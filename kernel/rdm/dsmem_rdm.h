@@ -140,6 +140,8 @@ struct dsmem_node {
 	 * is off.
 	 */
 	struct mem_cgroup *memcg;
+	/* registrations its descriptors hold (the node_mrs parameter) */
+	atomic_t user_mrs;
 	struct rdma_cm_id *listen_id;
 	/* under lock; the data path looks them up in RCU */
 	struct xarray peers;		/* peer id -> dsmem_peer */

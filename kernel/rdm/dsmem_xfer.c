@@ -1135,6 +1135,7 @@ void dsmem_xfer_release(struct dsmem_xfer_file *file)
 	xa_for_each(&file->mrs, i, umr) {
 		xa_erase(&file->mrs, i);
 		dsmem_umr_free(umr);
+		atomic_dec(&file->node->user_mrs);
 	}
 	if (file->node)
 		dsmem_file_detach(file);
@@ -1301,6 +1302,25 @@ out:
 	return ret;
 }
 
+static unsigned int node_mrs = DSMEM_NODE_MRS;
+module_param(node_mrs, uint, 0644);
+MODULE_PARM_DESC(node_mrs,
+		 "Registrations the descriptors of one node may hold together (default: 8192)");
+
+/*
+ * Take one of the node's registrations: false, counted, when it has all it
+ * may have.  The token cache's indexes are the host's, shared by every
+ * tenant; this is each node's share.
+ */
+static bool dsmem_xfer_mr_charge(struct dsmem_node *node)
+{
+	if (atomic_inc_return(&node->user_mrs) <= READ_ONCE(node_mrs))
+		return true;
+	atomic_dec(&node->user_mrs);
+	dsmem_stat_inc(node->net, DSMEM_STAT_MR_NODE_FULL);
+	return false;
+}
+
 int dsmem_xfer_mr_reg(struct dsmem_xfer_file *file, void *arg)
 {
 	struct dsmem_ioc_mr_reg *a = arg;
@@ -1316,26 +1336,35 @@ int dsmem_xfer_mr_reg(struct dsmem_xfer_file *file, void *arg)
 	ret = dsmem_file_usable(file);
 	if (ret)
 		goto out;
+	if (!dsmem_xfer_mr_charge(file->node)) {
+		ret = -ENOSPC;
+		goto out;
+	}
 	umr = dsmem_umr_get(file->node, a->addr, a->len,
 			    a->flags & DSMEM_MR_WRITABLE);
 	if (IS_ERR(umr)) {
 		ret = PTR_ERR(umr);
-		goto out;
+		goto err_uncharge;
 	}
 	ret = xa_alloc(&file->mrs, &handle, umr, xa_limit_31b,
 		       GFP_KERNEL_ACCOUNT);
 	if (ret) {
 		dsmem_umr_free(umr);
-		goto out;
+		goto err_uncharge;
 	}
 	ret = dsmem_tc_add_mr(0, umr->writable ? IB_ACCESS_LOCAL_WRITE : 0,
 			      umr->npages, file->node->net, file->node->id,
 			      DSMEM_TC_USER_MR, handle, 0, &umr->tc_mr);
 	if (ret) {
 		dsmem_umr_free(xa_erase(&file->mrs, handle));
-		goto out;
+		goto err_uncharge;
 	}
 	a->handle = handle;
+	mutex_unlock(&file->lock);
+	return 0;
+
+err_uncharge:
+	atomic_dec(&file->node->user_mrs);
 out:
 	mutex_unlock(&file->lock);
 	return ret;
@@ -1351,12 +1380,15 @@ int dsmem_xfer_mr_dereg(struct dsmem_xfer_file *file, void *arg)
 		return -EINVAL;
 	mutex_lock(&file->lock);
 	umr = xa_load(&file->mrs, a->handle);
-	if (!umr)
+	if (!umr) {
 		ret = -ENOENT;
-	else if (atomic_read(&umr->users))
+	} else if (atomic_read(&umr->users)) {
 		ret = -EBUSY;
-	else
+	} else {
 		dsmem_umr_free(xa_erase(&file->mrs, a->handle));
+		/* registered only while attached; the node stays with us */
+		atomic_dec(&file->node->user_mrs);
+	}
 	mutex_unlock(&file->lock);
 	return ret;
 }

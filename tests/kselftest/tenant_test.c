@@ -444,4 +444,85 @@ TEST_F_TIMEOUT(tenant, others_see_only_that_a_node_exists_and_whose, 300)
 			 dsctl_path(), NODE_THEIRS));
 }
 
+#define NODE_MRS_PARAM "/sys/module/dsmem/parameters/node_mrs"
+enum { NODE_MRS = 4 };
+
+/*
+ * Registers pages of buf on node through two descriptors, alternately,
+ * until one is refused: how many were taken, or -1.  *err: the refusal.
+ */
+static int register_until_refused(uint32_t node, uint8_t *buf, struct ds_xfer *x[2],
+				  uint32_t *mrs, int *err)
+{
+	int n;
+
+	if (ds_xfer_open(node, &x[0]) || ds_xfer_open(node, &x[1]))
+		return -1;
+	for (n = 0; n < 2 * NODE_MRS; n++) {
+		*err = ds_mr_reg(x[n % 2], buf + (size_t)n * 4096, 4096, &mrs[n]);
+		if (*err)
+			return n;
+	}
+	return n;
+}
+
+/* As nobody on NODE_MINE: its share of registrations, and no more. */
+static int nobody_registers(uint32_t unused)
+{
+	static uint8_t buf[2 * NODE_MRS * 4096] __attribute__((aligned(4096)));
+	uint32_t mrs[2 * NODE_MRS];
+	struct ds_xfer *x[2] = { NULL, NULL };
+	int err = 0, n;
+
+	(void)unused;
+	n = register_until_refused(NODE_MINE, buf, x, mrs, &err);
+	if (n != NODE_MRS)
+		return n < 0 ? 2 : 3;
+	if (err != -ENOSPC)
+		return 4;
+	/* one given back is one to take again */
+	if (ds_mr_dereg(x[0], mrs[0]) || ds_mr_reg(x[1], buf, 4096, &mrs[0]))
+		return 5;
+	if (ds_mr_reg(x[0], buf + 4096, 4096, &mrs[1]) != -ENOSPC)
+		return 6;
+	/* and a descriptor closed gives back all of its */
+	ds_xfer_close(x[0]);
+	if (ds_mr_reg(x[1], buf + 2 * 4096, 4096, &mrs[2]))
+		return 7;
+	ds_xfer_close(x[1]);
+	return 0;
+}
+
+/*
+ * The token cache's indexes are the host's: a node's descriptors hold at
+ * most node_mrs registrations together, so that one tenant registering
+ * without end leaves the others theirs.  Root fills NODE_THEIRS's share
+ * and keeps it; nobody then gets all of NODE_MINE's, and is refused the
+ * next, counted.
+ */
+TEST_F_TIMEOUT(tenant, a_node_holds_its_share_of_registrations, 300)
+{
+	static uint8_t buf[2 * NODE_MRS * 4096] __attribute__((aligned(4096)));
+	uint32_t mrs[2 * NODE_MRS];
+	struct ds_xfer *x[2] = { NULL, NULL };
+	char old[32] = "";
+	uint64_t full;
+	int err = 0, n, mine;
+
+	ASSERT_EQ(0, read_file(NODE_MRS_PARAM, old, sizeof(old)));
+	ASSERT_EQ(0, run("echo %d > " NODE_MRS_PARAM, NODE_MRS));
+	full = stat_value(NULL, "mr_node_full");
+	n = register_until_refused(NODE_THEIRS, buf, x, mrs, &err);
+	ASSERT_EQ(0, owner_set(self->ctx, NODE_MINE, NOBODY, NOBODY, 0600));
+	mine = as_nobody(nobody_registers, 0);
+	ds_xfer_close(x[0]);
+	ds_xfer_close(x[1]);
+	run("echo %lu > " NODE_MRS_PARAM, strtoul(old, NULL, 10));
+	EXPECT_EQ(NODE_MRS, n);
+	EXPECT_EQ(-ENOSPC, err);
+	EXPECT_EQ(0, mine);
+	/* root's one refusal, nobody's two */
+	EXPECT_EQ(full + 3, stat_value(NULL, "mr_node_full"));
+}
+
 TEST_HARNESS_MAIN
