@@ -1942,6 +1942,60 @@ void assert_record_too_big(const grpc::Status &s)
 // its append and step down).  It is refused, INVALID_ARGUMENT saying
 // so, nothing logged; the master leads on and serves a put of 64 MiB
 // (16384 shards, a record well under the limit).
+// A client that tries to exhaust the store is stopped by its identity's
+// quota while another identity's puts go on: a batch of 4096 PutStarts
+// gets the first 8 MiB's worth placed and the rest RESOURCE_EXHAUSTED
+// (no room was short: the segment had 64 MiB), and bob's put then starts
+// and commits.  Watch streams likewise: the quota's worth opens, the next
+// is refused, an admin has none, and one closed is one to open again.
+void test_identity_quotas(void **)
+{
+	Fx f({}, [](Options &o) {
+		o.limits.identity_pending_bytes = 8ull << 20;
+		o.watch_quota = 3;
+	});
+	v1::BatchPutStartRequest bq;
+	for (int i = 0; i < 4096; i++)
+		*bq.add_items() = put_start_request(f.client, "flood/" + std::to_string(i), 1 << 20);
+	v1::BatchPutStartResponse ba;
+	assert_true(f.leader->BatchPutStart(kApp, &bq, &ba).ok());
+	assert_int_equal(ba.status_size(), 4096);
+	int ok = 0, quota = 0;
+	for (const auto &st : ba.status()) {
+		ok += st.code() == 0;
+		quota += st.code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
+			 contains(st.message(), "app has 8 puts of 8388608 bytes pending; its quota is");
+	}
+	assert_int_equal(ok, 8);
+	assert_int_equal(quota, 4096 - 8);
+
+	const Caller bob{ "bob", false };
+	v1::RegisterClientRequest rq = client_request();
+	rq.mutable_self()->set_node_id(kNode + 1);
+	v1::RegisterClientResponse ra;
+	assert_true(f.leader->RegisterClient(bob, &rq, &ra).ok());
+	v1::PutStartRequest q = put_start_request(ra.client_id(), "bob/k", 1 << 20);
+	v1::PutStartResponse a;
+	grpc::Status s = f.leader->PutStart(bob, &q, &a);
+	if (!s.ok())
+		fail_msg("bob's put: %s", s.error_message().c_str());
+	assert_true(a.replicas_size() > 0);
+
+	// Watch streams
+	for (int i = 0; i < 3; i++)
+		assert_true(f.leader->watch_open(kApp).ok());
+	s = f.leader->watch_open(kApp);
+	assert_int_equal(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+	assert_true(contains(s.error_message(), "app has 3 Watch streams open; its quota is 3"));
+	assert_true(f.leader->watch_open(bob).ok());
+	const Caller admin{ "admin", true };
+	for (int i = 0; i < 5; i++)
+		assert_true(f.leader->watch_open(admin).ok());
+	f.leader->watch_close(kApp);
+	assert_true(f.leader->watch_open(kApp).ok());
+	assert_false(f.leader->watch_open(kApp).ok());
+}
+
 void test_oversized_put_start_refused(void **)
 {
 	Fx f({}, [](Options &o) { o.limits.shard_size = 4096; });
@@ -2047,6 +2101,7 @@ int main(void)
 		cmocka_unit_test(test_master_stall_not_client_silence),
 		cmocka_unit_test(test_client_reconnecting_after_stall_not_dead),
 		cmocka_unit_test(test_silent_client_still_dead),
+		cmocka_unit_test(test_identity_quotas),
 		cmocka_unit_test(test_oversized_put_start_refused),
 		cmocka_unit_test(test_oversized_put_start_evicts_nothing),
 		cmocka_unit_test(test_oversized_put_commit_refused),

@@ -798,6 +798,59 @@ void test_recent_dels(void **)
 
 // Identities: what one writes or lends, another may not replace, delete,
 // remount or act for; an admin may.
+// What one identity may have pending at once: past its quota in puts or
+// in bytes a PutStart is -EDQUOT, saying so, and changes nothing; another
+// identity's puts go on, an admin has no quota, a put committed or aborted
+// gives its share back, and a new leader (a snapshot restored) counts the
+// same.
+void test_pending_quota(void **)
+{
+	Limits lim;
+	lim.identity_pending_puts = 3;
+	lim.identity_pending_bytes = 8 * kMiB;
+	Fx f(lim);
+	const Caller bob{ "bob", false }, admin{ "admin", true };
+	uint64_t c = f.client(1);
+	f.segment(c, 0x100000000, 256 * kMiB);
+	std::vector<lg::PutStart> p;
+	for (int i = 0; i < 3; i++)
+		p.push_back(f.start(c, "q" + std::to_string(i), kMiB, Fx::cfg(1)));
+	lg::Record r;
+	std::string err;
+	assert_int_equal(f.st.plan_put_start(f.who, c, "q3", kMiB, Fx::cfg(1), {}, f.now, &r, &err),
+			 -EDQUOT);
+	assert_non_null(strstr(err.c_str(), "app has 3 puts of 3145728 bytes pending; its quota is 3 puts"));
+	assert_int_equal(r.rec_case(), lg::Record::REC_NOT_SET);
+	assert_int_equal(f.st.pending_of("app").first, 3);
+	// another identity, and an admin, go on
+	f.who = bob;
+	lg::PutStart b = f.start(c, "b0", kMiB, Fx::cfg(1));
+	f.who = admin;
+	f.start(c, "a0", kMiB, Fx::cfg(1));
+	// one committed, one aborted: two more for app
+	f.who = Caller{ "app", false };
+	f.commit("q0", p[0].version(), { 0 });
+	assert_int_equal(f.st.plan_put_abort("q1", p[1].version(), &r, &err), 0);
+	f.apply(r);
+	assert_int_equal(f.st.pending_of("app").first, 1);
+	f.start(c, "q4", kMiB, Fx::cfg(1));
+	// the bytes: 2 MiB pending; 7 MiB more would pass 8, 6 MiB fills it
+	f.start(c, "big", 7 * kMiB, Fx::cfg(1), -EDQUOT);
+	f.start(c, "fits", 6 * kMiB, Fx::cfg(1));
+	assert_int_equal(f.st.pending_of("app").second, 8 * kMiB);
+	// the same counts after a snapshot, as a new leader has them
+	lg::Snapshot snap;
+	f.st.snapshot(&snap);
+	MasterState again(lim);
+	assert_int_equal(again.restore(snap, &err), 0);
+	assert_int_equal(again.pending_of("app").first, 3);
+	assert_int_equal(again.pending_of("app").second, 8 * kMiB);
+	assert_int_equal(again.pending_of("bob").first, 1);
+	assert_int_equal(again.plan_put_start(f.who, c, "q5", kMiB, Fx::cfg(1), {}, f.now, &r, &err),
+			 -EDQUOT);
+	(void)b;
+}
+
 void test_ownership(void **)
 {
 	Fx f;
@@ -2826,6 +2879,7 @@ int main(void)
 		cmocka_unit_test(test_replicate_waits_for_readers),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_ownership),
+		cmocka_unit_test(test_pending_quota),
 		cmocka_unit_test(test_lease_ends),
 		cmocka_unit_test(test_journal_reload),
 		cmocka_unit_test(test_journal_snapshot_off_the_lock),

@@ -6,6 +6,7 @@
 
 #include <dsmem/ds.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -31,7 +32,8 @@ const char usage_text[] =
 	"                [--high-watermark PCT] [--low-watermark PCT] [-v]\n"
 	"                [--tls-ca FILE --tls-cert FILE --tls-key FILE | --insecure]\n"
 	"                [--admin NAME]... [--etcd-cacert FILE [--etcd-cert FILE --etcd-key FILE]]\n"
-	"                [--metrics-listen HOST:PORT|none]\n";
+	"                [--metrics-listen HOST:PORT|none]\n"
+	"                [--quota-puts N] [--quota-bytes BYTES] [--quota-watches N]\n";
 
 [[noreturn]] void die(const std::string &msg)
 {
@@ -76,6 +78,7 @@ int main(int argc, char **argv)
 		o_lease, o_gc, o_flush, o_snapshot, o_help, o_tls_ca, o_tls_cert, o_tls_key, o_insecure,
 		o_admin, o_etcd_ca, o_etcd_cert, o_etcd_key, o_evict, o_high_wm, o_low_wm,
 		o_metrics, o_drain_timeout, o_fence_grace, o_write_grace,
+		o_quota_puts, o_quota_bytes, o_quota_watches,
 	};
 	static const struct option longopts[] = {
 		{ "listen", required_argument, nullptr, o_listen },
@@ -90,6 +93,9 @@ int main(int argc, char **argv)
 		{ "slow-tier", required_argument, nullptr, o_slow_tier },
 		{ "shard-size", required_argument, nullptr, o_shard },
 		{ "max-object-size", required_argument, nullptr, o_max_obj },
+		{ "quota-puts", required_argument, nullptr, o_quota_puts },
+		{ "quota-bytes", required_argument, nullptr, o_quota_bytes },
+		{ "quota-watches", required_argument, nullptr, o_quota_watches },
 		{ "heartbeat-ms", required_argument, nullptr, o_hb },
 		{ "heartbeat-timeout-ms", required_argument, nullptr, o_hb_timeout },
 		{ "drain-timeout-ms", required_argument, nullptr, o_drain_timeout },
@@ -134,6 +140,15 @@ int main(int argc, char **argv)
 		case o_slow_tier: o.slow_tier = optarg; break;
 		case o_shard: o.limits.shard_size = number("shard-size", optarg, true); break;
 		case o_max_obj: o.limits.max_object_size = number("max-object-size", optarg, true); break;
+		case o_quota_puts:
+			o.limits.identity_pending_puts =
+				static_cast<uint32_t>(std::min<uint64_t>(number("quota-puts", optarg, false), UINT32_MAX));
+			break;
+		case o_quota_bytes: o.limits.identity_pending_bytes = number("quota-bytes", optarg, true); break;
+		case o_quota_watches:
+			o.watch_quota =
+				static_cast<uint32_t>(std::min<uint64_t>(number("quota-watches", optarg, false), UINT32_MAX));
+			break;
 		case o_hb: o.heartbeat_ms = number("heartbeat-ms", optarg, false); break;
 		case o_hb_timeout: o.heartbeat_timeout_ms = number("heartbeat-timeout-ms", optarg, false); break;
 		case o_drain_timeout: o.drain_timeout_ms = number("drain-timeout-ms", optarg, false); break;

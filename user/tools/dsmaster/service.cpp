@@ -179,6 +179,9 @@ grpc::Status to_status(int ret, const std::string &msg)
 	case -EPERM:
 		c = grpc::StatusCode::PERMISSION_DENIED;
 		break;
+	case -EDQUOT:
+		c = grpc::StatusCode::RESOURCE_EXHAUSTED;
+		break;
 	case -EEXIST:
 		c = grpc::StatusCode::ALREADY_EXISTS;
 		break;
@@ -909,6 +912,33 @@ grpc::Status Leader::Heartbeat(const Caller &c, const v1::HeartbeatRequest *q, v
 	return grpc::Status::OK;
 }
 
+// Each stream holds a thread and a queue here: an identity (not an admin)
+// keeps at most its quota open, monitors and clients alike, so that
+// streams opened without end stop at it.
+grpc::Status Leader::watch_open(const Caller &c)
+{
+	std::lock_guard<std::mutex> g(mu_);
+	if (c.admin)
+		return grpc::Status::OK;
+	uint32_t &open = watches_by_[c.identity];
+	if (opts_.watch_quota && open >= opts_.watch_quota)
+		return to_status(-EDQUOT, c.identity + " has " + std::to_string(open) +
+						  " Watch streams open; its quota is " +
+						  std::to_string(opts_.watch_quota));
+	open++;
+	return grpc::Status::OK;
+}
+
+void Leader::watch_close(const Caller &c)
+{
+	std::lock_guard<std::mutex> g(mu_);
+	auto it = watches_by_.find(c.identity);
+	if (c.admin || it == watches_by_.end())
+		return;
+	if (!--it->second)
+		watches_by_.erase(it);
+}
+
 grpc::Status Leader::Watch(const Caller &c, grpc::ServerContext *ctx, const v1::WatchRequest *q,
 			   grpc::ServerWriter<v1::Event> *w)
 {
@@ -916,6 +946,13 @@ grpc::Status Leader::Watch(const Caller &c, grpc::ServerContext *ctx, const v1::
 	// client 0: a monitor (dsctl master monitor), anyone who may list
 	// the segments; it gets every event and registers nothing
 	bool observer = q->client_id() == 0;
+	if (grpc::Status s = watch_open(c); !s.ok())
+		return s;
+	struct Closed {
+		Leader *l;
+		const Caller &c;
+		~Closed() { l->watch_close(c); }
+	} closed{ this, c };
 	if (observer) {
 		std::lock_guard<std::mutex> g(mu_);
 		if (stopping_)

@@ -61,6 +61,9 @@ struct Options {
 	// eviction (docs/store.md): a tier fuller than high is evicted down
 	// to low in the background; a put that finds no room evicts inline
 	bool evict = true;
+	// Watch streams one identity (not an admin) keeps open at once; 0:
+	// no limit.  With Limits::identity_pending_*, its quota.
+	uint32_t watch_quota = 64;
 	uint32_t high_watermark_pct = 95;
 	uint32_t low_watermark_pct = 85;
 	bool verbose = false;
@@ -112,6 +115,10 @@ public:
 				       v1::UnregisterSegmentResponse *a);
 	grpc::Status Leave(const Caller &c, const v1::LeaveRequest *q, v1::LeaveResponse *a);
 	grpc::Status Heartbeat(const Caller &c, const v1::HeartbeatRequest *q, v1::HeartbeatResponse *a);
+	// Take one of c's Watch streams (Options::watch_quota): OK, or
+	// RESOURCE_EXHAUSTED saying so; watch_close gives it back.
+	grpc::Status watch_open(const Caller &c);
+	void watch_close(const Caller &c);
 	grpc::Status Watch(const Caller &c, grpc::ServerContext *ctx, const v1::WatchRequest *q,
 			   grpc::ServerWriter<v1::Event> *w);
 	grpc::Status PutStart(const Caller &c, const v1::PutStartRequest *q, v1::PutStartResponse *a);
@@ -322,6 +329,7 @@ private:
 	std::atomic<uint64_t> heartbeat_rounds_{ 0 }, gc_rounds_{ 0 };
 	std::map<uint64_t, std::shared_ptr<Watcher>> watchers_;
 	std::set<std::shared_ptr<Watcher>> observers_;	// Watch of client 0
+	std::map<std::string, uint32_t> watches_by_;	// open streams, by identity
 	// (key, version) -> which of its salvage a copy reads next: one that
 	// did not answer goes last (volatile; the salvage itself is st_'s)
 	std::map<std::pair<std::string, uint64_t>, size_t> salvage_next_;

@@ -504,6 +504,17 @@ int MasterState::plan_put_start(const Caller &c, uint64_t client_id, const std::
 						  " ms; the limit is ten years");
 	if (int ret = check_owner(c, key, err))
 		return ret;
+	if (!c.admin) {
+		auto [n, bytes] = pending_of(c.identity);
+		if ((limits_.identity_pending_puts && n >= limits_.identity_pending_puts) ||
+		    (limits_.identity_pending_bytes &&
+		     bytes + size > limits_.identity_pending_bytes))
+			return fail(err, -EDQUOT,
+				    c.identity + " has " + std::to_string(n) + " puts of " +
+				    std::to_string(bytes) + " bytes pending; its quota is " +
+				    std::to_string(limits_.identity_pending_puts) + " puts of " +
+				    std::to_string(limits_.identity_pending_bytes) + " bytes");
+	}
 
 	std::vector<uint64_t> local;
 	if (config.prefer_local() && client_id)
@@ -1523,7 +1534,12 @@ MasterState::Tally MasterState::tally(const std::string &key) const
 					       o->flushed_version < n->version)));
 	for (const auto &[ver, v] : o->versions) {
 		t.attention = t.attention || !v.complete || v.deleted;
-		t.pending += !v.complete && !v.deleted;
+		if (!v.complete && !v.deleted) {
+			t.pending++;
+			auto &[puts, bytes] = t.pending_by[v.owner];
+			puts++;
+			bytes += v.size;
+		}
 	}
 	t.repair = plan_repair(key).has_value();
 	return t;
@@ -1533,6 +1549,18 @@ void MasterState::account(const std::string &key, const Tally &before, const Tal
 {
 	versions_ += after.versions - before.versions;
 	pending_ += after.pending - before.pending;
+	for (const auto &[who, nb] : before.pending_by) {
+		auto it = pending_by_.find(who);
+		it->second.first -= nb.first;
+		it->second.second -= nb.second;
+		if (!it->second.first)
+			pending_by_.erase(it);
+	}
+	for (const auto &[who, nb] : after.pending_by) {
+		auto &mine = pending_by_[who];
+		mine.first += nb.first;
+		mine.second += nb.second;
+	}
 	live_objects_ += after.live - before.live;
 	live_bytes_ += after.bytes - before.bytes;
 	if (after.attention)
@@ -1833,6 +1861,7 @@ int MasterState::restore(const lg::Snapshot &snap, std::string *err)
 	attention_.clear();
 	repair_due_.clear();
 	live_objects_ = live_bytes_ = versions_ = pending_ = 0;
+	pending_by_.clear();
 	leases_.clear();
 	lease_ends_.clear();
 	salvaged_.clear();

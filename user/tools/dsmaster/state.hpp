@@ -57,6 +57,13 @@ struct Limits {
 	// a forgotten delete's retry would delete a later put.
 	int64_t retry_window_ms = 120000;
 	uint32_t recent_dels = 1u << 20;
+	// What one identity (not an admin) may have pending -- puts started
+	// and neither committed nor ended -- at once, in puts and in bytes:
+	// a client that starts puts without end (a batch of 4096 one-GiB
+	// PutStarts) takes this much of the pool and no more, and the other
+	// identities' puts go on.  0: no limit.
+	uint32_t identity_pending_puts = 4096;
+	uint64_t identity_pending_bytes = 64ULL << 30;
 };
 
 // Who calls: the common name of its certificate, and whether it is an
@@ -402,6 +409,12 @@ public:
 	};
 	const std::set<LruEntry, LruOrder> &lru() const { return lru_; }
 	uint64_t pending_count() const { return pending_; }
+	// Puts and bytes identity has pending (Limits::identity_pending_*).
+	std::pair<uint64_t, uint64_t> pending_of(const std::string &identity) const
+	{
+		auto it = pending_by_.find(identity);
+		return it == pending_by_.end() ? std::pair<uint64_t, uint64_t>{} : it->second;
+	}
 	size_t lease_count() const { return leases_.size(); }
 	const std::map<uint64_t, pb::Member> &clients() const { return clients_; }
 	const std::map<uint64_t, SegmentState> &segments() const { return segments_; }
@@ -425,6 +438,8 @@ private:
 	struct Tally {
 		uint64_t versions = 0, live = 0, bytes = 0, pending = 0;
 		bool attention = false, repair = false;
+		// the pending versions, by their writer's identity
+		std::map<std::string, std::pair<uint64_t, uint64_t>> pending_by;
 	};
 	Tally tally(const std::string &key) const;
 	void account(const std::string &key, const Tally &before, const Tally &after);
@@ -470,6 +485,7 @@ private:
 	std::map<std::string, ObjectState> objects_;
 	std::set<std::string> attention_, repair_due_;
 	uint64_t live_objects_ = 0, live_bytes_ = 0, versions_ = 0, pending_ = 0;
+	std::map<std::string, std::pair<uint64_t, uint64_t>> pending_by_;	// by identity
 	std::set<LruEntry, LruOrder> lru_;	// its keys point into objects_
 	std::map<std::pair<std::string, uint64_t>, int64_t> leases_;
 	// the leases by end, for expire_leases() to find the ended ones
