@@ -123,9 +123,9 @@ void metrics_listen(void **)
 		refused(base({ "--metrics-listen", bad }), why + bad + "'");
 }
 
-// A metrics port another listener holds: exit status 1 at startup, with
-// the address and why (a second master on a host must be given its own).
-void metrics_port_taken(void **)
+// A loopback port this process listens on: "127.0.0.1:PORT", *fd its
+// socket, for a master to find taken.
+std::string taken_port(int *fd)
 {
 	int s = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in a = {};
@@ -136,7 +136,16 @@ void metrics_port_taken(void **)
 	assert_int_equal(bind(s, reinterpret_cast<struct sockaddr *>(&a), sizeof(a)), 0);
 	assert_int_equal(listen(s, 1), 0);
 	assert_int_equal(getsockname(s, reinterpret_cast<struct sockaddr *>(&a), &len), 0);
-	const std::string where = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+	*fd = s;
+	return "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+}
+
+// A metrics port another listener holds: exit status 1 at startup, with
+// the address and why (a second master on a host must be given its own).
+void metrics_port_taken(void **)
+{
+	int s;
+	const std::string where = taken_port(&s);
 
 	// (timeout: a master that did start would serve for ever)
 	result res = run_prog("/usr/bin/timeout",
@@ -157,16 +166,8 @@ void metrics_port_taken(void **)
 // line.
 void plaintext_etcd_is_loud(void **)
 {
-	int s = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = {};
-	socklen_t len = sizeof(a);
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_true(s >= 0);
-	assert_int_equal(bind(s, reinterpret_cast<struct sockaddr *>(&a), sizeof(a)), 0);
-	assert_int_equal(listen(s, 1), 0);
-	assert_int_equal(getsockname(s, reinterpret_cast<struct sockaddr *>(&a), &len), 0);
-	const std::string where = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+	int s;
+	const std::string where = taken_port(&s);
 	const std::string loud = "dsmaster: INSECURE: --etcd 127.0.0.1:1 without --etcd-cacert";
 	words w = { "30", DS_DSMASTER, "--listen", "127.0.0.1:0", "--node", "1", "--addr",
 		    "127.0.0.1", "--port", "7001", "--insecure", "--slow-tier", "none",
