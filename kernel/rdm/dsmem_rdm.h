@@ -142,6 +142,8 @@ struct dsmem_node {
 	struct mem_cgroup *memcg;
 	/* registrations its descriptors hold (the node_mrs parameter) */
 	atomic_t user_mrs;
+	/* shared rings its descriptors hold (the node_rings parameter) */
+	atomic_t rings;
 	struct rdma_cm_id *listen_id;
 	/* under lock; the data path looks them up in RCU */
 	struct xarray peers;		/* peer id -> dsmem_peer */

@@ -17,6 +17,7 @@
  * index is read once and clamped, an entry is copied once and only the
  * copy is checked and used.
  */
+#include <linux/cgroup.h>
 #include <linux/cpumask.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
@@ -41,6 +42,18 @@ module_param(ring_threads, int, 0644);
 MODULE_PARM_DESC(ring_threads,
 		 "shared rings (each with a polling thread) live at once; -1: a quarter of the online CPUs");
 
+/*
+ * And how many of those one node's descriptors may hold, so that on a
+ * host whose nodes are tenants' one tenant's programs leave the others
+ * theirs.  Default: all of the host's -- a program refused a ring keeps
+ * the ioctl path, slower, not stopped -- for an admin with tenants to
+ * narrow.
+ */
+static int node_rings = -1;
+module_param(node_rings, int, 0644);
+MODULE_PARM_DESC(node_rings,
+		 "shared rings one node's descriptors may hold at once; -1: as many as ring_threads");
+
 static atomic_t dsmem_rings_live = ATOMIC_INIT(0);
 
 static int dsmem_ring_threads_max(void)
@@ -48,6 +61,13 @@ static int dsmem_ring_threads_max(void)
 	int n = READ_ONCE(ring_threads);
 
 	return n >= 0 ? n : num_online_cpus() / 4;
+}
+
+static int dsmem_ring_node_max(void)
+{
+	int n = READ_ONCE(node_rings);
+
+	return n >= 0 ? n : dsmem_ring_threads_max();
 }
 
 struct dsmem_ring {
@@ -311,6 +331,7 @@ void dsmem_ring_destroy(struct dsmem_ring *ring)
 	kfree(ring->free);
 	vfree(ring->sq_mem);
 	vfree(ring->cq_mem);
+	atomic_dec(&ring->file->node->rings);
 	kfree(ring);
 	atomic_dec(&dsmem_rings_live);
 }
@@ -381,6 +402,11 @@ int dsmem_ring_setup(struct dsmem_xfer_file *file, void *arg)
 		ret = -EBUSY;
 		goto out_unlock;
 	}
+	if (atomic_inc_return(&file->node->rings) > dsmem_ring_node_max()) {
+		dsmem_stat_inc(dsmem_file_net(file), DSMEM_STAT_RINGS_REFUSED);
+		ret = -EAGAIN;
+		goto err_uncount_node;
+	}
 	if (atomic_inc_return(&dsmem_rings_live) > dsmem_ring_threads_max()) {
 		dsmem_stat_inc(dsmem_file_net(file), DSMEM_STAT_RINGS_REFUSED);
 		ret = -EAGAIN;
@@ -398,13 +424,24 @@ int dsmem_ring_setup(struct dsmem_xfer_file *file, void *arg)
 	ring->task->ring = ring;
 	init_completion(&ring->task->done);
 	ring->idle_ns = (a->idle_us ?: DSMEM_RING_IDLE_US) * NSEC_PER_USEC;
-	ring->thread = kthread_run(dsmem_ring_thread, ring, "dsmem-sq/%d",
-				   task_pid_nr(current));
+	ring->thread = kthread_create(dsmem_ring_thread, ring, "dsmem-sq/%d",
+				      task_pid_nr(current));
 	if (IS_ERR(ring->thread)) {
 		ret = PTR_ERR(ring->thread);
 		ring->thread = NULL;
 		goto err_free_ring;
 	}
+	/*
+	 * The thread polls for its program: its CPU time is charged where
+	 * the program's is, in the caller's cgroups, as vhost's workers are.
+	 */
+	ret = cgroup_attach_task_all(current, ring->thread);
+	if (ret) {
+		kthread_stop(ring->thread);
+		ring->thread = NULL;
+		goto err_free_ring;
+	}
+	wake_up_process(ring->thread);
 	/* set up before it is seen */
 	smp_store_release(&file->ring, ring);
 	mutex_unlock(&file->lock);
@@ -425,6 +462,8 @@ err_free_ring:
 	kfree(ring);
 err_uncount:
 	atomic_dec(&dsmem_rings_live);
+err_uncount_node:
+	atomic_dec(&file->node->rings);
 out_unlock:
 	mutex_unlock(&file->lock);
 	return ret;

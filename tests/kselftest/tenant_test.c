@@ -5,6 +5,8 @@
  * is, so that an application runs without root on the node its admin
  * gave it, and not on another's.
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -444,7 +446,6 @@ TEST_F_TIMEOUT(tenant, others_see_only_that_a_node_exists_and_whose, 300)
 			 dsctl_path(), NODE_THEIRS));
 }
 
-#define NODE_MRS_PARAM "/sys/module/dsmem/parameters/node_mrs"
 enum { NODE_MRS = 4 };
 
 /*
@@ -505,24 +506,122 @@ TEST_F_TIMEOUT(tenant, a_node_holds_its_share_of_registrations, 300)
 	static uint8_t buf[2 * NODE_MRS * 4096] __attribute__((aligned(4096)));
 	uint32_t mrs[2 * NODE_MRS];
 	struct ds_xfer *x[2] = { NULL, NULL };
-	char old[32] = "";
-	uint64_t full;
+	uint64_t full, old;
 	int err = 0, n, mine;
 
-	ASSERT_EQ(0, read_file(NODE_MRS_PARAM, old, sizeof(old)));
-	ASSERT_EQ(0, run("echo %d > " NODE_MRS_PARAM, NODE_MRS));
+	ASSERT_EQ(0, param_get("node_mrs", &old));
+	ASSERT_EQ(0, param_set("node_mrs", NODE_MRS));
 	full = stat_value(NULL, "mr_node_full");
 	n = register_until_refused(NODE_THEIRS, buf, x, mrs, &err);
 	ASSERT_EQ(0, owner_set(self->ctx, NODE_MINE, NOBODY, NOBODY, 0600));
 	mine = as_nobody(nobody_registers, 0);
 	ds_xfer_close(x[0]);
 	ds_xfer_close(x[1]);
-	run("echo %lu > " NODE_MRS_PARAM, strtoul(old, NULL, 10));
+	param_set("node_mrs", old);
 	EXPECT_EQ(NODE_MRS, n);
 	EXPECT_EQ(-ENOSPC, err);
 	EXPECT_EQ(0, mine);
 	/* root's one refusal, nobody's two */
 	EXPECT_EQ(full + 3, stat_value(NULL, "mr_node_full"));
+}
+
+/* The ring thread polling for process pid ("dsmem-sq/PID"), or 0. */
+static pid_t ring_thread_of(pid_t pid)
+{
+	char want[32], path[300], comm[64];
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t found = 0;
+
+	snprintf(want, sizeof(want), "dsmem-sq/%d\n", (int)pid);
+	while (d && !found && (e = readdir(d))) {
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
+		if (!read_file(path, comm, sizeof(comm)) && !strcmp(comm, want))
+			found = atoi(e->d_name);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* As nobody on NODE_MINE, whose share is one ring: one, not two. */
+static int nobody_opens_rings(uint32_t unused)
+{
+	struct ds_xfer *x1, *x2, *x3;
+
+	(void)unused;
+	if (ds_xfer_open(NODE_MINE, &x1))
+		return 2;
+	if (ds_xfer_rings(x1) != 1)
+		return 3;
+	/* the host has one more, the node none: the ioctl path */
+	if (ds_xfer_open(NODE_MINE, &x2))
+		return 4;
+	if (ds_xfer_rings(x2) != 0)
+		return 5;
+	ds_xfer_close(x1);
+	if (ds_xfer_open(NODE_MINE, &x3) || ds_xfer_rings(x3) != 1)
+		return 6;
+	ds_xfer_close(x2);
+	ds_xfer_close(x3);
+	return 0;
+}
+
+/*
+ * A ring's thread polls for one program: a node's descriptors hold at
+ * most node_rings of the host's ring_threads, and the thread runs in its
+ * program's cgroups, so that its CPU time is charged there.  Root holds
+ * NODE_THEIRS's one ring; nobody gets NODE_MINE's one and is refused a
+ * second though the host has one left (counted), and gets one again
+ * after closing.  Then a ring opened from inside a cgroup has its thread
+ * there (the Debian kernel: the debug kernel has no memory cgroups).
+ */
+#define RING_CG	CG_ROOT "/dsmem-ring-test"
+TEST_F_TIMEOUT(tenant, a_node_holds_its_share_of_rings, 300)
+{
+	uint64_t threads, share, refused;
+	struct ds_xfer *y, *z;
+	char cg[256] = "", path[64];
+	int ret, mine, rings;
+	pid_t tid = 0;
+
+	ASSERT_EQ(0, param_get("ring_threads", &threads));
+	ASSERT_EQ(0, param_get("node_rings", &share));
+	ASSERT_EQ(0, param_set("ring_threads", 3));
+	ASSERT_EQ(0, param_set("node_rings", 1));
+	refused = stat_value(NULL, "rings_refused");
+	ASSERT_EQ(0, ds_xfer_open(NODE_THEIRS, &y));
+	rings = ds_xfer_rings(y);
+	ASSERT_EQ(0, owner_set(self->ctx, NODE_MINE, NOBODY, NOBODY, 0600));
+	mine = as_nobody(nobody_opens_rings, 0);
+	ds_xfer_close(y);
+
+	ret = cg_make(RING_CG, 1ULL << 30);
+	if (!ret) {
+		ASSERT_EQ(0, cg_write(RING_CG "/cgroup.procs", "%d", getpid()));
+		ret = ds_xfer_open(NODE_THEIRS, &z);
+		ASSERT_EQ(0, cg_write(CG_ROOT "/cgroup.procs", "%d", getpid()));
+		ASSERT_EQ(0, ret);
+		EXPECT_EQ(1, ds_xfer_rings(z));
+		tid = ring_thread_of(getpid());
+		snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)tid);
+		EXPECT_NE(0, tid);
+		EXPECT_EQ(0, read_file(path, cg, sizeof(cg)));
+		ds_xfer_close(z);
+		EXPECT_EQ(0, rmdir(RING_CG));
+	} else {
+		TH_LOG("no memory cgroups here (%s): the thread's cgroup is not looked at",
+		       strerror(-ret));
+	}
+	param_set("node_rings", share);
+	param_set("ring_threads", threads);
+	EXPECT_EQ(1, rings);
+	EXPECT_EQ(0, mine);
+	EXPECT_EQ(refused + 1, stat_value(NULL, "rings_refused"));
+	if (tid)
+		EXPECT_STREQ("0::/dsmem-ring-test\n", cg);
 }
 
 TEST_HARNESS_MAIN
