@@ -76,6 +76,12 @@ int ClientCore::open(const ClientConfig &cfg, std::string *err)
 		*err = "node " + std::to_string(cfg_.node_id) + ": " + ds_ctx_errmsg(ctx_);
 		return ret;
 	}
+	// someone else's: its port and device were not told, and it is not ours
+	if (node.flags & DS_NODE_F_NOT_YOURS) {
+		*err = "node " + std::to_string(cfg_.node_id) +
+		       ": its owner, group and mode do not let this user use it";
+		return -EACCES;
+	}
 	port_ = node.port;
 	if (cfg_.addr.empty()) {
 		ds_dev_info dev{};

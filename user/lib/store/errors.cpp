@@ -29,7 +29,7 @@ constexpr StatusRow kStatusTable[] = {
 	{grpc::StatusCode::INVALID_ARGUMENT, nullptr, -EINVAL},
 	{grpc::StatusCode::NOT_FOUND, nullptr, -ENOENT},
 	// an identity over its quota (pending puts, Watch streams)
-	{grpc::StatusCode::RESOURCE_EXHAUSTED, "quota", -EDQUOT},
+	{grpc::StatusCode::RESOURCE_EXHAUSTED, "; its quota is ", -EDQUOT},
 	{grpc::StatusCode::RESOURCE_EXHAUSTED, nullptr, -ENOSPC},
 	{grpc::StatusCode::ABORTED, nullptr, -ESTALE},
 	{grpc::StatusCode::OUT_OF_RANGE, nullptr, -ERANGE},

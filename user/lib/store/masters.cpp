@@ -51,8 +51,11 @@ int Masters::set(const std::string &list, const TlsFiles &tls, std::string *err)
 
 std::string Masters::refused_hint(const grpc::Status &s)
 {
+	const std::string &m = s.error_message();
 	if (s.error_code() != grpc::StatusCode::UNAVAILABLE ||
-	    s.error_message().find("Socket closed") == std::string::npos)
+	    (m.find("Socket closed") == std::string::npos &&
+	     m.find("Connection reset") == std::string::npos &&
+	     m.find("andshake") == std::string::npos))
 		return "";
 	return " (a master closes the connection in the TLS handshake to a caller "
 	       "without a certificate of the store's CA: check DSMEM_STORE_TLS_DIR "

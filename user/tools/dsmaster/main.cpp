@@ -277,6 +277,12 @@ int main(int argc, char **argv)
 		if (ret)
 			fprintf(stderr, "dsmaster: dsmem node %u: %s %s\n", o.node, strerror(-ret),
 				ds_ctx_errmsg(ctx));
+		// someone else's: what it is was not told, and it is not ours
+		if (!ret && (ni.flags & DS_NODE_F_NOT_YOURS)) {
+			fprintf(stderr, "dsmaster: dsmem node %u: its owner, group and mode do not "
+					"let this user use it\n", o.node);
+			ret = -EACCES;
+		}
 		ds_ctx_close(ctx);
 	} else {
 		fprintf(stderr, "dsmaster: dsmem is not available (%s)\n", strerror(-ret));
