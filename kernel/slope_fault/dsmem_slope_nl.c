@@ -260,6 +260,7 @@ int dsmem_nl_slope_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	unsigned long phase = cb->args[1];
 	unsigned long pos = cb->args[2], last = DSMEM_NODE_ID_MAX, want;
 	struct dsmem_node *node;
+	bool named;
 	int ret = 0;
 
 	if (info->attrs[DSMEM_ATTR_NODE_ID] &&
@@ -281,12 +282,13 @@ int dsmem_nl_slope_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 		}
 		/*
 		 * What others' nodes hold, and where, is theirs: left out of
-		 * a dump of all, refused to one that names the node.
+		 * a dump of all, refused to one that names the node.  Asked
+		 * again of each part: the id may be another node's by now.
 		 */
-		if (!phase && !pos &&
-		    !dsmem_node_may_use(node, last != DSMEM_NODE_ID_MAX)) {
+		named = last != DSMEM_NODE_ID_MAX;
+		if (!dsmem_node_may_use(node, named && !phase && !pos)) {
 			dsmem_node_put(node);
-			if (last == DSMEM_NODE_ID_MAX)
+			if (!named)
 				continue;
 			NL_SET_ERR_MSG(cb->extack,
 				       "the node's owner, group and mode do not let you use it");
