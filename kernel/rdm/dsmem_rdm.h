@@ -414,6 +414,9 @@ int dsmem_node_create(u32 id, struct dsmem_device **sdevs, const int *numas,
 		      struct net *net, struct netlink_ext_ack *extack);
 bool dsmem_node_may_use_locked(struct dsmem_node *node, bool audit);
 bool dsmem_node_may_use(struct dsmem_node *node, bool audit);
+/* the extended-ack message of a request refused by dsmem_node_may_use() */
+#define DSMEM_NODE_NOT_YOURS_MSG \
+	"the node's owner, group and mode do not let you use it"
 int dsmem_node_may_attach(struct dsmem_node *node);
 int dsmem_node_dev_slot(const struct dsmem_node *node,
 			const struct ib_device *ibdev);

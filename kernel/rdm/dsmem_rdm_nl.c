@@ -352,8 +352,7 @@ static struct dsmem_node *dsmem_nl_node_in(struct genl_info *info,
 	if (lock)
 		mutex_unlock(&node->lock);
 	dsmem_node_put(node);
-	NL_SET_ERR_MSG_ATTR(info->extack, a,
-			    "the node's owner, group and mode do not let you use it");
+	NL_SET_ERR_MSG_ATTR(info->extack, a, DSMEM_NODE_NOT_YOURS_MSG);
 	return ERR_PTR(-EACCES);
 }
 
@@ -938,8 +937,7 @@ static int dsmem_nl_dump_objs(struct sk_buff *skb, struct netlink_callback *cb,
 			dsmem_nl_node_unlock(node);
 			if (!filter)
 				continue;
-			NL_SET_ERR_MSG(cb->extack,
-				       "the node's owner, group and mode do not let you use it");
+			NL_SET_ERR_MSG(cb->extack, DSMEM_NODE_NOT_YOURS_MSG);
 			ret = -EACCES;
 			break;
 		}

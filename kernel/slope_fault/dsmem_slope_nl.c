@@ -290,8 +290,7 @@ int dsmem_nl_slope_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 			dsmem_node_put(node);
 			if (!named)
 				continue;
-			NL_SET_ERR_MSG(cb->extack,
-				       "the node's owner, group and mode do not let you use it");
+			NL_SET_ERR_MSG(cb->extack, DSMEM_NODE_NOT_YOURS_MSG);
 			ret = -EACCES;
 			break;
 		}
@@ -341,8 +340,7 @@ int dsmem_nl_slope_get_doit(struct sk_buff *skb, struct genl_info *info)
 	}
 	if (!dsmem_node_may_use(node, true)) {
 		dsmem_node_put(node);
-		NL_SET_ERR_MSG_ATTR(info->extack, a,
-				    "the node's owner, group and mode do not let you use it");
+		NL_SET_ERR_MSG_ATTR(info->extack, a, DSMEM_NODE_NOT_YOURS_MSG);
 		return -EACCES;
 	}
 	msg = dsmem_nl_reply_new(info, DSMEM_CMD_SLOPE_GET, &hdr);
